@@ -1,0 +1,124 @@
+"""The rule registry: every torch op porter maps, with its layout behaviour, in one place.
+
+Two kinds of rules:
+- `module_rule`: a torch.nn module class (`torch.nn.Conv2d`) -> a runtime Keras layer class that takes the same
+  constructor arguments (`Conv2d` in porter/runtime). Construction is copied argument for argument.
+- `function_rule`: a function or tensor method (`torch.nn.functional.relu`, `torch.relu`, `Tensor.relu`) -> a
+  runtime function with torch's signature, or a custom `translate(ctx, call)` for ops whose code depends on
+  layout (axis arguments, view, cat ...).
+
+Layout, per rule:
+- "channels_last": the first tensor argument is converted to channels-last; the result is channels-last with rank
+  `rank` (None: the input's rank).
+- "source": tensors are converted back to torch's order first; the result is in torch's order.
+- "any": elementwise, runs on whatever layout arrives; parameters named in `axis_params` are remapped when the
+  input is channels-last (the translator falls back to "source" when they are not literal).
+"""
+
+import ast
+from dataclasses import dataclass, field
+
+LAYOUTS = ("channels_last", "source", "any")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A parsed torch signature: parameter names in order, defaults as source text, *args/**kwargs names."""
+
+    params: tuple
+    defaults: dict
+    vararg: str | None = None
+    kwonly: tuple = ()
+
+    @classmethod
+    def parse(cls, text):
+        function = ast.parse(f"def f{text}: pass").body[0]
+        arguments = function.args
+        positional = [a.arg for a in arguments.posonlyargs + arguments.args]
+        defaults = {}
+        for name, default in zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults):
+            defaults[name] = ast.unparse(default)
+        kwonly = tuple(a.arg for a in arguments.kwonlyargs)
+        for name, default in zip(kwonly, arguments.kw_defaults):
+            if default is not None:
+                defaults[name] = ast.unparse(default)
+        vararg = arguments.vararg.arg if arguments.vararg else None
+        return cls(tuple(positional), defaults, vararg, kwonly)
+
+
+@dataclass(frozen=True)
+class ModuleRule:
+    names: tuple
+    runtime: str
+    layout: str
+    rank: int | None = None
+    training: bool = False
+    outputs: str = "tensor"  # "tensor" or "tuple" (RNNs, attention): tuple items are in torch's order
+    family: str = ""
+
+
+@dataclass(frozen=True)
+class FunctionRule:
+    names: tuple
+    runtime: str | None
+    signature: Signature | None
+    layout: str
+    rank: int | None = None
+    axis_params: tuple = ()
+    training_param: str | None = None
+    translate: object = None  # callable(ctx, call) -> Value, for ops that need more than a runtime call
+    outputs: str = "tensor"
+    family: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+MODULE_RULES: dict = {}
+FUNCTION_RULES: dict = {}
+
+
+def _family(stack_depth=2):
+    import inspect
+
+    frame = inspect.stack()[stack_depth]
+    return frame.filename.rsplit("/", 1)[-1].removesuffix(".py")
+
+
+def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor"):
+    """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
+    assert layout in LAYOUTS, layout
+    rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family())
+    for name in names:
+        assert name not in MODULE_RULES, f"duplicate module rule {name}"
+        MODULE_RULES[name] = rule
+    return rule
+
+
+def function_rule(*names, runtime=None, signature=None, layout="any", rank=None, axis_params=(),
+                  training_param=None, translate=None, outputs="tensor", **extra):
+    """Register a function/tensor method (canonical names: `torch.x`, `torch.nn.functional.x`, `Tensor.x`).
+
+    `signature` is torch's parameter list as text, e.g. "(input, dim=None, dtype=None)"; the runtime function
+    `runtime` takes the same parameters. `translate` replaces the default translation entirely.
+    """
+    assert layout in LAYOUTS, layout
+    assert runtime or translate, "a function rule needs a runtime function or a translate callable"
+    parsed = Signature.parse(signature) if signature else None
+    rule = FunctionRule(tuple(names), runtime, parsed, layout, rank, tuple(axis_params), training_param, translate,
+                        outputs, _family(), extra)
+    for name in names:
+        assert name not in FUNCTION_RULES, f"duplicate function rule {name}"
+        FUNCTION_RULES[name] = rule
+    return rule
+
+
+def load_all_rules():
+    """Import every rule module so that its registrations run (idempotent)."""
+    import importlib
+    import pkgutil
+
+    import porter.rules as package
+
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.name != "registry":
+            importlib.import_module(f"porter.rules.{info.name}")
+    return MODULE_RULES, FUNCTION_RULES

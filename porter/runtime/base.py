@@ -1,0 +1,131 @@
+"""Runtime base: Keras layers that keep torch's module structure, parameter names and layout contract.
+
+Everything in `porter/runtime/` is ordinary, importable Python that the code generator copies (only what a
+port needs, with its dependencies) into the generated model module, which therefore imports only
+TensorFlow, Keras, NumPy and the standard library. Import lines between runtime modules are dropped when
+copied; every runtime name must therefore be unique across the package.
+
+Layout contract. Runtime layers declare `porter_layout`:
+- "channels_last": spatial layers (conv, norm over channels, pooling, resize). Input and output are the torch
+  tensor with its channel axis (torch dim 1) moved last: (N, C, L) -> (N, L, C), (N, C, H, W) -> (N, H, W, C).
+- "source": the layer computes on torch's own axis order (Linear, Flatten, RNNs, attention, Embedding).
+- "any": elementwise layers that do not care (activations, Dropout, Identity).
+Rank <= 2 tensors are identical in both layouts.
+
+Weights. Every runtime layer implements `torch_state(prefix)` -> list of `StateEntry(key, variable, to_keras)`
+where `key` is the torch `state_dict` key, and `to_keras` maps the torch array (numpy) to the variable's shape
+(None = unchanged). `load_state_dict` walks these lists; nothing dispatches on types.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+
+class StateEntry:
+    """One torch state_dict key, the Keras variable that holds it, and the array transform between them."""
+
+    __slots__ = ("key", "variable", "to_keras")
+
+    def __init__(self, key, variable, to_keras=None):
+        self.key = key
+        self.variable = variable
+        self.to_keras = to_keras
+
+    def __repr__(self):
+        return f"StateEntry({self.key!r}, {tuple(self.variable.shape)})"
+
+
+class TorchLayer(keras.layers.Layer):
+    """A Keras layer standing for one torch module: it knows its torch parameter names and weight transforms."""
+
+    porter_layout = "source"
+
+    def torch_state(self, prefix=""):
+        """List of StateEntry for this layer's parameters and persistent buffers, keys prefixed."""
+        return []
+
+    def finish_init(self):
+        """Mark a layer whose variables were all created in __init__ as built."""
+        self.built = True
+
+
+def uniform_fan_in(fan_in):
+    """torch's default init for Linear/Conv weights and biases: U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    bound = 1.0 / np.sqrt(fan_in) if fan_in > 0 else 0.0
+    return keras.initializers.RandomUniform(-bound, bound)
+
+
+def channels_last_perm(rank):
+    """Permutation taking a channels-first tensor of `rank` to channels-last."""
+    return [0] + list(range(2, rank)) + [1]
+
+
+def channels_first_perm(rank):
+    """Permutation taking a channels-last tensor of `rank` back to torch's channels-first order."""
+    return [0, rank - 1] + list(range(1, rank - 1))
+
+
+def _is_reshape(x, perm):
+    """True when `perm` keeps every axis longer than 1 in order, so a reshape does the job without a Transpose."""
+    sizes = tuple(x.shape)
+    kept = [axis for axis in perm if sizes[axis] != 1]
+    unknown = [axis for axis in perm if sizes[axis] is None]
+    return kept == sorted(kept) and len(unknown) <= 1
+
+
+def _permute(x, perm):
+    if list(perm) == sorted(perm):
+        return x
+    if _is_reshape(x, perm):
+        sizes = tuple(x.shape)
+        return tf.reshape(x, [-1 if sizes[axis] is None else sizes[axis] for axis in perm])
+    return tf.transpose(x, perm)
+
+
+def to_channels_last(x):
+    """torch layout -> channels-last (no-op for rank <= 2)."""
+    rank = len(x.shape)
+    return x if rank <= 2 else _permute(x, channels_last_perm(rank))
+
+
+def to_channels_first(x):
+    """channels-last -> torch layout (no-op for rank <= 2)."""
+    rank = len(x.shape)
+    return x if rank <= 2 else _permute(x, channels_first_perm(rank))
+
+
+def collect_state(layer, prefix=""):
+    """The StateEntry list of `layer` (a generated module or a runtime layer)."""
+    return layer.torch_state(prefix)
+
+
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
+
+
+def load_state_dict(model, state_dict, strict=True):
+    """Copy a torch state_dict (numpy arrays keyed by torch's names) into `model`.
+
+    Raises ValueError naming missing, unexpected or mis-shaped keys. Tied weights (one variable under two keys)
+    are assigned once per key with the same values, so they stay tied.
+    """
+    entries = collect_state(model)
+    expected = {entry.key for entry in entries}
+    given = {key for key in state_dict if not key.endswith(IGNORED_SUFFIXES)}
+    missing, unexpected = sorted(expected - given), sorted(given - expected)
+    if strict and (missing or unexpected):
+        raise ValueError(f"state_dict does not fit {type(model).__name__}: missing keys {missing}; "
+                         f"unexpected keys {unexpected}")
+    problems = []
+    for entry in entries:
+        if entry.key not in state_dict:
+            continue
+        value = np.asarray(state_dict[entry.key])
+        value = entry.to_keras(value) if entry.to_keras is not None else value
+        if tuple(value.shape) != tuple(entry.variable.shape):
+            problems.append(f"{entry.key}: shape {tuple(np.asarray(state_dict[entry.key]).shape)} "
+                            f"does not fit {tuple(entry.variable.shape)}")
+            continue
+        entry.variable.assign(value.astype(entry.variable.dtype))
+    if problems:
+        raise ValueError("state_dict shapes do not fit: " + "; ".join(problems))

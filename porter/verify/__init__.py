@@ -1,0 +1,1 @@
+"""Equivalence checking shared by porter's own tests, generated tests and `porter verify`."""
