@@ -129,3 +129,14 @@ def load_state_dict(model, state_dict, strict=True):
         entry.variable.assign(value.astype(entry.variable.dtype))
     if problems:
         raise ValueError("state_dict shapes do not fit: " + "; ".join(problems))
+
+
+def broadcast_channels_last(y, rank):
+    """A torch-layout operand broadcast against a channels-last tensor of `rank`: pad its rank, move channels last."""
+    y = tf.convert_to_tensor(y)
+    missing = rank - len(y.shape)
+    if missing > 0:
+        sizes = [1] * missing + [-1 if size is None else size for size in y.shape]
+        y = tf.reshape(y, sizes) if sizes.count(-1) <= 1 else tf.reshape(
+            y, tf.concat([tf.ones([missing], tf.int32), tf.shape(y)], axis=0))
+    return to_channels_last(y)

@@ -1,0 +1,241 @@
+"""Render the generated model module from translated classes through the Jinja templates, then format it."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jinja2
+import libcst as cst
+
+from porter import __version__
+from porter.codegen.runtime_bundle import bundle, runtime_index, runtime_modules_used
+from porter.passes.classes import _params
+from porter.passes.statements import INDENT, BodyTranslator
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+KEPT_STDLIB = {"math", "collections", "dataclasses", "typing", "functools", "itertools", "enum", "numbers",
+               "abc", "warnings", "copy", "inspect", "operator", "string", "re"}
+
+
+def environment():
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                              autoescape=False)
+
+
+class ModuleEmitter:
+    """Assemble the generated module text for one translated source file."""
+
+    def __init__(self, translator):
+        self.translator = translator
+        self.ctx = translator.ctx
+        self.source = translator.source
+        self.env = environment()
+        self.dropped = []  # (line, what) for top-level code not carried over (training/data/I/O)
+
+    def render(self):
+        chunks = []
+        kept_imports = []
+        for statement in self.source.module.body:
+            line = self.source.line_of(statement)
+            chunk = self.top_level(statement, kept_imports, line)
+            if chunk:
+                chunks.append(chunk)
+        self.ctx.use("TorchModule")
+        self.ctx.use("load_state_dict")
+        user_names = self.user_names()
+        renames = {name: f"{name}Layer" if name[:1].isupper() else f"{name}_fn"
+                   for name in runtime_index() if name in user_names}
+        self.ctx.renames.update(renames)
+        chunks = [self.apply_renames(chunk, renames) for chunk in chunks]
+        runtime = bundle(self.ctx.used_runtime | {"TorchModule", "load_state_dict"}, renames)
+        runtime = "\n".join(line for line in runtime.splitlines() if not line.startswith("from porter."))
+        body_text = runtime + "\n" + "\n".join(chunks)
+        imports = self.imports(body_text, kept_imports)
+        text = self.env.get_template("model_module.py.j2").render(
+            source_name=self.source.path.name, version=__version__, imports=imports, runtime=runtime,
+            chunks=chunks)
+        return format_code(text)
+
+    def user_names(self):
+        names = set(self.source.classes) | set(self.source.functions)
+        for statement in self.source.module.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign):
+                        names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+            elif isinstance(statement, cst.ClassDef):
+                names.add(statement.name.value)
+        return names
+
+    @staticmethod
+    def apply_renames(chunk, renames):
+        from porter.codegen.runtime_bundle import _rename_identifier
+
+        for old, new in sorted(renames.items()):
+            chunk = _rename_identifier(chunk, old, new) if f"{old}(" in chunk or f"({old})" in chunk else chunk
+        return chunk
+
+    def imports(self, text, kept):
+        lines = runtime_modules_used(text)
+        if "OrderedDict" in text and not any("OrderedDict" in k for k in kept):
+            kept.append("from collections import OrderedDict")
+        for line in kept:
+            if line not in lines:
+                lines.append(line)
+        return sorted(set(lines), key=lambda l: (l.startswith("from"), l))
+
+    # --- top-level statements ----------------------------------------------------------------------------
+    def top_level(self, statement, kept_imports, line):
+        code = self.source.code_of(statement).strip("\n")
+        if isinstance(statement, cst.SimpleStatementLine):
+            small = statement.body[0]
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                self.keep_import(small, kept_imports)
+                return None
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString,
+                                                                          cst.ConcatenatedString)):
+                return None  # the module docstring: the generated one replaces it
+            if isinstance(small, (cst.Assign, cst.AnnAssign)) and not _has_call(small, self.source):
+                return code
+            self.dropped.append((line, code.splitlines()[0]))
+            return None
+        if isinstance(statement, cst.ClassDef):
+            if statement.name.value in self.source.classes:
+                return self.class_text(self.source.classes[statement.name.value])
+            return code  # config dataclasses and other plain classes are carried over as they are
+        if isinstance(statement, cst.FunctionDef):
+            return self.function_text(statement)
+        self.dropped.append((line, code.splitlines()[0]))
+        return None
+
+    def keep_import(self, node, kept):
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                root = self.source.code_of(alias.name).split(".")[0]
+                if root in KEPT_STDLIB:
+                    kept.append(f"import {self.source.code_of(alias).strip().rstrip(',')}")
+        elif node.module is not None and not node.relative:
+            root = self.source.code_of(node.module).split(".")[0]
+            if root in KEPT_STDLIB and root != "__future__":
+                kept.append(self.source.code_of(node).strip())
+
+    def function_text(self, definition):
+        name = definition.name.value
+        found = self.translator.function_code.get(name)
+        header = self.def_header(definition, name, extra=None)
+        if found is None:
+            return self.source.code_of(definition).strip("\n")
+        _, body = found
+        decorators = "".join(f"@{self.source.code_of(d.decorator)}\n" for d in definition.decorators)
+        return decorators + header + "\n" + "\n".join(body)
+
+    def def_header(self, definition, name, extra, indent=""):
+        params = self.source.code_of(definition.params) if False else _params_text(self.source, definition)
+        if extra:
+            params = f"{params}, {extra}" if params else extra
+        returns = ""
+        return f"{indent}def {name}({params}){returns}:"
+
+    def class_text(self, info):
+        translator = self.translator
+        ir = self.ctx.irs[info.name]
+        docstring = _docstring(info.node, self.source)
+        class_lines = []
+        for statement in info.node.body.body:
+            if isinstance(statement, cst.SimpleStatementLine) and not (
+                    isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value,
+                                                                            (cst.SimpleString,
+                                                                             cst.ConcatenatedString))):
+                class_lines.extend(self.source.code_of(statement).strip("\n").strip().splitlines())
+        bases = ", ".join(info.bases) if info.bases else self.ctx.use("TorchModule")
+        init = info.methods.get("__init__")
+        init_body = translator.class_code.get((info.name, "__init__"), [])
+        if init is not None:
+            init_signature = _params_text(self.source, init)
+            if init.params.star_kwarg is None:
+                init_signature += ", **kwargs"
+        else:
+            init_signature = "self, *args, **kwargs"
+            init_body = [f"{INDENT * 2}super().__init__(*args, **kwargs)"]
+            if not info.bases:
+                init_body = [f"{INDENT * 2}super().__init__(**kwargs)", f"{INDENT * 2}self.init_args = {{}}"]
+        call_entry = translator.class_code.get((info.name, "call"))
+        if call_entry is not None:
+            forward, call_body = call_entry
+            call_signature = _params_text(self.source, forward) + ", training=None"
+            call_signature = call_signature.replace(", *, training=None", ", training=None")
+        elif info.find_method("forward") is None and not info.bases:
+            call_signature, call_body = "self, *args, training=None", [
+                f"{INDENT * 2}raise NotImplementedError({info.name + ' has no forward in the source'!r})"]
+        else:
+            call_signature, call_body = None, None
+        methods = []
+        for name, definition in info.methods.items():
+            if name in ("__init__", "forward"):
+                continue
+            key = (info.name, name)
+            if key in translator.method_code:
+                _, body, takes_training = translator.method_code[key]
+                signature = _params_text(self.source, definition) + (", training=None" if takes_training else "")
+            else:
+                body = translator.translate_plain_method(info, definition)
+                signature = _params_text(self.source, definition)
+            decorators = [self.source.code_of(d.decorator) for d in definition.decorators]
+            methods.append({"name": name, "signature": signature, "body": body, "decorators": decorators})
+        template = self.env.get_template("class.py.j2")
+        text = template.render(name=info.name, bases=bases, docstring=docstring, class_lines=class_lines,
+                               porter_layout=ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in (
+                                   "channels_last", "source") else "source",
+                               layout_out=ir.layout_out, renamed=json.dumps(ir.renamed) if ir.renamed else "",
+                               init_signature=init_signature, init_body=init_body,
+                               call_signature=call_signature or "self, *args, training=None",
+                               call_body=call_body or [f"{INDENT * 2}return super().call(*args, training=training)"],
+                               methods=methods)
+        if call_signature is None:
+            text = text.replace(f"    def call(self, *args, training=None):\n"
+                                f"        return super().call(*args, training=training)\n\n", "")
+        for method in methods:
+            for decorator in method["decorators"]:
+                text = text.replace(f"    def {method['name']}(", f"    @{decorator}\n    def {method['name']}(", 1)
+        ir.code = text
+        return text.rstrip("\n")
+
+
+def _params_text(source, definition):
+    """The parameter list as source text (annotations and defaults kept), renaming nothing."""
+    return source.code_of(definition.params).strip().replace("\n", " ")
+
+
+def _docstring(node, source):
+    body = node.body.body
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) and \
+            isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        return source.code_of(body[0].body[0].value)
+    return None
+
+
+def _has_call(node, source):
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Call(self, call):
+            found.append(call)
+
+    node.visit(Visitor())
+    return bool(found)
+
+
+def format_code(text):
+    """Format with ruff (deterministic); unchanged when ruff is not available."""
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    if not Path(ruff).exists():
+        return text
+    result = subprocess.run([ruff, "format", "--quiet", "--line-length", "120", "-"], input=text,
+                            capture_output=True, text=True, check=False)
+    return result.stdout if result.returncode == 0 and result.stdout else text
+
+
+__all__ = ["ModuleEmitter", "BodyTranslator"]

@@ -1,0 +1,210 @@
+"""`porter convert`: source file -> output directory (model module, manifest, report, tests, training script)."""
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from porter import __version__
+from porter.codegen.emit import ModuleEmitter
+from porter.errors import SourceError, UsageError
+from porter.frontend.source import parse_source
+from porter.frontend.training_code import ExampleInput, read_training_code
+from porter.ir.values import tensor
+from porter.passes.classes import FileTranslator
+from porter.passes.context import FileContext
+
+RESERVED_MODULE_NAMES = {"torch", "tensorflow", "keras", "mxnet", "numpy", "np", "tf", "jax", "porter"}
+
+
+@dataclass
+class ConvertOptions:
+    source: Path
+    out: Path | None = None
+    class_name: str | None = None
+    input_specs: list = field(default_factory=list)
+    init_args: dict = field(default_factory=dict)
+    weights: Path | None = None
+    force: bool = False
+    train_script: Path | None = None
+
+
+@dataclass
+class Conversion:
+    """Everything a conversion produced, in memory (written by `output.write_tree`, diffed by `porter diff`)."""
+
+    files: dict  # relative POSIX path -> text
+    manifest: dict
+    warnings: list
+    exit_code: int
+    translator: object = None
+    emitter: object = None
+    main_class: str | None = None
+
+
+def parse_input_spec(spec):
+    """`1,28,28` (float32) or `32:int64:0:64` -> ExampleInput (batch excluded)."""
+    parts = spec.split(":")
+    try:
+        shape = [int(p) for p in parts[0].split(",") if p.strip()] if parts[0].strip() else []
+        if any(s <= 0 for s in shape):
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"--input-shape {spec!r}: sizes must be positive integers separated by commas",
+                         hint="e.g. --input-shape 3,32,32 or --input-shape 32:int64:0:1000") from None
+    dtype = parts[1] if len(parts) > 1 and parts[1] else "float32"
+    if dtype not in ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool"):
+        raise UsageError(f"--input-shape {spec!r}: unknown dtype {dtype!r}",
+                         hint="use float32, int64, int32 or bool")
+    try:
+        low = float(parts[2]) if len(parts) > 2 else None
+        high = float(parts[3]) if len(parts) > 3 else None
+    except ValueError:
+        raise UsageError(f"--input-shape {spec!r}: low/high must be numbers") from None
+    if dtype.startswith("int") and low is not None:
+        low, high = int(low), int(high) if high is not None else None
+    if len(parts) > 4:
+        raise UsageError(f"--input-shape {spec!r}: expected SHAPE[:DTYPE[:LOW:HIGH]]")
+    return ExampleInput(shape, dtype, low, high)
+
+
+def default_out(source):
+    return source.parent / f"{source.stem}_keras"
+
+
+def module_file_name(source):
+    stem = source.stem
+    name = f"{stem}_keras"
+    if name in RESERVED_MODULE_NAMES or not name.isidentifier():
+        name = "ported_" + "".join(c if c.isalnum() else "_" for c in stem) + "_keras"
+    return f"{name}.py"
+
+
+def choose_main_class(source, requested, trained):
+    if requested is not None:
+        if requested not in source.classes:
+            known = ", ".join(source.classes) or "none"
+            raise UsageError(f"--class {requested}: no nn.Module subclass of that name in {source.display_path}",
+                             hint=f"classes found: {known}")
+        return requested
+    if trained is not None:
+        return trained
+    used = set()
+    for info in source.classes.values():
+        code = source.code_of(info.node)
+        for other in source.classes:
+            if other != info.name and f"{other}(" in code:
+                used.add(other)
+        used.update(info.bases)
+    candidates = [name for name in source.classes if name not in used]
+    return candidates[-1] if candidates else list(source.classes)[-1]
+
+
+def infer_example_inputs(source, main_class, ctx):
+    """Backwards from the first layer that fixes a size: a Linear(784) applied first -> (784,)."""
+    ir = ctx.irs.get(main_class)
+    if ir is None:
+        return None
+    for name, ref in ir.attributes.items():
+        if getattr(ref, "kind", None) == "rule" and ref.rule.runtime == "Linear":
+            info = source.classes[main_class]
+            forward = info.find_method("forward")
+            if forward is None:
+                return None
+            text = source.code_of(forward)
+            first_call = text.find("self.")
+            if first_call >= 0 and text[first_call + 5:].startswith(name + "("):
+                size = _constructor_first_int(source, info, name)
+                return [ExampleInput([size])] if size else None
+        break
+    return None
+
+
+def _constructor_first_int(source, info, attribute):
+    import re
+
+    init = info.methods.get("__init__")
+    text = source.code_of(init) if init is not None else ""
+    match = re.search(rf"self\.{re.escape(attribute)}\s*=\s*[\w.]*Linear\(\s*(\d+)", text)
+    return int(match.group(1)) if match else None
+
+
+def convert(options, read_only=False):
+    """Run the conversion in memory; returns a Conversion (nothing written)."""
+    source_path = Path(options.source)
+    display = str(options.source)
+    source = parse_source(source_path, display)
+    if not source.classes:
+        raise SourceError("no nn.Module subclass found", display,
+                          hint="porter converts classes deriving from torch.nn.Module")
+    trained, examples = read_training_code(source)
+    main_class = choose_main_class(source, options.class_name, trained)
+    warnings = []
+    if options.input_specs:
+        example_inputs = [parse_input_spec(s) if isinstance(s, str) else s for s in options.input_specs]
+    else:
+        example_inputs = examples.get(main_class)
+    ctx = FileContext(source, main_class=main_class)
+    example_values = {}
+    if example_inputs:
+        example_values[main_class] = ([tensor(f"input{i}", len(e.shape) + 1) for i, e in enumerate(example_inputs)],
+                                      {})
+    translator = FileTranslator(ctx, example_values).translate(main_class)
+    if not example_inputs:
+        example_inputs = infer_example_inputs(source, main_class, ctx)
+        if not example_inputs:
+            warnings.append(f"{display}: example inputs of {main_class} are unknown; `porter verify` and "
+                            f"train_tpu.py need them (pass --input-shape)")
+    emitter = ModuleEmitter(translator)
+    module_text = emitter.render()
+    module_name = module_file_name(source_path)
+    out = Path(options.out) if options.out else default_out(source_path)
+    manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
+                              options.init_args)
+    files = {module_name: module_text}
+    from porter.report.porting_md import render_porting_md
+
+    files["PORTING.md"] = render_porting_md(source, ctx, manifest, emitter.dropped, warnings)
+    for extra in _extra_outputs():
+        files.update(extra(source, ctx, manifest, options))
+    manifest["files"] = sorted(files) + ["porter-manifest.json"]
+    files["porter-manifest.json"] = json.dumps(manifest, indent=2, sort_keys=False) + "\n"
+    stubbed = any(ir.unsupported for ir in ctx.irs.values())
+    return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)
+
+
+def _extra_outputs():
+    """Generators of further output files (training script, tests, HTML report) registered by other issues."""
+    producers = []
+    try:
+        from porter.outputs import PRODUCERS
+
+        producers.extend(PRODUCERS)
+    except ImportError:
+        pass
+    return producers
+
+
+def build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs, init_args):
+    try:
+        relative = os.path.relpath(source_path.resolve(), out.resolve())
+    except ValueError:
+        relative = source_path.name
+    classes = []
+    for name, info in source.classes.items():
+        ir = ctx.irs[name]
+        inputs = None
+        if name == main_class and example_inputs:
+            inputs = [e.as_manifest() for e in example_inputs]
+        classes.append({
+            "name": name, "source_line": info.line, "status": ir.status, "example_inputs": inputs,
+            "unsupported": [{"line": u.line, "construct": u.construct, "reason": u.reason} for u in ir.unsupported],
+        })
+    return {
+        "porter_version": __version__,
+        "sources": [{"path": PurePosixPath(Path(relative)).as_posix(), "framework": source.framework,
+                     "module": module_name, "classes": classes}],
+        "main_class": main_class,
+        "init_args": init_args or {},
+        "files": [],
+    }

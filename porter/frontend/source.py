@@ -1,0 +1,157 @@
+"""Read a model source file statically: decode, parse with libcst, find the nn.Module subclasses.
+
+Never imports, execs or evals the input.
+"""
+
+import io
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from porter.errors import SourceError
+from porter.frontend.imports import ImportTable, dotted_name
+
+MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+
+
+@dataclass
+class ClassInfo:
+    """One nn.Module subclass found in the source."""
+
+    name: str
+    node: cst.ClassDef
+    line: int
+    bases: list  # in-file module class names this class derives from
+    methods: dict = field(default_factory=dict)  # name -> cst.FunctionDef
+    class_attributes: dict = field(default_factory=dict)  # name -> cst expression (e.g. `expansion = 4`)
+    family: dict = field(default_factory=dict, repr=False)  # all classes of the file, for base lookup
+
+    def find_method(self, name):
+        """The method `name` as Python would find it through in-file base classes (None if not in the file)."""
+        if name in self.methods:
+            return self.methods[name]
+        for base in self.bases:
+            found = self.family[base].find_method(name) if base in self.family else None
+            if found is not None:
+                return found
+        return None
+
+    def owner_of(self, name):
+        """The class (self or an in-file base) that defines method `name`."""
+        if name in self.methods:
+            return self
+        for base in self.bases:
+            found = self.family[base].owner_of(name) if base in self.family else None
+            if found is not None:
+                return found
+        return None
+
+
+@dataclass
+class SourceFile:
+    """A parsed source file and what the frontend found in it."""
+
+    path: Path
+    display_path: str
+    text: str
+    module: cst.Module
+    positions: dict
+    imports: ImportTable
+    classes: dict  # name -> ClassInfo, in source order
+    functions: dict  # module-level function name -> cst.FunctionDef
+    framework: str = "torch"
+
+    def line_of(self, node):
+        position = self.positions.get(node)
+        return position.start.line if position else None
+
+    def code_of(self, node):
+        return self.module.code_for_node(node)
+
+
+def read_text(path, display_path):
+    """Decode a source file honouring PEP 263 coding cookies; clean errors for binary or undecodable files."""
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise SourceError("no such file", display_path, hint="check the path") from None
+    except IsADirectoryError:
+        raise SourceError("is a directory, not a Python file", display_path) from None
+    except PermissionError:
+        raise SourceError("cannot read the file (permission denied)", display_path) from None
+    except OSError as error:
+        raise SourceError(f"cannot read the file ({error.strerror})", display_path) from None
+    if b"\x00" in raw:
+        raise SourceError("binary file, not Python source", display_path)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        text = raw.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        raise SourceError(f"cannot decode the file as Python source ({error})", display_path,
+                          hint="save it as UTF-8 or declare its encoding (PEP 263)") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        raise SourceError("empty file", display_path)
+    return text
+
+
+def check_syntax(text, display_path):
+    """Report syntax errors at CPython's location (libcst's own positions differ)."""
+    try:
+        compile(text, str(display_path), "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError as error:
+        raise SourceError(f"syntax error: {error.msg}", display_path, error.lineno, error.offset) from None
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise SourceError(f"cannot parse the file ({error})", display_path) from None
+
+
+def parse_source(path, display_path=None):
+    """Read and parse `path`; find module classes and functions."""
+    display_path = display_path or str(path)
+    text = read_text(path, display_path)
+    check_syntax(text, display_path)
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError) as error:
+        raise SourceError(f"cannot parse the file ({str(error).splitlines()[0]})", display_path) from None
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    imports = ImportTable.from_module(module)
+    classes, functions = {}, {}
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef):
+            info = _class_info(statement, imports, classes, positions)
+            if info is not None:
+                info.family = classes
+                classes[info.name] = info
+        elif isinstance(statement, cst.FunctionDef):
+            functions[statement.name.value] = statement
+    return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions)
+
+
+def _class_info(node, imports, known, positions):
+    in_file_bases, is_module = [], False
+    for base in node.bases:
+        canonical = imports.resolve(base.value)
+        name = dotted_name(base.value)
+        if canonical in MODULE_BASES:
+            is_module = True
+        elif name in known:
+            is_module = True
+            in_file_bases.append(name)
+    if not is_module:
+        return None
+    methods, attributes = {}, {}
+    for statement in node.body.body:
+        if isinstance(statement, cst.FunctionDef):
+            methods[statement.name.value] = statement
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
+                        small.targets[0].target, cst.Name):
+                    attributes[small.targets[0].target.value] = small.value
+    return ClassInfo(node.name.value, node, positions[node].start.line, in_file_bases, methods, attributes)

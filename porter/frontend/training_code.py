@@ -1,0 +1,148 @@
+"""Read what the source's own training/data code says: which class it builds and the example input shapes.
+
+`model = Net()` then `x = torch.randn(512, 1, 28, 28)` and `model(x)` give the main class and its example
+input (1, 28, 28) float32; `torch.randint(0, 1000, (8, 32))` gives int64 inputs with a value range.
+Everything is read statically.
+"""
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from porter.frontend.imports import dotted_name
+
+CREATORS = {"torch.randn": "float32", "torch.rand": "float32", "torch.zeros": "float32", "torch.ones": "float32",
+            "torch.empty": "float32", "torch.randint": "int64", "torch.normal": "float32"}
+
+
+@dataclass
+class ExampleInput:
+    shape: list  # batch excluded
+    dtype: str = "float32"
+    low: float | None = None
+    high: float | None = None
+
+    def as_manifest(self):
+        return {"shape": list(self.shape), "dtype": self.dtype, "low": self.low, "high": self.high}
+
+
+class TrainingCodeReader(cst.CSTVisitor):
+    """Collect model constructions, tensor creations with literal shapes, and calls of model variables."""
+
+    def __init__(self, source):
+        self.source = source
+        self.model_vars = {}  # variable -> class name
+        self.tensors = {}  # variable -> ExampleInput (batch included in shape[0] stripped later)
+        self.calls = []  # (class name, [arg nodes])
+        self.constructed = []  # class names constructed outside class bodies, in order
+        self.depth = 0
+
+    def visit_ClassDef(self, node):
+        return node.name.value not in self.source.classes
+
+    def visit_Assign(self, node):
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        name = node.targets[0].target.value
+        value = node.value
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
+                "to", "cuda", "float", "long", "cpu", "requires_grad_"):
+            value = value.func.value
+        if not isinstance(value, cst.Call):
+            return
+        callee = dotted_name(value.func)
+        if callee in self.source.classes:
+            self.model_vars[name] = callee
+            return
+        example = self.example_from_creation(value)
+        if example is not None:
+            self.tensors[name] = example
+
+    def visit_Call(self, node):
+        callee = dotted_name(node.func)
+        if callee in self.source.classes:
+            self.constructed.append(callee)
+        elif callee in self.model_vars:
+            self.calls.append((self.model_vars[callee], [a.value for a in node.args if a.keyword is None]))
+
+    def example_from_creation(self, call):
+        canonical = self.source.imports.resolve(call.func)
+        if canonical not in CREATORS:
+            return None
+        args = [a for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        dtype = CREATORS[canonical]
+        low = high = None
+        if canonical == "torch.randint":
+            numbers = [_literal(a.value) for a in args]
+            if len(numbers) >= 3:
+                low, high, shape = numbers[0], numbers[1], numbers[2]
+            elif len(numbers) == 2:
+                low, high, shape = 0, numbers[0], numbers[1]
+            else:
+                shape = _literal(keywords.get("size")) if "size" in keywords else None
+                high = numbers[0] if numbers else None
+                low = 0
+            if not isinstance(shape, (tuple, list)):
+                return None
+            shape = list(shape)
+        else:
+            sizes = [_literal(a.value) for a in args]
+            if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+                sizes = list(sizes[0])
+            if not sizes or not all(isinstance(s, int) for s in sizes):
+                return None
+            shape = sizes
+            if canonical in ("torch.randn", "torch.normal"):
+                low, high = None, None
+        if "dtype" in keywords:
+            dtype = (dotted_name(keywords["dtype"]) or "torch.float32").split(".")[-1]
+            dtype = {"long": "int64", "float": "float32", "int": "int32"}.get(dtype, dtype)
+        if not all(isinstance(s, int) for s in shape) or not shape:
+            return None
+        return ExampleInput(shape[1:], dtype, low, high)
+
+
+def _literal(node):
+    if node is None:
+        return None
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.Float):
+        return float(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _literal(node.expression)
+        return -inner if inner is not None else None
+    if isinstance(node, (cst.Tuple, cst.List)):
+        values = [_literal(e.value) for e in node.elements]
+        return tuple(values) if None not in values else None
+    return None
+
+
+def read_training_code(source):
+    """(class the training code builds and calls, {class: [ExampleInput per forward arg]})."""
+    reader = TrainingCodeReader(source)
+    source.module.visit(reader)
+    examples = {}
+    for class_name, args in reader.calls:
+        inputs = []
+        for arg in args:
+            inputs.append(reader.tensors.get(arg.value) if isinstance(arg, cst.Name) else None)
+        if inputs and all(i is not None for i in inputs) and class_name not in examples:
+            examples[class_name] = inputs
+    built = [c for c, _ in reader.calls] + list(reader.model_vars.values()) + reader.constructed
+    main = next((c for c in built if c in source.classes), None)
+    if main is not None and main not in examples:
+        # the model was built but its call is indirect (a train() helper): take the first data tensor
+        loose = [v for v in reader.tensors.values() if v.dtype in ("float32", "int64")]
+        if loose and len(_forward_params(source, main)) == 1:
+            examples[main] = [loose[0]]
+    return main, examples
+
+
+def _forward_params(source, class_name):
+    info = source.classes[class_name]
+    forward = info.find_method("forward")
+    if forward is None:
+        return []
+    return [p for p in forward.params.params if p.name.value != "self" and p.default is None]

@@ -1,0 +1,78 @@
+"""The per-class IR: what porter learned about one source module class and what each source line became.
+
+Printable with `dump()` for readable golden tests; every record carries its source line.
+"""
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Unsupported:
+    line: int
+    construct: str
+    reason: str
+
+
+@dataclass
+class Adjustment:
+    """A semantic difference porter handled, said where it happens (shown in the report)."""
+
+    line: int
+    text: str
+
+
+@dataclass
+class LineMapping:
+    """Source lines [start, end] and the generated lines they became (text, not positions)."""
+
+    source_start: int
+    source_end: int
+    source: str
+    generated: str
+
+
+@dataclass
+class ModuleIR:
+    """One nn.Module subclass: its constructor, attributes, call signature layouts and translated body."""
+
+    name: str
+    source_line: int
+    init_params: list = field(default_factory=list)  # (name, default source text or None)
+    attributes: dict = field(default_factory=dict)  # torch attribute name -> ModuleRef or "parameter"/"buffer"/"value"
+    renamed: dict = field(default_factory=dict)  # Keras attribute name -> torch attribute name
+    arg_layouts: tuple = ()
+    layout_out: str = "source"
+    code: str = ""
+    mappings: list = field(default_factory=list)
+    unsupported: list = field(default_factory=list)
+    adjustments: list = field(default_factory=list)
+    ops: set = field(default_factory=set)
+
+    @property
+    def status(self):
+        return "partial" if self.unsupported else "converted"
+
+    def dump(self):
+        lines = [f"module {self.name} (line {self.source_line}) status={self.status}",
+                 f"  params: {', '.join(p if d is None else f'{p}={d}' for p, d in self.init_params)}",
+                 f"  layouts: in={list(self.arg_layouts)} out={self.layout_out}"]
+        for name, ref in self.attributes.items():
+            lines.append(f"  attr {name}: {_describe(ref)}")
+        for op in sorted(self.ops):
+            lines.append(f"  op {op}")
+        for item in self.unsupported:
+            lines.append(f"  unsupported line {item.line}: {item.construct} ({item.reason})")
+        return "\n".join(lines)
+
+
+def _describe(ref):
+    if isinstance(ref, str):
+        return ref
+    if ref.kind == "rule":
+        return f"{ref.rule.runtime} ({ref.rule.layout})"
+    if ref.kind == "class":
+        return f"class {ref.class_name}"
+    if ref.kind in ("sequential", "list", "dict"):
+        inner = ", ".join(_describe(e) for e in ref.elements)
+        return f"{ref.kind}[{inner}]{'' if ref.ordered else ' unordered'}"
+    return ref.kind

@@ -1,0 +1,75 @@
+"""Abstract values the translator tracks for every expression: what it is, its rank and its layout.
+
+A tensor in "channels_last" layout is the torch tensor with dim 1 moved last; its `rank` is then known.
+"""
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    """What a module-valued expression stands for.
+
+    kind: "rule" (a runtime layer, `rule` set), "class" (an in-file module class, `class_name` set),
+    "sequential" / "list" / "dict" (containers with `elements`), "unknown".
+    """
+
+    kind: str
+    rule: object = None
+    class_name: str | None = None
+    elements: tuple = ()
+    ordered: bool = True
+
+    def element(self):
+        """A representative element (for iteration and indexing over ModuleList/Sequential)."""
+        return self.elements[0] if self.elements else ModuleRef("unknown")
+
+
+UNKNOWN_MODULE = ModuleRef("unknown")
+
+
+@dataclass(frozen=True)
+class Value:
+    """One translated expression: its code text and what the translator knows about it."""
+
+    code: str
+    kind: str = "python"  # "tensor" | "module" | "tuple" | "python" | "size"
+    rank: int | None = None
+    layout: str = "source"
+    module: ModuleRef | None = None
+    items: tuple | None = None  # for "tuple": item Values (None: unknown tuple of source tensors)
+    static: object = field(default=None, compare=False)  # literal Python value when known (ints, tuples)
+
+    @property
+    def is_tensor(self):
+        return self.kind == "tensor"
+
+    @property
+    def channels_last(self):
+        return self.kind == "tensor" and self.layout == "channels_last" and (self.rank is None or self.rank > 2)
+
+    def with_code(self, code):
+        return replace(self, code=code)
+
+    def but(self, **changes):
+        return replace(self, **changes)
+
+
+def tensor(code, rank=None, layout="source"):
+    if rank is not None and rank <= 2:
+        layout = "source"
+    return Value(code, "tensor", rank, layout)
+
+
+def python(code, static=None):
+    return Value(code, "python", static=static)
+
+
+def remap_axis(dim, rank):
+    """torch dim -> axis of the channels-last tensor of `rank`."""
+    dim = dim + rank if dim < 0 else dim
+    if dim == 0:
+        return 0
+    if dim == 1:
+        return rank - 1
+    return dim - 1

@@ -1,0 +1,460 @@
+"""Call translation: module calls, rule-registered functions and tensor methods, in-file helpers, builtins."""
+
+import libcst as cst
+
+from porter.frontend.imports import dotted_name
+from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, remap_axis, tensor
+from porter.passes.layout import to_layout, unify
+from porter.passes.modules import CONTAINERS
+
+PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple", "dict", "zip", "enumerate",
+                        "isinstance", "min", "max", "abs", "round", "sum", "print", "hasattr", "getattr",
+                        "setattr", "sorted", "reversed", "any", "all", "divmod", "type", "id", "repr", "format",
+                        "map", "filter", "iter", "next", "set", "frozenset", "super", "slice", "callable", "pow"}
+CONTAINER_RUNTIME = {"sequential": "Sequential", "list": "ModuleList", "dict": "ModuleDict"}
+
+
+class Call:
+    """A call bound for a rule: positional and keyword argument Values, in source order."""
+
+    def __init__(self, canonical, args, kwargs, line, receiver=None):
+        self.canonical, self.args, self.kwargs, self.line = canonical, args, kwargs, line
+        self.receiver = receiver
+
+    def all_args(self):
+        return ([self.receiver] if self.receiver is not None else []) + list(self.args)
+
+    def bind(self, signature):
+        """Map parameters of `signature` to Values (receiver first for Tensor methods)."""
+        bound, positional = {}, self.all_args()
+        params = list(signature.params)
+        for index, value in enumerate(positional):
+            if index < len(params):
+                bound[params[index]] = value
+            elif signature.vararg:
+                bound.setdefault(signature.vararg, []).append(value)
+        for name, value in self.kwargs.items():
+            bound[name] = value
+        return bound
+
+
+class CallTranslator:
+    """Mixin for ExpressionTranslator: everything about `f(...)`."""
+
+    def _expr_Call(self, node):
+        func = node.func
+        line = self.source.line_of(node) or self.line
+        self.line = line
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+            target = self.self_attribute(func.attr.value)
+            if target.kind == "module":
+                return self.module_call(target, node)
+            if self.info is not None and self.info.find_method(func.attr.value) is not None:
+                return self.method_call(func.attr.value, node)
+        if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
+            return python(self.code(node))
+        canonical = self.source.imports.resolve(func)
+        if canonical is not None and canonical.startswith("torch"):
+            return self.torch_call(canonical, node)
+        if isinstance(func, cst.Attribute):
+            base = self.expr(func.value)
+            if base.is_tensor or (base.kind == "python" and func.attr.value in TENSOR_ONLY_METHODS):
+                return self.tensor_method(base.but(kind="tensor") if not base.is_tensor else base, func.attr.value,
+                                          node)
+            if base.kind == "size":
+                return self.size_method(base, func.attr.value, node)
+            if base.kind == "module":
+                if func.attr.value in ("parameters", "modules", "children", "named_parameters", "keys",
+                                       "values", "items"):
+                    return self.module_iteration(base, func.attr.value, node)
+                return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
+            return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
+        callee = self.expr(func)
+        if callee.kind == "module":
+            return self.module_call(callee, node)
+        name = dotted_name(func)
+        if name in self.source.functions:
+            return self.function_call(name, node)
+        if name in self.source.classes:
+            return Value(f"{name}({self.plain_args(node)})", "module", module=ModuleRef("class", class_name=name))
+        if name == "len" and node.args:
+            argument = self.expr(node.args[0].value)
+            if argument.is_tensor:
+                return self.dim_size(argument, 0)
+            if argument.kind == "size":
+                return python(f"len({self.materialize_size(argument).code})", static=argument.rank)
+        if name in ("float", "int", "bool") and node.args:
+            argument = self.expr(node.args[0].value)
+            if argument.is_tensor:
+                return self.tensor_method(argument, {"float": "item", "int": "item", "bool": "item"}[name], node)
+        return python(f"{callee.code}({self.plain_args(node)})")
+
+    # --- arguments ---------------------------------------------------------------------------------------
+    def arg_values(self, node):
+        args, kwargs = [], {}
+        for arg in node.args:
+            value = self.expr(arg.value)
+            if arg.star == "*":
+                if value.kind == "size":
+                    value = self.materialize_size(value)
+                args.append(value.but(code="*" + value.code, kind="starred"))
+            elif arg.star == "**":
+                kwargs["**" + value.code] = value.with_code("**" + value.code)
+            elif arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            else:
+                args.append(value)
+        return args, kwargs
+
+    def plain_args(self, node, layout="source"):
+        """Arguments as code for a call porter does not map: tensors go back to torch's layout."""
+        args, kwargs = self.arg_values(node)
+        return self.join_args([self.as_plain(v, layout) for v in args],
+                              {k: self.as_plain(v, layout) for k, v in kwargs.items()})
+
+    def as_plain(self, value, layout="source"):
+        if value.kind == "size":
+            return self.materialize_size(value)
+        if value.is_tensor:
+            return to_layout(self.ctx, value, layout)
+        if value.kind == "tuple" and value.items:
+            items = [self.as_plain(i) for i in value.items]
+            if [i.code for i in items] != [i.code for i in value.items]:
+                opener, closer = ("[", "]") if value.code.startswith("[") else ("(", ")")
+                code = opener + ", ".join(i.code for i in items) + ("," if len(items) == 1 and opener == "("
+                                                                    else "") + closer
+                return value.but(code=code, items=tuple(items))
+        return value
+
+    @staticmethod
+    def join_args(args, kwargs):
+        parts = [a.code for a in args]
+        for name, value in kwargs.items():
+            parts.append(value.code if name.startswith("**") else f"{name}={value.code}")
+        return ", ".join(parts)
+
+    # --- modules -----------------------------------------------------------------------------------------
+    def module_call(self, target, node):
+        ref = target.module or UNKNOWN_MODULE
+        args, kwargs = self.arg_values(node)
+        if ref.kind == "rule":
+            return self.rule_module_call(target.code, ref.rule, args, kwargs)
+        if ref.kind == "class":
+            return self.class_call(target.code, ref.class_name, args, kwargs)
+        if ref.kind == "sequential":
+            return self.sequential_call(target.code, ref, args, kwargs)
+        if ref.kind == "classobj":
+            return python(f"{target.code}({self.join_args(args, kwargs)})")
+        converted = [self.as_plain(v) for v in args]
+        result = tensor(f"{target.code}({self.join_args(converted, {k: self.as_plain(v) for k, v in kwargs.items()})})")
+        return result
+
+    def training_kwarg(self, kwargs):
+        return "" if "training" in kwargs else ", training=training" if self.mode == "forward" else ""
+
+    def rule_module_call(self, code, rule, args, kwargs):
+        if not args:
+            return tensor(f"{code}({self.join_args(args, kwargs)})")
+        first = to_layout(self.ctx, args[0], rule.layout, rule.rank)
+        rest = [to_layout(self.ctx, a, "source") for a in args[1:]]
+        kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
+        training = self.training_kwarg(kwargs) if rule.training else ""
+        call = f"{code}({self.join_args([first] + rest, kw)}{training})"
+        self.ctx.ir.ops.add(rule.names[0]) if self.ctx.ir else None
+        if rule.outputs == "tuple":
+            return Value(call, "tuple", items=None)
+        if rule.layout == "any":
+            return first.with_code(call)
+        rank = rule.rank if rule.rank is not None else first.rank
+        return tensor(call, rank, rule.layout)
+
+    def class_call(self, code, class_name, args, kwargs):
+        signature = self.ctx_class_signature(class_name, args, kwargs)
+        converted = []
+        for position, value in enumerate(args):
+            wanted = signature.arg_values[position] if signature and position < len(signature.arg_values) else None
+            converted.append(self.to_value_layout(value, wanted))
+        kw = {}
+        for name, value in kwargs.items():
+            wanted = signature.kwarg_values.get(name) if signature and hasattr(signature, "kwarg_values") else None
+            kw[name] = self.to_value_layout(value, wanted)
+        call = f"{code}({self.join_args(converted, kw)}{self.training_kwarg(kwargs)})"
+        output = signature.output if signature is not None and signature.output is not None else tensor("")
+        return self.output_value(call, output)
+
+    def output_value(self, call, template):
+        if template.kind == "tuple" and template.items is not None:
+            items = tuple(item.with_code(f"{call}[{i}]") for i, item in enumerate(template.items))
+            return Value(call, "tuple", items=items)
+        return template.with_code(call)
+
+    def to_value_layout(self, value, wanted):
+        if wanted is None or not value.is_tensor:
+            return self.as_plain(value) if wanted is None else value
+        if not wanted.is_tensor:
+            return value
+        return to_layout(self.ctx, value, "channels_last" if wanted.channels_last else "source", wanted.rank)
+
+    def sequential_call(self, code, ref, args, kwargs):
+        """A Sequential: the runtime converts layouts between children; follow the same steps statically."""
+        value = args[0] if args else tensor("")
+        layout_in = self.sequential_layout_in(ref, value)
+        first = to_layout(self.ctx, value, layout_in) if layout_in != "any" else value
+        out = self.simulate_sequential(ref, first)
+        return out.with_code(f"{code}({first.code}{self.training_kwarg(kwargs)})")
+
+    def element_layouts(self, ref, incoming):
+        """(layout wanted, Value after) for one module element given the incoming Value."""
+        if ref.kind == "rule":
+            rule = ref.rule
+            if rule.layout == "any":
+                return "any", incoming
+            rank = rule.rank if rule.rank is not None else incoming.rank
+            after = tensor("", rank, rule.layout) if rule.outputs == "tensor" else Value("", "tuple", items=None)
+            return rule.layout, after
+        if ref.kind == "class":
+            signature = self.ctx_class_signature(ref.class_name, [incoming], {})
+            wanted = signature.arg_values[0] if signature and signature.arg_values else None
+            layout = "channels_last" if wanted is not None and wanted.channels_last else "source"
+            output = signature.output if signature and signature.output is not None else tensor("")
+            return layout, output
+        if ref.kind == "sequential":
+            layout = self.sequential_layout_in(ref, incoming)
+            return layout, self.simulate_sequential(ref, to_layout(self.ctx, incoming, layout))
+        return "source", tensor("")
+
+    def sequential_layout_in(self, ref, incoming):
+        for element in ref.elements:
+            layout, _ = self.element_layouts(element, incoming)
+            if layout != "any":
+                return layout
+        return "any"
+
+    def simulate_sequential(self, ref, value):
+        current = value
+        if not ref.ordered:
+            layouts = {self.element_layouts(e, current)[0] for e in ref.elements}
+            layouts.discard("any")
+            if len(layouts) > 1:
+                return tensor("")  # the runtime decides; callers see torch's layout via the fallback below
+        for element in ref.elements:
+            layout, after = self.element_layouts(element, current)
+            if layout != "any" and current.is_tensor:
+                current = to_layout(self.ctx, current, layout)
+            current = after if layout != "any" else current
+        return current
+
+    def module_iteration(self, base, method, node):
+        ref = base.module or UNKNOWN_MODULE
+        if method in ("values", "children", "modules"):
+            return Value(f"{base.code}.{method}()", "module", module=ModuleRef("list", elements=(ref.element(),)))
+        if method == "items":
+            return Value(f"{base.code}.items()", "module", module=ModuleRef("dict", elements=(ref.element(),)))
+        return python(f"{base.code}.{method}()")
+
+    # --- torch functions and tensor methods --------------------------------------------------------------
+    def torch_call(self, canonical, node):
+        rules = self.ctx.function_rules
+        if canonical in rules:
+            args, kwargs = self.arg_values(node)
+            return self.apply_rule(rules[canonical], Call(canonical, args, kwargs, self.line))
+        if canonical in self.ctx.module_rules:
+            rule = self.ctx.module_rules[canonical]
+            name = self.ctx.use(rule.runtime)
+            return Value(f"{name}({self.plain_args(node)})", "module", module=ModuleRef("rule", rule=rule))
+        if canonical in CONTAINERS:
+            kind = CONTAINERS[canonical]
+            name = self.ctx.use(CONTAINER_RUNTIME[kind])
+            ref = self.module_ref_of(node)
+            return Value(f"{name}({self.plain_args(node)})", "module", module=ref)
+        if canonical in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return self.parameter_call(node)
+        if canonical.startswith("torch.nn.init."):
+            return self.init_call(canonical, node)
+        if canonical in ("torch.no_grad", "torch.enable_grad", "torch.jit.ignore", "torch.jit.unused"):
+            return python("contextlib.nullcontext()")
+        if canonical in ("torch.jit.is_scripting", "torch.jit.is_tracing", "torch.is_grad_enabled",
+                         "torch.compiler.is_compiling"):
+            return python("False", static=False)
+        kind = "layer" if canonical.startswith("torch.nn.") and canonical[9:10].isupper() else "op"
+        message = self.ctx.unsupported(self.line, canonical, f"no rule for this {kind} yet")
+        if kind == "layer" or self.mode == "init":
+            name = self.ctx.use("UnsupportedModule")
+            return Value(f"{name}({message!r})", "module", module=UNKNOWN_MODULE)
+        return tensor(f"not_supported({message!r})")
+
+    def module_ref_of(self, node):
+        from porter.passes.modules import ModuleResolver
+
+        resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get)
+        module_env = {k: v for k, v in getattr(self, "module_env", {}).items()}
+        return resolver.ref_of(node, module_env, self.info)
+
+    def tensor_method(self, base, method, node):
+        rules = self.ctx.function_rules
+        canonical = f"Tensor.{method}"
+        args, kwargs = self.arg_values(node)
+        if canonical in rules:
+            return self.apply_rule(rules[canonical], Call(canonical, args, kwargs, self.line, receiver=base))
+        if method.endswith("_") and f"Tensor.{method[:-1]}" in rules:
+            rule = rules[f"Tensor.{method[:-1]}"]
+            return self.apply_rule(rule, Call(f"Tensor.{method[:-1]}", args, kwargs, self.line, receiver=base))
+        message = self.ctx.unsupported(self.line, f"Tensor.{method}", "no rule for this tensor method yet")
+        return tensor(f"not_supported({message!r})")
+
+    def size_method(self, base, method, node):
+        if method == "numel":
+            self.ctx.use("torch_size")
+            return python(f"math.prod(torch_size({base.code}))")
+        return python(f"{self.materialize_size(base).code}.{method}({self.plain_args(node)})")
+
+    def apply_rule(self, rule, call):
+        """Translate `call` with `rule`: its own translate callable, or the declarative layout behaviour."""
+        if self.ctx.ir is not None:
+            self.ctx.ir.ops.add(rule.names[0])
+        if rule.translate is not None:
+            return rule.translate(self, call)
+        return self.declarative_rule(rule, call)
+
+    def declarative_rule(self, rule, call):
+        positional = call.all_args()
+        params = rule.signature.params if rule.signature else ()
+        kwargs = dict(call.kwargs)
+        primary = positional[0] if positional else next(iter(kwargs.values()), None)
+        primary_key = 0 if positional else (next(iter(kwargs)) if kwargs else None)
+        if primary is None:
+            return tensor(f"{self.ctx.use(rule.runtime)}()")
+        layout = rule.layout
+        axis_names = set(rule.axis_params)
+        if layout == "any" and primary.channels_last and axis_names:
+            remapped = self.remap_axis_args(rule, positional, kwargs, primary.rank)
+            if remapped is None:
+                layout = "source"
+            else:
+                positional, kwargs = remapped
+        if layout == "any":
+            tensors = [v for v in positional + list(kwargs.values()) if v.is_tensor]
+            if len(tensors) > 1:
+                unified, out_layout, rank = unify(self.ctx, positional + list(kwargs.values()))
+                positional = unified[:len(positional)]
+                kwargs = dict(zip(kwargs, unified[len(positional):]))
+            result_layout, result_rank = ("channels_last", primary.rank) if primary.channels_last else (
+                "source", primary.rank)
+        elif layout == "channels_last":
+            converted = to_layout(self.ctx, primary, "channels_last", rule.rank)
+            if primary_key == 0:
+                positional = [converted] + [self.as_plain(v) for v in positional[1:]]
+            else:
+                kwargs[primary_key] = converted
+            kwargs = {k: (v if k == primary_key else self.as_plain(v)) for k, v in kwargs.items()}
+            result_layout, result_rank = "channels_last", rule.rank if rule.rank is not None else primary.rank
+        else:
+            positional = [self.as_plain(v) for v in positional]
+            kwargs = {k: self.as_plain(v) for k, v in kwargs.items()}
+            result_layout, result_rank = "source", rule.rank if rule.rank is not None else None
+            if rule.extra.get("same_rank"):
+                result_rank = primary.rank
+        del params
+        name = self.ctx.use(rule.runtime)
+        code = f"{name}({self.join_args(positional, kwargs)})"
+        if rule.outputs == "tuple":
+            return Value(code, "tuple", items=None)
+        return tensor(code, result_rank, result_layout)
+
+    def remap_axis_args(self, rule, positional, kwargs, rank):
+        """Remap literal axis arguments for a channels-last tensor; None when an axis is not literal."""
+        if rank is None:
+            return None
+        params = list(rule.signature.params)
+        positional = list(positional)
+        kwargs = dict(kwargs)
+        for name in rule.axis_params:
+            index = params.index(name) if name in params else None
+            holder, key = (positional, index) if index is not None and index < len(positional) else (kwargs, name)
+            if key not in (holder if isinstance(holder, dict) else range(len(holder))):
+                default = rule.signature.defaults.get(name)
+                if default in (None, "None"):
+                    continue
+                kwargs[name] = python(default, static=_literal(default))
+                holder, key = kwargs, name
+            value = holder[key]
+            if isinstance(value.static, int) and not isinstance(value.static, bool):
+                holder[key] = python(str(remap_axis(value.static, rank)), static=remap_axis(value.static, rank))
+            elif isinstance(value.static, (tuple, list)) and all(isinstance(v, int) for v in value.static):
+                axes = [remap_axis(v, rank) for v in value.static]
+                holder[key] = python(repr(tuple(axes)) if isinstance(value.static, tuple) else repr(axes),
+                                     static=tuple(axes))
+            elif value.static is None and value.code == "None":
+                continue
+            else:
+                return None
+        return positional, kwargs
+
+    # --- parameters, init, helpers -----------------------------------------------------------------------
+    def parameter_call(self, node):
+        args, kwargs = self.arg_values(node)
+        if not args:
+            return self.stub("nn.Parameter()", "a parameter without a value")
+        value = self.as_plain(args[0])
+        extra = ""
+        if "requires_grad" in kwargs:
+            extra = f", requires_grad={kwargs['requires_grad'].code}"
+        return tensor(f"self.parameter({value.code}{extra})", value.rank).but(kind="tensor")
+
+    def init_call(self, canonical, node):
+        name = canonical.rsplit(".", 1)[1]
+        runtime = {"xavier_uniform_": "init_xavier_uniform", "xavier_normal_": "init_xavier_normal",
+                   "kaiming_uniform_": "init_kaiming_uniform", "kaiming_normal_": "init_kaiming_normal",
+                   "normal_": "init_normal", "uniform_": "init_uniform", "constant_": "init_constant",
+                   "zeros_": "init_zeros", "ones_": "init_ones", "trunc_normal_": "init_trunc_normal",
+                   "orthogonal_": "init_orthogonal", "eye_": "init_eye"}.get(name)
+        if runtime is None:
+            message = self.ctx.unsupported(self.line, canonical, "no rule for this initialiser yet")
+            return python(f"not_supported({message!r})")
+        return python(f"{self.ctx.use(runtime)}({self.plain_args(node)})")
+
+    def method_call(self, method, node):
+        args, kwargs = self.arg_values(node)
+        if self.mode == "init":
+            return self.init_method_call(method, node)
+        signature = self.ctx_method_signature(method, args, kwargs)
+        converted = [self.to_value_layout(v, signature.arg_values[i] if i < len(signature.arg_values) else None)
+                     for i, v in enumerate(args)]
+        kw = {k: self.as_plain(v) for k, v in kwargs.items()}
+        needs_training = signature is not None and getattr(signature, "takes_training", False)
+        extra = self.training_kwarg(kwargs) if needs_training else ""
+        call = f"self.{method}({self.join_args(converted, kw)}{extra})"
+        output = signature.output if signature is not None and signature.output is not None else tensor("")
+        return self.output_value(call, output)
+
+    def init_method_call(self, method, node):
+        ref = self.module_ref_of(node)
+        code = f"self.{method}({self.plain_args(node)})"
+        if ref.kind != "unknown":
+            return Value(code, "module", module=ref)
+        return python(code)
+
+    def function_call(self, name, node):
+        args, kwargs = self.arg_values(node)
+        signature = self.ctx_function_signature(name, args, kwargs)
+        converted = [self.as_plain(v) for v in args]
+        kw = {k: self.as_plain(v) for k, v in kwargs.items()}
+        call = f"{name}({self.join_args(converted, kw)})"
+        if signature is not None and signature.output is not None:
+            return self.output_value(call, signature.output)
+        return tensor(call) if any(v.is_tensor for v in args) else python(call)
+
+
+TENSOR_ONLY_METHODS = {
+    "view", "reshape", "permute", "transpose", "contiguous", "unsqueeze", "squeeze", "flatten", "size", "softmax",
+    "masked_fill", "float", "long", "detach", "expand", "expand_as", "view_as", "repeat", "chunk", "split",
+}
+
+
+def _literal(text):
+    try:
+        import ast
+
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None

@@ -1,0 +1,369 @@
+"""Translate whole module classes: `__init__`, `forward` -> `call`, helper methods, `get_config`.
+
+Each class's `call` is translated once, for the layouts its first caller hands it (the main class gets its
+example inputs in torch's layout); later callers convert to those layouts. That is how a convnet ends up with
+one conversion at the boundary and none between blocks.
+"""
+
+import libcst as cst
+
+from porter.ir.values import ModuleRef, Value, python, tensor
+from porter.passes.context import KERAS_RESERVED, ClassSignature
+from porter.passes.modules import ModuleResolver
+from porter.passes.statements import INDENT, BodyTranslator
+
+
+class ClassBodyTranslator(BodyTranslator):
+    """BodyTranslator with the class-level hooks: signatures of called classes/methods, init bookkeeping."""
+
+    def __init__(self, translator, info, mode, env, output_layout=None):
+        super().__init__(translator.ctx, info, mode, env, output_layout)
+        self.translator = translator
+
+    def ctx_class_signature(self, class_name, args, kwargs):
+        return self.translator.class_signature(class_name, args, kwargs)
+
+    def ctx_method_signature(self, method, args, kwargs):
+        return self.translator.method_signature(self.info, method, args, kwargs)
+
+    def ctx_function_signature(self, name, args, kwargs):
+        return self.translator.function_signature(name, args, kwargs)
+
+    def init_assign(self, small, targets, pad):
+        value = self.expr(small.value)
+        ir = self.ctx.ir
+        for target in targets:
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and \
+                    target.value.value == "self":
+                name = target.attr.value
+                self.note_attribute(name, value)
+            else:
+                self.bind_target(target, value)
+        left = " = ".join(self.target_code(t) for t in targets)
+        del ir
+        return [f"{pad}{left} = {value.code}"]
+
+    def note_attribute(self, name, value):
+        ir = self.ctx.ir
+        if name in KERAS_RESERVED and name not in ir.renamed.values():
+            ir.renamed[f"{name}_"] = name
+        ref = self.module_env.get(f"self.{name}")
+        if value.kind == "module":
+            ir.attributes[name] = ref if ref is not None and ref.kind != "unknown" else (
+                value.module or ModuleRef("unknown"))
+        elif value.is_tensor and value.code.startswith("self.parameter("):
+            ir.attributes[name] = "parameter"
+            ir.attributes[f"{name}#rank"] = value.rank
+        elif name not in ir.attributes:
+            ir.attributes[name] = "tensor" if value.is_tensor else "value"
+
+    def note_init_call(self, node):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("register_buffer", "register_parameter") and \
+                node.args and isinstance(node.args[0].value, cst.SimpleString):
+            name = node.args[0].value.evaluated_value
+            value = self.expr(node.args[1].value) if len(node.args) > 1 else python("None")
+            kind = "buffer" if func.attr.value == "register_buffer" else "parameter"
+            self.ctx.ir.attributes[name] = kind
+            self.ctx.ir.attributes[f"{name}#rank"] = value.rank
+        if isinstance(func, cst.Attribute) and func.attr.value == "add_module" and len(node.args) == 2 and \
+                isinstance(node.args[0].value, cst.SimpleString):
+            name = node.args[0].value.evaluated_value
+            self.ctx.ir.attributes[name] = self.module_env.get(f"self.{name}", ModuleRef("unknown"))
+
+
+class FileTranslator:
+    """Translates every module class of a SourceFile into Keras class code (text) and ModuleIRs."""
+
+    def __init__(self, ctx, example_values=None):
+        self.ctx = ctx
+        self.source = ctx.source
+        self.example_values = example_values or {}
+        self.class_code = {}
+        self.method_code = {}  # (class, method) -> code lines
+        self.function_code = {}
+        self.in_progress = set()
+
+    # --- entry point -------------------------------------------------------------------------------------
+    def translate(self, main_class):
+        for info in self.source.classes.values():
+            self.translate_init(info)
+        if main_class is not None:
+            args = self.example_values.get(main_class)
+            self.translate_forward(self.source.classes[main_class], args, output_layout="source")
+        for info in self.source.classes.values():
+            if info.name not in self.ctx.signatures:
+                self.translate_forward(info, None, output_layout="source")
+        for name in self.source.functions:
+            if name not in self.ctx.function_signatures:
+                self.function_signature(name, [], {})
+        return self
+
+    # --- __init__ ----------------------------------------------------------------------------------------
+    def translate_init(self, info):
+        ir = self.ctx.ir_for(info)
+        self.ctx.current.append(ir)
+        try:
+            init = info.methods.get("__init__")
+            params = _params(init) if init is not None else []
+            ir.init_params = [(p.name.value, self.source.code_of(p.default) if p.default is not None else None)
+                              for p in params if p.name.value != "self"]
+            resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get)
+            module_env = {}
+            for base in info.bases:  # attributes the in-file base classes create
+                base_ir = self.ctx.irs.get(base)
+                if base_ir is not None:
+                    ir.attributes.update(base_ir.attributes)
+                    ir.renamed.update(base_ir.renamed)
+                    module_env.update({f"self.{k}": v for k, v in base_ir.attributes.items()
+                                       if isinstance(v, ModuleRef)})
+            if init is not None:
+                resolver.scan_body(init.body, module_env, info)
+            for key, ref in module_env.items():
+                if key.startswith("self."):
+                    ir.attributes.setdefault(key[5:], ref)
+                    if key[5:] in KERAS_RESERVED:
+                        ir.renamed[key[5:] + "_"] = key[5:]
+            env = {p.name.value: python(p.name.value) for p in params}
+            translator = ClassBodyTranslator(self, info, "init", env)
+            translator.module_env = module_env
+            lines = []
+            if init is not None:
+                body, _ = translator.block(init.body, 2)
+                lines = self.fix_super_init(info, body)
+            self.class_code[(info.name, "__init__")] = lines
+            for name, ref in module_env.items():
+                if name.startswith("self.") and isinstance(ref, ModuleRef):
+                    ir.attributes[name[5:]] = ref
+        finally:
+            self.ctx.current.pop()
+
+    def fix_super_init(self, info, body):
+        """`super().__init__()` -> pass Keras kwargs through; record constructor args for get_config."""
+        lines, done = [], False
+        init_params = [p for p, _ in self.ctx.irs[info.name].init_params if not p.startswith("*")]
+        config = ", ".join(f"{p!r}: {p}" for p in init_params)
+        for line in body:
+            stripped = line.strip()
+            if not done and (stripped.startswith("super(") and "__init__(" in stripped or
+                             stripped.startswith("nn.Module.__init__(self")):
+                pad = line[:len(line) - len(stripped)]
+                if info.bases:
+                    inside = stripped[stripped.index("__init__(") + len("__init__("):stripped.rindex(")")]
+                    if stripped.startswith("super()") or "super(" in stripped:
+                        call = f"super().__init__({inside + ', ' if inside.strip() else ''}**kwargs)"
+                    else:
+                        call = f"super().__init__(**kwargs)"
+                else:
+                    call = "super().__init__(**kwargs)"
+                lines.append(pad + call)
+                lines.append(f"{pad}self.init_args = {{{config}}}")
+                done = True
+                continue
+            lines.append(line)
+        if not done:
+            lines.insert(0, f"{INDENT * 2}super().__init__(**kwargs)")
+            lines.insert(1, f"{INDENT * 2}self.init_args = {{{config}}}")
+        return lines
+
+    # --- forward -----------------------------------------------------------------------------------------
+    def class_signature(self, class_name, args, kwargs):
+        if class_name in self.ctx.signatures:
+            return self.ctx.signatures[class_name]
+        if class_name in self.in_progress or class_name not in self.source.classes:
+            return None
+        info = self.source.classes[class_name]
+        args = list(args)
+        if args and args[0].is_tensor and not args[0].channels_last and (args[0].rank or 0) > 2:
+            forward = info.find_method("forward")
+            params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
+            if params and self.prefers_channels_last(info, params[0].name.value, depth=0):
+                args[0] = args[0].but(layout="channels_last")  # the caller converts once; blocks then chain
+        return self.translate_forward(info, (args, dict(kwargs)), output_layout=None)
+
+    def prefers_channels_last(self, info, param, depth):
+        """Whether `forward`'s first real use of `param` is a channels-last layer (conv, norm, pool ...)."""
+        if depth > 8:
+            return False
+        forward = info.find_method("forward")
+        if forward is None:
+            return False
+        ir = self.ctx.irs.get(info.name)
+        aliases = {param}
+        for node in _calls_in_order(forward.body):
+            if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in aliases):
+                continue
+            ref = None
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                ref = ir.attributes.get(func.attr.value) if ir else None
+            if ref is None or not hasattr(ref, "kind"):
+                canonical = self.source.imports.resolve(func)
+                rule = self.ctx.function_rules.get(canonical) if canonical else None
+                if rule is not None and rule.layout == "any" and rule.translate is None:
+                    continue
+                return rule is not None and rule.layout == "channels_last"
+            layout = self.ref_preference(ref, depth)
+            if layout == "any":
+                continue
+            return layout == "channels_last"
+        return False
+
+    def ref_preference(self, ref, depth):
+        if ref.kind == "rule":
+            return ref.rule.layout
+        if ref.kind == "class" and ref.class_name in self.source.classes:
+            info = self.source.classes[ref.class_name]
+            forward = info.find_method("forward")
+            params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
+            if not params:
+                return "source"
+            return "channels_last" if self.prefers_channels_last(info, params[0].name.value, depth + 1) else "source"
+        if ref.kind == "sequential":
+            for element in ref.elements:
+                layout = self.ref_preference(element, depth + 1)
+                if layout != "any":
+                    return layout
+            return "any"
+        return "source"
+
+    def translate_forward(self, info, call_values, output_layout):
+        owner = info.owner_of("forward")
+        forward = info.find_method("forward")
+        signature = ClassSignature(arg_values=())
+        if forward is None:
+            self.ctx.signatures[info.name] = signature
+            return signature
+        self.in_progress.add(info.name)
+        ir = self.ctx.ir_for(info)
+        self.ctx.current.append(ir)
+        try:
+            params = [p for p in _params(forward) if p.name.value != "self"]
+            env, arg_values = self.bind_call_values(params, call_values)
+            signature.arg_values = tuple(arg_values)
+            signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
+            self.ctx.signatures[info.name] = signature
+            translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
+                                             output_layout)
+            translator.info = info
+            body, _ = translator.block(forward.body, 2)
+            signature.output = translator.return_template if output_layout is None else None
+            if output_layout == "source":
+                signature.output = None
+            ir.arg_layouts = tuple(v.layout if v.is_tensor else "python" for v in arg_values)
+            template = translator.return_template
+            ir.layout_out = "channels_last" if template is not None and template.channels_last else "source"
+            self.class_code[(info.name, "call")] = (forward, body)
+            signature.done = True
+            return signature
+        finally:
+            self.ctx.current.pop()
+            self.in_progress.discard(info.name)
+
+    def bind_call_values(self, params, call_values):
+        """Forward parameters -> Values: what the first caller passes (positional, then keyword)."""
+        env, arg_values = {}, []
+        args, kwargs = call_values if call_values else ([], {})
+        for position, param in enumerate(params):
+            name = param.name.value
+            if param.star in ("*", "**"):
+                env[name] = python(name)
+                continue
+            if position < len(args) and args[position].kind != "starred":
+                value = args[position]
+            elif name in kwargs:
+                value = kwargs[name]
+            elif param.default is not None:
+                value = python(name)
+            else:
+                value = tensor(name)
+            if value.kind == "tuple":
+                value = Value(name, "tuple", items=tuple(i.but(layout="source") if i.is_tensor and not i.channels_last
+                                                         else i for i in (value.items or ()))) if value.items else \
+                    Value(name, "tuple", items=None)
+            if value.kind not in ("tensor", "tuple", "module"):
+                value = python(name)
+            env[name] = value.with_code(name)
+            arg_values.append(env[name])
+        return env, arg_values
+
+    def method_signature(self, info, method, args, kwargs):
+        key = (info.name, method)
+        if key in self.ctx.method_signatures:
+            return self.ctx.method_signatures[key]
+        definition = info.find_method(method)
+        if definition is None or key in self.in_progress:
+            return None
+        self.in_progress.add(key)
+        try:
+            params = [p for p in _params(definition) if p.name.value != "self"]
+            env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)))
+            signature = ClassSignature(arg_values=tuple(arg_values))
+            self.ctx.method_signatures[key] = signature
+            translator = ClassBodyTranslator(self, info, "forward", env, None)
+            body, _ = translator.block(definition.body, 2)
+            signature.output = translator.return_template
+            signature.takes_training = "training" in "\n".join(body)
+            self.method_code[key] = (definition, body, signature.takes_training)
+            return signature
+        finally:
+            self.in_progress.discard(key)
+
+    def function_signature(self, name, args, kwargs):
+        if name in self.ctx.function_signatures:
+            return self.ctx.function_signatures[name]
+        if name in self.in_progress:
+            return None
+        definition = self.source.functions[name]
+        self.in_progress.add(name)
+        try:
+            params = list(_params(definition))
+            env = {}
+            for position, param in enumerate(params):
+                value = args[position] if position < len(args) else kwargs.get(param.name.value)
+                env[param.name.value] = tensor(param.name.value, value.rank) if value is not None and \
+                    value.is_tensor else python(param.name.value)
+            signature = ClassSignature(arg_values=())
+            self.ctx.function_signatures[name] = signature
+            translator = ClassBodyTranslator(self, None, "function", env, "source")
+            body, _ = translator.block(definition.body, 1)
+            self.function_code[name] = (definition, body)
+            return signature
+        finally:
+            self.in_progress.discard(name)
+
+    # --- other methods -----------------------------------------------------------------------------------
+    def translate_plain_method(self, info, definition):
+        params = _params(definition)
+        env = {p.name.value: python(p.name.value) for p in params}
+        translator = ClassBodyTranslator(self, info, "init", env)
+        ir = self.ctx.ir_for(info)
+        self.ctx.current.append(ir)
+        try:
+            body, _ = translator.block(definition.body, 2)
+        finally:
+            self.ctx.current.pop()
+        return body
+
+
+def _calls_in_order(body):
+    """Call nodes of a function body in evaluation order (inner calls before the calls that use them)."""
+    calls = []
+
+    class Visitor(cst.CSTVisitor):
+        def leave_Call(self, node):
+            calls.append(node)
+
+    body.visit(Visitor())
+    return calls
+
+
+def _params(definition):
+    parameters = definition.params
+    result = list(parameters.posonly_params) + list(parameters.params)
+    if isinstance(parameters.star_arg, cst.Param):
+        result.append(parameters.star_arg.with_changes(star="*"))
+    result.extend(parameters.kwonly_params)
+    if parameters.star_kwarg is not None:
+        result.append(parameters.star_kwarg.with_changes(star="**"))
+    return result

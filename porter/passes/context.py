@@ -1,0 +1,70 @@
+"""State shared while translating one source file: rules, runtime names used, per-class IR and signatures."""
+
+from dataclasses import dataclass, field
+
+from porter.ir.module_ir import Adjustment, ModuleIR, Unsupported
+from porter.rules.registry import load_all_rules
+
+# Attribute names that are properties or methods of keras.Model/Layer: renamed in Keras, torch name kept.
+KERAS_RESERVED = {
+    "layers", "weights", "name", "trainable", "input", "output", "dtype", "variables", "losses", "metrics",
+    "built", "inputs", "outputs", "trainable_weights", "non_trainable_weights", "trainable_variables",
+    "non_trainable_variables", "optimizer", "compute_dtype", "variable_dtype", "supports_masking", "call",
+    "build", "compile", "fit", "predict", "evaluate", "summary", "save", "get_config", "from_config",
+    "input_shape", "output_shape", "submodules", "stateless", "path", "quantize", "state", "init_args",
+    "torch_names", "torch_state", "porter_layout", "layout_out", "parameter", "loss", "training",
+    "add_weight", "add_loss", "count_params", "compute_output_shape", "get_weights", "set_weights",
+    "distribute_strategy", "jit_compile", "run_eagerly", "history", "stop_training", "seed_generator",
+}
+
+
+@dataclass
+class ClassSignature:
+    """How a translated class is called: the layout of each tensor argument and what `call` returns."""
+
+    arg_values: tuple  # Value per forward parameter as the class receives it
+    output: object = None  # Value template of the return (code unused)
+    done: bool = False
+
+
+@dataclass
+class FileContext:
+    source: object
+    main_class: str | None = None
+    used_runtime: set = field(default_factory=set)
+    irs: dict = field(default_factory=dict)  # class name -> ModuleIR
+    signatures: dict = field(default_factory=dict)  # class name -> ClassSignature
+    method_signatures: dict = field(default_factory=dict)  # (class, method) -> ClassSignature
+    function_signatures: dict = field(default_factory=dict)
+    current: list = field(default_factory=list)  # stack of ModuleIR being translated
+    reserved_names: set = field(default_factory=set)
+    renames: dict = field(default_factory=dict)  # runtime name -> emitted name when a user name collides
+
+    def __post_init__(self):
+        self.module_rules, self.function_rules = load_all_rules()
+
+    def use(self, runtime_name):
+        """Mark a runtime definition as needed; returns the name to emit for it."""
+        self.used_runtime.add(runtime_name)
+        return self.renames.get(runtime_name, runtime_name)
+
+    @property
+    def ir(self):
+        return self.current[-1] if self.current else None
+
+    def ir_for(self, info):
+        if info.name not in self.irs:
+            self.irs[info.name] = ModuleIR(info.name, info.line)
+        return self.irs[info.name]
+
+    def unsupported(self, line, construct, reason):
+        if self.ir is not None:
+            record = Unsupported(line, construct, reason)
+            if record not in self.ir.unsupported:
+                self.ir.unsupported.append(record)
+        self.used_runtime.add("not_supported")
+        return f"{construct} at {self.source.path.name}:{line} is not supported yet"
+
+    def adjust(self, line, text):
+        if self.ir is not None and Adjustment(line, text) not in self.ir.adjustments:
+            self.ir.adjustments.append(Adjustment(line, text))

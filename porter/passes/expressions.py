@@ -1,0 +1,455 @@
+"""Expression translation: one libcst expression -> Keras code text plus what it is (a Value).
+
+Tracks rank and layout of tensors so that ops run channels-last inside and axis arguments are remapped.
+Calls go through the rule registry; anything porter cannot translate becomes a `not_supported(...)` stub that
+raises NotImplementedError naming file:line, so the generated module stays importable.
+"""
+
+import libcst as cst
+
+from porter.frontend.imports import dotted_name
+from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, tensor
+from porter.passes.calls import CallTranslator
+from porter.passes.layout import to_layout, unify
+
+BINARY_OPERATORS = {
+    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
+    cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@", cst.BitAnd: "&", cst.BitOr: "|",
+    cst.BitXor: "^", cst.LeftShift: "<<", cst.RightShift: ">>",
+}
+COMPARISONS = {
+    cst.LessThan: "<", cst.GreaterThan: ">", cst.LessThanEqual: "<=", cst.GreaterThanEqual: ">=",
+    cst.Equal: "==", cst.NotEqual: "!=", cst.Is: "is", cst.IsNot: "is not", cst.In: "in", cst.NotIn: "not in",
+}
+UNARY = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not "}
+
+
+class ExpressionTranslator(CallTranslator):
+    """Translate expressions of one function body. Subclassed by the statement translator."""
+
+    def __init__(self, ctx, info, mode, env):
+        self.ctx, self.info, self.mode, self.env = ctx, info, mode, env
+        self.source = ctx.source
+        self.line = info.line if info is not None else 1
+
+    # --- helpers -----------------------------------------------------------------------------------------
+    def code(self, node):
+        return self.source.code_of(node)
+
+    def stub(self, construct, reason, line=None):
+        message = self.ctx.unsupported(line or self.line, construct, reason)
+        return tensor(f"not_supported({message!r})")
+
+    def keras_attr(self, name):
+        """Keras attribute name for torch attribute `name` (renamed when it clashes with keras.Model)."""
+        ir = self.ctx.ir
+        for keras_name, torch_name in (ir.renamed.items() if ir else []):
+            if torch_name == name:
+                return keras_name
+        return name
+
+    # --- dispatch ----------------------------------------------------------------------------------------
+    def expr(self, node):
+        handler = getattr(self, f"_expr_{type(node).__name__}", None)
+        if handler is None:
+            return python(self.code(node))
+        return handler(node)
+
+    def _expr_Name(self, node):
+        name = node.value
+        if name in self.env:
+            value = self.env[name]
+            return value.with_code(name) if isinstance(value, Value) else python(name)
+        if name in ("True", "False", "None"):
+            return python(name, static={"True": True, "False": False, "None": None}[name])
+        return python(name)
+
+    def _expr_Integer(self, node):
+        return python(node.value, static=node.evaluated_value)
+
+    def _expr_Float(self, node):
+        return python(node.value, static=node.evaluated_value)
+
+    def _expr_Imaginary(self, node):
+        return python(node.value)
+
+    def _expr_SimpleString(self, node):
+        return python(node.value, static=node.evaluated_value)
+
+    def _expr_Ellipsis(self, node):
+        return python("...", static=Ellipsis)
+
+    def _expr_Attribute(self, node):
+        owner = node.value
+        attr = node.attr.value
+        if dotted_name(owner) == "self":
+            return self.self_attribute(attr)
+        canonical = self.source.imports.resolve(node)
+        if canonical is not None:
+            return self.canonical_attribute(canonical, node)
+        base = self.expr(owner)
+        if base.is_tensor:
+            return self.tensor_attribute(base, attr, node)
+        if base.kind == "module":
+            return self.module_attribute(base, attr)
+        return python(f"{base.code}.{attr}")
+
+    def canonical_attribute(self, canonical, node):
+        constants = {"torch.float32": "tf.float32", "torch.float": "tf.float32", "torch.float64": "tf.float64",
+                     "torch.double": "tf.float64", "torch.float16": "tf.float16", "torch.half": "tf.float16",
+                     "torch.bfloat16": "tf.bfloat16", "torch.int64": "tf.int64", "torch.long": "tf.int64",
+                     "torch.int32": "tf.int32", "torch.int": "tf.int32", "torch.bool": "tf.bool",
+                     "torch.uint8": "tf.uint8", "torch.int8": "tf.int8", "torch.int16": "tf.int16",
+                     "math.pi": "math.pi", "math.e": "math.e", "math.inf": "math.inf", "torch.inf": "math.inf",
+                     "torch.pi": "math.pi", "torch.nan": "math.nan", "math.nan": "math.nan"}
+        if canonical in constants:
+            return python(constants[canonical])
+        return python(self.code(node))
+
+    def self_attribute(self, attr):
+        if attr == "training":
+            return python("training")
+        ir = self.ctx.ir
+        kind = ir.attributes.get(attr) if ir else None
+        keras_name = self.keras_attr(attr)
+        if isinstance(kind, ModuleRef):
+            return Value(f"self.{keras_name}", "module", module=kind)
+        if kind in ("parameter", "buffer"):
+            rank = ir.attributes.get(f"{attr}#rank")
+            return tensor(f"self.{keras_name}", rank)
+        return python(f"self.{keras_name}")
+
+    def tensor_attribute(self, base, attr, node):
+        if attr in ("shape",):
+            return Value(base.code, "size", base.rank, base.layout)
+        if attr == "T":
+            source = to_layout(self.ctx, base, "source")
+            return tensor(f"tf.transpose({source.code})", source.rank)
+        if attr in ("data",):
+            return base
+        if attr == "dtype":
+            return python(f"{base.code}.dtype")
+        if attr == "device":
+            return python("None")
+        if attr == "ndim":
+            return python(f"len({base.code}.shape)", static=base.rank)
+        if attr == "is_cuda":
+            return python("False", static=False)
+        if attr == "mT":
+            source = to_layout(self.ctx, base, "source")
+            return tensor(f"tf.linalg.matrix_transpose({source.code})", source.rank)
+        return python(f"{base.code}.{attr}")
+
+    def module_attribute(self, base, attr):
+        ref = base.module
+        if attr in ("weight", "bias", "in_proj_weight", "in_proj_bias") or attr.startswith(("weight_", "bias_")):
+            return tensor(f"{base.code}.{attr}")
+        if ref is not None and ref.kind == "class":
+            inner_ir = self.ctx.irs.get(ref.class_name)
+            if inner_ir is not None and isinstance(inner_ir.attributes.get(attr), ModuleRef):
+                return Value(f"{base.code}.{attr}", "module", module=inner_ir.attributes[attr])
+        return python(f"{base.code}.{attr}")
+
+    def _expr_Tuple(self, node):
+        items = tuple(self.element(e) for e in node.elements)
+        code = ", ".join(i.code for i in items)
+        code = f"({code},)" if len(items) == 1 else f"({code})"
+        statics = tuple(i.static for i in items)
+        static = statics if all(s is not None for s in statics) else None
+        if any(i.is_tensor or i.kind == "tuple" for i in items):
+            return Value(code, "tuple", items=items)
+        return python(code, static=static)
+
+    def _expr_List(self, node):
+        items = [self.element(e) for e in node.elements]
+        statics = [i.static for i in items]
+        static = list(statics) if all(s is not None for s in statics) else None
+        value = python("[" + ", ".join(i.code for i in items) + "]", static=static)
+        if any(i.is_tensor for i in items):
+            return Value(value.code, "tuple", items=tuple(items))
+        if any(i.kind == "module" for i in items):
+            return Value(value.code, "module", module=ModuleRef("list", elements=tuple(
+                i.module or UNKNOWN_MODULE for i in items)))
+        return value
+
+    def element(self, element):
+        value = self.expr(element.value)
+        if isinstance(element, cst.StarredElement):
+            if value.kind == "size":
+                value = self.materialize_size(value)
+            return value.with_code("*" + value.code)
+        return value
+
+    def _expr_Dict(self, node):
+        return python(self.code(node))
+
+    def _expr_ListComp(self, node):
+        return self.comprehension(node, "[", "]")
+
+    def _expr_GeneratorExp(self, node):
+        return self.comprehension(node, "(", ")")
+
+    def comprehension(self, node, open_, close):
+        """[f(x) for x in xs]: the element translated with the loop variable bound (layouts forced to torch's)."""
+        clauses, env_backup = [], dict(self.env)
+        for_in = node.for_in
+        while for_in is not None:
+            iterable = self.expr(for_in.iter)
+            self.bind_loop_target(for_in.target, iterable)
+            ifs = "".join(f" if {self.expr(test.test).code}" for test in for_in.ifs)
+            clauses.append(f"for {self.code(for_in.target)} in {self.iterable_code(iterable)}{ifs}")
+            for_in = for_in.inner_for_in
+        element = self.expr(node.elt)
+        element = to_layout(self.ctx, element, "source") if element.is_tensor else element
+        self.env.clear()
+        self.env.update(env_backup)
+        code = f"{open_}{element.code} {' '.join(clauses)}{close}"
+        if element.is_tensor:
+            return Value(code, "tuple", items=None)
+        if element.kind == "module":
+            return Value(code, "module", module=ModuleRef("list", elements=(element.module,), ordered=False))
+        return python(code)
+
+    def _expr_IfExp(self, node):
+        test, body, orelse = self.expr(node.test), self.expr(node.body), self.expr(node.orelse)
+        if test.is_tensor:
+            (body, orelse), layout, rank = unify(self.ctx, [body, orelse])
+            return tensor(f"tf.where({test.code}, {body.code}, {orelse.code})", rank, layout)
+        if body.is_tensor and orelse.is_tensor and body.channels_last != orelse.channels_last:
+            body, orelse = to_layout(self.ctx, body, "source"), to_layout(self.ctx, orelse, "source")
+        template = body if body.kind != "python" else orelse
+        return template.with_code(f"{body.code} if {test.code} else {orelse.code}")
+
+    def _expr_UnaryOperation(self, node):
+        operand = self.expr(node.expression)
+        operator = UNARY[type(node.operator)]
+        if operand.is_tensor:
+            if operator == "not ":
+                return tensor(f"tf.logical_not({operand.code})", operand.rank, operand.layout)
+            return operand.with_code(f"{operator}{self.wrap(operand.code)}")
+        return python(f"{operator}{self.wrap(operand.code)}",
+                      static=-operand.static if operator == "-" and isinstance(operand.static, (int, float))
+                      else None)
+
+    def _expr_BinaryOperation(self, node):
+        left, right = self.expr(node.left), self.expr(node.right)
+        operator = BINARY_OPERATORS[type(node.operator)]
+        if left.kind == "size" or right.kind == "size":
+            left, right = self.materialize_size(left), self.materialize_size(right)
+        if not (left.is_tensor or right.is_tensor):
+            static = None
+            if isinstance(left.static, int) and isinstance(right.static, int) and operator in "+-*//":
+                static = {"+": left.static + right.static, "-": left.static - right.static,
+                          "*": left.static * right.static,
+                          "//": left.static // right.static if right.static else None}.get(operator)
+            if left.code == self.code(node.left) and right.code == self.code(node.right):
+                return python(self.code(node), static=static)
+            return python(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", static=static)
+        if operator == "@":
+            left, right = to_layout(self.ctx, left, "source"), to_layout(self.ctx, right, "source")
+            rank = max(left.rank or 0, right.rank or 0) or None
+            return tensor(f"{self.wrap(left.code)} @ {self.wrap(right.code)}", rank)
+        (left, right), layout, rank = unify(self.ctx, [left, right])
+        if operator in ("/",) and (left.is_tensor and right.is_tensor):
+            pass
+        return tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout)
+
+    def _expr_BooleanOperation(self, node):
+        left, right = self.expr(node.left), self.expr(node.right)
+        operator = "and" if isinstance(node.operator, cst.And) else "or"
+        if left.is_tensor or right.is_tensor:
+            (left, right), layout, rank = unify(self.ctx, [left, right])
+            function = "tf.logical_and" if operator == "and" else "tf.logical_or"
+            return tensor(f"{function}({left.code}, {right.code})", rank, layout)
+        return python(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}")
+
+    def _expr_Comparison(self, node):
+        left = self.expr(node.left)
+        parts, values = [], [left]
+        for target in node.comparisons:
+            values.append(self.expr(target.comparator))
+        if any(v.kind == "size" for v in values):
+            values = [self.materialize_size(v) for v in values]
+        if any(v.is_tensor for v in values) and len(values) == 2:
+            operator = COMPARISONS[type(node.comparisons[0].operator)]
+            if operator in ("is", "is not"):
+                return python(f"{values[0].code} {operator} {values[1].code}")
+            (a, b), layout, rank = unify(self.ctx, values)
+            return tensor(f"{self.wrap(a.code)} {operator} {self.wrap(b.code)}", rank, layout)
+        parts.append(self.wrap(values[0].code))
+        for target, value in zip(node.comparisons, values[1:]):
+            parts.append(COMPARISONS[type(target.operator)])
+            parts.append(self.wrap(value.code))
+        return python(" ".join(parts))
+
+    def wrap(self, code):
+        """Parenthesise `code` unless it is a single atom."""
+        stripped = code.strip()
+        if stripped.replace("_", "").replace(".", "").isalnum() or (
+                stripped.endswith((")", "]")) and _balanced_call(stripped)):
+            return stripped
+        return f"({stripped})"
+
+    def _expr_Subscript(self, node):
+        base = self.expr(node.value)
+        if base.kind == "size":
+            return self.size_subscript(base, node)
+        if base.kind == "module":
+            index = self.expr(node.slice[0].slice.value) if isinstance(node.slice[0].slice, cst.Index) else None
+            element = base.module.element() if base.module else UNKNOWN_MODULE
+            if isinstance(node.slice[0].slice, cst.Slice):
+                element = base.module or UNKNOWN_MODULE
+            return Value(f"{base.code}[{self.slice_code(node)}]", "module", module=element) if index or \
+                isinstance(node.slice[0].slice, cst.Slice) else Value(self.code(node), "module", module=element)
+        if base.kind == "tuple":
+            return self.tuple_subscript(base, node)
+        if base.is_tensor:
+            return self.tensor_subscript(base, node)
+        return python(f"{base.code}[{self.slice_code(node)}]")
+
+    def slice_code(self, node):
+        parts = []
+        for element in node.slice:
+            item = element.slice
+            if isinstance(item, cst.Index):
+                parts.append(self.expr(item.value).code)
+            else:
+                lower = self.expr(item.lower).code if item.lower is not None else ""
+                upper = self.expr(item.upper).code if item.upper is not None else ""
+                step = f":{self.expr(item.step).code}" if item.step is not None else ""
+                parts.append(f"{lower}:{upper}{step}")
+        return ", ".join(parts)
+
+    def tuple_subscript(self, base, node):
+        item = node.slice[0].slice
+        if len(node.slice) == 1 and isinstance(item, cst.Index):
+            index = self.expr(item.value)
+            if base.items is not None and isinstance(index.static, int) and -len(base.items) <= index.static < len(
+                    base.items):
+                return base.items[index.static].with_code(f"{base.code}[{index.code}]")
+            if base.items is not None and base.items and all(i.is_tensor for i in base.items):
+                first = base.items[0]
+                if all(i.layout == first.layout and i.rank == first.rank for i in base.items):
+                    return first.with_code(f"{base.code}[{index.code}]")
+            return tensor(f"{base.code}[{index.code}]")
+        return Value(f"{base.code}[{self.slice_code(node)}]", "tuple", items=None)
+
+    def tensor_subscript(self, base, node):
+        """x[...] in torch order: tensor indices become gathers; layouts go back to torch's order first."""
+        items = [e.slice for e in node.slice]
+        index_values = [self.expr(i.value) for i in items if isinstance(i, cst.Index)]
+        if any(v.is_tensor for v in index_values):
+            if len(items) == 1 and isinstance(items[0], cst.Index):
+                index = index_values[0]
+                source = to_layout(self.ctx, base, "source")
+                if index.code.startswith("(") is False and "bool" in index.code:
+                    return self.stub("boolean mask indexing", "the result's size depends on the data (not XLA)")
+                self.ctx.use("index_select_first")
+                return tensor(f"index_select_first({source.code}, {index.code})")
+            return self.stub("advanced tensor indexing", "indexing with several tensors is not mapped yet")
+        source = to_layout(self.ctx, base, "source")
+        dropped = sum(1 for v in index_values if v.static is not None and not isinstance(v.static, type(None))
+                      and isinstance(v.static, int))
+        added = sum(1 for v in index_values if v.code == "None")
+        rank = source.rank - dropped + added if source.rank is not None and not any(
+            v.static is Ellipsis for v in index_values) else None
+        if source.rank is not None and any(v.static is Ellipsis for v in index_values):
+            rank = source.rank - dropped + added
+        non_static_ints = [v for v in index_values if v.static is None and v.code not in ("None",)]
+        if non_static_ints:
+            rank = None
+        return tensor(f"{self.wrap(source.code)}[{self.slice_code(node)}]", rank)
+
+    def size_subscript(self, base, node):
+        """x.shape[i] / x.size()[i]: the torch dim read from the right axis, static when known."""
+        item = node.slice[0].slice
+        if len(node.slice) == 1 and isinstance(item, cst.Index):
+            index = self.expr(item.value)
+            if isinstance(index.static, int):
+                return self.dim_size(base, index.static)
+        self.ctx.use("torch_size")
+        return python(f"torch_size({base.code}{self.layout_flag(base)})[{self.slice_code(node)}]")
+
+    def layout_flag(self, value):
+        return ", channels_last=True" if value.channels_last or (
+            value.kind == "size" and value.layout == "channels_last" and (value.rank or 3) > 2) else ""
+
+    def dim_size(self, value, dim):
+        axis = dim
+        if value.layout == "channels_last" and (value.rank is None or value.rank > 2):
+            if value.rank is None:
+                self.ctx.use("torch_size")
+                return python(f"torch_size({value.code}, channels_last=True)[{dim}]")
+            from porter.ir.values import remap_axis
+            axis = remap_axis(dim, value.rank)
+        self.ctx.use("dim_size")
+        return python(f"dim_size({value.code}, {axis})")
+
+    def materialize_size(self, value):
+        if value.kind != "size":
+            return value
+        self.ctx.use("torch_size")
+        return python(f"torch_size({value.code}{self.layout_flag(value)})")
+
+    def iterable_code(self, value):
+        if value.kind == "size":
+            return self.materialize_size(value).code
+        if value.is_tensor:
+            self.ctx.use("unstack_first")
+            return f"unstack_first({to_layout(self.ctx, value, 'source').code})"
+        return value.code
+
+    def bind_loop_target(self, target, iterable):
+        """Bind the loop variable(s) of `for target in iterable`."""
+        if iterable.kind == "module" and iterable.module is not None:
+            element = Value("", "module", module=iterable.module.element())
+        elif iterable.is_tensor:
+            element = tensor("", None if iterable.rank is None else iterable.rank - 1)
+        elif iterable.kind == "tuple" and iterable.items:
+            element = to_layout(self.ctx, iterable.items[0], "source") if iterable.items[0].is_tensor else \
+                iterable.items[0]
+        elif iterable.kind == "tuple":
+            element = tensor("")
+        else:
+            element = python("")
+        self.bind_target(target, element, loop=True)
+
+    def bind_target(self, target, value, loop=False):
+        if isinstance(target, cst.Name):
+            self.env[target.value] = value.with_code(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = target.elements
+            if value.kind == "size":
+                for position, element in enumerate(elements):
+                    if isinstance(element.value, cst.Name):
+                        self.env[element.value.value] = python(element.value.value)
+                return
+            items = value.items if value.kind == "tuple" and value.items is not None and len(
+                value.items) == len(elements) else None
+            for position, element in enumerate(elements):
+                if items is not None:
+                    item = items[position]
+                elif value.kind == "tuple" or value.is_tensor:
+                    item = tensor("")
+                elif value.kind == "module" and value.module is not None and value.module.kind == "dict":
+                    item = python("") if position == 0 else Value("", "module", module=value.module.element())
+                else:
+                    item = python("")
+                self.bind_target(element.value, item, loop)
+
+
+def _balanced_call(code):
+    """True when `code` is one call/subscript expression like f(a, b) or x[1] (not `f(a) + g(b)`)."""
+    depth = 0
+    for position, char in enumerate(code):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0 and position != len(code) - 1:
+                rest = code[position + 1:]
+                if not rest.startswith(("(", "[", ".")):
+                    return False
+        elif depth == 0 and char in " +-*/%<>=!&|^~,":
+            return False
+    return depth == 0

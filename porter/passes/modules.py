@@ -1,0 +1,225 @@
+"""Module references: which runtime layer, in-file class or container an `__init__` expression builds.
+
+Used by the translator to know, for `self.features(x)` in forward, what `self.features` is and which layouts
+it takes and returns, without executing anything.
+"""
+
+import libcst as cst
+
+from porter.frontend.imports import dotted_name
+from porter.ir.values import UNKNOWN_MODULE, ModuleRef
+
+CONTAINERS = {
+    "torch.nn.Sequential": "sequential",
+    "torch.nn.ModuleList": "list",
+    "torch.nn.ModuleDict": "dict",
+}
+
+
+class ModuleResolver:
+    """Resolves expressions in `__init__` (and helper methods it calls) to ModuleRefs."""
+
+    def __init__(self, source, module_rules, class_of):
+        self.source = source
+        self.module_rules = module_rules
+        self.class_of = class_of  # callable: in-file class name -> ClassInfo or None
+        self.depth = 0
+
+    def ref_of(self, node, env, owner=None):
+        """ModuleRef for expression `node`, with `env` mapping local names to ModuleRefs or lists of them."""
+        if self.depth > 20:
+            return UNKNOWN_MODULE
+        self.depth += 1
+        try:
+            return self._ref_of(node, env, owner)
+        finally:
+            self.depth -= 1
+
+    def _ref_of(self, node, env, owner):
+        if isinstance(node, cst.Name) and node.value in env:
+            found = env[node.value]
+            return found if isinstance(found, ModuleRef) else ModuleRef("list", elements=tuple(found))
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return ModuleRef("list", elements=tuple(self._elements(node.elements, env, owner)))
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            return ModuleRef("list", elements=(self.ref_of(node.elt, env, owner),), ordered=False)
+        if isinstance(node, cst.Call):
+            return self._call_ref(node, env, owner)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            return env.get(f"self.{node.attr.value}", UNKNOWN_MODULE)
+        return UNKNOWN_MODULE
+
+    def class_ref(self, node, env):
+        """The in-file class or rule a callee expression names (for `block(...)` where block is a parameter)."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        if name in env and isinstance(env[name], ModuleRef) and env[name].kind == "classobj":
+            return env[name].elements[0]
+        canonical = self.source.imports.resolve(node)
+        if canonical in self.module_rules:
+            return ModuleRef("rule", rule=self.module_rules[canonical])
+        if self.class_of(name) is not None:
+            return ModuleRef("class", class_name=name)
+        return None
+
+    def _call_ref(self, node, env, owner):
+        canonical = self.source.imports.resolve(node.func)
+        if canonical in CONTAINERS:
+            kind = CONTAINERS[canonical]
+            elements, ordered = [], True
+            for arg in node.args:
+                if arg.star == "*":
+                    inner = self.ref_of(arg.value, env, owner)
+                    elements.extend(inner.elements)
+                    ordered = ordered and inner.ordered
+                elif kind == "sequential" and _is_ordered_dict(arg.value, self.source):
+                    elements.extend(self._ordered_dict_elements(arg.value, env, owner))
+                else:
+                    inner = self.ref_of(arg.value, env, owner)
+                    if kind == "sequential":
+                        elements.append(inner)
+                    else:
+                        elements.extend(inner.elements)
+                        ordered = ordered and inner.ordered
+            return ModuleRef(kind, elements=tuple(elements), ordered=ordered)
+        target = self.class_ref(node.func, env)
+        if target is not None:
+            return target
+        if isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) == "self" and owner is not None:
+            return self._method_return(owner, node.func.attr.value, node, env)
+        if dotted_name(node.func) in ("copy.deepcopy", "deepcopy") and node.args:
+            return self.ref_of(node.args[0].value, env, owner)
+        return UNKNOWN_MODULE
+
+    def _elements(self, elements, env, owner):
+        refs = []
+        for element in elements:
+            inner = self.ref_of(element.value, env, owner)
+            if isinstance(element, cst.StarredElement):
+                refs.extend(inner.elements)
+            else:
+                refs.append(inner)
+        return refs
+
+    def _ordered_dict_elements(self, node, env, owner):
+        refs = []
+        if node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)):
+            for item in node.args[0].value.elements:
+                if isinstance(item.value, cst.Tuple) and len(item.value.elements) == 2:
+                    refs.append(self.ref_of(item.value.elements[1].value, env, owner))
+        return refs
+
+    def _method_return(self, owner, name, call, env):
+        method = owner.find_method(name)
+        if method is None:
+            return UNKNOWN_MODULE
+        params = [p.name.value for p in method.params.params][1:]
+        local = {key: value for key, value in env.items() if key.startswith("self.")}
+        for param, arg in zip(params, [a for a in call.args if not a.keyword]):
+            bound = self.class_ref(arg.value, env)
+            if bound is not None:
+                local[param] = ModuleRef("classobj", elements=(bound,))
+        for arg in call.args:
+            if arg.keyword is not None:
+                bound = self.class_ref(arg.value, env)
+                if bound is not None:
+                    local[arg.keyword.value] = ModuleRef("classobj", elements=(bound,))
+        self.scan_body(method.body, local, owner)
+        returned = _return_values(method.body)
+        return self.ref_of(returned[0], local, owner) if returned else UNKNOWN_MODULE
+
+    def scan_body(self, body, env, owner):
+        """Abstractly run `__init__`-style statements: record module-valued locals and lists of modules."""
+        for statement in _statements(body):
+            self._scan_statement(statement, env, owner, in_loop=False)
+
+    def _scan_statement(self, statement, env, owner, in_loop):
+        if isinstance(statement, (cst.For, cst.While, cst.If, cst.With, cst.Try)):
+            for inner in _statements(statement.body):
+                self._scan_statement(inner, env, owner, in_loop=True)
+            orelse = getattr(statement, "orelse", None)
+            while orelse is not None:
+                for inner in _statements(orelse.body):
+                    self._scan_statement(inner, env, owner, in_loop=True)
+                orelse = getattr(orelse, "orelse", None)
+            return
+        if isinstance(statement, cst.Assign):
+            value = self.ref_of(statement.value, env, owner)
+            for target in statement.targets:
+                name = _target_name(target.target)
+                if name is None:
+                    continue
+                if isinstance(statement.value, (cst.List, cst.Tuple)) and value.kind == "list":
+                    env[name] = list(value.elements)
+                elif value.kind != "unknown":
+                    env[name] = value
+                else:
+                    hint = self.class_ref(statement.value, env) if not isinstance(statement.value,
+                                                                                  cst.Call) else None
+                    if hint is not None:
+                        env[name] = ModuleRef("classobj", elements=(hint,))
+        elif isinstance(statement, cst.AugAssign) and isinstance(statement.operator, cst.AddAssign):
+            name = _target_name(statement.target)
+            if name is not None and isinstance(env.get(name), list):
+                env[name].extend(self.ref_of(statement.value, env, owner).elements)
+        elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+            call = statement.value
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend", "add_module"):
+                holder = dotted_name(call.func.value)
+                args = [a.value for a in call.args]
+                if call.func.attr.value == "add_module" and holder == "self" and len(args) == 2:
+                    if isinstance(args[0], cst.SimpleString):
+                        env["self." + args[0].evaluated_value] = self.ref_of(args[1], env, owner)
+                    return
+                if holder in env and isinstance(env[holder], list) and args:
+                    ref = self.ref_of(args[0], env, owner)
+                    if call.func.attr.value == "append":
+                        env[holder].append(ref)
+                    else:
+                        env[holder].extend(ref.elements)
+                elif holder in env and isinstance(env[holder], ModuleRef) and args:
+                    current = env[holder]
+                    ref = self.ref_of(args[0], env, owner)
+                    extra = (ref,) if call.func.attr.value == "append" else ref.elements
+                    env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=False)
+
+
+def _is_ordered_dict(node, source):
+    return isinstance(node, cst.Call) and (source.imports.resolve(node.func) in (
+        "collections.OrderedDict",) or dotted_name(node.func) in ("OrderedDict", "collections.OrderedDict"))
+
+
+def _target_name(target):
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
+        return f"self.{target.attr.value}"
+    return None
+
+
+def _statements(body):
+    """Small statements of a block, in order (compound statements as themselves)."""
+    result = []
+    for statement in getattr(body, "body", []):
+        if isinstance(statement, cst.SimpleStatementLine):
+            result.extend(statement.body)
+        else:
+            result.append(statement)
+    return result
+
+
+def _return_values(body):
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Return(self, node):
+            if node.value is not None:
+                found.append(node.value)
+
+        def visit_FunctionDef(self, node):
+            return False
+
+    for statement in body.body:
+        statement.visit(Visitor())
+    return found

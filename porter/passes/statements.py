@@ -1,0 +1,442 @@
+"""Statement translation for one function body, keeping Python control flow and comments.
+
+Layouts meet at control-flow joins: when two paths leave a tensor in different layouts, both are brought back
+to torch's order at the end of each path; a loop body that changes a variable's layout converts it back at the
+end of the body. A branch on a tensor value (data-dependent) becomes `tf.where` when both paths only assign.
+"""
+
+import libcst as cst
+
+from porter.ir.module_ir import LineMapping
+from porter.ir.values import Value, python, tensor
+from porter.passes.expressions import ExpressionTranslator
+from porter.passes.layout import merge_layouts, to_layout
+
+INDENT = "    "
+
+
+class Returned(Exception):
+    pass
+
+
+class BodyTranslator(ExpressionTranslator):
+    """Translate the statements of one method (mode "init" or "forward") into lines of Keras code."""
+
+    def __init__(self, ctx, info, mode, env, output_layout=None):
+        super().__init__(ctx, info, mode, env)
+        self.output_layout = output_layout  # "source" for the main class: the boundary converts back
+        self.return_template = None
+        self.module_env = {}
+
+    # --- blocks ------------------------------------------------------------------------------------------
+    def block(self, body, depth):
+        """Lines for an IndentedBlock/SimpleStatementSuite at indentation `depth`; returns (lines, terminated)."""
+        lines, terminated = [], False
+        statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        if isinstance(body, cst.SimpleStatementSuite):
+            statements = [cst.SimpleStatementLine(body=body.body)]
+        for statement in statements:
+            if terminated:
+                break
+            lines.extend(self.comments(statement, depth))
+            produced, terminated = self.statement(statement, depth)
+            lines.extend(produced)
+        if isinstance(body, cst.IndentedBlock):
+            for empty_line in body.footer:
+                if empty_line.comment is not None:
+                    lines.append(INDENT * depth + empty_line.comment.value)
+        if not lines or all(line.strip().startswith("#") for line in lines):
+            lines.append(INDENT * depth + "pass")
+        return lines, terminated
+
+    def comments(self, statement, depth):
+        lines = []
+        for empty_line in getattr(statement, "leading_lines", ()):
+            if empty_line.comment is not None:
+                lines.append(INDENT * depth + empty_line.comment.value)
+            elif lines or depth == 0:
+                lines.append("")
+        return lines
+
+    def statement(self, statement, depth):
+        start = self.source.line_of(statement) or self.line
+        self.line = start
+        handler = getattr(self, f"_stmt_{type(statement).__name__}", None)
+        if handler is None:
+            text = self.code(statement).strip("\n")
+            return [INDENT * depth + line for line in _dedent(text).splitlines()], False
+        lines, terminated = handler(statement, depth)
+        self.record(statement, start, lines)
+        return lines, terminated
+
+    def record(self, statement, start, lines):
+        if self.ctx.ir is None or self.mode not in ("forward", "init"):
+            return
+        position = self.source.positions.get(statement)
+        end = position.end.line if position else start
+        if isinstance(statement, cst.SimpleStatementLine):
+            text = self.code(statement).strip("\n")
+            self.ctx.ir.mappings.append(LineMapping(start, end, _dedent(text), _dedent("\n".join(lines))))
+
+    # --- simple statements -------------------------------------------------------------------------------
+    def _stmt_SimpleStatementLine(self, statement, depth):
+        lines, terminated = [], False
+        for small in statement.body:
+            produced, terminated = self.small(small, depth)
+            lines.extend(produced)
+        comment = statement.trailing_whitespace.comment
+        if comment is not None and lines:
+            lines[-1] = f"{lines[-1]}  {comment.value}"
+        return lines, terminated
+
+    def small(self, small, depth):
+        pad = INDENT * depth
+        if isinstance(small, cst.Assign):
+            return self.assign(small, pad), False
+        if isinstance(small, cst.AnnAssign):
+            if small.value is None:
+                return [pad + self.code(small)], False
+            value = self.expr(small.value)
+            self.bind_target(small.target, value)
+            return [f"{pad}{self.code(small.target)}: {self.code(small.annotation.annotation)} = {value.code}"], False
+        if isinstance(small, cst.AugAssign):
+            return self.aug_assign(small, pad), False
+        if isinstance(small, cst.Expr):
+            return self.expression_statement(small, pad), False
+        if isinstance(small, cst.Return):
+            return self.return_statement(small, pad), True
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            return [], False
+        if isinstance(small, cst.Assert):
+            test = self.expr(small.test)
+            if test.is_tensor:
+                return [f"{pad}# porter: assert on tensor values dropped (not compilable): {self.code(small.test)}"], \
+                    False
+            message = f", {self.expr(small.msg).code}" if small.msg is not None else ""
+            return [f"{pad}assert {test.code}{message}"], False
+        if isinstance(small, cst.Raise):
+            return [pad + self.code(small)], True
+        if isinstance(small, (cst.Pass, cst.Break, cst.Continue, cst.Global, cst.Nonlocal, cst.Del)):
+            return [pad + self.code(small)], isinstance(small, (cst.Break, cst.Continue))
+        return [pad + self.code(small)], False
+
+    def assign(self, small, pad):
+        targets = [t.target for t in small.targets]
+        if self.mode == "init":
+            return self.init_assign(small, targets, pad)
+        for target in targets:
+            if isinstance(target, cst.Subscript):
+                base = self.expr(target.value)
+                if base.is_tensor:
+                    return [pad + f"raise NotImplementedError({self.stub_message('in-place tensor item assignment', 'tensors are immutable in TensorFlow; rewrite with tf.where or concatenation')!r})"]
+        value = self.expr(small.value)
+        if value.kind == "size":
+            value = self.materialize_size(value) if not all(
+                isinstance(t, (cst.Tuple, cst.List)) for t in targets) else value
+            if all(isinstance(t, (cst.Tuple, cst.List)) for t in targets):
+                return self.size_unpack(targets, value, pad)
+        for target in targets:
+            self.bind_target(target, value)
+        left = " = ".join(self.target_code(t) for t in targets)
+        return [f"{pad}{left} = {value.code}"]
+
+    def stub_message(self, construct, reason):
+        return self.ctx.unsupported(self.line, construct, reason)
+
+    def size_unpack(self, targets, value, pad):
+        """`b, c, h, w = x.shape`: each name gets torch's dim, read from the right axis of the Keras tensor."""
+        lines = []
+        for target in targets:
+            names = [e.value for e in target.elements]
+            codes = []
+            for dim, name_node in enumerate(names):
+                if isinstance(name_node, cst.Name):
+                    self.env[name_node.value] = python(name_node.value)
+                codes.append(self.dim_size(value, dim).code)
+            left = ", ".join(self.code(n) for n in names)
+            lines.append(f"{pad}{left} = {', '.join(codes)}")
+        return lines
+
+    def target_code(self, target):
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            return f"self.{self.keras_attr(target.attr.value)}"
+        return self.code(target)
+
+    def aug_assign(self, small, pad):
+        target_value = self.expr(small.target)
+        value = self.expr(small.value)
+        operator = self.code(small.operator).strip()
+        if target_value.is_tensor or value.is_tensor:
+            from porter.passes.layout import unify
+
+            (left, right), layout, rank = unify(self.ctx, [target_value, value])
+            binary = operator[:-1]
+            if left.code != target_value.code:
+                result = tensor(f"{self.wrap(left.code)} {binary} {self.wrap(right.code)}", rank, layout)
+                self.bind_target(small.target, result)
+                return [f"{pad}{self.code(small.target)} = {result.code}"]
+            self.bind_target(small.target, tensor("", rank, layout))
+            return [f"{pad}{self.code(small.target)} {operator} {right.code}"]
+        return [f"{pad}{self.target_code(small.target)} {operator} {value.code}"]
+
+    def expression_statement(self, small, pad):
+        node = small.value
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(
+                node.func.value, cst.Name):
+            method = node.func.attr.value
+            receiver = self.env.get(node.func.value.value)
+            if isinstance(receiver, Value) and receiver.is_tensor and method.endswith("_") and \
+                    not method.startswith("_"):
+                value = self.expr(node)  # in-place tensor op: rebind the name to the result
+                self.bind_target(node.func.value, value)
+                return [f"{pad}{node.func.value.value} = {value.code}"]
+        if isinstance(node, cst.SimpleString):
+            return [pad + self.code(node)]
+        value = self.expr(node)
+        if self.mode == "init" and isinstance(node, cst.Call):
+            self.note_init_call(node)
+        return [pad + value.code]
+
+    def note_init_call(self, node):
+        """Hook for the class translator (register_buffer etc.)."""
+
+    def return_statement(self, small, pad):
+        if small.value is None:
+            return [pad + "return"]
+        value = self.expr(small.value)
+        value = self.shape_return(value)
+        return [f"{pad}return {value.code}"]
+
+    def shape_return(self, value):
+        """Bring a returned value to the class's output convention (torch's layout at the model boundary)."""
+        if value.kind == "size":
+            value = self.materialize_size(value)
+        if self.output_layout == "source" or self.mode != "forward":
+            return self.as_plain(value) if value.is_tensor or value.kind == "tuple" else value
+        if self.return_template is None:
+            if value.kind == "tuple" and value.items is not None:
+                value = self.as_plain(value)
+            self.return_template = value
+            return value
+        template = self.return_template
+        if value.is_tensor and template.is_tensor:
+            return to_layout(self.ctx, value, "channels_last" if template.channels_last else "source", template.rank)
+        return self.as_plain(value)
+
+    # --- compound statements -----------------------------------------------------------------------------
+    def _stmt_If(self, statement, depth):
+        pad = INDENT * depth
+        test = self.expr(statement.test)
+        if test.is_tensor:
+            return self.tensor_if(statement, test, depth)
+        before = dict(self.env)
+        body_lines, body_done = self.block(statement.body, depth + 1)
+        after_body = dict(self.env)
+        self.env.clear()
+        self.env.update(before)
+        lines = [f"{pad}if {test.code}:"]
+        orelse = statement.orelse
+        else_lines, else_done, after_else = [], False, dict(before)
+        keyword = None
+        if orelse is not None:
+            if isinstance(orelse, cst.If):
+                keyword = "elif"
+                else_lines, else_done = self._stmt_If(orelse, depth)
+                else_lines[0] = else_lines[0].replace(f"{pad}if ", f"{pad}elif ", 1)
+            else:
+                keyword = "else"
+                else_lines, else_done = self.block(orelse.body, depth + 1)
+            after_else = dict(self.env)
+        merged = self.merge(after_body, body_done, body_lines, after_else, else_done, else_lines, depth + 1,
+                            keyword)
+        lines.extend(body_lines)
+        if keyword == "elif":
+            lines.extend(else_lines)
+        elif keyword == "else":
+            lines.append(f"{pad}else:")
+            lines.extend(else_lines)
+        elif merged["else_extra"]:
+            lines.append(f"{pad}else:")
+            lines.extend(merged["else_extra"])
+        self.env.clear()
+        self.env.update(merged["env"])
+        return lines, body_done and else_done and orelse is not None
+
+    def merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword):
+        """Join two paths: variables whose layouts disagree go back to torch's order on both paths."""
+        pad = INDENT * depth
+        if done_a and not done_b:
+            return {"env": env_b, "else_extra": []}
+        if done_b and not done_a:
+            return {"env": env_a, "else_extra": []}
+        merged, else_extra = dict(env_b), []
+        merged.update(env_a)
+        for name in sorted(set(env_a) & set(env_b)):
+            value_a, value_b = env_a[name], env_b[name]
+            if merge_layouts(value_a, value_b) is None:
+                if isinstance(value_a, Value) and isinstance(value_b, Value) and value_a.is_tensor and \
+                        value_b.is_tensor and value_a.rank != value_b.rank:
+                    merged[name] = value_a.but(rank=None) if not value_a.channels_last else value_a
+                continue
+            self.ctx.use("to_channels_first")
+            fix = f"{pad}{name} = to_channels_first({name})"
+            if value_a.channels_last:
+                _insert_before_trailing_pass(lines_a, fix)
+            if value_b.channels_last:
+                if keyword == "else":
+                    _insert_before_trailing_pass(lines_b, fix)
+                elif keyword is None:
+                    else_extra.append(fix)
+                else:  # elif chain: convert after its own branch lines (best effort)
+                    lines_b.append(fix)
+            merged[name] = tensor(name, value_a.rank)
+        return {"env": merged, "else_extra": else_extra}
+
+    def tensor_if(self, statement, test, depth):
+        """Data-dependent branch: both paths computed, `tf.where` picks per element (XLA compiles it)."""
+        pad = INDENT * depth
+        orelse = statement.orelse
+        simple = _only_assignments(statement.body) and (orelse is None or (
+            isinstance(orelse, cst.Else) and _only_assignments(orelse.body)))
+        if not simple:
+            message = self.stub_message("if on a tensor value",
+                                        "data-dependent control flow; rewrite with torch.where so it maps to tf.where")
+            return [f"{pad}raise NotImplementedError({message!r})"], True
+        before = dict(self.env)
+        lines = [f"{pad}# porter: data-dependent `if` -> both branches computed, tf.where selects"]
+        condition = to_layout(self.ctx, test, "source")
+        lines.append(f"{pad}_condition = tf.cast(tf.reduce_all({condition.code}), tf.bool)")
+        branch_envs = []
+        for label, body in (("then", statement.body), ("else", orelse.body if orelse else None)):
+            self.env.clear()
+            self.env.update(before)
+            if body is not None:
+                body_lines, _ = self.block(body, depth)
+                for line in body_lines:
+                    if line.strip() != "pass":
+                        lines.append(_rename_assigned(line, label))
+            branch_envs.append(dict(self.env))
+        self.env.clear()
+        self.env.update(before)
+        assigned = sorted({n for env in branch_envs for n in env if env.get(n) is not before.get(n)})
+        for name in assigned:
+            then_name = f"{name}_then" if branch_envs[0].get(name) is not before.get(name) else name
+            else_name = f"{name}_else" if branch_envs[1].get(name) is not before.get(name) else name
+            a, b = branch_envs[0].get(name, before.get(name)), branch_envs[1].get(name, before.get(name))
+            if a is None or b is None:
+                continue
+            a, b = to_layout(self.ctx, a.with_code(then_name), "source"), to_layout(self.ctx, b.with_code(else_name),
+                                                                                    "source")
+            lines.append(f"{pad}{name} = tf.where(_condition, {a.code}, {b.code})")
+            self.env[name] = tensor(name, a.rank)
+        return lines, False
+
+    def _stmt_For(self, statement, depth):
+        pad = INDENT * depth
+        iterable = self.expr(statement.iter)
+        before = dict(self.env)
+        self.bind_loop_target(statement.target, iterable)
+        body_lines, _ = self.block(statement.body, depth + 1)
+        fixes = self.loop_fixes(before, depth + 1)
+        for fix in fixes:
+            _insert_before_trailing_pass(body_lines, fix)
+        lines = [f"{pad}for {self.code(statement.target)} in {self.iterable_code(iterable)}:"] + body_lines
+        if statement.orelse is not None:
+            else_lines, _ = self.block(statement.orelse.body, depth + 1)
+            lines += [f"{pad}else:"] + else_lines
+        return lines, False
+
+    def _stmt_While(self, statement, depth):
+        pad = INDENT * depth
+        test = self.expr(statement.test)
+        if test.is_tensor:
+            message = self.stub_message("while on a tensor value", "data-dependent loop; not compilable by XLA")
+            return [f"{pad}raise NotImplementedError({message!r})"], True
+        before = dict(self.env)
+        body_lines, _ = self.block(statement.body, depth + 1)
+        for fix in self.loop_fixes(before, depth + 1):
+            _insert_before_trailing_pass(body_lines, fix)
+        return [f"{pad}while {test.code}:"] + body_lines, False
+
+    def loop_fixes(self, before, depth):
+        """Statements that bring loop-carried tensors back to their layout at loop entry."""
+        fixes = []
+        for name, old in before.items():
+            new = self.env.get(name)
+            if not (isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor):
+                continue
+            if old.channels_last == new.channels_last:
+                continue
+            converted = to_layout(self.ctx, new.with_code(name), "channels_last" if old.channels_last else "source",
+                                  old.rank)
+            fixes.append(f"{INDENT * depth}{name} = {converted.code}")
+            self.env[name] = old
+        return fixes
+
+    def _stmt_With(self, statement, depth):
+        pad = INDENT * depth
+        items = []
+        for item in statement.items:
+            value = self.expr(item.item)
+            alias = f" as {self.code(item.asname.name)}" if item.asname is not None else ""
+            items.append(value.code + alias)
+        body, done = self.block(statement.body, depth + 1)
+        if all(i.startswith("contextlib.nullcontext()") for i in items):
+            self.ctx.use("contextlib")
+        return [f"{pad}with {', '.join(items)}:"] + body, done
+
+    def _stmt_FunctionDef(self, statement, depth):
+        text = self.code(statement).strip("\n")
+        return [INDENT * depth + line if line else line for line in _dedent(text).splitlines()], False
+
+    def _stmt_Try(self, statement, depth):
+        pad = INDENT * depth
+        body, _ = self.block(statement.body, depth + 1)
+        lines = [f"{pad}try:"] + body
+        for handler in statement.handlers:
+            header = self.code(handler).split(":", 1)[0].strip()
+            handler_lines, _ = self.block(handler.body, depth + 1)
+            lines += [f"{pad}{header}:"] + handler_lines
+        if statement.finalbody is not None:
+            final, _ = self.block(statement.finalbody.body, depth + 1)
+            lines += [f"{pad}finally:"] + final
+        return lines, False
+
+
+def _dedent(text):
+    import textwrap
+
+    return textwrap.dedent(text)
+
+
+def _insert_before_trailing_pass(lines, fix):
+    if lines and lines[-1].strip() == "pass":
+        lines[-1] = fix
+    else:
+        lines.append(fix)
+
+
+def _only_assignments(body):
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    for statement in statements:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        if not all(isinstance(small, (cst.Assign, cst.AugAssign, cst.Pass)) for small in statement.body):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and not all(isinstance(t.target, cst.Name) for t in small.targets):
+                return False
+    return True
+
+
+def _rename_assigned(line, label):
+    stripped = line.lstrip()
+    pad = line[:len(line) - len(stripped)]
+    if "=" in stripped and not stripped.startswith("#"):
+        name, rest = stripped.split("=", 1)
+        name = name.strip().rstrip("+-*/")
+        return f"{pad}{name}_{label} = {rest.strip()}" if rest.strip() else line
+    return line
+
+
+__all__ = ["BodyTranslator", "Returned", "python"]

@@ -1,0 +1,1 @@
+"""Porting reports: PORTING.md and report.html."""

@@ -1,0 +1,579 @@
+"""Rules: tensor functions and methods (shape ops, reductions, elementwise math, creation, casts).
+
+Most run in torch's axis order through porter/runtime/tensor_ops.py. Layout-aware ones (cat, reductions,
+permute/transpose, flatten of spatial dims, elementwise math) keep channels-last tensors channels-last by
+remapping their axis arguments, so convnets pay for no transposes between blocks.
+"""
+
+from porter.ir.values import Value, python, remap_axis, tensor
+from porter.passes.layout import unify
+from porter.rules.registry import Signature, function_rule
+
+
+def _bind(translator, call, signature_text):
+    return call.bind(Signature.parse(signature_text))
+
+
+def _static_int(value):
+    return value.static if value is not None and isinstance(value.static, int) and not isinstance(
+        value.static, bool) else None
+
+
+def _runtime(translator, name):
+    return translator.ctx.use(name)
+
+
+def _plain_call(translator, runtime, call, layout="source", rank=None):
+    args = [translator.as_plain(v) for v in call.all_args()]
+    kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items()}
+    return tensor(f"{_runtime(translator, runtime)}({translator.join_args(args, kwargs)})", rank, layout)
+
+
+# --- shape ops --------------------------------------------------------------------------------------------
+def translate_view(translator, call):
+    """view/reshape run in torch's order: channels-last input goes back first (one transpose, or a reshape)."""
+    source = translator.as_plain(call.all_args()[0])
+    sizes = [translator.as_plain(v) for v in call.all_args()[1:]] + [translator.as_plain(v) for v in
+                                                                      call.kwargs.values()]
+    rank = len(sizes) if sizes and all(v.kind != "starred" for v in sizes) else None
+    if len(sizes) == 1 and sizes[0].kind != "starred":
+        static = sizes[0].static
+        rank = len(static) if isinstance(static, (tuple, list)) else (1 if isinstance(static, int) else None)
+    code = f"{_runtime(translator, 'view')}({translator.join_args([source] + sizes, {})})"
+    return tensor(code, rank)
+
+
+def translate_flatten(translator, call):
+    bound = _bind(translator, call, "(input, start_dim=0, end_dim=-1)")
+    source = bound["input"]
+    default_start = 1 if call.canonical == "torch.nn.functional.flatten" else 0
+    start = _static_int(bound.get("start_dim")) if "start_dim" in bound else default_start
+    end = _static_int(bound.get("end_dim")) if "end_dim" in bound else -1
+    if source.channels_last and source.rank is not None and start is not None and end is not None:
+        rank = source.rank
+        start_n, end_n = start % rank, end % rank
+        if start_n >= 2 and end_n == rank - 1 and end_n > start_n:
+            # only spatial dims merge: the channels-last tensor flattens its middle axes, layout kept
+            merged_rank = rank - (end_n - start_n)
+            code = f"{_runtime(translator, 'flatten')}({source.code}, {start_n - 1}, {rank - 2})"
+            return tensor(code, merged_rank, "channels_last")
+    plain = translator.as_plain(source)
+    rank = None
+    if plain.rank is not None and start is not None and end is not None:
+        rank = plain.rank - ((end % plain.rank) - (start % plain.rank)) if plain.rank else 1
+    args = [plain]
+    if "start_dim" in bound or default_start:
+        args.append(python(str(start if start is not None else bound["start_dim"].code)))
+    if "end_dim" in bound:
+        args.append(translator.as_plain(bound["end_dim"]))
+    return tensor(f"{_runtime(translator, 'flatten')}({translator.join_args(args, {})})", rank)
+
+
+def _physical_order(value):
+    """torch dims in the order the Keras tensor stores them."""
+    rank = value.rank
+    if value.channels_last:
+        return [0] + list(range(2, rank)) + [1]
+    return list(range(rank))
+
+
+def _permuted(translator, value, dims):
+    """Result of torch's permute(dims) on `value`: a relabelling when the data is already in that order."""
+    rank = value.rank
+    order = _physical_order(value)
+    # physical axis k holds old torch dim order[k], which is new dim dims.index(order[k])
+    physical_new = [dims.index(old) for old in order]
+    channels_last = [0] + list(range(2, rank)) + [1]
+    if physical_new == list(range(rank)):
+        return tensor(value.code, rank, "source")
+    if rank > 2 and physical_new == channels_last:
+        return tensor(value.code, rank, "channels_last")
+    perm = [order.index(d) for d in dims]
+    return tensor(f"tf.transpose({value.code}, {perm})", rank, "source")
+
+
+def translate_permute(translator, call):
+    args = call.all_args()
+    value = args[0]
+    dims_values = args[1:] if len(args) > 2 or (len(args) == 2 and isinstance(args[1].static, int)) else None
+    if dims_values is None and len(args) == 2:
+        dims = args[1].static
+    elif "dims" in call.kwargs:
+        dims = call.kwargs["dims"].static
+    else:
+        dims = [v.static for v in dims_values] if dims_values else None
+    if value.rank is None or dims is None or not all(isinstance(d, int) for d in dims) or len(dims) != value.rank:
+        return _plain_call(translator, "permute", call)
+    dims = [d % value.rank for d in dims]
+    return _permuted(translator, value, dims)
+
+
+def translate_transpose(translator, call):
+    bound = _bind(translator, call, "(input, dim0, dim1)")
+    value = bound["input"]
+    dim0, dim1 = _static_int(bound.get("dim0")), _static_int(bound.get("dim1"))
+    if value.rank is None or dim0 is None or dim1 is None:
+        return _plain_call(translator, "transpose", call, rank=value.rank)
+    dims = list(range(value.rank))
+    dims[dim0 % value.rank], dims[dim1 % value.rank] = dims[dim1 % value.rank], dims[dim0 % value.rank]
+    return _permuted(translator, value, dims)
+
+
+def translate_t(translator, call):
+    value = translator.as_plain(call.all_args()[0])
+    return tensor(f"{_runtime(translator, 'matrix_t')}({value.code})", value.rank)
+
+
+def _rank_change(delta):
+    def translate(translator, call):
+        args = call.all_args()
+        result = _plain_call(translator, runtime_names[call.canonical.rsplit(".", 1)[1]], call)
+        rank = args[0].rank + delta if args[0].rank is not None else None
+        if delta < 0 and (len(args) < 2 and not call.kwargs):
+            rank = None  # squeeze() without dim: depends on sizes
+        return result.but(rank=rank)
+
+    return translate
+
+
+runtime_names = {"squeeze": "squeeze", "unsqueeze": "unsqueeze"}
+
+
+def translate_cat(translator, call):
+    """cat along a dim: channels-last inputs stay channels-last (U-Net skips), dim remapped."""
+    bound = _bind(translator, call, "(tensors, dim=0)")
+    if "axis" in call.kwargs:
+        bound["dim"] = call.kwargs["axis"]
+    tensors = bound["tensors"]
+    dim_value = bound.get("dim", python("0", static=0))
+    dim = _static_int(dim_value)
+    items = tensors.items if tensors.kind == "tuple" and tensors.items is not None else None
+    runtime = _runtime(translator, "cat" if call.canonical.rsplit(".", 1)[1] in ("cat", "concat", "concatenate")
+                       else "stack")
+    is_stack = runtime == translator.ctx.renames.get("stack", "stack")
+    if items is None or dim is None:
+        plain = translator.as_plain(tensors)
+        return tensor(f"{runtime}({plain.code}, {translator.as_plain(dim_value).code})")
+    unified, layout, rank = unify(translator.ctx, list(items))
+    if layout == "channels_last" and not is_stack:
+        axis = remap_axis(dim, rank)
+        return tensor(f"{runtime}([{', '.join(v.code for v in unified)}], {axis})", rank, "channels_last")
+    plain = [translator.as_plain(v) for v in items]
+    ranks = {v.rank for v in plain}
+    rank = next(iter(ranks)) if len(ranks) == 1 else None
+    if is_stack and rank is not None:
+        rank += 1
+    return tensor(f"{runtime}([{', '.join(v.code for v in plain)}], {dim_value.code})", rank)
+
+
+def translate_split(translator, call):
+    """split/chunk along a dim; channels-last inputs are split along the remapped axis."""
+    name = call.canonical.rsplit(".", 1)[1]
+    signature = "(input, chunks, dim=0)" if name == "chunk" else "(tensor, split_size_or_sections, dim=0)" if \
+        name == "split" else "(input, dim=0)"
+    bound = _bind(translator, call, signature)
+    value = bound.get("input", bound.get("tensor"))
+    dim_value = bound.get("dim", python("0", static=0))
+    dim = _static_int(dim_value)
+    runtime = _runtime(translator, name if name in ("chunk", "split") else "unbind")
+    middle = [v for k, v in bound.items() if k in ("chunks", "split_size_or_sections")]
+    if value.channels_last and dim is not None:
+        axis = remap_axis(dim, value.rank)
+        rank = value.rank - 1 if name == "unbind" else value.rank
+        item = tensor("", rank, "channels_last")
+        args = [value] + [translator.as_plain(m) for m in middle] + [python(str(axis))]
+        return Value(f"{runtime}({translator.join_args(args, {})})", "tuple", items=None).but(
+            items=_repeat_item(item, bound, name))
+    plain = translator.as_plain(value)
+    args = [plain] + [translator.as_plain(m) for m in middle] + [translator.as_plain(dim_value)]
+    rank = plain.rank - 1 if name == "unbind" and plain.rank else plain.rank
+    return Value(f"{runtime}({translator.join_args(args, {})})", "tuple",
+                 items=_repeat_item(tensor("", rank), bound, name))
+
+
+def _repeat_item(item, bound, name):
+    count = bound.get("chunks")
+    if name == "chunk" and count is not None and isinstance(count.static, int):
+        return tuple(item for _ in range(count.static))
+    sections = bound.get("split_size_or_sections")
+    if name == "split" and sections is not None and isinstance(sections.static, (list, tuple)):
+        return tuple(item for _ in sections.static)
+    return None
+
+
+# --- reductions -------------------------------------------------------------------------------------------
+def _reduction(runtime, signature):
+    def translate(translator, call):
+        bound = _bind(translator, call, signature)
+        value = bound["input"]
+        dim_value = bound.get("dim")
+        keepdim = bound.get("keepdim")
+        keep = bool(keepdim.static) if keepdim is not None and keepdim.static is not None else False
+        if dim_value is not None and dim_value.is_tensor and runtime in ("torch_max", "torch_min"):
+            (a, b), layout, rank = unify(translator.ctx, [value, dim_value])
+            function = "tf.maximum" if runtime == "torch_max" else "tf.minimum"
+            return tensor(f"{function}({a.code}, {b.code})", rank, layout)
+        dims = dim_value.static if dim_value is not None else None
+        if isinstance(dims, int) and not isinstance(dims, bool):
+            dims = (dims,)
+        name = _runtime(translator, runtime)
+        extra = {k: translator.as_plain(v) for k, v in call.kwargs.items() if k not in ("dim", "keepdim", "input")}
+        tuple_result = runtime in ("torch_max", "torch_min") and dim_value is not None
+        if value.channels_last and value.rank is not None and isinstance(dims, (tuple, list)) and all(
+                isinstance(d, int) for d in dims):
+            rank = value.rank
+            normalised = sorted(d % rank for d in dims)
+            axes = [remap_axis(d, rank) for d in normalised]
+            axis_code = str(axes[0]) if len(axes) == 1 and isinstance(dim_value.static, int) else repr(tuple(axes))
+            kwargs = {"keepdim": python("True")} if keep else {}
+            code = f"{name}({translator.join_args([value, python(axis_code)], {**kwargs, **extra})})"
+            if keep:
+                result = tensor("", rank, "channels_last")
+            else:
+                remaining = rank - len(normalised)
+                layout = "source" if 1 in normalised else "channels_last"
+                result = tensor("", remaining, layout)
+            if tuple_result:
+                return Value(code, "tuple", items=(result.with_code(f"{code}[0]"), result.but(
+                    code=f"{code}[1]")))
+            return result.with_code(code)
+        plain = translator.as_plain(value)
+        args = [plain] + [translator.as_plain(v) for k, v in bound.items() if k in ("dim",)]
+        kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items() if k not in ("dim", "input")}
+        if "keepdim" in bound and "keepdim" not in call.kwargs:
+            kwargs["keepdim"] = bound["keepdim"]
+        if "dim" in call.kwargs:
+            args = [plain]
+            kwargs = {"dim": translator.as_plain(call.kwargs["dim"]), **{
+                k: v for k, v in kwargs.items() if k != "dim"}}
+        code = f"{name}({translator.join_args(args, kwargs)})"
+        rank = None
+        if plain.rank is not None:
+            if dims is None:
+                rank = plain.rank if keep else 0
+            elif isinstance(dims, (tuple, list)):
+                rank = plain.rank if keep else plain.rank - len(dims)
+        if tuple_result:
+            return Value(code, "tuple", items=(tensor(f"{code}[0]", rank), tensor(f"{code}[1]", rank)))
+        return tensor(code, rank)
+
+    return translate
+
+
+# --- elementwise ------------------------------------------------------------------------------------------
+def _elementwise(template, arity=1):
+    """Elementwise op written as a code template over its tensor arguments; layouts unified, kept."""
+
+    def translate(translator, call):
+        args = call.all_args()[:arity] + [v for k, v in call.kwargs.items() if k in ("other", "exponent")]
+        args = args[:arity]
+        unified, layout, rank = unify(translator.ctx, args)
+        codes = [v.code for v in unified]
+        return tensor(template.format(*codes), rank, layout)
+
+    return translate
+
+
+def translate_masked_fill(translator, call):
+    bound = _bind(translator, call, "(input, mask, value)")
+    (value, mask), layout, rank = unify(translator.ctx, [bound["input"], bound["mask"]])
+    fill = translator.as_plain(bound["value"])
+    return tensor(f"{_runtime(translator, 'masked_fill')}({value.code}, {mask.code}, {fill.code})", rank, layout)
+
+
+def translate_where(translator, call):
+    bound = _bind(translator, call, "(condition, input=None, other=None)")
+    if "input" not in bound:
+        return translator.stub("torch.where(condition)", "the result's size depends on the data (not XLA)")
+    values, layout, rank = unify(translator.ctx, [bound["condition"], bound["input"], bound["other"]])
+    return tensor(f"{_runtime(translator, 'where')}({', '.join(v.code for v in values)})", rank, layout)
+
+
+def translate_clamp(translator, call):
+    bound = _bind(translator, call, "(input, min=None, max=None)")
+    value = bound["input"]
+    kwargs = {}
+    for name in ("min", "max"):
+        if name in bound:
+            kwargs[name] = translator.as_plain(bound[name])
+    return tensor(f"{_runtime(translator, 'clamp')}({translator.join_args([value], kwargs)})", value.rank,
+                  value.layout)
+
+
+def _keep_layout(runtime):
+    """Ops on one tensor that keep its layout and take no axis (casts, clone, detach)."""
+
+    def translate(translator, call):
+        args = call.all_args()
+        value = args[0]
+        rest = [translator.as_plain(v) for v in args[1:]]
+        kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items()}
+        if runtime is None:
+            return value
+        return tensor(f"{_runtime(translator, runtime)}({translator.join_args([value] + rest, kwargs)})",
+                      value.rank, value.layout)
+
+    return translate
+
+
+def _cast(dtype):
+    def translate(translator, call):
+        value = call.all_args()[0]
+        return tensor(f"tf.cast({value.code}, tf.{dtype})", value.rank, value.layout)
+
+    return translate
+
+
+def translate_size(translator, call):
+    """x.size() / x.size(i) / x.shape: torch's dims read from the right axes."""
+    value = call.all_args()[0]
+    dims = call.all_args()[1:] or list(call.kwargs.values())
+    size = Value(value.code, "size", value.rank, value.layout)
+    if dims and isinstance(dims[0].static, int):
+        return translator.dim_size(size, dims[0].static)
+    if dims:
+        translator.ctx.use("torch_size")
+        return python(f"torch_size({value.code}{translator.layout_flag(value)})[{dims[0].code}]")
+    return size
+
+
+def translate_dim(translator, call):
+    value = call.all_args()[0]
+    return python(f"len({value.code}.shape)", static=value.rank)
+
+
+def translate_numel(translator, call):
+    value = call.all_args()[0]
+    return python(f"tf.size({value.code})")
+
+
+def translate_matmul(translator, call):
+    args = [translator.as_plain(v) for v in call.all_args()]
+    ranks = [v.rank for v in args]
+    rank = max(ranks) if None not in ranks else None
+    name = call.canonical.rsplit(".", 1)[1]
+    if name in ("bmm", "mm") or (None not in ranks and min(ranks) >= 2):
+        return tensor(f"tf.matmul({args[0].code}, {args[1].code})", rank)
+    return tensor(f"{_runtime(translator, 'matmul')}({args[0].code}, {args[1].code})", rank)
+
+
+def translate_new_tensor(kind):
+    def translate(translator, call):
+        args = call.all_args()
+        value = translator.as_plain(args[0])
+        sizes = [translator.as_plain(v) for v in args[1:]]
+        kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items()}
+        size_code = sizes[0].code if len(sizes) == 1 else "(" + ", ".join(v.code for v in sizes) + ",)"
+        rest = ""
+        if kind == "full":
+            size_code = sizes[0].code
+            rest = f", fill_value={sizes[1].code}" if len(sizes) > 1 else ""
+        for name, arg in kwargs.items():
+            if name in ("dtype", "fill_value", "size"):
+                rest += f", {name}={arg.code}"
+        return tensor(f"{_runtime(translator, 'new_tensor_like')}({value.code}, {kind!r}, {size_code}{rest})")
+
+    return translate
+
+
+def _creation(runtime, rank_from_args=True):
+    def translate(translator, call):
+        args = [translator.as_plain(v) for v in call.all_args()]
+        kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items() if k not in (
+            "device", "requires_grad", "layout", "pin_memory", "memory_format", "out")}
+        rank = None
+        if rank_from_args:
+            if len(args) == 1 and isinstance(args[0].static, (tuple, list)):
+                rank = len(args[0].static)
+            elif args and all(v.kind != "starred" for v in args):
+                rank = len(args)
+        if runtime in ("zeros_like", "ones_like", "full_like", "rand_like", "randn_like") and call.all_args():
+            source = call.all_args()[0]
+            rank = source.rank
+            args[0] = source
+            code = f"{_runtime(translator, runtime)}({translator.join_args(args, kwargs)})"
+            return tensor(code, rank, source.layout)
+        return tensor(f"{_runtime(translator, runtime)}({translator.join_args(args, kwargs)})", rank)
+
+    return translate
+
+
+def translate_tensor_literal(translator, call):
+    args = [translator.as_plain(v) for v in call.all_args()]
+    kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items() if k in ("dtype",)}
+    static = call.all_args()[0].static if call.all_args() else None
+    rank = _nesting(static) if static is not None else None
+    return tensor(f"{_runtime(translator, 'tensor_from')}({translator.join_args(args[:1], kwargs)})", rank)
+
+
+def _nesting(value):
+    rank = 0
+    while isinstance(value, (list, tuple)):
+        rank += 1
+        value = value[0] if value else None
+    return rank
+
+
+def translate_contiguous(translator, call):
+    return call.all_args()[0]
+
+
+def translate_to(translator, call):
+    value = call.all_args()[0]
+    rest = call.all_args()[1:] + list(call.kwargs.values())
+    dtypes = [v for v in rest if v.code.startswith("tf.") and v.code[3:] in (
+        "float32", "float64", "float16", "bfloat16", "int64", "int32", "bool", "uint8", "int8", "int16")]
+    if dtypes:
+        return tensor(f"tf.cast({value.code}, {dtypes[0].code})", value.rank, value.layout)
+    tensors = [v for v in rest if v.is_tensor]
+    if tensors:
+        return tensor(f"tf.cast({value.code}, {tensors[0].code}.dtype)", value.rank, value.layout)
+    return value
+
+
+def translate_type(translator, call):
+    value = call.all_args()[0]
+    rest = call.all_args()[1:] + list(call.kwargs.values())
+    if not rest:
+        return python(f"{value.code}.dtype.name")
+    dtype = rest[0].code
+    return tensor(f"tf.cast({value.code}, {dtype})", value.rank, value.layout)
+
+
+def translate_einsum(translator, call):
+    args = call.all_args()
+    operands = [translator.as_plain(v) for v in args[1:]]
+    return tensor(f"tf.einsum({args[0].code}, {', '.join(o.code for o in operands)})")
+
+
+def translate_expand(translator, call):
+    args = call.all_args()
+    value = translator.as_plain(args[0])
+    sizes = [translator.as_plain(v) for v in args[1:]]
+    rank = len(sizes) if len(sizes) > 1 else (len(sizes[0].static) if sizes and isinstance(
+        sizes[0].static, (tuple, list)) else None)
+    if call.canonical.endswith("expand_as"):
+        other = args[1]
+        if args[0].channels_last or other.channels_last:
+            (a, b), layout, rank = unify(translator.ctx, [args[0], other])
+            return tensor(f"tf.broadcast_to({a.code}, tf.shape({b.code}))", rank, layout)
+        return tensor(f"tf.broadcast_to({value.code}, tf.shape({translator.as_plain(other).code}))", other.rank)
+    return tensor(f"{_runtime(translator, 'expand')}({translator.join_args([value] + sizes, {})})", rank)
+
+
+# --- registrations ----------------------------------------------------------------------------------------
+function_rule("Tensor.view", "Tensor.reshape", "torch.reshape", translate=translate_view, layout="source")
+function_rule("Tensor.view_as", "Tensor.reshape_as", runtime="view_as", signature="(input, other)", layout="source")
+function_rule("torch.flatten", "Tensor.flatten", translate=translate_flatten, layout="any")
+function_rule("torch.unflatten", "Tensor.unflatten", runtime="unflatten", signature="(input, dim, sizes)",
+              layout="source")
+function_rule("torch.permute", "Tensor.permute", translate=translate_permute, layout="any")
+function_rule("torch.transpose", "Tensor.transpose", "torch.swapaxes", "Tensor.swapaxes", "Tensor.swapdims",
+              translate=translate_transpose, layout="any")
+function_rule("torch.t", "Tensor.t", translate=translate_t, layout="source")
+function_rule("torch.squeeze", "Tensor.squeeze", translate=_rank_change(-1), layout="source")
+function_rule("torch.unsqueeze", "Tensor.unsqueeze", translate=_rank_change(+1), layout="source")
+function_rule("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", translate=translate_cat,
+              layout="any")
+function_rule("torch.split", "Tensor.split", "torch.chunk", "Tensor.chunk", "torch.unbind", "Tensor.unbind",
+              translate=translate_split, layout="any")
+function_rule("Tensor.expand", "Tensor.expand_as", translate=translate_expand, layout="source")
+function_rule("Tensor.repeat", runtime="repeat", signature="(input, *sizes)", layout="source")
+function_rule("torch.repeat_interleave", "Tensor.repeat_interleave", runtime="repeat_interleave",
+              signature="(input, repeats, dim=None, output_size=None)", layout="source")
+function_rule("torch.matmul", "Tensor.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm",
+              translate=translate_matmul, layout="source")
+function_rule("torch.einsum", translate=translate_einsum, layout="source")
+
+for _name, _runtime_name in (("sum", "torch_sum"), ("mean", "mean"), ("prod", "prod"), ("amax", "amax"),
+                             ("amin", "amin"), ("logsumexp", "logsumexp"), ("max", "torch_max"),
+                             ("min", "torch_min"), ("argmax", "argmax"), ("argmin", "argmin"),
+                             ("std", "std"), ("var", "var"), ("norm", "norm")):
+    _signature = "(input, p='fro', dim=None, keepdim=False, dtype=None)" if _name == "norm" else \
+        "(input, dim=None, unbiased=True, keepdim=False)" if _name in ("std", "var") else \
+        "(input, dim=None, keepdim=False, dtype=None)"
+    function_rule(f"torch.{_name}", f"Tensor.{_name}", translate=_reduction(_runtime_name, _signature),
+                  layout="any")
+function_rule("torch.cumsum", "Tensor.cumsum", runtime="cumsum", signature="(input, dim, dtype=None)",
+              layout="any", axis_params=("dim",))
+
+_UNARY = {
+    "abs": "tf.abs({0})", "exp": "tf.exp({0})", "log": "tf.math.log({0})", "sqrt": "tf.sqrt({0})",
+    "rsqrt": "tf.math.rsqrt({0})", "sin": "tf.sin({0})", "cos": "tf.cos({0})", "neg": "-{0}",
+    "reciprocal": "tf.math.reciprocal({0})", "floor": "tf.floor({0})", "ceil": "tf.math.ceil({0})",
+    "round": "tf.round({0})", "sign": "tf.sign({0})", "erf": "tf.math.erf({0})", "log1p": "tf.math.log1p({0})",
+    "expm1": "tf.math.expm1({0})", "square": "tf.square({0})", "log2": "tf.math.log({0}) / math.log(2.0)",
+    "exp2": "tf.pow(2.0, {0})", "logical_not": "tf.logical_not({0})", "isnan": "tf.math.is_nan({0})",
+    "isinf": "tf.math.is_inf({0})", "isfinite": "tf.math.is_finite({0})", "trunc": "tf.truncatediv({0}, 1)",
+    "atan": "tf.atan({0})", "tan": "tf.tan({0})", "asin": "tf.asin({0})", "acos": "tf.acos({0})",
+    "sinh": "tf.sinh({0})", "cosh": "tf.cosh({0})", "frac": "{0} - tf.truncatediv({0}, 1)",
+}
+for _name, _template in _UNARY.items():
+    function_rule(f"torch.{_name}", f"Tensor.{_name}", translate=_elementwise(_template, 1), layout="any")
+
+_BINARY = {
+    "add": "{0} + {1}", "sub": "{0} - {1}", "subtract": "{0} - {1}", "mul": "{0} * {1}", "multiply": "{0} * {1}",
+    "div": "{0} / {1}", "divide": "{0} / {1}", "true_divide": "{0} / {1}", "floor_divide": "tf.math.floordiv({0}, {1})",
+    "remainder": "tf.math.floormod({0}, {1})", "fmod": "tf.math.truncatemod({0}, {1})",
+    "maximum": "tf.maximum({0}, {1})", "minimum": "tf.minimum({0}, {1})", "eq": "{0} == {1}", "ne": "{0} != {1}",
+    "lt": "{0} < {1}", "gt": "{0} > {1}", "le": "{0} <= {1}", "ge": "{0} >= {1}",
+    "logical_and": "tf.logical_and({0}, {1})", "logical_or": "tf.logical_or({0}, {1})",
+    "logical_xor": "tf.math.logical_xor({0}, {1})", "atan2": "tf.atan2({0}, {1})",
+}
+for _name, _template in _BINARY.items():
+    _names = [f"torch.{_name}", f"Tensor.{_name}"]
+    function_rule(*_names, translate=_elementwise(_template, 2), layout="any")
+
+
+def translate_pow(translator, call):
+    args = call.all_args()[:2] + [v for k, v in call.kwargs.items() if k == "exponent"]
+    (base, exponent), layout, rank = unify(translator.ctx, args[:2])
+    return tensor(f"{_runtime(translator, 'torch_pow')}({base.code}, {exponent.code})", rank, layout)
+
+
+function_rule("torch.pow", "Tensor.pow", translate=translate_pow, layout="any")
+function_rule("torch.masked_fill", "Tensor.masked_fill", translate=translate_masked_fill, layout="any")
+function_rule("torch.where", "Tensor.where", translate=translate_where, layout="any")
+function_rule("torch.clamp", "Tensor.clamp", "torch.clip", "Tensor.clip", translate=translate_clamp, layout="any")
+function_rule("torch.clamp_min", "Tensor.clamp_min", translate=_elementwise("tf.maximum({0}, {1})", 2),
+              layout="any")
+function_rule("torch.clamp_max", "Tensor.clamp_max", translate=_elementwise("tf.minimum({0}, {1})", 2),
+              layout="any")
+
+function_rule("Tensor.contiguous", "Tensor.detach", "Tensor.cpu", "Tensor.cuda", "Tensor.requires_grad_",
+              "torch.detach", "Tensor.float32", translate=translate_contiguous, layout="any")
+function_rule("Tensor.clone", "torch.clone", translate=_keep_layout("clone"), layout="any")
+function_rule("Tensor.to", translate=translate_to, layout="any")
+function_rule("Tensor.type", translate=translate_type, layout="any")
+function_rule("Tensor.type_as", runtime="type_as", signature="(input, other)", layout="any")
+for _method, _dtype in (("float", "float32"), ("double", "float64"), ("half", "float16"), ("bfloat16", "bfloat16"),
+                        ("long", "int64"), ("int", "int32"), ("bool", "bool"), ("byte", "uint8")):
+    function_rule(f"Tensor.{_method}", translate=_cast(_dtype), layout="any")
+
+function_rule("Tensor.size", translate=translate_size, layout="any")
+function_rule("Tensor.dim", "Tensor.ndimension", translate=translate_dim, layout="any")
+function_rule("Tensor.numel", "torch.numel", translate=translate_numel, layout="any")
+function_rule("Tensor.item", runtime="item", signature="(input)", layout="source")
+
+function_rule("torch.arange", translate=_creation("arange", rank_from_args=False), layout="source")
+for _name in ("zeros", "ones", "empty", "randn", "rand"):
+    function_rule(f"torch.{_name}", translate=_creation(_name), layout="source")
+function_rule("torch.full", translate=_creation("full", rank_from_args=False), layout="source")
+function_rule("torch.randint", translate=_creation("randint", rank_from_args=False), layout="source")
+function_rule("torch.eye", translate=_creation("eye", rank_from_args=False), layout="source")
+function_rule("torch.linspace", translate=_creation("linspace", rank_from_args=False), layout="source")
+for _name in ("zeros_like", "ones_like", "full_like", "rand_like", "randn_like"):
+    function_rule(f"torch.{_name}", translate=_creation(_name), layout="any")
+function_rule("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
+              translate=translate_tensor_literal, layout="source")
+for _kind in ("zeros", "ones", "full", "empty"):
+    function_rule(f"Tensor.new_{_kind}", translate=translate_new_tensor("zeros" if _kind == "empty" else _kind),
+                  layout="source")
+function_rule("torch.tril", "Tensor.tril", runtime="tril", signature="(input, diagonal=0)", layout="source",
+              same_rank=True)
+function_rule("torch.triu", "Tensor.triu", runtime="triu", signature="(input, diagonal=0)", layout="source",
+              same_rank=True)
+function_rule("torch.gather", "Tensor.gather", runtime="gather", signature="(input, dim, index)", layout="source")
+function_rule("torch.topk", "Tensor.topk", runtime="topk", signature="(input, k, dim=-1, largest=True, sorted=True)",
+              layout="source", outputs="tuple")
+

@@ -1,0 +1,136 @@
+"""Small helpers the translated code calls: sizes in torch's dim order, stubs, parameter initialisers."""
+
+import math
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from porter.runtime.base import TorchLayer
+
+
+def dim_size(x, axis):
+    """Size of `axis` of `x`: a Python int when static, else a scalar tensor (batch under tracing)."""
+    size = x.shape[axis]
+    return size if size is not None else tf.shape(x)[axis]
+
+
+def torch_size(x, channels_last=False):
+    """torch's x.size() as a tuple (static ints where known), in torch's dim order."""
+    sizes = [dim_size(x, axis) for axis in range(len(x.shape))]
+    if channels_last and len(sizes) > 2:
+        sizes = [sizes[0], sizes[-1]] + sizes[1:-1]
+    return tuple(sizes)
+
+
+def not_supported(message):
+    """Stands for a construct porter could not translate; raises when that code runs."""
+    raise NotImplementedError(message)
+
+
+class UnsupportedModule(TorchLayer):
+    """Stands for a torch module porter has no rule for: constructible, raises NotImplementedError when called."""
+
+    def __init__(self, message, **kwargs):
+        super().__init__(**kwargs)
+        self.message = message
+        self.finish_init()
+
+    def call(self, *args, **kwargs):
+        raise NotImplementedError(self.message)
+
+    def get_config(self):
+        return {**super().get_config(), "message": self.message}
+
+
+def index_select_first(x, index):
+    """x[index] for an integer tensor index (gather on the first axis)."""
+    index = tf.convert_to_tensor(index)
+    if index.dtype == tf.bool:
+        raise NotImplementedError("boolean mask indexing has a data-dependent size (not XLA-compilable)")
+    return tf.gather(x, index)
+
+
+def unstack_first(x):
+    """Iterating over a tensor: the slices along its first axis."""
+    return tf.unstack(x, axis=0)
+
+
+def _fans(shape):
+    shape = tuple(shape)
+    if len(shape) < 2:
+        return shape[0] if shape else 1, shape[0] if shape else 1
+    receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def _init_assign(tensor, value):
+    tensor.assign(tf.cast(value, tensor.dtype))
+    return tensor
+
+
+def init_normal(tensor, mean=0.0, std=1.0, generator=None):
+    return _init_assign(tensor, tf.random.normal(tensor.shape, mean, std))
+
+
+def init_trunc_normal(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    values = np.clip(np.random.normal(mean, std, tuple(tensor.shape)), a, b)
+    return _init_assign(tensor, values)
+
+
+def init_uniform(tensor, a=0.0, b=1.0, generator=None):
+    return _init_assign(tensor, tf.random.uniform(tensor.shape, a, b))
+
+
+def init_constant(tensor, val):
+    return _init_assign(tensor, tf.fill(tensor.shape, float(val)))
+
+
+def init_zeros(tensor):
+    return _init_assign(tensor, tf.zeros(tensor.shape))
+
+
+def init_ones(tensor):
+    return _init_assign(tensor, tf.ones(tensor.shape))
+
+
+def init_eye(tensor):
+    return _init_assign(tensor, tf.eye(*tensor.shape))
+
+
+def init_xavier_uniform(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = _fans(tensor.shape)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return _init_assign(tensor, tf.random.uniform(tensor.shape, -bound, bound))
+
+
+def init_xavier_normal(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = _fans(tensor.shape)
+    return _init_assign(tensor, tf.random.normal(tensor.shape, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out))))
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    fan_in, fan_out = _fans(tensor.shape)
+    fan = fan_in if mode == "fan_in" else fan_out
+    gain = math.sqrt(2.0 / (1 + a ** 2)) if nonlinearity in ("leaky_relu", "relu") else 1.0
+    if nonlinearity == "relu":
+        gain = math.sqrt(2.0)
+    return gain / math.sqrt(max(fan, 1))
+
+
+def init_kaiming_uniform(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return _init_assign(tensor, tf.random.uniform(tensor.shape, -bound, bound))
+
+
+def init_kaiming_normal(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    return _init_assign(tensor, tf.random.normal(tensor.shape, 0.0, _kaiming_std(tensor, a, mode, nonlinearity)))
+
+
+def init_orthogonal(tensor, gain=1.0, generator=None):
+    return _init_assign(tensor, keras.initializers.Orthogonal(gain)(tuple(tensor.shape)))
+
+
+def clone_layer(layer):
+    """copy.deepcopy of a module: a fresh layer from the same config (weights are loaded afterwards)."""
+    return type(layer).from_config(layer.get_config())

@@ -1,0 +1,277 @@
+"""Base class of generated model classes and torch's containers (Sequential, ModuleList, ModuleDict).
+
+A generated class keeps torch's module tree: `TorchModule.__setattr__` records children and parameters in
+assignment order under their torch names (attributes renamed to avoid Keras' reserved names carry their torch
+name in `torch_names`), so `torch_state` yields exactly the keys of torch's `Module.state_dict()`.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from porter.runtime.base import StateEntry, TorchLayer, to_channels_first, to_channels_last
+
+
+class TorchModule(keras.Model):
+    """A generated model class: Keras model whose state is named and ordered like the torch module's."""
+
+    porter_layout = "source"
+    torch_names = {}  # Keras attribute name -> torch attribute name, for renamed attributes
+
+    def __setattr__(self, name, value):
+        if not name.startswith("_") and isinstance(value, (keras.layers.Layer, keras.Variable)):
+            registry = self.__dict__.get("_torch_children")
+            if registry is None:
+                registry = {}
+                object.__setattr__(self, "_torch_children", registry)
+            registry.pop(name, None)
+            registry[name] = value
+        super().__setattr__(name, value)
+
+    def register_buffer(self, name, value, persistent=True):
+        """torch's register_buffer: persistent buffers are non-trainable variables loaded from the state_dict."""
+        if value is None:
+            object.__setattr__(self, name, None)
+            return
+        value = tf.convert_to_tensor(value)
+        if persistent:
+            variable = self.add_weight(shape=tuple(value.shape), dtype=value.dtype, trainable=False, name=name,
+                                       initializer=keras.initializers.Constant(value.numpy()))
+            setattr(self, name, variable)
+        else:
+            object.__setattr__(self, name, value)
+
+    def register_parameter(self, name, value):
+        """torch's register_parameter / nn.Parameter assignment."""
+        setattr(self, name, value)
+
+    def add_module(self, name, module):
+        setattr(self, name, module)
+
+    def parameter(self, value, requires_grad=True, name=None):
+        """nn.Parameter(value): a variable initialised from `value` (numpy/tf)."""
+        value = np.asarray(value)
+        return self.add_weight(shape=value.shape, dtype="float32" if value.dtype.kind == "f" else value.dtype,
+                               initializer=keras.initializers.Constant(value), trainable=requires_grad, name=name)
+
+    def torch_state(self, prefix=""):
+        entries = []
+        for name, child in self.__dict__.get("_torch_children", {}).items():
+            torch_name = self.torch_names.get(name, name)
+            if isinstance(child, keras.Variable):
+                entries.append(StateEntry(prefix + torch_name, child))
+            elif hasattr(child, "torch_state"):
+                entries.extend(child.torch_state(prefix + torch_name + "."))
+        return entries
+
+    def modules(self):
+        """Submodules in registration order, depth first (torch's Module.modules())."""
+        yield self
+        for child in self.__dict__.get("_torch_children", {}).values():
+            if hasattr(child, "modules"):
+                yield from child.modules()
+            elif isinstance(child, keras.layers.Layer):
+                yield child
+
+    def children(self):
+        return [c for c in self.__dict__.get("_torch_children", {}).values() if isinstance(c, keras.layers.Layer)]
+
+
+def _layout_of(layer):
+    return getattr(layer, "porter_layout", "any")
+
+
+def _to_layout(x, current, wanted):
+    """Convert `x` from `current` to `wanted` layout ("channels_last"/"source"); "any" wants nothing."""
+    if wanted == "any" or wanted == current or not hasattr(x, "shape"):
+        return x, current
+    return (to_channels_last(x) if wanted == "channels_last" else to_channels_first(x)), wanted
+
+
+class Sequential(TorchLayer):
+    """torch.nn.Sequential: children keyed "0", "1", ... (or by OrderedDict names), layouts converted between them.
+
+    `layout_in` says which layout the caller hands over; the output layout is `self.layout_out`, which the
+    translator computes the same way statically.
+    """
+
+    def __init__(self, *layers, **kwargs):
+        super().__init__(**{k: v for k, v in kwargs.items() if k in ("name", "dtype", "trainable")})
+        if len(layers) == 1 and isinstance(layers[0], dict):
+            self.names, self.items = list(layers[0].keys()), list(layers[0].values())
+        else:
+            self.names, self.items = [str(i) for i in range(len(layers))], list(layers)
+        self.finish_init()
+
+    @property
+    def porter_layout(self):
+        for layer in self.items:
+            if _layout_of(layer) != "any":
+                return _layout_of(layer)
+        return "any"
+
+    @property
+    def layout_out(self):
+        layout = "any"
+        for layer in self.items:
+            layout = getattr(layer, "layout_out", None) or (_layout_of(layer) if _layout_of(layer) != "any"
+                                                              else layout)
+        return layout
+
+    def call(self, x, training=None):
+        current = self.porter_layout
+        for layer in self.items:
+            x, current = _to_layout(x, current, _layout_of(layer))
+            x = layer(x)  # Keras passes `training` on to sublayers through its call context
+            current = getattr(layer, "layout_out", None) or (current if _layout_of(layer) == "any"
+                                                             else _layout_of(layer))
+        return x
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return Sequential(dict(zip(self.names[index], self.items[index])))
+        return self.items[index]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def append(self, layer):
+        self.names.append(str(len(self.items)))
+        self.items.append(layer)
+        return self
+
+    def torch_state(self, prefix=""):
+        entries = []
+        for name, layer in zip(self.names, self.items):
+            entries.extend(_child_state(layer, prefix + name + "."))
+        return entries
+
+    def modules(self):
+        yield self
+        for layer in self.items:
+            yield from (layer.modules() if hasattr(layer, "modules") else [layer])
+
+
+def _child_state(layer, prefix):
+    return layer.torch_state(prefix) if hasattr(layer, "torch_state") else []
+
+
+class ModuleList(TorchLayer):
+    """torch.nn.ModuleList: indexable, iterable, keys "0", "1", ..."""
+
+    porter_layout = "any"
+
+    def __init__(self, modules=None, **kwargs):
+        super().__init__(**kwargs)
+        self.items = list(modules or [])
+        self.finish_init()
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return ModuleList(self.items[index])
+        return self.items[index]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def append(self, module):
+        self.items.append(module)
+        return self
+
+    def extend(self, modules):
+        self.items.extend(modules)
+        return self
+
+    def insert(self, index, module):
+        self.items.insert(index, module)
+
+    def torch_state(self, prefix=""):
+        entries = []
+        for index, layer in enumerate(self.items):
+            entries.extend(_child_state(layer, f"{prefix}{index}."))
+        return entries
+
+    def modules(self):
+        yield self
+        for layer in self.items:
+            yield from (layer.modules() if hasattr(layer, "modules") else [layer])
+
+
+class ModuleDict(TorchLayer):
+    """torch.nn.ModuleDict: insertion-ordered, keys are the torch names."""
+
+    porter_layout = "any"
+
+    def __init__(self, modules=None, **kwargs):
+        super().__init__(**kwargs)
+        modules = dict(modules or {})
+        self.keys_ = list(modules.keys())
+        self.items_ = list(modules.values())
+        self.finish_init()
+
+    def __getitem__(self, key):
+        return self.items_[self.keys_.index(key)]
+
+    def __setitem__(self, key, module):
+        if key in self.keys_:
+            self.items_[self.keys_.index(key)] = module
+        else:
+            self.keys_.append(key)
+            self.items_.append(module)
+
+    def __contains__(self, key):
+        return key in self.keys_
+
+    def __len__(self):
+        return len(self.keys_)
+
+    def __iter__(self):
+        return iter(self.keys_)
+
+    def keys(self):
+        return list(self.keys_)
+
+    def values(self):
+        return list(self.items_)
+
+    def items(self):
+        return list(zip(self.keys_, self.items_))
+
+    def torch_state(self, prefix=""):
+        entries = []
+        for key, layer in zip(self.keys_, self.items_):
+            entries.extend(_child_state(layer, f"{prefix}{key}."))
+        return entries
+
+    def modules(self):
+        yield self
+        for layer in self.items_:
+            yield from (layer.modules() if hasattr(layer, "modules") else [layer])
+
+
+class ParameterList(TorchLayer):
+    """torch.nn.ParameterList of variables, keys "0", "1", ..."""
+
+    def __init__(self, values=None, **kwargs):
+        super().__init__(**kwargs)
+        self.items = [self.add_weight(shape=np.shape(v), initializer=keras.initializers.Constant(np.asarray(v)),
+                                      name=f"p{i}") for i, v in enumerate(values or [])]
+        self.finish_init()
+
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def torch_state(self, prefix=""):
+        return [StateEntry(f"{prefix}{i}", v) for i, v in enumerate(self.items)]

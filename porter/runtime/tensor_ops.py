@@ -1,0 +1,445 @@
+"""torch tensor functions and methods on TensorFlow tensors, in torch's axis order, with torch's signatures."""
+
+import collections
+
+import numpy as np
+import tensorflow as tf
+
+DTYPES = {"float32": tf.float32, "float": tf.float32, "float64": tf.float64, "double": tf.float64,
+          "float16": tf.float16, "half": tf.float16, "bfloat16": tf.bfloat16, "int64": tf.int64,
+          "long": tf.int64, "int32": tf.int32, "int": tf.int32, "bool": tf.bool, "uint8": tf.uint8,
+          "int8": tf.int8, "int16": tf.int16}
+
+
+def _shape_args(shape):
+    """torch accepts view(2, 3) and view((2, 3)); sizes may be ints or scalar tensors."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    elif len(shape) == 1 and hasattr(shape[0], "shape") and len(shape[0].shape) == 1:
+        return shape[0]
+    return [s if not hasattr(s, "dtype") else tf.cast(s, tf.int32) for s in shape]
+
+
+def _as_dtype(dtype):
+    if dtype is None:
+        return None
+    if isinstance(dtype, str):
+        return DTYPES[dtype.replace("torch.", "")]
+    return tf.as_dtype(dtype)
+
+
+def view(input, *shape):
+    """Tensor.view / reshape (also torch.reshape(input, shape))."""
+    return tf.reshape(input, _shape_args(shape))
+
+
+def view_as(input, other):
+    return tf.reshape(input, tf.shape(other))
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    rank = len(input.shape)
+    if rank == 0:
+        return tf.reshape(input, [1])
+    start = start_dim % rank
+    end = end_dim % rank
+    if start >= end:
+        return input
+    sizes = [input.shape[i] if input.shape[i] is not None else tf.shape(input)[i] for i in range(rank)]
+    middle = input.shape[start:end + 1]
+    merged = int(np.prod(middle)) if None not in middle else -1
+    new_shape = sizes[:start] + [merged] + sizes[end + 1:]
+    if merged != -1 and sum(1 for s in new_shape if not isinstance(s, int)) == 1 and start > 0:
+        new_shape = [s if isinstance(s, int) else -1 for s in new_shape]
+    return tf.reshape(input, new_shape)
+
+
+def unflatten(input, dim, sizes):
+    rank = len(input.shape)
+    dim = dim % rank
+    shape = [input.shape[i] if input.shape[i] is not None else tf.shape(input)[i] for i in range(rank)]
+    return tf.reshape(input, shape[:dim] + list(sizes) + shape[dim + 1:])
+
+
+def permute(input, *dims):
+    return tf.transpose(input, _shape_args(dims))
+
+
+def transpose(input, dim0, dim1):
+    rank = len(input.shape)
+    perm = list(range(rank))
+    perm[dim0 % rank], perm[dim1 % rank] = perm[dim1 % rank], perm[dim0 % rank]
+    return tf.transpose(input, perm)
+
+
+def matrix_t(input):
+    return input if len(input.shape) < 2 else tf.transpose(input)
+
+
+def squeeze(input, dim=None):
+    if dim is None:
+        return tf.squeeze(input)
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    dims = [d % len(input.shape) for d in dims if input.shape[d] == 1]
+    return tf.squeeze(input, dims) if dims else input
+
+
+def unsqueeze(input, dim):
+    return tf.expand_dims(input, dim if dim >= 0 else dim + len(input.shape) + 1)
+
+
+def cat(tensors, dim=0):
+    tensors = [t for t in tensors if not (len(t.shape) == 1 and t.shape[0] == 0)]
+    return tf.concat(tensors, axis=dim)
+
+
+def stack(tensors, dim=0):
+    return tf.stack(list(tensors), axis=dim)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    size = tensor.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        sections = [split_size_or_sections] * (size // split_size_or_sections)
+        if size % split_size_or_sections:
+            sections.append(size % split_size_or_sections)
+    else:
+        sections = list(split_size_or_sections)
+    return tuple(tf.split(tensor, sections, axis=dim))
+
+
+def chunk(input, chunks, dim=0):
+    size = input.shape[dim]
+    step = -(-size // chunks)
+    return split(input, step, dim)
+
+
+def unbind(input, dim=0):
+    return tuple(tf.unstack(input, axis=dim))
+
+
+def expand(input, *sizes):
+    sizes = _shape_args(sizes)
+    rank = len(sizes) if isinstance(sizes, list) else sizes.shape[0]
+    input = tf.reshape(input, [1] * (rank - len(input.shape)) + [-1 if s is None else s for s in input.shape]) \
+        if rank > len(input.shape) and None not in input.shape else input
+    target = [tf.shape(input)[i] if isinstance(s, int) and s == -1 else s for i, s in enumerate(sizes)]
+    return tf.broadcast_to(input, target)
+
+
+def expand_as(input, other):
+    return tf.broadcast_to(input, tf.shape(other))
+
+
+def repeat(input, *sizes):
+    sizes = _shape_args(sizes)
+    extra = len(sizes) - len(input.shape)
+    if extra > 0:
+        input = tf.reshape(input, [1] * extra + [-1 if s is None else s for s in input.shape])
+    return tf.tile(input, sizes)
+
+
+def repeat_interleave(input, repeats, dim=None, output_size=None):
+    if dim is None:
+        input = tf.reshape(input, [-1])
+        dim = 0
+    return tf.repeat(input, repeats, axis=dim)
+
+
+def matmul(input, other):
+    return tf.matmul(input, other) if len(input.shape) > 1 and len(other.shape) > 1 else tf.tensordot(
+        input, other, axes=[[len(input.shape) - 1], [0 if len(other.shape) == 1 else len(other.shape) - 2]])
+
+
+def einsum(equation, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return tf.einsum(equation, *operands)
+
+
+def _reduce(function, input, dim, keepdim):
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return function(input, axis=None, keepdims=keepdim)
+    return function(input, axis=list(dim) if isinstance(dim, (tuple, list)) else dim, keepdims=keepdim)
+
+
+def torch_sum(input, dim=None, keepdim=False, dtype=None):
+    if input.dtype == tf.bool:
+        input = tf.cast(input, tf.int64)
+    return _reduce(tf.reduce_sum, input if dtype is None else tf.cast(input, _as_dtype(dtype)), dim, keepdim)
+
+
+def mean(input, dim=None, keepdim=False, dtype=None):
+    return _reduce(tf.reduce_mean, input if dtype is None else tf.cast(input, _as_dtype(dtype)), dim, keepdim)
+
+
+def prod(input, dim=None, keepdim=False, dtype=None):
+    return _reduce(tf.reduce_prod, input, dim, keepdim)
+
+
+def amax(input, dim=(), keepdim=False):
+    return _reduce(tf.reduce_max, input, dim, keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    return _reduce(tf.reduce_min, input, dim, keepdim)
+
+
+def logsumexp(input, dim, keepdim=False):
+    return _reduce(tf.reduce_logsumexp, input, dim, keepdim)
+
+
+def var(input, dim=None, unbiased=True, keepdim=False, correction=None):
+    correction = (1 if unbiased else 0) if correction is None else correction
+    mean_value = _reduce(tf.reduce_mean, input, dim, True)
+    squared = _reduce(tf.reduce_sum, tf.square(input - mean_value), dim, keepdim)
+    count = tf.cast(tf.size(input) // tf.maximum(tf.size(squared), 1), input.dtype) if dim is not None else \
+        tf.cast(tf.size(input), input.dtype)
+    return squared / (count - correction)
+
+
+def std(input, dim=None, unbiased=True, keepdim=False, correction=None):
+    return tf.sqrt(var(input, dim, unbiased, keepdim, correction))
+
+
+MaxResult = collections.namedtuple("MaxResult", ["values", "indices"])
+
+
+def torch_max(input, dim=None, keepdim=False):
+    """torch.max: full reduction, elementwise maximum (tensor second argument), or (values, indices) along dim."""
+    if dim is None:
+        return tf.reduce_max(input)
+    if hasattr(dim, "dtype") or hasattr(dim, "shape"):
+        return tf.maximum(input, dim)
+    values = tf.reduce_max(input, axis=dim, keepdims=keepdim)
+    indices = tf.argmax(input, axis=dim, output_type=tf.int64)
+    return MaxResult(values, tf.expand_dims(indices, dim) if keepdim else indices)
+
+
+def torch_min(input, dim=None, keepdim=False):
+    if dim is None:
+        return tf.reduce_min(input)
+    if hasattr(dim, "dtype") or hasattr(dim, "shape"):
+        return tf.minimum(input, dim)
+    values = tf.reduce_min(input, axis=dim, keepdims=keepdim)
+    indices = tf.argmin(input, axis=dim, output_type=tf.int64)
+    return MaxResult(values, tf.expand_dims(indices, dim) if keepdim else indices)
+
+
+def argmax(input, dim=None, keepdim=False):
+    if dim is None:
+        return tf.argmax(tf.reshape(input, [-1]), output_type=tf.int64)
+    result = tf.argmax(input, axis=dim, output_type=tf.int64)
+    return tf.expand_dims(result, dim) if keepdim else result
+
+
+def argmin(input, dim=None, keepdim=False):
+    if dim is None:
+        return tf.argmin(tf.reshape(input, [-1]), output_type=tf.int64)
+    result = tf.argmin(input, axis=dim, output_type=tf.int64)
+    return tf.expand_dims(result, dim) if keepdim else result
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if p in ("fro", 2, 2.0):
+        return tf.sqrt(_reduce(tf.reduce_sum, tf.square(input), dim, keepdim))
+    if p in (1, 1.0):
+        return _reduce(tf.reduce_sum, tf.abs(input), dim, keepdim)
+    if p in (float("inf"), "inf"):
+        return _reduce(tf.reduce_max, tf.abs(input), dim, keepdim)
+    return tf.pow(_reduce(tf.reduce_sum, tf.pow(tf.abs(input), p), dim, keepdim), 1.0 / p)
+
+
+def cumsum(input, dim, dtype=None):
+    return tf.cumsum(input, axis=dim)
+
+
+def masked_fill(input, mask, value):
+    value = tf.cast(value, input.dtype)
+    return tf.where(tf.cast(mask, tf.bool), value, input)
+
+
+def where(condition, input=None, other=None):
+    if input is None:
+        raise NotImplementedError("torch.where(condition) has a data-dependent size (not XLA-compilable)")
+    input, other = _promote(input, other)
+    return tf.where(tf.cast(condition, tf.bool), input, other)
+
+
+def _promote(a, b):
+    a_tensor, b_tensor = hasattr(a, "dtype"), hasattr(b, "dtype")
+    if a_tensor and not b_tensor:
+        return a, tf.cast(b, a.dtype)
+    if b_tensor and not a_tensor:
+        return tf.cast(a, b.dtype), b
+    if a_tensor and b_tensor and a.dtype != b.dtype:
+        target = a.dtype if a.dtype.is_floating else b.dtype
+        return tf.cast(a, target), tf.cast(b, target)
+    return a, b
+
+
+def clamp(input, min=None, max=None):
+    if min is not None:
+        input = tf.maximum(input, tf.cast(min, input.dtype))
+    if max is not None:
+        input = tf.minimum(input, tf.cast(max, input.dtype))
+    return input
+
+
+def rsqrt(input):
+    return tf.math.rsqrt(input)
+
+
+def torch_pow(input, exponent):
+    return tf.pow(input, tf.cast(exponent, input.dtype) if not hasattr(exponent, "dtype") else exponent)
+
+
+def to(input, *args, **kwargs):
+    """Tensor.to(dtype) casts; devices are ignored (placement is the strategy's job)."""
+    for value in list(args) + list(kwargs.values()):
+        if isinstance(value, tf.dtypes.DType):
+            return tf.cast(input, value)
+        if hasattr(value, "dtype") and hasattr(value, "shape"):
+            return tf.cast(input, value.dtype)
+    return input
+
+
+def type_as(input, other):
+    return tf.cast(input, other.dtype)
+
+
+def cast_to(input, dtype_name):
+    return tf.cast(input, DTYPES[dtype_name])
+
+
+def arange(start=0, end=None, step=1, dtype=None, **unused):
+    if end is None:
+        start, end = 0, start
+    dtype = _as_dtype(dtype)
+    if dtype is None:
+        dtype = tf.int64 if all(isinstance(v, int) for v in (start, end, step)) else tf.float32
+    return tf.range(start, end, step, dtype=dtype)
+
+
+def _size_and_dtype(size, dtype, default=tf.float32):
+    size = _shape_args(size)
+    return size, _as_dtype(dtype) or default
+
+
+def zeros(*size, dtype=None, **unused):
+    size, dtype = _size_and_dtype(size, dtype)
+    return tf.zeros(size, dtype)
+
+
+def ones(*size, dtype=None, **unused):
+    size, dtype = _size_and_dtype(size, dtype)
+    return tf.ones(size, dtype)
+
+
+def empty(*size, dtype=None, **unused):
+    return zeros(*size, dtype=dtype)
+
+
+def full(size, fill_value, dtype=None, **unused):
+    default = tf.float32 if isinstance(fill_value, float) else tf.bool if isinstance(fill_value, bool) else \
+        tf.int64 if isinstance(fill_value, int) else tf.float32
+    return tf.fill(_shape_args((size,)), tf.cast(fill_value, _as_dtype(dtype) or default))
+
+
+def randn(*size, dtype=None, generator=None, **unused):
+    size, dtype = _size_and_dtype(size, dtype)
+    return tf.random.normal(size, dtype=dtype)
+
+
+def rand(*size, dtype=None, generator=None, **unused):
+    size, dtype = _size_and_dtype(size, dtype)
+    return tf.random.uniform(size, dtype=dtype)
+
+
+def randint(low, high=None, size=None, dtype=None, **unused):
+    if size is None:
+        low, high, size = 0, low, high
+    return tf.random.uniform(_shape_args((size,)), low, high, dtype=_as_dtype(dtype) or tf.int64)
+
+
+def eye(n, m=None, dtype=None, **unused):
+    return tf.eye(n, m, dtype=_as_dtype(dtype) or tf.float32)
+
+
+def zeros_like(input, dtype=None, **unused):
+    return tf.zeros_like(input, dtype=_as_dtype(dtype))
+
+
+def ones_like(input, dtype=None, **unused):
+    return tf.ones_like(input, dtype=_as_dtype(dtype))
+
+
+def full_like(input, fill_value, dtype=None, **unused):
+    return tf.fill(tf.shape(input), tf.cast(fill_value, _as_dtype(dtype) or input.dtype))
+
+
+def rand_like(input, dtype=None, **unused):
+    return tf.random.uniform(tf.shape(input), dtype=_as_dtype(dtype) or input.dtype)
+
+
+def randn_like(input, dtype=None, **unused):
+    return tf.random.normal(tf.shape(input), dtype=_as_dtype(dtype) or input.dtype)
+
+
+def tensor_from(data, dtype=None, **unused):
+    """torch.tensor / as_tensor: floats default to float32, ints to int64 (as torch)."""
+    array = np.asarray(data)
+    if dtype is None:
+        dtype = tf.float32 if array.dtype.kind == "f" else tf.int64 if array.dtype.kind in "iu" else None
+    return tf.constant(array, dtype=_as_dtype(dtype) if dtype is not None else None)
+
+
+def linspace(start, end, steps, dtype=None, **unused):
+    return tf.cast(tf.linspace(float(start), float(end), steps), _as_dtype(dtype) or tf.float32)
+
+
+def tril(input, diagonal=0):
+    rows, cols = input.shape[-2], input.shape[-1]
+    mask = np.tril(np.ones((rows, cols), dtype=bool), diagonal)
+    return tf.where(mask, input, tf.zeros_like(input))
+
+
+def triu(input, diagonal=0):
+    rows, cols = input.shape[-2], input.shape[-1]
+    mask = np.triu(np.ones((rows, cols), dtype=bool), diagonal)
+    return tf.where(mask, input, tf.zeros_like(input))
+
+
+def new_tensor_like(input, kind, size=None, fill_value=None, dtype=None, **unused):
+    """x.new_zeros / new_ones / new_full / new_empty: same dtype as x unless given."""
+    dtype = _as_dtype(dtype) or input.dtype
+    size = _shape_args((size,)) if size is not None else None
+    if kind == "full":
+        return tf.fill(size, tf.cast(fill_value, dtype))
+    return (tf.ones if kind == "ones" else tf.zeros)(size, dtype)
+
+
+def gather(input, dim, index):
+    return tf.experimental.numpy.take_along_axis(input, index, axis=dim)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    rank = len(input.shape)
+    dim = dim % rank
+    if dim != rank - 1:
+        raise NotImplementedError("topk on an axis other than the last is not mapped yet")
+    values, indices = tf.math.top_k(input if largest else -input, k=k, sorted=sorted)
+    return MaxResult(values if largest else -values, tf.cast(indices, tf.int64))
+
+
+def item(input):
+    """Tensor.item(): a host sync in torch; here the scalar tensor itself (keeps the graph compilable)."""
+    return tf.reshape(input, [])
+
+
+def floor_divide(input, other):
+    return tf.math.floordiv(input, other)
+
+
+def clone(input, **unused):
+    return tf.identity(input)
