@@ -144,7 +144,7 @@ def convert(options, read_only=False):
         example_inputs = [parse_input_spec(s) if isinstance(s, str) else s for s in options.input_specs]
     else:
         example_inputs = examples.get(main_class)
-    ctx = FileContext(source, main_class=main_class)
+    ctx = FileContext(source, main_class=main_class, init_args=options.init_args or {})
     example_values = {}
     if example_inputs:
         example_values[main_class] = ([tensor(f"input{i}", len(e.shape) + 1) for i, e in enumerate(example_inputs)],

@@ -150,7 +150,13 @@ class ModuleEmitter:
                                                                             (cst.SimpleString,
                                                                              cst.ConcatenatedString))):
                 class_lines.extend(self.source.code_of(statement).strip("\n").strip().splitlines())
-        bases = ", ".join(info.bases) if info.bases else self.ctx.use("TorchModule")
+        container_runtime = {"sequential": "Sequential", "list": "ModuleList", "dict": "ModuleDict"}
+        if info.bases:
+            bases = ", ".join(info.bases)
+        elif info.container_base:
+            bases = self.ctx.use(container_runtime[info.container_base])
+        else:
+            bases = self.ctx.use("TorchModule")
         init = info.methods.get("__init__")
         init_body = translator.class_code.get((info.name, "__init__"), [])
         if init is not None:
@@ -167,7 +173,7 @@ class ModuleEmitter:
             forward, call_body = call_entry
             call_signature = _params_text(self.source, forward) + ", training=None"
             call_signature = call_signature.replace(", *, training=None", ", training=None")
-        elif info.find_method("forward") is None and not info.bases:
+        elif info.find_method("forward") is None and not info.bases and not info.container_base:
             call_signature, call_body = "self, *args, training=None", [
                 f"{INDENT * 2}raise NotImplementedError({info.name + ' has no forward in the source'!r})"]
         else:
@@ -187,6 +193,7 @@ class ModuleEmitter:
             methods.append({"name": name, "signature": signature, "body": body, "decorators": decorators})
         template = self.env.get_template("class.py.j2")
         text = template.render(name=info.name, bases=bases, docstring=docstring, class_lines=class_lines,
+                               container=bool(info.container_base),
                                porter_layout=ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in (
                                    "channels_last", "source") else "source",
                                layout_out=ir.layout_out, renamed=json.dumps(ir.renamed) if ir.renamed else "",

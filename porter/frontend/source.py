@@ -15,6 +15,7 @@ from porter.errors import SourceError
 from porter.frontend.imports import ImportTable, dotted_name
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+CONTAINER_BASES = {"torch.nn.Sequential": "sequential", "torch.nn.ModuleList": "list", "torch.nn.ModuleDict": "dict"}
 
 
 @dataclass
@@ -28,6 +29,7 @@ class ClassInfo:
     methods: dict = field(default_factory=dict)  # name -> cst.FunctionDef
     class_attributes: dict = field(default_factory=dict)  # name -> cst expression (e.g. `expansion = 4`)
     family: dict = field(default_factory=dict, repr=False)  # all classes of the file, for base lookup
+    container_base: str | None = None  # "sequential"/"list"/"dict" for subclasses of torch's containers
 
     def find_method(self, name):
         """The method `name` as Python would find it through in-file base classes (None if not in the file)."""
@@ -134,12 +136,14 @@ def parse_source(path, display_path=None):
 
 
 def _class_info(node, imports, known, positions):
-    in_file_bases, is_module = [], False
+    in_file_bases, is_module, container = [], False, None
     for base in node.bases:
         canonical = imports.resolve(base.value)
         name = dotted_name(base.value)
         if canonical in MODULE_BASES:
             is_module = True
+        elif canonical in CONTAINER_BASES:
+            is_module, container = True, CONTAINER_BASES[canonical]
         elif name in known:
             is_module = True
             in_file_bases.append(name)
@@ -154,4 +158,7 @@ def _class_info(node, imports, known, positions):
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
                         small.targets[0].target, cst.Name):
                     attributes[small.targets[0].target.value] = small.value
-    return ClassInfo(node.name.value, node, positions[node].start.line, in_file_bases, methods, attributes)
+    info = ClassInfo(node.name.value, node, positions[node].start.line, in_file_bases, methods, attributes)
+    info.container_base = container or next((known[b].container_base for b in in_file_bases
+                                             if known[b].container_base), None)
+    return info

@@ -31,6 +31,7 @@ class TrainingCodeReader(cst.CSTVisitor):
 
     def __init__(self, source):
         self.source = source
+        self.constants = module_constants(source)
         self.model_vars = {}  # variable -> class name
         self.tensors = {}  # variable -> ExampleInput (batch included in shape[0] stripped later)
         self.calls = []  # (class name, [arg nodes])
@@ -74,20 +75,20 @@ class TrainingCodeReader(cst.CSTVisitor):
         dtype = CREATORS[canonical]
         low = high = None
         if canonical == "torch.randint":
-            numbers = [_literal(a.value) for a in args]
+            numbers = [_literal(a.value, self.constants) for a in args]
             if len(numbers) >= 3:
                 low, high, shape = numbers[0], numbers[1], numbers[2]
             elif len(numbers) == 2:
                 low, high, shape = 0, numbers[0], numbers[1]
             else:
-                shape = _literal(keywords.get("size")) if "size" in keywords else None
+                shape = _literal(keywords.get("size"), self.constants) if "size" in keywords else None
                 high = numbers[0] if numbers else None
                 low = 0
             if not isinstance(shape, (tuple, list)):
                 return None
             shape = list(shape)
         else:
-            sizes = [_literal(a.value) for a in args]
+            sizes = [_literal(a.value, self.constants) for a in args]
             if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
                 sizes = list(sizes[0])
             if not sizes or not all(isinstance(s, int) for s in sizes):
@@ -103,18 +104,46 @@ class TrainingCodeReader(cst.CSTVisitor):
         return ExampleInput(shape[1:], dtype, low, high)
 
 
-def _literal(node):
+def module_constants(source):
+    """Top-level `NAME = <int/float literal or simple arithmetic of earlier constants>` of the file."""
+    constants = {}
+    for statement in source.module.body:
+        if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
+            assign = statement.body[0]
+            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+                value = _literal(assign.value, constants)
+                if value is not None:
+                    constants[assign.targets[0].target.value] = value
+    return constants
+
+
+def _literal(node, constants=None):
+    constants = constants or {}
     if node is None:
+        return None
+    if isinstance(node, cst.Name) and node.value in constants:
+        return constants[node.value]
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Multiply, cst.Add, cst.FloorDivide,
+                                                                            cst.Subtract)):
+        left, right = _literal(node.left, constants), _literal(node.right, constants)
+        if isinstance(left, int) and isinstance(right, int):
+            if isinstance(node.operator, cst.Multiply):
+                return left * right
+            if isinstance(node.operator, cst.Add):
+                return left + right
+            if isinstance(node.operator, cst.Subtract):
+                return left - right
+            return left // right if right else None
         return None
     if isinstance(node, cst.Integer):
         return int(node.value)
     if isinstance(node, cst.Float):
         return float(node.value)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _literal(node.expression)
+        inner = _literal(node.expression, constants)
         return -inner if inner is not None else None
     if isinstance(node, (cst.Tuple, cst.List)):
-        values = [_literal(e.value) for e in node.elements]
+        values = [_literal(e.value, constants) for e in node.elements]
         return tuple(values) if None not in values else None
     return None
 
@@ -134,7 +163,7 @@ def read_training_code(source):
     main = next((c for c in built if c in source.classes), None)
     if main is not None and main not in examples:
         # the model was built but its call is indirect (a train() helper): take the first data tensor
-        loose = [v for v in reader.tensors.values() if v.dtype in ("float32", "int64")]
+        loose = sorted(reader.tensors.values(), key=lambda v: (v.dtype != "float32", -len(v.shape)))
         if loose and len(_forward_params(source, main)) == 1:
             examples[main] = [loose[0]]
     return main, examples

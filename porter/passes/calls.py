@@ -51,6 +51,8 @@ class CallTranslator:
                 return self.module_call(target, node)
             if self.info is not None and self.info.find_method(func.attr.value) is not None:
                 return self.method_call(func.attr.value, node)
+            if self.mode == "forward":  # an attribute porter could not type (a module passed in): torch layout
+                return self.module_call(target.but(kind="module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
             return python(self.code(node))
         canonical = self.source.imports.resolve(func)
@@ -135,6 +137,7 @@ class CallTranslator:
 
     # --- modules -----------------------------------------------------------------------------------------
     def module_call(self, target, node):
+        self.node_of_call = node
         ref = target.module or UNKNOWN_MODULE
         args, kwargs = self.arg_values(node)
         if ref.kind == "rule":
@@ -146,8 +149,9 @@ class CallTranslator:
         if ref.kind == "classobj":
             return python(f"{target.code}({self.join_args(args, kwargs)})")
         converted = [self.as_plain(v) for v in args]
-        result = tensor(f"{target.code}({self.join_args(converted, {k: self.as_plain(v) for k, v in kwargs.items()})})")
-        return result
+        kw = {k: self.as_plain(v) for k, v in kwargs.items()}
+        helper = self.ctx.use("call_module")
+        return tensor(f"{helper}({self.join_args([target] + converted, kw)}{self.training_kwarg(kwargs)})")
 
     def training_kwarg(self, kwargs):
         return "" if "training" in kwargs else ", training=training" if self.mode == "forward" else ""
@@ -198,9 +202,13 @@ class CallTranslator:
     def sequential_call(self, code, ref, args, kwargs):
         """A Sequential: the runtime converts layouts between children; follow the same steps statically."""
         value = args[0] if args else tensor("")
+        if not _fully_known(ref) or len(args) != 1:
+            return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         layout_in = self.sequential_layout_in(ref, value)
         first = to_layout(self.ctx, value, layout_in) if layout_in != "any" else value
         out = self.simulate_sequential(ref, first)
+        if out is None:
+            return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         return out.with_code(f"{code}({first.code}{self.training_kwarg(kwargs)})")
 
     def element_layouts(self, ref, incoming):
@@ -236,7 +244,7 @@ class CallTranslator:
             layouts = {self.element_layouts(e, current)[0] for e in ref.elements}
             layouts.discard("any")
             if len(layouts) > 1:
-                return tensor("")  # the runtime decides; callers see torch's layout via the fallback below
+                return None  # order unknown statically: the call goes through call_module
         for element in ref.elements:
             layout, after = self.element_layouts(element, current)
             if layout != "any" and current.is_tensor:
@@ -443,6 +451,14 @@ class CallTranslator:
         if signature is not None and signature.output is not None:
             return self.output_value(call, signature.output)
         return tensor(call) if any(v.is_tensor for v in args) else python(call)
+
+
+def _fully_known(ref):
+    """True when every element of a container (recursively) is a rule, an in-file class or a known container."""
+    if ref.kind == "unknown":
+        return False
+    return all(_fully_known(element) for element in ref.elements) if ref.kind in ("sequential", "list", "dict") \
+        else True
 
 
 TENSOR_ONLY_METHODS = {

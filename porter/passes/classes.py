@@ -86,6 +86,16 @@ class FileTranslator:
 
     # --- entry point -------------------------------------------------------------------------------------
     def translate(self, main_class):
+        self.param_hints = {}
+        for info in self.source.classes.values():  # first pass: learn module-valued constructor arguments
+            self.translate_init(info)
+        for info in self.source.classes.values():
+            self.ctx.irs.pop(info.name, None)
+        self.ctx.used_runtime.clear()
+        self.ctx.function_signatures.clear()
+        self.ctx.method_signatures.clear()
+        self.function_code.clear()
+        self.method_code.clear()
         for info in self.source.classes.values():
             self.translate_init(info)
         if main_class is not None:
@@ -108,8 +118,8 @@ class FileTranslator:
             params = _params(init) if init is not None else []
             ir.init_params = [(p.name.value, self.source.code_of(p.default) if p.default is not None else None)
                               for p in params if p.name.value != "self"]
-            resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get)
-            module_env = {}
+            resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get, self.param_hints)
+            module_env = self.parameter_modules(info, params, resolver)
             for base in info.bases:  # attributes the in-file base classes create
                 base_ir = self.ctx.irs.get(base)
                 if base_ir is not None:
@@ -138,6 +148,27 @@ class FileTranslator:
         finally:
             self.ctx.current.pop()
 
+    def parameter_modules(self, info, params, resolver):
+        """Constructor parameters that hold modules or module classes: defaults, --init-args, call sites."""
+        env = {}
+        init_args = self.ctx.init_args if info.name == self.ctx.main_class else {}
+        for param in params:
+            name = param.name.value
+            hint = self.param_hints.get(info.name, {}).get(name)
+            if hint is not None:
+                env[name] = hint
+                continue
+            candidate = None
+            if name in init_args and isinstance(init_args[name], str):
+                candidate = cst.parse_expression(init_args[name]) if init_args[name].isidentifier() else None
+            elif param.default is not None:
+                candidate = param.default
+            if candidate is not None:
+                ref = resolver.class_ref(candidate, {})
+                if ref is not None:
+                    env[name] = ModuleRef("classobj", elements=(ref,))
+        return env
+
     def fix_super_init(self, info, body):
         """`super().__init__()` -> pass Keras kwargs through; record constructor args for get_config."""
         lines, done = [], False
@@ -148,7 +179,7 @@ class FileTranslator:
             if not done and (stripped.startswith("super(") and "__init__(" in stripped or
                              stripped.startswith("nn.Module.__init__(self")):
                 pad = line[:len(line) - len(stripped)]
-                if info.bases:
+                if info.bases or info.container_base:
                     inside = stripped[stripped.index("__init__(") + len("__init__("):stripped.rindex(")")]
                     if stripped.startswith("super()") or "super(" in stripped:
                         call = f"super().__init__({inside + ', ' if inside.strip() else ''}**kwargs)"

@@ -31,6 +31,7 @@ class ClassSignature:
 class FileContext:
     source: object
     main_class: str | None = None
+    init_args: dict = field(default_factory=dict)
     used_runtime: set = field(default_factory=set)
     irs: dict = field(default_factory=dict)  # class name -> ModuleIR
     signatures: dict = field(default_factory=dict)  # class name -> ClassSignature

@@ -104,6 +104,17 @@ class ExpressionTranslator(CallTranslator):
                      "torch.pi": "math.pi", "torch.nan": "math.nan", "math.nan": "math.nan"}
         if canonical in constants:
             return python(constants[canonical])
+        if canonical in self.ctx.module_rules:  # a class used as a value: isinstance(m, nn.Conv2d)
+            return python(self.ctx.use(self.ctx.module_rules[canonical].runtime))
+        from porter.passes.calls import CONTAINER_RUNTIME
+        from porter.passes.modules import CONTAINERS
+
+        if canonical in CONTAINERS:
+            return python(self.ctx.use(CONTAINER_RUNTIME[CONTAINERS[canonical]]))
+        if canonical in ("torch.nn.Module",):
+            return python(self.ctx.use("TorchModule"))
+        if canonical.startswith("torch"):
+            return python(self.ctx.use("not_supported") and repr(canonical))
         return python(self.code(node))
 
     def self_attribute(self, attr):

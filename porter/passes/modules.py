@@ -19,11 +19,29 @@ CONTAINERS = {
 class ModuleResolver:
     """Resolves expressions in `__init__` (and helper methods it calls) to ModuleRefs."""
 
-    def __init__(self, source, module_rules, class_of):
+    def __init__(self, source, module_rules, class_of, param_hints=None):
         self.source = source
         self.module_rules = module_rules
         self.class_of = class_of  # callable: in-file class name -> ClassInfo or None
         self.depth = 0
+        self.param_hints = param_hints if param_hints is not None else {}  # class -> {param: ModuleRef}
+
+    def note_constructor_args(self, class_name, node, env, owner):
+        """Remember module-valued constructor arguments (`Block(..., downsample=seq)`) for that class's params."""
+        info = self.class_of(class_name)
+        init = info.find_method("__init__") if info is not None else None
+        if init is None:
+            return
+        params = [p.name.value for p in init.params.params][1:]
+        hints = self.param_hints.setdefault(class_name, {})
+        for position, arg in enumerate(node.args):
+            name = arg.keyword.value if arg.keyword is not None else (
+                params[position] if position < len(params) and not arg.star else None)
+            if name is None or name in hints:
+                continue
+            ref = self.ref_of(arg.value, env, owner)
+            if ref.kind not in ("unknown", "classobj"):
+                hints[name] = ref
 
     def ref_of(self, node, env, owner=None):
         """ModuleRef for expression `node`, with `env` mapping local names to ModuleRefs or lists of them."""
@@ -59,14 +77,41 @@ class ModuleResolver:
         canonical = self.source.imports.resolve(node)
         if canonical in self.module_rules:
             return ModuleRef("rule", rule=self.module_rules[canonical])
-        if self.class_of(name) is not None:
+        info = self.class_of(name)
+        if info is not None:
+            if info.container_base == "sequential":
+                return self.sequential_subclass(info)
             return ModuleRef("class", class_name=name)
         return None
 
+    def sequential_subclass(self, info):
+        """A class deriving from nn.Sequential: its children are what its __init__ hands to super().__init__."""
+        init = info.find_method("__init__")
+        if init is None or self.depth > 10:
+            return ModuleRef("sequential", elements=(), ordered=False)
+        env = {}
+        self.depth += 1
+        try:
+            self.scan_body(init.body, env, info)
+            for statement in _statements(init.body):
+                call = statement.value if isinstance(statement, cst.Expr) else None
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                        call.func.attr.value == "__init__" and isinstance(call.func.value, cst.Call):
+                    fake = call.with_changes(func=cst.parse_expression("torch.nn.Sequential"))
+                    ref = self._container(fake, "sequential", env, info)
+                    return ModuleRef("sequential", elements=ref.elements, ordered=ref.ordered)
+        finally:
+            self.depth -= 1
+        return ModuleRef("sequential", elements=(), ordered=False)
+
     def _call_ref(self, node, env, owner):
         canonical = self.source.imports.resolve(node.func)
-        if canonical in CONTAINERS:
-            kind = CONTAINERS[canonical]
+        if canonical in CONTAINERS or dotted_name(node.func) == "torch.nn.Sequential":
+            return self._container(node, CONTAINERS.get(canonical, "sequential"), env, owner)
+        return self._non_container_call(node, env, owner)
+
+    def _container(self, node, kind, env, owner):
+        if True:
             elements, ordered = [], True
             for arg in node.args:
                 if arg.star == "*":
@@ -83,11 +128,17 @@ class ModuleResolver:
                         elements.extend(inner.elements)
                         ordered = ordered and inner.ordered
             return ModuleRef(kind, elements=tuple(elements), ordered=ordered)
+
+    def _non_container_call(self, node, env, owner):
         target = self.class_ref(node.func, env)
         if target is not None:
+            if target.kind == "class":
+                self.note_constructor_args(target.class_name, node, env, owner)
             return target
         if isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) == "self" and owner is not None:
             return self._method_return(owner, node.func.attr.value, node, env)
+        if isinstance(node.func, cst.Name) and node.func.value in self.source.functions:
+            return self._function_return(self.source.functions[node.func.value], node, env, owner)
         if dotted_name(node.func) in ("copy.deepcopy", "deepcopy") and node.args:
             return self.ref_of(node.args[0].value, env, owner)
         return UNKNOWN_MODULE
@@ -110,11 +161,16 @@ class ModuleResolver:
                     refs.append(self.ref_of(item.value.elements[1].value, env, owner))
         return refs
 
+    def _function_return(self, function, call, env, owner):
+        return self._callable_return(function, [p.name.value for p in function.params.params], call, env, owner)
+
     def _method_return(self, owner, name, call, env):
         method = owner.find_method(name)
         if method is None:
             return UNKNOWN_MODULE
-        params = [p.name.value for p in method.params.params][1:]
+        return self._callable_return(method, [p.name.value for p in method.params.params][1:], call, env, owner)
+
+    def _callable_return(self, method, params, call, env, owner):
         local = {key: value for key, value in env.items() if key.startswith("self.")}
         for param, arg in zip(params, [a for a in call.args if not a.keyword]):
             bound = self.class_ref(arg.value, env)

@@ -1,7 +1,10 @@
-"""Rules: Linear, Identity and F.linear."""
+"""Rules: Linear, Bilinear, Identity, F.linear and F.bilinear."""
 
 from porter.rules.registry import function_rule, module_rule
 
 module_rule("torch.nn.Linear", runtime="Linear", layout="source")
 module_rule("torch.nn.Identity", runtime="Identity", layout="any")
 function_rule("torch.nn.functional.linear", runtime="linear", signature="(input, weight, bias=None)", layout="source")
+module_rule("torch.nn.Bilinear", runtime="Bilinear", layout="source")
+function_rule("torch.nn.functional.bilinear", "torch.bilinear", runtime="bilinear",
+              signature="(input1, input2, weight, bias=None)", layout="source")

@@ -54,3 +54,52 @@ def linear(x, weight, bias=None):
         y = tf.matmul(tf.reshape(x, [-1, x.shape[-1]]), weight, transpose_b=True)
         y = tf.reshape(y, tf.concat([leading, [weight.shape[0]]], axis=0))
     return y + bias if bias is not None else y
+
+
+class Bilinear(TorchLayer):
+    """torch.nn.Bilinear: y = x1^T W x2 + b with W of torch's shape (out, in1, in2); call(input1, input2)."""
+
+    porter_layout = "source"
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None, **kwargs):
+        super().__init__(**kwargs)
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.use_bias = bias
+        init = uniform_fan_in(in1_features)  # torch: U(-1/sqrt(in1), 1/sqrt(in1)) for weight and bias
+        self.weight = self.add_weight(shape=(out_features, in1_features, in2_features), initializer=init,
+                                      name="weight")
+        self.bias = self.add_weight(shape=(out_features,), initializer=init, name="bias") if bias else None
+        self.finish_init()
+
+    def call(self, input1, input2):
+        return bilinear(input1, input2, self.weight, self.bias)
+
+    def torch_state(self, prefix=""):
+        entries = [StateEntry(prefix + "weight", self.weight)]
+        if self.bias is not None:
+            entries.append(StateEntry(prefix + "bias", self.bias))
+        return entries
+
+    def get_config(self):
+        return {**super().get_config(), "in1_features": self.in1_features, "in2_features": self.in2_features,
+                "out_features": self.out_features, "bias": self.use_bias}
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """F.bilinear: y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] (+ b[o]).
+
+    One MatMul and reshapes, no Transpose: z = x2 @ W.reshape(out * in1, in2).T, y = sum_i z[., o, i] x1[., i].
+    """
+    x1 = input1 if isinstance(input1, (tf.Tensor, tf.Variable)) else tf.convert_to_tensor(input1)
+    x2 = input2 if isinstance(input2, (tf.Tensor, tf.Variable)) else tf.convert_to_tensor(input2)
+    out_features, in1_features, in2_features = weight.shape
+    w = tf.reshape(tf.cast(weight, x2.dtype), [out_features * in1_features, in2_features])
+    leading = tf.shape(x1)[:-1]
+    z = tf.matmul(tf.reshape(x2, [-1, in2_features]), w, transpose_b=True)
+    z = tf.reshape(z, [-1, out_features, in1_features])
+    y = tf.reduce_sum(z * tf.expand_dims(tf.reshape(x1, [-1, in1_features]), 1), axis=-1)
+    if bias is not None:
+        y = y + tf.cast(bias, y.dtype)
+    if len(x1.shape) == 2:
+        return y
+    return tf.reshape(y, tf.concat([leading, [out_features]], axis=0))

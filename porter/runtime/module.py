@@ -73,6 +73,12 @@ class TorchModule(keras.Model):
             elif isinstance(child, keras.layers.Layer):
                 yield child
 
+    def apply(self, fn):
+        """torch's Module.apply: fn(m) for every submodule, children first as torch does."""
+        for module in list(self.modules())[::-1]:
+            fn(module)
+        return self
+
     def children(self):
         return [c for c in self.__dict__.get("_torch_children", {}).values() if isinstance(c, keras.layers.Layer)]
 
@@ -275,3 +281,17 @@ class ParameterList(TorchLayer):
 
     def torch_state(self, prefix=""):
         return [StateEntry(f"{prefix}{i}", v) for i, v in enumerate(self.items)]
+
+
+def call_module(module, *args, **kwargs):
+    """Call a module whose kind porter could not see statically: torch's layout in, torch's layout out."""
+    layout = getattr(module, "porter_layout", "source")
+    if args and layout == "channels_last":
+        args = (to_channels_last(args[0]),) + tuple(args[1:])
+    if "training" in kwargs and not getattr(module, "_call_has_training_arg", True):
+        kwargs.pop("training")
+    result = module(*args, **kwargs)
+    layout_out = getattr(module, "layout_out", None) or layout
+    if layout_out == "channels_last" and hasattr(result, "shape"):
+        result = to_channels_first(result)
+    return result

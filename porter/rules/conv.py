@@ -1,0 +1,26 @@
+"""Rules: Conv1d/2d/3d, ConvTranspose1d/2d/3d and their functional forms (all channels-last)."""
+
+from porter.rules.registry import function_rule, module_rule
+
+CONV_SIGNATURE = "(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)"
+CONV_TRANSPOSE_SIGNATURE = "(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1)"
+
+module_rule("torch.nn.Conv1d", runtime="Conv1d", layout="channels_last", rank=3)
+module_rule("torch.nn.Conv2d", runtime="Conv2d", layout="channels_last", rank=4)
+module_rule("torch.nn.Conv3d", runtime="Conv3d", layout="channels_last", rank=5)
+module_rule("torch.nn.ConvTranspose1d", runtime="ConvTranspose1d", layout="channels_last", rank=3)
+module_rule("torch.nn.ConvTranspose2d", runtime="ConvTranspose2d", layout="channels_last", rank=4)
+module_rule("torch.nn.ConvTranspose3d", runtime="ConvTranspose3d", layout="channels_last", rank=5)
+
+function_rule("torch.nn.functional.conv1d", "torch.conv1d", runtime="conv1d", signature=CONV_SIGNATURE,
+              layout="channels_last", rank=3)
+function_rule("torch.nn.functional.conv2d", "torch.conv2d", runtime="conv2d", signature=CONV_SIGNATURE,
+              layout="channels_last", rank=4)
+function_rule("torch.nn.functional.conv3d", "torch.conv3d", runtime="conv3d", signature=CONV_SIGNATURE,
+              layout="channels_last", rank=5)
+function_rule("torch.nn.functional.conv_transpose1d", "torch.conv_transpose1d", runtime="conv_transpose1d",
+              signature=CONV_TRANSPOSE_SIGNATURE, layout="channels_last", rank=3)
+function_rule("torch.nn.functional.conv_transpose2d", "torch.conv_transpose2d", runtime="conv_transpose2d",
+              signature=CONV_TRANSPOSE_SIGNATURE, layout="channels_last", rank=4)
+function_rule("torch.nn.functional.conv_transpose3d", "torch.conv_transpose3d", runtime="conv_transpose3d",
+              signature=CONV_TRANSPOSE_SIGNATURE, layout="channels_last", rank=5)

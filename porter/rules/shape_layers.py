@@ -1,0 +1,7 @@
+"""Rules: nn.Flatten / nn.Unflatten (torch's axis order) and nn.Softmax2d (channels-last, softmax over channels)."""
+
+from porter.rules.registry import module_rule
+
+module_rule("torch.nn.Flatten", runtime="Flatten", layout="source")
+module_rule("torch.nn.Unflatten", runtime="Unflatten", layout="source")
+module_rule("torch.nn.Softmax2d", runtime="Softmax2d", layout="channels_last")

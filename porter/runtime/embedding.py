@@ -1,0 +1,252 @@
+"""torch.nn.Embedding / EmbeddingBag, F.embedding / embedding_bag / one_hot (layout "source").
+
+The weight is torch's (num_embeddings, embedding_dim) table, so it can be tied to a Linear weight. The forward is
+a gather. padding_idx: as in torch the row is zeroed at initialisation only; the forward returns the row as it is,
+and its gradient is kept at zero by routing the padding positions through tf.stop_gradient.
+max_norm (torch renormalises the table in place during the forward) is not supported.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from porter.runtime.base import StateEntry, TorchLayer
+
+
+def _embedding_padding_idx(padding_idx, num_embeddings):
+    """torch's padding_idx normalisation: negative counts from the end; must index the table."""
+    if padding_idx is None:
+        return None
+    padding_idx = int(padding_idx)
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(f"padding_idx {padding_idx} must be within num_embeddings ({num_embeddings})")
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
+def _embedding_no_max_norm(max_norm):
+    if max_norm is not None:
+        raise NotImplementedError("Embedding max_norm is not supported: torch renormalises the referenced rows of "
+                                  "the weight in place during the forward; renormalise the weight once before "
+                                  "porting, or drop max_norm")
+
+
+def _embedding_ids(input):
+    ids = input if isinstance(input, (tf.Tensor, tf.Variable)) else tf.convert_to_tensor(input)
+    if not ids.dtype.is_integer:
+        raise TypeError(f"embedding indices must be integers, got {ids.dtype.name}")
+    return ids
+
+
+def _embedding_scale_grad(values, ids, num_embeddings):
+    """Identity on `values` (gathered rows) whose gradient is divided by each index's count in `ids` (torch's
+    scale_grad_by_freq)."""
+    flat = tf.reshape(ids, [-1])
+    counts = tf.math.unsorted_segment_sum(tf.ones_like(flat, tf.float32), flat, num_embeddings)
+    scale = tf.cast(tf.expand_dims(1.0 / tf.gather(counts, ids), -1), values.dtype)
+
+    @tf.custom_gradient
+    def scaled(t):
+        return tf.identity(t), lambda dy: dy * scale
+
+    return scaled(values)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """F.embedding: rows of `weight` (num_embeddings, embedding_dim) at the integer indices `input`."""
+    _embedding_no_max_norm(max_norm)
+    ids = _embedding_ids(input)
+    num_embeddings = weight.shape[0]
+    padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
+    values = tf.gather(weight, ids)
+    if padding_idx is not None:
+        values = tf.where(tf.expand_dims(tf.equal(ids, padding_idx), -1), tf.stop_gradient(values), values)
+    if scale_grad_by_freq:
+        values = _embedding_scale_grad(values, ids, num_embeddings)
+    return values
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """F.embedding_bag: sums / means / maxima of embedding rows per bag.
+
+    2-D input (B, L): each row is a bag (offsets must be None). 1-D input with 1-D `offsets` (static length):
+    bag i is input[offsets[i]:offsets[i + 1]] (a segment reduction with a static number of bags).
+    padding_idx entries are left out (also from the mean's count); empty bags give zeros.
+    """
+    _embedding_no_max_norm(max_norm)
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}')")
+    ids = _embedding_ids(input)
+    num_embeddings = weight.shape[0]
+    padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
+    values = tf.gather(weight, ids)
+    if scale_grad_by_freq:
+        values = _embedding_scale_grad(values, ids, num_embeddings)
+    if per_sample_weights is not None:
+        values = values * tf.expand_dims(tf.cast(per_sample_weights, values.dtype), -1)
+    valid = None if padding_idx is None else tf.not_equal(ids, padding_idx)
+    if len(ids.shape) == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: if input is 2D, then offsets has to be None")
+        return _embedding_bag_rows(values, valid, mode)
+    if len(ids.shape) != 1 or offsets is None:
+        raise ValueError(f"embedding_bag: input has to be 1D with offsets or 2D, got {len(ids.shape)}D "
+                         f"{'without' if offsets is None else 'with'} offsets")
+    return _embedding_bag_segments(values, valid, offsets, mode, include_last_offset)
+
+
+def _embedding_bag_rows(values, valid, mode):
+    """Bags are the rows of a 2-D index tensor: values (B, L, D), valid (B, L) or None."""
+    length = values.shape[1] if values.shape[1] is not None else tf.shape(values)[1]
+    if valid is None:
+        count = tf.cast(length, values.dtype)
+    else:
+        keep = tf.expand_dims(valid, -1)
+        count = tf.reduce_sum(tf.cast(keep, values.dtype), axis=1)
+    if mode == "max":
+        if valid is not None:
+            values = tf.where(keep, values, tf.fill(tf.shape(values), tf.constant(values.dtype.min, values.dtype)))
+        result = tf.reduce_max(values, axis=1)
+        return result if valid is None else tf.where(count > 0, result, tf.zeros_like(result))
+    if valid is not None:
+        values = tf.where(keep, values, tf.zeros_like(values))
+    total = tf.reduce_sum(values, axis=1)
+    if mode == "sum":
+        return total
+    return total / tf.maximum(count, 1) if valid is not None else total / count
+
+
+def _embedding_bag_segments(values, valid, offsets, mode, include_last_offset):
+    """Bags given by offsets into a 1-D index tensor: values (L, D); a static number of bags."""
+    offsets = tf.cast(offsets if isinstance(offsets, (tf.Tensor, tf.Variable)) else tf.convert_to_tensor(offsets),
+                      tf.int32)
+    if len(offsets.shape) != 1 or offsets.shape[0] is None:
+        raise ValueError("embedding_bag: offsets must be 1-D with a static length (the number of bags)")
+    bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+    positions = tf.range(tf.shape(values)[0], dtype=tf.int32)
+    starts = offsets[:bags]
+    segment = tf.reduce_sum(tf.cast(tf.expand_dims(positions, 1) >= tf.expand_dims(starts, 0), tf.int32), 1) - 1
+    dropped = tf.fill(tf.shape(segment), -1)  # negative segment ids are left out of every bag
+    if include_last_offset:
+        segment = tf.where(positions >= offsets[bags], dropped, segment)
+    if valid is not None:
+        segment = tf.where(valid, segment, dropped)
+    count = tf.math.unsorted_segment_sum(tf.ones_like(segment, values.dtype), segment, bags)
+    count = tf.expand_dims(count, -1)
+    if mode == "max":
+        result = tf.math.unsorted_segment_max(values, segment, bags)
+        return tf.where(count > 0, result, tf.zeros_like(result))
+    total = tf.math.unsorted_segment_sum(values, segment, bags)
+    return total if mode == "sum" else total / tf.maximum(count, 1)
+
+
+def one_hot(tensor, num_classes=-1):
+    """F.one_hot: int64 one-hot vectors on a new last axis; num_classes must be given (static output shape)."""
+    if not isinstance(num_classes, (int, np.integer)) or isinstance(num_classes, bool) or num_classes < 0:
+        raise ValueError(f"one_hot: num_classes must be a literal non-negative int (got {num_classes!r}); torch's "
+                         "num_classes=-1 infers max(tensor) + 1 from the data, which gives a data-dependent shape "
+                         "that XLA cannot compile. Pass num_classes explicitly in the source model")
+    indices = tensor if isinstance(tensor, (tf.Tensor, tf.Variable)) else tf.convert_to_tensor(tensor)
+    return tf.one_hot(indices, int(num_classes), dtype=tf.int64)
+
+
+def _embedding_initializer(weight, padding_idx):
+    """torch's init: N(0, 1) with the padding row zeroed, or the given `_weight` as it is."""
+
+    def initialize(shape, dtype=None):
+        if weight is not None:
+            return tf.cast(tf.reshape(tf.convert_to_tensor(np.asarray(weight)), shape), dtype)
+        values = keras.random.normal(shape, dtype=dtype)
+        if padding_idx is None:
+            return values
+        return tf.where(tf.expand_dims(tf.range(shape[0]) == padding_idx, -1), tf.zeros_like(values), values)
+
+    return initialize
+
+
+class Embedding(TorchLayer):
+    """torch.nn.Embedding: weight (num_embeddings, embedding_dim) named 'weight'; forward is a gather."""
+
+    porter_layout = "source"
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        _embedding_no_max_norm(max_norm)
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse, self._freeze = scale_grad_by_freq, sparse, _freeze
+        self.weight = self.add_weight(shape=(num_embeddings, embedding_dim), name="weight", trainable=not _freeze,
+                                      initializer=_embedding_initializer(_weight, self.padding_idx))
+        self.finish_init()
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False, **kwargs):
+        """torch.nn.Embedding.from_pretrained: the table as given (padding row not zeroed); frozen by default."""
+        rows, dim = tuple(np.shape(embeddings))
+        return cls(rows, dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
+                   _freeze=freeze, **kwargs)
+
+    def call(self, input):
+        values = embedding(input, self.weight, self.padding_idx, None, self.norm_type, self.scale_grad_by_freq)
+        return tf.cast(values, self.compute_dtype)
+
+    def torch_state(self, prefix=""):
+        return [StateEntry(prefix + "weight", self.weight)]
+
+    def get_config(self):
+        return {**super().get_config(), "num_embeddings": self.num_embeddings, "embedding_dim": self.embedding_dim,
+                "padding_idx": self.padding_idx, "max_norm": self.max_norm, "norm_type": self.norm_type,
+                "scale_grad_by_freq": self.scale_grad_by_freq, "sparse": self.sparse, "_freeze": self._freeze}
+
+
+class EmbeddingBag(TorchLayer):
+    """torch.nn.EmbeddingBag: call(input, offsets=None, per_sample_weights=None) -> (bags, embedding_dim)."""
+
+    porter_layout = "source"
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None, **kwargs):
+        _freeze = kwargs.pop("_freeze", False)
+        super().__init__(**kwargs)
+        _embedding_no_max_norm(max_norm)
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+        self.padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
+        self._freeze = _freeze
+        self.weight = self.add_weight(shape=(num_embeddings, embedding_dim), name="weight", trainable=not _freeze,
+                                      initializer=_embedding_initializer(_weight, self.padding_idx))
+        self.finish_init()
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                        mode="mean", sparse=False, include_last_offset=False, padding_idx=None, **kwargs):
+        """torch.nn.EmbeddingBag.from_pretrained: the table as given; frozen by default."""
+        rows, dim = tuple(np.shape(embeddings))
+        return cls(rows, dim, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings, include_last_offset,
+                   padding_idx, _freeze=freeze, **kwargs)
+
+    def call(self, input, offsets=None, per_sample_weights=None):
+        values = embedding_bag(input, self.weight, offsets, None, self.norm_type, self.scale_grad_by_freq, self.mode,
+                               self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+        return tf.cast(values, self.compute_dtype)
+
+    def torch_state(self, prefix=""):
+        return [StateEntry(prefix + "weight", self.weight)]
+
+    def get_config(self):
+        return {**super().get_config(), "num_embeddings": self.num_embeddings, "embedding_dim": self.embedding_dim,
+                "max_norm": self.max_norm, "norm_type": self.norm_type, "scale_grad_by_freq": self.scale_grad_by_freq,
+                "mode": self.mode, "sparse": self.sparse, "include_last_offset": self.include_last_offset,
+                "padding_idx": self.padding_idx, "_freeze": self._freeze}
