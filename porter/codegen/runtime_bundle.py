@@ -54,12 +54,15 @@ def _defined_names(node):
 
 def runtime_modules_used(text):
     """The imports a chunk of generated text needs (keras, np, tf, math, ...)."""
+    import re
+
     imports = []
-    for module, alias, marker in (("contextlib", None, "contextlib."), ("math", None, "math."),
-                                  ("keras", None, "keras."), ("numpy", "np", "np."),
-                                  ("tensorflow", "tf", "tf.")):
-        if marker in text:
-            imports.append(f"import {module} as {alias}" if alias else f"import {module}")
+    for module in sorted(STDLIB_MODULES | {"keras"}):
+        if re.search(rf"(?<![\w.]){module}\.", text):
+            imports.append(f"import {module}")
+    for module, alias in (("numpy", "np"), ("tensorflow", "tf")):
+        if re.search(rf"(?<![\w.]){alias}\.", text):
+            imports.append(f"import {module} as {alias}")
     return imports
 
 

@@ -36,15 +36,33 @@ class TrainingCodeReader(cst.CSTVisitor):
         self.tensors = {}  # variable -> ExampleInput (batch included in shape[0] stripped later)
         self.calls = []  # (class name, [arg nodes])
         self.constructed = []  # class names constructed outside class bodies, in order
+        self.dataset_inputs = []  # first tensors handed to TensorDataset(...)
         self.depth = 0
 
     def visit_ClassDef(self, node):
         return node.name.value not in self.source.classes
 
     def visit_Assign(self, node):
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        if len(node.targets) != 1:
             return
-        name = node.targets[0].target.value
+        target = node.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) and len(
+                target.elements) == len(node.value.elements):
+            for element, value in zip(target.elements, node.value.elements):
+                if isinstance(element.value, cst.Name):
+                    constant = _literal(value.value, self.constants)
+                    if isinstance(constant, int) and not isinstance(constant, bool):
+                        self.constants[element.value.value] = constant
+                    example = self.example_of(value.value)
+                    if example is not None:
+                        self.tensors[element.value.value] = example
+            return
+        if not isinstance(target, cst.Name):
+            return
+        name = target.value
+        constant = _literal(node.value, self.constants)
+        if isinstance(constant, (int, float)) and not isinstance(constant, bool):
+            self.constants[name] = constant
         value = node.value
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
                 "to", "cuda", "float", "long", "cpu", "requires_grad_"):
@@ -55,12 +73,30 @@ class TrainingCodeReader(cst.CSTVisitor):
         if callee in self.source.classes:
             self.model_vars[name] = callee
             return
-        example = self.example_from_creation(value)
+        example = self.example_of(node.value)
         if example is not None:
             self.tensors[name] = example
 
+    def example_of(self, node):
+        """ExampleInput of an expression: a creation call, a known tensor, or a slice of one."""
+        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "to", "cuda", "float", "long", "cpu", "requires_grad_"):
+            node = node.func.value
+        if isinstance(node, cst.Name):
+            return self.tensors.get(node.value)
+        if isinstance(node, cst.Call):
+            return self.example_from_creation(node)
+        if isinstance(node, cst.Subscript):
+            base = self.example_of(node.value)
+            return _sliced(base, node.slice, self.constants) if base is not None else None
+        return None
+
     def visit_Call(self, node):
         callee = dotted_name(node.func)
+        if callee is not None and callee.split(".")[-1] == "TensorDataset" and node.args:
+            example = self.example_of(node.args[0].value)
+            if example is not None:
+                self.dataset_inputs.append(example)
         if callee in self.source.classes:
             self.constructed.append(callee)
         elif callee in self.model_vars:
@@ -84,24 +120,57 @@ class TrainingCodeReader(cst.CSTVisitor):
                 shape = _literal(keywords.get("size"), self.constants) if "size" in keywords else None
                 high = numbers[0] if numbers else None
                 low = 0
+            if isinstance(shape, cst.BaseExpression):
+                shape = None
+            if shape is None and len(args) >= 1 and isinstance(args[-1].value, (cst.Tuple, cst.List)):
+                shape = [_literal(e.value, self.constants) for e in args[-1].value.elements]
+                shape = [0] + shape[1:] if all(isinstance(v, int) for v in shape[1:]) else None
             if not isinstance(shape, (tuple, list)):
                 return None
-            shape = list(shape)
+            shape = [0] + list(shape)[1:]
         else:
             sizes = [_literal(a.value, self.constants) for a in args]
-            if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-                sizes = list(sizes[0])
-            if not sizes or not all(isinstance(s, int) for s in sizes):
+            if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
+                sizes = [_literal(e.value, self.constants) for e in args[0].value.elements]
+            if len(sizes) < 2 or not all(isinstance(s, int) for s in sizes[1:]):
                 return None
-            shape = sizes
+            shape = [0] + sizes[1:]  # the batch size need not be literal
             if canonical in ("torch.randn", "torch.normal"):
                 low, high = None, None
         if "dtype" in keywords:
             dtype = (dotted_name(keywords["dtype"]) or "torch.float32").split(".")[-1]
             dtype = {"long": "int64", "float": "float32", "int": "int32"}.get(dtype, dtype)
-        if not all(isinstance(s, int) for s in shape) or not shape:
+        if not shape or not all(isinstance(s, int) for s in shape[1:]):
             return None
-        return ExampleInput(shape[1:], dtype, low, high)
+        return ExampleInput(list(shape[1:]), dtype, low, high)
+
+
+def _sliced(example, elements, constants):
+    """Shape of `tensor[...]` for basic slices with literal bounds (batch axis untouched)."""
+    shape = [None] + list(example.shape)
+    result = []
+    for axis, element in enumerate(elements):
+        if axis >= len(shape):
+            return None
+        item = element.slice
+        if isinstance(item, cst.Index):
+            if _literal(item.value, constants) is None:
+                return None
+            continue  # an integer index drops the axis
+        size = shape[axis]
+        if axis == 0:
+            result.append(None)
+            continue
+        lower = _literal(item.lower, constants) if item.lower is not None else 0
+        upper = _literal(item.upper, constants) if item.upper is not None else size
+        step = _literal(item.step, constants) if item.step is not None else 1
+        if not all(isinstance(v, int) for v in (lower, upper, step)) or step <= 0:
+            return None
+        result.append(len(range(size)[lower:upper:step]))
+    result.extend(shape[len(elements):])
+    if not result or result[0] is not None:
+        return None
+    return ExampleInput(result[1:], example.dtype, example.low, example.high)
 
 
 def module_constants(source):
@@ -112,6 +181,8 @@ def module_constants(source):
             assign = statement.body[0]
             if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
                 value = _literal(assign.value, constants)
+                if value is None and isinstance(assign.value, (cst.List, cst.Tuple)):
+                    value = tuple(range(len(assign.value.elements)))  # only its length matters here
                 if value is not None:
                     constants[assign.targets[0].target.value] = value
     return constants
@@ -123,6 +194,9 @@ def _literal(node, constants=None):
         return None
     if isinstance(node, cst.Name) and node.value in constants:
         return constants[node.value]
+    if isinstance(node, cst.Call) and dotted_name(node.func) == "len" and len(node.args) == 1:
+        inner = _literal(node.args[0].value, constants)
+        return len(inner) if isinstance(inner, tuple) else None
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Multiply, cst.Add, cst.FloorDivide,
                                                                             cst.Subtract)):
         left, right = _literal(node.left, constants), _literal(node.right, constants)
@@ -145,6 +219,8 @@ def _literal(node, constants=None):
     if isinstance(node, (cst.Tuple, cst.List)):
         values = [_literal(e.value, constants) for e in node.elements]
         return tuple(values) if None not in values else None
+    if isinstance(node, (cst.SimpleString,)):
+        return node.evaluated_value
     return None
 
 
@@ -159,6 +235,10 @@ def read_training_code(source):
             inputs.append(reader.tensors.get(arg.value) if isinstance(arg, cst.Name) else None)
         if inputs and all(i is not None for i in inputs) and class_name not in examples:
             examples[class_name] = inputs
+    if reader.dataset_inputs:
+        for class_name in [c for c, _ in reader.calls] + list(reader.model_vars.values()):
+            if class_name not in examples and len(_forward_params(source, class_name)) == 1:
+                examples[class_name] = [reader.dataset_inputs[0]]
     built = [c for c, _ in reader.calls] + list(reader.model_vars.values()) + reader.constructed
     main = next((c for c in built if c in source.classes), None)
     if main is not None and main not in examples:

@@ -39,6 +39,7 @@ class Value:
     module: ModuleRef | None = None
     items: tuple | None = None  # for "tuple": item Values (None: unknown tuple of source tensors)
     static: object = field(default=None, compare=False)  # literal Python value when known (ints, tuples)
+    dtype: str | None = None  # "int" for integer tensors porter can see (arange, randint), else unknown
 
     @property
     def is_tensor(self):

@@ -169,8 +169,15 @@ class CallTranslator:
             return Value(call, "tuple", items=None)
         if rule.layout == "any":
             return first.with_code(call)
-        rank = rule.rank if rule.rank is not None else first.rank
-        return tensor(call, rank, rule.layout)
+        return tensor(call, self.rule_rank(rule, first), rule.layout)
+
+    @staticmethod
+    def rule_rank(rule, first):
+        if rule.rank is not None:
+            return rule.rank
+        if rule.rank_delta == "unknown" or first.rank is None:
+            return None
+        return first.rank + rule.rank_delta
 
     def class_call(self, code, class_name, args, kwargs):
         signature = self.ctx_class_signature(class_name, args, kwargs)
@@ -217,8 +224,7 @@ class CallTranslator:
             rule = ref.rule
             if rule.layout == "any":
                 return "any", incoming
-            rank = rule.rank if rule.rank is not None else incoming.rank
-            after = tensor("", rank, rule.layout) if rule.outputs == "tensor" else Value("", "tuple", items=None)
+            after = tensor("", self.rule_rank(rule, incoming), rule.layout) if rule.outputs == "tensor" else Value("", "tuple", items=None)
             return rule.layout, after
         if ref.kind == "class":
             signature = self.ctx_class_signature(ref.class_name, [incoming], {})
@@ -320,9 +326,12 @@ class CallTranslator:
         """Translate `call` with `rule`: its own translate callable, or the declarative layout behaviour."""
         if self.ctx.ir is not None:
             self.ctx.ir.ops.add(rule.names[0])
-        if rule.translate is not None:
-            return rule.translate(self, call)
-        return self.declarative_rule(rule, call)
+        result = rule.translate(self, call) if rule.translate is not None else self.declarative_rule(rule, call)
+        first = call.all_args()[0] if call.all_args() else None
+        if first is not None and first.dtype == "int" and result.is_tensor and result.dtype is None and \
+                call.canonical.rsplit(".", 1)[-1] in INT_PRESERVING:
+            result = result.but(dtype="int")
+        return result
 
     def declarative_rule(self, rule, call):
         positional = call.all_args()
@@ -334,6 +343,8 @@ class CallTranslator:
             return tensor(f"{self.ctx.use(rule.runtime)}()")
         layout = rule.layout
         axis_names = set(rule.axis_params)
+        if rule.extra.get("implicit_dim_needs_source") and "dim" not in kwargs and len(positional) < 2:
+            layout = "source"
         if layout == "any" and primary.channels_last and axis_names:
             remapped = self.remap_axis_args(rule, positional, kwargs, primary.rank)
             if remapped is None:
@@ -350,6 +361,8 @@ class CallTranslator:
                 "source", primary.rank)
         elif layout == "channels_last":
             converted = to_layout(self.ctx, primary, "channels_last", rule.rank)
+            if rule.extra.get("implicit_dim_needs_source"):
+                pass
             if primary_key == 0:
                 positional = [converted] + [self.as_plain(v) for v in positional[1:]]
             else:
@@ -362,6 +375,8 @@ class CallTranslator:
             result_layout, result_rank = "source", rule.rank if rule.rank is not None else None
             if rule.extra.get("same_rank"):
                 result_rank = primary.rank
+            if isinstance(rule.extra.get("rank_delta"), int) and primary.rank is not None:
+                result_rank = primary.rank + rule.extra["rank_delta"]
         del params
         name = self.ctx.use(rule.runtime)
         code = f"{name}({self.join_args(positional, kwargs)})"
@@ -460,6 +475,10 @@ def _fully_known(ref):
     return all(_fully_known(element) for element in ref.elements) if ref.kind in ("sequential", "list", "dict") \
         else True
 
+
+INT_PRESERVING = {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "expand",
+                  "expand_as", "repeat", "clone", "contiguous", "detach", "long", "int", "t", "tril", "triu",
+                  "repeat_interleave", "view_as", "unflatten"}
 
 TENSOR_ONLY_METHODS = {
     "view", "reshape", "permute", "transpose", "contiguous", "unsqueeze", "squeeze", "flatten", "size", "softmax",

@@ -260,10 +260,20 @@ class ExpressionTranslator(CallTranslator):
             left, right = to_layout(self.ctx, left, "source"), to_layout(self.ctx, right, "source")
             rank = max(left.rank or 0, right.rank or 0) or None
             return tensor(f"{self.wrap(left.code)} @ {self.wrap(right.code)}", rank)
+        left, right = self.promote_int(left, right, operator), self.promote_int(right, left, operator)
         (left, right), layout, rank = unify(self.ctx, [left, right])
-        if operator in ("/",) and (left.is_tensor and right.is_tensor):
-            pass
         return tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout)
+
+    @staticmethod
+    def promote_int(value, other, operator):
+        """torch promotes an integer tensor meeting a float (or true division) to float32; TensorFlow refuses."""
+        if not (value.is_tensor and value.dtype == "int"):
+            return value
+        float_other = other.kind == "python" and not isinstance(other.static, int) and (
+            isinstance(other.static, float) or "." in other.code or "/" in other.code)
+        if operator == "/" or float_other or (other.is_tensor and other.dtype != "int"):
+            return value.but(code=f"tf.cast({value.code}, tf.float32)", dtype=None)
+        return value
 
     def _expr_BooleanOperation(self, node):
         left, right = self.expr(node.left), self.expr(node.right)

@@ -61,6 +61,11 @@ class ModuleResolver:
             return ModuleRef("list", elements=tuple(self._elements(node.elements, env, owner)))
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             return ModuleRef("list", elements=(self.ref_of(node.elt, env, owner),), ordered=False)
+        if isinstance(node, cst.DictComp):
+            return ModuleRef("list", elements=(self.ref_of(node.value, env, owner),), ordered=False)
+        if isinstance(node, cst.Dict):
+            return ModuleRef("list", elements=tuple(self.ref_of(e.value, env, owner) for e in node.elements
+                                                    if isinstance(e, cst.DictElement)))
         if isinstance(node, cst.Call):
             return self._call_ref(node, env, owner)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
@@ -122,7 +127,10 @@ class ModuleResolver:
                     elements.extend(self._ordered_dict_elements(arg.value, env, owner))
                 else:
                     inner = self.ref_of(arg.value, env, owner)
-                    if kind == "sequential":
+                    if kind == "sequential" and isinstance(arg.value, cst.Name) and arg.value.value in env and \
+                            isinstance(env[arg.value.value], list):
+                        elements.extend(inner.elements)  # Sequential(layers_dict) / Sequential(list) of children
+                    elif kind == "sequential":
                         elements.append(inner)
                     else:
                         elements.extend(inner.elements)
@@ -199,6 +207,22 @@ class ModuleResolver:
                 for inner in _statements(orelse.body):
                     self._scan_statement(inner, env, owner, in_loop=True)
                 orelse = getattr(orelse, "orelse", None)
+            return
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(
+                statement.targets[0].target, cst.Subscript):
+            holder = dotted_name(statement.targets[0].target.value)
+            if holder in env and isinstance(env[holder], list):  # layers["conv1"] = nn.Conv2d(...)
+                env[holder].append(self.ref_of(statement.value, env, owner))
+            return
+        if isinstance(statement, cst.Assign) and isinstance(statement.value, (cst.Call, cst.Dict)) and (
+                _is_ordered_dict(statement.value, self.source) or isinstance(statement.value, cst.Dict)):
+            for target in statement.targets:
+                name = _target_name(target.target)
+                if name is not None and not name.startswith("self."):
+                    env[name] = self._ordered_dict_elements(statement.value, env, owner) if isinstance(
+                        statement.value, cst.Call) else [self.ref_of(e.value, env, owner)
+                                                         for e in statement.value.elements
+                                                         if isinstance(e, cst.DictElement)]
             return
         if isinstance(statement, cst.Assign):
             value = self.ref_of(statement.value, env, owner)

@@ -122,13 +122,12 @@ class BodyTranslator(ExpressionTranslator):
 
     def assign(self, small, pad):
         targets = [t.target for t in small.targets]
+        if len(targets) == 1 and isinstance(targets[0], cst.Subscript):
+            base = self.expr(targets[0].value)
+            if base.is_tensor:
+                return self.item_assignment(targets[0], base, small, pad)
         if self.mode == "init":
             return self.init_assign(small, targets, pad)
-        for target in targets:
-            if isinstance(target, cst.Subscript):
-                base = self.expr(target.value)
-                if base.is_tensor:
-                    return [pad + f"raise NotImplementedError({self.stub_message('in-place tensor item assignment', 'tensors are immutable in TensorFlow; rewrite with tf.where or concatenation')!r})"]
         value = self.expr(small.value)
         if value.kind == "size":
             value = self.materialize_size(value) if not all(
@@ -139,6 +138,16 @@ class BodyTranslator(ExpressionTranslator):
             self.bind_target(target, value)
         left = " = ".join(self.target_code(t) for t in targets)
         return [f"{pad}{left} = {value.code}"]
+
+    def item_assignment(self, target, base, small, pad):
+        """`x[idx] = v` -> x = setitem(x, np.s_[idx], v): a static scatter (TensorFlow tensors are immutable)."""
+        value = self.as_plain(self.expr(small.value))
+        source = self.as_plain(base)
+        index = self.slice_code(target)
+        helper = self.ctx.use("setitem")
+        name = self.code(target.value)
+        self.bind_target(target.value, source.with_code(name))
+        return [f"{pad}{self.target_code(target.value)} = {helper}({source.code}, np.s_[{index}], {value.code})"]
 
     def stub_message(self, construct, reason):
         return self.ctx.unsupported(self.line, construct, reason)

@@ -65,12 +65,13 @@ function_rule(F + "hardshrink", "torch.hardshrink", "Tensor.hardshrink", runtime
 function_rule(F + "softshrink", runtime="softshrink", signature="(input, lambd=0.5)")
 
 # Softmax family: the runtime receives `dim` remapped to the tensor's actual layout. dim=None means torch's legacy
-# implicit dim (0 for ranks 0, 1, 3, else 1), which is only right on torch's axis order: treat a None dim as
-# non-literal (fall back to "source").
+# implicit dim (0 for ranks 0, 1, 3, else 1), which the runtime applies on torch's axis order only: a call without
+# dim on a channels-last tensor must be converted to "source" first (extra `implicit_dim_needs_source`).
 _SOFTMAX = "(input, dim=None, _stacklevel=3, dtype=None)"
 function_rule(F + "softmax", "torch.softmax", "Tensor.softmax", "torch.special.softmax", runtime="softmax",
-              signature=_SOFTMAX, axis_params=("dim",))
+              signature=_SOFTMAX, axis_params=("dim",), implicit_dim_needs_source=True)
 function_rule(F + "log_softmax", "torch.log_softmax", "Tensor.log_softmax", "torch.special.log_softmax",
-              runtime="log_softmax", signature=_SOFTMAX, axis_params=("dim",))
-function_rule(F + "softmin", runtime="softmin", signature=_SOFTMAX, axis_params=("dim",))
+              runtime="log_softmax", signature=_SOFTMAX, axis_params=("dim",), implicit_dim_needs_source=True)
+function_rule(F + "softmin", runtime="softmin", signature=_SOFTMAX, axis_params=("dim",),
+              implicit_dim_needs_source=True)
 function_rule(F + "glu", runtime="glu", signature="(input, dim=-1)", axis_params=("dim",))

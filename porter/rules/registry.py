@@ -55,6 +55,7 @@ class ModuleRule:
     training: bool = False
     outputs: str = "tensor"  # "tensor" or "tuple" (RNNs, attention): tuple items are in torch's order
     family: str = ""
+    rank_delta: object = 0  # output rank - input rank when `rank` is None; "unknown" when it varies
 
 
 @dataclass(frozen=True)
@@ -77,16 +78,15 @@ FUNCTION_RULES: dict = {}
 
 
 def _family(stack_depth=2):
-    import inspect
+    import sys
 
-    frame = inspect.stack()[stack_depth]
-    return frame.filename.rsplit("/", 1)[-1].removesuffix(".py")
+    return sys._getframe(stack_depth).f_code.co_filename.rsplit("/", 1)[-1].removesuffix(".py")
 
 
-def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor"):
+def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
-    rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family())
+    rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule

@@ -393,7 +393,12 @@ def _creation(runtime, rank_from_args=True):
             args[0] = source
             code = f"{_runtime(translator, runtime)}({translator.join_args(args, kwargs)})"
             return tensor(code, rank, source.layout)
-        return tensor(f"{_runtime(translator, runtime)}({translator.join_args(args, kwargs)})", rank)
+        result = tensor(f"{_runtime(translator, runtime)}({translator.join_args(args, kwargs)})", rank)
+        if runtime in ("arange", "randint") and "dtype" not in kwargs and all(
+                isinstance(v.static, int) or v.kind == "python" and v.static is None and "." not in v.code
+                for v in args):
+            result = result.but(dtype="int")
+        return result
 
     return translate
 

@@ -69,12 +69,14 @@ def _dropout_keep(noise_shape, p, dtype, seed):
 
 
 def _dropout_train(x, p, noise_shape, seed):
-    if p == 0:
+    static = isinstance(p, (int, float))
+    if static and p == 0:
         return x
-    if p == 1:
+    if static and p == 1:
         return x * tf.zeros([], x.dtype)
-    mask = _dropout_keep(noise_shape, p, x.dtype, seed) * tf.cast(1.0 / (1.0 - p), x.dtype)
-    return x * mask
+    scale = tf.cast(1.0 / (1.0 - p), x.dtype) if static else 1.0 / (1.0 - tf.cast(p, x.dtype))
+    keep = tf.cast(keras.random.uniform(noise_shape, dtype="float32", seed=seed) >= tf.cast(p, "float32"), x.dtype)
+    return x * (keep * scale)
 
 
 def _dropout_alpha_train(x, p, noise_shape, seed):

@@ -134,3 +134,16 @@ def init_orthogonal(tensor, gain=1.0, generator=None):
 def clone_layer(layer):
     """copy.deepcopy of a module: a fresh layer from the same config (weights are loaded afterwards)."""
     return type(layer).from_config(layer.get_config())
+
+
+def setitem(x, index, value):
+    """torch's `x[index] = value` on an immutable tensor: a scatter over statically known positions."""
+    x = tf.convert_to_tensor(x)
+    if None in tuple(x.shape):
+        raise NotImplementedError("item assignment needs a tensor whose shape is static")
+    positions = np.arange(int(np.prod(x.shape)), dtype=np.int64).reshape(tuple(x.shape))[index]
+    positions = np.asarray(positions).reshape(-1, 1)
+    value = tf.broadcast_to(tf.cast(value, x.dtype), np.asarray(
+        np.arange(int(np.prod(x.shape))).reshape(tuple(x.shape))[index]).shape)
+    flat = tf.tensor_scatter_nd_update(tf.reshape(x, [-1]), positions, tf.reshape(value, [-1]))
+    return tf.reshape(flat, x.shape)
