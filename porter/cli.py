@@ -48,6 +48,10 @@ def build_parser():
 
     ops = commands.add_parser("ops", help="print the table of supported torch ops")
     ops.add_argument("--format", choices=("markdown", "text"), default="text")
+    from porter.commands import COMMANDS
+
+    for module in COMMANDS.values():
+        module.add_parser(commands)
     return parser
 
 

@@ -328,9 +328,9 @@ class CallTranslator:
             self.ctx.ir.ops.add(rule.names[0])
         result = rule.translate(self, call) if rule.translate is not None else self.declarative_rule(rule, call)
         first = call.all_args()[0] if call.all_args() else None
-        if first is not None and first.dtype == "int" and result.is_tensor and result.dtype is None and \
+        if first is not None and first.dtype in ("int", "bool") and result.is_tensor and result.dtype is None and \
                 call.canonical.rsplit(".", 1)[-1] in INT_PRESERVING:
-            result = result.but(dtype="int")
+            result = result.but(dtype=first.dtype)
         return result
 
     def declarative_rule(self, rule, call):
@@ -478,7 +478,8 @@ def _fully_known(ref):
 
 INT_PRESERVING = {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "expand",
                   "expand_as", "repeat", "clone", "contiguous", "detach", "long", "int", "t", "tril", "triu",
-                  "repeat_interleave", "view_as", "unflatten"}
+                  "repeat_interleave", "view_as", "unflatten", "clamp", "clip", "masked_fill", "where",
+                  "cumsum"}
 
 TENSOR_ONLY_METHODS = {
     "view", "reshape", "permute", "transpose", "contiguous", "unsqueeze", "squeeze", "flatten", "size", "softmax",

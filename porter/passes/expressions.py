@@ -236,7 +236,7 @@ class ExpressionTranslator(CallTranslator):
         operator = UNARY[type(node.operator)]
         if operand.is_tensor:
             if operator == "not ":
-                return tensor(f"tf.logical_not({operand.code})", operand.rank, operand.layout)
+                return tensor(f"tf.logical_not({operand.code})", operand.rank, operand.layout).but(dtype="bool")
             return operand.with_code(f"{operator}{self.wrap(operand.code)}")
         return python(f"{operator}{self.wrap(operand.code)}",
                       static=-operand.static if operator == "-" and isinstance(operand.static, (int, float))
@@ -267,6 +267,15 @@ class ExpressionTranslator(CallTranslator):
     @staticmethod
     def promote_int(value, other, operator):
         """torch promotes an integer tensor meeting a float (or true division) to float32; TensorFlow refuses."""
+        if value.is_tensor and value.dtype == "bool" and operator in ("+", "-", "*", "/", "//", "%", "**"):
+            # TensorFlow would cast the *other* operand to bool; torch promotes the bool tensor instead
+            if other.is_tensor and other.dtype != "bool":
+                target = f"{other.code}.dtype" if other.code.isidentifier() else (
+                    "tf.int64" if other.dtype == "int" else "tf.float32")
+            else:
+                target = "tf.int64" if isinstance(other.static, int) and operator != "/" else "tf.float32"
+            return value.but(code=f"tf.cast({value.code}, {target})",
+                             dtype="int" if target == "tf.int64" else None)
         if not (value.is_tensor and value.dtype == "int"):
             return value
         float_other = other.kind == "python" and not isinstance(other.static, int) and (
@@ -296,7 +305,7 @@ class ExpressionTranslator(CallTranslator):
             if operator in ("is", "is not"):
                 return python(f"{values[0].code} {operator} {values[1].code}")
             (a, b), layout, rank = unify(self.ctx, values)
-            return tensor(f"{self.wrap(a.code)} {operator} {self.wrap(b.code)}", rank, layout)
+            return tensor(f"{self.wrap(a.code)} {operator} {self.wrap(b.code)}", rank, layout).but(dtype="bool")
         parts.append(self.wrap(values[0].code))
         for target, value in zip(node.comparisons, values[1:]):
             parts.append(COMPARISONS[type(target.operator)])

@@ -247,6 +247,7 @@ def _reduction(runtime, signature):
             kwargs = {"dim": translator.as_plain(call.kwargs["dim"]), **{
                 k: v for k, v in kwargs.items() if k != "dim"}}
         code = f"{name}({translator.join_args(args, kwargs)})"
+        counts = "int" if runtime == "torch_sum" and value.dtype in ("bool", "int") else None
         rank = None
         if plain.rank is not None:
             if dims is None:
@@ -255,13 +256,13 @@ def _reduction(runtime, signature):
                 rank = plain.rank if keep else plain.rank - len(dims)
         if tuple_result:
             return Value(code, "tuple", items=(tensor(f"{code}[0]", rank), tensor(f"{code}[1]", rank)))
-        return tensor(code, rank)
+        return tensor(code, rank).but(dtype=counts)
 
     return translate
 
 
 # --- elementwise ------------------------------------------------------------------------------------------
-def _elementwise(template, arity=1):
+def _elementwise(template, arity=1, dtype=None):
     """Elementwise op written as a code template over its tensor arguments; layouts unified, kept."""
 
     def translate(translator, call):
@@ -269,7 +270,7 @@ def _elementwise(template, arity=1):
         args = args[:arity]
         unified, layout, rank = unify(translator.ctx, args)
         codes = [v.code for v in unified]
-        return tensor(template.format(*codes), rank, layout)
+        return tensor(template.format(*codes), rank, layout).but(dtype=dtype)
 
     return translate
 
@@ -525,9 +526,11 @@ _BINARY = {
     "logical_and": "tf.logical_and({0}, {1})", "logical_or": "tf.logical_or({0}, {1})",
     "logical_xor": "tf.math.logical_xor({0}, {1})", "atan2": "tf.atan2({0}, {1})",
 }
+_BOOLEAN_RESULTS = {"eq", "ne", "lt", "gt", "le", "ge", "logical_and", "logical_or", "logical_xor"}
 for _name, _template in _BINARY.items():
     _names = [f"torch.{_name}", f"Tensor.{_name}"]
-    function_rule(*_names, translate=_elementwise(_template, 2), layout="any")
+    function_rule(*_names, translate=_elementwise(_template, 2, "bool" if _name in _BOOLEAN_RESULTS else None),
+                  layout="any")
 
 
 def translate_pow(translator, call):
