@@ -194,6 +194,8 @@ class ModuleEmitter:
         template = self.env.get_template("class.py.j2")
         text = template.render(name=info.name, bases=bases, docstring=docstring, class_lines=class_lines,
                                container=bool(info.container_base),
+                               flatten_inputs=json.dumps(dict(sorted(ir.flatten_inputs.items())))
+                               if ir.flatten_inputs else "",
                                porter_layout=ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in (
                                    "channels_last", "source") else "source",
                                layout_out=ir.layout_out, renamed=json.dumps(ir.renamed) if ir.renamed else "",

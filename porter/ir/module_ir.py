@@ -47,6 +47,8 @@ class ModuleIR:
     unsupported: list = field(default_factory=list)
     adjustments: list = field(default_factory=list)
     ops: set = field(default_factory=set)
+    flatten_inputs: dict = field(default_factory=dict)  # Linear attribute -> channel expression (load-time permute)
+    plain_linears: set = field(default_factory=set)  # Linear attributes also called on torch-ordered inputs
 
     @property
     def status(self):

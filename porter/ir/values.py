@@ -40,6 +40,7 @@ class Value:
     items: tuple | None = None  # for "tuple": item Values (None: unknown tuple of source tensors)
     static: object = field(default=None, compare=False)  # literal Python value when known (ints, tuples)
     dtype: str | None = None  # "int" for integer tensors porter can see (arange, randint), else unknown
+    channels: str | None = None  # channel count of a channels-last tensor as code (`self.conv2.out_channels`)
 
     @property
     def is_tensor(self):
@@ -57,9 +58,49 @@ class Value:
 
 
 def tensor(code, rank=None, layout="source"):
-    if rank is not None and rank <= 2:
+    if rank is not None and rank <= 2 and layout == "channels_last":
         layout = "source"
     return Value(code, "tensor", rank, layout)
+
+
+def permuted_layout(order):
+    """Layout name of a tensor whose physical axes hold torch dims `order` (a transpose not yet performed)."""
+    return "permuted:" + ",".join(str(d) for d in order)
+
+
+def physical_order(value):
+    """torch dims in the order the Keras tensor stores them (None when the rank is unknown)."""
+    if value.layout.startswith("permuted:"):
+        return [int(d) for d in value.layout.split(":", 1)[1].split(",")]
+    if value.rank is None:
+        return None
+    if value.layout == "channels_last" and value.rank > 2:
+        return [0] + list(range(2, value.rank)) + [1]
+    return list(range(value.rank))
+
+
+def is_permuted(value):
+    return value.kind == "tensor" and value.layout.startswith("permuted:")
+
+
+class EinsumRecipe:
+    """How an einsum result was computed, so a later consumer can ask for another output order for free."""
+
+    def __init__(self, inputs, operands, output, env=None):
+        self.inputs, self.operands, self.output = inputs, operands, output  # output: physical subscript
+        self.env = env  # the translator's variables: re-emitting is only valid while the operands are unchanged
+        self.snapshot = {name: env.get(name) for name in operands if name.isidentifier()} if env is not None \
+            else None
+
+    def still_valid(self):
+        if self.snapshot is None:
+            return False
+        return all(self.env.get(name) is value for name, value in self.snapshot.items()) and all(
+            name.isidentifier() or name.startswith("self.") for name in self.operands)
+
+    def code(self, output=None):
+        spec = ",".join(self.inputs) + "->" + (output or self.output)
+        return f"tf.einsum({spec!r}, {', '.join(self.operands)})"
 
 
 def python(code, static=None):

@@ -4,6 +4,8 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, remap_axis, tensor
+from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
+                                   channels_after_rule, rebase)
 from porter.passes.layout import to_layout, unify
 from porter.passes.modules import CONTAINERS
 
@@ -40,6 +42,8 @@ class Call:
 
 class CallTranslator:
     """Mixin for ExpressionTranslator: everything about `f(...)`."""
+
+    sequential_code = None  # the Sequential being simulated (its children are indexed from it)
 
     def _expr_Call(self, node):
         func = node.func
@@ -79,6 +83,18 @@ class CallTranslator:
             return self.function_call(name, node)
         if name in self.source.classes:
             return Value(f"{name}({self.plain_args(node)})", "module", module=ModuleRef("class", class_name=name))
+        if name == "enumerate" and node.args:
+            inner = self.expr(node.args[0].value)
+            rest = "".join(f", {self.code(a)}" for a in node.args[1:])
+            if inner.kind == "module" and inner.module is not None:
+                ref = ModuleRef("enumerated", elements=(inner.module.element(),))
+                return Value(f"enumerate({inner.code}{rest})", "module", module=ref)
+            if inner.kind == "tuple":
+                template = inner.items[0] if inner.items else (
+                    inner.static[1] if isinstance(inner.static, tuple) and inner.static[:1] == ("each",) else None)
+                if template is not None:
+                    return Value(f"enumerate({inner.code}{rest})", "tuple", items=None,
+                                 static=("enumerated", template))
         if name == "len" and node.args:
             argument = self.expr(node.args[0].value)
             if argument.is_tensor:
@@ -159,6 +175,15 @@ class CallTranslator:
     def rule_module_call(self, code, rule, args, kwargs):
         if not args:
             return tensor(f"{code}({self.join_args(args, kwargs)})")
+        if rule.runtime == "Linear" and args[0].layout == "flat_channels_last" and not kwargs:
+            return self.linear_after_flatten(code, rule, args[0])
+        if rule.runtime == "Linear" and code.startswith("self.") and self.ctx.ir is not None:
+            self.ctx.ir.plain_linears.add(code[5:])
+        if rule.runtime == "Flatten" and args[0].channels_last and args[0].channels and not kwargs and len(args) == 1 \
+                and self.flatten_module_defaults(code):
+            from porter.rules.tensor_ops import flatten_channels_last
+
+            return flatten_channels_last(self, args[0])
         first = to_layout(self.ctx, args[0], rule.layout, rule.rank)
         rest = [to_layout(self.ctx, a, "source") for a in args[1:]]
         kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
@@ -169,7 +194,10 @@ class CallTranslator:
             return Value(call, "tuple", items=None)
         if rule.layout == "any":
             return first.with_code(call)
-        return tensor(call, self.rule_rank(rule, first), rule.layout)
+        result = tensor(call, self.rule_rank(rule, first), rule.layout)
+        if rule.layout == "channels_last":
+            result = result.but(channels=channels_after_rule(rule, code, first))
+        return result
 
     @staticmethod
     def rule_rank(rule, first):
@@ -178,6 +206,29 @@ class CallTranslator:
         if rule.rank_delta == "unknown" or first.rank is None:
             return None
         return first.rank + rule.rank_delta
+
+    def linear_after_flatten(self, code, rule, flat):
+        """Linear on a channels-last flatten: the weight columns are permuted at load time, not the data."""
+        ir = self.ctx.ir
+        attribute = code[5:] if code.startswith("self.") and code[5:].isidentifier() else None
+        known = ir.flatten_inputs.get(self.torch_path(attribute)) if attribute else None
+        if attribute is None or (known is not None and known != flat.channels) or attribute in ir.plain_linears:
+            return self.rule_module_call(code, rule, [to_layout(self.ctx, flat, "source")], {})
+        self.record_flatten_input(attribute, flat.channels)
+        self.ctx.adjust(self.line, f"Linear `{attribute}` after a flatten: torch flattens (C, H, W), the port "
+                                   f"(H, W, C); its weight columns are permuted once at load time")
+        ir.ops.add(rule.names[0])
+        return tensor(f"{code}({flat.code})", 2)
+
+    def torch_path(self, attribute):
+        return self.ctx.ir.renamed.get(attribute, attribute)
+
+    def record_flatten_input(self, path, channels):
+        self.ctx.ir.flatten_inputs[self.torch_path(path.split(".")[0]) + path[len(path.split(".")[0]):]] = channels
+
+    def flatten_module_defaults(self, code):
+        """True when nn.Flatten() at `code` flattens everything after the batch (the default)."""
+        return True
 
     def class_call(self, code, class_name, args, kwargs):
         signature = self.ctx_class_signature(class_name, args, kwargs)
@@ -191,6 +242,8 @@ class CallTranslator:
             kw[name] = self.to_value_layout(value, wanted)
         call = f"{code}({self.join_args(converted, kw)}{self.training_kwarg(kwargs)})"
         output = signature.output if signature is not None and signature.output is not None else tensor("")
+        if output.is_tensor and output.channels:
+            output = output.but(channels=rebase(output.channels, code))
         return self.output_value(call, output)
 
     def output_value(self, call, template):
@@ -200,6 +253,8 @@ class CallTranslator:
         return template.with_code(call)
 
     def to_value_layout(self, value, wanted):
+        if value.is_tensor and value.layout.startswith("permuted:"):
+            value = to_layout(self.ctx, value, "source")
         if wanted is None or not value.is_tensor:
             return self.as_plain(value) if wanted is None else value
         if not wanted.is_tensor:
@@ -212,8 +267,24 @@ class CallTranslator:
         if not _fully_known(ref) or len(args) != 1:
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         layout_in = self.sequential_layout_in(ref, value)
+        if value.layout == "flat_channels_last" and ref.ordered and code.startswith("self.") and \
+                code[5:].isidentifier():
+            linear = next((i for i, e in enumerate(ref.elements) if not (e.kind == "rule" and e.rule.layout == "any")),
+                          None)
+            element = ref.elements[linear] if linear is not None else None
+            if element is not None and element.kind == "rule" and element.rule.runtime == "Linear":
+                self.record_flatten_input(f"{code[5:]}.{linear}", value.channels)
+                self.ctx.adjust(self.line, f"Linear `{code[5:]}[{linear}]` after a flatten: its weight columns "
+                                           f"are permuted once at load time for the channels-last order")
+                rest = ModuleRef("sequential", elements=ref.elements[linear + 1:], ordered=True)
+                out = self.simulate_sequential(rest, tensor("", 2))
+                return out.with_code(f"{code}({value.code}{self.training_kwarg(kwargs)})")
         first = to_layout(self.ctx, value, layout_in) if layout_in != "any" else value
-        out = self.simulate_sequential(ref, first)
+        self.sequential_code = code
+        try:
+            out = self.simulate_sequential(ref, first)
+        finally:
+            self.sequential_code = None
         if out is None:
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         return out.with_code(f"{code}({first.code}{self.training_kwarg(kwargs)})")
@@ -251,11 +322,24 @@ class CallTranslator:
             layouts.discard("any")
             if len(layouts) > 1:
                 return None  # order unknown statically: the call goes through call_module
-        for element in ref.elements:
+        for index, element in enumerate(ref.elements):
             layout, after = self.element_layouts(element, current)
             if layout != "any" and current.is_tensor:
                 current = to_layout(self.ctx, current, layout)
+            channels = None
+            if ref.ordered and self.sequential_code is not None and current.is_tensor:
+                if element.kind == "rule":
+                    channels = channels_after_rule(element.rule, f"{self.sequential_code}[{index}]", current)
+                elif element.kind == "class" and after.is_tensor:
+                    channels = rebase(after.channels, f"{self.sequential_code}[{index}]")
             current = after if layout != "any" else current
+            if current.is_tensor:
+                current = current.but(channels=channels if current.channels_last else None)
+        if current.is_tensor and current.channels_last and not current.channels and self.sequential_code and all(
+                e.kind == "rule" and (e.rule.runtime in CHANNEL_ATTRIBUTES or e.rule.layout == "any" or
+                                      CHANNELS_KEPT.match(e.rule.runtime)) for e in ref.elements) and any(
+                e.rule.runtime in CHANNEL_ATTRIBUTES for e in ref.elements):
+            current = current.but(channels=f"{self.ctx.use('last_channels')}({self.sequential_code})")
         return current
 
     def module_iteration(self, base, method, node):
@@ -345,7 +429,17 @@ class CallTranslator:
         axis_names = set(rule.axis_params)
         if rule.extra.get("implicit_dim_needs_source") and "dim" not in kwargs and len(positional) < 2:
             layout = "source"
-        if layout == "any" and primary.channels_last and axis_names:
+        if layout == "any" and primary.is_tensor and primary.layout.startswith("permuted:") and axis_names:
+            from porter.ir.values import physical_order
+
+            order = physical_order(primary)
+            remapped = self.remap_axis_args(rule, positional, kwargs, primary.rank,
+                                            mapper=lambda d, r: order.index(d % r))
+            if remapped is None:
+                layout = "source"
+            else:
+                positional, kwargs = remapped
+        elif layout == "any" and primary.channels_last and axis_names:
             remapped = self.remap_axis_args(rule, positional, kwargs, primary.rank)
             if remapped is None:
                 layout = "source"
@@ -358,7 +452,7 @@ class CallTranslator:
                 positional = unified[:len(positional)]
                 kwargs = dict(zip(kwargs, unified[len(positional):]))
             result_layout, result_rank = ("channels_last", primary.rank) if primary.channels_last else (
-                "source", primary.rank)
+                primary.layout if primary.is_tensor else "source", primary.rank)
         elif layout == "channels_last":
             converted = to_layout(self.ctx, primary, "channels_last", rule.rank)
             if rule.extra.get("implicit_dim_needs_source"):
@@ -369,6 +463,7 @@ class CallTranslator:
                 kwargs[primary_key] = converted
             kwargs = {k: (v if k == primary_key else self.as_plain(v)) for k, v in kwargs.items()}
             result_layout, result_rank = "channels_last", rule.rank if rule.rank is not None else primary.rank
+            channels_out = channels_after_function(rule.runtime, primary)
         else:
             positional = [self.as_plain(v) for v in positional]
             kwargs = {k: self.as_plain(v) for k, v in kwargs.items()}
@@ -382,10 +477,14 @@ class CallTranslator:
         code = f"{name}({self.join_args(positional, kwargs)})"
         if rule.outputs == "tuple":
             return Value(code, "tuple", items=None)
-        return tensor(code, result_rank, result_layout)
+        carried = primary.channels if result_layout == primary.layout and layout == "any" else None
+        if layout == "channels_last":
+            carried = channels_out
+        return tensor(code, result_rank, result_layout).but(channels=carried)
 
-    def remap_axis_args(self, rule, positional, kwargs, rank):
-        """Remap literal axis arguments for a channels-last tensor; None when an axis is not literal."""
+    def remap_axis_args(self, rule, positional, kwargs, rank, mapper=remap_axis):
+        """Remap literal axis arguments for a channels-last (or permuted) tensor; None when not literal."""
+        remap_axis = mapper
         if rank is None:
             return None
         params = list(rule.signature.params)

@@ -311,9 +311,11 @@ class FileTranslator:
             if value.kind == "tuple":
                 value = Value(name, "tuple", items=tuple(i.but(layout="source") if i.is_tensor and not i.channels_last
                                                          else i for i in (value.items or ()))) if value.items else \
-                    Value(name, "tuple", items=None)
+                    Value(name, "tuple", items=None, static=value.static)
             if value.kind not in ("tensor", "tuple", "module"):
                 value = python(name)
+            if value.is_tensor and value.layout.startswith("permuted:"):
+                value = value.but(layout="source")  # callers settle pending transposes before the call
             env[name] = value.with_code(name)
             arg_values.append(env[name])
         return env, arg_values

@@ -8,7 +8,7 @@ raises NotImplementedError naming file:line, so the generated module stays impor
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
-from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, tensor
+from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, tensor
 from porter.passes.calls import CallTranslator
 from porter.passes.layout import to_layout, unify
 
@@ -216,7 +216,7 @@ class ExpressionTranslator(CallTranslator):
         self.env.update(env_backup)
         code = f"{open_}{element.code} {' '.join(clauses)}{close}"
         if element.is_tensor:
-            return Value(code, "tuple", items=None)
+            return Value(code, "tuple", items=None, static=("each", element.with_code("")))
         if element.kind == "module":
             return Value(code, "module", module=ModuleRef("list", elements=(element.module,), ordered=False))
         return python(code)
@@ -226,7 +226,7 @@ class ExpressionTranslator(CallTranslator):
         if test.is_tensor:
             (body, orelse), layout, rank = unify(self.ctx, [body, orelse])
             return tensor(f"tf.where({test.code}, {body.code}, {orelse.code})", rank, layout)
-        if body.is_tensor and orelse.is_tensor and body.channels_last != orelse.channels_last:
+        if body.is_tensor and orelse.is_tensor and body.layout != orelse.layout:
             body, orelse = to_layout(self.ctx, body, "source"), to_layout(self.ctx, orelse, "source")
         template = body if body.kind != "python" else orelse
         return template.with_code(f"{body.code} if {test.code} else {orelse.code}")
@@ -247,6 +247,8 @@ class ExpressionTranslator(CallTranslator):
         operator = BINARY_OPERATORS[type(node.operator)]
         if left.kind == "size" or right.kind == "size":
             left, right = self.materialize_size(left), self.materialize_size(right)
+        if operator == "+" and left.kind == "tuple" and right.kind == "tuple":
+            return self.concatenated_lists(left, right)
         if not (left.is_tensor or right.is_tensor):
             static = None
             if isinstance(left.static, int) and isinstance(right.static, int) and operator in "+-*//":
@@ -257,12 +259,28 @@ class ExpressionTranslator(CallTranslator):
                 return python(self.code(node), static=static)
             return python(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", static=static)
         if operator == "@":
+            if left.is_tensor and right.is_tensor and left.rank is not None and left.rank == right.rank and \
+                    left.rank >= 2 and (is_permuted(left) or is_permuted(right)):
+                from porter.rules.tensor_ops import einsum_matmul
+
+                return einsum_matmul(self, left, right)
             left, right = to_layout(self.ctx, left, "source"), to_layout(self.ctx, right, "source")
             rank = max(left.rank or 0, right.rank or 0) or None
             return tensor(f"{self.wrap(left.code)} @ {self.wrap(right.code)}", rank)
         left, right = self.promote_int(left, right, operator), self.promote_int(right, left, operator)
         (left, right), layout, rank = unify(self.ctx, [left, right])
         return tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout)
+
+    def concatenated_lists(self, left, right):
+        """[a] + rest for lists of tensors: the elements stay known when every element is alike."""
+        left, right = self.as_plain(left), self.as_plain(right)
+        code = f"{self.wrap(left.code)} + {self.wrap(right.code)}"
+        if left.items is not None and right.items is not None:
+            return Value(code, "tuple", items=tuple(left.items) + tuple(right.items))
+        templates = [element_template(v) for v in (left, right)]
+        if None not in templates and all(t.rank == templates[0].rank for t in templates):
+            return Value(code, "tuple", items=None, static=("each", templates[0]))
+        return Value(code, "tuple", items=None)
 
     @staticmethod
     def promote_int(value, other, operator):
@@ -406,6 +424,10 @@ class ExpressionTranslator(CallTranslator):
 
     def dim_size(self, value, dim):
         axis = dim
+        if value.layout.startswith("permuted:"):
+            order = physical_order(value)
+            self.ctx.use("dim_size")
+            return python(f"dim_size({value.code}, {order.index(dim % len(order))})")
         if value.layout == "channels_last" and (value.rank is None or value.rank > 2):
             if value.rank is None:
                 self.ctx.use("torch_size")
@@ -418,6 +440,9 @@ class ExpressionTranslator(CallTranslator):
     def materialize_size(self, value):
         if value.kind != "size":
             return value
+        if value.layout.startswith("permuted:"):
+            sizes = [self.dim_size(value, d).code for d in range(value.rank)]
+            return python("(" + ", ".join(sizes) + ",)")
         self.ctx.use("torch_size")
         return python(f"torch_size({value.code}{self.layout_flag(value)})")
 
@@ -431,7 +456,12 @@ class ExpressionTranslator(CallTranslator):
 
     def bind_loop_target(self, target, iterable):
         """Bind the loop variable(s) of `for target in iterable`."""
-        if iterable.kind == "module" and iterable.module is not None:
+        if iterable.kind == "module" and iterable.module is not None and iterable.module.kind == "enumerated":
+            element = iterable  # unpacked into (index, module) by bind_target
+        elif iterable.kind == "tuple" and isinstance(iterable.static, tuple) and iterable.static[:1] == (
+                "enumerated",):
+            element = iterable
+        elif iterable.kind == "module" and iterable.module is not None:
             element = Value("", "module", module=iterable.module.element())
         elif iterable.is_tensor:
             element = tensor("", None if iterable.rank is None else iterable.rank - 1)
@@ -447,6 +477,8 @@ class ExpressionTranslator(CallTranslator):
     def bind_target(self, target, value, loop=False):
         if isinstance(target, cst.Name):
             self.env[target.value] = value.with_code(target.value)
+            for key in [k for k in getattr(self, "hoisted", {}) if k[0] == target.value]:
+                del self.hoisted[key]
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
             if value.kind == "size":
@@ -461,11 +493,30 @@ class ExpressionTranslator(CallTranslator):
                     item = items[position]
                 elif value.kind == "tuple" or value.is_tensor:
                     item = tensor("")
-                elif value.kind == "module" and value.module is not None and value.module.kind == "dict":
+                elif value.kind == "module" and value.module is not None and value.module.kind in ("dict",
+                                                                                                  "enumerated"):
                     item = python("") if position == 0 else Value("", "module", module=value.module.element())
+                elif value.kind == "tuple" and isinstance(value.static, tuple) and value.static[:1] == (
+                        "enumerated",):
+                    item = python("") if position == 0 else value.static[1]
                 else:
                     item = python("")
                 self.bind_target(element.value, item, loop)
+
+
+def element_template(value):
+    """The Value every element of a list-valued `value` shares (None when unknown or mixed)."""
+    if value.kind != "tuple":
+        return None
+    if value.items is not None:
+        tensors = [i for i in value.items if i.is_tensor]
+        if len(tensors) == len(value.items) and tensors and all(
+                i.rank == tensors[0].rank and i.layout == tensors[0].layout for i in tensors):
+            return tensors[0].with_code("")
+        return None
+    if isinstance(value.static, tuple) and len(value.static) == 2 and value.static[0] == "each":
+        return value.static[1]
+    return None
 
 
 def _balanced_call(code):

@@ -4,13 +4,33 @@ Conversions go through runtime helpers (`to_channels_last`, `to_channels_first`,
 that use a reshape instead of a Transpose whenever only size-1 axes move.
 """
 
-from porter.ir.values import Value, tensor
+from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, tensor
+
+
+def settle(value, wanted_order=None):
+    """A lazily permuted tensor made real: re-emit its einsum in the wanted order, else one tf.transpose."""
+    order = physical_order(value)
+    wanted_order = list(range(value.rank)) if wanted_order is None else wanted_order
+    recipe = value.static if isinstance(value.static, EinsumRecipe) and value.static.still_valid() else None
+    if recipe is not None:
+        output = "".join(recipe.output[order.index(d)] for d in wanted_order)
+        return recipe.code(output)
+    perm = [order.index(d) for d in wanted_order]
+    return f"tf.transpose({value.code}, {perm})"
 
 
 def to_layout(ctx, value, wanted, rank=None):
     """`value` converted to `wanted` ("channels_last" | "source" | "any")."""
     if not value.is_tensor or wanted == "any":
         return value
+    if is_permuted(value):
+        if wanted == "channels_last" and value.rank > 2:
+            cl_order = [0] + list(range(2, value.rank)) + [1]
+            return tensor(settle(value, cl_order), value.rank, "channels_last").but(dtype=value.dtype)
+        value = tensor(settle(value), value.rank, "source").but(dtype=value.dtype)
+    if value.layout == "flat_channels_last":
+        ctx.use("flat_to_torch_order")
+        value = tensor(f"flat_to_torch_order({value.code}, {value.channels})", 2).but(dtype=value.dtype)
     if wanted == "source":
         if not value.channels_last:
             return value
@@ -22,12 +42,26 @@ def to_layout(ctx, value, wanted, rank=None):
     if rank is not None and rank <= 2:
         return value.but(rank=rank)
     ctx.use("to_channels_last")
+    hoister = getattr(ctx, "hoister", None)
+    if hoister is not None and value.code.isidentifier():
+        name = hoister.hoist(value.code, f"to_channels_last({value.code})", "channels_last")
+        return tensor(name, rank, "channels_last").but(layout="channels_last", dtype=value.dtype)
     return tensor(f"to_channels_last({value.code})", rank, "channels_last").but(layout="channels_last")
 
 
 def unify(ctx, values):
     """Bring tensor operands of an elementwise op to one layout; returns (converted values, layout, rank)."""
+    if any(v.is_tensor and v.layout == "flat_channels_last" for v in values):
+        values = [to_layout(ctx, v, "source") if v.is_tensor and v.layout == "flat_channels_last" else v
+                  for v in values]
     tensors = [v for v in values if v.is_tensor]
+    permuted = [v for v in tensors if is_permuted(v)]
+    if permuted:
+        if len(tensors) == len(permuted) and len({v.layout for v in tensors}) == 1 and len(
+                {v.rank for v in tensors}) == 1:
+            return list(values), tensors[0].layout, tensors[0].rank  # same pending transpose: stays pending
+        values = [to_layout(ctx, v, "source") if is_permuted(v) else v for v in values]
+        tensors = [v for v in values if v.is_tensor]
     leader = next((v for v in tensors if v.channels_last), None)
     if leader is None:
         ranks = [v.rank for v in tensors]
@@ -54,6 +88,8 @@ def merge_layouts(first, second):
         return None
     if not (first.is_tensor and second.is_tensor):
         return None
-    if first.channels_last == second.channels_last:
+    if first.channels_last == second.channels_last and not is_permuted(first) and not is_permuted(second):
+        return None
+    if first.layout == second.layout:
         return None
     return "source"

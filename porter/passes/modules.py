@@ -56,7 +56,9 @@ class ModuleResolver:
     def _ref_of(self, node, env, owner):
         if isinstance(node, cst.Name) and node.value in env:
             found = env[node.value]
-            return found if isinstance(found, ModuleRef) else ModuleRef("list", elements=tuple(found))
+            ordered = node.value not in env.get("#unordered", ())
+            return found if isinstance(found, ModuleRef) else ModuleRef("list", elements=tuple(found),
+                                                                          ordered=ordered)
         if isinstance(node, (cst.List, cst.Tuple)):
             return ModuleRef("list", elements=tuple(self._elements(node.elements, env, owner)))
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
@@ -130,6 +132,7 @@ class ModuleResolver:
                     if kind == "sequential" and isinstance(arg.value, cst.Name) and arg.value.value in env and \
                             isinstance(env[arg.value.value], list):
                         elements.extend(inner.elements)  # Sequential(layers_dict) / Sequential(list) of children
+                        ordered = ordered and inner.ordered
                     elif kind == "sequential":
                         elements.append(inner)
                     else:
@@ -213,6 +216,8 @@ class ModuleResolver:
             holder = dotted_name(statement.targets[0].target.value)
             if holder in env and isinstance(env[holder], list):  # layers["conv1"] = nn.Conv2d(...)
                 env[holder].append(self.ref_of(statement.value, env, owner))
+                if in_loop:
+                    env.setdefault("#unordered", set()).add(holder)
             return
         if isinstance(statement, cst.Assign) and isinstance(statement.value, (cst.Call, cst.Dict)) and (
                 _is_ordered_dict(statement.value, self.source) or isinstance(statement.value, cst.Dict)):
@@ -243,6 +248,8 @@ class ModuleResolver:
             name = _target_name(statement.target)
             if name is not None and isinstance(env.get(name), list):
                 env[name].extend(self.ref_of(statement.value, env, owner).elements)
+                if in_loop:
+                    env.setdefault("#unordered", set()).add(name)
         elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
             call = statement.value
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend", "add_module"):
@@ -253,6 +260,8 @@ class ModuleResolver:
                         env["self." + args[0].evaluated_value] = self.ref_of(args[1], env, owner)
                     return
                 if holder in env and isinstance(env[holder], list) and args:
+                    if in_loop:
+                        env.setdefault("#unordered", set()).add(holder)
                     ref = self.ref_of(args[0], env, owner)
                     if call.func.attr.value == "append":
                         env[holder].append(ref)

@@ -27,6 +27,20 @@ class BodyTranslator(ExpressionTranslator):
         self.output_layout = output_layout  # "source" for the main class: the boundary converts back
         self.return_template = None
         self.module_env = {}
+        self.pending = []  # statements to emit before the current one (hoisted layout conversions)
+        self.hoisted = {}  # (variable, layout) -> name holding the converted tensor
+
+    def hoist(self, name, code, layout):
+        """Convert variable `name` once into a new variable and reuse it until `name` is reassigned."""
+        key = (name, layout)
+        if key not in self.hoisted:
+            target = f"{name}_{'nhwc' if layout == 'channels_last' else 'nchw'}"
+            while target in self.env:
+                target += "_"
+            self.pending.append(f"{target} = {code}")
+            self.hoisted[key] = target
+            self.env[target] = python(target)
+        return self.hoisted[key]
 
     # --- blocks ------------------------------------------------------------------------------------------
     def block(self, body, depth):
@@ -35,12 +49,22 @@ class BodyTranslator(ExpressionTranslator):
         statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
         if isinstance(body, cst.SimpleStatementSuite):
             statements = [cst.SimpleStatementLine(body=body.body)]
+        hoisted_before = dict(self.hoisted)
         for statement in statements:
             if terminated:
                 break
             lines.extend(self.comments(statement, depth))
-            produced, terminated = self.statement(statement, depth)
+            outer_pending, self.pending = self.pending, []
+            if self.mode == "forward":
+                self.ctx.hoister = self
+            try:
+                produced, terminated = self.statement(statement, depth)
+            finally:
+                self.ctx.hoister = None
+            lines.extend(INDENT * depth + line for line in self.pending)
+            self.pending = outer_pending
             lines.extend(produced)
+        self.hoisted = hoisted_before
         if isinstance(body, cst.IndentedBlock):
             for empty_line in body.footer:
                 if empty_line.comment is not None:
@@ -220,6 +244,11 @@ class BodyTranslator(ExpressionTranslator):
         """Bring a returned value to the class's output convention (torch's layout at the model boundary)."""
         if value.kind == "size":
             value = self.materialize_size(value)
+        if value.is_tensor and value.layout.startswith("permuted:"):
+            value = to_layout(self.ctx, value, "source")
+        if value.kind == "tuple" and value.items:
+            value = value.but(items=tuple(to_layout(self.ctx, i, "source") if i.is_tensor and
+                                          i.layout.startswith("permuted:") else i for i in value.items))
         if self.output_layout == "source" or self.mode != "forward":
             return self.as_plain(value) if value.is_tensor or value.kind == "tuple" else value
         if self.return_template is None:
@@ -287,17 +316,17 @@ class BodyTranslator(ExpressionTranslator):
                         value_b.is_tensor and value_a.rank != value_b.rank:
                     merged[name] = value_a.but(rank=None) if not value_a.channels_last else value_a
                 continue
-            self.ctx.use("to_channels_first")
-            fix = f"{pad}{name} = to_channels_first({name})"
-            if value_a.channels_last:
-                _insert_before_trailing_pass(lines_a, fix)
-            if value_b.channels_last:
+            fix_a = f"{pad}{name} = {to_layout(self.ctx, value_a.with_code(name), 'source').code}"
+            fix_b = f"{pad}{name} = {to_layout(self.ctx, value_b.with_code(name), 'source').code}"
+            if value_a.layout != "source":
+                _insert_before_trailing_pass(lines_a, fix_a)
+            if value_b.layout != "source":
                 if keyword == "else":
-                    _insert_before_trailing_pass(lines_b, fix)
+                    _insert_before_trailing_pass(lines_b, fix_b)
                 elif keyword is None:
-                    else_extra.append(fix)
+                    else_extra.append(fix_b)
                 else:  # elif chain: convert after its own branch lines (best effort)
-                    lines_b.append(fix)
+                    lines_b.append(fix_b)
             merged[name] = tensor(name, value_a.rank)
         return {"env": merged, "else_extra": else_extra}
 
@@ -374,10 +403,13 @@ class BodyTranslator(ExpressionTranslator):
             new = self.env.get(name)
             if not (isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor):
                 continue
-            if old.channels_last == new.channels_last:
+            if old.layout == new.layout or (old.channels_last == new.channels_last and "permuted" not in
+                                            old.layout + new.layout):
                 continue
             converted = to_layout(self.ctx, new.with_code(name), "channels_last" if old.channels_last else "source",
                                   old.rank)
+            if old.layout.startswith("permuted:"):
+                continue  # cannot re-create a pending transpose; the body keeps torch's order
             fixes.append(f"{INDENT * depth}{name} = {converted.code}")
             self.env[name] = old
         return fixes

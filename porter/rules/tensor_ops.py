@@ -5,7 +5,8 @@ permute/transpose, flatten of spatial dims, elementwise math) keep channels-last
 remapping their axis arguments, so convnets pay for no transposes between blocks.
 """
 
-from porter.ir.values import Value, python, remap_axis, tensor
+from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
+                               remap_axis, tensor)
 from porter.passes.layout import unify
 from porter.rules.registry import Signature, function_rule
 
@@ -30,8 +31,25 @@ def _plain_call(translator, runtime, call, layout="source", rank=None):
 
 
 # --- shape ops --------------------------------------------------------------------------------------------
+def flatten_channels_last(translator, value):
+    """Flatten a channels-last tensor as it lies, (H, W, C): no transpose; the consumer must know the order."""
+    code = f"{_runtime(translator, 'flatten')}({value.code}, 1)"
+    return tensor(code, 2, "flat_channels_last").but(channels=value.channels)
+
+
+def _flattens_everything(sizes):
+    """view(B, -1) / view(-1, N): every non-batch dim merged into one."""
+    return len(sizes) == 2 and all(v.kind != "starred" for v in sizes) and any(v.static == -1 for v in sizes)
+
+
 def translate_view(translator, call):
     """view/reshape run in torch's order: channels-last input goes back first (one transpose, or a reshape)."""
+    value = call.all_args()[0]
+    raw_sizes = call.all_args()[1:]
+    if value.channels_last and value.channels and _flattens_everything(raw_sizes):
+        size_codes = [translator.as_plain(v).code for v in raw_sizes]
+        code = f"{_runtime(translator, 'view')}({value.code}, {', '.join(size_codes)})"
+        return tensor(code, 2, "flat_channels_last").but(channels=value.channels)
     source = translator.as_plain(call.all_args()[0])
     sizes = [translator.as_plain(v) for v in call.all_args()[1:]] + [translator.as_plain(v) for v in
                                                                       call.kwargs.values()]
@@ -49,6 +67,9 @@ def translate_flatten(translator, call):
     default_start = 1 if call.canonical == "torch.nn.functional.flatten" else 0
     start = _static_int(bound.get("start_dim")) if "start_dim" in bound else default_start
     end = _static_int(bound.get("end_dim")) if "end_dim" in bound else -1
+    if source.channels_last and source.channels and start is not None and end is not None and \
+            start % (source.rank or 4) == 1 and end % (source.rank or 4) == (source.rank or 4) - 1:
+        return flatten_channels_last(translator, source)
     if source.channels_last and source.rank is not None and start is not None and end is not None:
         rank = source.rank
         start_n, end_n = start % rank, end % rank
@@ -69,18 +90,15 @@ def translate_flatten(translator, call):
     return tensor(f"{_runtime(translator, 'flatten')}({translator.join_args(args, {})})", rank)
 
 
-def _physical_order(value):
-    """torch dims in the order the Keras tensor stores them."""
-    rank = value.rank
-    if value.channels_last:
-        return [0] + list(range(2, rank)) + [1]
-    return list(range(rank))
-
-
 def _permuted(translator, value, dims):
-    """Result of torch's permute(dims) on `value`: a relabelling when the data is already in that order."""
+    """Result of torch's permute(dims) on `value`: a relabelling, no data moved.
+
+    The data stays where it is and the value's layout records the new physical order; the consumer that needs
+    a real order (a reshape, a layer) pays one transpose then, or none at all when the data is already in
+    that order, or the producer was an einsum that can write its output in the wanted order.
+    """
     rank = value.rank
-    order = _physical_order(value)
+    order = physical_order(value)
     # physical axis k holds old torch dim order[k], which is new dim dims.index(order[k])
     physical_new = [dims.index(old) for old in order]
     channels_last = [0] + list(range(2, rank)) + [1]
@@ -88,8 +106,7 @@ def _permuted(translator, value, dims):
         return tensor(value.code, rank, "source")
     if rank > 2 and physical_new == channels_last:
         return tensor(value.code, rank, "channels_last")
-    perm = [order.index(d) for d in dims]
-    return tensor(f"tf.transpose({value.code}, {perm})", rank, "source")
+    return value.but(layout=permuted_layout(physical_new))
 
 
 def translate_permute(translator, call):
@@ -148,12 +165,18 @@ def translate_cat(translator, call):
     dim_value = bound.get("dim", python("0", static=0))
     dim = _static_int(dim_value)
     items = tensors.items if tensors.kind == "tuple" and tensors.items is not None else None
+    from porter.passes.expressions import element_template
+
+    template = element_template(tensors)
     runtime = _runtime(translator, "cat" if call.canonical.rsplit(".", 1)[1] in ("cat", "concat", "concatenate")
                        else "stack")
     is_stack = runtime == translator.ctx.renames.get("stack", "stack")
     if items is None or dim is None:
         plain = translator.as_plain(tensors)
-        return tensor(f"{runtime}({plain.code}, {translator.as_plain(dim_value).code})")
+        rank = template.rank if template is not None and template.layout == "source" else None
+        if rank is not None and is_stack:
+            rank += 1
+        return tensor(f"{runtime}({plain.code}, {translator.as_plain(dim_value).code})", rank)
     unified, layout, rank = unify(translator.ctx, list(items))
     if layout == "channels_last" and not is_stack:
         axis = remap_axis(dim, rank)
@@ -348,7 +371,22 @@ def translate_numel(translator, call):
     return python(f"tf.size({value.code})")
 
 
+def einsum_matmul(translator, left, right):
+    """a @ b for same-rank operands as one einsum over their physical layouts: pending transposes are free."""
+    rank = left.rank
+    batch = "abcdefgh"[:rank - 2]
+    torch_left, torch_right = batch + "ik", batch + "kj"
+    order_left, order_right = physical_order(left), physical_order(right)
+    inputs = ["".join(torch_left[d] for d in order_left), "".join(torch_right[d] for d in order_right)]
+    recipe = EinsumRecipe(inputs, [left.code, right.code], batch + "ij", getattr(translator, "env", None))
+    return tensor(recipe.code(), rank).but(static=recipe)
+
+
 def translate_matmul(translator, call):
+    raw = call.all_args()
+    if len(raw) == 2 and raw[0].rank is not None and raw[0].rank == raw[1].rank and raw[0].rank >= 2 and (
+            is_permuted(raw[0]) or is_permuted(raw[1]) or raw[0].channels_last or raw[1].channels_last):
+        return einsum_matmul(translator, raw[0], raw[1])
     args = [translator.as_plain(v) for v in call.all_args()]
     ranks = [v.rank for v in args]
     rank = max(ranks) if None not in ranks else None
@@ -421,7 +459,7 @@ def _nesting(value):
 
 
 def translate_contiguous(translator, call):
-    return call.all_args()[0]
+    return call.all_args()[0]  # layout and any pending transpose carry over
 
 
 def translate_to(translator, call):

@@ -140,3 +140,21 @@ def broadcast_channels_last(y, rank):
         y = tf.reshape(y, sizes) if sizes.count(-1) <= 1 else tf.reshape(
             y, tf.concat([tf.ones([missing], tf.int32), tf.shape(y)], axis=0))
     return to_channels_last(y)
+
+
+def flat_to_torch_order(x, channels):
+    """A (N, H*W*C) channels-last flatten reordered to torch's (N, C*H*W)."""
+    features = x.shape[-1]
+    spatial = features // channels
+    x = tf.reshape(x, [-1, spatial, channels])
+    return tf.reshape(tf.transpose(x, [0, 2, 1]), [-1, features])
+
+
+def flatten_permutation(channels):
+    """Load-time transform of a torch Linear weight (out, C*H*W) for inputs flattened as (H, W, C)."""
+
+    def to_keras(weight):
+        out, features = weight.shape
+        return weight.reshape(out, channels, features // channels).transpose(0, 2, 1).reshape(out, features)
+
+    return to_keras

@@ -9,7 +9,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from porter.runtime.base import StateEntry, TorchLayer, to_channels_first, to_channels_last
+from porter.runtime.base import (StateEntry, TorchLayer, flatten_permutation, to_channels_first,
+                                 to_channels_last)
 
 
 class TorchModule(keras.Model):
@@ -17,6 +18,7 @@ class TorchModule(keras.Model):
 
     porter_layout = "source"
     torch_names = {}  # Keras attribute name -> torch attribute name, for renamed attributes
+    torch_flatten_inputs = {}  # torch path of a Linear -> expression of the channel count of the flatten it reads
 
     def __setattr__(self, name, value):
         if not name.startswith("_") and isinstance(value, (keras.layers.Layer, keras.Variable)):
@@ -62,7 +64,15 @@ class TorchModule(keras.Model):
                 entries.append(StateEntry(prefix + torch_name, child))
             elif hasattr(child, "torch_state"):
                 entries.extend(child.torch_state(prefix + torch_name + "."))
+        for path, channels in self.torch_flatten_inputs.items():
+            entries = self._flatten_permuted(entries, f"{prefix}{path}.weight", channels)
         return entries
+
+    def _flatten_permuted(self, entries, key, channels):
+        """The Linear at `key` reads a channels-last flatten: permute its weight columns at load time."""
+        count = eval(channels, globals(), {"self": self})  # an expression porter wrote, e.g. self.conv2.out_channels
+        permute = flatten_permutation(int(count))
+        return [StateEntry(e.key, e.variable, permute) if e.key == key else e for e in entries]
 
     def modules(self):
         """Submodules in registration order, depth first (torch's Module.modules())."""
@@ -295,3 +305,14 @@ def call_module(module, *args, **kwargs):
     if layout_out == "channels_last" and hasattr(result, "shape"):
         result = to_channels_first(result)
     return result
+
+
+def last_channels(sequential):
+    """Channel count a Sequential of conv/norm/pool layers ends with (for load-time weight permutation)."""
+    channels = None
+    for layer in sequential:
+        for attribute in ("out_channels", "num_features", "num_channels"):
+            if hasattr(layer, attribute):
+                channels = getattr(layer, attribute)
+                break
+    return channels

@@ -1,0 +1,82 @@
+"""Every fixture converts with exit 0 and its Keras port matches torch (eager and jit_compile=True).
+
+Parameters and BatchNorm statistics are moved off their defaults first; layouts are checked by counting
+Transpose ops in the traced graph (convnets <= 2, sequence and attention models none).
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from porter.convert import ConvertOptions, convert
+from porter.output import write_tree
+from porter.verify.compare import assert_equivalent
+from porter.verify.harness import PortedPair, count_transposes
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+# fixture -> most Transpose ops allowed in its traced inference graph
+CONVNETS = {"lenet", "vgg_small", "resnet", "mobilenetv2", "depthwise_separable", "unet", "se_block",
+            "conv3d_video", "superres", "train_mnist", "audio_conv1d", "vit"}
+SEQUENCE_MODELS = {"mlp", "lstm_tagger", "gru_encoder", "gpt_mini", "recommender", "transformer_classifier",
+                   "train_lm"}
+
+
+def fixture_names():
+    return sorted(p.stem for p in FIXTURES.glob("*.py"))
+
+
+def test_every_fixture_is_classified():
+    assert set(fixture_names()) == CONVNETS | SEQUENCE_MODELS
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            out = tmp_path_factory.mktemp(name) / "out"
+            conversion = convert(ConvertOptions(FIXTURES / f"{name}.py", out))
+            write_tree(out, conversion.files)
+            cache[name] = (conversion, PortedPair(out))
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.parametrize("name", fixture_names())
+def test_fixture_matches_torch(name, converted):
+    conversion, pair = converted(name)
+    assert conversion.exit_code == 0, conversion.manifest
+    for batch in (1, 3):
+        inputs = pair.example_inputs(batch=batch, seed=batch)
+        expected = pair.run_torch(inputs)
+        for jit in (False, True):
+            actual = pair.run_keras(inputs, jit=jit)
+            assert len(actual) == len(expected)
+            for index, (want, got) in enumerate(zip(expected, actual)):
+                assert_equivalent(want, got, tolerance=1e-4, what=f"{name} output {index} batch {batch} jit={jit}")
+
+
+@pytest.mark.parametrize("name", fixture_names())
+def test_fixture_layout_costs_no_transposes(name, converted):
+    _, pair = converted(name)
+    inputs = pair.example_inputs(batch=2)
+    limit = 2 if name in CONVNETS else 0
+    assert count_transposes(pair.keras_model, inputs) <= limit
+
+
+@pytest.mark.parametrize("name", ["resnet", "gpt_mini"])
+def test_non_finite_inputs_keep_their_pattern(name, converted):
+    _, pair = converted(name)
+    inputs = pair.example_inputs(batch=2)
+    if inputs[0].dtype.kind == "f":
+        inputs[0] = inputs[0].copy()
+        inputs[0].flat[0] = np.inf
+        inputs[0].flat[5] = np.nan
+    expected, actual = pair.run_torch(inputs), pair.run_keras(inputs)
+    for want, got in zip(expected, actual):
+        assert np.array_equal(np.isnan(want), np.isnan(got))
+        assert np.array_equal(np.isinf(want), np.isinf(got))
