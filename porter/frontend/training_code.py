@@ -101,6 +101,8 @@ class TrainingCodeReader(cst.CSTVisitor):
             self.constructed.append(callee)
         elif callee in self.model_vars:
             self.calls.append((self.model_vars[callee], [a.value for a in node.args if a.keyword is None]))
+        elif isinstance(node.func, cst.Call) and dotted_name(node.func.func) in self.source.classes:
+            self.calls.append((dotted_name(node.func.func), [a.value for a in node.args if a.keyword is None]))
 
     def example_from_creation(self, call):
         canonical = self.source.imports.resolve(call.func)
@@ -232,7 +234,7 @@ def read_training_code(source):
     for class_name, args in reader.calls:
         inputs = []
         for arg in args:
-            inputs.append(reader.tensors.get(arg.value) if isinstance(arg, cst.Name) else None)
+            inputs.append(reader.example_of(arg))
         if inputs and all(i is not None for i in inputs) and class_name not in examples:
             examples[class_name] = inputs
     if reader.dataset_inputs:

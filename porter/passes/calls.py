@@ -55,6 +55,15 @@ class CallTranslator:
                 return self.module_call(target, node)
             if self.info is not None and self.info.find_method(func.attr.value) is not None:
                 return self.method_call(func.attr.value, node)
+            container_methods = {"items", "keys", "values", "__iter__", "__len__", "__getitem__", "children",
+                                 "modules", "parameters", "named_children", "named_modules"}
+            if self.info is not None and self.info.container_base and func.attr.value in container_methods:
+                children = self.ctx.ir.attributes.get("#children") if self.ctx.ir else None
+                code = f"self.{func.attr.value}({self.plain_args(node)})"
+                if children is not None and func.attr.value in ("items", "values", "children", "__iter__"):
+                    kind = "dict" if func.attr.value == "items" else "list"
+                    return Value(code, "module", module=ModuleRef(kind, elements=children.elements, ordered=False))
+                return python(code)
             if self.mode == "forward":  # an attribute porter could not type (a module passed in): torch layout
                 return self.module_call(target.but(kind="module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
@@ -83,6 +92,13 @@ class CallTranslator:
             return self.function_call(name, node)
         if name in self.source.classes:
             return Value(f"{name}({self.plain_args(node)})", "module", module=ModuleRef("class", class_name=name))
+        if name == "isinstance" and len(node.args) == 2:
+            subject = self.expr(node.args[0].value)
+            kinds = self.code(node.args[1].value)
+            if subject.is_tensor and kinds.strip("() ").replace(" ", "") in ("list", "tuple", "list,tuple",
+                                                                              "tuple,list"):
+                return python("False", static=False)  # a tensor is never a list: the branch is decided here
+            return python(f"isinstance({subject.code}, {kinds})")
         if name == "enumerate" and node.args:
             inner = self.expr(node.args[0].value)
             rest = "".join(f", {self.code(a)}" for a in node.args[1:])

@@ -145,6 +145,9 @@ class FileTranslator:
             for name, ref in module_env.items():
                 if name.startswith("self.") and isinstance(ref, ModuleRef):
                     ir.attributes[name[5:]] = ref
+            if info.container_base and module_env.get("#children"):
+                ir.attributes["#children"] = ModuleRef(info.container_base, elements=tuple(module_env["#children"]),
+                                                       ordered=False)
         finally:
             self.ctx.current.pop()
 
@@ -221,7 +224,9 @@ class FileTranslator:
             return False
         ir = self.ctx.irs.get(info.name)
         aliases = {param}
-        for node in _calls_in_order(forward.body):
+        calls = _calls_in_order(forward.body)
+        undecided = False
+        for node in calls:
             if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in aliases):
                 continue
             ref = None
@@ -231,13 +236,24 @@ class FileTranslator:
             if ref is None or not hasattr(ref, "kind"):
                 canonical = self.source.imports.resolve(func)
                 rule = self.ctx.function_rules.get(canonical) if canonical else None
-                if rule is not None and rule.layout == "any" and rule.translate is None:
-                    continue
+                if rule is not None and rule.layout == "any":
+                    undecided = True  # elementwise / cat: the parameter flows on under another name
+                    break
                 return rule is not None and rule.layout == "channels_last"
             layout = self.ref_preference(ref, depth)
             if layout == "any":
                 continue
             return layout == "channels_last"
+        if undecided:  # decide by the first layer the forward calls at all
+            for node in calls:
+                func = node.func
+                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+                        func.value.value == "self":
+                    ref = ir.attributes.get(func.attr.value) if ir else None
+                    if hasattr(ref, "kind"):
+                        layout = self.ref_preference(ref, depth)
+                        if layout != "any":
+                            return layout == "channels_last"
         return False
 
     def ref_preference(self, ref, depth):

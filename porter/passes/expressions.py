@@ -173,6 +173,9 @@ class ExpressionTranslator(CallTranslator):
 
     def _expr_List(self, node):
         items = [self.element(e) for e in node.elements]
+        if any(i.is_tensor and i.layout != "source" for i in items) and self.list_is_stored(node) and not (
+                all(i.is_tensor and i.layout == "channels_last" and i.rank == items[0].rank for i in items)):
+            items = [self.as_plain(i) for i in items]  # mixed layouts in a list that may grow: torch's order
         statics = [i.static for i in items]
         static = list(statics) if all(s is not None for s in statics) else None
         value = python("[" + ", ".join(i.code for i in items) + "]", static=static)
@@ -182,6 +185,10 @@ class ExpressionTranslator(CallTranslator):
             return Value(value.code, "module", module=ModuleRef("list", elements=tuple(
                 i.module or UNKNOWN_MODULE for i in items)))
         return value
+
+    def list_is_stored(self, node):
+        """True when a list literal is bound to a variable (mutable: later appends must agree on layout)."""
+        return getattr(self, "storing_list", False)
 
     def element(self, element):
         value = self.expr(element.value)
@@ -222,7 +229,10 @@ class ExpressionTranslator(CallTranslator):
         return python(code)
 
     def _expr_IfExp(self, node):
-        test, body, orelse = self.expr(node.test), self.expr(node.body), self.expr(node.orelse)
+        test = self.expr(node.test)
+        if test.static is True or test.static is False:
+            return self.expr(node.body if test.static else node.orelse)  # decided statically
+        body, orelse = self.expr(node.body), self.expr(node.orelse)
         if test.is_tensor:
             (body, orelse), layout, rank = unify(self.ctx, [body, orelse])
             return tensor(f"tf.where({test.code}, {body.code}, {orelse.code})", rank, layout)
@@ -456,8 +466,10 @@ class ExpressionTranslator(CallTranslator):
 
     def bind_loop_target(self, target, iterable):
         """Bind the loop variable(s) of `for target in iterable`."""
-        if iterable.kind == "module" and iterable.module is not None and iterable.module.kind == "enumerated":
-            element = iterable  # unpacked into (index, module) by bind_target
+        if iterable.kind == "module" and iterable.module is not None and (
+                iterable.module.kind == "enumerated" or (iterable.module.kind == "dict" and isinstance(
+                    target, (cst.Tuple, cst.List)))):
+            element = iterable  # unpacked into (index or key, module) by bind_target
         elif iterable.kind == "tuple" and isinstance(iterable.static, tuple) and iterable.static[:1] == (
                 "enumerated",):
             element = iterable
@@ -476,6 +488,10 @@ class ExpressionTranslator(CallTranslator):
 
     def bind_target(self, target, value, loop=False):
         if isinstance(target, cst.Name):
+            if value.kind == "tuple" and value.items is not None:
+                # the variable holds the container: its items are read through it from now on
+                value = value.but(items=tuple(item.with_code(f"{target.value}[{i}]")
+                                              for i, item in enumerate(value.items)))
             self.env[target.value] = value.with_code(target.value)
             for key in [k for k in getattr(self, "hoisted", {}) if k[0] == target.value]:
                 del self.hoisted[key]

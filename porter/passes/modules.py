@@ -256,8 +256,10 @@ class ModuleResolver:
                 holder = dotted_name(call.func.value)
                 args = [a.value for a in call.args]
                 if call.func.attr.value == "add_module" and holder == "self" and len(args) == 2:
+                    ref = self.ref_of(args[1], env, owner)
                     if isinstance(args[0], cst.SimpleString):
-                        env["self." + args[0].evaluated_value] = self.ref_of(args[1], env, owner)
+                        env["self." + args[0].evaluated_value] = ref
+                    env.setdefault("#children", []).append(ref)  # for containers that iterate over themselves
                     return
                 if holder in env and isinstance(env[holder], list) and args:
                     if in_loop:

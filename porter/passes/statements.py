@@ -152,7 +152,16 @@ class BodyTranslator(ExpressionTranslator):
                 return self.item_assignment(targets[0], base, small, pad)
         if self.mode == "init":
             return self.init_assign(small, targets, pad)
-        value = self.expr(small.value)
+        self.storing_list = isinstance(small.value, cst.List)
+        try:
+            value = self.expr(small.value)
+        finally:
+            self.storing_list = False
+        if isinstance(small.value, cst.List) and value.kind == "tuple":
+            from porter.passes.expressions import element_template
+
+            template = element_template(value)  # mutable: appends follow, converted to the elements' layout
+            value = value.but(items=None, static=("each", template) if template is not None else None)
         if value.kind == "size":
             value = self.materialize_size(value) if not all(
                 isinstance(t, (cst.Tuple, cst.List)) for t in targets) else value
@@ -214,6 +223,9 @@ class BodyTranslator(ExpressionTranslator):
 
     def expression_statement(self, small, pad):
         node = small.value
+        appended = self.append_to_typed_list(node, pad)
+        if appended is not None:
+            return appended
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(
                 node.func.value, cst.Name):
             method = node.func.attr.value
@@ -229,6 +241,27 @@ class BodyTranslator(ExpressionTranslator):
         if self.mode == "init" and isinstance(node, cst.Call):
             self.note_init_call(node)
         return [pad + value.code]
+
+    def append_to_typed_list(self, node, pad):
+        """`features.append(t)` on a list whose tensors share a layout: `t` is converted to that layout."""
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and
+                node.func.attr.value == "append" and isinstance(node.func.value, cst.Name) and len(node.args) == 1):
+            return None
+        holder = self.env.get(node.func.value.value)
+        if not (isinstance(holder, Value) and holder.kind == "tuple" and isinstance(holder.static, tuple) and
+                holder.static[:1] == ("each",)):
+            return None
+        template = holder.static[1]
+        item = self.expr(node.args[0].value)
+        if not item.is_tensor:
+            item = tensor(item.code)  # an untyped call result: torch's layout
+        if template.channels_last:
+            item = to_layout(self.ctx, item, "channels_last", template.rank)
+        else:
+            item = to_layout(self.ctx, item, "source")
+            if item.rank != template.rank:
+                self.env[node.func.value.value] = holder.but(static=("each", template.but(rank=None)))
+        return [f"{pad}{node.func.value.value}.append({item.code})"]
 
     def note_init_call(self, node):
         """Hook for the class translator (register_buffer etc.)."""

@@ -171,6 +171,10 @@ def translate_cat(translator, call):
     runtime = _runtime(translator, "cat" if call.canonical.rsplit(".", 1)[1] in ("cat", "concat", "concatenate")
                        else "stack")
     is_stack = runtime == translator.ctx.renames.get("stack", "stack")
+    if items is None and template is not None and template.channels_last and template.rank and dim is not None \
+            and not is_stack:
+        axis = remap_axis(dim, template.rank)
+        return tensor(f"{runtime}({tensors.code}, {axis})", template.rank, "channels_last")
     if items is None or dim is None:
         plain = translator.as_plain(tensors)
         rank = template.rank if template is not None and template.layout == "source" else None

@@ -159,6 +159,10 @@ class Sequential(TorchLayer):
         self.items.append(layer)
         return self
 
+    def add_module(self, name, module):
+        self.names.append(str(name))
+        self.items.append(module)
+
     def torch_state(self, prefix=""):
         entries = []
         for name, layer in zip(self.names, self.items):
@@ -207,6 +211,9 @@ class ModuleList(TorchLayer):
     def insert(self, index, module):
         self.items.insert(index, module)
 
+    def add_module(self, name, module):
+        self.items.append(module)
+
     def torch_state(self, prefix=""):
         entries = []
         for index, layer in enumerate(self.items):
@@ -243,6 +250,13 @@ class ModuleDict(TorchLayer):
 
     def __contains__(self, key):
         return key in self.keys_
+
+    def add_module(self, name, module):
+        self[name] = module
+
+    def update(self, modules):
+        for key, module in dict(modules).items():
+            self[key] = module
 
     def __len__(self):
         return len(self.keys_)
