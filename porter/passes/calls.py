@@ -98,7 +98,7 @@ class CallTranslator:
             if subject.is_tensor and kinds.strip("() ").replace(" ", "") in ("list", "tuple", "list,tuple",
                                                                               "tuple,list"):
                 return python("False", static=False)  # a tensor is never a list: the branch is decided here
-            return python(f"isinstance({subject.code}, {kinds})")
+            return python(f"isinstance({subject.code}, {self.expr(node.args[1].value).code})")
         if name == "enumerate" and node.args:
             inner = self.expr(node.args[0].value)
             rest = "".join(f", {self.code(a)}" for a in node.args[1:])

@@ -1,6 +1,7 @@
 """Rules: MultiheadAttention, the nn.Transformer family and F.scaled_dot_product_attention (all "source" layout)."""
 
-from porter.rules.registry import function_rule, module_rule
+from porter.ir.values import EinsumRecipe, is_permuted, physical_order, tensor
+from porter.rules.registry import Signature, function_rule, module_rule
 
 module_rule("torch.nn.MultiheadAttention", runtime="MultiheadAttention", layout="source", training=True,
             outputs="tuple")
@@ -9,9 +10,45 @@ module_rule("torch.nn.TransformerDecoderLayer", runtime="TransformerDecoderLayer
 module_rule("torch.nn.TransformerEncoder", runtime="TransformerEncoder", layout="source", training=True)
 module_rule("torch.nn.TransformerDecoder", runtime="TransformerDecoder", layout="source", training=True)
 module_rule("torch.nn.Transformer", runtime="Transformer", layout="source", training=True)
-function_rule("torch.nn.functional.scaled_dot_product_attention", runtime="scaled_dot_product_attention",
-              signature="(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, "
-                        "enable_gqa=False)",
-              layout="source")
+SDPA_SIGNATURE = "(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False)"
+
+
+class AttentionRecipe(EinsumRecipe):
+    """An SDPA call whose output axis order is chosen by its consumer (pending transposes cost nothing)."""
+
+    def __init__(self, name, operands, rest, layouts, env):
+        super().__init__(layouts[:3], operands, layouts[3], env)
+        self.name, self.rest = name, rest
+
+    def code(self, output=None):
+        layouts = tuple(self.inputs) + (output or self.output,)
+        return f"{self.name}({', '.join(self.operands)}{self.rest}, layouts={layouts!r})"
+
+
+def translate_sdpa(translator, call):
+    """F.scaled_dot_product_attention on q/k/v in whatever axis order they lie: einsum subscripts, no transposes."""
+    bound = call.bind(Signature.parse(SDPA_SIGNATURE))
+    query, key, value = (bound.get(n) for n in ("query", "key", "value"))
+    name = translator.ctx.use("scaled_dot_product_attention")
+    ranks = {v.rank for v in (query, key, value) if v is not None}
+    if None in (query, key, value) or len(ranks) != 1 or None in ranks or next(iter(ranks)) < 3 or \
+            "enable_gqa" in bound or not any(is_permuted(v) for v in (query, key, value)):
+        args = [translator.as_plain(v) for v in call.all_args()]
+        kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items()}
+        return tensor(f"{name}({translator.join_args(args, kwargs)})", query.rank if query is not None else None)
+    rank = next(iter(ranks))
+    batch = "abcdefgh"[:rank - 2]
+    torch_axes = {"query": batch + "le", "key": batch + "se", "value": batch + "sf"}
+    layouts = tuple("".join(torch_axes[n][d] for d in physical_order(v))
+                    for n, v in (("query", query), ("key", key), ("value", value))) + (batch + "lf",)
+    rest = ""
+    for param in ("attn_mask", "dropout_p", "is_causal", "scale"):
+        if param in bound:
+            rest += f", {param}={translator.as_plain(bound[param]).code}"
+    recipe = AttentionRecipe(name, [query.code, key.code, value.code], rest, layouts, translator.env)
+    return tensor(recipe.code(), rank).but(static=recipe)
+
+
+function_rule("torch.nn.functional.scaled_dot_product_attention", translate=translate_sdpa, layout="source")
 function_rule("torch.nn.Transformer.generate_square_subsequent_mask", runtime="generate_square_subsequent_mask",
               signature="(sz, device=None, dtype=None)", layout="source")

@@ -201,7 +201,7 @@ class _TransformerDropout(TorchLayer):
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,
-                                 enable_gqa=False):
+                                 enable_gqa=False, layouts=None):
     """torch.nn.functional.scaled_dot_product_attention on (..., L, E) / (..., S, E) / (..., S, Ev) tensors.
 
     Bool attn_mask: True = may attend; float attn_mask is added to the scores. Query rows with no key to attend
@@ -223,7 +223,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         dims = _attn_dims(query)
         query = tf.reshape(query, dims[:-3] + [heads_k, heads_q // heads_k] + dims[-2:])
         key, value = tf.expand_dims(key, -3), tf.expand_dims(value, -3)
-    scores = tf.matmul(query * tf.cast(factor, dtype), key, transpose_b=True)
+    if layouts is not None:  # porter: q/k/v stored in other axis orders (pending transposes), as einsum subscripts
+        q_axes, k_axes, v_axes, out_axes = layouts
+        batch = q_axes.replace("l", "").replace("e", "")
+        batch = "".join(sorted(batch))
+        depth = query.shape[q_axes.index("e")]
+        target_len, source_len = query.shape[q_axes.index("l")], key.shape[k_axes.index("s")]
+        factor = 1.0 / math.sqrt(depth) if scale is None else scale
+        scores = tf.einsum(f"{q_axes},{k_axes}->{batch}ls", query * tf.cast(factor, dtype), key)
+    else:
+        scores = tf.matmul(query * tf.cast(factor, dtype), key, transpose_b=True)
     if grouped:
         dims = _attn_dims(scores)
         scores = tf.reshape(scores, dims[:-4] + [heads_q] + dims[-2:])
@@ -246,6 +255,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         out = tf.matmul(weights, value)
         dims = _attn_dims(out)
         return tf.reshape(out, dims[:-4] + [heads_q] + dims[-2:])
+    if layouts is not None:
+        return tf.einsum(f"{batch}ls,{v_axes}->{out_axes}", weights, value)
     return tf.matmul(weights, value)
 
 

@@ -241,6 +241,12 @@ class ModuleDict(TorchLayer):
     def __getitem__(self, key):
         return self.items_[self.keys_.index(key)]
 
+    def __getattr__(self, name):
+        keys = self.__dict__.get("keys_")  # torch exposes children as attributes: self.transformer.wte
+        if keys is not None and name in keys:
+            return self.__dict__["items_"][list(keys).index(name)]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
     def __setitem__(self, key, module):
         if key in self.keys_:
             self.items_[self.keys_.index(key)] = module
