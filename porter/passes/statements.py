@@ -364,42 +364,48 @@ class BodyTranslator(ExpressionTranslator):
         return {"env": merged, "else_extra": else_extra}
 
     def tensor_if(self, statement, test, depth):
-        """Data-dependent branch: both paths computed, `tf.where` picks per element (XLA compiles it)."""
+        """Data-dependent branch -> tf.cond over two nested functions (Keras does not AutoGraph `call`)."""
         pad = INDENT * depth
         orelse = statement.orelse
-        simple = _only_assignments(statement.body) and (orelse is None or (
-            isinstance(orelse, cst.Else) and _only_assignments(orelse.body)))
-        if not simple:
-            message = self.stub_message("if on a tensor value",
-                                        "data-dependent control flow; rewrite with torch.where so it maps to tf.where")
+        if orelse is not None and not isinstance(orelse, cst.Else):
+            message = self.stub_message("elif on a tensor value", "rewrite as nested if/else or torch.where")
+            return [f"{pad}raise NotImplementedError({message!r})"], True
+        bodies = [statement.body] + ([orelse.body] if orelse is not None else [])
+        if any(_has_escape(body) for body in bodies):
+            message = self.stub_message("if on a tensor value", "a data-dependent branch that returns or breaks; "
+                                        "rewrite with torch.where so it maps to tf.where")
             return [f"{pad}raise NotImplementedError({message!r})"], True
         before = dict(self.env)
-        lines = [f"{pad}# porter: data-dependent `if` -> both branches computed, tf.where selects"]
+        per_branch = [_assigned_names(body) for body in bodies] + ([set()] if len(bodies) == 1 else [])
+        assigned = sorted(set().union(*per_branch))
+        in_all = set.intersection(*per_branch)
+        carried = [name for name in assigned if name in before or name in in_all]
+        if len(carried) != len(assigned):
+            missing = sorted(set(assigned) - set(carried))
+            message = self.stub_message("if on a tensor value",
+                                        f"{', '.join(missing)} assigned in only some paths of a data-dependent branch")
+            return [f"{pad}raise NotImplementedError({message!r})"], True
         condition = to_layout(self.ctx, test, "source")
-        lines.append(f"{pad}_condition = tf.cast(tf.reduce_all({condition.code}), tf.bool)")
-        branch_envs = []
-        for label, body in (("then", statement.body), ("else", orelse.body if orelse else None)):
+        lines = [f"{pad}# porter: data-dependent `if` -> tf.cond (both paths traced, one runs)"]
+        defaults = ", ".join(f"{name}={name}" for name in carried if name in before)
+        results = []
+        for label, body in (("then", bodies[0]), ("else", bodies[1] if len(bodies) > 1 else None)):
             self.env.clear()
             self.env.update(before)
+            lines.append(f"{pad}def _{label}_branch({defaults}):")
             if body is not None:
-                body_lines, _ = self.block(body, depth)
-                for line in body_lines:
-                    if line.strip() != "pass":
-                        lines.append(_rename_assigned(line, label))
-            branch_envs.append(dict(self.env))
+                body_lines, _ = self.block(body, depth + 1)
+                lines.extend(line for line in body_lines if line.strip() != "pass")
+            returned = [to_layout(self.ctx, self.env[name].with_code(name), "source") if isinstance(
+                self.env.get(name), Value) and self.env[name].is_tensor else python(name) for name in carried]
+            results.append(returned)
+            lines.append(f"{pad}{INDENT}return ({', '.join(v.code for v in returned)},)")
+        targets = ", ".join(carried) + ("," if len(carried) == 1 else "")
+        lines.append(f"{pad}{targets} = tf.cond(tf.reduce_all({condition.code}), _then_branch, _else_branch)")
         self.env.clear()
         self.env.update(before)
-        assigned = sorted({n for env in branch_envs for n in env if env.get(n) is not before.get(n)})
-        for name in assigned:
-            then_name = f"{name}_then" if branch_envs[0].get(name) is not before.get(name) else name
-            else_name = f"{name}_else" if branch_envs[1].get(name) is not before.get(name) else name
-            a, b = branch_envs[0].get(name, before.get(name)), branch_envs[1].get(name, before.get(name))
-            if a is None or b is None:
-                continue
-            a, b = to_layout(self.ctx, a.with_code(then_name), "source"), to_layout(self.ctx, b.with_code(else_name),
-                                                                                    "source")
-            lines.append(f"{pad}{name} = tf.where(_condition, {a.code}, {b.code})")
-            self.env[name] = tensor(name, a.rank)
+        for name, value in zip(carried, results[0]):
+            self.env[name] = tensor(name, value.rank) if value.is_tensor else python(name)
         return lines, False
 
     def _stmt_For(self, statement, depth):
@@ -488,6 +494,54 @@ def _insert_before_trailing_pass(lines, fix):
         lines[-1] = fix
     else:
         lines.append(fix)
+
+
+def _assigned_names(body):
+    names = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_AssignTarget(self, node):
+            _collect_names(node.target, names)
+
+        def visit_AugAssign(self, node):
+            _collect_names(node.target, names)
+
+        def visit_AnnAssign(self, node):
+            _collect_names(node.target, names)
+
+        def visit_For(self, node):
+            _collect_names(node.target, names)
+
+    body.visit(Visitor())
+    return names
+
+
+def _collect_names(target, names):
+    if isinstance(target, cst.Name):
+        names.add(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _collect_names(element.value, names)
+
+
+def _has_escape(body):
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Return(self, node):
+            found.append(node)
+
+        def visit_Break(self, node):
+            found.append(node)
+
+        def visit_Continue(self, node):
+            found.append(node)
+
+        def visit_FunctionDef(self, node):
+            return False
+
+    body.visit(Visitor())
+    return bool(found)
 
 
 def _only_assignments(body):
