@@ -45,11 +45,7 @@ class ModuleEmitter:
                 chunks.append(chunk)
         self.ctx.use("TorchModule")
         self.ctx.use("load_state_dict")
-        user_names = self.user_names()
-        renames = {name: f"{name}Layer" if name[:1].isupper() else f"{name}_fn"
-                   for name in runtime_index() if name in user_names}
-        self.ctx.renames.update(renames)
-        chunks = [self.apply_renames(chunk, renames) for chunk in chunks]
+        renames = dict(self.ctx.renames)  # chosen before translation: user code already uses these names
         runtime = bundle(self.ctx.used_runtime | {"TorchModule", "load_state_dict"}, renames)
         runtime = "\n".join(line for line in runtime.splitlines() if not line.startswith("from porter."))
         body_text = runtime + "\n" + "\n".join(chunks)

@@ -90,12 +90,42 @@ def bundle(names, renames=None):
         seen.add(definition.source)
         chunks.append(definition.source)
     text = "\n\n\n".join(chunks)
-    for old, new in sorted((renames or {}).items()):
-        text = _rename_identifier(text, old, new)
-    return text
+    return rename_globals(text, renames) if renames else text
 
 
 def _rename_identifier(text, old, new):
-    import re
+    return rename_globals(text, {old: new})
 
-    return re.sub(rf"(?<![\w.]){re.escape(old)}(?!\w)", new, text)
+
+def rename_globals(text, renames):
+    """Rename module-level names in runtime source, leaving same-named locals, parameters and keywords alone."""
+    tree = ast.parse(text)
+    edits = []  # (line, column, old, new)
+
+    def local_names(function):
+        names = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+        return names
+
+    def visit(node, shadowed):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in renames and not shadowed:
+            keyword = "def " if isinstance(node, ast.FunctionDef) else "class "
+            line = text.splitlines()[node.lineno - 1]
+            column = line.index(keyword + node.name) + len(keyword)
+            edits.append((node.lineno, column, node.name, renames[node.name]))
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            shadowed = shadowed | (local_names(node) & set(renames))
+        if isinstance(node, ast.Name) and node.id in renames and node.id not in shadowed:
+            edits.append((node.lineno, node.col_offset, node.id, renames[node.id]))
+        for child in ast.iter_child_nodes(node):
+            visit(child, shadowed)
+
+    visit(tree, frozenset())
+    lines = text.splitlines(keepends=True)
+    for line, column, old, new in sorted(edits, reverse=True):
+        source = lines[line - 1]
+        if source[column:column + len(old)] == old:
+            lines[line - 1] = source[:column] + new + source[column + len(old):]
+    return "".join(lines)

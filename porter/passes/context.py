@@ -18,6 +18,32 @@ KERAS_RESERVED = {
 }
 
 
+def runtime_renames(source):
+    """Runtime definitions whose names the user's file also uses (a local `mean`, a class `Linear`) get new names."""
+    import libcst as cst
+
+    from porter.codegen.runtime_bundle import runtime_index
+
+    names = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, node):
+            names.add(node.value)
+
+    source.module.visit(Collector())
+    index = runtime_index()
+    taken = names | set(index)
+    renames = {}
+    for name in sorted(index):
+        if name in names:
+            new = f"Torch{name}" if name[:1].isupper() else f"torch_{name.lstrip('_')}"
+            while new in taken:
+                new += "_"
+            taken.add(new)
+            renames[name] = new
+    return renames
+
+
 @dataclass
 class ClassSignature:
     """How a translated class is called: the layout of each tensor argument and what `call` returns."""
@@ -43,6 +69,7 @@ class FileContext:
 
     def __post_init__(self):
         self.module_rules, self.function_rules = load_all_rules()
+        self.renames = runtime_renames(self.source)
 
     def use(self, runtime_name):
         """Mark a runtime definition as needed; returns the name to emit for it."""
