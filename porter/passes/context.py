@@ -30,6 +30,14 @@ def runtime_renames(source):
         def visit_Name(self, node):
             names.add(node.value)
 
+        def visit_Attribute(self, node):
+            node.value.visit(self)  # `nn.Linear` uses the name `nn`, not `Linear`
+            return False
+
+        def visit_Arg(self, node):
+            node.value.visit(self)  # keyword names (`dim=`) are not variables
+            return False
+
     source.module.visit(Collector())
     index = runtime_index()
     taken = names | set(index)

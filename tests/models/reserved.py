@@ -1,0 +1,23 @@
+import torch
+import torch.nn as nn
+
+
+class Stack(nn.Module):
+    def __init__(self, dims=(8, 16, 4)):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:])])
+        self.weights = nn.Parameter(torch.ones(dims[-1]))
+        self.name = "stack"
+        self.trainable = True
+
+    def forward(self, input):
+        x = input
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return x * self.weights
+
+
+if __name__ == "__main__":
+    print(Stack()(torch.randn(2, 8)))
