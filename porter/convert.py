@@ -162,6 +162,7 @@ def convert(options, read_only=False):
     manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
                               options.init_args)
     files = {module_name: module_text}
+    ctx.generated_files = files  # the reports place generated line numbers from it
     from porter.report.porting_md import render_porting_md
 
     files["PORTING.md"] = render_porting_md(source, ctx, manifest, emitter.dropped, warnings)

@@ -34,6 +34,7 @@ class ModuleEmitter:
         self.source = translator.source
         self.env = environment()
         self.dropped = []  # (line, what) for top-level code not carried over (training/data/I/O)
+        self.model_functions = set(self.source.model_functions())
 
     def render(self):
         chunks = []
@@ -103,7 +104,10 @@ class ModuleEmitter:
                 return self.class_text(self.source.classes[statement.name.value])
             return code  # config dataclasses and other plain classes are carried over as they are
         if isinstance(statement, cst.FunctionDef):
-            return self.function_text(statement)
+            if statement.name.value in self.model_functions:
+                return self.function_text(statement)
+            self.dropped.append((line, f"def {statement.name.value}(...)  (training/data code)"))
+            return None
         self.dropped.append((line, code.splitlines()[0]))
         return None
 
@@ -238,7 +242,12 @@ def format_code(text):
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     if not Path(ruff).exists():
         return text
-    result = subprocess.run([ruff, "format", "--quiet", "--line-length", "120", "-"], input=text,
+    fixed = subprocess.run([ruff, "check", "--fix-only", "--unsafe-fixes", "--select", "F401,F841", "--quiet",
+                            "--no-cache", "--stdin-filename", "generated.py", "-"], input=text,
+                           capture_output=True, text=True, check=False)  # imports and locals torch needed
+    if fixed.returncode == 0 and fixed.stdout:
+        text = fixed.stdout
+    result = subprocess.run([ruff, "format", "--quiet", "--line-length", "120", "--no-cache", "-"], input=text,
                             capture_output=True, text=True, check=False)
     return result.stdout if result.returncode == 0 and result.stdout else text
 

@@ -66,6 +66,18 @@ class SourceFile:
     functions: dict  # module-level function name -> cst.FunctionDef
     framework: str = "torch"
 
+    def model_functions(self):
+        """Module-level functions the model classes use (directly or through each other): the rest is
+        training, data or I/O code, which the model module does not carry."""
+        used, frontier = set(), [info.node for info in self.classes.values()]
+        while frontier:
+            node = frontier.pop()
+            for name in _names_in(node):
+                if name in self.functions and name not in used:
+                    used.add(name)
+                    frontier.append(self.functions[name])
+        return [name for name in self.functions if name in used]
+
     def line_of(self, node):
         position = self.positions.get(node)
         return position.start.line if position else None
@@ -76,8 +88,11 @@ class SourceFile:
 
 def read_text(path, display_path):
     """Decode a source file honouring PEP 263 coding cookies; clean errors for binary or undecodable files."""
+    path = Path(path)
+    if path.exists() and not path.is_dir() and not path.is_file():  # a FIFO or device would block or never end
+        raise SourceError("not a regular file", display_path)
     try:
-        raw = Path(path).read_bytes()
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise SourceError("no such file", display_path, hint="check the path") from None
     except IsADirectoryError:
@@ -104,7 +119,9 @@ def read_text(path, display_path):
 def check_syntax(text, display_path):
     """Report syntax errors at CPython's location (libcst's own positions differ)."""
     try:
-        compile(text, str(display_path), "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+        # A full compile (not only the AST) also finds what the symbol table rejects: `return` outside a function,
+        # duplicate parameters, `nonlocal` at module level. Compiling runs nothing.
+        compile(text, str(display_path), "exec", dont_inherit=True)
     except SyntaxError as error:
         raise SourceError(f"syntax error: {error.msg}", display_path, error.lineno, error.offset) from None
     except (ValueError, RecursionError, MemoryError) as error:
@@ -133,6 +150,17 @@ def parse_source(path, display_path=None):
         elif isinstance(statement, cst.FunctionDef):
             functions[statement.name.value] = statement
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions)
+
+
+def _names_in(node):
+    names = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name):
+            names.add(name.value)
+
+    node.visit(Collector())
+    return names
 
 
 def _class_info(node, imports, known, positions):

@@ -104,7 +104,7 @@ class FileTranslator:
         for info in self.source.classes.values():
             if info.name not in self.ctx.signatures:
                 self.translate_forward(info, None, output_layout="source")
-        for name in self.source.functions:
+        for name in self.source.model_functions():
             if name not in self.ctx.function_signatures:
                 self.function_signature(name, [], {})
         return self

@@ -188,6 +188,14 @@ class BodyTranslator(ExpressionTranslator):
     def size_unpack(self, targets, value, pad):
         """`b, c, h, w = x.shape`: each name gets torch's dim, read from the right axis of the Keras tensor."""
         lines = []
+        if not value.layout.startswith("permuted:"):
+            helper = self.ctx.use("torch_size")
+            for target in targets:
+                for element in target.elements:
+                    if isinstance(element.value, cst.Name):
+                        self.env[element.value.value] = python(element.value.value)
+            left = " = ".join(self.code(t) for t in targets)
+            return [f"{pad}{left} = {helper}({value.code}{self.layout_flag(value)})"]
         for target in targets:
             names = [e.value for e in target.elements]
             codes = []

@@ -1,0 +1,207 @@
+"""The data behind PORTING.md and report.html: one Report built from the per-class IR, the source and the output.
+
+Both reports render the same Report, so they always agree. Everything here is deterministic: ordering comes from
+source order or sorting, and nothing depends on the output directory or the time.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from porter import __version__
+from porter.report.adjustments import context_notes, derive_notes
+from porter.report.equivalence import NOT_RUN
+from porter.report.source_map import GeneratedText, build_walks
+
+
+@dataclass
+class UnsupportedItem:
+    line: int
+    construct: str
+    reason: str
+    advice: str
+    class_name: str
+    generated_line: int | None = None
+    anchor: str | None = None
+
+
+@dataclass
+class ClassReport:
+    name: str
+    line: int
+    status: str
+    is_main: bool
+    arg_layouts: list
+    layout_out: str
+    renamed: dict
+    ops: list
+    unsupported: list
+    notes: list  # [(Note, anchor or None)]
+    walks: list
+    example_inputs: list | None = None
+
+    @property
+    def anchor(self):
+        return f"class-{self.name}"
+
+
+@dataclass
+class Report:
+    source_name: str
+    module_name: str
+    porter_version: str
+    main_class: str
+    framework: str
+    classes: list
+    function_notes: dict  # module-level function name -> [Note]
+    dropped: list  # (line, first line of code) not carried over
+    warnings: list
+    tpu_findings: list  # [{"line", "text", "class"}]
+    numbered: bool  # whether generated line numbers are the real module's
+    equivalence: dict = field(default_factory=lambda: dict(NOT_RUN))
+
+    @property
+    def ops_mapped(self):
+        return sorted({op for c in self.classes for op in c.ops})
+
+    @property
+    def stub_count(self):
+        return sum(len(c.unsupported) for c in self.classes)
+
+    @property
+    def note_count(self):
+        return sum(len(c.notes) for c in self.classes) + sum(len(n) for n in self.function_notes.values())
+
+    @property
+    def status_counts(self):
+        counts = {}
+        for c in self.classes:
+            counts[c.status] = counts.get(c.status, 0) + 1
+        return dict(sorted(counts.items()))
+
+    @property
+    def statement_rows(self):
+        return sum(1 for c in self.classes for w in c.walks for r in w.rows if r.kind == "statement")
+
+
+_CACHE = {}  # id(ctx) -> (ctx, dropped, warnings, module_text, Report): the last report, shared by both renderers
+
+
+def build_report(source, ctx, manifest, dropped=None, warnings=None, module_text=None):
+    """The Report for one conversion (cached per ctx, so PORTING.md and report.html share one build)."""
+    if module_text is None:
+        module_text = _module_text(ctx, manifest)
+    cached = _CACHE.get(id(ctx))
+    if cached is not None and cached[0] is ctx and (dropped is None or cached[1] == dropped) and \
+            (warnings is None or cached[2] == warnings) and (module_text is None or cached[3] == module_text):
+        return cached[4]
+    if dropped is None and cached is not None and cached[0] is ctx:
+        dropped, warnings = cached[1], cached[2]
+    report = _build(source, ctx, manifest, list(dropped or []), list(warnings or []), module_text)
+    _CACHE.clear()
+    _CACHE[id(ctx)] = (ctx, dropped, warnings, module_text, report)
+    return report
+
+
+def _module_text(ctx, manifest):
+    """The formatted generated module when the conversion handed it over (`ctx.generated_files`), else None."""
+    files = getattr(ctx, "generated_files", None)
+    if not files:
+        return None
+    return files.get(manifest["sources"][0]["module"])
+
+
+def _fallback_text(source, ctx):
+    """The generated classes, formatted as the module formats them (line numbers are then not the module's)."""
+    from porter.codegen.emit import format_code
+
+    chunks = [ctx.irs[name].code.rstrip("\n") for name in source.classes if name in ctx.irs and ctx.irs[name].code]
+    return format_code("\n\n\n".join(chunks) + "\n") if chunks else ""
+
+
+def _build(source, ctx, manifest, dropped, warnings, module_text):
+    numbered = module_text is not None
+    generated = GeneratedText(module_text if numbered else _fallback_text(source, ctx), numbered=numbered)
+    walks = build_walks(source, ctx, generated)
+    notes = derive_notes(source, ctx)
+    module_name = manifest["sources"][0]["module"]
+    main_class = manifest["main_class"]
+    manifest_classes = {c["name"]: c for c in manifest["sources"][0]["classes"]}
+    classes = []
+    for name, info in source.classes.items():
+        ir = ctx.irs.get(name)
+        if ir is None:
+            continue
+        class_walks = walks.get(name, [])
+        placed = [(note, _place(note, class_walks)) for note in notes.get(name, [])]
+        placed = sorted(placed + context_notes(class_walks, ctx), key=lambda item: item[0].sort_key)
+        unsupported = []
+        for item in ir.unsupported:
+            row = _row_for(item.line, class_walks)
+            unsupported.append(UnsupportedItem(
+                item.line, item.construct, item.reason, _advice(item, module_name), name,
+                _stub_line(generated, item, source.path.name), row.anchor if row is not None else None))
+        classes.append(ClassReport(
+            name, info.line, ir.status, name == main_class, list(ir.arg_layouts), ir.layout_out, dict(ir.renamed),
+            sorted(ir.ops), unsupported, placed, class_walks,
+            manifest_classes.get(name, {}).get("example_inputs")))
+    function_notes = {name: found for name, found in notes.items() if name not in source.classes}
+    return Report(source.path.name, module_name, manifest.get("porter_version", __version__), main_class,
+                  manifest["sources"][0].get("framework", "torch"), classes, function_notes,
+                  [(line, text) for line, text in dropped], [w.split(": ", 1)[-1] for w in warnings],
+                  _tpu_findings(ctx), numbered)
+
+
+def _row_for(line, walks):
+    best = None
+    for walk in walks:
+        for row in walk.rows:
+            if row.covers(line):
+                if row.kind == "statement":
+                    return row
+                best = best or row
+    return best
+
+
+def _place(note, walks):
+    """Attach `note` to the walk row holding its source line; returns the row's anchor (None: no row)."""
+    row = _row_for(note.line, walks)
+    if row is None:
+        return None
+    if note not in row.notes:
+        row.notes.append(note)
+    return row.anchor
+
+
+def _stub_line(generated, item, source_name):
+    if not generated.numbered:
+        return None
+    needle = f"{item.construct} at {source_name}:{item.line} is not supported yet"
+    for number, line in enumerate(generated.lines, start=1):
+        if needle in line:
+            return number
+    return None
+
+
+def _advice(item, module_name):
+    if re.search(r"no rule for this (layer|module)", item.reason):
+        return (f"write the layer by hand in `{module_name}` (replace the `UnsupportedModule` placeholder; give it "
+                "`torch_state` so `load_state_dict` fills its weights), or add a rule: one file in porter/rules/ "
+                "plus its runtime layer")
+    if "no rule" in item.reason:
+        return (f"translate the expression by hand in `{module_name}` (the stub raises NotImplementedError there), "
+                "or add a rule: one file in porter/rules/ plus its runtime function")
+    return (f"rewrite this construct by hand in `{module_name}` (the stub raises NotImplementedError there), or "
+            "restructure the source so porter can read it statically")
+
+
+def _tpu_findings(ctx):
+    """TPU lint findings recorded by the translator (`ctx.tpu_findings` or per class `ir.tpu_findings`)."""
+    found = []
+    sources = [(None, getattr(ctx, "tpu_findings", None) or [])]
+    sources += [(name, getattr(ir, "tpu_findings", None) or []) for name, ir in ctx.irs.items()]
+    for class_name, items in sources:
+        for item in items:
+            get = item.get if isinstance(item, dict) else (lambda key, default=None, _i=item: getattr(_i, key, default))
+            text = get("text") or get("message") or get("reason") or str(item)
+            found.append({"line": get("line"), "text": text, "class": get("class_name") or class_name})
+    return sorted(found, key=lambda f: (f["line"] or 0, f["class"] or "", f["text"]))
