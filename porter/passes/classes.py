@@ -87,6 +87,7 @@ class FileTranslator:
     # --- entry point -------------------------------------------------------------------------------------
     def translate(self, main_class):
         self.param_hints = {}
+        self.scan_constructions()
         for info in self.source.classes.values():  # first pass: learn module-valued constructor arguments
             self.translate_init(info)
         for info in self.source.classes.values():
@@ -151,6 +152,21 @@ class FileTranslator:
         finally:
             self.ctx.current.pop()
 
+    def scan_constructions(self):
+        """Constructor arguments in module-level code (`ResNet(BasicBlock, [2, 2])` in a factory or __main__)."""
+        resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get, self.param_hints)
+
+        class Finder(cst.CSTVisitor):
+            def visit_ClassDef(self, node):
+                return False
+
+            def visit_Call(self, node):
+                name = node.func.value if isinstance(node.func, cst.Name) else None
+                if name in resolver.source.classes:
+                    resolver.note_constructor_args(name, node, {}, None)
+
+        self.source.module.visit(Finder())
+
     def parameter_modules(self, info, params, resolver):
         """Constructor parameters that hold modules or module classes: defaults, --init-args, call sites."""
         env = {}
@@ -158,7 +174,7 @@ class FileTranslator:
         for param in params:
             name = param.name.value
             hint = self.param_hints.get(info.name, {}).get(name)
-            if hint is not None:
+            if hint is not None and not (name in init_args):
                 env[name] = hint
                 continue
             candidate = None

@@ -42,6 +42,10 @@ class ModuleResolver:
             ref = self.ref_of(arg.value, env, owner)
             if ref.kind not in ("unknown", "classobj"):
                 hints[name] = ref
+            else:
+                cls = self.class_ref(arg.value, env)  # a block class handed to the constructor
+                if cls is not None:
+                    hints[name] = ModuleRef("classobj", elements=(cls,))
 
     def ref_of(self, node, env, owner=None):
         """ModuleRef for expression `node`, with `env` mapping local names to ModuleRefs or lists of them."""
@@ -250,6 +254,10 @@ class ModuleResolver:
                 env[name].extend(self.ref_of(statement.value, env, owner).elements)
                 if in_loop:
                     env.setdefault("#unordered", set()).add(name)
+        elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) and isinstance(
+                statement.value.func, cst.Attribute) and statement.value.func.attr.value == "__init__" and isinstance(
+                statement.value.func.value, cst.Call) and owner is not None and owner.bases:
+            self.note_constructor_args(owner.bases[0], statement.value, env, owner)  # super().__init__(Block, ...)
         elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
             call = statement.value
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend", "add_module"):
