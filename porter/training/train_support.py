@@ -1,0 +1,798 @@
+"""torch training semantics on Keras 3 / TensorFlow: optimizers, LR schedules, losses and gradient clipping.
+
+Written by porter beside train_tpu.py (only the parts the training script uses). Imports TensorFlow, Keras, numpy
+and the standard library only: the TPU VM needs neither porter nor torch.
+
+- Optimizers follow torch's update rules exactly (coupled L2 `weight_decay` added to the gradient for SGD, Adam,
+  Adadelta, Adagrad and RMSprop; decoupled decay for AdamW; torch's epsilon placement; SGD and RMSprop momentum that
+  is not scaled by the learning rate), with per-parameter-group settings. Gradients reach `apply` already summed
+  over replicas (train_step all-reduces them before clipping, as torch's DDP does).
+- Schedules give torch's learning rate as a function of the optimizer step; a scheduler the source steps once per
+  epoch advances every `steps_per_epoch` optimizer steps.
+- Losses return `(numerator, denominator)` so that a mean over the global batch is exact across replicas
+  (torch divides by the number of kept targets, or by the summed class weights).
+"""
+
+import math
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+# --- section: optimizer-base
+
+
+class TorchOptimizer(keras.optimizers.Optimizer):
+    """Base of the torch-rule optimizers: parameter groups, coupled weight decay, maximize.
+
+    `param_groups` is a list of dicts of per-group overrides (`lr`, `weight_decay`, `momentum`, `betas`, ...), in
+    the source's order; `group_of(name, shape) -> index` says which group a parameter (torch name, Keras shape)
+    belongs to. Call `bind(named_parameters)` (pairs of torch name and variable) before the first step.
+    """
+
+    # torch's weight_decay lives in `torch_weight_decay`: Keras' own `weight_decay` attribute would add a second,
+    # decoupled decay in Optimizer.apply.
+
+    def __init__(self, learning_rate, param_groups=None, group_of=None, maximize=False, name=None, **kwargs):
+        super().__init__(learning_rate=learning_rate, name=name or type(self).__name__, **kwargs)
+        if not hasattr(keras.optimizers.Optimizer, "_all_reduce_sum_gradients"):
+            raise RuntimeError("this Keras version no longer has Optimizer._all_reduce_sum_gradients; the "
+                               "torch-rule optimizers need Keras 3.x with the TensorFlow backend (tested: 3.15)")
+        self.param_groups = [dict(g) for g in (param_groups or [])]
+        self.group_of = group_of
+        self.maximize = maximize
+        self._names = {}
+        self._groups = []
+
+    def bind(self, named_parameters):
+        """Remember each variable's torch parameter name, so that `group_of` can place it in its group."""
+        for name, variable in named_parameters:
+            self._names[self._var_key(variable)] = name
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._groups = []
+        for variable in var_list:
+            index = 0
+            if self.group_of is not None and self.param_groups:
+                name = self._names.get(self._var_key(variable))
+                if name is None:
+                    raise ValueError(f"{type(self).__name__}: variable {variable.path} has no torch name; call "
+                                     "optimizer.bind(named_parameters(model)) before building the optimizer")
+                index = self.group_of(name, tuple(variable.shape))
+                if index is None:
+                    raise ValueError(f"parameter {name} belongs to none of the source's parameter groups")
+            self._groups.append(index)
+
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        # train_step sums the gradients over replicas (and clips them) before calling apply, as torch's DDP does;
+        # Keras would otherwise sum them a second time here.
+        return list(grads_and_vars)
+
+    def hyper(self, variable, key):
+        """Hyperparameter `key` of the parameter group `variable` belongs to (a Python value)."""
+        groups = self._groups
+        index = groups[self._get_variable_index(variable)] if groups else 0
+        if self.param_groups and index < len(self.param_groups) and key in self.param_groups[index]:
+            return self.param_groups[index][key]
+        return getattr(self, "torch_weight_decay" if key == "weight_decay" else key)
+
+    def group_lr(self, variable, learning_rate):
+        """The learning rate of `variable`'s group: its own base lr run through the schedule, if it sets one."""
+        groups = self._groups
+        index = groups[self._get_variable_index(variable)] if groups else 0
+        if self.param_groups and index < len(self.param_groups) and "lr" in self.param_groups[index]:
+            base = self.param_groups[index]["lr"]
+            schedule = self._learning_rate
+            if isinstance(schedule, TorchSchedule):
+                return tf.cast(schedule.lr_for_base(self._iterations, base), variable.dtype)
+            return tf.constant(base, variable.dtype)
+        return tf.cast(learning_rate, variable.dtype)
+
+    def scheduled_momentum(self, default):
+        """OneCycleLR (cycle_momentum) drives momentum / beta_1 through the schedule, as torch does."""
+        schedule = self._learning_rate
+        if isinstance(schedule, TorchSchedule) and schedule.cycles_momentum:
+            return schedule.momentum(self._iterations)
+        return default
+
+    def prepare_gradient(self, gradient, variable):
+        """Dense float gradient, negated for maximize, plus torch's coupled L2 term `weight_decay * param`."""
+        gradient = tf.cast(tf.convert_to_tensor(gradient), variable.dtype)
+        if self.maximize:
+            gradient = -gradient
+        decay = self.hyper(variable, "weight_decay")
+        if decay and not getattr(self, "decoupled_weight_decay", False):
+            gradient = gradient + decay * variable
+        return gradient
+
+    def slots(self, var_list, name):
+        return [self.add_variable_from_reference(v, name=name) for v in var_list]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"maximize": self.maximize, "param_groups": self.param_groups})
+        return config
+
+
+# --- section: SGD (needs: optimizer-base)
+
+
+class SGD(TorchOptimizer):
+    """torch.optim.SGD: coupled weight decay, momentum buffer `b = m*b + (1-dampening)*g` (the first step stores g),
+    optional Nesterov; `p -= lr * b`. Unlike keras.optimizers.SGD the buffer is not scaled by the learning rate,
+    so a changing learning rate (a schedule) gives torch's trajectory."""
+
+    def __init__(self, learning_rate=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
+                 **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.momentum, self.dampening, self.nesterov = momentum, dampening, nesterov
+        self.torch_weight_decay = weight_decay
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._buffers = self.slots(var_list, "momentum_buffer")
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = self.group_lr(variable, learning_rate)
+        g = self.prepare_gradient(gradient, variable)
+        momentum = self.scheduled_momentum(self.hyper(variable, "momentum"))
+        dampening = self.hyper(variable, "dampening")
+        if isinstance(momentum, (int, float)) and momentum == 0:
+            self.assign_sub(variable, lr * g)
+            return
+        momentum = tf.cast(momentum, variable.dtype)
+        buffer = self._buffers[self._get_variable_index(variable)]
+        updated = momentum * buffer + (1.0 - dampening) * g
+        if dampening:
+            updated = tf.where(tf.equal(self._iterations, 0), g, updated)  # torch's first step: buffer = g
+        self.assign(buffer, updated)
+        step = g + momentum * updated if self.hyper(variable, "nesterov") else updated
+        self.assign_sub(variable, lr * step)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"momentum": self.momentum, "dampening": self.dampening, "weight_decay": self.torch_weight_decay,
+                       "nesterov": self.nesterov})
+        return config
+
+
+# --- section: Adam (needs: optimizer-base)
+
+
+class Adam(TorchOptimizer):
+    """torch.optim.Adam: coupled L2 weight decay; `p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps)` (torch's epsilon
+    placement, which differs from keras.optimizers.Adam); amsgrad keeps the running max of v."""
+
+    decoupled_weight_decay = False
+
+    def __init__(self, learning_rate=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-8, weight_decay=0.0,
+                 amsgrad=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+        self.torch_weight_decay, self.amsgrad = weight_decay, amsgrad
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._m = self.slots(var_list, "exp_avg")
+        self._v = self.slots(var_list, "exp_avg_sq")
+        if self.amsgrad:
+            self._v_max = self.slots(var_list, "max_exp_avg_sq")
+
+    def hyper(self, variable, key):
+        if key in ("beta_1", "beta_2"):
+            groups = self._groups
+            index = groups[self._get_variable_index(variable)] if groups else 0
+            if self.param_groups and index < len(self.param_groups) and "betas" in self.param_groups[index]:
+                return self.param_groups[index]["betas"][0 if key == "beta_1" else 1]
+        return super().hyper(variable, key)
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        lr = self.group_lr(variable, learning_rate)
+        g = self.prepare_gradient(gradient, variable)
+        index = self._get_variable_index(variable)
+        beta_1 = tf.cast(self.scheduled_momentum(self.hyper(variable, "beta_1")), dtype)
+        beta_2 = tf.cast(self.hyper(variable, "beta_2"), dtype)
+        epsilon = self.hyper(variable, "epsilon")
+        decay = self.hyper(variable, "weight_decay")
+        if decay and self.decoupled_weight_decay:
+            self.assign(variable, variable * (1.0 - lr * decay))
+        step = tf.cast(self._iterations + 1, dtype)
+        m, v = self._m[index], self._v[index]
+        self.assign(m, beta_1 * m + (1.0 - beta_1) * g)
+        self.assign(v, beta_2 * v + (1.0 - beta_2) * g * g)
+        bias_correction1 = 1.0 - tf.pow(beta_1, step)
+        bias_correction2 = 1.0 - tf.pow(beta_2, step)
+        second = v
+        if self.hyper(variable, "amsgrad"):
+            v_max = self._v_max[index]
+            self.assign(v_max, tf.maximum(v_max, v))
+            second = v_max
+        denominator = tf.sqrt(second) / tf.sqrt(bias_correction2) + epsilon
+        self.assign_sub(variable, (lr / bias_correction1) * m / denominator)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
+                       "weight_decay": self.torch_weight_decay, "amsgrad": self.amsgrad})
+        return config
+
+
+# --- section: AdamW (needs: Adam)
+
+
+class AdamW(Adam):
+    """torch.optim.AdamW: Adam with decoupled weight decay `p *= 1 - lr * weight_decay` (torch default 0.01)."""
+
+    decoupled_weight_decay = True
+
+    def __init__(self, learning_rate=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-8, weight_decay=1e-2,
+                 amsgrad=False, **kwargs):
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, amsgrad, **kwargs)
+
+
+# --- section: Adadelta (needs: optimizer-base)
+
+
+class Adadelta(TorchOptimizer):
+    """torch.optim.Adadelta (lr 1.0, rho 0.9, eps 1e-6 by default, coupled weight decay)."""
+
+    def __init__(self, learning_rate=1.0, rho=0.9, epsilon=1e-6, weight_decay=0.0, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.rho, self.epsilon, self.torch_weight_decay = rho, epsilon, weight_decay
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._square_avg = self.slots(var_list, "square_avg")
+        self._acc_delta = self.slots(var_list, "acc_delta")
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = self.group_lr(variable, learning_rate)
+        g = self.prepare_gradient(gradient, variable)
+        index = self._get_variable_index(variable)
+        rho, epsilon = self.hyper(variable, "rho"), self.hyper(variable, "epsilon")
+        square_avg, acc_delta = self._square_avg[index], self._acc_delta[index]
+        new_square_avg = rho * square_avg + (1.0 - rho) * g * g
+        self.assign(square_avg, new_square_avg)
+        delta = tf.sqrt(acc_delta + epsilon) / tf.sqrt(new_square_avg + epsilon) * g
+        self.assign(acc_delta, rho * acc_delta + (1.0 - rho) * delta * delta)
+        self.assign_sub(variable, lr * delta)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"rho": self.rho, "epsilon": self.epsilon, "weight_decay": self.torch_weight_decay})
+        return config
+
+
+# --- section: Adagrad (needs: optimizer-base)
+
+
+class Adagrad(TorchOptimizer):
+    """torch.optim.Adagrad: `p -= lr / (1 + (t-1)*lr_decay) * g / (sqrt(sum) + eps)`; the accumulator starts at
+    `initial_accumulator_value` (torch 0, Keras 0.1) and eps sits outside the square root (torch 1e-10)."""
+
+    def __init__(self, learning_rate=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0,
+                 epsilon=1e-10, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.lr_decay, self.torch_weight_decay = lr_decay, weight_decay
+        self.initial_accumulator_value, self.epsilon = initial_accumulator_value, epsilon
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        initializer = keras.initializers.Constant(self.initial_accumulator_value)
+        self._sums = [self.add_variable_from_reference(v, name="sum", initializer=initializer) for v in var_list]
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = self.group_lr(variable, learning_rate)
+        g = self.prepare_gradient(gradient, variable)
+        accumulator = self._sums[self._get_variable_index(variable)]
+        lr_decay = self.hyper(variable, "lr_decay")
+        if lr_decay:
+            lr = lr / (1.0 + tf.cast(self._iterations, variable.dtype) * lr_decay)
+        new_sum = accumulator + g * g
+        self.assign(accumulator, new_sum)
+        self.assign_sub(variable, lr * g / (tf.sqrt(new_sum) + self.hyper(variable, "epsilon")))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"lr_decay": self.lr_decay, "weight_decay": self.torch_weight_decay, "epsilon": self.epsilon,
+                       "initial_accumulator_value": self.initial_accumulator_value})
+        return config
+
+
+# --- section: RMSprop (needs: optimizer-base)
+
+
+class RMSprop(TorchOptimizer):
+    """torch.optim.RMSprop: `alpha` is Keras' rho (torch default 0.99), eps outside the square root (1e-8),
+    centered subtracts the squared mean gradient, momentum buffer `b = m*b + g/avg` not scaled by lr."""
+
+    def __init__(self, learning_rate=1e-2, alpha=0.99, epsilon=1e-8, weight_decay=0.0, momentum=0.0,
+                 centered=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.alpha, self.epsilon, self.torch_weight_decay = alpha, epsilon, weight_decay
+        self.momentum, self.centered = momentum, centered
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._square_avg = self.slots(var_list, "square_avg")
+        self._buffers = self.slots(var_list, "momentum_buffer") if self._uses_momentum() else []
+        self._grad_avg = self.slots(var_list, "grad_avg") if self._uses("centered") else []
+
+    def _uses(self, key):
+        return bool(getattr(self, key)) or any(g.get(key) for g in self.param_groups)
+
+    def _uses_momentum(self):
+        schedule = self._learning_rate
+        return self._uses("momentum") or (isinstance(schedule, TorchSchedule) and schedule.cycles_momentum)
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = self.group_lr(variable, learning_rate)
+        g = self.prepare_gradient(gradient, variable)
+        index = self._get_variable_index(variable)
+        alpha, epsilon = self.hyper(variable, "alpha"), self.hyper(variable, "epsilon")
+        square_avg = self._square_avg[index]
+        new_square_avg = alpha * square_avg + (1.0 - alpha) * g * g
+        self.assign(square_avg, new_square_avg)
+        if self.hyper(variable, "centered"):
+            grad_avg = self._grad_avg[index]
+            new_grad_avg = alpha * grad_avg + (1.0 - alpha) * g
+            self.assign(grad_avg, new_grad_avg)
+            average = tf.sqrt(new_square_avg - new_grad_avg * new_grad_avg) + epsilon
+        else:
+            average = tf.sqrt(new_square_avg) + epsilon
+        momentum = self.scheduled_momentum(self.hyper(variable, "momentum"))
+        if isinstance(momentum, (int, float)) and momentum == 0:
+            self.assign_sub(variable, lr * g / average)
+            return
+        buffer = self._buffers[index]
+        new_buffer = tf.cast(momentum, variable.dtype) * buffer + g / average
+        self.assign(buffer, new_buffer)
+        self.assign_sub(variable, lr * new_buffer)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"alpha": self.alpha, "epsilon": self.epsilon, "weight_decay": self.torch_weight_decay,
+                       "momentum": self.momentum, "centered": self.centered})
+        return config
+
+
+# --- section: schedule-base
+
+
+class TorchSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """torch.optim.lr_scheduler semantics as a function of the optimizer step.
+
+    torch calls `scheduler.step()` once per batch or once per epoch; with `steps_per_epoch=N` the schedule's
+    counter (torch's `last_epoch`) advances every N optimizer steps, with 1 on every step.
+    """
+
+    cycles_momentum = False
+
+    def __init__(self, base_lr, steps_per_epoch=1):
+        self.base_lr = float(base_lr)
+        self.steps_per_epoch = max(int(steps_per_epoch or 1), 1)
+
+    def count(self, step):
+        """torch's `last_epoch` at optimizer step `step` (float32 tensor)."""
+        step = tf.cast(step, tf.int64)
+        return tf.cast(step // self.steps_per_epoch, tf.float32)
+
+    def __call__(self, step):
+        return self.lr_for_base(step, self.base_lr)
+
+    def lr_for_base(self, step, base_lr):
+        return self.lr_at(self.count(step), float(base_lr))
+
+    def lr_at(self, t, base_lr):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {"base_lr": self.base_lr, "steps_per_epoch": self.steps_per_epoch}
+
+
+class ConstantSchedule(TorchSchedule):
+    """No scheduler in the source: the learning rate stays at its base value."""
+
+    def lr_at(self, t, base_lr):
+        return tf.constant(base_lr, tf.float32) + 0.0 * t
+
+
+# --- section: StepLR (needs: schedule-base)
+
+
+class StepLR(TorchSchedule):
+    """torch StepLR: base_lr * gamma ** (t // step_size)."""
+
+    def __init__(self, base_lr, step_size, gamma=0.1, steps_per_epoch=1):
+        super().__init__(base_lr, steps_per_epoch)
+        self.step_size, self.gamma = int(step_size), float(gamma)
+
+    def lr_at(self, t, base_lr):
+        return base_lr * tf.pow(self.gamma, tf.floor(t / self.step_size))
+
+
+# --- section: MultiStepLR (needs: schedule-base)
+
+
+class MultiStepLR(TorchSchedule):
+    """torch MultiStepLR: base_lr * gamma ** (number of milestones <= t)."""
+
+    def __init__(self, base_lr, milestones, gamma=0.1, steps_per_epoch=1):
+        super().__init__(base_lr, steps_per_epoch)
+        self.milestones, self.gamma = sorted(int(m) for m in milestones), float(gamma)
+
+    def lr_at(self, t, base_lr):
+        passed = tf.add_n([tf.cast(t >= m, tf.float32) for m in self.milestones]) if self.milestones else 0.0 * t
+        return base_lr * tf.pow(self.gamma, passed)
+
+
+# --- section: ExponentialLR (needs: schedule-base)
+
+
+class ExponentialLR(TorchSchedule):
+    """torch ExponentialLR: base_lr * gamma ** t."""
+
+    def __init__(self, base_lr, gamma, steps_per_epoch=1):
+        super().__init__(base_lr, steps_per_epoch)
+        self.gamma = float(gamma)
+
+    def lr_at(self, t, base_lr):
+        return base_lr * tf.pow(self.gamma, t)
+
+
+# --- section: CosineAnnealingLR (needs: schedule-base)
+
+
+class CosineAnnealingLR(TorchSchedule):
+    """torch CosineAnnealingLR: eta_min + (base_lr - eta_min) * (1 + cos(pi * t / T_max)) / 2. Like torch (and
+    unlike keras CosineDecay) it rises again after T_max."""
+
+    def __init__(self, base_lr, T_max, eta_min=0.0, steps_per_epoch=1):
+        super().__init__(base_lr, steps_per_epoch)
+        self.T_max, self.eta_min = int(T_max), float(eta_min)
+
+    def lr_at(self, t, base_lr):
+        return self.eta_min + (base_lr - self.eta_min) * (1.0 + tf.cos(math.pi * t / self.T_max)) / 2.0
+
+
+# --- section: LinearLR (needs: schedule-base)
+
+
+class LinearLR(TorchSchedule):
+    """torch LinearLR (warm-up): base_lr * factor, the factor going linearly from start_factor to end_factor over
+    total_iters counts."""
+
+    def __init__(self, base_lr, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, steps_per_epoch=1):
+        super().__init__(base_lr, steps_per_epoch)
+        self.start_factor, self.end_factor, self.total_iters = float(start_factor), float(end_factor), total_iters
+
+    def lr_at(self, t, base_lr):
+        progress = tf.minimum(t, float(self.total_iters)) / float(self.total_iters)
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * progress)
+
+
+# --- section: ConstantLR (needs: schedule-base)
+
+
+class ConstantLR(TorchSchedule):
+    """torch ConstantLR: base_lr * factor until total_iters, then base_lr."""
+
+    def __init__(self, base_lr, factor=1.0 / 3, total_iters=5, steps_per_epoch=1):
+        super().__init__(base_lr, steps_per_epoch)
+        self.factor, self.total_iters = float(factor), int(total_iters)
+
+    def lr_at(self, t, base_lr):
+        return base_lr * tf.where(t < self.total_iters, self.factor, 1.0)
+
+
+# --- section: PolynomialLR (needs: schedule-base)
+
+
+class PolynomialLR(TorchSchedule):
+    """torch PolynomialLR: base_lr * (1 - min(t, total_iters) / total_iters) ** power."""
+
+    def __init__(self, base_lr, total_iters=5, power=1.0, steps_per_epoch=1):
+        super().__init__(base_lr, steps_per_epoch)
+        self.total_iters, self.power = int(total_iters), float(power)
+
+    def lr_at(self, t, base_lr):
+        return base_lr * tf.pow(1.0 - tf.minimum(t, float(self.total_iters)) / self.total_iters, self.power)
+
+
+# --- section: OneCycleLR (needs: schedule-base)
+
+
+class OneCycleLR(TorchSchedule):
+    """torch OneCycleLR: warm up from max_lr/div_factor to max_lr over pct_start of total_steps, then anneal to
+    initial_lr/final_div_factor ('cos' or 'linear'); with cycle_momentum it also drives momentum (SGD, RMSprop) or
+    beta_1 (Adam) between max_momentum and base_momentum. The optimizer's own lr is ignored, as in torch."""
+
+    def __init__(self, base_lr, max_lr, total_steps, pct_start=0.3, anneal_strategy="cos", cycle_momentum=True,
+                 base_momentum=0.85, max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
+                 steps_per_epoch=1):
+        super().__init__(base_lr, steps_per_epoch)
+        self.max_lr, self.total_steps = float(max_lr), int(total_steps)
+        self.initial_lr = self.max_lr / div_factor
+        self.min_lr = self.initial_lr / final_div_factor
+        self.anneal_strategy, self.cycles_momentum = anneal_strategy, bool(cycle_momentum)
+        self.base_momentum, self.max_momentum = float(base_momentum), float(max_momentum)
+        self.pct_start, self.div_factor, self.final_div_factor = pct_start, div_factor, final_div_factor
+        self.three_phase = three_phase
+        total = float(total_steps)
+        lr_initial, lr_max, lr_min = self.initial_lr, self.max_lr, self.min_lr
+        m_base, m_max = self.base_momentum, self.max_momentum
+        if three_phase:  # (end step, lr from, lr to, momentum from, momentum to), as torch lists its phases
+            self.phases = [(float(pct_start * total) - 1, lr_initial, lr_max, m_max, m_base),
+                           (float(2 * pct_start * total) - 2, lr_max, lr_initial, m_base, m_max),
+                           (total - 1, lr_initial, lr_min, m_max, m_max)]
+        else:
+            self.phases = [(float(pct_start * total) - 1, lr_initial, lr_max, m_max, m_base),
+                           (total - 1, lr_max, lr_min, m_base, m_max)]
+
+    def _anneal(self, start, end, pct):
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (tf.cos(math.pi * pct) + 1.0)
+        return (end - start) * pct + start
+
+    def _value(self, t, momentum):
+        """The first phase whose end step t has not passed decides (the last phase beyond it), as in torch."""
+        result, start_step = None, 0.0
+        for end_step, lr_from, lr_to, m_from, m_to in self.phases:
+            start, end = (m_from, m_to) if momentum else (lr_from, lr_to)
+            value = self._anneal(start, end, (t - start_step) / (end_step - start_step))
+            result = value if result is None else tf.where(t <= start_step, result, value)
+            start_step = end_step
+        return result
+
+    def lr_at(self, t, base_lr):
+        return self._value(tf.minimum(t, float(self.total_steps)), momentum=False)  # torch raises past the end
+
+    def momentum(self, step):
+        return self._value(tf.minimum(self.count(step), float(self.total_steps)), momentum=True)
+
+    def get_config(self):
+        return {**super().get_config(), "max_lr": self.max_lr, "total_steps": self.total_steps}
+
+
+# --- section: SequentialLR (needs: schedule-base)
+
+
+class SequentialLR(TorchSchedule):
+    """torch SequentialLR: schedules[i] runs from milestones[i-1] on, its own count restarting at 0 there."""
+
+    def __init__(self, base_lr, schedules, milestones, steps_per_epoch=1):
+        super().__init__(base_lr, steps_per_epoch)
+        self.schedules, self.milestones = list(schedules), [int(m) for m in milestones]
+
+    def lr_at(self, t, base_lr):
+        result = self.schedules[0].lr_at(t, base_lr)
+        for milestone, schedule in zip(self.milestones, self.schedules[1:]):
+            result = tf.where(t >= milestone, schedule.lr_at(t - milestone, base_lr), result)
+        return result
+
+
+# --- section: LambdaLR (needs: schedule-base)
+
+
+class LambdaLR(TorchSchedule):
+    """torch LambdaLR: base_lr * lr_lambda(t), with lr_lambda written in TensorFlow ops (t is a float32 tensor)."""
+
+    def __init__(self, base_lr, lr_lambda, steps_per_epoch=1):
+        super().__init__(base_lr, steps_per_epoch)
+        self.lr_lambda = lr_lambda
+
+    def lr_at(self, t, base_lr):
+        return base_lr * tf.cast(self.lr_lambda(t), tf.float32)
+
+
+# --- section: loss-base
+
+
+class TorchLoss:
+    """A torch loss as `loss(y_true, y_pred) -> scalar` (mean as torch reduces it) and `total(y_true, y_pred) ->
+    (numerator, denominator)`: the mean is numerator / denominator, and summing both over replicas gives torch's
+    mean over the global batch. denominator is None for reduction='sum'."""
+
+    def __init__(self, reduction="mean"):
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"reduction must be 'mean', 'sum' or 'none', not {reduction!r}")
+        self.reduction = reduction
+
+    def __call__(self, y_true, y_pred):
+        numerator, denominator = self.total(y_true, y_pred)
+        return numerator if denominator is None else numerator / denominator
+
+    def reduce(self, values, weights=None):
+        values = tf.cast(values, tf.float32)
+        numerator = tf.reduce_sum(values)
+        if self.reduction == "sum":
+            return numerator, None
+        if weights is None:
+            return numerator, tf.cast(tf.size(values), tf.float32)
+        return numerator, tf.reduce_sum(tf.cast(weights, tf.float32))
+
+    def total(self, y_true, y_pred):
+        raise NotImplementedError
+
+
+def _class_last(y_pred, class_axis):
+    """Move torch's class axis (1 by default) last; predictions in float32."""
+    y_pred = tf.cast(y_pred, tf.float32)
+    rank = len(y_pred.shape)
+    axis = class_axis % rank
+    if axis != rank - 1:
+        y_pred = tf.transpose(y_pred, [a for a in range(rank) if a != axis] + [axis])
+    return y_pred
+
+
+# --- section: NLLLoss (needs: loss-base)
+
+
+class NLLLoss(TorchLoss):
+    """torch NLLLoss / F.nll_loss on log-probabilities: -w[y] * logp[y], mean over kept targets weighted by w[y]
+    (targets equal to ignore_index are skipped). `class_axis`: where the classes are in y_pred (torch: 1; -1 when
+    the source flattens the predictions to (N, C))."""
+
+    log_softmax = False
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0, class_axis=1):
+        super().__init__(reduction)
+        self.weight = None if weight is None else np.asarray(weight, np.float32)
+        self.ignore_index, self.label_smoothing, self.class_axis = ignore_index, float(label_smoothing), class_axis
+
+    def total(self, y_true, y_pred):
+        logp = _class_last(y_pred, self.class_axis)
+        if self.log_softmax:
+            logp = tf.nn.log_softmax(logp, axis=-1)
+        classes = logp.shape[-1]
+        target = tf.cast(y_true, tf.int32)
+        keep = tf.not_equal(target, self.ignore_index)
+        safe = tf.where(keep, target, 0)
+        picked = tf.gather(logp, safe, axis=-1, batch_dims=len(safe.shape))
+        weight = tf.constant(self.weight) if self.weight is not None else None
+        item_weight = tf.gather(weight, safe) if weight is not None else tf.ones_like(picked)
+        item_weight = tf.where(keep, item_weight, 0.0)
+        losses = -picked * item_weight
+        if self.label_smoothing:
+            smooth = -tf.reduce_sum(logp * weight if weight is not None else logp, axis=-1)
+            smooth = tf.where(keep, smooth, 0.0)
+            losses = (1.0 - self.label_smoothing) * losses + self.label_smoothing / classes * smooth
+        if self.reduction == "sum":
+            return tf.reduce_sum(losses), None
+        return tf.reduce_sum(losses), tf.reduce_sum(item_weight)
+
+
+# --- section: CrossEntropyLoss (needs: NLLLoss)
+
+
+class CrossEntropyLoss(NLLLoss):
+    """torch CrossEntropyLoss / F.cross_entropy on logits (class indices as targets): log_softmax, then NLL with
+    weight, ignore_index and label_smoothing exactly as torch combines them."""
+
+    log_softmax = True
+
+
+# --- section: BCEWithLogitsLoss (needs: loss-base)
+
+
+class BCEWithLogitsLoss(TorchLoss):
+    """torch BCEWithLogitsLoss: numerically stable, `pos_weight` scales the positive term, `weight` each element."""
+
+    def __init__(self, weight=None, reduction="mean", pos_weight=None):
+        super().__init__(reduction)
+        self.weight = None if weight is None else np.asarray(weight, np.float32)
+        self.pos_weight = None if pos_weight is None else np.asarray(pos_weight, np.float32)
+
+    def total(self, y_true, y_pred):
+        x = tf.cast(y_pred, tf.float32)
+        y = tf.cast(y_true, tf.float32)
+        softplus_neg = tf.math.log1p(tf.exp(-tf.abs(x))) + tf.maximum(-x, 0.0)  # log(1 + exp(-x))
+        if self.pos_weight is not None:
+            log_weight = 1.0 + (tf.constant(self.pos_weight) - 1.0) * y
+            losses = (1.0 - y) * x + log_weight * softplus_neg
+        else:
+            losses = (1.0 - y) * x + softplus_neg
+        if self.weight is not None:
+            losses = losses * tf.constant(self.weight)
+        return self.reduce(losses)
+
+
+# --- section: BCELoss (needs: loss-base)
+
+
+class BCELoss(TorchLoss):
+    """torch BCELoss on probabilities; like torch, log terms are clamped at -100."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(reduction)
+        self.weight = None if weight is None else np.asarray(weight, np.float32)
+
+    def total(self, y_true, y_pred):
+        p = tf.cast(y_pred, tf.float32)
+        y = tf.cast(y_true, tf.float32)
+        losses = -(y * tf.maximum(tf.math.log(p), -100.0) + (1.0 - y) * tf.maximum(tf.math.log(1.0 - p), -100.0))
+        if self.weight is not None:
+            losses = losses * tf.constant(self.weight)
+        return self.reduce(losses)
+
+
+# --- section: MSELoss (needs: loss-base)
+
+
+class MSELoss(TorchLoss):
+    """torch MSELoss: mean squared error over all elements."""
+
+    def total(self, y_true, y_pred):
+        d = tf.cast(y_pred, tf.float32) - tf.cast(y_true, tf.float32)
+        return self.reduce(d * d)
+
+
+# --- section: L1Loss (needs: loss-base)
+
+
+class L1Loss(TorchLoss):
+    """torch L1Loss: mean absolute error over all elements."""
+
+    def total(self, y_true, y_pred):
+        return self.reduce(tf.abs(tf.cast(y_pred, tf.float32) - tf.cast(y_true, tf.float32)))
+
+
+# --- section: SmoothL1Loss (needs: loss-base)
+
+
+class SmoothL1Loss(TorchLoss):
+    """torch SmoothL1Loss(beta): 0.5*d^2/beta below beta, |d| - 0.5*beta above (beta=0 is L1).
+    HuberLoss(delta) is delta * SmoothL1Loss(beta=delta); Keras' Huber matches HuberLoss, not SmoothL1Loss."""
+
+    def __init__(self, reduction="mean", beta=1.0, scale=1.0):
+        super().__init__(reduction)
+        self.beta, self.scale = float(beta), float(scale)
+
+    def total(self, y_true, y_pred):
+        d = tf.abs(tf.cast(y_pred, tf.float32) - tf.cast(y_true, tf.float32))
+        if self.beta == 0:
+            losses = d
+        else:
+            losses = tf.where(d < self.beta, 0.5 * d * d / self.beta, d - 0.5 * self.beta)
+        return self.reduce(losses * self.scale)
+
+
+def HuberLoss(reduction="mean", delta=1.0):
+    """torch HuberLoss(delta) = delta * SmoothL1Loss(beta=delta)."""
+    return SmoothL1Loss(reduction=reduction, beta=delta, scale=delta)
+
+
+# --- section: clipping
+
+
+def clip_grad_norm(gradients, max_norm, norm_type=2.0):
+    """torch.nn.utils.clip_grad_norm_: scale every gradient by min(1, max_norm / (total_norm + 1e-6)), the total
+    norm taken over all gradients together (after the all-reduce, as with torch DDP)."""
+    norm_type = float(norm_type)
+    if math.isinf(norm_type):
+        total = tf.reduce_max(tf.stack([tf.reduce_max(tf.abs(g)) for g in gradients]))
+    elif norm_type == 2.0:
+        total = tf.sqrt(tf.add_n([tf.reduce_sum(tf.square(g)) for g in gradients]))
+    else:
+        total = tf.pow(tf.add_n([tf.reduce_sum(tf.pow(tf.abs(g), norm_type)) for g in gradients]), 1.0 / norm_type)
+    coefficient = tf.minimum(max_norm / (total + 1e-6), 1.0)
+    return [g * tf.cast(coefficient, g.dtype) for g in gradients]
+
+
+def clip_grad_value(gradients, clip_value):
+    """torch.nn.utils.clip_grad_value_: clamp every gradient element to [-clip_value, clip_value]."""
+    return [tf.clip_by_value(g, -clip_value, clip_value) for g in gradients]

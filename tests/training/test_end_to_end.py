@@ -1,0 +1,71 @@
+"""`python OUT/train_tpu.py --steps 30 --batch-size 16 --simulate-replicas 2 --metrics-json m.json` for the
+fixture training scripts (MNIST: argparse + Adadelta + StepLR + nll_loss; LM: AdamW groups, label smoothing,
+clipping, per-batch cosine): 2 replicas and a falling loss, in float32 and mixed_bfloat16. Also: `--strategy tpu`
+without a TPU exits 2 within 10 seconds.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.training.helpers import FIXTURES, convert_source
+
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "KERAS_BACKEND": "tensorflow"}
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    root = tmp_path_factory.mktemp("e2e")
+    outs = {}
+    for name in ("train_mnist", "train_lm"):
+        out = root / name
+        convert_source(FIXTURES / f"{name}.py", out)
+        outs[name] = out
+    return outs
+
+
+def run_script(out, *args, timeout=600):
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, str(out / "train_tpu.py"), *args], cwd=out, env=ENV,
+                            capture_output=True, text=True, timeout=timeout)
+    return result, time.monotonic() - started
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("precision", ["float32", "mixed_bfloat16"])
+@pytest.mark.parametrize("fixture", ["train_mnist", "train_lm"])
+def test_fixture_trains_on_two_simulated_replicas(converted, fixture, precision):
+    out = converted[fixture]
+    metrics_path = out / f"m-{precision}.json"
+    args = ["--steps", "30", "--batch-size", "16", "--simulate-replicas", "2", "--metrics-json", str(metrics_path),
+            "--precision", precision, "--output-dir", str(out / f"run-{precision}")]
+    export = fixture == "train_mnist" and precision == "float32"
+    if not export:
+        args.append("--no-export")
+    if fixture == "train_lm" and precision == "float32":
+        args += ["--steps-per-execution", "5"]  # several steps per tf.function call under MirroredStrategy
+    result, _ = run_script(out, *args)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["strategy"] == "MirroredStrategy" and metrics["replicas"] == 2
+    assert metrics["global_batch_size"] == 16 and metrics["steps"] == 30
+    assert metrics["precision"] == precision
+    assert metrics["last_loss"] < metrics["first_loss"], metrics
+    assert metrics["examples_per_sec"] > 0
+    run = out / f"run-{precision}"
+    assert (run / "checkpoints" / "checkpoint").is_file()
+    assert any((run / "logs").iterdir())
+    if export:
+        assert (run / "export" / "model.keras").is_file()
+        assert (run / "export" / "saved_model" / "saved_model.pb").is_file()
+
+
+def test_strategy_tpu_without_a_tpu_exits_2_quickly(converted):
+    result, seconds = run_script(converted["train_mnist"], "--strategy", "tpu", "--steps", "1", timeout=60)
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "no TPU reachable" in result.stderr
+    assert seconds < 10, seconds
