@@ -162,7 +162,7 @@ class ModuleEmitter:
         if init is not None:
             init_signature = _params_text(self.source, init)
             if init.params.star_kwarg is None:
-                init_signature += ", **kwargs"
+                init_signature = f"{init_signature}, **kwargs" if init_signature.strip() else "self, **kwargs"
         else:
             init_signature = "self, *args, **kwargs"
             init_body = [f"{INDENT * 2}super().__init__(*args, **kwargs)"]
@@ -171,7 +171,8 @@ class ModuleEmitter:
         call_entry = translator.class_code.get((info.name, "call"))
         if call_entry is not None:
             forward, call_body = call_entry
-            call_signature = _params_text(self.source, forward) + ", training=None"
+            params = _params_text(self.source, forward)
+            call_signature = f"{params}, training=None" if params.strip() else "self, training=None"
             call_signature = call_signature.replace(", *, training=None", ", training=None")
         elif info.find_method("forward") is None and not info.bases and not info.container_base:
             call_signature, call_body = "self, *args, training=None", [
@@ -185,7 +186,9 @@ class ModuleEmitter:
             key = (info.name, name)
             if key in translator.method_code:
                 _, body, takes_training = translator.method_code[key]
-                signature = _params_text(self.source, definition) + (", training=None" if takes_training else "")
+                signature = _params_text(self.source, definition)
+                if takes_training:
+                    signature = f"{signature}, training=None" if signature.strip() else "training=None"
             else:
                 body = translator.translate_plain_method(info, definition)
                 signature = _params_text(self.source, definition)

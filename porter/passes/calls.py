@@ -183,10 +183,17 @@ class CallTranslator:
         converted = [self.as_plain(v) for v in args]
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
         helper = self.ctx.use("call_module")
-        return tensor(f"{helper}({self.join_args([target] + converted, kw)}{self.training_kwarg(kwargs)})")
+        return tensor(self.call_text(helper, self.join_args([target] + converted, kw), self.training_kwarg(kwargs)))
 
     def training_kwarg(self, kwargs):
         return "" if "training" in kwargs else ", training=training" if self.mode == "forward" else ""
+
+    @staticmethod
+    def call_text(callee, arguments, extra=""):
+        """`callee(arguments, extra)` without a dangling comma when there are no arguments."""
+        if not arguments.strip():
+            extra = extra.lstrip(", ")
+        return f"{callee}({arguments}{extra})"
 
     def rule_module_call(self, code, rule, args, kwargs):
         if not args:
@@ -204,7 +211,7 @@ class CallTranslator:
         rest = [to_layout(self.ctx, a, "source") for a in args[1:]]
         kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
         training = self.training_kwarg(kwargs) if rule.training else ""
-        call = f"{code}({self.join_args([first] + rest, kw)}{training})"
+        call = self.call_text(code, self.join_args([first] + rest, kw), training)
         self.ctx.ir.ops.add(rule.names[0]) if self.ctx.ir else None
         if rule.outputs == "tuple":
             return Value(call, "tuple", items=None)
@@ -256,7 +263,7 @@ class CallTranslator:
         for name, value in kwargs.items():
             wanted = signature.kwarg_values.get(name) if signature and hasattr(signature, "kwarg_values") else None
             kw[name] = self.to_value_layout(value, wanted)
-        call = f"{code}({self.join_args(converted, kw)}{self.training_kwarg(kwargs)})"
+        call = self.call_text(code, self.join_args(converted, kw), self.training_kwarg(kwargs))
         output = signature.output if signature is not None and signature.output is not None else tensor("")
         if output.is_tensor and output.channels:
             output = output.but(channels=rebase(output.channels, code))
@@ -426,7 +433,12 @@ class CallTranslator:
         """Translate `call` with `rule`: its own translate callable, or the declarative layout behaviour."""
         if self.ctx.ir is not None:
             self.ctx.ir.ops.add(rule.names[0])
-        result = rule.translate(self, call) if rule.translate is not None else self.declarative_rule(rule, call)
+        try:
+            result = rule.translate(self, call) if rule.translate is not None else self.declarative_rule(rule, call)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+            # malformed call (missing required arguments ...): torch would raise too; keep the port importable
+            return self.stub(call.canonical.replace("Tensor.", "tensor ."), f"arguments porter cannot map "
+                             f"({type(error).__name__}); check the call against torch's signature")
         first = call.all_args()[0] if call.all_args() else None
         if first is not None and first.dtype in ("int", "bool") and result.is_tensor and result.dtype is None and \
                 call.canonical.rsplit(".", 1)[-1] in INT_PRESERVING:
@@ -561,7 +573,7 @@ class CallTranslator:
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
         needs_training = signature is not None and getattr(signature, "takes_training", False)
         extra = self.training_kwarg(kwargs) if needs_training else ""
-        call = f"self.{method}({self.join_args(converted, kw)}{extra})"
+        call = self.call_text(f"self.{method}", self.join_args(converted, kw), extra)
         output = signature.output if signature is not None and signature.output is not None else tensor("")
         return self.output_value(call, output)
 

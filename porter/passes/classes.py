@@ -48,6 +48,8 @@ class ClassBodyTranslator(BodyTranslator):
         if name in KERAS_RESERVED and name not in ir.renamed.values():
             ir.renamed[f"{name}_"] = name
         ref = self.module_env.get(f"self.{name}")
+        if isinstance(ref, list):  # a plain Python list of layers (torch does not register it; Keras tracks it)
+            ref = ModuleRef("list", elements=tuple(ref), ordered=False)
         if value.kind == "module":
             ir.attributes[name] = ref if ref is not None and ref.kind != "unknown" else (
                 value.module or ModuleRef("unknown"))
@@ -293,6 +295,17 @@ class FileTranslator:
     def translate_forward(self, info, call_values, output_layout):
         owner = info.owner_of("forward")
         forward = info.find_method("forward")
+        if forward is not None and forward.asynchronous is not None:
+            self.ctx.current.append(self.ctx.ir_for(info))
+            try:
+                message = self.ctx.unsupported(self.source.line_of(forward) or info.line, "async def forward",
+                                               "a coroutine cannot be a Keras call; make forward a plain def")
+            finally:
+                self.ctx.current.pop()
+            self.class_code[(info.name, "call")] = (forward, [f"{INDENT * 2}raise NotImplementedError({message!r})"])
+            signature = ClassSignature(arg_values=())
+            self.ctx.signatures[info.name] = signature
+            return signature
         signature = ClassSignature(arg_values=())
         if forward is None:
             self.ctx.signatures[info.name] = signature
