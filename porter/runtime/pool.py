@@ -114,7 +114,8 @@ def _pool_max(x, n, kernel_size, stride, padding, dilation, ceil_mode, return_in
                                 _pool_fill_value(x.dtype), what)
     _, kernel, stride, _, dilation, _ = geometry
     if all(d == 1 for d in dilation):
-        return tf.nn.max_pool(x, list(kernel), list(stride), "VALID")
+        data_format = {1: "NWC", 2: "NHWC", 3: "NDHWC"}[len(kernel)]  # explicit: eager MaxPool3D grad needs it
+        return tf.nn.max_pool(x, list(kernel), list(stride), "VALID", data_format=data_format)
     return _pool_strided_windows(x, geometry, tf.maximum)
 
 

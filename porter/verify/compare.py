@@ -26,3 +26,103 @@ def assert_equivalent(expected, actual, tolerance=1e-4, what="output"):
     error = relative_error(expected, actual)
     assert error <= tolerance, f"{what}: error {error:.3g} relative to output scale exceeds {tolerance:g}"
     return error
+
+
+class Comparison:
+    """One torch/Keras tensor pair compared: `problem` is None when they agree (errors are over finite elements)."""
+
+    __slots__ = ("what", "abs_error", "rel_error", "problem")
+
+    def __init__(self, what, abs_error=0.0, rel_error=0.0, problem=None):
+        self.what, self.abs_error, self.rel_error, self.problem = what, abs_error, rel_error, problem
+
+    def __repr__(self):
+        return f"Comparison({self.what!r}, abs={self.abs_error:.3g}, rel={self.rel_error:.3g}, {self.problem!r})"
+
+
+def compare_arrays(expected, actual, tolerance=1e-4, what="output", masks_only=False, check_dtype=True):
+    """Compare in the order that explains a difference best: shape, dtype, NaN mask, Inf mask and signs, error.
+
+    `masks_only` (extreme input magnitudes) stops after the masks: the error is measured but not judged.
+    """
+    expected, actual = np.asarray(expected), np.asarray(actual)
+    if expected.shape != actual.shape:
+        return Comparison(what, np.inf, np.inf, f"{what}: shape {actual.shape} != torch {expected.shape}")
+    if check_dtype and expected.dtype != actual.dtype:
+        return Comparison(what, np.inf, np.inf, f"{what}: dtype {actual.dtype} != torch {expected.dtype}")
+    if expected.dtype.kind not in "fc":
+        equal = np.array_equal(expected, actual)
+        differing = int(np.sum(expected != actual))
+        return Comparison(what, 0.0 if equal else np.inf, 0.0 if equal else np.inf,
+                          None if equal else f"{what}: {differing} of {expected.size} values differ")
+    expected64, actual64 = expected.astype(np.float64), actual.astype(np.float64)
+    for name, mask in (("NaN", np.isnan), ("Inf", np.isinf)):
+        want, got = mask(expected64), mask(actual64)
+        if not np.array_equal(want, got):
+            first = tuple(int(i) for i in np.argwhere(want != got)[0])
+            return Comparison(what, np.inf, np.inf, f"{what}: {name} pattern differs ({int(np.sum(want != got))} "
+                                                    f"elements, first at {first}: torch {expected64[first]!r}, "
+                                                    f"keras {actual64[first]!r})")
+    infinite = np.isinf(expected64)
+    if not np.array_equal(np.sign(expected64[infinite]), np.sign(actual64[infinite])):
+        return Comparison(what, np.inf, np.inf, f"{what}: infinities differ in sign")
+    finite = np.isfinite(expected64)
+    abs_error = float(np.abs(expected64[finite] - actual64[finite]).max()) if finite.any() else 0.0
+    rel_error = relative_error(expected64, actual64)
+    problem = None
+    if not masks_only and not rel_error <= tolerance:
+        problem = (f"{what}: max abs error {abs_error:.3g}, {rel_error:.3g} relative to the output's scale "
+                   f"(tolerance {tolerance:g})")
+    return Comparison(what, abs_error, rel_error, problem)
+
+
+def gradient_errors(expected, actual, floor_fraction=1e-3, vanishing=()):
+    """{name: error of actual[name] relative to max |expected[name]|} for gradients keyed alike.
+
+    Each tensor's max is floored at `floor_fraction` of the largest gradient, and the tensors named in `vanishing`
+    (zero in exact arithmetic: the bias of a conv followed by a training-mode BatchNorm, whose float32 value is
+    pure round-off) are judged against the largest gradient itself; a gradient that should vanish and does not
+    still counts.
+    """
+    peak = max([float(np.abs(np.asarray(g, np.float64)).max(initial=0.0)) for g in expected.values()] + [0.0])
+    floor = max(peak * floor_fraction, 1e-30)
+    errors = {}
+    for name, want in expected.items():
+        want, got = np.asarray(want, np.float64), np.asarray(actual[name], np.float64)
+        if want.shape != got.shape:
+            errors[name] = np.inf
+            continue
+        if not (np.array_equal(np.isnan(want), np.isnan(got)) and np.array_equal(np.isinf(want), np.isinf(got))):
+            errors[name] = np.inf
+            continue
+        finite = np.isfinite(want)
+        if not finite.any():
+            errors[name] = 0.0
+            continue
+        scale = max(float(np.abs(want[finite]).max()), peak if name in vanishing else floor, 1e-30)
+        errors[name] = float(np.abs(want[finite] - got[finite]).max()) / scale
+    return errors
+
+
+def cosine_similarity(expected, actual):
+    """Cosine of the angle between two tensors flattened (1.0 for two zero tensors), over finite elements."""
+    expected = np.asarray(expected, np.float64).ravel()
+    actual = np.asarray(actual, np.float64).ravel()
+    finite = np.isfinite(expected) & np.isfinite(actual)
+    expected, actual = expected[finite], actual[finite]
+    norms = float(np.linalg.norm(expected) * np.linalg.norm(actual))
+    if norms == 0.0:
+        return 1.0 if not expected.any() and not actual.any() else 0.0
+    return float(np.dot(expected, actual) / norms)
+
+
+def argmax_agreement(expected, actual):
+    """Fraction of rows whose argmax over the last axis agrees (for classifier logits)."""
+    expected, actual = np.asarray(expected), np.asarray(actual)
+    return float(np.mean(np.argmax(expected, axis=-1) == np.argmax(actual, axis=-1)))
+
+
+def is_classifier_output(array):
+    """(N, classes) floating output with more than one class: argmax agreement is meaningful."""
+    array = np.asarray(array)
+    return array.ndim == 2 and array.shape[-1] > 1 and array.dtype.kind == "f"

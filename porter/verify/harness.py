@@ -6,10 +6,13 @@ source model executes the user's file: that is what verification means, and only
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from porter.verify.torch_bridge import perturb_torch_module, torch_state_numpy
 
 
 def import_path(path, name=None):
@@ -19,51 +22,110 @@ def import_path(path, name=None):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     return module
 
 
-class PortedPair:
-    """The torch model and its Keras port, same constructor arguments, weights copied torch -> Keras."""
+def read_manifest(out_dir):
+    """OUT/porter-manifest.json as a dict (FileNotFoundError / ValueError when missing or not JSON)."""
+    return json.loads((Path(out_dir) / "porter-manifest.json").read_text())
 
-    def __init__(self, out_dir, source_path=None, class_name=None, init_args=None, seed=0):
+
+def source_path_of(out_dir, manifest, source_path=None):
+    """The source file: `source_path`, else $PORTER_SOURCE, else the manifest's path relative to OUT."""
+    chosen = source_path or os.environ.get("PORTER_SOURCE")
+    if chosen:
+        return Path(chosen)
+    return Path(os.path.normpath(Path(out_dir).resolve() / manifest["sources"][0]["path"]))
+
+
+class PortedPair:
+    """The torch model and its Keras port, same constructor arguments, weights copied torch -> Keras.
+
+    `precision="mixed_bfloat16"` builds the Keras model under that Keras dtype policy (variables stay float32);
+    the torch reference is always float32. The main class gets the manifest's `init_args`, other classes their
+    defaults.
+    """
+
+    def __init__(self, out_dir, source_path=None, class_name=None, init_args=None, seed=0, precision="float32"):
         out_dir = Path(out_dir)
-        self.manifest = json.loads((out_dir / "porter-manifest.json").read_text())
+        self.out_dir = out_dir
+        self.manifest = read_manifest(out_dir)
         entry = self.manifest["sources"][0]
-        self.source_path = Path(source_path) if source_path else (out_dir / entry["path"]).resolve()
+        self.framework = entry.get("framework", "torch")
+        self.source_path = source_path_of(out_dir, self.manifest, source_path)
         self.class_name = class_name or self.manifest["main_class"]
-        self.init_args = dict(self.manifest.get("init_args") or {}) if init_args is None else init_args
+        if init_args is None:
+            init_args = self.manifest.get("init_args") if self.class_name == self.manifest["main_class"] else None
+        self.init_args = dict(init_args or {})
         self.class_entry = next(c for c in entry["classes"] if c["name"] == self.class_name)
+        self.precision = precision
         self.keras_module = import_path(out_dir / entry["module"])
         self.torch_module = import_path(self.source_path)
         self.seed = seed
         self.build()
 
     def build(self):
+        import keras
         import torch
-
-        from porter.verify.torch_bridge import perturb_torch_module, torch_state_numpy
 
         torch.manual_seed(self.seed)
         self.torch_model = getattr(self.torch_module, self.class_name)(**self.init_args)
         perturb_torch_module(self.torch_model, self.seed)
         self.torch_model.eval()
-        self.keras_model = getattr(self.keras_module, self.class_name)(**self.init_args)
-        self.keras_module.load_state_dict(self.keras_model, torch_state_numpy(self.torch_model))
+        self.reference_state = torch_state_numpy(self.torch_model)
+        previous = keras.config.dtype_policy()
+        keras.config.set_dtype_policy(self.precision)
+        try:
+            self.keras_model = getattr(self.keras_module, self.class_name)(**self.init_args)
+        finally:
+            keras.config.set_dtype_policy(previous)
+        self.keras_module.load_state_dict(self.keras_model, self.reference_state)
 
-    def example_inputs(self, batch=2, seed=0, scale=1.0):
-        """Random inputs shaped like the manifest's example inputs (numpy)."""
+    def reset(self):
+        """Both models back to the state `build` gave them (after a train-mode step changed running statistics)."""
+        self.load_state(self.reference_state)
+
+    def load_state(self, state):
+        """Load one state_dict (numpy arrays keyed like torch's) into both models; torch is left in eval mode."""
+        import torch
+
+        self.torch_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
+        self.torch_model.eval()
+        self.keras_module.load_state_dict(self.keras_model, state)
+
+    def input_specs(self, strict=True):
+        """The manifest's example inputs, with an open integer range closed at the smallest Embedding's size
+        (without an Embedding: ValueError when `strict`, else 10)."""
         specs = self.class_entry.get("example_inputs")
         if not specs:
             raise ValueError(f"{self.class_name} has no example inputs in the manifest (convert with --input-shape)")
+        resolved = []
+        for spec in specs:
+            spec = dict(spec)
+            if spec["dtype"].startswith(("int", "uint")) and spec.get("high") is None:
+                spec["high"] = smallest_embedding_size(self.keras_model)
+                if spec["high"] is None and not strict:
+                    spec["high"] = 10
+                elif spec["high"] is None:
+                    raise ValueError(f"{self.class_name}: the value range of an integer input is unknown (convert "
+                                     f"with --input-shape SHAPE:{spec['dtype']}:LOW:HIGH)")
+            resolved.append(spec)
+        return resolved
+
+    def example_inputs(self, batch=2, seed=0, scale=1.0):
+        """Random inputs shaped like the manifest's example inputs (numpy)."""
         rng = np.random.default_rng(seed)
         inputs = []
-        for spec in specs:
+        for spec in self.input_specs(strict=False):
             shape = (batch, *spec["shape"])
             if spec["dtype"].startswith("int"):
                 low = int(spec["low"]) if spec.get("low") is not None else 0
-                high = int(spec["high"]) if spec.get("high") is not None else 10
-                inputs.append(rng.integers(low, high, size=shape).astype(spec["dtype"]))
+                inputs.append(rng.integers(low, int(spec["high"]), size=shape).astype(spec["dtype"]))
             elif spec["dtype"] == "bool":
                 inputs.append(rng.random(shape) > 0.5)
             else:
@@ -86,6 +148,20 @@ class PortedPair:
         else:
             result = self.keras_model(*[tf.constant(i) for i in inputs], training=False)
         return _flatten_outputs(result, lambda t: np.asarray(t))
+
+
+def smallest_embedding_size(keras_model):
+    """The smallest `num_embeddings` among the model's layers (None without embeddings): valid ids for all."""
+    sizes = [layer.num_embeddings for layer in keras_layers(keras_model)
+             if isinstance(getattr(layer, "num_embeddings", None), int)]
+    return min(sizes) if sizes else None
+
+
+def keras_layers(keras_model):
+    """Every layer of a Keras model, itself included (torch-style `modules()` where the port has it)."""
+    if hasattr(keras_model, "_flatten_layers"):
+        return list(keras_model._flatten_layers(include_self=True, recursive=True))
+    return list(keras_model.modules())
 
 
 def _flatten_outputs(result, to_numpy):

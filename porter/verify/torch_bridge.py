@@ -4,8 +4,8 @@ import numpy as np
 
 
 def torch_state_numpy(module):
-    """torch Module.state_dict() as numpy arrays (keys unchanged)."""
-    return {key: value.detach().cpu().numpy() for key, value in module.state_dict().items()}
+    """torch Module.state_dict() as numpy arrays (keys unchanged), copied: later in-place updates leave them alone."""
+    return {key: value.detach().cpu().numpy().copy() for key, value in module.state_dict().items()}
 
 
 def perturb_torch_module(module, seed=0):

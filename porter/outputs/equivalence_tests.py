@@ -1,0 +1,125 @@
+"""OUT/test_equivalence.py: pytest + hypothesis equivalence tests that run without porter installed.
+
+The tests use the same checks as `porter verify` (porter/verify: strategies, harness, checks, localise). Like the
+runtime in the model module, the definitions they need are copied into the file (only those, dependency-closed,
+in a fixed order), so the port can be re-checked wherever it is kept, and a newer porter does not change what an
+existing test checks. Nothing in the file depends on OUT's location: the source path is read from
+porter-manifest.json (relative to OUT) or $PORTER_SOURCE.
+"""
+
+import ast
+import functools
+from pathlib import Path
+
+from porter import __version__
+from porter.codegen.emit import environment, format_code
+
+VERIFY_DIR = Path(__file__).resolve().parents[1] / "verify"
+SUPPORT_MODULES = ("compare", "torch_bridge", "harness", "strategies", "checks", "localise")
+SUPPORT_ROOTS = ("PortedPair", "Equivalence", "EquivalenceFailure", "Case", "failure_report")
+DEFAULT_EXAMPLES = 10
+
+
+class SupportDefinition:
+    def __init__(self, name, order, source, uses, imports):
+        self.name, self.order, self.source, self.uses, self.imports = name, order, source, uses, imports
+
+
+@functools.lru_cache(maxsize=1)
+def support_index():
+    """name -> SupportDefinition for the top-level definitions of the support modules (with their imports)."""
+    index = {}
+    for rank, stem in enumerate(SUPPORT_MODULES):
+        text = (VERIFY_DIR / f"{stem}.py").read_text()
+        tree = ast.parse(text)
+        imports = []
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                segment = ast.get_source_segment(text, node)
+                if not _is_porter_import(node):
+                    imports.append(segment)
+        for position, node in enumerate(tree.body):
+            names = _defined_names(node)
+            if not names:
+                continue
+            decorators = "".join(f"@{ast.get_source_segment(text, d)}\n" for d in getattr(node, "decorator_list", []))
+            source = decorators + ast.get_source_segment(text, node)
+            uses = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            uses |= {n.value.id for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(
+                n.value, ast.Name)}
+            for name in names:
+                if name in index:
+                    raise RuntimeError(f"porter/verify/{stem}.py: {name} is defined twice in the support modules")
+                index[name] = SupportDefinition(name, (rank, position), source, uses - {name}, imports)
+    return index
+
+
+def _is_porter_import(node):
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0] == "porter"
+    return any(alias.name.split(".")[0] == "porter" for alias in node.names)
+
+
+def _defined_names(node):
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return []
+
+
+def support_code(roots=SUPPORT_ROOTS):
+    """(import lines, definitions text) of everything `roots` need from porter/verify."""
+    index = support_index()
+    needed, stack = set(), list(roots)
+    while stack:
+        name = stack.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        stack.extend(u for u in index[name].uses if u in index and u not in needed)
+    definitions = sorted((index[name] for name in needed), key=lambda d: d.order)
+    chunks, seen = [], set()
+    for definition in definitions:
+        if definition.source not in seen:
+            seen.add(definition.source)
+            chunks.append(definition.source)
+    used_text = "\n".join(chunks)
+    imports = set()
+    for definition in definitions:
+        for line in definition.imports:
+            if _import_used(line, used_text):
+                imports.add(line)
+    imports.discard("import os")  # the template imports it first, to quiet TensorFlow before its import
+    return sorted(imports, key=_import_order), "\n\n\n".join(chunks)
+
+
+THIRD_PARTY = ("numpy", "torch", "tensorflow", "keras", "hypothesis")
+
+
+def _import_order(line):
+    module = line.split()[1].split(".")[0]
+    return module in THIRD_PARTY, line.startswith("from"), module, line
+
+
+def _import_used(line, text):
+    import re
+
+    node = ast.parse(line).body[0]
+    names = [alias.asname or alias.name.split(".")[0] for alias in node.names]
+    return any(re.search(rf"(?<![\w.]){re.escape(name)}\b", text) for name in names)
+
+
+def produce(source, ctx, manifest, options):
+    entry = manifest["sources"][0]
+    if entry.get("framework", "torch") != "torch":
+        return {}  # MXNet sources: the reference runs in the mxnet venv (a later issue)
+    classes = [c["name"] for c in entry["classes"] if c.get("example_inputs")]
+    main = manifest.get("main_class")
+    classes.sort(key=lambda name: name != main)
+    imports, support = support_code()
+    text = environment().get_template("test_equivalence.py.j2").render(
+        version=__version__, source_path=entry["path"], source_name=Path(entry["path"]).name,
+        module=entry["module"], main_class=main, classes=classes, examples=DEFAULT_EXAMPLES,
+        imports=imports, support=support)
+    return {"test_equivalence.py": format_code(text)}

@@ -1,0 +1,62 @@
+"""porter.verify.checks: forward, gradient and train-mode checks pass on faithful ports and name what breaks."""
+
+import pytest
+
+from porter.verify.checks import Equivalence, EquivalenceFailure
+from porter.verify.harness import PortedPair
+from porter.verify.localise import keras_layer_at
+from porter.verify.strategies import Case
+
+
+@pytest.fixture(scope="module")
+def lenet(converted):
+    return Equivalence(PortedPair(converted("lenet")))
+
+
+@pytest.fixture(scope="module")
+def vgg(converted):
+    return Equivalence(PortedPair(converted("vgg_small")))
+
+
+def test_faithful_port_passes_every_check(lenet):
+    result = lenet.check(lenet.baseline())
+    assert result["forward"]["rel"] < 1e-5 and result["forward"]["judged"]
+    assert result["gradients"] < 1e-4
+    assert result["train"] is None  # no BatchNorm: nothing train-mode specific
+    assert lenet.variants == [[(1, 28, 28)]]  # Linear(16*5*5) after the convs fixes the size
+
+
+def test_extreme_magnitudes_are_judged_on_masks_only(lenet):
+    result = lenet.check(Case(3, 3.1, 0, 5))
+    assert not result["forward"]["judged"] and result["gradients"] is None
+
+
+def test_batchnorm_model_trains_alike_with_dropout_switched_off(vgg):
+    assert vgg.train_mode  # nn.Dropout(p=0.5) in the classifier is switched off on both sides
+    assert vgg.check_train_mode(Case(3, 0.0, 0, 2)) < 1e-3
+    assert vgg.check_train_mode(Case(1, 0.0, 0, 2)) is not None  # batch 1 is checked with batch 2
+
+
+def test_running_statistics_update_is_compared(converted):
+    equivalence = Equivalence(PortedPair(converted("vgg_small")))
+    keras_layer_at(equivalence.pair.keras_model, "features.1").momentum = 0.5
+    equivalence.check_forward(Case(2, 0.0, 0, 1))  # momentum changes nothing in eval mode
+    with pytest.raises(EquivalenceFailure) as failure:
+        equivalence.check_train_mode(Case(2, 0.0, 0, 1))
+    assert failure.value.stage == "train" and "features.1.running_" in failure.value.message
+    assert failure.value.suspects == ["features.1"]
+
+
+def test_parameter_frozen_in_the_port_is_a_gradient_failure(converted):
+    equivalence = Equivalence(PortedPair(converted("lenet")))
+    equivalence.pair.keras_model.fc2.bias.trainable = False
+    with pytest.raises(EquivalenceFailure) as failure:
+        equivalence.check_gradients(Case(2, 0.0, 0, 1))
+    assert "not trainable" in failure.value.message and failure.value.suspects == ["fc2"]
+
+
+def test_bf16_port_is_judged_by_cosine(converted):
+    equivalence = Equivalence(PortedPair(converted("lenet"), precision="mixed_bfloat16"))
+    result = equivalence.check(Case(4, 0.0, 0, 3))
+    assert result["forward"]["cosine"] >= 0.99 and result["forward"]["argmax"] is not None
+    assert result["gradients"] is None and result["train"] is None
