@@ -8,6 +8,7 @@ walk covers the whole method on both sides.
 """
 
 import ast
+import bisect
 import io
 import re
 import textwrap
@@ -173,9 +174,9 @@ def _find(tokens, wanted, start, end):
         return None
     size = len(wanted)
     first_value = wanted[0]
-    for index, (value, line) in enumerate(tokens):
-        if line < start:
-            continue
+    begin = bisect.bisect_left(tokens, start, key=lambda token: token[1])  # tokens are in line order
+    for index in range(begin, len(tokens)):
+        value, line = tokens[index]
         if line > end:
             break
         if value == first_value and [t[0] for t in tokens[index:index + size]] == wanted:
