@@ -116,7 +116,8 @@ def _split_betas(node, value, values, scope):
             return [Setting("beta_1", first), Setting("beta_2", second)]
     pairs = []
     for i, name in enumerate(("beta_1", "beta_2")):
-        item = value.value[i] if value.known else None
+        item = value.value[i] if value.known and isinstance(value.value, (tuple, list)) and len(
+            value.value) > i else None
         pairs.append(Setting(name, Value(f"{value.operand()}[{i}]", item if item is not None else value.value,
                                          value.refs, value.constants)))
     return pairs
