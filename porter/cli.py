@@ -2,13 +2,17 @@
 
 import argparse
 import json
+import math
+import os
 import sys
 from pathlib import Path
 
 from porter import __version__
-from porter.errors import PorterError, UsageError
+from porter.errors import PorterError, UsageError, WeightsError
 
-EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+FRAMEWORKS = ("torch", "mxnet", "auto")
+INIT_ARGS_HINT = "e.g. --init-args '{\"width\": 32}'"
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -43,6 +47,8 @@ def build_parser():
                               "'state_dict'/'model' is fine) or .safetensors; writes OUT/<name>.weights.h5")
     convert.add_argument("--train-script", metavar="FILE", type=Path,
                          help="file holding the training code when it is not in SRC")
+    convert.add_argument("--framework", choices=FRAMEWORKS, default="auto",
+                         help="source framework (default: auto, from the file's imports)")
     convert.add_argument("--force", action="store_true",
                          help="replace a previous porter output in OUT (only files its manifest lists)")
 
@@ -60,12 +66,71 @@ def parse_init_args(text):
         return {}
     try:
         value = json.loads(text)
-    except ValueError as error:
-        raise UsageError(f"--init-args is not valid JSON ({error})", hint="e.g. --init-args '{\"width\": 32}'") \
-            from None
+    except (ValueError, RecursionError) as error:
+        raise UsageError(f"--init-args is not valid JSON ({str(error)[:200]})", hint=INIT_ARGS_HINT) from None
     if not isinstance(value, dict):
-        raise UsageError("--init-args must be a JSON object", hint="e.g. --init-args '{\"width\": 32}'")
+        raise UsageError(f"--init-args must be a JSON object, not {type(value).__name__}", hint=INIT_ARGS_HINT)
+    bad = [key for key in value if not key.isidentifier()]
+    if bad:
+        raise UsageError(f"--init-args: {bad[0]!r} is not a parameter name", hint=INIT_ARGS_HINT)
     return value
+
+
+def parse_input_specs(specs):
+    """Check every --input-shape before converting (sizes, dtype, and a value range with low < high)."""
+    from porter.convert import parse_input_spec
+
+    parsed = []
+    for spec in specs:
+        example = parse_input_spec(spec)
+        low, high = example.low, example.high
+        for bound in (low, high):
+            if bound is not None and not math.isfinite(bound):
+                raise UsageError(f"--input-shape {spec!r}: low/high must be finite numbers")
+        if low is not None and high is not None and not low < high:
+            raise UsageError(f"--input-shape {spec!r}: low ({low:g}) must be below high ({high:g})")
+        parsed.append(example)
+    return parsed
+
+
+def check_init_args(conversion, init_args, source_display):
+    """Every --init-args key must name a constructor parameter of the main class (read from the source)."""
+    source = getattr(conversion.translator, "source", None)
+    info = source.classes.get(conversion.main_class) if source is not None else None
+    if not init_args or info is None:
+        return
+    init = info.find_method("__init__")
+    if init is None:
+        if info.container_base is None:
+            raise UsageError(f"--init-args: {conversion.main_class} takes no constructor arguments",
+                             source_display, info.line)
+        return
+    parameters = init.params
+    if parameters.star_kwarg is not None:
+        return
+    names = {p.name.value for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)}
+    names.discard("self")
+    unknown = sorted(set(init_args) - names)
+    if unknown:
+        raise UsageError(f"--init-args: {conversion.main_class} has no constructor parameter "
+                         f"{', '.join(map(repr, unknown))}", source_display, info.line,
+                         hint=f"its parameters: {', '.join(sorted(names)) or 'none'}")
+
+
+def check_path_text(path, what):
+    """Paths whose names are not valid text (undecodable bytes) cannot be written into code, reports or the
+    terminal: refuse them up front rather than fail halfway."""
+    text = str(path)
+    if any("\udc80" <= char <= "\udcff" for char in text):
+        raise UsageError(f"{what} {os.fsencode(text).decode('utf-8', 'backslashreplace')}: "
+                         "the name is not valid UTF-8", hint="rename it")
+
+
+def check_framework(conversion, requested, source_display):
+    detected = conversion.manifest["sources"][0].get("framework", "torch")
+    if requested not in ("auto", detected):
+        raise UsageError(f"--framework {requested}: the file reads as a {detected} source", source_display,
+                         hint="pass --framework auto or the framework the file imports")
 
 
 def run_convert(args):
@@ -73,23 +138,41 @@ def run_convert(args):
     from porter.output import check_target, write_tree
 
     init_args = parse_init_args(args.init_args)
+    parse_input_specs(args.input_specs)
     source = Path(args.source)
     out = Path(args.out) if args.out else default_out(source)
+    for path, what in ((source, "SRC"), (out, "OUT"), (args.weights, "--weights"), (args.train_script,
+                                                                                 "--train-script")):
+        if path is not None:
+            check_path_text(path, what)
     check_target(out, args.force)
+    if args.weights is not None and not args.weights.is_file():
+        raise WeightsError("no such weights file" if not args.weights.exists() else "not a file",
+                           str(args.weights), hint="check the --weights path")
     options = ConvertOptions(source, out, args.class_name, args.input_specs, init_args, args.weights, args.force,
                              args.train_script)
+    if "framework" in getattr(ConvertOptions, "__dataclass_fields__", {}):
+        options.framework = args.framework
     conversion = convert(options)
+    check_framework(conversion, args.framework, str(source))
+    check_init_args(conversion, init_args, str(source))
     files = dict(conversion.files)
+    warnings = conversion.warnings  # the weights step may add to them
     if args.weights is not None:
-        from porter.weights.convert_weights import weights_file
+        from porter.weights.convert_weights import WeightsNotConverted, weights_file
 
-        name, payload = weights_file(conversion, args.weights, options)
-        files[name] = payload
-        manifest = json.loads(files["porter-manifest.json"])
-        manifest["files"] = sorted(set(manifest["files"]) | {name})
-        files["porter-manifest.json"] = json.dumps(manifest, indent=2) + "\n"
-    write_tree(out, files, force=args.force)
-    for warning in conversion.warnings:
+        try:
+            name, payload = weights_file(conversion, args.weights, options)
+        except WeightsNotConverted as reason:
+            warnings.append(f"{args.weights}: no .weights.h5 written: {reason}")
+        else:
+            files[name] = payload
+            manifest = json.loads(files["porter-manifest.json"])
+            listed = [f for f in manifest["files"] if f not in (name, "porter-manifest.json")]
+            manifest["files"] = sorted(listed + [name]) + ["porter-manifest.json"]
+            files["porter-manifest.json"] = json.dumps(manifest, indent=2) + "\n"
+    write_tree(out, files, force=args.force, keep=(source, args.weights, args.train_script))
+    for warning in warnings:
         print(f"porter: warning: {warning}", file=sys.stderr)
     stubs = sum(len(c["unsupported"]) for s in conversion.manifest["sources"] for c in s["classes"])
     print(f"porter: wrote {out} ({len(files)} files, main class {conversion.main_class}"
@@ -119,8 +202,9 @@ def main(argv=None):
         print(f"porter: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("porter: interrupted; the output directory was left as it was", file=sys.stderr)
-        return 130
+        print("porter: interrupted; the output directory holds its previous contents or the complete new output, "
+              "never a mix", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

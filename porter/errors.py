@@ -31,3 +31,7 @@ class UsageError(PorterError):
 
 class WeightsError(PorterError):
     """A weights file cannot be read safely or does not fit the model."""
+
+
+class OutputError(PorterError):
+    """The output directory cannot be written, or writing it would lose files porter does not own."""

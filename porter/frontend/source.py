@@ -3,7 +3,10 @@
 Never imports, execs or evals the input.
 """
 
+import ast
+import contextlib
 import io
+import sys
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,11 +89,21 @@ class SourceFile:
         return self.module.code_for_node(node)
 
 
+MAX_SOURCE_BYTES = 32 * 2**20  # a 10,000-line model file is about 0.4 MiB
+
+
 def read_text(path, display_path):
     """Decode a source file honouring PEP 263 coding cookies; clean errors for binary or undecodable files."""
     path = Path(path)
     if path.exists() and not path.is_dir() and not path.is_file():  # a FIFO or device would block or never end
         raise SourceError("not a regular file", display_path)
+    try:
+        size = path.stat().st_size if path.is_file() else 0
+    except OSError:
+        size = 0  # reading below reports the problem
+    if size > MAX_SOURCE_BYTES:
+        raise SourceError(f"{size / 2**20:.0f} MiB is too large for a model source (porter reads up to "
+                          f"{MAX_SOURCE_BYTES // 2**20} MiB)", display_path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -109,23 +122,57 @@ def read_text(path, display_path):
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         raise SourceError(f"cannot decode the file as Python source ({error})", display_path,
                           hint="save it as UTF-8 or declare its encoding (PEP 263)") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     if not text.strip():
         raise SourceError("empty file", display_path)
     return text
 
 
+MAX_NESTING = 100  # syntax-tree depth porter reads; real model files stay under ~20 (the fixtures: 10 to 14)
+
+
 def check_syntax(text, display_path):
-    """Report syntax errors at CPython's location (libcst's own positions differ)."""
+    """Report syntax errors at CPython's location (libcst's own positions differ); refuse absurd nesting."""
     try:
-        # A full compile (not only the AST) also finds what the symbol table rejects: `return` outside a function,
+        tree = compile(text, str(display_path), "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        # Compiling the tree as well finds what the symbol table rejects: `return` outside a function,
         # duplicate parameters, `nonlocal` at module level. Compiling runs nothing.
-        compile(text, str(display_path), "exec", dont_inherit=True)
+        compile(tree, str(display_path), "exec", dont_inherit=True)
     except SyntaxError as error:
         raise SourceError(f"syntax error: {error.msg}", display_path, error.lineno, error.offset) from None
     except (ValueError, RecursionError, MemoryError) as error:
-        raise SourceError(f"cannot parse the file ({error})", display_path) from None
+        raise SourceError(f"cannot parse the file ({error or type(error).__name__})", display_path) from None
+    depth, line = deepest_line(tree)
+    if depth > MAX_NESTING:
+        raise SourceError(f"code nested {depth} levels deep; porter reads up to {MAX_NESTING}", display_path, line,
+                          hint="split the expression into several statements")
+
+
+def deepest_line(tree):
+    """(depth, line) of the most deeply nested syntax-tree node, found without recursion."""
+    best, best_line = 0, None
+    stack = [(tree, 1, None)]
+    while stack:
+        node, depth, line = stack.pop()
+        line = getattr(node, "lineno", line)
+        if depth > best:
+            best, best_line = depth, line
+        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+    return best, best_line
+
+
+PARSE_RECURSION_LIMIT = 20 * MAX_NESTING + 1000
+
+
+@contextlib.contextmanager
+def recursion_room(limit):
+    """Raise Python's recursion limit to at least `limit` for the block (pure-Python frames only)."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 def parse_source(path, display_path=None):
@@ -134,12 +181,13 @@ def parse_source(path, display_path=None):
     text = read_text(path, display_path)
     check_syntax(text, display_path)
     try:
-        module = cst.parse_module(text)
+        with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level
+            module = cst.parse_module(text)
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            positions = wrapper.resolve(PositionProvider)
+            imports = ImportTable.from_module(module)
     except (cst.ParserSyntaxError, RecursionError) as error:
         raise SourceError(f"cannot parse the file ({str(error).splitlines()[0]})", display_path) from None
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
-    imports = ImportTable.from_module(module)
     classes, functions = {}, {}
     for statement in module.body:
         if isinstance(statement, cst.ClassDef):

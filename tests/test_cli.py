@@ -1,0 +1,138 @@
+"""porter/cli.py: flags, exit codes, and one clean line for every usage error (nothing written)."""
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from porter.cli import build_parser, parse_init_args, parse_input_specs
+from porter.errors import UsageError
+from tests.robustness.conftest import MINIMAL_MODEL, assert_clean_error, run_porter, write_source
+
+
+@pytest.fixture
+def porter_cli(capsys):
+    return functools.partial(run_porter, capsys)
+
+
+@pytest.fixture
+def model(tmp_path):
+    return write_source(tmp_path / "net.py", MINIMAL_MODEL)
+
+
+def test_converts_with_exit_0(porter_cli, model, tmp_path):
+    result = porter_cli("convert", model, "-o", tmp_path / "out", "--input-shape", "4")
+    assert result.code == 0, result.err
+    manifest = json.loads((tmp_path / "out" / "porter-manifest.json").read_text())
+    assert manifest["main_class"] == "Net" and "net_keras.py" in manifest["files"]
+    assert "main class Net" in result.out
+
+
+def test_default_out_is_beside_the_source(porter_cli, model, tmp_path):
+    assert porter_cli("convert", model, "--input-shape", "4").code == 0
+    assert (tmp_path / "net_keras" / "porter-manifest.json").is_file()
+
+
+def test_help_documents_every_flag(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["convert", "--help"])
+    text = capsys.readouterr().out
+    for flag in ("--out", "--class", "--input-shape", "--init-args", "--weights", "--force", "--framework"):
+        assert flag in text
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--init-args", "{width: 3}"], "not valid JSON"),
+    (["--init-args", "[1, 2]"], "must be a JSON object"),
+    (["--init-args", '{"wdth": 3}'], "no constructor parameter 'wdth'"),
+    (["--init-args", '{"not a name": 3}'], "is not a parameter name"),
+    (["--init-args", "[" * 100_000], "not valid JSON"),
+    (["--input-shape", "1,x,3"], "positive integers"),
+    (["--input-shape", "0,3"], "positive integers"),
+    (["--input-shape", "-1"], "positive integers"),
+    (["--input-shape", "3:complex128"], "unknown dtype"),
+    (["--input-shape", "3:int64:a:b"], "low/high must be numbers"),
+    (["--input-shape", "3:int64:9:2"], "must be below high"),
+    (["--input-shape", "3:float32:0:inf"], "finite"),
+    (["--input-shape", "3:float32:0:1:7"], "SHAPE[:DTYPE[:LOW:HIGH]]"),
+    (["--class", "Missing"], "--class Missing"),
+    (["--framework", "jax"], "invalid choice: 'jax'"),
+    (["--framework", "mxnet"], "--framework mxnet"),
+    (["--bogus-flag"], "unrecognized arguments"),
+])
+def test_usage_errors(porter_cli, model, tmp_path, argv, needle):
+    out = tmp_path / "out"
+    result = porter_cli("convert", model, "-o", out, *argv)
+    assert_clean_error(result, needle)
+    assert not out.exists()
+
+
+def test_framework_torch_and_auto_accepted(porter_cli, model, tmp_path):
+    for index, framework in enumerate(("torch", "auto")):
+        result = porter_cli("convert", model, "-o", tmp_path / f"out{index}", "--framework", framework)
+        assert result.code == 0, result.err
+
+
+def test_init_args_reach_the_manifest(porter_cli, model, tmp_path):
+    result = porter_cli("convert", model, "-o", tmp_path / "out", "--init-args", '{"width": 16}')
+    assert result.code == 0, result.err
+    assert json.loads((tmp_path / "out" / "porter-manifest.json").read_text())["init_args"] == {"width": 16}
+
+
+def test_init_args_against_kwargs_and_no_init(porter_cli, tmp_path):
+    flexible = write_source(tmp_path / "flexible.py", """
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, width=8, **options):
+                super().__init__()
+                self.fc = nn.Linear(4, width)
+
+            def forward(self, x):
+                return self.fc(x)
+        """)
+    assert porter_cli("convert", flexible, "-o", tmp_path / "a", "--init-args", '{"anything": 1}').code == 0
+    bare = write_source(tmp_path / "bare.py", """
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+        """)
+    assert_clean_error(porter_cli("convert", bare, "-o", tmp_path / "b", "--init-args", '{"width": 1}'),
+                       "takes no constructor arguments")
+
+
+def test_parse_helpers():
+    assert parse_init_args(None) == {}
+    assert parse_init_args('{"a": [1, 2]}') == {"a": [1, 2]}
+    with pytest.raises(UsageError):
+        parse_init_args('"text"')
+    spec = parse_input_specs(["32:int64:0:64"])[0]
+    assert (spec.shape, spec.dtype, spec.low, spec.high) == ([32], "int64", 0, 64)
+
+
+def test_ops_command(porter_cli):
+    result = porter_cli("ops")
+    assert result.code == 0 and "Conv2d" in result.out
+
+
+def test_no_command_is_a_usage_error(porter_cli):
+    result = porter_cli()
+    assert result.code == 2 and "Traceback" not in result.err
+
+
+def test_console_entry_point_exits_2(tmp_path):
+    """The real process: one line on stderr, exit 2, no traceback."""
+    import subprocess
+
+    result = subprocess.run([sys.executable, "-m", "porter", "convert", str(tmp_path / "absent.py")],
+                            capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120,
+                            check=False)
+    assert result.returncode == 2
+    expected = f"porter: error: {tmp_path / 'absent.py'}: no such file (hint: check the path)"
+    assert result.stderr.strip().splitlines() == [expected]
