@@ -171,8 +171,7 @@ class ModuleEmitter:
         call_entry = translator.class_code.get((info.name, "call"))
         if call_entry is not None:
             forward, call_body = call_entry
-            params = _params_text(self.source, forward)
-            call_signature = f"{params}, training=None" if params.strip() else "self, training=None"
+            call_signature = _with_training(self.source, forward)
             call_signature = call_signature.replace(", *, training=None", ", training=None")
         elif info.find_method("forward") is None and not info.bases and not info.container_base:
             call_signature, call_body = "self, *args, training=None", [
@@ -214,6 +213,20 @@ class ModuleEmitter:
                 text = text.replace(f"    def {method['name']}(", f"    @{decorator}\n    def {method['name']}(", 1)
         ir.code = text
         return text.rstrip("\n")
+
+
+def _with_training(source, definition):
+    """The parameter list plus `training=None`, placed before a `**kwargs` (Python requires it there)."""
+    params = definition.params
+    if params.star_kwarg is None:
+        text = _params_text(source, definition)
+        return f"{text}, training=None" if text.strip() else "self, training=None"
+    without = params.with_changes(star_kwarg=None)
+    head = source.module.code_for_node(without).strip().rstrip(",").replace("\n", " ")
+    star = source.module.code_for_node(params.star_kwarg).strip().rstrip(",")
+    if "*" not in head.replace("**", "") and params.star_arg is cst.MaybeSentinel.DEFAULT:
+        return f"{head}, training=None, {star}" if head else f"training=None, {star}"
+    return f"{head}, training=None, {star}" if head else f"training=None, {star}"
 
 
 def _params_text(source, definition):

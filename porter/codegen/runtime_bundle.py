@@ -30,12 +30,14 @@ def runtime_index():
             continue
         text = path.read_text()
         tree = ast.parse(text)
+        lines = text.splitlines(keepends=True)
         for position, node in enumerate(tree.body):
             names = _defined_names(node)
             if not names:
                 continue
-            segment = ast.get_source_segment(text, node, padded=False)
-            decorators = "".join(f"@{ast.get_source_segment(text, d)}\n" for d in getattr(node, "decorator_list", []))
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            segment = "".join(lines[start - 1:node.end_lineno]).rstrip("\n")  # whole lines: O(size) overall
+            decorators = ""
             uses = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             uses |= {n.value.id for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(
                 n.value, ast.Name)}

@@ -193,6 +193,11 @@ class FileTranslator:
     def fix_super_init(self, info, body):
         """`super().__init__()` -> pass Keras kwargs through; record constructor args for get_config."""
         lines, done = [], False
+        init = info.methods.get("__init__")
+        star = init.params.star_kwarg.name.value if init is not None and init.params.star_kwarg is not None else None
+        # the source's own **kwargs are torch's; only Keras' layer keywords go on to Keras
+        keras_kwargs = f"**{{k: v for k, v in {star}.items() if k in ('name', 'dtype', 'trainable')}}" if star \
+            else "**kwargs"
         init_params = [p for p, _ in self.ctx.irs[info.name].init_params if not p.startswith("*")]
         config = ", ".join(f"{p!r}: {p}" for p in init_params)
         for line in body:
@@ -203,18 +208,18 @@ class FileTranslator:
                 if info.bases or info.container_base:
                     inside = stripped[stripped.index("__init__(") + len("__init__("):stripped.rindex(")")]
                     if stripped.startswith("super()") or "super(" in stripped:
-                        call = f"super().__init__({inside + ', ' if inside.strip() else ''}**kwargs)"
+                        call = f"super().__init__({inside + ', ' if inside.strip() else ''}{keras_kwargs})"
                     else:
-                        call = f"super().__init__(**kwargs)"
+                        call = f"super().__init__({keras_kwargs})"
                 else:
-                    call = "super().__init__(**kwargs)"
+                    call = f"super().__init__({keras_kwargs})"
                 lines.append(pad + call)
                 lines.append(f"{pad}self.init_args = {{{config}}}")
                 done = True
                 continue
             lines.append(line)
         if not done:
-            lines.insert(0, f"{INDENT * 2}super().__init__(**kwargs)")
+            lines.insert(0, f"{INDENT * 2}super().__init__({keras_kwargs})")
             lines.insert(1, f"{INDENT * 2}self.init_args = {{{config}}}")
         return lines
 

@@ -406,7 +406,8 @@ def translate_new_tensor(kind):
         value = translator.as_plain(args[0])
         sizes = [translator.as_plain(v) for v in args[1:]]
         kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items()}
-        size_code = sizes[0].code if len(sizes) == 1 else "(" + ", ".join(v.code for v in sizes) + ",)"
+        size_code = sizes[0].code if len(sizes) == 1 else "(" + ", ".join(v.code for v in sizes) + ",)" if sizes \
+            else "()"
         rest = ""
         if kind == "full":
             size_code = sizes[0].code

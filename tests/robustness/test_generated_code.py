@@ -111,6 +111,16 @@ CASES = {
             def forward(self, x):
                 return self.b(self.a(x))
         ''', "4"),
+    "star_parameters": ('''
+        class Net(nn.Module):
+            def __init__(self, width=3, *extra, scale=2.0, **options):
+                super().__init__()
+                self.scale = scale
+                self.fc = nn.Linear(4, width)
+
+            def forward(self, x, *rest, bias=0.5, **kwargs):
+                return self.fc(x) * self.scale + bias
+        ''', "4"),
     "attributes_named_like_runtime_names": ('''
         class Net(nn.Module):
             def __init__(self):

@@ -237,7 +237,6 @@ SOURCES = {
 }
 
 KNOWN_TRANSLATOR_CRASHES = {  # reported to the lead with these sources
-    "new_zeros_without_size": "emits `new_tensor_like(x, 'zeros', (,))`, which does not compile",
 }
 
 

@@ -81,7 +81,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -943,6 +943,7 @@ class ConvBlock1d(TorchModule):
         self.conv = Conv1d(in_ch, out_ch, kernel_size=kernel_size, stride=stride, padding=kernel_size // 2)
         self.bn = BatchNorm1d(out_ch)
         self.pool = MaxPool1d(pool)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         return self.pool(relu(self.bn(self.conv(x), training=training)))
@@ -966,6 +967,7 @@ class M5(TorchModule):
         self.block3 = ConvBlock1d(n_channel, 2 * n_channel)
         self.block4 = ConvBlock1d(2 * n_channel, 2 * n_channel, pool=2)
         self.fc1 = Linear(2 * n_channel, n_output)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x_nhwc = to_channels_last(x)

@@ -81,7 +81,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -443,7 +443,7 @@ class Conv3d(_ConvNd):
     _conv_rank = 3
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_is_training(training):
@@ -1142,6 +1142,7 @@ class Conv3dBlock(TorchModule):
         self.bn = BatchNorm3d(out_ch)
         # pool spatially always, temporally only when asked (keep early motion detail)
         self.pool = MaxPool3d(kernel_size=(2, 2, 2) if pool_time else (1, 2, 2))
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         return self.pool(relu(self.bn(self.conv(x), training=training), inplace=True))
@@ -1164,6 +1165,7 @@ class VideoNet(TorchModule):
         self.pool = AdaptiveAvgPool3d((1, 1, 1))
         self.dropout = Dropout(0.3)
         self.fc = Linear(widths[2], num_classes)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, clip, training=None):
         # (N, T, C, H, W) -> (N, C, T, H, W)

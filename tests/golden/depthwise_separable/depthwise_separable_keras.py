@@ -90,7 +90,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -1014,6 +1014,7 @@ class DepthwiseSeparableConv(TorchModule):
         self.pointwise = Conv2d(in_ch, out_ch, kernel_size=1, bias=False)
         self.bn_pw = BatchNorm2d(out_ch)
         self.act = Hardswish()
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x = self.act(self.bn_dw(self.depthwise(x), training=training))
@@ -1045,6 +1046,7 @@ class DSCNet(TorchModule):
         self.blocks = Sequential(*blocks)
         self.pool = AdaptiveAvgPool2d(1)
         self.fc = Linear(ch, num_classes)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x_nhwc = to_channels_last(x)

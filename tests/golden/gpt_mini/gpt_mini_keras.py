@@ -53,7 +53,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -329,7 +329,7 @@ class GELU(_ActivationLayer):
         return gelu(x, self.approximate)
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_is_training(training):
@@ -879,6 +879,7 @@ class CausalSelfAttention(TorchModule):
         self.n_embd = n_embd
         # causal mask to ensure that attention is only applied to the left in the input sequence
         self.register_buffer("bias", view(tril(ones(block_size, block_size)), 1, 1, block_size, block_size))
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         B, T, C = torch_size(x)  # batch size, sequence length, embedding dimensionality (n_embd)
@@ -911,6 +912,7 @@ class MLP(TorchModule):
         self.gelu = GELU()
         self.c_proj = Linear(4 * n_embd, n_embd)
         self.dropout = Dropout(dropout)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x = self.c_fc(x)
@@ -934,6 +936,7 @@ class Block(TorchModule):
         self.attn = CausalSelfAttention(n_embd, n_head, block_size, dropout)
         self.ln_2 = LayerNorm(n_embd)
         self.mlp = MLP(n_embd, dropout)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x = x + self.attn(self.ln_1(x), training=training)
@@ -977,6 +980,7 @@ class GPT(TorchModule):
         # weight tying: the output projection reuses the token embedding matrix
         self.lm_head.weight = self.tok_emb.weight
         self.apply(self._init_weights)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, idx, training=None):
         b, t = torch_size(idx)

@@ -92,7 +92,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -346,7 +346,7 @@ class Tanh(_ActivationLayer):
 _DROPOUT_SEEDS = {}
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_seed():
@@ -1014,6 +1014,7 @@ class GRUEncoder(TorchModule):
         self.bidirectional = bidirectional
         self.embedding = Embedding(vocab_size, embed_dim)
         self.gru = GRU(embed_dim, hidden_size, num_layers=num_layers, batch_first=True, bidirectional=bidirectional)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, tokens, training=None):
         emb = self.embedding(tokens)
@@ -1043,6 +1044,7 @@ class SentenceClassifier(TorchModule):
         self.init_args = {"vocab_size": vocab_size, "num_classes": num_classes, "hidden_size": hidden_size}
         self.encoder = GRUEncoder(vocab_size, hidden_size=hidden_size)
         self.head = Sequential(Linear(self.encoder.output_size, hidden_size), Tanh(), Linear(hidden_size, num_classes))
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, tokens, training=None):
         _, sentence_vec = self.encoder(tokens, training=training)

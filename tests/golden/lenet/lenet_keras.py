@@ -80,7 +80,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -628,6 +628,7 @@ class LeNet5(TorchModule):
         self.fc1 = Linear(16 * 5 * 5, 120)
         self.fc2 = Linear(120, 84)
         self.fc3 = Linear(84, num_classes)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x_nhwc = to_channels_last(x)

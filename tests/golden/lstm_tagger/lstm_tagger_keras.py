@@ -54,7 +54,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -219,7 +219,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 _DROPOUT_SEEDS = {}
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_seed():
@@ -935,6 +935,7 @@ class LSTMTagger(TorchModule):
         self.dropout = Dropout(dropout)
         # The linear layer that maps from hidden state space to tag space
         self.hidden2tag = Linear(hidden_dim * 2, num_tags)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, sentence, training=None):
         embeds = self.dropout(self.word_embeddings(sentence), training=training)  # (N, T, E)

@@ -91,7 +91,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -348,7 +348,7 @@ class ReLU(_ActivationLayer):
         return relu(x)
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_is_training(training):
@@ -552,6 +552,7 @@ class MLP(TorchModule):
             in_features = hidden
         self.body = Sequential(*layers)
         self.out = Linear(in_features, num_classes)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         # (N, 1, 28, 28) or (N, 784) -> (N, 784)

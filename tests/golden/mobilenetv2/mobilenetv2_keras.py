@@ -91,7 +91,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -561,7 +561,7 @@ class Conv2d(_ConvNd):
     _conv_rank = 2
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_is_training(training):
@@ -1014,6 +1014,7 @@ class ConvBNReLU(Sequential):
             "stride": stride,
             "groups": groups,
         }
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def get_config(self):
         return {**super().get_config(), **self.init_args}
@@ -1042,6 +1043,7 @@ class InvertedResidual(TorchModule):
             ]
         )
         self.conv = Sequential(*layers)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         if self.use_res_connect:
@@ -1081,6 +1083,7 @@ class MobileNetV2(TorchModule):
         features.append(ConvBNReLU(input_channel, self.last_channel, kernel_size=1))
         self.features = Sequential(*features)
         self.classifier = Sequential(Dropout(dropout), Linear(self.last_channel, num_classes))
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x_nhwc = to_channels_last(x)

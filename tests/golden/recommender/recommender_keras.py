@@ -91,7 +91,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -773,6 +773,7 @@ class DotInteraction(TorchModule):
     def __init__(self, *args, **kwargs):
         super().__init__(**kwargs)
         self.init_args = {}
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, dense, sparse_embs, training=None):
         # (N, F, D) with F = 1 + number of sparse features
@@ -801,6 +802,7 @@ class DLRM(TorchModule):
         for (vocab, _), emb in zip(sparse_features, self.embeddings):
             bound = math.sqrt(1.0 / vocab)
             init_uniform(emb.weight, -bound, bound)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, dense_x, sparse_x, training=None):
         """

@@ -91,7 +91,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -1094,6 +1094,7 @@ class BasicBlock(TorchModule):
         self.bn2 = BatchNorm2d(planes)
         self.downsample = downsample
         self.stride = stride
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         identity = x
@@ -1128,6 +1129,7 @@ class Bottleneck(TorchModule):
         self.conv3 = conv1x1(planes, planes * self.expansion)
         self.bn3 = BatchNorm2d(planes * self.expansion)
         self.downsample = downsample
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         identity = x
@@ -1167,6 +1169,7 @@ class ResNet(TorchModule):
             elif isinstance(m, BatchNorm2d):
                 init_constant(m.weight, 1)
                 init_constant(m.bias, 0)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x_nhwc = to_channels_last(x)

@@ -90,7 +90,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -1057,6 +1057,7 @@ class SELayer(TorchModule):
             Linear(channel // reduction, channel, bias=False),
             Sigmoid(),
         )
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         b, c, _, _ = torch_size(x, channels_last=True)
@@ -1087,6 +1088,7 @@ class SEBasicBlock(TorchModule):
             self.shortcut = Sequential(Conv2d(in_planes, planes, 1, stride=stride, bias=False), BatchNorm2d(planes))
         else:
             self.shortcut = Identity()
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         out = relu(self.bn1(self.conv1(x), training=training))
@@ -1116,6 +1118,7 @@ class SENet(TorchModule):
             in_planes = w
         self.blocks = Sequential(*blocks)
         self.linear = Linear(in_planes, num_classes)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x_nhwc = to_channels_last(x)

@@ -91,7 +91,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -1185,6 +1185,7 @@ class GatedResBlock(TorchModule):
         self.conv1 = Conv2d(channels, channels * 2, 3, padding=1)
         self.norm = GroupNorm(groups, channels * 2)
         self.conv2 = Conv2d(channels, channels, 3, padding=1)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         a, b = chunk(self.norm(self.conv1(x)), 2, 3)
@@ -1211,6 +1212,7 @@ class Upsampler(Sequential):
             raise ValueError(f"unsupported scale {scale}")
         super().__init__(layers, **kwargs)
         self.init_args = {"scale": scale, "channels": channels}
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def get_config(self):
         return {**super().get_config(), **self.init_args}
@@ -1244,6 +1246,7 @@ class SuperResNet(TorchModule):
         self.body_tail = Conv2d(n_feats, n_feats, 3, padding=1)
         self.upsamplers = ModuleDict({f"x{s}": Upsampler(s, n_feats) for s in scales})
         self.tail = Conv2d(n_feats, in_channels, kernel_size=3, padding=1)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, lr, training=None):
         lr_nhwc = to_channels_last(lr)

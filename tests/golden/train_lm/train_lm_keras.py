@@ -52,7 +52,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -747,7 +747,7 @@ def _transformer_zero_padding(output, key_padding_mask):
 _DROPOUT_SEEDS = {}
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_seed():
@@ -1352,6 +1352,7 @@ class TransformerLM(TorchModule):
         self.norm = LayerNorm(d_model)
         self.head = Linear(d_model, vocab_size)
         init_normal(self.pos_emb, std=0.02)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, tokens, training=None):
         seq_len = dim_size(tokens, 1)

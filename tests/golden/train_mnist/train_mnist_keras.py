@@ -82,7 +82,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -468,7 +468,7 @@ class Conv2d(_ConvNd):
     _conv_rank = 2
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_is_training(training):
@@ -760,6 +760,7 @@ class Net(TorchModule):
         self.dropout2 = Dropout(0.5)
         self.fc1 = Linear(4608, 64)
         self.fc2 = Linear(64, 10)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x_nhwc = to_channels_last(x)

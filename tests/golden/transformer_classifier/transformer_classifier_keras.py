@@ -52,7 +52,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -752,7 +752,7 @@ def _transformer_zero_padding(output, key_padding_mask):
 _DROPOUT_SEEDS = {}
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_seed():
@@ -1193,6 +1193,7 @@ class PositionalEncoding(TorchModule):
         pe = setitem(pe, np.s_[:, 0::2], tf.sin(tf.cast(position, tf.float32) * div_term))
         pe = setitem(pe, np.s_[:, 1::2], tf.cos(tf.cast(position, tf.float32) * div_term))
         self.register_buffer("pe", unsqueeze(pe, 0))  # (1, max_len, d_model)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         # x: (N, T, d_model)
@@ -1234,6 +1235,7 @@ class TransformerClassifier(TorchModule):
         layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, batch_first=True)
         self.encoder = TransformerEncoder(layer, num_layers)
         self.classifier = Linear(d_model, num_classes)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, tokens, training=None):
         pad_mask = tokens == PAD_IDX  # (N, T), True where padded

@@ -91,7 +91,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -1485,6 +1485,7 @@ class DoubleConv(TorchModule):
             BatchNorm2d(out_channels),
             ReLU(inplace=True),
         )
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         return self.double_conv(x, training=training)
@@ -1503,6 +1504,7 @@ class Down(TorchModule):
         super().__init__(**kwargs)
         self.init_args = {"in_channels": in_channels, "out_channels": out_channels}
         self.maxpool_conv = Sequential(MaxPool2d(2), DoubleConv(in_channels, out_channels))
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         return self.maxpool_conv(x, training=training)
@@ -1522,6 +1524,7 @@ class Up(TorchModule):
         self.init_args = {"in_channels": in_channels, "out_channels": out_channels}
         self.up = ConvTranspose2d(in_channels, in_channels // 2, kernel_size=2, stride=2)
         self.conv = DoubleConv(in_channels, out_channels)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x1, x2, training=None):
         x1 = self.up(x1)
@@ -1543,6 +1546,7 @@ class OutConv(TorchModule):
         super().__init__(**kwargs)
         self.init_args = {"in_channels": in_channels, "out_channels": out_channels}
         self.conv = Conv2d(in_channels, out_channels, kernel_size=1)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         return self.conv(x)
@@ -1568,6 +1572,7 @@ class UNet(TorchModule):
         self.up2 = Up(base * 4, base * 2)
         self.up3 = Up(base * 2, base)
         self.outc = OutConv(base, n_classes)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x1 = self.inc(to_channels_last(x), training=training)

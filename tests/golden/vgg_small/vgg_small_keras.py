@@ -92,7 +92,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -613,7 +613,7 @@ class Conv2d(_ConvNd):
     _conv_rank = 2
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_is_training(training):
@@ -1226,6 +1226,7 @@ class VGGSmall(TorchModule):
             Linear(last_channels * 4 * 4, 128), ReLU(True), Dropout(p=dropout), Linear(128, num_classes)
         )
         self._init_weights()
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x_nhwc = to_channels_last(x)

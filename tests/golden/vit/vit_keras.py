@@ -80,7 +80,7 @@ def collect_state(layer, prefix=""):
     return layer.torch_state(prefix)
 
 
-IGNORED_SUFFIXES = ("num_batches_tracked",)
+IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
 
 
 def load_state_dict(model, state_dict, strict=True):
@@ -995,7 +995,7 @@ class Conv2d(_ConvNd):
 _DROPOUT_SEEDS = {}
 
 
-_DROPOUT_ALPHA = 1.7580993408473766
+_DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
 
 
 def _dropout_seed():
@@ -1404,6 +1404,7 @@ class PatchEmbed(TorchModule):
         self.patch_size = patch_size
         self.num_patches = (img_size // patch_size) ** 2
         self.proj = Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         x = self.proj(x)  # (N, D, H/p, W/p)
@@ -1462,6 +1463,7 @@ class ViT(TorchModule):
         self.head = Linear(embed_dim, num_classes)
         init_trunc_normal(self.pos_embed, std=0.02)
         init_trunc_normal(self.cls_token, std=0.02)
+        self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
         B = dim_size(x, 0)
