@@ -71,6 +71,16 @@ class CallTranslator:
         canonical = self.source.imports.resolve(func)
         if canonical is not None and canonical.startswith("torch"):
             return self.torch_call(canonical, node)
+        if canonical in ("copy.deepcopy", "copy.copy") and node.args:
+            argument = self.expr(node.args[0].value)
+            if argument.kind == "module":
+                return argument.but(code=f"{self.ctx.use('clone_layer')}({argument.code})")
+        if canonical is not None and canonical.split(".")[0] not in TRANSLATABLE_LIBRARIES:
+            message = self.ctx.unsupported(self.line, canonical, "third-party code porter does not translate; "
+                                                                 "port it by hand or replace it with torch ops")
+            if self.mode == "init":
+                return Value(f"{self.ctx.use('UnsupportedModule')}({message!r})", "module", module=UNKNOWN_MODULE)
+            return tensor(f"{self.ctx.use('not_supported')}({message!r})")
         if isinstance(func, cst.Attribute):
             base = self.expr(func.value)
             if base.is_tensor or (base.kind == "python" and func.attr.value in TENSOR_ONLY_METHODS):
@@ -602,6 +612,10 @@ def _fully_known(ref):
     return all(_fully_known(element) for element in ref.elements) if ref.kind in ("sequential", "list", "dict") \
         else True
 
+
+# libraries whose calls stay as written (the generated module imports them or they are stdlib)
+TRANSLATABLE_LIBRARIES = {"math", "collections", "functools", "itertools", "operator", "typing", "dataclasses",
+                          "copy", "warnings", "enum", "numbers", "string", "re", "abc", "inspect", "numpy"}
 
 INT_PRESERVING = {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "expand",
                   "expand_as", "repeat", "clone", "contiguous", "detach", "long", "int", "t", "tril", "triu",

@@ -100,9 +100,7 @@ CASES = {
 }
 
 KNOWN_TRANSLATOR_BUGS = {  # reported to the lead; strict, so a fix shows up as XPASS to remove the mark
-    "third_party_layer": "FancyNorm(4) is emitted verbatim (undefined name, no stub, not in the manifest)",
     "third_party_model_factory": "timm.create_model(...) is emitted verbatim (undefined `timm`, not in the manifest)",
-    "third_party_function": "myops.thing(...) is emitted verbatim (undefined `myops`, not in the manifest)",
     "custom_autograd_function": "class Scale(torch.autograd.Function) is carried verbatim: `torch` is undefined "
                                 "and the generated module fails to import",
     "jit_scripted_helper": "@torch.jit.script is carried verbatim: the generated module fails to import",
