@@ -4,22 +4,8 @@ A producer is `produce(source, ctx, manifest, options) -> {relative path: text}`
 order. Each issue's module lives here (training script, equivalence tests, HTML report).
 """
 
-import importlib
+from porter.plugins import load_present
 
 PRODUCER_MODULES = ("porter.outputs.training", "porter.outputs.equivalence_tests", "porter.outputs.html_report")
 
-
-def _load():
-    producers = []
-    for name in PRODUCER_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if error.name != name:
-                raise
-            continue
-        producers.append(module.produce)
-    return producers
-
-
-PRODUCERS = _load()
+PRODUCERS = [module.produce for module in load_present(PRODUCER_MODULES)]

@@ -8,7 +8,6 @@ defaults the translation carried over). Keys or shapes that do not fit the model
 
 import collections
 import contextlib
-import importlib.util
 import inspect
 import os
 import re
@@ -153,18 +152,11 @@ def _quiet_tensorflow():
 
 def _import_generated(workdir, module_name, text):
     """Import the generated module text from `workdir` under a private name (never the user's source)."""
+    from porter.verify.harness import import_path
+
     path = workdir / module_name
     path.write_text(text)
-    name = f"porter_generated_{Path(module_name).stem}_{os.getpid()}_{id(workdir)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
+    return import_path(path, f"porter_generated_{Path(module_name).stem}_{os.getpid()}_{id(workdir)}")
 
 
 def _check_init_args(model_class, main_class, init_args):
