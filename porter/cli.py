@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 from porter import __version__
-from porter.errors import PorterError, UsageError, WeightsError
+from porter.errors import InternalError, PorterError, UsageError, WeightsError
 
-EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader closed the pipe
 FRAMEWORKS = ("torch", "mxnet", "auto")
 INIT_ARGS_HINT = "e.g. --init-args '{\"width\": 32}'"
 
@@ -52,8 +53,13 @@ def build_parser():
     convert.add_argument("--force", action="store_true",
                          help="replace a previous porter output in OUT (only files its manifest lists)")
 
-    ops = commands.add_parser("ops", help="print the table of supported torch ops")
-    ops.add_argument("--format", choices=("markdown", "text"), default="text")
+    ops = commands.add_parser(
+        "ops", help="list the torch ops porter translates",
+        description="List every torch module, function and Tensor method porter translates, from its rule "
+                    "registry. text (default): one 'family<TAB>torch name' line per op, for grep/cut; "
+                    "markdown: the README's table; json: {family: [names]}.")
+    ops.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                     help="output format (default: text, one op per line)")
     from porter.commands import COMMANDS
 
     for module in COMMANDS.values():
@@ -188,6 +194,20 @@ def run_ops(args):
 
 
 def main(argv=None):
+    """Run one command; output cut short by a closed pipe (`porter ops | head`) ends quietly with 141."""
+    try:
+        code = _run(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # the reader went away: stop writing, and keep the interpreter's final flush from failing again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+
+
+def _run(argv):
     parser = build_parser()
     args = parser.parse_args(argv)
     handlers = {"convert": run_convert, "ops": run_ops}
@@ -198,6 +218,10 @@ def main(argv=None):
     handlers.update(EXTRA_COMMANDS)
     try:
         return handlers[args.command](args)
+    except InternalError as error:
+        print(f"porter: internal error: {error} (a porter bug: please report it with the source file)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
     except PorterError as error:
         print(f"porter: error: {error}", file=sys.stderr)
         return EXIT_USAGE

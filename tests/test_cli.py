@@ -121,6 +121,39 @@ def test_ops_command(porter_cli):
     assert result.code == 0 and "Conv2d" in result.out
 
 
+def test_ops_lists_one_op_per_line(porter_cli):
+    """Greppable: `porter ops | grep Conv2d` gives the op and its family, nothing else."""
+    lines = porter_cli("ops").out.splitlines()
+    assert "conv\ttorch.nn.Conv2d" in lines
+    assert all(len(line.split("\t")) == 2 and " " not in line for line in lines), lines[:3]
+    families = json.loads(porter_cli("ops", "--format", "json").out)
+    assert sum(len(names) for names in families.values()) == len(lines)
+    assert "torch.nn.Conv2d" in families["conv"]
+    markdown = porter_cli("ops", "--format", "markdown").out
+    assert markdown.startswith("| family | torch names |") and "`torch.nn.Conv2d`" in markdown
+
+
+def test_ops_help_describes_the_command(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["ops", "--help"])
+    assert "one 'family<TAB>torch name' line per op" in " ".join(capsys.readouterr().out.split())
+
+
+def test_closed_pipe_ends_quietly(tmp_path):
+    """`porter ops | head -1`: the reader is gone before porter writes; no BrokenPipeError traceback."""
+    import os
+    import subprocess
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run([sys.executable, "-m", "porter", "ops"], stdout=write_end, stderr=subprocess.PIPE,
+                                text=True, cwd=Path(__file__).resolve().parents[1], timeout=120, check=False)
+    finally:
+        os.close(write_end)
+    assert result.stderr == "" and result.returncode == 141, result.stderr
+
+
 def test_no_command_is_a_usage_error(porter_cli):
     result = porter_cli()
     assert result.code == 2 and "Traceback" not in result.err
