@@ -1,0 +1,75 @@
+"""Shared harness of the rule-family property tests: a small torch model written as source, ported once.
+
+`ported_models` (a module-scoped cache, see `port_cache`) converts a model source with `porter.convert`, writes the
+output tree and returns the `PortedPair` (torch model and Keras port with the same weights). Property tests then
+draw inputs with hypothesis and compare both sides; the comparison itself is `porter.verify.compare`'s.
+"""
+
+import textwrap
+
+import numpy as np
+
+from porter.convert import ConvertOptions, convert
+from porter.output import write_tree
+from porter.verify.compare import assert_equivalent
+from porter.verify.harness import PortedPair
+
+# A model whose op under test reads the output of a Conv2d: a channels-last tensor inside the port, so axis
+# remapping and layout bookkeeping are what the comparison tests.
+CONV_TEMPLATE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, {channels}, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        {op}
+        return y
+'''
+
+
+def conv_model(op, channels=6):
+    """Source of OpModel: Conv2d(3, channels) then the statement(s) `op` on `y` (more lines indented by 8)."""
+    return textwrap.dedent(CONV_TEMPLATE).replace("{channels}", str(channels)).replace("{op}", op)
+
+
+def port(folder, source, input_specs=("3,8,8",), init_args=None):
+    """Write `source` to folder/op_model.py, convert it (exit code 0 required) and return the PortedPair."""
+    path = folder / "op_model.py"
+    path.write_text(source)
+    options = ConvertOptions(path, folder / "out", input_specs=list(input_specs))
+    conversion = convert(options)
+    assert conversion.exit_code == 0, (conversion.exit_code, conversion.manifest)
+    write_tree(folder / "out", conversion.files)
+    return PortedPair(folder / "out", init_args=init_args)
+
+
+def port_cache(tmp_path_factory, sources, input_specs=("3,8,8",)):
+    """name -> PortedPair, converting `sources[name]` on first use."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = port(tmp_path_factory.mktemp(name), sources[name], input_specs)
+        return cache[name]
+
+    return get
+
+
+def random_input(seed, shape, scale=1.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+def assert_same_outputs(pair, inputs, tolerance=1e-5, what="output", jit=False):
+    """Torch and Keras outputs equal within `tolerance` (relative to the output's scale); returns the worst error."""
+    expected = pair.run_torch(inputs)  # a RuntimeError here is a bad strategy: it fails, never passes silently
+    actual = pair.run_keras(inputs, jit=jit)
+    assert len(expected) == len(actual), f"{what}: {len(actual)} Keras outputs for {len(expected)} torch outputs"
+    return max((assert_equivalent(want, got, tolerance=tolerance, what=what)
+                for want, got in zip(expected, actual, strict=True)), default=0.0)

@@ -1,0 +1,46 @@
+"""Property tests of the running-reduction rules (porter/rules/scan_ops.py; `cumsum` lives in tensor_ops) against
+real torch, on the channels-last output of a Conv2d, for every dim form (positive, negative, keyword, method)."""
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.rules.op_ports import assert_same_outputs, conv_model, port_cache, random_input
+
+# Values kept near 1 (1 + 0.2 * tanh) so a running product over up to 9 steps stays well scaled in float32.
+OPS = {
+    "cumprod_channels": "y = torch.cumprod(1.0 + 0.2 * torch.tanh(y), dim=1)",
+    "cumprod_height_method": "y = (1.0 + 0.2 * torch.tanh(y)).cumprod(2)",
+    "cumprod_width_negative": "y = torch.cumprod(1.0 + 0.2 * torch.tanh(y), -1)",
+    "cumprod_batch": "y = torch.cumprod(1.0 + 0.2 * torch.tanh(y), 0)",
+    "cumprod_then_sum": "y = torch.cumprod(1.0 + 0.2 * torch.tanh(y), dim=-3).sum(dim=(2, 3))",
+    "cumsum_channels": "y = torch.cumsum(y, dim=1)",
+    "cumsum_height_negative": "y = y.cumsum(-2)",
+    "cumprod_int_counts": "y = torch.cumprod((y > 0).long() + 1, dim=1).float()",
+}
+
+
+@pytest.fixture(scope="module")
+def ported(tmp_path_factory):
+    return port_cache(tmp_path_factory, {name: conv_model(op) for name, op in OPS.items()})
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+@given(batch=st.integers(1, 3), height=st.sampled_from([1, 3, 4, 7]), width=st.sampled_from([1, 2, 5, 8]),
+       seed=st.integers(0, 2**16))
+def test_scan_matches_torch(ported, name, batch, height, width, seed):
+    x = random_input(seed, (batch, 3, height, width))
+    assert_same_outputs(ported(name), [x], tolerance=1e-5, what=f"{name} x{x.shape}")
+
+
+def test_cumprod_keeps_channels_last(ported):
+    """The scan runs on the conv's channels-last output: no layout conversion before it."""
+    module = ported("cumprod_channels").keras_module
+    import inspect
+
+    source = inspect.getsource(module.OpModel.call)
+    assert "cumprod(" in source and "to_channels_first(1.0" not in source, source
+
+
+torch.set_num_threads(1)
