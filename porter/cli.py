@@ -5,6 +5,7 @@ import json
 import math
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from porter import __version__
@@ -207,9 +208,22 @@ def main(argv=None):
         return EXIT_BROKEN_PIPE
 
 
+def keep_negative_sizes(argv):
+    """argparse takes the `-1,5` of `--input-shape -1,5` for an option and reports "expected one argument": join
+    such a value to its flag so that the size check names the negative size."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    joined = []
+    for arg in argv:
+        if joined and joined[-1] == "--input-shape" and arg[:1] == "-" and arg[1:2].isdigit():
+            joined[-1] = f"--input-shape={arg}"
+        else:
+            joined.append(arg)
+    return joined
+
+
 def _run(argv):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(keep_negative_sizes(argv))
     handlers = {"convert": run_convert, "ops": run_ops}
     try:
         from porter.commands import EXTRA_COMMANDS
@@ -225,10 +239,26 @@ def _run(argv):
     except PorterError as error:
         print(f"porter: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        raise  # the reader closed the pipe: main() ends quietly
+    except Exception as error:  # noqa: BLE001 - any other exception is a porter bug: one line, exit 3
+        return _internal_error(error)
     except KeyboardInterrupt:
         print("porter: interrupted; the output directory holds its previous contents or the complete new output, "
               "never a mix", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _internal_error(error):
+    """One line naming the exception and where porter raised it; PORTER_DEBUG=1 re-raises for the traceback."""
+    if os.environ.get("PORTER_DEBUG"):
+        raise error
+    frames = traceback.extract_tb(error.__traceback__)
+    where = next((f"{Path(f.filename).name}:{f.lineno}" for f in reversed(frames) if "porter" in Path(f.filename).parts),
+                 "?")
+    print(f"porter: internal error: {type(error).__name__}: {str(error)[:300]} (at {where}; a porter bug: please "
+          f"report it with the source file, PORTER_DEBUG=1 shows the traceback)", file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ from pathlib import Path, PurePosixPath
 from porter import __version__
 from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
+from porter.frontend.first_layer import check_input_specs
 from porter.frontend.source import parse_source
 from porter.frontend.training_code import ExampleInput, read_training_code
 from porter.ir.values import tensor
 from porter.passes.classes import FileTranslator
 from porter.passes.context import FileContext
+from porter.self_check import check_generated
 
 RESERVED_MODULE_NAMES = {"torch", "tensorflow", "keras", "mxnet", "numpy", "np", "tf", "jax", "porter"}
 
@@ -45,13 +47,18 @@ class Conversion:
 def parse_input_spec(spec):
     """`1,28,28` (float32) or `32:int64:0:64` -> ExampleInput (batch excluded)."""
     parts = spec.split(":")
+    hint = "sizes of one example, batch excluded: e.g. --input-shape 3,32,32 or --input-shape 32:int64:0:1000"
+    if not parts[0].strip():
+        raise UsageError(f"--input-shape {spec!r}: no sizes given (porter takes no scalar examples)", hint=hint)
     try:
-        shape = [int(p) for p in parts[0].split(",") if p.strip()] if parts[0].strip() else []
-        if any(s <= 0 for s in shape):
-            raise ValueError
+        shape = [int(p) for p in parts[0].split(",")]
     except ValueError:
         raise UsageError(f"--input-shape {spec!r}: sizes must be positive integers separated by commas",
-                         hint="e.g. --input-shape 3,32,32 or --input-shape 32:int64:0:1000") from None
+                         hint=hint) from None
+    for size in shape:
+        if size <= 0:
+            raise UsageError(f"--input-shape {spec!r}: size {size} is not positive: sizes must be positive integers",
+                             hint=hint)
     dtype = parts[1] if len(parts) > 1 and parts[1] else "float32"
     if dtype not in ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool"):
         raise UsageError(f"--input-shape {spec!r}: unknown dtype {dtype!r}",
@@ -66,6 +73,16 @@ def parse_input_spec(spec):
     if len(parts) > 4:
         raise UsageError(f"--input-shape {spec!r}: expected SHAPE[:DTYPE[:LOW:HIGH]]")
     return ExampleInput(shape, dtype, low, high)
+
+
+def _spec_text(example):
+    """The --input-shape text of an ExampleInput."""
+    text = ",".join(map(str, example.shape))
+    if example.dtype != "float32" or example.low is not None:
+        text += f":{example.dtype}"
+    if example.low is not None and example.high is not None:
+        text += f":{example.low:g}:{example.high:g}"
+    return text
 
 
 def default_out(source):
@@ -142,6 +159,9 @@ def convert(options, read_only=False):
     warnings = []
     if options.input_specs:
         example_inputs = [parse_input_spec(s) if isinstance(s, str) else s for s in options.input_specs]
+        check_input_specs(source, main_class, example_inputs, [str(s) if isinstance(s, str) else
+                                                               _spec_text(s) for s in options.input_specs],
+                          options.init_args)
     else:
         example_inputs = examples.get(main_class)
     ctx = FileContext(source, main_class=main_class, init_args=options.init_args or {})
@@ -170,6 +190,7 @@ def convert(options, read_only=False):
         files.update(extra(source, ctx, manifest, options))
     manifest["files"] = sorted(files) + ["porter-manifest.json"]
     files["porter-manifest.json"] = json.dumps(manifest, indent=2, sort_keys=False) + "\n"
+    check_generated(files)
     stubbed = any(ir.unsupported for ir in ctx.irs.values())
     return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)
 

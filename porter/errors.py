@@ -35,3 +35,7 @@ class WeightsError(PorterError):
 
 class OutputError(PorterError):
     """The output directory cannot be written, or writing it would lose files porter does not own."""
+
+
+class InternalError(PorterError):
+    """porter produced output that fails its own check (a porter bug): the CLI prints it and exits 3."""
