@@ -1,4 +1,8 @@
-"""Render the generated model module from translated classes through the Jinja templates, then format it."""
+"""Render the generated model module from translated classes through the Jinja templates, then format it.
+
+Codegen only assembles: every body it places was translated before (by porter.passes) and is read from the
+translator's results; it never translates source itself.
+"""
 
 import json
 import shutil
@@ -10,13 +14,12 @@ import jinja2
 import libcst as cst
 
 from porter import __version__
-from porter.codegen.runtime_bundle import bundle, runtime_index, runtime_modules_used
-from porter.passes.classes import _params
-from porter.passes.statements import INDENT, BodyTranslator
+from porter.codegen.runtime_bundle import bundle, runtime_modules_used
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 KEPT_STDLIB = {"math", "collections", "dataclasses", "typing", "functools", "itertools", "enum", "numbers",
                "abc", "warnings", "copy", "inspect", "operator", "string", "re"}
+INDENT = "    "  # one level, as in the translated body lines
 
 
 def environment():
@@ -189,7 +192,7 @@ class ModuleEmitter:
                 if takes_training:
                     signature = f"{signature}, training=None" if signature.strip() else "training=None"
             else:
-                body = translator.translate_plain_method(info, definition)
+                body = translator.plain_method_code[key]
                 signature = _params_text(self.source, definition)
             decorators = [self.source.code_of(d.decorator) for d in definition.decorators]
             methods.append({"name": name, "signature": signature, "body": body, "decorators": decorators})
@@ -268,4 +271,4 @@ def format_code(text):
     return result.stdout if result.returncode == 0 and result.stdout else text
 
 
-__all__ = ["ModuleEmitter", "BodyTranslator"]
+__all__ = ["ModuleEmitter"]

@@ -1,57 +1,15 @@
 """Copy the runtime definitions a port uses (and what they use) into the generated module.
 
-Reads porter/runtime/*.py as text (ast), indexes top-level definitions by name, and returns the source of the
-dependency closure of the requested names, in a deterministic order that defines base classes first.
+Takes porter/runtime's definitions from `porter.runtime.runtime_index()` (read as text) and returns the source of
+the dependency closure of the requested names, in a deterministic order that defines base classes first.
 """
 
 import ast
-import functools
-from pathlib import Path
 
-RUNTIME_DIR = Path(__file__).resolve().parents[1] / "runtime"
-MODULE_ORDER = ("base", "module", "helpers")  # modules whose definitions others build on come first
+from porter.runtime import runtime_index
+
 STDLIB_MODULES = {"math", "contextlib", "collections", "functools", "itertools", "numbers", "typing", "copy",
                   "warnings", "dataclasses"}
-
-
-class Definition:
-    def __init__(self, name, module, order, source, uses):
-        self.name, self.module, self.order, self.source, self.uses = name, module, order, source, uses
-
-
-@functools.lru_cache(maxsize=1)
-def runtime_index():
-    """name -> Definition for every top-level def/class/constant in porter/runtime."""
-    index = {}
-    files = sorted(RUNTIME_DIR.glob("*.py"), key=lambda p: (
-        MODULE_ORDER.index(p.stem) if p.stem in MODULE_ORDER else len(MODULE_ORDER), p.stem))
-    for rank, path in enumerate(files):
-        if path.stem == "__init__":
-            continue
-        text = path.read_text()
-        tree = ast.parse(text)
-        lines = text.splitlines(keepends=True)
-        for position, node in enumerate(tree.body):
-            names = _defined_names(node)
-            if not names:
-                continue
-            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-            segment = "".join(lines[start - 1:node.end_lineno]).rstrip("\n")  # whole lines: O(size) overall
-            decorators = ""
-            uses = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            uses |= {n.value.id for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(
-                n.value, ast.Name)}
-            for name in names:
-                index[name] = Definition(name, path.stem, (rank, position), decorators + segment, uses - {name})
-    return index
-
-
-def _defined_names(node):
-    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, ast.Assign):
-        return [t.id for t in node.targets if isinstance(t, ast.Name)]
-    return []
 
 
 def runtime_modules_used(text):

@@ -3,10 +3,10 @@
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.ir.layout import to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, remap_axis, tensor
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
-from porter.passes.layout import to_layout, unify
 from porter.passes.modules import CONTAINERS
 
 PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple", "dict", "zip", "enumerate",

@@ -83,6 +83,7 @@ class FileTranslator:
         self.example_values = example_values or {}
         self.class_code = {}
         self.method_code = {}  # (class, method) -> code lines
+        self.plain_method_code = {}  # (class, method) -> code lines of a method `forward` never calls
         self.function_code = {}
         self.in_progress = set()
 
@@ -110,6 +111,7 @@ class FileTranslator:
         for name in self.source.model_functions():
             if name not in self.ctx.function_signatures:
                 self.function_signature(name, [], {})
+        self.translate_plain_methods()
         return self
 
     # --- __init__ ----------------------------------------------------------------------------------------
@@ -416,6 +418,17 @@ class FileTranslator:
             self.in_progress.discard(name)
 
     # --- other methods -----------------------------------------------------------------------------------
+    def translate_plain_methods(self):
+        """Methods no translated code calls, in the order codegen places them (source order, class by class)."""
+        for statement in self.source.module.body:
+            info = self.source.classes.get(statement.name.value) if isinstance(statement, cst.ClassDef) else None
+            if info is None:
+                continue
+            for name, definition in info.methods.items():
+                key = (info.name, name)
+                if name not in ("__init__", "forward") and key not in self.method_code:
+                    self.plain_method_code[key] = self.translate_plain_method(info, definition)
+
     def translate_plain_method(self, info, definition):
         params = _params(definition)
         env = {p.name.value: python(p.name.value) for p in params}

@@ -2,8 +2,11 @@
 
 from dataclasses import dataclass, field
 
+import libcst as cst
+
 from porter.ir.module_ir import Adjustment, ModuleIR, Unsupported
 from porter.rules.registry import load_all_rules
+from porter.runtime import runtime_index
 
 # Attribute names that are properties or methods of keras.Model/Layer: renamed in Keras, torch name kept.
 KERAS_RESERVED = {
@@ -20,10 +23,6 @@ KERAS_RESERVED = {
 
 def runtime_renames(source):
     """Runtime definitions whose names the user's file also uses (a local `mean`, a class `Linear`) get new names."""
-    import libcst as cst
-
-    from porter.codegen.runtime_bundle import runtime_index
-
     names = set()
 
     class Collector(cst.CSTVisitor):

@@ -8,9 +8,9 @@ raises NotImplementedError naming file:line, so the generated module stays impor
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.ir.layout import element_template, to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, tensor
 from porter.passes.calls import CallTranslator
-from porter.passes.layout import to_layout, unify
 
 BINARY_OPERATORS = {
     cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
@@ -518,21 +518,6 @@ class ExpressionTranslator(CallTranslator):
                 else:
                     item = python("")
                 self.bind_target(element.value, item, loop)
-
-
-def element_template(value):
-    """The Value every element of a list-valued `value` shares (None when unknown or mixed)."""
-    if value.kind != "tuple":
-        return None
-    if value.items is not None:
-        tensors = [i for i in value.items if i.is_tensor]
-        if len(tensors) == len(value.items) and tensors and all(
-                i.rank == tensors[0].rank and i.layout == tensors[0].layout for i in tensors):
-            return tensors[0].with_code("")
-        return None
-    if isinstance(value.static, tuple) and len(value.static) == 2 and value.static[0] == "each":
-        return value.static[1]
-    return None
 
 
 def _balanced_call(code):

@@ -7,10 +7,10 @@ end of the body. A branch on a tensor value (data-dependent) becomes `tf.where` 
 
 import libcst as cst
 
+from porter.ir.layout import element_template, merge_layouts, to_layout, unify
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import Value, python, tensor
 from porter.passes.expressions import ExpressionTranslator
-from porter.passes.layout import merge_layouts, to_layout
 
 INDENT = "    "
 
@@ -158,8 +158,6 @@ class BodyTranslator(ExpressionTranslator):
         finally:
             self.storing_list = False
         if isinstance(small.value, cst.List) and value.kind == "tuple":
-            from porter.passes.expressions import element_template
-
             template = element_template(value)  # mutable: appends follow, converted to the elements' layout
             value = value.but(items=None, static=("each", template) if template is not None else None)
         if value.kind == "size":
@@ -217,8 +215,6 @@ class BodyTranslator(ExpressionTranslator):
         value = self.expr(small.value)
         operator = self.code(small.operator).strip()
         if target_value.is_tensor or value.is_tensor:
-            from porter.passes.layout import unify
-
             (left, right), layout, rank = unify(self.ctx, [target_value, value])
             binary = operator[:-1]
             if left.code != target_value.code:

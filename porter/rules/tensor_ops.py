@@ -5,9 +5,9 @@ permute/transpose, flatten of spatial dims, elementwise math) keep channels-last
 remapping their axis arguments, so convnets pay for no transposes between blocks.
 """
 
+from porter.ir.layout import element_template, unify
 from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
                                remap_axis, tensor)
-from porter.passes.layout import unify
 from porter.rules.registry import Signature, function_rule
 
 
@@ -165,8 +165,6 @@ def translate_cat(translator, call):
     dim_value = bound.get("dim", python("0", static=0))
     dim = _static_int(dim_value)
     items = tensors.items if tensors.kind == "tuple" and tensors.items is not None else None
-    from porter.passes.expressions import element_template
-
     template = element_template(tensors)
     runtime = _runtime(translator, "cat" if call.canonical.rsplit(".", 1)[1] in ("cat", "concat", "concatenate")
                        else "stack")

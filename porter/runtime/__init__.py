@@ -1,1 +1,52 @@
-"""Runtime library copied into generated model modules: Keras layers and functions with torch semantics."""
+"""Runtime library copied into generated model modules: Keras layers and functions with torch semantics.
+
+This package file itself is not runtime: `runtime_index()` reads the runtime modules beside it as text (ast, no
+import, so no TensorFlow) and indexes their top-level definitions by name for the code generator and the passes.
+"""
+
+import ast
+import functools
+from pathlib import Path
+
+RUNTIME_DIR = Path(__file__).resolve().parent
+MODULE_ORDER = ("base", "module", "helpers")  # modules whose definitions others build on come first
+
+
+class Definition:
+    def __init__(self, name, module, order, source, uses):
+        self.name, self.module, self.order, self.source, self.uses = name, module, order, source, uses
+
+
+@functools.lru_cache(maxsize=1)
+def runtime_index():
+    """name -> Definition for every top-level def/class/constant in porter/runtime."""
+    index = {}
+    files = sorted(RUNTIME_DIR.glob("*.py"), key=lambda p: (
+        MODULE_ORDER.index(p.stem) if p.stem in MODULE_ORDER else len(MODULE_ORDER), p.stem))
+    for rank, path in enumerate(files):
+        if path.stem == "__init__":
+            continue
+        text = path.read_text()
+        tree = ast.parse(text)
+        lines = text.splitlines(keepends=True)
+        for position, node in enumerate(tree.body):
+            names = _defined_names(node)
+            if not names:
+                continue
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            segment = "".join(lines[start - 1:node.end_lineno]).rstrip("\n")  # whole lines: O(size) overall
+            decorators = ""
+            uses = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            uses |= {n.value.id for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(
+                n.value, ast.Name)}
+            for name in names:
+                index[name] = Definition(name, path.stem, (rank, position), decorators + segment, uses - {name})
+    return index
+
+
+def _defined_names(node):
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return []

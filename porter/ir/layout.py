@@ -1,7 +1,9 @@
-"""Layout pass helpers: emit the code that moves a value between torch's layout and channels-last.
+"""Layout of Values: the code that moves a value between torch's layout and channels-last, the layout operands
+of one op agree on, and the layout the elements of a list share.
 
-Conversions go through runtime helpers (`to_channels_last`, `to_channels_first`, `broadcast_channels_last`)
-that use a reshape instead of a Transpose whenever only size-1 axes move.
+Shared by the passes and the op rules (rules never import passes). Conversions go through runtime helpers
+(`to_channels_last`, `to_channels_first`, `broadcast_channels_last`) that use a reshape instead of a Transpose
+whenever only size-1 axes move.
 """
 
 from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, tensor
@@ -93,3 +95,18 @@ def merge_layouts(first, second):
     if first.layout == second.layout:
         return None
     return "source"
+
+
+def element_template(value):
+    """The Value every element of a list-valued `value` shares (None when unknown or mixed)."""
+    if value.kind != "tuple":
+        return None
+    if value.items is not None:
+        tensors = [i for i in value.items if i.is_tensor]
+        if len(tensors) == len(value.items) and tensors and all(
+                i.rank == tensors[0].rank and i.layout == tensors[0].layout for i in tensors):
+            return tensors[0].with_code("")
+        return None
+    if isinstance(value.static, tuple) and len(value.static) == 2 and value.static[0] == "each":
+        return value.static[1]
+    return None
