@@ -16,7 +16,15 @@ import libcst as cst
 from porter import __version__
 from porter.codegen.runtime_bundle import bundle, runtime_modules_used
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+def _templates_dir():
+    """porter/templates in an installed wheel (setup.py copies templates/ there), else the checkout's templates/."""
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "templates"
+    return installed if installed.is_dir() else package.parent / "templates"
+
+
+TEMPLATES = _templates_dir()
 KEPT_STDLIB = {"math", "collections", "dataclasses", "typing", "functools", "itertools", "enum", "numbers",
                "abc", "warnings", "copy", "inspect", "operator", "string", "re"}
 INDENT = "    "  # one level, as in the translated body lines
