@@ -1,20 +1,49 @@
 #!/usr/bin/env bash
 # Create .venv with porter and everything its tests need (torch 2.13 CPU, tensorflow-cpu 2.21). Idempotent.
+#
+#   bash scripts/setup.sh                  # the virtual environment only; never touches the system
+#   bash scripts/setup.sh --with-browser   # also apt-get install chromium (as root) for the HTML-report browser
+#                                          # test; PORTER_INSTALL_BROWSER=1 asks for the same
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+BROWSER=${PORTER_INSTALL_BROWSER:-0}
+for argument in "$@"; do
+  case "$argument" in
+    --with-browser) BROWSER=1 ;;
+    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup: unknown option $argument (see --help)" >&2; exit 2 ;;
+  esac
+done
+step() { echo "setup: $*"; }
+pip_quiet() { .venv/bin/python -m pip install --quiet "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
+
+started=$SECONDS
 if [ ! -x .venv/bin/python ]; then
+  step "creating .venv with $("$PYTHON" --version 2>&1)..."
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+step "upgrading pip..."
+pip_quiet --upgrade pip
 # torch first and pinned: an unpinned torch would pull a multi-GB CUDA build
-.venv/bin/python -m pip install --quiet "torch==2.13.0" 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/python -m pip install --quiet -e ".[dev]" 2>&1 | grep -v "^WARNING: Location" || true
+step "installing torch 2.13.0 (CPU)..."
+pip_quiet "torch==2.13.0"
+step "installing porter (editable) with tensorflow-cpu 2.21, keras, hypothesis and pytest..."
+pip_quiet -e ".[dev]"
+step "checking that porter, torch, tensorflow and keras import..."
 .venv/bin/python -c "import porter, torch, tensorflow, keras" 2>/dev/null || {
   echo "setup: the virtual environment is incomplete" >&2; exit 1; }
-if [ "${PORTER_BROWSER:-1}" = "1" ] && ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] \
-   && command -v apt-get >/dev/null 2>&1; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-    || echo "setup: chromium not installed; the HTML report browser test will be skipped" >&2
+if [ "$BROWSER" = "1" ]; then
+  if command -v chromium >/dev/null 2>&1; then
+    step "chromium is already installed"
+  elif [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: --with-browser needs root and apt-get; install chromium yourself" >&2; exit 1
+  else
+    step "installing chromium with apt-get (asked for by --with-browser / PORTER_INSTALL_BROWSER=1)..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-upgrade chromium >/dev/null) \
+      || { echo "setup: apt-get could not install chromium" >&2; exit 1; }
+  fi
+elif ! command -v chromium >/dev/null 2>&1; then
+  step "no chromium: the HTML-report browser test will be skipped (PORTER_INSTALL_BROWSER=1 or --with-browser installs it)"
 fi
-echo "setup: .venv ready"
+echo "setup: .venv ready ($((SECONDS - started)) s)"

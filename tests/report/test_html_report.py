@@ -1,6 +1,7 @@
 """report.html in a real headless Chromium: the DOM holds the side-by-side tables, and a screenshot is taken.
 
-The browser tests skip when Debian's `chromium` (or another Chrome) is not installed. Set PORTER_SCREENSHOT_DIR to
+The browser tests skip, saying so, when Debian's `chromium` (or another Chrome) is not installed: scripts/setup.sh
+installs it only when asked (PORTER_INSTALL_BROWSER=1 or --with-browser). Set PORTER_SCREENSHOT_DIR to
 keep the screenshots they take.
 """
 
@@ -17,7 +18,8 @@ from tests.report.helpers import ROOT, parse_side_by_side
 
 BROWSER = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome", "chrome")
                 if shutil.which(name)), None)
-needs_browser = pytest.mark.skipif(BROWSER is None, reason="no headless Chromium installed (apt-get install chromium)")
+needs_browser = pytest.mark.skipif(BROWSER is None, reason="no headless Chromium installed: run scripts/setup.sh "
+                                   "with PORTER_INSTALL_BROWSER=1 (or --with-browser) to install it")
 
 
 def _chromium(*arguments, tmp_path, timeout=90):
