@@ -15,6 +15,7 @@ import libcst as cst
 
 from porter import __version__
 from porter.codegen.runtime_bundle import bundle, runtime_modules_used
+from porter.codegen.signatures import parameter_list
 
 
 def _templates_dir():
@@ -228,21 +229,12 @@ class ModuleEmitter:
 
 def _with_training(source, definition):
     """The parameter list plus `training=None`, placed before a `**kwargs` (Python requires it there)."""
-    params = definition.params
-    if params.star_kwarg is None:
-        text = _params_text(source, definition)
-        return f"{text}, training=None" if text.strip() else "self, training=None"
-    without = params.with_changes(star_kwarg=None)
-    head = source.module.code_for_node(without).strip().rstrip(",").replace("\n", " ")
-    star = source.module.code_for_node(params.star_kwarg).strip().rstrip(",")
-    if "*" not in head.replace("**", "") and params.star_arg is cst.MaybeSentinel.DEFAULT:
-        return f"{head}, training=None, {star}" if head else f"training=None, {star}"
-    return f"{head}, training=None, {star}" if head else f"training=None, {star}"
+    return parameter_list(source, definition, KEPT_STDLIB, training=True)
 
 
 def _params_text(source, definition):
-    """The parameter list as source text (annotations and defaults kept), renaming nothing."""
-    return source.code_of(definition.params).strip().replace("\n", " ")
+    """The parameter list rebuilt from the source's parameters (defaults kept, annotations where they resolve)."""
+    return parameter_list(source, definition, KEPT_STDLIB)
 
 
 def _docstring(node, source):
