@@ -169,3 +169,66 @@ def test_console_entry_point_exits_2(tmp_path):
     assert result.returncode == 2
     expected = f"porter: error: {tmp_path / 'absent.py'}: no such file (hint: check the path)"
     assert result.stderr.strip().splitlines() == [expected]
+
+
+CONV_MODEL = """
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self, channels=3):
+            super().__init__()
+            self.features = nn.Sequential(nn.Conv2d(channels, 8, 3), nn.ReLU())
+
+        def forward(self, x):
+            x = self.features(x)
+            return x.mean((2, 3))
+    """
+
+EMBEDDING_MODEL = """
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(100, 8)
+
+        def forward(self, tokens, mask=None):
+            return self.embed(tokens).mean(1)
+    """
+
+
+@pytest.mark.parametrize("text, specs, needle", [
+    (MINIMAL_MODEL, [""], "no sizes given"),
+    (MINIMAL_MODEL, ["-1,5"], "size -1 is not positive"),
+    (MINIMAL_MODEL, ["4", "4"], "given 2 times, but Net.forward takes 1 tensor argument (x)"),
+    (MINIMAL_MODEL, ["2,5"], "first layer Linear(4, ...) takes 4 features (the last size), not 5"),
+    (MINIMAL_MODEL, ["4:int64:0:9"], "takes floating-point inputs, not int64"),
+    (CONV_MODEL, ["32,32"], "Conv2d(3, ...) takes (channels, height, width) per example (rank 3"),
+    (CONV_MODEL, ["1,32,32"], "takes 3 channels (the first size), not 1"),
+    (EMBEDDING_MODEL, ["16"], "Embedding(100, ...) takes integer token ids, not float32"),
+    (EMBEDDING_MODEL, ["16:int64:0:500"], "token ids must stay below 100"),
+    (EMBEDDING_MODEL, ["16:int64", "16:bool", "16"], "takes 1 to 2 tensor arguments (tokens, mask)"),
+])
+def test_input_specs_the_model_cannot_take(porter_cli, tmp_path, text, specs, needle):
+    """Checked against forward's arguments and the first layer: exit 2, one line, nothing written."""
+    source = write_source(tmp_path / "net.py", text)
+    out = tmp_path / "out"
+    argv = [item for spec in specs for item in ("--input-shape", spec)]
+    line = assert_clean_error(porter_cli("convert", source, "-o", out, *argv), needle)
+    assert "hint:" in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text, argv", [
+    (CONV_MODEL, ["--input-shape", "3,16,16"]),
+    (CONV_MODEL, ["--input-shape", "1,16,16", "--init-args", '{"channels": 1}']),
+    (EMBEDDING_MODEL, ["--input-shape", "16:int64:0:100"]),
+    (EMBEDDING_MODEL, ["--input-shape", "16:int64:0:100", "--input-shape", "16:bool"]),
+    (MINIMAL_MODEL, ["--input-shape=3,4"]),
+])
+def test_input_specs_the_model_takes(porter_cli, tmp_path, text, argv):
+    source = write_source(tmp_path / "net.py", text)
+    result = porter_cli("convert", source, "-o", tmp_path / "out", *argv)
+    assert result.code == 0, result.err
