@@ -269,6 +269,7 @@ def verify_class(out, args, name, case):
         equivalence = Equivalence(pair)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    check_reference_accepts(pair, equivalence, out, args.seed)
     if len(equivalence.variants) > 1:
         result.notes.append(f"input sizes drawn from {equivalence.describe_variants()}")
     else:
@@ -291,6 +292,30 @@ def verify_class(out, args, name, case):
         add_class_rows(pair, equivalence, result, args.seed)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def check_reference_accepts(pair, equivalence, out, seed):
+    """The recorded example inputs must be inputs the torch model itself takes: when the reference raises on
+    them, the input spec is wrong (exit 2), not the port."""
+    try:
+        pair.run_torch(equivalence.inputs(equivalence.baseline(seed)))
+    except Exception as error:  # whatever the source raises: shape, dtype or index errors alike
+        first_line = next((line.strip() for line in str(error).splitlines() if line.strip()), "")[:300]
+        specs = " ".join(f"--input-shape {spec_text(spec)}" for spec in equivalence.specs)
+        raise UsageError(f"the example inputs recorded for {pair.class_name} ({specs}) do not fit the torch model: "
+                         f"it raised {type(error).__name__}: {first_line}", str(out / "porter-manifest.json"),
+                         hint="convert again with --force and the --input-shape the source's forward takes "
+                              "(batch excluded)") from None
+
+
+def spec_text(spec):
+    """A manifest input spec as the --input-shape that gives it."""
+    text = ",".join(str(size) for size in spec["shape"])
+    if spec["dtype"] != "float32" or spec.get("low") is not None:
+        text += f":{spec['dtype']}"
+        if spec.get("low") is not None and spec.get("high") is not None:
+            text += f":{spec['low']:g}:{spec['high']:g}"
+    return text
 
 
 def run_cases(equivalence, result, examples, seed, case):

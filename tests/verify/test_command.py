@@ -108,3 +108,27 @@ def test_bf16_reports_cosine_and_argmax(porter_cli, tiny_out):
     result = porter_cli("verify", tiny_out, "--examples", "3", "--precision", "mixed_bfloat16")
     assert result.code == 0, result.out
     assert "min cosine" in result.out and "argmax agree" in result.out
+
+
+def test_inputs_the_torch_model_rejects_are_a_usage_error(porter_cli, tmp_path):
+    """A spec the source itself cannot run is the spec's fault, not a port mismatch: exit 2, one line naming the
+    spec and the torch error's first line."""
+    source = tmp_path / "flat.py"
+    source.write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+
+        class Flat(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(12, 2)
+
+            def forward(self, x):
+                return self.fc(x.flatten(1))
+    '''))
+    out = tmp_path / "out"
+    assert main(["convert", str(source), "-o", str(out), "--input-shape", "3,5"]) == 0
+    result = porter_cli("verify", out, "--examples", "2")
+    assert_usage_error(result, "porter-manifest.json", "(--input-shape 3,5) do not fit the torch model",
+                       "RuntimeError: mat1 and mat2 shapes cannot be multiplied", "hint:")
+    assert "MISMATCH" not in result.out + result.err
