@@ -75,16 +75,6 @@ def parse_input_spec(spec):
     return ExampleInput(shape, dtype, low, high)
 
 
-def _spec_text(example):
-    """The --input-shape text of an ExampleInput."""
-    text = ",".join(map(str, example.shape))
-    if example.dtype != "float32" or example.low is not None:
-        text += f":{example.dtype}"
-    if example.low is not None and example.high is not None:
-        text += f":{example.low:g}:{example.high:g}"
-    return text
-
-
 def default_out(source):
     return source.parent / f"{source.stem}_keras"
 
@@ -159,9 +149,8 @@ def convert(options, read_only=False):
     warnings = []
     if options.input_specs:
         example_inputs = [parse_input_spec(s) if isinstance(s, str) else s for s in options.input_specs]
-        check_input_specs(source, main_class, example_inputs, [str(s) if isinstance(s, str) else
-                                                               _spec_text(s) for s in options.input_specs],
-                          options.init_args)
+        check_input_specs(source, main_class, example_inputs, [s if isinstance(s, str) else s.spec_text()
+                                                               for s in options.input_specs], options.init_args)
     else:
         example_inputs = examples.get(main_class)
     ctx = FileContext(source, main_class=main_class, init_args=options.init_args or {})

@@ -25,6 +25,19 @@ class ExampleInput:
     def as_manifest(self):
         return {"shape": list(self.shape), "dtype": self.dtype, "low": self.low, "high": self.high}
 
+    @classmethod
+    def from_manifest(cls, spec):
+        return cls(list(spec["shape"]), spec["dtype"], spec.get("low"), spec.get("high"))
+
+    def spec_text(self):
+        """The --input-shape that gives this example: `1,28,28` or `32:int64:0:64`."""
+        text = ",".join(str(size) for size in self.shape)
+        if self.dtype != "float32" or self.low is not None:
+            text += f":{self.dtype}"
+            if self.low is not None and self.high is not None:
+                text += f":{self.low:g}:{self.high:g}"
+        return text
+
 
 class TrainingCodeReader(cst.CSTVisitor):
     """Collect model constructions, tensor creations with literal shapes, and calls of model variables."""

@@ -77,7 +77,11 @@ def run(args):
                          hint="set PORTER_SOURCE=path/to/model.py")
     try:
         import hypothesis  # noqa: F401
-        import tensorflow  # noqa: F401
+
+        from porter.quiet_tf import quiet_start_up
+
+        with quiet_start_up():  # TensorFlow's oneDNN/CPU notes come before TF_CPP_MIN_LOG_LEVEL applies
+            import tensorflow  # noqa: F401
         import torch
     except ImportError as error:
         raise UsageError(f"porter verify needs torch, tensorflow and hypothesis ({error})",
@@ -299,23 +303,16 @@ def check_reference_accepts(pair, equivalence, out, seed):
     them, the input spec is wrong (exit 2), not the port."""
     try:
         pair.run_torch(equivalence.inputs(equivalence.baseline(seed)))
-    except Exception as error:  # whatever the source raises: shape, dtype or index errors alike
+    except Exception as error:  # noqa: BLE001 - whatever the source raises: shape, dtype or index errors
         first_line = next((line.strip() for line in str(error).splitlines() if line.strip()), "")[:300]
-        specs = " ".join(f"--input-shape {spec_text(spec)}" for spec in equivalence.specs)
+        from porter.frontend.training_code import ExampleInput
+
+        specs = " ".join(f"--input-shape {ExampleInput.from_manifest(spec).spec_text()}"
+                         for spec in equivalence.specs)
         raise UsageError(f"the example inputs recorded for {pair.class_name} ({specs}) do not fit the torch model: "
                          f"it raised {type(error).__name__}: {first_line}", str(out / "porter-manifest.json"),
                          hint="convert again with --force and the --input-shape the source's forward takes "
                               "(batch excluded)") from None
-
-
-def spec_text(spec):
-    """A manifest input spec as the --input-shape that gives it."""
-    text = ",".join(str(size) for size in spec["shape"])
-    if spec["dtype"] != "float32" or spec.get("low") is not None:
-        text += f":{spec['dtype']}"
-        if spec.get("low") is not None and spec.get("high") is not None:
-            text += f":{spec['low']:g}:{spec['high']:g}"
-    return text
 
 
 def run_cases(equivalence, result, examples, seed, case):
