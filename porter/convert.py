@@ -1,6 +1,5 @@
 """`porter convert`: source file -> output directory (model module, manifest, report, tests, training script)."""
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -12,6 +11,7 @@ from porter.frontend.first_layer import check_input_specs
 from porter.frontend.source import parse_source
 from porter.frontend.training_code import ExampleInput, read_training_code
 from porter.ir.values import tensor
+from porter.output import listed_files, manifest_text
 from porter.passes.classes import FileTranslator
 from porter.passes.context import FileContext
 from porter.self_check import check_generated
@@ -177,8 +177,8 @@ def convert(options, read_only=False):
     files["PORTING.md"] = render_porting_md(source, ctx, manifest, emitter.dropped, warnings)
     for extra in _extra_outputs():
         files.update(extra(source, ctx, manifest, options))
-    manifest["files"] = sorted(files) + ["porter-manifest.json"]
-    files["porter-manifest.json"] = json.dumps(manifest, indent=2, sort_keys=False) + "\n"
+    manifest["files"] = listed_files(files)
+    files["porter-manifest.json"] = manifest_text(manifest)
     check_generated(files)
     stubbed = any(ir.unsupported for ir in ctx.irs.values())
     return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)

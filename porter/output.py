@@ -20,6 +20,16 @@ from porter.errors import OutputError, UsageError
 MANIFEST = "porter-manifest.json"
 
 
+def listed_files(names):
+    """The manifest's `files` list: one canonical order however the output was produced (sorted, manifest last)."""
+    return sorted(set(names) - {MANIFEST}) + [MANIFEST]
+
+
+def manifest_text(manifest):
+    """porter-manifest.json's text: the one serialisation `convert`, `convert --weights` and `diff` share."""
+    return json.dumps(manifest, indent=2) + "\n"
+
+
 def safe_relative(relative):
     """True for a plain relative POSIX path that stays inside OUT (no absolute paths, no `..`, no drive)."""
     if not isinstance(relative, str) or not relative or "\\" in relative or "\x00" in relative:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from porter.errors import UsageError, WeightsError
 from porter.weights.readers import read_state_dict
+from porter.weights.record import LayoutUnknown, layout_of
 
 WEIGHTS_SUFFIX = ".weights.h5"
 # Suffixes dropped from the weights file's name to name the Keras file: model.pth.tar -> model.weights.h5.
@@ -44,7 +45,8 @@ def weights_file_name(weights_path):
 
 
 def weights_file(conversion, weights_path, options):
-    """(file name, bytes of the Keras `.weights.h5`) for `weights_path` loaded into the conversion's main class.
+    """(file name, bytes of the Keras `.weights.h5`, parameter layout) for `weights_path` loaded into the
+    conversion's main class; the layout ({torch key: Keras shape}) goes into the manifest's weights record.
 
     Raises WeightsError when the file cannot be read safely or does not fit the model, and WeightsNotConverted
     when the model's stubs stand where weights would be loaded (the conversion itself is still written).
@@ -58,7 +60,7 @@ def weights_file(conversion, weights_path, options):
     has_stubs = conversion.exit_code != 0
     _quiet_tensorflow()
     with tempfile.TemporaryDirectory(prefix="porter-weights-") as workdir:
-        module = _import_generated(Path(workdir), module_name, conversion.files[module_name])
+        module = _import_generated(Path(workdir), module_name, conversion.files)
         try:
             model_class = getattr(module, main_class)
             _check_init_args(model_class, main_class, init_args)
@@ -82,9 +84,30 @@ def weights_file(conversion, weights_path, options):
             model.built = True
             target = Path(workdir) / weights_file_name(weights_path)
             model.save_weights(str(target))
-            return target.name, target.read_bytes()
+            return target.name, target.read_bytes(), layout_of(module.collect_state(model))
         finally:
             sys.modules.pop(module.__name__, None)
+
+
+def model_layout(module_name, files, main_class, init_args):
+    """{torch key: Keras shape} of `main_class` built from the generated files (for `porter diff`).
+
+    Raises LayoutUnknown when the model does not build (stubs in its constructor, arguments that do not fit).
+    """
+    _quiet_tensorflow()
+    with tempfile.TemporaryDirectory(prefix="porter-layout-") as workdir:
+        names = set(sys.modules)
+        try:
+            module = _import_generated(Path(workdir), module_name, files)
+            with fresh_layer_names():
+                model = getattr(module, main_class)(**init_args)
+            return layout_of(module.collect_state(model))
+        except Exception as error:  # noqa: BLE001 - generated code that does not build: say so, do not fail
+            raise LayoutUnknown(f"the regenerated {main_class} does not build: {_one_line(error, 200)}") from None
+        finally:
+            for name in set(sys.modules) - names:
+                if name.startswith("porter_generated_"):
+                    sys.modules.pop(name, None)
 
 
 def load_around_stubs(module, model, state_dict, error):
@@ -150,12 +173,15 @@ def _quiet_tensorflow():
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")  # the generated module is written against TensorFlow
 
 
-def _import_generated(workdir, module_name, text):
-    """Import the generated module text from `workdir` under a private name (never the user's source)."""
+def _import_generated(workdir, module_name, files):
+    """Import the generated model module, written to `workdir` with the conversion's other top-level Python files
+    (the runtime module it loads from beside it), under a private name (never the user's source)."""
     from porter.verify.harness import import_path
 
+    for name, text in files.items():
+        if name.endswith(".py") and "/" not in name and isinstance(text, str):
+            (workdir / name).write_text(text, encoding="utf-8")
     path = workdir / module_name
-    path.write_text(text)
     return import_path(path, f"porter_generated_{Path(module_name).stem}_{os.getpid()}_{id(workdir)}")
 
 
