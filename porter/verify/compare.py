@@ -3,26 +3,53 @@
 import numpy as np
 
 
-def relative_error(expected, actual):
-    """max |expected - actual| / max(1, max |expected|) over finite elements (0.0 when nothing is finite)."""
+def nonfinite_difference(expected, actual):
+    """Where the NaN/Inf patterns of two same-shaped arrays differ, as a phrase; None when they agree.
+
+    The masks come first in every comparison: errors are then measured over the finite elements only, which is
+    sound only because NaN and Inf fall in the same elements (with the same sign) on both sides.
+    """
+    expected64, actual64 = np.asarray(expected, np.float64), np.asarray(actual, np.float64)
+    for name, mask in (("NaN", np.isnan), ("Inf", np.isinf)):
+        want, got = mask(expected64), mask(actual64)
+        if not np.array_equal(want, got):
+            first = tuple(int(i) for i in np.argwhere(want != got)[0])
+            return (f"{name} pattern differs ({int(np.sum(want != got))} elements, first at {first}: "
+                    f"torch {expected64[first]!r}, keras {actual64[first]!r})")
+    infinite = np.isinf(expected64)
+    if not np.array_equal(np.sign(expected64[infinite]), np.sign(actual64[infinite])):
+        return "infinities differ in sign"
+    return None
+
+
+def relative_error(expected, actual, floor=1.0, where=None):
+    """max |expected - actual| / max(floor, max |expected|), NaN/Inf masks first, never NaN itself.
+
+    inf when the shapes differ or the NaN/Inf patterns do (`nonfinite_difference`); otherwise the error over the
+    finite elements (those in `where` too, when given; the scale is taken over all finite elements), 0.0 when
+    there are none. With floor=0 and a zero scale, only an exact match is 0.0 (anything else is inf).
+    """
     expected = np.asarray(expected, dtype=np.float64)
     actual = np.asarray(actual, dtype=np.float64)
-    finite = np.isfinite(expected) & np.isfinite(actual)
-    if not finite.any():
+    if expected.shape != actual.shape or nonfinite_difference(expected, actual) is not None:
+        return np.inf
+    finite = np.isfinite(expected)
+    judged = finite if where is None else finite & np.asarray(where, bool)
+    if not judged.any():
         return 0.0
-    scale = max(1.0, float(np.abs(expected[finite]).max()))
-    return float(np.abs(expected[finite] - actual[finite]).max()) / scale
+    scale = max(float(floor), float(np.abs(expected[finite]).max(initial=0.0)))
+    difference = float(np.abs(expected[judged] - actual[judged]).max())
+    if scale == 0.0:
+        return 0.0 if difference == 0.0 else np.inf
+    return difference / scale
 
 
 def assert_equivalent(expected, actual, tolerance=1e-4, what="output"):
     """Assert that `actual` (Keras) reproduces `expected` (torch): shape, NaN/Inf pattern, then scaled error."""
     expected, actual = np.asarray(expected), np.asarray(actual)
     assert expected.shape == actual.shape, f"{what}: shape {actual.shape} != torch {expected.shape}"
-    assert np.array_equal(np.isnan(expected), np.isnan(actual)), f"{what}: NaN pattern differs"
-    assert np.array_equal(np.isinf(expected), np.isinf(actual)), f"{what}: Inf pattern differs"
-    finite = np.isfinite(expected)
-    assert np.array_equal(expected[~finite & ~np.isnan(expected)], actual[~finite & ~np.isnan(actual)]), \
-        f"{what}: infinities differ in sign"
+    difference = nonfinite_difference(expected, actual)
+    assert difference is None, f"{what}: {difference}"
     error = relative_error(expected, actual)
     assert error <= tolerance, f"{what}: error {error:.3g} relative to output scale exceeds {tolerance:g}"
     return error
@@ -56,16 +83,9 @@ def compare_arrays(expected, actual, tolerance=1e-4, what="output", masks_only=F
         return Comparison(what, 0.0 if equal else np.inf, 0.0 if equal else np.inf,
                           None if equal else f"{what}: {differing} of {expected.size} values differ")
     expected64, actual64 = expected.astype(np.float64), actual.astype(np.float64)
-    for name, mask in (("NaN", np.isnan), ("Inf", np.isinf)):
-        want, got = mask(expected64), mask(actual64)
-        if not np.array_equal(want, got):
-            first = tuple(int(i) for i in np.argwhere(want != got)[0])
-            return Comparison(what, np.inf, np.inf, f"{what}: {name} pattern differs ({int(np.sum(want != got))} "
-                                                    f"elements, first at {first}: torch {expected64[first]!r}, "
-                                                    f"keras {actual64[first]!r})")
-    infinite = np.isinf(expected64)
-    if not np.array_equal(np.sign(expected64[infinite]), np.sign(actual64[infinite])):
-        return Comparison(what, np.inf, np.inf, f"{what}: infinities differ in sign")
+    difference = nonfinite_difference(expected64, actual64)
+    if difference is not None:
+        return Comparison(what, np.inf, np.inf, f"{what}: {difference}")
     finite = np.isfinite(expected64)
     abs_error = float(np.abs(expected64[finite] - actual64[finite]).max()) if finite.any() else 0.0
     rel_error = relative_error(expected64, actual64)
@@ -84,31 +104,21 @@ def gradient_errors(expected, actual, floor_fraction=1e-3, vanishing=()):
     pure round-off) are judged against the largest gradient itself; a gradient that should vanish and does not
     still counts.
     """
-    peak = max([float(np.abs(np.asarray(g, np.float64)).max(initial=0.0)) for g in expected.values()] + [0.0])
+    arrays = [np.asarray(g, np.float64) for g in expected.values()]
+    peak = max([float(np.abs(g[np.isfinite(g)]).max(initial=0.0)) for g in arrays] + [0.0])  # NaN-free
     floor = max(peak * floor_fraction, 1e-30)
-    errors = {}
-    for name, want in expected.items():
-        want, got = np.asarray(want, np.float64), np.asarray(actual[name], np.float64)
-        if want.shape != got.shape:
-            errors[name] = np.inf
-            continue
-        if not (np.array_equal(np.isnan(want), np.isnan(got)) and np.array_equal(np.isinf(want), np.isinf(got))):
-            errors[name] = np.inf
-            continue
-        finite = np.isfinite(want)
-        if not finite.any():
-            errors[name] = 0.0
-            continue
-        scale = max(float(np.abs(want[finite]).max()), peak if name in vanishing else floor, 1e-30)
-        errors[name] = float(np.abs(want[finite] - got[finite]).max()) / scale
-    return errors
+    return {name: relative_error(want, actual[name], floor=max(peak, 1e-30) if name in vanishing else floor)
+            for name, want in expected.items()}
 
 
 def cosine_similarity(expected, actual):
-    """Cosine of the angle between two tensors flattened (1.0 for two zero tensors), over finite elements."""
+    """Cosine of the angle between two tensors flattened (1.0 for two zero tensors), over the finite elements once
+    the NaN/Inf patterns agree (0.0, no agreement, when they do not)."""
     expected = np.asarray(expected, np.float64).ravel()
     actual = np.asarray(actual, np.float64).ravel()
-    finite = np.isfinite(expected) & np.isfinite(actual)
+    if expected.shape != actual.shape or nonfinite_difference(expected, actual) is not None:
+        return 0.0
+    finite = np.isfinite(expected)
     expected, actual = expected[finite], actual[finite]
     norms = float(np.linalg.norm(expected) * np.linalg.norm(actual))
     if norms == 0.0:

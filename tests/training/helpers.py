@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from porter.verify.compare import relative_error
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 
@@ -127,7 +129,8 @@ class TinyModel:
         for name, text in files.items():
             (directory / name).write_text(text)
         module_file = self.manifest["sources"][0]["module"]
-        shutil.copy(self.out / module_file, directory / module_file)
+        for name in (module_file, module_file.removesuffix(".py") + "_runtime.py"):  # the model and its runtime
+            shutil.copy(self.out / name, directory / name)
         return load_module(directory / "train_tpu.py"), train
 
 
@@ -154,6 +157,18 @@ def keras_from_torch(train, tmodel):
     state = {k: v.detach().numpy() for k, v in tmodel.state_dict().items()}
     train.model_lib.load_state_dict(kmodel, state)
     return kmodel
+
+
+def change_error(tmodel, start, entries):
+    """Worst relative error of the Keras parameters' change since `start` (torch names -> arrays) against the torch
+    model's; inf, never NaN, where the NaN/Inf patterns differ."""
+    errors = [0.0]
+    for name, param in tmodel.named_parameters():
+        variable, to_keras = entries[name]
+        change = to_keras(param.detach().numpy() - start[name])
+        keras_change = variable.numpy() - to_keras(start[name])
+        errors.append(relative_error(change, keras_change, floor=1e-12))
+    return max(errors)
 
 
 def targets_for(kind, rng, classes=4, n=8):
@@ -211,20 +226,18 @@ def compare_one_step(tiny, train, setup, loss, clip="", seed=0):
     k_out2_after = kmodel(tf.constant(x2), training=False).numpy()
 
     torch_value = float(torch_value.detach())
-    errors = {"loss": abs(keras_value - torch_value) / max(abs(torch_value), 1e-12)}
-    torch_change, keras_change = out2_after - out2_before, k_out2_after - k_out2_before
-    errors["outputs"] = float(np.max(np.abs(keras_change - torch_change)) / max(np.max(np.abs(torch_change)), 1e-12))
-    worst = 0.0
+    errors = {"loss": relative_error(torch_value, keras_value, floor=1e-12),
+              "outputs": relative_error(out2_after - out2_before, k_out2_after - k_out2_before, floor=1e-12)}
+    updates = []
     for name, value in before.items():
         variable, to_keras = entries[name]
         torch_update = to_keras(tmodel.state_dict()[name].detach().numpy() - value)
         keras_update = variable.numpy() - keras_before[name]
         grad = np.abs(to_keras(grads[name]))
-        mask = grad >= 1e-6 * max(grad.max(), 1e-30)
-        scale = np.max(np.abs(torch_update))
-        if scale == 0:
-            worst = max(worst, float(np.max(np.abs(keras_update))) * 1e6)
-            continue
-        worst = max(worst, float(np.max(np.abs(keras_update - torch_update)[mask], initial=0.0) / scale))
-    errors["updates"] = worst
+        if np.any(torch_update):  # judged where the gradient is not negligible, against the whole update's scale
+            mask = grad >= 1e-6 * max(grad.max(), 1e-30)
+            updates.append(relative_error(torch_update, keras_update, floor=0.0, where=mask))
+        else:  # torch left it in place: Keras may move it by round-off only
+            updates.append(relative_error(torch_update, keras_update, floor=1e-6))
+    errors["updates"] = max(updates, default=0.0)  # relative_error is inf, never NaN, where NaN/Inf differ
     return errors

@@ -7,7 +7,7 @@ training code that porter reads; the torch reference executes the same code.
 import numpy as np
 import pytest
 
-from tests.training.helpers import keras_from_torch, state_entries, torch_namespace
+from tests.training.helpers import change_error, keras_from_torch, state_entries, torch_namespace
 
 EPOCH_SOURCE = '''"""Epoch-structured training code for the tiny model."""
 
@@ -128,8 +128,9 @@ def test_per_epoch_schedule_advances_once_per_epoch(tiny_models, tmp_path):
     assert "SOURCE_EXAMPLES = 24" in text and "DEFAULT_BATCH_SIZE = 8" in text and "DEFAULT_EPOCHS = 10" in text
     for name, content in files.items():
         (tmp_path / name).write_text(content)
-    (tmp_path / tiny.manifest["sources"][0]["module"]).write_text(
-        (tiny.out / tiny.manifest["sources"][0]["module"]).read_text())
+    module_file = tiny.manifest["sources"][0]["module"]
+    for name in (module_file, module_file.removesuffix(".py") + "_runtime.py"):  # the model and its runtime
+        (tmp_path / name).write_text((tiny.out / name).read_text())
     from tests.training.helpers import load_module
 
     train = load_module(tmp_path / "train_tpu.py")
@@ -170,14 +171,27 @@ def _trajectory(tiny, tmp_path, setup, steps, schedule_step=""):
         if scheduler is not None:
             scheduler.step()
         step(tf.constant(x), tf.constant(y))
+    return change_error(tmodel, start, state_entries(train, kmodel))
+
+
+def test_nan_or_inf_parameters_fail_the_trajectory_comparison(tiny_models, tmp_path):
+    """The comparison cannot pass on broken parameters: NaN/Inf masks first (max() alone would drop a NaN)."""
+    import torch
+
+    tiny = tiny_models["logits"]
+    train, _ = tiny.training_script(tmp_path, "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
+                                    "F.cross_entropy(out, y)")
+    torch.manual_seed(0)
+    tmodel = tiny.torch_module.Tiny()
+    kmodel = keras_from_torch(train, tmodel)
+    start = {n: p.detach().numpy().copy() for n, p in tmodel.named_parameters()}
     entries = state_entries(train, kmodel)
-    worst = 0.0
-    for name, param in tmodel.named_parameters():
-        variable, to_keras = entries[name]
-        change = to_keras(param.detach().numpy() - start[name])
-        keras_change = variable.numpy() - to_keras(start[name])
-        worst = max(worst, float(np.max(np.abs(keras_change - change)) / max(np.max(np.abs(change)), 1e-12)))
-    return worst
+    assert change_error(tmodel, start, entries) == 0.0
+    for bad in (np.nan, np.inf):
+        for name in start:
+            variable = entries[name][0]
+            variable.assign(np.full(variable.shape, bad, variable.dtype))
+        assert change_error(tmodel, start, entries) == np.inf, bad
 
 
 def test_sgd_momentum_with_steplr_matches_torch_over_100_steps(tiny_models, tmp_path):

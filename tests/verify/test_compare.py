@@ -10,6 +10,7 @@ from porter.verify.compare import (
     cosine_similarity,
     gradient_errors,
     is_classifier_output,
+    nonfinite_difference,
     relative_error,
 )
 
@@ -76,3 +77,50 @@ def test_cosine_and_argmax():
     assert cosine_similarity(np.zeros(3), np.zeros(3)) == 1.0
     assert argmax_agreement(a, a[::-1]) == 0.0
     assert is_classifier_output(a) and not is_classifier_output(a[:, :1]) and not is_classifier_output(a[0])
+
+
+NAN, INF = np.nan, np.inf
+
+
+@pytest.mark.parametrize("expected, actual", [
+    ([1.0, 2.0], [NAN, NAN]),  # everything NaN where torch is finite: nothing finite is left to measure
+    ([1.0, 2.0], [1.0, NAN]),
+    ([NAN, 2.0], [1.0, 2.0]),
+    ([1.0, 2.0], [INF, 2.0]),
+    ([INF, 2.0], [-INF, 2.0]),
+    ([NAN, 2.0], [INF, 2.0]),
+])
+def test_a_nonfinite_difference_is_an_infinite_error(expected, actual):
+    expected, actual = np.array(expected), np.array(actual)
+    assert nonfinite_difference(expected, actual) is not None
+    assert relative_error(expected, actual) == np.inf
+    assert compare_arrays(expected, actual).problem is not None
+    assert cosine_similarity(expected, actual) == 0.0
+    assert gradient_errors({"w": expected}, {"w": actual})["w"] == np.inf
+    with pytest.raises(AssertionError):
+        assert_equivalent(expected, actual)
+
+
+def test_matching_nonfinite_elements_leave_the_finite_ones_to_judge():
+    expected = np.array([NAN, INF, -INF, 1.0])
+    assert nonfinite_difference(expected, expected.copy()) is None
+    assert relative_error(expected, expected.copy()) == 0.0
+    assert relative_error(expected, expected + [0, 0, 0, 0.5]) == pytest.approx(0.5)
+    assert relative_error(np.full(3, NAN), np.full(3, NAN)) == 0.0  # same masks, nothing finite to measure
+
+
+def test_relative_error_floor_where_and_shape():
+    assert relative_error(np.zeros(2), np.zeros(3)) == np.inf
+    assert relative_error(np.array([1e-3, 0.0]), np.array([2e-3, 0.0]), floor=0.0) == pytest.approx(1.0)
+    assert relative_error(np.zeros(2), np.zeros(2), floor=0.0) == 0.0
+    assert relative_error(np.zeros(2), np.array([0.0, 1e-9]), floor=0.0) == np.inf  # never 0/0 = NaN
+    expected, actual = np.array([4.0, 1.0]), np.array([4.0, 3.0])
+    assert relative_error(expected, actual, where=[True, False]) == 0.0
+    assert relative_error(expected, actual, where=[False, True]) == pytest.approx(0.5)  # scaled by all of expected
+    assert relative_error(np.array([1.0, NAN]), np.array([1.0, 2.0]), where=[True, False]) == np.inf  # masks: all
+
+
+def test_a_nan_gradient_does_not_hide_the_others():
+    expected = {"nan": np.array([NAN, 1.0]), "w": np.array([2.0, 0.0])}
+    errors = gradient_errors(expected, {"nan": np.array([NAN, 1.0]), "w": np.array([2.0, 0.5])})
+    assert errors == {"nan": 0.0, "w": pytest.approx(0.25)}
