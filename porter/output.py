@@ -109,6 +109,7 @@ def write_tree(out, files, force=False, keep=()):
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".porter-", dir=out.parent))
+        staging.chmod(0o777 & ~_umask())  # it may become OUT: a directory's usual mode, not mkdtemp's 0o700
     except OSError as error:
         raise OutputError(f"cannot write beside {out} ({error.strerror or error})",
                           hint="choose a writable -o") from None
@@ -138,6 +139,20 @@ def _stage(staging, files):
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
+        if content[:2] in ("#!", b"#!"):
+            _make_executable(path)
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _make_executable(path):
+    """A script with a shebang (train_tpu.py) gets x wherever it has r: 0o755 under the usual umask."""
+    mode = path.stat().st_mode
+    path.chmod(mode | (mode & 0o444) >> 2)
 
 
 def _commit(out, staging, files, old):

@@ -1,5 +1,6 @@
 """TrainingPlan -> the text of train_tpu.py, train_support.py and requirements-tpu.txt (through templates/)."""
 
+import ast
 import json
 import re
 import textwrap
@@ -10,6 +11,7 @@ from porter.codegen.emit import environment, format_code
 from porter.training.values import Scope, ValueReader
 
 SUPPORT_SOURCE = Path(__file__).with_name("train_support.py")
+QUIET_SOURCE = Path(__file__).resolve().parents[1] / "quiet_tf.py"  # train_tpu.py carries a copy
 SECTION = re.compile(r"^# --- section: ([\w-]+)(?: \(needs: ([\w, -]+)\))?$", re.M)
 # flags of train_tpu.py itself; a source flag of the same dest is merged (these four) or dropped (the rest)
 MERGED = {"epochs", "batch_size", "seed", "log_interval"}
@@ -96,6 +98,7 @@ class Context:
             "clip_overrides": self.clip_overrides,
             "clip_doc": _docstring_safe(self.plan.clip.source_text.split("(")[0] + "(...)") if clip_code else "",
             "source_flags": flags,
+            "quiet_start_up": quiet_start_up_text(),
         }
 
     def _example_inputs(self, main):
@@ -324,6 +327,15 @@ def _index_of(source):
     from porter.training.index import SourceIndex
 
     return SourceIndex.build(source)
+
+
+def quiet_start_up_text():
+    """porter/quiet_tf.py below its imports: what train_tpu.py runs around `import tensorflow`."""
+    text = QUIET_SOURCE.read_text()
+    body = ast.parse(text).body
+    first = next(node for node in body[1:] if not isinstance(node, (ast.Import, ast.ImportFrom)))
+    start = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])])
+    return "".join(text.splitlines(keepends=True)[start - 1:]).strip("\n")
 
 
 def support_text(wanted):

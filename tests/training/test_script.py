@@ -4,14 +4,19 @@ checkpoints, resume, export, TensorBoard logs and metrics on the tiny model."""
 
 import ast
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from tests.training.helpers import FIXTURES, convert_source, load_module
 
-ALLOWED_IMPORTS = {"argparse", "importlib", "json", "math", "os", "sys", "time", "zlib", "keras", "numpy",
-                   "tensorflow"}
+ALLOWED_IMPORTS = {"argparse", "contextlib", "importlib", "json", "math", "os", "re", "sys", "tempfile", "time",
+                   "zlib", "keras", "numpy", "tensorflow"}
+BANNERS = ("oneDNN custom operations", "absl::InitializeLog", "cpu_feature_guard", "To enable the following",
+           "XLA service", "StreamExecutor")
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +149,8 @@ def test_main_checkpoints_resumes_exports_and_writes_metrics(tiny_models, tmp_pa
     assert train.main(["--steps", "12", "--steps-per-execution", "4", "--no-export", *common]) == 0
     first = json.loads(metrics.read_text())
     assert first["steps"] == 12 and first["replicas"] == 1 and first["jit_compile"] is True
-    assert first["strategy"] == "_DefaultDistributionStrategy" and first["last_loss"] < first["first_loss"]
+    assert first["strategy"] == "default" and first["loss_window"] == 5
+    assert first["last_loss_window_mean"] < first["first_loss_window_mean"]
     assert (run / "checkpoints" / "checkpoint").is_file() and any((run / "logs").iterdir())
     assert train.main(["--steps", "14", *common]) == 0  # resumes at step 12, runs 2 more, exports
     assert json.loads(metrics.read_text())["steps"] == 2
@@ -182,3 +188,38 @@ def test_init_weights_from_npz_state_dict_and_weights_h5(tiny_models, tmp_path):
     train.load_initial_weights(other, str(tmp_path / "w.weights.h5"))
     for a, b in zip(model.get_weights(), other.get_weights()):
         np.testing.assert_array_equal(a, b)
+
+
+def test_train_tpu_is_executable(fixtures_converted):
+    out, _ = fixtures_converted["train_mnist"]
+    script = out / "train_tpu.py"
+    assert script.read_text().startswith("#!/usr/bin/env python3\n")
+    assert os.access(script, os.X_OK) and script.stat().st_mode & 0o111 == 0o111
+    assert not os.access(out / "train_support.py", os.X_OK)
+
+
+def test_short_run_is_quiet_and_names_its_strategy(fixtures_converted, tmp_path):
+    """Three steps as a program: no TensorFlow start-up notes on stderr (with or without TF_CPP_MIN_LOG_LEVEL),
+    no private strategy class name, a line before the compile and one per logged step, metrics that say what they
+    average."""
+    out, _ = fixtures_converted["train_mnist"]
+    metrics = tmp_path / "m.json"
+    env = {key: value for key, value in os.environ.items() if key != "TF_CPP_MIN_LOG_LEVEL"}
+    result = subprocess.run([sys.executable, str(out / "train_tpu.py"), "--steps", "3", "--batch-size", "8",
+                             "--log-interval", "2", "--no-export", "--output-dir", str(tmp_path / "run"),
+                             "--metrics-json", str(metrics)], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    noise = [line for line in result.stderr.splitlines() if any(banner in line for banner in BANNERS)]
+    assert not noise, noise
+    assert "_Default" not in result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("train_tpu.py: Net on the default strategy (1 replica), global batch 8, 3 steps")
+    first_step = next(i for i, line in enumerate(lines) if line.startswith("step 1/3 "))
+    assert lines.index("train_tpu.py: compiling the training step...") < first_step
+    assert [line.split(" (")[0] for line in lines if line.startswith("step ")] == ["step 1/3", "step 2/3",
+                                                                                   "step 3/3"]
+    written = json.loads(metrics.read_text())
+    assert written["strategy"] == "default" and written["loss_window"] == 1 and "last_loss" not in written
+    assert written["first_loss_window_mean"] != written["last_loss_window_mean"]  # one step each, not the same 3
+    assert written["final_loss"] == written["last_loss_window_mean"]
