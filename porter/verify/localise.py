@@ -71,13 +71,47 @@ def _to_numpy(value):
 def torch_capture(model, inputs, training=False):
     """Run the torch model on numpy `inputs` with hooks on every named module; captures in completion order.
 
-    Inputs are copied by a pre-hook, before the module runs (an in-place module overwrites its input)."""
-    captures, counts, pending, handles = [], {}, {}, []
+    Inputs are copied by a pre-hook, before the module runs (an in-place module overwrites its input).
+
+    In inference torch's fast path hands a TransformerEncoder's layers nested tensors (a padding mask drops the
+    padded positions), which no hook can read, and skips their submodules. The reference output is the fast
+    path's, so its readable calls are kept; every other call comes from a second run without the fast path,
+    whose layers compute what the port's layers compute."""
+    captures, nested = _capture_run(model, inputs, training)
+    if not nested:
+        return captures
+    fast = {(c.name, c.call): c for c in captures if (c.name, c.call) not in nested}
+    previous = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        slow, _ = _capture_run(model, inputs, training)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(previous)
+    return [fast.get((c.name, c.call), c) for c in slow]
+
+
+class _NestedTensor(Exception):
+    """A hook met a nested tensor (torch's Transformer fast path)."""
+
+
+def _readable(value):
+    """numpy of a captured value (None for non-tensors); _NestedTensor for a nested tensor."""
+    if isinstance(value, torch.Tensor) and value.is_nested:
+        raise _NestedTensor
+    return _to_numpy_or_none(value)
+
+
+def _capture_run(model, inputs, training):
+    """(captures in completion order, {(name, call)} of calls that saw nested tensors)."""
+    captures, counts, pending, handles, nested = [], {}, {}, [], set()
 
     def pre_hook_for(name):
         def pre_hook(module, args):
             first = _first_tensor(args)
-            pending.setdefault(name, []).append(None if first is None else _to_numpy(first))
+            try:
+                pending.setdefault(name, []).append(None if first is None else _readable(first))
+            except _NestedTensor:
+                pending[name].append(_NestedTensor)
         return pre_hook
 
     def hook_for(name):
@@ -86,7 +120,14 @@ def torch_capture(model, inputs, training=False):
             first = stack.pop()
             call = counts.get(name, 0)
             counts[name] = call + 1
-            captures.append(Capture(name, call, first, _flatten_outputs(output, _to_numpy_or_none)))
+            try:
+                outputs = _flatten_outputs(output, _readable)
+            except _NestedTensor:
+                outputs, first = [], _NestedTensor
+            if first is _NestedTensor:
+                nested.add((name, call))
+                first = None
+            captures.append(Capture(name, call, first, outputs))
         return hook
 
     for name, module in model.named_modules():
@@ -100,7 +141,7 @@ def torch_capture(model, inputs, training=False):
         model.train(False)
         for handle in handles:
             handle.remove()
-    return captures
+    return captures, nested
 
 
 def _to_numpy_or_none(value):

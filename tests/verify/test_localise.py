@@ -63,3 +63,45 @@ def test_module_origin_walks_up_to_the_attribute_that_holds_a_container_item(con
     assert "built by" in where and "nn.MaxPool2d(kernel_size=2, stride=2)" in where
     where, _ = module_origin(pair, "")
     assert where.startswith(str(pair.source_path.name)) or "vgg_small.py:" in where
+
+
+PADDED_ENCODER = '''
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 16)
+        layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, x, padding):
+        return self.head(self.encoder(self.proj(x), src_key_padding_mask=padding))
+'''
+
+
+def test_transformer_encoder_with_a_padding_mask_is_localised(tmp_path):
+    """torch's inference fast path hands the encoder's layers nested tensors that hooks cannot read; the capture
+    still compares every submodule, and a broken bias deep inside is named."""
+    import torch
+
+    from porter.cli import main
+
+    source = tmp_path / "encoder.py"
+    source.write_text(PADDED_ENCODER)
+    out = tmp_path / "out"
+    assert main(["convert", str(source), "-o", str(out), "--input-shape", "6,8", "--input-shape", "6:bool"]) == 0
+    pair = PortedPair(out)
+    x = np.random.default_rng(0).standard_normal((2, 6, 8)).astype(np.float32)
+    padding = np.zeros((2, 6), bool)
+    padding[0, 4:] = padding[1, 5:] = True  # left-aligned: torch takes the nested-tensor fast path
+    steps = compare_submodules(pair.torch_model, pair.keras_model, [x, padding])
+    names = {step.name for step in steps}
+    assert {"encoder", "encoder.layers.1", "encoder.layers.1.linear2", "head"} <= names
+    assert not [step.name for step in steps if step.output_diverged]
+    assert torch.backends.mha.get_fastpath_enabled()  # restored after the capture
+    bias = keras_layer_at(pair.keras_model, "encoder.layers.1.linear2").bias
+    bias.assign(bias.numpy() + 0.5)
+    assert localise(pair, [x, padding]).name == "encoder.layers.1.linear2"
