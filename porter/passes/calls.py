@@ -222,7 +222,7 @@ class CallTranslator:
         kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
         training = self.training_kwarg(kwargs) if rule.training else ""
         call = self.call_text(code, self.join_args([first] + rest, kw), training)
-        self.ctx.ir.ops.add(rule.names[0]) if self.ctx.ir else None
+        self.record_module_op(rule)
         if rule.outputs == "tuple":
             return Value(call, "tuple", items=None)
         if rule.layout == "any":
@@ -250,8 +250,13 @@ class CallTranslator:
         self.record_flatten_input(attribute, flat.channels)
         self.ctx.adjust(self.line, f"Linear `{attribute}` after a flatten: torch flattens (C, H, W), the port "
                                    f"(H, W, C); its weight columns are permuted once at load time")
-        ir.ops.add(rule.names[0])
+        self.record_module_op(rule)
         return tensor(f"{code}({flat.code})", 2)
+
+    def record_module_op(self, rule):
+        """A layer called: its op, unless the class already lists it under the name its source built it with."""
+        if self.ctx.ir is not None and not self.ctx.ir.ops & set(rule.names):
+            self.ctx.ir.ops.add(rule.names[0])
 
     def torch_path(self, attribute):
         return self.ctx.ir.renamed.get(attribute, attribute)
@@ -392,6 +397,8 @@ class CallTranslator:
         if canonical in self.ctx.module_rules:
             rule = self.ctx.module_rules[canonical]
             name = self.ctx.use(rule.runtime)
+            if self.ctx.ir is not None:
+                self.ctx.ir.ops.add(canonical)  # a layer built here is an op of this class, named as the source does
             return Value(f"{name}({self.plain_args(node)})", "module", module=ModuleRef("rule", rule=rule))
         if canonical in CONTAINERS:
             kind = CONTAINERS[canonical]
@@ -442,7 +449,7 @@ class CallTranslator:
     def apply_rule(self, rule, call):
         """Translate `call` with `rule`: its own translate callable, or the declarative layout behaviour."""
         if self.ctx.ir is not None:
-            self.ctx.ir.ops.add(rule.names[0])
+            self.ctx.ir.ops.add(call.canonical)  # the name the source used (torch.chunk), not the rule's first
         try:
             result = rule.translate(self, call) if rule.translate is not None else self.declarative_rule(rule, call)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:

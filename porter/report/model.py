@@ -58,6 +58,18 @@ class Report:
     tpu_findings: list  # [{"line", "text", "class"}]
     numbered: bool  # whether generated line numbers are the real module's
     equivalence: dict = field(default_factory=lambda: dict(NOT_RUN))
+    init_args: dict = field(default_factory=dict)  # the main class's constructor arguments (--init-args)
+
+    @property
+    def module_import(self):
+        """The Keras module's import name: `resnet_keras`."""
+        return self.module_name.removesuffix(".py")
+
+    @property
+    def construction(self):
+        """How the main class is built in Python: `Net()` or `Net(width=32)`."""
+        arguments = ", ".join(f"{key}={value!r}" for key, value in self.init_args.items())
+        return f"{self.main_class}({arguments})"
 
     @property
     def ops_mapped(self):
@@ -132,14 +144,15 @@ def _build(source, ctx, manifest, dropped, warnings, module_text):
         if ir is None:
             continue
         class_walks = walks.get(name, [])
-        placed = [(note, _place(note, class_walks)) for note in notes.get(name, [])]
+        taken = {row.anchor for walk in class_walks for row in walk.rows if row.anchor}
+        placed = [(note, _place(note, class_walks, taken)) for note in notes.get(name, [])]
         placed = sorted(placed + context_notes(class_walks, ctx), key=lambda item: item[0].sort_key)
         unsupported = []
         for item in ir.unsupported:
             row = _row_for(item.line, class_walks)
             unsupported.append(UnsupportedItem(
                 item.line, item.construct, item.reason, _advice(item, module_name), name,
-                _stub_line(generated, item, source.path.name), row.anchor if row is not None else None))
+                _stub_line(generated, item, source.path.name), row.anchor_for(item.line, taken) if row else None))
         classes.append(ClassReport(
             name, info.line, ir.status, name == main_class, list(ir.arg_layouts), ir.layout_out, dict(ir.renamed),
             sorted(ir.ops), unsupported, placed, class_walks,
@@ -148,7 +161,7 @@ def _build(source, ctx, manifest, dropped, warnings, module_text):
     return Report(source.path.name, module_name, manifest.get("porter_version", __version__), main_class,
                   manifest["sources"][0].get("framework", "torch"), classes, function_notes,
                   [(line, text) for line, text in dropped], [w.split(": ", 1)[-1] for w in warnings],
-                  _tpu_findings(ctx), numbered)
+                  _tpu_findings(ctx), numbered, init_args=dict(manifest.get("init_args") or {}))
 
 
 def _row_for(line, walks):
@@ -162,14 +175,14 @@ def _row_for(line, walks):
     return best
 
 
-def _place(note, walks):
-    """Attach `note` to the walk row holding its source line; returns the row's anchor (None: no row)."""
+def _place(note, walks, taken):
+    """Attach `note` to the walk row holding its source line; returns the anchor of that line (None: no row)."""
     row = _row_for(note.line, walks)
     if row is None:
         return None
     if note not in row.notes:
         row.notes.append(note)
-    return row.anchor
+    return row.anchor_for(note.line, taken)
 
 
 def _stub_line(generated, item, source_name):

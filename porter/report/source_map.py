@@ -30,7 +30,8 @@ class Row:
     generated: list  # [(line number or None, text)], dedented to the method
     kind: str = "statement"  # "statement" (a translated statement) or "context" (def line, headers, comments)
     notes: list = field(default_factory=list)  # Note objects placed on this row
-    anchor: str = ""
+    anchor: str = ""  # "<class>-L<first source line>"
+    line_anchors: list = field(default_factory=list)  # "<class>-L<n>" for later lines a note or stub links to
 
     @property
     def source_start(self):
@@ -47,6 +48,21 @@ class Row:
 
     def covers(self, line):
         return bool(self.source) and self.source_start <= line <= self.source_end
+
+    def anchor_for(self, line, taken):
+        """The anchor a link to source `line` should name: "<class>-L<line>" on this row (a statement over several
+        lines gets an anchor for the line a note is about, so "line 13" never links to L12), unless that id is
+        `taken` elsewhere; then the row's own anchor."""
+        if not self.anchor or not self.covers(line) or line == self.source_start:
+            return self.anchor
+        anchor = f"{self.anchor.rsplit('-L', 1)[0]}-L{line}"
+        if anchor in self.line_anchors:
+            return anchor
+        if anchor in taken:
+            return self.anchor
+        taken.add(anchor)
+        self.line_anchors.append(anchor)
+        return anchor
 
 
 @dataclass
