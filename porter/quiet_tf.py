@@ -34,7 +34,11 @@ def _start_up_noise(line, level):
 
 @contextlib.contextmanager
 def quiet_start_up():
-    """Hold back TensorFlow's start-up notes on stderr while the block runs (put `import tensorflow` in it)."""
+    """Hold back TensorFlow's start-up notes on stderr while the block runs (put `import tensorflow` in it).
+
+    Log lines below TF_CPP_MIN_LOG_LEVEL (set to 1 when unset: INFO hidden) are dropped and every other line is
+    passed on when the block ends; TF_CPP_MIN_LOG_LEVEL=0 shows them all.
+    """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     level = int(os.environ["TF_CPP_MIN_LOG_LEVEL"]) if os.environ["TF_CPP_MIN_LOG_LEVEL"].isdigit() else 0
     if level < 1 or "tensorflow" in sys.modules:
