@@ -37,11 +37,12 @@ if [ "$BROWSER" = "1" ]; then
   if command -v chromium >/dev/null 2>&1; then
     step "chromium is already installed"
   elif [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then
-    echo "setup: --with-browser needs root and apt-get; install chromium yourself" >&2; exit 1
+    echo "setup: warning: installing chromium needs root and apt-get; install it yourself, else the HTML-report" \
+         "browser test is skipped" >&2
   else
     step "installing chromium with apt-get (asked for by --with-browser / PORTER_INSTALL_BROWSER=1)..."
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-upgrade chromium >/dev/null) \
-      || { echo "setup: apt-get could not install chromium" >&2; exit 1; }
+      || echo "setup: warning: apt-get could not install chromium; the HTML-report browser test is skipped" >&2
   fi
 elif ! command -v chromium >/dev/null 2>&1; then
   step "no chromium: the HTML-report browser test will be skipped (PORTER_INSTALL_BROWSER=1 or --with-browser installs it)"

@@ -82,3 +82,12 @@ def test_browser_skip_reason_names_the_opt_in():
     from tests.report.test_html_report import needs_browser
 
     assert "PORTER_INSTALL_BROWSER=1" in needs_browser.kwargs["reason"]
+
+
+def test_a_failed_browser_install_warns_and_keeps_the_venv(sandbox, tmp_path):
+    run, log = sandbox
+    (tmp_path / "tools" / "apt-get").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexit 100\n')
+    result = run("--with-browser")
+    assert result.returncode == 0
+    assert "setup: warning: apt-get could not install chromium" in result.stderr
+    assert "setup: .venv ready" in result.stdout
