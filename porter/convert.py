@@ -165,12 +165,12 @@ def convert(options, read_only=False):
             warnings.append(f"{display}: example inputs of {main_class} are unknown; `porter verify` and "
                             f"train_tpu.py need them (pass --input-shape)")
     emitter = ModuleEmitter(translator)
-    module_text = emitter.render()
     module_name = module_file_name(source_path)
+    module_files = emitter.render(module_name)  # the model module and the runtime module beside it
     out = Path(options.out) if options.out else default_out(source_path)
     manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
                               options.init_args)
-    files = {module_name: module_text}
+    files = dict(module_files)
     ctx.generated_files = files  # the reports place generated line numbers from it
     from porter.report.porting_md import render_porting_md
 

@@ -5,6 +5,7 @@ translator's results; it never translates source itself.
 """
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import jinja2
 import libcst as cst
 
 from porter import __version__
-from porter.codegen.runtime_bundle import bundle, runtime_modules_used
+from porter.codegen.runtime_bundle import bundle, runtime_bindings, runtime_file_name, runtime_modules_used
 from porter.codegen.signatures import parameter_list
 
 
@@ -29,6 +30,7 @@ TEMPLATES = _templates_dir()
 KEPT_STDLIB = {"math", "collections", "dataclasses", "typing", "functools", "itertools", "enum", "numbers",
                "abc", "warnings", "copy", "inspect", "operator", "string", "re"}
 INDENT = "    "  # one level, as in the translated body lines
+LOADER_IMPORTS = ["import importlib.util", "import os", "import sys", "import zlib"]  # the runtime loader's
 
 
 def environment():
@@ -48,7 +50,8 @@ class ModuleEmitter:
         self.dropped = []  # (line, what) for top-level code not carried over (training/data/I/O)
         self.model_functions = set(self.source.model_functions())
 
-    def render(self):
+    def render(self, module_name):
+        """{file name: text}: the model module `module_name` and, beside it, the runtime module it loads."""
         chunks = []
         kept_imports = []
         for statement in self.source.module.body:
@@ -58,37 +61,22 @@ class ModuleEmitter:
                 chunks.append(chunk)
         self.ctx.use("TorchModule")
         self.ctx.use("load_state_dict")
-        renames = dict(self.ctx.renames)  # chosen before translation: user code already uses these names
-        runtime = bundle(self.ctx.used_runtime | {"TorchModule", "load_state_dict"}, renames)
-        runtime = "\n".join(line for line in runtime.splitlines() if not line.startswith("from porter."))
-        body_text = runtime + "\n" + "\n".join(chunks)
-        imports = self.imports(body_text, kept_imports)
+        model_code = "\n\n\n".join(chunks)
+        bindings = runtime_bindings(model_code, self.ctx.renames)
+        runtime_name = runtime_file_name(module_name)
+        taken = set(re.findall(r"\w+", model_code)) | {emitted for emitted, _ in bindings}
         text = self.env.get_template("model_module.py.j2").render(
-            source_name=self.source.path.name, version=__version__, imports=imports, runtime=runtime,
-            chunks=chunks)
-        return format_code(text)
-
-    def user_names(self):
-        names = set(self.source.classes) | set(self.source.functions)
-        for statement in self.source.module.body:
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    if isinstance(small, cst.Assign):
-                        names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
-            elif isinstance(statement, cst.ClassDef):
-                names.add(statement.name.value)
-        return names
-
-    @staticmethod
-    def apply_renames(chunk, renames):
-        from porter.codegen.runtime_bundle import _rename_identifier
-
-        for old, new in sorted(renames.items()):
-            chunk = _rename_identifier(chunk, old, new) if f"{old}(" in chunk or f"({old})" in chunk else chunk
-        return chunk
+            source_name=self.source.path.name, version=__version__, runtime_file=runtime_name,
+            imports=self.imports(model_code, kept_imports), loader=_free_name("_load_runtime", taken),
+            runtime=_free_name("runtime", taken), bindings=bindings, chunks=chunks)
+        definitions = bundle([name for _, name in bindings])
+        runtime = self.env.get_template("runtime_module.py.j2").render(
+            model_module=module_name, version=__version__, imports=runtime_modules_used(definitions),
+            definitions=definitions)
+        return {module_name: format_code(text), runtime_name: format_code(runtime)}
 
     def imports(self, text, kept):
-        lines = runtime_modules_used(text)
+        lines = runtime_modules_used(text) + LOADER_IMPORTS
         if "OrderedDict" in text and not any("OrderedDict" in k for k in kept):
             kept.append("from collections import OrderedDict")
         for line in kept:
@@ -205,14 +193,18 @@ class ModuleEmitter:
                 signature = _params_text(self.source, definition)
             decorators = [self.source.code_of(d.decorator) for d in definition.decorators]
             methods.append({"name": name, "signature": signature, "body": body, "decorators": decorators})
+        layout_in = ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in ("channels_last", "source") \
+            else "source"
+        inherits = bool(info.bases)  # an in-file base may declare other layouts: always say this class's own
         template = self.env.get_template("class.py.j2")
         text = template.render(name=info.name, bases=bases, docstring=docstring, class_lines=class_lines,
                                container=bool(info.container_base),
                                flatten_inputs=json.dumps(dict(sorted(ir.flatten_inputs.items())))
                                if ir.flatten_inputs else "",
-                               porter_layout=ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in (
-                                   "channels_last", "source") else "source",
-                               layout_out=ir.layout_out, renamed=json.dumps(ir.renamed) if ir.renamed else "",
+                               # TorchModule's defaults (source in, out as in) go unsaid
+                               porter_layout=layout_in if inherits or layout_in != "source" else None,
+                               layout_out=ir.layout_out if inherits or ir.layout_out != layout_in else None,
+                               renamed=json.dumps(ir.renamed) if ir.renamed else "",
                                init_signature=init_signature, init_body=init_body,
                                call_signature=call_signature or "self, *args, training=None",
                                call_body=call_body or [f"{INDENT * 2}return super().call(*args, training=training)"],
@@ -235,6 +227,13 @@ def _with_training(source, definition):
 def _params_text(source, definition):
     """The parameter list rebuilt from the source's parameters (defaults kept, annotations where they resolve)."""
     return parameter_list(source, definition, KEPT_STDLIB)
+
+
+def _free_name(name, taken):
+    """`name`, or `name_`, `name__` ... when the model code already uses it."""
+    while name in taken:
+        name += "_"
+    return name
 
 
 def _docstring(node, source):

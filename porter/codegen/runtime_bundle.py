@@ -1,21 +1,31 @@
-"""Copy the runtime definitions a port uses (and what they use) into the generated module.
+"""The runtime module of a port: the porter/runtime definitions its model module uses (and what they use), copied
+into one file beside the model module, and the names the model module binds from it.
 
-Takes porter/runtime's definitions from `porter.runtime.runtime_index()` (read as text) and returns the source of
-the dependency closure of the requested names, in a deterministic order that defines base classes first.
+Dependencies are global names only (`porter.runtime.global_references`): a runtime definition is copied when a
+copied definition or the model code reads it as a global, never because a local variable shares its name. The
+runtime module is its own namespace, so its definitions keep their names; where the user's file already uses a
+runtime name (a class `Linear`, a local `mean`), the model module binds the runtime's under the emitted name
+(`TorchLinear = runtime.Linear`) chosen before translation (`FileContext.renames`).
 """
 
-import ast
+import re
+import symtable
 
-from porter.runtime import runtime_index
+from porter.runtime import global_references, runtime_index
 
 STDLIB_MODULES = {"math", "contextlib", "collections", "functools", "itertools", "numbers", "typing", "copy",
                   "warnings", "dataclasses"}
+# Runtime functions every model module offers by name: callers load weights and walk state through the module.
+PUBLIC_NAMES = ("collect_state", "load_state_dict")
+
+
+def runtime_file_name(module_file_name):
+    """`resnet_keras.py` -> `resnet_keras_runtime.py` (beside it, so a directory of ports never shares one)."""
+    return module_file_name.removesuffix(".py") + "_runtime.py"
 
 
 def runtime_modules_used(text):
     """The imports a chunk of generated text needs (keras, np, tf, math, ...)."""
-    import re
-
     imports = []
     for module in sorted(STDLIB_MODULES | {"keras"}):
         if re.search(rf"(?<![\w.]){module}\.", text):
@@ -39,53 +49,36 @@ def closure(names):
     return needed
 
 
-def bundle(names, renames=None):
-    """Source text of the runtime definitions `names` need, in definition order (renamed where asked)."""
+def bundle(names):
+    """Source text of the runtime definitions `names` need, in definition order (base classes first)."""
     index = runtime_index()
-    needed = closure(names)
     chunks, seen = [], set()
-    for definition in sorted((index[n] for n in needed), key=lambda d: d.order):
-        if definition.source in seen:
-            continue
-        seen.add(definition.source)
-        chunks.append(definition.source)
-    text = "\n\n\n".join(chunks)
-    return rename_globals(text, renames) if renames else text
+    for definition in sorted((index[n] for n in closure(names)), key=lambda d: d.order):
+        if definition.source not in seen:  # one statement can define several names
+            seen.add(definition.source)
+            chunks.append(definition.source)
+    return "\n\n\n".join(chunks)
 
 
-def _rename_identifier(text, old, new):
-    return rename_globals(text, {old: new})
+def runtime_bindings(model_code, renames):
+    """[(name in the model module, runtime name)] for every runtime definition `model_code` reads as a global, plus
+    PUBLIC_NAMES; sorted. `renames` maps runtime names the user's file also uses to the names emitted for them."""
+    index = runtime_index()
+    emitted_as = {new: old for old, new in renames.items()}
+    defined = _module_level_names(model_code)
+    bindings = {}
+    for name in global_references(model_code) - defined:
+        runtime = emitted_as.get(name, None if name in renames else name)  # a renamed name is the user's own
+        if runtime in index:
+            bindings[name] = runtime
+    for runtime in PUBLIC_NAMES:
+        emitted = renames.get(runtime, runtime)
+        if emitted not in defined:
+            bindings.setdefault(emitted, runtime)
+    return sorted(bindings.items())
 
 
-def rename_globals(text, renames):
-    """Rename module-level names in runtime source, leaving same-named locals, parameters and keywords alone."""
-    tree = ast.parse(text)
-    edits = []  # (line, column, old, new)
-
-    def local_names(function):
-        names = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-        for node in ast.walk(function):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-        return names
-
-    def visit(node, shadowed):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in renames and not shadowed:
-            keyword = "def " if isinstance(node, ast.FunctionDef) else "class "
-            line = text.splitlines()[node.lineno - 1]
-            column = line.index(keyword + node.name) + len(keyword)
-            edits.append((node.lineno, column, node.name, renames[node.name]))
-        if isinstance(node, (ast.FunctionDef, ast.Lambda)):
-            shadowed = shadowed | (local_names(node) & set(renames))
-        if isinstance(node, ast.Name) and node.id in renames and node.id not in shadowed:
-            edits.append((node.lineno, node.col_offset, node.id, renames[node.id]))
-        for child in ast.iter_child_nodes(node):
-            visit(child, shadowed)
-
-    visit(tree, frozenset())
-    lines = text.splitlines(keepends=True)
-    for line, column, old, new in sorted(edits, reverse=True):
-        source = lines[line - 1]
-        if source[column:column + len(old)] == old:
-            lines[line - 1] = source[:column] + new + source[column + len(old):]
-    return "".join(lines)
+def _module_level_names(text):
+    """Names `text` binds at module level (its classes, functions, constants and imports)."""
+    table = symtable.symtable(text, "<generated>", "exec")
+    return {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}

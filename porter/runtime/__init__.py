@@ -6,6 +6,7 @@ import, so no TensorFlow) and indexes their top-level definitions by name for th
 
 import ast
 import functools
+import symtable
 from pathlib import Path
 
 RUNTIME_DIR = Path(__file__).resolve().parent
@@ -13,6 +14,8 @@ MODULE_ORDER = ("base", "module", "helpers")  # modules whose definitions others
 
 
 class Definition:
+    """One top-level runtime definition: its source text and the global names it refers to."""
+
     def __init__(self, name, module, order, source, uses):
         self.name, self.module, self.order, self.source, self.uses = name, module, order, source, uses
 
@@ -35,13 +38,22 @@ def runtime_index():
                 continue
             start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
             segment = "".join(lines[start - 1:node.end_lineno]).rstrip("\n")  # whole lines: O(size) overall
-            decorators = ""
-            uses = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            uses |= {n.value.id for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(
-                n.value, ast.Name)}
+            uses = global_references(segment, str(path))
             for name in names:
-                index[name] = Definition(name, path.stem, (rank, position), decorators + segment, uses - {name})
+                index[name] = Definition(name, path.stem, (rank, position), segment, uses - {name})
     return index
+
+
+def global_references(text, filename="<generated>"):
+    """The global names `text` (a module or top-level statements) reads, at module level or inside its functions
+    and classes; parameters, locals and names of enclosing functions are not global."""
+    found = set()
+    tables = [symtable.symtable(text, filename, "exec")]
+    while tables:
+        table = tables.pop()
+        found.update(s.get_name() for s in table.get_symbols() if s.is_global() and s.is_referenced())
+        tables.extend(table.get_children())
+    return found
 
 
 def _defined_names(node):
