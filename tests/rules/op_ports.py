@@ -52,11 +52,22 @@ def port(folder, source, input_specs=("3,8,8",), init_args=None):
 
 def port_cache(tmp_path_factory, sources, input_specs=("3,8,8",)):
     """name -> PortedPair, converting `sources[name]` on first use."""
+    return cached(lambda name: port(tmp_path_factory.mktemp(name), sources[name], input_specs))
+
+
+def cached(make):
+    """name -> make(name), made once; a failure is kept and raised again (hypothesis does not convert anew for
+    every example it shrinks)."""
     cache = {}
 
     def get(name):
         if name not in cache:
-            cache[name] = port(tmp_path_factory.mktemp(name), sources[name], input_specs)
+            try:
+                cache[name] = make(name)
+            except Exception as error:  # noqa: BLE001 (re-raised on every use)
+                cache[name] = error
+        if isinstance(cache[name], Exception):
+            raise cache[name]
         return cache[name]
 
     return get

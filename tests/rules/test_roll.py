@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.rules.op_ports import assert_same_outputs, conv_model, port, random_input
+from tests.rules.op_ports import assert_same_outputs, cached, conv_model, port, random_input
 
 # Each op reads the shifts from the model's constructor (`s`), so one port serves every drawn shift.
 OPS = {
@@ -32,14 +32,7 @@ def roll_model(op):
 
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            cache[name] = port(tmp_path_factory.mktemp(name), roll_model(OPS[name][0]))
-        return cache[name]
-
-    return get
+    return cached(lambda name: port(tmp_path_factory.mktemp(name), roll_model(OPS[name][0])))
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -82,22 +75,16 @@ class Shifter(nn.Module):
 '''
 
 
+@pytest.fixture(scope="module")
+def shifter(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("shifter"), textwrap.dedent(SEQUENCE_MODEL), input_specs=("5,8",))
+
+
 @given(batch=st.integers(1, 3), length=st.sampled_from([1, 2, 5, 9]), seed=st.integers(0, 2**16))
-def test_roll_sequence_model_end_to_end(tmp_path_factory, batch, length, seed):
-    pair = sequence_pair(tmp_path_factory)
+def test_roll_sequence_model_end_to_end(shifter, batch, length, seed):
     x = random_input(seed, (batch, length, 8))
     for jit in (False, True):
-        assert_same_outputs(pair, [x], tolerance=1e-5, what=f"shifter jit={jit} x{x.shape}", jit=jit)
-
-
-_SEQUENCE_PAIR = {}
-
-
-def sequence_pair(tmp_path_factory):
-    if "pair" not in _SEQUENCE_PAIR:
-        _SEQUENCE_PAIR["pair"] = port(tmp_path_factory.mktemp("shifter"), textwrap.dedent(SEQUENCE_MODEL),
-                                      input_specs=("5,8",))
-    return _SEQUENCE_PAIR["pair"]
+        assert_same_outputs(shifter, [x], tolerance=1e-5, what=f"shifter jit={jit} x{x.shape}", jit=jit)
 
 
 torch.set_num_threads(1)

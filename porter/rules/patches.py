@@ -1,0 +1,43 @@
+"""Rules: `F.unfold` / `F.fold` (im2col / col2im) and the modules `nn.Unfold` / `nn.Fold`.
+
+Layout. unfold of a channels-last (N, H, W, C) tensor gives (N, L, C*kh*kw): torch's (N, C*kh*kw, L) with dim 1
+moved last, i.e. channels-last of rank 3, with torch's row order exactly; the common `.transpose(1, 2)` that
+follows is then free, and fold reads such a tensor back into channels-last (N, H, W, C). On torch's layout both
+run as they are. So the functions never transpose; the modules are channels-last layers (their rule says so).
+Dtype: kept (values are only moved, and summed by fold).
+"""
+
+from porter.ir.values import tensor
+from porter.rules.registry import Signature, function_rule, module_rule
+
+UNFOLD = Signature.parse("(input, kernel_size, dilation=1, padding=0, stride=1)")
+FOLD = Signature.parse("(input, output_size, kernel_size, dilation=1, padding=0, stride=1)")
+
+
+def _patch_call(translator, call, signature, runtime, channels_last_rank, rank_change):
+    """The runtime call on the input as it lies when it is channels-last of `channels_last_rank`, else on
+    torch's layout; the result's rank is the input's plus `rank_change`."""
+    bound = call.bind(signature)
+    value = bound["input"]
+    options = {name: translator.as_plain(bound[name]) for name in signature.params[1:] if name in bound}
+    name = translator.ctx.use(runtime)
+    if value.channels_last and value.rank == channels_last_rank:
+        code = f"{name}({translator.join_args([value], options)}, channels_last=True)"
+        return tensor(code, value.rank + rank_change, "channels_last").but(dtype=value.dtype)
+    plain = translator.as_plain(value)
+    rank = plain.rank + rank_change if plain.rank is not None else None
+    return tensor(f"{name}({translator.join_args([plain], options)})", rank).but(dtype=value.dtype)
+
+
+def translate_unfold(translator, call):
+    return _patch_call(translator, call, UNFOLD, "unfold", 4, -1)
+
+
+def translate_fold(translator, call):
+    return _patch_call(translator, call, FOLD, "fold", 3, +1)
+
+
+function_rule("torch.nn.functional.unfold", translate=translate_unfold, layout="any")
+function_rule("torch.nn.functional.fold", translate=translate_fold, layout="any")
+module_rule("torch.nn.Unfold", runtime="Unfold", layout="channels_last", rank=3)
+module_rule("torch.nn.Fold", runtime="Fold", layout="channels_last", rank=4)
