@@ -17,7 +17,6 @@ from pathlib import Path
 
 from porter.errors import UsageError, WeightsError
 from porter.weights.readers import read_state_dict
-from porter.weights.record import LayoutUnknown, layout_of
 
 WEIGHTS_SUFFIX = ".weights.h5"
 # Suffixes dropped from the weights file's name to name the Keras file: model.pth.tar -> model.weights.h5.
@@ -29,6 +28,20 @@ LOAD_ERRORS = (ValueError, TypeError, IndexError, KeyError)  # what a state dict
 
 class WeightsNotConverted(Exception):
     """The model has stubs where the weights would go: the rest of the output is still written, with a warning."""
+
+
+class LayoutUnknown(Exception):
+    """The regenerated model's parameter layout cannot be had (the model does not build)."""
+
+
+def shape_text(shape):
+    """(3, 4, 4) -> '3x4x4'; a scalar -> 'scalar' (one line per key in the manifest's weights record)."""
+    return "x".join(str(int(size)) for size in shape) or "scalar"
+
+
+def layout_of(entries):
+    """{torch key: Keras variable shape text} of a model's state entries (`collect_state(model)`), sorted by key."""
+    return {entry.key: shape_text(entry.variable.shape) for entry in sorted(entries, key=lambda e: e.key)}
 
 
 def weights_file_name(weights_path):

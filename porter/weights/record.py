@@ -9,7 +9,8 @@ from, a fingerprint of the model code (module text, main class, constructor argu
 - `porter diff` compares what `convert --force` would write, weights record included, and says whether the file
   still fits the regenerated model (the layout check builds the model, so it imports TensorFlow, only then).
 
-Everything here but `regenerated_layout` is static: no torch or TensorFlow import.
+Everything here but `regenerated_layout` (which imports porter.weights.convert_weights) is static: no torch or
+TensorFlow import.
 """
 
 import hashlib
@@ -27,16 +28,6 @@ def model_fingerprint(module_text, main_class, init_args):
     """What the weights depend on: the generated module, the class built and its constructor arguments."""
     payload = json.dumps([module_text, main_class, init_args or {}], sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def shape_text(shape):
-    """(3, 4, 4) -> '3x4x4'; a scalar -> 'scalar' (one line per key in the manifest)."""
-    return "x".join(str(int(size)) for size in shape) or "scalar"
-
-
-def layout_of(entries):
-    """{torch key: Keras variable shape text} of a model's state entries (`collect_state(model)`), sorted by key."""
-    return {entry.key: shape_text(entry.variable.shape) for entry in sorted(entries, key=lambda e: e.key)}
 
 
 def make_record(name, weights_path, out, conversion, layout):
@@ -130,10 +121,9 @@ def weights_misfit(out, files, source_display):
                       f"(an output of an older porter); {fix}")
     if record.get("model_fingerprint") == fingerprint_of(files):
         return True, None
-    try:
-        layout = regenerated_layout(files)
-    except LayoutUnknown as reason:
-        return None, f"{path} may no longer fit: the model code changed since it was written ({reason}); {fix}"
+    layout = regenerated_layout(files)
+    if isinstance(layout, str):
+        return None, f"{path} may no longer fit: the model code changed since it was written ({layout}); {fix}"
     changes = layout_changes(record.get("layout") or {}, layout)
     if not changes:
         return True, None
@@ -164,19 +154,19 @@ def layout_changes(recorded, current):
     return changes
 
 
-class LayoutUnknown(Exception):
-    """The regenerated model's parameter layout cannot be had here (no TensorFlow, or the model does not build)."""
-
-
 def regenerated_layout(files):
-    """The parameter layout of the regenerated main class, built with the manifest's constructor arguments."""
+    """The parameter layout of the regenerated main class, built with the manifest's constructor arguments; a
+    string saying why when it cannot be had here (no TensorFlow, or the model does not build)."""
     try:
-        from porter.weights.convert_weights import model_layout
+        from porter.weights.convert_weights import LayoutUnknown, model_layout
     except ImportError as error:  # a static-only install
-        raise LayoutUnknown(f"{error.name or 'TensorFlow'} is not installed to check it") from None
+        return f"{error.name or 'TensorFlow'} is not installed to check it"
     manifest = json.loads(files[MANIFEST])
     module = manifest["sources"][0]["module"]
-    return model_layout(module, files, manifest.get("main_class"), manifest.get("init_args") or {})
+    try:
+        return model_layout(module, files, manifest.get("main_class"), manifest.get("init_args") or {})
+    except LayoutUnknown as reason:
+        return str(reason)
 
 
 def load_hint(out, files, name):
