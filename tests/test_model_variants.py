@@ -27,6 +27,6 @@ def test_variant_matches_torch(name, tmp_path):
     inputs = pair.example_inputs(batch=2, seed=3)
     expected = pair.run_torch(inputs)
     for jit in (False, True):
-        for want, got in zip(expected, pair.run_keras(inputs, jit=jit)):
+        for want, got in zip(expected, pair.run_keras(inputs, jit=jit), strict=True):
             assert_equivalent(want, got, tolerance=1e-4, what=f"{name} jit={jit}")
     assert count_transposes(pair.keras_model, inputs) <= TRANSPOSE_LIMITS[name]

@@ -143,7 +143,7 @@ class Equivalence:
         if len(expected) != len(actual):
             raise EquivalenceFailure("forward", case, f"{len(actual)} outputs, torch returns {len(expected)}")
         result = {"abs": 0.0, "rel": 0.0, "judged": not case.extreme, "cosine": None, "argmax": None}
-        for index, (want, got) in enumerate(zip(expected, actual)):
+        for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
             what = f"output {index}" if len(expected) > 1 else "output"
             if self.bf16:
                 self._bf16_output(case, what, want, got, result)
@@ -244,7 +244,10 @@ class Equivalence:
             raise EquivalenceFailure(stage, case, f"the Keras model raised {type(error).__name__} in {mode} mode"
                                                   f"{self._raised_at(error)}: {str(error).strip()[:500]}")
         if training:
-            for index, (want, got) in enumerate(zip(expected_outputs, actual_outputs)):
+            if len(expected_outputs) != len(actual_outputs):
+                raise EquivalenceFailure(stage, case, f"{len(actual_outputs)} outputs in training mode, torch "
+                                                      f"returns {len(expected_outputs)}")
+            for index, (want, got) in enumerate(zip(expected_outputs, actual_outputs, strict=True)):
                 comparison = compare_arrays(want, got, FORWARD_TOLERANCE, f"output {index} in training mode",
                                             check_dtype=False)
                 if comparison.problem:

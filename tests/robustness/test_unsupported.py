@@ -51,7 +51,7 @@ CASES = {
 
             def forward(self, x):
                 return self.backbone(x)
-        ''', 8),
+        ''', 9),
     "third_party_function": ('''
         from mylib import ops as myops
 
@@ -99,12 +99,33 @@ CASES = {
         ''', 3),
 }
 
-KNOWN_TRANSLATOR_BUGS = {  # reported to the lead; strict, so a fix shows up as XPASS to remove the mark
-    "third_party_model_factory": "timm.create_model(...) is emitted verbatim (undefined `timm`, not in the manifest)",
-    "custom_autograd_function": "class Scale(torch.autograd.Function) is carried verbatim: `torch` is undefined "
-                                "and the generated module fails to import",
-    "jit_scripted_helper": "@torch.jit.script is carried verbatim: the generated module fails to import",
+# name -> text of the construct on the line CASES names (so an expected line cannot drift off the construct and
+# make a case fail, or an xfail hold, for the wrong reason)
+CONSTRUCTS = {
+    "extension_op": "torch.ops.mylib.fused_gelu(",
+    "third_party_layer": "FancyNorm(4)",
+    "third_party_model_factory": "timm.create_model(",
+    "third_party_function": "myops.thing(",
+    "custom_autograd_function": "Scale.apply(",
+    "jit_scripted_helper": "@torch.jit.script",
 }
+
+KNOWN_TRANSLATOR_BUGS = {  # reported to the lead; strict, so a fix shows up as XPASS to remove the mark
+    "custom_autograd_function": "class Scale(torch.autograd.Function) is carried verbatim: `torch` is undefined in "
+                                "the generated module, which porter reports as an internal error (exit 3)",
+    "jit_scripted_helper": "@torch.jit.script is carried verbatim: `torch` is undefined in the generated module, "
+                           "which porter reports as an internal error (exit 3)",
+}
+
+
+def full_source(name):
+    return HEADER + textwrap.dedent(CASES[name][0]).lstrip("\n")
+
+
+def test_expected_lines_hold_the_construct():
+    assert set(CONSTRUCTS) == set(CASES)
+    for name, (_, line) in CASES.items():
+        assert CONSTRUCTS[name] in full_source(name).splitlines()[line - 1], (name, line)
 
 
 def case_params():
@@ -116,8 +137,8 @@ def case_params():
 
 @pytest.mark.parametrize("name", case_params())
 def test_unsupported_construct_gives_partial_output(porter_cli, tmp_path, name):
-    body, line = CASES[name]
-    source = write_source(tmp_path / f"{name}.py", HEADER + textwrap.dedent(body).lstrip("\n"))
+    line = CASES[name][1]
+    source = write_source(tmp_path / f"{name}.py", full_source(name))
     out = tmp_path / "out"
     result = porter_cli("convert", source, "-o", out, "--input-shape", "4")
     assert result.code == 1, result.err
