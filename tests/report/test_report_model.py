@@ -100,3 +100,9 @@ def test_porting_md_says_how_to_load_the_weights(tmp_path):
     assert "from model_keras import Net" in section and "model = Net()" in section
     assert 'model.load_weights("<name>.weights.h5")' in section
     assert "load_state_dict(model, " in section  # a torch state dict of numpy arrays, without --weights
+
+
+def test_report_html_says_how_to_load_the_weights(tmp_path):
+    html = convert_snippet(tmp_path, CODE).files["report.html"]
+    section = html.split('<section id="loading-weights">', 1)[1].split("</section>", 1)[0]
+    assert "from model_keras import Net" in section and 'model.load_weights("&lt;name&gt;.weights.h5")' in section
