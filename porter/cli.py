@@ -165,26 +165,9 @@ def run_convert(args):
     check_init_args(conversion, init_args, str(source))
     files = dict(conversion.files)
     warnings = conversion.warnings  # the weights step may add to them
-    from porter.weights.record import keep_previous_weights, load_hint, stale_checkpoints, with_weights
+    from porter.weights.record import load_hint, stale_checkpoints, weights_step
 
-    weights_name, kept, kept_fits = None, None, False
-    if args.weights is not None:
-        from porter.weights.convert_weights import WeightsNotConverted, weights_file
-        from porter.weights.record import make_record, replaced_weights
-
-        try:
-            weights_name, payload, layout = weights_file(conversion, args.weights, options)
-        except WeightsNotConverted as reason:
-            warnings.append(f"{args.weights}: no .weights.h5 written: {reason}")
-        else:
-            files[weights_name] = payload
-            files = with_weights(files, weights_name, make_record(weights_name, args.weights, out, conversion,
-                                                                  layout))
-            warnings += replaced_weights(out, weights_name)
-    elif args.force:
-        files, kept, warning = keep_previous_weights(out, files)
-        warnings += [warning] if warning else []
-        kept_fits = kept is not None and warning is None
+    files, kept, loadable = weights_step(conversion, files, out, args.weights, args.force, options, warnings)
     warnings += stale_checkpoints(out, files)
     write_tree(out, files, force=args.force, keep=(source, args.weights, args.train_script, kept))
     for warning in warnings:
@@ -192,8 +175,8 @@ def run_convert(args):
     stubs = sum(len(c["unsupported"]) for s in conversion.manifest["sources"] for c in s["classes"])
     print(f"porter: wrote {out} ({len(files) + (kept is not None)} files, main class {conversion.main_class}"
           f"{f', {stubs} stubs: see PORTING.md' if stubs else ''})")
-    if weights_name or kept_fits:
-        print(f"porter: {load_hint(out, files, weights_name or kept.name)}")
+    if loadable:
+        print(f"porter: {load_hint(out, files, loadable)}")
     return conversion.exit_code
 
 

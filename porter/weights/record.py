@@ -219,3 +219,29 @@ def replaced_weights(out, name):
         return []
     return [(f"removed {Path(out) / previous[0]}, the weights of the previous conversion: {Path(out) / name} "
              f"replaces it")]
+
+
+def weights_step(conversion, files, out, weights, force, options, warnings):
+    """The weights part of `porter convert`: convert `weights` (a torch state dict) into OUT/<name>.weights.h5 with
+    its manifest record, or, with `force` and no new weights, keep OUT's previous weights file.
+
+    Appends to `warnings`. Returns (files, the kept file's path or None, the name of a weights file that fits the
+    model, for the loading advice, or None).
+    """
+    if weights is not None:
+        from porter.weights.convert_weights import WeightsNotConverted, weights_file
+
+        try:
+            name, payload, layout = weights_file(conversion, weights, options)
+        except WeightsNotConverted as reason:
+            warnings.append(f"{weights}: no .weights.h5 written: {reason}")
+        else:
+            warnings += replaced_weights(out, name)
+            files = with_weights({**files, name: payload}, name, make_record(name, weights, out, conversion, layout))
+            return files, None, name
+    if not force:
+        return files, None, None
+    files, kept, warning = keep_previous_weights(out, files)  # no new weights: the previous ones are the user's
+    if warning:
+        warnings.append(warning)
+    return files, kept, kept.name if kept is not None and warning is None else None
