@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 from porter import __version__
 from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
-from porter.frontend.first_layer import check_input_specs
+from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
 from porter.frontend.source import parse_source
 from porter.frontend.training_code import ExampleInput, read_training_code
 from porter.ir.values import tensor
@@ -15,7 +15,9 @@ from porter.output import listed_files, manifest_text
 from porter.passes.classes import FileTranslator
 from porter.passes.context import FileContext
 from porter.self_check import check_generated
+from porter.training.reader import training_fallbacks
 
+SEQUENCE_LENGTH = 16  # token ids per example when only a first Embedding tells the inputs
 RESERVED_MODULE_NAMES = {"torch", "tensorflow", "keras", "mxnet", "numpy", "np", "tf", "jax", "porter"}
 
 
@@ -107,33 +109,23 @@ def choose_main_class(source, requested, trained):
     return candidates[-1] if candidates else list(source.classes)[-1]
 
 
-def infer_example_inputs(source, main_class, ctx):
-    """Backwards from the first layer that fixes a size: a Linear(784) applied first -> (784,)."""
-    ir = ctx.irs.get(main_class)
-    if ir is None:
-        return None
-    for name, ref in ir.attributes.items():
-        if getattr(ref, "kind", None) == "rule" and ref.rule.runtime == "Linear":
-            info = source.classes[main_class]
-            forward = info.find_method("forward")
-            if forward is None:
-                return None
-            text = source.code_of(forward)
-            first_call = text.find("self.")
-            if first_call >= 0 and text[first_call + 5:].startswith(name + "("):
-                size = _constructor_first_int(source, info, name)
-                return [ExampleInput([size])] if size else None
-        break
-    return None
-
-
-def _constructor_first_int(source, info, attribute):
-    import re
-
-    init = info.methods.get("__init__")
-    text = source.code_of(init) if init is not None else ""
-    match = re.search(rf"self\.{re.escape(attribute)}\s*=\s*[\w.]*Linear\(\s*(\d+)", text)
-    return int(match.group(1)) if match else None
+def infer_example_inputs(source, main_class, init_args):
+    """From the layer that first reads forward's only tensor argument: Linear(784) -> (784,) float32, Embedding(1000,
+    ...) -> SEQUENCE_LENGTH int64 token ids in [0, 1000). (example inputs, what was assumed or None), or (None, None).
+    """
+    signature = forward_signature(source, main_class)
+    layer = first_layer(source, main_class, init_args) if signature is not None and signature.required == 1 \
+        else None
+    if layer is None or layer.size is None:
+        return None, None
+    if layer.kind == "linear":
+        return [ExampleInput([layer.size])], None
+    if layer.kind == "embedding":
+        example = ExampleInput([SEQUENCE_LENGTH], "int64", 0, layer.size)
+        return [example], (f"{source.display_path}:{layer.line}: example inputs of {main_class} taken from its first "
+                           f"layer {layer.short_name}({layer.size}, ...): --input-shape {example.spec_text()} (the "
+                           f"sequence length {SEQUENCE_LENGTH} is a guess; pass --input-shape to set it)")
+    return None, None
 
 
 def convert(options, read_only=False):
@@ -160,10 +152,12 @@ def convert(options, read_only=False):
                                       {})
     translator = FileTranslator(ctx, example_values).translate(main_class)
     if not example_inputs:
-        example_inputs = infer_example_inputs(source, main_class, ctx)
+        example_inputs, assumed = infer_example_inputs(source, main_class, options.init_args or {})
+        warnings.extend([assumed] if assumed else [])
         if not example_inputs:
             warnings.append(f"{display}: example inputs of {main_class} are unknown; `porter verify` and "
                             f"train_tpu.py need them (pass --input-shape)")
+    warnings.extend(training_fallbacks(source, main_class, options.train_script))
     emitter = ModuleEmitter(translator)
     module_name = module_file_name(source_path)
     module_files = emitter.render(module_name)  # the model module and the runtime module beside it

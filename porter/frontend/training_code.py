@@ -50,6 +50,7 @@ class TrainingCodeReader(cst.CSTVisitor):
         self.calls = []  # (class name, [arg nodes])
         self.constructed = []  # class names constructed outside class bodies, in order
         self.dataset_inputs = []  # first tensors handed to TensorDataset(...)
+        self.returned = {}  # module-level function -> ExampleInput it returns (None: not a literal tensor)
         self.depth = 0
 
     def visit_ClassDef(self, node):
@@ -97,6 +98,8 @@ class TrainingCodeReader(cst.CSTVisitor):
             node = node.func.value
         if isinstance(node, cst.Name):
             return self.tensors.get(node.value)
+        if isinstance(node, cst.Call) and dotted_name(node.func) in self.source.functions:
+            return self.returned_example(dotted_name(node.func))
         if isinstance(node, cst.Call):
             return self.example_from_creation(node)
         if isinstance(node, cst.Subscript):
@@ -116,6 +119,32 @@ class TrainingCodeReader(cst.CSTVisitor):
             self.calls.append((self.model_vars[callee], [a.value for a in node.args if a.keyword is None]))
         elif isinstance(node.func, cst.Call) and dotted_name(node.func.func) in self.source.classes:
             self.calls.append((dotted_name(node.func.func), [a.value for a in node.args if a.keyword is None]))
+
+    def returned_example(self, function_name):
+        """ExampleInput of what a module-level function returns: `def example_batch(): return torch.randn(8, 40,
+        101)` gives (40, 101); None unless every return gives the same example."""
+        if function_name in self.returned:
+            return self.returned[function_name]
+        self.returned[function_name] = None  # a recursive function reads as unknown
+        returns = []
+
+        class Returns(cst.CSTVisitor):
+            def visit_FunctionDef(self, node):
+                return node is function  # a nested function's returns are its own
+
+            def visit_Return(self, node):
+                returns.append(node.value)
+
+        function = self.source.functions[function_name]
+        function.visit(Returns())
+        examples = [self.example_of(value) if value is not None else None for value in returns]
+        found = examples[0] if examples and all(e is not None and e == examples[0] for e in examples) else None
+        self.returned[function_name] = found
+        return found
+
+    def function_examples(self):
+        """Examples returned by the file's module-level functions, in source order."""
+        return [e for e in (self.returned_example(name) for name in self.source.functions) if e is not None]
 
     def example_from_creation(self, call):
         canonical = self.source.imports.resolve(call.func)
@@ -261,6 +290,13 @@ def read_training_code(source):
         loose = sorted(reader.tensors.values(), key=lambda v: (v.dtype != "float32", -len(v.shape)))
         if loose and len(_forward_params(source, main)) == 1:
             examples[main] = [loose[0]]
+    returned = reader.function_examples()
+    if returned:
+        # a function that builds an example batch (`def example_batch(): return torch.randn(8, 40, 101)`) serves
+        # any class whose forward takes one tensor and that the training code gives nothing better
+        for class_name in source.classes:
+            if class_name not in examples and len(_forward_params(source, class_name)) == 1:
+                examples[class_name] = [returned[0]]
     return main, examples
 
 

@@ -51,12 +51,15 @@ def analyse(index, values, backward):
         info.batch_loop = loops[0]
         info.loader = loader_of(info.batch_loop, values, scope, index)
         info.iterates_loader = info.loader is not None or _looks_like_loader(info.batch_loop)
-        if not info.iterates_loader:
+        strided = strided_range(info.batch_loop)
+        if strided is not None:  # `for i in range(0, N, B)`: batches sliced from N examples
+            info.examples, info.batch_size = (strided[0], scope), (strided[1], scope)
+        elif not info.iterates_loader:
             count = range_count(info.batch_loop)
             if count is not None:
                 info.step_count = count
         outer = loops[1] if len(loops) > 1 else _loop_around_calls_of(index, backward.function)
-        if outer is not None and (info.iterates_loader or info.step_count is not None):
+        if outer is not None and (info.iterates_loader or info.step_count is not None or strided is not None):
             info.epoch_loop = outer
             info.epoch_count = range_count(outer)
     elif backward.function is not None:
@@ -67,6 +70,9 @@ def analyse(index, values, backward):
             caller_scope = Scope(index.function_of(around))
             info.loader = loader_of(around, values, caller_scope, index)
             info.iterates_loader = info.loader is not None or _looks_like_loader(around)
+            strided = strided_range(around)
+            if strided is not None:
+                info.examples, info.batch_size = (strided[0], caller_scope), (strided[1], caller_scope)
             outer_loops = index.loops_around(around)
             outer = outer_loops[0] if outer_loops else _loop_around_calls_of(index, index.function_of(around))
             if outer is not None:
@@ -120,6 +126,19 @@ def range_count(loop):
             return stop.left
         return cst.BinaryOperation(stop, cst.Subtract(), start)
     return None
+
+
+def strided_range(loop):
+    """(examples node, batch size node) of `for i in range(0, N, B)` (or `range(N0, N, B)`: N - N0 examples)."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call) or dotted_name(loop.iter.func) != "range":
+        return None
+    args = positional_args(loop.iter)
+    if len(args) != 3:
+        return None
+    start, stop, step = args
+    if isinstance(start, cst.Integer) and start.value == "0":
+        return stop, step
+    return cst.BinaryOperation(stop, cst.Subtract(), start), step
 
 
 def _loop_around_calls_of(index, function):

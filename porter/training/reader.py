@@ -76,7 +76,45 @@ def read_training(source, main_class, train_source=None):
 
     _loop_settings(plan, info, values, index, model_names)
     _summary(plan, info)
+    fallbacks = unread_settings(plan)
+    if fallbacks:
+        plan.note(None, "not read from the source, so train_tpu.py uses its defaults: " + ", ".join(fallbacks))
     return plan
+
+
+def training_fallbacks(source, main_class, train_script=None):
+    """convert's warnings (shown in PORTING.md too): the loop settings of the training code that porter could not
+    read and train_tpu.py replaces with its defaults. Unreadable training code is the training script's note."""
+    from porter.errors import PorterError
+    from porter.frontend.source import parse_source
+
+    train_source = parse_source(train_script, str(train_script)) if train_script is not None else None
+    try:
+        plan = read_training(source, main_class, train_source)
+    except PorterError:
+        raise
+    except Exception:  # noqa: BLE001 - the training producer reports unreadable training code
+        return []
+    missing = unread_settings(plan)
+    if not missing:
+        return []
+    return [(f"{plan.source_name}: training settings porter could not read from the source take train_tpu.py's "
+             f"defaults: {', '.join(missing)} (set them with train_tpu.py's flags)")]
+
+
+def unread_settings(plan):
+    """The loop settings of the source's training code that porter could not read, each with the default
+    train_tpu.py uses instead (nothing for a source without training code: everything is a default there)."""
+    if not plan.has_training_code:
+        return []
+    missing = []
+    if plan.steps is None and plan.epochs is None:
+        missing.append("epochs (1)")
+    if plan.batch_size is None:
+        missing.append("batch size (32)")
+    if plan.steps is None and plan.source_examples is None and plan.steps_per_epoch is None:
+        missing.append("steps per epoch (the --data set's size, else 8 synthetic batches)")
+    return missing
 
 
 # --- model ---------------------------------------------------------------------------------------------------
@@ -307,6 +345,15 @@ def _summary(plan, info):
         lines.append(f"loss {plan.loss.torch_name} (line {plan.loss.line})")
     if plan.clip is not None:
         lines.append(f"gradient clipping {plan.clip.torch_name} (line {plan.clip.line})")
+    for label, value in (("epochs", plan.epochs), ("optimizer steps", plan.steps), ("batch size", plan.batch_size),
+                         ("training examples", plan.source_examples), ("steps per epoch", plan.steps_per_epoch)):
+        if value is None:
+            continue
+        default = f" (default {value.value!r})" if value.known and value.code != repr(value.value) else ""
+        if value.code in value.refs:
+            lines.append(f"{label} from --{value.code.replace('_', '-')}{default}")
+        else:
+            lines.append(f"{label} {value.code}{default}")
     plan.summary = lines
 
 

@@ -248,3 +248,110 @@ def test_every_fixture_gets_a_valid_script(tmp_path, fixture):
     for name in ("train_tpu.py", "train_support.py"):
         compile((out / name).read_text(), name, "exec")
     assert "def build_optimizer(" in (out / "train_tpu.py").read_text()
+
+
+def test_strided_batch_loop_gives_epochs_batch_size_and_examples(tmp_path):
+    """`for i in range(0, 512, 32)` slices batches from 512 examples: 5 epochs of 16 steps, not the defaults."""
+    source = tmp_path / "speech.py"
+    source.write_text(HEADER + textwrap.dedent('''
+        def train():
+            model = Net()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+            data = torch.randn(512, 8)
+            labels = torch.randint(0, 3, (512,))
+            for epoch in range(5):
+                for i in range(0, 512, 32):
+                    loss = F.cross_entropy(model(data[i:i + 32]), labels[i:i + 32])
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+        '''))
+    plan = read_training(parse_source(source), "Net")
+    assert (plan.epochs.value, plan.batch_size.value, plan.source_examples.value) == (5, 32, 512)
+    assert {"epochs 5", "batch size 32", "training examples 512"} <= set(plan.summary)
+    assert not any("not read from the source" in text for _, text in plan.notes)
+    out = tmp_path / "out"
+    convert_source(source, out)
+    text = (out / "train_tpu.py").read_text()
+    assert "DEFAULT_EPOCHS = 5\n" in text and "DEFAULT_BATCH_SIZE = 32\n" in text
+    assert "SOURCE_EXAMPLES = 512 " in text
+
+
+UNREADABLE_LOOP = HEADER + '''
+CONFIG = {"epochs": 3}
+
+
+def batches():
+    while True:
+        yield torch.randn(16, 8), torch.randint(0, 3, (16,))
+
+
+def train(model, stream):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(CONFIG["epochs"]):
+        x, y = next(stream)
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+train(Net(), batches())
+'''
+
+
+def test_settings_porter_cannot_read_are_listed(tmp_path, capsys):
+    """Defaults that replace the source's loop settings are said in train_tpu.py, PORTING.md and on stderr."""
+    plan = plan_of(tmp_path, UNREADABLE_LOOP)
+    listed = "epochs (1), batch size (32), steps per epoch"
+    assert any(f"train_tpu.py uses its defaults: {listed}" in text for _, text in plan.notes), plan.notes
+    source = tmp_path / "model.py"
+    out = tmp_path / "out"
+    convert_source(source, out, "--input-shape", "8")
+    assert listed in (out / "train_tpu.py").read_text().split('"""')[1]
+    warnings = (out / "PORTING.md").read_text().split("## Warnings", 1)[1].split("\n## ", 1)[0]
+    assert f"train_tpu.py's defaults: {listed}" in warnings
+    assert "porter: warning: model.py: training settings porter could not read" in capsys.readouterr().err
+
+
+def test_no_list_of_defaults_without_training_code(tmp_path):
+    assert not any("not read from the source" in text for _, text in plan_of(tmp_path, HEADER).notes)
+
+
+def test_example_inputs_from_a_function_that_builds_a_batch(tmp_path):
+    source = tmp_path / "model.py"
+    source.write_text(HEADER.replace("nn.Linear(8, 3)", "nn.Conv1d(40, 3, 3)") + textwrap.dedent('''
+        def example_batch():
+            return torch.randn(8, 40, 101)
+
+
+        def run(model, batch):
+            return model(batch)
+
+
+        run(Net(), example_batch())
+        '''))
+    manifest = convert_source(source, tmp_path / "out")
+    entry = next(c for c in manifest["sources"][0]["classes"] if c["name"] == "Net")
+    assert entry["example_inputs"] == [{"shape": [40, 101], "dtype": "float32", "low": None, "high": None}]
+
+
+def test_example_inputs_of_a_first_embedding_are_token_ids(tmp_path, capsys):
+    source = tmp_path / "model.py"
+    source.write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+
+        class TextNet(nn.Module):
+            def __init__(self, vocab=1000, dim=32):
+                super().__init__()
+                self.embed = nn.Embedding(vocab, dim)
+                self.fc = nn.Linear(dim, 2)
+
+            def forward(self, tokens):
+                return self.fc(self.embed(tokens).mean(1))
+        '''))
+    manifest = convert_source(source, tmp_path / "out", "--init-args", '{"vocab": 700}')
+    entry = manifest["sources"][0]["classes"][0]
+    assert entry["example_inputs"] == [{"shape": [16], "dtype": "int64", "low": 0, "high": 700}]
+    assert "taken from its first layer Embedding(700, ...): --input-shape 16:int64:0:700" in capsys.readouterr().err
