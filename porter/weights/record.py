@@ -1,7 +1,7 @@
 """The manifest's record of OUT/<name>.weights.h5: the model code and parameter layout the weights were written for.
 
 `convert --weights` writes the record (`"weights"` in porter-manifest.json): the file's name, where it was converted
-from, a fingerprint of the model code (module text, main class, constructor arguments) and the parameter layout
+from, a fingerprint of the model code (model and runtime modules, main class, constructor arguments) and the parameter layout
 (torch key -> Keras variable shape). With it:
 
 - `convert --force` without `--weights` keeps the weights file and its record (it is the user's result, not
@@ -18,15 +18,18 @@ import json
 import os
 from pathlib import Path, PurePosixPath
 
+from porter.codegen.runtime_bundle import runtime_file_name
 from porter.output import MANIFEST, listed_files, manifest_text, safe_relative
 
 RECORD = "weights"
 SHOWN_CHANGES = 5  # layout differences named in one message
 
 
-def model_fingerprint(module_text, main_class, init_args):
-    """What the weights depend on: the generated module, the class built and its constructor arguments."""
-    payload = json.dumps([module_text, main_class, init_args or {}], sort_keys=True)
+def model_fingerprint(files, module, main_class, init_args):
+    """What the weights depend on: the generated model module and the runtime module beside it (`files` holds
+    their texts), the class built and its constructor arguments."""
+    texts = [files.get(name, "") for name in (module, runtime_file_name(module))]
+    payload = json.dumps([texts, main_class, init_args or {}], sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -38,7 +41,7 @@ def make_record(name, weights_path, out, conversion, layout):
     except ValueError:  # another drive
         origin = Path(weights_path).name
     return {"file": name, "converted_from": PurePosixPath(Path(origin)).as_posix(),
-            "model_fingerprint": model_fingerprint(conversion.files[module], conversion.main_class,
+            "model_fingerprint": model_fingerprint(conversion.files, module, conversion.main_class,
                                                    conversion.manifest.get("init_args")),
             "layout": layout}
 
@@ -77,7 +80,7 @@ def fingerprint_of(files):
     """The model fingerprint of a conversion's files (module text, main class, init args from its manifest)."""
     manifest = json.loads(files[MANIFEST])
     module = manifest["sources"][0]["module"]
-    return model_fingerprint(files.get(module, ""), manifest.get("main_class"), manifest.get("init_args"))
+    return model_fingerprint(files, module, manifest.get("main_class"), manifest.get("init_args"))
 
 
 def keep_previous_weights(out, files):
@@ -203,12 +206,14 @@ def previous_fingerprint(out):
     try:
         manifest = json.loads((Path(out) / MANIFEST).read_text(encoding="utf-8"))
         module = manifest["sources"][0]["module"]
-        if not safe_relative(module):
-            return None
-        text = (Path(out) / module).read_text(encoding="utf-8")
+        names = [name for name in (module, runtime_file_name(module)) if safe_relative(name)]
+        texts = {name: (Path(out) / name).read_text(encoding="utf-8") for name in names
+                 if (Path(out) / name).is_file()}
     except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
         return None
-    return model_fingerprint(text, manifest.get("main_class"), manifest.get("init_args"))
+    if module not in texts:
+        return None
+    return model_fingerprint(texts, module, manifest.get("main_class"), manifest.get("init_args"))
 
 
 def replaced_weights(out, name):
