@@ -1,8 +1,8 @@
 """The manifest's record of OUT/<name>.weights.h5: the model code and parameter layout the weights were written for.
 
 `convert --weights` writes the record (`"weights"` in porter-manifest.json): the file's name, where it was converted
-from, a fingerprint of the model code (model and runtime modules, main class, constructor arguments) and the parameter layout
-(torch key -> Keras variable shape). With it:
+from, a fingerprint of the model code (model and runtime modules, main class, constructor arguments) and the
+parameter layout (torch key -> Keras variable shape). With it:
 
 - `convert --force` without `--weights` keeps the weights file and its record (it is the user's result, not
   something a re-conversion can rebuild) and warns when the model code changed since the weights were written;
