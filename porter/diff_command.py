@@ -9,7 +9,8 @@ not convert's, so they are carried over before comparing (an unchanged model aft
 The regenerated tree is what `convert --force` would write: it keeps OUT's weights file and the manifest's record of
 it, so a fresh `convert --weights` output diffs clean. When the model code changed since the weights were written,
 diff compares the recorded parameter layout with the regenerated model's (building it: only then is TensorFlow
-imported) and says on stderr that OUT/<name>.weights.h5 no longer fits (exit 1), or that it cannot tell.
+imported) and says on stderr that OUT/<name>.weights.h5 no longer fits (exit 1), or that it cannot tell; likewise
+for train_tpu.py checkpoints in OUT/tpu_run/ made with the model code on disk.
 """
 
 import difflib
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from porter.errors import UsageError
 from porter.output import listed_files, manifest_text
-from porter.weights.record import keep_previous_weights, weights_misfit
+from porter.weights.record import keep_previous_weights, stale_checkpoints, weights_misfit
 
 COMMAND = "diff"
 EXIT_SAME, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
@@ -73,8 +74,8 @@ def run(args):
     fresh, _, _ = keep_previous_weights(out, fresh)  # as `convert --force` writes it: OUT's weights file stays
     pairs = compare_trees(out, fresh, manifest)
     fits, message = weights_misfit(out, fresh, str(source))
-    if message:
-        print(f"porter: warning: {message}", file=sys.stderr)
+    for warning in ([message] if message else []) + stale_checkpoints(out, fresh):
+        print(f"porter: warning: {warning}", file=sys.stderr)
     if not pairs:
         return EXIT_DIFFERENT if fits is False else EXIT_SAME
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())

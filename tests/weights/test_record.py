@@ -111,6 +111,8 @@ def test_force_warns_about_checkpoints_of_the_previous_model(converted, capsys):
     code, _, err = run(["convert", source, "-o", out, "--force", "--input-shape", "4"], capsys)
     assert code == 0 and "checkpoints" not in err  # same model code: resuming is what the user wants
     source.write_text(SOURCE.replace("nn.Linear(4, 3)", "nn.Linear(4, 5)"))
+    code, _, err = run(["diff", source, "-o", out], capsys)  # diff says so before convert --force
+    assert code == 1 and f"{checkpoints} holds checkpoints of the previous model code" in err
     code, _, err = run(["convert", source, "-o", out, "--force", "--input-shape", "4"], capsys)
     lines = [line for line in err.splitlines() if "checkpoints" in line and "net.weights.h5" not in line]
     assert code == 0 and len(lines) == 1 and str(checkpoints) in lines[0] and "--output-dir" in lines[0], err
