@@ -83,7 +83,8 @@ class CallTranslator:
             return tensor(f"{self.ctx.use('not_supported')}({message!r})")
         if isinstance(func, cst.Attribute):
             base = self.expr(func.value)
-            if base.is_tensor or (base.kind == "python" and func.attr.value in TENSOR_ONLY_METHODS):
+            if base.is_tensor or (base.kind == "python" and (func.attr.value in TENSOR_ONLY_METHODS or getattr(
+                    self.ctx.function_rules.get(f"Tensor.{func.attr.value}"), "extra", {}).get("tensor_only"))):
                 return self.tensor_method(base.but(kind="tensor") if not base.is_tensor else base, func.attr.value,
                                           node)
             if base.kind == "size":
