@@ -154,7 +154,7 @@ def main(argv=None):
 
     meta = json.loads((work / "meta.json").read_text())
     data, state = dict(np.load(work / "data.npz")), dict(np.load(work / "state.npz"))
-    print(f"{args.fixture} {meta['input_shape']} {args.task}, {args.threads} threads, {args.calls} calls")
+    print(f"{meta['fixture']} {meta['input_shape']} {args.task}, {args.threads} threads, {args.calls} calls")
     if args.side in ("both", "keras"):
         keras_profile(meta, data, state, args)
     if args.side in ("both", "torch"):

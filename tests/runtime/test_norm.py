@@ -191,6 +191,28 @@ def test_batchnorm_rejects_wrong_rank():
         BatchNorm2d(3)(np.zeros((2, 4, 3), np.float32))
 
 
+@given(dims=st.sampled_from([0, 1, 2, 3]), mean=st.sampled_from([1e3, -1e4]), seed=st.integers(0, 2**16))
+def test_batchnorm_training_with_a_large_mean_stays_close_to_float64(dims, mean, seed):
+    """Batch statistics of inputs far from zero: the port to 2e-6 of the float64 answer (torch float32 drifts)."""
+    reference = perturb_torch_module(BATCH_NORMS[max(dims, 1)][0](3), seed).train()
+    ported = copy_torch_weights(reference, BATCH_NORMS[max(dims, 1)][1](3))
+    x = _inputs(seed, (4, 3, *(5, 4, 3)[:dims]), mean=mean)
+    _assert_large_mean(reference, x, _cl(ported, x, training=True))
+    _assert_running_stats(reference, ported)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_batchnorm_is_one_fused_op_in_a_graph(training):
+    """One FusedBatchNormV3 per call (grappler folds an inference one into a preceding Conv2D), no elementwise
+    chain: the op kinds of the traced graph, not a timing."""
+    layer = BatchNorm2d(4)
+    graph = tf.function(lambda t: layer(t, training=training)).get_concrete_function(
+        tf.TensorSpec([2, 5, 3, 4], tf.float32)).graph
+    kinds = [op.type for op in graph.get_operations()]
+    assert kinds.count("FusedBatchNormV3") == 1
+    assert "Rsqrt" not in kinds and "Mean" not in kinds
+
+
 # ----------------------------------------------------------------------------------------------- LayerNorm / RMSNorm
 
 
