@@ -135,10 +135,7 @@ CASES = {
         ''', "4"),
 }
 
-KNOWN_TRANSLATOR_BUGS = {  # reported to the lead; strict, so a fix shows up as XPASS to remove the mark
-    "module_names_shadowing_the_generated_imports": "module-level tf/np/keras/math are emitted unrenamed and "
-                                                    "shadow the generated module's imports",
-}
+KNOWN_TRANSLATOR_BUGS = {}  # name -> reason; strict xfail, so a fix shows up as XPASS to remove the mark
 
 
 def undefined_or_redefined_names(path):
