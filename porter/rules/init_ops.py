@@ -14,8 +14,8 @@ Anything else (an indexed receiver such as `weight[0].zero_()`) becomes a stub s
 
 import re
 
-from porter.ir.values import tensor
 from porter.ir.layout import unify
+from porter.ir.values import tensor
 from porter.rules.registry import function_rule
 
 ATTRIBUTE = re.compile(r"^(?P<owner>.+)\.(?P<name>[A-Za-z_]\w*)$")

@@ -10,6 +10,7 @@ arguments, on the same targets. In forward, on local channels-last tensors, all 
 """
 
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from porter.convert import ConvertOptions, convert
 from tests.rules.op_ports import assert_same_outputs, port, random_input
 
 INIT_MODEL = '''
@@ -72,7 +74,7 @@ def init_pair(tmp_path_factory):
 def built_models(pair, **args):
     """The torch model and the Keras port as their own constructors leave them (seeded, nothing loaded)."""
     torch.manual_seed(0)
-    return getattr(pair.torch_module, "InitModel")(**args), getattr(pair.keras_module, "InitModel")(**args)
+    return pair.torch_module.InitModel(**args), pair.keras_module.InitModel(**args)
 
 
 def keras_state(model):
@@ -127,6 +129,44 @@ def test_random_initialisers_have_torch_distribution(init_pair, mean, std, low, 
     state = keras_state(keras_model)
     weights = [state[key].ravel() for key in ("lin.weight", "layers.0.weight", "layers.1.weight")]
     assert_normal(np.concatenate(weights), 0.0, 0.5, "_init_weights normal_ on Linear weights")
+
+
+LOWERED = (  # source line of INIT_MODEL -> the line the port must hold
+    'assign_in_place(self, "scale", full_like(self.scale, value))',  # self.scale.data.fill_(value)
+    'assign_in_place(self, "mask", full_like(self.mask, -value))',  # a non-persistent buffer: replaced
+    'assign_in_place(self.conv, "bias", zeros_like(self.conv.bias))',  # a layer's weight, `.data` dropped
+    'assign_in_place(self.layers_[1], "bias", full_like(self.layers_[1].bias, value * 2))',  # indexed container
+    'assign_in_place(self.conv, "weight", view(arange(n * 27.0), n, 3, 3, 3) / 100.0, torch_layout=True)',
+    'assign_in_place(module, "weight", normal_like(module.weight, 0.0, 0.5))',  # an untyped helper argument
+)
+
+
+def test_initialisers_lower_to_in_place_assignments(init_pair):
+    text = Path(init_pair.keras_module.__file__).read_text()
+    missing = [line for line in LOWERED if line not in text]
+    assert not missing, missing
+
+
+def test_fill_of_an_indexed_receiver_is_a_stub(tmp_path):
+    """`weight.data[0].zero_()` writes into part of a variable: porter says so instead of dropping the write."""
+    source = tmp_path / "indexed.py"
+    source.write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+
+        class Indexed(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(10, 4)
+                self.emb.weight.data[0].zero_()
+
+            def forward(self, x):
+                return self.emb(x)
+    '''))
+    conversion = convert(ConvertOptions(source, tmp_path / "out", input_specs=["5:int64:0:10"]))
+    assert conversion.exit_code == 1
+    unsupported = conversion.manifest["sources"][0]["classes"][0]["unsupported"]
+    assert [(u["line"], u["construct"]) for u in unsupported] == [(9, "tensor .zero_")], unsupported
 
 
 FORWARD_MODEL = '''

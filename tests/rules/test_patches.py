@@ -37,16 +37,20 @@ class OpModel(nn.Module):
 # name -> (forward body, input layout): "image" inputs are (N, 3, H, W), "tokens" (N, L, 5), "columns" (N, C*K, L)
 OPS = {
     "unfold_channels_last": ("y = F.unfold(self.conv(x), self.k, self.d, self.p, self.s)", "image"),
-    "unfold_keywords_transposed": ("y = F.unfold(self.conv(x), kernel_size=self.k, dilation=self.d, "
-                                   "padding=self.p, stride=self.s).transpose(1, 2) * 2.0", "image"),
+    "unfold_keywords_transposed": (
+        ("y = F.unfold(self.conv(x), kernel_size=self.k, dilation=self.d, padding=self.p, "
+         "stride=self.s).transpose(1, 2) * 2.0"), "image"),
     "unfold_source": ("y = F.unfold(x, self.k, self.d, self.p, self.s)", "image"),
     "unfold_module": ("y = self.unfold(self.conv(x))", "image"),
-    "fold_round_trip": ("y = self.conv(x)\n        u = F.unfold(y, self.k, self.d, self.p, self.s)\n"
-                        "        y = F.fold(u, (y.shape[2], y.shape[3]), self.k, self.d, self.p, self.s)", "image"),
-    "fold_tokens_channels_last": ("t = self.tokens(x).transpose(1, 2)\n"
-                                  "        y = F.fold(t, self.out, self.k, self.d, self.p, self.s)", "tokens"),
-    "fold_source": ("y = F.fold(x, output_size=self.out, kernel_size=self.k, dilation=self.d, padding=self.p, "
-                    "stride=self.s)", "columns"),
+    "fold_round_trip": (
+        ("y = self.conv(x)\n        u = F.unfold(y, self.k, self.d, self.p, self.s)\n"
+         "        y = F.fold(u, (y.shape[2], y.shape[3]), self.k, self.d, self.p, self.s)"), "image"),
+    "fold_tokens_channels_last": (
+        "t = self.tokens(x).transpose(1, 2)\n        y = F.fold(t, self.out, self.k, self.d, self.p, self.s)",
+        "tokens"),
+    "fold_source": (
+        ("y = F.fold(x, output_size=self.out, kernel_size=self.k, dilation=self.d, padding=self.p, "
+         "stride=self.s)"), "columns"),
     "fold_module_then_conv": ("y = F.relu(self.fold(x))", "columns"),
 }
 CHANNELS = 4
