@@ -17,6 +17,7 @@ import libcst as cst
 from porter import __version__
 from porter.codegen.runtime_bundle import bundle, runtime_bindings, runtime_file_name, runtime_modules_used
 from porter.codegen.signatures import parameter_list
+from porter.frontend.source import assigned_names
 
 
 def _templates_dir():
@@ -95,14 +96,17 @@ class ModuleEmitter:
             if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString,
                                                                           cst.ConcatenatedString)):
                 return None  # the module docstring: the generated one replaces it
-            if isinstance(small, (cst.Assign, cst.AnnAssign)) and not _has_call(small, self.source):
-                return code
+            if any(name in self.source.model_names for name in assigned_names(statement)):
+                return code  # constants and configs the model classes use
             self.dropped.append((line, code.splitlines()[0]))
             return None
         if isinstance(statement, cst.ClassDef):
             if statement.name.value in self.source.classes:
                 return self.class_text(self.source.classes[statement.name.value])
-            return code  # config dataclasses and other plain classes are carried over as they are
+            if statement.name.value in self.source.model_names:
+                return code  # config dataclasses and other plain classes the model uses are carried over
+            self.dropped.append((line, f"class {statement.name.value}  (not used by the model classes)"))
+            return None
         if isinstance(statement, cst.FunctionDef):
             if statement.name.value in self.model_functions:
                 return self.function_text(statement)
@@ -210,8 +214,8 @@ class ModuleEmitter:
                                call_body=call_body or [f"{INDENT * 2}return super().call(*args, training=training)"],
                                methods=methods)
         if call_signature is None:
-            text = text.replace(f"    def call(self, *args, training=None):\n"
-                                f"        return super().call(*args, training=training)\n\n", "")
+            text = text.replace("    def call(self, *args, training=None):\n"
+                                "        return super().call(*args, training=training)\n\n", "")
         for method in methods:
             for decorator in method["decorators"]:
                 text = text.replace(f"    def {method['name']}(", f"    @{decorator}\n    def {method['name']}(", 1)
@@ -242,17 +246,6 @@ def _docstring(node, source):
             isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
         return source.code_of(body[0].body[0].value)
     return None
-
-
-def _has_call(node, source):
-    found = []
-
-    class Visitor(cst.CSTVisitor):
-        def visit_Call(self, call):
-            found.append(call)
-
-    node.visit(Visitor())
-    return bool(found)
 
 
 def format_code(text):

@@ -5,6 +5,7 @@ Never imports, execs or evals the input.
 
 import ast
 import contextlib
+import functools
 import io
 import sys
 import tokenize
@@ -69,17 +70,25 @@ class SourceFile:
     functions: dict  # module-level function name -> cst.FunctionDef
     framework: str = "torch"
 
-    def model_functions(self):
-        """Module-level functions the model classes use (directly or through each other): the rest is
-        training, data or I/O code, which the model module does not carry."""
+    @functools.cached_property
+    def model_names(self):
+        """Top-level names the model classes need, directly or through each other: helper functions, plain
+        classes (configs, namedtuples) and assigned constants. Everything else at module level (training, data,
+        I/O, pretrained-weight registries, factories) is not model code."""
+        bindings = top_level_bindings(self.module)
         used, frontier = set(), [info.node for info in self.classes.values()]
         while frontier:
             node = frontier.pop()
             for name in _names_in(node):
-                if name in self.functions and name not in used:
+                if name in bindings and name not in used and name not in self.classes:
                     used.add(name)
-                    frontier.append(self.functions[name])
-        return [name for name in self.functions if name in used]
+                    frontier.extend(bindings[name])
+        return frozenset(used)
+
+    def model_functions(self):
+        """Module-level functions the model classes use (directly or through each other): the rest is
+        training, data or I/O code, which the model module does not carry."""
+        return [name for name in self.functions if name in self.model_names]
 
     def line_of(self, node):
         position = self.positions.get(node)
@@ -198,6 +207,30 @@ def parse_source(path, display_path=None):
         elif isinstance(statement, cst.FunctionDef):
             functions[statement.name.value] = statement
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions)
+
+
+def top_level_bindings(module):
+    """name -> the top-level statements that bind it: `def`, `class` and assignments to plain names."""
+    bindings = {}
+    for statement in module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            bindings.setdefault(statement.name.value, []).append(statement)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for name in assigned_names(statement):
+                bindings.setdefault(name, []).append(statement)
+    return bindings
+
+
+def assigned_names(statement):
+    """Plain names a simple statement line assigns (`A = B = ...`, `x: int = ...`, `a, b = ...`)."""
+    names = []
+    for small in statement.body:
+        targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign) else
+                   [small.target] if isinstance(small, cst.AnnAssign) else [])
+        for target in targets:
+            elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            names.extend(e.value for e in elements if isinstance(e, cst.Name))
+    return names
 
 
 def _names_in(node):
