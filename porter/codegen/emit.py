@@ -17,6 +17,7 @@ import libcst as cst
 from porter import __version__
 from porter.codegen.runtime_bundle import bundle, runtime_bindings, runtime_file_name, runtime_modules_used
 from porter.codegen.signatures import parameter_list
+from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.source import assigned_names
 
 
@@ -28,8 +29,6 @@ def _templates_dir():
 
 
 TEMPLATES = _templates_dir()
-KEPT_STDLIB = {"math", "collections", "dataclasses", "typing", "functools", "itertools", "enum", "numbers",
-               "abc", "warnings", "copy", "inspect", "operator", "string", "re"}
 INDENT = "    "  # one level, as in the translated body lines
 LOADER_IMPORTS = ["import importlib.util", "import os", "import sys", "import zlib"]  # the runtime loader's
 
@@ -133,7 +132,7 @@ class ModuleEmitter:
         if found is None:
             return self.source.code_of(definition).strip("\n")
         _, body = found
-        decorators = "".join(f"@{self.source.code_of(d.decorator)}\n" for d in definition.decorators)
+        decorators = "".join(f"@{d}\n" for d in kept_decorators(self.source, definition))
         return decorators + header + "\n" + "\n".join(body)
 
     def def_header(self, definition, name, extra, indent=""):
@@ -195,7 +194,7 @@ class ModuleEmitter:
             else:
                 body = translator.plain_method_code[key]
                 signature = _params_text(self.source, definition)
-            decorators = [self.source.code_of(d.decorator) for d in definition.decorators]
+            decorators = kept_decorators(self.source, definition)
             methods.append({"name": name, "signature": signature, "body": body, "decorators": decorators})
         layout_in = ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in ("channels_last", "source") \
             else "source"
@@ -225,12 +224,25 @@ class ModuleEmitter:
 
 def _with_training(source, definition):
     """The parameter list plus `training=None`, placed before a `**kwargs` (Python requires it there)."""
-    return parameter_list(source, definition, KEPT_STDLIB, training=True)
+    return parameter_list(source, definition, training=True)
 
 
 def _params_text(source, definition):
     """The parameter list rebuilt from the source's parameters (defaults kept, annotations where they resolve)."""
-    return parameter_list(source, definition, KEPT_STDLIB)
+    return parameter_list(source, definition)
+
+
+def kept_decorators(source, definition):
+    """Decorator texts of `definition` the port keeps: torch's own (`@torch.no_grad()`, `@torch.jit.unused`,
+    `@torch.jit.script`, ...) only steer torch's autograd or TorchScript and are dropped."""
+    kept = []
+    for decorator in definition.decorators:
+        node = decorator.decorator
+        canonical = source.imports.resolve(node.func if isinstance(node, cst.Call) else node)
+        if canonical is not None and (canonical == "torch" or canonical.startswith("torch.")):
+            continue
+        kept.append(source.code_of(node))
+    return kept
 
 
 def _free_name(name, taken):

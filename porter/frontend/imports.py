@@ -8,6 +8,10 @@ which is measured in seconds on large files.
 
 import libcst as cst
 
+# Standard-library modules whose imports the port keeps (and whose names annotations may use).
+KEPT_STDLIB = frozenset({"math", "collections", "dataclasses", "typing", "functools", "itertools", "enum", "numbers",
+                         "abc", "warnings", "copy", "inspect", "operator", "string", "re"})
+
 # Submodule paths that torch re-exports under a shorter canonical name.
 CANONICAL_PREFIXES = (
     ("torch.nn.modules.", "torch.nn."),
@@ -31,13 +35,14 @@ def _module_name(node):
 class ImportTable:
     """Local name -> canonical dotted id, built from a module's import statements (any nesting level)."""
 
-    def __init__(self):
+    def __init__(self, package=""):
+        self.package = package  # dotted package of the file, for relative imports ('' for a loose file)
         self.aliases = {}
         self.stdlib_imports = []  # source text of imports kept in generated code
 
     @classmethod
-    def from_module(cls, module):
-        table = cls()
+    def from_module(cls, module, package=""):
+        table = cls(package)
         for node in _walk_imports(module):
             table.add(node)
         return table
@@ -52,13 +57,22 @@ class ImportTable:
                     top = full.split(".")[0]
                     self.aliases[top] = top
         elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
-            if node.relative:
-                return
-            module = _module_name(node.module)
+            module = self.absolute_module(len(node.relative), _module_name(node.module))
             for alias in node.names:
                 name = alias.name.value if isinstance(alias.name, cst.Name) else dotted_name(alias.name)
                 local = alias.asname.name.value if alias.asname is not None else name
                 self.aliases[local] = f"{module}.{name}" if module else name
+
+    def absolute_module(self, level, module):
+        """The absolute name of `from <level dots><module> import ...`; relative to an unknown package it keeps
+        its dots (`..utils`), which no rule and no translatable library matches."""
+        if not level:
+            return module
+        package = self.package.split(".") if self.package else []
+        if level - 1 < len(package) and package:
+            base = ".".join(package[:len(package) - (level - 1)])
+            return f"{base}.{module}" if module else base
+        return "." * level + module
 
     def resolve(self, node):
         """Canonical id of an expression like `nn.Conv2d` or `F.relu`, or None when it is not an import."""

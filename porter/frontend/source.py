@@ -194,7 +194,7 @@ def parse_source(path, display_path=None):
             module = cst.parse_module(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             positions = wrapper.resolve(PositionProvider)
-            imports = ImportTable.from_module(module)
+            imports = ImportTable.from_module(module, package_of(Path(path)))
     except (cst.ParserSyntaxError, RecursionError) as error:
         raise SourceError(f"cannot parse the file ({str(error).splitlines()[0]})", display_path) from None
     classes, functions = {}, {}
@@ -207,6 +207,17 @@ def parse_source(path, display_path=None):
         elif isinstance(statement, cst.FunctionDef):
             functions[statement.name.value] = statement
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions)
+
+
+def package_of(path):
+    """Dotted package of a file inside a package (folders with `__init__.py`), '' for a loose file:
+    `.../torchvision/models/resnet.py` -> `torchvision.models`."""
+    parts = []
+    folder = path.resolve().parent if path.exists() else path.parent
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.append(folder.name)
+        folder = folder.parent
+    return ".".join(reversed(parts))
 
 
 def top_level_bindings(module):

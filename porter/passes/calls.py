@@ -109,6 +109,12 @@ class CallTranslator:
             if subject.is_tensor and kinds.strip("() ").replace(" ", "") in ("list", "tuple", "list,tuple",
                                                                               "tuple,list"):
                 return python("False", static=False)  # a tensor is never a list: the branch is decided here
+            if self.source.imports.resolve(node.args[1].value) in ("torch.Tensor", "torch.nn.Parameter"):
+                if subject.is_tensor:
+                    return python("True", static=True)
+                if subject.kind in ("tuple", "module") or subject.static is not None:
+                    return python("False", static=False)
+                return python(f"tf.is_tensor({subject.code})")
             return python(f"isinstance({subject.code}, {self.expr(node.args[1].value).code})")
         if name == "enumerate" and node.args:
             inner = self.expr(node.args[0].value)

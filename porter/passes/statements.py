@@ -7,6 +7,7 @@ end of the body. A branch on a tensor value (data-dependent) becomes `tf.where` 
 
 import libcst as cst
 
+from porter.frontend.annotations import annotation_text
 from porter.ir.layout import element_template, merge_layouts, to_layout, unify
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import Value, python, tensor
@@ -118,11 +119,13 @@ class BodyTranslator(ExpressionTranslator):
         if isinstance(small, cst.Assign):
             return self.assign(small, pad), False
         if isinstance(small, cst.AnnAssign):
-            if small.value is None:
-                return [pad + self.code(small)], False
+            annotation = annotation_text(self.source, small.annotation.annotation)
+            if small.value is None:  # a bare declaration: kept only when its annotation exists in the port
+                return ([f"{pad}{self.code(small.target)}: {annotation}"] if annotation else []), False
             value = self.expr(small.value)
             self.bind_target(small.target, value)
-            return [f"{pad}{self.code(small.target)}: {self.code(small.annotation.annotation)} = {value.code}"], False
+            typed = f": {annotation}" if annotation else ""
+            return [f"{pad}{self.code(small.target)}{typed} = {value.code}"], False
         if isinstance(small, cst.AugAssign):
             return self.aug_assign(small, pad), False
         if isinstance(small, cst.Expr):
@@ -244,6 +247,8 @@ class BodyTranslator(ExpressionTranslator):
         value = self.expr(node)
         if self.mode == "init" and isinstance(node, cst.Call):
             self.note_init_call(node)
+        if value.code == "None" and isinstance(node, cst.Call):  # a call with no effect on the model (a rule says)
+            return [f"{pad}# porter: {self.code(node.func)}(...) dropped: no effect on the model"]
         return [pad + value.code]
 
     def append_to_typed_list(self, node, pad):

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from porter.codegen.emit import KEPT_STDLIB
 from porter.codegen.signatures import parameter_list
 from porter.frontend.source import parse_source
 
@@ -19,7 +18,7 @@ def signature(code, training=False):
         path.write_text(textwrap.dedent(code))
         source = parse_source(path, "model.py")
     definition = next(iter(source.classes.values())).methods["__init__"]
-    return parameter_list(source, definition, KEPT_STDLIB, training=training)
+    return parameter_list(source, definition, training=training)
 
 
 HEADER = """

@@ -1,0 +1,69 @@
+"""Which of the source's type annotations can stand in the port.
+
+An annotation is kept only when every name it needs exists in the generated module: builtins, names bound by the
+standard-library imports the port keeps, and the file's own classes and functions. Annotations naming torch types
+(`Tensor`, `Optional[nn.Module]`, `torch.Tensor`) or string forward references are dropped.
+"""
+
+import builtins
+
+import libcst as cst
+
+from porter.frontend.imports import KEPT_STDLIB, dotted_name
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def annotation_text(source, annotation):
+    """Source text of `annotation` (a cst expression) when the port can keep it, else None."""
+    if annotation is None or not _names_needed(annotation) <= names_defined(source):
+        return None
+    return source.module.code_for_node(annotation).strip()
+
+
+def names_defined(source):
+    """Names the generated module defines: builtins, names bound by kept standard-library imports, and the
+    source's module-level classes and functions."""
+    names = set(BUILTIN_NAMES)
+    for statement in source.module.body:
+        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
+            names.add(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                names.update(_bound_by_kept_import(small))
+    return frozenset(names)
+
+
+def _names_needed(node):
+    """Root names an annotation needs at run time; a string annotation counts as needing an unknown name."""
+    found = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name):
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute):
+            root = attribute
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            found.add(root.value if isinstance(root, cst.Name) else "<expression>")
+            return False
+
+        def visit_SimpleString(self, string):
+            found.add("<string annotation>")
+
+    node.visit(Collector())
+    return found
+
+
+def _bound_by_kept_import(small):
+    if isinstance(small, cst.Import):
+        for alias in small.names:
+            dotted = dotted_name(alias.name) or ""
+            if dotted.split(".")[0] in KEPT_STDLIB:
+                yield alias.asname.name.value if alias.asname else dotted.split(".")[0]
+    elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative and \
+            (dotted_name(small.module) or "").split(".")[0] in KEPT_STDLIB and \
+            not isinstance(small.names, cst.ImportStar):
+        for alias in small.names:
+            yield alias.asname.name.value if alias.asname else dotted_name(alias.name)

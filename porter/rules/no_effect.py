@@ -1,0 +1,16 @@
+"""Rule: calls that do nothing to the model's computation, translated to nothing.
+
+torchvision's model constructors call `_log_api_usage_once(self)` (PyTorch's API-usage telemetry); the port has no
+such telemetry, so the call becomes `None` and, as a statement, a comment naming the dropped call.
+"""
+
+from porter.ir.values import python
+from porter.rules.registry import function_rule
+
+
+def translate_no_effect(translator, call):
+    return python("None")
+
+
+function_rule("torchvision.utils._log_api_usage_once", "torch._C._log_api_usage_once",
+              translate=translate_no_effect, layout="source")
