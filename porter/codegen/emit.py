@@ -201,7 +201,7 @@ class ModuleEmitter:
         inherits = bool(info.bases)  # an in-file base may declare other layouts: always say this class's own
         template = self.env.get_template("class.py.j2")
         text = template.render(name=info.name, bases=bases, docstring=docstring, class_lines=class_lines,
-                               container=bool(info.container_base),
+                               container=bool(info.container_base) and call_signature is None,
                                flatten_inputs=json.dumps(dict(sorted(ir.flatten_inputs.items())))
                                if ir.flatten_inputs else "",
                                # TorchModule's defaults (source in, out as in) go unsaid

@@ -72,11 +72,14 @@ class SourceFile:
 
     @functools.cached_property
     def model_names(self):
-        """Top-level names the model classes need, directly or through each other: helper functions, plain
-        classes (configs, namedtuples) and assigned constants. Everything else at module level (training, data,
-        I/O, pretrained-weight registries, factories) is not model code."""
+        """Top-level names the model needs, directly or through each other: helper functions, plain classes
+        (configs, namedtuples), assigned constants, and builder functions that construct torch layers
+        (`make_layers(cfg)`) with what they use. Everything else at module level (training, data, I/O,
+        pretrained-weight registries, factories of whole models) is not model code."""
         bindings = top_level_bindings(self.module)
-        used, frontier = set(), [info.node for info in self.classes.values()]
+        builders = [node for name, node in self.functions.items() if builds_torch_layers(node, self.imports)]
+        used = {node.name.value for node in builders}
+        frontier = [info.node for info in self.classes.values()] + builders
         while frontier:
             node = frontier.pop()
             for name in _names_in(node):
@@ -218,6 +221,20 @@ def package_of(path):
         parts.append(folder.name)
         folder = folder.parent
     return ".".join(reversed(parts))
+
+
+def builds_torch_layers(function, imports):
+    """Whether a function constructs torch.nn layers itself (`nn.Conv2d(...)`, `nn.Sequential(*layers)`)."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call):
+            canonical = imports.resolve(call.func)
+            if canonical and canonical.startswith("torch.nn.") and canonical.rsplit(".", 1)[-1][:1].isupper():
+                found.append(call)
+
+    function.visit(Finder())
+    return bool(found)
 
 
 def top_level_bindings(module):

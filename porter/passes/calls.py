@@ -110,7 +110,7 @@ class CallTranslator:
                                                                               "tuple,list"):
                 return python("False", static=False)  # a tensor is never a list: the branch is decided here
             if self.source.imports.resolve(node.args[1].value) in ("torch.Tensor", "torch.nn.Parameter"):
-                if subject.is_tensor:
+                if subject.is_tensor and subject.rank is not None:  # a tensor a caller handed over (rank known)
                     return python("True", static=True)
                 if subject.kind in ("tuple", "module") or subject.static is not None:
                     return python("False", static=False)

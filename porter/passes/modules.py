@@ -127,6 +127,8 @@ class ModuleResolver:
             for arg in node.args:
                 if arg.star == "*":
                     inner = self.ref_of(arg.value, env, owner)
+                    if inner.kind == "unknown":  # children porter could not follow: not an empty Sequential
+                        elements.append(inner)
                     elements.extend(inner.elements)
                     ordered = ordered and inner.ordered
                 elif kind == "sequential" and _is_ordered_dict(arg.value, self.source):
@@ -205,8 +207,42 @@ class ModuleResolver:
         for statement in _statements(body):
             self._scan_statement(statement, env, owner, in_loop=False)
 
+    def _scan_branches(self, statement, env, owner):
+        """`if ... else ...`: each branch is scanned from the same start; a name the branches bind to different
+        modules (`self.branch1 = nn.Sequential(...)` / `nn.Sequential()`) is unknown, decided at run time."""
+        branches, node = [], statement
+        while node is not None:
+            branches.append(node.body)
+            node = getattr(node, "orelse", None)
+        before = {k: (list(v) if isinstance(v, list) else v) for k, v in env.items()}
+        outcomes = []
+        for body in branches:
+            scope = {k: (list(v) if isinstance(v, list) else v) for k, v in before.items()}
+            for inner in _statements(body):
+                self._scan_statement(inner, scope, owner, in_loop=True)
+            outcomes.append(scope)
+        if not isinstance(_last_orelse(statement), cst.Else):
+            outcomes.append(before)  # no else: the names may keep what they had
+        for name in sorted({k for scope in outcomes for k in scope}):
+            assigned = [scope[name] for scope in outcomes if scope.get(name) is not None]
+            if all(v == assigned[0] for v in assigned):
+                env[name] = assigned[-1]
+            elif all(isinstance(v, set) for v in assigned):
+                env[name] = set().union(*assigned)
+            elif all(isinstance(v, list) for v in assigned):
+                env[name] = max(assigned, key=len)  # a list grown in some branches: the longest, unordered
+                if not name.startswith("#"):
+                    env.setdefault("#unordered", set()).add(name)
+            else:
+                env[name] = UNKNOWN_MODULE
+
     def _scan_statement(self, statement, env, owner, in_loop):
-        if isinstance(statement, (cst.For, cst.While, cst.If, cst.With, cst.Try)):
+        if isinstance(statement, cst.AnnAssign) and statement.value is not None:  # `layers: List[nn.Module] = []`
+            statement = cst.Assign(targets=[cst.AssignTarget(statement.target)], value=statement.value)
+        if isinstance(statement, cst.If):
+            self._scan_branches(statement, env, owner)
+            return
+        if isinstance(statement, (cst.For, cst.While, cst.With, cst.Try)):
             for inner in _statements(statement.body):
                 self._scan_statement(inner, env, owner, in_loop=True)
             orelse = getattr(statement, "orelse", None)
@@ -282,6 +318,14 @@ class ModuleResolver:
                     ref = self.ref_of(args[0], env, owner)
                     extra = (ref,) if call.func.attr.value == "append" else ref.elements
                     env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=False)
+
+
+def _last_orelse(statement):
+    """The final `else`/`elif` clause of an if statement (None when it has none)."""
+    node = statement.orelse
+    while isinstance(node, cst.If) and node.orelse is not None:
+        node = node.orelse
+    return node
 
 
 def _is_ordered_dict(node, source):

@@ -119,6 +119,15 @@ class Sequential(TorchLayer):
             self.names, self.items = [str(i) for i in range(len(layers))], list(layers)
         self.finish_init()
 
+    def __setattr__(self, name, value):
+        """torch registers a module set as an attribute of a Sequential (`self.norm = nn.BatchNorm2d(...)` in a
+        subclass's __init__) as its next child: so does the port."""
+        super().__setattr__(name, value)
+        if isinstance(value, keras.layers.Layer) and not name.startswith("_") and "names" in self.__dict__ and \
+                name not in self.names:
+            self.names.append(name)
+            self.items.append(value)
+
     @property
     def porter_layout(self):
         for layer in self.items:
