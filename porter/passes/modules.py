@@ -234,7 +234,7 @@ class ModuleResolver:
                 if not name.startswith("#"):
                     env.setdefault("#unordered", set()).add(name)
             else:
-                env[name] = UNKNOWN_MODULE
+                env[name] = _one_layout_alternative(assigned)
 
     def _scan_statement(self, statement, env, owner, in_loop):
         if isinstance(statement, cst.AnnAssign) and statement.value is not None:  # `layers: List[nn.Module] = []`
@@ -318,6 +318,28 @@ class ModuleResolver:
                     ref = self.ref_of(args[0], env, owner)
                     extra = (ref,) if call.func.attr.value == "append" else ref.elements
                     env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=False)
+
+
+def _one_layout_alternative(alternatives):
+    """The module a name bound differently in if/else branches stands for when only one alternative has a layout
+    of its own and the others pass any layout through (`nn.Identity()`, `nn.Sequential()`): the translator
+    follows that one, and the pass-through ones agree with it at run time; so it does when the alternatives are
+    layers of one layout behaviour. Otherwise it is unknown, and the call converts at run time."""
+    distinct = []
+    for ref in alternatives:
+        if not isinstance(ref, ModuleRef):
+            return UNKNOWN_MODULE
+        passes_through = (ref.kind == "rule" and ref.rule.layout == "any" and ref.rule.rank_delta == 0) or (
+            ref.kind in ("sequential", "list") and not ref.elements)
+        if not passes_through and ref not in distinct:
+            distinct.append(ref)
+    if len(distinct) == 1:
+        return distinct[0]
+    behaviours = {(r.rule.layout, r.rule.outputs) if r.kind == "rule" and r.rule.rank_delta == 0 else None
+                  for r in distinct}
+    if len(behaviours) == 1 and None not in behaviours:  # `nn.Upsample(...)` or `nn.ConvTranspose2d(...)`
+        return distinct[-1]
+    return UNKNOWN_MODULE
 
 
 def _last_orelse(statement):
