@@ -62,7 +62,7 @@ class ModuleEmitter:
         self.ctx.use("TorchModule")
         self.ctx.use("load_state_dict")
         model_code = "\n\n\n".join(chunks)
-        bindings = runtime_bindings(model_code, self.ctx.renames)
+        bindings = runtime_bindings(model_code, self.ctx.renames, self.ctx.used_runtime)
         runtime_name = runtime_file_name(module_name)
         taken = set(re.findall(r"\w+", model_code)) | {emitted for emitted, _ in bindings}
         text = self.env.get_template("model_module.py.j2").render(
@@ -198,7 +198,9 @@ class ModuleEmitter:
             methods.append({"name": name, "signature": signature, "body": body, "decorators": decorators})
         layout_in = ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in ("channels_last", "source") \
             else "source"
-        inherits = bool(info.bases)  # an in-file base may declare other layouts: always say this class's own
+        # an in-file base, or a container base deriving layouts from its children, may declare other layouts:
+        # then this class always says its own
+        inherits = bool(info.bases) or bool(info.container_base)
         template = self.env.get_template("class.py.j2")
         text = template.render(name=info.name, bases=bases, docstring=docstring, class_lines=class_lines,
                                container=bool(info.container_base) and call_signature is None,

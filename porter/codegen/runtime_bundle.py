@@ -13,7 +13,7 @@ import symtable
 
 from porter.runtime import global_references, runtime_index
 
-STDLIB_MODULES = {"math", "contextlib", "collections", "functools", "itertools", "numbers", "typing", "copy",
+STDLIB_MODULES = {"math", "sys", "contextlib", "collections", "functools", "itertools", "numbers", "typing", "copy",
                   "warnings", "dataclasses"}
 # Runtime functions every model module offers by name: callers load weights and walk state through the module.
 PUBLIC_NAMES = ("collect_state", "load_state_dict")
@@ -60,8 +60,10 @@ def bundle(names):
     return "\n\n\n".join(chunks)
 
 
-def runtime_bindings(model_code, renames):
-    """[(name in the model module, runtime name)] for every runtime definition `model_code` reads as a global, plus
+def runtime_bindings(model_code, renames, requested=()):
+    """[(name in the model module, runtime name)] for every runtime definition `model_code` reads as a global,
+    every `requested` one (the translation asked for it; some are read only by expressions the runtime evaluates
+    in the model module, such as `torch_flatten_inputs = {"fc": "last_channels(self.features)"}`), plus
     PUBLIC_NAMES; sorted. `renames` maps runtime names the user's file also uses to the names emitted for them."""
     index = runtime_index()
     emitted_as = {new: old for old, new in renames.items()}
@@ -71,7 +73,7 @@ def runtime_bindings(model_code, renames):
         runtime = emitted_as.get(name, None if name in renames else name)  # a renamed name is the user's own
         if runtime in index:
             bindings[name] = runtime
-    for runtime in PUBLIC_NAMES:
+    for runtime in (*PUBLIC_NAMES, *sorted(requested)):
         emitted = renames.get(runtime, runtime)
         if emitted not in defined:
             bindings.setdefault(emitted, runtime)

@@ -70,7 +70,10 @@ class TorchModule(keras.Model):
 
     def _flatten_permuted(self, entries, key, channels):
         """The Linear at `key` reads a channels-last flatten: permute its weight columns at load time."""
-        count = eval(channels, globals(), {"self": self})  # an expression porter wrote, e.g. self.conv2.out_channels
+        # an expression porter wrote (`self.conv2.out_channels`, `last_channels(self.features)`), in the names of
+        # the model module that defines this class
+        namespace = {**globals(), **getattr(type(self).__init__, "__globals__", {})}
+        count = eval(channels, namespace, {"self": self})
         permute = flatten_permutation(int(count))
         return [StateEntry(e.key, e.variable, permute) if e.key == key else e for e in entries]
 
