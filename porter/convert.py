@@ -173,7 +173,7 @@ def convert(options, read_only=False):
         files.update(extra(source, ctx, manifest, options))
     manifest["files"] = listed_files(files)
     files["porter-manifest.json"] = manifest_text(manifest)
-    check_generated(files)
+    check_generated(files, source)
     stubbed = any(ir.unsupported for ir in ctx.irs.values())
     return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)
 

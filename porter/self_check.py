@@ -4,20 +4,25 @@ never a port reported as converted.
 """
 
 import json
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
-from porter.errors import InternalError
+from porter.errors import InternalError, SourceError
 
 # Generated files that are checked for undefined names: the model code and what it imports (runtime, support).
 # Tests and scripts are compiled too; their names come from the packages they import.
 UNDEFINED_NAME_RULE = "F821"
 
 
-def check_generated(files):
-    """Raise InternalError for the first generated .py file that does not compile or uses an undefined name."""
+def check_generated(files, source=None):
+    """Raise InternalError for the first generated .py file that does not compile or uses an undefined name.
+
+    A name the source itself uses without defining it (`source`: the SourceFile) is the source's problem, not
+    porter's: that is a SourceError at the source's line."""
     python_files = {name: text for name, text in sorted(files.items())
                     if name.endswith(".py") and isinstance(text, str)}
     for name, text in python_files.items():
@@ -25,18 +30,33 @@ def check_generated(files):
             compile(text, name, "exec", dont_inherit=True)
         except SyntaxError as error:
             raise InternalError(f"generated code does not compile: {error.msg}", name, error.lineno) from None
+    source_findings = None
     for name, text in python_files.items():
-        finding = first_undefined_name(name, text)
-        if finding is not None:
-            line, message = finding
-            raise InternalError(f"generated code uses an undefined name: {message}", name, line)
+        findings = undefined_names(name, text)
+        if not findings:
+            continue
+        if source is not None and source_findings is None:
+            source_findings = {finding.name: finding for finding in undefined_names(source.path.name, source.text)}
+        for finding in findings:
+            if source_findings and finding.name in source_findings:
+                raise SourceError(f"undefined name `{finding.name}`", source.display_path,
+                                  source_findings[finding.name].line,
+                                  hint="the source itself does not define or import it; fix the source")
+        raise InternalError(f"generated code uses an undefined name `{findings[0].name}`", name, findings[0].line)
 
 
-def first_undefined_name(name, text):
-    """(line, message) of the first F821 finding in `text`, or None (also when ruff is not installed)."""
+class UndefinedName(NamedTuple):
+    """One use of a name a module neither defines nor imports (ruff's F821)."""
+
+    line: int
+    name: str
+
+
+def undefined_names(name, text):
+    """UndefinedName findings of ruff's F821 in `text`, first line first ([] when ruff is not installed)."""
     ruff = _ruff()
     if ruff is None:
-        return None
+        return []
     result = subprocess.run(
         [ruff, "check", "--no-cache", "--isolated", "--select", UNDEFINED_NAME_RULE, "--output-format", "json",
          "--stdin-filename", name, "-"],
@@ -44,11 +64,12 @@ def first_undefined_name(name, text):
     try:
         findings = json.loads(result.stdout or "[]")
     except ValueError:
-        return None
-    if not findings:
-        return None
-    first = min(findings, key=lambda f: (f["location"]["row"], f["location"]["column"]))
-    return first["location"]["row"], first["message"]
+        return []
+    found = []
+    for finding in findings:
+        match = re.search(r"`([^`]+)`", finding["message"])
+        found.append(UndefinedName(finding["location"]["row"], match.group(1) if match else finding["message"]))
+    return sorted(found)
 
 
 def _ruff():

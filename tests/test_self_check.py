@@ -86,7 +86,7 @@ def test_check_generated_reports_syntax_error_with_generated_line():
 def test_check_generated_reports_undefined_name():
     with pytest.raises(InternalError) as caught:
         check_generated({"m.py": "import math\n\n\ndef f():\n    return nn.Linear(1, 2)\n"})
-    assert caught.value.line == 5 and "nn" in str(caught.value)
+    assert caught.value.line == 5 and "`nn`" in str(caught.value)
 
 
 @pytest.mark.parametrize("name", sorted(REAL_STYLE_SOURCES))
@@ -110,3 +110,25 @@ def test_reported_ports_import(tmp_path, name):
     imported = subprocess.run([sys.executable, "-c", probe, str(module)], capture_output=True, text=True,
                               cwd=tmp_path, env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": ""})
     assert imported.returncode == 0, imported.stderr[-2000:]
+
+
+def test_undefined_name_of_the_source_is_a_source_error(tmp_path):
+    """A name the source itself never defines is the source's problem: exit 2 at the source's line."""
+    source = tmp_path / "net.py"
+    source.write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(undefined_helper(x))
+    '''))
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(source), "-o", str(out)],
+                            capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"porter: error: {source}:10: undefined name `undefined_helper`")
+    assert not out.exists()

@@ -205,6 +205,10 @@ def parse_source(path, display_path=None):
         if isinstance(statement, cst.ClassDef):
             info = _class_info(statement, imports, classes, positions)
             if info is not None:
+                if info.name in classes:
+                    raise SourceError(f"module class {info.name} is defined a second time (first at line "
+                                      f"{classes[info.name].line})", display_path, info.line,
+                                      hint="porter ports one definition per class name: rename or remove one")
                 info.family = classes
                 classes[info.name] = info
         elif isinstance(statement, cst.FunctionDef):
