@@ -21,6 +21,9 @@ dilations together; tf.nn.depthwise_conv2d does not (it is wrong for stride > 1 
 unequal strides or dilations without oneDNN). Conv1d runs as Conv2d on a height-1 image. Grouped Conv3d is not
 supported by TF's CPU kernel, and TF's Conv3D shape function swaps the H and W dilations (a wrong static shape when
 they differ), so those cases are computed as a sum over the kernel's depth taps of (grouped) 2-D convolutions.
+Under XLA on a CPU-only host a depthwise convolution (in_channels / groups == 1) is a sum over the kernel taps of
+strided slices times per-channel weights: XLA's CPU backend would run it as a dense convolution (groups times the
+work); the TF graph keeps oneDNN's depthwise kernel.
 """
 
 import numpy as np
@@ -120,14 +123,64 @@ def _conv3d_by_taps(x, kernel, stride, dilation):
     return tf.reshape(total, [-1, out_depth, out[1], out[2], out[3]])
 
 
+def _conv_xla_on_cpu():
+    """Whether the ops being traced will be compiled by XLA for the CPU: a jit_compile trace, no GPU/TPU visible."""
+    if tf.executing_eagerly():
+        return False
+    try:  # where TF itself tells a jit_compile trace from a plain one
+        from tensorflow.python.ops import control_flow_util
+    except ImportError:  # a TF without it: depthwise convolutions run natively
+        return False
+    if not control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()):
+        return False
+    return not (tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("TPU"))
+
+
+def _conv_depthwise_outputs(x, kernel, stride, dilation):
+    """The static output sizes of a 'VALID' depthwise convolution of x, or None (unknown sizes, empty output)."""
+    n = len(stride)
+    sizes = x.shape[1:1 + n]
+    if any(size is None for size in sizes):
+        return None
+    outs = [(size - d * (k - 1) - 1) // s + 1 for size, k, s, d in zip(sizes, kernel.shape[:n], stride, dilation)]
+    return outs if min(outs) >= 1 else None
+
+
+def _conv_depthwise_by_taps(x, kernel, stride, dilation, outs):
+    """'VALID' depthwise convolution (groups == in_channels, any multiplier) as a sum over the kernel taps of a
+    strided slice of x times that tap's per-channel weights.
+
+    XLA's CPU backend runs a grouped convolution as a dense one with a block-diagonal kernel (groups times the work:
+    a MobileNet block ~70x slower than oneDNN's depthwise kernel); these elementwise terms fuse into one XLA loop
+    and cost what the depthwise convolution itself costs.
+    """
+    n = len(stride)
+    multiplier = kernel.shape[-1] // x.shape[-1]
+    if multiplier > 1:  # output channel c * multiplier + m reads input channel c
+        x = tf.repeat(x, multiplier, axis=-1)
+    total = None
+    for tap in np.ndindex(*kernel.shape[:n]):
+        window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilation, outs, stride))
+        term = x[(slice(None),) + window] * kernel[tap + (0,)]
+        total = term if total is None else total + term
+    return total
+
+
 def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode="zeros"):
     """Convolution of channels-last `x` with an HWIO kernel (k..., in/groups, out), torch semantics.
 
-    `pads` is (before, after) per spatial axis (negative crops; zeros mode only).
+    `pads` is (before, after) per spatial axis (negative crops; zeros mode only). Bias is a BiasAdd op, which
+    grappler fuses into the convolution (with a following BatchNorm/ReLU) on CPU.
     """
     n = len(stride)
     kernel = tf.cast(kernel, x.dtype)
     kernel_size = kernel.shape[:n]
+    if groups > 1 and kernel.shape[n] == 1 and _conv_xla_on_cpu():
+        padded = _conv_pad(x, pads, padding_mode)
+        outs = _conv_depthwise_outputs(padded, kernel, stride, dilation)
+        if outs is not None:
+            y = _conv_depthwise_by_taps(padded, kernel, stride, dilation, outs)
+            return y if bias is None else tf.nn.bias_add(y, tf.cast(bias, y.dtype))
     # TF's CPU Conv3D rejects groups, and its graph shape function swaps the H and W dilations: those run as a
     # sum of 2-D convolutions over the depth taps (which also needs explicit padding).
     by_taps = n == 3 and (groups > 1 or dilation[1] != dilation[2])
@@ -151,7 +204,7 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
     else:
         y = _conv3d_by_taps(x, kernel, stride, dilation)
     if bias is not None:
-        y = y + tf.cast(bias, y.dtype)
+        y = tf.nn.bias_add(y, tf.cast(bias, y.dtype))
     return y
 
 

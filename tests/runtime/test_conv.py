@@ -239,3 +239,34 @@ def test_invalid_arguments_raise_like_torch():
     with pytest.raises(ValueError):
         runtime.conv2d(np.zeros((1, 5, 5, 3), np.float32), np.zeros((4, 3, 3, 3), np.float32), stride=2,
                        padding="same")
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_depthwise_conv_under_xla_is_elementwise_and_trains_like_torch(compiled):
+    """XLA on CPU: no convolution op (its CPU backend runs a grouped one dense), outputs and gradients as torch's;
+    the plain TF graph keeps the native depthwise convolution."""
+    args = {"stride": 2, "padding": 1, "dilation": (1, 2), "groups": 4, "padding_mode": "reflect"}
+    reference = perturb_torch_module(torch.nn.Conv2d(4, 8, 3, **args), 3)
+    ported = copy_torch_weights(reference, runtime.Conv2d(4, 8, 3, **args))
+    x = np.random.default_rng(3).standard_normal((2, 4, 9, 11)).astype(np.float32)
+    weights = np.random.default_rng(4).standard_normal(reference(torch.from_numpy(x)).shape).astype(np.float32)
+
+    def loss_and_grads(t):
+        with tf.GradientTape() as tape:
+            tape.watch(t)
+            y = ported(t)
+            loss = tf.reduce_sum(y * to_last(weights))
+        return (y, *tape.gradient(loss, [t, ported.weight]))
+
+    function = tf.function(loss_and_grads, jit_compile=compiled)
+    graph = function.get_concrete_function(tf.TensorSpec((2, 9, 11, 4), tf.float32)).graph
+    convolutions = [op.type for op in graph.get_operations() if op.type.startswith(("Conv2D", "Depthwise"))]
+    assert (convolutions == []) == compiled, convolutions
+    torch_x = torch.from_numpy(x).requires_grad_()
+    expected = reference(torch_x)
+    (expected * torch.from_numpy(weights)).sum().backward()
+    y, grad_x, grad_w = function(tf.constant(to_last(x)))
+    assert_equivalent(expected.detach().numpy(), to_first(y))
+    assert_equivalent(torch_x.grad.numpy(), to_first(grad_x), what="input gradient")
+    assert_equivalent(np.transpose(reference.weight.grad.numpy(), (2, 3, 1, 0)), np.asarray(grad_w),
+                      what="weight gradient")
