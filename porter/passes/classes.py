@@ -8,6 +8,7 @@ one conversion at the boundary and none between blocks.
 import libcst as cst
 
 from porter.ir.values import ModuleRef, Value, python, tensor
+from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
 from porter.passes.modules import ModuleResolver
 from porter.passes.statements import INDENT, BodyTranslator
@@ -336,7 +337,7 @@ class FileTranslator:
             ir.arg_layouts = tuple(v.layout if v.is_tensor else "python" for v in arg_values)
             template = translator.return_template
             ir.layout_out = "channels_last" if template is not None and template.channels_last else "source"
-            self.class_code[(info.name, "call")] = (forward, body)
+            self.class_code[(info.name, "call")] = (forward, clean_body(body))
             signature.done = True
             return signature
         finally:
@@ -389,7 +390,7 @@ class FileTranslator:
             body, _ = translator.block(definition.body, 2)
             signature.output = translator.return_template
             signature.takes_training = "training" in "\n".join(body)
-            self.method_code[key] = (definition, body, signature.takes_training)
+            self.method_code[key] = (definition, clean_body(body), signature.takes_training)
             return signature
         finally:
             self.in_progress.discard(key)
@@ -412,7 +413,7 @@ class FileTranslator:
             self.ctx.function_signatures[name] = signature
             translator = ClassBodyTranslator(self, None, "function", env, "source")
             body, _ = translator.block(definition.body, 1)
-            self.function_code[name] = (definition, body)
+            self.function_code[name] = (definition, clean_body(body))
             return signature
         finally:
             self.in_progress.discard(name)

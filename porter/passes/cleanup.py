@@ -1,0 +1,124 @@
+"""Cleanup of a translated function body: identity assignments and dead pure computations.
+
+Lazy layouts leave two kinds of residue. A transpose kept pending (folded into the next einsum, matmul or layer)
+translates to `h = h`; a transpose folded into its producer re-emits that producer in the consumer, which leaves
+the first computation dead (`y = tf.einsum(...)` followed by `y = view(tf.einsum(...), ...)`). Both are removed
+here; the source comment of a removed line is kept on a line of its own above the next statement, with a note.
+"""
+
+import libcst as cst
+
+# Calls without side effects: a dead assignment of an expression made only of these (and names, attributes,
+# constants, arithmetic) can go. Layers are never here: dropout draws random numbers, BatchNorm updates statistics.
+PURE_CALLS = frozenset({"tf.einsum", "tf.matmul", "tf.transpose", "tf.reshape", "view", "reshape", "permute",
+                        "transpose", "torch_size", "dim_size"})
+
+
+def clean_body(lines):
+    """`lines` (one function body, indented) without identity assignments and dead pure assignments."""
+    if not lines:
+        return lines
+    indent = len(lines[0]) - len(lines[0].lstrip(" "))
+    text = "def _cleaned():\n" + "\n".join(line[indent - 4:] if line.strip() else "" for line in lines) + "\n"
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return lines  # not a plain body (porter's own check reports real syntax problems later)
+    cleaned = module.visit(_BodyCleaner())
+    if cleaned.deep_equals(module):
+        return lines
+    body = cleaned.code.splitlines()[1:]
+    return [(" " * (indent - 4) + line) if line.strip() else line for line in body]
+
+
+class _BodyCleaner(cst.CSTTransformer):
+    def leave_IndentedBlock(self, original, updated):
+        statements = list(updated.body)
+        kept, carried = [], []
+        for index, statement in enumerate(statements):
+            reason = _removable(statement, statements[index + 1:])
+            if reason is None:
+                if carried:
+                    statement = statement.with_changes(leading_lines=(*carried, *statement.leading_lines))
+                    carried = []
+                kept.append(statement)
+                continue
+            carried.extend(statement.leading_lines)
+            comment = _trailing_comment(statement)
+            note = f"# porter: {reason}" + (f"; source: {comment.lstrip('# ')}" if comment else "")
+            carried.append(cst.EmptyLine(comment=cst.Comment(note)))
+        if carried:  # the block ends with removed lines (or holds nothing else): their notes go on a `pass`
+            kept.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=carried))
+        return updated.with_changes(body=kept)
+
+
+def _removable(statement, rest):
+    """Why `statement` can go (a note), or None."""
+    assign = _single_assign(statement)
+    if assign is None:
+        return None
+    target, value = assign
+    if isinstance(value, cst.Name) and value.value == target:
+        return f"`{target}` kept as it is: its transpose is folded into the next op"
+    if _is_pure(value) and _overwritten_before_read(target, rest):
+        return f"`{target}` is computed by the next line, its layout folded in"
+    return None
+
+
+def _single_assign(statement):
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value, small.value
+    return None
+
+
+def _trailing_comment(statement):
+    trailing = statement.trailing_whitespace
+    return trailing.comment.value if trailing.comment is not None else None
+
+
+def _is_pure(node):
+    pure = [True]
+
+    class Checker(cst.CSTVisitor):
+        def visit_Call(self, call):
+            if _dotted(call.func) not in PURE_CALLS:
+                pure[0] = False
+
+        def visit_Lambda(self, node):
+            pure[0] = False
+
+    node.visit(Checker())
+    return pure[0] and isinstance(node, cst.Call)
+
+
+def _overwritten_before_read(name, rest):
+    """Whether the next statement at this level assigns `name` without reading it (straight-line code only)."""
+    if not rest:
+        return False
+    following = _single_assign(rest[0])
+    if following is None or following[0] != name:
+        return False
+    return name not in _names_read(following[1])
+
+
+def _names_read(node):
+    names = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name):
+            names.add(name.value)
+
+    node.visit(Collector())
+    return names
+
+
+def _dotted(node):
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None

@@ -1,0 +1,36 @@
+"""The cleanup of translated bodies removes identity assignments and dead pure computations, keeping comments."""
+
+from porter.passes.cleanup import clean_body
+
+
+def body(*lines):
+    return ["        " + line if line else "" for line in lines]
+
+
+def test_identity_assignment_goes_and_its_comment_stays():
+    cleaned = clean_body(body("x = view(x, b, g, c, h, w)", "x = x  # transpose(1, 2)",
+                              "x = view(tf.transpose(x, [0, 2, 1, 3, 4]), b, n, h, w)", "return x"))
+    assert cleaned == body("x = view(x, b, g, c, h, w)",
+                           "# porter: `x` kept as it is: its transpose is folded into the next op; source: "
+                           "transpose(1, 2)",
+                           "x = view(tf.transpose(x, [0, 2, 1, 3, 4]), b, n, h, w)", "return x")
+
+
+def test_dead_pure_computation_recomputed_by_the_next_line_goes():
+    cleaned = clean_body(body('y = tf.einsum("abik,akbj->abij", att, v)',
+                              'y = view(tf.einsum("abik,akbj->aibj", att, v), B, T, C)', "return y"))
+    assert cleaned[1:] == body('y = view(tf.einsum("abik,akbj->aibj", att, v), B, T, C)', "return y")
+    assert "porter: `y` is computed by the next line" in cleaned[0]
+
+
+def test_computations_that_are_read_or_have_effects_stay():
+    kept = [body('y = tf.einsum("ij,jk->ik", a, b)', "y = view(y, 4)", "return y"),  # read by the next line
+            body("y = self.dropout(x)", "y = view(x, 4)", "return y"),  # a layer: random numbers, statistics
+            body('y = tf.einsum("ij,jk->ik", a, b)', "if flag:", "    y = a", "return y")]  # not straight-line
+    for lines in kept:
+        assert clean_body(lines) == lines
+
+
+def test_a_block_left_empty_keeps_a_pass():
+    cleaned = clean_body(body("if flag:", "    x = x", "return x"))
+    assert cleaned[1].strip().startswith("# porter:") and cleaned[2].strip() == "pass"
