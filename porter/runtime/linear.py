@@ -45,15 +45,23 @@ class Identity(TorchLayer):
         return x
 
 
+def _linear_add_bias(y, bias):
+    """y + bias on the last axis; a 1-D bias as a BiasAdd op, which grappler fuses into the preceding MatMul."""
+    if bias is None:
+        return y
+    if len(getattr(bias, "shape", ())) == 1:
+        return tf.nn.bias_add(y, tf.cast(bias, y.dtype))
+    return y + bias
+
+
 def linear(x, weight, bias=None):
     """torch.nn.functional.linear with a torch-oriented (out, in) weight."""
     if len(x.shape) == 2:
-        y = tf.matmul(x, weight, transpose_b=True)
-    else:  # fold leading axes into one: a plain MatMul, no Transpose op in the graph
-        leading = tf.shape(x)[:-1]
-        y = tf.matmul(tf.reshape(x, [-1, x.shape[-1]]), weight, transpose_b=True)
-        y = tf.reshape(y, tf.concat([leading, [weight.shape[0]]], axis=0))
-    return y + bias if bias is not None else y
+        return _linear_add_bias(tf.matmul(x, weight, transpose_b=True), bias)
+    # fold leading axes into one: a plain MatMul (no Transpose op in the graph), the bias added before unfolding
+    leading = tf.shape(x)[:-1]
+    y = _linear_add_bias(tf.matmul(tf.reshape(x, [-1, x.shape[-1]]), weight, transpose_b=True), bias)
+    return tf.reshape(y, tf.concat([leading, [weight.shape[0]]], axis=0))
 
 
 class Bilinear(TorchLayer):
