@@ -23,6 +23,16 @@ def test_linear_matches_torch(batch, extra, cin, cout, bias, seed):
     assert_equivalent(expected, np.asarray(linear(x, ported.weight, ported.bias)))
 
 
+def test_linear_bias_is_a_bias_add_on_the_matmul():
+    """The bias is added to the 2-D MatMul output (a BiasAdd grappler fuses into it), for any leading axes."""
+    layer = Linear(4, 3)
+    for shape in ([2, 4], [2, 5, 4]):
+        graph = tf.function(layer).get_concrete_function(tf.TensorSpec(shape, tf.float32)).graph
+        kinds = [op.type for op in graph.get_operations()]
+        bias_add = next(op for op in graph.get_operations() if op.type == "BiasAdd")
+        assert bias_add.inputs[0].op.type == "MatMul" and "AddV2" not in kinds, kinds
+
+
 def test_identity_ignores_arguments():
     x = np.ones((2, 3), np.float32)
     assert np.array_equal(np.asarray(Identity(54, unused=1)(x)), x)
