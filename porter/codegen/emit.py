@@ -17,8 +17,9 @@ import libcst as cst
 from porter import __version__
 from porter.codegen.runtime_bundle import bundle, runtime_bindings, runtime_file_name, runtime_modules_used
 from porter.codegen.signatures import parameter_list
+from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
-from porter.frontend.source import assigned_names
+from porter.frontend.source import assigned_names, linked_first
 
 
 def _templates_dir():
@@ -54,7 +55,7 @@ class ModuleEmitter:
         """{file name: text}: the model module `module_name` and, beside it, the runtime module it loads."""
         chunks = []
         kept_imports = []
-        for statement in self.source.module.body:
+        for statement in linked_first(self.source.module.body, self.source.positions, self.source.linked_from_line):
             line = self.source.line_of(statement)
             chunk = self.top_level(statement, kept_imports, line)
             if chunk:
@@ -74,6 +75,35 @@ class ModuleEmitter:
             model_module=module_name, version=__version__, imports=runtime_modules_used(definitions),
             definitions=definitions)
         return {module_name: format_code(text), runtime_name: format_code(runtime)}
+
+    def params_text(self, definition, training=False):
+        """The parameter list of a generated def: rebuilt from the source's, defaults naming torch layers or
+        functions (`norm_layer=nn.BatchNorm2d`, `partial(nn.LayerNorm, eps=1e-6)`) naming the port's runtime."""
+        return parameter_list(self.source, definition, training=training, default_text=self.default_text)
+
+    def default_text(self, node):
+        return " ".join(self.source.module.code_for_node(node.visit(self.runtime_renamer())).split())
+
+    def runtime_renamer(self):
+        """A transformer that replaces references to torch layers and functions a rule covers (`nn.BatchNorm2d`,
+        `F.relu`) by the port's runtime names, for code carried over rather than translated (defaults, configs)."""
+        ctx, imports = self.ctx, self.source.imports
+
+        class Renamer(cst.CSTTransformer):
+            def leave_Attribute(self, original, updated):
+                return self.runtime_name(original) or updated
+
+            def leave_Name(self, original, updated):
+                return self.runtime_name(original) or updated
+
+            @staticmethod
+            def runtime_name(node):
+                canonical = imports.resolve(node)
+                rule = ctx.module_rules.get(canonical) or ctx.function_rules.get(canonical)
+                runtime = getattr(rule, "runtime", None) if canonical else None
+                return cst.Name(ctx.use(runtime)) if runtime else None
+
+        return Renamer()
 
     def imports(self, text, kept):
         lines = runtime_modules_used(text) + LOADER_IMPORTS
@@ -103,7 +133,8 @@ class ModuleEmitter:
             if statement.name.value in self.source.classes:
                 return self.class_text(self.source.classes[statement.name.value])
             if statement.name.value in self.source.model_names:
-                return code  # config dataclasses and other plain classes the model uses are carried over
+                # config dataclasses and other plain classes the model uses are carried over
+                return portable_code(self.source, statement, self.runtime_renamer()).strip("\n")
             self.dropped.append((line, f"class {statement.name.value}  (not used by the model classes)"))
             return None
         if isinstance(statement, cst.FunctionDef):
@@ -136,7 +167,7 @@ class ModuleEmitter:
         return decorators + header + "\n" + "\n".join(body)
 
     def def_header(self, definition, name, extra, indent=""):
-        params = self.source.code_of(definition.params) if False else _params_text(self.source, definition)
+        params = self.params_text(definition)
         if extra:
             params = f"{params}, {extra}" if params else extra
         returns = ""
@@ -163,7 +194,7 @@ class ModuleEmitter:
         init = info.methods.get("__init__")
         init_body = translator.class_code.get((info.name, "__init__"), [])
         if init is not None:
-            init_signature = _params_text(self.source, init)
+            init_signature = self.params_text(init)
             if init.params.star_kwarg is None:
                 init_signature = f"{init_signature}, **kwargs" if init_signature.strip() else "self, **kwargs"
         else:
@@ -174,7 +205,7 @@ class ModuleEmitter:
         call_entry = translator.class_code.get((info.name, "call"))
         if call_entry is not None:
             forward, call_body = call_entry
-            call_signature = _with_training(self.source, forward)
+            call_signature = self.params_text(forward, training=True)
             call_signature = call_signature.replace(", *, training=None", ", training=None")
         elif info.find_method("forward") is None and not info.bases and not info.container_base:
             call_signature, call_body = "self, *args, training=None", [
@@ -188,12 +219,12 @@ class ModuleEmitter:
             key = (info.name, name)
             if key in translator.method_code:
                 _, body, takes_training = translator.method_code[key]
-                signature = _params_text(self.source, definition)
+                signature = self.params_text(definition)
                 if takes_training:
                     signature = f"{signature}, training=None" if signature.strip() else "training=None"
             else:
                 body = translator.plain_method_code[key]
-                signature = _params_text(self.source, definition)
+                signature = self.params_text(definition)
             decorators = kept_decorators(self.source, definition)
             methods.append({"name": name, "signature": signature, "body": body, "decorators": decorators})
         layout_in = ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in ("channels_last", "source") \
@@ -222,16 +253,6 @@ class ModuleEmitter:
                 text = text.replace(f"    def {method['name']}(", f"    @{decorator}\n    def {method['name']}(", 1)
         ir.code = text
         return text.rstrip("\n")
-
-
-def _with_training(source, definition):
-    """The parameter list plus `training=None`, placed before a `**kwargs` (Python requires it there)."""
-    return parameter_list(source, definition, training=True)
-
-
-def _params_text(source, definition):
-    """The parameter list rebuilt from the source's parameters (defaults kept, annotations where they resolve)."""
-    return parameter_list(source, definition)
 
 
 def kept_decorators(source, definition):

@@ -73,7 +73,7 @@ def runtime_bindings(model_code, renames, requested=()):
         runtime = emitted_as.get(name, None if name in renames else name)  # a renamed name is the user's own
         if runtime in index:
             bindings[name] = runtime
-    for runtime in (*PUBLIC_NAMES, *sorted(requested)):
+    for runtime in (*PUBLIC_NAMES, *sorted(name for name in requested if name in index)):
         emitted = renames.get(runtime, runtime)
         if emitted not in defined:
             bindings.setdefault(emitted, runtime)

@@ -11,33 +11,35 @@ import libcst as cst
 from porter.frontend.annotations import annotation_text
 
 
-def parameter_list(source, definition, training=False):
+def parameter_list(source, definition, training=False, default_text=None):
     """`self, x, *, mask=None, training=None, **kwargs` for `definition` (a FunctionDef); with `training`,
-    `training=None` is added before a `**` parameter (keyword-only when the source has `*` or `*args`)."""
+    `training=None` is added before a `**` parameter (keyword-only when the source has `*` or `*args`).
+    `default_text(node)` prints a default (the source's text when None)."""
     params = definition.params
-    parts = [_param(source, p) for p in params.posonly_params]
+    default_text = default_text or (lambda node: _code(source, node))
+    parts = [_param(source, p, default_text) for p in params.posonly_params]
     if params.posonly_params:
         parts.append("/")
-    parts.extend(_param(source, p) for p in params.params)
+    parts.extend(_param(source, p, default_text) for p in params.params)
     if isinstance(params.star_arg, cst.Param):
-        parts.append("*" + _param(source, params.star_arg))
+        parts.append("*" + _param(source, params.star_arg, default_text))
     elif params.kwonly_params:
         parts.append("*")
-    parts.extend(_param(source, p) for p in params.kwonly_params)
+    parts.extend(_param(source, p, default_text) for p in params.kwonly_params)
     if training:
         parts.append("training=None")
     if params.star_kwarg is not None:
-        parts.append("**" + _param(source, params.star_kwarg))
+        parts.append("**" + _param(source, params.star_kwarg, default_text))
     return ", ".join(parts)
 
 
-def _param(source, param):
+def _param(source, param, default_text):
     text = param.name.value
     annotation = annotation_text(source, param.annotation.annotation) if param.annotation is not None else None
     if annotation is not None:
         text += f": {annotation}"
     if param.default is not None:
-        text += (" = " if annotation is not None else "=") + _code(source, param.default)
+        text += (" = " if annotation is not None else "=") + default_text(param.default)
     return text
 
 

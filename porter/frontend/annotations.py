@@ -67,3 +67,19 @@ def _bound_by_kept_import(small):
             not isinstance(small.names, cst.ImportStar):
         for alias in small.names:
             yield alias.asname.name.value if alias.asname else dotted_name(alias.name)
+
+
+def portable_code(source, node, rename=None):
+    """Source text of `node` (a class or function carried over as it is) with each annotation the port cannot
+    keep replaced by `object` (a dataclass field keeps its place; a signature stays valid), then `rename` (a
+    CSTTransformer, e.g. torch layer names -> runtime names) applied."""
+    defined = names_defined(source)
+
+    class Replacer(cst.CSTTransformer):
+        def leave_Annotation(self, original, updated):
+            if _names_needed(original.annotation) <= defined:
+                return updated
+            return updated.with_changes(annotation=cst.Name("object"))
+
+    node = node.visit(Replacer())
+    return source.module.code_for_node(node.visit(rename) if rename is not None else node)

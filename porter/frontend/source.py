@@ -17,6 +17,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.errors import SourceError
 from porter.frontend.imports import ImportTable, dotted_name
+from porter.frontend.linker import linked_text
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 CONTAINER_BASES = {"torch.nn.Sequential": "sequential", "torch.nn.ModuleList": "list", "torch.nn.ModuleDict": "dict"}
@@ -69,6 +70,7 @@ class SourceFile:
     classes: dict  # name -> ClassInfo, in source order
     functions: dict  # module-level function name -> cst.FunctionDef
     framework: str = "torch"
+    linked_from_line: int | None = None  # first line of definitions linked in from the file's package (linker)
 
     @functools.cached_property
     def model_names(self):
@@ -192,16 +194,22 @@ def parse_source(path, display_path=None):
     display_path = display_path or str(path)
     text = read_text(path, display_path)
     check_syntax(text, display_path)
+    package = package_of(Path(path))
+    own_lines = text.count("\n") + 1
+    text, linked = linked_text(Path(path), text, package, is_covered_by_a_rule)
     try:
         with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level
             module = cst.parse_module(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             positions = wrapper.resolve(PositionProvider)
-            imports = ImportTable.from_module(module, package_of(Path(path)))
+            imports = ImportTable.from_module(module, package)
+            for name in linked:  # defined by the linked text now, not imported
+                imports.aliases.pop(name, None)
     except (cst.ParserSyntaxError, RecursionError) as error:
         raise SourceError(f"cannot parse the file ({str(error).splitlines()[0]})", display_path) from None
     classes, functions = {}, {}
-    for statement in module.body:
+    first_linked = own_lines + 1 if linked else None
+    for statement in linked_first(module.body, positions, first_linked):
         if isinstance(statement, cst.ClassDef):
             info = _class_info(statement, imports, classes, positions)
             if info is not None:
@@ -213,7 +221,25 @@ def parse_source(path, display_path=None):
                 classes[info.name] = info
         elif isinstance(statement, cst.FunctionDef):
             functions[statement.name.value] = statement
-    return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions)
+    return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
+                      linked_from_line=first_linked)
+
+
+def linked_first(statements, positions, first_linked):
+    """Top-level statements with those the linker appended (from line `first_linked` on) first: the file's own
+    classes may derive from them."""
+    if first_linked is None:
+        return list(statements)
+    start = {s: positions[s].start.line for s in statements}
+    return [s for s in statements if start[s] >= first_linked] + [s for s in statements if start[s] < first_linked]
+
+
+def is_covered_by_a_rule(canonical):
+    """Whether a rule translates `canonical` (such names stay imports; the linker does not copy them in)."""
+    from porter.rules.registry import load_all_rules
+
+    module_rules, function_rules = load_all_rules()
+    return canonical in module_rules or canonical in function_rules
 
 
 def package_of(path):

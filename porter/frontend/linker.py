@@ -1,0 +1,262 @@
+"""Definitions a model file imports from its own package, brought into the conversion.
+
+`from ..ops.misc import Conv2dNormActivation` in a file of a package (folders with `__init__.py`) names a class
+porter can read: the linker finds the module file, takes the definitions the model classes need from it (with the
+top-level names they use in turn, and their imports made absolute), and appends them after the file's own text, so
+the file's line numbers stay as they are. Names a rule covers (`torchvision.utils._log_api_usage_once`) stay
+imported. What it appends is read like the file's own code; the emitter places it first.
+"""
+
+import libcst as cst
+
+from porter.frontend.imports import dotted_name
+
+MAX_FILES = 32  # a model's in-package helpers are a handful of files; stop before walking a whole library
+BANNER = "# --- porter: definitions imported from {path} ---"
+
+
+def linked_text(path, text, package, covered):
+    """(text with the needed in-package definitions appended, names defined by them).
+
+    `path`: the file; `package`: its dotted package ('' for a loose file: nothing to link); `covered(canonical)`:
+    whether a rule covers an imported name (those stay imports)."""
+    if not package:
+        return text, frozenset()
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return text, frozenset()  # the parser reports it properly
+    root = _package_root(path, package)
+    linker = _Linker(root, covered)
+    wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
+    blocks = linker.link(wanted)
+    if not blocks:
+        return text, frozenset()
+    aliases = [f"{local} = {name}" for local, (_, name) in sorted(linker.in_package_imports(module, package).items())
+               if local != name and name in linker.defined]
+    appended = "\n\n".join(blocks + aliases)
+    return f"{text.rstrip()}\n\n\n{appended}\n", frozenset(linker.defined | {a.split(" = ")[0] for a in aliases})
+
+
+class _Linker:
+    def __init__(self, root, covered):
+        self.root = root  # folder that holds the top-level package
+        self.covered = covered
+        self.parsed = {}  # dotted module -> cst.Module or None
+        self.taken = {}  # dotted module -> set of names taken from it
+        self.order = []  # dotted modules, dependencies first
+        self.defined = set()  # every name the appended text defines
+
+    def module(self, dotted):
+        if dotted not in self.parsed:
+            self.parsed[dotted] = None
+            relative = dotted.replace(".", "/")
+            for candidate in (self.root / f"{relative}.py", self.root / relative / "__init__.py"):
+                if candidate.is_file() and len(self.parsed) <= MAX_FILES:
+                    try:
+                        self.parsed[dotted] = cst.parse_module(candidate.read_text(encoding="utf-8"))
+                    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+                        pass
+                    break
+        return self.parsed[dotted]
+
+    def in_package_imports(self, module, package):
+        """local name -> (absolute module, imported name) for imports of `module` from inside the package tree."""
+        found = {}
+        top = package.split(".")[0] if package else ""
+        for statement in _import_froms(module):
+            absolute = _absolute(statement, package)
+            if absolute is None or absolute.split(".")[0] != top or isinstance(statement.names, cst.ImportStar):
+                continue
+            for alias in statement.names:
+                name = dotted_name(alias.name)
+                local = alias.asname.name.value if alias.asname else name
+                if not self.covered(f"{absolute}.{name}"):
+                    found[local] = (absolute, name)
+        return found
+
+    def wanted_from(self, module, package, roots):
+        """[(absolute module, name)] the definitions named `roots` in `module` need from other package modules."""
+        imports = self.in_package_imports(module, package)
+        bindings = _bindings(module)
+        needed, stack, seen = [], list(roots), set()
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for statement in bindings.get(name, ()):
+                for used in _names_in(statement):
+                    if used in imports:
+                        needed.append(imports[used])
+                    elif used in bindings and used not in seen:
+                        stack.append(used)
+        return sorted(set(needed))
+
+    def link(self, wanted):
+        """Source blocks (one per package module, dependencies first) defining everything `wanted` needs."""
+        for dotted, name in wanted:
+            self.visit(dotted, name)
+        self.defined = set().union(*self.taken.values()) if self.taken else set()
+        return [self.block(dotted) for dotted in self.order]
+
+    def visit(self, dotted, name):
+        """Take `name` (and the top-level names it uses) from module `dotted`, after what they need in turn."""
+        module = self.module(dotted)
+        if module is None or name in self.taken.get(dotted, set()):
+            return
+        bindings = _bindings(module)
+        if name not in bindings:
+            return
+        closure = _local_closure(bindings, name)
+        self.taken.setdefault(dotted, set()).update(closure)
+        for dependency in self.wanted_from(module, self.package_of(dotted), closure):
+            self.visit(*dependency)
+        if dotted not in self.order:
+            self.order.append(dotted)
+
+    def package_of(self, dotted):
+        return dotted if (self.root / dotted.replace(".", "/") / "__init__.py").is_file() else dotted.rsplit(".", 1)[0]
+
+    def block(self, dotted):
+        """The text appended for module `dotted`: its imports (made absolute, without the names linked in) and the
+        definitions taken from it, in its own order."""
+        module = self.parsed[dotted]
+        package = self.package_of(dotted)
+        lines = [BANNER.format(path=dotted.replace(".", "/") + ".py")]
+        for statement in module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            small = statement.body[0]
+            if isinstance(small, cst.Import):
+                lines.append(module.code_for_node(statement).strip())
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                absolute = _absolute(small, package)
+                kept = [a for a in small.names
+                        if (a.asname.name.value if a.asname else dotted_name(a.name)) not in self.defined]
+                if absolute is not None and kept:
+                    names_text = ", ".join(module.code_for_node(a).strip().rstrip(",") for a in kept)
+                    lines.append(f"from {absolute} import {names_text}")
+        for statement in module.body:
+            if set(_bound_names(statement)) & self.taken[dotted]:
+                lines.append("\n\n" + module.code_for_node(statement).strip("\n"))
+        for local, (_, name) in sorted(self.in_package_imports(module, package).items()):
+            if local != name and name in self.defined and local not in self.defined:
+                lines.append(f"{local} = {name}")  # `import X as Y` of a definition linked in
+        return "\n".join(lines)
+
+
+def _model_class_names(module, linker, package):
+    """Roots of what the model needs: the file's torch module classes (deriving from torch.nn, or from a package
+    class that does) and its builder functions (those that construct torch.nn layers)."""
+    imports = linker.in_package_imports(module, package)
+    names = []
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef) and any(
+                _is_module_base(b.value, imports, linker, depth=0) for b in statement.bases):
+            names.append(statement.name.value)
+        elif isinstance(statement, cst.FunctionDef) and _builds_layers(statement):
+            names.append(statement.name.value)
+    return names
+
+
+def _is_module_base(node, imports, linker, depth):
+    """Whether a base class expression is torch's Module/Sequential/... or a package class deriving from one."""
+    name = dotted_name(node) or ""
+    if name.split(".")[0] in ("nn", "torch") or name in ("Module", "Sequential", "ModuleList", "ModuleDict"):
+        return True
+    if name not in imports or depth > 4:
+        return False
+    dotted, imported = imports[name]
+    defining = linker.module(dotted)
+    if defining is None:
+        return False
+    inner_imports = linker.in_package_imports(defining, linker.package_of(dotted))
+    for statement in defining.body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value == imported:
+            return any(_is_module_base(b.value, inner_imports, linker, depth + 1) for b in statement.bases)
+    return False
+
+
+def _builds_layers(function):
+    """Whether a function calls `nn.X(...)`/`torch.nn.X(...)` itself (a builder such as `make_layers(cfg)`)."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call):
+            name = dotted_name(call.func) or ""
+            if (name.startswith("nn.") or name.startswith("torch.nn.")) and name.rsplit(".", 1)[-1][:1].isupper():
+                found.append(call)
+
+    function.visit(Finder())
+    return bool(found)
+
+
+def _package_root(path, package):
+    folder = path.resolve().parent
+    for _ in package.split("."):
+        folder = folder.parent
+    return folder
+
+
+def _absolute(node, package):
+    module = dotted_name(node.module) if node.module is not None else ""
+    level = len(node.relative)
+    if not level:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 >= len(parts):
+        return None
+    base = ".".join(parts[:len(parts) - (level - 1)])
+    return f"{base}.{module}" if module else base
+
+
+def _import_froms(module):
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom):
+                    yield small
+
+
+def _bindings(module):
+    bindings = {}
+    for statement in module.body:
+        for name in _bound_names(statement):
+            bindings.setdefault(name, []).append(statement)
+    return bindings
+
+
+def _bound_names(statement):
+    if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
+        return [statement.name.value]
+    names = []
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign) else
+                       [small.target] if isinstance(small, cst.AnnAssign) else [])
+            names.extend(t.value for t in targets if isinstance(t, cst.Name))
+    return names
+
+
+def _local_closure(bindings, name):
+    closure, stack = set(), [name]
+    while stack:
+        current = stack.pop()
+        if current in closure or current not in bindings:
+            continue
+        closure.add(current)
+        for statement in bindings[current]:
+            stack.extend(n for n in _names_in(statement) if n in bindings and n not in closure)
+    return closure
+
+
+def _names_in(node):
+    names = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name):
+            names.add(name.value)
+
+    node.visit(Collector())
+    return names

@@ -1,0 +1,108 @@
+"""A model file of a package converts with the definitions it imports from that package linked in: the port
+imports on its own and matches the torch model built from the package."""
+
+import importlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tests.corpus.test_torchvision import import_by_path, perturbed
+
+PACKAGE = {
+    "shop/__init__.py": "",
+    "shop/utils.py": '''
+        import math
+
+
+        def round_channels(channels, divisor=4):
+            return max(divisor, int(math.ceil(channels / divisor) * divisor))
+    ''',
+    "shop/layers.py": '''
+        from typing import Callable, Optional
+
+        import torch
+        from torch import nn
+
+        from .utils import round_channels
+
+
+        class ConvNormAct(nn.Sequential):
+            def __init__(self, cin: int, cout: int, stride: int = 1,
+                         norm_layer: Optional[Callable[..., nn.Module]] = nn.BatchNorm2d) -> None:
+                layers = [nn.Conv2d(cin, round_channels(cout), 3, stride, 1, bias=False)]
+                layers.append(norm_layer(round_channels(cout)))
+                layers.append(nn.ReLU(inplace=True))
+                super().__init__(*layers)
+
+
+        def unused_plot_helper(x):
+            import matplotlib.pyplot as plt
+            plt.plot(x)
+    ''',
+    "shop/models/__init__.py": "",
+    "shop/models/net.py": '''
+        import torch
+        from torch import nn, Tensor
+
+        from ..layers import ConvNormAct as CNA
+        from ..utils import round_channels
+
+
+        class Net(nn.Module):
+            def __init__(self, width: int = 6, num_classes: int = 5) -> None:
+                super().__init__()
+                self.stem = CNA(3, width, stride=2)
+                self.body = CNA(round_channels(width), 2 * width)
+                self.head = nn.Linear(round_channels(2 * width), num_classes)
+
+            def forward(self, x: Tensor) -> Tensor:
+                x = self.body(self.stem(x))
+                return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+    ''',
+}
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    for relative, text in PACKAGE.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in [n for n in sys.modules if n == "shop" or n.startswith("shop.")]:
+        del sys.modules[name]
+
+
+def test_package_definitions_are_linked_in_and_match_torch(package, tmp_path):
+    import torch
+
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(package / "shop/models/net.py"),
+                             "-o", str(out)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    text = (out / "net_keras.py").read_text()
+    assert "class ConvNormAct(" in text and "def round_channels(" in text and "CNA = ConvNormAct" in text
+    assert "unused_plot_helper" not in text and "matplotlib" not in text
+    torch_model = perturbed(importlib.import_module("shop.models.net").Net())
+    port = import_by_path(out / "net_keras.py", "linked_port")
+    keras_model = port.Net()
+    x = np.random.default_rng(1).standard_normal((2, 3, 16, 16)).astype("float32")
+    port.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    got = np.asarray(keras_model(x, training=False))
+    assert float(np.abs(got - expected).max()) <= 1e-4 * float(np.abs(expected).max())
+
+
+def test_loose_files_link_nothing(tmp_path):
+    source = tmp_path / "loose.py"
+    source.write_text("import torch.nn as nn\nfrom .layers import Block\n\nclass Net(nn.Module):\n"
+                      "    def forward(self, x):\n        return x\n")
+    from porter.frontend.linker import linked_text
+
+    text = source.read_text()
+    assert linked_text(source, text, "", lambda name: False) == (text, frozenset())
