@@ -91,6 +91,7 @@ class FileTranslator:
     # --- entry point -------------------------------------------------------------------------------------
     def translate(self, main_class):
         self.param_hints = {}
+        self.siblings = []  # groups of block classes handed in for one parameter (scan_constructions)
         self.scan_constructions()
         for info in self.source.classes.values():  # first pass: learn module-valued constructor arguments
             self.translate_init(info)
@@ -106,6 +107,7 @@ class FileTranslator:
         if main_class is not None:
             args = self.example_values.get(main_class)
             self.translate_forward(self.source.classes[main_class], args, output_layout="source")
+        self.specialise_siblings()
         for info in self.source.classes.values():
             if info.name not in self.ctx.signatures:
                 self.translate_forward(info, None, output_layout="source")
@@ -158,19 +160,88 @@ class FileTranslator:
             self.ctx.current.pop()
 
     def scan_constructions(self):
-        """Constructor arguments in module-level code (`ResNet(BasicBlock, [2, 2])` in a factory or __main__)."""
+        """Constructor arguments in module-level code (`ResNet(BasicBlock, [2, 2])` in a factory or __main__),
+        also through a factory's parameters (`_resnet(Bottleneck, ...)` calling `ResNet(block, ...)`). Classes
+        handed in for the same parameter are alternatives: they get the same specialisation (`siblings`)."""
         resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get, self.param_hints)
+        classes, functions = self.source.classes, self.source.functions
+        passed = {}  # (callee, parameter) -> in-file classes handed to it, in source order
+        calls = []  # (enclosing function or None, call node)
 
         class Finder(cst.CSTVisitor):
+            def __init__(self):
+                self.function = []
+
             def visit_ClassDef(self, node):
                 return False
 
+            def visit_FunctionDef(self, node):
+                self.function.append(node.name.value)
+
+            def leave_FunctionDef(self, node):
+                self.function.pop()
+
             def visit_Call(self, node):
                 name = node.func.value if isinstance(node.func, cst.Name) else None
-                if name in resolver.source.classes:
-                    resolver.note_constructor_args(name, node, {}, None)
+                if name in classes or name in functions:
+                    calls.append((self.function[-1] if self.function else None, node))
 
         self.source.module.visit(Finder())
+        for _, node in calls:  # what each parameter of a factory or class receives
+            callee = node.func.value
+            definition = functions.get(callee) or (classes[callee].find_method("__init__") if callee in classes
+                                                   else None)
+            if definition is None:
+                continue
+            names = [p.name.value for p in definition.params.params]
+            names = names[1:] if callee in classes else names
+            for position, arg in enumerate(node.args):
+                parameter = arg.keyword.value if arg.keyword is not None else (
+                    names[position] if position < len(names) and not arg.star else None)
+                if parameter is not None and isinstance(arg.value, cst.Name) and arg.value.value in classes:
+                    found = passed.setdefault((callee, parameter), [])
+                    if arg.value.value not in found:
+                        found.append(arg.value.value)
+        for function, node in calls:
+            if node.func.value not in classes:
+                continue
+            env = {}
+            for (callee, parameter), handed in passed.items():
+                if callee == function:  # `ResNet(block, ...)` inside `_resnet(block, ...)`
+                    env[parameter] = ModuleRef("classobj", elements=(ModuleRef("class", class_name=handed[0]),))
+            resolver.note_constructor_args(node.func.value, node, env, None)
+        self.siblings = [handed for (callee, _), handed in passed.items() if len(handed) > 1]
+        for (callee, parameter), handed in passed.items():  # a factory's parameter passed on to a class
+            for other_callee, other_parameter in list(passed):
+                if other_callee in classes and callee in functions and \
+                        self._passes_on(functions[callee], parameter, other_callee, other_parameter):
+                    merged = passed[(other_callee, other_parameter)]
+                    self.siblings.append(sorted(set(merged) | set(handed), key=(merged + handed).index))
+
+    @staticmethod
+    def _passes_on(function, parameter, class_name, class_parameter):
+        """Whether `function` calls `class_name(...)` with its own `parameter` (positionally or by keyword)."""
+        found = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(self, node):
+                if isinstance(node.func, cst.Name) and node.func.value == class_name:
+                    found.extend(a for a in node.args if isinstance(a.value, cst.Name) and a.value.value == parameter)
+
+        function.visit(Finder())
+        return bool(found)
+
+    def specialise_siblings(self):
+        """Block classes handed in for the same parameter take the specialisation the first one got: a Sequential
+        of `Bottleneck`s then runs in the layouts the translator followed for `BasicBlock`."""
+        for group in self.siblings:
+            done = [name for name in group if name in self.ctx.signatures and self.ctx.signatures[name].arg_values]
+            if not done:
+                continue
+            model = self.ctx.signatures[done[0]]
+            for name in group:
+                if name not in self.ctx.signatures:
+                    self.class_signature(name, list(model.arg_values), {})
 
     def parameter_modules(self, info, params, resolver):
         """Constructor parameters that hold modules or module classes: defaults, --init-args, call sites."""
@@ -234,11 +305,15 @@ class FileTranslator:
             return None
         info = self.source.classes[class_name]
         args = list(args)
-        if args and args[0].is_tensor and not args[0].channels_last and (args[0].rank or 0) > 2:
+        rank = args[0].rank if args and args[0].is_tensor else None
+        if rank is None and args and args[0].is_tensor:
+            rank = self.spatial_rank(info)  # a caller that lost track of the rank: the block's own layers tell
+        if args and args[0].is_tensor and not args[0].channels_last and (rank or 0) > 2:
             forward = info.find_method("forward")
             params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
             if params and self.prefers_channels_last(info, params[0].name.value, depth=0):
-                args[0] = args[0].but(layout="channels_last")  # the caller converts once; blocks then chain
+                # the caller converts once; blocks then chain
+                args[0] = args[0].but(layout="channels_last", rank=rank)
         return self.translate_forward(info, (args, dict(kwargs)), output_layout=None)
 
     def prefers_channels_last(self, info, param, depth):
@@ -281,6 +356,15 @@ class FileTranslator:
                         if layout != "any":
                             return layout == "channels_last"
         return False
+
+    def spatial_rank(self, info):
+        """The tensor rank the first spatial layer `info` builds takes (Conv2d: 4), or None."""
+        ir = self.ctx.irs.get(info.name)
+        for ref in (ir.attributes.values() if ir else ()):
+            rule = getattr(ref, "rule", None) if getattr(ref, "kind", None) == "rule" else None
+            if rule is not None and rule.layout == "channels_last" and rule.rank:
+                return rule.rank
+        return None
 
     def ref_preference(self, ref, depth):
         if ref.kind == "rule":

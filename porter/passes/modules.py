@@ -76,6 +76,11 @@ class ModuleResolver:
             return self._call_ref(node, env, owner)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             return env.get(f"self.{node.attr.value}", UNKNOWN_MODULE)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and \
+                isinstance(env.get(node.value.value), list) and len(node.slice) == 1 and \
+                isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
+            items, index = env[node.value.value], int(node.slice[0].slice.value.value)  # `blocks[0]`
+            return items[index] if -len(items) <= index < len(items) else UNKNOWN_MODULE
         return UNKNOWN_MODULE
 
     def class_ref(self, node, env):
@@ -164,6 +169,9 @@ class ModuleResolver:
         refs = []
         for element in elements:
             inner = self.ref_of(element.value, env, owner)
+            if inner.kind == "unknown" and not isinstance(element, cst.StarredElement):
+                cls = self.class_ref(element.value, env)  # `[BasicConv2d, Inception]`: block classes
+                inner = ModuleRef("classobj", elements=(cls,)) if cls is not None else inner
             if isinstance(element, cst.StarredElement):
                 refs.extend(inner.elements)
             else:
@@ -335,11 +343,23 @@ def _one_layout_alternative(alternatives):
             distinct.append(ref)
     if len(distinct) == 1:
         return distinct[0]
-    behaviours = {(r.rule.layout, r.rule.outputs) if r.kind == "rule" and r.rule.rank_delta == 0 else None
-                  for r in distinct}
-    if len(behaviours) == 1 and None not in behaviours:  # `nn.Upsample(...)` or `nn.ConvTranspose2d(...)`
-        return distinct[-1]
+    behaviours = {_layout_behaviour(r) for r in distinct}
+    if len(behaviours) == 1 and None not in behaviours:  # `nn.Upsample(...)` or `nn.ConvTranspose2d(...)`; two
+        return distinct[-1]  # versions of a feature stack built from the same kinds of layers and blocks
     return UNKNOWN_MODULE
+
+
+def _layout_behaviour(ref):
+    """What the layout reasoning needs of a module: a layer's layout and outputs (rank kept), or for a Sequential
+    the kinds of its first and last children and the set of all (None when it cannot be summarised)."""
+    if ref.kind == "rule":
+        return (ref.rule.layout, ref.rule.outputs) if ref.rule.rank_delta == 0 else None
+    if ref.kind == "class":
+        return ("class", ref.class_name)
+    if ref.kind == "sequential" and ref.ordered and ref.elements:
+        kinds = [_layout_behaviour(e) for e in ref.elements]
+        return None if None in kinds else ("sequential", kinds[0], kinds[-1], frozenset(kinds))
+    return None
 
 
 def _last_orelse(statement):
