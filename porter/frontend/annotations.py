@@ -6,6 +6,7 @@ standard-library imports the port keeps, and the file's own classes and function
 """
 
 import builtins
+import functools
 
 import libcst as cst
 
@@ -24,8 +25,13 @@ def annotation_text(source, annotation):
 def names_defined(source):
     """Names the generated module defines: builtins, names bound by kept standard-library imports, and the
     source's module-level classes and functions."""
+    return _names_defined_in(source.module)
+
+
+@functools.lru_cache(maxsize=4)  # libcst nodes hash by identity: one entry per parsed source
+def _names_defined_in(module):
     names = set(BUILTIN_NAMES)
-    for statement in source.module.body:
+    for statement in module.body:
         if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
             names.add(statement.name.value)
         elif isinstance(statement, cst.SimpleStatementLine):

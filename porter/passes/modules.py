@@ -100,12 +100,25 @@ class ModuleResolver:
             return ModuleRef("class", class_name=name)
         return None
 
-    def sequential_subclass(self, info):
-        """A class deriving from nn.Sequential: its children are what its __init__ hands to super().__init__."""
-        init = info.find_method("__init__")
+    def sequential_subclass(self, info, arguments=None):
+        """A class deriving from nn.Sequential: its children are what its __init__ hands to super().__init__ (or,
+        for a subclass of such an in-file class, what the base builds from the arguments handed to it).
+        `arguments`: parameter -> ModuleRef known from the caller (a subclass's super().__init__ call)."""
+        init = info.methods.get("__init__")
         if init is None or self.depth > 10:
+            base = self.class_of(info.bases[0]) if info.bases else None
+            if init is None and base is not None and self.depth <= 10:
+                return self.sequential_subclass(base, arguments)
             return ModuleRef("sequential", elements=(), ordered=False)
         env = {}
+        for param in (*init.params.params, *init.params.kwonly_params):  # `conv_layer=nn.Conv2d` defaults
+            hint = (arguments or {}).get(param.name.value) or self.param_hints.get(info.name, {}).get(
+                param.name.value)
+            cls = self.class_ref(param.default, {}) if param.default is not None else None
+            if hint is not None:
+                env[param.name.value] = hint
+            elif cls is not None:
+                env[param.name.value] = ModuleRef("classobj", elements=(cls,))
         self.depth += 1
         try:
             self.scan_body(init.body, env, info)
@@ -113,12 +126,33 @@ class ModuleResolver:
                 call = statement.value if isinstance(statement, cst.Expr) else None
                 if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
                         call.func.attr.value == "__init__" and isinstance(call.func.value, cst.Call):
+                    base = self.class_of(info.bases[0]) if info.bases else None
+                    if base is not None:  # `super().__init__(cin, cout, ..., norm_layer, torch.nn.Conv2d)`
+                        return self.sequential_subclass(base, self._bound_arguments(base, call, env, info))
                     fake = call.with_changes(func=cst.parse_expression("torch.nn.Sequential"))
                     ref = self._container(fake, "sequential", env, info)
                     return ModuleRef("sequential", elements=ref.elements, ordered=ref.ordered)
         finally:
             self.depth -= 1
         return ModuleRef("sequential", elements=(), ordered=False)
+
+    def _bound_arguments(self, info, call, env, owner):
+        """parameter -> ModuleRef for the module-valued arguments of a call of `info`'s __init__."""
+        init = info.methods.get("__init__")
+        names = [p.name.value for p in init.params.params][1:] if init is not None else []
+        bound = {}
+        for position, arg in enumerate(call.args):
+            name = arg.keyword.value if arg.keyword is not None else (
+                names[position] if position < len(names) and not arg.star else None)
+            if name is None:
+                continue
+            ref = self.ref_of(arg.value, env, owner)
+            if ref.kind == "unknown":
+                cls = self.class_ref(arg.value, env)
+                ref = ModuleRef("classobj", elements=(cls,)) if cls is not None else ref
+            if ref.kind != "unknown":
+                bound[name] = ref
+        return bound
 
     def _call_ref(self, node, env, owner):
         canonical = self.source.imports.resolve(node.func)
