@@ -95,6 +95,7 @@ class FileTranslator:
         self.scan_constructions()
         for info in self.source.classes.values():  # first pass: learn module-valued constructor arguments
             self.translate_init(info)
+        self.share_sibling_hints()
         for info in self.source.classes.values():
             self.ctx.irs.pop(info.name, None)
         self.ctx.used_runtime.clear()
@@ -230,6 +231,15 @@ class FileTranslator:
 
         function.visit(Finder())
         return bool(found)
+
+    def share_sibling_hints(self):
+        """Constructor arguments learnt for one block class hold for its alternatives (`_make_layer` calls
+        `block(inplanes, planes, stride, downsample)` whichever block class it was handed)."""
+        for group in self.siblings:
+            for name in group:
+                for other in group:
+                    for parameter, ref in self.param_hints.get(other, {}).items():
+                        self.param_hints.setdefault(name, {}).setdefault(parameter, ref)
 
     def specialise_siblings(self):
         """Block classes handed in for the same parameter take the specialisation the first one got: a Sequential
