@@ -30,6 +30,10 @@ step "installing torch 2.13.0 (CPU)..."
 pip_quiet "torch==2.13.0"
 step "installing porter (editable) with tensorflow-cpu 2.21, keras, hypothesis and pytest..."
 pip_quiet -e ".[dev]"
+# the public corpus of real model files the tests convert (tests/corpus); its compiled ops need CUDA and are not
+# used, so it goes in without dependencies (torch is already pinned above)
+step "installing torchvision 0.28.0 (model files for the corpus tests, --no-deps)..."
+pip_quiet --no-deps "torchvision==0.28.0"
 step "checking that porter, torch, tensorflow and keras import..."
 .venv/bin/python -c "import porter, torch, tensorflow, keras" 2>/dev/null || {
   echo "setup: the virtual environment is incomplete" >&2; exit 1; }
