@@ -73,6 +73,11 @@ class SourceFile:
     linked_from_line: int | None = None  # first line of definitions linked in from the file's package (linker)
 
     @functools.cached_property
+    def lines(self):
+        """The source text split into lines (once: reports read it per class)."""
+        return self.text.splitlines()
+
+    @functools.cached_property
     def model_names(self):
         """Top-level names the model needs, directly or through each other: helper functions, plain classes
         (configs, namedtuples), assigned constants, and builder functions that construct torch layers

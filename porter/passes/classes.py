@@ -431,7 +431,7 @@ class FileTranslator:
             ir.arg_layouts = tuple(v.layout if v.is_tensor else "python" for v in arg_values)
             template = translator.return_template
             ir.layout_out = "channels_last" if template is not None and template.channels_last else "source"
-            self.class_code[(info.name, "call")] = (forward, clean_body(body))
+            self.class_code[(info.name, "call")] = (forward, clean_body(body, ir.mappings))
             signature.done = True
             return signature
         finally:
@@ -484,7 +484,8 @@ class FileTranslator:
             body, _ = translator.block(definition.body, 2)
             signature.output = translator.return_template
             signature.takes_training = "training" in "\n".join(body)
-            self.method_code[key] = (definition, clean_body(body), signature.takes_training)
+            self.method_code[key] = (definition, clean_body(body, self.ctx.ir.mappings if self.ctx.ir else ()),
+                                     signature.takes_training)
             return signature
         finally:
             self.in_progress.discard(key)

@@ -14,8 +14,29 @@ PURE_CALLS = frozenset({"tf.einsum", "tf.matmul", "tf.transpose", "tf.reshape", 
                         "transpose", "torch_size", "dim_size"})
 
 
-def clean_body(lines):
-    """`lines` (one function body, indented) without identity assignments and dead pure assignments."""
+def clean_body(lines, mappings=()):
+    """`lines` (one function body, indented) without identity assignments and dead pure assignments. The
+    LineMappings in `mappings` that recorded a removed line are pointed at the note that replaces it."""
+    cleaned = _clean(lines)
+    if cleaned is not lines:
+        notes = _notes_by_removed_line(lines, cleaned)
+        for mapping in mappings:
+            note = notes.get(mapping.generated.strip())
+            if note is not None:
+                mapping.generated = note
+    return cleaned
+
+
+def _notes_by_removed_line(before, after):
+    """{stripped removed line: stripped note line} pairing each removed statement with the note left for it."""
+    kept = {line.strip() for line in after}
+    removed = [line.strip() for line in before if line.strip() and line.strip() not in kept]
+    notes = [line.strip() for line in after if line.strip().startswith("# porter: ") and
+             line.strip() not in {b.strip() for b in before}]
+    return dict(zip(removed, notes, strict=False))
+
+
+def _clean(lines):
     if not lines:
         return lines
     indent = len(lines[0]) - len(lines[0].lstrip(" "))

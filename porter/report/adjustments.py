@@ -299,7 +299,7 @@ def _mapping_notes(source, ctx, ir, owner):
     """Notes read off each translated statement: layout conversions, remapped axes, porter's own comments."""
     found = []
     renames = {new: old for old, new in ctx.renames.items()}
-    source_lines = source.text.splitlines()
+    source_lines = source.lines
     latest = {}
     for mapping in ir.mappings:
         latest[(mapping.source_start, mapping.source_end)] = mapping

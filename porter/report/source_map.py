@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 _SKIPPED_TOKENS = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER,
                    tokenize.COMMENT}
 _CLOSERS = {")", "]", "}"}
+_TOP_LEVEL_CLASS = re.compile(r"class (\w+)\b")
 _CLOSING_LINE = re.compile(r"^\s*[)\]}]+[,:]?\s*$")
 _SUPER_INIT = re.compile(r"^\s*(super\(.*\)|[\w.]+)\.__init__\(")
 
@@ -87,20 +88,24 @@ class GeneratedText:
         self.numbered = numbered  # False: line numbers are internal only (not the real module's)
         self.tokens = _tokens(text, keep_parens=True) or []
         self.loose_tokens = [t for t in self.tokens if t[0] not in ("(", ")")]
+        self.class_lines = {}  # top-level class name -> 0-based line of its first definition
+        for index, line in enumerate(self.lines):
+            match = _TOP_LEVEL_CLASS.match(line)
+            if match:
+                self.class_lines.setdefault(match.group(1), index)
 
     def class_range(self, name):
         """(first, last) 1-based lines of top-level `class name`, or None."""
-        pattern = re.compile(rf"class {re.escape(name)}\b")
-        for index, line in enumerate(self.lines):
-            if pattern.match(line):
-                end = index + 1
-                for later in range(index + 1, len(self.lines)):
-                    text = self.lines[later]
-                    if text.strip() and not text[0].isspace() and not text.startswith(("#", ")")):
-                        break
-                    end = later + 1
-                return index + 1, _trim_blank_end(self.lines, index + 1, end)
-        return None
+        index = self.class_lines.get(name)
+        if index is None:
+            return None
+        end = index + 1
+        for later in range(index + 1, len(self.lines)):
+            text = self.lines[later]
+            if text.strip() and not text[0].isspace() and not text.startswith(("#", ")")):
+                break
+            end = later + 1
+        return index + 1, _trim_blank_end(self.lines, index + 1, end)
 
     def method_range(self, class_range, name):
         """(def line, last line) of method `name` inside the class lines, decorators excluded, or None."""
@@ -257,7 +262,7 @@ def _dedupe(mappings):
 
 
 def _walk_rows(source, definition, first, last, mappings, generated, method_range):
-    source_lines = source.text.splitlines()
+    source_lines = source.lines
     body_start = _body_start(source, definition, first)
     source_indent = _indent(source_lines[first - 1])
     gen_indent = _indent(generated.lines[method_range[0] - 1]) if method_range else 0
