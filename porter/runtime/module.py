@@ -131,6 +131,14 @@ class Sequential(TorchLayer):
             self.names.append(name)
             self.items.append(value)
 
+    def __getattr__(self, name):
+        """torch reaches a named child as an attribute (`self.heads.head` of a Sequential built from an
+        OrderedDict)."""
+        names = self.__dict__.get("names", ())
+        if name in names:
+            return self.__dict__["items"][names.index(name)]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     @property
     def porter_layout(self):
         for layer in self.items:

@@ -24,6 +24,8 @@ pytestmark = pytest.mark.skipif(torchvision is None, reason="torchvision 0.28.0 
 # file stem -> (main class, torch builder, Keras builder (module -> model), input shape)
 MOBILENET_V3_ROWS = [(16, 3, 16, 16, True, "RE", 2, 1), (16, 3, 72, 24, False, "RE", 2, 1),
                      (24, 5, 96, 40, True, "HS", 2, 1)]
+VIT_TINY = {"image_size": 32, "patch_size": 8, "num_layers": 2, "num_heads": 2, "hidden_dim": 16, "mlp_dim": 32,
+            "num_classes": 10}
 CASES = {
     "alexnet": ("AlexNet", lambda tv: tv.models.AlexNet(num_classes=10), lambda m: m.AlexNet(num_classes=10),
                 (1, 3, 64, 64)),
@@ -54,6 +56,9 @@ CASES = {
                         num_classes=10),
                     lambda m: m.MobileNetV3([m.InvertedResidualConfig(*row, 1.0) for row in MOBILENET_V3_ROWS], 64,
                                             num_classes=10), (1, 3, 64, 64)),
+    "vision_transformer": ("VisionTransformer",
+                           lambda tv: tv.models.VisionTransformer(**VIT_TINY), lambda m: m.VisionTransformer(**VIT_TINY),
+                           (1, 3, 32, 32)),
     "inception": ("Inception3",
                   lambda tv: tv.models.Inception3(num_classes=10, aux_logits=False, init_weights=False),
                   lambda m: m.Inception3(num_classes=10, aux_logits=False, init_weights=False), (1, 3, 96, 96)),
@@ -63,7 +68,8 @@ CASES = {
 # Transpose ops these ports still trace (layouts porter cannot follow statically yet: they convert at run time)
 TRANSPOSES_LEFT = {"shufflenetv2": "channel split and shuffle between blocks", "densenet": "features lists "
                    "handed to dense layers", "mobilenetv2": "residual blocks built by appending to a list in "
-                   "branches", "mobilenetv3": "residual blocks built by appending to a list in branches"}
+                   "branches", "mobilenetv3": "residual blocks built by appending to a list in branches",
+                   "vision_transformer": "encoder blocks run MultiheadAttention in torch's layout"}
 
 
 def perturbed(model):
