@@ -4,6 +4,8 @@
 Read from lstm_tagger.py:
 - optimizer torch.optim.SGD (line 47)
 - loss torch.nn.NLLLoss (line 46)
+- optimizer steps 3
+- batch size batch_size (default 8)
 
 Usage:
     pip install -r requirements-tpu.txt                      # on the TPU VM (TensorFlow with TPU kernels + libtpu)
@@ -27,17 +29,67 @@ train_step(model, optimizer, loss_fn, x, y, training=True) are what main() uses.
 """
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import math
 import os
+import re
 import sys
+import tempfile
 import time
 import zlib
 
-import keras
 import numpy as np
-import tensorflow as tf
+
+# --- TensorFlow's start-up notes (oneDNN, CPU features) come before TF_CPP_MIN_LOG_LEVEL applies: held back ---
+_LOG_LINE = re.compile(r"^(?:(?P<absl>[IWEF])\d{4} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d [\d:.]+: (?P<tf>[IWEF]) )")
+_SEVERITY = {"I": 0, "W": 1, "E": 2, "F": 3}
+_NOTICES = ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",)
+_INFO_CONTINUATIONS = ("To enable the following instructions:",)  # second line of the CPU-feature note
+
+
+def _start_up_noise(line, level):
+    """True for a line TensorFlow's start-up logs that TF_CPP_MIN_LOG_LEVEL=`level` would hide."""
+    if line.startswith(_NOTICES):
+        return True
+    if line.startswith(_INFO_CONTINUATIONS):
+        return level >= 1
+    match = _LOG_LINE.match(line)
+    return match is not None and _SEVERITY[match.group("absl") or match.group("tf")] < level
+
+
+@contextlib.contextmanager
+def quiet_start_up():
+    """Hold back TensorFlow's start-up notes on stderr while the block runs (put `import tensorflow` in it).
+
+    Log lines below TF_CPP_MIN_LOG_LEVEL (set to 1 when unset: INFO hidden) are dropped and every other line is
+    passed on when the block ends; TF_CPP_MIN_LOG_LEVEL=0 shows them all.
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    level = int(os.environ["TF_CPP_MIN_LOG_LEVEL"]) if os.environ["TF_CPP_MIN_LOG_LEVEL"].isdigit() else 0
+    if level < 1 or "tensorflow" in sys.modules:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            lines = held.read().decode("utf-8", "replace").splitlines(keepends=True)
+            sys.stderr.write("".join(line for line in lines if not _start_up_noise(line, level)))
+            sys.stderr.flush()
+
+
+with quiet_start_up():  # TensorFlow's start-up notes (oneDNN, CPU features) ignore TF_CPP_MIN_LOG_LEVEL
+    import keras
+    import tensorflow as tf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -204,6 +256,11 @@ def resolve_strategy(kind="auto", tpu=None, zone=None, project=None, simulate=0,
 
 def is_tpu(strategy):
     return isinstance(strategy, (tf.distribute.TPUStrategy,))
+
+
+def strategy_name(strategy):
+    """TPUStrategy, MirroredStrategy, OneDeviceStrategy, or "default": TensorFlow's default strategy (one device)."""
+    return "default" if strategy is tf.distribute.get_strategy() else type(strategy).__name__
 
 
 # --- data ---
@@ -495,7 +552,8 @@ def parse_args(argv=None):
         "--metrics-json",
         default=None,
         dest="metrics_json",
-        help="write strategy, replicas, global batch, steps, first/last loss, examples/s here",
+        help="write strategy, replicas, global batch, steps, the mean loss of the first and of the "
+        "last loss_window steps, the final step's loss and examples/s here",
     )
     return parser.parse_args(argv)
 
@@ -537,10 +595,23 @@ def main(argv=None):
     export_dir = args.export_dir or os.path.join(output, "export")
 
     keras.utils.set_random_seed(args.seed)
-    synthetic = None if args.data else synthetic_data(SYNTHETIC_BATCHES * global_batch, args.seed)
     steps_per_epoch = args.steps_per_epoch or steps_per_epoch_for(global_batch, args.data)
     total_steps = args.steps if args.steps else args.epochs * steps_per_epoch
     epochs = args.epochs if not args.steps else max(math.ceil(args.steps / steps_per_epoch), 1)
+    on = "the default strategy" if strategy_name(strategy) == "default" else strategy_name(strategy)
+    print(
+        f"train_tpu.py: {MODEL_CLASS} on {on} ({replicas} replica{'s' if replicas != 1 else ''}), global batch "
+        f"{global_batch}, {total_steps} steps ({steps_per_epoch} per epoch), {precision}"
+        f"{', XLA' if jit or is_tpu(strategy) else ''}",
+        flush=True,
+    )
+    if not args.data:
+        print(
+            f"train_tpu.py: no --data: {SYNTHETIC_BATCHES * global_batch} synthetic examples labelled by a random "
+            f"teacher",
+            flush=True,
+        )
+    synthetic = None if args.data else synthetic_data(SYNTHETIC_BATCHES * global_batch, args.seed)
 
     previous_policy = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(precision)
@@ -568,29 +639,21 @@ def main(argv=None):
             else None
         )
         if manager.latest_checkpoint:
-            try:
-                checkpoint.restore(manager.latest_checkpoint, options=io_options)
-            except (ValueError, tf.errors.OpError) as error:
-                print(
-                    f"train_tpu.py: error: cannot resume from {manager.latest_checkpoint} ({error}); pass another "
-                    "--checkpoint-dir or --output-dir",
-                    file=sys.stderr,
-                )
+            misfit = support.restore_checkpoint(checkpoint, manager.latest_checkpoint, checkpoint_dir, io_options)
+            if misfit:
+                print(f"train_tpu.py: error: {misfit}", file=sys.stderr)
                 return 2
             print(f"train_tpu.py: resumed from {manager.latest_checkpoint} at step {int(optimizer.iterations.numpy())}")
         train_steps = make_train_function(strategy, model, optimizer, loss_fn, jit)
         writer = tf.summary.create_file_writer(log_dir)
         checkpoint_every = args.checkpoint_every or steps_per_epoch
-        print(
-            f"train_tpu.py: {MODEL_CLASS} on {type(strategy).__name__} ({replicas} replicas), global batch "
-            f"{global_batch}, {total_steps} steps ({steps_per_epoch} per epoch), {precision}"
-            f"{', XLA' if jit or is_tpu(strategy) else ''}"
-        )
 
         step = int(optimizer.iterations.numpy())
         losses, timed_examples, timed_seconds = [], 0, 0.0
         progress = keras.utils.Progbar(total_steps, stateful_metrics=["loss", "lr"]) if sys.stdout.isatty() else None
-        next_log = step + args.log_interval
+        if step < total_steps:
+            print("train_tpu.py: compiling the training step...", flush=True)
+        next_log = step + 1  # the first call's line says that compiling is over
         while step < total_steps:
             count = min(args.steps_per_execution, total_steps - step)
             started = time.perf_counter()
@@ -617,11 +680,12 @@ def main(argv=None):
                     f"loss {losses[-1]:.4f} lr {lr:.4g}",
                     flush=True,
                 )
-                next_log = step + args.log_interval
+                next_log = (step // args.log_interval + 1) * args.log_interval
             if step % checkpoint_every == 0 or step == total_steps:
                 manager.save(checkpoint_number=step, options=io_options)
         writer.flush()
         if not args.no_export and sample:
+            print(f"train_tpu.py: exporting to {export_dir}...", flush=True)
             export_model(model, export_dir, sample)
             print(
                 f"train_tpu.py: exported {os.path.join(export_dir, 'model.keras')} and "
@@ -630,14 +694,16 @@ def main(argv=None):
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
 
-    window = min(5, len(losses)) or 1
+    window = min(5, max(len(losses) // 2, 1))  # the first and the last window do not overlap
     metrics = {
-        "strategy": type(strategy).__name__,
+        "strategy": strategy_name(strategy),
         "replicas": replicas,
         "global_batch_size": global_batch,
         "steps": len(losses),
-        "first_loss": float(np.mean(losses[:window])) if losses else None,
-        "last_loss": float(np.mean(losses[-window:])) if losses else None,
+        "loss_window": window,  # steps averaged in first_loss_window_mean and last_loss_window_mean
+        "first_loss_window_mean": float(np.mean(losses[:window])) if losses else None,
+        "last_loss_window_mean": float(np.mean(losses[-window:])) if losses else None,
+        "final_loss": losses[-1] if losses else None,
         "examples_per_sec": timed_examples / timed_seconds if timed_seconds else None,
         "precision": precision,
         "jit_compile": bool(jit),

@@ -298,3 +298,29 @@ def clip_grad_norm(gradients, max_norm, norm_type=2.0):
 def clip_grad_value(gradients, clip_value):
     """torch.nn.utils.clip_grad_value_: clamp every gradient element to [-clip_value, clip_value]."""
     return [tf.clip_by_value(g, -clip_value, clip_value) for g in gradients]
+
+
+def restore_checkpoint(checkpoint, path, directory, options=None):
+    """Resume `checkpoint` (model and optimizer) from `path`: None when it fits, else one line saying why not.
+
+    Checkpoints of other model code (a re-conversion after a source change, other constructor arguments) do not
+    fit: the line names the directory and what to do. TensorFlow's own report (tensor values, one warning per
+    unrestored value) is left out, and its warnings about the half-restored objects are silenced.
+    """
+    status = None
+    try:
+        status = checkpoint.restore(path, options=options)
+        status.assert_existing_objects_matched()
+        return None
+    except (ValueError, AssertionError, tf.errors.OpError) as error:
+        if status is not None:
+            status.expect_partial()
+        tf.get_logger().setLevel("ERROR")  # the deferred "unrestored values" warnings at exit
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        shape = "incompatible tensor with shape" in first
+        reason = first.split(" and name ")[0] if shape else "the model's variables are not those it holds"
+        return (
+            f"the checkpoints in {directory} do not fit this model ({reason[:200]}); they were saved for other "
+            f"model code or constructor arguments: pass another --checkpoint-dir or --output-dir, or move "
+            f"{directory} away"
+        )

@@ -5,9 +5,10 @@ porter). Each test builds the source model and the port with the constructor arg
 porter-manifest.json, moves parameters and normalisation statistics off their defaults, copies the weights through
 the port's load_state_dict and compares them on hypothesis-drawn inputs: batch sizes 1..8, values N(0,1)*10^k
 (k in [-3, 3] plus jitter; |k| = 3 judged on NaN/Inf masks only), the spatial sizes / sequence lengths the source
-accepts, integers within the Embedding range. Forward outputs must match within 1e-4 of the output's scale,
-gradients within 1e-3 of each tensor's max, and models with BatchNorm must train alike (outputs, gradients and
-running statistics after one step).
+accepts, integers within the Embedding range. Every comparison checks the NaN/Inf masks first (same elements,
+same signs), then the finite elements: forward outputs must match within 1e-4 of the output's scale, gradients
+within 1e-3 of each tensor's max, and models with BatchNorm must train alike (outputs, gradients and running
+statistics after one step).
 
 The source is imported from
     ../../../fixtures/se_block.py
@@ -42,15 +43,47 @@ import pytest
 # --- porter verification support (copied from porter/verify of porter 0.1.0) ---
 
 
-def relative_error(expected, actual):
-    """max |expected - actual| / max(1, max |expected|) over finite elements (0.0 when nothing is finite)."""
+def nonfinite_difference(expected, actual):
+    """Where the NaN/Inf patterns of two same-shaped arrays differ, as a phrase; None when they agree.
+
+    The masks come first in every comparison: errors are then measured over the finite elements only, which is
+    sound only because NaN and Inf fall in the same elements (with the same sign) on both sides.
+    """
+    expected64, actual64 = np.asarray(expected, np.float64), np.asarray(actual, np.float64)
+    for name, mask in (("NaN", np.isnan), ("Inf", np.isinf)):
+        want, got = mask(expected64), mask(actual64)
+        if not np.array_equal(want, got):
+            first = tuple(int(i) for i in np.argwhere(want != got)[0])
+            return (
+                f"{name} pattern differs ({int(np.sum(want != got))} elements, first at {first}: "
+                f"torch {expected64[first]!r}, keras {actual64[first]!r})"
+            )
+    infinite = np.isinf(expected64)
+    if not np.array_equal(np.sign(expected64[infinite]), np.sign(actual64[infinite])):
+        return "infinities differ in sign"
+    return None
+
+
+def relative_error(expected, actual, floor=1.0, where=None):
+    """max |expected - actual| / max(floor, max |expected|), NaN/Inf masks first, never NaN itself.
+
+    inf when the shapes differ or the NaN/Inf patterns do (`nonfinite_difference`); otherwise the error over the
+    finite elements (those in `where` too, when given; the scale is taken over all finite elements), 0.0 when
+    there are none. With floor=0 and a zero scale, only an exact match is 0.0 (anything else is inf).
+    """
     expected = np.asarray(expected, dtype=np.float64)
     actual = np.asarray(actual, dtype=np.float64)
-    finite = np.isfinite(expected) & np.isfinite(actual)
-    if not finite.any():
+    if expected.shape != actual.shape or nonfinite_difference(expected, actual) is not None:
+        return np.inf
+    finite = np.isfinite(expected)
+    judged = finite if where is None else finite & np.asarray(where, bool)
+    if not judged.any():
         return 0.0
-    scale = max(1.0, float(np.abs(expected[finite]).max()))
-    return float(np.abs(expected[finite] - actual[finite]).max()) / scale
+    scale = max(float(floor), float(np.abs(expected[finite]).max(initial=0.0)))
+    difference = float(np.abs(expected[judged] - actual[judged]).max())
+    if scale == 0.0:
+        return 0.0 if difference == 0.0 else np.inf
+    return difference / scale
 
 
 class Comparison:
@@ -85,21 +118,9 @@ def compare_arrays(expected, actual, tolerance=1e-4, what="output", masks_only=F
             None if equal else f"{what}: {differing} of {expected.size} values differ",
         )
     expected64, actual64 = expected.astype(np.float64), actual.astype(np.float64)
-    for name, mask in (("NaN", np.isnan), ("Inf", np.isinf)):
-        want, got = mask(expected64), mask(actual64)
-        if not np.array_equal(want, got):
-            first = tuple(int(i) for i in np.argwhere(want != got)[0])
-            return Comparison(
-                what,
-                np.inf,
-                np.inf,
-                f"{what}: {name} pattern differs ({int(np.sum(want != got))} "
-                f"elements, first at {first}: torch {expected64[first]!r}, "
-                f"keras {actual64[first]!r})",
-            )
-    infinite = np.isinf(expected64)
-    if not np.array_equal(np.sign(expected64[infinite]), np.sign(actual64[infinite])):
-        return Comparison(what, np.inf, np.inf, f"{what}: infinities differ in sign")
+    difference = nonfinite_difference(expected64, actual64)
+    if difference is not None:
+        return Comparison(what, np.inf, np.inf, f"{what}: {difference}")
     finite = np.isfinite(expected64)
     abs_error = float(np.abs(expected64[finite] - actual64[finite]).max()) if finite.any() else 0.0
     rel_error = relative_error(expected64, actual64)
@@ -120,31 +141,23 @@ def gradient_errors(expected, actual, floor_fraction=1e-3, vanishing=()):
     pure round-off) are judged against the largest gradient itself; a gradient that should vanish and does not
     still counts.
     """
-    peak = max([float(np.abs(np.asarray(g, np.float64)).max(initial=0.0)) for g in expected.values()] + [0.0])
+    arrays = [np.asarray(g, np.float64) for g in expected.values()]
+    peak = max([float(np.abs(g[np.isfinite(g)]).max(initial=0.0)) for g in arrays] + [0.0])  # NaN-free
     floor = max(peak * floor_fraction, 1e-30)
-    errors = {}
-    for name, want in expected.items():
-        want, got = np.asarray(want, np.float64), np.asarray(actual[name], np.float64)
-        if want.shape != got.shape:
-            errors[name] = np.inf
-            continue
-        if not (np.array_equal(np.isnan(want), np.isnan(got)) and np.array_equal(np.isinf(want), np.isinf(got))):
-            errors[name] = np.inf
-            continue
-        finite = np.isfinite(want)
-        if not finite.any():
-            errors[name] = 0.0
-            continue
-        scale = max(float(np.abs(want[finite]).max()), peak if name in vanishing else floor, 1e-30)
-        errors[name] = float(np.abs(want[finite] - got[finite]).max()) / scale
-    return errors
+    return {
+        name: relative_error(want, actual[name], floor=max(peak, 1e-30) if name in vanishing else floor)
+        for name, want in expected.items()
+    }
 
 
 def cosine_similarity(expected, actual):
-    """Cosine of the angle between two tensors flattened (1.0 for two zero tensors), over finite elements."""
+    """Cosine of the angle between two tensors flattened (1.0 for two zero tensors), over the finite elements once
+    the NaN/Inf patterns agree (0.0, no agreement, when they do not)."""
     expected = np.asarray(expected, np.float64).ravel()
     actual = np.asarray(actual, np.float64).ravel()
-    finite = np.isfinite(expected) & np.isfinite(actual)
+    if expected.shape != actual.shape or nonfinite_difference(expected, actual) is not None:
+        return 0.0
+    finite = np.isfinite(expected)
     expected, actual = expected[finite], actual[finite]
     norms = float(np.linalg.norm(expected) * np.linalg.norm(actual))
     if norms == 0.0:
@@ -588,7 +601,7 @@ class Equivalence:
         if len(expected) != len(actual):
             raise EquivalenceFailure("forward", case, f"{len(actual)} outputs, torch returns {len(expected)}")
         result = {"abs": 0.0, "rel": 0.0, "judged": not case.extreme, "cosine": None, "argmax": None}
-        for index, (want, got) in enumerate(zip(expected, actual)):
+        for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
             what = f"output {index}" if len(expected) > 1 else "output"
             if self.bf16:
                 self._bf16_output(case, what, want, got, result)
@@ -702,7 +715,13 @@ class Equivalence:
                 f"{self._raised_at(error)}: {str(error).strip()[:500]}",
             )
         if training:
-            for index, (want, got) in enumerate(zip(expected_outputs, actual_outputs)):
+            if len(expected_outputs) != len(actual_outputs):
+                raise EquivalenceFailure(
+                    stage,
+                    case,
+                    f"{len(actual_outputs)} outputs in training mode, torch returns {len(expected_outputs)}",
+                )
+            for index, (want, got) in enumerate(zip(expected_outputs, actual_outputs, strict=True)):
                 comparison = compare_arrays(
                     want, got, FORWARD_TOLERANCE, f"output {index} in training mode", check_dtype=False
                 )
@@ -980,13 +999,47 @@ def _to_numpy(value):
 def torch_capture(model, inputs, training=False):
     """Run the torch model on numpy `inputs` with hooks on every named module; captures in completion order.
 
-    Inputs are copied by a pre-hook, before the module runs (an in-place module overwrites its input)."""
-    captures, counts, pending, handles = [], {}, {}, []
+    Inputs are copied by a pre-hook, before the module runs (an in-place module overwrites its input).
+
+    In inference torch's fast path hands a TransformerEncoder's layers nested tensors (a padding mask drops the
+    padded positions), which no hook can read, and skips their submodules. The reference output is the fast
+    path's, so its readable calls are kept; every other call comes from a second run without the fast path,
+    whose layers compute what the port's layers compute."""
+    captures, nested = _capture_run(model, inputs, training)
+    if not nested:
+        return captures
+    fast = {(c.name, c.call): c for c in captures if (c.name, c.call) not in nested}
+    previous = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        slow, _ = _capture_run(model, inputs, training)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(previous)
+    return [fast.get((c.name, c.call), c) for c in slow]
+
+
+class _NestedTensor(Exception):
+    """A hook met a nested tensor (torch's Transformer fast path)."""
+
+
+def _readable(value):
+    """numpy of a captured value (None for non-tensors); _NestedTensor for a nested tensor."""
+    if isinstance(value, torch.Tensor) and value.is_nested:
+        raise _NestedTensor
+    return _to_numpy_or_none(value)
+
+
+def _capture_run(model, inputs, training):
+    """(captures in completion order, {(name, call)} of calls that saw nested tensors)."""
+    captures, counts, pending, handles, nested = [], {}, {}, [], set()
 
     def pre_hook_for(name):
         def pre_hook(module, args):
             first = _first_tensor(args)
-            pending.setdefault(name, []).append(None if first is None else _to_numpy(first))
+            try:
+                pending.setdefault(name, []).append(None if first is None else _readable(first))
+            except _NestedTensor:
+                pending[name].append(_NestedTensor)
 
         return pre_hook
 
@@ -996,7 +1049,14 @@ def torch_capture(model, inputs, training=False):
             first = stack.pop()
             call = counts.get(name, 0)
             counts[name] = call + 1
-            captures.append(Capture(name, call, first, _flatten_outputs(output, _to_numpy_or_none)))
+            try:
+                outputs = _flatten_outputs(output, _readable)
+            except _NestedTensor:
+                outputs, first = [], _NestedTensor
+            if first is _NestedTensor:
+                nested.add((name, call))
+                first = None
+            captures.append(Capture(name, call, first, outputs))
 
         return hook
 
@@ -1011,7 +1071,7 @@ def torch_capture(model, inputs, training=False):
         model.train(False)
         for handle in handles:
             handle.remove()
-    return captures
+    return captures, nested
 
 
 def _to_numpy_or_none(value):
