@@ -128,6 +128,12 @@ class CallTranslator:
                 if template is not None:
                     return Value(f"enumerate({inner.code}{rest})", "tuple", items=None,
                                  static=("enumerated", template))
+        if name == "zip" and node.args and not any(a.star or a.keyword for a in node.args):
+            inners = [self.expr(a.value) for a in node.args]
+            if all(i.kind == "module" and i.module is not None and i.module.kind in ("list", "sequential")
+                   for i in inners):  # `for conv, norm in zip(self.convs, self.norms)`: one layer of each
+                ref = ModuleRef("zipped", elements=tuple(i.module.element() for i in inners))
+                return Value(f"zip({', '.join(i.code for i in inners)})", "module", module=ref)
         if name == "len" and node.args:
             argument = self.expr(node.args[0].value)
             if argument.is_tensor:

@@ -467,7 +467,7 @@ class ExpressionTranslator(CallTranslator):
     def bind_loop_target(self, target, iterable):
         """Bind the loop variable(s) of `for target in iterable`."""
         if iterable.kind == "module" and iterable.module is not None and (
-                iterable.module.kind == "enumerated" or (iterable.module.kind == "dict" and isinstance(
+                iterable.module.kind in ("enumerated", "zipped") or (iterable.module.kind == "dict" and isinstance(
                     target, (cst.Tuple, cst.List)))):
             element = iterable  # unpacked into (index or key, module) by bind_target
         elif iterable.kind == "tuple" and isinstance(iterable.static, tuple) and iterable.static[:1] == (
@@ -509,6 +509,9 @@ class ExpressionTranslator(CallTranslator):
                     item = items[position]
                 elif value.kind == "tuple" or value.is_tensor:
                     item = tensor("")
+                elif value.kind == "module" and value.module is not None and value.module.kind == "zipped":
+                    item = Value("", "module", module=value.module.elements[position]) \
+                        if position < len(value.module.elements) else python("")
                 elif value.kind == "module" and value.module is not None and value.module.kind in ("dict",
                                                                                                   "enumerated"):
                     item = python("") if position == 0 else Value("", "module", module=value.module.element())

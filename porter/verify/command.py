@@ -259,6 +259,11 @@ def verify_class(out, args, name, case):
         raise UsageError(f"cannot import the source or the port: {error}",
                          hint="install the source's dependencies, or set PORTER_SOURCE") from None
     except Exception as error:  # constructors or load_state_dict (missing, unexpected or mis-shaped keys)
+        if isinstance(error, TypeError) and "required positional argument" in str(error):
+            # the constructor needs arguments porter was not given: not a difference of the port
+            raise UsageError(f"{name} cannot be built without constructor arguments ({error})",
+                             out / "porter-manifest.json",
+                             hint="convert again with --init-args '{\"name\": value, ...}'") from None
         result.verdict = "mismatch"
         what = "the source's state_dict does not fit the port" if "state_dict" in str(error) else \
             f"building the models raised {type(error).__name__}"

@@ -132,3 +132,46 @@ def test_inputs_the_torch_model_rejects_are_a_usage_error(porter_cli, tmp_path):
     assert_usage_error(result, "porter-manifest.json", "(--input-shape 3,5) do not fit the torch model",
                        "RuntimeError: mat1 and mat2 shapes cannot be multiplied", "hint:")
     assert "MISMATCH" not in result.out + result.err
+
+
+ZIPPED_LAYERS = '''
+    import torch.nn as nn
+
+
+    class Layers(nn.Module):
+        def __init__(self, c, n=3):
+            super().__init__()
+            self.convs = nn.ModuleList([nn.Conv1d(c, c, 3, padding=1) for _ in range(n)])
+            self.norms = nn.ModuleList()
+            for _ in range(n):
+                self.norms.append(nn.BatchNorm1d(c))
+            self.act = nn.GELU()
+
+        def forward(self, x):
+            for conv, norm in zip(self.convs, self.norms):
+                x = self.act(norm(conv(x))).sigmoid()
+            return x
+'''
+
+
+def test_constructor_arguments_porter_was_not_given_are_a_usage_error(porter_cli, tmp_path):
+    source = tmp_path / "layers.py"
+    source.write_text(textwrap.dedent(ZIPPED_LAYERS))
+    out = tmp_path / "out"
+    assert main(["convert", str(source), "-o", str(out), "--input-shape", "4,10"]) == 0
+    result = porter_cli("verify", out, "--examples", "2")
+    assert_usage_error(result, "porter-manifest.json", "Layers cannot be built without constructor arguments",
+                       "--init-args")
+    assert "MISMATCH" not in result.out + result.err
+
+
+def test_layers_zipped_from_two_containers_are_translated(porter_cli, tmp_path):
+    """`for conv, norm in zip(self.convs, self.norms)` binds one layer of each list: both run channels-last and the
+    tensor method on their result is a tensor op."""
+    source = tmp_path / "layers.py"
+    source.write_text(textwrap.dedent(ZIPPED_LAYERS))
+    out = tmp_path / "out"
+    assert main(["convert", str(source), "-o", str(out), "--input-shape", "4,10", "--init-args", '{"c": 4}']) == 0
+    assert ".sigmoid()" not in (out / "layers_keras.py").read_text()
+    result = porter_cli("verify", out, "--examples", "3")
+    assert result.code == 0, result.out + result.err
