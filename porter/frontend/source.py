@@ -73,6 +73,20 @@ class SourceFile:
     linked_from_line: int | None = None  # first line of definitions linked in from the file's package (linker)
 
     @functools.cached_property
+    def string_literals(self):
+        """Every plain string literal of the file (the names `getattr(nn, rnn_type)` may take)."""
+        found = set()
+
+        class Collector(cst.CSTVisitor):
+            def visit_SimpleString(self, node):
+                value = node.evaluated_value
+                if isinstance(value, str):
+                    found.add(value)
+
+        self.module.visit(Collector())
+        return frozenset(found)
+
+    @functools.cached_property
     def lines(self):
         """The source text split into lines (once: reports read it per class)."""
         return self.text.splitlines()

@@ -7,7 +7,7 @@ from porter.ir.layout import to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, remap_axis, tensor
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
-from porter.passes.modules import CONTAINERS
+from porter.passes.modules import CONTAINERS, ModuleResolver
 
 PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple", "dict", "zip", "enumerate",
                         "isinstance", "min", "max", "abs", "round", "sum", "print", "hasattr", "getattr",
@@ -68,6 +68,12 @@ class CallTranslator:
                 return self.module_call(target.but(kind="module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
             return python(self.code(node))
+        by_name = self.module_ref_resolver().layer_by_name(func) if isinstance(func, cst.Call) else None
+        if by_name is not None:  # `getattr(nn, rnn_type)(...)`: the layers the file names, chosen at run time
+            candidates, ref = by_name
+            table = ", ".join(f"{name!r}: {self.ctx.use(rule.runtime)}" for name, rule in candidates.items())
+            chooser = f"{{{table}}}[{self.expr(func.args[1].value).code}]"
+            return Value(f"{chooser}({self.plain_args(node)})", "module", module=ref)
         canonical = self.source.imports.resolve(func)
         if canonical is not None and canonical.startswith("torch"):
             return self.torch_call(canonical, node)
@@ -128,6 +134,13 @@ class CallTranslator:
                 if template is not None:
                     return Value(f"enumerate({inner.code}{rest})", "tuple", items=None,
                                  static=("enumerated", template))
+        if name == "hasattr" and len(node.args) == 2 and isinstance(node.args[1].value, cst.SimpleString):
+            owner = self.source.imports.resolve(node.args[0].value)
+            if owner is not None and (owner == "torch" or owner.startswith("torch.")):
+                # `hasattr(F, "scaled_dot_product_attention")`: decided by what the port supports
+                known = f"{owner}.{node.args[1].value.evaluated_value}"
+                found = known in self.ctx.function_rules or known in self.ctx.module_rules
+                return python(str(found), static=found)
         if name == "zip" and node.args and not any(a.star or a.keyword for a in node.args):
             inners = [self.expr(a.value) for a in node.args]
             if all(i.kind == "module" and i.module is not None and i.module.kind in ("list", "sequential")
@@ -434,10 +447,11 @@ class CallTranslator:
             return Value(f"{name}({message!r})", "module", module=UNKNOWN_MODULE)
         return tensor(f"not_supported({message!r})")
 
-    def module_ref_of(self, node):
-        from porter.passes.modules import ModuleResolver
+    def module_ref_resolver(self):
+        return ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get)
 
-        resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get)
+    def module_ref_of(self, node):
+        resolver = self.module_ref_resolver()
         module_env = {k: v for k, v in getattr(self, "module_env", {}).items()}
         return resolver.ref_of(node, module_env, self.info)
 

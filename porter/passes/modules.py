@@ -83,8 +83,27 @@ class ModuleResolver:
             return items[index] if -len(items) <= index < len(items) else UNKNOWN_MODULE
         return UNKNOWN_MODULE
 
+    def layer_by_name(self, node):
+        """(candidates, ModuleRef) for `getattr(nn, rnn_type)`: the torch.nn layers the file names in string
+        literals that a rule covers ({"LSTM": rule, "GRU": rule}), and the module they stand for (one layout
+        behaviour, else unknown); None when `node` is not such a lookup."""
+        if not (isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) == 2):
+            return None
+        canonical = self.source.imports.resolve(node.args[0].value)
+        if canonical not in ("torch.nn", "torch.nn.modules"):
+            return None
+        candidates = {name: self.module_rules[f"torch.nn.{name}"] for name in sorted(self.source.string_literals)
+                      if f"torch.nn.{name}" in self.module_rules}
+        if not candidates:
+            return None
+        refs = [ModuleRef("rule", rule=rule) for rule in candidates.values()]
+        return candidates, (refs[0] if len(refs) == 1 else _one_layout_alternative(refs))
+
     def class_ref(self, node, env):
         """The in-file class or rule a callee expression names (for `block(...)` where block is a parameter)."""
+        by_name = self.layer_by_name(node)
+        if by_name is not None:
+            return by_name[1] if by_name[1].kind != "unknown" else None
         name = dotted_name(node)
         if name is None:
             return None

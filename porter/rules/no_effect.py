@@ -1,7 +1,8 @@
-"""Rule: calls that do nothing to the model's computation, translated to nothing.
+"""Rules: calls that do nothing to the model's computation.
 
 torchvision's model constructors call `_log_api_usage_once(self)` (PyTorch's API-usage telemetry); the port has no
 such telemetry, so the call becomes `None` and, as a statement, a comment naming the dropped call.
+`Variable(x)` (pre-0.4 autograd) is `x` itself.
 """
 
 from porter.ir.values import python
@@ -14,3 +15,12 @@ def translate_no_effect(translator, call):
 
 function_rule("torchvision.utils._log_api_usage_once", "torch._C._log_api_usage_once",
               translate=translate_no_effect, layout="source")
+
+
+def translate_identity(translator, call):
+    arguments = call.all_args()
+    return arguments[0] if arguments else python("None")
+
+
+function_rule("torch.autograd.Variable", "torch.autograd.variable.Variable", translate=translate_identity,
+              layout="any")

@@ -8,6 +8,8 @@ import tensorflow as tf
 
 from porter.runtime.base import TorchLayer
 
+from porter.runtime.init_gain import calculate_gain
+
 
 def dim_size(x, axis):
     """Size of `axis` of `x`: a Python int when static, else a scalar tensor (batch under tracing)."""
@@ -112,10 +114,7 @@ def init_xavier_normal(tensor, gain=1.0, generator=None):
 def _kaiming_std(tensor, a, mode, nonlinearity):
     fan_in, fan_out = _fans(tensor.shape)
     fan = fan_in if mode == "fan_in" else fan_out
-    gain = math.sqrt(2.0 / (1 + a ** 2)) if nonlinearity in ("leaky_relu", "relu") else 1.0
-    if nonlinearity == "relu":
-        gain = math.sqrt(2.0)
-    return gain / math.sqrt(max(fan, 1))
+    return calculate_gain(nonlinearity, a) / math.sqrt(max(fan, 1))  # torch: tanh 5/3, selu 3/4, ...
 
 
 def init_kaiming_uniform(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):

@@ -1,0 +1,82 @@
+"""Torch used outside forward's tensor code: `getattr(nn, rnn_type)(...)` over the layers the file names,
+`hasattr(F, ...)` decided statically, `nn.init.calculate_gain`, `Variable(x)`, `torch._assert`."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from porter.runtime.init_gain import calculate_gain
+from tests.rules.op_ports import port
+
+SOURCE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.autograd import Variable
+
+
+class Encoder(nn.Module):
+    def __init__(self, rnn_type="LSTM", ninp=8, nhid=16):
+        super().__init__()
+        if rnn_type not in ["LSTM", "GRU"]:
+            raise ValueError(rnn_type)
+        self.rnn = getattr(nn, rnn_type)(ninp, nhid, 1, batch_first=True)
+        self.flash = hasattr(F, "scaled_dot_product_attention")
+        self.proj = nn.Linear(nhid, 4)
+        self.gain = nn.init.calculate_gain("tanh")
+
+    def forward(self, x):
+        torch._assert(x.dim() == 3, "batch, time, features")
+        x = Variable(x)
+        out, _ = self.rnn(x)
+        if self.flash:
+            out = out * self.gain
+        return self.proj(out[:, -1])
+'''
+
+
+@pytest.mark.parametrize("rnn_type", ["LSTM", "GRU"])
+def test_layer_chosen_by_name_matches_torch(rnn_type, tmp_path):
+    pair = port(tmp_path, SOURCE, input_specs=("5,8",), init_args={"rnn_type": rnn_type})
+    text = (tmp_path / "out" / "op_model_keras.py").read_text()
+    assert "getattr(nn" not in text and "hasattr(F" not in text and "self.flash = True" in text
+    torch_model = pair.torch_module.Encoder(rnn_type=rnn_type).eval()
+    keras_model = pair.keras_module.Encoder(rnn_type=rnn_type)
+    x = np.random.default_rng(0).standard_normal((3, 5, 8)).astype("float32")
+    keras_model(x)
+    pair.keras_module.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    assert np.abs(np.asarray(keras_model(x, training=False)) - expected).max() <= 1e-5 * np.abs(expected).max()
+
+
+@settings(max_examples=25, deadline=None)
+@given(nonlinearity=st.sampled_from(["linear", "conv1d", "conv2d", "conv3d", "conv_transpose2d", "sigmoid", "tanh",
+                                     "relu", "leaky_relu", "selu"]),
+       param=st.one_of(st.none(), st.floats(-10, 10, allow_nan=False), st.integers(-5, 5)))
+def test_calculate_gain_matches_torch(nonlinearity, param):
+    expected = torch.nn.init.calculate_gain(nonlinearity, param)
+    assert math.isclose(calculate_gain(nonlinearity, param), expected, rel_tol=1e-12)
+
+
+def test_calculate_gain_rejects_what_torch_rejects():
+    for nonlinearity, param in (("swish", None), ("leaky_relu", "a"), ("leaky_relu", True)):
+        with pytest.raises(ValueError):
+            torch.nn.init.calculate_gain(nonlinearity, param)
+        with pytest.raises(ValueError):
+            calculate_gain(nonlinearity, param)
+
+
+@pytest.mark.parametrize("nonlinearity", ["relu", "leaky_relu", "tanh", "selu", "linear", "sigmoid"])
+@pytest.mark.parametrize("mode", ["fan_in", "fan_out"])
+def test_kaiming_std_uses_torch_gains(nonlinearity, mode):
+    from porter.runtime.helpers import _kaiming_std
+
+    weight = torch.empty(12, 5, 3, 3)
+    fan = torch.nn.init._calculate_correct_fan(weight, mode)
+    expected = torch.nn.init.calculate_gain(nonlinearity, 0.2) / math.sqrt(fan)
+    assert math.isclose(_kaiming_std(np.zeros((12, 5, 3, 3)), 0.2, mode, nonlinearity), expected, rel_tol=1e-9)
