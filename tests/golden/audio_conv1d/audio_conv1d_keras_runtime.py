@@ -764,7 +764,9 @@ def _norm_bn_fused(x, running_mean, running_var, weight, bias, use_batch_stats, 
     convolution, so a Conv-BN-ReLU block is one kernel instead of five elementwise passes. The raw op takes `eps`
     as given (tf.nn.fused_batch_norm would raise it to 1.001e-5). In training the statistics are those of
     x - shift, shift being one (gradient-stopped) sample per channel: the variance is unchanged, and for inputs with
-    a large mean the kernel's mean is then as precise as the corrected two-pass moments of `_norm_moments`. The
+    a large mean the kernel's mean is then as precise as the corrected two-pass moments of `_norm_moments` (without
+    it the kernel was off by 5.6e-4 at a mean of 1e3, torch by 7e-5; shifting by the running mean instead is cheaper
+    under XLA but no help on a fresh layer, such as a BatchNorm1d on raw features). The
     op's batch variance is already the unbiased one that torch's running_var takes. Other ranks than 4 are reshaped
     to (N, rest, 1, C), which keeps each channel's set of values.
     """
