@@ -19,7 +19,8 @@ from porter.codegen.runtime_bundle import bundle, runtime_bindings, runtime_file
 from porter.codegen.signatures import parameter_list
 from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
-from porter.frontend.source import assigned_names, linked_first
+from porter.frontend.names import assigned_names
+from porter.frontend.source import linked_first
 
 
 def _templates_dir():

@@ -10,6 +10,7 @@ imported. What it appends is read like the file's own code; the emitter places i
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.names import bound_names, names_in, top_level_bindings
 
 MAX_FILES = 32  # a model's in-package helpers are a handful of files; stop before walking a whole library
 BANNER = "# --- porter: definitions imported from {path} ---"
@@ -78,7 +79,7 @@ class _Linker:
     def wanted_from(self, module, package, roots):
         """[(absolute module, name)] the definitions named `roots` in `module` need from other package modules."""
         imports = self.in_package_imports(module, package)
-        bindings = _bindings(module)
+        bindings = top_level_bindings(module)
         needed, stack, seen = [], list(roots), set()
         while stack:
             name = stack.pop()
@@ -86,7 +87,7 @@ class _Linker:
                 continue
             seen.add(name)
             for statement in bindings.get(name, ()):
-                for used in _names_in(statement):
+                for used in names_in(statement):
                     if used in imports:
                         needed.append(imports[used])
                     elif used in bindings and used not in seen:
@@ -105,7 +106,7 @@ class _Linker:
         module = self.module(dotted)
         if module is None or name in self.taken.get(dotted, set()):
             return
-        bindings = _bindings(module)
+        bindings = top_level_bindings(module)
         if name not in bindings:
             return
         closure = _local_closure(bindings, name)
@@ -138,7 +139,7 @@ class _Linker:
                     names_text = ", ".join(module.code_for_node(a).strip().rstrip(",") for a in kept)
                     lines.append(f"from {absolute} import {names_text}")
         for statement in module.body:
-            if set(_bound_names(statement)) & self.taken[dotted]:
+            if set(bound_names(statement)) & self.taken[dotted]:
                 lines.append("\n\n" + module.code_for_node(statement).strip("\n"))
         for local, (_, name) in sorted(self.in_package_imports(module, package).items()):
             if local != name and name in self.defined and local not in self.defined:
@@ -219,26 +220,6 @@ def _import_froms(module):
                     yield small
 
 
-def _bindings(module):
-    bindings = {}
-    for statement in module.body:
-        for name in _bound_names(statement):
-            bindings.setdefault(name, []).append(statement)
-    return bindings
-
-
-def _bound_names(statement):
-    if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
-        return [statement.name.value]
-    names = []
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-            targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign) else
-                       [small.target] if isinstance(small, cst.AnnAssign) else [])
-            names.extend(t.value for t in targets if isinstance(t, cst.Name))
-    return names
-
-
 def _local_closure(bindings, name):
     closure, stack = set(), [name]
     while stack:
@@ -247,16 +228,5 @@ def _local_closure(bindings, name):
             continue
         closure.add(current)
         for statement in bindings[current]:
-            stack.extend(n for n in _names_in(statement) if n in bindings and n not in closure)
+            stack.extend(n for n in names_in(statement) if n in bindings and n not in closure)
     return closure
-
-
-def _names_in(node):
-    names = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Name(self, name):
-            names.add(name.value)
-
-    node.visit(Collector())
-    return names

@@ -18,6 +18,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.errors import SourceError
 from porter.frontend.imports import ImportTable, dotted_name
 from porter.frontend.linker import linked_text
+from porter.frontend.names import names_in, top_level_bindings
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 CONTAINER_BASES = {"torch.nn.Sequential": "sequential", "torch.nn.ModuleList": "list", "torch.nn.ModuleDict": "dict"}
@@ -103,7 +104,7 @@ class SourceFile:
         frontier = [info.node for info in self.classes.values()] + builders
         while frontier:
             node = frontier.pop()
-            for name in _names_in(node):
+            for name in names_in(node):
                 if name in bindings and name not in used and name not in self.classes:
                     used.add(name)
                     frontier.extend(bindings[name])
@@ -284,41 +285,6 @@ def builds_torch_layers(function, imports):
 
     function.visit(Finder())
     return bool(found)
-
-
-def top_level_bindings(module):
-    """name -> the top-level statements that bind it: `def`, `class` and assignments to plain names."""
-    bindings = {}
-    for statement in module.body:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            bindings.setdefault(statement.name.value, []).append(statement)
-        elif isinstance(statement, cst.SimpleStatementLine):
-            for name in assigned_names(statement):
-                bindings.setdefault(name, []).append(statement)
-    return bindings
-
-
-def assigned_names(statement):
-    """Plain names a simple statement line assigns (`A = B = ...`, `x: int = ...`, `a, b = ...`)."""
-    names = []
-    for small in statement.body:
-        targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign) else
-                   [small.target] if isinstance(small, cst.AnnAssign) else [])
-        for target in targets:
-            elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-            names.extend(e.value for e in elements if isinstance(e, cst.Name))
-    return names
-
-
-def _names_in(node):
-    names = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Name(self, name):
-            names.add(name.value)
-
-    node.visit(Collector())
-    return names
 
 
 def _class_info(node, imports, known, positions):
