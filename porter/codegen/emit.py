@@ -188,6 +188,8 @@ class ModuleEmitter:
         container_runtime = {"sequential": "Sequential", "list": "ModuleList", "dict": "ModuleDict"}
         if info.bases:
             bases = ", ".join(info.bases)
+        elif info.layer_base:  # the runtime layer: its constructor, weights and state_dict keys are torch's
+            bases = self.ctx.use(self.ctx.module_rules[info.layer_base].runtime)
         elif info.container_base:
             bases = self.ctx.use(container_runtime[info.container_base])
         else:
@@ -201,7 +203,9 @@ class ModuleEmitter:
         else:
             init_signature = "self, *args, **kwargs"
             init_body = [f"{INDENT * 2}super().__init__(*args, **kwargs)"]
-            if not info.bases:
+            if info.layer_base:
+                init_body.append(f"{INDENT * 2}self.init_args = {{}}  # the layer's own get_config has its arguments")
+            elif not info.bases:
                 init_body = [f"{INDENT * 2}super().__init__(**kwargs)", f"{INDENT * 2}self.init_args = {{}}"]
         call_entry = translator.class_code.get((info.name, "call"))
         if call_entry is not None:
@@ -232,7 +236,7 @@ class ModuleEmitter:
             else "source"
         # an in-file base, or a container base deriving layouts from its children, may declare other layouts:
         # then this class always says its own
-        inherits = bool(info.bases) or bool(info.container_base)
+        inherits = bool(info.bases) or bool(info.container_base) or bool(info.layer_base)
         template = self.env.get_template("class.py.j2")
         text = template.render(name=info.name, bases=bases, docstring=docstring, class_lines=class_lines,
                                container=bool(info.container_base) and call_signature is None,

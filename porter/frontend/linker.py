@@ -107,7 +107,10 @@ class _Linker:
         if module is None or name in self.taken.get(dotted, set()):
             return
         bindings = top_level_bindings(module)
-        if name not in bindings:
+        if name not in bindings:  # a package re-exporting it (`from ..ops import StochasticDepth`)
+            reexported = self.in_package_imports(module, self.package_of(dotted)).get(name)
+            if reexported is not None and reexported != (dotted, name):
+                self.visit(*reexported)
             return
         closure = _local_closure(bindings, name)
         self.taken.setdefault(dotted, set()).update(closure)

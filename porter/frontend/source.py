@@ -36,6 +36,7 @@ class ClassInfo:
     class_attributes: dict = field(default_factory=dict)  # name -> cst expression (e.g. `expansion = 4`)
     family: dict = field(default_factory=dict, repr=False)  # all classes of the file, for base lookup
     container_base: str | None = None  # "sequential"/"list"/"dict" for subclasses of torch's containers
+    layer_base: str | None = None  # a torch layer a rule covers that the class derives from (`nn.LayerNorm`)
 
     def find_method(self, name):
         """The method `name` as Python would find it through in-file base classes (None if not in the file)."""
@@ -288,7 +289,7 @@ def builds_torch_layers(function, imports):
 
 
 def _class_info(node, imports, known, positions):
-    in_file_bases, is_module, container = [], False, None
+    in_file_bases, is_module, container, layer_base = [], False, None, None
     for base in node.bases:
         canonical = imports.resolve(base.value)
         name = dotted_name(base.value)
@@ -299,6 +300,8 @@ def _class_info(node, imports, known, positions):
         elif name in known:
             is_module = True
             in_file_bases.append(name)
+        elif canonical is not None and is_covered_by_a_rule(canonical) and canonical.rsplit(".", 1)[-1][:1].isupper():
+            is_module, layer_base = True, canonical  # `class LayerNorm2d(nn.LayerNorm)` with its own forward
     if not is_module:
         return None
     methods, attributes = {}, {}
@@ -313,4 +316,5 @@ def _class_info(node, imports, known, positions):
     info = ClassInfo(node.name.value, node, positions[node].start.line, in_file_bases, methods, attributes)
     info.container_base = container or next((known[b].container_base for b in in_file_bases
                                              if known[b].container_base), None)
+    info.layer_base = layer_base
     return info

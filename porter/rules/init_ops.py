@@ -1,4 +1,4 @@
-"""Rules: torch's in-place initialisers `Tensor.normal_`, `uniform_`, `zero_`, `fill_` and `copy_`.
+"""Rules: torch's in-place initialisers `Tensor.normal_`, `uniform_`, `bernoulli_`, `zero_`, `fill_` and `copy_`.
 
 Two receivers, two translations (porter/runtime/init_ops.py):
 - an attribute (`self.weight.data.normal_(0, 0.02)` in `__init__` or a `reset_parameters`-style helper,
@@ -23,6 +23,7 @@ ATTRIBUTE = re.compile(r"^(?P<owner>.+)\.(?P<name>[A-Za-z_]\w*)$")
 FILLS = {
     "normal_": ("normal_like", ("mean", "std"), ("0.0", "1.0")),
     "uniform_": ("uniform_like", ("from", "to"), ("0.0", "1.0")),
+    "bernoulli_": ("bernoulli_like", ("p",), ("0.5",)),  # stochastic depth: `x.new_empty(shape).bernoulli_(keep)`
     "zero_": ("zeros_like", (), ()),
     "fill_": ("full_like", ("value",), (None,)),
     "copy_": ("copy_like", ("src",), (None,)),

@@ -1,4 +1,5 @@
-"""torch's in-place initialisers (`Tensor.normal_`, `uniform_`, `zero_`, `fill_`, `copy_`) on TensorFlow values.
+"""torch's in-place initialisers (`Tensor.normal_`, `uniform_`, `bernoulli_`, `zero_`, `fill_`, `copy_`) on
+TensorFlow values.
 
 TensorFlow tensors are immutable, so each initialiser exists twice:
 - `*_like(x, ...)`: a new tensor of x's shape and dtype (the translator rebinds the mutated local name to it);
@@ -21,6 +22,12 @@ def uniform_like(input, low=0.0, high=1.0, generator=None):
     """torch's x.uniform_(from, to) as a new tensor shaped and typed like x (values in [low, high))."""
     input = tf.convert_to_tensor(input)
     return tf.random.uniform(tf.shape(input), low, high, dtype=input.dtype)
+
+
+def bernoulli_like(input, p=0.5, generator=None):
+    """torch's x.bernoulli_(p) as a new tensor shaped and typed like x: 1 with probability p, else 0."""
+    input = tf.convert_to_tensor(input)
+    return tf.cast(tf.random.uniform(tf.shape(input), 0.0, 1.0) < p, input.dtype)
 
 
 def copy_like(input, src):

@@ -24,6 +24,8 @@ pytestmark = pytest.mark.skipif(torchvision is None, reason="torchvision 0.28.0 
 # file stem -> (main class, torch builder, Keras builder (module -> model), input shape)
 MOBILENET_V3_ROWS = [(16, 3, 16, 16, True, "RE", 2, 1), (16, 3, 72, 24, False, "RE", 2, 1),
                      (24, 5, 96, 40, True, "HS", 2, 1)]
+CONVNEXT_ROWS = [(8, 16, 1), (16, None, 1)]
+EFFICIENTNET_ROWS = [(1, 3, 1, 32, 16, 1, 1.0, 1.0), (6, 3, 2, 16, 24, 2, 1.0, 1.0)]
 VIT_TINY = {"image_size": 32, "patch_size": 8, "num_layers": 2, "num_heads": 2, "hidden_dim": 16, "mlp_dim": 32,
             "num_classes": 10}
 CASES = {
@@ -56,6 +58,13 @@ CASES = {
                         num_classes=10),
                     lambda m: m.MobileNetV3([m.InvertedResidualConfig(*row, 1.0) for row in MOBILENET_V3_ROWS], 64,
                                             num_classes=10), (1, 3, 64, 64)),
+    "convnext": ("ConvNeXt", lambda tv: tv.models.convnext.ConvNeXt(
+        [tv.models.convnext.CNBlockConfig(*row) for row in CONVNEXT_ROWS], num_classes=10),
+        lambda m: m.ConvNeXt([m.CNBlockConfig(*row) for row in CONVNEXT_ROWS], num_classes=10), (1, 3, 32, 32)),
+    "efficientnet": ("EfficientNet", lambda tv: tv.models.efficientnet.EfficientNet(
+        [tv.models.efficientnet.MBConvConfig(*row) for row in EFFICIENTNET_ROWS], 0.2, num_classes=10),
+        lambda m: m.EfficientNet([m.MBConvConfig(*row) for row in EFFICIENTNET_ROWS], 0.2, num_classes=10),
+        (1, 3, 32, 32)),
     "vision_transformer": ("VisionTransformer",
                            lambda tv: tv.models.VisionTransformer(**VIT_TINY), lambda m: m.VisionTransformer(**VIT_TINY),
                            (1, 3, 32, 32)),
@@ -69,7 +78,9 @@ CASES = {
 TRANSPOSES_LEFT = {"shufflenetv2": "channel split and shuffle between blocks", "densenet": "features lists "
                    "handed to dense layers", "mobilenetv2": "residual blocks built by appending to a list in "
                    "branches", "mobilenetv3": "residual blocks built by appending to a list in branches",
-                   "vision_transformer": "encoder blocks run MultiheadAttention in torch's layout"}
+                   "vision_transformer": "encoder blocks run MultiheadAttention in torch's layout",
+                   "convnext": "LayerNorm2d permutes around a LayerNorm subclass", "efficientnet": "MBConv "
+                   "blocks built by appending to a list in branches"}
 
 
 def perturbed(model):
