@@ -9,13 +9,14 @@ arguments, on the same targets. In forward, on local channels-last tensors, all 
 (random ones by shape and statistics). An end-to-end test loads torch's weights and compares outputs.
 """
 
+import math
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from porter.convert import ConvertOptions, convert
@@ -259,3 +260,17 @@ def gate_pair(tmp_path_factory):
 
 
 torch.set_num_threads(1)
+
+
+@settings(max_examples=15, deadline=None)
+@given(p=st.floats(0.05, 0.95), rows=st.integers(1, 4))
+def test_bernoulli_fill_has_torch_distribution(p, rows):
+    """x.bernoulli_(p): zeros and ones of x's shape and dtype, ones with probability p (torch's own draw agrees)."""
+    from porter.runtime.init_ops import bernoulli_like
+
+    shape = (rows, 4000)
+    drawn = np.asarray(bernoulli_like(np.zeros(shape, "float32"), p))
+    reference = torch.empty(shape).bernoulli_(p).numpy()
+    assert drawn.shape == shape and drawn.dtype == np.float32 and set(np.unique(drawn)) <= {0.0, 1.0}
+    bound = 5 * math.sqrt(p * (1 - p) / drawn.size)
+    assert abs(drawn.mean() - p) <= bound and abs(reference.mean() - p) <= bound
