@@ -75,6 +75,7 @@ def run(args):
     if not source_path.is_file():
         raise UsageError(f"source {source_path} (recorded in {out / 'porter-manifest.json'}) does not exist",
                          hint="set PORTER_SOURCE=path/to/model.py")
+    progress("loading torch and TensorFlow...")
     try:
         import hypothesis  # noqa: F401
 
@@ -94,6 +95,11 @@ def run(args):
         torch.set_num_threads(threads)
 
 
+def progress(message):
+    """A progress line on stderr (stdout keeps the report): the imports and each class take seconds."""
+    print(f"porter verify: {message}", file=sys.stderr, flush=True)
+
+
 def _run_checks(out, args, manifest, classes, source_path, framework, case):
     from porter.verify.localise import display_path
 
@@ -101,7 +107,10 @@ def _run_checks(out, args, manifest, classes, source_path, framework, case):
     started = time.perf_counter()
     print(f"porter verify {args.out}: {display_path(source_path)} ({framework}) against {source_entry['module']}, "
           f"{args.precision}, seed {args.seed}, {1 if case else args.examples} example(s) per class")
-    results = [verify_class(out, args, name, case) for name in classes]
+    results = []
+    for index, name in enumerate(classes, 1):
+        progress(f"checking {name} ({index}/{len(classes)})...")
+        results.append(verify_class(out, args, name, case))
     print()
     print(render_table(results, args.precision))
     for result in results:

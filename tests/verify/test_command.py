@@ -175,3 +175,13 @@ def test_layers_zipped_from_two_containers_are_translated(porter_cli, tmp_path):
     assert ".sigmoid()" not in (out / "layers_keras.py").read_text()
     result = porter_cli("verify", out, "--examples", "3")
     assert result.code == 0, result.out + result.err
+
+
+def test_long_steps_show_progress_on_stderr(porter_cli, tiny_out):
+    """The imports and each class take seconds: stderr says what is happening; stdout keeps the report."""
+    result = porter_cli("verify", tiny_out, "--examples", "2")
+    assert result.code == 0, result.out + result.err
+    lines = result.err.splitlines()
+    assert lines[0] == "porter verify: loading torch and TensorFlow..."
+    assert any(line.startswith("porter verify: checking ") and line.endswith("(1/1)...") for line in lines)
+    assert "loading torch" not in result.out
