@@ -16,7 +16,8 @@ for argument in "$@"; do
   esac
 done
 step() { echo "setup: $*"; }
-pip_quiet() { .venv/bin/python -m pip install --quiet "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
+# PYTHONWARNINGS: setuptools' build-backend notices (editable installs) reach the terminal through pip otherwise
+pip_quiet() { PYTHONWARNINGS=ignore .venv/bin/python -m pip install --quiet "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
 
 started=$SECONDS
 if [ ! -x .venv/bin/python ]; then
