@@ -74,6 +74,23 @@ class SourceFile:
     framework: str = "torch"
     linked_from_line: int | None = None  # first line of definitions linked in from the file's package (linker)
 
+    def class_named(self, name):
+        """The module class `name` stands for: its own, or one it is an alias of (`SElayer = SqueezeExcitation`)."""
+        return self.classes.get(name) or self.classes.get(self.class_aliases.get(name))
+
+    @functools.cached_property
+    def class_aliases(self):
+        """Top-level `Alias = ModuleClass` assignments: alias -> class name."""
+        aliases = {}
+        for statement in self.module.body:
+            if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
+                assign = statement.body[0]
+                if isinstance(assign.value, cst.Name) and assign.value.value in self.classes:
+                    for target in assign.targets:
+                        if isinstance(target.target, cst.Name):
+                            aliases[target.target.value] = assign.value.value
+        return aliases
+
     @functools.cached_property
     def string_literals(self):
         """Every plain string literal of the file (the names `getattr(nn, rnn_type)` may take)."""

@@ -448,7 +448,7 @@ class CallTranslator:
         return tensor(f"not_supported({message!r})")
 
     def module_ref_resolver(self):
-        return ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get)
+        return ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named)
 
     def module_ref_of(self, node):
         resolver = self.module_ref_resolver()

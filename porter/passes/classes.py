@@ -127,7 +127,7 @@ class FileTranslator:
             params = _params(init) if init is not None else []
             ir.init_params = [(p.name.value, self.source.code_of(p.default) if p.default is not None else None)
                               for p in params if p.name.value != "self"]
-            resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get, self.param_hints)
+            resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named, self.param_hints)
             module_env = self.parameter_modules(info, params, resolver)
             for base in info.bases:  # attributes the in-file base classes create
                 base_ir = self.ctx.irs.get(base)
@@ -164,7 +164,7 @@ class FileTranslator:
         """Constructor arguments in module-level code (`ResNet(BasicBlock, [2, 2])` in a factory or __main__),
         also through a factory's parameters (`_resnet(Bottleneck, ...)` calling `ResNet(block, ...)`). Classes
         handed in for the same parameter are alternatives: they get the same specialisation (`siblings`)."""
-        resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.classes.get, self.param_hints)
+        resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named, self.param_hints)
         classes, functions = self.source.classes, self.source.functions
         passed = {}  # (callee, parameter) -> in-file classes handed to it, in source order
         calls = []  # (enclosing function or None, call node)
@@ -318,6 +318,8 @@ class FileTranslator:
         rank = args[0].rank if args and args[0].is_tensor else None
         if rank is None and args and args[0].is_tensor:
             rank = self.spatial_rank(info)  # a caller that lost track of the rank: the block's own layers tell
+            if rank is not None and args[0].channels_last:
+                args[0] = args[0].but(rank=rank)
         if args and args[0].is_tensor and not args[0].channels_last and (rank or 0) > 2:
             forward = info.find_method("forward")
             params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
@@ -367,13 +369,21 @@ class FileTranslator:
                             return layout == "channels_last"
         return False
 
-    def spatial_rank(self, info):
-        """The tensor rank the first spatial layer `info` builds takes (Conv2d: 4), or None."""
+    def spatial_rank(self, info, depth=0):
+        """The tensor rank the first spatial layer `info` builds takes (Conv2d: 4), looking into its containers
+        and blocks, or None."""
         ir = self.ctx.irs.get(info.name)
-        for ref in (ir.attributes.values() if ir else ()):
-            rule = getattr(ref, "rule", None) if getattr(ref, "kind", None) == "rule" else None
-            if rule is not None and rule.layout == "channels_last" and rule.rank:
-                return rule.rank
+        stack = [ref for ref in (ir.attributes.values() if ir else ()) if hasattr(ref, "kind")]
+        while stack and depth < 8:
+            ref = stack.pop(0)
+            if ref.kind == "rule" and ref.rule.layout == "channels_last" and ref.rule.rank:
+                return ref.rule.rank
+            if ref.kind in ("sequential", "list", "dict"):
+                stack[:0] = list(ref.elements)
+            elif ref.kind == "class" and ref.class_name in self.source.classes and ref.class_name != info.name:
+                found = self.spatial_rank(self.source.classes[ref.class_name], depth + 1)
+                if found:
+                    return found
         return None
 
     def ref_preference(self, ref, depth):

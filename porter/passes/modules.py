@@ -99,11 +99,17 @@ class ModuleResolver:
         refs = [ModuleRef("rule", rule=rule) for rule in candidates.values()]
         return candidates, (refs[0] if len(refs) == 1 else _one_layout_alternative(refs))
 
+    def is_partial(self, node):
+        return isinstance(node, cst.Call) and bool(node.args) and not node.args[0].keyword and \
+            self.source.imports.resolve(node.func) == "functools.partial"
+
     def class_ref(self, node, env):
         """The in-file class or rule a callee expression names (for `block(...)` where block is a parameter)."""
         by_name = self.layer_by_name(node)
         if by_name is not None:
             return by_name[1] if by_name[1].kind != "unknown" else None
+        if self.is_partial(node):  # `partial(SElayer, scale_activation=nn.Hardsigmoid)` builds that class
+            return self.class_ref(node.args[0].value, env)
         name = dotted_name(node)
         if name is None:
             return None
@@ -116,7 +122,7 @@ class ModuleResolver:
         if info is not None:
             if info.container_base == "sequential":
                 return self.sequential_subclass(info)
-            return ModuleRef("class", class_name=name)
+            return ModuleRef("class", class_name=info.name)  # an alias names its class
         return None
 
     def sequential_subclass(self, info, arguments=None):
@@ -341,8 +347,8 @@ class ModuleResolver:
                 elif value.kind != "unknown":
                     env[name] = value
                 else:
-                    hint = self.class_ref(statement.value, env) if not isinstance(statement.value,
-                                                                                  cst.Call) else None
+                    hint = self.class_ref(statement.value, env) if not isinstance(statement.value, cst.Call) or \
+                        self.is_partial(statement.value) else None
                     if hint is not None:
                         env[name] = ModuleRef("classobj", elements=(hint,))
         elif isinstance(statement, cst.AugAssign) and isinstance(statement.operator, cst.AddAssign):

@@ -75,12 +75,11 @@ CASES = {
 
 
 # Transpose ops these ports still trace (layouts porter cannot follow statically yet: they convert at run time)
-TRANSPOSES_LEFT = {"shufflenetv2": "channel split and shuffle between blocks", "densenet": "features lists "
-                   "handed to dense layers", "mobilenetv2": "residual blocks built by appending to a list in "
-                   "branches", "mobilenetv3": "residual blocks built by appending to a list in branches",
+TRANSPOSES_LEFT = {"shufflenetv2": "channel split and shuffle between blocks",
+                   "densenet": "features lists handed to dense layers",
                    "vision_transformer": "encoder blocks run MultiheadAttention in torch's layout",
-                   "convnext": "LayerNorm2d permutes around a LayerNorm subclass", "efficientnet": "MBConv "
-                   "blocks built by appending to a list in branches"}
+                   "convnext": "LayerNorm2d permutes around a LayerNorm subclass",
+                   "efficientnet": "MBConv block classes come from config objects (cnf.block)"}
 
 
 def perturbed(model):
