@@ -326,6 +326,14 @@ class FileTranslator:
             if params and self.prefers_channels_last(info, params[0].name.value, depth=0):
                 # the caller converts once; blocks then chain
                 args[0] = args[0].but(layout="channels_last", rank=rank)
+        elif args and args[0].is_tensor and args[0].channels_last and rank == 3:
+            # a sequence (N, L, C) held channels-last, handed to a block whose first layer works in torch's order
+            # (LayerNorm, attention, Linear): the caller converts once instead of every layer inside converting
+            forward = info.find_method("forward")
+            params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
+            if params and not self.prefers_channels_last(info, params[0].name.value, depth=0) and \
+                    self.first_layer_layout(info, params[0].name.value) == "source":
+                args[0] = args[0].but(layout="source")
         return self.translate_forward(info, (args, dict(kwargs)), output_layout=None)
 
     def prefers_channels_last(self, info, param, depth):
@@ -368,6 +376,21 @@ class FileTranslator:
                         if layout != "any":
                             return layout == "channels_last"
         return False
+
+    def first_layer_layout(self, info, param):
+        """The layout the first layer `forward` hands `param` to works in ("source", "channels_last", "any"), or
+        None when porter cannot tell."""
+        forward = info.find_method("forward")
+        ir = self.ctx.irs.get(info.name)
+        for node in _calls_in_order(forward.body) if forward is not None else ():
+            if not (node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == param):
+                continue
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                ref = ir.attributes.get(func.attr.value) if ir else None
+                return self.ref_preference(ref, 0) if hasattr(ref, "kind") else None
+            return None
+        return None
 
     def spatial_rank(self, info, depth=0):
         """The tensor rank the first spatial layer `info` builds takes (Conv2d: 4), looking into its containers
