@@ -152,19 +152,22 @@ def test_torchvision_convnet_converts_only_at_its_boundary(stem, ported):
     assert count_transposes(keras_model, [x]) <= 2
 
 
-@pytest.mark.parametrize("path", sorted(p.name for p in model_file(torchvision, "resnet").parent.glob("*.py"))
-                         if torchvision is not None else [])
+MODELS = model_file(torchvision, "resnet").parent if torchvision is not None else None
+
+
+@pytest.mark.parametrize("path", sorted(p.relative_to(MODELS).as_posix() for p in MODELS.rglob("*.py"))
+                         if MODELS is not None else [])
 def test_every_model_file_is_reported_honestly(path, tmp_path):
-    """Whatever porter makes of a torchvision model file: exit 0/1 means the port imports; anything else is one
-    line, never a traceback."""
+    """Whatever porter makes of a torchvision model file (classification, detection, segmentation, video, optical
+    flow, quantization): exit 0/1 means the port imports; anything else is one line, never a traceback."""
     out = tmp_path / "out"
-    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(model_file(torchvision, path[:-3])),
-                             "-o", str(out)], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(MODELS / path), "-o", str(out)],
+                            capture_output=True, text=True)
     assert "Traceback" not in result.stderr
     if result.returncode not in (0, 1):
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
         return
-    module = out / f"{path[:-3]}_keras.py"
+    module = out / f"{path.rsplit('/', 1)[-1][:-3]}_keras.py"
     probe = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('m', sys.argv[1]); "
              "spec.loader.exec_module(importlib.util.module_from_spec(spec))")
     imported = subprocess.run([sys.executable, "-c", probe, str(module)], capture_output=True, text=True)
