@@ -17,6 +17,7 @@ import libcst as cst
 from porter import __version__
 from porter.codegen.runtime_bundle import bundle, runtime_bindings, runtime_file_name, runtime_modules_used
 from porter.codegen.signatures import parameter_list
+from porter.errors import InternalError
 from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.names import assigned_names
@@ -64,7 +65,10 @@ class ModuleEmitter:
         self.ctx.use("TorchModule")
         self.ctx.use("load_state_dict")
         model_code = "\n\n\n".join(chunks)
-        bindings = runtime_bindings(model_code, self.ctx.renames, self.ctx.used_runtime)
+        try:
+            bindings = runtime_bindings(model_code, self.ctx.renames, self.ctx.used_runtime)
+        except SyntaxError as error:  # the self-check would say the same of the formatted module: say it here
+            raise InternalError(f"generated code does not compile: {error.msg}", module_name, error.lineno) from None
         runtime_name = runtime_file_name(module_name)
         taken = set(re.findall(r"\w+", model_code)) | {emitted for emitted, _ in bindings}
         text = self.env.get_template("model_module.py.j2").render(
