@@ -61,6 +61,9 @@ def build_parser():
                     "markdown: the README's table; json: {family: [names]}.")
     ops.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                      help="output format (default: text, one op per line)")
+    ops.add_argument("--missing", metavar="FILE", type=Path,
+                     help="instead: what FILE uses that porter does not translate yet, one 'FILE:LINE<TAB>construct"
+                          "<TAB>reason' line each (the stubs a conversion would write; nothing is written)")
     from porter.commands import COMMANDS
 
     for module in COMMANDS.values():
@@ -181,9 +184,23 @@ def run_convert(args):
 
 
 def run_ops(args):
+    from porter.convert import missing_constructs
     from porter.rules.coverage import coverage_table
 
-    print(coverage_table(args.format))
+    if args.missing is None:
+        print(coverage_table(args.format))
+        return EXIT_OK
+    check_path_text(args.missing, "--missing")
+    missing = missing_constructs(args.missing)
+    if args.format == "json":
+        print(json.dumps([{"path": str(args.missing), "line": line, "construct": construct, "reason": reason}
+                          for line, construct, reason in missing], indent=2))
+    else:
+        for line, construct, reason in missing:
+            print(f"{args.missing}:{line}\t{construct}\t{reason}")
+        constructs = len({construct for _, construct, _ in missing})
+        print(f"porter: {args.missing}: {len(missing)} use(s) of {constructs} construct(s) porter does not translate "
+              f"yet" if missing else f"porter: {args.missing}: everything it uses is translated", file=sys.stderr)
     return EXIT_OK
 
 

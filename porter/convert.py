@@ -213,3 +213,12 @@ def build_manifest(source, ctx, out, source_path, module_name, main_class, examp
         "init_args": init_args or {},
         "files": [],
     }
+
+
+def missing_constructs(path):
+    """[(line, construct, reason)] of everything a conversion of `path` would stub, in source order, without writing
+    anything (`porter ops --missing FILE`: the same translation `porter convert` runs)."""
+    conversion = convert(ConvertOptions(Path(path), Path(path).parent / ".porter-ops-missing"))
+    found = {(u["line"], u["construct"], u["reason"]) for source in conversion.manifest["sources"]
+             for entry in source["classes"] for u in entry["unsupported"]}
+    return sorted(found)

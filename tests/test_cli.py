@@ -2,7 +2,9 @@
 
 import functools
 import json
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -232,3 +234,34 @@ def test_input_specs_the_model_takes(porter_cli, tmp_path, text, argv):
     source = write_source(tmp_path / "net.py", text)
     result = porter_cli("convert", source, "-o", tmp_path / "out", *argv)
     assert result.code == 0, result.err
+
+
+def test_ops_missing_lists_what_a_file_uses_that_porter_lacks(tmp_path):
+    """`porter ops --missing FILE`: one FILE:LINE<TAB>construct<TAB>reason line per use porter would stub; nothing
+    is written; a file porter translates fully says so."""
+    source = tmp_path / "net.py"
+    source.write_text(textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                x = torch.special.zeta(self.fc(x), 2.0)
+                return torch.special.zeta(x, 3.0)
+    '''))
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "ops", "--missing", str(source)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split("\t")[:2] for line in lines] == [[f"{source}:12", "torch.special.zeta"],
+                                                        [f"{source}:13", "torch.special.zeta"]]
+    assert "2 use(s) of 1 construct(s)" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["net.py"]
+    clean = subprocess.run([sys.executable, "-m", "porter.cli", "ops", "--missing", str(Path(__file__).resolve().parents[1] / "fixtures" / "lenet.py")],
+                           capture_output=True, text=True)
+    assert clean.returncode == 0 and clean.stdout == "" and "everything it uses is translated" in clean.stderr

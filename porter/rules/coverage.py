@@ -31,3 +31,4 @@ def coverage_table(fmt="text"):
     total = sum(len(names) for names in rows.values())
     lines += ["", f"{total} torch names in {len(rows)} families"]
     return "\n".join(lines)
+
