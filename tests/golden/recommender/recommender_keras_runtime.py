@@ -223,6 +223,26 @@ class TorchModule(keras.Model):
     def children(self):
         return [c for c in self.__dict__.get("_torch_children", {}).values() if isinstance(c, keras.layers.Layer)]
 
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """torch's Module.named_parameters: (torch name, variable) for every trainable variable in state_dict
+        order (buffers excluded); a tied variable comes once, under its first name."""
+        seen = set()
+        for entry in self.torch_state(f"{prefix}." if prefix else ""):
+            variable = entry.variable
+            if not isinstance(variable, keras.Variable) or not variable.trainable:
+                continue
+            if not recurse and "." in entry.key[len(prefix) + 1 if prefix else 0 :]:
+                continue
+            if remove_duplicate and id(variable) in seen:
+                continue
+            seen.add(id(variable))
+            yield entry.key, variable
+
+    def parameters(self, recurse=True):
+        """torch's Module.parameters: the variables of named_parameters."""
+        for _, variable in self.named_parameters(recurse=recurse):
+            yield variable
+
 
 def _layout_of(layer):
     return getattr(layer, "porter_layout", "any")
