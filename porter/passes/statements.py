@@ -183,6 +183,21 @@ class BodyTranslator(ExpressionTranslator):
         self.bind_target(target.value, source.with_code(name))
         return [f"{pad}{self.target_code(target.value)} = {helper}({source.code}, np.s_[{index}], {value.code})"]
 
+    def item_aug_assignment(self, small, base, pad):
+        """`x[idx] += v` -> x = setitem(x, np.s_[idx], x[idx] + v), on x in torch's layout (a pending transpose is
+        applied first, so the index means what it means in torch)."""
+        target = small.target
+        name = self.code(target.value)
+        source = self.as_plain(base)
+        lines = [] if source.code == name else [f"{pad}{name} = {source.code}"]
+        index = self.slice_code(target)
+        value = self.as_plain(self.expr(small.value))
+        binary = self.code(small.operator).strip()[:-1]
+        helper = self.ctx.use("setitem")
+        self.bind_target(target.value, source.with_code(name))
+        lines.append(f"{pad}{name} = {helper}({name}, np.s_[{index}], {name}[{index}] {binary} {self.wrap(value.code)})")
+        return lines
+
     def stub_message(self, construct, reason):
         return self.ctx.unsupported(self.line, construct, reason)
 
@@ -214,6 +229,10 @@ class BodyTranslator(ExpressionTranslator):
         return self.code(target)
 
     def aug_assign(self, small, pad):
+        if isinstance(small.target, cst.Subscript):
+            base = self.expr(small.target.value)
+            if base.is_tensor:
+                return self.item_aug_assignment(small, base, pad)
         target_value = self.expr(small.target)
         value = self.expr(small.value)
         operator = self.code(small.operator).strip()

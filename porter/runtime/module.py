@@ -244,6 +244,11 @@ class ModuleList(TorchLayer):
         self.items.append(module)
         return self
 
+    def __iadd__(self, modules):
+        """`self.layers += [block, ...]` extends the list, as in torch."""
+        self.extend(modules)
+        return self
+
     def extend(self, modules):
         self.items.extend(modules)
         return self
