@@ -8,6 +8,9 @@ here; the source comment of a removed line is kept on a line of its own above th
 
 import libcst as cst
 
+from porter.frontend.imports import dotted_name
+from porter.frontend.names import names_in
+
 # Calls without side effects: a dead assignment of an expression made only of these (and names, attributes,
 # constants, arithmetic) can go. Layers are never here: dropout draws random numbers, BatchNorm updates statistics.
 PURE_CALLS = frozenset({"tf.einsum", "tf.matmul", "tf.transpose", "tf.reshape", "view", "reshape", "permute",
@@ -105,7 +108,7 @@ def _is_pure(node):
 
     class Checker(cst.CSTVisitor):
         def visit_Call(self, call):
-            if _dotted(call.func) not in PURE_CALLS:
+            if dotted_name(call.func) not in PURE_CALLS:
                 pure[0] = False
 
         def visit_Lambda(self, node):
@@ -122,24 +125,4 @@ def _overwritten_before_read(name, rest):
     following = _single_assign(rest[0])
     if following is None or following[0] != name:
         return False
-    return name not in _names_read(following[1])
-
-
-def _names_read(node):
-    names = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Name(self, name):
-            names.add(name.value)
-
-    node.visit(Collector())
-    return names
-
-
-def _dotted(node):
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
+    return name not in names_in(following[1])
