@@ -38,6 +38,26 @@ pip_quiet --no-deps "torchvision==0.28.0"
 step "checking that porter, torch, tensorflow and keras import..."
 .venv/bin/python -c "import porter, torch, tensorflow, keras" 2>/dev/null || {
   echo "setup: the virtual environment is incomplete" >&2; exit 1; }
+# mxnet 1.9.1 (the reference for Gluon sources) needs numpy < 1.24, which tensorflow cannot share: its own venv,
+# driven by subprocess (porter/verify/mxnet_reference.py). Without it the mxnet tests skip and say to run this script.
+MXNET_VENV=.venv-mxnet
+mxnet_works() {
+  "$MXNET_VENV/bin/python" -c "import mxnet; assert mxnet.__version__ == '1.9.1'; mxnet.nd.ones((2, 2)).asnumpy()" \
+    >/dev/null 2>&1
+}
+if [ -x "$MXNET_VENV/bin/python" ] && mxnet_works; then
+  step "mxnet 1.9.1 is already installed in $MXNET_VENV"
+else
+  step "installing mxnet 1.9.1 with numpy 1.23.5 in $MXNET_VENV (the Gluon reference; it needs numpy < 1.24)..."
+  mxnet_pip() {
+    PYTHONWARNINGS=ignore "$MXNET_VENV/bin/python" -m pip install --quiet "$@" 2>&1 | grep -v "^WARNING: Location" || true
+  }
+  if [ -x "$MXNET_VENV/bin/python" ] || "$PYTHON" -m venv "$MXNET_VENV" >/dev/null 2>&1; then
+    mxnet_pip "mxnet==1.9.1" "numpy==1.23.5"
+  fi
+  mxnet_works || echo "setup: warning: could not install mxnet 1.9.1 in $MXNET_VENV (no wheel for this platform or" \
+    "no network?); the mxnet tests are skipped until scripts/setup.sh succeeds" >&2
+fi
 if [ "$BROWSER" = "1" ]; then
   if command -v chromium >/dev/null 2>&1; then
     step "chromium is already installed"
