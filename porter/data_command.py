@@ -9,7 +9,12 @@ Each example is a tf.train.Example whose features hold the flattened array rows 
 int64_list for integers and booleans); schema.json records names, shapes (example axis excluded), dtypes and the
 number of examples:
     {"format": "porter-tfrecord-v1", "num_examples": N, "inputs": [{"name", "shape", "dtype"}, ...],
-     "target": {"name", "shape", "dtype"}, "files": [...]}
+     "target": {"name", "shape", "dtype"}, "files": [...], "hosts": H, "channels_last_io": false}
+
+Pod slices: every host reads its own files (train_tpu.py shards the file list per host), so `--hosts H` writes at
+least 8 files per host, and a file count that leaves hosts without a file of their own is warned about.
+Without --hosts the count follows --shard-mb alone. `--channels-last-io`: image arrays (rank 4 with the example axis, NCHW as torch keeps them) are written NHWC; their
+schema entries carry `"layout": "channels_last"` and the NHWC shape, so the reader needs no transpose.
 """
 
 import json
@@ -24,6 +29,9 @@ COMMAND = "data"
 FORMAT = "porter-tfrecord-v1"
 TARGET_NAMES = ("target", "targets", "label", "labels", "y")
 EXIT_OK = 0
+SHARDS_PER_HOST = 8  # enough files per host for interleaved reads to keep a TPU host's input pipeline busy
+IMAGE_RANK = 4  # NCHW with the example axis: what --channels-last-io writes as NHWC
+CHANNELS_LAST = "channels_last"
 
 
 def add_parser(subparsers):
@@ -40,6 +48,12 @@ def add_parser(subparsers):
                         help="number of TFRecord files (default: about --shard-mb each)")
     parser.add_argument("--shard-mb", type=float, default=100.0, metavar="MB",
                         help="approximate shard size in MB when --shards is not given (default 100)")
+    parser.add_argument("--hosts", type=int, default=None, metavar="N",
+                        help="TPU hosts that will read the files (a pod slice's worker count): without --shards, "
+                             f"at least {SHARDS_PER_HOST} files per host; a warning when hosts would get no file")
+    parser.add_argument("--channels-last-io", action="store_true", dest="channels_last_io",
+                        help="write images (NCHW arrays of rank 4) channels-last (NHWC) for train_tpu.py "
+                             "--channels-last-io; schema.json records the layout")
     parser.add_argument("--manifest", metavar="FILE", default=None,
                         help="porter-manifest.json of the port: check the inputs against its example inputs")
     parser.add_argument("--force", action="store_true", help="replace the TFRecords and schema.json in DIR")
@@ -58,26 +72,35 @@ def run(args):
     inputs = [(name, normalise(name, array)) for name, array in inputs]
     target = (target[0], normalise(target[0], target[1]))
     if args.manifest:
-        check_manifest(Path(args.manifest), inputs)
+        check_manifest(Path(args.manifest), inputs)  # against the model's NCHW example inputs, before any transpose
+    if args.hosts is not None and args.hosts < 1:
+        raise UsageError("--hosts must be at least 1")
+    if args.shards is not None and args.shards < 1:
+        raise UsageError("--shards must be at least 1")
+    channels_last = getattr(args, "channels_last_io", False)
+    inputs = [with_layout(name, array, channels_last) for name, array in inputs]
+    target = with_layout(*target, channels_last and target[1].dtype.kind == "f")  # class maps stay as they are
     out = Path(args.out)
     prepare_out(out, args.force)
-    total_bytes = sum(a.nbytes for _, a in inputs + [target])
-    shards = args.shards or max(1, math.ceil(total_bytes / (args.shard_mb * 1e6)))
-    if shards < 1:
-        raise UsageError("--shards must be at least 1")
-    shards = min(shards, count)
-    files = write_shards(out, inputs, target, count, shards)
+    total_bytes = sum(a.nbytes for _, a, _ in inputs + [target])
+    shards = shard_count(args.shards, total_bytes, args.shard_mb, args.hosts, count)
+    hosts = args.hosts or 1
+    if shards < hosts:
+        warn_hosts_without_files(shards, hosts, count)
+    files = write_shards(out, [(n, a) for n, a, _ in inputs], target[:2], count, shards)
     schema = {
         "format": FORMAT,
         "num_examples": count,
-        "inputs": [field(name, array) for name, array in inputs],
+        "inputs": [field(name, array, layout) for name, array, layout in inputs],
         "target": field(*target),
         "files": files,
         "sources": [Path(s).name for s in args.sources],
+        "hosts": hosts,
+        "channels_last_io": channels_last,
     }
     (out / "schema.json").write_text(json.dumps(schema, indent=2) + "\n")
     print(f"porter: wrote {count} examples into {len(files)} TFRecord file(s) and schema.json in {out} "
-          f"(inputs: {', '.join(n for n, _ in inputs)}; target: {target[0]})")
+          f"(inputs: {', '.join(n for n, _, _ in inputs)}; target: {target[0]})")
     return EXIT_OK
 
 
@@ -183,11 +206,39 @@ def normalise(name, array):
     raise UsageError(f"{name}: dtype {array.dtype} cannot be stored (use floats, integers or booleans)")
 
 
-def field(name, array):
+def field(name, array, layout=None):
     dtype = "float32" if array.dtype.kind == "f" else ("bool" if array.dtype.kind == "b" else str(array.dtype))
     if dtype.startswith("uint"):
         dtype = "int64"
-    return {"name": name, "shape": list(array.shape[1:]), "dtype": dtype}
+    entry = {"name": name, "shape": list(array.shape[1:]), "dtype": dtype}
+    if layout:
+        entry["layout"] = layout
+    return entry
+
+
+def shard_count(requested, total_bytes, shard_mb, hosts, count):
+    """--shards as given, else about `shard_mb` per file and (with --hosts) at least SHARDS_PER_HOST per host;
+    never more files than examples."""
+    shards = requested or max(1, math.ceil(total_bytes / (shard_mb * 1e6)), SHARDS_PER_HOST * (hosts or 0))
+    return min(shards, count)
+
+
+def with_layout(name, array, channels_last):
+    """(name, array, layout tag): an NCHW image array as NHWC under --channels-last-io, anything else unchanged."""
+    import numpy as np
+
+    if not channels_last or array.ndim != IMAGE_RANK:
+        return name, array, None
+    return name, np.ascontiguousarray(np.transpose(array, (0, 2, 3, 1))), CHANNELS_LAST
+
+
+def warn_hosts_without_files(shards, hosts, count):
+    """One line on stderr: a pod slice whose hosts cannot each read their own files."""
+    remedy = f"pass --shards {SHARDS_PER_HOST * hosts} or more" if count >= hosts else \
+        f"the data holds only {count} example(s)"
+    print(f"porter: warning: {shards} TFRecord file(s) for {hosts} hosts leave {hosts - shards} host(s) without a "
+          f"file of their own (train_tpu.py then reads every file on every host and keeps 1 example in {hosts}); "
+          f"{remedy}", file=sys.stderr)
 
 
 def check_manifest(path, inputs):

@@ -86,3 +86,103 @@ def test_bad_inputs_exit_2(tiny_models, tmp_path, capsys, problem):
         args = [str(tmp_path / "x.npy")]
     assert porter(["data", *args, "-o", str(out)]) == 2
     assert "porter: error:" in capsys.readouterr().err
+
+
+def records(directory, schema):
+    """Every example of DIR's TFRecord files in file order: {feature name: array of rows}, read with tf.data."""
+    import tensorflow as tf
+
+    fields = schema["inputs"] + [schema["target"]]
+    spec = {f["name"]: tf.io.FixedLenFeature(f["shape"], tf.float32 if f["dtype"] == "float32" else tf.int64)
+            for f in fields}
+    rows = {f["name"]: [] for f in fields}
+    for name in schema["files"]:
+        for record in tf.data.TFRecordDataset(str(directory / name)):
+            example = tf.io.parse_single_example(record, spec)
+            for key, values in rows.items():
+                values.append(example[key].numpy())
+    return {key: np.stack(values) for key, values in rows.items()}
+
+
+def test_hosts_write_eight_files_per_host_and_each_host_reads_its_own(tiny_models, tmp_path, capsys):
+    import tensorflow as tf
+
+    x = np.random.default_rng(1).standard_normal((100, 2, 4, 4)).astype(np.float32)
+    y = np.arange(100)  # unique targets name each example
+    np.savez(tmp_path / "d.npz", x=x, y=y)
+    out = tmp_path / "pod"
+    assert porter(["data", str(tmp_path / "d.npz"), "-o", str(out), "--hosts", "4"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    schema = json.loads((out / "schema.json").read_text())
+    assert len(schema["files"]) == 32 and schema["hosts"] == 4  # 8 per host, though 100 examples fit in one file
+    assert sorted(p.name for p in out.glob("*.tfrecord")) == schema["files"]
+    written = records(out, schema)
+    np.testing.assert_array_equal(written["x"], x)
+    np.testing.assert_array_equal(written["y"], y)
+    train, _ = tiny_models["logits"].training_script(tmp_path / "script", "optimizer = torch.optim.SGD("
+                                                     "model.parameters(), lr=0.1)", "F.cross_entropy(out, y)")
+    files_rows = [sum(1 for _ in tf.data.TFRecordDataset(str(out / name))) for name in schema["files"]]
+    seen = []
+    for host in range(4):
+        context = tf.distribute.InputContext(num_input_pipelines=4, input_pipeline_id=host, num_replicas_in_sync=8)
+        one_pass = sum(files_rows[host::4])  # train_tpu.py gives host i the files i, i+4, ...
+        for inputs, label in train.tfrecord_dataset(str(out), input_context=context, shuffle=False).take(one_pass):
+            np.testing.assert_array_equal(inputs[0].numpy(), x[int(label)])
+            seen.append(int(label))
+    assert sorted(seen) == list(range(100))  # the hosts' shares are disjoint and hold every example
+
+
+def test_hosts_without_files_are_warned_about_in_one_line(tmp_path, capsys):
+    np.save(tmp_path / "x.npy", np.arange(40, dtype=np.float32).reshape(20, 2))
+    np.save(tmp_path / "y.npy", np.arange(20))
+    sources = [str(tmp_path / "x.npy"), str(tmp_path / "y.npy")]
+    assert porter(["data", *sources, "-o", str(tmp_path / "few"), "--hosts", "4", "--shards", "2"]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "2 TFRecord file(s) for 4 hosts" in warnings[0] and "--shards 32" in warnings[0]
+    assert len(json.loads((tmp_path / "few" / "schema.json").read_text())["files"]) == 2
+    # fewer examples than 8 files per host: one example per file, every host still has files, no warning
+    assert porter(["data", *sources, "-o", str(tmp_path / "small"), "--hosts", "4"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    schema = json.loads((tmp_path / "small" / "schema.json").read_text())
+    assert len(schema["files"]) == 20
+    np.testing.assert_array_equal(records(tmp_path / "small", schema)["x"], np.arange(40).reshape(20, 2))
+    # without --hosts the count follows --shard-mb as before: one file for this small set
+    assert porter(["data", *sources, "-o", str(tmp_path / "one")]) == 0
+    assert len(json.loads((tmp_path / "one" / "schema.json").read_text())["files"]) == 1
+
+
+def test_channels_last_io_writes_images_nhwc(tiny_models, tmp_path):
+    import torch
+    from torch.utils.data import TensorDataset
+
+    images = torch.randn(12, 3, 5, 6)  # distinct sizes on every axis: a wrong permutation cannot pass
+    labels = torch.randint(0, 4, (12,))
+    features = torch.randn(12, 7)
+    torch.save({"image": images, "features": features, "label": labels}, tmp_path / "d.pt")
+    out = tmp_path / "nhwc"
+    assert porter(["data", str(tmp_path / "d.pt"), "-o", str(out), "--channels-last-io"]) == 0
+    schema = json.loads((out / "schema.json").read_text())
+    assert schema["channels_last_io"] is True
+    assert schema["inputs"] == [{"name": "image", "shape": [5, 6, 3], "dtype": "float32", "layout": "channels_last"},
+                                {"name": "features", "shape": [7], "dtype": "float32"}]
+    assert schema["target"] == {"name": "label", "shape": [], "dtype": "int64"}
+    written = records(out, schema)
+    np.testing.assert_array_equal(written["image"], images.numpy().transpose(0, 2, 3, 1))
+    np.testing.assert_array_equal(written["features"], features.numpy())
+    np.testing.assert_array_equal(written["label"], labels.numpy())
+    # an image target (super-resolution) follows the model's output layout; the reader sees the NHWC shapes
+    torch.save(TensorDataset(images, images * 2), tmp_path / "sr.pt")
+    out = tmp_path / "sr"
+    assert porter(["data", str(tmp_path / "sr.pt"), "-o", str(out), "--channels-last-io"]) == 0
+    schema = json.loads((out / "schema.json").read_text())
+    assert schema["target"]["shape"] == [5, 6, 3] and schema["target"]["layout"] == "channels_last"
+    train, _ = tiny_models["logits"].training_script(tmp_path / "script", "optimizer = torch.optim.SGD("
+                                                     "model.parameters(), lr=0.1)", "F.cross_entropy(out, y)")
+    inputs, targets = read_back(train, out, 4, 12)
+    np.testing.assert_array_equal(np.stack([i[0] for i in inputs]), images.numpy().transpose(0, 2, 3, 1))
+    np.testing.assert_array_equal(targets, images.numpy().transpose(0, 2, 3, 1) * 2)
+    # without the flag, the same file is written as torch holds it
+    assert porter(["data", str(tmp_path / "sr.pt"), "-o", str(tmp_path / "nchw")]) == 0
+    schema = json.loads((tmp_path / "nchw" / "schema.json").read_text())
+    assert schema["channels_last_io"] is False and schema["inputs"][0]["shape"] == [3, 5, 6]
+    assert "layout" not in schema["inputs"][0]
