@@ -49,11 +49,12 @@ def test_notebook_is_valid_deterministic_and_listed(port, tmp_path):
     assert str(port) not in text and str(FIXTURES) not in text
 
 
-def test_notebook_runs_headless_and_the_loss_falls(port):
+def execute(port, overrides):
+    """Run the notebook headless in `port` with `overrides` injected after the parameters cell (as papermill does);
+    returns {cell id: printed text}."""
     notebook = nbformat.read(port / "train_tpu.ipynb", as_version=4)
     parameters = next(i for i, c in enumerate(notebook.cells) if "parameters" in c.metadata.get("tags", []))
-    # as papermill does: the overrides go in a cell right after the tagged one
-    notebook.cells.insert(parameters + 1, nbformat.v4.new_code_cell(OVERRIDES, id="injected-parameters"))
+    notebook.cells.insert(parameters + 1, nbformat.v4.new_code_cell(overrides, id="injected-parameters"))
     env_before = os.environ.get("KERAS_BACKEND")
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")  # the kernel inherits this process's environment
     try:
@@ -63,8 +64,12 @@ def test_notebook_runs_headless_and_the_loss_falls(port):
     finally:
         if env_before is None:
             os.environ.pop("KERAS_BACKEND", None)
-    printed = {cell.id: "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-               for cell in code_cells(notebook)}
+    return {cell.id: "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+            for cell in code_cells(notebook)}
+
+
+def test_notebook_runs_headless_and_the_loss_falls(port):
+    printed = execute(port, OVERRIDES)
     assert "MirroredStrategy with 2 replica(s)" in printed["connect"]
     assert "--simulate-replicas 2" in printed["train"]
     metrics = json.loads((port / "tpu_run" / "metrics.json").read_text())
@@ -75,3 +80,22 @@ def test_notebook_runs_headless_and_the_loss_falls(port):
     assert steps == 30 and last < first
     assert metrics["last_loss_window_mean"] < metrics["first_loss_window_mean"]
     print(f"notebook loss: first {first}, last {last}; metrics {metrics}")
+
+
+def test_notebook_trains_on_porter_data_records_copied_to_local_disk(port, tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", image=rng.standard_normal((64, 1, 28, 28)).astype(np.float32),
+             label=rng.integers(0, 10, 64))
+    records = tmp_path / "records"  # stands for a Drive folder: the notebook copies it to ./data first
+    assert porter(["data", str(tmp_path / "d.npz"), "-o", str(records), "--hosts", "1"]) == 0
+    overrides = f"DATA = {str(records)!r}\nSTEPS = 4\nBATCH_SIZE = 16\nOUTPUT_DIR = 'run_on_records'\n" \
+                "EXTRA_ARGS = ['--no-export']\n"
+    printed = execute(port, overrides)
+    assert "data: data" in printed["data"] and "--data data" in printed["train"]
+    assert sorted(p.name for p in (port / "data").iterdir()) == sorted(
+        p.name for p in records.iterdir())  # 8 TFRecord files and schema.json
+    metrics = json.loads((port / "run_on_records" / "metrics.json").read_text())
+    assert metrics["steps"] == 4 and metrics["global_batch_size"] == 16
+    assert "loss over 4 steps" in printed["loss-curve"]
