@@ -12,8 +12,9 @@ number of examples:
      "target": {"name", "shape", "dtype"}, "files": [...], "hosts": H, "channels_last_io": false}
 
 Pod slices: every host reads its own files (train_tpu.py shards the file list per host), so `--hosts H` writes at
-least 8 files per host, and a file count that leaves hosts without a file of their own is warned about.
-Without --hosts the count follows --shard-mb alone. `--channels-last-io`: image arrays (rank 4 with the example axis, NCHW as torch keeps them) are written NHWC; their
+least 8 files per host, and a file count that leaves hosts without a file of their own is warned about. Without
+--hosts the count follows --shard-mb alone. DIR may be a gs:// path (written through tf.io.gfile), which pods need.
+`--channels-last-io`: image arrays (rank 4 with the example axis, NCHW as torch keeps them) are written NHWC; their
 schema entries carry `"layout": "channels_last"` and the NHWC shape, so the reader needs no transpose.
 """
 
@@ -41,7 +42,8 @@ def add_parser(subparsers):
                     "sharded TFRecords plus schema.json into DIR, ready for `python train_tpu.py --data DIR` "
                     "(copy DIR to gs:// for TPU pods). The last array is the target unless --target names one.")
     parser.add_argument("sources", metavar="SRC", nargs="+", help=".pt/.pth, .npz or .npy files")
-    parser.add_argument("-o", "--out", metavar="DIR", required=True, help="output directory")
+    parser.add_argument("-o", "--out", metavar="DIR", required=True,
+                        help="output directory, local or gs:// (what train_tpu.py --data reads)")
     parser.add_argument("--target", metavar="NAME", default=None,
                         help="which array is the training target (default: target/label/y, else the last)")
     parser.add_argument("--shards", type=int, default=None, metavar="N",
@@ -80,7 +82,7 @@ def run(args):
     channels_last = getattr(args, "channels_last_io", False)
     inputs = [with_layout(name, array, channels_last) for name, array in inputs]
     target = with_layout(*target, channels_last and target[1].dtype.kind == "f")  # class maps stay as they are
-    out = Path(args.out)
+    out = args.out  # a string: Path would fold gs:// into gs:/
     prepare_out(out, args.force)
     total_bytes = sum(a.nbytes for _, a, _ in inputs + [target])
     shards = shard_count(args.shards, total_bytes, args.shard_mb, args.hosts, count)
@@ -98,7 +100,7 @@ def run(args):
         "hosts": hosts,
         "channels_last_io": channels_last,
     }
-    (out / "schema.json").write_text(json.dumps(schema, indent=2) + "\n")
+    write_text(out, "schema.json", json.dumps(schema, indent=2) + "\n")
     print(f"porter: wrote {count} examples into {len(files)} TFRecord file(s) and schema.json in {out} "
           f"(inputs: {', '.join(n for n, _, _ in inputs)}; target: {target[0]})")
     return EXIT_OK
@@ -264,14 +266,24 @@ def check_manifest(path, inputs):
 
 
 def prepare_out(out, force):
-    if out.exists() and not out.is_dir():
+    """Create DIR (local or gs://); a non-empty one only with --force, and then its old shards go."""
+    from tensorflow.io import gfile
+
+    if gfile.exists(out) and not gfile.isdir(out):
         raise UsageError(f"{out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()):
+    if gfile.isdir(out) and gfile.listdir(out):
         if not force:
             raise UsageError(f"{out} is not empty", hint="pass --force to replace its TFRecords and schema.json")
-        for path in out.glob("data-*-of-*.tfrecord"):
-            path.unlink()
-    out.mkdir(parents=True, exist_ok=True)
+        for path in gfile.glob(os.path.join(out, "data-*-of-*.tfrecord")):
+            gfile.remove(path)
+    gfile.makedirs(out)
+
+
+def write_text(out, name, text):
+    from tensorflow.io import gfile
+
+    with gfile.GFile(os.path.join(out, name), "w") as handle:
+        handle.write(text)
 
 
 # --- writing -----------------------------------------------------------------------------------------------------
@@ -282,7 +294,7 @@ def write_shards(out, inputs, target, count, shards):
     files = [f"data-{i:05d}-of-{shards:05d}.tfrecord" for i in range(shards)]
     bounds = [round(i * count / shards) for i in range(shards + 1)]
     for shard, name in enumerate(files):
-        with tf.io.TFRecordWriter(str(out / name)) as writer:
+        with tf.io.TFRecordWriter(os.path.join(out, name)) as writer:
             for row in range(bounds[shard], bounds[shard + 1]):
                 features = {field_name: _feature(tf, array[row]) for field_name, array in fields}
                 example = tf.train.Example(features=tf.train.Features(feature=features))

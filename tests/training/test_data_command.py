@@ -186,3 +186,19 @@ def test_channels_last_io_writes_images_nhwc(tiny_models, tmp_path):
     schema = json.loads((tmp_path / "nchw" / "schema.json").read_text())
     assert schema["channels_last_io"] is False and schema["inputs"][0]["shape"] == [3, 5, 6]
     assert "layout" not in schema["inputs"][0]
+
+
+def test_out_may_be_a_url_written_through_gfile(tmp_path):
+    """-o gs://... goes through tf.io.gfile; file:// takes the same path here (Path would fold '//' into '/')."""
+    features = np.arange(30, dtype=np.float32).reshape(10, 3)
+    np.save(tmp_path / "x.npy", features)
+    np.save(tmp_path / "y.npy", np.arange(10))
+    url = f"file://{tmp_path}/url-records"
+    assert porter(["data", str(tmp_path / "x.npy"), str(tmp_path / "y.npy"), "-o", url, "--hosts", "1"]) == 0
+    schema = json.loads((tmp_path / "url-records" / "schema.json").read_text())
+    assert len(schema["files"]) == 8
+    np.testing.assert_array_equal(records(tmp_path / "url-records", schema)["x"], features)
+    assert porter(["data", str(tmp_path / "x.npy"), str(tmp_path / "y.npy"), "-o", url, "--shards", "2",
+                   "--force"]) == 0
+    assert sorted(p.name for p in (tmp_path / "url-records").glob("*.tfrecord")) == [
+        "data-00000-of-00002.tfrecord", "data-00001-of-00002.tfrecord"]  # --force removed the 8 old files
