@@ -180,6 +180,11 @@ def run_convert(args):
           f"{f', {stubs} stubs: see PORTING.md' if stubs else ''})")
     if loadable:
         print(f"porter: {load_hint(out, files, loadable)}")
+    from porter.passes.tpu_lint_kinds import summary_line
+
+    tpu_summary = summary_line([f for s in conversion.manifest["sources"] for f in s.get("tpu_lint", [])])
+    if tpu_summary:
+        print(f"porter: {tpu_summary}")  # advice only: findings never change the exit code
     return conversion.exit_code
 
 

@@ -14,6 +14,7 @@ from porter.ir.values import tensor
 from porter.output import listed_files, manifest_text
 from porter.passes.classes import FileTranslator
 from porter.passes.context import FileContext
+from porter.passes.tpu_lint import lint_tpu
 from porter.self_check import check_generated
 from porter.training.reader import training_fallbacks
 
@@ -162,8 +163,9 @@ def convert(options, read_only=False):
     module_name = module_file_name(source_path)
     module_files = emitter.render(module_name)  # the model module and the runtime module beside it
     out = Path(options.out) if options.out else default_out(source_path)
+    tpu_findings = lint_tpu(source, ctx)  # advice for TPU: shown in the manifest and reports, never an exit code
     manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
-                              options.init_args)
+                              options.init_args, tpu_findings)
     files = dict(module_files)
     ctx.generated_files = files  # the reports place generated line numbers from it
     from porter.report.porting_md import render_porting_md
@@ -190,7 +192,8 @@ def _extra_outputs():
     return producers
 
 
-def build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs, init_args):
+def build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs, init_args,
+                   tpu_findings=()):
     try:
         relative = os.path.relpath(source_path.resolve(), out.resolve())
     except ValueError:
@@ -208,7 +211,8 @@ def build_manifest(source, ctx, out, source_path, module_name, main_class, examp
     return {
         "porter_version": __version__,
         "sources": [{"path": PurePosixPath(Path(relative)).as_posix(), "framework": source.framework,
-                     "module": module_name, "classes": classes}],
+                     "module": module_name, "classes": classes,
+                     "tpu_lint": [finding.as_manifest() for finding in tpu_findings]}],
         "main_class": main_class,
         "init_args": init_args or {},
         "files": [],

@@ -22,6 +22,21 @@ class Adjustment:
 
 
 @dataclass
+class TpuFinding:
+    """Something in the source that compiles badly, slowly or not at all for TPU (the TPU lint pass finds it)."""
+
+    line: int
+    kind: str  # an id of porter/passes/tpu_lint_kinds.py: "host-sync", "float64", ...
+    message: str  # what was found, in the source's terms
+    suggestion: str  # the rewrite that fixes it
+    class_name: str | None = None  # None: module-level or training code
+
+    def as_manifest(self):
+        return {"line": self.line, "kind": self.kind, "class": self.class_name, "message": self.message,
+                "suggestion": self.suggestion}
+
+
+@dataclass
 class LineMapping:
     """Source lines [start, end] and the generated lines they became (text, not positions)."""
 
@@ -46,6 +61,7 @@ class ModuleIR:
     mappings: list = field(default_factory=list)
     unsupported: list = field(default_factory=list)
     adjustments: list = field(default_factory=list)
+    tpu_findings: list = field(default_factory=list)  # TpuFinding of this class's code, in source order
     ops: set = field(default_factory=set)
     flatten_inputs: dict = field(default_factory=dict)  # Linear attribute -> channel expression (load-time permute)
     plain_linears: set = field(default_factory=set)  # Linear attributes also called on torch-ordered inputs

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from porter import __version__
+from porter.passes.tpu_lint_kinds import KINDS, count_text
 from porter.report.adjustments import context_notes, derive_notes
 from porter.report.equivalence import NOT_RUN
 from porter.report.source_map import GeneratedText, build_walks
@@ -22,6 +23,22 @@ class UnsupportedItem:
     class_name: str
     generated_line: int | None = None
     anchor: str | None = None
+
+
+@dataclass
+class TpuLintItem:
+    """One TPU lint finding as the reports show it (from the manifest's `tpu_lint` list)."""
+
+    line: int
+    kind: str
+    message: str
+    suggestion: str
+    class_name: str | None = None  # None: module-level or training code
+    anchor: str | None = None  # the side-by-side row of the line, when it is model code
+
+    @property
+    def label(self):
+        return KINDS[self.kind].label if self.kind in KINDS else self.kind
 
 
 @dataclass
@@ -55,7 +72,7 @@ class Report:
     function_notes: dict  # module-level function name -> [Note]
     dropped: list  # (line, first line of code) not carried over
     warnings: list
-    tpu_findings: list  # [{"line", "text", "class"}]
+    tpu_findings: list  # [TpuLintItem] in source order
     numbered: bool  # whether generated line numbers are the real module's
     equivalence: dict = field(default_factory=lambda: dict(NOT_RUN))
     init_args: dict = field(default_factory=dict)  # the main class's constructor arguments (--init-args)
@@ -70,6 +87,21 @@ class Report:
         """How the main class is built in Python: `Net()` or `Net(width=32)`."""
         arguments = ", ".join(f"{key}={value!r}" for key, value in self.init_args.items())
         return f"{self.main_class}({arguments})"
+
+    @property
+    def tpu_summary(self):
+        """'3 findings (host sync 1, float64 2)', or None."""
+        return count_text([f.kind for f in self.tpu_findings])
+
+    @property
+    def tpu_kinds(self):
+        """The LintKinds the findings have, in the order they first appear (their reasons are shown once)."""
+        kinds = []
+        for finding in self.tpu_findings:
+            kind = KINDS.get(finding.kind)
+            if kind is not None and kind not in kinds:
+                kinds.append(kind)
+        return kinds
 
     @property
     def ops_mapped(self):
@@ -138,12 +170,13 @@ def _build(source, ctx, manifest, dropped, warnings, module_text):
     module_name = manifest["sources"][0]["module"]
     main_class = manifest["main_class"]
     manifest_classes = {c["name"]: c for c in manifest["sources"][0]["classes"]}
-    classes = []
+    classes, class_walks_by_name = [], {}
     for name, info in source.classes.items():
         ir = ctx.irs.get(name)
         if ir is None:
             continue
         class_walks = walks.get(name, [])
+        class_walks_by_name[name] = class_walks
         taken = {row.anchor for walk in class_walks for row in walk.rows if row.anchor}
         placed = [(note, _place(note, class_walks, taken)) for note in notes.get(name, [])]
         placed = sorted(placed + context_notes(class_walks, ctx), key=lambda item: item[0].sort_key)
@@ -161,7 +194,8 @@ def _build(source, ctx, manifest, dropped, warnings, module_text):
     return Report(source.path.name, module_name, manifest.get("porter_version", __version__), main_class,
                   manifest["sources"][0].get("framework", "torch"), classes, function_notes,
                   [(line, text) for line, text in dropped], [w.split(": ", 1)[-1] for w in warnings],
-                  _tpu_findings(ctx), numbered, init_args=dict(manifest.get("init_args") or {}))
+                  _tpu_findings(manifest, class_walks_by_name), numbered,
+                  init_args=dict(manifest.get("init_args") or {}))
 
 
 def _row_for(line, walks):
@@ -207,14 +241,17 @@ def _advice(item, module_name):
             "restructure the source so porter can read it statically")
 
 
-def _tpu_findings(ctx):
-    """TPU lint findings recorded by the translator (`ctx.tpu_findings` or per class `ir.tpu_findings`)."""
-    found = []
-    sources = [(None, getattr(ctx, "tpu_findings", None) or [])]
-    sources += [(name, getattr(ir, "tpu_findings", None) or []) for name, ir in ctx.irs.items()]
-    for class_name, items in sources:
-        for item in items:
-            get = item.get if isinstance(item, dict) else (lambda key, default=None, _i=item: getattr(_i, key, default))
-            text = get("text") or get("message") or get("reason") or str(item)
-            found.append({"line": get("line"), "text": text, "class": get("class_name") or class_name})
-    return sorted(found, key=lambda f: (f["line"] or 0, f["class"] or "", f["text"]))
+def _tpu_findings(manifest, walks):
+    """The manifest's TPU lint findings, each linked to its side-by-side row when it is in a class's code."""
+    items = []
+    for entry in manifest["sources"][0].get("tpu_lint", []):
+        class_name = entry.get("class")
+        class_walks = walks.get(class_name, [])
+        row = _row_for(entry["line"], class_walks)
+        taken = {r.anchor for walk in class_walks for r in walk.rows if r.anchor}
+        anchor = row.anchor_for(entry["line"], taken) if row is not None else None
+        if anchor is None and class_name in walks:
+            anchor = f"class-{class_name}"
+        items.append(TpuLintItem(entry["line"], entry["kind"], entry["message"], entry["suggestion"], class_name,
+                                 anchor))
+    return items
