@@ -196,12 +196,20 @@ def _softmax_input(input, dtype):
     return tf.cast(x, dtype) if dtype is not None else x
 
 
+def _softmax_in_float32(function, x, axis):
+    """`function` (softmax, log_softmax) of a half-precision tensor computed in float32 (exp, sums and logs lose
+    too much in bfloat16's 8-bit mantissa), the result cast back to x's dtype for the ops after it."""
+    if x.dtype in (tf.bfloat16, tf.float16):
+        return tf.cast(function(tf.cast(x, tf.float32), axis=axis), x.dtype)
+    return function(x, axis=axis)
+
+
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """F.softmax / torch.softmax / Tensor.softmax along `dim` (cast to `dtype` first when given)."""
     x = _softmax_input(input, dtype)
     if len(x.shape) == 0:
         return tf.ones_like(x)
-    return tf.nn.softmax(x, axis=_softmax_dim("softmax", dim, len(x.shape)))
+    return _softmax_in_float32(tf.nn.softmax, x, _softmax_dim("softmax", dim, len(x.shape)))
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -209,7 +217,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     x = _softmax_input(input, dtype)
     if len(x.shape) == 0:
         return tf.zeros_like(x)
-    return tf.nn.log_softmax(x, axis=_softmax_dim("log_softmax", dim, len(x.shape)))
+    return _softmax_in_float32(tf.nn.log_softmax, x, _softmax_dim("log_softmax", dim, len(x.shape)))
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -217,7 +225,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     x = _softmax_input(input, dtype)
     if len(x.shape) == 0:
         return tf.ones_like(x)
-    return tf.nn.softmax(-x, axis=_softmax_dim("softmin", dim, len(x.shape)))
+    return _softmax_in_float32(tf.nn.softmax, -x, _softmax_dim("softmin", dim, len(x.shape)))
 
 
 def glu(input, dim=-1):

@@ -51,6 +51,17 @@ def _attn_add_mask(mask, extra):
     return mask + extra
 
 
+def _attn_score_dtype(dtype):
+    """The dtype attention scores, masks and softmax are computed in: float32 for half-precision compute (a bfloat16
+    score keeps 3 significant digits, and exp amplifies the error), else the compute dtype itself.
+
+    The q.k product itself takes float32 operands: on TPU a float32 matmul runs at XLA's default precision as one
+    bfloat16 pass with float32 accumulation and a float32 result, the cost of the bfloat16 matmul it replaces.
+    """
+    dtype = tf.as_dtype(dtype)
+    return tf.float32 if dtype in (tf.float16, tf.bfloat16) else dtype
+
+
 def _attn_softmax(scores, safe):
     """Softmax over the last axis. safe=True: rows that are all -inf give 0 (torch SDPA); else NaN (torch MHA)."""
     dtype = scores.dtype
@@ -230,9 +241,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         depth = query.shape[q_axes.index("e")]
         target_len, source_len = query.shape[q_axes.index("l")], key.shape[k_axes.index("s")]
         factor = 1.0 / math.sqrt(depth) if scale is None else scale
-        scores = tf.einsum(f"{q_axes},{k_axes}->{batch}ls", query * tf.cast(factor, dtype), key)
+    score_dtype = _attn_score_dtype(dtype)
+    scaled_query, score_key = tf.cast(query, score_dtype) * tf.cast(factor, score_dtype), tf.cast(key, score_dtype)
+    if layouts is not None:
+        scores = tf.einsum(f"{q_axes},{k_axes}->{batch}ls", scaled_query, score_key)
     else:
-        scores = tf.matmul(query * tf.cast(factor, dtype), key, transpose_b=True)
+        scores = tf.matmul(scaled_query, score_key, transpose_b=True)
     if grouped:
         dims = _attn_dims(scores)
         scores = tf.reshape(scores, dims[:-4] + [heads_q] + dims[-2:])
@@ -240,13 +254,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if attn_mask is not None:
             raise RuntimeError("scaled_dot_product_attention: explicit attn_mask should not be set when "
                                "is_causal=True")
-        scores = scores + _attn_causal_mask(target_len, source_len, dtype)
+        scores = scores + _attn_causal_mask(target_len, source_len, score_dtype)
     elif attn_mask is not None:
         attn_mask = tf.convert_to_tensor(attn_mask)
         if attn_mask.dtype == tf.bool:
             attn_mask = tf.logical_not(attn_mask)
-        scores = scores + _attn_additive_mask(attn_mask, dtype)
-    weights = _attn_softmax(scores, safe=True)
+        scores = scores + _attn_additive_mask(attn_mask, score_dtype)
+    weights = tf.cast(_attn_softmax(scores, safe=True), dtype)
     if dropout_p > 0.0:
         weights = _attn_dropout(weights, dropout_p)
     if grouped:
@@ -344,8 +358,9 @@ class MultiheadAttention(TorchLayer):
         heads, depth = self.num_heads, self.head_dim
 
         q, k, v = self._project(query, key, value, dtype)
-        key_padding_mask = _attn_additive_mask(key_padding_mask, dtype)
-        attn_mask = _attn_additive_mask(attn_mask, dtype)
+        score_dtype = _attn_score_dtype(dtype)
+        key_padding_mask = _attn_additive_mask(key_padding_mask, score_dtype)
+        attn_mask = _attn_additive_mask(attn_mask, score_dtype)
         # torch: the is_causal hint replaces attn_mask on its SDPA path (need_weights=False, no key padding mask),
         # after bias_kv / zero_attn extended the keys; elsewhere torch requires attn_mask to be given anyway.
         causal = is_causal and (attn_mask is None or (key_padding_mask is None and not need_weights))
@@ -372,12 +387,12 @@ class MultiheadAttention(TorchLayer):
             attn_mask, key_padding_mask = _attn_pad_last(attn_mask), _attn_pad_last(key_padding_mask)
 
         if causal:
-            attn_mask = _attn_causal_mask(_attn_dims(q)[seq_axis], _attn_dims(k)[seq_axis], dtype)
-        q = q * tf.cast(math.sqrt(1.0 / depth), dtype)
+            attn_mask = _attn_causal_mask(_attn_dims(q)[seq_axis], _attn_dims(k)[seq_axis], score_dtype)
+        q = tf.cast(q, score_dtype) * tf.cast(math.sqrt(1.0 / depth), score_dtype)
         if batch_first:
-            scores = tf.einsum("blhd,bshd->bhls", q, k)
+            scores = tf.einsum("blhd,bshd->bhls", q, tf.cast(k, score_dtype))
         else:
-            scores = tf.einsum("lbhd,sbhd->bhls", q, k)
+            scores = tf.einsum("lbhd,sbhd->bhls", q, tf.cast(k, score_dtype))
 
         mask = None
         if attn_mask is not None:
@@ -391,7 +406,7 @@ class MultiheadAttention(TorchLayer):
         if mask is not None:
             scores = scores + mask
 
-        weights = _attn_softmax(scores, safe=not need_weights)
+        weights = tf.cast(_attn_softmax(scores, safe=not need_weights), dtype)
         if training and self.dropout > 0.0:
             weights = _attn_dropout(weights, self.dropout, self.seed_generator)
         if batch_first:

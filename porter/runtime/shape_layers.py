@@ -7,6 +7,7 @@ compile under XLA with an unknown batch size and keep static shapes for the laye
 import numpy as np
 import tensorflow as tf
 
+from porter.runtime.activation import _softmax_in_float32
 from porter.runtime.base import TorchLayer
 
 
@@ -122,4 +123,4 @@ class Softmax2d(TorchLayer):
         rank = len(x.shape)
         if rank not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {rank}D instead")
-        return tf.nn.softmax(x, axis=-1 if rank == 4 else 0)
+        return _softmax_in_float32(tf.nn.softmax, x, -1 if rank == 4 else 0)
