@@ -32,7 +32,7 @@ def test_two_simulated_replicas_train_with_xla(mnist):
     result = subprocess.run([sys.executable, str(mnist / "train_tpu.py"), "--steps", "16", "--batch-size", "16",
                              "--simulate-replicas", "2", "--no-export", "--metrics-json", str(metrics_path),
                              "--output-dir", str(mnist / "run")],
-                            cwd=mnist, env=ENV, capture_output=True, text=True, timeout=600)
+                            cwd=mnist, env=ENV, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     metrics = json.loads(metrics_path.read_text())
     assert metrics["strategy"] == "MirroredStrategy" and metrics["replicas"] == 2
