@@ -6,6 +6,8 @@ import re
 import textwrap
 from pathlib import Path
 
+import libcst as cst
+
 from porter import __version__
 from porter.codegen.emit import environment, format_code
 from porter.training.values import Scope, ValueReader
@@ -95,6 +97,7 @@ class Context:
             "loss_code": loss_code,
             "loss_call": self.call([], loss_refs),
             "clip_code": clip_code,
+            "tpu_embedding": self.uses_embeddings(),
             "clip_overrides": self.clip_overrides,
             "clip_doc": _docstring_safe(self.plan.clip.source_text.split("(")[0] + "(...)") if clip_code else "",
             "source_flags": flags,
@@ -320,7 +323,24 @@ class Context:
         if schedule is not None:
             names.add(schedule.cls)
             names |= {c.cls for c in schedule.children}
+        if self.uses_embeddings():
+            names.add("tpu-embedding")
         return names
+
+    def uses_embeddings(self):
+        """Whether a model class of the source builds nn.Embedding / nn.EmbeddingBag (the TPU embedding API's
+        candidates), from the calls in the class bodies as the import table resolves them."""
+        wanted = {"torch.nn.Embedding", "torch.nn.EmbeddingBag", "torch.nn.Embedding.from_pretrained",
+                  "torch.nn.EmbeddingBag.from_pretrained"}
+        found = []
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, node):
+                found.append(node)
+
+        for info in self.source.classes.values():
+            info.node.visit(Calls())
+        return any(self.source.imports.resolve(call.func) in wanted for call in found)
 
 
 def _index_of(source):
