@@ -2,7 +2,8 @@
 
 torch files go through `torch.load(weights_only=True)`, whose unpickler only rebuilds tensors and plain
 containers; a file that needs more (a whole pickled `nn.Module`, custom classes) is refused with the reason.
-safetensors files go through the safetensors package. Checkpoints that nest the state dict under
+safetensors files go through the safetensors package; MXNet Gluon `.params` files through gluon_params, which
+reads them without mxnet and keeps the names `save_parameters` wrote. Checkpoints that nest the state dict under
 `state_dict`/`model` (and similar) and the `module.` prefix that DataParallel adds are unwrapped.
 """
 
@@ -13,8 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from porter.errors import WeightsError
+from porter.weights.gluon_params import LIST_MAGIC, read_gluon_params
 
 SAFETENSORS_SUFFIXES = (".safetensors",)
+GLUON_PARAMS_SUFFIXES = (".params",)
 # Keys under which training scripts commonly nest the model's state dict in a checkpoint, most specific first.
 NESTING_KEYS = ("state_dict", "model_state_dict", "model_state", "model", "module", "net", "network")
 # Prefixes that wrappers add to every key: DataParallel/DistributedDataParallel, torch.compile.
@@ -25,7 +28,7 @@ PICKLE_HINT = "save the weights with torch.save(model.state_dict(), PATH) or as 
 
 
 def read_state_dict(path):
-    """`{key: numpy array}` from a torch state_dict/checkpoint file or a safetensors file."""
+    """`{key: numpy array}` from a torch state_dict/checkpoint file, a safetensors file or a Gluon .params file."""
     path = Path(path)
     display = str(path)
     if not path.exists():
@@ -39,16 +42,25 @@ def read_state_dict(path):
         raise WeightsError(f"cannot read the weights file ({error.strerror})", display) from None
     if not head:
         raise WeightsError("empty weights file", display)
+    if _looks_like_gluon_params(path, head):
+        return read_gluon_params(path)
     if path.suffix.lower() in SAFETENSORS_SUFFIXES or _looks_like_safetensors(path):
         tensors = _read_safetensors(path, display)
     elif not head.startswith((b"PK", b"\x80")):  # torch writes a zip archive, or a pickle (protocol >= 2)
         raise WeightsError("not a torch weights file (neither a zip archive nor a pickle)", display,
-                           hint="porter reads torch state_dict files (.pt/.pth) and .safetensors")
+                           hint="porter reads torch state_dict files (.pt/.pth), .safetensors and Gluon .params")
     else:
         tensors = unwrap_state_dict(_read_torch(path, display), display)
     if not tensors:
         raise WeightsError("the weights file holds no tensors", display)
     return {key: to_numpy(value) for key, value in strip_wrapper_prefix(tensors).items()}
+
+
+def _looks_like_gluon_params(path, head):
+    """mxnet's NDArray-list magic, or a .params name on a file torch did not write (zip or pickle)."""
+    if head == LIST_MAGIC.to_bytes(8, "little"):
+        return True
+    return path.suffix.lower() in GLUON_PARAMS_SUFFIXES and not head.startswith((b"PK", b"\x80"))
 
 
 def _looks_like_safetensors(path):

@@ -1,0 +1,187 @@
+"""Run one Gluon model in real mxnet 1.9.1 and write its outputs and gradients: the reference for Gluon ports.
+
+Executed as a script by the mxnet venv's Python (`.venv-mxnet/bin/python mxnet_driver.py REQUEST.json`), never
+imported by porter: it imports only mxnet, numpy and the standard library. porter/verify/mxnet_reference.py writes
+the request and reads the results.
+
+The request (JSON) names: `model_path` and `class_name` (a Block subclass or a function that returns a Block, such
+as a model-zoo `get_resnet`), `init_kwargs`, `seed`, `inputs` (an .npz of `input_0`, `input_1`, ...), `training`,
+`hybridize`, `perturb` (move normalisation statistics and affine parameters off their defaults), `load_parameters`
+and `save_parameters` (paths or null) and `out_dir`. The driver writes into out_dir:
+
+    outputs.npz           output_0, output_1, ...: the forward's outputs, nested tuples/lists flattened in order
+    input_gradients.npz   input_<i>: d sum(float outputs) / d input i, for floating-point inputs
+    parameters.npz        every parameter, keyed as save_parameters names it, as the forward used it
+    parameter_gradients.npz   the gradients of the parameters that take one (grad_req != 'null')
+    error.json            instead, when something fails: {"stage", "type", "message"} (the message's last line)
+"""
+
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+
+class StageFailed(Exception):
+    """A step of the run failed; `stage` says which, `__cause__` says why."""
+
+    def __init__(self, stage):
+        super().__init__(stage)
+        self.stage = stage
+
+
+def main(request_path):
+    request = json.loads(Path(request_path).read_text())
+    out_dir = Path(request["out_dir"])
+    try:
+        run(request, out_dir, request_path)
+    except StageFailed as failure:
+        write_error(out_dir, failure.stage, failure.__cause__)
+        return 1
+    return 0
+
+
+def run(request, out_dir, request_path):
+    with stage("import mxnet"):
+        import mxnet as mx
+        import numpy as np
+    with stage("import the model file"):
+        module = import_by_path(Path(request["model_path"]))
+    with stage("construct the model"):
+        mx.random.seed(request["seed"])
+        np.random.seed(request["seed"])
+        factory = getattr(module, request["class_name"], None)
+        if factory is None:
+            raise AttributeError(f"{request['model_path']} defines no {request['class_name']}")
+        net = factory(**request["init_kwargs"])
+        if not isinstance(net, mx.gluon.Block):
+            raise TypeError(f"{request['class_name']}(...) returned a {type(net).__name__}, not a Gluon Block")
+    if os.environ.get("MXNET_MKLDNN_ENABLED") == "0" and uses_fused_rnn(net):
+        restart_with_mkldnn(request_path)
+    with stage("load the inputs"):
+        inputs = [mx.nd.array(array, dtype=array.dtype) for array in load_npz(out_dir / request["inputs"])]
+    with stage("initialize the parameters"):
+        net.initialize()
+        if request["hybridize"]:
+            net.hybridize()
+        with mx.autograd.predict_mode():
+            net(*inputs)  # completes deferred initialization (in_units=0); inference mode changes no statistics
+        # mxnet's engine is asynchronous and MKLDNN (de)convolutions reorder their weights in place while only
+        # declaring them read: without this wait a parameter can be read or saved half reordered
+        mx.nd.waitall()
+        if request["load_parameters"]:
+            net.load_parameters(request["load_parameters"])
+        if request["perturb"]:
+            perturb_parameters(net, np.random.RandomState(request["seed"]))
+        parameters = net._collect_params_with_prefix()  # the names save_parameters writes
+        save_npz(out_dir / "parameters.npz", {name: p.data().asnumpy() for name, p in parameters.items()})
+    if request["save_parameters"]:
+        with stage("save the parameters"):
+            net.save_parameters(request["save_parameters"])
+    with stage("run forward and backward"):
+        floating = [x for x in inputs if np.issubdtype(x.dtype, np.floating)]
+        for x in floating:
+            x.attach_grad()
+        with mx.autograd.record(train_mode=request["training"]):
+            outputs = flatten_outputs(net(*inputs))
+            total = sum(out.astype("float64").sum() for out in outputs if np.issubdtype(out.dtype, np.floating))
+        total.backward()
+        save_npz(out_dir / "outputs.npz", {f"output_{i}": out.asnumpy() for i, out in enumerate(outputs)})
+        save_npz(out_dir / "input_gradients.npz",
+                 {f"input_{i}": x.grad.asnumpy() for i, x in enumerate(inputs) if any(x is f for f in floating)})
+        save_npz(out_dir / "parameter_gradients.npz",
+                 {name: p.grad().asnumpy() for name, p in parameters.items() if p.grad_req != "null"})
+
+
+class stage:  # used as `with stage("..."):`, so it reads as a phrase
+    """Turns any exception inside the block into StageFailed(name), keeping the exception as its cause."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if error is not None and not isinstance(error, StageFailed):
+            raise StageFailed(self.name) from error
+        return False
+
+
+def import_by_path(path):
+    """The model file as a module named after its stem; its directory goes on sys.path for sibling imports."""
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(f"gluon_model_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def uses_fused_rnn(net):
+    """Whether the model holds a fused rnn.LSTM/GRU/RNN layer: mxnet 1.9.1 runs those on the CPU only through
+    MKLDNN (with MKLDNN disabled its RNN operator fails its own output-count check)."""
+    from mxnet.gluon.rnn.rnn_layer import _RNNLayer
+
+    found = []
+    net.apply(lambda block: found.append(isinstance(block, _RNNLayer)))
+    return any(found)
+
+
+def restart_with_mkldnn(request_path):
+    """Run this request again in a fresh process with MKLDNN on; mxnet reads the switch once, when it starts."""
+    os.environ["MXNET_MKLDNN_ENABLED"] = "1"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-I", str(Path(__file__).resolve()), str(request_path)])
+
+
+def flatten_outputs(result):
+    """The NDArrays in a forward's result, nested tuples and lists flattened depth-first."""
+    if isinstance(result, (list, tuple)):
+        return [leaf for item in result for leaf in flatten_outputs(item)]
+    return [result]
+
+
+def perturb_parameters(net, generator):
+    """Move normalisation statistics and 1-D affine parameters off their defaults (1/0 hide swapped or dropped terms),
+    as porter's torch reference does."""
+    for name, parameter in net._collect_params_with_prefix().items():
+        value = parameter.data()
+        if not str(value.dtype).startswith("float"):
+            continue
+        noise = generator.uniform(0.0, 1.0, size=value.shape).astype(value.dtype)
+        if name.endswith("running_var"):
+            parameter.set_data(0.5 + noise)
+        elif name.endswith("running_mean"):
+            parameter.set_data(noise - 0.5)
+        elif name.endswith(("gamma", "beta", "bias", "weight")) and len(value.shape) == 1:
+            parameter.set_data(value.asnumpy() + 0.2 * (noise - 0.5))
+
+
+def load_npz(path):
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as archive:
+        return [archive[f"input_{i}"] for i in range(len(archive.files))]
+
+
+def save_npz(path, arrays):
+    import numpy as np
+
+    np.savez(path, **arrays)
+
+
+def write_error(out_dir, stage_name, error):
+    """error.json with the failing stage, the exception type and the last line of its message."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    message = lines[-1] if lines else type(error).__name__
+    detail = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    (out_dir / "error.json").write_text(json.dumps({"stage": stage_name, "type": type(error).__name__,
+                                                    "message": message[:500], "traceback": detail[-4000:]}))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

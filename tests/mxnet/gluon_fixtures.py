@@ -1,0 +1,75 @@
+"""The Gluon fixtures (fixtures/gluon/*.py) and how to run them: the single table of each fixture's main class or
+factory, the inputs its example feeds it and the output shape, plus the skip marker for tests that need the mxnet
+venv (scripts/setup.sh creates it)."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from porter.verify.mxnet_reference import mxnet_unavailable_reason
+
+GLUON_FIXTURES_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "gluon"
+
+_reason = mxnet_unavailable_reason()
+needs_mxnet = pytest.mark.skipif(_reason is not None, reason=_reason or "")
+
+
+@dataclass(frozen=True)
+class GluonCase:
+    """One way to build and run a fixture: `main` is a Block class or a factory function in the file."""
+
+    main: str
+    inputs: list  # (dtype, shape, (low, high) for integer values or None for standard normal floats)
+    output_shape: tuple
+    init_kwargs: dict = field(default_factory=dict)
+
+
+def f32(*shape):
+    return ("float32", shape, None)
+
+
+def integers(*shape, low=0, high, dtype="int32"):
+    return (dtype, shape, (low, high))
+
+
+GLUON_FIXTURES = {
+    "mlp_hybrid.py": GluonCase("MLP", [f32(8, 1, 28, 28)], (8, 10)),
+    "lenet.py": GluonCase("LeNet", [f32(8, 1, 28, 28)], (8, 10)),
+    "resnet_v1.py": GluonCase("resnet8_v1", [f32(4, 3, 32, 32)], (4, 10)),
+    "mobilenet_v1.py": GluonCase("MobileNet", [f32(4, 3, 32, 32)], (4, 10)),
+    "batchnorm_variants.py": GluonCase("NormVariantsNet", [f32(8, 3, 16, 16)], (8, 10)),
+    "text_rnn_classifier.py": GluonCase("TextClassifier", [integers(8, 12, high=500)], (8, 4)),
+    "lstm_cell_unroll.py": GluonCase("CellTagger", [f32(4, 10, 16)], (4, 10, 5)),
+    "token_mlp_forward.py": GluonCase("TokenMLP", [f32(4, 8, 12)], (4, 3)),
+    "masked_attention.py": GluonCase("MaskedSelfAttention",
+                                     [f32(4, 6, 16), integers(4, low=1, high=7, dtype="float32")], (4, 6, 16)),
+    "pooling_variants.py": GluonCase("PoolingNet", [f32(2, 3, 23, 23)], (2, 5)),
+    "activations.py": GluonCase("ActivationZoo", [f32(4, 12)], (4, 3)),
+    "upsampling_decoder.py": GluonCase("UpsamplingDecoder", [f32(2, 8, 6, 6)], (2, 3, 24, 24)),
+}
+
+# Other constructor arguments and factories the fixtures offer, run the same way.
+GLUON_VARIANTS = {
+    "text_rnn_classifier.py gru TNC": ("text_rnn_classifier.py", GluonCase(
+        "TextClassifier", [integers(8, 12, high=500)], (8, 4), {"mode": "gru", "layout": "TNC"})),
+    "text_rnn_classifier.py lstm one-way": ("text_rnn_classifier.py", GluonCase(
+        "TextClassifier", [integers(8, 12, high=500)], (8, 4), {"bidirectional": False, "num_layers": 1})),
+    "resnet_v1.py get_resnet(1, 14)": ("resnet_v1.py", GluonCase(
+        "get_resnet", [f32(2, 3, 32, 32)], (2, 7), {"version": 1, "num_layers": 14, "classes": 7})),
+    "mobilenet_v1.py relu6": ("mobilenet_v1.py", GluonCase(
+        "get_mobilenet", [f32(2, 3, 32, 32)], (2, 10), {"multiplier": 0.5, "relu6": True})),
+}
+
+
+def make_inputs(specs, seed=0):
+    """numpy inputs for a case: standard normal floats, or uniform integers in [low, high) of the given dtype."""
+    generator = np.random.default_rng(seed)
+    inputs = []
+    for dtype, shape, bounds in specs:
+        if bounds is None:
+            inputs.append(generator.standard_normal(shape).astype(dtype))
+        else:
+            inputs.append(generator.integers(bounds[0], bounds[1], size=shape).astype(dtype))
+    return inputs
