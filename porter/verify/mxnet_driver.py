@@ -46,53 +46,81 @@ def main(request_path):
 def run(request, out_dir, request_path):
     with stage("import mxnet"):
         import mxnet as mx
-        import numpy as np
     with stage("import the model file"):
         module = import_by_path(Path(request["model_path"]))
     with stage("construct the model"):
-        mx.random.seed(request["seed"])
-        np.random.seed(request["seed"])
-        factory = getattr(module, request["class_name"], None)
-        if factory is None:
-            raise AttributeError(f"{request['model_path']} defines no {request['class_name']}")
-        net = factory(**request["init_kwargs"])
-        if not isinstance(net, mx.gluon.Block):
-            raise TypeError(f"{request['class_name']}(...) returned a {type(net).__name__}, not a Gluon Block")
+        net = construct(module, request)
     if os.environ.get("MXNET_MKLDNN_ENABLED") == "0" and uses_fused_rnn(net):
         restart_with_mkldnn(request_path)
     with stage("load the inputs"):
         inputs = [mx.nd.array(array, dtype=array.dtype) for array in load_npz(out_dir / request["inputs"])]
     with stage("initialize the parameters"):
-        net.initialize()
-        if request["hybridize"]:
-            net.hybridize()
-        with mx.autograd.predict_mode():
-            net(*inputs)  # completes deferred initialization (in_units=0); inference mode changes no statistics
-        # mxnet's engine is asynchronous and MKLDNN (de)convolutions reorder their weights in place while only
-        # declaring them read: without this wait a parameter can be read or saved half reordered
-        mx.nd.waitall()
-        if request["load_parameters"]:
-            net.load_parameters(request["load_parameters"])
-        if request["perturb"]:
-            perturb_parameters(net, np.random.RandomState(request["seed"]))
-        parameters = net._collect_params_with_prefix()  # the names save_parameters writes
+        parameters = initialize(net, inputs, request)
         save_npz(out_dir / "parameters.npz", {name: p.data().asnumpy() for name, p in parameters.items()})
     if request["save_parameters"]:
         with stage("save the parameters"):
             net.save_parameters(request["save_parameters"])
     with stage("run forward and backward"):
-        floating = [x for x in inputs if np.issubdtype(x.dtype, np.floating)]
-        for x in floating:
-            x.attach_grad()
-        with mx.autograd.record(train_mode=request["training"]):
-            outputs = flatten_outputs(net(*inputs))
-            total = sum(out.astype("float64").sum() for out in outputs if np.issubdtype(out.dtype, np.floating))
-        total.backward()
+        outputs, input_gradients = forward_and_backward(net, inputs, request["training"])
         save_npz(out_dir / "outputs.npz", {f"output_{i}": out.asnumpy() for i, out in enumerate(outputs)})
-        save_npz(out_dir / "input_gradients.npz",
-                 {f"input_{i}": x.grad.asnumpy() for i, x in enumerate(inputs) if any(x is f for f in floating)})
+        save_npz(out_dir / "input_gradients.npz", input_gradients)
         save_npz(out_dir / "parameter_gradients.npz",
                  {name: p.grad().asnumpy() for name, p in parameters.items() if p.grad_req != "null"})
+
+
+def construct(module, request):
+    """`class_name(**init_kwargs)` after seeding mxnet's and numpy's generators."""
+    import mxnet as mx
+    import numpy as np
+
+    mx.random.seed(request["seed"])
+    np.random.seed(request["seed"])
+    factory = getattr(module, request["class_name"], None)
+    if factory is None:
+        raise AttributeError(f"{request['model_path']} defines no {request['class_name']}")
+    net = factory(**request["init_kwargs"])
+    if not isinstance(net, mx.gluon.Block):
+        raise TypeError(f"{request['class_name']}(...) returned a {type(net).__name__}, not a Gluon Block")
+    return net
+
+
+def initialize(net, inputs, request):
+    """Initialize (one inference-mode call completes deferred shapes), then load, then perturb; the parameters by
+    the names save_parameters writes."""
+    import mxnet as mx
+    import numpy as np
+
+    net.initialize()
+    if request["hybridize"]:
+        net.hybridize()
+    with mx.autograd.predict_mode():
+        net(*inputs)  # completes deferred initialization (in_units=0); inference mode changes no statistics
+    # the engine is asynchronous and, with MKLDNN on (models with fused RNN layers), (de)convolutions reorder their
+    # weights in place while declaring them only read: without this wait a parameter can be read half reordered
+    mx.nd.waitall()
+    if request["load_parameters"]:
+        net.load_parameters(request["load_parameters"])
+    if request["perturb"]:
+        perturb_parameters(net, np.random.RandomState(request["seed"]))
+    return net._collect_params_with_prefix()
+
+
+def forward_and_backward(net, inputs, training):
+    """The outputs, flattened, and {input_<i>: gradient} of sum(float outputs) for the floating-point inputs; the
+    parameters' gradients are left in their .grad()."""
+    import mxnet as mx
+    import numpy as np
+
+    floating = {i: x for i, x in enumerate(inputs) if np.issubdtype(x.dtype, np.floating)}
+    for x in floating.values():
+        x.attach_grad()
+    with mx.autograd.record(train_mode=training):
+        outputs = flatten_outputs(net(*inputs))
+        differentiable = [out for out in outputs if np.issubdtype(out.dtype, np.floating)]
+        total = sum(out.astype("float64").sum() for out in differentiable)
+    if differentiable:  # integer outputs only (class ids): there is nothing to differentiate
+        total.backward()
+    return outputs, {f"input_{i}": x.grad.asnumpy() for i, x in floating.items()}
 
 
 class stage:  # used as `with stage("..."):`, so it reads as a phrase

@@ -28,6 +28,11 @@ TINY_MODEL = textwrap.dedent('''
         return Tiny(**kwargs)
 
 
+    class TinyClassIds(Tiny):
+        def hybrid_forward(self, F, x):
+            return F.argmax(self.fc(self.bn(x)), axis=1).astype("int32")
+
+
     def not_a_block():
         return 42
 ''')
@@ -99,3 +104,10 @@ def test_gradients_do_not_depend_on_the_mode_when_the_model_does_not(filename, m
     np.testing.assert_array_equal(inference.outputs[0], training.outputs[0])
     for name, gradient in inference.parameter_gradients.items():
         np.testing.assert_array_equal(training.parameter_gradients[name], gradient, err_msg=name)
+
+
+@needs_mxnet
+def test_integer_outputs_only_give_no_gradients(tiny):
+    reference = run_gluon_reference(tiny, "TinyClassIds", [np.ones((3, 4), "float32")])
+    assert reference.outputs[0].dtype == np.int32 and reference.outputs[0].shape == (3,)
+    assert all(not gradient.any() for gradient in reference.parameter_gradients.values())
