@@ -139,13 +139,29 @@ class stage:  # used as `with stage("..."):`, so it reads as a phrase
 
 
 def import_by_path(path):
-    """The model file as a module named after its stem; its directory goes on sys.path for sibling imports."""
+    """The model file as a module. A file inside an importable package (mxnet's own model zoo, with its relative
+    imports) is imported by its dotted name; any other file by path, its directory put on sys.path for siblings."""
+    dotted = package_module_name(path)
+    if dotted is not None:
+        return importlib.import_module(dotted)
     sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location(f"gluon_model_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def package_module_name(path):
+    """`mxnet.gluon.model_zoo.vision.resnet` for .../site-packages/mxnet/gluon/model_zoo/vision/resnet.py when the
+    folder above the outermost package is on sys.path; None for a file outside any package."""
+    path = path.resolve()
+    parts, folder = [path.stem], path.parent
+    while (folder / "__init__.py").exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    on_path = {Path(entry).resolve() for entry in sys.path if entry}
+    return ".".join(parts) if len(parts) > 1 and folder in on_path else None
 
 
 def uses_fused_rnn(net):

@@ -48,6 +48,8 @@ GLUON_FIXTURES = {
     "pooling_variants.py": GluonCase("PoolingNet", [f32(2, 3, 23, 23)], (2, 5)),
     "activations.py": GluonCase("ActivationZoo", [f32(4, 12)], (4, 3)),
     "upsampling_decoder.py": GluonCase("UpsamplingDecoder", [f32(2, 8, 6, 6)], (2, 3, 24, 24)),
+    "squeezenet_concurrent.py": GluonCase("SqueezeNet", [f32(4, 3, 32, 32)], (4, 10)),
+    "densenet_small.py": GluonCase("DenseNet", [f32(4, 3, 32, 32)], (4, 10)),
 }
 
 # Other constructor arguments and factories the fixtures offer, run the same way.

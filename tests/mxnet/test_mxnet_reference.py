@@ -1,13 +1,16 @@
 """porter/verify/mxnet_reference.py: one-line errors for a missing mxnet venv and for models that fail in mxnet,
-factories as well as classes, training mode, and loading a .params file before the forward pass."""
+factories as well as classes, training mode, loading a .params file before the forward pass, and mxnet's own
+model-zoo files imported as the package modules they are."""
 
+import subprocess
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from porter.errors import SourceError, UsageError
-from porter.verify.mxnet_reference import mxnet_unavailable_reason, run_gluon_reference
+from porter.verify.mxnet_reference import mxnet_python, mxnet_unavailable_reason, run_gluon_reference
 from tests.mxnet.gluon_fixtures import GLUON_FIXTURES, GLUON_FIXTURES_DIR, make_inputs, needs_mxnet
 
 TINY_MODEL = textwrap.dedent('''
@@ -111,3 +114,19 @@ def test_integer_outputs_only_give_no_gradients(tiny):
     reference = run_gluon_reference(tiny, "TinyClassIds", [np.ones((3, 4), "float32")])
     assert reference.outputs[0].dtype == np.int32 and reference.outputs[0].shape == (3,)
     assert all(not gradient.any() for gradient in reference.parameter_gradients.values())
+
+
+@needs_mxnet
+@pytest.mark.parametrize("filename, factory, init_kwargs, output_shape", [
+    ("resnet.py", "get_resnet", {"version": 2, "num_layers": 18, "classes": 5}, (1, 5)),
+    ("mobilenet.py", "get_mobilenet_v2", {"multiplier": 0.25, "classes": 5}, (1, 5)),
+])
+def test_model_zoo_files_run_through_their_factories(filename, factory, init_kwargs, output_shape):
+    """mxnet's own model zoo files use relative imports: the driver imports them as package modules."""
+    where = "import mxnet.gluon.model_zoo.vision as zoo; print(zoo.__path__[0])"
+    zoo = subprocess.run([str(mxnet_python()), "-I", "-c", where], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype("float32")
+    reference = run_gluon_reference(Path(zoo) / filename, factory, [x], init_kwargs=init_kwargs, perturb=True)
+    assert reference.outputs[0].shape == output_shape and np.isfinite(reference.outputs[0]).all()
+    assert reference.parameter_gradients and all(np.isfinite(g).all() for g in reference.parameter_gradients.values())
