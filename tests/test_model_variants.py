@@ -14,7 +14,8 @@ from porter.verify.harness import PortedPair, count_transposes
 
 MODELS = Path(__file__).resolve().parent / "models"
 TRANSPOSE_LIMITS = {"convnext": 2, "textcnn": 0, "densenet": 2, "seq2seq": 0, "effnet": 2, "unet2": 2,
-                    "gpt_sdpa": 0, "branchy": 0, "vit_mha": 2, "lstm_clf": 0, "audio2": 2, "reserved": 0, "kuangliu": 2}
+                    "gpt_sdpa": 0, "branchy": 0, "vit_mha": 2, "lstm_clf": 0, "audio2": 2, "reserved": 0, "kuangliu": 2,
+                    "shuffle_stages": 2}
 
 
 @pytest.mark.parametrize("name", sorted(TRANSPOSE_LIMITS))

@@ -115,9 +115,11 @@ class SourceFile:
         """Top-level names the model needs, directly or through each other: helper functions, plain classes
         (configs, namedtuples), assigned constants, and builder functions that construct torch layers
         (`make_layers(cfg)`) with what they use. Everything else at module level (training, data, I/O,
-        pretrained-weight registries, factories of whole models) is not model code."""
+        pretrained-weight registries) is not model code, except factories that only build a model class
+        (`def resnet14_tiny(num_classes=10): return ResNet(...)`), which train_tpu.py calls as the source does."""
         bindings = top_level_bindings(self.module)
-        builders = [node for name, node in self.functions.items() if builds_torch_layers(node, self.imports)]
+        builders = [node for name, node in self.functions.items()
+                    if builds_torch_layers(node, self.imports) or self._only_builds_a_model(node)]
         used = {node.name.value for node in builders}
         frontier = [info.node for info in self.classes.values()] + builders
         while frontier:
@@ -127,6 +129,17 @@ class SourceFile:
                     used.add(name)
                     frontier.extend(bindings[name])
         return frozenset(used)
+
+    def _only_builds_a_model(self, function):
+        """True for `def f(...): [docstring] return ModelClass(...)` with an in-file module class."""
+        statements = [s for s in function.body.body if not (
+            isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr) and
+            isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]
+        if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+            return False
+        returned = statements[0].body[0]
+        return isinstance(returned, cst.Return) and isinstance(returned.value, cst.Call) and isinstance(
+            returned.value.func, cst.Name) and returned.value.func.value in self.classes
 
     def model_functions(self):
         """Module-level functions the model classes use (directly or through each other): the rest is

@@ -23,7 +23,7 @@ def settle(value, wanted_order=None):
 
 def to_layout(ctx, value, wanted, rank=None):
     """`value` converted to `wanted` ("channels_last" | "source" | "any")."""
-    if not value.is_tensor or wanted == "any":
+    if not value.is_tensor or wanted == "any" or value.layout == "raises":
         return value
     if is_permuted(value):
         if wanted == "channels_last" and value.rank > 2:
@@ -88,7 +88,7 @@ def merge_layouts(first, second):
     """The layout two control-flow paths can agree on for one variable (None: no conversion needed)."""
     if not (isinstance(first, Value) and isinstance(second, Value)):
         return None
-    if not (first.is_tensor and second.is_tensor):
+    if not (first.is_tensor and second.is_tensor) or "raises" in (first.layout, second.layout):
         return None
     if first.channels_last == second.channels_last and not is_permuted(first) and not is_permuted(second):
         return None

@@ -63,6 +63,12 @@ def tensor(code, rank=None, layout="source"):
     return Value(code, "tensor", rank, layout)
 
 
+def stub_value(code):
+    """The value of a `not_supported(...)` stub: it raises before anything reads it, so it takes any layout (a
+    branch that only reaches a stub never makes the other branch convert)."""
+    return Value(code, "tensor", None, "raises")
+
+
 def permuted_layout(order):
     """Layout name of a tensor whose physical axes hold torch dims `order` (a transpose not yet performed)."""
     return "permuted:" + ",".join(str(d) for d in order)

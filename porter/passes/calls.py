@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.ir.layout import to_layout, unify
-from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, remap_axis, tensor
+from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, remap_axis, stub_value, tensor
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
 from porter.passes.modules import CONTAINERS, ModuleResolver
@@ -75,6 +75,15 @@ class CallTranslator:
             chooser = f"{{{table}}}[{self.expr(func.args[1].value).code}]"
             return Value(f"{chooser}({self.plain_args(node)})", "module", module=ref)
         canonical = self.source.imports.resolve(func)
+        if canonical == "torch.utils.checkpoint.checkpoint" and node.args and node.args[0].keyword is None:
+            # activation checkpointing recomputes `function` in the backward pass to save memory: the forward
+            # values are `function(*args)`'s, so the port calls it directly
+            self.ctx.adjust(line, "torch.utils.checkpoint.checkpoint(f, *args) computes f(*args) directly "
+                                  "(same values; wrap f in tf.recompute_grad if activation memory matters)")
+            direct = cst.Call(func=node.args[0].value,
+                              args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args[1:]
+                                    if a.keyword is None])
+            return self._expr_Call(direct)
         if canonical is not None and canonical.startswith("torch"):
             return self.torch_call(canonical, node)
         if canonical in ("copy.deepcopy", "copy.copy") and node.args:
@@ -86,7 +95,7 @@ class CallTranslator:
                                                                  "port it by hand or replace it with torch ops")
             if self.mode == "init":
                 return Value(f"{self.ctx.use('UnsupportedModule')}({message!r})", "module", module=UNKNOWN_MODULE)
-            return tensor(f"{self.ctx.use('not_supported')}({message!r})")
+            return stub_value(f"{self.ctx.use('not_supported')}({message!r})")
         if isinstance(func, cst.Attribute):
             base = self.expr(func.value)
             if base.is_tensor or (base.kind == "python" and (func.attr.value in TENSOR_ONLY_METHODS or getattr(
@@ -325,6 +334,12 @@ class CallTranslator:
             return value
         return to_layout(self.ctx, value, "channels_last" if wanted.channels_last else "source", wanted.rank)
 
+    def to_parameter_layout(self, value, wanted):
+        """A function argument in the layout the function was translated for (torch's when it took no tensor)."""
+        if wanted is None or not wanted.is_tensor or value.kind == "starred":
+            return self.as_plain(value)
+        return self.to_value_layout(value, wanted)
+
     def sequential_call(self, code, ref, args, kwargs):
         """A Sequential: the runtime converts layouts between children; follow the same steps statically."""
         value = args[0] if args else tensor("")
@@ -343,14 +358,15 @@ class CallTranslator:
                 rest = ModuleRef("sequential", elements=ref.elements[linear + 1:], ordered=True)
                 out = self.simulate_sequential(rest, tensor("", 2))
                 return out.with_code(f"{code}({value.code}{self.training_kwarg(kwargs)})")
-        first = to_layout(self.ctx, value, layout_in) if layout_in != "any" else value
+        incoming = to_layout(self.ctx, value.with_code(""), layout_in) if layout_in != "any" else value
         self.sequential_code = code
         try:
-            out = self.simulate_sequential(ref, first)
+            out = self.simulate_sequential(ref, incoming.with_code(""))
         finally:
             self.sequential_code = None
-        if out is None:
+        if out is None:  # converted at run time: nothing converted here
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
+        first = to_layout(self.ctx, value, layout_in) if layout_in != "any" else value
         return out.with_code(f"{code}({first.code}{self.training_kwarg(kwargs)})")
 
     def element_layouts(self, ref, incoming):
@@ -366,13 +382,14 @@ class CallTranslator:
             wanted = signature.arg_values[0] if signature and signature.arg_values else None
             layout = "channels_last" if wanted is not None and wanted.channels_last else "source"
             output = signature.output if signature and signature.output is not None else tensor("")
-            return layout, output
+            return layout, output.with_code("")  # a template: the code it carries is the callee's
         if ref.kind == "sequential":
             layout = self.sequential_layout_in(ref, incoming)
             return layout, self.simulate_sequential(ref, to_layout(self.ctx, incoming, layout))
         return "source", tensor("")
 
     def sequential_layout_in(self, ref, incoming):
+        incoming = incoming.with_code("")  # asking converts nothing
         for element in ref.elements:
             layout, _ = self.element_layouts(element, incoming)
             if layout != "any":
@@ -445,7 +462,7 @@ class CallTranslator:
         if kind == "layer" or self.mode == "init":
             name = self.ctx.use("UnsupportedModule")
             return Value(f"{name}({message!r})", "module", module=UNKNOWN_MODULE)
-        return tensor(f"not_supported({message!r})")
+        return stub_value(f"not_supported({message!r})")
 
     def module_ref_resolver(self):
         return ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named)
@@ -465,7 +482,7 @@ class CallTranslator:
             rule = rules[f"Tensor.{method[:-1]}"]
             return self.apply_rule(rule, Call(f"Tensor.{method[:-1]}", args, kwargs, self.line, receiver=base))
         message = self.ctx.unsupported(self.line, f"Tensor.{method}", "no rule for this tensor method yet")
-        return tensor(f"not_supported({message!r})")
+        return stub_value(f"not_supported({message!r})")
 
     def size_method(self, base, method, node):
         if method == "numel":
@@ -631,11 +648,14 @@ class CallTranslator:
     def function_call(self, name, node):
         args, kwargs = self.arg_values(node)
         signature = self.ctx_function_signature(name, args, kwargs)
-        converted = [self.as_plain(v) for v in args]
-        kw = {k: self.as_plain(v) for k, v in kwargs.items()}
+        wanted = list(signature.arg_values) if signature is not None else []
+        wanted_kw = getattr(signature, "kwarg_values", {}) if signature is not None else {}
+        converted = [self.to_parameter_layout(v, wanted[i] if i < len(wanted) else None) for i, v in enumerate(args)]
+        kw = {k: self.to_parameter_layout(v, wanted_kw.get(k)) for k, v in kwargs.items()}
         call = f"{name}({self.join_args(converted, kw)})"
-        if signature is not None and signature.output is not None:
-            return self.output_value(call, signature.output)
+        output = signature.output if signature is not None else None
+        if output is not None and (output.kind == "tuple" or output.is_tensor and output.layout != "raises"):
+            return self.output_value(call, output)
         return tensor(call) if any(v.is_tensor for v in args) else python(call)
 
 

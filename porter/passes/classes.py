@@ -154,6 +154,8 @@ class FileTranslator:
             for name, ref in module_env.items():
                 if name.startswith("self.") and isinstance(ref, ModuleRef):
                     ir.attributes[name[5:]] = ref
+            if module_env.get("#setattr"):
+                ir.attributes["#setattr"] = _one_kind(module_env["#setattr"])
             if info.container_base and module_env.get("#children"):
                 ir.attributes["#children"] = ModuleRef(info.container_base, elements=tuple(module_env["#children"]),
                                                        ordered=False)
@@ -489,8 +491,10 @@ class FileTranslator:
             else:
                 value = tensor(name)
             if value.kind == "tuple":
-                value = Value(name, "tuple", items=tuple(i.but(layout="source") if i.is_tensor and not i.channels_last
-                                                         else i for i in (value.items or ()))) if value.items else \
+                # items are read through the parameter (`inputs[1]`), not the caller's expressions
+                value = Value(name, "tuple", items=tuple(
+                    (i.but(layout="source") if i.is_tensor and not i.channels_last else i).with_code(f"{name}[{k}]")
+                    for k, i in enumerate(value.items or ()))) if value.items else \
                     Value(name, "tuple", items=None, static=value.static)
             if value.kind not in ("tensor", "tuple", "module"):
                 value = python(name)
@@ -532,15 +536,20 @@ class FileTranslator:
         self.in_progress.add(name)
         try:
             params = list(_params(definition))
-            env = {}
-            for position, param in enumerate(params):
-                value = args[position] if position < len(args) else kwargs.get(param.name.value)
-                env[param.name.value] = tensor(param.name.value, value.rank) if value is not None and \
-                    value.is_tensor else python(param.name.value)
-            signature = ClassSignature(arg_values=())
+            # tensors keep the first caller's layout (a channel shuffle runs on channels-last data); other
+            # callers convert to it, as for methods
+            env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)))
+            for position, param in enumerate(params):  # what no caller handed over is a plain Python value
+                given = position < len(args) or param.name.value in kwargs
+                if not given and param.star not in ("*", "**"):
+                    env[param.name.value] = python(param.name.value)
+            arg_values = [env[p.name.value] for p in params if p.star not in ("*", "**")]
+            signature = ClassSignature(arg_values=tuple(arg_values))
+            signature.kwarg_values = {p.name.value: env[p.name.value] for p in params if p.name.value in env}
             self.ctx.function_signatures[name] = signature
-            translator = ClassBodyTranslator(self, None, "function", env, "source")
+            translator = ClassBodyTranslator(self, None, "function", env, None)
             body, _ = translator.block(definition.body, 1)
+            signature.output = translator.return_template
             self.function_code[name] = (definition, clean_body(body))
             return signature
         finally:
@@ -569,6 +578,16 @@ class FileTranslator:
         finally:
             self.ctx.current.pop()
         return body
+
+
+def _one_kind(refs):
+    """What an attribute set by `setattr(self, name, ...)` with a computed name holds: the one module all those
+    calls set, or one unordered container of all their children when each sets a container of one kind."""
+    if all(ref == refs[0] for ref in refs):
+        return refs[0]
+    if len({ref.kind for ref in refs}) == 1 and refs[0].kind in ("sequential", "list", "dict"):
+        return ModuleRef(refs[0].kind, elements=tuple(e for ref in refs for e in ref.elements), ordered=False)
+    return ModuleRef("unknown")
 
 
 def _calls_in_order(body):

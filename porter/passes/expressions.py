@@ -9,7 +9,7 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.ir.layout import element_template, to_layout, unify
-from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, tensor
+from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
 from porter.passes.calls import CallTranslator
 
 BINARY_OPERATORS = {
@@ -38,7 +38,7 @@ class ExpressionTranslator(CallTranslator):
 
     def stub(self, construct, reason, line=None):
         message = self.ctx.unsupported(line or self.line, construct, reason)
-        return tensor(f"not_supported({message!r})")
+        return stub_value(f"not_supported({message!r})")
 
     def keras_attr(self, name):
         """Keras attribute name for torch attribute `name` (renamed when it clashes with keras.Model)."""
@@ -122,6 +122,9 @@ class ExpressionTranslator(CallTranslator):
             return python("training")
         ir = self.ctx.ir
         kind = ir.attributes.get(attr) if ir else None
+        if kind is None and ir is not None and ir.attributes.get("#setattr") is not None and not (
+                self.info is not None and self.info.find_method(attr) is not None):
+            kind = ir.attributes["#setattr"]  # an attribute only `setattr(self, name, ...)` sets
         keras_name = self.keras_attr(attr)
         if isinstance(kind, ModuleRef):
             return Value(f"self.{keras_name}", "module", module=kind)
@@ -309,7 +312,10 @@ class ExpressionTranslator(CallTranslator):
         float_other = other.kind == "python" and not isinstance(other.static, int) and (
             isinstance(other.static, float) or "." in other.code or "/" in other.code)
         if operator == "/" or float_other or (other.is_tensor and other.dtype != "int"):
-            return value.but(code=f"tf.cast({value.code}, tf.float32)", dtype=None)
+            # to the float operand's own dtype when it is a named tensor: bfloat16 under mixed precision
+            target = f"{other.code}.dtype" if other.is_tensor and other.dtype is None and \
+                other.code.isidentifier() else "tf.float32"
+            return value.but(code=f"tf.cast({value.code}, {target})", dtype=None)
         return value
 
     def _expr_BooleanOperation(self, node):

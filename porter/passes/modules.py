@@ -300,6 +300,9 @@ class ModuleResolver:
                 env[name] = max(assigned, key=len)  # a list grown in some branches: the longest, unordered
                 if not name.startswith("#"):
                     env.setdefault("#unordered", set()).add(name)
+            elif _grown_container(assigned):  # a container some branches added children to: the longest, unordered
+                longest = max(assigned, key=lambda ref: len(ref.elements))
+                env[name] = ModuleRef(longest.kind, elements=longest.elements, ordered=False)
             else:
                 env[name] = _one_layout_alternative(assigned)
 
@@ -363,6 +366,14 @@ class ModuleResolver:
             self.note_constructor_args(owner.bases[0], statement.value, env, owner)  # super().__init__(Block, ...)
         elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
             call = statement.value
+            if isinstance(call.func, cst.Name) and call.func.value == "setattr" and len(call.args) == 3 and \
+                    dotted_name(call.args[0].value) == "self":
+                ref = self.ref_of(call.args[2].value, env, owner)
+                if isinstance(call.args[1].value, cst.SimpleString):
+                    env["self." + call.args[1].value.evaluated_value] = ref
+                elif ref.kind != "unknown":  # setattr(self, name, nn.Sequential(*seq)) in a loop over names
+                    env.setdefault("#setattr", []).append(ref)
+                return
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend", "add_module"):
                 holder = dotted_name(call.func.value)
                 args = [a.value for a in call.args]
@@ -381,10 +392,21 @@ class ModuleResolver:
                     else:
                         env[holder].extend(ref.elements)
                 elif holder in env and isinstance(env[holder], ModuleRef) and args:
-                    current = env[holder]
-                    ref = self.ref_of(args[0], env, owner)
-                    extra = (ref,) if call.func.attr.value == "append" else ref.elements
+                    current = env[holder]  # self.features.add_module(name, block) / blocks.append(block)
+                    method = call.func.attr.value
+                    ref = self.ref_of(args[-1] if method == "add_module" else args[0], env, owner)
+                    extra = ref.elements if method == "extend" else (ref,)
                     env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=False)
+
+
+def _grown_container(alternatives):
+    """True when `alternatives` are one container (`self.features`) as branches left it: each one's children
+    start with the children of the shortest."""
+    if not all(isinstance(ref, ModuleRef) and ref.kind in ("sequential", "list", "dict") for ref in alternatives):
+        return False
+    shortest = min(alternatives, key=lambda ref: len(ref.elements))
+    return len({ref.kind for ref in alternatives}) == 1 and all(
+        ref.elements[:len(shortest.elements)] == shortest.elements for ref in alternatives)
 
 
 def _one_layout_alternative(alternatives):
@@ -405,7 +427,22 @@ def _one_layout_alternative(alternatives):
     behaviours = {_layout_behaviour(r) for r in distinct}
     if len(behaviours) == 1 and None not in behaviours:  # `nn.Upsample(...)` or `nn.ConvTranspose2d(...)`; two
         return distinct[-1]  # versions of a feature stack built from the same kinds of layers and blocks
+    if all(_channels_last_throughout(r) for r in distinct):
+        # a patch-embedding Conv2d or a conv stem Sequential: channels-last in and out either way; the translator
+        # follows a Sequential (its call passes `training` on, which a single layer ignores)
+        return next((r for r in reversed(distinct) if r.kind == "sequential"), distinct[-1])
     return UNKNOWN_MODULE
+
+
+def _channels_last_throughout(ref):
+    """True for a channels-last layer that keeps the rank, or a Sequential made only of such layers (and
+    layout-free ones): it takes and returns channels-last tensors whichever of them runs."""
+    if ref.kind == "rule":
+        return ref.rule.layout == "channels_last" and ref.rule.rank_delta == 0 and ref.rule.outputs == "tensor"
+    if ref.kind == "sequential" and ref.elements:
+        free = [e.kind == "rule" and e.rule.layout == "any" and e.rule.rank_delta == 0 for e in ref.elements]
+        return not all(free) and all(f or _channels_last_throughout(e) for f, e in zip(free, ref.elements))
+    return False
 
 
 def _layout_behaviour(ref):

@@ -56,12 +56,14 @@ class BodyTranslator(ExpressionTranslator):
                 break
             lines.extend(self.comments(statement, depth))
             outer_pending, self.pending = self.pending, []
-            if self.mode == "forward":
-                self.ctx.hoister = self
+            # conversions hoist into this body only: a class or function translated on the way (its first call)
+            # hoists into its own, and this one's hoister is back when it is done
+            outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), self if self.mode == "forward" \
+                else None
             try:
                 produced, terminated = self.statement(statement, depth)
             finally:
-                self.ctx.hoister = None
+                self.ctx.hoister = outer_hoister
             lines.extend(INDENT * depth + line for line in self.pending)
             self.pending = outer_pending
             lines.extend(produced)
@@ -310,7 +312,7 @@ class BodyTranslator(ExpressionTranslator):
         if value.kind == "tuple" and value.items:
             value = value.but(items=tuple(to_layout(self.ctx, i, "source") if i.is_tensor and
                                           i.layout.startswith("permuted:") else i for i in value.items))
-        if self.output_layout == "source" or self.mode != "forward":
+        if self.output_layout == "source" or self.mode not in ("forward", "function"):
             return self.as_plain(value) if value.is_tensor or value.kind == "tuple" else value
         if self.return_template is None:
             if value.kind == "tuple" and value.items is not None:
@@ -346,8 +348,11 @@ class BodyTranslator(ExpressionTranslator):
                 keyword = "else"
                 else_lines, else_done = self.block(orelse.body, depth + 1)
             after_else = dict(self.env)
-        merged = self.merge(after_body, body_done, body_lines, after_else, else_done, else_lines, depth + 1,
-                            keyword)
+        if test.static is True or test.static is False:  # decided statically: only the branch taken binds names
+            merged = {"env": after_body if test.static else after_else, "else_extra": []}
+        else:
+            merged = self.merge(after_body, body_done, body_lines, after_else, else_done, else_lines, depth + 1,
+                                keyword)
         lines.extend(body_lines)
         if keyword == "elif":
             lines.extend(else_lines)
@@ -372,6 +377,9 @@ class BodyTranslator(ExpressionTranslator):
         merged.update(env_a)
         for name in sorted(set(env_a) & set(env_b)):
             value_a, value_b = env_a[name], env_b[name]
+            if isinstance(value_a, Value) and value_a.layout == "raises":
+                merged[name] = value_b  # that path raises first: the other one says what the name holds
+                continue
             if merge_layouts(value_a, value_b) is None:
                 if isinstance(value_a, Value) and isinstance(value_b, Value) and value_a.is_tensor and \
                         value_b.is_tensor and value_a.rank != value_b.rank:

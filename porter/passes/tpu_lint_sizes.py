@@ -146,25 +146,45 @@ def _constructions(info, source):
     """Calls that build class `info` in the file: `Name(...)` (or an alias) and subclasses' `super().__init__(...)`."""
     names = {info.name} | {alias for alias, target in source.class_aliases.items() if target == info.name}
     subclasses = {other.node for other in source.classes.values() if info.name in other.bases}
-    calls = []
+    by_name, inits_by_class = _calls_index(source)
+    calls = [call for name in sorted(names) for call in by_name.get(name, ())]
+    seen = set()
+    for node in subclasses:
+        for call in inits_by_class.get(node, ()):
+            if id(call) not in seen:
+                seen.add(id(call))
+                calls.append(call)
+    return calls
+
+
+_CALLS_INDEX = {}  # the last module indexed: its calls by callee name and its `__init__` calls by enclosing class
+
+
+def _calls_index(source):
+    """({name: [Name(...) calls]}, {class node: [.__init__(...) calls inside it]}), one walk per module."""
+    cached = _CALLS_INDEX.get("module")
+    if cached is not None and cached[0] is source.module:
+        return cached[1], cached[2]
+    by_name, inits_by_class = {}, {}
 
     class Finder(cst.CSTVisitor):
         def __init__(self):
             super().__init__()
-            self.in_subclass = 0
+            self.classes = []
 
         def visit_ClassDef(self, node):
-            self.in_subclass += node in subclasses
+            self.classes.append(node)
 
         def leave_ClassDef(self, node):
-            self.in_subclass -= node in subclasses
+            self.classes.pop()
 
         def visit_Call(self, call):
-            builds = isinstance(call.func, cst.Name) and call.func.value in names
-            initialises = self.in_subclass and isinstance(call.func, cst.Attribute) and \
-                call.func.attr.value == "__init__"  # super().__init__(...) in a subclass
-            if builds or initialises:
-                calls.append(call)
+            if isinstance(call.func, cst.Name):
+                by_name.setdefault(call.func.value, []).append(call)
+            elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "__init__":
+                for node in self.classes:
+                    inits_by_class.setdefault(node, []).append(call)
 
     source.module.visit(Finder())
-    return calls
+    _CALLS_INDEX["module"] = (source.module, by_name, inits_by_class)
+    return by_name, inits_by_class

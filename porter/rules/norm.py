@@ -31,8 +31,8 @@ function_rule("torch.nn.functional.group_norm", runtime="group_norm",
 function_rule("torch.nn.functional.local_response_norm", runtime="local_response_norm",
               signature="(input, size, alpha=0.0001, beta=0.75, k=1.0)", layout="channels_last")
 function_rule("torch.nn.functional.layer_norm", runtime="layer_norm",
-              signature="(input, normalized_shape, weight=None, bias=None, eps=1e-05)", layout="source")
+              signature="(input, normalized_shape, weight=None, bias=None, eps=1e-05)", layout="source", same_rank=True)
 function_rule("torch.nn.functional.rms_norm", runtime="rms_norm",
-              signature="(input, normalized_shape, weight=None, eps=None)", layout="source")
+              signature="(input, normalized_shape, weight=None, eps=None)", layout="source", same_rank=True)
 function_rule("torch.nn.functional.normalize", runtime="normalize",
               signature="(input, p=2.0, dim=1, eps=1e-12, out=None)", layout="any", axis_params=("dim",))

@@ -50,6 +50,9 @@ def translate_view(translator, call):
         size_codes = [translator.as_plain(v).code for v in raw_sizes]
         code = f"{_runtime(translator, 'view')}({value.code}, {', '.join(size_codes)})"
         return tensor(code, 2, "flat_channels_last").but(channels=value.channels)
+    kept = _view_keeping_layout(translator, value, raw_sizes + list(call.kwargs.values()))
+    if kept is not None:
+        return kept
     source = translator.as_plain(call.all_args()[0])
     sizes = [translator.as_plain(v) for v in call.all_args()[1:]] + [translator.as_plain(v) for v in
                                                                       call.kwargs.values()]
@@ -59,6 +62,37 @@ def translate_view(translator, call):
         rank = len(static) if isinstance(static, (tuple, list)) else (1 if isinstance(static, int) else None)
     code = f"{_runtime(translator, 'view')}({translator.join_args([source] + sizes, {})})"
     return tensor(code, rank)
+
+
+def _view_keeping_layout(translator, value, raw_sizes):
+    """A view of a channels-last or permuted tensor that leaves it in a channels-last-like order: the channel dim
+    split into groups, groups merged back (a channel shuffle), or spatial dims merged. The runtime checks at trace
+    time that the sizes group as expected (else it transposes), so the guess costs speed, never correctness."""
+    if len(raw_sizes) == 1 and raw_sizes[0].kind == "tuple" and raw_sizes[0].items is not None:
+        raw_sizes = list(raw_sizes[0].items)
+    if not value.is_tensor or value.rank is None or value.rank < 3 or any(
+            v.kind == "starred" or v.kind == "tuple" for v in raw_sizes):
+        return None
+    order, rank, count = physical_order(value), value.rank, len(raw_sizes)
+    if count < 3 or order == list(range(rank)):
+        return None
+    if value.channels_last and count > rank:  # (N, C, H, W) -> (N, g, C/g, H, W): held (N, H, W, g, C/g)
+        groups = count - rank + 1
+        out_order = [0] + list(range(groups + 1, count)) + list(range(1, groups + 1))
+    elif value.channels_last and count < rank:  # (N, C, H, W) -> (N, C, H*W): held (N, H*W, C)
+        out_order = [0] + list(range(2, count)) + [1]
+    else:  # (N, g, C/g, H, W) held (N, H, W, [the groups in any order]) -> (N, C, H, W) held channels-last
+        merged = rank - count + 1
+        tail = order[rank - merged:]
+        if count >= rank or sorted(tail) != list(range(1, merged + 1)) or \
+                order[:rank - merged] != [0] + list(range(merged + 1, rank)):
+            return None
+        out_order = [0] + list(range(2, count)) + [1]
+    sizes = [translator.as_plain(v).code for v in raw_sizes]
+    code = f"{_runtime(translator, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
+    if out_order == [0] + list(range(2, count)) + [1]:
+        return tensor(code, count, "channels_last")
+    return tensor(code, count).but(layout=permuted_layout(out_order))
 
 
 def translate_flatten(translator, call):
@@ -119,6 +153,9 @@ def translate_permute(translator, call):
         dims = call.kwargs["dims"].static
     else:
         dims = [v.static for v in dims_values] if dims_values else None
+    if value.rank is None and value.is_tensor and value.layout != "source" and dims is not None and \
+            len(dims) > 2 and all(isinstance(d, int) for d in dims):
+        value = value.but(rank=len(dims))  # torch's permute names every dim: the rank is len(dims)
     if value.rank is None or dims is None or not all(isinstance(d, int) for d in dims) or len(dims) != value.rank:
         return _plain_call(translator, "permute", call)
     dims = [d % value.rank for d in dims]
@@ -182,7 +219,9 @@ def translate_cat(translator, call):
     unified, layout, rank = unify(translator.ctx, list(items))
     if layout == "channels_last" and not is_stack:
         axis = remap_axis(dim, rank)
-        return tensor(f"{runtime}([{', '.join(v.code for v in unified)}], {axis})", rank, "channels_last")
+        unchanged = [v.code for v in unified] == [v.code for v in items] and tensors.code.isidentifier()
+        listed = tensors.code if unchanged else f"[{', '.join(v.code for v in unified)}]"  # `cat(inputs, 3)`
+        return tensor(f"{runtime}({listed}, {axis})", rank, "channels_last")
     plain = [translator.as_plain(v) for v in items]
     ranks = {v.rank for v in plain}
     rank = next(iter(ranks)) if len(ranks) == 1 else None

@@ -259,7 +259,7 @@ class Context:
         factory = plan.model_factory
         if init_args or factory is None:
             return f"model_lib.{main}(**INIT_ARGS)"
-        if factory != main and factory not in self.source.functions:
+        if factory != main and factory not in self.source.model_functions():
             self.notes.append(f"the source builds the model with {factory}(), which the model module does not "
                               f"define; train_tpu.py builds {main}()")
             return f"model_lib.{main}(**INIT_ARGS)"

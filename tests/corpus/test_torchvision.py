@@ -75,10 +75,7 @@ CASES = {
 
 
 # Transpose ops these ports still trace (layouts porter cannot follow statically yet: they convert at run time)
-TRANSPOSES_LEFT = {"shufflenetv2": "channel split and shuffle between blocks",
-                   "densenet": "features lists handed to dense layers",
-                   "vision_transformer": "patch tokens held channels-last until the encoder blocks (4 Transposes)",
-                   "convnext": "LayerNorm2d permutes around a LayerNorm subclass",
+TRANSPOSES_LEFT = {"convnext": "LayerNorm2d permutes around a LayerNorm subclass",
                    "efficientnet": "MBConv block classes come from config objects (cnf.block)"}
 
 
