@@ -127,6 +127,20 @@ class TorchModule(keras.Model):
     porter_layout = "source"
     torch_names = {}  # Keras attribute name -> torch attribute name, for renamed attributes
     torch_flatten_inputs = {}  # torch path of a Linear -> expression of the channel count of the flatten it reads
+    open_calls = 0  # TorchModule calls in progress (replica threads trace one at a time): 0 -> the model's own
+
+    def __call__(self, *args, **kwargs):
+        """Under a mixed policy (mixed_bfloat16: float32 variables, bfloat16 compute) the model's own call returns
+        float32, as TPU training wants its logits for the loss; calls of submodules keep the compute dtype."""
+        outermost = TorchModule.open_calls == 0
+        TorchModule.open_calls += 1
+        try:
+            outputs = super().__call__(*args, **kwargs)
+        finally:
+            TorchModule.open_calls -= 1
+        if outermost and self.compute_dtype != self.variable_dtype:
+            return tf.nest.map_structure(_float32_output, outputs)
+        return outputs
 
     def __setattr__(self, name, value):
         if not name.startswith("_") and isinstance(value, (keras.layers.Layer, keras.Variable)):
@@ -232,6 +246,13 @@ class TorchModule(keras.Model):
         """torch's Module.parameters: the variables of named_parameters."""
         for _, variable in self.named_parameters(recurse=recurse):
             yield variable
+
+
+def _float32_output(value):
+    """A half-precision floating tensor as float32; anything else unchanged."""
+    if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype in (tf.bfloat16, tf.float16):
+        return tf.cast(value, tf.float32)
+    return value
 
 
 def _activation_tensor(input):

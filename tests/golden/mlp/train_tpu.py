@@ -25,7 +25,8 @@ described by schema.json beside them, as `porter data` writes them:
 Each feature is stored flat (float_list for floats, int64_list for integers and booleans) and reshaped on read.
 
 Importable: build_model(), build_optimizer(), build_loss(), make_dataset(), resolve_strategy() and
-train_step(model, optimizer, loss_fn, x, y, training=True) are what main() uses.
+train_step(model, optimizer, loss_fn, x, y, training=True) (= compute_gradients, then apply_gradients) are what
+main() uses. The step is XLA-compiled on every strategy (--jit off to debug).
 """
 
 import argparse
@@ -159,6 +160,42 @@ def build_loss():
     return support.CrossEntropyLoss()
 
 
+def compute_gradients(model, loss_fn, x, y, training=True):
+    """Forward, loss and backward on this replica's batch: (loss numerator, loss denominator, {index in
+    model.trainable_variables: gradient}). Parameters the loss does not reach get no entry: torch leaves them alone.
+
+    No sync point inside (no all-reduce, no optimizer update), so XLA can compile it on every strategy.
+    """
+    inputs = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    variables = model.trainable_variables
+    with tf.GradientTape() as tape:
+        y_pred = model(*inputs, training=training)
+        numerator, denominator = loss_fn.total(y, y_pred)
+    gradients = tape.gradient(numerator, variables)
+    replica = tf.distribute.get_replica_context()
+    replicas = replica.num_replicas_in_sync if replica is not None else 1
+    if denominator is None:  # reduction="sum": the global loss is the sum over replicas
+        denominator = tf.constant(1.0 / replicas)
+    used = {i: tf.convert_to_tensor(g) for i, g in enumerate(gradients) if g is not None}
+    return numerator, tf.cast(denominator, tf.float32), used
+
+
+def apply_gradients(model, optimizer, numerator, denominator, gradients):
+    """Gradients summed over replicas, divided by the global loss denominator, then
+    the optimizer step. Returns the loss averaged over the global batch."""
+    variables = model.trainable_variables
+    indices = sorted(gradients)
+    gradients = [gradients[i] for i in indices]
+    replica = tf.distribute.get_replica_context()
+    if replica is not None and replica.num_replicas_in_sync > 1:
+        numerator, denominator, *gradients = replica.all_reduce(
+            tf.distribute.ReduceOp.SUM, [numerator, denominator, *gradients]
+        )
+    gradients = [g / tf.cast(denominator, g.dtype) for g in gradients]
+    optimizer.apply(gradients, [variables[i] for i in indices])
+    return numerator / denominator
+
+
 def train_step(model, optimizer, loss_fn, x, y, training=True):
     """One optimizer step as mlp.py takes it: forward, loss, backward, gradients summed over replicas,
     optimizer step. Returns the loss averaged over the global batch.
@@ -167,26 +204,8 @@ def train_step(model, optimizer, loss_fn, x, y, training=True):
         batch and clips the summed gradients, so this step all-reduces before clipping (Keras' own clipnorm would
         clip each replica's gradients first).
     """
-    inputs = tuple(x) if isinstance(x, (tuple, list)) else (x,)
-    variables = model.trainable_variables
-    with tf.GradientTape() as tape:
-        y_pred = model(*inputs, training=training)
-        numerator, denominator = loss_fn.total(y, y_pred)
-    gradients = tape.gradient(numerator, variables)
-    used = [i for i, g in enumerate(gradients) if g is not None]  # torch leaves parameters without a gradient alone
-    gradients = [tf.convert_to_tensor(gradients[i]) for i in used]
-    variables = [variables[i] for i in used]
-    replica = tf.distribute.get_replica_context()
-    replicas = replica.num_replicas_in_sync if replica is not None else 1
-    if denominator is None:  # reduction="sum": the global loss is the sum over replicas
-        denominator = tf.constant(1.0 / replicas)
-    if replica is not None and replicas > 1:
-        numerator, denominator, *gradients = replica.all_reduce(
-            tf.distribute.ReduceOp.SUM, [numerator, denominator, *gradients]
-        )
-    gradients = [g / tf.cast(denominator, g.dtype) for g in gradients]
-    optimizer.apply(gradients, variables)
-    return numerator / denominator
+    numerator, denominator, gradients = compute_gradients(model, loss_fn, x, y, training)
+    return apply_gradients(model, optimizer, numerator, denominator, gradients)
 
 
 # --- devices ---
@@ -396,20 +415,51 @@ def steps_per_epoch_for(global_batch_size, data=None):
 # --- training loop ---
 
 
+def compiles_whole_step(strategy):
+    """Whether XLA can compile the whole replica step, sync points included: on one device, and under
+    MirroredStrategy over GPUs only (there TensorFlow all-reduces with collectives inside the compiled step).
+
+    Over CPUs (--simulate-replicas) MirroredStrategy reduces through `merge_call`, which cannot run inside a
+    compiled function, and `strategy.run(tf.function(step, jit_compile=True))` lifts the jitted function around
+    *all* replicas: one XLA cluster then reads variables on every device ("Trying to access resource ... located
+    in device CPU:1 from device CPU:0"). There the step compiles in two parts around the sync points.
+    """
+    if strategy.num_replicas_in_sync == 1:
+        return True
+    devices = getattr(strategy.extended, "worker_devices", ())
+    return bool(devices) and all("GPU" in device.upper() for device in devices)
+
+
 def make_train_function(strategy, model, optimizer, loss_fn, jit_compile):
-    """A tf.function running `steps` training steps on the device(s); returns each step's loss."""
+    """A tf.function running `steps` training steps on the device(s); returns each step's loss.
 
-    def replica_step(x, y):
-        return train_step(model, optimizer, loss_fn, x, y, training=True)
+    With jit_compile the replica step is XLA-compiled: whole where the strategy allows it (compiles_whole_step),
+    else forward, loss and backward in one compiled function and the all-reduce and optimizer step between
+    compiled parts. TPUStrategy compiles the whole step itself.
+    """
+    if not jit_compile or is_tpu(strategy):
 
-    step = tf.function(replica_step, jit_compile=True) if jit_compile else replica_step
+        def replica_step(x, y):
+            return train_step(model, optimizer, loss_fn, x, y, training=True)
+    elif compiles_whole_step(strategy):
+        replica_step = tf.function(
+            lambda x, y: train_step(model, optimizer, loss_fn, x, y, training=True), jit_compile=True
+        )
+    else:
+        compiled_gradients = tf.function(
+            lambda x, y: compute_gradients(model, loss_fn, x, y, training=True), jit_compile=True
+        )
+
+        def replica_step(x, y):  # a plain function: strategy.run must not lift the compiled part around all replicas
+            numerator, denominator, gradients = compiled_gradients(x, y)
+            return apply_gradients(model, optimizer, numerator, denominator, gradients)
 
     @tf.function
     def train_steps(iterator, steps):
         losses = tf.TensorArray(tf.float32, size=steps)
         for i in tf.range(steps):
             x, y = next(iterator)
-            per_replica = strategy.run(step, args=(x, y))
+            per_replica = strategy.run(replica_step, args=(x, y))
             losses = losses.write(i, strategy.reduce(tf.distribute.ReduceOp.MEAN, per_replica, axis=None))
         return losses.stack()
 
@@ -511,7 +561,7 @@ def parse_args(argv=None):
         "--jit",
         choices=("auto", "on", "off"),
         default="auto",
-        help="XLA-compile the step on CPU/GPU (auto: with a single replica; TPUs always compile)",
+        help="XLA-compile the step on CPU/GPU (auto: on; TPUs always compile)",
     )
     parser.add_argument("--data", default=None, help="TFRecord shards: directory, file, glob or gs:// path")
     parser.add_argument(
@@ -587,7 +637,7 @@ def main(argv=None):
         )
         return 2
     precision = args.precision or ("mixed_bfloat16" if is_tpu(strategy) else "float32")
-    jit = args.jit == "on" or (args.jit == "auto" and replicas == 1 and not is_tpu(strategy))
+    jit = args.jit != "off" or is_tpu(strategy)
     output = args.output_dir
     checkpoint_dir = args.checkpoint_dir or os.path.join(output, "checkpoints")
     log_dir = args.log_dir or os.path.join(output, "logs")
@@ -706,6 +756,10 @@ def main(argv=None):
         "examples_per_sec": timed_examples / timed_seconds if timed_seconds else None,
         "precision": precision,
         "jit_compile": bool(jit),
+        # what XLA compiles: the whole replica step, or forward and backward with the sync points between
+        "xla_scope": ("whole_step" if is_tpu(strategy) or compiles_whole_step(strategy) else "forward_backward")
+        if jit
+        else None,
     }
     print("train_tpu.py: " + json.dumps(metrics))
     if args.metrics_json:

@@ -167,3 +167,11 @@ class ResNet(TorchModule):
 
     def get_config(self):
         return {**super().get_config(), **self.init_args}
+
+
+def resnet14_tiny(num_classes=10):
+    return ResNet(BasicBlock, [2, 2, 2], num_classes=num_classes)
+
+
+def resnet_bottleneck_tiny(num_classes=10):
+    return ResNet(Bottleneck, [1, 1, 1], num_classes=num_classes, width=8)

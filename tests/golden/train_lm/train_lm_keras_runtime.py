@@ -138,6 +138,20 @@ class TorchModule(keras.Model):
     porter_layout = "source"
     torch_names = {}  # Keras attribute name -> torch attribute name, for renamed attributes
     torch_flatten_inputs = {}  # torch path of a Linear -> expression of the channel count of the flatten it reads
+    open_calls = 0  # TorchModule calls in progress (replica threads trace one at a time): 0 -> the model's own
+
+    def __call__(self, *args, **kwargs):
+        """Under a mixed policy (mixed_bfloat16: float32 variables, bfloat16 compute) the model's own call returns
+        float32, as TPU training wants its logits for the loss; calls of submodules keep the compute dtype."""
+        outermost = TorchModule.open_calls == 0
+        TorchModule.open_calls += 1
+        try:
+            outputs = super().__call__(*args, **kwargs)
+        finally:
+            TorchModule.open_calls -= 1
+        if outermost and self.compute_dtype != self.variable_dtype:
+            return tf.nest.map_structure(_float32_output, outputs)
+        return outputs
 
     def __setattr__(self, name, value):
         if not name.startswith("_") and isinstance(value, (keras.layers.Layer, keras.Variable)):
@@ -245,6 +259,13 @@ class TorchModule(keras.Model):
             yield variable
 
 
+def _float32_output(value):
+    """A half-precision floating tensor as float32; anything else unchanged."""
+    if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype in (tf.bfloat16, tf.float16):
+        return tf.cast(value, tf.float32)
+    return value
+
+
 def call_module(module, *args, **kwargs):
     """Call a module whose kind porter could not see statically: torch's layout in, torch's layout out."""
     layout = getattr(module, "porter_layout", "source")
@@ -322,6 +343,17 @@ def _attn_add_mask(mask, extra):
     if extra is None:
         return mask
     return mask + extra
+
+
+def _attn_score_dtype(dtype):
+    """The dtype attention scores, masks and softmax are computed in: float32 for half-precision compute (a bfloat16
+    score keeps 3 significant digits, and exp amplifies the error), else the compute dtype itself.
+
+    The q.k product itself takes float32 operands: on TPU a float32 matmul runs at XLA's default precision as one
+    bfloat16 pass with float32 accumulation and a float32 result, the cost of the bfloat16 matmul it replaces.
+    """
+    dtype = tf.as_dtype(dtype)
+    return tf.float32 if dtype in (tf.float16, tf.bfloat16) else dtype
 
 
 def _attn_softmax(scores, safe):
@@ -578,8 +610,9 @@ class MultiheadAttention(TorchLayer):
         heads, depth = self.num_heads, self.head_dim
 
         q, k, v = self._project(query, key, value, dtype)
-        key_padding_mask = _attn_additive_mask(key_padding_mask, dtype)
-        attn_mask = _attn_additive_mask(attn_mask, dtype)
+        score_dtype = _attn_score_dtype(dtype)
+        key_padding_mask = _attn_additive_mask(key_padding_mask, score_dtype)
+        attn_mask = _attn_additive_mask(attn_mask, score_dtype)
         # torch: the is_causal hint replaces attn_mask on its SDPA path (need_weights=False, no key padding mask),
         # after bias_kv / zero_attn extended the keys; elsewhere torch requires attn_mask to be given anyway.
         causal = is_causal and (attn_mask is None or (key_padding_mask is None and not need_weights))
@@ -606,12 +639,12 @@ class MultiheadAttention(TorchLayer):
             attn_mask, key_padding_mask = _attn_pad_last(attn_mask), _attn_pad_last(key_padding_mask)
 
         if causal:
-            attn_mask = _attn_causal_mask(_attn_dims(q)[seq_axis], _attn_dims(k)[seq_axis], dtype)
-        q = q * tf.cast(math.sqrt(1.0 / depth), dtype)
+            attn_mask = _attn_causal_mask(_attn_dims(q)[seq_axis], _attn_dims(k)[seq_axis], score_dtype)
+        q = tf.cast(q, score_dtype) * tf.cast(math.sqrt(1.0 / depth), score_dtype)
         if batch_first:
-            scores = tf.einsum("blhd,bshd->bhls", q, k)
+            scores = tf.einsum("blhd,bshd->bhls", q, tf.cast(k, score_dtype))
         else:
-            scores = tf.einsum("lbhd,sbhd->bhls", q, k)
+            scores = tf.einsum("lbhd,sbhd->bhls", q, tf.cast(k, score_dtype))
 
         mask = None
         if attn_mask is not None:
@@ -625,7 +658,7 @@ class MultiheadAttention(TorchLayer):
         if mask is not None:
             scores = scores + mask
 
-        weights = _attn_softmax(scores, safe=not need_weights)
+        weights = tf.cast(_attn_softmax(scores, safe=not need_weights), dtype)
         if training and self.dropout > 0.0:
             weights = _attn_dropout(weights, self.dropout, self.seed_generator)
         if batch_first:

@@ -323,6 +323,152 @@ def clip_grad_value(gradients, clip_value):
     return [tf.clip_by_value(g, -clip_value, clip_value) for g in gradients]
 
 
+LARGE_TABLE_ROWS = 10_000  # above this many rows a table is sharded by the TPU embedding API (TFRS's default)
+
+
+class EmbeddingTable:
+    """One Embedding / EmbeddingBag of the model that the TPU embedding API can serve: its torch name, the layer,
+    and how a bag is combined ("sum", "mean"; None for a plain Embedding: one row per id)."""
+
+    def __init__(self, name, layer, combiner):
+        self.name, self.layer, self.combiner = name, layer, combiner
+
+    def __repr__(self):
+        return f"EmbeddingTable({self.name!r}, {self.layer.num_embeddings}x{self.layer.embedding_dim})"
+
+
+def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
+    """(tables for the TPU embedding API, [(torch name, why it stays a dense Keras table)]).
+
+    A table goes to the TPU embedding API when torch marks it sparse (nn.Embedding(sparse=True)), when it is an
+    nn.EmbeddingBag, or when it has more than `large_rows` rows; what the API cannot reproduce keeps it dense
+    (replicated, its gradient all-reduced): padding_idx (torch keeps that row's gradient at zero),
+    scale_grad_by_freq, EmbeddingBag(mode="max"), a frozen table.
+    """
+    names = {id(variable): name for name, variable in model.named_parameters()}
+    tables, dense = [], []
+    for layer in model.modules():
+        if not (hasattr(layer, "num_embeddings") and hasattr(layer, "embedding_dim") and hasattr(layer, "weight")):
+            continue
+        is_bag = hasattr(layer, "mode")
+        if not (getattr(layer, "sparse", False) or is_bag or layer.num_embeddings > large_rows):
+            continue
+        name = names.get(id(layer.weight))
+        reason = None
+        if name is None:
+            reason = "frozen (not trained)"
+        elif layer.padding_idx is not None:
+            reason = "padding_idx: torch keeps that row's gradient at zero, the TPU embedding API does not"
+        elif layer.scale_grad_by_freq:
+            reason = "scale_grad_by_freq has no TPU embedding counterpart"
+        elif is_bag and layer.mode not in ("sum", "mean"):
+            reason = f"EmbeddingBag(mode={layer.mode!r}): the TPU embedding API combines by sum, mean or sqrtn"
+        if reason is not None:
+            dense.append((name or layer.name, reason))
+            continue
+        tables.append(EmbeddingTable(name.removesuffix(".weight"), layer, layer.mode if is_bag else None))
+    return tables, dense
+
+
+def tpu_feature_config(tables):
+    """{torch name: FeatureConfig} for `tables`, each table initialised like torch's (N(0, 1)); load the model's
+    current rows with `load_table_weights`. A bag's combiner is torch's mode."""
+    embedding = tf.tpu.experimental.embedding
+    config = {}
+    for table in tables:
+        layer = table.layer
+        table_config = embedding.TableConfig(
+            vocabulary_size=layer.num_embeddings,
+            dim=layer.embedding_dim,
+            initializer=tf.random_normal_initializer(0.0, 1.0),
+            combiner=table.combiner or "sum",
+            name=table.name.replace(".", "_"),
+        )
+        config[table.name] = embedding.FeatureConfig(table=table_config, name=table.name.replace(".", "_"))
+    return config
+
+
+def tpu_embedding_optimizer(optimizer):
+    """(the tf.tpu.experimental.embedding optimizer that applies torch's update rule to the tables, None) or
+    (None, why none does). The learning rate follows the Keras optimizer's (its schedule included).
+
+    torch SGD without momentum: SGD, its coupled L2 weight decay = decoupled decay scaled by the learning rate.
+    torch Adam without weight decay and AdamW: Adam with eps outside the square root (sum_inside_sqrt=False) and every
+    row's moments decayed each step (lazy_adam=False), AdamW's decay decoupled and scaled by the learning rate.
+    torch Adagrad without lr_decay and weight decay: Adagrad from torch's initial accumulator value (eps**2 for
+    torch's default 0: the TPU wants it positive, and eps then sits inside the square root, not beside it).
+    """
+    embedding = tf.tpu.experimental.embedding
+    kind = type(optimizer).__name__
+    decay = getattr(optimizer, "torch_weight_decay", 0.0) or 0.0
+
+    def learning_rate():
+        return optimizer.learning_rate
+
+    decay_args = {"weight_decay_factor": decay, "multiply_weight_decay_factor_by_learning_rate": True} if decay else {}
+    if getattr(optimizer, "maximize", False):
+        return None, f"{kind}(maximize=True) has no TPU embedding counterpart"
+    if kind == "SGD":
+        if optimizer.momentum:
+            return None, "SGD with momentum: the TPU embedding SGD has no momentum"
+        return embedding.SGD(learning_rate=learning_rate, **decay_args), None
+    if kind in ("Adam", "AdamW"):
+        if optimizer.amsgrad:
+            return None, f"{kind}(amsgrad=True) has no TPU embedding counterpart"
+        if decay and kind == "Adam":
+            return None, "Adam's coupled L2 weight decay (added to the gradient) has no TPU embedding counterpart"
+        return embedding.Adam(
+            learning_rate=learning_rate,
+            beta_1=optimizer.beta_1,
+            beta_2=optimizer.beta_2,
+            epsilon=optimizer.epsilon,
+            lazy_adam=False,
+            sum_inside_sqrt=False,
+            **decay_args,
+        ), None
+    if kind == "Adagrad":
+        if optimizer.lr_decay or decay:
+            return None, "Adagrad with lr_decay or weight decay has no TPU embedding counterpart"
+        # the TPU accumulator must start positive: torch's 0 becomes eps**2, so that sqrt(sum) starts at torch's eps
+        initial = optimizer.initial_accumulator_value or optimizer.epsilon**2
+        return embedding.Adagrad(learning_rate=learning_rate, initial_accumulator_value=initial), None
+    return None, f"torch's {kind} has no TPU embedding counterpart (SGD, Adam, AdamW and Adagrad have)"
+
+
+def tpu_embedding_class(strategy):
+    """TPUEmbeddingV2 on SparseCore chips (v5p, v6e), TPUEmbedding on other TPUs, None off TPU, as the strategy's
+    hardware feature says."""
+    extended = getattr(strategy, "extended", None)
+    hardware = getattr(extended, "tpu_hardware_feature", None)
+    if hardware is None:
+        return None
+    feature = hardware.embedding_feature
+    kinds = tf.tpu.experimental.HardwareFeature.EmbeddingFeature
+    if feature == kinds.V2:
+        return tf.tpu.experimental.embedding.TPUEmbeddingV2
+    if feature == kinds.V1:
+        return tf.tpu.experimental.embedding.TPUEmbedding
+    return None
+
+
+def tpu_embedding_features(tables, ids):
+    """{torch name: feature} from each table's ids as the model passes them: a bag's fixed-length rows (N, bag)
+    as a RaggedTensor (so that the API combines them), an Embedding's ids (N, ...) as they are."""
+    features = {}
+    for table in tables:
+        value = tf.convert_to_tensor(ids[table.name])
+        features[table.name] = tf.RaggedTensor.from_tensor(value) if table.combiner else value
+    return features
+
+
+def load_table_weights(embedding, tables, feature_config):
+    """Copy each table's rows from the model's layer into `embedding` (TPUEmbeddingForServing on a host; on a TPU
+    the tables load from a checkpoint written here)."""
+    variables = embedding.embedding_tables
+    for table in tables:
+        variables[feature_config[table.name].table].assign(tf.cast(table.layer.weight, tf.float32))
+
+
 def restore_checkpoint(checkpoint, path, directory, options=None):
     """Resume `checkpoint` (model and optimizer) from `path`: None when it fits, else one line saying why not.
 

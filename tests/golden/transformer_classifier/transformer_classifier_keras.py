@@ -65,8 +65,8 @@ class PositionalEncoding(TorchModule):
         position = unsqueeze(arange(max_len), 1)
         div_term = tf.exp(tf.cast(arange(0, d_model, 2), tf.float32) * (-math.log(10000.0) / d_model))
         pe = zeros(max_len, d_model)
-        pe = setitem(pe, np.s_[:, 0::2], tf.sin(tf.cast(position, tf.float32) * div_term))
-        pe = setitem(pe, np.s_[:, 1::2], tf.cos(tf.cast(position, tf.float32) * div_term))
+        pe = setitem(pe, np.s_[:, 0::2], tf.sin(tf.cast(position, div_term.dtype) * div_term))
+        pe = setitem(pe, np.s_[:, 1::2], tf.cos(tf.cast(position, div_term.dtype) * div_term))
         self.register_buffer("pe", unsqueeze(pe, 0))  # (1, max_len, d_model)
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
@@ -118,7 +118,7 @@ class TransformerClassifier(TorchModule):
         keep = unsqueeze(~pad_mask, -1)  # (N, T, 1)
         summed = torch_sum(x * tf.cast(keep, x.dtype), dim=1)
         counts = clamp(torch_sum(keep, dim=1), min=1.0)
-        pooled = summed / tf.cast(counts, tf.float32)
+        pooled = summed / tf.cast(counts, summed.dtype)
         return self.classifier(pooled)
 
     def get_config(self):

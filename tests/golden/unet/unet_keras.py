@@ -145,7 +145,8 @@ class UNet(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
-        x1 = self.inc(to_channels_last(x), training=training)
+        x_nhwc = to_channels_last(x)
+        x1 = self.inc(x_nhwc, training=training)
         x2 = self.down1(x1, training=training)
         x3 = self.down2(x2, training=training)
         x4 = self.down3(x3, training=training)

@@ -118,7 +118,8 @@ class ViT(TorchModule):
 
     def call(self, x, training=None):
         B = dim_size(x, 0)
-        x = self.patch_embed(to_channels_last(x), training=training)
+        x_nhwc = to_channels_last(x)
+        x = self.patch_embed(x_nhwc, training=training)
         cls_tokens = expand(self.cls_token, B, -1, -1)  # stole cls_tokens impl from Phil Wang, thanks
         x = cat([cls_tokens, x], 1)
         x = x + self.pos_embed
