@@ -11,17 +11,7 @@ from porter.verify.harness import PortedPair
 from tests.training.helpers import FIXTURES, convert_source, load_module
 
 FIXTURE_NAMES = ["resnet", "mobilenetv2", "vit", "gpt_mini", "transformer_classifier"]
-TRANSLATOR_CAST = pytest.mark.xfail(
-    strict=True, reason="the translator casts `keep.sum(dim=1)` to tf.float32 for `summed / counts` instead of to "
-                        "the other operand's dtype, so the division meets bfloat16 / float32 (passes/expressions.py "
-                        "promote_int)")
-FACTORY_NOT_CARRIED = pytest.mark.xfail(
-    strict=True, reason="train_tpu.py builds the model with resnet14_tiny(), a module-level factory of resnet.py that "
-                        "the model module does not carry over (PORTING.md lists it as training/data code)")
-CASES = [pytest.param(name, marks=TRANSLATOR_CAST) if name == "transformer_classifier" else name
-         for name in FIXTURE_NAMES]
-TRAINING_CASES = [pytest.param(name, marks=FACTORY_NOT_CARRIED) if name == "resnet" else case
-                  for name, case in zip(FIXTURE_NAMES, CASES)]
+CASES = TRAINING_CASES = FIXTURE_NAMES
 
 
 def centred_cosine(expected, actual):
