@@ -15,6 +15,14 @@ KEPT_STDLIB = frozenset({"math", "collections", "dataclasses", "typing", "functo
 # Submodule paths that torch re-exports under a shorter canonical name.
 CANONICAL_PREFIXES = (
     ("torch.nn.modules.", "torch.nn."),
+    # Gluon: its layer modules, its Block module and its two op namespaces (`mx.nd`, `mx.sym`: `F`'s values)
+    ("mxnet.gluon.nn.basic_layers.", "mxnet.gluon.nn."),
+    ("mxnet.gluon.nn.conv_layers.", "mxnet.gluon.nn."),
+    ("mxnet.gluon.nn.activations.", "mxnet.gluon.nn."),
+    ("mxnet.gluon.block.", "mxnet.gluon."),
+    ("mxnet.nd.", "mxnet.ndarray."),
+    ("mxnet.sym.", "mxnet.ndarray."),
+    ("mxnet.symbol.", "mxnet.ndarray."),
 )
 
 

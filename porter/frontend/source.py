@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.errors import SourceError
+from porter.frontend import gluon
 from porter.frontend.imports import ImportTable, dotted_name
 from porter.frontend.linker import linked_text
 from porter.frontend.names import names_in, top_level_bindings
@@ -37,6 +38,7 @@ class ClassInfo:
     family: dict = field(default_factory=dict, repr=False)  # all classes of the file, for base lookup
     container_base: str | None = None  # "sequential"/"list"/"dict" for subclasses of torch's containers
     layer_base: str | None = None  # a torch layer a rule covers that the class derives from (`nn.LayerNorm`)
+    framework: str = "torch"  # "mxnet" for Gluon Blocks
 
     def find_method(self, name):
         """The method `name` as Python would find it through in-file base classes (None if not in the file)."""
@@ -252,7 +254,7 @@ def parse_source(path, display_path=None):
         with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level
             module = cst.parse_module(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            positions = wrapper.resolve(PositionProvider)
+            positions = dict(wrapper.resolve(PositionProvider))  # Gluon's normalised methods add nodes
             imports = ImportTable.from_module(module, package)
             for name in linked:  # defined by the linked text now, not imported
                 imports.aliases.pop(name, None)
@@ -272,8 +274,17 @@ def parse_source(path, display_path=None):
                 classes[info.name] = info
         elif isinstance(statement, cst.FunctionDef):
             functions[statement.name.value] = statement
+    framework = "torch"
+    if any(info.framework == "mxnet" for info in classes.values()):
+        framework = "mxnet"
+        for info in classes.values():  # `F` in hybrid_forward names the op namespace
+            hybrid = info.node.body.body and next((s for s in info.node.body.body if isinstance(
+                s, cst.FunctionDef) and s.name.value == "hybrid_forward"), None)
+            namespace = gluon.op_namespace_parameter(hybrid) if hybrid else None
+            if namespace is not None and namespace not in imports.aliases:
+                imports.aliases[namespace] = gluon.OP_NAMESPACE
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
-                      linked_from_line=first_linked)
+                      framework=framework, linked_from_line=first_linked)
 
 
 def linked_first(statements, positions, first_linked):
@@ -319,17 +330,22 @@ def builds_torch_layers(function, imports):
 
 
 def _class_info(node, imports, known, positions):
-    in_file_bases, is_module, container, layer_base = [], False, None, None
+    in_file_bases, is_module, container, layer_base, framework = [], False, None, None, "torch"
     for base in node.bases:
         canonical = imports.resolve(base.value)
         name = dotted_name(base.value)
         if canonical in MODULE_BASES:
             is_module = True
+        elif canonical in gluon.BLOCK_BASES:
+            is_module, framework = True, "mxnet"
+        elif canonical in gluon.CONTAINER_BASES:
+            is_module, container, framework = True, gluon.CONTAINER_BASES[canonical], "mxnet"
         elif canonical in CONTAINER_BASES:
             is_module, container = True, CONTAINER_BASES[canonical]
         elif name in known:
             is_module = True
             in_file_bases.append(name)
+            framework = known[name].framework
         elif canonical is not None and is_covered_by_a_rule(canonical) and canonical.rsplit(".", 1)[-1][:1].isupper():
             is_module, layer_base = True, canonical  # `class LayerNorm2d(nn.LayerNorm)` with its own forward
     if not is_module:
@@ -343,7 +359,10 @@ def _class_info(node, imports, known, positions):
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
                         small.targets[0].target, cst.Name):
                     attributes[small.targets[0].target.value] = small.value
+    if framework == "mxnet":
+        methods = gluon.normalised_methods(methods, positions)
     info = ClassInfo(node.name.value, node, positions[node].start.line, in_file_bases, methods, attributes)
+    info.framework = framework
     info.container_base = container or next((known[b].container_base for b in in_file_bases
                                              if known[b].container_base), None)
     info.layer_base = layer_base

@@ -14,6 +14,11 @@ PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple",
                         "setattr", "sorted", "reversed", "any", "all", "divmod", "type", "id", "repr", "format",
                         "map", "filter", "iter", "next", "set", "frozenset", "super", "slice", "callable", "pow"}
 CONTAINER_RUNTIME = {"sequential": "Sequential", "list": "ModuleList", "dict": "ModuleDict"}
+# containers whose runtime class differs from torch's (Gluon's Sequential has `.add(...)`)
+CONTAINER_RUNTIME_BY_NAME = {"mxnet.gluon.nn.Sequential": "GluonSequential",
+                             "mxnet.gluon.nn.HybridSequential": "GluonSequential"}
+# canonical-id roots of the frameworks whose calls go through the rule registry
+RULE_FRAMEWORKS = ("torch", "mxnet")
 
 
 class Call:
@@ -84,7 +89,7 @@ class CallTranslator:
                               args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args[1:]
                                     if a.keyword is None])
             return self._expr_Call(direct)
-        if canonical is not None and canonical.startswith("torch"):
+        if canonical is not None and canonical.startswith(RULE_FRAMEWORKS):
             return self.torch_call(canonical, node)
         if canonical in ("copy.deepcopy", "copy.copy") and node.args:
             argument = self.expr(node.args[0].value)
@@ -217,6 +222,7 @@ class CallTranslator:
         self.node_of_call = node
         ref = target.module or UNKNOWN_MODULE
         args, kwargs = self.arg_values(node)
+        self.node_of_call = node  # calls among the arguments (`self.head(self.body(x))`) set it too
         if ref.kind == "rule":
             return self.rule_module_call(target.code, ref.rule, args, kwargs)
         if ref.kind == "class":
@@ -445,7 +451,7 @@ class CallTranslator:
             return Value(f"{name}({self.plain_args(node)})", "module", module=ModuleRef("rule", rule=rule))
         if canonical in CONTAINERS:
             kind = CONTAINERS[canonical]
-            name = self.ctx.use(CONTAINER_RUNTIME[kind])
+            name = self.ctx.use(CONTAINER_RUNTIME_BY_NAME.get(canonical, CONTAINER_RUNTIME[kind]))
             ref = self.module_ref_of(node)
             return Value(f"{name}({self.plain_args(node)})", "module", module=ref)
         if canonical in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):

@@ -13,6 +13,8 @@ CONTAINERS = {
     "torch.nn.Sequential": "sequential",
     "torch.nn.ModuleList": "list",
     "torch.nn.ModuleDict": "dict",
+    "mxnet.gluon.nn.Sequential": "sequential",
+    "mxnet.gluon.nn.HybridSequential": "sequential",
 }
 
 
@@ -189,6 +191,8 @@ class ModuleResolver:
         if True:
             elements, ordered = [], True
             for arg in node.args:
+                if arg.keyword is not None:  # Gluon's `HybridSequential(prefix="")`: an option, not a child
+                    continue
                 if arg.star == "*":
                     inner = self.ref_of(arg.value, env, owner)
                     if inner.kind == "unknown":  # children porter could not follow: not an empty Sequential
@@ -273,6 +277,9 @@ class ModuleResolver:
         """Abstractly run `__init__`-style statements: record module-valued locals and lists of modules."""
         for statement in _statements(body):
             self._scan_statement(statement, env, owner, in_loop=False)
+
+    def _scan_helper_call(self, function, call, env, owner, in_loop):
+        _helper_scanned(self, function, call, env, owner, in_loop)
 
     def _scan_branches(self, statement, env, owner):
         """`if ... else ...`: each branch is scanned from the same start; a name the branches bind to different
@@ -374,7 +381,11 @@ class ModuleResolver:
                 elif ref.kind != "unknown":  # setattr(self, name, nn.Sequential(*seq)) in a loop over names
                     env.setdefault("#setattr", []).append(ref)
                 return
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend", "add_module"):
+            if isinstance(call.func, cst.Name) and call.func.value in self.source.functions:
+                self._scan_helper_call(self.source.functions[call.func.value], call, env, owner, in_loop)
+                return
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend", "add_module",
+                                                                                 "add"):
                 holder = dotted_name(call.func.value)
                 args = [a.value for a in call.args]
                 if call.func.attr.value == "add_module" and holder == "self" and len(args) == 2:
@@ -394,9 +405,36 @@ class ModuleResolver:
                 elif holder in env and isinstance(env[holder], ModuleRef) and args:
                     current = env[holder]  # self.features.add_module(name, block) / blocks.append(block)
                     method = call.func.attr.value
-                    ref = self.ref_of(args[-1] if method == "add_module" else args[0], env, owner)
-                    extra = ref.elements if method == "extend" else (ref,)
-                    env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=False)
+                    if method == "add":  # Gluon's Sequential.add(a, b, c) appends its blocks in order
+                        extra = tuple(self.ref_of(a, env, owner) for a in args)
+                        ordered = current.ordered and not in_loop
+                    else:
+                        ref = self.ref_of(args[-1] if method == "add_module" else args[0], env, owner)
+                        extra, ordered = (ref.elements if method == "extend" else (ref,)), False
+                    env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=ordered)
+
+
+def _helper_scanned(resolver, function, call, env, owner, in_loop):
+    """Containers handed to a module-level helper that fills them (`_add_conv(self.features, ...)` calling
+    `out.add(...)`): the helper's body runs with its parameters bound, and what it added comes back."""
+    names = [p.name.value for p in function.params.params]
+    local, handed = {}, {}
+    for position, arg in enumerate(call.args):
+        parameter = arg.keyword.value if arg.keyword is not None else (
+            names[position] if position < len(names) and not arg.star else None)
+        holder = dotted_name(arg.value)
+        if parameter is not None and holder in env and isinstance(env[holder], ModuleRef):
+            local[parameter], handed[parameter] = env[holder], holder
+    if not handed or resolver.depth > 10:
+        return
+    resolver.depth += 1
+    try:
+        for statement in _statements(function.body):
+            resolver._scan_statement(statement, local, owner, in_loop)
+    finally:
+        resolver.depth -= 1
+    for parameter, holder in handed.items():
+        env[holder] = local[parameter]
 
 
 def _grown_container(alternatives):

@@ -1,0 +1,61 @@
+"""MXNet operators as Gluon code calls them through `F` (`mx.nd`/`mx.sym`): F.Activation, F.relu, F.clip, ...
+
+Functions take mxnet's parameter names (`data`, `act_type`, `a_min`/`a_max`) and ignore its `name=` argument
+(a symbol name, meaningless in Keras).
+"""
+
+import tensorflow as tf
+
+
+def gluon_activation(data, act_type, name=None):
+    """F.Activation(data, act_type): 'relu', 'sigmoid', 'tanh', 'softrelu' (log(1 + e^x)) or 'softsign'."""
+    x = tf.convert_to_tensor(data)
+    if act_type == "relu":
+        return tf.nn.relu(x)
+    if act_type == "sigmoid":
+        return tf.math.sigmoid(x)
+    if act_type == "tanh":
+        return tf.math.tanh(x)
+    if act_type == "softrelu":
+        return tf.math.softplus(x)
+    if act_type == "softsign":
+        return x / (1.0 + tf.abs(x))
+    raise ValueError(f"Activation: unknown act_type {act_type!r} (mxnet takes relu, sigmoid, tanh, softrelu, "
+                     f"softsign)")
+
+
+def gluon_leaky_relu(data, act_type="leaky", slope=0.25, name=None):
+    """F.LeakyReLU(data, act_type='leaky', slope): x if x >= 0 else slope * x ('elu': slope * (e^x - 1))."""
+    x = tf.convert_to_tensor(data)
+    if act_type == "leaky":
+        return tf.where(x >= 0, x, x * tf.cast(slope, x.dtype))
+    if act_type == "elu":
+        return tf.where(x > 0, x, tf.cast(slope, x.dtype) * tf.math.expm1(x))
+    raise NotImplementedError(f"LeakyReLU: act_type={act_type!r} is not supported by porter yet")
+
+
+def gluon_relu(data, name=None):
+    """F.relu."""
+    return tf.nn.relu(tf.convert_to_tensor(data))
+
+
+def gluon_sigmoid(data, name=None):
+    """F.sigmoid."""
+    return tf.math.sigmoid(tf.convert_to_tensor(data))
+
+
+def gluon_tanh(data, name=None):
+    """F.tanh."""
+    return tf.math.tanh(tf.convert_to_tensor(data))
+
+
+def gluon_softsign(data, name=None):
+    """F.softsign: x / (1 + |x|)."""
+    x = tf.convert_to_tensor(data)
+    return x / (1.0 + tf.abs(x))
+
+
+def gluon_clip(data, a_min, a_max, name=None):
+    """F.clip(data, a_min, a_max): values limited to [a_min, a_max]."""
+    x = tf.convert_to_tensor(data)
+    return tf.clip_by_value(x, tf.cast(a_min, x.dtype), tf.cast(a_max, x.dtype))

@@ -1,0 +1,98 @@
+"""porter convert on Gluon fixtures: the port exits 0 and imports, loads the `.params` file real mxnet 1.9.1 wrote
+(BatchNorm statistics and affine parameters moved off their defaults) and computes mxnet's outputs within 1e-4
+relative to the output scale, eagerly and under XLA."""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from porter.weights.gluon_params import read_gluon_params
+from tests.mxnet.gluon_fixtures import GLUON_FIXTURES, GLUON_FIXTURES_DIR, make_inputs, needs_mxnet
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+# How the port builds the model the fixture's table names (a factory the port does not carry: its class directly).
+PORT_BUILDERS = {
+    "mlp_hybrid.py": lambda module: module.MLP(),
+    "lenet.py": lambda module: module.LeNet(),
+    "resnet_v1.py": lambda module: module.ResNetV1(module.BasicBlockV1, [1, 1, 1], [16, 16, 32, 64]),
+    "mobilenet_v1.py": lambda module: module.MobileNet(),
+    "batchnorm_variants.py": lambda module: module.NormVariantsNet(),
+    "activations.py": lambda module: module.ActivationZoo(),
+    "pooling_variants.py": lambda module: module.PoolingNet(),
+}
+
+
+def convert_fixture(name, out):
+    """Run `porter convert` as a user does; returns the completed process."""
+    return subprocess.run([sys.executable, "-m", "porter", "convert", str(GLUON_FIXTURES_DIR / name), "-o", str(out)],
+                          capture_output=True, text=True, cwd=REPOSITORY, check=False)
+
+
+def import_port(out, name):
+    stem = Path(name).stem
+    path = Path(out) / f"{stem}_keras.py"
+    spec = importlib.util.spec_from_file_location(f"gluon_port_{stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def ports(tmp_path_factory):
+    return tmp_path_factory.mktemp("gluon-ports")
+
+
+def test_gluon_port_exits_0_imports_and_says_mxnet(ports):
+    import json
+
+    completed = convert_fixture("lenet.py", ports / "lenet_only")
+    assert completed.returncode == 0, completed.stderr
+    manifest = json.loads((ports / "lenet_only" / "porter-manifest.json").read_text())
+    assert manifest["sources"][0]["framework"] == "mxnet"
+    assert manifest["main_class"] == "LeNet"
+    module = import_port(ports / "lenet_only", "lenet.py")
+    assert hasattr(module, "LeNet") and hasattr(module, "load_state_dict")
+    text = (ports / "lenet_only" / "lenet_keras.py").read_text()
+    assert "mxnet" not in text.split('"""', 2)[-1].split("# --- ported from")[0]  # no mxnet import in the port
+
+
+@needs_mxnet
+@pytest.mark.parametrize("name", sorted(PORT_BUILDERS))
+def test_port_matches_mxnet(name, ports):
+    import tensorflow as tf
+
+    from porter.verify.mxnet_reference import run_gluon_reference
+
+    out = ports / Path(name).stem
+    completed = convert_fixture(name, out)
+    assert completed.returncode == 0, completed.stderr
+    case = GLUON_FIXTURES[name]
+    inputs = make_inputs(case.inputs)
+    params_path = ports / f"{Path(name).stem}.params"
+    reference = run_gluon_reference(GLUON_FIXTURES_DIR / name, case.main, inputs, init_kwargs=case.init_kwargs,
+                                    perturb=True, save_parameters=params_path)
+    expected = reference.outputs[0]
+    assert expected.shape == case.output_shape
+
+    module = import_port(out, name)
+    model = PORT_BUILDERS[name](module)
+    model(*[tf.constant(x) for x in inputs])  # Gluon's deferred shapes (in_units=0): built on a first call
+    state = read_gluon_params(params_path)
+    assert set(state) == set(reference.parameters)
+    module.load_state_dict(model, state)
+
+    scale = float(np.max(np.abs(expected))) or 1.0
+    eager = model(*[tf.constant(x) for x in inputs]).numpy()
+    assert eager.shape == expected.shape
+    eager_error = float(np.max(np.abs(eager - expected))) / scale
+    compiled = tf.function(lambda *xs: model(*xs), jit_compile=True)
+    xla = compiled(*[tf.constant(x) for x in inputs]).numpy()
+    xla_error = float(np.max(np.abs(xla - expected))) / scale
+    print(f"{name}: max error relative to the output scale: eager {eager_error:.2e}, XLA {xla_error:.2e}")
+    assert eager_error <= 1e-4
+    assert xla_error <= 1e-4
