@@ -36,6 +36,44 @@ def _gluon_xavier(shape, fan_in, fan_out):
     return keras.initializers.RandomUniform(-bound, bound)
 
 
+class GluonPendingVariable:
+    """Stands for a variable a deferred layer (Gluon's `in_units=0`) has not created yet; once the layer exists it
+    answers for the real one. Lets `load_state_dict` size such layers from the saved arrays, without a sample call."""
+
+    def __init__(self, layer, name):
+        self.layer, self.name = layer, name
+
+    def _variable(self):
+        variable = getattr(self.layer, self.name)
+        if variable is None:
+            raise ValueError(f"{self.name} of an unbuilt {type(self.layer).__name__}: call the model once on a "
+                             f"sample input first")
+        return variable
+
+    @property
+    def shape(self):
+        return self._variable().shape
+
+    @property
+    def dtype(self):
+        return self._variable().dtype
+
+    def assign(self, value):
+        return self._variable().assign(value)
+
+
+def _gluon_deferred_state(layer, prefix, names, build_from, to_keras=None):
+    """State entries of an unbuilt layer's parameters `names`: loading the first creates the layer's variables
+    from the saved array's shape (`build_from(shape)`), then every entry loads into them."""
+
+    def sized(value):
+        build_from(value.shape)
+        return to_keras(value) if to_keras is not None else value
+
+    return [StateEntry(prefix + name, GluonPendingVariable(layer, name), sized if i == 0 else None)
+            for i, name in enumerate(names)]
+
+
 class GluonDense(TorchLayer):
     """gluon.nn.Dense: y = activation(x W^T + b); `flatten=True` first flattens every axis after the first."""
 
@@ -79,6 +117,9 @@ class GluonDense(TorchLayer):
         return gluon_activation(y, self.activation_name) if self.activation_name else y
 
     def torch_state(self, prefix=""):
+        if self.weight is None:
+            return _gluon_deferred_state(self, prefix, ("weight", "bias") if self.use_bias else ("weight",),
+                                         lambda shape: self._gluon_create(shape[1]))
         entries = [StateEntry(prefix + "weight", self.weight)]
         if self.bias is not None:
             entries.append(StateEntry(prefix + "bias", self.bias))
@@ -142,6 +183,10 @@ class _GluonConv(TorchLayer):
         return gluon_activation(y, self.activation_name) if self.activation_name else y
 
     def torch_state(self, prefix=""):
+        if self.weight is None:
+            return _gluon_deferred_state(self, prefix, ("weight", "bias") if self.use_bias else ("weight",),
+                                         lambda shape: self._gluon_create(shape[1] * self.groups),
+                                         _conv_torch_to_hwio)
         entries = [StateEntry(prefix + "weight", self.weight, _conv_torch_to_hwio)]
         if self.bias is not None:
             entries.append(StateEntry(prefix + "bias", self.bias))
@@ -217,8 +262,10 @@ class GluonBatchNorm(TorchLayer):
                                 1.0 - self.momentum, self.epsilon, use_batch_stats)
 
     def torch_state(self, prefix=""):
-        return [StateEntry(prefix + name, getattr(self, name))
-                for name in ("gamma", "beta", "running_mean", "running_var")]
+        names = ("gamma", "beta", "running_mean", "running_var")
+        if self.gamma is None:
+            return _gluon_deferred_state(self, prefix, names, lambda shape: self._gluon_create(shape[0]))
+        return [StateEntry(prefix + name, getattr(self, name)) for name in names]
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
