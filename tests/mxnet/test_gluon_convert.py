@@ -16,6 +16,8 @@ from tests.mxnet.gluon_fixtures import GLUON_FIXTURES, GLUON_FIXTURES_DIR, make_
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 # How the port builds the model the fixture's table names (a factory the port does not carry: its class directly).
+# A key "file.py ARGS" converts with those extra command-line arguments.
+RESNET_HINT = '{"block": "BasicBlockV1", "layers": [1, 1, 1], "channels": [16, 16, 32, 64]}'
 PORT_BUILDERS = {
     "mlp_hybrid.py": lambda module: module.MLP(),
     "lenet.py": lambda module: module.LeNet(),
@@ -24,13 +26,19 @@ PORT_BUILDERS = {
     "batchnorm_variants.py": lambda module: module.NormVariantsNet(),
     "activations.py": lambda module: module.ActivationZoo(),
     "pooling_variants.py": lambda module: module.PoolingNet(),
+    f"resnet_v1.py --init-args {RESNET_HINT}": lambda module: module.ResNetV1(module.BasicBlockV1, [1, 1, 1],
+                                                                             [16, 16, 32, 64]),
 }
+# Convnets whose layout the translator follows through the whole model: the traced graph holds at most the
+# boundary Transposes (a flatten of (N, C, H, W) after convolutions is the second).
+TRANSPOSE_BUDGET = {"lenet.py": 2, "mobilenet_v1.py": 2, "pooling_variants.py": 2, "batchnorm_variants.py": 2,
+                    f"resnet_v1.py --init-args {RESNET_HINT}": 2}
 
 
-def convert_fixture(name, out):
+def convert_fixture(name, out, extra=()):
     """Run `porter convert` as a user does; returns the completed process."""
-    return subprocess.run([sys.executable, "-m", "porter", "convert", str(GLUON_FIXTURES_DIR / name), "-o", str(out)],
-                          capture_output=True, text=True, cwd=REPOSITORY, check=False)
+    return subprocess.run([sys.executable, "-m", "porter", "convert", str(GLUON_FIXTURES_DIR / name), "-o", str(out),
+                           *extra], capture_output=True, text=True, cwd=REPOSITORY, check=False)
 
 
 def import_port(out, name):
@@ -62,14 +70,15 @@ def test_gluon_port_exits_0_imports_and_says_mxnet(ports):
 
 
 @needs_mxnet
-@pytest.mark.parametrize("name", sorted(PORT_BUILDERS))
-def test_port_matches_mxnet(name, ports):
+@pytest.mark.parametrize("key", sorted(PORT_BUILDERS))
+def test_port_matches_mxnet(key, ports):
     import tensorflow as tf
 
     from porter.verify.mxnet_reference import run_gluon_reference
 
-    out = ports / Path(name).stem
-    completed = convert_fixture(name, out)
+    name, _, extra = key.partition(" ")
+    out = ports / f"{Path(name).stem}{'_hinted' if extra else ''}"
+    completed = convert_fixture(name, out, extra.split(" ", 1) if extra else ())
     assert completed.returncode == 0, completed.stderr
     case = GLUON_FIXTURES[name]
     inputs = make_inputs(case.inputs)
@@ -80,7 +89,7 @@ def test_port_matches_mxnet(name, ports):
     assert expected.shape == case.output_shape
 
     module = import_port(out, name)
-    model = PORT_BUILDERS[name](module)
+    model = PORT_BUILDERS[key](module)
     model(*[tf.constant(x) for x in inputs])  # Gluon's deferred shapes (in_units=0): built on a first call
     state = read_gluon_params(params_path)
     assert set(state) == set(reference.parameters)
@@ -93,14 +102,20 @@ def test_port_matches_mxnet(name, ports):
     compiled = tf.function(lambda *xs: model(*xs), jit_compile=True)
     xla = compiled(*[tf.constant(x) for x in inputs]).numpy()
     xla_error = float(np.max(np.abs(xla - expected))) / scale
-    print(f"{name}: max error relative to the output scale: eager {eager_error:.2e}, XLA {xla_error:.2e}")
+    print(f"{key}: max error relative to the output scale: eager {eager_error:.2e}, XLA {xla_error:.2e}")
     assert eager_error <= 1e-4
     assert xla_error <= 1e-4
 
-    sized_by_weights = PORT_BUILDERS[name](module)  # no sample call: deferred layers take the saved shapes
+    sized_by_weights = PORT_BUILDERS[key](module)  # no sample call: deferred layers take the saved shapes
     module.load_state_dict(sized_by_weights, state)
     direct = sized_by_weights(*[tf.constant(x) for x in inputs]).numpy()
     assert float(np.max(np.abs(direct - expected))) / scale <= 1e-4
+
+    if key in TRANSPOSE_BUDGET:
+        specs = [tf.TensorSpec(x.shape, x.dtype) for x in inputs]
+        graph = tf.function(lambda *xs: model(*xs), autograph=False).get_concrete_function(*specs).graph
+        transposes = [op.type for op in graph.get_operations()].count("Transpose")
+        assert transposes <= TRANSPOSE_BUDGET[key], f"{transposes} Transpose ops traced"
 
 
 @needs_mxnet
