@@ -49,6 +49,9 @@ def build_parser():
                               "'state_dict'/'model' is fine) or .safetensors; writes OUT/<name>.weights.h5")
     convert.add_argument("--train-script", metavar="FILE", type=Path,
                          help="file holding the training code when it is not in SRC")
+    convert.add_argument("--channels-last-io", action="store_true", dest="channels_last_io",
+                         help="the main class takes and returns images channels-last (NHWC): a convnet runs "
+                              "without a Transpose (`model.channels_last_io = False` restores torch's layout)")
     convert.add_argument("--framework", choices=FRAMEWORKS, default="auto",
                          help="source framework (default: auto, from the file's imports)")
     convert.add_argument("--force", action="store_true",
@@ -161,6 +164,7 @@ def run_convert(args):
                            str(args.weights), hint="check the --weights path")
     options = ConvertOptions(source, out, args.class_name, args.input_specs, init_args, args.weights, args.force,
                              args.train_script)
+    options.channels_last_io = args.channels_last_io
     if "framework" in getattr(ConvertOptions, "__dataclass_fields__", {}):
         options.framework = args.framework
     conversion = convert(options)

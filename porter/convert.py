@@ -32,6 +32,7 @@ class ConvertOptions:
     weights: Path | None = None
     force: bool = False
     train_script: Path | None = None
+    channels_last_io: bool = False  # the main class exchanges images channels-last (--channels-last-io)
 
 
 @dataclass
@@ -152,6 +153,11 @@ def convert(options, read_only=False):
         example_values[main_class] = ([tensor(f"input{i}", len(e.shape) + 1) for i, e in enumerate(example_inputs)],
                                       {})
     translator = FileTranslator(ctx, example_values).translate(main_class)
+    if options.channels_last_io:
+        if not any(ctx.irs[main_class].io_inputs):
+            raise UsageError(f"--channels-last-io: {main_class} takes no channels-first image it works on "
+                             f"channels-last", hint="leave the flag out: the port keeps torch's layout")
+        ctx.channels_last_io = True
     if not example_inputs:
         example_inputs, assumed = infer_example_inputs(source, main_class, options.init_args or {})
         warnings.extend([assumed] if assumed else [])
@@ -166,6 +172,7 @@ def convert(options, read_only=False):
     tpu_findings = lint_tpu(source, ctx)  # advice for TPU: shown in the manifest and reports, never an exit code
     manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
                               options.init_args, tpu_findings)
+    manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
     files = dict(module_files)
     ctx.generated_files = files  # the reports place generated line numbers from it
     from porter.report.porting_md import render_porting_md
@@ -204,6 +211,8 @@ def build_manifest(source, ctx, out, source_path, module_name, main_class, examp
         inputs = None
         if name == main_class and example_inputs:
             inputs = [e.as_manifest() for e in example_inputs]
+            for entry, switches in zip(inputs, ir.io_inputs):  # taken channels-last under `channels_last_io`
+                entry["channels_last_io"] = bool(switches)
         classes.append({
             "name": name, "source_line": info.line, "status": ir.status, "example_inputs": inputs,
             "unsupported": [{"line": u.line, "construct": u.construct, "reason": u.reason} for u in ir.unsupported],

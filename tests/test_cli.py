@@ -63,12 +63,25 @@ def test_help_documents_every_flag(capsys):
     (["--framework", "jax"], "invalid choice: 'jax'"),
     (["--framework", "mxnet"], "--framework mxnet"),
     (["--bogus-flag"], "unrecognized arguments"),
+    (["--channels-last-io"], "--channels-last-io: Net takes no channels-first image"),
 ])
 def test_usage_errors(porter_cli, model, tmp_path, argv, needle):
     out = tmp_path / "out"
     result = porter_cli("convert", model, "-o", out, *argv)
     assert_clean_error(result, needle)
     assert not out.exists()
+
+
+def test_channels_last_io_makes_it_the_main_class_default(porter_cli, tmp_path):
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "lenet.py"
+    result = porter_cli("convert", fixture, "-o", tmp_path / "out", "--channels-last-io")
+    assert result.code == 0, result.err
+    manifest = json.loads((tmp_path / "out" / "porter-manifest.json").read_text())
+    assert manifest["channels_last_io"] is True
+    entry = next(c for c in manifest["sources"][0]["classes"] if c["name"] == manifest["main_class"])
+    assert [spec["channels_last_io"] for spec in entry["example_inputs"]] == [True]
+    module = (tmp_path / "out" / "lenet_keras.py").read_text()
+    assert "    channels_last_io = True" in module and "x = self.io_input(x)" in module
 
 
 def test_framework_torch_and_auto_accepted(porter_cli, model, tmp_path):

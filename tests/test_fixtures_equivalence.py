@@ -69,6 +69,29 @@ def test_fixture_layout_costs_no_transposes(name, converted):
     assert count_transposes(pair.keras_model, inputs) <= limit
 
 
+@pytest.mark.parametrize("name", sorted(CONVNETS - {"conv3d_video"}))  # conv3d_video takes (N, T, C, H, W)
+def test_convnet_with_channels_last_io_matches_torch_without_transposes(name, converted):
+    """`model.channels_last_io = True`: images in (and image outputs) channels-last, the same numbers as torch,
+    and not one Transpose in the traced graph."""
+    _, pair = converted(name)
+    switched = [bool(spec.get("channels_last_io")) for spec in pair.class_entry["example_inputs"]]
+    assert any(switched), f"{name}: no input switches to channels-last"
+    inputs = pair.example_inputs(batch=2, seed=5)
+    expected = pair.run_torch(inputs)
+    channels_last_inputs = [np.moveaxis(x, 1, -1) if on else x for x, on in zip(inputs, switched, strict=True)]
+    pair.keras_model.channels_last_io = True
+    try:
+        for jit in (False, True):
+            actual = pair.run_keras(channels_last_inputs, jit=jit)
+            for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
+                if want.ndim > 2 and got.shape == np.moveaxis(want, 1, -1).shape != want.shape:
+                    want = np.moveaxis(want, 1, -1)  # an image output, channels-last too
+                assert_equivalent(want, got, tolerance=1e-4, what=f"{name} output {index} jit={jit}")
+        assert count_transposes(pair.keras_model, channels_last_inputs) == 0
+    finally:
+        pair.keras_model.channels_last_io = False
+
+
 def poison_embedding(pair, inputs):
     """NaN in the first Embedding's row of a token the inputs lack, +Inf in one element of another such row.
 

@@ -250,6 +250,7 @@ class ModuleEmitter:
                                porter_layout=layout_in if inherits or layout_in != "source" else None,
                                layout_out=ir.layout_out if inherits or ir.layout_out != layout_in else None,
                                renamed=json.dumps(ir.renamed) if ir.renamed else "",
+                               channels_last_io=self.ctx.channels_last_io and info.name == self.ctx.main_class,
                                init_signature=init_signature, init_body=init_body,
                                call_signature=call_signature or "self, *args, training=None",
                                call_body=call_body or [f"{INDENT * 2}return super().call(*args, training=training)"],

@@ -332,8 +332,9 @@ class CallTranslator:
         return template.with_code(call)
 
     def to_value_layout(self, value, wanted):
-        if value.is_tensor and value.layout.startswith("permuted:"):
-            value = to_layout(self.ctx, value, "source")
+        if value.is_tensor and value.layout.startswith("permuted:") and not (
+                wanted is not None and wanted.is_tensor and wanted.channels_last):
+            value = to_layout(self.ctx, value, "source")  # a channels-last parameter takes it in one transpose
         if wanted is None or not value.is_tensor:
             return self.as_plain(value) if wanted is None else value
         if not wanted.is_tensor:

@@ -107,7 +107,7 @@ class FileTranslator:
             self.translate_init(info)
         if main_class is not None:
             args = self.example_values.get(main_class)
-            self.translate_forward(self.source.classes[main_class], args, output_layout="source")
+            self.translate_forward(self.source.classes[main_class], args, output_layout="io")
         self.specialise_siblings()
         for info in self.source.classes.values():
             if info.name not in self.ctx.signatures:
@@ -456,13 +456,16 @@ class FileTranslator:
             signature.arg_values = tuple(arg_values)
             signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
             self.ctx.signatures[info.name] = signature
+            io_inputs = self.boundary_inputs(info, params, env) if output_layout == "io" else []
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
                                              output_layout)
             translator.info = info
             body, _ = translator.block(forward.body, 2)
+            if io_inputs:  # the main class takes its images once, channels-last from here on
+                at = _docstring_lines(self.source, forward)
+                body[at:at] = [f"{INDENT * 2}{name} = self.io_input({name})" for name in io_inputs]
+            ir.io_inputs = tuple(p.name.value in io_inputs for p in params if p.star not in ("*", "**"))
             signature.output = translator.return_template if output_layout is None else None
-            if output_layout == "source":
-                signature.output = None
             ir.arg_layouts = tuple(v.layout if v.is_tensor else "python" for v in arg_values)
             template = translator.return_template
             ir.layout_out = "channels_last" if template is not None and template.channels_last else "source"
@@ -472,6 +475,21 @@ class FileTranslator:
         finally:
             self.ctx.current.pop()
             self.in_progress.discard(info.name)
+
+    def boundary_inputs(self, info, params, env):
+        """The main class's image arguments that it works on channels-last: bound channels-last here, converted
+        by `self.io_input` at the top of `call` (a no-op when the model takes channels-last input)."""
+        names = []
+        for param in params:
+            name = param.name.value
+            value = env.get(name)
+            if not (isinstance(value, Value) and value.is_tensor and value.layout == "source"):
+                continue
+            rank = value.rank or self.spatial_rank(info)
+            if (rank or 0) > 2 and self.prefers_channels_last(info, name, depth=0):
+                env[name] = value.but(layout="channels_last", rank=rank)
+                names.append(name)
+        return names
 
     def bind_call_values(self, params, call_values):
         """Forward parameters -> Values: what the first caller passes (positional, then keyword)."""
@@ -588,6 +606,16 @@ def _one_kind(refs):
     if len({ref.kind for ref in refs}) == 1 and refs[0].kind in ("sequential", "list", "dict"):
         return ModuleRef(refs[0].kind, elements=tuple(e for ref in refs for e in ref.elements), ordered=False)
     return ModuleRef("unknown")
+
+
+def _docstring_lines(source, definition):
+    """How many lines the docstring opening `definition`'s body takes (0 without one)."""
+    first = definition.body.body[0] if isinstance(definition.body, cst.IndentedBlock) and definition.body.body \
+        else None
+    if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) and isinstance(
+            first.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        return len(source.code_of(first).strip("\n").splitlines())
+    return 0
 
 
 def _calls_in_order(body):

@@ -73,6 +73,7 @@ class FileContext:
     current: list = field(default_factory=list)  # stack of ModuleIR being translated
     reserved_names: set = field(default_factory=set)
     renames: dict = field(default_factory=dict)  # runtime name -> emitted name when a user name collides
+    channels_last_io: bool = False  # porter convert --channels-last-io: the main class's images are NHWC
 
     def __post_init__(self):
         self.module_rules, self.function_rules = load_all_rules()

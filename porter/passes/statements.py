@@ -312,7 +312,9 @@ class BodyTranslator(ExpressionTranslator):
         if value.kind == "tuple" and value.items:
             value = value.but(items=tuple(to_layout(self.ctx, i, "source") if i.is_tensor and
                                           i.layout.startswith("permuted:") else i for i in value.items))
-        if self.output_layout == "source" or self.mode not in ("forward", "function"):
+        if self.output_layout == "io" and self.mode == "forward":  # the main class: channels-last results
+            return self.io_result(value)  # in the layout the model exchanges (`self.io_output`)
+        if self.output_layout in ("source", "io") or self.mode not in ("forward", "function"):
             return self.as_plain(value) if value.is_tensor or value.kind == "tuple" else value
         if self.return_template is None:
             if value.kind == "tuple" and value.items is not None:
@@ -323,6 +325,22 @@ class BodyTranslator(ExpressionTranslator):
         if value.is_tensor and template.is_tensor:
             return to_layout(self.ctx, value, "channels_last" if template.channels_last else "source", template.rank)
         return self.as_plain(value)
+
+    def io_result(self, value):
+        """A value the main class returns: channels-last tensors through `self.io_output`, the rest in torch's
+        layout."""
+        if value.is_tensor:
+            if value.channels_last and (value.rank or 0) > 2:
+                return tensor(f"self.io_output({value.code})", value.rank)
+            return self.as_plain(value)
+        if value.kind == "tuple" and value.items:
+            items = [self.io_result(i) for i in value.items]
+            if [i.code for i in items] == [i.code for i in value.items]:
+                return value
+            opener, closer = ("[", "]") if value.code.startswith("[") else ("(", ")")
+            single = "," if len(items) == 1 and opener == "(" else ""
+            return value.but(code=opener + ", ".join(i.code for i in items) + single + closer, items=tuple(items))
+        return self.as_plain(value) if value.kind == "tuple" else value
 
     # --- compound statements -----------------------------------------------------------------------------
     def _stmt_If(self, statement, depth):

@@ -76,6 +76,7 @@ class Context:
             "init_args": _py(self.manifest.get("init_args") or {}),
             "example_inputs": _py(inputs),
             "target_kind": plan.loss.target,
+            "channels_last_io": bool(self.manifest.get("channels_last_io")),
             "class_axis": plan.loss.class_axis,
             "batch_size": _default(plan.batch_size, 32),
             "epochs": _default(plan.epochs, 1),

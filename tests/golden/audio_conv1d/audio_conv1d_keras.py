@@ -34,7 +34,6 @@ load_state_dict = runtime.load_state_dict
 log_softmax = runtime.log_softmax
 mean = runtime.mean
 relu = runtime.relu
-to_channels_last = runtime.to_channels_last
 
 
 # --- ported from audio_conv1d.py ---
@@ -75,8 +74,8 @@ class M5(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
-        x_nhwc = to_channels_last(x)
-        x = self.conv1(x_nhwc)
+        x = self.io_input(x)
+        x = self.conv1(x)
         x = relu(self.bn1(x, training=training))
         x = self.pool1(x)
         x = self.block2(x, training=training)

@@ -36,7 +36,6 @@ collect_state = runtime.collect_state
 flatten = runtime.flatten
 load_state_dict = runtime.load_state_dict
 relu = runtime.relu
-to_channels_last = runtime.to_channels_last
 
 
 # --- ported from conv3d_video.py ---
@@ -78,7 +77,7 @@ class VideoNet(TorchModule):
     def call(self, clip, training=None):
         # (N, T, C, H, W) -> (N, C, T, H, W)
         x = clip
-        x = self.block1(to_channels_last(tf.transpose(x, [0, 2, 1, 3, 4])), training=training)  # (N, 16, 8, 16, 16)
+        x = self.block1(tf.transpose(x, [0, 1, 3, 4, 2]), training=training)  # (N, 16, 8, 16, 16)
         x = self.block2(x, training=training)  # (N, 32, 4, 8, 8)
         x = self.block3(x, training=training)  # (N, 64, 2, 4, 4)
         x = flatten(self.pool(x), 1)

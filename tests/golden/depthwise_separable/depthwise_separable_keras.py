@@ -36,7 +36,6 @@ hardswish = runtime.hardswish
 load_state_dict = runtime.load_state_dict
 squeeze = runtime.squeeze
 to_channels_first = runtime.to_channels_first
-to_channels_last = runtime.to_channels_last
 
 
 # --- ported from depthwise_separable.py ---
@@ -86,8 +85,8 @@ class DSCNet(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
-        x_nhwc = to_channels_last(x)
-        x = hardswish(self.stem_bn(self.stem(x_nhwc), training=training))
+        x = self.io_input(x)
+        x = hardswish(self.stem_bn(self.stem(x), training=training))
         x = self.blocks(x, training=training)
         x = squeeze(squeeze(to_channels_first(self.pool(x)), -1), -1)
         return self.fc(x)

@@ -32,7 +32,6 @@ flatten = runtime.flatten
 load_state_dict = runtime.load_state_dict
 max_pool2d = runtime.max_pool2d
 relu = runtime.relu
-to_channels_last = runtime.to_channels_last
 
 
 # --- ported from lenet.py ---
@@ -53,8 +52,8 @@ class LeNet5(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
-        x_nhwc = to_channels_last(x)
-        x = max_pool2d(relu(self.conv1(x_nhwc)), 2)  # -> (N, 6, 14, 14)
+        x = self.io_input(x)
+        x = max_pool2d(relu(self.conv1(x)), 2)  # -> (N, 6, 14, 14)
         x = max_pool2d(relu(self.conv2(x)), kernel_size=2, stride=2)  # -> (N, 16, 5, 5)
         x = flatten(x, 1)
         x = relu(self.fc1(x))

@@ -34,7 +34,6 @@ TorchModule = runtime.TorchModule
 collect_state = runtime.collect_state
 load_state_dict = runtime.load_state_dict
 mean = runtime.mean
-to_channels_last = runtime.to_channels_last
 
 
 # --- ported from mobilenetv2.py ---
@@ -135,8 +134,8 @@ class MobileNetV2(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
-        x_nhwc = to_channels_last(x)
-        x = self.features(x_nhwc, training=training)
+        x = self.io_input(x)
+        x = self.features(x, training=training)
         # global average pool over H, W
         x = mean(x, (1, 2))
         x = self.classifier(x, training=training)

@@ -38,7 +38,6 @@ init_kaiming_normal = runtime.init_kaiming_normal
 load_state_dict = runtime.load_state_dict
 relu = runtime.relu
 to_channels_first = runtime.to_channels_first
-to_channels_last = runtime.to_channels_last
 
 
 # --- ported from resnet.py ---
@@ -141,8 +140,8 @@ class ResNet(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
-        x_nhwc = to_channels_last(x)
-        x = self.conv1(x_nhwc)
+        x = self.io_input(x)
+        x = self.conv1(x)
         x = self.bn1(x, training=training)
         x = self.relu(x)
         x = self.layer1(x, training=training)

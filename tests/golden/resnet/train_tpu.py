@@ -119,7 +119,7 @@ support = _load_module("train_support", "train_support.py")
 MODEL_CLASS = "ResNet"
 INIT_ARGS = {}
 # Example inputs of ResNet.call (batch excluded), from porter-manifest.json; None: unknown.
-EXAMPLE_INPUTS = [{"shape": [3, 32, 32], "dtype": "float32", "low": None, "high": None}]
+EXAMPLE_INPUTS = [{"shape": [3, 32, 32], "dtype": "float32", "low": None, "high": None, "channels_last_io": True}]
 TARGET_KIND = "class"  # class | binary_logits | binary_probs | regression
 CLASS_AXIS = 1  # axis of the class scores in the model's output, as the loss reads it
 DEFAULT_BATCH_SIZE = 16
@@ -132,9 +132,41 @@ SOURCE_STEPS_PER_EPOCH = None
 SYNTHETIC_BATCHES = 8  # the synthetic set holds this many global batches
 
 
+CHANNELS_LAST_IO = False  # porter convert --channels-last-io; main() also turns it on for
+# --channels-last-io and for data that `porter data --channels-last-io` wrote
+
+
 def build_model():
-    """ResNet as resnet.py builds it."""
-    return model_lib.resnet14_tiny()
+    """ResNet as resnet.py builds it; with
+    CHANNELS_LAST_IO its images come (and go) channels-last, so a convnet runs without a Transpose."""
+    model = model_lib.resnet14_tiny()
+    model.channels_last_io = CHANNELS_LAST_IO
+    return model
+
+
+def input_shape(spec):
+    """An example input's shape (batch excluded) as the model takes it: channels moved last for the images that
+    switch with CHANNELS_LAST_IO."""
+    shape = tuple(spec["shape"])
+    if CHANNELS_LAST_IO and spec.get("channels_last_io") and len(shape) > 1:
+        return shape[1:] + shape[:1]
+    return shape
+
+
+def channels_last_io_problem(wanted, data):
+    """None when the run can use channels-last images as `wanted` (--channels-last-io) and `data` say; else why not.
+    Data written by `porter data --channels-last-io` turns it on."""
+    switchable = any(spec.get("channels_last_io") for spec in EXAMPLE_INPUTS)
+    data_layouts = {spec.get("layout", "source") for spec in read_schema(data)["inputs"]} if data else set()
+    if "channels_last" in data_layouts:
+        wanted = True
+    if not wanted:
+        return None
+    if not switchable:
+        return f"{MODEL_CLASS} takes no image input it could take channels-last (--channels-last-io)"
+    if data and "channels_last" not in data_layouts:
+        return "--channels-last-io needs data written channels-last: re-run `porter data --channels-last-io`"
+    return None
 
 
 def named_parameters(model):
@@ -295,7 +327,7 @@ def random_inputs(count, seed):
     rng = np.random.default_rng(seed)
     arrays = []
     for spec in EXAMPLE_INPUTS:
-        shape = (count, *spec["shape"])
+        shape = (count, *input_shape(spec))
         dtype = spec["dtype"]
         low, high = spec.get("low"), spec.get("high")
         if dtype.startswith("int") or dtype == "bool":
@@ -484,7 +516,9 @@ def write_scalar(name, value, step):
 
 
 def export_model(model, directory, sample_inputs):
-    """The trained weights, rebuilt outside the strategy in float32: .keras file and a SavedModel for serving."""
+    """The trained weights, rebuilt outside the strategy in float32: .keras file and a SavedModel for serving;
+    returns the paths written."""
+    written = []
     policy = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy("float32")
     try:
@@ -492,11 +526,21 @@ def export_model(model, directory, sample_inputs):
         serving(*sample_inputs, training=False)
         serving.set_weights([np.asarray(w) for w in model.get_weights()])
         tf.io.gfile.makedirs(directory)
-        serving.save(os.path.join(directory, "model.keras"))
+        try:
+            serving.save(os.path.join(directory, "model.keras"))
+            written.append(os.path.join(directory, "model.keras"))
+        except (TypeError, ValueError, NotImplementedError) as error:  # a constructor argument Keras cannot
+            print(
+                f"train_tpu.py: warning: model.keras not written ({type(error).__name__}: "  # serialise (a
+                f"{str(error).splitlines()[0][:160]}); the SavedModel holds the trained model",
+                file=sys.stderr,
+            )
         signature = [tf.TensorSpec((None, *s.shape[1:]), s.dtype) for s in sample_inputs]
         serving.export(os.path.join(directory, "saved_model"), input_signature=signature, verbose=False)
+        written.append(os.path.join(directory, "saved_model"))
     finally:
         keras.mixed_precision.set_global_policy(policy)
+    return written
 
 
 def parse_args(argv=None):
@@ -544,6 +588,13 @@ def parse_args(argv=None):
         metavar="N",
         help="split the CPU into N logical devices under MirroredStrategy (tests the distributed "
         "path without accelerators)",
+    )
+    parser.add_argument(
+        "--channels-last-io",
+        action="store_true",
+        dest="channels_last_io",
+        help="feed images channels-last (NHWC, as `porter data --channels-last-io` writes them): "
+        "the model then runs without a Transpose; on by itself for such data",
     )
     parser.add_argument(
         "--precision",
@@ -637,6 +688,16 @@ def main(argv=None):
             file=sys.stderr,
         )
         return 2
+    global CHANNELS_LAST_IO
+    problem = channels_last_io_problem(args.channels_last_io or CHANNELS_LAST_IO, args.data)
+    if problem:
+        print(f"train_tpu.py: error: {problem}", file=sys.stderr)
+        return 2
+    CHANNELS_LAST_IO = (
+        CHANNELS_LAST_IO
+        or args.channels_last_io
+        or bool(args.data and any(spec.get("layout") == "channels_last" for spec in read_schema(args.data)["inputs"]))
+    )
     precision = args.precision or ("mixed_bfloat16" if is_tpu(strategy) else "float32")
     jit = args.jit != "off" or is_tpu(strategy)
     output = args.output_dir
@@ -671,11 +732,20 @@ def main(argv=None):
         )
         iterator = iter(dataset)
         specs = EXAMPLE_INPUTS or (read_schema(args.data)["inputs"] if args.data else [])
-        sample = [tf.zeros((1, *spec["shape"]), spec["dtype"]) for spec in specs]
+        sample = [
+            tf.zeros((1, *(input_shape(spec) if EXAMPLE_INPUTS else spec["shape"])), spec["dtype"]) for spec in specs
+        ]
         with strategy.scope():
             model = build_model()
             if sample:
-                model(*sample, training=False)
+                outputs = model(*sample, training=False)
+                if CHANNELS_LAST_IO and TARGET_KIND == "class" and len(tf.nest.flatten(outputs)[0].shape) > 2:
+                    print(
+                        "train_tpu.py: error: --channels-last-io with per-position class targets is not supported "
+                        "yet (the loss reads the classes on torch's axis)",
+                        file=sys.stderr,
+                    )
+                    return 2
             if args.init_weights:
                 load_initial_weights(model, args.init_weights)
             optimizer = build_optimizer(model)
@@ -736,11 +806,8 @@ def main(argv=None):
         writer.flush()
         if not args.no_export and sample:
             print(f"train_tpu.py: exporting to {export_dir}...", flush=True)
-            export_model(model, export_dir, sample)
-            print(
-                f"train_tpu.py: exported {os.path.join(export_dir, 'model.keras')} and "
-                f"{os.path.join(export_dir, 'saved_model')}"
-            )
+            written = export_model(model, export_dir, sample)
+            print(f"train_tpu.py: exported {' and '.join(written)}")
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
 

@@ -121,8 +121,8 @@ class SENet(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
-        x_nhwc = to_channels_last(x)
-        out = self.stem(x_nhwc, training=training)
+        x = self.io_input(x)
+        out = self.stem(x, training=training)
         out = self.blocks(out, training=training)
         out = adaptive_avg_pool2d(out, 1)
         out = view(to_channels_first(out), dim_size(out, 0), -1)

@@ -138,6 +138,19 @@ class TorchModule(keras.Model):
     torch_names = {}  # Keras attribute name -> torch attribute name, for renamed attributes
     torch_flatten_inputs = {}  # torch path of a Linear -> expression of the channel count of the flatten it reads
     open_calls = 0  # TorchModule calls in progress (replica threads trace one at a time): 0 -> the model's own
+    # `model.channels_last_io = True`: the model's image inputs and outputs are channels-last (NHWC), so a convnet
+    # runs without a single Transpose (data from `porter data --channels-last-io`, train_tpu.py
+    # --channels-last-io); False keeps torch's layout at the boundary
+    channels_last_io = False
+
+    def io_input(self, x):
+        """A forward argument the model works on channels-last: transposed from torch's layout unless the model
+        takes channels-last input."""
+        return x if self.channels_last_io else to_channels_last(x)
+
+    def io_output(self, x):
+        """A channels-last result: in torch's layout unless the model returns channels-last output."""
+        return x if self.channels_last_io else to_channels_first(x)
 
     def __call__(self, *args, **kwargs):
         """Under a mixed policy (mixed_bfloat16: float32 variables, bfloat16 compute) the model's own call returns

@@ -38,8 +38,6 @@ collect_state = runtime.collect_state
 interpolate = runtime.interpolate
 load_state_dict = runtime.load_state_dict
 sigmoid = runtime.sigmoid
-to_channels_first = runtime.to_channels_first
-to_channels_last = runtime.to_channels_last
 
 
 # --- ported from superres.py ---
@@ -118,15 +116,15 @@ class SuperResNet(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, lr, training=None):
-        lr_nhwc = to_channels_last(lr)
-        base = interpolate(lr_nhwc, scale_factor=self.scale, mode="bilinear", align_corners=False)
-        x = self.head(lr_nhwc, training=training)
+        lr = self.io_input(lr)
+        base = interpolate(lr, scale_factor=self.scale, mode="bilinear", align_corners=False)
+        x = self.head(lr, training=training)
         res = x
         for block in self.body:
             res = block(res, training=training)
         x = x + self.body_tail(res)
         x = self.upsamplers[self.scale_key](x, training=training)
-        return to_channels_first(self.tail(x) + base)
+        return self.io_output(self.tail(x) + base)
 
     def get_config(self):
         return {**super().get_config(), **self.init_args}

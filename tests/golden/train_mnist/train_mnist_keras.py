@@ -34,7 +34,6 @@ load_state_dict = runtime.load_state_dict
 log_softmax = runtime.log_softmax
 max_pool2d = runtime.max_pool2d
 relu = runtime.relu
-to_channels_last = runtime.to_channels_last
 
 
 # --- ported from train_mnist.py ---
@@ -55,8 +54,8 @@ class Net(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
-        x_nhwc = to_channels_last(x)
-        x = self.conv1(x_nhwc)
+        x = self.io_input(x)
+        x = self.conv1(x)
         x = relu(x)
         x = self.conv2(x)
         x = relu(x)

@@ -51,6 +51,11 @@ def channels_last_perm(rank):
     return [0] + list(range(2, rank)) + [1]
 
 
+def channels_first_perm(rank):
+    """Permutation taking a channels-last tensor of `rank` back to torch's channels-first order."""
+    return [0, rank - 1] + list(range(1, rank - 1))
+
+
 def _is_reshape(x, perm):
     """True when `perm` keeps every axis longer than 1 in order, so a reshape does the job without a Transpose."""
     sizes = tuple(x.shape)
@@ -72,6 +77,12 @@ def to_channels_last(x):
     """torch layout -> channels-last (no-op for rank <= 2)."""
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_last_perm(rank))
+
+
+def to_channels_first(x):
+    """channels-last -> torch layout (no-op for rank <= 2)."""
+    rank = len(x.shape)
+    return x if rank <= 2 else _permute(x, channels_first_perm(rank))
 
 
 def collect_state(layer, prefix=""):
@@ -130,6 +141,19 @@ class TorchModule(keras.Model):
     torch_names = {}  # Keras attribute name -> torch attribute name, for renamed attributes
     torch_flatten_inputs = {}  # torch path of a Linear -> expression of the channel count of the flatten it reads
     open_calls = 0  # TorchModule calls in progress (replica threads trace one at a time): 0 -> the model's own
+    # `model.channels_last_io = True`: the model's image inputs and outputs are channels-last (NHWC), so a convnet
+    # runs without a single Transpose (data from `porter data --channels-last-io`, train_tpu.py
+    # --channels-last-io); False keeps torch's layout at the boundary
+    channels_last_io = False
+
+    def io_input(self, x):
+        """A forward argument the model works on channels-last: transposed from torch's layout unless the model
+        takes channels-last input."""
+        return x if self.channels_last_io else to_channels_last(x)
+
+    def io_output(self, x):
+        """A channels-last result: in torch's layout unless the model returns channels-last output."""
+        return x if self.channels_last_io else to_channels_first(x)
 
     def __call__(self, *args, **kwargs):
         """Under a mixed policy (mixed_bfloat16: float32 variables, bfloat16 compute) the model's own call returns

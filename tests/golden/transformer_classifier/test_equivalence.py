@@ -268,6 +268,7 @@ class PortedPair:
         keras.config.set_dtype_policy(self.precision)
         try:
             self.keras_model = getattr(self.keras_module, self.class_name)(**self.init_args)
+            self.keras_model.channels_last_io = False  # compared with torch in torch's layout
         finally:
             keras.config.set_dtype_policy(previous)
         self.keras_module.load_state_dict(self.keras_model, self.reference_state)

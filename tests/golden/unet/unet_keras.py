@@ -35,8 +35,6 @@ cat = runtime.cat
 collect_state = runtime.collect_state
 interpolate = runtime.interpolate
 load_state_dict = runtime.load_state_dict
-to_channels_first = runtime.to_channels_first
-to_channels_last = runtime.to_channels_last
 torch_size = runtime.torch_size
 
 
@@ -145,8 +143,8 @@ class UNet(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
-        x_nhwc = to_channels_last(x)
-        x1 = self.inc(x_nhwc, training=training)
+        x = self.io_input(x)
+        x1 = self.inc(x, training=training)
         x2 = self.down1(x1, training=training)
         x3 = self.down2(x2, training=training)
         x4 = self.down3(x3, training=training)
@@ -154,7 +152,7 @@ class UNet(TorchModule):
         x = self.up2(x, x2, training=training)
         x = self.up3(x, x1, training=training)
         logits = self.outc(x, training=training)
-        return to_channels_first(logits)
+        return self.io_output(logits)
 
     def get_config(self):
         return {**super().get_config(), **self.init_args}

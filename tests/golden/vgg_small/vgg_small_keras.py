@@ -38,7 +38,6 @@ init_constant = runtime.init_constant
 init_kaiming_normal = runtime.init_kaiming_normal
 init_normal = runtime.init_normal
 load_state_dict = runtime.load_state_dict
-to_channels_last = runtime.to_channels_last
 torch_last_channels = runtime.last_channels
 view = runtime.view
 
@@ -83,8 +82,8 @@ class VGGSmall(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
-        x_nhwc = to_channels_last(x)
-        x = self.features(x_nhwc, training=training)
+        x = self.io_input(x)
+        x = self.features(x, training=training)
         x = view(x, dim_size(x, 0), -1)
         x = self.classifier(x, training=training)
         return x

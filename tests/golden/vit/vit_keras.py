@@ -38,7 +38,6 @@ expand = runtime.expand
 flatten = runtime.flatten
 init_trunc_normal = runtime.init_trunc_normal
 load_state_dict = runtime.load_state_dict
-to_channels_last = runtime.to_channels_last
 zeros = runtime.zeros
 
 
@@ -117,9 +116,9 @@ class ViT(TorchModule):
         self.built = True  # every size is fixed by the constructor: weights exist now (load_state_dict, save_weights)
 
     def call(self, x, training=None):
+        x = self.io_input(x)
         B = dim_size(x, 0)
-        x_nhwc = to_channels_last(x)
-        x = self.patch_embed(x_nhwc, training=training)
+        x = self.patch_embed(x, training=training)
         cls_tokens = expand(self.cls_token, B, -1, -1)  # stole cls_tokens impl from Phil Wang, thanks
         x = cat([cls_tokens, x], 1)
         x = x + self.pos_embed
