@@ -402,7 +402,7 @@ class ModuleResolver:
                         env[holder].append(ref)
                     else:
                         env[holder].extend(ref.elements)
-                elif holder in env and isinstance(env[holder], ModuleRef) and args:
+                elif holder in env and isinstance(env[holder], ModuleRef) and env[holder].kind != "rule" and args:
                     current = env[holder]  # self.features.add_module(name, block) / blocks.append(block)
                     method = call.func.attr.value
                     if method == "add":  # Gluon's Sequential.add(a, b, c) appends its blocks in order
