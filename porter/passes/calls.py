@@ -8,6 +8,7 @@ from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, remap_axi
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
 from porter.passes.modules import CONTAINERS, ModuleResolver
+from porter.rules.registry import module_rule_for_call
 
 PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple", "dict", "zip", "enumerate",
                         "isinstance", "min", "max", "abs", "round", "sum", "print", "hasattr", "getattr",
@@ -19,6 +20,7 @@ CONTAINER_RUNTIME_BY_NAME = {"mxnet.gluon.nn.Sequential": "GluonSequential",
                              "mxnet.gluon.nn.HybridSequential": "GluonSequential"}
 # canonical-id roots of the frameworks whose calls go through the rule registry
 RULE_FRAMEWORKS = ("torch", "mxnet")
+GLUON_OPS = "mxnet.ndarray."  # where the rules of NDArray methods live, for Gluon sources
 
 
 class Call:
@@ -445,7 +447,7 @@ class CallTranslator:
             args, kwargs = self.arg_values(node)
             return self.apply_rule(rules[canonical], Call(canonical, args, kwargs, self.line))
         if canonical in self.ctx.module_rules:
-            rule = self.ctx.module_rules[canonical]
+            rule = module_rule_for_call(self.ctx.module_rules[canonical], node)
             name = self.ctx.use(rule.runtime)
             if self.ctx.ir is not None:
                 self.ctx.ir.ops.add(canonical)  # a layer built here is an op of this class, named as the source does
@@ -483,6 +485,10 @@ class CallTranslator:
         rules = self.ctx.function_rules
         canonical = f"Tensor.{method}"
         args, kwargs = self.arg_values(node)
+        if self.source.framework == "mxnet":  # NDArray methods are mxnet's operators (`x.reshape((0, -1))`)
+            gluon = f"{GLUON_OPS}{method}"
+            if gluon in rules:
+                return self.apply_rule(rules[gluon], Call(gluon, args, kwargs, self.line, receiver=base))
         if canonical in rules:
             return self.apply_rule(rules[canonical], Call(canonical, args, kwargs, self.line, receiver=base))
         if method.endswith("_") and f"Tensor.{method[:-1]}" in rules:

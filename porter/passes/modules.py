@@ -8,6 +8,7 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
+from porter.rules.registry import module_rule_for_call
 
 CONTAINERS = {
     "torch.nn.Sequential": "sequential",
@@ -217,6 +218,8 @@ class ModuleResolver:
     def _non_container_call(self, node, env, owner):
         target = self.class_ref(node.func, env)
         if target is not None:
+            if target.kind == "rule" and target.rule.variant is not None:  # `nn.LayerNorm(axis=1)`: its arguments pick
+                target = ModuleRef("rule", rule=module_rule_for_call(target.rule, node))
             if target.kind == "class":
                 self.note_constructor_args(target.class_name, node, env, owner)
             return target

@@ -56,6 +56,9 @@ class ModuleRule:
     outputs: str = "tensor"  # "tensor" or "tuple" (RNNs, attention): tuple items are in torch's order
     family: str = ""
     rank_delta: object = 0  # output rank - input rank when `rank` is None; "unknown" when it varies
+    # callable(positional, keywords) -> ModuleRule: the rule one construction uses, from its arguments' source text
+    # (`nn.LayerNorm(axis=1)` on images runs channels-last, `nn.LayerNorm()` in torch's order); None: always this one
+    variant: object = None
 
 
 @dataclass(frozen=True)
@@ -83,14 +86,26 @@ def _family(stack_depth=2):
     return sys._getframe(stack_depth).f_code.co_filename.rsplit("/", 1)[-1].removesuffix(".py")
 
 
-def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0):
+def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
-    rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta)
+    rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule
     return rule
+
+
+def module_rule_for_call(rule, node):
+    """The rule the construction `node` (a libcst Call) uses: `rule`, or the variant its arguments pick."""
+    if rule.variant is None:
+        return rule
+    import libcst as cst
+
+    text = cst.Module([]).code_for_node
+    positional = [text(a.value) for a in node.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value: text(a.value) for a in node.args if a.keyword is not None}
+    return rule.variant(positional, keywords)
 
 
 def function_rule(*names, runtime=None, signature=None, layout="any", rank=None, axis_params=(),

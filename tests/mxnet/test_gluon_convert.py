@@ -28,13 +28,17 @@ PORT_BUILDERS = {
     "pooling_variants.py": lambda module: module.PoolingNet(),
     "squeezenet_concurrent.py": lambda module: module.SqueezeNet(),
     "densenet_small.py": lambda module: module.DenseNet(),
+    "token_mlp_forward.py": lambda module: module.TokenMLP(),
+    "upsampling_decoder.py": lambda module: module.UpsamplingDecoder(),
     f"resnet_v1.py --init-args {RESNET_HINT}": lambda module: module.ResNetV1(module.BasicBlockV1, [1, 1, 1],
                                                                              [16, 16, 32, 64]),
 }
 # Convnets whose layout the translator follows through the whole model: the traced graph holds at most the
 # boundary Transposes (a flatten of (N, C, H, W) after convolutions is the second).
 TRANSPOSE_BUDGET = {"lenet.py": 2, "mobilenet_v1.py": 2, "pooling_variants.py": 2, "batchnorm_variants.py": 2,
-                    f"resnet_v1.py --init-args {RESNET_HINT}": 2, "squeezenet_concurrent.py": 2}
+                    f"resnet_v1.py --init-args {RESNET_HINT}": 2, "squeezenet_concurrent.py": 2,
+                    "upsampling_decoder.py": 2,
+                    "token_mlp_forward.py": 4}  # a sequence model: only its own 4 `x.transpose((0, 2, 1))` calls
 
 
 def convert_fixture(name, out, extra=()):

@@ -1,0 +1,77 @@
+"""MXNet's shape operators with Gluon's semantics, as `F.reshape`/`F.transpose` and the NDArray methods
+`x.reshape(...)`/`x.transpose(...)` call them: reshape's special codes (0 copy, -1 infer, -2 copy the rest,
+-3 merge two, -4 split one, `reverse=True` right to left) and transpose's `axes` (empty: reversed)."""
+
+import tensorflow as tf
+
+
+def _gluon_dims(x):
+    """x's dims: Python ints where static, scalar int32 tensors where not."""
+    dynamic = None
+    dims = []
+    for axis, size in enumerate(x.shape):
+        if size is None:
+            dynamic = tf.shape(x) if dynamic is None else dynamic
+            size = dynamic[axis]
+        dims.append(size)
+    return dims
+
+
+def gluon_reshape_target(dims, shape):
+    """mxnet's InferReshapeShape: the target shape (a list; -1 left for tf.reshape to infer) for input `dims`."""
+    shape, out, source, i = list(shape), [], 0, 0
+    while i < len(shape):
+        code = int(shape[i])
+        if code > 0:
+            out.append(code)
+            source += 1
+        elif code == 0:
+            out.append(dims[source])
+            source += 1
+        elif code == -1:
+            out.append(-1)
+            source += 1
+        elif code == -2:
+            out.extend(dims[source:])
+            source = len(dims)
+        elif code == -3:
+            out.append(dims[source] * dims[source + 1])
+            source += 2
+        elif code == -4:
+            first, second = int(shape[i + 1]), int(shape[i + 2])
+            size = dims[source]
+            first = size // second if first == -1 else first
+            second = size // first if second == -1 else second
+            out.extend([first, second])
+            source += 1
+            i += 2
+        else:
+            raise ValueError(f"reshape: unknown special code {code} in {tuple(shape)}")
+        i += 1
+    return out
+
+
+def gluon_reshape(data, *dims, shape=None, reverse=False, name=None):
+    """F.reshape(data, shape) / x.reshape(shape) / x.reshape(d0, d1, ...) with mxnet's special codes."""
+    x = tf.convert_to_tensor(data)
+    if shape is None:
+        shape = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+    sizes = _gluon_dims(x)
+    if reverse:
+        if -4 in [int(s) for s in shape]:
+            raise NotImplementedError("reshape: reverse=True with -4 is not supported by porter yet")
+        target = list(reversed(gluon_reshape_target(list(reversed(sizes)), list(reversed(list(shape))))))
+    else:
+        target = gluon_reshape_target(sizes, shape)
+    if any(isinstance(size, tf.Tensor) for size in target):
+        target = tf.stack([tf.cast(size, tf.int32) for size in target])
+    return tf.reshape(x, target)
+
+
+def gluon_transpose(data, *given, axes=None, name=None):
+    """F.transpose(data, axes) / x.transpose(axes) / x.transpose(a0, a1, ...): axes permuted (empty: reversed)."""
+    x = tf.convert_to_tensor(data)
+    if axes is None:
+        axes = given[0] if len(given) == 1 and isinstance(given[0], (tuple, list)) else given
+    axes = tuple(axes) if axes is not None else ()
+    return tf.transpose(x, list(axes) if axes else None)
