@@ -3,7 +3,8 @@
 For each class with example inputs (the main class unless --class says otherwise) it builds the torch source and
 the Keras port with the recorded constructor arguments, moves parameters and normalisation statistics off their
 defaults, copies the weights through the generated load_state_dict and runs the checks of porter.verify.checks
-on hypothesis-drawn cases. It prints a table per class (the source's other classes get a row from the submodule
+on hypothesis-drawn cases. A Gluon source runs in real mxnet 1.9.1 in its own interpreter (porter.verify.gluon_checks:
+the parameters it saves with save_parameters are what the port loads; the drawn cases go to mxnet together). It prints a table per class (the source's other classes get a row from the submodule
 capture of the main model) and, on a mismatch, the first diverging submodule with its source file:line and a
 command that reproduces the failing case. Exit 0: all equal; 1: a mismatch; 2: usage (no example inputs, ...).
 """
@@ -33,8 +34,9 @@ def add_parser(subparsers):
                     "outputs (1e-4 of the output's scale), gradients w.r.t. inputs and every parameter (1e-3 of "
                     "each tensor's max) and, with BatchNorm, one training step (outputs and running statistics). "
                     "On a mismatch the first diverging submodule is named with its source file:line. The source "
-                    "is imported from the manifest's path, or from $PORTER_SOURCE. Exit 0: equal; 1: mismatch; "
-                    "2: usage.")
+                    "is imported from the manifest's path, or from $PORTER_SOURCE. MXNet Gluon sources run in "
+                    "real mxnet 1.9.1 (.venv-mxnet, made by scripts/setup.sh; or --mxnet-python). Exit 0: equal; "
+                    "1: mismatch; 2: usage.")
     parser.add_argument("out", metavar="OUT", help="output directory of `porter convert`")
     parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES, metavar="N",
                         help=f"drawn examples per class, the baseline case included (default {DEFAULT_EXAMPLES})")
@@ -50,8 +52,8 @@ def add_parser(subparsers):
     parser.add_argument("--case", metavar="CASE",
                         help="run one case only, as printed by a failure: 'batch=B,exponent=E,variant=V,seed=S'")
     parser.add_argument("--mxnet-python", metavar="PATH", default=None,
-                        help="Python of the mxnet 1.9.1 environment that computes the reference for MXNet "
-                             "sources (not supported yet: verify checks PyTorch sources)")
+                        help="Python of the mxnet 1.9.1 environment that computes the reference for MXNet Gluon "
+                             "sources (default: $PORTER_MXNET_PYTHON, else the repository's .venv-mxnet/bin/python)")
     return parser
 
 
@@ -65,8 +67,10 @@ def run(args):
     case = _parse_case(args.case)
     source_entry = manifest["sources"][0]
     framework = source_entry.get("framework", "torch")
-    if framework != "torch":
-        reference_for_framework(framework, args.mxnet_python)
+    mxnet = reference_for_framework(framework, args.mxnet_python)
+    if mxnet is not None and args.precision != "float32":
+        raise UsageError(f"--precision {args.precision} is not supported for MXNet Gluon sources yet",
+                         hint="verify Gluon ports in float32")
     classes = _classes_to_check(manifest, args.class_name, args.out)
 
     from porter.verify.harness import source_path_of
@@ -75,7 +79,7 @@ def run(args):
     if not source_path.is_file():
         raise UsageError(f"source {source_path} (recorded in {out / 'porter-manifest.json'}) does not exist",
                          hint="set PORTER_SOURCE=path/to/model.py")
-    progress("loading torch and TensorFlow...")
+    progress("loading torch and TensorFlow..." if mxnet is None else "loading TensorFlow...")
     try:
         import hypothesis  # noqa: F401
 
@@ -87,6 +91,7 @@ def run(args):
     except ImportError as error:
         raise UsageError(f"porter verify needs torch, tensorflow and hypothesis ({error})",
                          hint="pip install 'porter[verify]'") from None
+    args.mxnet = mxnet
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small models: one torch thread is 2-3x faster beside TensorFlow's own threads
     try:
@@ -157,12 +162,22 @@ def _without_directories(text):
 
 
 def reference_for_framework(framework, mxnet_python):
-    """Hook for other source frameworks: MXNet Gluon will run its reference in the mxnet venv by subprocess
-    (`--mxnet-python`). Until then only torch sources are verified."""
-    if framework == "mxnet":
-        raise UsageError("verifying MXNet Gluon sources is not supported yet", hint="porter verify checks PyTorch "
-                         "sources; --mxnet-python is reserved for the MXNet reference runner")
-    raise UsageError(f"unknown source framework {framework!r} in porter-manifest.json")
+    """None for torch sources (the reference runs in this process); for MXNet Gluon sources the mxnet 1.9.1
+    interpreter that runs the reference (`--mxnet-python`, $PORTER_MXNET_PYTHON or .venv-mxnet), checked here so that
+    a missing one is a usage error (exit 2) with the fix."""
+    if framework == "torch":
+        return None
+    if framework != "mxnet":
+        raise UsageError(f"unknown source framework {framework!r} in porter-manifest.json")
+    from porter.verify.mxnet_reference import mxnet_python as default_mxnet_python
+    from porter.verify.mxnet_reference import mxnet_unavailable_reason
+
+    python = default_mxnet_python(mxnet_python)
+    problem = mxnet_unavailable_reason(str(python))
+    if problem is not None:  # "... : run `bash scripts/setup.sh`, which creates .venv-mxnet ..."
+        raise UsageError(f"MXNet Gluon sources are verified against real mxnet 1.9.1; {problem}",
+                         hint="or pass --mxnet-python PATH to a Python that has mxnet 1.9.1")
+    return python
 
 
 def _read_manifest(out):
@@ -258,6 +273,8 @@ class ClassResult:
 
 
 def verify_class(out, args, name, case):
+    if getattr(args, "mxnet", None) is not None:
+        return verify_gluon_class(out, args, name, case)
     from porter.verify.harness import PortedPair
 
     result = ClassResult(name)
@@ -310,6 +327,105 @@ def verify_class(out, args, name, case):
         add_class_rows(pair, equivalence, result, args.seed)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def verify_gluon_class(out, args, name, case):
+    """verify_class for a Gluon source: mxnet 1.9.1 in its own interpreter computes the reference."""
+    from porter.verify.checks import EquivalenceFailure
+    from porter.verify.gluon_checks import GluonEquivalence, GluonPair, MxnetReferenceError, drawn_gluon_cases
+    from porter.weights.gluon_params import read_gluon_params
+
+    result = ClassResult(name)
+    started = time.perf_counter()
+    try:
+        pair = GluonPair(out, args.mxnet, Path(__file__).resolve().with_name("mxnet_driver.py"), class_name=name,
+                         seed=args.seed, read_params=read_gluon_params)
+    except ImportError as error:
+        raise UsageError(f"cannot import the port: {error}", hint="re-run porter convert --force") from None
+    except TypeError as error:
+        raise UsageError(f"{name} cannot be built without constructor arguments ({error})",
+                         out / "porter-manifest.json",
+                         hint="convert again with --init-args '{\"name\": value, ...}'") from None
+    try:
+        try:
+            equivalence = GluonEquivalence(pair)
+        except ValueError as error:
+            if pair.reference_state is None:
+                raise UsageError(str(error)) from None
+            raise
+        except MxnetReferenceError as error:
+            _gluon_usage_error(pair, error, out)
+    except Exception as error:  # load_state_dict (missing, unexpected or mis-shaped keys)
+        if isinstance(error, UsageError):
+            raise
+        pair.close()
+        result.verdict = "mismatch"
+        what = "the parameters mxnet saved do not fit the port" if "state_dict" in str(error) else \
+            f"building the models raised {type(error).__name__}"
+        result.failure_text = (f"MISMATCH in {name}: {what}: {error}\n"
+                               f"  (did the source change after conversion? re-run porter convert --force)")
+        result.message = f"{what}: {error}"
+        result.seconds = time.perf_counter() - started
+        return result
+    try:
+        if len(equivalence.variants) > 1:
+            result.notes.append(f"input sizes drawn from {equivalence.describe_variants()}")
+        else:
+            result.notes.append(f"input sizes fixed at {equivalence.describe_variants()[3:]} (the source accepts no "
+                                f"scaled spatial size or sequence length)")
+        drawn = [case] if case is not None else drawn_gluon_cases(equivalence, args.examples, args.seed)
+        try:
+            equivalence.prepare(drawn)
+        except MxnetReferenceError:
+            pass  # a case mxnet itself rejects: each case is then computed alone, and that one fails as a mismatch
+        failure = None
+        for drawn_case in drawn:
+            try:
+                for stage, method in (("forward", equivalence.check_forward),
+                                      ("gradients", equivalence.check_gradients),
+                                      ("train", equivalence.check_train_mode)):
+                    try:
+                        result.add(stage, method(drawn_case))
+                    except EquivalenceFailure:
+                        if stage == "forward":
+                            result.examples += 1
+                        raise
+            except EquivalenceFailure as caught:
+                failure = caught
+                break
+        result.notes.extend(equivalence.notes)
+        result.notes.append(f"reference: mxnet 1.9.1 ({len(drawn)} case(s) in {pair.batches} mxnet process(es))")
+        if failure is not None:
+            from porter.verify.gluon_checks import gluon_failure_report
+
+            command = ["porter", "verify", args.out, "--class", name, "--seed", str(args.seed), "--case",
+                       str(failure.case)]
+            result.verdict = "mismatch"
+            result.failure_text = gluon_failure_report(equivalence, failure,
+                                                       " ".join(shlex.quote(part) for part in command))
+            result.message = f"{failure.stage}: {failure.message}"
+    finally:
+        pair.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _gluon_usage_error(pair, error, out):
+    """A failure of mxnet before any case ran: the source, its constructor arguments or the example inputs."""
+    if error.stage in ("initialize the parameters", "load the inputs"):
+        from porter.frontend.training_code import ExampleInput
+
+        specs = " ".join(f"--input-shape {ExampleInput.from_manifest(spec).spec_text()}"
+                         for spec in pair.input_specs())
+        raise UsageError(f"the example inputs recorded for {pair.class_name} ({specs}) do not fit the mxnet model: "
+                         f"{error}", str(out / "porter-manifest.json"),
+                         hint="convert again with --force and the --input-shape the source's forward takes "
+                              "(batch excluded)") from None
+    if error.stage == "construct the model":
+        raise UsageError(f"{pair.class_name} cannot be built in mxnet: {error}", str(out / "porter-manifest.json"),
+                         hint="convert again with --init-args '{\"name\": value, ...}'") from None
+    raise UsageError(f"the mxnet reference failed: {error}", str(pair.source_path),
+                     hint="run the source in .venv-mxnet to see why") from None
 
 
 def check_reference_accepts(pair, equivalence, out, seed):

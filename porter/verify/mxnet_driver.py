@@ -14,6 +14,17 @@ and `save_parameters` (paths or null) and `out_dir`. The driver writes into out_
     parameters.npz        every parameter, keyed as save_parameters names it, as the forward used it
     parameter_gradients.npz   the gradients of the parameters that take one (grad_req != 'null')
     error.json            instead, when something fails: {"stage", "type", "message"} (the message's last line)
+
+A batch request (the one `porter verify` and the generated test_equivalence.py send, so that one process serves
+many cases) has `sample` (an .npz of inputs that completes deferred shapes) and `cases` instead of `inputs`, and
+optionally `probe` (.npz names of inputs tried in inference mode: does the model accept them?) and `determinism`
+(an .npz of inputs run twice in training mode). Dropout blocks are set to rate 0 first. Each case is
+{"name", "inputs", "seed", "training"}: the loss is sum_i sum(w_i * output_i) over the floating-point outputs, w_i
+standard normal from numpy's default_rng([seed, 1]) drawn in output order (porter's `output_weights`). It writes
+<name>_outputs.npz, <name>_gradients.npz (input_<i> and the parameters' gradients) and <name>_state.npz (every
+parameter after the step: a training step moves BatchNorm's running statistics), and the parameters are put back
+before the next case. `info.json` says which probes ran, whether training is deterministic and which parameters
+take gradients.
 """
 
 import importlib.util
@@ -36,7 +47,10 @@ def main(request_path):
     request = json.loads(Path(request_path).read_text())
     out_dir = Path(request["out_dir"])
     try:
-        run(request, out_dir, request_path)
+        if "cases" in request:
+            run_batch(request, out_dir, request_path)
+        else:
+            run(request, out_dir, request_path)
     except StageFailed as failure:
         write_error(out_dir, failure.stage, failure.__cause__)
         return 1
@@ -66,6 +80,144 @@ def run(request, out_dir, request_path):
         save_npz(out_dir / "input_gradients.npz", input_gradients)
         save_npz(out_dir / "parameter_gradients.npz",
                  {name: p.grad().asnumpy() for name, p in parameters.items() if p.grad_req != "null"})
+
+
+def run_batch(request, out_dir, request_path):
+    """The batch request: build, initialize on the sample, load/perturb/save, probe, then every case."""
+    import numpy as np
+
+    with stage("import mxnet"):
+        import mxnet as mx
+    with stage("import the model file"):
+        module = import_by_path(Path(request["model_path"]))
+    with stage("construct the model"):
+        net = construct(module, request)
+    if os.environ.get("MXNET_MKLDNN_ENABLED") == "0" and uses_fused_rnn(net):
+        restart_with_mkldnn(request_path)
+    with stage("load the inputs"):
+        sample = ndarrays(load_npz(out_dir / request["sample"]))
+    with stage("initialize the parameters"):
+        parameters = initialize(net, sample, request)
+        saved = {name: p.data().copy() for name, p in parameters.items()}
+        save_npz(out_dir / "parameters.npz", {name: value.asnumpy() for name, value in saved.items()})
+    if request.get("save_parameters"):
+        with stage("save the parameters"):
+            net.save_parameters(request["save_parameters"])
+    rates = switch_off_dropout(net)
+    info = {"dropout_blocks": rates, "trainable": sorted(n for n, p in parameters.items() if p.grad_req != "null"),
+            "accepted": [], "deterministic": None, "training_error": None}
+    for name in request.get("probe") or []:
+        try:
+            with mx.autograd.predict_mode():
+                flatten_outputs(net(*ndarrays(load_npz(out_dir / name))))
+            mx.nd.waitall()
+            info["accepted"].append(True)
+        except Exception:  # noqa: BLE001 - the model rejects these sizes, whatever it raises
+            info["accepted"].append(False)
+    if request.get("determinism"):
+        inputs = load_npz(out_dir / request["determinism"])
+        try:
+            runs = []
+            for _ in range(2):
+                with mx.autograd.record(train_mode=True):
+                    runs.append([out.asnumpy() for out in flatten_outputs(net(*ndarrays(inputs)))])
+                restore(parameters, saved)
+            info["deterministic"] = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(*runs))
+        except Exception as error:  # noqa: BLE001 - reported, and the training check is left out
+            restore(parameters, saved)
+            info["training_error"] = f"{type(error).__name__}: {last_line(error)}"
+    if request.get("vanishing"):  # last: the model is cast to float64 for it
+        info["vanishing"] = vanishing_gradients(net, load_npz(out_dir / request["vanishing"]))
+    for case in request["cases"]:
+        with stage(f"run case {case['name']}"):
+            inputs = ndarrays(load_npz(out_dir / case["inputs"]))
+            outputs, gradients = weighted_backward(net, inputs, case["seed"], case["training"])
+            save_npz(out_dir / f"{case['name']}_outputs.npz",
+                     {f"output_{i}": out.asnumpy() for i, out in enumerate(outputs)})
+            gradients.update({name: p.grad().asnumpy() for name, p in parameters.items() if p.grad_req != "null"})
+            save_npz(out_dir / f"{case['name']}_gradients.npz", gradients)
+            save_npz(out_dir / f"{case['name']}_state.npz", {name: p.data().asnumpy() for name, p in parameters.items()})
+            restore(parameters, saved)
+    (out_dir / "info.json").write_text(json.dumps(info))
+
+
+def vanishing_gradients(net, inputs):
+    """{"eval": [...], "training": [...]}: the parameters whose gradient is zero in exact arithmetic (below 1e-10 of
+    the largest, computed in float64), such as the bias of a layer that a training-mode BatchNorm follows: in float32
+    their value is round-off, judged against the largest gradient. Empty lists when the model does not run in
+    float64."""
+    import numpy as np
+
+    found = {"eval": [], "training": []}
+    try:
+        net.cast("float64")
+        inputs = ndarrays([x.astype(np.float64) if np.issubdtype(x.dtype, np.floating) else x for x in inputs])
+        parameters = net._collect_params_with_prefix()
+        for mode, training in (("eval", False), ("training", True)):
+            _, gradients = weighted_backward(net, inputs, 0, training)
+            gradients.update({name: p.grad().asnumpy() for name, p in parameters.items() if p.grad_req != "null"})
+            peak = max([float(np.abs(g).max(initial=0.0)) for g in gradients.values()] + [0.0])
+            found[mode] = sorted(name for name, g in gradients.items()
+                                 if not name.startswith("input_") and float(np.abs(g).max(initial=0.0)) <= 1e-10 * peak)
+    except Exception:  # noqa: BLE001 - a model that does not run in float64: every gradient on its own max
+        return {"eval": [], "training": []}
+    return found
+
+
+def ndarrays(arrays):
+    import mxnet as mx
+
+    return [mx.nd.array(array, dtype=array.dtype) for array in arrays]
+
+
+def switch_off_dropout(net):
+    """Dropout blocks to rate 0 (training must be deterministic to compare); their names, as a count."""
+    found = []
+
+    def visit(block):
+        if type(block).__name__ == "Dropout" and hasattr(block, "_rate"):
+            block._rate = 0.0
+            found.append(block.name)
+
+    net.apply(visit)
+    return len(found)
+
+
+def restore(parameters, saved):
+    """Every parameter back to the value it had after initialization (a training step moves statistics)."""
+    for name, parameter in parameters.items():
+        parameter.set_data(saved[name])
+    for parameter in parameters.values():
+        if parameter.grad_req != "null":
+            parameter.zero_grad()
+
+
+def weighted_backward(net, inputs, seed, training):
+    """The outputs and {input_<i>: gradient} of sum_i sum(w_i * output_i) over the floating-point outputs."""
+    import mxnet as mx
+    import numpy as np
+
+    floating = {i: x for i, x in enumerate(inputs) if np.issubdtype(x.dtype, np.floating)}
+    for x in floating.values():
+        x.attach_grad()
+    with mx.autograd.record(train_mode=training):
+        outputs = flatten_outputs(net(*inputs))
+        differentiable = [out for out in outputs if np.issubdtype(out.dtype, np.floating)]
+        generator = np.random.default_rng([seed, 1])
+        weights = [generator.standard_normal(tuple(out.shape)).astype(np.float32) for out in differentiable]
+        terms = [(out * mx.nd.array(w, dtype=out.dtype)).sum() for out, w in zip(differentiable, weights)]
+        total = sum(terms[1:], terms[0]) if terms else None
+    if total is not None:
+        # backward in the forward's mode: NDArray.backward defaults to train_mode=True, where BatchNorm's backward
+        # uses the batch statistics even after an inference-mode forward (wrong eval-mode gradients)
+        total.backward(train_mode=training)
+    mx.nd.waitall()
+    return outputs, {f"input_{i}": x.grad.asnumpy() for i, x in floating.items()}
+
+
+def last_line(error):
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else type(error).__name__
 
 
 def construct(module, request):
@@ -192,9 +344,11 @@ def flatten_outputs(result):
 def perturb_parameters(net, generator):
     """Move normalisation statistics and 1-D affine parameters off their defaults (1/0 hide swapped or dropped terms),
     as porter's torch reference does."""
+    import numpy as np
+
     for name, parameter in net._collect_params_with_prefix().items():
         value = parameter.data()
-        if not str(value.dtype).startswith("float"):
+        if np.dtype(value.dtype).kind != "f":  # NDArray.dtype is a numpy type (np.float32), not a dtype name
             continue
         noise = generator.uniform(0.0, 1.0, size=value.shape).astype(value.dtype)
         if name.endswith("running_var"):
