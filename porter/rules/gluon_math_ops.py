@@ -1,0 +1,22 @@
+"""Rules: MXNet's batch_dot/dot, broadcast_* arithmetic, expand_dims, split, repeat and SequenceMask (as `F.*` and
+`mx.nd.*` call them) -> porter/runtime/gluon_math_ops.py. Ops that read axes run in Gluon's own order."""
+
+from porter.rules.registry import function_rule
+
+OPS = "mxnet.ndarray."
+_PRODUCT = "(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, name=None)"
+
+function_rule(OPS + "batch_dot", runtime="gluon_batch_dot", signature=_PRODUCT, layout="source")
+function_rule(OPS + "dot", runtime="gluon_dot", signature=_PRODUCT, layout="source")
+for _name, _aliases in (("add", ("broadcast_plus",)), ("sub", ("broadcast_minus",)), ("mul", ()), ("div", ()),
+                        ("maximum", ()), ("minimum", ())):
+    function_rule(OPS + f"broadcast_{_name}", *(OPS + alias for alias in _aliases), runtime=f"gluon_broadcast_{_name}",
+                  signature="(lhs, rhs, name=None)", layout="source")
+function_rule(OPS + "expand_dims", runtime="gluon_expand_dims", signature="(data, axis, name=None)", layout="source",
+              rank_delta=1)
+function_rule(OPS + "split", OPS + "SliceChannel", runtime="gluon_split",
+              signature="(data, num_outputs, axis=1, squeeze_axis=False, name=None)", layout="source", outputs="tuple")
+function_rule(OPS + "repeat", runtime="gluon_repeat", signature="(data, repeats, axis=None, name=None)",
+              layout="source")
+function_rule(OPS + "SequenceMask", runtime="gluon_sequence_mask", layout="source",
+              signature="(data, sequence_length=None, use_sequence_length=False, value=0.0, axis=0, name=None)")

@@ -1,0 +1,100 @@
+"""MXNet operators attention and sequence code calls through `F`: batch_dot and dot (with transpose_a/b),
+broadcast_* arithmetic, expand_dims, split (num_outputs, squeeze_axis), repeat and SequenceMask, with mxnet 1.9.1's
+semantics and parameter names (`name=` ignored)."""
+
+import tensorflow as tf
+
+
+def gluon_batch_dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, name=None):
+    """F.batch_dot: a matrix product per batch entry, (B, N, K) x (B, K, M) -> (B, N, M)."""
+    lhs, rhs = tf.convert_to_tensor(lhs), tf.convert_to_tensor(rhs)
+    return tf.matmul(lhs, tf.cast(rhs, lhs.dtype), transpose_a=transpose_a, transpose_b=transpose_b)
+
+
+def gluon_dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, name=None):
+    """F.dot: the last axis of lhs contracted with the first of rhs; transpose_a/b reverse all axes first."""
+    lhs, rhs = tf.convert_to_tensor(lhs), tf.convert_to_tensor(rhs)
+    if transpose_a:
+        lhs = tf.transpose(lhs)
+    if transpose_b:
+        rhs = tf.transpose(rhs)
+    return tf.tensordot(lhs, tf.cast(rhs, lhs.dtype), axes=1)
+
+
+def _gluon_pair(lhs, rhs):
+    lhs = tf.convert_to_tensor(lhs)
+    return lhs, tf.cast(tf.convert_to_tensor(rhs), lhs.dtype)
+
+
+def gluon_broadcast_add(lhs, rhs, name=None):
+    """F.broadcast_add (numpy broadcasting)."""
+    lhs, rhs = _gluon_pair(lhs, rhs)
+    return lhs + rhs
+
+
+def gluon_broadcast_sub(lhs, rhs, name=None):
+    """F.broadcast_sub / broadcast_minus."""
+    lhs, rhs = _gluon_pair(lhs, rhs)
+    return lhs - rhs
+
+
+def gluon_broadcast_mul(lhs, rhs, name=None):
+    """F.broadcast_mul."""
+    lhs, rhs = _gluon_pair(lhs, rhs)
+    return lhs * rhs
+
+
+def gluon_broadcast_div(lhs, rhs, name=None):
+    """F.broadcast_div."""
+    lhs, rhs = _gluon_pair(lhs, rhs)
+    return lhs / rhs
+
+
+def gluon_broadcast_maximum(lhs, rhs, name=None):
+    """F.broadcast_maximum."""
+    lhs, rhs = _gluon_pair(lhs, rhs)
+    return tf.maximum(lhs, rhs)
+
+
+def gluon_broadcast_minimum(lhs, rhs, name=None):
+    """F.broadcast_minimum."""
+    lhs, rhs = _gluon_pair(lhs, rhs)
+    return tf.minimum(lhs, rhs)
+
+
+def gluon_expand_dims(data, axis, name=None):
+    """F.expand_dims(data, axis)."""
+    return tf.expand_dims(tf.convert_to_tensor(data), axis)
+
+
+def gluon_split(data, num_outputs, axis=1, squeeze_axis=False, name=None):
+    """F.split: `num_outputs` equal parts along `axis` (a list; one part alone when num_outputs is 1), each
+    without that axis when `squeeze_axis`."""
+    x = tf.convert_to_tensor(data)
+    parts = tf.split(x, num_outputs, axis=axis)
+    if squeeze_axis:
+        parts = [tf.squeeze(part, axis=axis) for part in parts]
+    return parts[0] if num_outputs == 1 else parts
+
+
+def gluon_repeat(data, repeats, axis=None, name=None):
+    """F.repeat: each element `repeats` times along `axis` (None: of the flattened array)."""
+    x = tf.convert_to_tensor(data)
+    return tf.repeat(tf.reshape(x, [-1]) if axis is None else x, repeats, axis=0 if axis is None else axis)
+
+
+def gluon_sequence_mask(data, sequence_length=None, use_sequence_length=False, value=0.0, axis=0, name=None):
+    """F.SequenceMask: positions at or past each sequence's length along `axis` (0: (T, N, ...), 1: (N, T, ...))
+    set to `value`; the data unchanged unless `use_sequence_length`."""
+    x = tf.convert_to_tensor(data)
+    if not use_sequence_length:
+        return x
+    if axis not in (0, 1):
+        raise ValueError(f"SequenceMask: axis must be 0 or 1, got {axis}")
+    steps = tf.shape(x)[axis]
+    lengths = tf.cast(tf.convert_to_tensor(sequence_length), tf.int32)
+    keep = tf.sequence_mask(lengths, steps)  # (N, T)
+    if axis == 0:
+        keep = tf.transpose(keep)  # (T, N)
+    keep = tf.reshape(keep, tf.concat([tf.shape(keep), tf.ones([tf.rank(x) - 2], tf.int32)], axis=0))
+    return tf.where(keep, x, tf.cast(value, x.dtype))
