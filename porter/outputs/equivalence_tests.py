@@ -5,6 +5,10 @@ runtime in the model module, the definitions they need are copied into the file 
 in a fixed order), so the port can be re-checked wherever it is kept, and a newer porter does not change what an
 existing test checks. Nothing in the file depends on OUT's location: the source path is read from
 porter-manifest.json (relative to OUT) or $PORTER_SOURCE.
+
+For MXNet Gluon sources the file carries porter/verify/gluon_checks.py's definitions instead of the torch ones, and
+mxnet_driver.py as a string: the reference runs in an mxnet 1.9.1 interpreter ($PORTER_MXNET_PYTHON or the nearest
+.venv-mxnet), and the file imports neither porter nor torch.
 """
 
 import ast
@@ -15,8 +19,12 @@ from porter import __version__
 from porter.codegen.emit import environment, format_code
 
 VERIFY_DIR = Path(__file__).resolve().parents[1] / "verify"
-SUPPORT_MODULES = ("compare", "torch_bridge", "harness", "strategies", "checks", "localise")
+SUPPORT_MODULES = ("compare", "torch_bridge", "harness", "strategies", "checks", "localise", "gluon_checks")
 SUPPORT_ROOTS = ("PortedPair", "Equivalence", "EquivalenceFailure", "Case", "failure_report")
+GLUON_SUPPORT_ROOTS = ("GluonPair", "GluonEquivalence", "EquivalenceFailure", "Case", "MxnetReferenceError",
+                       "drawn_gluon_cases", "gluon_failure_report", "mxnet_interpreter_problem", "MXNET_VERSION",
+                       "MXNET_PYTHON_VARIABLE")
+MXNET_DRIVER = VERIFY_DIR / "mxnet_driver.py"
 DEFAULT_EXAMPLES = 10
 
 
@@ -68,8 +76,9 @@ def _defined_names(node):
     return []
 
 
-def support_code(roots=SUPPORT_ROOTS):
-    """(import lines, definitions text) of everything `roots` need from porter/verify."""
+def support_code(roots=SUPPORT_ROOTS, without=()):
+    """(import lines, definitions text) of everything `roots` need from porter/verify; imports of the modules in
+    `without` are left out (their names appear only in text: messages that mention torch)."""
     index = support_index()
     needed, stack = set(), list(roots)
     while stack:
@@ -91,6 +100,7 @@ def support_code(roots=SUPPORT_ROOTS):
             if _import_used(line, used_text):
                 imports.add(line)
     imports.discard("import os")  # the template imports it first, to quiet TensorFlow before its import
+    imports = {line for line in imports if line.split()[1].split(".")[0] not in without}
     return sorted(imports, key=_import_order), "\n\n\n".join(chunks)
 
 
@@ -112,14 +122,27 @@ def _import_used(line, text):
 
 def produce(source, ctx, manifest, options):
     entry = manifest["sources"][0]
-    if entry.get("framework", "torch") != "torch":
-        return {}  # MXNet sources: the reference runs in the mxnet venv (a later issue)
+    framework = entry.get("framework", "torch")
     classes = [c["name"] for c in entry["classes"] if c.get("example_inputs")]
     main = manifest.get("main_class")
     classes.sort(key=lambda name: name != main)
-    imports, support = support_code()
+    extra = {}
+    if framework == "mxnet":
+        imports, support = support_code(GLUON_SUPPORT_ROOTS, without=("torch",))
+        extra = {"driver": gluon_driver_text(), "mxnet_version": "1.9.1"}
+    else:
+        imports, support = support_code()
     text = environment().get_template("test_equivalence.py.j2").render(
         version=__version__, source_path=entry["path"], source_name=Path(entry["path"]).name,
         module=entry["module"], main_class=main, classes=classes, examples=DEFAULT_EXAMPLES,
-        imports=imports, support=support)
+        imports=imports, support=support, framework=framework, **extra)
     return {"test_equivalence.py": format_code(text)}
+
+
+def gluon_driver_text():
+    """mxnet_driver.py as the text of a raw triple-single-quoted string in the generated test."""
+    text = MXNET_DRIVER.read_text()
+    if "'''" in text or text.rstrip().endswith("\\"):
+        raise RuntimeError("porter/verify/mxnet_driver.py must not contain ''' or end in a backslash: the generated "
+                           "test_equivalence.py embeds it in a raw '''string'''")
+    return text.rstrip("\n") + "\n"
