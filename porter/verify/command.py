@@ -401,9 +401,12 @@ def verify_gluon_class(out, args, name, case):
             command = ["porter", "verify", args.out, "--class", name, "--seed", str(args.seed), "--case",
                        str(failure.case)]
             result.verdict = "mismatch"
+            from porter.verify.gluon_localise import localise_gluon
+
             result.failure_text = gluon_failure_report(equivalence, failure,
-                                                       " ".join(shlex.quote(part) for part in command))
+                                                       " ".join(shlex.quote(part) for part in command), localise_gluon)
             result.message = f"{failure.stage}: {failure.message}"
+            result.localisation = failure.localisation
     finally:
         pair.close()
     result.seconds = time.perf_counter() - started

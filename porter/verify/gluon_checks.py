@@ -144,7 +144,7 @@ class GluonPair:
                 "save_parameters": str(self.params_path) if first else None,
                 "load_parameters": None if first else str(self.params_path)}
 
-    def run_batch(self, sample, cases=(), probes=(), determinism=None, vanishing=None):
+    def run_batch(self, sample, cases=(), probes=(), determinism=None, vanishing=None, capture=None):
         """One driver process: {"info": info.json, "directory": where the case files are}. The first batch builds
         and perturbs the parameters, saves them and loads them into the Keras model; later ones load that file."""
         first = self.reference_state is None
@@ -158,6 +158,9 @@ class GluonPair:
         if determinism is not None:
             arrays["determinism.npz"] = {f"input_{i}": x for i, x in enumerate(determinism)}
             request["determinism"] = "determinism.npz"
+        if capture is not None:
+            arrays["capture.npz"] = {f"input_{i}": x for i, x in enumerate(capture)}
+            request["capture"] = "capture.npz"
         if vanishing is not None:
             arrays["vanishing.npz"] = {f"input_{i}": x for i, x in enumerate(vanishing)}
             request["vanishing"] = "vanishing.npz"
@@ -429,9 +432,11 @@ def drawn_gluon_cases(equivalence, examples, seed):
     return list(dict.fromkeys(drawn))
 
 
-def gluon_failure_report(equivalence, failure, reproduce):
-    """The text of a failed check: what differs, the case and its inputs, where the difference starts (the
-    parameters whose gradients differ, for a gradient mismatch) and a command that reproduces it."""
+def gluon_failure_report(equivalence, failure, reproduce, find_block=None):
+    """The text of a failed check: what differs, the case and its inputs, where the difference starts and a command
+    that reproduces it. `find_block(equivalence, case)` (porter verify passes gluon_localise.localise_gluon)
+    returns the first diverging block on the case's inputs; without it, or when every block's output matches, a
+    gradient or training mismatch names the last block whose parameters' gradients differ."""
     pair = equivalence.pair
     lines = [f"MISMATCH in {pair.class_name}: {failure.stage}: {failure.message}"]
     try:
@@ -440,7 +445,16 @@ def gluon_failure_report(equivalence, failure, reproduce):
                      + ", ".join(f"{tuple(x.shape)} {x.dtype}" for x in inputs))
     except ValueError as error:
         lines.append(f"  {error}")
-    if failure.suspects:
+    localisation = None
+    if find_block is not None:
+        try:
+            localisation = find_block(equivalence, failure.case)
+        except Exception as error:  # the report must still say what failed and how to reproduce it
+            lines.append(f"  (block capture failed: {type(error).__name__}: {str(error)[:300]})")
+    failure.localisation = localisation
+    if localisation is not None:
+        lines.extend("  " + line for line in localisation.describe(pair.class_name).splitlines())
+    elif failure.suspects:
         order = {entry.key.rpartition(".")[0]: index for index, entry in
                  enumerate(pair.keras_model.torch_state())}
         # gradients flow backwards: the last block (in parameter order) with wrong gradients is where they start

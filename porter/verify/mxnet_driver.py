@@ -17,14 +17,17 @@ and `save_parameters` (paths or null) and `out_dir`. The driver writes into out_
 
 A batch request (the one `porter verify` and the generated test_equivalence.py send, so that one process serves
 many cases) has `sample` (an .npz of inputs that completes deferred shapes) and `cases` instead of `inputs`, and
-optionally `probe` (.npz names of inputs tried in inference mode: does the model accept them?) and `determinism`
-(an .npz of inputs run twice in training mode). Dropout blocks are set to rate 0 first. Each case is
+optionally `probe` (.npz names of inputs tried in inference mode: does the model accept them?), `determinism` (an
+.npz of inputs run twice in training mode), `capture` (an .npz of inputs run in inference mode with every block's
+first input and outputs recorded into capture.npz, for localisation) and `vanishing` (an .npz of inputs on which the
+gradients that vanish in exact arithmetic are found in float64; this casts the model, so it runs after the cases).
+Dropout blocks are set to rate 0 first. Each case is
 {"name", "inputs", "seed", "training"}: the loss is sum_i sum(w_i * output_i) over the floating-point outputs, w_i
 standard normal from numpy's default_rng([seed, 1]) drawn in output order (porter's `output_weights`). It writes
 <name>_outputs.npz, <name>_gradients.npz (input_<i> and the parameters' gradients) and <name>_state.npz (every
 parameter after the step: a training step moves BatchNorm's running statistics), and the parameters are put back
 before the next case. `info.json` says which probes ran, whether training is deterministic and which parameters
-take gradients.
+take gradients (and the capture's order and the vanishing gradients, when asked).
 """
 
 import importlib.util
@@ -126,8 +129,10 @@ def run_batch(request, out_dir, request_path):
         except Exception as error:  # noqa: BLE001 - reported, and the training check is left out
             restore(parameters, saved)
             info["training_error"] = f"{type(error).__name__}: {last_line(error)}"
-    if request.get("vanishing"):  # last: the model is cast to float64 for it
-        info["vanishing"] = vanishing_gradients(net, load_npz(out_dir / request["vanishing"]))
+    if request.get("capture"):
+        with stage("capture the blocks' outputs"):
+            info["capture"] = capture_blocks(net, ndarrays(load_npz(out_dir / request["capture"])),
+                                             out_dir / "capture.npz")
     for case in request["cases"]:
         with stage(f"run case {case['name']}"):
             inputs = ndarrays(load_npz(out_dir / case["inputs"]))
@@ -138,6 +143,8 @@ def run_batch(request, out_dir, request_path):
             save_npz(out_dir / f"{case['name']}_gradients.npz", gradients)
             save_npz(out_dir / f"{case['name']}_state.npz", {name: p.data().asnumpy() for name, p in parameters.items()})
             restore(parameters, saved)
+    if request.get("vanishing"):  # last: the model is cast to float64 for it
+        info["vanishing"] = vanishing_gradients(net, load_npz(out_dir / request["vanishing"]))
     (out_dir / "info.json").write_text(json.dumps(info))
 
 
@@ -162,6 +169,56 @@ def vanishing_gradients(net, inputs):
     except Exception:  # noqa: BLE001 - a model that does not run in float64: every gradient on its own max
         return {"eval": [], "training": []}
     return found
+
+
+def named_blocks(net, prefix=""):
+    """(dotted attribute path, block) for `net` and every block below it, paths as save_parameters names them."""
+    found = [(prefix, net)]
+    for name, child in net._children.items():
+        child = child() if callable(child) and not hasattr(child, "_children") else child  # weakrefs in Gluon 2
+        found.extend(named_blocks(child, f"{prefix}.{name}" if prefix else name))
+    return found
+
+
+def capture_blocks(net, inputs, path):
+    """Run inference with hooks on every block: capture.npz holds `<index>.in` (the first input) and `<index>.out<k>`
+    per call, in the order calls complete; returns [[path, call, class name, output count]] in that order."""
+    import mxnet as mx
+
+    order, arrays, pending, counts, handles = [], {}, {}, {}, []
+
+    def pre_hook_for(name):
+        def pre_hook(block, args):
+            first = next((a for a in args if isinstance(a, mx.nd.NDArray)), None)
+            pending.setdefault(name, []).append(None if first is None else first.asnumpy())
+        return pre_hook
+
+    def hook_for(name):
+        def hook(block, args, output):
+            index = len(order)
+            first = (pending.get(name) or [None]).pop()
+            if first is not None:
+                arrays[f"{index}.in"] = first
+            outputs = [o for o in flatten_outputs(output) if isinstance(o, mx.nd.NDArray)]
+            for k, out in enumerate(outputs):
+                arrays[f"{index}.out{k}"] = out.asnumpy()
+            call = counts.get(name, 0)
+            counts[name] = call + 1
+            order.append([name, call, type(block).__name__, len(outputs)])
+        return hook
+
+    for name, block in named_blocks(net):
+        handles.append(block.register_forward_pre_hook(pre_hook_for(name)))
+        handles.append(block.register_forward_hook(hook_for(name)))
+    try:
+        with mx.autograd.predict_mode():
+            net(*inputs)
+        mx.nd.waitall()
+    finally:
+        for handle in handles:
+            handle.detach()
+    save_npz(path, arrays)
+    return order
 
 
 def ndarrays(arrays):

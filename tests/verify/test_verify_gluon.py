@@ -69,6 +69,9 @@ def test_mutated_port_names_what_differs(gluon_ports, porter_cli, tmp_path):
     assert result.code == 1, result.out + result.err
     assert "MISMATCH in LeNet: forward" in result.out
     assert "output: max abs error" in result.out
+    # the block whose output differs while its input matches: the second convolution, by its save_parameters path
+    assert "first diverging submodule: features.2 (Conv2D) at " in result.out
+    assert "lenet.py:14" in result.out
     assert "reproduce: porter verify" in result.out and "--case batch=2,exponent=0,variant=0,seed=0" in result.out
 
 
