@@ -328,7 +328,7 @@ def forward_and_backward(net, inputs, training):
         differentiable = [out for out in outputs if np.issubdtype(out.dtype, np.floating)]
         total = sum(out.astype("float64").sum() for out in differentiable)
     if differentiable:  # integer outputs only (class ids): there is nothing to differentiate
-        total.backward()
+        total.backward(train_mode=training)  # the default, train_mode=True, gives BatchNorm batch-stat gradients
     return outputs, {f"input_{i}": x.grad.asnumpy() for i, x in floating.items()}
 
 
