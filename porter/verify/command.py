@@ -395,6 +395,11 @@ def verify_gluon_class(out, args, name, case):
                 break
         result.notes.extend(equivalence.notes)
         result.notes.append(f"reference: mxnet 1.9.1 ({len(drawn)} case(s) in {pair.batches} mxnet process(es))")
+        if equivalence.round_off:
+            worst = max(equivalence.round_off, key=lambda item: item[2])
+            result.notes.append(f"{len(equivalence.round_off)} example(s) had float32 gradients beyond tolerance "
+                                f"(worst {worst[2]:.2e} in {worst[3]}, {worst[1]} case {worst[0]}), explained as "
+                                f"round-off: {'; '.join(sorted({item[4] for item in equivalence.round_off}))}")
         if failure is not None:
             from porter.verify.gluon_checks import gluon_failure_report
 

@@ -20,9 +20,11 @@ many cases) has `sample` (an .npz of inputs that completes deferred shapes) and 
 optionally `probe` (.npz names of inputs tried in inference mode: does the model accept them?), `determinism` (an
 .npz of inputs run twice in training mode), `capture` (an .npz of inputs run in inference mode with every block's
 first input and outputs recorded into capture.npz, for localisation) and `vanishing` (an .npz of inputs on which the
-gradients that vanish in exact arithmetic are found in float64; this casts the model, so it runs after the cases).
+gradients that vanish in exact arithmetic are found in float64) and `float64_cases` (cases whose gradients are
+computed with the model cast to float64); both cast the model, so they run after the cases.
 Dropout blocks are set to rate 0 first. Each case is
-{"name", "inputs", "seed", "training"}: the loss is sum_i sum(w_i * output_i) over the floating-point outputs, w_i
+{"name", "inputs", "seed", "training"} and optionally "parameters" (an .npz of values that replace the parameters
+for this case): the loss is sum_i sum(w_i * output_i) over the floating-point outputs, w_i
 standard normal from numpy's default_rng([seed, 1]) drawn in output order (porter's `output_weights`). It writes
 <name>_outputs.npz, <name>_gradients.npz (input_<i> and the parameters' gradients) and <name>_state.npz (every
 parameter after the step: a training step moves BatchNorm's running statistics), and the parameters are put back
@@ -136,6 +138,10 @@ def run_batch(request, out_dir, request_path):
     for case in request["cases"]:
         with stage(f"run case {case['name']}"):
             inputs = ndarrays(load_npz(out_dir / case["inputs"]))
+            if case.get("parameters"):  # other values for this case only (restored below)
+                with np.load(out_dir / case["parameters"], allow_pickle=False) as archive:
+                    for name in archive.files:
+                        parameters[name].set_data(mx.nd.array(archive[name], dtype=archive[name].dtype))
             outputs, gradients = weighted_backward(net, inputs, case["seed"], case["training"])
             save_npz(out_dir / f"{case['name']}_outputs.npz",
                      {f"output_{i}": out.asnumpy() for i, out in enumerate(outputs)})
@@ -143,6 +149,18 @@ def run_batch(request, out_dir, request_path):
             save_npz(out_dir / f"{case['name']}_gradients.npz", gradients)
             save_npz(out_dir / f"{case['name']}_state.npz", {name: p.data().asnumpy() for name, p in parameters.items()})
             restore(parameters, saved)
+    if request.get("float64_cases"):  # after the float32 cases: the model is cast to float64 for them
+        with stage("run the float64 cases"):
+            net.cast("float64")
+            for case in request["float64_cases"]:
+                inputs = ndarrays([x.astype(np.float64) if np.issubdtype(x.dtype, np.floating) else x
+                                   for x in load_npz(out_dir / case["inputs"])])
+                _, gradients = weighted_backward(net, inputs, case["seed"], case["training"])
+                gradients.update({name: p.grad().asnumpy() for name, p in parameters.items()
+                                  if p.grad_req != "null"})
+                save_npz(out_dir / f"{case['name']}_gradients.npz", gradients)
+                for name, parameter in parameters.items():  # a training step moved the statistics
+                    parameter.set_data(saved[name].astype("float64"))
     if request.get("vanishing"):  # last: the model is cast to float64 for it
         info["vanishing"] = vanishing_gradients(net, load_npz(out_dir / request["vanishing"]))
     (out_dir / "info.json").write_text(json.dumps(info))
