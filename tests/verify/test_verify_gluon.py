@@ -75,6 +75,25 @@ def test_mutated_port_names_what_differs(gluon_ports, porter_cli, tmp_path):
     assert "reproduce: porter verify" in result.out and "--case batch=2,exponent=0,variant=0,seed=0" in result.out
 
 
+def test_changed_epsilon_is_found_in_its_batchnorm(gluon_ports, porter_cli, tmp_path):
+    import shutil
+
+    out = tmp_path / "batchnorm_mutated"
+    shutil.copytree(gluon_ports["batchnorm_variants"], out)
+    module = out / "batchnorm_variants_keras.py"
+    text = module.read_text()
+    mutated = text.replace("GluonBatchNorm(center=False, momentum=0.8, epsilon=1e-3)",
+                           "GluonBatchNorm(center=False, momentum=0.8, epsilon=1e-5)")
+    assert mutated != text
+    module.write_text(mutated)
+    result = porter_cli("verify", out, "--examples", "2")
+    assert result.code == 1, result.out + result.err
+    # eval-mode outputs move by ~3e-5 of their scale; a training step's by ~8e-2: caught there
+    assert "MISMATCH in NormVariantsNet: train: output 0 in training mode" in result.out
+    assert "first diverging submodule: bn2 (BatchNorm) at " in result.out
+    assert "batchnorm_variants.py:17 `self.bn2 = nn.BatchNorm(" in result.out
+
+
 def test_missing_mxnet_interpreter_is_a_usage_error(gluon_ports, porter_cli, tmp_path):
     result = porter_cli("verify", gluon_ports["lenet"], "--mxnet-python", tmp_path / "no-such-python")
     assert result.code == 2
