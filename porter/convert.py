@@ -212,7 +212,8 @@ def build_manifest(source, ctx, out, source_path, module_name, main_class, examp
         if name == main_class and example_inputs:
             inputs = [e.as_manifest() for e in example_inputs]
             for entry, switches in zip(inputs, ir.io_inputs):  # taken channels-last under `channels_last_io`
-                entry["channels_last_io"] = bool(switches)
+                if switches:
+                    entry["channels_last_io"] = True
         classes.append({
             "name": name, "source_line": info.line, "status": ir.status, "example_inputs": inputs,
             "unsupported": [{"line": u.line, "construct": u.construct, "reason": u.reason} for u in ir.unsupported],

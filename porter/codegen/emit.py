@@ -138,8 +138,12 @@ class ModuleEmitter:
             if statement.name.value in self.source.classes:
                 return self.class_text(self.source.classes[statement.name.value])
             if statement.name.value in self.source.model_names:
-                # config dataclasses and other plain classes the model uses are carried over
-                return portable_code(self.source, statement, self.runtime_renamer()).strip("\n")
+                # config dataclasses and other plain classes the model uses are carried over, methods that
+                # compute with torch translated
+                translated = {method: body for (owner, method), body in self.translator.config_method_code.items()
+                              if owner == statement.name.value}
+                node = statement.visit(_MethodBodies(translated)) if translated else statement
+                return portable_code(self.source, node, self.runtime_renamer()).strip("\n")
             self.dropped.append((line, f"class {statement.name.value}  (not used by the model classes)"))
             return None
         if isinstance(statement, cst.FunctionDef):
@@ -309,3 +313,23 @@ def format_code(text):
 
 
 __all__ = ["ModuleEmitter"]
+
+
+class _MethodBodies(cst.CSTTransformer):
+    """A plain class with the bodies of its own methods replaced by translated ones ({method: body lines})."""
+
+    def __init__(self, bodies):
+        super().__init__()
+        self.bodies, self.depth = bodies, 0
+
+    def visit_FunctionDef(self, node):
+        self.depth += 1
+
+    def leave_FunctionDef(self, original, updated):
+        self.depth -= 1
+        lines = self.bodies.get(original.name.value) if self.depth == 0 else None
+        if lines is None:
+            return updated
+        parsed = cst.parse_statement("def _translated():\n" + "\n".join(line[4:] for line in lines) + "\n")
+        return updated.with_changes(body=parsed.body)
+

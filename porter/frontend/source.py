@@ -316,17 +316,29 @@ def package_of(path):
 
 
 def builds_torch_layers(function, imports):
-    """Whether a function constructs torch.nn layers itself (`nn.Conv2d(...)`, `nn.Sequential(*layers)`)."""
-    found = []
+    """Whether a function constructs torch.nn layers itself and returns what it built (`make_layers(cfg)`,
+    `nn.Sequential(*layers)`); a training function (it calls `.backward()`, or returns nothing) is not one, even
+    when it builds a loss or the model."""
+    found, training, returns = [], [], []
 
     class Finder(cst.CSTVisitor):
         def visit_Call(self, call):
             canonical = imports.resolve(call.func)
-            if canonical and canonical.startswith("torch.nn.") and canonical.rsplit(".", 1)[-1][:1].isupper():
+            name = canonical.rsplit(".", 1)[-1] if canonical else ""
+            if canonical and canonical.startswith("torch.nn.") and name[:1].isupper() and not name.endswith("Loss"):
                 found.append(call)
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward":
+                training.append(call)
+
+        def visit_Return(self, node):
+            if node.value is not None:
+                returns.append(node)
+
+        def visit_FunctionDef(self, node):
+            return node is function  # nested functions return for themselves
 
     function.visit(Finder())
-    return bool(found)
+    return bool(found) and bool(returns) and not training
 
 
 def _class_info(node, imports, known, positions):

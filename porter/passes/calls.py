@@ -321,11 +321,27 @@ class CallTranslator:
         for name, value in kwargs.items():
             wanted = signature.kwarg_values.get(name) if signature and hasattr(signature, "kwarg_values") else None
             kw[name] = self.to_value_layout(value, wanted)
+        converted, kw = self.plain_values_by_keyword(class_name, converted, kw)
         call = self.call_text(code, self.join_args(converted, kw), self.training_kwarg(kwargs))
         output = signature.output if signature is not None and signature.output is not None else tensor("")
         if output.is_tensor and output.channels:
             output = output.but(channels=rebase(output.channels, code))
         return self.output_value(call, output)
+
+    def plain_values_by_keyword(self, class_name, args, kwargs):
+        """Keras takes only tensors positionally in a layer call: `self.partition_op(x, self.p)` passes `p=...`
+        by the name the class's forward gives it (from the first plain value on; tensors stay where they are)."""
+        info = self.source.classes.get(class_name)
+        forward = info.find_method("forward") if info is not None else None
+        if forward is None or isinstance(forward.params.star_arg, cst.Param):  # `*args`: positions matter
+            return args, kwargs
+        names = [p.name.value for p in forward.params.params][1:]
+        first_plain = next((i for i, v in enumerate(args) if i > 0 and v.kind not in ("tensor", "tuple", "starred")),
+                           None)
+        if first_plain is None or len(args) > len(names) or any(v.kind == "starred" for v in args):
+            return args, kwargs
+        moved = {names[i]: v for i, v in enumerate(args) if i >= first_plain}
+        return args[:first_plain], {**moved, **kwargs}
 
     def output_value(self, call, template):
         if template.kind == "tuple" and template.items is not None:
@@ -579,6 +595,8 @@ class CallTranslator:
         code = f"{name}({self.join_args(positional, kwargs)})"
         if rule.outputs == "tuple":
             return Value(code, "tuple", items=None)
+        if rule.outputs == "python":  # `.tolist()`: plain Python values
+            return python(code)
         carried = primary.channels if result_layout == primary.layout and layout == "any" else None
         if layout == "channels_last":
             carried = channels_out

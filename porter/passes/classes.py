@@ -85,6 +85,7 @@ class FileTranslator:
         self.class_code = {}
         self.method_code = {}  # (class, method) -> code lines
         self.plain_method_code = {}  # (class, method) -> code lines of a method `forward` never calls
+        self.config_method_code = {}  # (plain class, method) -> translated body of a method that uses torch
         self.function_code = {}
         self.in_progress = set()
 
@@ -116,6 +117,7 @@ class FileTranslator:
             if name not in self.ctx.function_signatures:
                 self.function_signature(name, [], {})
         self.translate_plain_methods()
+        self.translate_config_methods()
         return self
 
     # --- __init__ ----------------------------------------------------------------------------------------
@@ -585,6 +587,20 @@ class FileTranslator:
                 if name not in ("__init__", "forward") and key not in self.method_code:
                     self.plain_method_code[key] = self.translate_plain_method(info, definition)
 
+    def translate_config_methods(self):
+        """Methods of plain classes the model uses (configs such as `BlockParams.from_init_params`) that compute
+        with torch: translated like module-level functions (torch.arange -> TensorFlow, eager in __init__)."""
+        for statement in self.source.module.body:
+            if not (isinstance(statement, cst.ClassDef) and statement.name.value not in self.source.classes and
+                    statement.name.value in self.source.model_names):
+                continue
+            for item in statement.body.body:
+                if isinstance(item, cst.FunctionDef) and _uses_torch(item, self.source.imports):
+                    env = {p.name.value: python(p.name.value) for p in _params(item)}
+                    translator = ClassBodyTranslator(self, None, "function", env, None)
+                    body, _ = translator.block(item.body, 2)
+                    self.config_method_code[(statement.name.value, item.name.value)] = clean_body(body)
+
     def translate_plain_method(self, info, definition):
         params = _params(definition)
         env = {p.name.value: python(p.name.value) for p in params}
@@ -606,6 +622,26 @@ def _one_kind(refs):
     if len({ref.kind for ref in refs}) == 1 and refs[0].kind in ("sequential", "list", "dict"):
         return ModuleRef(refs[0].kind, elements=tuple(e for ref in refs for e in ref.elements), ordered=False)
     return ModuleRef("unknown")
+
+
+def _uses_torch(node, imports):
+    """True when `node` reads a name that resolves into torch (`torch.arange`, `nn.Linear`, `F.relu`)."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attribute):
+            canonical = imports.resolve(attribute)
+            if canonical is not None and canonical.startswith("torch"):
+                found.append(attribute)
+            return not found
+
+        def visit_Name(self, name):
+            canonical = imports.resolve(name)
+            if canonical is not None and canonical.startswith("torch"):
+                found.append(name)
+
+    node.visit(Finder())
+    return bool(found)
 
 
 def _docstring_lines(source, definition):

@@ -94,10 +94,12 @@ class FileContext:
         return self.irs[info.name]
 
     def unsupported(self, line, construct, reason):
-        if self.ir is not None:
+        # outside any class (a helper function or config method the model uses): the main class carries it
+        owner = self.ir if self.ir is not None else self.irs.get(self.main_class)
+        if owner is not None:
             record = Unsupported(line, construct, reason)
-            if record not in self.ir.unsupported:
-                self.ir.unsupported.append(record)
+            if record not in owner.unsupported:
+                owner.unsupported.append(record)
         self.used_runtime.add("not_supported")
         return f"{construct} at {self.source.path.name}:{line} is not supported yet"
 

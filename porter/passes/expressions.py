@@ -295,8 +295,7 @@ class ExpressionTranslator(CallTranslator):
             return Value(code, "tuple", items=None, static=("each", templates[0]))
         return Value(code, "tuple", items=None)
 
-    @staticmethod
-    def promote_int(value, other, operator):
+    def promote_int(self, value, other, operator):
         """torch promotes an integer tensor meeting a float (or true division) to float32; TensorFlow refuses."""
         if value.is_tensor and value.dtype == "bool" and operator in ("+", "-", "*", "/", "//", "%", "**"):
             # TensorFlow would cast the *other* operand to bool; torch promotes the bool tensor instead
@@ -311,6 +310,9 @@ class ExpressionTranslator(CallTranslator):
             return value
         float_other = other.kind == "python" and not isinstance(other.static, int) and (
             isinstance(other.static, float) or "." in other.code or "/" in other.code)
+        if operator in ("+", "-", "*") and other.kind == "python" and other.static is None and \
+                other.code.isidentifier():  # `arange(n) * w_a`: torch promotes to float when w_a is a float
+            return value.but(code=f"{self.ctx.use('promote_like_torch')}({value.code}, {other.code})", dtype=None)
         if operator == "/" or float_other or (other.is_tensor and other.dtype != "int"):
             # to the float operand's own dtype when it is a named tensor: bfloat16 under mixed precision
             target = f"{other.code}.dtype" if other.is_tensor and other.dtype is None and \

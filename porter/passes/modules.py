@@ -159,10 +159,11 @@ class ModuleResolver:
                         return self.sequential_subclass(base, self._bound_arguments(base, call, env, info))
                     fake = call.with_changes(func=cst.parse_expression("torch.nn.Sequential"))
                     ref = self._container(fake, "sequential", env, info)
-                    return ModuleRef("sequential", elements=ref.elements, ordered=ref.ordered)
+                    added = tuple(env.get("#children", ()))  # self.add_module(name, block) after super().__init__()
+                    return ModuleRef("sequential", elements=ref.elements + added, ordered=ref.ordered and not added)
         finally:
             self.depth -= 1
-        return ModuleRef("sequential", elements=(), ordered=False)
+        return ModuleRef("sequential", elements=tuple(env.get("#children", ())), ordered=False)
 
     def _bound_arguments(self, info, call, env, owner):
         """parameter -> ModuleRef for the module-valued arguments of a call of `info`'s __init__."""
@@ -245,11 +246,17 @@ class ModuleResolver:
         return refs
 
     def _ordered_dict_elements(self, node, env, owner):
+        """The modules of `OrderedDict([(name, module), ...])` or `OrderedDict(pairs)` with `pairs` a list the
+        scan followed; a child porter cannot see makes the container unknown (converted at run time)."""
         refs = []
         if node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)):
             for item in node.args[0].value.elements:
                 if isinstance(item.value, cst.Tuple) and len(item.value.elements) == 2:
                     refs.append(self.ref_of(item.value.elements[1].value, env, owner))
+        elif node.args and isinstance(env.get(dotted_name(node.args[0].value)), list):
+            refs.extend(env[dotted_name(node.args[0].value)])
+        elif node.args:
+            refs.append(UNKNOWN_MODULE)
         return refs
 
     def _function_return(self, function, call, env, owner):
@@ -400,7 +407,10 @@ class ModuleResolver:
                 if holder in env and isinstance(env[holder], list) and args:
                     if in_loop:
                         env.setdefault("#unordered", set()).add(holder)
-                    ref = self.ref_of(args[0], env, owner)
+                    item = args[0]
+                    if isinstance(item, cst.Tuple) and len(item.elements) == 2:  # blocks.append((name, block))
+                        item = item.elements[1].value  # for OrderedDict(blocks)
+                    ref = self.ref_of(item, env, owner)
                     if call.func.attr.value == "append":
                         env[holder].append(ref)
                     else:

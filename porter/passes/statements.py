@@ -385,7 +385,15 @@ class BodyTranslator(ExpressionTranslator):
         return lines, body_done and else_done and orelse is not None
 
     def merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword):
-        """Join two paths: variables whose layouts disagree go back to torch's order on both paths."""
+        """Join two paths: variables whose layouts disagree go back to torch's order on both paths (converted in
+        place on each path, never through a conversion hoisted before the branch)."""
+        outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
+        try:
+            return self._merge(env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword)
+        finally:
+            self.ctx.hoister = outer_hoister
+
+    def _merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword):
         pad = INDENT * depth
         if done_a and not done_b:
             return {"env": env_b, "else_extra": []}
@@ -490,7 +498,15 @@ class BodyTranslator(ExpressionTranslator):
         return [f"{pad}while {test.code}:"] + body_lines, False
 
     def loop_fixes(self, before, depth):
-        """Statements that bring loop-carried tensors back to their layout at loop entry."""
+        """Statements that bring loop-carried tensors back to their layout at loop entry (converted in place: a
+        conversion hoisted before the loop holds the value of the first iteration only)."""
+        outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
+        try:
+            return self._loop_fixes(before, depth)
+        finally:
+            self.ctx.hoister = outer_hoister
+
+    def _loop_fixes(self, before, depth):
         fixes = []
         for name, old in before.items():
             new = self.env.get(name)

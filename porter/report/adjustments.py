@@ -373,6 +373,13 @@ def _layout_notes(tree, renames):
             else:
                 notes.append(f"`{argument}` goes back to torch's channels-first order here"
                              f"{f' for `{consumer}`' if consumer else ''} (`to_channels_first`)")
+        elif name == "io_input":
+            notes.append(f"`{argument}` arrives in torch's channels-first order and is converted to channels-last "
+                         "once, at the top of the model (`self.io_input`; nothing to convert when the model takes "
+                         "channels-last input: `model.channels_last_io = True`)")
+        elif name == "io_output":
+            notes.append("the result goes back to torch's channels-first order (`self.io_output`; it stays "
+                         "channels-last when `model.channels_last_io = True`)")
         elif name == "broadcast_channels_last":
             notes.append(f"`{argument}` is aligned with a channels-last operand before broadcasting "
                          "(`broadcast_channels_last`)")

@@ -1,4 +1,5 @@
-"""Rules: running reductions along one dim (`torch.cumprod`; `torch.cumsum` is registered in tensor_ops).
+"""Rules: running reductions and differences along one dim (`torch.cumprod`, `torch.diff`; `torch.cumsum` is
+registered in tensor_ops).
 
 Layout "any": the scan runs on whatever layout arrives and its `dim` is remapped to the physical axis (a
 channels-last tensor keeps its layout, no transpose). Dtype: integer and bool inputs give an integer result
@@ -19,3 +20,5 @@ def translate_cumprod(translator, call):
 
 function_rule("torch.cumprod", "Tensor.cumprod", runtime="cumprod", signature="(input, dim, dtype=None)",
               layout="any", axis_params=("dim",), translate=translate_cumprod)
+function_rule("torch.diff", "Tensor.diff", runtime="diff", signature="(input, n=1, dim=-1, prepend=None, append=None)",
+              layout="any", axis_params=("dim",))

@@ -642,6 +642,7 @@ function_rule("Tensor.size", translate=translate_size, layout="any")
 function_rule("Tensor.dim", "Tensor.ndimension", translate=translate_dim, layout="any")
 function_rule("Tensor.numel", "torch.numel", translate=translate_numel, layout="any")
 function_rule("Tensor.item", runtime="item", signature="(input)", layout="source")
+function_rule("Tensor.tolist", runtime="tolist", signature="(input)", layout="source", outputs="python")
 
 function_rule("torch.arange", translate=_creation("arange", rank_from_args=False), layout="source")
 for _name in ("zeros", "ones", "empty", "randn", "rand"):

@@ -259,7 +259,8 @@ class GluonBatchNorm(TorchLayer):
         use_batch_stats = _norm_training(training) and not self.use_global_stats
         return _norm_bn_forward(tf.convert_to_tensor(x), self.running_mean, self.running_var,
                                 self.gamma if self.scale else None, self.beta, use_batch_stats,
-                                1.0 - self.momentum, self.epsilon, use_batch_stats)
+                                1.0 - self.momentum, self.epsilon, use_batch_stats,
+                                biased_running_var=True)  # mxnet 1.9.1 moves running_var by the biased variance
 
     def torch_state(self, prefix=""):
         names = ("gamma", "beta", "running_mean", "running_var")

@@ -13,3 +13,20 @@ def cumprod(input, dim, dtype=None):
     elif input.dtype.is_integer or input.dtype == tf.bool:
         input = tf.cast(input, tf.int64)
     return tf.math.cumprod(input, axis=dim)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """torch.diff: the n-th forward difference along `dim` (`prepend`/`append` joined first); bool inputs give
+    `!=` of neighbours as in torch."""
+    input = tf.convert_to_tensor(input)
+    parts = [tf.convert_to_tensor(p, input.dtype) for p in (prepend,) if p is not None] + [input] + [
+        tf.convert_to_tensor(a, input.dtype) for a in (append,) if a is not None]
+    value = tf.concat(parts, axis=dim) if len(parts) > 1 else input
+    length = value.shape[dim]
+    for _ in range(n):
+        upper = tf.gather(value, tf.range(1, length), axis=dim)
+        lower = tf.gather(value, tf.range(0, length - 1), axis=dim)
+        value = tf.not_equal(upper, lower) if value.dtype == tf.bool else upper - lower
+        length -= 1
+    return value
+

@@ -437,6 +437,24 @@ def item(input):
     return tf.reshape(input, [])
 
 
+def tolist(input):
+    """Tensor.tolist(): Python numbers in nested lists, read on the host (eager code such as a config computed in
+    __init__; TPU lint flags it inside forward)."""
+    return input.numpy().tolist()
+
+
+def promote_like_torch(input, other):
+    """An integer tensor meeting `other` in arithmetic, promoted as torch promotes it: to float32 (or the other
+    tensor's float dtype) when `other` is a Python float or a floating tensor; unchanged otherwise."""
+    if not input.dtype.is_integer:
+        return input
+    if isinstance(other, float):
+        return tf.cast(input, tf.float32)
+    if tf.is_tensor(other) and other.dtype.is_floating:
+        return tf.cast(input, other.dtype)
+    return input
+
+
 def floor_divide(input, other):
     return tf.math.floordiv(input, other)
 

@@ -28,6 +28,9 @@ CONVNEXT_ROWS = [(8, 16, 1), (16, None, 1)]
 EFFICIENTNET_ROWS = [(1, 3, 1, 32, 16, 1, 1.0, 1.0), (6, 3, 2, 16, 24, 2, 1.0, 1.0)]
 VIT_TINY = {"image_size": 32, "patch_size": 8, "num_layers": 2, "num_heads": 2, "hidden_dim": 16, "mlp_dim": 32,
             "num_classes": 10}
+MAXVIT_TINY = {"input_size": (32, 32), "stem_channels": 8, "partition_size": 2, "block_channels": [16, 32],
+               "block_layers": [1, 1], "head_dim": 8, "stochastic_depth_prob": 0.0, "num_classes": 10}
+REGNET_PARAMS = {"depth": 6, "w_0": 16, "w_a": 8.0, "w_m": 2.0, "group_width": 8}
 CASES = {
     "alexnet": ("AlexNet", lambda tv: tv.models.AlexNet(num_classes=10), lambda m: m.AlexNet(num_classes=10),
                 (1, 3, 64, 64)),
@@ -39,6 +42,10 @@ CASES = {
                                                             groups=2, width_per_group=8),
                lambda m: m.ResNet(m.Bottleneck, [1, 2, 1, 1], num_classes=10, groups=2, width_per_group=8),
                (2, 3, 32, 32)),
+    "maxvit": ("MaxVit", lambda tv: tv.models.MaxVit(**MAXVIT_TINY), lambda m: m.MaxVit(**MAXVIT_TINY), (1, 3, 32, 32)),
+    "regnet": ("RegNet", lambda tv: tv.models.regnet.RegNet(tv.models.regnet.BlockParams.from_init_params(
+        **REGNET_PARAMS), num_classes=10), lambda m: m.RegNet(m.BlockParams.from_init_params(**REGNET_PARAMS),
+                                                             num_classes=10), (2, 3, 32, 32)),
     "squeezenet": ("SqueezeNet", lambda tv: tv.models.SqueezeNet("1_1", num_classes=10),
                    lambda m: m.SqueezeNet("1_1", num_classes=10), (1, 3, 64, 64)),
     "mnasnet": ("MNASNet", lambda tv: tv.models.MNASNet(0.5, num_classes=10),
@@ -75,7 +82,9 @@ CASES = {
 
 
 # Transpose ops these ports still trace (layouts porter cannot follow statically yet: they convert at run time)
-TRANSPOSES_LEFT = {"convnext": "LayerNorm2d permutes around a LayerNorm subclass",
+TRANSPOSES_LEFT = {"maxvit": "window partitions of a channels-first block (57 Transposes)",
+                   "regnet": "block classes handed down through AnyStage(block_constructor=...)",
+                   "convnext": "LayerNorm2d permutes around a LayerNorm subclass",
                    "efficientnet": "MBConv block classes come from config objects (cnf.block)"}
 
 

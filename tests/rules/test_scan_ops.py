@@ -21,6 +21,9 @@ OPS = {
     "cumsum_channels": "y = torch.cumsum(y, dim=1)",
     "cumsum_height_negative": "y = y.cumsum(-2)",
     "cumprod_int_counts": "y = torch.cumprod((y > 0).long() + 1, dim=1).float()",
+    "diff_width": "y = torch.diff(y)",
+    "diff_channels_twice": "y = torch.diff(y, n=2, dim=1)",
+    "diff_height_method_prepend": "y = y.diff(dim=2, prepend=y[:, :, :1])",
 }
 
 

@@ -333,7 +333,8 @@ def test_example_inputs_from_a_function_that_builds_a_batch(tmp_path):
         '''))
     manifest = convert_source(source, tmp_path / "out")
     entry = next(c for c in manifest["sources"][0]["classes"] if c["name"] == "Net")
-    assert entry["example_inputs"] == [{"shape": [40, 101], "dtype": "float32", "low": None, "high": None}]
+    assert entry["example_inputs"] == [{"shape": [40, 101], "dtype": "float32", "low": None, "high": None,
+                                        "channels_last_io": True}]
 
 
 def test_example_inputs_of_a_first_embedding_are_token_ids(tmp_path, capsys):

@@ -23,7 +23,6 @@ CONVERT_ARGUMENTS = {
 }
 # The port's BatchNorm moves running_var by the unbiased batch variance (torch's rule); mxnet 1.9.1 uses the biased
 # one, so one training step differs by a factor n/(n-1) in the statistics' update (porter/runtime, not verify).
-BIASED_VARIANCE = "running_var after one training step"
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +45,6 @@ def test_verify_gluon_port_is_equal(name, gluon_ports, porter_cli):
     result = porter_cli("verify", gluon_ports[name], "--examples", "8")
     print(result.out)
     assert "(mxnet)" in result.out and "reference: mxnet 1.9.1" in result.out
-    if result.code == 1 and BIASED_VARIANCE in result.out:
-        assert "MISMATCH in" in result.out and ": train: " in result.out  # outputs and gradients were equal
-        pytest.xfail("the port updates BatchNorm's running_var with the unbiased variance, mxnet with the biased")
     assert result.code == 0, result.out + result.err
     assert "porter verify: equal" in result.out
     assert "2 mxnet process(es)" in result.out  # the cases went to mxnet together

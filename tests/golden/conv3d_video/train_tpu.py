@@ -119,7 +119,7 @@ support = _load_module("train_support", "train_support.py")
 MODEL_CLASS = "VideoNet"
 INIT_ARGS = {}
 # Example inputs of VideoNet.call (batch excluded), from porter-manifest.json; None: unknown.
-EXAMPLE_INPUTS = [{"shape": [8, 3, 32, 32], "dtype": "float32", "low": None, "high": None, "channels_last_io": False}]
+EXAMPLE_INPUTS = [{"shape": [8, 3, 32, 32], "dtype": "float32", "low": None, "high": None}]
 TARGET_KIND = "class"  # class | binary_logits | binary_probs | regression
 CLASS_AXIS = 1  # axis of the class scores in the model's output, as the loss reads it
 DEFAULT_BATCH_SIZE = 4

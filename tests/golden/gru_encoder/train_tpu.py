@@ -120,7 +120,7 @@ support = _load_module("train_support", "train_support.py")
 MODEL_CLASS = "SentenceClassifier"
 INIT_ARGS = {}
 # Example inputs of SentenceClassifier.call (batch excluded), from porter-manifest.json; None: unknown.
-EXAMPLE_INPUTS = [{"shape": [25], "dtype": "int64", "low": 0, "high": 2000, "channels_last_io": False}]
+EXAMPLE_INPUTS = [{"shape": [25], "dtype": "int64", "low": 0, "high": 2000}]
 TARGET_KIND = "class"  # class | binary_logits | binary_probs | regression
 CLASS_AXIS = 1  # axis of the class scores in the model's output, as the loss reads it
 DEFAULT_BATCH_SIZE = 16

@@ -120,8 +120,8 @@ MODEL_CLASS = "DLRM"
 INIT_ARGS = {}
 # Example inputs of DLRM.call (batch excluded), from porter-manifest.json; None: unknown.
 EXAMPLE_INPUTS = [
-    {"shape": [13], "dtype": "float32", "low": None, "high": None, "channels_last_io": False},
-    {"shape": [3, 4], "dtype": "int64", "low": 0, "high": None, "channels_last_io": False},
+    {"shape": [13], "dtype": "float32", "low": None, "high": None},
+    {"shape": [3, 4], "dtype": "int64", "low": 0, "high": None},
 ]
 TARGET_KIND = "binary_probs"  # class | binary_logits | binary_probs | regression
 CLASS_AXIS = 1  # axis of the class scores in the model's output, as the loss reads it

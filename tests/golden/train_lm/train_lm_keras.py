@@ -6,7 +6,6 @@ The torch-semantics layers and functions below come from train_lm_keras_runtime.
 """
 
 import importlib.util
-import math
 import os
 import sys
 import zlib
@@ -32,19 +31,12 @@ Linear = runtime.Linear
 TorchModule = runtime.TorchModule
 TransformerEncoder = runtime.TransformerEncoder
 TransformerEncoderLayer = runtime.TransformerEncoderLayer
-UnsupportedModule = runtime.UnsupportedModule
-call_module = runtime.call_module
 collect_state = runtime.collect_state
 dim_size = runtime.dim_size
 full = runtime.full
 init_normal = runtime.init_normal
-item = runtime.item
 load_state_dict = runtime.load_state_dict
-not_supported = runtime.not_supported
-randint = runtime.randint
 triu = runtime.triu
-unstack_first = runtime.unstack_first
-view = runtime.view
 zeros = runtime.zeros
 
 
@@ -65,20 +57,6 @@ N_LAYERS = 2
 FFN_DIM = 256
 
 DROPOUT = 0.1
-
-BATCH_SIZE = 16
-
-EPOCHS = 2
-
-LR = 3e-4
-
-WEIGHT_DECAY = 0.1
-
-BETAS = (0.9, 0.98)
-
-LABEL_SMOOTHING = 0.1
-
-GRAD_CLIP = 1.0
 
 
 class TransformerLM(TorchModule):
@@ -141,49 +119,3 @@ class TransformerLM(TorchModule):
 
     def get_config(self):
         return {**super().get_config(), **self.init_args}
-
-
-def configure_optimizer(model, lr, weight_decay, betas):
-    decay, no_decay = ([], [])
-    for name, param in model.named_parameters():
-        if not param.requires_grad:
-            continue
-        if ((param.dim() < 2) or (("emb") in name)) or (("norm") in name):
-            no_decay.append(param)
-        else:
-            decay.append(param)
-    return not_supported("torch.optim.AdamW at train_lm.py:84 is not supported yet")
-
-
-def make_dataset(num_sequences=256, seed=0):
-    g = not_supported("Tensor.manual_seed at train_lm.py:88 is not supported yet")
-    randint(0, VOCAB_SIZE, (num_sequences, SEQ_LEN + 1), generator=g)
-    return not_supported("torch.utils.data.TensorDataset at train_lm.py:90 is not supported yet")
-
-
-def main():
-    not_supported("torch.manual_seed at train_lm.py:94 is not supported yet")
-    loader = not_supported("torch.utils.data.DataLoader at train_lm.py:95 is not supported yet")
-    model = TransformerLM()
-    optimizer = configure_optimizer(model, LR, WEIGHT_DECAY, BETAS)
-    criterion = UnsupportedModule("torch.nn.CrossEntropyLoss at train_lm.py:99 is not supported yet")
-    EPOCHS * dim_size(loader, 0)
-    scheduler = not_supported("torch.optim.lr_scheduler.CosineAnnealingLR at train_lm.py:101 is not supported yet")
-    step = 0
-    for epoch in range(EPOCHS):
-        model.train()
-        running = 0.0
-        for inputs, targets in unstack_first(loader):
-            logits = model(inputs)
-            loss = call_module(criterion, view(logits, -1, VOCAB_SIZE), view(targets, -1))
-            optimizer.zero_grad(set_to_none=True)
-            not_supported("Tensor.backward at train_lm.py:112 is not supported yet")
-            not_supported("torch.nn.utils.clip_grad_norm_ at train_lm.py:113 is not supported yet")
-            optimizer.step()
-            not_supported("Tensor.step at train_lm.py:115 is not supported yet")  # per batch
-            running += item(loss)
-            step += 1
-            if (step % 8) == 0:
-                print(f"epoch {epoch} step {step} loss {loss.item():.4f} lr {scheduler.get_last_lr()[0]:.2e}")
-        avg = running / dim_size(loader, 0)
-        print(f"epoch {epoch} done: avg loss {avg:.4f} ppl {math.exp(avg):.1f}")

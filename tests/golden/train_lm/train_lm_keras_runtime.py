@@ -279,49 +279,10 @@ def _float32_output(value):
     return value
 
 
-def call_module(module, *args, **kwargs):
-    """Call a module whose kind porter could not see statically: torch's layout in, torch's layout out."""
-    layout = getattr(module, "porter_layout", "source")
-    if args and layout == "channels_last":
-        args = (to_channels_last(args[0]),) + tuple(args[1:])
-    if "training" in kwargs and not getattr(module, "_call_has_training_arg", True):
-        kwargs.pop("training")
-    result = module(*args, **kwargs)
-    layout_out = getattr(module, "layout_out", None) or layout
-    if layout_out == "channels_last" and hasattr(result, "shape"):
-        result = to_channels_first(result)
-    return result
-
-
 def dim_size(x, axis):
     """Size of `axis` of `x`: a Python int when static, else a scalar tensor (batch under tracing)."""
     size = x.shape[axis]
     return size if size is not None else tf.shape(x)[axis]
-
-
-def not_supported(message):
-    """Stands for a construct porter could not translate; raises when that code runs."""
-    raise NotImplementedError(message)
-
-
-class UnsupportedModule(TorchLayer):
-    """Stands for a torch module porter has no rule for: constructible, raises NotImplementedError when called."""
-
-    def __init__(self, message, **kwargs):
-        super().__init__(**kwargs)
-        self.message = message
-        self.finish_init()
-
-    def call(self, *args, **kwargs):
-        raise NotImplementedError(self.message)
-
-    def get_config(self):
-        return {**super().get_config(), "message": self.message}
-
-
-def unstack_first(x):
-    """Iterating over a tensor: the slices along its first axis."""
-    return tf.unstack(x, axis=0)
 
 
 def _init_assign(tensor, value):
@@ -1336,11 +1297,6 @@ def _as_dtype(dtype):
     return tf.as_dtype(dtype)
 
 
-def view(input, *shape):
-    """Tensor.view / reshape (also torch.reshape(input, shape))."""
-    return tf.reshape(input, _shape_args(shape))
-
-
 def _size_and_dtype(size, dtype, default=tf.float32):
     size = _shape_args(size)
     return size, _as_dtype(dtype) or default
@@ -1364,18 +1320,7 @@ def full(size, fill_value, dtype=None, **unused):
     return tf.fill(_shape_args((size,)), tf.cast(fill_value, _as_dtype(dtype) or default))
 
 
-def randint(low, high=None, size=None, dtype=None, **unused):
-    if size is None:
-        low, high, size = 0, low, high
-    return tf.random.uniform(_shape_args((size,)), low, high, dtype=_as_dtype(dtype) or tf.int64)
-
-
 def triu(input, diagonal=0):
     rows, cols = input.shape[-2], input.shape[-1]
     mask = np.triu(np.ones((rows, cols), dtype=bool), diagonal)
     return tf.where(mask, input, tf.zeros_like(input))
-
-
-def item(input):
-    """Tensor.item(): a host sync in torch; here the scalar tensor itself (keeps the graph compilable)."""
-    return tf.reshape(input, [])

@@ -129,7 +129,7 @@ GRAD_CLIP = 1.0  # train_lm.py:30
 MODEL_CLASS = "TransformerLM"
 INIT_ARGS = {}
 # Example inputs of TransformerLM.call (batch excluded), from porter-manifest.json; None: unknown.
-EXAMPLE_INPUTS = [{"shape": [32], "dtype": "int64", "low": 0, "high": 256, "channels_last_io": False}]
+EXAMPLE_INPUTS = [{"shape": [32], "dtype": "int64", "low": 0, "high": 256}]
 TARGET_KIND = "class"  # class | binary_logits | binary_probs | regression
 CLASS_AXIS = -1  # axis of the class scores in the model's output, as the loss reads it
 DEFAULT_BATCH_SIZE = 16

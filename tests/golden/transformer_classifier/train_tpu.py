@@ -119,7 +119,7 @@ support = _load_module("train_support", "train_support.py")
 MODEL_CLASS = "TransformerClassifier"
 INIT_ARGS = {}
 # Example inputs of TransformerClassifier.call (batch excluded), from porter-manifest.json; None: unknown.
-EXAMPLE_INPUTS = [{"shape": [48], "dtype": "int64", "low": 1, "high": 5000, "channels_last_io": False}]
+EXAMPLE_INPUTS = [{"shape": [48], "dtype": "int64", "low": 1, "high": 5000}]
 TARGET_KIND = "class"  # class | binary_logits | binary_probs | regression
 CLASS_AXIS = 1  # axis of the class scores in the model's output, as the loss reads it
 DEFAULT_BATCH_SIZE = 16

@@ -1063,8 +1063,9 @@ def _norm_update_running(variable, value, factor):
     variable.assign(factor * tf.cast(value, dtype) + (1 - factor) * current)
 
 
-def _norm_batch_stats(x, axes, rm, rv, factor, update, what):
-    """Batch mean/var (keepdims) over `axes`; updates the running stats with the unbiased variance if `update`."""
+def _norm_batch_stats(x, axes, rm, rv, factor, update, what, biased_running_var=False):
+    """Batch mean/var (keepdims) over `axes`; updates the running stats with the unbiased variance if `update`
+    (the biased one with `biased_running_var`: Gluon's BatchNorm)."""
     count, static = _norm_count(x, axes)
     if static and count <= 1:
         raise ValueError(
@@ -1073,7 +1074,7 @@ def _norm_batch_stats(x, axes, rm, rv, factor, update, what):
     mean, var, centered = _norm_moments(x, axes)
     if update:
         n = tf.cast(count, x.dtype)
-        unbiased = var * (n / (n - 1))
+        unbiased = var if biased_running_var else var * (n / (n - 1))
         # collapse keepdims to per-channel vectors (mean over any leading instance axis: InstanceNorm)
         _norm_update_running(rm, _norm_channel_vector(mean), factor)
         _norm_update_running(rv, _norm_channel_vector(unbiased), factor)
@@ -1086,7 +1087,9 @@ def _norm_channel_vector(stat):
     return tf.reduce_mean(tf.reshape(stat, [-1, channels]), axis=0)
 
 
-def _norm_bn_fused(x, running_mean, running_var, weight, bias, use_batch_stats, factor, eps, update):
+def _norm_bn_fused(
+    x, running_mean, running_var, weight, bias, use_batch_stats, factor, eps, update, biased_running_var=False
+):
     """Batch norm of a float32 channels-last `x` as one FusedBatchNormV3 op (its gradient one op too).
 
     Grappler fuses an inference-mode FusedBatchNormV3 that follows a Conv2D (and a ReLU after it) into the
@@ -1124,6 +1127,9 @@ def _norm_bn_fused(x, running_mean, running_var, weight, bias, use_batch_stats, 
             is_training=True,
         )
         if update:
+            if biased_running_var:  # Gluon moves running_var by the biased batch variance
+                n = tf.cast(count, tf.float32)
+                unbiased = unbiased * ((n - 1) / n)
             _norm_update_running(running_mean, mean + shift, factor)
             _norm_update_running(running_var, unbiased, factor)
     else:
@@ -1151,17 +1157,24 @@ def _norm_bn_fusable(x, running_mean, running_var, use_batch_stats):
     )
 
 
-def _norm_bn_forward(x, running_mean, running_var, weight, bias, use_batch_stats, factor, eps, update):
+def _norm_bn_forward(
+    x, running_mean, running_var, weight, bias, use_batch_stats, factor, eps, update, biased_running_var=False
+):
     """Batch norm on a channels-last tensor (channel axis last). Returns the output in x's dtype."""
     x, out_dtype = _norm_prepare(x)
     if _norm_bn_fusable(x, running_mean, running_var, use_batch_stats):
         return tf.cast(
-            _norm_bn_fused(x, running_mean, running_var, weight, bias, use_batch_stats, factor, eps, update), out_dtype
+            _norm_bn_fused(
+                x, running_mean, running_var, weight, bias, use_batch_stats, factor, eps, update, biased_running_var
+            ),
+            out_dtype,
         )
     rank = len(x.shape)
     axes = list(range(rank - 1))
     if use_batch_stats or running_mean is None or running_var is None:
-        mean, var, centered = _norm_batch_stats(x, axes, running_mean, running_var, factor, update, "batch_norm")
+        mean, var, centered = _norm_batch_stats(
+            x, axes, running_mean, running_var, factor, update, "batch_norm", biased_running_var
+        )
     else:
         mean = _norm_cast(running_mean, x.dtype)
         var = _norm_cast(running_var, x.dtype)
