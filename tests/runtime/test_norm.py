@@ -202,15 +202,37 @@ def test_batchnorm_training_with_a_large_mean_stays_close_to_float64(dims, mean,
 
 
 @pytest.mark.parametrize("training", [False, True])
-def test_batchnorm_is_one_fused_op_in_a_graph(training):
-    """One FusedBatchNormV3 per call (grappler folds an inference one into a preceding Conv2D), no elementwise
-    chain: the op kinds of the traced graph, not a timing."""
+def test_batchnorm_in_inference_is_one_fused_op_in_a_graph(training):
+    """Inference: one FusedBatchNormV3 per call (grappler folds it into a preceding Conv2D), no elementwise chain.
+    Training: the batch statistics path, not the fused op (whose oneDNN gradient is off on CPU, see below)."""
     layer = BatchNorm2d(4)
     graph = tf.function(lambda t: layer(t, training=training)).get_concrete_function(
         tf.TensorSpec([2, 5, 3, 4], tf.float32)).graph
     kinds = [op.type for op in graph.get_operations()]
-    assert kinds.count("FusedBatchNormV3") == 1
-    assert "Rsqrt" not in kinds and "Mean" not in kinds
+    assert kinds.count("FusedBatchNormV3") == (0 if training else 1)
+    if not training:
+        assert "Rsqrt" not in kinds and "Mean" not in kinds
+
+
+@given(batch=st.integers(2, 3), size=st.integers(1, 3), seed=st.integers(0, 2**16))
+def test_batchnorm_training_gradients_match_torch_for_small_batches(batch, size, seed):
+    """Few values per channel (where a Bessel-corrected variance in the backward pass shows: oneDNN's fused
+    training gradient was off by ~1% at 112 values): gradients of input, weight and bias as torch's."""
+    reference = perturb_torch_module(torch.nn.BatchNorm2d(3), seed).train()
+    ported = copy_torch_weights(reference, BatchNorm2d(3))
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, 3, size, size + 1)).astype(np.float32)
+    cotangent = rng.standard_normal(x.shape).astype(np.float32)
+    tx = torch.from_numpy(x).requires_grad_()
+    (reference(tx) * torch.from_numpy(cotangent)).sum().backward()
+    expected = [tx.grad.numpy(), reference.weight.grad.numpy(), reference.bias.grad.numpy()]
+    kx = tf.Variable(to_channels_last(x))
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(ported(kx, training=True) * to_channels_last(cotangent))
+    grads = tape.gradient(loss, [kx, ported.weight, ported.bias])
+    actual = [np.asarray(to_channels_first(grads[0])), np.asarray(grads[1]), np.asarray(grads[2])]
+    for name, want, got in zip(("input", "weight", "bias"), expected, actual, strict=True):
+        assert_equivalent(want, got, tolerance=1e-4, what=f"{name} gradient")
 
 
 # ----------------------------------------------------------------------------------------------- LayerNorm / RMSNorm

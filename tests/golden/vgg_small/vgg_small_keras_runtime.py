@@ -1113,73 +1113,45 @@ def _norm_channel_vector(stat):
     return tf.reduce_mean(tf.reshape(stat, [-1, channels]), axis=0)
 
 
-def _norm_bn_fused(
-    x, running_mean, running_var, weight, bias, use_batch_stats, factor, eps, update, biased_running_var=False
-):
-    """Batch norm of a float32 channels-last `x` as one FusedBatchNormV3 op (its gradient one op too).
+def _norm_bn_fused(x, running_mean, running_var, weight, bias, eps):
+    """Inference-mode batch norm of a float32 channels-last `x` as one FusedBatchNormV3 op.
 
     Grappler fuses an inference-mode FusedBatchNormV3 that follows a Conv2D (and a ReLU after it) into the
     convolution, so a Conv-BN-ReLU block is one kernel instead of five elementwise passes. The raw op takes `eps`
-    as given (tf.nn.fused_batch_norm would raise it to 1.001e-5). In training the statistics are those of
-    x - shift, shift being one (gradient-stopped) sample per channel: the variance is unchanged, and for inputs with
-    a large mean the kernel's mean is then as precise as the corrected two-pass moments of `_norm_moments` (without
-    it the kernel was off by 5.6e-4 at a mean of 1e3, torch by 7e-5; shifting by the running mean instead is cheaper
-    under XLA but no help on a fresh layer, such as a BatchNorm1d on raw features). The
-    op's batch variance is already the unbiased one that torch's running_var takes. Other ranks than 4 are reshaped
-    to (N, rest, 1, C), which keeps each channel's set of values.
+    as given (tf.nn.fused_batch_norm would raise it to 1.001e-5). Training does not use it: on CPU, oneDNN's
+    training-mode gradient of the op differs from torch's by up to ~1% for small batches (a variance correction;
+    exact with TF_ENABLE_ONEDNN_OPTS=0 and under XLA), so the batch statistics path below is used instead. Other
+    ranks than 4 are reshaped to (N, rest, 1, C), which keeps each channel's set of values.
     """
     rank = len(x.shape)
     channels = x.shape[-1]
     dims = _norm_dims(x)
     flat = x if rank == 4 else tf.reshape(x, [dims[0], -1, 1, channels])
-    ones = tf.ones([channels], tf.float32)
-    scale = ones if weight is None else _norm_cast(weight, tf.float32)
+    scale = tf.ones([channels], tf.float32) if weight is None else _norm_cast(weight, tf.float32)
     offset = tf.zeros([channels], tf.float32) if bias is None else _norm_cast(bias, tf.float32)
-    if use_batch_stats:
-        count, static = _norm_count(x, list(range(rank - 1)))
-        if static and count <= 1:
-            raise ValueError(
-                f"Expected more than 1 value per channel when training, got input size {tuple(x.shape)} (batch_norm)"
-            )
-        shift = tf.stop_gradient(flat[0, 0, 0])
-        y, mean, unbiased, *_ = tf.raw_ops.FusedBatchNormV3(
-            x=flat - shift,
-            scale=scale,
-            offset=offset,
-            mean=tf.zeros([0], tf.float32),
-            variance=tf.zeros([0], tf.float32),
-            epsilon=eps,
-            data_format="NHWC",
-            is_training=True,
-        )
-        if update:
-            if biased_running_var:  # Gluon moves running_var by the biased batch variance
-                n = tf.cast(count, tf.float32)
-                unbiased = unbiased * ((n - 1) / n)
-            _norm_update_running(running_mean, mean + shift, factor)
-            _norm_update_running(running_var, unbiased, factor)
-    else:
-        y = tf.raw_ops.FusedBatchNormV3(
-            x=flat,
-            scale=scale,
-            offset=offset,
-            mean=_norm_cast(running_mean, tf.float32),
-            variance=_norm_cast(running_var, tf.float32),
-            epsilon=eps,
-            data_format="NHWC",
-            is_training=False,
-        )[0]
+    y = tf.raw_ops.FusedBatchNormV3(
+        x=flat,
+        scale=scale,
+        offset=offset,
+        mean=_norm_cast(running_mean, tf.float32),
+        variance=_norm_cast(running_var, tf.float32),
+        epsilon=eps,
+        data_format="NHWC",
+        is_training=False,
+    )[0]
     return y if rank == 4 else tf.reshape(y, dims)
 
 
 def _norm_bn_fusable(x, running_mean, running_var, use_batch_stats):
-    """Whether `_norm_bn_fused` applies: float32 (after the half-type cast), a static channel count, 2-5 dims,
-    and running statistics in inference."""
+    """Whether `_norm_bn_fused` applies: inference with running statistics, float32 (after the half-type cast),
+    a static channel count, 2-5 dims."""
     return (
-        x.dtype == tf.float32
+        not use_batch_stats
+        and running_mean is not None
+        and running_var is not None
+        and x.dtype == tf.float32
         and 2 <= len(x.shape) <= 5
         and x.shape[-1] is not None
-        and (use_batch_stats or (running_mean is not None and running_var is not None))
     )
 
 
@@ -1189,12 +1161,7 @@ def _norm_bn_forward(
     """Batch norm on a channels-last tensor (channel axis last). Returns the output in x's dtype."""
     x, out_dtype = _norm_prepare(x)
     if _norm_bn_fusable(x, running_mean, running_var, use_batch_stats):
-        return tf.cast(
-            _norm_bn_fused(
-                x, running_mean, running_var, weight, bias, use_batch_stats, factor, eps, update, biased_running_var
-            ),
-            out_dtype,
-        )
+        return tf.cast(_norm_bn_fused(x, running_mean, running_var, weight, bias, eps), out_dtype)
     rank = len(x.shape)
     axes = list(range(rank - 1))
     if use_batch_stats or running_mean is None or running_var is None:
