@@ -113,6 +113,12 @@ class SourceFile:
         return self.text.splitlines()
 
     @functools.cached_property
+    def autograd_functions(self):
+        """Names of the file's `torch.autograd.Function` subclasses (called as `Name.apply(...)`)."""
+        return frozenset(node.name.value for node in self.module.body if isinstance(node, cst.ClassDef) and any(
+            self.imports.resolve(base.value) == "torch.autograd.Function" for base in node.bases))
+
+    @functools.cached_property
     def model_names(self):
         """Top-level names the model needs, directly or through each other: helper functions, plain classes
         (configs, namedtuples), assigned constants, and builder functions that construct torch layers
@@ -304,6 +310,13 @@ def is_covered_by_a_rule(canonical):
     return canonical in module_rules or canonical in function_rules
 
 
+def is_a_rule_layer(canonical):
+    """Whether a layer rule covers `canonical` (`nn.LayerNorm`): a class deriving from it is a module."""
+    from porter.rules.registry import load_all_rules
+
+    return canonical in load_all_rules()[0]
+
+
 def package_of(path):
     """Dotted package of a file inside a package (folders with `__init__.py`), '' for a loose file:
     `.../torchvision/models/resnet.py` -> `torchvision.models`."""
@@ -358,7 +371,7 @@ def _class_info(node, imports, known, positions):
             is_module = True
             in_file_bases.append(name)
             framework = known[name].framework
-        elif canonical is not None and is_covered_by_a_rule(canonical) and canonical.rsplit(".", 1)[-1][:1].isupper():
+        elif canonical is not None and is_a_rule_layer(canonical) and canonical.rsplit(".", 1)[-1][:1].isupper():
             is_module, layer_base = True, canonical  # `class LayerNorm2d(nn.LayerNorm)` with its own forward
     if not is_module:
         return None

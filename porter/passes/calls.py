@@ -93,6 +93,12 @@ class CallTranslator:
             return self._expr_Call(direct)
         if canonical is not None and canonical.startswith(RULE_FRAMEWORKS):
             return self.torch_call(canonical, node)
+        if isinstance(func, cst.Attribute) and func.attr.value == "apply" and \
+                dotted_name(func.value) in self.source.autograd_functions:
+            # a torch.autograd.Function: tensors in torch's layout, one tensor out (tf.custom_gradient inside)
+            args = [self.as_plain(v) for v in self.arg_values(node)[0]]
+            rank = next((v.rank for v in args if v.is_tensor), None)
+            return tensor(f"{dotted_name(func.value)}.apply({self.join_args(args, {})})", rank)
         if canonical in ("copy.deepcopy", "copy.copy") and node.args:
             argument = self.expr(node.args[0].value)
             if argument.kind == "module":

@@ -594,8 +594,21 @@ class FileTranslator:
             if not (isinstance(statement, cst.ClassDef) and statement.name.value not in self.source.classes and
                     statement.name.value in self.source.model_names):
                 continue
+            autograd = any(self.source.imports.resolve(base.value) == "torch.autograd.Function"
+                           for base in statement.bases)
             for item in statement.body.body:
-                if isinstance(item, cst.FunctionDef) and _uses_torch(item, self.source.imports):
+                if not isinstance(item, cst.FunctionDef):
+                    continue
+                if autograd and item.name.value in ("forward", "backward"):
+                    # forward(ctx, *inputs) / backward(ctx, *grads): the arguments after ctx are tensors
+                    params = list(_params(item))
+                    env = {p.name.value: (tensor(p.name.value) if index else python(p.name.value))
+                           for index, p in enumerate(params)}
+                    translator = ClassBodyTranslator(self, None, "function", env, None)
+                    translator.autograd_ctx = params[0].name.value if params else None
+                    body, _ = translator.block(item.body, 2)
+                    self.config_method_code[(statement.name.value, item.name.value)] = clean_body(body)
+                elif _uses_torch(item, self.source.imports):
                     env = {p.name.value: python(p.name.value) for p in _params(item)}
                     translator = ClassBodyTranslator(self, None, "function", env, None)
                     body, _ = translator.block(item.body, 2)

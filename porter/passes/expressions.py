@@ -84,6 +84,9 @@ class ExpressionTranslator(CallTranslator):
         attr = node.attr.value
         if dotted_name(owner) == "self":
             return self.self_attribute(attr)
+        if attr == "saved_tensors" and dotted_name(owner) == getattr(self, "autograd_ctx", None):
+            # a custom autograd Function's ctx: what forward saved are tensors in torch's layout
+            return Value(self.code(node), "tuple", items=None, static=("each", tensor("")))
         canonical = self.source.imports.resolve(node)
         if canonical is not None:
             return self.canonical_attribute(canonical, node)

