@@ -56,6 +56,19 @@ def uniform_fan_in(fan_in):
     return keras.initializers.RandomUniform(-bound, bound)
 
 
+def static_dims(x):
+    """x's dims as a list: Python ints where static, scalar int32 tensors from tf.shape where not (for reshape
+    targets that keep an unknown batch)."""
+    dynamic = None
+    dims = []
+    for axis, size in enumerate(x.shape):
+        if size is None:
+            dynamic = tf.shape(x) if dynamic is None else dynamic
+            size = dynamic[axis]
+        dims.append(size)
+    return dims
+
+
 def channels_last_perm(rank):
     """Permutation taking a channels-first tensor of `rank` to channels-last."""
     return [0] + list(range(2, rank)) + [1]

@@ -4,17 +4,7 @@
 
 import tensorflow as tf
 
-
-def _gluon_dims(x):
-    """x's dims: Python ints where static, scalar int32 tensors where not."""
-    dynamic = None
-    dims = []
-    for axis, size in enumerate(x.shape):
-        if size is None:
-            dynamic = tf.shape(x) if dynamic is None else dynamic
-            size = dynamic[axis]
-        dims.append(size)
-    return dims
+from porter.runtime.base import static_dims
 
 
 def gluon_reshape_target(dims, shape):
@@ -56,7 +46,7 @@ def gluon_reshape(data, *dims, shape=None, reverse=False, name=None):
     x = tf.convert_to_tensor(data)
     if shape is None:
         shape = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
-    sizes = _gluon_dims(x)
+    sizes = static_dims(x)
     if reverse:
         if -4 in [int(s) for s in shape]:
             raise NotImplementedError("reshape: reverse=True with -4 is not supported by porter yet")

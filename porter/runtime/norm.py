@@ -14,7 +14,7 @@ last; LayerNorm/RMSNorm work on torch's order ("source") and normalize the trail
 import numpy as np
 import tensorflow as tf
 
-from porter.runtime.base import StateEntry, TorchLayer
+from porter.runtime.base import StateEntry, TorchLayer, static_dims
 
 # --------------------------------------------------------------------------------------------------- helpers
 
@@ -38,18 +38,6 @@ def _norm_cast(value, dtype):
     if value is None:
         return None
     return tf.cast(tf.convert_to_tensor(value), dtype)
-
-
-def _norm_dims(x):
-    """x's shape as a list: static ints where known, scalar tensors where not (for tf.reshape)."""
-    dynamic = None
-    dims = []
-    for axis, size in enumerate(x.shape):
-        if size is None:
-            dynamic = tf.shape(x) if dynamic is None else dynamic
-            size = dynamic[axis]
-        dims.append(size)
-    return dims
 
 
 def _norm_moments(x, axes):
@@ -132,7 +120,7 @@ def _norm_bn_fused(x, running_mean, running_var, weight, bias, eps):
     """
     rank = len(x.shape)
     channels = x.shape[-1]
-    dims = _norm_dims(x)
+    dims = static_dims(x)
     flat = x if rank == 4 else tf.reshape(x, [dims[0], -1, 1, channels])
     scale = tf.ones([channels], tf.float32) if weight is None else _norm_cast(weight, tf.float32)
     offset = tf.zeros([channels], tf.float32) if bias is None else _norm_cast(bias, tf.float32)
@@ -542,7 +530,7 @@ def _norm_group_forward(x, num_groups, weight, bias, eps):
     known = list(x.shape[:-1])
     if None not in known and int(np.prod(known, dtype=np.int64)) * (channels // num_groups) == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {tuple(x.shape)}")
-    dims = _norm_dims(x)
+    dims = static_dims(x)
     grouped = tf.reshape(x, dims[:-1] + [num_groups, channels // num_groups])
     axes = list(range(1, rank - 1)) + [rank]
     _mean, var, centered = _norm_moments(grouped, axes)

@@ -8,19 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from porter.runtime.activation import _softmax_in_float32
-from porter.runtime.base import TorchLayer
-
-
-def _shape_sizes(x):
-    """Sizes of x: Python ints where static, scalar tensors from tf.shape where not."""
-    dynamic = None
-    sizes = []
-    for axis, size in enumerate(x.shape):
-        if size is None:
-            dynamic = tf.shape(x) if dynamic is None else dynamic
-            size = dynamic[axis]
-        sizes.append(size)
-    return sizes
+from porter.runtime.base import TorchLayer, static_dims
 
 
 def _shape_axis(dim, rank, what):
@@ -39,7 +27,7 @@ def _shape_flatten(x, start_dim=0, end_dim=-1):
         raise ValueError(f"flatten: start_dim {start_dim} cannot come after end_dim {end_dim}")
     if start == end:
         return x
-    sizes = _shape_sizes(x)
+    sizes = static_dims(x)
     merged = sizes[start:end + 1]
     if all(isinstance(size, int) for size in merged):
         merged = int(np.prod(merged))
@@ -65,7 +53,7 @@ def _shape_unflatten(x, dim, sizes):
     elif -1 not in sizes and current is not None and known != current:
         raise ValueError(f"unflatten: provided sizes {sizes} don't multiply up to the size of dim {dim} "
                          f"({current}) in the input tensor")
-    full = _shape_sizes(x)
+    full = static_dims(x)
     return tf.reshape(x, full[:axis] + sizes + full[axis + 1:])
 
 

@@ -44,6 +44,19 @@ def uniform_fan_in(fan_in):
     return keras.initializers.RandomUniform(-bound, bound)
 
 
+def static_dims(x):
+    """x's dims as a list: Python ints where static, scalar int32 tensors from tf.shape where not (for reshape
+    targets that keep an unknown batch)."""
+    dynamic = None
+    dims = []
+    for axis, size in enumerate(x.shape):
+        if size is None:
+            dynamic = tf.shape(x) if dynamic is None else dynamic
+            size = dynamic[axis]
+        dims.append(size)
+    return dims
+
+
 def channels_last_perm(rank):
     """Permutation taking a channels-first tensor of `rank` to channels-last."""
     return [0] + list(range(2, rank)) + [1]
@@ -913,18 +926,6 @@ def _norm_cast(value, dtype):
     return tf.cast(tf.convert_to_tensor(value), dtype)
 
 
-def _norm_dims(x):
-    """x's shape as a list: static ints where known, scalar tensors where not (for tf.reshape)."""
-    dynamic = None
-    dims = []
-    for axis, size in enumerate(x.shape):
-        if size is None:
-            dynamic = tf.shape(x) if dynamic is None else dynamic
-            size = dynamic[axis]
-        dims.append(size)
-    return dims
-
-
 def _norm_moments(x, axes):
     """Mean, biased variance (both keeping dims) and x - mean over `axes`: corrected two-pass algorithm.
 
@@ -997,7 +998,7 @@ def _norm_bn_fused(x, running_mean, running_var, weight, bias, eps):
     """
     rank = len(x.shape)
     channels = x.shape[-1]
-    dims = _norm_dims(x)
+    dims = static_dims(x)
     flat = x if rank == 4 else tf.reshape(x, [dims[0], -1, 1, channels])
     scale = tf.ones([channels], tf.float32) if weight is None else _norm_cast(weight, tf.float32)
     offset = tf.zeros([channels], tf.float32) if bias is None else _norm_cast(bias, tf.float32)

@@ -43,6 +43,19 @@ def uniform_fan_in(fan_in):
     return keras.initializers.RandomUniform(-bound, bound)
 
 
+def static_dims(x):
+    """x's dims as a list: Python ints where static, scalar int32 tensors from tf.shape where not (for reshape
+    targets that keep an unknown batch)."""
+    dynamic = None
+    dims = []
+    for axis, size in enumerate(x.shape):
+        if size is None:
+            dynamic = tf.shape(x) if dynamic is None else dynamic
+            size = dynamic[axis]
+        dims.append(size)
+    return dims
+
+
 def channels_last_perm(rank):
     """Permutation taking a channels-first tensor of `rank` to channels-last."""
     return [0] + list(range(2, rank)) + [1]
@@ -926,18 +939,6 @@ def _norm_cast(value, dtype):
     return tf.cast(tf.convert_to_tensor(value), dtype)
 
 
-def _norm_dims(x):
-    """x's shape as a list: static ints where known, scalar tensors where not (for tf.reshape)."""
-    dynamic = None
-    dims = []
-    for axis, size in enumerate(x.shape):
-        if size is None:
-            dynamic = tf.shape(x) if dynamic is None else dynamic
-            size = dynamic[axis]
-        dims.append(size)
-    return dims
-
-
 def _norm_moments(x, axes):
     """Mean, biased variance (both keeping dims) and x - mean over `axes`: corrected two-pass algorithm.
 
@@ -981,7 +982,7 @@ def _norm_group_forward(x, num_groups, weight, bias, eps):
     known = list(x.shape[:-1])
     if None not in known and int(np.prod(known, dtype=np.int64)) * (channels // num_groups) == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {tuple(x.shape)}")
-    dims = _norm_dims(x)
+    dims = static_dims(x)
     grouped = tf.reshape(x, dims[:-1] + [num_groups, channels // num_groups])
     axes = list(range(1, rank - 1)) + [rank]
     _mean, var, centered = _norm_moments(grouped, axes)
