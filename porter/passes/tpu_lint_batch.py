@@ -1,8 +1,11 @@
-"""TPU lint: a per-core batch that is not a multiple of 8, when the training code tells the batch size.
+"""TPU lint: a training batch that leaves every slice with a per-core batch that is not a multiple of 8.
 
 The batch size is the one train_tpu.py takes as its default --batch-size (read by porter/training/reader.py), a
-global batch split over the replicas; the line is where the training code writes it (a DataLoader's batch_size,
-the first size of the tensor fed to the model, or the --batch-size flag).
+global batch split over the cores of the slice it runs on; the line is where the training code writes it (a
+DataLoader's batch_size, the first size of the tensor fed to the model, or the --batch-size flag). Which slice the
+user trains on is known only when train_tpu.py starts, so a batch that is a multiple of 8 (right on one chip, wrong on
+an 8-core slice when it is not a multiple of 64) is checked there, against the real core count; this pass flags the
+batches that are wrong everywhere.
 """
 
 import libcst as cst
@@ -30,17 +33,19 @@ def lint_batch_size(source, main_class):
             value.value <= 0 or line is None:
         return []
     batch = value.value
-    group = ASSUMED_REPLICAS * BATCH_ALIGNMENT
-    if batch % group == 0:
+    if batch % BATCH_ALIGNMENT == 0:
         return []
-    padded = round_up(batch, group)
+    group = ASSUMED_REPLICAS * BATCH_ALIGNMENT
     per_core = batch / ASSUMED_REPLICAS
     per_core_text = "less than one example per core" if per_core < 1 else \
         f"{per_core:g} example{'' if per_core == 1 else 's'} per core"
-    message = (f"batch size {batch} (train_tpu.py's default --batch-size, read from the training code) gives "
-               f"{per_core_text} on an {ASSUMED_REPLICAS}-core TPU slice, not a multiple of {BATCH_ALIGNMENT}")
-    suggestion = (f"train with --batch-size {padded} ({padded // ASSUMED_REPLICAS} per core) or another multiple "
-                  f"of {group}; scale the learning rate with the batch if the recipe needs it")
+    message = (f"batch size {batch} (train_tpu.py's default --batch-size, read from the training code) is not a "
+               f"multiple of {BATCH_ALIGNMENT}: the per-core batch is misaligned on every TPU slice ({batch} on one "
+               f"chip, {per_core_text} on an {ASSUMED_REPLICAS}-core slice)")
+    suggestion = (f"train with --batch-size {round_up(batch, BATCH_ALIGNMENT)} on one chip, or "
+                  f"{round_up(batch, group)} ({round_up(batch, group) // ASSUMED_REPLICAS} per core) on an "
+                  f"{ASSUMED_REPLICAS}-core slice (any multiple of {BATCH_ALIGNMENT} x the core count); scale the "
+                  f"learning rate with the batch if the recipe needs it")
     return [(line, "mxu-batch-size", message, suggestion)]
 
 

@@ -10,7 +10,7 @@ FEATURE_ALIGNMENT = 128  # MXU tile width (TPU v2-v5): feature dimensions are pa
 MIN_FLAGGED_FEATURES = 128  # smaller layers (3 input channels, 10 classes) are normal and never flagged
 MIN_FLAGGED_WASTE = 0.05  # a size is flagged when padding it wastes at least this share of the padded size
 BATCH_ALIGNMENT = 8  # the batch is the second-minor dimension of activations: tiled by 8 rows
-ASSUMED_REPLICAS = 8  # cores of a v2-8/v3-8 slice, chips of a v5e-8: train_tpu.py splits --batch-size over them
+ASSUMED_REPLICAS = 8  # cores of a v2-8/v3-8 slice, chips of a v5e-8: the example slice the suggestions size for
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,11 @@ KINDS = {kind.id: kind for kind in (
              f"for nothing (flagged only for sizes of at least {MIN_FLAGGED_FEATURES} whose padding wastes at "
              f"least {MIN_FLAGGED_WASTE:.0%}; small layers such as 3 input channels or 10 classes are normal)"),
     LintKind("mxu-batch-size", "MXU waste",
-             f"train_tpu.py splits --batch-size over the replicas ({ASSUMED_REPLICAS} on a v2-8, v3-8 or v5e-8); "
-             f"activations are tiled {BATCH_ALIGNMENT} rows at a time, so a per-core batch that is not a multiple "
-             f"of {BATCH_ALIGNMENT} leaves rows of every tile empty (and a batch smaller than the replica count "
-             f"cannot be split at all)"),
+             f"activations are tiled {BATCH_ALIGNMENT} rows at a time, so a per-core batch that is not a multiple of "
+             f"{BATCH_ALIGNMENT} leaves rows of every tile empty; train_tpu.py splits --batch-size over the cores of "
+             f"the slice it runs on, so a batch that is not a multiple of {BATCH_ALIGNMENT} is misaligned on every "
+             f"slice (flagged here), and one that is misaligned only on larger slices ({ASSUMED_REPLICAS} cores of a "
+             f"v2-8, v3-8 or v5e-8) is reported by train_tpu.py when it starts on one"),
 )}
 
 

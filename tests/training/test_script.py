@@ -118,6 +118,15 @@ def test_tpu_resolver_arguments(train_mnist):
     assert args(environ={"TPU_NAME": "v4-32"}, zone="z")["tpu"] == "v4-32"
 
 
+def test_batch_tiling_warning_names_the_per_core_batch_and_a_batch_that_fills_the_tiles(train_mnist):
+    warn = train_mnist.batch_tiling_warning
+    assert warn(64, 8) is None and warn(16, 1) is None and warn(1024, 32) is None
+    text = warn(32, 8)
+    assert "4 examples per core on 8 TPU cores" in text and "--batch-size 64 (8 per core)" in text
+    assert "--batch-size 24 (8 per core)" in warn(20, 3)
+    assert "1 example per core on 4 TPU cores" in warn(4, 4)
+
+
 def test_named_tpu_is_connected_through_the_resolver(train_mnist):
     with pytest.raises(train_mnist.TPUUnavailable, match="my-pod"):
         train_mnist.connect_tpu("my-pod", "us-central2-b", "proj", resolver_class=FakeResolver, environ={})

@@ -309,6 +309,19 @@ def is_tpu(strategy):
     return isinstance(strategy, (tf.distribute.TPUStrategy,))
 
 
+def batch_tiling_warning(global_batch, replicas):
+    """A warning when each TPU core gets a batch that does not fill the 8-row activation tiles, else None."""
+    per_core = global_batch // replicas
+    if per_core % 8 == 0:
+        return None
+    better = -(-global_batch // (8 * replicas)) * 8 * replicas
+    return (
+        f"--batch-size {global_batch} gives {per_core} example{'s' if per_core != 1 else ''} per core on "
+        f"{replicas} TPU core{'s' if replicas != 1 else ''}, not a multiple of 8: part of every 8-row tile of "
+        f"the matrix unit computes padding; --batch-size {better} ({better // replicas} per core) fills them"
+    )
+
+
 def strategy_name(strategy):
     """TPUStrategy, MirroredStrategy, OneDeviceStrategy, or "default": TensorFlow's default strategy (one device)."""
     return "default" if strategy is tf.distribute.get_strategy() else type(strategy).__name__
@@ -681,6 +694,8 @@ def main(argv=None):
             file=sys.stderr,
         )
         return 2
+    if is_tpu(strategy) and batch_tiling_warning(global_batch, replicas):
+        print(f"train_tpu.py: warning: {batch_tiling_warning(global_batch, replicas)}", file=sys.stderr)
     if not EXAMPLE_INPUTS and not args.data:
         print(
             f"train_tpu.py: error: the example inputs of {MODEL_CLASS} are unknown: re-run porter convert "
