@@ -385,7 +385,7 @@ def _class_info(node, imports, known, positions):
                         small.targets[0].target, cst.Name):
                     attributes[small.targets[0].target.value] = small.value
     if framework == "mxnet":
-        methods = gluon.normalised_methods(methods, positions)
+        methods = gluon.normalised_methods(methods, positions, imports)
     info = ClassInfo(node.name.value, node, positions[node].start.line, in_file_bases, methods, attributes)
     info.framework = framework
     info.container_base = container or next((known[b].container_base for b in in_file_bases

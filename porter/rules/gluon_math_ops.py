@@ -20,3 +20,5 @@ function_rule(OPS + "repeat", runtime="gluon_repeat", signature="(data, repeats,
               layout="source")
 function_rule(OPS + "SequenceMask", runtime="gluon_sequence_mask", layout="source",
               signature="(data, sequence_length=None, use_sequence_length=False, value=0.0, axis=0, name=None)")
+function_rule(OPS + "FullyConnected", runtime="gluon_fully_connected", layout="source",
+              signature="(data, weight, bias=None, num_hidden=None, no_bias=False, flatten=True, name=None)")

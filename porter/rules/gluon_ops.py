@@ -5,7 +5,7 @@ Ops that are torch's under other parameter names (`axis` for `dim`, `keepdims` f
 the torch rule, so their layout handling (axis remapping on channels-last tensors) is the same.
 """
 
-from porter.ir.values import Value, python
+from porter.ir.values import Value, python, tensor
 from porter.rules.registry import FUNCTION_RULES, Signature, function_rule
 from porter.rules.tensor_ops import translate_cat
 
@@ -58,11 +58,78 @@ def as_torch_op(torch_name, gluon_signature, renames, defaults=None, refused=Non
 
 
 _REDUCTION = "(data, axis=None, keepdims=False, exclude=False, name=None)"
+
+
+def as_gluon_reduction(torch_name):
+    """F.sum/mean/max/min: torch's reduction, except that reducing every axis (no `axis`, keepdims False) gives
+    mxnet's shape (1,), not a scalar (mxnet 1.x NDArrays have no rank 0)."""
+    signature = Signature.parse(_REDUCTION)
+    translate = as_torch_op(torch_name, _REDUCTION, {"axis": "dim", "keepdims": "keepdim"},
+                            refused={"exclude": "False"})
+
+    def reduce(translator, call):
+        result = translate(translator, call)
+        bound = call.bind(signature)
+        axis, keepdims = bound.get("axis"), bound.get("keepdims")
+        if (axis is None or axis.code == "None") and (keepdims is None or keepdims.code == "False"):
+            return tensor(f"{translator.ctx.use('gluon_full_reduction')}({result.code})", 1)
+        return result
+
+    return reduce
+
+
 for _name, _torch in (("mean", "torch.mean"), ("sum", "torch.sum"), ("max", "torch.amax"), ("min", "torch.amin")):
-    function_rule(OPS + _name, layout="any", translate=as_torch_op(
-        _torch, _REDUCTION, {"axis": "dim", "keepdims": "keepdim"}, refused={"exclude": "False"}))
+    function_rule(OPS + _name, layout="any", translate=as_gluon_reduction(_torch))
 for _name in ("softmax", "log_softmax"):
     function_rule(OPS + _name, layout="any", translate=as_torch_op(
         f"torch.nn.functional.{_name}", "(data, axis=-1, temperature=None, dtype=None, use_length=False, name=None)",
         {"axis": "dim"}, defaults={"dim": "-1"}, refused={"temperature": "None", "use_length": "False"}))
 function_rule("mxnet.init.Constant", "mxnet.initializer.Constant", runtime="GluonConstant", signature="(value)")
+for _name, _runtime, _signature in (
+        ("Xavier", "GluonXavier", "(rnd_type='uniform', factor_type='avg', magnitude=3)"),
+        ("Normal", "GluonNormal", "(sigma=0.01)"),
+        ("Uniform", "GluonUniform", "(scale=0.07)"),
+        ("Zero", "GluonZero", "()"),
+        ("One", "GluonOne", "()")):
+    function_rule(f"mxnet.init.{_name}", f"mxnet.initializer.{_name}", runtime=_runtime, signature=_signature)
+
+_PARAMETER = Signature.parse("(name, grad_req='write', shape=None, dtype='float32', lr_mult=1.0, wd_mult=1.0, "
+                             "init=None, allow_deferred_init=False, differentiable=True, stype='default', "
+                             "grad_stype='default')")
+_CONSTANT = Signature.parse("(name, value)")
+
+
+def translate_parameter(translator, call):
+    """A Block's own parameter (`self.params.get(name, shape=, init=)`, `gluon.Parameter(...)`): a variable of
+    that shape made by `init` (mxnet's default Uniform(0.07) without one), saved under the attribute's name;
+    `grad_req='null'` makes it non-trainable. A shape with 0 (sized on the first call) is refused at run time."""
+    bound = call.bind(_PARAMETER)
+    shape = bound.get("shape")
+    if shape is None:
+        raise ValueError("a Gluon parameter without a shape")
+    value = f"{translator.ctx.use('gluon_parameter_value')}({shape.code}"
+    for key in ("init", "dtype"):
+        if key in bound:
+            value += f", {key}={bound[key].code}"
+    extra = ""
+    if "grad_req" in bound:
+        grad_req = bound["grad_req"]
+        extra = f", requires_grad={grad_req.static != 'null'}" if isinstance(grad_req.static, str) else \
+            f", requires_grad={grad_req.code} != 'null'"
+    rank = len(shape.static) if isinstance(shape.static, (tuple, list)) else None
+    return tensor(f"self.parameter({value}){extra}, name={bound['name'].code})", rank)
+
+
+def translate_constant(translator, call):
+    """`self.params.get_constant(name, value)` / `gluon.Constant(name, value)`: a non-trainable variable holding
+    `value`, saved under the attribute's name."""
+    bound = call.bind(_CONSTANT)
+    value = bound["value"]
+    return tensor(f"self.parameter({translator.ctx.use('gluon_constant_value')}({value.code}), requires_grad=False, "
+                  f"name={bound['name'].code})", value.rank)
+
+
+function_rule("mxnet.gluon.Parameter", "mxnet.gluon.parameter.Parameter", translate=translate_parameter,
+              layout="source")
+function_rule("mxnet.gluon.Constant", "mxnet.gluon.parameter.Constant", translate=translate_constant,
+              layout="source")

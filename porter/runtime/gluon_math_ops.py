@@ -12,13 +12,21 @@ def gluon_batch_dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_styp
 
 
 def gluon_dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, name=None):
-    """F.dot: the last axis of lhs contracted with the first of rhs; transpose_a/b reverse all axes first."""
+    """F.dot: the last axis of lhs contracted with the first of rhs; transpose_a/b reverse all axes first. A matrix
+    rhs (the usual weight) runs as one MatMul with its transpose flags: no Transpose op."""
     lhs, rhs = tf.convert_to_tensor(lhs), tf.convert_to_tensor(rhs)
+    rhs = tf.cast(rhs, lhs.dtype)
+    if len(rhs.shape) == 2 and len(lhs.shape) >= 2 and (not transpose_a or len(lhs.shape) == 2):
+        if len(lhs.shape) == 2:
+            return tf.matmul(lhs, rhs, transpose_a=transpose_a, transpose_b=transpose_b)
+        leading = tf.shape(lhs)[:-1]
+        product = tf.matmul(tf.reshape(lhs, [-1, lhs.shape[-1]]), rhs, transpose_b=transpose_b)
+        return tf.reshape(product, tf.concat([leading, tf.shape(product)[1:]], axis=0))
     if transpose_a:
         lhs = tf.transpose(lhs)
     if transpose_b:
         rhs = tf.transpose(rhs)
-    return tf.tensordot(lhs, tf.cast(rhs, lhs.dtype), axes=1)
+    return tf.tensordot(lhs, rhs, axes=1)
 
 
 def _gluon_pair(lhs, rhs):
@@ -91,10 +99,27 @@ def gluon_sequence_mask(data, sequence_length=None, use_sequence_length=False, v
         return x
     if axis not in (0, 1):
         raise ValueError(f"SequenceMask: axis must be 0 or 1, got {axis}")
-    steps = tf.shape(x)[axis]
+    steps = tf.range(tf.shape(x)[axis])
     lengths = tf.cast(tf.convert_to_tensor(sequence_length), tf.int32)
-    keep = tf.sequence_mask(lengths, steps)  # (N, T)
-    if axis == 0:
-        keep = tf.transpose(keep)  # (T, N)
+    # (T, N) for axis 0, (N, T) for axis 1, built in that order (no Transpose)
+    keep = steps[:, None] < lengths[None, :] if axis == 0 else steps[None, :] < lengths[:, None]
     keep = tf.reshape(keep, tf.concat([tf.shape(keep), tf.ones([tf.rank(x) - 2], tf.int32)], axis=0))
     return tf.where(keep, x, tf.cast(value, x.dtype))
+
+
+def gluon_fully_connected(data, weight, bias=None, num_hidden=None, no_bias=False, flatten=True, name=None):
+    """F.FullyConnected: data x weight^T + bias with weight (num_hidden, in_units); `flatten` first flattens every
+    axis after the first, otherwise the product runs over the last axis and keeps the others."""
+    x = tf.convert_to_tensor(data)
+    weight = tf.cast(tf.convert_to_tensor(weight), x.dtype)
+    if flatten and len(x.shape) != 2:
+        x = tf.reshape(x, [-1, weight.shape[1] if weight.shape[1] is not None else tf.shape(weight)[1]])
+    if len(x.shape) == 2:
+        y = tf.matmul(x, weight, transpose_b=True)
+    else:
+        leading = tf.shape(x)[:-1]
+        y = tf.matmul(tf.reshape(x, [-1, x.shape[-1]]), weight, transpose_b=True)
+        y = tf.reshape(y, tf.concat([leading, tf.shape(weight)[:1]], axis=0))
+    if bias is not None and not no_bias:
+        y = y + tf.cast(tf.convert_to_tensor(bias), y.dtype)
+    return y

@@ -59,3 +59,8 @@ def gluon_clip(data, a_min, a_max, name=None):
     """F.clip(data, a_min, a_max): values limited to [a_min, a_max]."""
     x = tf.convert_to_tensor(data)
     return tf.clip_by_value(x, tf.cast(a_min, x.dtype), tf.cast(a_max, x.dtype))
+
+
+def gluon_full_reduction(value):
+    """A reduction over every axis as mxnet 1.x returns it: shape (1,), not a scalar."""
+    return tf.reshape(tf.convert_to_tensor(value), [1])

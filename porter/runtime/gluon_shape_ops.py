@@ -65,3 +65,16 @@ def gluon_transpose(data, *given, axes=None, name=None):
         axes = given[0] if len(given) == 1 and isinstance(given[0], (tuple, list)) else given
     axes = tuple(axes) if axes is not None else ()
     return tf.transpose(x, list(axes) if axes else None)
+
+
+def gluon_slice_axis(data, axis, begin, end, name=None):
+    """F.slice_axis(data, axis, begin, end): entries begin..end-1 along `axis` (negative counts from the end;
+    end None: to the end)."""
+    x = tf.convert_to_tensor(data)
+    rank = len(x.shape)
+    axis = axis % rank
+    size = x.shape[axis] if x.shape[axis] is not None else tf.shape(x)[axis]
+    begin = begin + size if begin < 0 else begin
+    end = size if end is None else (end + size if end < 0 else end)
+    index = [slice(None)] * axis + [slice(begin, end)]
+    return x[tuple(index)]

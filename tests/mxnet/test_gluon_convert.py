@@ -30,6 +30,9 @@ PORT_BUILDERS = {
     "densenet_small.py": lambda module: module.DenseNet(),
     "token_mlp_forward.py": lambda module: module.TokenMLP(),
     "upsampling_decoder.py": lambda module: module.UpsamplingDecoder(),
+    "text_rnn_classifier.py": lambda module: module.TextClassifier(),
+    "lstm_cell_unroll.py": lambda module: module.CellTagger(),
+    "masked_attention.py": lambda module: module.MaskedSelfAttention(),
     f"resnet_v1.py --init-args {RESNET_HINT}": lambda module: module.ResNetV1(module.BasicBlockV1, [1, 1, 1],
                                                                              [16, 16, 32, 64]),
 }
@@ -38,7 +41,8 @@ PORT_BUILDERS = {
 TRANSPOSE_BUDGET = {"lenet.py": 2, "mobilenet_v1.py": 2, "pooling_variants.py": 2, "batchnorm_variants.py": 2,
                     f"resnet_v1.py --init-args {RESNET_HINT}": 2, "squeezenet_concurrent.py": 2,
                     "upsampling_decoder.py": 2,
-                    "token_mlp_forward.py": 4}  # a sequence model: only its own 4 `x.transpose((0, 2, 1))` calls
+                    "token_mlp_forward.py": 4,  # a sequence model: only its own 4 `x.transpose((0, 2, 1))` calls
+                    "masked_attention.py": 4}  # attention: only its own 4 transposes of heads and keys
 
 
 def convert_fixture(name, out, extra=()):
