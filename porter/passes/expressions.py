@@ -234,6 +234,24 @@ class ExpressionTranslator(CallTranslator):
             return Value(code, "module", module=ModuleRef("list", elements=(element.module,), ordered=False))
         return python(code)
 
+    def _expr_Lambda(self, node):
+        """`lambda t: body`: the body translated with the parameters bound to values of unknown kind (a tensor
+        result in torch's layout); a lambda with defaults or star parameters is kept as written."""
+        params = node.params
+        if isinstance(params.star_arg, (cst.Param, cst.ParamStar)) or params.kwonly_params or params.posonly_params \
+                or isinstance(params.star_kwarg, cst.Param) or any(p.default is not None for p in params.params):
+            return python(self.code(node))
+        names = [p.name.value for p in params.params]
+        env_backup = dict(self.env)
+        self.env.update({name: python(name) for name in names})
+        try:
+            body = self.expr(node.body)
+        finally:
+            self.env.clear()
+            self.env.update(env_backup)
+        body = to_layout(self.ctx, body, "source") if body.is_tensor else body
+        return python(f"lambda {', '.join(names)}: {body.code}" if names else f"lambda: {body.code}")
+
     def _expr_IfExp(self, node):
         test = self.expr(node.test)
         if test.static is True or test.static is False:

@@ -1,0 +1,103 @@
+"""Rules: einops' `rearrange`, `reduce`, `repeat`, `einsum` and its layers `Rearrange` / `Reduce`
+(`einops.layers.torch`), ported to porter's own runtime (porter/runtime/einops.py): the port needs no einops.
+
+Layout: a literal pattern applied to a channels-last tensor is rewritten, not the tensor: the left side's groups
+are put in the order the Keras tensor stores the torch dims (`b c h w` becomes `b h w c`), so no transpose runs.
+A result of the same rank (a channel shuffle, space-to-depth) stays channels-last the same way; a result of
+another rank (`b c h w -> b (h w) c`, tokens for a transformer) is in torch's order. Without a literal pattern, or
+with `...` on the left, the tensor goes back to torch's order first. The layers take torch's order.
+Dtype: kept (reduce's mean of an integer tensor is einops' error too).
+"""
+
+import ast
+import re
+
+from porter.ir.values import physical_order, tensor
+from porter.rules.registry import Signature, function_rule, module_rule
+
+_GROUPS = re.compile(r"\([^)]*\)|[^\s()]+")
+SIGNATURES = {"rearrange": Signature.parse("(tensor, pattern)"), "repeat": Signature.parse("(tensor, pattern)"),
+              "reduce": Signature.parse("(tensor, pattern, reduction)")}
+
+
+def _literal(value):
+    """The Python literal a Value's code spells (a pattern string), else None."""
+    try:
+        return ast.literal_eval(value.code)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _groups(side):
+    return _GROUPS.findall(side)
+
+
+def _pattern_for_layout(pattern, value):
+    """(pattern, result layout) running `pattern` on `value` as the Keras tensor stores it, or None."""
+    if not isinstance(pattern, str) or pattern.count("->") != 1 or not value.is_tensor:
+        return None
+    order = physical_order(value)
+    if order is None or order == list(range(len(order))):
+        return None
+    left, right = (_groups(side) for side in pattern.split("->"))
+    if len(left) != len(order) or "..." in pattern:
+        return None
+    physical_left = " ".join(left[d] for d in order)
+    if len(right) == len(left) and value.layout == "channels_last":
+        return f"{physical_left} -> {' '.join(right[d] for d in order)}", "channels_last"
+    return f"{physical_left} -> {' '.join(right)}", "source"
+
+
+def _result_rank(pattern, rank):
+    if not isinstance(pattern, str) or pattern.count("->") != 1:
+        return None
+    left, right = (_groups(side) for side in pattern.split("->"))
+    if "..." not in pattern:
+        return len(right)
+    if rank is None or "..." not in left:
+        return None
+    covered = rank - (len(left) - 1)
+    return len(right) - 1 + covered if "..." in right else len(right)
+
+
+def _translate(op):
+    signature = SIGNATURES[op]
+
+    def translate(translator, call):
+        bound = call.bind(signature)
+        value = bound["tensor"]
+        pattern = _literal(bound["pattern"]) if "pattern" in bound else None
+        keywords = {name: translator.as_plain(v) for name, v in bound.items() if name not in signature.params}
+        runtime = translator.ctx.use(f"einops_{op}")
+        rewritten = _pattern_for_layout(pattern, value)
+        if rewritten is not None:
+            physical, layout = rewritten
+            arguments = [value.with_code(value.code), translator.as_plain(bound["pattern"]).with_code(repr(physical))]
+            rank, channels = value.rank, None
+        else:
+            plain = translator.as_plain(value)
+            arguments = [plain, translator.as_plain(bound["pattern"])]
+            layout, rank = "source", _result_rank(pattern, plain.rank)
+        if op == "reduce":
+            arguments.append(translator.as_plain(bound["reduction"]))
+        code = f"{runtime}({translator.join_args(arguments, keywords)})"
+        if layout == "channels_last":
+            return tensor(code, rank, "channels_last").but(channels=channels, dtype=value.dtype)
+        return tensor(code, rank).but(dtype=value.dtype if value.is_tensor else None)
+
+    return translate
+
+
+def translate_einsum(translator, call):
+    """einops.einsum(x, y, ..., pattern): tensors in torch's order, the pattern last."""
+    *tensors, pattern = call.args
+    arguments = [translator.as_plain(t) for t in tensors] + [translator.as_plain(pattern)]
+    rank = _result_rank(_literal(pattern), None)
+    return tensor(f"{translator.ctx.use('einops_einsum')}({translator.join_args(arguments, {})})", rank)
+
+
+for _op in SIGNATURES:
+    function_rule(f"einops.{_op}", translate=_translate(_op), layout="any")
+function_rule("einops.einsum", translate=translate_einsum, layout="source")
+module_rule("einops.layers.torch.Rearrange", runtime="Rearrange", layout="source", rank_delta="unknown")
+module_rule("einops.layers.torch.Reduce", runtime="Reduce", layout="source", rank_delta="unknown")

@@ -1,0 +1,220 @@
+"""einops' `rearrange`, `reduce`, `repeat` and `einsum`, and its `Rearrange` / `Reduce` layers, on TensorFlow
+tensors with einops' semantics (the port needs no einops on the TPU VM).
+
+A pattern `left -> right` names the input's axes on the left, grouped in parentheses where one input axis holds
+several (`b c (h p1) (w p2)`), `...` for any number of axes, `1` or `()` for an axis of size 1. The result is the
+reshape of the input into its elementary axes, a reduction over those the right side omits (reduce), a transpose
+into the right side's order, new axes broadcast in (repeat: names given as keyword lengths, or numbers), and a
+reshape into the right side's groups. Sizes stay static where the input's are (an unknown batch is read from
+tf.shape), so the ops compile under XLA.
+"""
+
+import math
+import re
+
+import tensorflow as tf
+
+from porter.runtime.base import TorchLayer, static_dims
+
+_EINOPS_REDUCTIONS = {"sum": tf.reduce_sum, "mean": tf.reduce_mean, "max": tf.reduce_max, "min": tf.reduce_min,
+                      "prod": tf.reduce_prod, "any": tf.reduce_any, "all": tf.reduce_all}
+_EINOPS_TOKEN = re.compile(r"\.\.\.|\(|\)|[^\s()]+")
+
+
+def _einops_side(text, pattern):
+    """The groups of one side: lists of tokens (names, '...', or ints for anonymous sizes); a token outside
+    parentheses is a one-token tuple (a bare '...' stands for several axes, a parenthesised one for their merge)."""
+    groups, current = [], None
+    for token in _EINOPS_TOKEN.findall(text):
+        if token == "(":
+            if current is not None:
+                raise ValueError(f"einops: nested parentheses in {pattern!r}")
+            current = []
+        elif token == ")":
+            if current is None:
+                raise ValueError(f"einops: unbalanced parentheses in {pattern!r}")
+            groups.append(current)
+            current = None
+        else:
+            item = int(token) if token.isdigit() else token
+            if isinstance(item, str) and item != "..." and not item.isidentifier():
+                raise ValueError(f"einops: invalid axis name {token!r} in {pattern!r}")
+            if current is None:
+                groups.append((item,))
+            else:
+                current.append(item)
+    if current is not None:
+        raise ValueError(f"einops: unbalanced parentheses in {pattern!r}")
+    return groups
+
+
+def _einops_ellipsis(groups, count):
+    """Groups with '...' replaced by `count` named axes."""
+    names = [f"\u2026{i}" for i in range(count)]
+    expanded = []
+    for group in groups:
+        if group == ("...",):
+            expanded.extend([name] for name in names)
+        else:
+            expanded.append([n for token in group for n in (names if token == "..." else [token])])
+    return expanded
+
+
+def _einops_int(size):
+    return size if isinstance(size, int) else tf.cast(size, tf.int32)
+
+
+def _einops_product(sizes):
+    if all(isinstance(size, int) for size in sizes):
+        return math.prod(sizes)
+    return tf.reduce_prod(tf.stack([_einops_int(size) for size in sizes]))
+
+
+def _einops_recipe(x, pattern, axes_lengths):
+    """(left elementary axes with their sizes, right groups) for `x` and `pattern`."""
+    if "->" not in pattern:
+        raise ValueError(f"einops: pattern {pattern!r} has no '->'")
+    left_text, right_text = pattern.split("->")
+    left, right = _einops_side(left_text, pattern), _einops_side(right_text, pattern)
+    dims = static_dims(x)
+    if any(token == "..." for group in left for token in group) or \
+            any(token == "..." for group in right for token in group):
+        count = len(dims) - (len(left) - 1)
+        if count < 0:
+            raise ValueError(f"einops: input of rank {len(dims)} has too few axes for {pattern!r}")
+        left, right = _einops_ellipsis(left, count), _einops_ellipsis(right, count)
+    if len(left) != len(dims):
+        raise ValueError(f"einops: pattern {pattern!r} names {len(left)} axes, the input has {len(dims)}")
+    sizes = dict(axes_lengths)
+    elementary = []
+    for group, dim in zip(left, dims):
+        names = [token for token in group if not isinstance(token, int)]
+        unknown = [name for name in names if name not in sizes]
+        if len(unknown) > 1:
+            raise ValueError(f"einops: cannot infer the sizes of {unknown} in {pattern!r}")
+        if unknown:
+            known = [sizes[name] for name in names if name in sizes]
+            sizes[unknown[0]] = dim if not known else dim // _einops_product(known)
+        elementary.extend((name, sizes[name]) for name in names)
+    return elementary, right, sizes
+
+
+def _einops_apply(x, pattern, reduction=None, axes_lengths=None):
+    x = tf.convert_to_tensor(x)
+    elementary, right, sizes = _einops_recipe(x, pattern, axes_lengths or {})
+    left_names = [name for name, _ in elementary]
+    x = tf.reshape(x, [_einops_int(size) for _, size in elementary]) if elementary else tf.reshape(x, [])
+    right_names = [token for group in right for token in group if not isinstance(token, int)]
+    reduced = [i for i, name in enumerate(left_names) if name not in right_names]
+    if reduced:
+        if reduction is None:
+            raise ValueError(f"einops: {[left_names[i] for i in reduced]} are missing on the right of {pattern!r}")
+        if callable(reduction):
+            x = reduction(x, tuple(reduced))
+        else:
+            x = _EINOPS_REDUCTIONS[reduction](x, axis=reduced)
+        left_names = [name for i, name in enumerate(left_names) if i not in reduced]
+    kept = [name for name in right_names if name in left_names]
+    order = [left_names.index(name) for name in kept]
+    if order != sorted(order):
+        x = tf.transpose(x, order)
+    # new axes (repeat) and anonymous sizes: inserted as size 1, then broadcast to their sizes
+    target, position = [], 0
+    for group in right:
+        for token in group:
+            if isinstance(token, int) or token not in left_names:
+                size = token if isinstance(token, int) else sizes.get(token)
+                if size is None:
+                    raise ValueError(f"einops: give the size of new axis {token!r} of {pattern!r} as a keyword")
+                x = tf.expand_dims(x, position)
+                target.append(size)
+            else:
+                target.append(sizes[token])
+            position += 1
+    if any(size != 1 for size, token in zip(target, [t for g in right for t in g])
+           if isinstance(token, int) or token not in left_names):
+        x = tf.broadcast_to(x, [_einops_int(size) for size in target])
+    shape = [_einops_product([target[i] for i in indices]) for indices in _einops_group_indices(right)]
+    return tf.reshape(x, [_einops_int(size) for size in shape])
+
+
+def _einops_group_indices(groups):
+    indices, position = [], 0
+    for group in groups:
+        indices.append(list(range(position, position + len(group))))
+        position += len(group)
+    return indices
+
+
+def einops_rearrange(tensor, pattern, **axes_lengths):
+    """einops.rearrange: reorder, split and merge axes (a list of tensors is stacked first, as einops does)."""
+    if isinstance(tensor, (list, tuple)):
+        tensor = tf.stack(tensor)
+    return _einops_apply(tensor, pattern, None, axes_lengths)
+
+
+def einops_reduce(tensor, pattern, reduction, **axes_lengths):
+    """einops.reduce: rearrange, reducing with `reduction` ('sum', 'mean', 'max', 'min', 'prod') over the axes the
+    right side leaves out."""
+    if isinstance(tensor, (list, tuple)):
+        tensor = tf.stack(tensor)
+    return _einops_apply(tensor, pattern, reduction, axes_lengths)
+
+
+def einops_repeat(tensor, pattern, **axes_lengths):
+    """einops.repeat: rearrange, with new axes (sizes by keyword or as numbers) repeated along."""
+    if isinstance(tensor, (list, tuple)):
+        tensor = tf.stack(tensor)
+    return _einops_apply(tensor, pattern, None, axes_lengths)
+
+
+def einops_einsum(*tensors_and_pattern):
+    """einops.einsum(x, y, ..., 'b i d, b j d -> b i j'): multi-letter axis names, tensors first, pattern last."""
+    *tensors, pattern = tensors_and_pattern
+    left, right = pattern.split("->")
+    letters = {}
+
+    def spell(side):
+        out = []
+        for token in _EINOPS_TOKEN.findall(side):
+            if token == "...":
+                out.append("...")
+            elif token not in ("(", ")"):
+                letters.setdefault(token, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[len(letters)])
+                out.append(letters[token])
+        return "".join(out)
+
+    inputs = ",".join(spell(part) for part in left.split(","))
+    return tf.einsum(f"{inputs}->{spell(right)}", *tensors)
+
+
+class Rearrange(TorchLayer):
+    """einops.layers.torch.Rearrange(pattern, **axes_lengths): rearrange as a layer (no weights)."""
+
+    def __init__(self, pattern, **axes_lengths):
+        keras_kwargs = {k: axes_lengths.pop(k) for k in ("name", "dtype", "trainable") if k in axes_lengths}
+        super().__init__(**keras_kwargs)
+        self.pattern, self.axes_lengths = pattern, axes_lengths
+        self.finish_init()
+
+    def call(self, x):
+        return _einops_apply(x, self.pattern, None, self.axes_lengths)
+
+    def get_config(self):
+        return {**super().get_config(), "pattern": self.pattern, **self.axes_lengths}
+
+
+class Reduce(TorchLayer):
+    """einops.layers.torch.Reduce(pattern, reduction, **axes_lengths): reduce as a layer (no weights)."""
+
+    def __init__(self, pattern, reduction, **axes_lengths):
+        keras_kwargs = {k: axes_lengths.pop(k) for k in ("name", "dtype", "trainable") if k in axes_lengths}
+        super().__init__(**keras_kwargs)
+        self.pattern, self.reduction, self.axes_lengths = pattern, reduction, axes_lengths
+        self.finish_init()
+
+    def call(self, x):
+        return _einops_apply(x, self.pattern, self.reduction, self.axes_lengths)
+
+    def get_config(self):
+        return {**super().get_config(), "pattern": self.pattern, "reduction": self.reduction, **self.axes_lengths}
