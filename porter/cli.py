@@ -34,7 +34,8 @@ def build_parser():
         description="Translate SRC (a PyTorch model file, read statically, never executed) into OUT: the Keras "
                     "model module, porter-manifest.json, PORTING.md and the other outputs. Exit 0: converted; "
                     "1: written, but the model code has stubs (see PORTING.md); 2: bad input, nothing written.")
-    convert.add_argument("source", metavar="SRC", help="model source file (.py)")
+    convert.add_argument("source", metavar="SRC", help="model source file (.py), or a package folder: every model "
+                                                      "file in it converts, mirrored under OUT")
     convert.add_argument("-o", "--out", metavar="OUT", help="output directory (default: <SRC stem>_keras/ beside SRC)")
     convert.add_argument("--class", dest="class_name", metavar="NAME",
                          help="main model class (default: the one the file's training code builds, else the last "
@@ -153,6 +154,10 @@ def run_convert(args):
     init_args = parse_init_args(args.init_args)
     parse_input_specs(args.input_specs)
     source = Path(args.source)
+    package = source.is_dir()  # a source package: every model file, mirrored under OUT (porter.package)
+    if package:
+        from porter.package import convert_package as convert
+        from porter.package import default_package_out as default_out
     out = Path(args.out) if args.out else default_out(source)
     for path, what in ((source, "SRC"), (out, "OUT"), (args.weights, "--weights"), (args.train_script,
                                                                                  "--train-script")):
@@ -180,8 +185,11 @@ def run_convert(args):
     for warning in warnings:
         print(f"porter: warning: {warning}", file=sys.stderr)
     stubs = sum(len(c["unsupported"]) for s in conversion.manifest["sources"] for c in s["classes"])
-    print(f"porter: wrote {out} ({len(files) + (kept is not None)} files, main class {conversion.main_class}"
-          f"{f', {stubs} stubs: see PORTING.md' if stubs else ''})")
+    if package:
+        report_package(out, files, kept, conversion)
+    else:
+        print(f"porter: wrote {out} ({len(files) + (kept is not None)} files, main class {conversion.main_class}"
+              f"{f', {stubs} stubs: see PORTING.md' if stubs else ''})")
     if loadable:
         print(f"porter: {load_hint(out, files, loadable)}")
     from porter.passes.tpu_lint_kinds import summary_line
@@ -190,6 +198,20 @@ def run_convert(args):
     if tpu_summary:
         print(f"porter: {tpu_summary}")  # advice only: findings never change the exit code
     return conversion.exit_code
+
+
+def report_package(out, files, kept, conversion):
+    """What `porter convert DIR` wrote: the totals, then one line per file with stubs."""
+    manifest = conversion.manifest
+    stubbed = [(entry, sum(len(c["unsupported"]) for c in entry["classes"])) for entry in manifest["sources"]]
+    stubbed = [(entry, count) for entry, count in stubbed if count]
+    main = f"main class {conversion.main_class}" if conversion.main_class else "no main class"
+    left_out = manifest.get("skipped", [])
+    print(f"porter: wrote {out} ({len(files) + (kept is not None)} files, {len(manifest['sources'])} model modules, "
+          f"{main}{f', {len(left_out)} files left out' if left_out else ''}"
+          f"{f', stubs in {len(stubbed)} files: see PORTING.md' if stubbed else ''})")
+    for entry, count in stubbed:
+        print(f"porter: {entry['module']}: {count} stubs")
 
 
 def run_ops(args):

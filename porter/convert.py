@@ -19,6 +19,7 @@ from porter.self_check import check_generated
 from porter.training.reader import training_fallbacks
 
 SEQUENCE_LENGTH = 16  # token ids per example when only a first Embedding tells the inputs
+REPORT_PRODUCER = "porter.outputs.html_report"
 RESERVED_MODULE_NAMES = {"torch", "tensorflow", "keras", "mxnet", "numpy", "np", "tf", "jax", "porter"}
 
 
@@ -33,6 +34,8 @@ class ConvertOptions:
     force: bool = False
     train_script: Path | None = None
     channels_last_io: bool = False  # the main class exchanges images channels-last (--channels-last-io)
+    module_dir: str = ""  # POSIX folder under OUT the model module goes to (a file of a package: `porter.package`)
+    reports_only: bool = False  # of the further outputs, only the reports (a package file that is not the main one)
 
 
 @dataclass
@@ -168,6 +171,9 @@ def convert(options, read_only=False):
     emitter = ModuleEmitter(translator)
     module_name = module_file_name(source_path)
     module_files = emitter.render(module_name)  # the model module and the runtime module beside it
+    if options.module_dir:  # a file of a package: mirrored under OUT
+        module_files = {f"{options.module_dir}/{name}": text for name, text in module_files.items()}
+        module_name = f"{options.module_dir}/{module_name}"
     out = Path(options.out) if options.out else default_out(source_path)
     tpu_findings = lint_tpu(source, ctx)  # advice for TPU: shown in the manifest and reports, never an exit code
     manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
@@ -178,7 +184,7 @@ def convert(options, read_only=False):
     from porter.report.porting_md import render_porting_md
 
     files["PORTING.md"] = render_porting_md(source, ctx, manifest, emitter.dropped, warnings)
-    for extra in _extra_outputs():
+    for extra in _extra_outputs(options.reports_only):
         files.update(extra(source, ctx, manifest, options))
     manifest["files"] = listed_files(files)
     files["porter-manifest.json"] = manifest_text(manifest)
@@ -187,8 +193,9 @@ def convert(options, read_only=False):
     return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)
 
 
-def _extra_outputs():
-    """Generators of further output files (training script, tests, HTML report) registered by other issues."""
+def _extra_outputs(reports_only=False):
+    """Generators of further output files (training script, tests, HTML report) registered by other issues;
+    `reports_only`: just the HTML report's."""
     producers = []
     try:
         from porter.outputs import PRODUCERS
@@ -196,6 +203,8 @@ def _extra_outputs():
         producers.extend(PRODUCERS)
     except ImportError:
         pass
+    if reports_only:
+        producers = [produce for produce in producers if produce.__module__ == REPORT_PRODUCER]
     return producers
 
 

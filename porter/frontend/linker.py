@@ -12,6 +12,7 @@ import libcst as cst
 from porter.frontend.imports import dotted_name
 from porter.frontend.names import bound_names, names_in, top_level_bindings
 
+MAX_STAR_DEPTH = 4  # `from .a import *` of a module that star-imports in turn, this deep
 MAX_FILES = 32  # a model's in-package helpers are a handful of files; stop before walking a whole library
 BANNER = "# --- porter: definitions imported from {path} ---"
 
@@ -61,13 +62,20 @@ class _Linker:
                     break
         return self.parsed[dotted]
 
-    def in_package_imports(self, module, package):
-        """local name -> (absolute module, imported name) for imports of `module` from inside the package tree."""
+    def in_package_imports(self, module, package, depth=0):
+        """local name -> (absolute module, imported name) for imports of `module` from inside the package tree
+        (`from .layers import *` imports what `layers` defines or re-exports from the package: its `__all__`, else
+        its public names)."""
         found = {}
         top = package.split(".")[0] if package else ""
         for statement in _import_froms(module):
             absolute = _absolute(statement, package)
-            if absolute is None or absolute.split(".")[0] != top or isinstance(statement.names, cst.ImportStar):
+            if absolute is None or absolute.split(".")[0] != top:
+                continue
+            if isinstance(statement.names, cst.ImportStar):
+                if depth < MAX_STAR_DEPTH:
+                    found.update((name, target) for name, target in self.star_names(absolute, depth + 1).items()
+                                 if not self.covered(f"{target[0]}.{target[1]}"))
                 continue
             for alias in statement.names:
                 name = dotted_name(alias.name)
@@ -75,6 +83,24 @@ class _Linker:
                 if not self.covered(f"{absolute}.{name}"):
                     found[local] = (absolute, name)
         return found
+
+    def star_names(self, dotted, depth):
+        """name -> (absolute module, name) that `from <dotted> import *` binds from inside the package."""
+        module = self.module(dotted)
+        if module is None:
+            return {}
+        bindings = top_level_bindings(module)
+        reexported = self.in_package_imports(module, self.package_of(dotted), depth)
+        public = _dunder_all(module)
+        if public is None:
+            public = [name for name in list(bindings) + list(reexported) if not name.startswith("_")]
+        names = {}
+        for name in public:
+            if name in bindings:
+                names[name] = (dotted, name)
+            elif name in reexported:
+                names[name] = reexported[name]
+        return names
 
     def wanted_from(self, module, package, roots):
         """[(absolute module, name)] the definitions named `roots` in `module` need from other package modules."""
@@ -180,6 +206,17 @@ def _is_module_base(node, imports, linker, depth):
         if isinstance(statement, cst.ClassDef) and statement.name.value == imported:
             return any(_is_module_base(b.value, inner_imports, linker, depth + 1) for b in statement.bases)
     return False
+
+
+def _dunder_all(module):
+    """The names of a module's `__all__ = [...]` (string literals only), or None without one."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine) and "__all__" in bound_names(statement):
+            value = statement.body[0].value
+            if isinstance(value, (cst.List, cst.Tuple)) and all(
+                    isinstance(e.value, cst.SimpleString) for e in value.elements):
+                return [e.value.evaluated_value for e in value.elements]
+    return None
 
 
 def _builds_layers(function):

@@ -1,0 +1,316 @@
+"""`porter convert DIR`: every model file of a source package, mirrored under OUT.
+
+`DIR/sub/model.py` -> `OUT/sub/model_keras.py` and its runtime module beside it, each converted the way a single file
+is (`porter.convert.convert`). Each mirrored module carries the in-package definitions it uses (the linker copies
+them in, as for one file): a class is ported in the layout every caller of that module needs, and each module loads
+by file path on its own, from any working directory, with no `sys.path` entry and no package import. One
+porter-manifest.json lists every converted file (`sources`, the main class's file first); PORTING.md and report.html
+cover every file; train_tpu.py, test_equivalence.py and the other per-model outputs are written for the main class
+when `--class` names one.
+
+A file porter cannot convert (its own check fails: a porter bug, or a source problem only the translation meets) is
+left out, said on stderr, in the manifest's `skipped` and in PORTING.md, and the exit code is 1; usage errors, and a
+syntax error in any file, stop the whole conversion before anything is written (exit 2).
+"""
+
+import html
+import os
+import re
+from pathlib import Path, PurePosixPath
+
+from porter import __version__
+from porter.convert import Conversion, ConvertOptions, convert, module_file_name
+from porter.errors import InternalError, SourceError, UsageError
+from porter.frontend.source import check_syntax, parse_source, read_text
+from porter.output import MANIFEST, listed_files, manifest_text
+
+SKIPPED_DIRS = {"__pycache__", "test", "tests", "testing", "build", "dist", "node_modules", "site-packages"}
+SKIPPED_FILES = {"setup.py", "conftest.py", "noxfile.py", "tasks.py"}
+REPORTS = ("PORTING.md", "report.html")
+PACKAGE_USAGE_HINT = "--class NAME (or --class sub/file.py:NAME) chooses the main model of a package"
+
+
+def default_package_out(root):
+    return root.parent / f"{root.resolve().name}_keras"
+
+
+def package_files(root, out=None):
+    """The .py files under `root` that may hold model code, in path order: no tests, setup scripts, caches,
+    hidden folders, virtual environments or earlier porter outputs (a folder with a porter-manifest.json, OUT)."""
+    out = _resolved(out) if out is not None else None
+    found = []
+    for folder, folders, names in os.walk(root):
+        folder = Path(folder)
+        folders[:] = sorted(name for name in folders if not _skipped_dir(folder / name, name, out))
+        for name in sorted(names):
+            if name.endswith(".py") and not _skipped_file(name):
+                found.append(folder / name)
+    return sorted(found, key=lambda path: path.relative_to(root).as_posix())
+
+
+def _skipped_dir(path, name, out):
+    if name in SKIPPED_DIRS or name.startswith((".", "test_")):
+        return True
+    if (path / MANIFEST).is_file() or (path / "pyvenv.cfg").is_file():
+        return True
+    return out is not None and _resolved(path) == out
+
+
+def _skipped_file(name):
+    stem = name[:-3]
+    return name in SKIPPED_FILES or stem.startswith("test_") or stem.endswith("_test") or stem == "tests"
+
+
+def _resolved(path):
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(path).absolute()
+
+
+class PackageFile:
+    """One model file of the package: its path, the path shown in messages, and its own module classes."""
+
+    def __init__(self, path, relative, display, classes):
+        self.path, self.relative, self.display, self.classes = path, relative, display, classes
+
+    @property
+    def module_dir(self):
+        parent = PurePosixPath(self.relative).parent.as_posix()
+        return "" if parent == "." else parent
+
+
+def model_files(root, out=None):
+    """[PackageFile] of the files under `root` that define torch (or Gluon) module classes themselves.
+
+    Every candidate file is read and syntax-checked first: one that does not parse is a SourceError at its line."""
+    candidates = [path for path in package_files(root, out) if _size(path)]  # an empty __init__.py holds nothing
+    found = []
+    for path in candidates:
+        relative = path.relative_to(root).as_posix()
+        display = str(Path(root) / relative)
+        check_syntax(read_text(path, display), display)
+    for path in candidates:
+        relative = path.relative_to(root).as_posix()
+        display = str(Path(root) / relative)
+        if not _may_hold_model(path):
+            continue
+        source = parse_source(path, display)
+        own = [name for name, info in source.classes.items()
+               if source.linked_from_line is None or info.line < source.linked_from_line]
+        if own:
+            found.append(PackageFile(path, relative, display, own))
+    return found, len(candidates)
+
+
+def _size(path):
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 1  # reading it says what is wrong
+
+
+def _may_hold_model(path):
+    """A cheap first look: a file without `class` and a framework name holds no module class."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "class " in text and any(word in text for word in ("torch", "nn.", "gluon", "Module", "Block"))
+
+
+def resolve_main(files, requested):
+    """(PackageFile, class name) named by `--class NAME` or `--class sub/file.py:NAME`, or (None, None)."""
+    if requested is None:
+        return None, None
+    path_part, _, name = requested.rpartition(":")
+    if path_part:
+        wanted = PurePosixPath(path_part.replace("\\", "/")).as_posix()
+        chosen = [f for f in files if f.relative == wanted or f.relative.endswith("/" + wanted)]
+        if not chosen:
+            raise UsageError(f"--class {requested}: no model file {wanted} in the package",
+                             hint=f"model files: {', '.join(f.relative for f in files)}")
+        if len(chosen) > 1:
+            raise UsageError(f"--class {requested}: {wanted} names several files "
+                             f"({', '.join(f.relative for f in chosen)})", hint="give the path from the package root")
+        files_with = [f for f in chosen if name in f.classes]
+        if not files_with:
+            raise UsageError(f"--class {requested}: {chosen[0].relative} defines no module class {name}",
+                             hint=f"its classes: {', '.join(chosen[0].classes)}")
+        return files_with[0], name
+    files_with = [f for f in files if name in f.classes]
+    if not files_with:
+        known = sorted({c for f in files for c in f.classes})
+        raise UsageError(f"--class {name}: no nn.Module subclass of that name in the package",
+                         hint=f"classes found: {', '.join(known[:20])}{' ...' if len(known) > 20 else ''}")
+    if len(files_with) > 1:
+        raise UsageError(f"--class {name}: defined in {', '.join(f.relative for f in files_with)}",
+                         hint=f"name the file: --class {files_with[0].relative}:{name}")
+    return files_with[0], name
+
+
+def convert_package(options):
+    """Convert every model file under `options.source` (a folder) in memory; returns a Conversion (nothing written).
+
+    The Conversion's translator and emitter are the main file's (None without a main class)."""
+    root = Path(options.source)
+    out = Path(options.out) if options.out else default_package_out(root)
+    files, candidates = model_files(root, out)
+    if not candidates:
+        raise SourceError("no Python files in the folder", str(root), hint="porter converts .py model sources")
+    if not files:
+        raise SourceError(f"no nn.Module subclass found in its {candidates} Python file(s)", str(root),
+                          hint="porter converts classes deriving from torch.nn.Module")
+    main_file, main_class = resolve_main(files, options.class_name)
+    if main_file is None:
+        given = [flag for flag, value in (("--input-shape", options.input_specs), ("--init-args", options.init_args),
+                                          ("--weights", options.weights), ("--train-script", options.train_script),
+                                          ("--channels-last-io", options.channels_last_io)) if value]
+        if given:
+            raise UsageError(f"{given[0]} applies to the main class: name it with --class", str(root),
+                             hint=PACKAGE_USAGE_HINT)
+    conversions, skipped, warnings = [], [], []
+    for file in files:
+        is_main = file is main_file
+        file_options = ConvertOptions(
+            file.path, out, main_class if is_main else None, options.input_specs if is_main else [],
+            options.init_args if is_main else {}, None, options.force, options.train_script if is_main else None,
+            options.channels_last_io if is_main else False, module_dir=file.module_dir, reports_only=not is_main)
+        try:
+            conversion = convert(file_options)
+        except (InternalError, SourceError) as error:
+            if is_main:
+                raise
+            skipped.append({"path": file.relative, "error": str(error)})
+            warnings.append(f"{file.display}: not converted: {error}")
+            continue
+        conversions.append((file, conversion))
+        unknown_inputs = f"{file.display}: example inputs of "  # only the main class needs them (verify, training)
+        warnings.extend(w for w in conversion.warnings if is_main or not w.startswith(unknown_inputs))
+    if not conversions:
+        raise InternalError(f"none of the {len(files)} model files converted (first: {skipped[0]['error']})",
+                            str(root))
+    conversions.sort(key=lambda item: (item[0] is not main_file, item[0].relative))
+    package_files_out = {}
+    for file, conversion in conversions:
+        for name, text in conversion.files.items():
+            if name in REPORTS or name == MANIFEST:
+                continue
+            if file is not main_file and not _is_module(name, file):
+                continue
+            if name in package_files_out:
+                raise InternalError(f"two files of the package would write {name}", str(root))
+            package_files_out[name] = text
+    manifest = package_manifest(conversions, main_file, main_class, options, skipped)
+    package_files_out["PORTING.md"] = porting_md(root, conversions, manifest, skipped)
+    package_files_out["report.html"] = report_html(root, conversions, manifest, skipped)
+    manifest["files"] = listed_files(package_files_out)
+    package_files_out[MANIFEST] = manifest_text(manifest)  # every module passed porter's self-check in `convert`
+    stubbed = skipped or any(c.exit_code for _, c in conversions)
+    main_conversion = next((c for f, c in conversions if f is main_file), None)
+    return Conversion(package_files_out, manifest, warnings, 1 if stubbed else 0,
+                      main_conversion.translator if main_conversion else None,
+                      main_conversion.emitter if main_conversion else None, main_class)
+
+
+def _is_module(name, file):
+    """Whether output `name` is the mirrored model module of `file` or its runtime module."""
+    module = module_file_name(file.path)
+    prefix = f"{file.module_dir}/" if file.module_dir else ""
+    return name in (prefix + module, prefix + module[:-3] + "_runtime.py")
+
+
+def package_manifest(conversions, main_file, main_class, options, skipped):
+    """One manifest: the sources entries of every file (the main class's file first, then by path)."""
+    sources = []
+    for file, conversion in conversions:
+        entry = dict(conversion.manifest["sources"][0])
+        entry["classes"] = [c for c in entry["classes"] if c["name"] in file.classes]  # not the linked copies
+        sources.append(entry)
+    main_conversion = next((c for f, c in conversions if f is main_file), None)
+    manifest = {"porter_version": __version__, "sources": sources, "main_class": main_class,
+                "init_args": (options.init_args or {}) if main_class else {}, "files": [],
+                "channels_last_io": bool(options.channels_last_io) if main_class else False}
+    if main_conversion is not None:  # anything the main file's outputs recorded beyond the common keys
+        for key, value in main_conversion.manifest.items():
+            manifest.setdefault(key, value)
+    manifest["skipped"] = skipped
+    return manifest
+
+
+def porting_md(root, conversions, manifest, skipped):
+    """PORTING.md of a package: a table of the files, the files left out, then each file's report."""
+    name = _root_name(root)
+    main = manifest["main_class"]
+    lines = [f"# Porting report: package `{name}/`", "",
+             f"porter {__version__} · {len(conversions)} model files converted"
+             + (f", {len(skipped)} left out" if skipped else "")
+             + (f" · main class `{main}` in `{manifest['sources'][0]['module']}`" if main else
+                " · no main class (`porter convert DIR --class NAME` names one: train_tpu.py and the equivalence "
+                "tests are written for it)") + " · the same report as a page: `report.html`",
+            "", "| source | Keras module | classes | stubs |", "|---|---|---|---:|"]
+    for (file, conversion), entry in zip(conversions, manifest["sources"], strict=True):
+        stubs = sum(len(c["unsupported"]) for c in entry["classes"])
+        classes = ", ".join(f"`{c['name']}`" + (" (main)" if c["name"] == main and entry is manifest["sources"][0]
+                                                 else "") for c in entry["classes"])
+        lines.append(f"| `{file.relative}` | `{entry['module']}` | {classes} | {stubs} |")
+    lines.append("")
+    lines.append("Each module carries the in-package definitions it uses (copied from the files it imports) and "
+                 "loads on its own by file path.")
+    if skipped:
+        lines += ["", "## Files left out", ""]
+        lines += [f"- `{item['path']}`: {item['error']}" for item in skipped]
+    for file, conversion in conversions:
+        lines += ["", "---", "", *_demoted(conversion.files["PORTING.md"]).rstrip("\n").split("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def _demoted(markdown):
+    """Every heading one level deeper (code blocks left alone): a file's report as a section of the package's."""
+    lines, fenced = [], False
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        lines.append("#" + line if not fenced and re.match(r"#{1,5} ", line) else line)
+    return "\n".join(lines)
+
+
+def report_html(root, conversions, manifest, skipped):
+    """report.html of a package: one page, a table of the files, then each file's report (its ids prefixed)."""
+    first = conversions[0][1].files["report.html"]
+    head = first[first.index("<head>") + len("<head>"):first.index("</head>")]
+    name = html.escape(_root_name(root))
+    head = re.sub(r"<title>.*?</title>", f"<title>Porting report: package {name}/</title>", head, flags=re.DOTALL)
+    main = manifest["main_class"]
+    rows = []
+    for index, ((file, _), entry) in enumerate(zip(conversions, manifest["sources"], strict=True)):
+        stubs = sum(len(c["unsupported"]) for c in entry["classes"])
+        classes = ", ".join(f"<code>{html.escape(c['name'])}</code>" for c in entry["classes"])
+        rows.append(f"<tr><td><a href=\"#file-{index}\"><code>{html.escape(file.relative)}</code></a></td>"
+                    f"<td><code>{html.escape(entry['module'])}</code></td><td>{classes}</td><td>{stubs}</td></tr>")
+    parts = ["<!DOCTYPE html>", '<html lang="en">', f"<head>{head}</head>", "<body>", '<header class="page">',
+             f"<h1>Porting report: package <code>{name}/</code></h1>",
+             f"<p class=\"meta\">porter {__version__} · {len(conversions)} model files converted"
+             + (f", {len(skipped)} left out" if skipped else "")
+             + (f" · main class <code>{html.escape(main)}</code>" if main else " · no main class") + "</p>",
+             "</header>", '<section id="files">', "<h2>Files</h2>",
+             "<table><thead><tr><th>source</th><th>Keras module</th><th>classes</th><th>stubs</th></tr></thead>",
+             "<tbody>", *rows, "</tbody></table>"]
+    if skipped:
+        parts += ["<h3>Files left out</h3>", "<ul>"]
+        parts += [f"<li><code>{html.escape(item['path'])}</code>: {html.escape(item['error'])}</li>"
+                  for item in skipped]
+        parts.append("</ul>")
+    parts.append("</section>")
+    for index, (file, conversion) in enumerate(conversions):
+        page = conversion.files["report.html"]
+        body = page[page.index("<body>") + len("<body>"):page.rindex("</body>")]
+        body = re.sub(r'\bid="([^"]*)"', rf'id="file-{index}-\1"', body)
+        body = re.sub(r'\bhref="#([^"]*)"', rf'href="#file-{index}-\1"', body)
+        parts += [f'<article class="package-file" id="file-{index}">', body.strip("\n"), "</article>"]
+    parts += ["</body>", "</html>"]
+    return "\n".join(parts) + "\n"
+
+
+def _root_name(root):
+    return _resolved(root).name

@@ -1,0 +1,277 @@
+"""`porter convert DIR`: a source package converts to a mirrored package under OUT.
+
+The package here is written in another style than the fixtures: `__init__.py` re-exports, `from .layers import *`
+with an `__all__`, `from ..common.blocks import X`, an absolute in-project import (`from mypkg.utils import
+make_divisible`), a torch-free helper module, subpackages, a tests folder and a setup.py that are not model code.
+Every mirrored module imports by file path from another working directory, each class matches torch numerically,
+two ports load in one process, and bad packages stop with one line and exit 2, writing nothing.
+"""
+
+import importlib
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from porter.cli import main
+from porter.verify.compare import assert_equivalent
+from porter.verify.harness import import_path
+from porter.verify.torch_bridge import perturb_torch_module, torch_state_numpy
+
+PACKAGE = {
+    "mypkg/__init__.py": '''"""A small vision package: re-exports its models."""
+from .models import *  # noqa: F401,F403
+from .models.net import TinyNet as Net  # noqa: F401
+
+__version__ = "0.1"
+''',
+    "mypkg/utils.py": '''"""Helpers without torch."""
+
+
+def make_divisible(value, divisor=8, min_value=None):
+    """Round `value` to a multiple of `divisor`, never below 90% of it."""
+    min_value = min_value or divisor
+    rounded = max(min_value, int(value + divisor / 2) // divisor * divisor)
+    if rounded < 0.9 * value:
+        rounded += divisor
+    return rounded
+''',
+    "mypkg/common/__init__.py": "",
+    "mypkg/common/blocks.py": '''import torch
+from torch import nn
+
+
+class ConvBNReLU(nn.Sequential):
+    """conv -> bn -> relu6, as a Sequential."""
+
+    def __init__(self, cin, cout, kernel_size=3, stride=1, groups=1):
+        padding = (kernel_size - 1) // 2
+        super().__init__(
+            nn.Conv2d(cin, cout, kernel_size, stride, padding, groups=groups, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU6(inplace=True),
+        )
+
+
+class SqueezeExcite(nn.Module):
+    def __init__(self, channels, reduction=4):
+        super().__init__()
+        hidden = max(8, channels // reduction)
+        self.fc1 = nn.Conv2d(channels, hidden, 1)
+        self.fc2 = nn.Conv2d(hidden, channels, 1)
+
+    def forward(self, x):
+        scale = x.mean((2, 3), keepdim=True)
+        scale = torch.sigmoid(self.fc2(torch.relu(self.fc1(scale))))
+        return x * scale
+''',
+    "mypkg/models/__init__.py": '''from .layers import *  # noqa: F401,F403
+from .net import *  # noqa: F401,F403
+''',
+    "mypkg/models/layers.py": '''"""Inverted residual blocks."""
+import torch.nn as nn
+
+from mypkg.utils import make_divisible
+from ..common.blocks import ConvBNReLU
+
+__all__ = ["InvertedResidual", "ConvBNReLU"]
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin, cout, stride, expand_ratio):
+        super().__init__()
+        hidden = make_divisible(cin * expand_ratio)
+        self.use_res_connect = stride == 1 and cin == cout
+        layers = []
+        if expand_ratio != 1:
+            layers.append(ConvBNReLU(cin, hidden, kernel_size=1))
+        layers += [
+            ConvBNReLU(hidden, hidden, stride=stride, groups=hidden),
+            nn.Conv2d(hidden, cout, 1, bias=False),
+            nn.BatchNorm2d(cout),
+        ]
+        self.conv = nn.Sequential(*layers)
+
+    def forward(self, x):
+        if self.use_res_connect:
+            return x + self.conv(x)
+        return self.conv(x)
+''',
+    "mypkg/models/net.py": '''"""The network."""
+import torch
+from torch import nn
+
+from .layers import *
+from ..common.blocks import SqueezeExcite
+from mypkg.utils import make_divisible
+
+__all__ = ["TinyNet"]
+
+
+class TinyNet(nn.Module):
+    def __init__(self, num_classes=10, width_mult=1.0):
+        super().__init__()
+        stem = make_divisible(16 * width_mult)
+        self.stem = ConvBNReLU(3, stem, stride=2)
+        self.blocks = nn.Sequential(
+            InvertedResidual(stem, stem, 1, 1),
+            InvertedResidual(stem, 24, 2, 4),
+            InvertedResidual(24, 24, 1, 4),
+        )
+        self.se = SqueezeExcite(24)
+        self.head = nn.Linear(24, num_classes)
+
+    def forward(self, x):
+        x = self.se(self.blocks(self.stem(x)))
+        x = torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1)
+        return self.head(x)
+''',
+    "mypkg/tests/test_net.py": '''import torch
+from torch import nn
+
+
+class Fake(nn.Module):
+    pass
+''',
+    "setup.py": 'from setuptools import setup\n\nsetup(name="mypkg")\n',
+}
+MODULES = {"common/blocks_keras.py": ["ConvBNReLU", "SqueezeExcite"], "models/layers_keras.py": ["InvertedResidual"],
+           "models/net_keras.py": ["TinyNet"]}
+# class -> (module, constructor arguments, input shape (NCHW)). Each module's top class (the last one no other class
+# of its file uses, as for a single file) keeps torch's NCHW at its boundary; the blocks it calls take channels-last
+# tensors (porter's layout inside a model)
+CASES = {"ConvBNReLU": ("common.blocks", (3, 8), {"stride": 2}, (2, 3, 16, 16)),
+         "SqueezeExcite": ("common.blocks", (16,), {}, (2, 16, 8, 8)),
+         "InvertedResidual": ("models.layers", (8, 8, 1, 4), {}, (2, 8, 8, 8)),
+         "TinyNet": ("models.net", (), {"num_classes": 5}, (2, 3, 32, 32))}
+CHANNELS_LAST_INSIDE = {"ConvBNReLU"}
+
+
+def write_package(root, files=PACKAGE):
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root / "mypkg"
+
+
+def porter(*args):
+    return main(["convert", *map(str, args)])
+
+
+@pytest.fixture
+def torch_package(tmp_path, monkeypatch):
+    """The source package imported by torch as a package (its relative imports need that)."""
+    write_package(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield lambda dotted: importlib.import_module(f"mypkg.{dotted}")
+    for name in [name for name in sys.modules if name == "mypkg" or name.startswith("mypkg.")]:
+        del sys.modules[name]
+
+
+def test_package_converts_mirrored_and_every_class_matches_torch(tmp_path, torch_package, monkeypatch, capsys):
+    import torch
+
+    out = tmp_path / "out"
+    assert porter(tmp_path / "mypkg", "-o", out) == 0
+    printed = capsys.readouterr().out
+    assert "3 model modules" in printed and "no main class" in printed
+    manifest = json.loads((out / "porter-manifest.json").read_text())
+    assert manifest["main_class"] is None and manifest["skipped"] == []
+    assert {entry["module"]: [c["name"] for c in entry["classes"]] for entry in manifest["sources"]} == MODULES
+    assert [entry["path"] for entry in manifest["sources"]] == [
+        "../mypkg/common/blocks.py", "../mypkg/models/layers.py", "../mypkg/models/net.py"]
+    assert set(manifest["files"]) == {str(p.relative_to(out).as_posix()) for p in out.rglob("*") if p.is_file()}
+    assert not (out / "train_tpu.py").exists()  # no main class: no training script
+    porting = (out / "PORTING.md").read_text()
+    assert all(f"`{module}`" in porting for module in MODULES)
+    report = (out / "report.html").read_text()
+    assert report.count('<article class="package-file"') == 3
+    monkeypatch.chdir(tmp_path / "mypkg")  # importable by path from any working directory
+    modules = {module: import_path(out / module) for module in MODULES}
+    errors = {}
+    for name, (dotted, args, kwargs, shape) in CASES.items():
+        keras_module = modules[f"{dotted.replace('.', '/')}_keras.py"]
+        torch.manual_seed(0)
+        torch_model = getattr(torch_package(dotted), name)(*args, **kwargs)
+        perturb_torch_module(torch_model, 0)
+        torch_model.eval()
+        keras_model = getattr(keras_module, name)(*args, **kwargs)
+        keras_module.load_state_dict(keras_model, torch_state_numpy(torch_model))
+        x = np.random.default_rng(1).standard_normal(shape).astype("float32")
+        with torch.no_grad():
+            expected = torch_model(torch.from_numpy(x)).numpy()
+        if name in CHANNELS_LAST_INSIDE:
+            got = np.asarray(keras_model(x.transpose(0, 2, 3, 1), training=False)).transpose(0, 3, 1, 2)
+        else:
+            got = np.asarray(keras_model(x, training=False))
+        assert_equivalent(expected, got, tolerance=1e-4, what=name)
+        errors[name] = float(np.abs(got - expected).max() / np.abs(expected).max())
+    print("relative errors vs torch:", errors)
+
+
+def test_two_package_ports_load_in_one_process(tmp_path):
+    write_package(tmp_path)
+    outs = [tmp_path / "a", tmp_path / "b"]
+    for out in outs:
+        assert porter(tmp_path / "mypkg", "-o", out) == 0
+    first, second = (import_path(out / "models/net_keras.py") for out in outs)
+    assert first.TinyNet is not second.TinyNet and first.runtime is not second.runtime
+    x = np.zeros((1, 3, 32, 32), "float32")
+    assert np.asarray(first.TinyNet()(x)).shape == np.asarray(second.TinyNet()(x)).shape == (1, 10)
+
+
+def test_main_class_gets_the_training_script_and_equivalence_tests(tmp_path):
+    package = write_package(tmp_path)
+    out = tmp_path / "out"
+    assert porter(package, "-o", out, "--class", "TinyNet", "--input-shape", "3,32,32",
+                  "--init-args", '{"num_classes": 5}') == 0
+    manifest = json.loads((out / "porter-manifest.json").read_text())
+    assert manifest["main_class"] == "TinyNet" and manifest["init_args"] == {"num_classes": 5}
+    assert manifest["sources"][0]["module"] == "models/net_keras.py"  # the main class's file comes first
+    assert manifest["sources"][0]["classes"][0]["example_inputs"][0]["shape"] == [3, 32, 32]
+    for name in ("train_tpu.py", "test_equivalence.py", "PORTING.md", "report.html"):
+        assert (out / name).is_file()
+    assert '"models/net_keras.py"' in (out / "train_tpu.py").read_text()
+    assert "main class `TinyNet` in `models/net_keras.py`" in (out / "PORTING.md").read_text()
+
+
+def test_class_given_with_its_file_and_an_ambiguous_class(tmp_path, capsys):
+    files = dict(PACKAGE)
+    files["mypkg/other.py"] = PACKAGE["mypkg/models/net.py"].replace("from .layers import *", "from .models.layers "
+                                                                     "import *").replace("..common", ".common")
+    package = write_package(tmp_path, files)
+    assert porter(package, "-o", tmp_path / "out", "--class", "TinyNet") == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "models/net.py, other.py" in error and "--class" in error
+    assert not (tmp_path / "out").exists()
+    assert porter(package, "-o", tmp_path / "out", "--class", "models/net.py:TinyNet") == 0
+    manifest = json.loads((tmp_path / "out" / "porter-manifest.json").read_text())
+    assert manifest["main_class"] == "TinyNet" and manifest["sources"][0]["module"] == "models/net_keras.py"
+    assert len(manifest["sources"]) == 4
+
+
+@pytest.mark.parametrize("case", ["empty", "no model code", "syntax error", "flag without --class"])
+def test_bad_packages_stop_with_one_line_and_write_nothing(case, tmp_path, capsys):
+    root = tmp_path / "src"
+    root.mkdir()
+    args = []
+    if case == "no model code":
+        (root / "__init__.py").write_text("")
+        (root / "utils.py").write_text(PACKAGE["mypkg/utils.py"])
+    elif case == "syntax error":
+        write_package(root)
+        (root / "mypkg/common/broken.py").write_text("import torch\n\n\ndef f(:\n    pass\n")
+        root = root / "mypkg"
+    elif case == "flag without --class":
+        root = write_package(root)
+        args = ["--input-shape", "3,32,32"]
+    out = tmp_path / "out"
+    assert porter(root, "-o", out, *args) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "Traceback" not in error
+    expected = {"empty": "no Python files", "no model code": "no nn.Module subclass",
+                "syntax error": "mypkg/common/broken.py:4", "flag without --class": "--class"}[case]
+    assert expected in error
+    assert not out.exists()
