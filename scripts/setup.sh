@@ -35,6 +35,10 @@ pip_quiet -e ".[dev]"
 # used, so it goes in without dependencies (torch is already pinned above)
 step "installing torchvision 0.28.0 (model files for the corpus tests, --no-deps)..."
 pip_quiet --no-deps "torchvision==0.28.0"
+# timm: the reference for porter's timm rules (tests/rules/test_timm.py); its dependencies are torch, torchvision
+# and small ones already present, and an unpinned install would pull another torch
+step "installing timm 1.0.31 (--no-deps)..."
+pip_quiet --no-deps "timm==1.0.31"
 step "checking that porter, torch, tensorflow and keras import..."
 .venv/bin/python -c "import porter, torch, tensorflow, keras" 2>/dev/null || {
   echo "setup: the virtual environment is incomplete" >&2; exit 1; }

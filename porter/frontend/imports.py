@@ -23,7 +23,12 @@ CANONICAL_PREFIXES = (
     ("mxnet.nd.", "mxnet.ndarray."),
     ("mxnet.sym.", "mxnet.ndarray."),
     ("mxnet.symbol.", "mxnet.ndarray."),
+    # timm's helpers, from whichever of its modules (`timm.layers.drop`, the older `timm.models.layers`)
+    ("timm.models.layers.", "timm.layers."),
+    ("timm.layers.", "timm.layers."),
 )
+# Third-party names that are torch's under another name: resolved to torch's, whose rules translate them.
+EQUIVALENT_NAMES = {"timm.layers.trunc_normal_": "torch.nn.init.trunc_normal_"}
 
 
 def dotted_name(node):
@@ -94,7 +99,7 @@ class ImportTable:
         for prefix, replacement in CANONICAL_PREFIXES:
             if full.startswith(prefix):
                 full = replacement + full[len(prefix):].split(".")[-1]
-        return full
+        return EQUIVALENT_NAMES.get(full, full)
 
     def is_torch(self, canonical):
         return canonical is not None and (canonical == "torch" or canonical.startswith("torch."))

@@ -19,7 +19,7 @@ CONTAINER_RUNTIME = {"sequential": "Sequential", "list": "ModuleList", "dict": "
 CONTAINER_RUNTIME_BY_NAME = {"mxnet.gluon.nn.Sequential": "GluonSequential",
                              "mxnet.gluon.nn.HybridSequential": "GluonSequential"}
 # canonical-id roots of the frameworks whose calls go through the rule registry
-RULE_FRAMEWORKS = ("torch", "mxnet", "einops")  # canonical prefixes whose names rules translate
+RULE_FRAMEWORKS = ("torch", "mxnet", "einops", "timm")  # canonical prefixes whose names rules translate
 GLUON_OPS = "mxnet.ndarray."  # where the rules of NDArray methods live, for Gluon sources
 
 

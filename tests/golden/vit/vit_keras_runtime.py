@@ -291,8 +291,13 @@ def _init_assign(tensor, value):
 
 
 def init_trunc_normal(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    values = np.clip(np.random.normal(mean, std, tuple(tensor.shape)), a, b)
-    return _init_assign(tensor, values)
+    """torch.nn.init.trunc_normal_, torch's way: uniform values between the normal CDF at a and at b, through the
+    inverse CDF (no mass piles up at the bounds, as clipping normal draws would leave)."""
+    low = (1.0 + math.erf((a - mean) / std / math.sqrt(2.0))) / 2.0
+    high = (1.0 + math.erf((b - mean) / std / math.sqrt(2.0))) / 2.0
+    values = tf.random.uniform(tensor.shape, 2 * low - 1, 2 * high - 1)
+    values = tf.math.erfinv(values) * (std * math.sqrt(2.0)) + mean
+    return _init_assign(tensor, tf.clip_by_value(values, a, b))
 
 
 def _attn_additive_mask(mask, dtype):

@@ -1,0 +1,58 @@
+"""timm's helpers that model code leans on, with timm's semantics: `DropPath` / `drop_path` (stochastic depth:
+each sample's residual branch dropped with probability drop_prob, the kept ones scaled by 1 / keep), `to_2tuple`
+and friends. `timm.layers.trunc_normal_` is torch's `nn.init.trunc_normal_` (the import table maps it there).
+"""
+
+import keras
+import tensorflow as tf
+
+from porter.runtime.base import TorchLayer
+
+
+def drop_path(x, drop_prob=0.0, training=False, scale_by_keep=True, seed=None):
+    """timm.layers.drop_path: identity unless training with drop_prob > 0; then a per-sample keep mask (batch axis
+    0, so any layout) scaled by 1 / keep_prob when scale_by_keep."""
+    if drop_prob == 0.0 or not training:
+        return x
+    keep_prob = 1.0 - drop_prob
+    shape = [tf.shape(x)[0]] + [1] * (len(x.shape) - 1)
+    uniform = keras.random.uniform(shape, seed=seed) if seed is not None else tf.random.uniform(shape)
+    mask = tf.cast(uniform < keep_prob, x.dtype)
+    if keep_prob > 0.0 and scale_by_keep:
+        mask = mask / tf.cast(keep_prob, x.dtype)
+    return x * mask
+
+
+class DropPath(TorchLayer):
+    """timm.layers.DropPath(drop_prob, scale_by_keep): drop_path as a layer (no weights); any layout."""
+
+    porter_layout = "any"
+
+    def __init__(self, drop_prob=0.0, scale_by_keep=True, **kwargs):
+        super().__init__(**kwargs)
+        self.drop_prob, self.scale_by_keep = drop_prob, scale_by_keep
+        self.seed_generator = keras.random.SeedGenerator() if drop_prob else None
+        self.finish_init()
+
+    def call(self, x, training=None):
+        return drop_path(x, self.drop_prob, bool(training), self.scale_by_keep, self.seed_generator)
+
+    def get_config(self):
+        return {**super().get_config(), "drop_prob": self.drop_prob, "scale_by_keep": self.scale_by_keep}
+
+
+def to_ntuple(n):
+    """timm.layers.to_ntuple(n): a function making an n-tuple of a scalar; an iterable (not a string) is kept."""
+
+    def parse(x):
+        if hasattr(x, "__iter__") and not isinstance(x, str):  # collections.abc.Iterable, as timm
+            return tuple(x)
+        return tuple([x] * n)
+
+    return parse
+
+
+to_1tuple = to_ntuple(1)
+to_2tuple = to_ntuple(2)
+to_3tuple = to_ntuple(3)
+to_4tuple = to_ntuple(4)
