@@ -1,0 +1,32 @@
+"""Rules: complex numbers as rotary embeddings use them (`torch.polar`, `torch.view_as_complex`,
+`torch.view_as_real`, `torch.complex`) and `torch.outer`.
+
+The port keeps complex values as TensorFlow complex64 tensors: their products, reshapes and slices are TF's own
+ops with torch's meaning, and XLA compiles them. Layout "source": the pair axis of view_as_real/view_as_complex
+is torch's last axis. Rank: view_as_complex drops the pair axis, view_as_real adds it, outer gives a matrix.
+"""
+
+from porter.ir.values import tensor
+from porter.rules.registry import Signature, function_rule
+
+
+def _ranked(runtime, signature, delta=None, fixed=None):
+    parsed = Signature.parse(signature)
+
+    def translate(translator, call):
+        bound = call.bind(parsed)
+        arguments = [translator.as_plain(bound[name]) for name in parsed.params if name in bound]
+        first = arguments[0]
+        rank = fixed if fixed is not None else (first.rank + delta if first.is_tensor and first.rank is not None
+                                                else None)
+        return tensor(f"{translator.ctx.use(runtime)}({translator.join_args(arguments, {})})", rank)
+
+    return translate
+
+
+function_rule("torch.polar", translate=_ranked("polar", "(abs, angle)", delta=0), layout="source")
+function_rule("torch.complex", translate=_ranked("complex_from_parts", "(real, imag)", delta=0), layout="source")
+function_rule("torch.view_as_complex", translate=_ranked("view_as_complex", "(input)", delta=-1), layout="source")
+function_rule("torch.view_as_real", translate=_ranked("view_as_real", "(input)", delta=1), layout="source")
+function_rule("torch.outer", "torch.ger", "Tensor.outer", "Tensor.ger",
+              translate=_ranked("outer", "(input, vec2)", fixed=2), layout="source")
