@@ -9,10 +9,17 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from porter.frontend.gluon import literal_array_example
 from porter.frontend.imports import dotted_name
 
 CREATORS = {"torch.randn": "float32", "torch.rand": "float32", "torch.zeros": "float32", "torch.ones": "float32",
             "torch.empty": "float32", "torch.randint": "int64", "torch.normal": "float32"}
+
+# mxnet creation calls (canonical names as the import table resolves them) -> default dtype
+MX_CREATORS = {f"mxnet.ndarray.{name}": dtype for name, dtype in (
+    ("normal", "float32"), ("uniform", "float32"), ("random.normal", "float32"), ("random.uniform", "float32"),
+    ("random_normal", "float32"), ("random_uniform", "float32"), ("zeros", "float32"), ("ones", "float32"),
+    ("empty", "float32"), ("randint", "int32"), ("random.randint", "int32"))}
 
 
 @dataclass
@@ -56,6 +63,12 @@ class TrainingCodeReader(cst.CSTVisitor):
     def visit_ClassDef(self, node):
         return node.name.value not in self.source.classes
 
+    def visit_FunctionDef(self, node):
+        # a Gluon helper that adds layers to a model (`_add_conv(out, ...)`) is model code, not training code
+        name = node.name.value
+        return not (self.source.framework == "mxnet" and name in self.source.model_names and
+                    name not in self.source.factories)
+
     def visit_Assign(self, node):
         if len(node.targets) != 1:
             return
@@ -84,8 +97,8 @@ class TrainingCodeReader(cst.CSTVisitor):
         if not isinstance(value, cst.Call):
             return
         callee = dotted_name(value.func)
-        if callee in self.source.classes:
-            self.model_vars[name] = callee
+        if callee in self.source.classes or callee in self.source.factories:  # a model-zoo factory's class
+            self.model_vars[name] = self.source.factories.get(callee, callee)
             return
         example = self.example_of(node.value)
         if example is not None:
@@ -148,6 +161,11 @@ class TrainingCodeReader(cst.CSTVisitor):
 
     def example_from_creation(self, call):
         canonical = self.source.imports.resolve(call.func)
+        if canonical == "mxnet.ndarray.array":  # literal data: its shape and value range
+            found = literal_array_example(call)
+            return ExampleInput(*found) if found is not None else None
+        if canonical in MX_CREATORS:
+            return self.example_from_mx_creation(call, canonical)
         if canonical not in CREATORS:
             return None
         args = [a for a in call.args if a.keyword is None]
@@ -187,6 +205,35 @@ class TrainingCodeReader(cst.CSTVisitor):
         if not shape or not all(isinstance(s, int) for s in shape[1:]):
             return None
         return ExampleInput(list(shape[1:]), dtype, low, high)
+
+
+    def example_from_mx_creation(self, call, canonical):
+        """`mx.nd.random.normal(shape=(64, 1, 28, 28))`, `mx.nd.random.uniform(-1, 1, shape=...)`,
+        `mx.nd.zeros((64, 10))`, `mx.nd.random.randint(0, 10, shape=(64,))`: the shape without the batch."""
+        dtype, low, high = MX_CREATORS[canonical], None, None
+        args = [a.value for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        shape = keywords.get("shape")
+        last = canonical.rsplit(".", 1)[-1]
+        if shape is None and last in ("zeros", "ones", "empty") and args:
+            shape = args[0]
+        if last in ("uniform", "randint"):
+            bounds = [_literal(a, self.constants) for a in args[:2]]
+            bounds += [_literal(keywords.get(k), self.constants) for k in ("low", "high")[len(bounds):]]
+            if last == "uniform" and not args and "low" not in keywords and "high" not in keywords:
+                bounds = [0.0, 1.0]  # mxnet's defaults
+            if all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds):
+                low, high = bounds
+        sizes = _literal(shape, self.constants) if shape is not None else None
+        if isinstance(sizes, int):
+            sizes = (sizes,)
+        if not isinstance(sizes, tuple) or not sizes or not all(isinstance(v, int) for v in sizes):
+            return None
+        if "dtype" in keywords:
+            dtype = _literal(keywords["dtype"], self.constants) or dtype
+        if last == "randint" and dtype == "int32":
+            dtype = "float32" if low is not None else dtype
+        return ExampleInput(list(sizes[1:]), dtype, low, high)
 
 
 def _sliced(example, elements, constants):

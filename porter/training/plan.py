@@ -106,6 +106,7 @@ class TrainingPlan:
     model_args: list = field(default_factory=list)  # [(keyword or None, Value)]
     notes: list = field(default_factory=list)  # (line or None, text)
     summary: list = field(default_factory=list)  # lines describing what was read
+    framework: str = "torch"  # whose training code was read: torch | mxnet (Gluon)
 
     def note(self, line, text):
         if (line, text) not in self.notes:

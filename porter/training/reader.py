@@ -10,6 +10,7 @@ from porter.frontend.imports import dotted_name
 from porter.training import loops
 from porter.training.argparse_flags import namespace_names, read_flags
 from porter.training.clipping import CLIPPERS, read_clip
+from porter.training.gluon_reader import read_gluon_training, uses_gluon_trainer
 from porter.training.index import SourceIndex
 from porter.training.losses import FUNCTIONAL, MODULES, class_axis_of, default_loss, read_loss
 from porter.training.optimizers import default_optimizer, is_optimizer, read_optimizer
@@ -24,6 +25,8 @@ BATCH_FLAG_NAMES = ("batch_size", "train_batch_size", "bs")
 
 def read_training(source, main_class, train_source=None):
     code = train_source or source
+    if uses_gluon_trainer(code):  # Gluon training code (gluon.Trainer): read by gluon_reader into the same plan
+        return read_gluon_training(source, main_class, train_source)
     index = SourceIndex.build(code)
     plan = TrainingPlan(code.path.name, False, default_optimizer(), default_loss())
     values = ValueReader(index, namespaces=namespace_names(index))

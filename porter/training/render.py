@@ -13,6 +13,7 @@ from porter.codegen.emit import environment, format_code
 from porter.training.values import Scope, ValueReader
 
 SUPPORT_SOURCE = Path(__file__).with_name("train_support.py")
+GLUON_SUPPORT_SOURCE = Path(__file__).with_name("gluon_support.py")  # Gluon sections, after train_support's
 QUIET_SOURCE = Path(__file__).resolve().parents[1] / "quiet_tf.py"  # train_tpu.py carries a copy
 SECTION = re.compile(r"^# --- section: ([\w-]+)(?: \(needs: ([\w, -]+)\))?$", re.M)
 # flags of train_tpu.py itself; a source flag of the same dest is merged (these four) or dropped (the rest)
@@ -209,7 +210,7 @@ class Context:
         text = _one_line(text)
         where = f" ({self.name}:{optimizer.line})" if optimizer.line else \
             " (porter's default: no optimizer in the source)"
-        doc = f"torch: {text}{where}"
+        doc = f"{self.plan.framework}: {text}{where}"
         if self.plan.schedule is not None:
             doc += f", with {_one_line(self.plan.schedule.source_text)} ({self.name}:{self.plan.schedule.line})"
         return doc + ".\n\n    Pass the model so that per-parameter-group settings find their parameters."
@@ -227,10 +228,10 @@ class Context:
     def loss_doc(self):
         loss = self.plan.loss
         if loss.line:
-            doc = f"torch: {_one_line(loss.source_text)} ({self.name}:{loss.line})"
+            doc = f"{self.plan.framework}: {_one_line(loss.source_text)} ({self.name}:{loss.line})"
         else:
             doc = f"porter's default: {loss.torch_name}"
-        if loss.target == "class" and loss.class_axis != 1:
+        if loss.target == "class" and loss.class_axis != 1 and self.plan.framework == "torch":
             doc += "; the source flattens the predictions, so the classes are on the last axis"
         return doc + ".\n\n    Returns f(y_true, y_pred) -> scalar mean; integer class targets of any rank."
 
@@ -365,10 +366,12 @@ def support_text(wanted):
     matches = list(SECTION.finditer(text))
     header = text[:matches[0].start()].rstrip() + "\n"
     sections, needs = {}, {}
-    for i, match in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        sections[match.group(1)] = text[match.end():end].strip("\n")
-        needs[match.group(1)] = [n.strip() for n in (match.group(2) or "").split(",") if n.strip()]
+    for source_text in (text, GLUON_SUPPORT_SOURCE.read_text()):
+        matches = list(SECTION.finditer(source_text))
+        for i, match in enumerate(matches):
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(source_text)
+            sections[match.group(1)] = source_text[match.end():end].strip("\n")
+            needs[match.group(1)] = [n.strip() for n in (match.group(2) or "").split(",") if n.strip()]
     chosen, pending = set(), [w for w in wanted if w in sections]
     while pending:
         name = pending.pop()

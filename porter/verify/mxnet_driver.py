@@ -52,7 +52,9 @@ def main(request_path):
     request = json.loads(Path(request_path).read_text())
     out_dir = Path(request["out_dir"])
     try:
-        if "cases" in request:
+        if "train" in request:
+            run_training(request, out_dir)
+        elif "cases" in request:
             run_batch(request, out_dir, request_path)
         else:
             run(request, out_dir, request_path)
@@ -237,6 +239,59 @@ def capture_blocks(net, inputs, path):
             handle.detach()
     save_npz(path, arrays)
     return order
+
+
+def run_training(request, out_dir):
+    """The training request: the source's gluon.Trainer and loss run `steps` steps. request["train"] holds
+    `trainer` and `loss` (Python expressions, evaluated with mx, gluon, nn, autograd, nd, np, the model file's
+    names and `net` in scope), `inputs` and `labels` (.npz files of input_<i>: step i takes batch i modulo their
+    count), `steps`, `step_size` (the argument of trainer.step; null: the batch size), `reduce` (null: backward
+    on the per-sample losses; "mean" or "sum": on their mean or sum) and `train_mode` (autograd.record's; dropout
+    is switched off either way). The model is initialized as in `run` (seed, `load_parameters`, `perturb`). Writes
+    parameters.npz (the initial parameters), train_losses.npz (mean_<i> and sum_<i>: the mean and the sum of step
+    i's per-sample losses, and lr_<i>: the trainer's learning rate after step i) and train_parameters.npz
+    (step<i>/<name>: every parameter after step i)."""
+    import numpy as np
+
+    with stage("import mxnet"):
+        import mxnet as mx
+    with stage("import the model file"):
+        module = import_by_path(Path(request["model_path"]))
+    with stage("construct the model"):
+        net = construct(module, request)
+    spec = request["train"]
+    with stage("load the inputs"):
+        inputs = ndarrays(load_npz(out_dir / spec["inputs"]))
+        labels = ndarrays(load_npz(out_dir / spec["labels"]))
+    with stage("initialize the parameters"):
+        settings = {**request, "hybridize": False, "perturb": bool(request.get("perturb"))}
+        parameters = initialize(net, inputs[:1], settings)
+        save_npz(out_dir / "parameters.npz", {name: p.data().asnumpy() for name, p in parameters.items()})
+    switch_off_dropout(net)
+    with stage("build the trainer and the loss"):
+        namespace = {**vars(module), "mx": mx, "gluon": mx.gluon, "nn": mx.gluon.nn, "autograd": mx.autograd,
+                     "nd": mx.nd, "np": np, "net": net}
+        trainer = eval(spec["trainer"], namespace)  # the test's own training snippet
+        loss_fn = eval(spec["loss"], namespace)
+    losses, states = {}, {}
+    train_mode = bool(spec.get("train_mode", False))
+    with stage("train"):
+        for step in range(int(spec["steps"])):
+            x, y = inputs[step % len(inputs)], labels[step % len(labels)]
+            with mx.autograd.record(train_mode=train_mode):
+                loss = loss_fn(net(x), y)
+                target = loss.mean() if spec.get("reduce") == "mean" else \
+                    loss.sum() if spec.get("reduce") == "sum" else loss
+            target.backward(train_mode=train_mode)
+            trainer.step(spec["step_size"] if spec.get("step_size") is not None else x.shape[0])
+            mx.nd.waitall()
+            losses[f"mean_{step}"] = np.float64(loss.mean().asscalar())
+            losses[f"sum_{step}"] = np.float64(loss.sum().asscalar())
+            losses[f"lr_{step}"] = np.float64(trainer.learning_rate)
+            for name, parameter in parameters.items():
+                states[f"step{step}/{name}"] = parameter.data().asnumpy()
+    save_npz(out_dir / "train_losses.npz", losses)
+    save_npz(out_dir / "train_parameters.npz", states)
 
 
 def ndarrays(arrays):

@@ -50,6 +50,7 @@ GLUON_FIXTURES = {
     "upsampling_decoder.py": GluonCase("UpsamplingDecoder", [f32(2, 8, 6, 6)], (2, 3, 24, 24)),
     "squeezenet_concurrent.py": GluonCase("SqueezeNet", [f32(4, 3, 32, 32)], (4, 10)),
     "densenet_small.py": GluonCase("DenseNet", [f32(4, 3, 32, 32)], (4, 10)),
+    "train_mlp.py": GluonCase("MLP", [f32(8, 1, 28, 28)], (8, 10)),
 }
 
 # Other constructor arguments and factories the fixtures offer, run the same way.

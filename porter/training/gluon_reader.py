@@ -1,0 +1,244 @@
+"""Read how a Gluon source trains its model: gluon.Trainer (optimizer, optimizer_params, lr_scheduler), the
+gluon.loss object, the `with autograd.record(): ...; loss.backward(); trainer.step(batch_size)` loop, epochs, batch
+size, seed. Same plan as torch's reader (porter/training/reader.py), rendered by the same train_tpu.py template.
+
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-4})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    for epoch in range(EPOCHS):                       # epochs
+        for data, label in train_data:                # gluon.data.DataLoader(..., batch_size=B)
+            with autograd.record():
+                loss = loss_fn(net(data), label)      # per-sample losses
+            loss.backward()                           # gradient of their sum
+            trainer.step(data.shape[0])               # / batch size: the mean, as train_tpu.py's step takes it
+
+Read statically with libcst; nothing is imported or executed.
+"""
+
+import libcst as cst
+
+from porter.frontend.imports import dotted_name
+from porter.training import loops
+from porter.training.argparse_flags import namespace_names, read_flags
+from porter.training.gluon_losses import gluon_loss_name, read_gluon_loss, summed
+from porter.training.gluon_optimizers import is_trainer, read_trainer
+from porter.training.index import SourceIndex
+from porter.training.losses import default_loss
+from porter.training.optimizers import default_optimizer
+from porter.training.plan import TrainingPlan
+from porter.training.values import Scope, ValueReader, keyword_args, positional_args
+
+LOADERS = {"mxnet.gluon.data.DataLoader", "mxnet.gluon.data.dataloader.DataLoader"}
+DATASETS = {"mxnet.gluon.data.ArrayDataset", "mxnet.gluon.data.dataset.ArrayDataset"}
+# creation calls whose first dimension (shape=... or the first positional shape) is the number of rows
+CREATORS = {"normal", "uniform", "randint", "randn", "zeros", "ones", "empty", "full", "random_normal",
+            "random_uniform", "rand"}
+REDUCTIONS = ("mean", "sum")
+
+
+def trainer_calls(index):
+    return [c for c in index.calls if is_trainer(index.resolve(c.node.func))]
+
+
+def uses_gluon_trainer(source):
+    """True when an mxnet source builds a gluon.Trainer (its training code is read by this module)."""
+    if getattr(source, "framework", None) != "mxnet":
+        return False
+    return bool(trainer_calls(SourceIndex.build(source)))
+
+
+def read_gluon_training(source, main_class, train_source=None):
+    from porter.training import reader  # the torch reader's shared helpers (model names, loop settings, summary)
+
+    code = train_source or source
+    index = SourceIndex.build(code)
+    plan = TrainingPlan(code.path.name, True, default_optimizer(), default_loss(), framework="mxnet")
+    values = ValueReader(index, namespaces=namespace_names(index))
+    plan.flags = read_flags(index, values, plan.notes)
+    values.flags = plan.flags
+    model_names = reader._model_names(index, values, source, main_class, plan)
+    backward = loops.find_backward(index)
+    info = loops.analyse(index, values, backward) if backward is not None else loops.LoopInfo()
+    if backward is not None:
+        _gluon_loops(info, index, values, backward)
+    reader._map_symbols(plan, info, values, index)
+    plan.flag_symbols = {key[1]: symbol for key, symbol in values.symbols.items() if key[0] == "flag"}
+
+    calls = trainer_calls(index)
+    step_arg, trainer_call = _stepped_trainer(index, values, calls)
+    plan.optimizer, plan.schedule = read_trainer(trainer_call.node, Scope(trainer_call.function), values, index,
+                                                 plan)
+    if len(calls) > 1:
+        plan.note(index.line(trainer_call.node), f"{len(calls)} gluon.Trainer objects are built in the source; "
+                                                 f"train_tpu.py uses the one at line {index.line(trainer_call.node)}")
+    if backward is not None:
+        _read_loss(plan, backward, step_arg, info, values, index)
+    else:
+        plan.note(None, "no loss.backward() found; train_tpu.py uses SoftmaxCrossEntropyLoss-like defaults")
+    for call in index.calls:
+        if (index.resolve(call.node.func) or "").endswith("gluon.utils.clip_global_norm"):
+            plan.note(index.line(call.node), "gluon.utils.clip_global_norm is not translated: train_tpu.py does not "
+                                             "clip the global gradient norm")
+            break
+    if info.batch_size is None and step_arg is not None:
+        batch = _batch_from_step(step_arg, info, values, index)
+        if batch is not None:
+            info.batch_size = batch
+    reader._loop_settings(plan, info, values, index, model_names)
+    if plan.seed is None:
+        for call in index.calls:
+            if index.resolve(call.node.func) in ("mxnet.random.seed", "mxnet.random.seed.seed"):
+                args = positional_args(call.node)
+                if args:
+                    plan.seed = values.translate(args[0], Scope(call.function))
+                break
+    reader._summary(plan, info)
+    fallbacks = reader.unread_settings(plan)
+    if fallbacks:
+        plan.note(None, "not read from the source, so train_tpu.py uses its defaults: " + ", ".join(fallbacks))
+    return plan
+
+
+# --- the loop -------------------------------------------------------------------------------------------------
+def _gluon_loops(info, index, values, backward):
+    """Complete the torch loop analysis for Gluon: a batch loop over a gluon.data.DataLoader gives the batch size,
+    the training-set size (ArrayDataset of created arrays) and the epoch loop around it; a fixed batch fed to the
+    model gives the batch size."""
+    around = index.loops_around(backward.node)
+    if around and isinstance(around[0], cst.For):
+        scope = Scope(backward.function)
+        node = around[0].iter
+        while isinstance(node, cst.Call) and (dotted_name(node.func) or "") in loops.WRAPPERS and node.args:
+            node = node.args[0].value
+        target, target_scope = values.resolve_object(node, scope)
+        if isinstance(target, cst.Call) and index.resolve(target.func) in LOADERS:
+            info.iterates_loader = True
+            info.step_count = None
+            keywords = keyword_args(target)
+            positional = positional_args(target)
+            size = keywords.get("batch_size", positional[1] if len(positional) > 1 else None)
+            if size is not None:
+                info.batch_size = (size, target_scope)
+            dataset = keywords.get("dataset", positional[0] if positional else None)
+            if dataset is not None:
+                rows = _dataset_rows(dataset, target_scope, values, index)
+                if rows is not None:
+                    info.examples = rows
+            if len(around) > 1:
+                info.epoch_loop = around[1]
+                info.epoch_count = loops.range_count(around[1])
+    if info.batch_size is None:
+        for call in index.calls:
+            if call.function is not backward.function or not isinstance(call.node.func, cst.Name):
+                continue
+            found, _ = values.resolve_object(call.node.func, Scope(call.function), follow_calls=False)
+            args = positional_args(call.node)
+            if args and isinstance(found, cst.Call) and dotted_name(found.func) in index.source.classes:
+                rows = _rows(args[0], Scope(call.function), values, index)
+                if rows is not None:
+                    info.batch_size = rows
+                    break
+
+
+def _dataset_rows(node, scope, values, index, depth=0):
+    node, scope = values.resolve_object(node, scope)
+    if isinstance(node, cst.Call) and index.resolve(node.func) in DATASETS:
+        args = positional_args(node)
+        return _rows(args[0], scope, values, index) if args else None
+    return None
+
+
+def _rows(node, scope, values, index, depth=0):
+    """(expression node, scope) of the first dimension of an array built by an mx.nd / np creation call."""
+    if depth > 8:
+        return None
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+            "astype", "as_in_context", "copyto", "reshape_like", "copy", "as_nd_ndarray"):
+        node = node.func.value
+    if isinstance(node, cst.Name):
+        found = values.lookup(node.value, scope)
+        return _rows(found[0], found[1], values, index, depth + 1) if found else None
+    if not isinstance(node, cst.Call):
+        return None
+    canonical = index.resolve(node.func) or dotted_name(node.func) or ""
+    last = canonical.rsplit(".", 1)[-1]
+    if last == "array" and positional_args(node):  # mx.nd.array(np.random.randn(N, ...))
+        return _rows(positional_args(node)[0], scope, values, index, depth + 1)
+    if not (canonical.startswith(("mxnet.", "numpy.")) and last in CREATORS):
+        return None
+    shape = keyword_args(node).get("shape", keyword_args(node).get("size"))
+    args = positional_args(node)
+    if shape is None and last in ("zeros", "ones", "empty", "full") and args:
+        shape = args[0]
+    if shape is None and last in ("randn", "rand") and args:
+        return args[0], scope
+    if isinstance(shape, (cst.Tuple, cst.List)) and shape.elements:
+        return shape.elements[0].value, scope
+    return None
+
+
+def _stepped_trainer(index, values, calls):
+    """(argument of `trainer.step(...)` or None, Trainer construction) of the Trainer the loop steps."""
+    nodes = {c.node: c for c in calls}
+    for receiver, call in index.method_calls("step"):
+        found, _ = values.resolve_object(cst.Name(receiver), Scope(call.function))
+        if found in nodes:
+            args = positional_args(call.node) or [keyword_args(call.node).get("batch_size")]
+            return (args[0], Scope(call.function)), nodes[found]
+    return None, calls[0]
+
+
+def _batch_from_step(step_arg, info, values, index):
+    """`trainer.step(batch_size)`: the batch size, unless it is 1 or the batch's own shape."""
+    node, scope = step_arg
+    if node is None or isinstance(node, cst.Integer) and node.value == "1":
+        return None
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+        return _rows(node.value.value, scope, values, index)
+    if isinstance(node, cst.Call) and dotted_name(node.func) == "len":
+        return None
+    return node, scope
+
+
+# --- the loss ---------------------------------------------------------------------------------------------------
+def _read_loss(plan, backward, step_arg, info, values, index):
+    scope = Scope(backward.function)
+    expression = backward.node.func.value if isinstance(backward.node.func, cst.Attribute) else None
+    line = index.line(backward.node)
+    if isinstance(expression, cst.Name):
+        candidates = [a for a in index.assignments if a.target == expression.value and a.function is
+                      backward.function and (index.line(a.node) or 0) <= (line or 0)]
+        if candidates:
+            expression = candidates[-1].value
+    reduction = None
+    while isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute) and \
+            expression.func.attr.value in REDUCTIONS and not positional_args(expression):
+        reduction = reduction or expression.func.attr.value
+        expression = expression.func.value
+    found = None
+    if isinstance(expression, cst.Call):
+        target, target_scope = (expression.func, scope) if isinstance(expression.func, cst.Call) else \
+            values.resolve_object(expression.func, scope, follow_calls=False)
+        if isinstance(target, cst.Call):
+            name = gluon_loss_name(index.resolve(target.func))
+            if name is not None:
+                found = read_gluon_loss(name, target, target_scope, values, index, plan)
+    if found is None:
+        text = index.source.code_of(expression).strip() if expression is not None else "?"
+        plan.note(line, f"the loss ({text}) is not a gluon.loss loss porter reads; train_tpu.py uses "
+                        "CrossEntropyLoss on the model's outputs — replace build_loss()")
+        return
+    step_node = step_arg[0] if step_arg is not None else None
+    steps_by_one = isinstance(step_node, cst.Integer) and step_node.value == "1"
+    if reduction == "mean" and not steps_by_one and step_node is not None:
+        plan.note(line, "the source averages the loss before backward() and divides by the batch size again in "
+                        "trainer.step(); train_tpu.py averages once (its gradients are the batch size larger)")
+    elif reduction != "mean" and steps_by_one:
+        found = summed(found)
+        plan.note(line, "trainer.step(1) on summed per-sample losses: train_tpu.py sums the loss over the global "
+                        "batch too")
+    elif isinstance(step_node, cst.Integer) and info.batch_size is not None:
+        batch = values.translate(*info.batch_size)
+        if batch is not None and batch.known and batch.value != int(step_node.value):
+            plan.note(line, f"trainer.step({step_node.value}) with batches of {batch.value}: train_tpu.py averages "
+                            "over the batch")
+    plan.loss = found

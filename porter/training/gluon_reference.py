@@ -1,0 +1,69 @@
+"""Reference training steps for Gluon sources from real mxnet 1.9.1 (its own venv, by subprocess): the source's
+gluon.Trainer and loss run a few steps on given batches; the parity tests run train_tpu.py's step beside them.
+
+Like porter/verify/mxnet_reference.py (whose driver and venv it uses), porter never imports mxnet itself.
+"""
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from porter.errors import SourceError, UsageError
+from porter.verify import mxnet_reference
+
+
+@dataclass(frozen=True)
+class GluonTraining:
+    """What mxnet computed: the initial parameters (save_parameters names), per step the mean and the sum of the
+    per-sample losses and the learning rate, and every parameter after each step."""
+
+    initial: dict
+    mean_losses: list
+    sum_losses: list
+    learning_rates: list
+    states: list  # [{name: array}] after step 0, 1, ...
+
+
+def run_gluon_training(model_path, class_name, inputs, labels, *, trainer, loss, steps, step_size=None, reduce=None,
+                       init_kwargs=None, seed=0, train_mode=False, load_parameters=None, perturb=True, python=None,
+                       timeout=600):
+    """Build `class_name(**init_kwargs)` in mxnet (seeded; `load_parameters` if given), then run `steps` steps of
+    `with autograd.record(): l = loss(net(x), y)`; `l.backward()` (or its mean/sum: `reduce`);
+    `trainer.step(step_size or batch)` with `trainer` and `loss` given as the source's expressions (`net` names the
+    model; `perturb` moves the biases off zero). `inputs`/`labels`: lists of numpy batches, step i takes batch i modulo their count."""
+    python = mxnet_reference.mxnet_python(python)
+    reason = mxnet_reference.mxnet_unavailable_reason(str(python))
+    if reason is not None:
+        raise UsageError(reason)
+    with tempfile.TemporaryDirectory(prefix="porter-mxnet-train-") as scratch:
+        scratch = Path(scratch)
+        np.savez(scratch / "inputs.npz", **{f"input_{i}": np.asarray(x) for i, x in enumerate(inputs)})
+        np.savez(scratch / "labels.npz", **{f"input_{i}": np.asarray(y) for i, y in enumerate(labels)})
+        request = {"model_path": str(Path(model_path).resolve()), "class_name": class_name,
+                   "init_kwargs": init_kwargs or {}, "seed": seed, "out_dir": str(scratch),
+                   "perturb": bool(perturb), "load_parameters": None if load_parameters is None else str(Path(load_parameters).resolve()),
+                   "train": {"trainer": trainer, "loss": loss, "steps": int(steps), "step_size": step_size,
+                             "reduce": reduce, "train_mode": bool(train_mode), "inputs": "inputs.npz",
+                             "labels": "labels.npz"}}
+        (scratch / "request.json").write_text(json.dumps(request))
+        completed = mxnet_reference._run_driver(python, scratch / "request.json", timeout, model_path)
+        if (scratch / "error.json").exists():
+            error = json.loads((scratch / "error.json").read_text())
+            raise SourceError(f"mxnet 1.9.1 failed to {error['stage']}: {error['type']}: {error['message']}",
+                              str(model_path))
+        if completed.returncode != 0:
+            raise SourceError(f"the mxnet driver exited with status {completed.returncode}: "
+                              f"{mxnet_reference._last_line(completed.stderr)}", str(model_path))
+        initial = mxnet_reference._load(scratch / "parameters.npz")
+        losses = mxnet_reference._load(scratch / "train_losses.npz")
+        flat = mxnet_reference._load(scratch / "train_parameters.npz")
+    states = [{} for _ in range(steps)]
+    for key, value in flat.items():
+        step, _, name = key.partition("/")
+        states[int(step.removeprefix("step"))][name] = value
+    return GluonTraining(initial, [float(losses[f"mean_{i}"]) for i in range(steps)],
+                         [float(losses[f"sum_{i}"]) for i in range(steps)],
+                         [float(losses[f"lr_{i}"]) for i in range(steps)], states)

@@ -1,0 +1,436 @@
+"""MXNet Gluon training semantics on Keras 3 / TensorFlow: Trainer optimizers, mx.lr_scheduler schedules, Gluon
+losses. Sections of this file are copied into the generated train_support.py beside train_support.py's own (the
+`# --- section:` markers work the same way; `needs:` may name train_support.py's sections).
+
+- Optimizers follow mxnet 1.9.1's update kernels: the gradient reaching `apply` is the batch mean (Gluon's
+  `trainer.step(batch_size)` divides the summed gradient by the batch size), times `rescale_grad`; `clip_gradient`
+  clamps it element-wise; `wd` is coupled L2 added to it (also for Adam and RMSProp); SGD momentum is mxnet's
+  lr-scaled `mom = momentum*mom - lr*g; w += mom`; Adam folds the bias corrections into the learning rate
+  (`lr * sqrt(1-b2^t)/(1-b1^t)`, epsilon outside the square root and not bias-corrected); RMSProp adds epsilon
+  inside the square root.
+- Schedules are mxnet's LRScheduler objects as a function of the optimizer step: mxnet asks the scheduler for
+  `num_update` = the number of updates including the current one, so step 0 here is mxnet's num_update 1.
+- Losses return per-sample losses averaged over the non-batch axes, then `(sum over samples, samples)`, so the
+  train step's mean is the mean over the global batch, as `loss.backward(); trainer.step(batch_size)` takes it.
+"""
+
+import math
+
+import tensorflow as tf
+
+from porter.training.train_support import TorchLoss, TorchOptimizer, TorchSchedule
+
+# --- section: gluon-optimizer-base (needs: optimizer-base)
+
+
+class GluonOptimizer(TorchOptimizer):
+    """Base of the mxnet-rule optimizers: `rescale_grad` (Trainer's optimizer_params; the batch-size division is
+    the train step's mean), element-wise `clip_gradient` and coupled `wd`. No parameter groups: Gluon's lr_mult and
+    wd_mult are 1 unless the source sets them on parameters."""
+
+    clip_before_decay = True  # SGD and NAG clip the rescaled gradient, then add wd * weight; Adam/RMSProp clip both
+
+    def __init__(self, learning_rate, wd=0.0, rescale_grad=1.0, clip_gradient=None, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.torch_weight_decay = wd
+        self.rescale_grad = rescale_grad
+        self.clip_gradient = clip_gradient
+
+    def gluon_gradient(self, gradient, variable):
+        """mxnet's gradient: rescale_grad * g, clipped to [-clip_gradient, clip_gradient], plus wd * weight."""
+        g = tf.cast(tf.convert_to_tensor(gradient), variable.dtype)
+        if self.rescale_grad != 1.0:
+            g = g * self.rescale_grad
+        clip = self.clip_gradient
+        if clip is not None and clip >= 0 and self.clip_before_decay:
+            g = tf.clip_by_value(g, -clip, clip)
+        if self.torch_weight_decay:
+            g = g + self.torch_weight_decay * variable
+        if clip is not None and clip >= 0 and not self.clip_before_decay:
+            g = tf.clip_by_value(g, -clip, clip)
+        return g
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"wd": self.torch_weight_decay, "rescale_grad": self.rescale_grad,
+                       "clip_gradient": self.clip_gradient})
+        return config
+
+
+# --- section: GluonSGD (needs: gluon-optimizer-base)
+
+
+class GluonSGD(GluonOptimizer):
+    """mxnet 'sgd': `w -= lr * g` without momentum; with it `mom = momentum*mom - lr*g; w += mom` (the buffer holds
+    lr-scaled steps, so a schedule changes the trajectory as in mxnet, not as in torch)."""
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.momentum = momentum
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._moments = self.slots(var_list, "momentum") if self.momentum else []
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = tf.cast(learning_rate, variable.dtype)
+        g = self.gluon_gradient(gradient, variable)
+        if not self.momentum:
+            self.assign_sub(variable, lr * g)
+            return
+        mom = self._moments[self._get_variable_index(variable)]
+        updated = self.momentum * mom - lr * g
+        self.assign(mom, updated)
+        self.assign_add(variable, updated)
+
+    def get_config(self):
+        return {**super().get_config(), "momentum": self.momentum}
+
+
+# --- section: GluonNAG (needs: gluon-optimizer-base)
+
+
+class GluonNAG(GluonOptimizer):
+    """mxnet 'nag' (nag_mom_update, lr-scaled buffer): `m1 = momentum*mom; w' = w - m1 + (momentum+1)*(m1 - lr*(c +
+    wd*w)); mom = m1 - lr*(c + wd*w')` with c = clip(rescale_grad*grad). The buffer's weight-decay term reads the
+    updated weight, as mxnet's in-place kernel (out=weight) does; plain SGD without momentum."""
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.momentum = momentum
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._moments = self.slots(var_list, "momentum") if self.momentum else []
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = tf.cast(learning_rate, variable.dtype)
+        if not self.momentum:
+            self.assign_sub(variable, lr * self.gluon_gradient(gradient, variable))
+            return
+        g = tf.cast(tf.convert_to_tensor(gradient), variable.dtype)
+        if self.rescale_grad != 1.0:
+            g = g * self.rescale_grad
+        if self.clip_gradient is not None and self.clip_gradient >= 0:
+            g = tf.clip_by_value(g, -self.clip_gradient, self.clip_gradient)
+        wd = self.torch_weight_decay
+        mom = self._moments[self._get_variable_index(variable)]
+        scaled = self.momentum * mom
+        weight = variable + 0.0
+        updated = weight - scaled + (self.momentum + 1.0) * (scaled - lr * (g + wd * weight))
+        self.assign(mom, scaled - lr * (g + wd * updated))
+        self.assign(variable, updated)
+
+    def get_config(self):
+        return {**super().get_config(), "momentum": self.momentum}
+
+
+# --- section: GluonAdam (needs: gluon-optimizer-base)
+
+
+class GluonAdam(GluonOptimizer):
+    """mxnet 'adam': `m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; w -= lr*sqrt(1-b2^t)/(1-b1^t) * m/(sqrt(v)+eps)`
+    with g = clip(rescale_grad*grad + wd*w): coupled L2 (not AdamW), epsilon not bias-corrected (torch's Adam
+    divides it by sqrt(1-b2^t) in effect)."""
+
+    clip_before_decay = False
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._mean = self.slots(var_list, "mean")
+        self._var = self.slots(var_list, "var")
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        g = self.gluon_gradient(gradient, variable)
+        index = self._get_variable_index(variable)
+        t = tf.cast(self._iterations + 1, tf.float64)
+        coefficient = tf.sqrt(1.0 - tf.pow(tf.constant(self.beta2, tf.float64), t)) / (
+            1.0 - tf.pow(tf.constant(self.beta1, tf.float64), t))
+        lr = tf.cast(tf.cast(learning_rate, tf.float64) * coefficient, dtype)
+        mean, var = self._mean[index], self._var[index]
+        beta1, beta2 = tf.constant(self.beta1, dtype), tf.constant(self.beta2, dtype)  # the kernel's float32 betas
+        new_mean = beta1 * mean + (1.0 - beta1) * g
+        new_var = beta2 * var + (1.0 - beta2) * g * g
+        self.assign(mean, new_mean)
+        self.assign(var, new_var)
+        self.assign_sub(variable, lr * new_mean / (tf.sqrt(new_var) + self.epsilon))
+
+    def get_config(self):
+        return {**super().get_config(), "beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon}
+
+
+# --- section: GluonRMSProp (needs: gluon-optimizer-base)
+
+
+class GluonRMSProp(GluonOptimizer):
+    """mxnet 'rmsprop': `n = (1-gamma1)*g^2 + gamma1*n; w -= lr * g / sqrt(n + eps)` (epsilon inside the square
+    root); centered (Graves): also `gbar = (1-gamma1)*g + gamma1*gbar`, `delta = gamma2*delta - lr*g/sqrt(n -
+    gbar^2 + eps)`, `w += delta`. clip_weights clamps the weights after the update."""
+
+    clip_before_decay = False
+
+    def __init__(self, learning_rate=0.001, gamma1=0.9, gamma2=0.9, epsilon=1e-8, centered=False,
+                 clip_weights=None, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.gamma1, self.gamma2, self.epsilon = gamma1, gamma2, epsilon
+        self.centered, self.clip_weights = centered, clip_weights
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._n = self.slots(var_list, "n")
+        self._g = self.slots(var_list, "g") if self.centered else []
+        self._delta = self.slots(var_list, "delta") if self.centered else []
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = tf.cast(learning_rate, variable.dtype)
+        g = self.gluon_gradient(gradient, variable)
+        index = self._get_variable_index(variable)
+        gamma1 = tf.constant(self.gamma1, variable.dtype)  # the kernel's float32 gamma1: 1 - gamma1 rounds as there
+        n = self._n[index]
+        new_n = (1.0 - gamma1) * g * g + gamma1 * n
+        self.assign(n, new_n)
+        if self.centered:
+            gbar, delta = self._g[index], self._delta[index]
+            new_gbar = (1.0 - gamma1) * g + gamma1 * gbar
+            self.assign(gbar, new_gbar)
+            new_delta = self.gamma2 * delta - lr * g / tf.sqrt(new_n - new_gbar * new_gbar + self.epsilon)
+            self.assign(delta, new_delta)
+            updated = variable + new_delta
+        else:
+            updated = variable - lr * g / tf.sqrt(new_n + self.epsilon)
+        if self.clip_weights:
+            updated = tf.clip_by_value(updated, -self.clip_weights, self.clip_weights)
+        self.assign(variable, updated)
+
+    def get_config(self):
+        return {**super().get_config(), "gamma1": self.gamma1, "gamma2": self.gamma2, "epsilon": self.epsilon,
+                "centered": self.centered, "clip_weights": self.clip_weights}
+
+
+# --- section: gluon-schedule-base (needs: schedule-base)
+
+
+class GluonSchedule(TorchSchedule):
+    """An mx.lr_scheduler.LRScheduler as a function of the optimizer step. `base_lr` is the scheduler's base_lr
+    once the optimizer has set it (the Trainer's learning_rate when given); `initial_lr` is the base_lr the
+    scheduler was built with, which mxnet keeps for the warm-up's end (and for Poly/Cosine's start).
+    Warm-up: for num_update < warmup_steps, linear from warmup_begin_lr to initial_lr, or constant
+    warmup_begin_lr."""
+
+    def __init__(self, base_lr, initial_lr=None, warmup_steps=0, warmup_begin_lr=0.0, warmup_mode="linear"):
+        super().__init__(base_lr, 1)
+        self.initial_lr = float(base_lr if initial_lr is None else initial_lr)
+        self.warmup_steps, self.warmup_begin_lr = int(warmup_steps), float(warmup_begin_lr)
+        self.warmup_mode = warmup_mode
+
+    def __call__(self, step):
+        n = tf.cast(step, tf.float32) + 1.0  # mxnet's num_update counts the update being made
+        lr = self.lr_at(n, self.base_lr)
+        if self.warmup_steps > 0:
+            if self.warmup_mode == "linear":
+                warm = self.warmup_begin_lr + (self.initial_lr - self.warmup_begin_lr) * n / self.warmup_steps
+            else:
+                warm = self.warmup_begin_lr + 0.0 * n
+            lr = tf.where(n < self.warmup_steps, warm, lr)
+        return lr
+
+    def lr_for_base(self, step, base_lr):
+        return self(step)
+
+    def get_config(self):
+        return {"base_lr": self.base_lr, "initial_lr": self.initial_lr, "warmup_steps": self.warmup_steps,
+                "warmup_begin_lr": self.warmup_begin_lr, "warmup_mode": self.warmup_mode}
+
+
+# --- section: FactorScheduler (needs: gluon-schedule-base)
+
+
+class FactorScheduler(GluonSchedule):
+    """mx.lr_scheduler.FactorScheduler: base_lr * factor ** (ceil(num_update / step) - 1), not below
+    stop_factor_lr."""
+
+    def __init__(self, base_lr, step, factor=1.0, stop_factor_lr=1e-8, **kwargs):
+        super().__init__(base_lr, **kwargs)
+        self.step, self.factor, self.stop_factor_lr = int(step), float(factor), float(stop_factor_lr)
+
+    def lr_at(self, n, base_lr):
+        decays = tf.maximum(tf.math.ceil(n / self.step) - 1.0, 0.0)
+        return tf.maximum(base_lr * tf.pow(self.factor, decays), self.stop_factor_lr)
+
+
+# --- section: MultiFactorScheduler (needs: gluon-schedule-base)
+
+
+class MultiFactorScheduler(GluonSchedule):
+    """mx.lr_scheduler.MultiFactorScheduler: base_lr * factor ** (number of steps s with num_update > s)."""
+
+    def __init__(self, base_lr, step, factor=1.0, **kwargs):
+        super().__init__(base_lr, **kwargs)
+        self.step, self.factor = [int(s) for s in step], float(factor)
+
+    def lr_at(self, n, base_lr):
+        passed = tf.add_n([tf.cast(n > s, tf.float32) for s in self.step]) if self.step else 0.0 * n
+        return base_lr * tf.pow(self.factor, passed)
+
+
+# --- section: PolyScheduler (needs: gluon-schedule-base)
+
+
+class PolyScheduler(GluonSchedule):
+    """mx.lr_scheduler.PolyScheduler: final_lr + (initial_lr - final_lr) * (1 - (n - warmup) / (max_update -
+    warmup)) ** pwr up to max_update, then final_lr. Like mxnet, it starts from the scheduler's own base_lr."""
+
+    def __init__(self, base_lr, max_update, pwr=2, final_lr=0.0, **kwargs):
+        super().__init__(base_lr, **kwargs)
+        self.max_update, self.pwr, self.final_lr = int(max_update), float(pwr), float(final_lr)
+
+    def lr_at(self, n, base_lr):
+        progress = (tf.minimum(n, float(self.max_update)) - self.warmup_steps) / (self.max_update - self.warmup_steps)
+        return self.final_lr + (self.initial_lr - self.final_lr) * tf.pow(1.0 - progress, self.pwr)
+
+
+# --- section: CosineScheduler (needs: gluon-schedule-base)
+
+
+class CosineScheduler(GluonSchedule):
+    """mx.lr_scheduler.CosineScheduler: final_lr + (initial_lr - final_lr) * (1 + cos(pi * (n - warmup) /
+    (max_update - warmup))) / 2 up to max_update, then final_lr. Like mxnet, it starts from the scheduler's own
+    base_lr."""
+
+    def __init__(self, base_lr, max_update, final_lr=0.0, **kwargs):
+        super().__init__(base_lr, **kwargs)
+        self.max_update, self.final_lr = int(max_update), float(final_lr)
+
+    def lr_at(self, n, base_lr):
+        progress = (tf.minimum(n, float(self.max_update)) - self.warmup_steps) / (self.max_update - self.warmup_steps)
+        return self.final_lr + (self.initial_lr - self.final_lr) * (1.0 + tf.cos(math.pi * progress)) / 2.0
+
+
+# --- section: gluon-loss-base (needs: loss-base)
+
+
+class GluonLoss(TorchLoss):
+    """A gluon.loss.Loss: element losses times `weight`, averaged over every axis but the batch axis (0); the
+    train step's value is the mean of these per-sample losses over the global batch (reduction="mean": the source
+    divides the summed gradient by the batch size in trainer.step) or their sum (reduction="sum")."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(reduction)
+        self.weight = weight
+
+    def elements(self, y_true, y_pred):
+        raise NotImplementedError
+
+    def total(self, y_true, y_pred):
+        losses = tf.cast(self.elements(y_true, y_pred), tf.float32)
+        if self.weight is not None:
+            losses = losses * float(self.weight)
+        if len(losses.shape) > 1:
+            losses = tf.reduce_mean(losses, axis=list(range(1, len(losses.shape))))
+        return self.reduce(losses)
+
+
+def _like(label, pred):
+    """Gluon's reshape_like(label, pred): the label in pred's shape, float32."""
+    return tf.reshape(tf.cast(label, tf.float32), tf.shape(pred))
+
+
+# --- section: SoftmaxCrossEntropyLoss (needs: gluon-loss-base)
+
+
+class SoftmaxCrossEntropyLoss(GluonLoss):
+    """gluon.loss.SoftmaxCrossEntropyLoss: log_softmax over `class_axis` (Gluon's `axis`, default -1) unless
+    from_logits; sparse_label picks the label's class, else -sum(label * log p) over the axis (integer class
+    labels of lower rank are one-hot encoded first)."""
+
+    def __init__(self, class_axis=-1, sparse_label=True, from_logits=False, weight=None, reduction="mean"):
+        super().__init__(weight, reduction)
+        self.class_axis, self.sparse_label, self.from_logits = class_axis, sparse_label, from_logits
+
+    def elements(self, y_true, y_pred):
+        pred = tf.cast(y_pred, tf.float32)
+        axis = self.class_axis % len(pred.shape)
+        logp = pred if self.from_logits else tf.nn.log_softmax(pred, axis=axis)
+        if self.sparse_label or len(y_true.shape) < len(pred.shape):
+            label = tf.cast(y_true, tf.int32)
+            if len(label.shape) == len(pred.shape):
+                label = tf.squeeze(label, axis)
+            onehot = tf.one_hot(label, pred.shape[axis], axis=axis, dtype=tf.float32)
+        else:
+            onehot = _like(y_true, pred)
+        return -tf.reduce_sum(logp * onehot, axis=axis)
+
+
+# --- section: L2Loss (needs: gluon-loss-base)
+
+
+class L2Loss(GluonLoss):
+    """gluon.loss.L2Loss: weight / 2 * (label - pred)^2 (Gluon's weight defaults to 1)."""
+
+    def __init__(self, weight=1.0, reduction="mean"):
+        super().__init__(1.0 if weight is None else weight, reduction)
+
+    def elements(self, y_true, y_pred):
+        pred = tf.cast(y_pred, tf.float32)
+        return 0.5 * tf.square(_like(y_true, pred) - pred)
+
+
+# --- section: GluonL1Loss (needs: gluon-loss-base)
+
+
+class GluonL1Loss(GluonLoss):
+    """gluon.loss.L1Loss: weight * |label - pred|."""
+
+    def elements(self, y_true, y_pred):
+        pred = tf.cast(y_pred, tf.float32)
+        return tf.abs(_like(y_true, pred) - pred)
+
+
+# --- section: SigmoidBinaryCrossEntropyLoss (needs: gluon-loss-base)
+
+
+class SigmoidBinaryCrossEntropyLoss(GluonLoss):
+    """gluon.loss.SigmoidBinaryCrossEntropyLoss (SigmoidBCELoss): on logits relu(x) - x*y + softrelu(-|x|); with
+    from_sigmoid on probabilities -(y*log(p + 1e-12) + (1-y)*log(1 - p + 1e-12))."""
+
+    def __init__(self, from_sigmoid=False, weight=None, reduction="mean"):
+        super().__init__(weight, reduction)
+        self.from_sigmoid = from_sigmoid
+
+    def elements(self, y_true, y_pred):
+        pred = tf.cast(y_pred, tf.float32)
+        label = _like(y_true, pred)
+        if not self.from_sigmoid:
+            return tf.nn.relu(pred) - pred * label + tf.math.softplus(-tf.abs(pred))
+        eps = 1e-12
+        return -(tf.math.log(pred + eps) * label + tf.math.log(1.0 - pred + eps) * (1.0 - label))
+
+
+# --- section: GluonHuberLoss (needs: gluon-loss-base)
+
+
+class GluonHuberLoss(GluonLoss):
+    """gluon.loss.HuberLoss(rho): 0.5/rho * d^2 where |d| <= rho, |d| - 0.5*rho elsewhere (d = label - pred)."""
+
+    def __init__(self, rho=1.0, weight=None, reduction="mean"):
+        super().__init__(weight, reduction)
+        self.rho = float(rho)
+
+    def elements(self, y_true, y_pred):
+        pred = tf.cast(y_pred, tf.float32)
+        d = tf.abs(_like(y_true, pred) - pred)
+        return tf.where(d > self.rho, d - 0.5 * self.rho, (0.5 / self.rho) * tf.square(d))
+

@@ -1,0 +1,340 @@
+"""Gluon training code -> train_tpu.py, step for step against real mxnet 1.9.1.
+
+A tiny Gluon model is written with its training code (gluon.Trainer, a gluon.loss, the autograd.record loop),
+converted by porter, and trained a few steps both in mxnet (the same Trainer and loss expressions, through
+porter/verify/mxnet_driver.py in .venv-mxnet) and through the generated train_tpu.py's train_step from the same
+initial parameters and batches. Losses and parameters are compared after every step: the parameters within 1e-5 of
+their scale, and their change since the start within 1e-3 of its own scale (a much stricter look at the update
+rule); the losses within 1e-5 relative.
+"""
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.mxnet.gluon_fixtures import GLUON_FIXTURES_DIR, needs_mxnet
+from tests.training.helpers import REPO, convert_source, load_module
+
+pytestmark = needs_mxnet
+
+MODEL_SOURCE = '''"""A tiny Gluon model and its training loop, for porter's Gluon training tests."""
+
+import mxnet as mx
+from mxnet import autograd, gluon
+from mxnet.gluon import nn
+
+
+class TinyNet(gluon.HybridBlock):
+    def __init__(self, classes=4, **kwargs):
+        super(TinyNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.conv = nn.Conv2D(3, 3, padding=1, in_channels=2)
+            self.fc1 = nn.Dense(12, in_units=48, activation="tanh")
+            self.fc2 = nn.Dense(classes, in_units=12)
+
+    def hybrid_forward(self, F, x):
+        x = F.relu(self.conv(x))
+        return {head}
+
+
+if __name__ == "__main__":
+    net = TinyNet()
+    net.initialize()
+    trainer = {trainer}
+    loss_fn = {loss}
+    x = mx.nd.random.normal(shape=(8, 2, 4, 4))
+    y = mx.nd.random.randint(0, 4, shape=(8,))
+    for step in range(5):
+        with autograd.record():
+            {record}
+        loss.backward()
+        trainer.step({step_size})
+'''
+HEADS = {"logits": "self.fc2(self.fc1(x))", "log_softmax": "F.log_softmax(self.fc2(self.fc1(x)))",
+         "sigmoid": "F.sigmoid(self.fc2(self.fc1(x)))"}
+
+
+def trainer(optimizer, params):
+    return f"gluon.Trainer(net.collect_params(), {optimizer!r}, {params})"
+
+
+OPTIMIZERS = {
+    "sgd": trainer("sgd", "{'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01}"),
+    "sgd_clip_rescale": trainer("sgd", "{'learning_rate': 0.5, 'momentum': 0.8, 'wd': 0.05, 'clip_gradient': 0.05, "
+                                       "'rescale_grad': 2.0}"),
+    "sgd_plain": trainer("sgd", "{'learning_rate': 0.2, 'wd': 0.01}"),
+    "adam": trainer("adam", "{'learning_rate': 0.01, 'beta1': 0.8, 'beta2': 0.99, 'epsilon': 1e-6, 'wd': 0.01}"),
+    "adam_clip": trainer("adam", "{'learning_rate': 0.01, 'wd': 0.1, 'clip_gradient': 0.02}"),
+    "nag": trainer("nag", "{'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01}"),
+    "nag_clip": trainer("nag", "{'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.05, 'clip_gradient': 0.05}"),
+    "rmsprop": trainer("rmsprop", "{'learning_rate': 0.01, 'gamma1': 0.8, 'epsilon': 1e-6, 'wd': 0.01}"),
+    "rmsprop_centered": trainer("rmsprop", "{'learning_rate': 0.01, 'gamma1': 0.9, 'gamma2': 0.8, 'centered': True, "
+                                           "'wd': 0.01, 'clip_gradient': 0.1}"),
+}
+# name -> (model head, loss expression, label kind)
+LOSSES = {
+    "softmax_ce": ("logits", "gluon.loss.SoftmaxCrossEntropyLoss()", "class"),
+    "softmax_ce_dense": ("logits", "gluon.loss.SoftmaxCrossEntropyLoss(sparse_label=False, weight=0.7)", "probs"),
+    "softmax_ce_from_logits": ("log_softmax", "gluon.loss.SoftmaxCELoss(from_logits=True)", "class"),
+    "l2": ("logits", "gluon.loss.L2Loss()", "regression"),
+    "l2_weighted": ("logits", "gluon.loss.L2Loss(weight=0.5)", "regression"),
+    "l1": ("logits", "gluon.loss.L1Loss()", "regression"),
+    "sigmoid_bce": ("logits", "gluon.loss.SigmoidBCELoss()", "binary"),
+    "sigmoid_bce_probs": ("sigmoid", "gluon.loss.SigmoidBinaryCrossEntropyLoss(from_sigmoid=True)", "binary"),
+    "huber": ("logits", "gluon.loss.HuberLoss(rho=0.5)", "regression"),
+}
+MOMENTUM_SGD = "{'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01, 'lr_scheduler': %s}"
+SCHEDULES = {
+    "factor": trainer("sgd", MOMENTUM_SGD % "mx.lr_scheduler.FactorScheduler(step=2, factor=0.5)"),
+    "factor_warmup": trainer("sgd", MOMENTUM_SGD % "mx.lr_scheduler.FactorScheduler(3, 0.5, base_lr=0.2, "
+                                                   "warmup_steps=2, warmup_begin_lr=0.01)"),
+    "multifactor": trainer("sgd", MOMENTUM_SGD % "mx.lr_scheduler.MultiFactorScheduler(step=[2, 4], factor=0.3)"),
+    "cosine_warmup": trainer("sgd", "{'momentum': 0.9, 'lr_scheduler': mx.lr_scheduler.CosineScheduler("
+                                    "max_update=5, base_lr=0.1, final_lr=0.01, warmup_steps=2)}"),
+    "poly_adam": trainer("adam", "{'learning_rate': 0.004, 'lr_scheduler': mx.lr_scheduler.PolyScheduler(4, "
+                                 "base_lr=0.01, pwr=2, final_lr=0.001)}"),
+    "constant_warmup_nag": trainer("nag", "{'momentum': 0.5, 'lr_scheduler': mx.lr_scheduler.FactorScheduler("
+                                          "step=10, base_lr=0.1, warmup_steps=3, warmup_mode='constant', "
+                                          "warmup_begin_lr=0.02)}"),
+}
+PARAMETER_TOLERANCE = 1e-5  # of the parameter's scale
+UPDATE_TOLERANCE = 1e-3  # of the scale of the parameter's change since the start
+LOSS_TOLERANCE = 1e-5
+# Parameters are judged where every step's gradient is at least this fraction of its tensor's largest: below it the
+# gradient is round-off of both frameworks, and Adam/RMSProp turn round-off into O(lr) steps (g / (|g| + eps)).
+GRADIENT_FLOOR = 1e-4
+
+
+def labels(kind, rng, n=8, classes=4):
+    if kind == "class":
+        return rng.integers(0, classes, size=(n,)).astype(np.float32)
+    if kind == "probs":
+        raw = rng.random((n, classes)).astype(np.float32)
+        return raw / raw.sum(axis=1, keepdims=True)
+    if kind == "binary":
+        return (rng.random((n, classes)) > 0.5).astype(np.float32)
+    return rng.standard_normal((n, classes)).astype(np.float32)
+
+
+class GluonCase:
+    """One tiny Gluon source: written, converted, its train_tpu.py loaded."""
+
+    def __init__(self, root, name, trainer_code, loss_code, head="logits", record=None, step_size="x.shape[0]"):
+        self.root = root / name
+        self.root.mkdir(parents=True)
+        self.trainer, self.loss = trainer_code, loss_code
+        self.record = record or "loss = loss_fn(net(x), y)"
+        self.source = self.root / "tiny_gluon.py"
+        self.source.write_text(MODEL_SOURCE.format(head=HEADS[head], trainer=trainer_code, loss=loss_code,
+                                                   record=self.record, step_size=step_size))
+        self.out = self.root / "out"
+        self.manifest = convert_source(self.source, self.out)
+        self.train = load_module(self.out / "train_tpu.py")
+        self.text = (self.out / "train_tpu.py").read_text()
+
+
+def run_pair(case, kind, steps, seed=0, step_size=None, reduce=None, batches=2):
+    """The same steps in mxnet and through train_tpu.train_step; returns the worst errors and the figures."""
+    import tensorflow as tf
+
+    from porter.training.gluon_reference import run_gluon_training
+
+    rng = np.random.default_rng(seed)
+    xs = [rng.standard_normal((8, 2, 4, 4)).astype(np.float32) for _ in range(batches)]
+    ys = [labels(kind, rng) for _ in range(batches)]
+    reference = run_gluon_training(case.source, "TinyNet", xs, ys, trainer=case.trainer, loss=case.loss,
+                                   steps=steps, step_size=step_size, reduce=reduce, seed=seed)
+    train = case.train
+    model = train.build_model()
+    model(tf.zeros((1, 2, 4, 4)), training=False)
+    train.model_lib.load_state_dict(model, reference.initial)
+    optimizer = train.build_optimizer(model)
+    optimizer.build(model.trainable_variables)
+    loss_fn = train.build_loss()
+    entries = {e.key: (e.variable, e.to_keras or (lambda a: a)) for e in train.model_lib.collect_state(model)}
+    start = {name: np.array(variable.numpy()) for name, (variable, _) in entries.items()}
+    step_function = tf.function(lambda x, y: train.train_step(model, optimizer, loss_fn, x, y, training=False),
+                                jit_compile=True)
+    variables = model.trainable_variables
+    names = {id(variable): name for name, (variable, _) in entries.items()}
+    kept = {name: np.ones(variable.shape, bool) for name, (variable, _) in entries.items()}
+    errors = {"loss": 0.0, "parameters": 0.0, "updates": 0.0, "lr": 0.0, "parameters_all_elements": 0.0}
+    expected_losses = reference.sum_losses if reduce is None and step_size == 1 else reference.mean_losses
+    losses = []
+    for step in range(steps):
+        schedule = optimizer._learning_rate
+        lr_used = float(schedule(step)) if isinstance(schedule, tf.keras.optimizers.schedules.LearningRateSchedule) \
+            else float(optimizer.learning_rate)
+        x, y = tf.constant(xs[step % batches]), tf.constant(ys[step % batches])
+        _, _, gradients = train.compute_gradients(model, loss_fn, x, y, training=False)
+        for index, gradient in gradients.items():  # judged where the gradient is above round-off (see GRADIENT_FLOOR)
+            gradient = np.abs(gradient.numpy())
+            kept[names[id(variables[index])]] &= gradient >= GRADIENT_FLOOR * max(float(gradient.max()), 1e-30)
+        value = float(step_function(x, y))
+        losses.append(value)
+        errors["loss"] = max(errors["loss"], abs(value - expected_losses[step]) / max(abs(expected_losses[step]),
+                                                                                      1e-12))
+        errors["lr"] = max(errors["lr"], abs(lr_used - reference.learning_rates[step]) /
+                           max(abs(reference.learning_rates[step]), 1e-12))
+        for name, expected in reference.states[step].items():
+            variable, to_keras = entries[name]
+            actual = variable.numpy()
+            expected = to_keras(expected)
+            mask = kept[name]
+            scale = max(float(np.max(np.abs(expected))), 1e-12)
+            difference = np.abs(actual - expected)
+            errors["parameters_all_elements"] = max(errors["parameters_all_elements"], float(difference.max()) / scale)
+            if mask.any():
+                errors["parameters"] = max(errors["parameters"], float(difference[mask].max()) / scale)
+            change, keras_change = expected - to_keras(reference.initial[name]), actual - start[name]
+            change_scale = float(np.max(np.abs(change)))
+            if change_scale > 0 and mask.any():
+                errors["updates"] = max(errors["updates"],
+                                        float(np.max(np.abs(change - keras_change)[mask])) / change_scale)
+    return errors, losses, expected_losses
+
+
+def check(errors):
+    print(errors)
+    assert errors["loss"] <= LOSS_TOLERANCE, errors
+    assert errors["parameters"] <= PARAMETER_TOLERANCE, errors
+    assert errors["updates"] <= UPDATE_TOLERANCE, errors
+    assert errors["lr"] <= 1e-6, errors
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_optimizers_match_mxnet(tmp_path, optimizer):
+    case = GluonCase(tmp_path, optimizer, OPTIMIZERS[optimizer], "gluon.loss.SoftmaxCrossEntropyLoss()")
+    name = re.search(r"'(\w+)'", OPTIMIZERS[optimizer]).group(1)
+    assert f"support.Gluon{ {'sgd': 'SGD', 'nag': 'NAG', 'adam': 'Adam', 'rmsprop': 'RMSProp'}[name]}(" in case.text
+    errors, _, _ = run_pair(case, "class", steps=3)
+    check(errors)
+
+
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+def test_losses_match_mxnet(tmp_path, loss):
+    head, code, kind = LOSSES[loss]
+    case = GluonCase(tmp_path, loss, OPTIMIZERS["sgd"], code, head=head)
+    errors, _, _ = run_pair(case, kind, steps=2)
+    check(errors)
+
+
+@pytest.mark.parametrize("schedule", sorted(SCHEDULES))
+def test_schedules_match_mxnet(tmp_path, schedule):
+    case = GluonCase(tmp_path, schedule, SCHEDULES[schedule], "gluon.loss.SoftmaxCrossEntropyLoss()")
+    assert "schedule = support." in case.text
+    errors, _, _ = run_pair(case, "class", steps=6)
+    check(errors)
+
+
+REDUCTIONS = {  # name -> (the record block, trainer.step's argument, the driver's reduce)
+    "mean_step_1": ("loss = loss_fn(net(x), y).mean()", "1", "mean"),
+    "sum_step_1": ("loss = loss_fn(net(x), y)", "1", None),
+    "step_literal_batch": ("loss = loss_fn(net(x), y)", "8", None),
+}
+
+
+@pytest.mark.parametrize("reduction", sorted(REDUCTIONS))
+def test_loss_reductions_match_mxnet(tmp_path, reduction):
+    record, step_size, reduce = REDUCTIONS[reduction]
+    case = GluonCase(tmp_path, reduction, OPTIMIZERS["adam"], "gluon.loss.SoftmaxCrossEntropyLoss()",
+                     record=record, step_size=step_size)
+    assert ('SoftmaxCrossEntropyLoss(reduction="sum"' in case.text) == (reduction == "sum_step_1")
+    errors, _, _ = run_pair(case, "class", steps=3, step_size=int(step_size), reduce=reduce)
+    check(errors)
+
+
+def test_reader_reads_trainer_loss_and_loop(tmp_path):
+    case = GluonCase(tmp_path, "read", SCHEDULES["factor"], "gluon.loss.L2Loss(weight=0.5)")
+    train = case.train
+    assert train.DEFAULT_BATCH_SIZE == 8 and train.DEFAULT_STEPS == 5 and train.TARGET_KIND == "regression"
+    assert "support.GluonSGD(learning_rate=schedule, momentum=0.9, wd=0.01)" in case.text
+    assert "support.FactorScheduler(0.1, step=2, factor=0.5, stop_factor_lr=1e-08, initial_lr=0.01)" in case.text
+    assert "support.L2Loss(weight=0.5)" in case.text
+    assert "mxnet: gluon.Trainer(" in case.text
+    assert case.manifest["sources"][0]["classes"][0]["example_inputs"][0]["shape"] == [2, 4, 4]
+    support = (case.out / "train_support.py").read_text()
+    assert "class GluonSGD(GluonOptimizer)" in support and "class Adam(" not in support
+
+
+# --- the fixture: a Gluon tutorial-style training script -------------------------------------------------------
+FIXTURE = GLUON_FIXTURES_DIR / "train_mlp.py"
+
+
+@pytest.fixture(scope="module")
+def fixture_port(tmp_path_factory):
+    out = tmp_path_factory.mktemp("train_mlp") / "out"
+    completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(FIXTURE), "-o", str(out)],
+                               capture_output=True, text=True, cwd=REPO, check=False)
+    assert completed.returncode == 0, completed.stderr
+    return out
+
+
+def test_fixture_reads_the_tutorial_loop(fixture_port):
+    text = (fixture_port / "train_tpu.py").read_text()
+    assert "support.GluonSGD(learning_rate=schedule, momentum=0.9, wd=1e-4)" in text
+    assert "support.FactorScheduler(" in text
+    assert "support.SoftmaxCrossEntropyLoss(class_axis=-1)" in text
+    train = load_module(fixture_port / "train_tpu.py")
+    assert train.DEFAULT_EPOCHS == 3 and train.DEFAULT_BATCH_SIZE == 32 and train.SOURCE_EXAMPLES == 512
+    assert train.EXAMPLE_INPUTS[0]["shape"] == [1, 28, 28]
+
+
+def test_fixture_parity_with_its_trainer(fixture_port):
+    """The fixture's own Trainer (sgd + momentum + wd + FactorScheduler) and loss, six steps, against mxnet."""
+    import tensorflow as tf
+
+    from porter.training.gluon_reference import run_gluon_training
+
+    source = FIXTURE.read_text()
+    schedule = re.search(r"schedule = (mx\.lr_scheduler\.\w+\(.*\))", source).group(1)
+    params = re.sub(r"\bschedule\b", schedule, re.search(r"optimizer_params = (\{.*\})", source).group(1))
+    trainer_code = re.search(r"trainer = (gluon\.Trainer\(.*\))", source).group(1).replace("optimizer_params", params)
+    train = load_module(fixture_port / "train_tpu.py")
+    rng = np.random.default_rng(3)
+    xs = [rng.random((16, 1, 28, 28)).astype(np.float32) for _ in range(2)]
+    ys = [rng.integers(0, 10, size=(16,)).astype(np.float32) for _ in range(2)]
+    steps = 6
+    reference = run_gluon_training(FIXTURE, "MLP", xs, ys, trainer=trainer_code,
+                                   loss="gluon.loss.SoftmaxCrossEntropyLoss()", steps=steps, seed=1)
+    model = train.build_model()
+    model(tf.zeros((1, 1, 28, 28)), training=False)
+    train.model_lib.load_state_dict(model, reference.initial)
+    optimizer = train.build_optimizer(model)
+    optimizer.build(model.trainable_variables)
+    loss_fn = train.build_loss()
+    entries = {e.key: (e.variable, e.to_keras or (lambda a: a)) for e in train.model_lib.collect_state(model)}
+    worst_loss = worst_parameter = 0.0
+    for step in range(steps):
+        value = float(train.train_step(model, optimizer, loss_fn, tf.constant(xs[step % 2]), tf.constant(ys[step % 2]),
+                                       training=False))
+        worst_loss = max(worst_loss, abs(value - reference.mean_losses[step]) / abs(reference.mean_losses[step]))
+        for name, expected in reference.states[step].items():
+            variable, to_keras = entries[name]
+            expected = to_keras(expected)
+            worst_parameter = max(worst_parameter, float(np.max(np.abs(variable.numpy() - expected))) /
+                                  float(np.max(np.abs(expected))))
+    print(f"train_mlp.py, {steps} steps: loss error {worst_loss:.2e}, parameter error {worst_parameter:.2e}")
+    assert worst_loss <= LOSS_TOLERANCE and worst_parameter <= PARAMETER_TOLERANCE
+
+
+@pytest.mark.slow
+def test_fixture_train_tpu_runs_and_learns(fixture_port, tmp_path):
+    help_run = subprocess.run([sys.executable, str(fixture_port / "train_tpu.py"), "--help"], capture_output=True,
+                              text=True, check=False)
+    assert help_run.returncode == 0, help_run.stderr
+    metrics = tmp_path / "metrics.json"
+    run = subprocess.run([sys.executable, str(fixture_port / "train_tpu.py"), "--steps", "48", "--batch-size", "32",
+                          "--simulate-replicas", "2", "--no-export", "--output-dir", str(tmp_path / "run"),
+                          "--metrics-json", str(metrics)],
+                         capture_output=True, text=True, check=False, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    import json
+
+    figures = json.loads(metrics.read_text())
+    print(figures)
+    assert figures["steps"] == 48 and figures["replicas"] == 2
+    assert figures["last_loss_window_mean"] < 0.9 * figures["first_loss_window_mean"], figures
