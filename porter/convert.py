@@ -9,6 +9,7 @@ from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
 from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
 from porter.frontend.source import parse_source
+from porter.frontend.spatial_size import solve_spatial_size
 from porter.frontend.training_code import ExampleInput, read_training_code
 from porter.ir.values import tensor
 from porter.output import listed_files, manifest_text
@@ -116,7 +117,8 @@ def choose_main_class(source, requested, trained):
 
 def infer_example_inputs(source, main_class, init_args):
     """From the layer that first reads forward's only tensor argument: Linear(784) -> (784,) float32, Embedding(1000,
-    ...) -> SEQUENCE_LENGTH int64 token ids in [0, 1000). (example inputs, what was assumed or None), or (None, None).
+    ...) -> SEQUENCE_LENGTH int64 token ids in [0, 1000), Conv2d(3, ...) -> the spatial size that reaches the first
+    Linear's in_features (frontend/spatial_size.py). (example inputs, what was assumed or None), or (None, None).
     """
     signature = forward_signature(source, main_class)
     layer = first_layer(source, main_class, init_args) if signature is not None and signature.required == 1 \
@@ -125,6 +127,14 @@ def infer_example_inputs(source, main_class, init_args):
         return None, None
     if layer.kind == "linear":
         return [ExampleInput([layer.size])], None
+    if layer.kind == "conv":
+        solved = solve_spatial_size(source, main_class, layer.size, layer.spatial, init_args)
+        if solved is None:
+            return None, None
+        size, why = solved
+        example = ExampleInput([layer.size] + [size] * layer.spatial)
+        return [example], (f"{source.display_path}:{layer.line}: example inputs of {main_class} inferred from its "
+                           f"layers: --input-shape {example.spec_text()} ({why}; pass --input-shape to set it)")
     if layer.kind == "embedding":
         example = ExampleInput([SEQUENCE_LENGTH], "int64", 0, layer.size)
         return [example], (f"{source.display_path}:{layer.line}: example inputs of {main_class} taken from its first "
