@@ -52,12 +52,31 @@ def closure(names):
 def bundle(names):
     """Source text of the runtime definitions `names` need, in definition order (base classes first)."""
     index = runtime_index()
+    needed = closure(names)
     chunks, seen = [], set()
-    for definition in sorted((index[n] for n in closure(names)), key=lambda d: d.order):
-        if definition.source not in seen:  # one statement can define several names
-            seen.add(definition.source)
-            chunks.append(definition.source)
+
+    def place(definition, waiting):
+        if definition.source in seen:  # one statement can define several names
+            return
+        for base in _base_names(definition.source):  # a base class another runtime file defines comes first
+            if base in needed and base not in waiting:
+                place(index[base], waiting | {definition.name})
+        seen.add(definition.source)
+        chunks.append(definition.source)
+
+    for definition in sorted((index[n] for n in needed), key=lambda d: d.order):
+        place(definition, frozenset({definition.name}))
     return "\n\n\n".join(chunks)
+
+
+def _base_names(source):
+    """The plain names a class definition derives from ([] for anything else)."""
+    if "class " not in source:
+        return []
+    import ast
+
+    node = ast.parse(source).body[0]
+    return [base.id for base in node.bases if isinstance(base, ast.Name)] if isinstance(node, ast.ClassDef) else []
 
 
 def runtime_bindings(model_code, renames, requested=()):

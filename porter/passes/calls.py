@@ -272,8 +272,8 @@ class CallTranslator:
         training = self.training_kwarg(kwargs) if rule.training else ""
         call = self.call_text(code, self.join_args([first] + rest, kw), training)
         self.record_module_op(rule)
-        if rule.outputs == "tuple":
-            return Value(call, "tuple", items=None)
+        if rule.outputs == "tuple" or (rule.outputs == "tensor_or_tuple" and len(args) + len(kwargs) > 1):
+            return Value(call, "tuple", items=None)  # tensor_or_tuple: Gluon's RNN layers given begin states
         if rule.layout == "any":
             return first.with_code(call)
         result = tensor(call, self.rule_rank(rule, first), rule.layout)
@@ -406,7 +406,8 @@ class CallTranslator:
             rule = ref.rule
             if rule.layout == "any":
                 return "any", incoming
-            after = tensor("", self.rule_rank(rule, incoming), rule.layout) if rule.outputs == "tensor" else Value("", "tuple", items=None)
+            after = tensor("", self.rule_rank(rule, incoming), rule.layout) if rule.outputs in (
+                "tensor", "tensor_or_tuple") else Value("", "tuple", items=None)
             return rule.layout, after
         if ref.kind == "class":
             signature = self.ctx_class_signature(ref.class_name, [incoming], {})

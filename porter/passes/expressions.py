@@ -116,6 +116,8 @@ class ExpressionTranslator(CallTranslator):
             return python(self.ctx.use(CONTAINER_RUNTIME[CONTAINERS[canonical]]))
         if canonical in ("torch.nn.Module",):
             return python(self.ctx.use("TorchModule"))
+        if canonical in ("mxnet.ndarray.zeros", "mxnet.ndarray.ones"):  # `begin_state(func=mx.nd.zeros)`: named
+            return python(repr(canonical.rsplit(".", 1)[1]))
         if canonical.startswith("torch"):
             return python(self.ctx.use("not_supported") and repr(canonical))
         return python(self.code(node))
@@ -205,7 +207,25 @@ class ExpressionTranslator(CallTranslator):
         return value
 
     def _expr_Dict(self, node):
-        return python(self.code(node))
+        if not any(isinstance(e, cst.DictElement) and self.names_layer_class(e.value) for e in node.elements):
+            return python(self.code(node))
+        parts = []  # a table of layer classes (`{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`): each names its port
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):
+                parts.append(self.code(element))
+                continue
+            value = self.expr(element.value).code if self.names_layer_class(element.value) else self.code(element.value)
+            parts.append(f"{self.code(element.key)}: {value}")
+        return python("{" + ", ".join(parts) + "}")
+
+    def names_layer_class(self, node):
+        """Whether `node` is a reference to a layer or container class porter maps (`nn.LSTM`, not a call)."""
+        from porter.passes.modules import CONTAINERS
+
+        if not isinstance(node, (cst.Attribute, cst.Name)):
+            return False
+        canonical = self.source.imports.resolve(node)
+        return canonical is not None and (canonical in self.ctx.module_rules or canonical in CONTAINERS)
 
     def _expr_ListComp(self, node):
         return self.comprehension(node, "[", "]")

@@ -113,6 +113,15 @@ class ModuleResolver:
             return by_name[1] if by_name[1].kind != "unknown" else None
         if self.is_partial(node):  # `partial(SElayer, scale_activation=nn.Hardsigmoid)` builds that class
             return self.class_ref(node.args[0].value, env)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Dict) or isinstance(node, cst.IfExp):
+            # a class chosen at run time: `{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`, `nn.ReLU if a else nn.Tanh`
+            choices = [e.value for e in node.value.elements if isinstance(e, cst.DictElement)] if isinstance(
+                node, cst.Subscript) else [node.body, node.orelse]
+            refs = [self.class_ref(choice, env) for choice in choices]
+            if not refs or None in refs:
+                return None
+            chosen = _one_layout_alternative(refs)
+            return chosen if chosen.kind != "unknown" else None
         name = dotted_name(node)
         if name is None:
             return None
@@ -475,6 +484,8 @@ def _one_layout_alternative(alternatives):
             distinct.append(ref)
     if len(distinct) == 1:
         return distinct[0]
+    if not distinct:  # every alternative passes its input through (`nn.ReLU if a else nn.Tanh`)
+        return alternatives[-1]
     behaviours = {_layout_behaviour(r) for r in distinct}
     if len(behaviours) == 1 and None not in behaviours:  # `nn.Upsample(...)` or `nn.ConvTranspose2d(...)`; two
         return distinct[-1]  # versions of a feature stack built from the same kinds of layers and blocks

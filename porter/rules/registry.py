@@ -53,7 +53,8 @@ class ModuleRule:
     layout: str
     rank: int | None = None
     training: bool = False
-    outputs: str = "tensor"  # "tensor" or "tuple" (RNNs, attention): tuple items are in torch's order
+    outputs: str = "tensor"  # "tensor" or "tuple" (RNNs, attention): tuple items are in torch's order;
+    # "tensor_or_tuple": a tensor when called with one argument, a tuple with more (Gluon's RNNs given states)
     family: str = ""
     rank_delta: object = 0  # output rank - input rank when `rank` is None; "unknown" when it varies
     # callable(positional, keywords) -> ModuleRule: the rule one construction uses, from its arguments' source text

@@ -18,6 +18,7 @@ allocated; in V3 ndim 0 is a scalar and -1 marks one. `HybridBlock.export` prefi
 when every name carries one, they are dropped so the names match `save_parameters`.
 """
 
+import re
 import struct
 from pathlib import Path
 
@@ -51,7 +52,8 @@ class ParamsFormatError(ValueError):
 
 def read_gluon_params(path):
     """`{name: numpy array}` from a Gluon `.params` file, names exactly as mxnet wrote them (export's `arg:`/`aux:`
-    dropped). Raises WeightsError naming the file and the problem."""
+    dropped; a fused RNN layer's parameters from mxnet < 1.6, `encoder.l0_i2h_weight`, named as 1.9.1 names them:
+    `modern_rnn_names`). Raises WeightsError naming the file and the problem."""
     path = Path(path)
     display = str(path)
     try:
@@ -69,7 +71,31 @@ def read_gluon_params(path):
     if len(set(names)) != len(names):
         duplicate = next(name for name in names if names.count(name) > 1)
         raise WeightsError(f"the .params file names {duplicate!r} twice", display)
-    return drop_export_prefixes(dict(zip(names, arrays)))
+    return modern_rnn_names(drop_export_prefixes(dict(zip(names, arrays))))
+
+
+_LEGACY_RNN_NAME = re.compile(r"(?:^|(?<=\.))([lr])(\d+)_(i2h|h2h|h2r)_(weight|bias)$")
+
+
+def modern_rnn_names(tensors):
+    """The fused `rnn.LSTM/GRU/RNN` parameters older mxnet saved as `<layer>.l0_i2h_weight`/`r0_...` keyed as mxnet
+    1.9.1's save_parameters keys them: `<layer>._unfused.0.i2h_weight` for a one-way layer and
+    `<layer>._unfused.0.l_cell.i2h_weight`/`r_cell` for a bidirectional one (a layer with any `r<k>_` key)."""
+    matches = {name: _LEGACY_RNN_NAME.search(name) for name in tensors}
+    if not any(matches.values()):
+        return tensors
+    bidirectional = {name[:match.start()] for name, match in matches.items() if match and match.group(1) == "r"}
+    renamed = {}
+    for name, value in tensors.items():
+        match = matches[name]
+        if match is None:
+            renamed[name] = value
+            continue
+        prefix = name[:match.start()]
+        side, layer, gate, kind = match.groups()
+        cell = f"{side}_cell." if prefix in bidirectional else ""
+        renamed[f"{prefix}_unfused.{layer}.{cell}{gate}_{kind}"] = value
+    return renamed if len(renamed) == len(tensors) else tensors
 
 
 def drop_export_prefixes(tensors):
