@@ -12,6 +12,8 @@ class ModuleRef:
 
     kind: "rule" (a runtime layer, `rule` set), "class" (an in-file module class, `class_name` set),
     "sequential" / "list" / "dict" (containers with `elements`), "unknown".
+    `static`: for a class instance, the literal constructor values its `forward` reads back from `self`
+    (`(("dims", "[0, 2, 3, 1]"),)` for `Permute([0, 2, 3, 1])`): the instance's `call` is specialised for them.
     """
 
     kind: str
@@ -19,6 +21,7 @@ class ModuleRef:
     class_name: str | None = None
     elements: tuple = ()
     ordered: bool = True
+    static: tuple = ()
 
     def element(self):
         """A representative element (for iteration and indexing over ModuleList/Sequential)."""

@@ -234,7 +234,7 @@ class CallTranslator:
         if ref.kind == "rule":
             return self.rule_module_call(target.code, ref.rule, args, kwargs)
         if ref.kind == "class":
-            return self.class_call(target.code, ref.class_name, args, kwargs)
+            return self.class_call(target.code, ref.class_name, args, kwargs, ref.static)
         if ref.kind == "sequential":
             return self.sequential_call(target.code, ref, args, kwargs)
         if ref.kind == "classobj":
@@ -317,8 +317,8 @@ class CallTranslator:
         """True when nn.Flatten() at `code` flattens everything after the batch (the default)."""
         return True
 
-    def class_call(self, code, class_name, args, kwargs):
-        signature = self.ctx_class_signature(class_name, args, kwargs)
+    def class_call(self, code, class_name, args, kwargs, static=()):
+        signature = self.ctx_class_signature(class_name, args, kwargs, static)
         converted = []
         for position, value in enumerate(args):
             wanted = signature.arg_values[position] if signature and position < len(signature.arg_values) else None
@@ -410,7 +410,7 @@ class CallTranslator:
                 "tensor", "tensor_or_tuple") else Value("", "tuple", items=None)
             return rule.layout, after
         if ref.kind == "class":
-            signature = self.ctx_class_signature(ref.class_name, [incoming], {})
+            signature = self.ctx_class_signature(ref.class_name, [incoming], {}, ref.static)
             wanted = signature.arg_values[0] if signature and signature.arg_values else None
             layout = "channels_last" if wanted is not None and wanted.channels_last else "source"
             output = signature.output if signature and signature.output is not None else tensor("")

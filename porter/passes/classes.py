@@ -5,24 +5,35 @@ example inputs in torch's layout); later callers convert to those layouts. That 
 one conversion at the boundary and none between blocks.
 """
 
+import ast
+import copy
+import re
+
 import libcst as cst
 
 from porter.ir.values import ModuleRef, Value, python, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
-from porter.passes.modules import ModuleResolver
+from porter.passes.modules import ModuleResolver, config_block_classes
 from porter.passes.statements import INDENT, BodyTranslator
 
 
 class ClassBodyTranslator(BodyTranslator):
     """BodyTranslator with the class-level hooks: signatures of called classes/methods, init bookkeeping."""
 
-    def __init__(self, translator, info, mode, env, output_layout=None):
+    def __init__(self, translator, info, mode, env, output_layout=None, static_attrs=None):
         super().__init__(translator.ctx, info, mode, env, output_layout)
         self.translator = translator
+        self.static_attrs = static_attrs or {}  # self attribute -> the literal value this specialisation has
 
-    def ctx_class_signature(self, class_name, args, kwargs):
-        return self.translator.class_signature(class_name, args, kwargs)
+    def ctx_class_signature(self, class_name, args, kwargs, static=()):
+        return self.translator.class_signature(class_name, args, kwargs, static)
+
+    def self_attribute(self, attr):
+        value = super().self_attribute(attr)
+        if attr in self.static_attrs:  # a literal the constructor stored (never a module, whatever the scan made of
+            return python(value.code, static=self.static_attrs[attr])  # a list argument)
+        return value
 
     def ctx_method_signature(self, method, args, kwargs):
         return self.translator.method_signature(self.info, method, args, kwargs)
@@ -87,6 +98,7 @@ class FileTranslator:
         self.plain_method_code = {}  # (class, method) -> code lines of a method `forward` never calls
         self.config_method_code = {}  # (plain class, method) -> translated body of a method that uses torch
         self.function_code = {}
+        self.specialised_code = {}  # class -> {static values: (call body, (arg layouts, output layout))}
         self.in_progress = set()
 
     # --- entry point -------------------------------------------------------------------------------------
@@ -104,6 +116,7 @@ class FileTranslator:
         self.ctx.method_signatures.clear()
         self.function_code.clear()
         self.method_code.clear()
+        self.specialised_code.clear()
         for info in self.source.classes.values():
             self.translate_init(info)
         if main_class is not None:
@@ -116,6 +129,7 @@ class FileTranslator:
         for name in self.source.model_functions():
             if name not in self.ctx.function_signatures:
                 self.function_signature(name, [], {})
+        self.finish_specialisations()
         self.translate_plain_methods()
         self.translate_config_methods()
         return self
@@ -216,6 +230,9 @@ class FileTranslator:
                     env[parameter] = ModuleRef("classobj", elements=(ModuleRef("class", class_name=handed[0]),))
             resolver.note_constructor_args(node.func.value, node, env, None)
         self.siblings = [handed for (callee, _), handed in passed.items() if len(handed) > 1]
+        # block classes config objects carry (`cnf.block(...)`: MBConv or FusedMBConv) are alternatives too
+        self.siblings.extend(list(group) for group in config_block_classes(self.source, self.source.class_named).values()
+                             if len(group) > 1)
         for (callee, parameter), handed in passed.items():  # a factory's parameter passed on to a class
             for other_callee, other_parameter in list(passed):
                 if other_callee in classes and callee in functions and \
@@ -312,12 +329,33 @@ class FileTranslator:
         return lines
 
     # --- forward -----------------------------------------------------------------------------------------
-    def class_signature(self, class_name, args, kwargs):
+    def class_signature(self, class_name, args, kwargs, static=()):
+        if static:
+            return self.specialised_signature(class_name, args, kwargs, static)
         if class_name in self.ctx.signatures:
             return self.ctx.signatures[class_name]
         if class_name in self.in_progress or class_name not in self.source.classes:
             return None
         info = self.source.classes[class_name]
+        return self.translate_forward(info, (self.handed_args(info, args), dict(kwargs)), output_layout=None)
+
+    def specialised_signature(self, class_name, args, kwargs, static):
+        """The signature of `class_name`'s call specialised for an instance built with the literal values `static`
+        ((attribute, literal text) pairs): its forward translated with those attributes known, in the layouts
+        this caller hands over. The generic translation (any other instance) is made first, as for any class."""
+        generic = self.class_signature(class_name, args, kwargs)
+        key = (class_name, static)
+        if key in self.ctx.signatures:
+            return self.ctx.signatures[key]
+        if generic is None or class_name in self.in_progress:
+            return generic
+        info = self.source.classes[class_name]
+        return self.translate_forward(info, (self.handed_args(info, args), dict(kwargs)), output_layout=None,
+                                      static=static)
+
+    def handed_args(self, info, args):
+        """The argument Values `info`'s call is translated for when a caller hands it `args`: an image the block
+        takes channels-last is converted once by the caller, so blocks chain without transposes."""
         args = list(args)
         rank = args[0].rank if args and args[0].is_tensor else None
         if rank is None and args and args[0].is_tensor:
@@ -338,13 +376,14 @@ class FileTranslator:
             if params and not self.prefers_channels_last(info, params[0].name.value, depth=0) and \
                     self.first_layer_layout(info, params[0].name.value) == "source":
                 args[0] = args[0].but(layout="source")
-        return self.translate_forward(info, (args, dict(kwargs)), output_layout=None)
+        return args
 
-    def prefers_channels_last(self, info, param, depth):
-        """Whether `forward`'s first real use of `param` is a channels-last layer (conv, norm, pool ...)."""
+    def prefers_channels_last(self, info, param, depth, method="forward"):
+        """Whether `forward`'s first real use of `param` is a channels-last layer (conv, norm, pool ...), looking
+        into the class's own methods it is handed to (`scale = self._scale(input)`)."""
         if depth > 8:
             return False
-        forward = info.find_method("forward")
+        forward = info.find_method(method)
         if forward is None:
             return False
         ir = self.ctx.irs.get(info.name)
@@ -358,6 +397,12 @@ class FileTranslator:
             func = node.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
                 ref = ir.attributes.get(func.attr.value) if ir else None
+            if ref is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+                    func.value.value == "self" and func.attr.value not in ("forward", method) and \
+                    info.find_method(func.attr.value) is not None:
+                inner = [p for p in _params(info.find_method(func.attr.value)) if p.name.value != "self"]
+                return bool(inner) and inner[0].star not in ("*", "**") and self.prefers_channels_last(
+                    info, inner[0].name.value, depth + 1, method=func.attr.value)
             if ref is None or not hasattr(ref, "kind"):
                 canonical = self.source.imports.resolve(func)
                 rule = self.ctx.function_rules.get(canonical) if canonical else None
@@ -431,7 +476,9 @@ class FileTranslator:
             return "any"
         return "source"
 
-    def translate_forward(self, info, call_values, output_layout):
+    def translate_forward(self, info, call_values, output_layout, static=()):
+        if static:
+            return self.translate_specialisation(info, call_values, static)
         owner = info.owner_of("forward")
         forward = info.find_method("forward")
         if forward is not None and forward.asynchronous is not None:
@@ -477,6 +524,122 @@ class FileTranslator:
         finally:
             self.ctx.current.pop()
             self.in_progress.discard(info.name)
+
+    def translate_specialisation(self, info, call_values, static):
+        """`info`'s forward for instances built with the literal values `static`: translated like the generic call,
+        with those `self` attributes known (`torch.permute(x, self.dims)` then relabels axes instead of moving
+        data). Kept in `specialised_code`; `finish_specialisations` turns the ones that differ into cases of `call`."""
+        forward = info.find_method("forward")
+        owner = info.owner_of("forward")
+        key = (info.name, static)
+        ir = self.ctx.ir_for(info)
+        self.in_progress.add(info.name)
+        self.ctx.current.append(ir)
+        state, runtime_before = _ir_state(ir), set(self.ctx.used_runtime)
+        try:
+            params = [p for p in _params(forward) if p.name.value != "self"]
+            env, arg_values = self.bind_call_values(params, call_values)
+            signature = ClassSignature(arg_values=tuple(arg_values))
+            signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
+            self.ctx.signatures[key] = signature
+            values = {attr: ast.literal_eval(text) for attr, text in static}
+            translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env, None,
+                                             static_attrs=values)
+            translator.info = info
+            body, _ = translator.block(forward.body, 2)
+            signature.output = translator.return_template
+            template = translator.return_template
+            layouts = (tuple(v.layout if v.is_tensor else "python" for v in arg_values),
+                       "channels_last" if template is not None and template.channels_last else "source")
+            body = clean_body(body, ir.mappings)
+            # what the translation noted on the class (adjustments, ops ...) counts only if the case is kept
+            notes = _ir_state(ir)
+            self.specialised_code.setdefault(info.name, {})[static] = (
+                body, layouts, notes, self.ctx.used_runtime - runtime_before)
+            signature.done = True
+            return signature
+        finally:
+            _restore_ir_state(ir, state)
+            self.ctx.current.pop()
+            self.in_progress.discard(info.name)
+
+    def finish_specialisations(self):
+        """Classes whose call was specialised for literal constructor values: the specialisations that differ from
+        the generic translation become cases of `call`, chosen by the attributes the constructor stored (checked
+        in order, the generic body last for any other instance); an instance whose case takes or returns other
+        layouts than the class declares says so in `__init__` (`porter_layout`, `layout_out`, which containers
+        read)."""
+        dropped, kept = set(), set()
+        for name, cases in self.specialised_code.items():
+            ir = self.ctx.irs[name]
+            entry = self.class_code.get((name, "call"))
+            if entry is None or not ir.arg_layouts:
+                continue
+            forward, generic = entry
+            generic_layouts = (tuple(ir.arg_layouts), ir.layout_out)
+            groups = []  # [(body, layouts, [static, ...])] in the order callers met them
+            for static, (body, layouts, notes, runtime) in cases.items():
+                if layouts == generic_layouts and _conversions(body) >= _conversions(generic) or \
+                        notes["flatten_inputs"] != ir.flatten_inputs or notes["plain_linears"] != ir.plain_linears:
+                    dropped.update(runtime)  # no layout gained (or weights it would load otherwise): the generic
+                    continue  # call serves such instances
+                kept.update(runtime)
+                for field in ("adjustments", "unsupported"):
+                    getattr(ir, field).extend(n for n in notes[field] if n not in getattr(ir, field))
+                ir.ops.update(notes["ops"])
+                for group in groups:
+                    if group[0] == body and group[1] == layouts:
+                        group[2].append(static)
+                        break
+                else:
+                    groups.append((body, layouts, [static]))
+            if not groups:
+                continue
+            at = _docstring_lines(self.source, forward)
+            lines = list(generic[:at])
+            init_lines = []
+            for body, layouts, statics in groups:
+                condition = _case_condition(statics)
+                described = ", ".join(f"{attr}={text}" for attr, text in statics[0]) if len(statics) == 1 else \
+                    "these constructor values"
+                names = {"channels_last": "channels-last", "source": "torch's order"}
+                taken = [names.get(p, p) for p in layouts[0] if p != "python"]
+                comment = f"{INDENT * 2}# porter: `call` specialised for {described}"
+                if taken:
+                    comment += f" ({', '.join(taken)} in, {names[layouts[1]]} out)"
+                lines.append(comment)
+                lines.append(f"{INDENT * 2}if {condition}:")
+                case = body[at:]
+                lines.extend(INDENT + line if line.strip() else line for line in case)
+                if not _ends_in_return(case):
+                    lines.append(f"{INDENT * 3}return None")
+                if layouts != generic_layouts:
+                    layout_in = next((p for p in layouts[0] if p in ("channels_last", "source")), "source")
+                    if not init_lines:
+                        init_lines.append(f"{INDENT * 2}# porter: the layouts this instance's `call` takes and returns")
+                    init_lines.append(f"{INDENT * 2}{'elif' if len(init_lines) > 1 else 'if'} {condition}:")
+                    init_lines.append(f"{INDENT * 3}self.porter_layout, self.layout_out = {layout_in!r}, "
+                                      f"{layouts[1]!r}".replace("'", '"'))
+            lines.extend(generic[at:])
+            self.class_code[(name, "call")] = (forward, lines)
+            if init_lines:
+                self.class_code[(name, "__init__")] = list(self.class_code.get((name, "__init__"), [])) + init_lines
+            ir.specialisations = tuple(static for _, _, statics in groups for static in statics)
+        self.forget_runtime(dropped - kept)
+
+    def forget_runtime(self, names):
+        """Runtime definitions only dropped specialisations used: no longer needed (unless other code names them)."""
+        if not names:
+            return
+        texts = [line for entry in self.class_code.values() for line in (entry[1] if isinstance(entry, tuple)
+                                                                           else entry)]
+        texts += [line for entry in self.method_code.values() for line in entry[1]]
+        texts += [line for entry in self.function_code.values() for line in entry[1]]
+        code = "\n".join(texts)
+        for name in names:
+            emitted = self.ctx.renames.get(name, name)
+            if not re.search(rf"\b{re.escape(emitted)}\b", code):
+                self.ctx.used_runtime.discard(name)
 
     def boundary_inputs(self, info, params, env):
         """The main class's image arguments that it works on channels-last: bound channels-last here, converted
@@ -655,6 +818,48 @@ def _uses_torch(node, imports):
 
     node.visit(Finder())
     return bool(found)
+
+
+def _case_condition(statics):
+    """`self.dims == [0, 2, 3, 1]` for one set of (attribute, literal) pairs; `in (...)` for several."""
+    by_attrs = {}
+    for static in statics:
+        by_attrs.setdefault(tuple(attr for attr, _ in static), []).append(static)
+    conditions = []
+    for attrs, group in by_attrs.items():
+        if len(attrs) == 1:
+            left, values = f"self.{attrs[0]}", [static[0][1] for static in group]
+        else:
+            left = "(" + ", ".join(f"self.{a}" for a in attrs) + ")"
+            values = ["(" + ", ".join(text for _, text in static) + ")" for static in group]
+        conditions.append(f"{left} == {values[0]}" if len(values) == 1 else f"{left} in ({', '.join(values)})")
+    return " or ".join(conditions)
+
+
+def _ir_state(ir):
+    """Copies of what translating a body notes on a class's IR."""
+    return {"adjustments": list(ir.adjustments), "unsupported": list(ir.unsupported), "ops": set(ir.ops),
+            "mappings": copy.deepcopy(ir.mappings), "flatten_inputs": dict(ir.flatten_inputs),
+            "plain_linears": set(ir.plain_linears)}
+
+
+def _restore_ir_state(ir, state):
+    for field, value in state.items():
+        setattr(ir, field, value)
+
+
+def _conversions(body):
+    """How many layout conversions a translated body writes (transposes it may trace)."""
+    text = "\n".join(body)
+    return sum(text.count(name) for name in ("to_channels_first(", "to_channels_last(", "permute(", "transpose(",
+                                             "call_module("))
+
+
+def _ends_in_return(body):
+    """True when the last statement at the top level of a translated body (8 spaces in) returns or raises."""
+    top = [line for line in body if line.startswith(INDENT * 2) and not line.startswith(INDENT * 2 + " ") and
+           line.strip() and not line.strip().startswith(("#", ")", "]", "}"))]
+    return bool(top) and top[-1].strip().startswith(("return", "raise"))
 
 
 def _docstring_lines(source, definition):

@@ -387,7 +387,7 @@ class ExpressionTranslator(CallTranslator):
         for target, value in zip(node.comparisons, values[1:]):
             parts.append(COMPARISONS[type(target.operator)])
             parts.append(self.wrap(value.code))
-        return python(" ".join(parts))
+        return python(" ".join(parts), static=_static_comparison(node, values))
 
     def wrap(self, code):
         """Parenthesise `code` unless it is a single atom."""
@@ -570,6 +570,25 @@ class ExpressionTranslator(CallTranslator):
                 else:
                     item = python("")
                 self.bind_target(element.value, item, loop)
+
+
+def _static_comparison(node, values):
+    """True/False for a comparison of literals porter knows (`self.data_format == "channels_last"` in a call
+    specialised for one constructor value), else None."""
+    import operator
+
+    ops = {cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt, cst.LessThanEqual:
+           operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
+           cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b}
+    plain = (bool, int, float, str, tuple, list)
+    if not all(v.kind == "python" and isinstance(v.static, plain) for v in values) or \
+            not all(type(t.operator) in ops for t in node.comparisons):
+        return None
+    try:
+        return all(ops[type(t.operator)](a.static, b.static)
+                   for t, a, b in zip(node.comparisons, values, values[1:]))
+    except TypeError:
+        return None
 
 
 def _balanced_call(code):

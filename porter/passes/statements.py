@@ -348,6 +348,14 @@ class BodyTranslator(ExpressionTranslator):
         test = self.expr(statement.test)
         if test.is_tensor:
             return self.tensor_if(statement, test, depth)
+        if isinstance(test.static, bool) and getattr(self, "static_attrs", None):
+            # a call specialised for constructor values that decide this test: only the branch taken is kept
+            orelse = statement.orelse
+            if test.static:
+                return self.block(statement.body, depth)
+            if orelse is None:
+                return [], False
+            return self._stmt_If(orelse, depth) if isinstance(orelse, cst.If) else self.block(orelse.body, depth)
         before = dict(self.env)
         body_lines, body_done = self.block(statement.body, depth + 1)
         after_body = dict(self.env)

@@ -82,10 +82,7 @@ CASES = {
 
 
 # Transpose ops these ports still trace (layouts porter cannot follow statically yet: they convert at run time)
-TRANSPOSES_LEFT = {"maxvit": "window partitions of a channels-first block (57 Transposes)",
-                   "regnet": "block classes handed down through AnyStage(block_constructor=...)",
-                   "convnext": "LayerNorm2d permutes around a LayerNorm subclass",
-                   "efficientnet": "MBConv block classes come from config objects (cnf.block)"}
+TRANSPOSES_LEFT = {"maxvit": "window partitions of a channels-first block (57 Transposes)"}
 
 
 def perturbed(model):
