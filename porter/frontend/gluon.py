@@ -202,3 +202,223 @@ def _mentions_name_scope(method):
 
     method.visit(Finder())
     return bool(found)
+
+
+# --- model-zoo factories -------------------------------------------------------------------------------------------
+# Calls in a factory body that make it training code rather than a model factory.
+TRAINING_CALLS = {"backward", "step", "record", "fit", "train"}
+# Where pretrained weights come from in model-zoo factories (`if pretrained: net.load_parameters(...)`).
+WEIGHT_LOADERS = {"load_parameters", "load_params", "get_model_file"}
+
+
+def model_factories(functions, classes, module):
+    """Module-level functions that build and return a model: every `return` gives an in-file Block class's
+    instance, made directly (`return ResNet(...)`), through a local (`net = resnet_class(block, ...)`), through a
+    module-level table of classes (`resnet_class = resnet_net_versions[version - 1]`), or by another factory
+    (`def resnet8_v1(**kwargs): return get_resnet(1, 8, **kwargs)`). name -> the class it builds (the first a
+    table offers)."""
+    tables = _top_level_values(module)
+    factories = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, function in functions.items():
+            if name in factories:
+                continue
+            built = _built_class(function, classes, tables, factories)
+            if built is not None:
+                factories[name] = built
+                changed = True
+    return factories
+
+
+def _top_level_values(module):
+    values = {}
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
+                        small.targets[0].target, cst.Name):
+                    values[small.targets[0].target.value] = small.value
+    return values
+
+
+def _built_class(function, classes, tables, factories):
+    returns, assigned, training = [], {}, []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            return node is function
+
+        def visit_ClassDef(self, node):
+            return False
+
+        def visit_Return(self, node):
+            returns.append(node.value)
+
+        def visit_Assign(self, node):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    assigned.setdefault(target.target.value, []).append(node.value)
+
+        def visit_Call(self, node):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in TRAINING_CALLS:
+                training.append(node)
+
+    function.visit(Finder())
+    if not returns or training or any(value is None for value in returns):
+        return None
+    found = [_instance_class(value, classes, tables, factories, assigned, set()) for value in returns]
+    return found[0] if all(found) else None
+
+
+def _instance_class(node, classes, tables, factories, assigned, seen):
+    """The in-file class `node` (an expression of the factory) is an instance of, or None."""
+    if isinstance(node, cst.Name):
+        values = assigned.get(node.value)
+        if not values or node.value in seen:
+            return None
+        found = [_instance_class(v, classes, tables, factories, assigned, seen | {node.value}) for v in values]
+        return found[0] if all(found) else None
+    if not isinstance(node, cst.Call):
+        return None
+    name = dotted_name(node.func)
+    if name in factories:
+        return factories[name]
+    found = _class_of(node.func, classes, tables, assigned, set())
+    return found[0] if found else None
+
+
+def _class_of(node, classes, tables, assigned, seen):
+    """The in-file classes an expression naming a class may stand for: a class name, a local or module-level
+    table of classes (list, tuple, dict values), an item of one. Empty when it may be something else."""
+    if isinstance(node, cst.Name):
+        if node.value in classes:
+            return [node.value]
+        if node.value in seen:
+            return []
+        seen = seen | {node.value}
+        values = assigned.get(node.value) or ([tables[node.value]] if node.value in tables else [])
+        found = [_class_of(v, classes, tables, assigned, seen) for v in values]
+        return [c for f in found for c in f] if found and all(found) else []
+    if isinstance(node, cst.Subscript):
+        return _class_of(node.value, classes, tables, assigned, seen)
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        found = [_class_of(e.value, classes, tables, assigned, seen) for e in node.elements]
+        return [c for f in found for c in f] if found and all(found) else []
+    if isinstance(node, cst.Dict):
+        found = [_class_of(e.value, classes, tables, assigned, seen) for e in node.elements
+                 if isinstance(e, cst.DictElement)]
+        return [c for f in found for c in f] if found and all(found) else []
+    return []
+
+
+def normalised_function(function, positions, imports, factory):
+    """A module-level function of a Gluon file as the translator reads it: `name_scope` blocks unwrapped (as in
+    methods) and, for a model factory, without its pretrained-weights branch (`without_pretrained`)."""
+    function = _unwrap_name_scopes(function, positions)
+    return without_pretrained(function, imports, positions) if factory else function
+
+
+def without_pretrained(function, imports, positions):
+    """A model-zoo factory as the port carries it: parameter defaults that reach into mxnet or the file system
+    (`ctx=cpu()`, `root=os.path.join(base.data_dir(), 'models')`) become None, and a branch that loads pretrained
+    weights (`if pretrained: net.load_parameters(get_model_file(...))`) raises a clear error instead."""
+    transformer = _PretrainedRemover(imports, positions)
+    return function.visit(transformer) if _mentions_weights_or_context(function, imports) else function
+
+
+def _foreign(node, imports):
+    """Whether `node` mentions a name imported from mxnet or os (the model's port imports neither)."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, name):
+            canonical = imports.resolve(name)
+            if canonical is not None and (is_gluon(canonical) or canonical == "os" or canonical.startswith("os.")):
+                found.append(name)
+
+    node.visit(Finder())
+    return bool(found)
+
+
+def _loads_weights(node, imports):
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call):
+            name = call.func.attr.value if isinstance(call.func, cst.Attribute) else dotted_name(call.func)
+            if name in WEIGHT_LOADERS:
+                found.append(call)
+
+    node.visit(Finder())
+    return bool(found)
+
+
+def _mentions_weights_or_context(function, imports):
+    return any(p.default is not None and _foreign(p.default, imports) for p in function.params.params) or any(
+        isinstance(s, cst.If) and _loads_weights(s.body, imports) for s in function.body.body)
+
+
+class _PretrainedRemover(cst.CSTTransformer):
+    def __init__(self, imports, positions):
+        super().__init__()
+        self.imports, self.positions = imports, positions
+
+    def visit_FunctionDef(self, node):
+        return True
+
+    def leave_Param(self, original, updated):
+        if updated.default is not None and _foreign(updated.default, self.imports):
+            return updated.with_changes(default=cst.Name("None"))
+        return updated
+
+    def leave_If(self, original, updated):
+        if not _loads_weights(original.body, self.imports):
+            return updated
+        flag = cst.Module(body=[]).code_for_node(original.test)
+        message = (f"{flag}: the port does not download mxnet's pretrained weights; build the model without them "
+                   f"and load a .params file (porter convert --weights FILE writes it as Keras weights)")
+        statement = cst.SimpleStatementLine(body=[cst.Raise(exc=cst.Call(
+            func=cst.Name("NotImplementedError"), args=[cst.Arg(cst.SimpleString(repr(message)))]))])
+        position = self.positions.get(original.body.body[0] if original.body.body else original)
+        if position is not None:
+            self.positions[statement] = position
+            self.positions[statement.body[0]] = position
+        return updated.with_changes(body=updated.body.with_changes(body=[statement]))
+
+    def on_leave(self, original, updated):
+        result = super().on_leave(original, updated)
+        if result is not original and isinstance(result, cst.CSTNode) and original in self.positions:
+            self.positions.setdefault(result, self.positions[original])
+        return result
+
+
+# --- example inputs from mxnet data code ---------------------------------------------------------------------------
+def literal_array_example(call):
+    """`mx.nd.array([6, 3, 1, 5])` (a literal, possibly nested list, `dtype=` optional) fed to a model: (shape
+    without the batch, dtype, low, high) with the literal's value range (floats: [min, max]; integers: [min, max + 1)),
+    or None when the data is not a literal."""
+    import ast
+
+    import numpy as np
+
+    args = [a.value for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    source = args[0] if args else keywords.get("source_array")
+    if source is None:
+        return None
+    code = cst.Module(body=[]).code_for_node
+    try:
+        values = np.asarray(ast.literal_eval(code(source)))
+        dtype = ast.literal_eval(code(keywords["dtype"])) if "dtype" in keywords else "float32"
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    if values.ndim == 0 or values.size == 0 or values.dtype.kind not in "iuf" or not isinstance(dtype, str):
+        return None
+    low, high = values.min().item(), values.max().item()
+    if dtype.startswith(("int", "uint")):
+        low, high = int(low), int(high) + 1
+    else:
+        low, high = float(low), float(high)
+    return list(values.shape[1:]), dtype, low, high

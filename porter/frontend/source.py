@@ -23,6 +23,8 @@ from porter.frontend.names import names_in, top_level_bindings
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 CONTAINER_BASES = {"torch.nn.Sequential": "sequential", "torch.nn.ModuleList": "list", "torch.nn.ModuleDict": "dict"}
+# where layer classes live: a function constructing them is model code (`make_layers(cfg)`)
+LAYER_NAMESPACES = ("torch.nn.", "mxnet.gluon.nn.", "mxnet.gluon.rnn.", "mxnet.gluon.contrib.nn.")
 
 
 @dataclass
@@ -75,6 +77,7 @@ class SourceFile:
     functions: dict  # module-level function name -> cst.FunctionDef
     framework: str = "torch"
     linked_from_line: int | None = None  # first line of definitions linked in from the file's package (linker)
+    factories: dict = field(default_factory=dict)  # Gluon model-zoo factory -> the class it builds (gluon.py)
 
     def class_named(self, name):
         """The module class `name` stands for: its own, or one it is an alias of (`SElayer = SqueezeExcitation`)."""
@@ -127,7 +130,8 @@ class SourceFile:
         (`def resnet14_tiny(num_classes=10): return ResNet(...)`), which train_tpu.py calls as the source does."""
         bindings = top_level_bindings(self.module)
         builders = [node for name, node in self.functions.items()
-                    if builds_torch_layers(node, self.imports) or self._only_builds_a_model(node)]
+                    if builds_torch_layers(node, self.imports) or self._only_builds_a_model(node) or
+                    name in self.factories]
         used = {node.name.value for node in builders}
         frontier = [info.node for info in self.classes.values()] + builders
         while frontier:
@@ -289,8 +293,17 @@ def parse_source(path, display_path=None):
             namespace = gluon.op_namespace_parameter(hybrid) if hybrid else None
             if namespace is not None and namespace not in imports.aliases:
                 imports.aliases[namespace] = gluon.OP_NAMESPACE
+    factories = gluon.model_factories(functions, classes, module) if framework == "mxnet" else {}
+    replaced = {}
+    for name, function in functions.items() if framework == "mxnet" else ():
+        # helpers build blocks as methods do (`with out.name_scope():` unwrapped); model-zoo factories are model
+        # code, without their pretrained-weights branch
+        replaced[function] = gluon.normalised_function(function, positions, imports, name in factories)
+    functions.update((name, replaced[function]) for name, function in functions.items() if function in replaced)
+    if any(old is not new for old, new in replaced.items()):
+        module = module.with_changes(body=[replaced.get(s, s) for s in module.body])
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
-                      framework=framework, linked_from_line=first_linked)
+                      framework=framework, linked_from_line=first_linked, factories=factories)
 
 
 def linked_first(statements, positions, first_linked):
@@ -338,7 +351,8 @@ def builds_torch_layers(function, imports):
         def visit_Call(self, call):
             canonical = imports.resolve(call.func)
             name = canonical.rsplit(".", 1)[-1] if canonical else ""
-            if canonical and canonical.startswith("torch.nn.") and name[:1].isupper() and not name.endswith("Loss"):
+            if canonical and canonical.startswith(LAYER_NAMESPACES) and name[:1].isupper() and \
+                    not name.endswith("Loss"):
                 found.append(call)
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward":
                 training.append(call)

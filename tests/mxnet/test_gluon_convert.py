@@ -11,17 +11,17 @@ import numpy as np
 import pytest
 
 from porter.weights.gluon_params import read_gluon_params
-from tests.mxnet.gluon_fixtures import GLUON_FIXTURES, GLUON_FIXTURES_DIR, make_inputs, needs_mxnet
+from tests.mxnet.gluon_fixtures import GLUON_FIXTURES, GLUON_FIXTURES_DIR, GLUON_VARIANTS, make_inputs, needs_mxnet
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
-# How the port builds the model the fixture's table names (a factory the port does not carry: its class directly).
+# How the port builds the model the fixture's table names (a factory the port carries as the source has it).
 # A key "file.py ARGS" converts with those extra command-line arguments.
 RESNET_HINT = '{"block": "BasicBlockV1", "layers": [1, 1, 1], "channels": [16, 16, 32, 64]}'
 PORT_BUILDERS = {
     "mlp_hybrid.py": lambda module: module.MLP(),
     "lenet.py": lambda module: module.LeNet(),
-    "resnet_v1.py": lambda module: module.ResNetV1(module.BasicBlockV1, [1, 1, 1], [16, 16, 32, 64]),
+    "resnet_v1.py": lambda module: module.resnet8_v1(),  # the model-zoo factory, carried into the port
     "mobilenet_v1.py": lambda module: module.MobileNet(),
     "batchnorm_variants.py": lambda module: module.NormVariantsNet(),
     "activations.py": lambda module: module.ActivationZoo(),
@@ -39,6 +39,7 @@ PORT_BUILDERS = {
 # Convnets whose layout the translator follows through the whole model: the traced graph holds at most the
 # boundary Transposes (a flatten of (N, C, H, W) after convolutions is the second).
 TRANSPOSE_BUDGET = {"lenet.py": 2, "mobilenet_v1.py": 2, "pooling_variants.py": 2, "batchnorm_variants.py": 2,
+                    "densenet_small.py": 2,
                     f"resnet_v1.py --init-args {RESNET_HINT}": 2, "squeezenet_concurrent.py": 2,
                     "upsampling_decoder.py": 2,
                     "token_mlp_forward.py": 4,  # a sequence model: only its own 4 `x.transpose((0, 2, 1))` calls
@@ -155,3 +156,40 @@ def test_convert_with_gluon_params_writes_keras_weights(ports):
     actual = model(tf.constant(inputs[0])).numpy()
     expected = reference.outputs[0]
     assert float(np.max(np.abs(actual - expected))) / float(np.max(np.abs(expected))) <= 1e-4
+
+
+# Variants of GLUON_VARIANTS built through a model-zoo factory (`get_resnet(1, 14, classes=7)`): the port carries
+# the factory with its spec tables, and builds the same model from the same call.
+FACTORY_VARIANTS = ["resnet_v1.py get_resnet(1, 14)", "mobilenet_v1.py relu6"]
+
+
+@needs_mxnet
+@pytest.mark.parametrize("key", FACTORY_VARIANTS)
+def test_factory_variant_matches_mxnet(key, ports):
+    import tensorflow as tf
+
+    from porter.verify.mxnet_reference import run_gluon_reference
+
+    name, case = GLUON_VARIANTS[key]
+    out = ports / f"{Path(name).stem}_factory"
+    completed = convert_fixture(name, out)
+    assert completed.returncode == 0, completed.stderr
+    inputs = make_inputs(case.inputs)
+    params_path = ports / f"{Path(name).stem}_factory.params"
+    reference = run_gluon_reference(GLUON_FIXTURES_DIR / name, case.main, inputs, init_kwargs=case.init_kwargs,
+                                    perturb=True, save_parameters=params_path)
+    expected = reference.outputs[0]
+    assert expected.shape == case.output_shape
+    module = import_port(out, name)
+    model = getattr(module, case.main)(**case.init_kwargs)  # the source's factory, called as mxnet's was
+    model(*[tf.constant(x) for x in inputs])
+    state = read_gluon_params(params_path)
+    assert set(state) == set(reference.parameters)
+    module.load_state_dict(model, state)
+    scale = float(np.max(np.abs(expected))) or 1.0
+    eager = float(np.max(np.abs(model(*[tf.constant(x) for x in inputs]).numpy() - expected))) / scale
+    compiled = tf.function(lambda *xs: model(*xs), jit_compile=True)
+    xla = float(np.max(np.abs(compiled(*[tf.constant(x) for x in inputs]).numpy() - expected))) / scale
+    print(f"{key}: max error relative to the output scale: eager {eager:.2e}, XLA {xla:.2e}")
+    assert eager <= 1e-4
+    assert xla <= 1e-4

@@ -3,6 +3,7 @@
 defaults, model-zoo factories): the port loads the `.params` file real mxnet 1.9.1 wrote and computes mxnet's
 outputs within 1e-4 relative to the output scale, eagerly and under XLA."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,9 @@ CASES = {
         "PooledAttention", [f32(1, 4, 3), integers(1, low=1, high=5, dtype="float32")], (1, 4, 2),
         {"units": 3, "hidden": 2, "heads": 2}),
         lambda module: module.PooledAttention(units=3, hidden=2, heads=2)),
+    "zoo_vgg vgg3()": ("zoo_vgg.py", GluonCase("vgg3", [f32(2, 3, 16, 16)], (2, 10)), lambda module: module.vgg3()),
+    "zoo_vgg vgg5_bn(classes=4) batch 1": ("zoo_vgg.py", GluonCase(
+        "vgg5_bn", [f32(1, 3, 12, 12)], (1, 4), {"classes": 4}), lambda module: module.vgg5_bn(classes=4)),
 }
 
 
@@ -81,3 +85,46 @@ def test_model_port_matches_mxnet(key, tmp_path):
     print(f"{key}: max error relative to the output scale: eager {eager:.2e}, XLA {xla:.2e}")
     assert eager <= 1e-4
     assert xla <= 1e-4
+
+
+def convert(source, out):
+    completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(source), "-o", str(out)],
+                               capture_output=True, text=True, cwd=REPOSITORY, check=False)
+    assert completed.returncode == 0, completed.stderr
+    return json.loads((out / "porter-manifest.json").read_text())
+
+
+def test_zoo_factory_is_carried_without_mxnet_or_downloads(tmp_path):
+    """get_vgg(num_layers, pretrained=False, ctx=cpu(), root=os.path.join(base.data_dir(), ...)): the port keeps the
+    factories and the spec table, drops the mxnet/file-system defaults and refuses pretrained=True clearly."""
+    manifest = convert(MODELS / "zoo_vgg.py", tmp_path / "port")
+    assert manifest["main_class"] == "VGG"  # what `net = vgg5_bn(classes=4)` in __main__ builds
+    text = (tmp_path / "port" / "zoo_vgg_keras.py").read_text()
+    code = text.split("# --- ported from", 1)[1]
+    assert "vgg_spec = {" in code
+    assert "def get_vgg(num_layers, pretrained=False, ctx=None, root=None, **kwargs)" in code
+    assert "def vgg3(" in code and "def vgg5_bn(" in code
+    for foreign in ("import mxnet", "mx.", "cpu()", "os.path", "base.data_dir", "get_model_file", "load_parameters"):
+        assert foreign not in code, foreign
+    module = import_port(tmp_path / "port", "zoo_vgg.py")
+    with pytest.raises(NotImplementedError, match="pretrained"):
+        module.get_vgg(3, pretrained=True)
+    assert type(module.vgg5_bn(classes=4)).__name__ == "VGG"
+
+
+@pytest.mark.parametrize("name, main, expected", [
+    ("masked_attention.py", "MaskedSelfAttention",  # `x = mx.nd.random.normal(shape=(4, 6, 16))`,
+     [{"shape": [6, 16], "dtype": "float32", "low": None, "high": None},  # `mx.nd.array([6, 3, 1, 5])`
+      {"shape": [], "dtype": "float32", "low": 1.0, "high": 6.0}]),
+    ("resnet_v1.py", "ResNetV1", [{"shape": [3, 32, 32], "dtype": "float32", "low": None, "high": None}]),
+    ("mobilenet_v1.py", "MobileNet", [{"shape": [3, 32, 32], "dtype": "float32", "low": None, "high": None}]),
+])
+def test_example_inputs_come_from_mxnet_data_code(tmp_path, name, main, expected):
+    """The manifest's example inputs and main class from the fixture's own `__main__` (a factory's model counts
+    as its class; helpers that add layers are not training code), so `porter verify` needs no --input-shape."""
+    from tests.mxnet.gluon_fixtures import GLUON_FIXTURES_DIR
+
+    manifest = convert(GLUON_FIXTURES_DIR / name, tmp_path / "port")
+    assert manifest["main_class"] == main
+    entry = next(c for c in manifest["sources"][0]["classes"] if c["name"] == main)
+    assert [{k: spec[k] for k in ("shape", "dtype", "low", "high")} for spec in entry["example_inputs"]] == expected
