@@ -4,6 +4,9 @@ Used by the translator to know, for `self.features(x)` in forward, what `self.fe
 it takes and returns, without executing anything.
 """
 
+import ast
+from dataclasses import replace
+
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
@@ -49,6 +52,38 @@ class ModuleResolver:
                 cls = self.class_ref(arg.value, env)  # a block class handed to the constructor
                 if cls is not None:
                     hints[name] = ModuleRef("classobj", elements=(cls,))
+
+    def static_arguments(self, class_name, node):
+        """(attribute, literal text) pairs for the literal constructor arguments of `class_name(...)` at `node` that
+        its __init__ stores on self unchanged and its forward reads back (`Permute([0, 2, 3, 1])` storing
+        `self.dims = dims`): what its `call` can be specialised for; () when there are none."""
+        info = self.class_of(class_name)
+        init = info.find_method("__init__") if info is not None else None
+        if init is None or info.container_base or info.layer_base:
+            return ()
+        stored = stored_parameters(info)
+        if not stored:
+            return ()
+        names = [p.name.value for p in init.params.params][1:]
+        pairs, given, splat = {}, set(), False
+        for position, arg in enumerate(node.args):
+            if arg.star:
+                splat = True
+                continue
+            name = arg.keyword.value if arg.keyword is not None else (names[position] if position < len(names)
+                                                                      else None)
+            given.add(name)
+            text = literal_text(self.source.code_of(arg.value)) if name in stored else None
+            if text is not None:
+                pairs[stored[name]] = text
+        if not splat:  # what the call leaves out takes its literal default (`ChannelNorm(dim)`)
+            for param in (*init.params.params, *init.params.kwonly_params):
+                name = param.name.value
+                if name in stored and name not in given and param.default is not None:
+                    text = literal_text(self.source.code_of(param.default))
+                    if text is not None:
+                        pairs[stored[name]] = text
+        return tuple(sorted(pairs.items()))
 
     def ref_of(self, node, env, owner=None):
         """ModuleRef for expression `node`, with `env` mapping local names to ModuleRefs or lists of them."""
@@ -229,11 +264,26 @@ class ModuleResolver:
 
     def _non_container_call(self, node, env, owner):
         target = self.class_ref(node.func, env)
+        info = self.class_of(dotted_name(node.func)) if target is not None and target.kind == "sequential" and \
+            dotted_name(node.func) is not None else None
+        if info is not None and info.container_base == "sequential":
+            # `AnyStage(..., block_type, ...)`: the children its __init__ builds from what this call hands it
+            return self.sequential_subclass(info, self._bound_arguments(info, node, env, owner))
+        if target is None and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) != "self":
+            alternatives = config_block_classes(self.source, self.class_of).get(node.func.attr.value)
+            if alternatives:  # `cnf.block(cnf, ...)`: a block class a config object carries (MBConv, FusedMBConv)
+                for name in alternatives:
+                    self.note_constructor_args(name, node, env, owner)
+                target = ModuleRef("class", class_name=alternatives[0])
+                return target
         if target is not None:
             if target.kind == "rule" and target.rule.variant is not None:  # `nn.LayerNorm(axis=1)`: its arguments pick
                 target = ModuleRef("rule", rule=module_rule_for_call(target.rule, node))
             if target.kind == "class":
                 self.note_constructor_args(target.class_name, node, env, owner)
+                static = self.static_arguments(target.class_name, node)
+                if static:
+                    target = replace(target, static=static)
             return target
         if isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) == "self" and owner is not None:
             return self._method_return(owner, node.func.attr.value, node, env)
@@ -571,4 +621,99 @@ def _return_values(body):
 
     for statement in body.body:
         statement.visit(Visitor())
+    return found
+
+
+def stored_parameters(info):
+    """{constructor parameter: attribute} for the parameters `info.__init__` stores unchanged (`self.dims = dims`,
+    the parameter never rebound) whose attribute `forward` reads and no method but __init__ assigns."""
+    cached = info.__dict__.get("_stored_parameters")
+    if cached is not None:
+        return cached
+    init, forward = info.find_method("__init__"), info.find_method("forward")
+    result = {}
+    if init is not None and forward is not None:
+        params = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)} - {"self"}
+        rebound, stored = set(), {}
+        for node in _walk(init.body):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+                [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else []
+            for target in targets:
+                if isinstance(target, cst.Name):
+                    rebound.add(target.value)
+                elif isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
+                    value = node.value if isinstance(node, cst.Assign) else None
+                    if isinstance(value, cst.Name) and value.value in params and target.attr.value not in stored:
+                        stored[target.attr.value] = value.value
+                    else:
+                        stored[target.attr.value] = None  # set twice, or to something else
+        assigned_elsewhere = set()
+        for name, method in info.methods.items():
+            if name == "__init__":
+                continue
+            for node in _walk(method.body):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+                    [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else []
+                assigned_elsewhere.update(t.attr.value for t in targets if isinstance(t, cst.Attribute) and
+                                          dotted_name(t.value) == "self")
+        read = {n.attr.value for n in _walk(forward.body) if isinstance(n, cst.Attribute) and
+                dotted_name(n.value) == "self"}
+        result = {param: attr for attr, param in stored.items() if param is not None and param not in rebound and
+                  attr in read and attr not in assigned_elsewhere}
+    info.__dict__["_stored_parameters"] = result
+    return result
+
+
+def literal_text(code):
+    """The canonical text of a Python literal made of ints, strings, booleans, lists and tuples (`[0, 2, 3, 1]`),
+    or None for anything else."""
+    try:
+        value = ast.literal_eval(code)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+    def plain(item):  # floats (eps, scales) never decide a layout, nor does None (an optional module): left out
+        if isinstance(item, (list, tuple)):
+            return all(plain(i) for i in item)
+        return isinstance(item, (bool, int, str))
+
+    return repr(value) if plain(value) else None
+
+
+def _walk(node):
+    """Every node under `node` (nested functions and classes included)."""
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def on_visit(self, inner):
+            found.append(inner)
+            return True
+
+    node.visit(Visitor())
+    return found
+
+
+def config_block_classes(source, class_of):
+    """{attribute: [module classes]} for the block classes plain (config) classes of the file bind to an
+    attribute (`block = MBConv` in MBConvConfig.__init__ or at class level, `self.block = FusedMBConv`), in source
+    order: a call `cnf.block(...)` builds one of them."""
+    cached = source.__dict__.get("_config_block_classes")
+    if cached is not None:
+        return cached
+    found = {}
+    for statement in source.module.body:
+        if not isinstance(statement, cst.ClassDef) or class_of(statement.name.value) is not None:
+            continue
+        for node in _walk(statement.body):
+            if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Name)):
+                continue
+            target = class_of(node.value.value)
+            if target is None or target.container_base:
+                continue
+            for assigned in node.targets:
+                name = _target_name(assigned.target)
+                name = name[5:] if name is not None and name.startswith("self.") else name
+                if name is not None and target.name not in found.setdefault(name, []):
+                    found[name].append(target.name)
+    source.__dict__["_config_block_classes"] = found
     return found
