@@ -8,6 +8,7 @@ from porter import __version__
 from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
 from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
+from porter.frontend.script_code import script_line_ranges
 from porter.frontend.source import parse_source
 from porter.frontend.spatial_size import solve_spatial_size
 from porter.frontend.training_code import ExampleInput, read_training_code
@@ -237,11 +238,14 @@ def build_manifest(source, ctx, out, source_path, module_name, main_class, examp
             "name": name, "source_line": info.line, "status": ir.status, "example_inputs": inputs,
             "unsupported": [{"line": u.line, "construct": u.construct, "reason": u.reason} for u in ir.unsupported],
         })
+    entry = {"path": PurePosixPath(Path(relative)).as_posix(), "framework": source.framework, "module": module_name,
+             "classes": classes, "tpu_lint": [finding.as_manifest() for finding in tpu_findings]}
+    script_lines = script_line_ranges(source)
+    if script_lines:  # what importing the source to build the reference model skips (frontend/script_code.py)
+        entry["script_lines"] = script_lines
     return {
         "porter_version": __version__,
-        "sources": [{"path": PurePosixPath(Path(relative)).as_posix(), "framework": source.framework,
-                     "module": module_name, "classes": classes,
-                     "tpu_lint": [finding.as_manifest() for finding in tpu_findings]}],
+        "sources": [entry],
         "main_class": main_class,
         "init_args": init_args or {},
         "files": [],

@@ -201,19 +201,37 @@ def perturb_torch_module(module, seed=0):
     return module
 
 
-def import_path(path, name=None):
-    """Import a Python file by path as a fresh module."""
+def import_path(path, name=None, skip_lines=()):
+    """Import a Python file by path as a fresh module. `skip_lines` ([[first, last], ...], the manifest's
+    `script_lines`): top-level script code (training loops, downloads) blanked out, line numbers kept; when the
+    file no longer fits them (edited since the conversion) it is imported as it is."""
     path = Path(path).resolve()
     name = name or f"porter_loaded_{path.stem}_{abs(hash(str(path))) % 10**8}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        code = _without_lines(path, skip_lines) if skip_lines else None
+        if code is None:
+            spec.loader.exec_module(module)
+        else:
+            exec(code, module.__dict__)
     except BaseException:
         sys.modules.pop(name, None)
         raise
     return module
+
+
+def _without_lines(path, ranges):
+    """The code object of `path` with the lines of `ranges` blank, or None when that no longer compiles."""
+    lines = path.read_text().splitlines(keepends=True)
+    for first, last in ranges:
+        for index in range(first - 1, min(last, len(lines))):
+            lines[index] = "\n"
+    try:
+        return compile("".join(lines), str(path), "exec")
+    except SyntaxError:
+        return None
 
 
 def read_manifest(out_dir):
@@ -251,7 +269,7 @@ class PortedPair:
         self.class_entry = next(c for c in entry["classes"] if c["name"] == self.class_name)
         self.precision = precision
         self.keras_module = import_path(out_dir / entry["module"])
-        self.torch_module = import_path(self.source_path)
+        self.torch_module = import_path(self.source_path, skip_lines=entry.get("script_lines", ()))
         self.seed = seed
         self.build()
 
