@@ -19,6 +19,8 @@ CANONICAL_PREFIXES = (
     ("mxnet.gluon.nn.basic_layers.", "mxnet.gluon.nn."),
     ("mxnet.gluon.nn.conv_layers.", "mxnet.gluon.nn."),
     ("mxnet.gluon.nn.activations.", "mxnet.gluon.nn."),
+    ("mxnet.gluon.rnn.rnn_layer.", "mxnet.gluon.rnn."),
+    ("mxnet.gluon.rnn.rnn_cell.", "mxnet.gluon.rnn."),
     ("mxnet.gluon.block.", "mxnet.gluon."),
     ("mxnet.nd.", "mxnet.ndarray."),
     ("mxnet.sym.", "mxnet.ndarray."),

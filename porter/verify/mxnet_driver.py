@@ -301,12 +301,16 @@ def ndarrays(arrays):
 
 
 def switch_off_dropout(net):
-    """Dropout blocks to rate 0 (training must be deterministic to compare); their names, as a count."""
+    """Dropout blocks to rate 0 (training must be deterministic to compare); their names, as a count. Fused RNN
+    layers' dropout between layers too."""
     found = []
 
     def visit(block):
         if type(block).__name__ == "Dropout" and hasattr(block, "_rate"):
             block._rate = 0.0
+            found.append(block.name)
+        elif type(block).__name__ in ("LSTM", "GRU", "RNN") and getattr(block, "_dropout", 0):
+            block._dropout = 0
             found.append(block.name)
 
     net.apply(visit)
@@ -323,11 +327,23 @@ def restore(parameters, saved):
 
 
 def weighted_backward(net, inputs, seed, training):
-    """The outputs and {input_<i>: gradient} of sum_i sum(w_i * output_i) over the floating-point outputs."""
+    """The outputs and {input_<i>: gradient} of sum_i sum(w_i * output_i) over the floating-point outputs. Float
+    inputs that feed an Embedding (Gluon's float32 token ids) take no gradient in mxnet: then none is given."""
+    import mxnet as mx
+
+    try:
+        return _weighted_backward(net, inputs, seed, training, True)
+    except mx.base.MXNetError as error:
+        if "calculate data gradient" not in str(error):
+            raise
+    return _weighted_backward(net, [x.copy() for x in inputs], seed, training, False)
+
+
+def _weighted_backward(net, inputs, seed, training, input_gradients):
     import mxnet as mx
     import numpy as np
 
-    floating = {i: x for i, x in enumerate(inputs) if np.issubdtype(x.dtype, np.floating)}
+    floating = {i: x for i, x in enumerate(inputs) if input_gradients and np.issubdtype(x.dtype, np.floating)}
     for x in floating.values():
         x.attach_grad()
     with mx.autograd.record(train_mode=training):
