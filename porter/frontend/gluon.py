@@ -422,3 +422,39 @@ def literal_array_example(call):
     else:
         low, high = float(low), float(high)
     return list(values.shape[1:]), dtype, low, high
+
+
+def table_calls(call, function, classes, module):
+    """`resnet_class(block_class, layers, channels)` inside a model-zoo factory, where locals taken from module-level
+    tables (`resnet_class = resnet_net_versions[version - 1]`) stand for in-file classes: the calls it may be, with
+    those names replaced by the classes' (one call per class a table offers), as the translator's scan of
+    constructions reads them to learn which block class a model is built with. [] when the callee is no class."""
+    assigned = {}
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    assigned.setdefault(target.target.value, []).append(node.value)
+
+    function.visit(Finder())
+    tables = _top_level_values(module)
+    callees = [c for c in dict.fromkeys(_class_of(call.func, classes, tables, assigned, set()))]
+    if not callees or isinstance(call.func, cst.Name) and call.func.value in classes:
+        return []
+    alternatives = [list(dict.fromkeys(_class_of(arg.value, classes, tables, assigned, set())))
+                    if isinstance(arg.value, cst.Name) and arg.value.value not in classes and not arg.star else []
+                    for arg in call.args]
+
+    def variant(callee, chosen):
+        args = [arg.with_changes(value=cst.Name(chosen[i])) if chosen[i] else arg for i, arg in enumerate(call.args)]
+        return call.with_changes(func=cst.Name(callee), args=args)
+
+    first = [options[0] if options else None for options in alternatives]
+    calls = []
+    for callee in callees:
+        calls.append(variant(callee, first))
+        for index, options in enumerate(alternatives):
+            for option in options[1:]:
+                calls.append(variant(callee, first[:index] + [option] + first[index + 1:]))
+    return calls

@@ -11,6 +11,7 @@ import re
 
 import libcst as cst
 
+from porter.frontend import gluon
 from porter.ir.values import ModuleRef, Value, python, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
@@ -184,6 +185,7 @@ class FileTranslator:
         handed in for the same parameter are alternatives: they get the same specialisation (`siblings`)."""
         resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named, self.param_hints)
         classes, functions = self.source.classes, self.source.functions
+        factories, module = self.source.factories, self.source.module
         passed = {}  # (callee, parameter) -> in-file classes handed to it, in source order
         calls = []  # (enclosing function or None, call node)
 
@@ -204,6 +206,10 @@ class FileTranslator:
                 name = node.func.value if isinstance(node.func, cst.Name) else None
                 if name in classes or name in functions:
                     calls.append((self.function[-1] if self.function else None, node))
+                elif self.function and self.function[-1] in factories:  # a Gluon model-zoo factory's
+                    # `resnet_class(block_class, ...)`: the classes its tables name
+                    calls.extend((self.function[-1], call) for call in gluon.table_calls(
+                        node, functions[self.function[-1]], classes, module))
 
         self.source.module.visit(Finder())
         for _, node in calls:  # what each parameter of a factory or class receives
