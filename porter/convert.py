@@ -38,6 +38,7 @@ class ConvertOptions:
     channels_last_io: bool = False  # the main class exchanges images channels-last (--channels-last-io)
     module_dir: str = ""  # POSIX folder under OUT the model module goes to (a file of a package: `porter.package`)
     reports_only: bool = False  # of the further outputs, only the reports (a package file that is not the main one)
+    parsed: object = None  # the source's SourceFile when the caller has parsed it already (porter.package)
 
 
 @dataclass
@@ -148,7 +149,7 @@ def convert(options, read_only=False):
     """Run the conversion in memory; returns a Conversion (nothing written)."""
     source_path = Path(options.source)
     display = str(options.source)
-    source = parse_source(source_path, display)
+    source = options.parsed or parse_source(source_path, display)
     if not source.classes:
         raise SourceError("no nn.Module subclass found", display,
                           hint="porter converts classes deriving from torch.nn.Module")

@@ -71,8 +71,9 @@ def _resolved(path):
 class PackageFile:
     """One model file of the package: its path, the path shown in messages, and its own module classes."""
 
-    def __init__(self, path, relative, display, classes):
+    def __init__(self, path, relative, display, classes, parsed):
         self.path, self.relative, self.display, self.classes = path, relative, display, classes
+        self.parsed = parsed  # its SourceFile, handed to `convert` (read once)
 
     @property
     def module_dir(self):
@@ -99,7 +100,7 @@ def model_files(root, out=None):
         own = [name for name, info in source.classes.items()
                if source.linked_from_line is None or info.line < source.linked_from_line]
         if own:
-            found.append(PackageFile(path, relative, display, own))
+            found.append(PackageFile(path, relative, display, own, source))
     return found, len(candidates)
 
 
@@ -175,7 +176,9 @@ def convert_package(options):
         file_options = ConvertOptions(
             file.path, out, main_class if is_main else None, options.input_specs if is_main else [],
             options.init_args if is_main else {}, None, options.force, options.train_script if is_main else None,
-            options.channels_last_io if is_main else False, module_dir=file.module_dir, reports_only=not is_main)
+            options.channels_last_io if is_main else False, module_dir=file.module_dir, reports_only=not is_main,
+            parsed=file.parsed)
+        file.parsed = None  # a conversion may change it; the memory goes with it
         try:
             conversion = convert(file_options)
         except (InternalError, SourceError) as error:

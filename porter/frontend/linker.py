@@ -45,6 +45,7 @@ class _Linker:
         self.root = root  # folder that holds the top-level package
         self.covered = covered
         self.parsed = {}  # dotted module -> cst.Module or None
+        self.imports = {}  # (id of a parsed module, its package) -> its in_package_imports
         self.taken = {}  # dotted module -> set of names taken from it
         self.order = []  # dotted modules, dependencies first
         self.defined = set()  # every name the appended text defines
@@ -66,16 +67,21 @@ class _Linker:
         """local name -> (absolute module, imported name) for imports of `module` from inside the package tree
         (`from .layers import *` imports what `layers` defines or re-exports from the package: its `__all__`, else
         its public names)."""
-        found = {}
+        key = (id(module), package)
+        if key not in self.imports:
+            self.imports[key] = self._in_package_imports(module, package, depth)
+        return self.imports[key]
+
+    def _in_package_imports(self, module, package, depth):
+        stars = []
+        found = _Imports(self, stars, depth)
         top = package.split(".")[0] if package else ""
         for statement in _import_froms(module):
             absolute = _absolute(statement, package)
             if absolute is None or absolute.split(".")[0] != top:
                 continue
             if isinstance(statement.names, cst.ImportStar):
-                if depth < MAX_STAR_DEPTH:
-                    found.update((name, target) for name, target in self.star_names(absolute, depth + 1).items()
-                                 if not self.covered(f"{target[0]}.{target[1]}"))
+                stars.append(absolute)
                 continue
             for alias in statement.names:
                 name = dotted_name(alias.name)
@@ -90,7 +96,7 @@ class _Linker:
         if module is None:
             return {}
         bindings = top_level_bindings(module)
-        reexported = self.in_package_imports(module, self.package_of(dotted), depth)
+        reexported = self.in_package_imports(module, self.package_of(dotted), depth).full()
         public = _dunder_all(module)
         if public is None:
             public = [name for name in list(bindings) + list(reexported) if not name.startswith("_")]
@@ -134,7 +140,10 @@ class _Linker:
             return
         bindings = top_level_bindings(module)
         if name not in bindings:  # a package re-exporting it (`from ..ops import StochasticDepth`)
-            reexported = self.in_package_imports(module, self.package_of(dotted)).get(name)
+            imports = self.in_package_imports(module, self.package_of(dotted))
+            if not dict.__contains__(imports, name) and self.is_module(f"{dotted}.{name}"):
+                return  # `from .. import resnet`: a module, not a definition (star imports need not be expanded)
+            reexported = imports.get(name)
             if reexported is not None and reexported != (dotted, name):
                 self.visit(*reexported)
             return
@@ -144,6 +153,10 @@ class _Linker:
             self.visit(*dependency)
         if dotted not in self.order:
             self.order.append(dotted)
+
+    def is_module(self, dotted):
+        relative = dotted.replace(".", "/")
+        return (self.root / f"{relative}.py").is_file() or (self.root / relative / "__init__.py").is_file()
 
     def package_of(self, dotted):
         return dotted if (self.root / dotted.replace(".", "/") / "__init__.py").is_file() else dotted.rsplit(".", 1)[0]
@@ -174,6 +187,38 @@ class _Linker:
             if local != name and name in self.defined and local not in self.defined:
                 lines.append(f"{local} = {name}")  # `import X as Y` of a definition linked in
         return "\n".join(lines)
+
+
+class _Imports(dict):
+    """local name -> (absolute module, imported name): the named imports, and on a lookup they miss, the names of
+    the module's `from .x import *` imports (expanded then, once: a module nothing looks into is not parsed)."""
+
+    def __init__(self, linker, stars, depth):
+        super().__init__()
+        self.linker, self.stars, self.depth, self.starred = linker, stars, depth, None
+
+    def star(self):
+        if self.starred is None:
+            self.starred = {}
+            if self.depth < MAX_STAR_DEPTH:
+                for absolute in self.stars:
+                    self.starred.update((name, target) for name, target in
+                                        self.linker.star_names(absolute, self.depth + 1).items()
+                                        if not self.linker.covered(f"{target[0]}.{target[1]}"))
+        return self.starred
+
+    def full(self):
+        """Every name, star-imported ones included (named imports win)."""
+        return {**self.star(), **self} if self.stars else dict(self)
+
+    def __contains__(self, name):
+        return dict.__contains__(self, name) or bool(self.stars) and name in self.star()
+
+    def __getitem__(self, name):
+        return dict.__getitem__(self, name) if dict.__contains__(self, name) else self.star()[name]
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
 
 
 def _model_class_names(module, linker, package):
