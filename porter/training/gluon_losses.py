@@ -2,7 +2,7 @@
 
 | Gluon | train_support | target |
 |---|---|---|
-| SoftmaxCrossEntropyLoss / SoftmaxCELoss (axis=-1, sparse_label, from_logits, weight) | SoftmaxCrossEntropyLoss | class |
+| SoftmaxCrossEntropyLoss, SoftmaxCELoss (axis=-1, sparse_label, from_logits, weight) | same name | class |
 | L2Loss (weight=1: weight/2 * d^2) | L2Loss | regression |
 | L1Loss (weight) | GluonL1Loss | regression |
 | SigmoidBinaryCrossEntropyLoss / SigmoidBCELoss (from_sigmoid, weight) | SigmoidBinaryCrossEntropyLoss | binary |

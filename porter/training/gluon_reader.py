@@ -24,8 +24,8 @@ from porter.training.gluon_optimizers import is_trainer, read_trainer
 from porter.training.index import SourceIndex
 from porter.training.losses import default_loss
 from porter.training.optimizers import default_optimizer
-from porter.training.plan import TrainingPlan
-from porter.training.values import Scope, ValueReader, keyword_args, positional_args
+from porter.training.plan import Construct, Setting, TrainingPlan
+from porter.training.values import Scope, Value, ValueReader, keyword_args, literal, positional_args
 
 LOADERS = {"mxnet.gluon.data.DataLoader", "mxnet.gluon.data.dataloader.DataLoader"}
 DATASETS = {"mxnet.gluon.data.ArrayDataset", "mxnet.gluon.data.dataset.ArrayDataset"}
@@ -33,6 +33,7 @@ DATASETS = {"mxnet.gluon.data.ArrayDataset", "mxnet.gluon.data.dataset.ArrayData
 CREATORS = {"normal", "uniform", "randint", "randn", "zeros", "ones", "empty", "full", "random_normal",
             "random_uniform", "rand"}
 REDUCTIONS = ("mean", "sum")
+CLIP_GLOBAL_NORM = {"mxnet.gluon.utils.clip_global_norm"}
 
 
 def trainer_calls(index):
@@ -74,16 +75,15 @@ def read_gluon_training(source, main_class, train_source=None):
         _read_loss(plan, backward, step_arg, info, values, index)
     else:
         plan.note(None, "no loss.backward() found; train_tpu.py uses SoftmaxCrossEntropyLoss-like defaults")
-    for call in index.calls:
-        if (index.resolve(call.node.func) or "").endswith("gluon.utils.clip_global_norm"):
-            plan.note(index.line(call.node), "gluon.utils.clip_global_norm is not translated: train_tpu.py does not "
-                                             "clip the global gradient norm")
-            break
     if info.batch_size is None and step_arg is not None:
         batch = _batch_from_step(step_arg, info, values, index)
         if batch is not None:
             info.batch_size = batch
     reader._loop_settings(plan, info, values, index, model_names)
+    for call in index.calls:
+        if index.resolve(call.node.func) in CLIP_GLOBAL_NORM:
+            plan.clip = _read_clip(call, plan, step_arg, values, index)
+            break
     if plan.seed is None:
         for call in index.calls:
             if index.resolve(call.node.func) in ("mxnet.random.seed", "mxnet.random.seed.seed"):
@@ -242,3 +242,31 @@ def _read_loss(plan, backward, step_arg, info, values, index):
             plan.note(line, f"trainer.step({step_node.value}) with batches of {batch.value}: train_tpu.py averages "
                             "over the batch")
     plan.loss = found
+
+
+# --- gradient clipping ---------------------------------------------------------------------------------------------
+def _read_clip(call, plan, step_arg, values, index):
+    """`gluon.utils.clip_global_norm(grads, max_norm)` before `trainer.step(B)`: the gradients it clips are sums
+    over the batch, train_tpu.py's are means, so the norm is scaled by B (1 when the source steps by 1)."""
+    line = index.line(call.node)
+    given = dict(zip(["arrays", "max_norm", "check_isfinite"], positional_args(call.node)))
+    given.update(keyword_args(call.node))
+    max_norm = values.translate(given.get("max_norm"), Scope(call.function)) if "max_norm" in given else None
+    if max_norm is None:
+        plan.note(line, "gluon.utils.clip_global_norm: max_norm cannot be read statically; train_tpu.py does not "
+                        "clip the gradients")
+        return None
+    step_node = step_arg[0] if step_arg is not None else None
+    if isinstance(step_node, cst.Integer):
+        scale = literal(int(step_node.value))
+    elif plan.batch_size is not None and plan.batch_size.known:
+        scale = Value("batch_size", plan.batch_size.value, frozenset({"batch_size"}))
+    else:
+        plan.note(line, "gluon.utils.clip_global_norm: the batch size trainer.step divides by is unknown; the norm is "
+                        "taken of the batch-mean gradients")
+        scale = literal(1)
+    result = Construct("mxnet.gluon.utils.clip_global_norm", "clip_global_norm", [Setting("max_norm", max_norm)],
+                       line, index.source.code_of(call.node).strip())
+    if not (scale.known and scale.value == 1 and not scale.refs):
+        result.settings.append(Setting("scale", scale))
+    return result

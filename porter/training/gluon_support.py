@@ -434,3 +434,15 @@ class GluonHuberLoss(GluonLoss):
         d = tf.abs(_like(y_true, pred) - pred)
         return tf.where(d > self.rho, d - 0.5 * self.rho, (0.5 / self.rho) * tf.square(d))
 
+
+# --- section: clip_global_norm
+
+
+def clip_global_norm(gradients, max_norm, scale=1.0):
+    """gluon.utils.clip_global_norm(grads, max_norm) between backward() and trainer.step(): every gradient times
+    min(1, max_norm / (norm + 1e-8)), the norm over all gradients together. The source clips the gradients before
+    trainer.step divides them by the batch size; these arrive divided, so `scale` (that batch size) brings their
+    norm back to the source's."""
+    total = tf.sqrt(tf.add_n([tf.reduce_sum(tf.square(tf.cast(g, tf.float32))) for g in gradients])) * scale
+    coefficient = tf.minimum(max_norm / (total + 1e-8), 1.0)
+    return [g * tf.cast(coefficient, g.dtype) for g in gradients]

@@ -245,8 +245,9 @@ class Context:
             if value.refs:  # read from flags: a module constant that main() sets from them
                 name = f"CLIP_{setting.name.upper()}"
                 code = value.code
-                for ref in sorted(value.refs, key=len, reverse=True):
-                    code = re.sub(rf"\b{re.escape(ref)}\b", MAIN_NAMES.get(ref, "args." + ref), code)
+                for ref in sorted(value.refs, key=len, reverse=True):  # main() sets these first: only args exists
+                    in_main = "args.batch_size" if ref == "batch_size" else MAIN_NAMES.get(ref, "args." + ref)
+                    code = re.sub(rf"\b{re.escape(ref)}\b", in_main, code)
                 self.clip_overrides.append((name, repr(value.value) if value.known else "None", code))
                 arguments.append(f"{setting.name}={name}")
             else:
@@ -321,6 +322,8 @@ class Context:
         names = {"optimizer-base", plan.optimizer.cls, "schedule-base", "loss-base", plan.loss.cls, "clipping"}
         if plan.loss.cls == "HuberLoss":
             names.add("SmoothL1Loss")
+        if plan.clip is not None:
+            names.add(plan.clip.cls)  # a section only where the clip has one of its own (Gluon's clip_global_norm)
         schedule = plan.schedule
         if schedule is not None:
             names.add(schedule.cls)

@@ -246,8 +246,9 @@ def run_training(request, out_dir):
     `trainer` and `loss` (Python expressions, evaluated with mx, gluon, nn, autograd, nd, np, the model file's
     names and `net` in scope), `inputs` and `labels` (.npz files of input_<i>: step i takes batch i modulo their
     count), `steps`, `step_size` (the argument of trainer.step; null: the batch size), `reduce` (null: backward
-    on the per-sample losses; "mean" or "sum": on their mean or sum) and `train_mode` (autograd.record's; dropout
-    is switched off either way). The model is initialized as in `run` (seed, `load_parameters`, `perturb`). Writes
+    on the per-sample losses; "mean" or "sum": on their mean or sum), `clip_global_norm` (null, or the max_norm of
+    gluon.utils.clip_global_norm on the gradients before the step) and `train_mode` (autograd.record's; dropout is
+    switched off either way). The model is initialized as in `run` (seed, `load_parameters`, `perturb`). Writes
     parameters.npz (the initial parameters), train_losses.npz (mean_<i> and sum_<i>: the mean and the sum of step
     i's per-sample losses, and lr_<i>: the trainer's learning rate after step i) and train_parameters.npz
     (step<i>/<name>: every parameter after step i)."""
@@ -283,6 +284,9 @@ def run_training(request, out_dir):
                 target = loss.mean() if spec.get("reduce") == "mean" else \
                     loss.sum() if spec.get("reduce") == "sum" else loss
             target.backward(train_mode=train_mode)
+            if spec.get("clip_global_norm") is not None:
+                mx.gluon.utils.clip_global_norm([p.grad() for p in net.collect_params().values()
+                                                 if p.grad_req != "null"], spec["clip_global_norm"])
             trainer.step(spec["step_size"] if spec.get("step_size") is not None else x.shape[0])
             mx.nd.waitall()
             losses[f"mean_{step}"] = np.float64(loss.mean().asscalar())

@@ -51,7 +51,7 @@ if __name__ == "__main__":
         with autograd.record():
             {record}
         loss.backward()
-        trainer.step({step_size})
+        {clip}trainer.step({step_size})
 '''
 HEADS = {"logits": "self.fc2(self.fc1(x))", "log_softmax": "F.log_softmax(self.fc2(self.fc1(x)))",
          "sigmoid": "F.sigmoid(self.fc2(self.fc1(x)))"}
@@ -122,21 +122,22 @@ def labels(kind, rng, n=8, classes=4):
 class GluonCase:
     """One tiny Gluon source: written, converted, its train_tpu.py loaded."""
 
-    def __init__(self, root, name, trainer_code, loss_code, head="logits", record=None, step_size="x.shape[0]"):
+    def __init__(self, root, name, trainer_code, loss_code, head="logits", record=None, step_size="x.shape[0]",
+                 clip=""):
         self.root = root / name
         self.root.mkdir(parents=True)
         self.trainer, self.loss = trainer_code, loss_code
         self.record = record or "loss = loss_fn(net(x), y)"
         self.source = self.root / "tiny_gluon.py"
         self.source.write_text(MODEL_SOURCE.format(head=HEADS[head], trainer=trainer_code, loss=loss_code,
-                                                   record=self.record, step_size=step_size))
+                                                   record=self.record, step_size=step_size, clip=clip))
         self.out = self.root / "out"
         self.manifest = convert_source(self.source, self.out)
         self.train = load_module(self.out / "train_tpu.py")
         self.text = (self.out / "train_tpu.py").read_text()
 
 
-def run_pair(case, kind, steps, seed=0, step_size=None, reduce=None, batches=2):
+def run_pair(case, kind, steps, seed=0, step_size=None, reduce=None, batches=2, clip_global_norm=None):
     """The same steps in mxnet and through train_tpu.train_step; returns the worst errors and the figures."""
     import tensorflow as tf
 
@@ -146,7 +147,8 @@ def run_pair(case, kind, steps, seed=0, step_size=None, reduce=None, batches=2):
     xs = [rng.standard_normal((8, 2, 4, 4)).astype(np.float32) for _ in range(batches)]
     ys = [labels(kind, rng) for _ in range(batches)]
     reference = run_gluon_training(case.source, "TinyNet", xs, ys, trainer=case.trainer, loss=case.loss,
-                                   steps=steps, step_size=step_size, reduce=reduce, seed=seed)
+                                   steps=steps, step_size=step_size, reduce=reduce, seed=seed,
+                                   clip_global_norm=clip_global_norm)
     train = case.train
     model = train.build_model()
     model(tf.zeros((1, 2, 4, 4)), training=False)
@@ -247,6 +249,22 @@ def test_loss_reductions_match_mxnet(tmp_path, reduction):
     check(errors)
 
 
+CLIP = ("grads = [p.grad() for p in net.collect_params().values()]\n"
+        "        gluon.utils.clip_global_norm(grads, 0.05)\n        ")
+
+
+@pytest.mark.parametrize("step_size", ["x.shape[0]", "1"])
+def test_clip_global_norm_matches_mxnet(tmp_path, step_size):
+    """clip_global_norm clips the summed gradients before trainer.step divides them by the batch size."""
+    case = GluonCase(tmp_path, "clip", OPTIMIZERS["sgd"], "gluon.loss.SoftmaxCrossEntropyLoss()", step_size=step_size,
+                     clip=CLIP)
+    expected = "support.clip_global_norm(gradients, max_norm=0.05" + (", scale=CLIP_SCALE)" if step_size != "1" else
+                                                                       ")")
+    assert expected in case.text
+    errors, _, _ = run_pair(case, "class", steps=3, clip_global_norm=0.05, step_size=None if step_size != "1" else 1)
+    check(errors)
+
+
 def test_reader_reads_trainer_loss_and_loop(tmp_path):
     case = GluonCase(tmp_path, "read", SCHEDULES["factor"], "gluon.loss.L2Loss(weight=0.5)")
     train = case.train
@@ -283,25 +301,45 @@ def test_fixture_reads_the_tutorial_loop(fixture_port):
     assert train.EXAMPLE_INPUTS[0]["shape"] == [1, 28, 28]
 
 
-def test_fixture_parity_with_its_trainer(fixture_port):
-    """The fixture's own Trainer (sgd + momentum + wd + FactorScheduler) and loss, six steps, against mxnet."""
+def fixture_trainer(source):
+    """The fixture's Trainer as one expression: its optimizer_params and lr_scheduler variables inlined."""
+    trainer_code = re.search(r"trainer = (gluon\.Trainer\(.*\))", source).group(1)
+    params = re.search(r"optimizer_params = (\{.*\})", source)
+    schedule = re.search(r"schedule = (mx\.lr_scheduler\.\w+\(.*\))", source)
+    if params is not None:
+        text = re.sub(r"\bschedule\b", schedule.group(1), params.group(1)) if schedule else params.group(1)
+        trainer_code = trainer_code.replace("optimizer_params", text)
+    return trainer_code
+
+
+# fixture -> (main class, batch shape, classes, steps): each fixture's own Trainer and loss, against mxnet
+FIXTURE_RUNS = {
+    "train_mlp.py": ("MLP", (16, 1, 28, 28), 10, 6),  # sgd + momentum + wd + FactorScheduler
+    "lenet.py": ("LeNet", (8, 1, 28, 28), 10, 3),  # adam
+    "mlp_hybrid.py": ("MLP", (8, 1, 28, 28), 10, 3),  # sgd + momentum (dropout off on both sides)
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_RUNS))
+def test_fixture_parity_with_its_trainer(tmp_path, name):
     import tensorflow as tf
 
     from porter.training.gluon_reference import run_gluon_training
 
-    source = FIXTURE.read_text()
-    schedule = re.search(r"schedule = (mx\.lr_scheduler\.\w+\(.*\))", source).group(1)
-    params = re.sub(r"\bschedule\b", schedule, re.search(r"optimizer_params = (\{.*\})", source).group(1))
-    trainer_code = re.search(r"trainer = (gluon\.Trainer\(.*\))", source).group(1).replace("optimizer_params", params)
-    train = load_module(fixture_port / "train_tpu.py")
+    main, shape, classes, steps = FIXTURE_RUNS[name]
+    path = GLUON_FIXTURES_DIR / name
+    source = path.read_text()
+    out = tmp_path / "out"
+    convert_source(path, out)
+    train = load_module(out / "train_tpu.py")
+    loss_code = re.search(r"loss_fn = (gluon\.loss\.\w+\(.*\))", source).group(1)
     rng = np.random.default_rng(3)
-    xs = [rng.random((16, 1, 28, 28)).astype(np.float32) for _ in range(2)]
-    ys = [rng.integers(0, 10, size=(16,)).astype(np.float32) for _ in range(2)]
-    steps = 6
-    reference = run_gluon_training(FIXTURE, "MLP", xs, ys, trainer=trainer_code,
-                                   loss="gluon.loss.SoftmaxCrossEntropyLoss()", steps=steps, seed=1)
+    xs = [rng.random(shape).astype(np.float32) for _ in range(2)]
+    ys = [rng.integers(0, classes, size=shape[:1]).astype(np.float32) for _ in range(2)]
+    reference = run_gluon_training(path, main, xs, ys, trainer=fixture_trainer(source), loss=loss_code, steps=steps,
+                                   seed=1)
     model = train.build_model()
-    model(tf.zeros((1, 1, 28, 28)), training=False)
+    model(tf.zeros((1, *shape[1:])), training=False)
     train.model_lib.load_state_dict(model, reference.initial)
     optimizer = train.build_optimizer(model)
     optimizer.build(model.trainable_variables)
@@ -312,12 +350,12 @@ def test_fixture_parity_with_its_trainer(fixture_port):
         value = float(train.train_step(model, optimizer, loss_fn, tf.constant(xs[step % 2]), tf.constant(ys[step % 2]),
                                        training=False))
         worst_loss = max(worst_loss, abs(value - reference.mean_losses[step]) / abs(reference.mean_losses[step]))
-        for name, expected in reference.states[step].items():
-            variable, to_keras = entries[name]
+        for key, expected in reference.states[step].items():
+            variable, to_keras = entries[key]
             expected = to_keras(expected)
             worst_parameter = max(worst_parameter, float(np.max(np.abs(variable.numpy() - expected))) /
                                   float(np.max(np.abs(expected))))
-    print(f"train_mlp.py, {steps} steps: loss error {worst_loss:.2e}, parameter error {worst_parameter:.2e}")
+    print(f"{name}, {steps} steps: loss error {worst_loss:.2e}, parameter error {worst_parameter:.2e}")
     assert worst_loss <= LOSS_TOLERANCE and worst_parameter <= PARAMETER_TOLERANCE
 
 
