@@ -60,11 +60,18 @@ def normalised_methods(methods, positions, imports=None):
                 continue
             params = list(method.params.params)
             kept = [params[0]] + params[2:] if len(params) > 1 else params
-            taken = [p for p in kept[1:] if p.name.value in parameters]
+            keyword_only = list(method.params.kwonly_params)  # `def hybrid_forward(self, F, x, *, weight)`
+            taken = [p for p in kept[1:] + keyword_only if p.name.value in parameters]
             kept = [p for p in kept if p not in taken]
-            if kept and taken:  # the parameter list's last comma goes with the parameters dropped after it
-                kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            renamed = method.with_changes(name=cst.Name("forward"), params=method.params.with_changes(params=kept),
+            keyword_only = [p for p in keyword_only if p not in taken]
+            for group in (kept, keyword_only):
+                if group and taken:  # the list's last comma goes with the parameters dropped after it
+                    group[-1] = group[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            star = method.params.star_arg
+            if isinstance(star, cst.ParamStar) and not keyword_only:  # a bare `*` needs keyword-only parameters
+                star = cst.MaybeSentinel.DEFAULT
+            signature = method.params.with_changes(params=kept, kwonly_params=keyword_only, star_arg=star)
+            renamed = method.with_changes(name=cst.Name("forward"), params=signature,
                                           body=_read_parameters_first(method.body, taken, positions))
             positions[renamed] = positions.get(method)
             name, method = "forward", renamed

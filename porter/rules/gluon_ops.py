@@ -133,3 +133,13 @@ function_rule("mxnet.gluon.Parameter", "mxnet.gluon.parameter.Parameter", transl
               layout="source")
 function_rule("mxnet.gluon.Constant", "mxnet.gluon.parameter.Constant", translate=translate_constant,
               layout="source")
+# NDArray creation (`mx.nd.zeros((n, c))`, `F.ones`, `mx.nd.array([...])`, `mx.nd.arange(...)`): mxnet's float32
+# default dtype, `ctx` ignored
+_CREATION = {"zeros": "(shape, ctx=None, dtype=None, stype=None, name=None)",
+             "ones": "(shape, ctx=None, dtype=None, stype=None, name=None)",
+             "full": "(shape, val, ctx=None, dtype=None, out=None, name=None)",
+             "array": "(source_array, ctx=None, dtype=None)",
+             "arange": "(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype='float32', "
+                       "name=None)"}
+for _name, _signature in _CREATION.items():
+    function_rule(OPS + _name, runtime=f"gluon_{_name}", signature=_signature, layout="source")

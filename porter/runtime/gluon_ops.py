@@ -64,3 +64,55 @@ def gluon_clip(data, a_min, a_max, name=None):
 def gluon_full_reduction(value):
     """A reduction over every axis as mxnet 1.x returns it: shape (1,), not a scalar."""
     return tf.reshape(tf.convert_to_tensor(value), [1])
+
+
+def _gluon_dtype(dtype, default="float32"):
+    """mxnet's dtype argument (a name, a numpy type or None) as a TF dtype; None is mxnet's float32."""
+    import numpy as np
+
+    if dtype is None:
+        return tf.as_dtype(default)
+    return tf.as_dtype(np.dtype(dtype).name if not isinstance(dtype, str) else dtype)
+
+
+def _gluon_shape(shape):
+    return [shape] if isinstance(shape, int) else list(shape)
+
+
+def gluon_zeros(shape, ctx=None, dtype=None, stype=None, name=None):
+    """mx.nd.zeros(shape): float32 unless `dtype` says otherwise."""
+    return tf.zeros(_gluon_shape(shape), _gluon_dtype(dtype))
+
+
+def gluon_ones(shape, ctx=None, dtype=None, stype=None, name=None):
+    """mx.nd.ones(shape)."""
+    return tf.ones(_gluon_shape(shape), _gluon_dtype(dtype))
+
+
+def gluon_full(shape, val, ctx=None, dtype=None, out=None, name=None):
+    """mx.nd.full(shape, val)."""
+    return tf.fill(_gluon_shape(shape), tf.cast(val, _gluon_dtype(dtype)))
+
+
+def gluon_array(source_array, ctx=None, dtype=None):
+    """mx.nd.array(source): a tensor holding `source`; float32 unless `dtype` is given or `source` is a tensor
+    already (mxnet keeps an NDArray's dtype)."""
+    if dtype is None and tf.is_tensor(source_array):
+        return tf.identity(source_array)
+    return tf.convert_to_tensor(_gluon_numpy(source_array), _gluon_dtype(dtype))
+
+
+def _gluon_numpy(source):
+    import numpy as np
+
+    return np.asarray(source.numpy() if hasattr(source, "numpy") else source)
+
+
+def gluon_arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype="float32", name=None):
+    """mx.nd.arange(start, stop, step, repeat): start, start + step, ... below stop (one argument: from 0), each
+    value `repeat` times; float32 by default."""
+    if stop is None:
+        start, stop = 0, start
+    values = tf.range(tf.cast(start, tf.float64), tf.cast(stop, tf.float64), tf.cast(step, tf.float64))
+    values = tf.cast(values, _gluon_dtype(dtype))
+    return tf.repeat(values, repeat) if repeat != 1 else values

@@ -1,5 +1,5 @@
 """Property tests against real mxnet 1.9.1 (one long-lived mxnet process, tests/mxnet/mxnet_worker.py) of the
-Gluon mappings custom-parameter models use: F.FullyConnected (flatten, no_bias, batch 1, awkward sizes),
+Gluon mappings custom-parameter models use: NDArray creation (zeros, ones, full, array, arange), F.FullyConnected (flatten, no_bias, batch 1, awkward sizes),
 F.slice_axis, F.dot with a matrix, F.SequenceMask, the full reductions' shape (1,), the initializers mx.init.Xavier/Normal/Uniform (ranges and spread)
 and the value of a Block's own parameter."""
 
@@ -151,3 +151,46 @@ def test_sequence_mask_matches_mxnet(mxnet, batch, steps, extra, axis, value, da
                               f"value={value}, axis={axis})", {"x": x, "lengths": lengths})
     actual = gluon_sequence_mask(x, sequence_length=lengths, use_sequence_length=True, value=value, axis=axis)
     assert_equivalent(expected, np.asarray(actual))
+
+
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), op=st.sampled_from(["zeros", "ones", "full"]),
+       dtype=st.sampled_from([None, "float32", "int32", "float16"]), value=st.sampled_from([0.5, -3.0, 7.0]))
+def test_creation_matches_mxnet(mxnet, shape, op, dtype, value):
+    from porter.runtime.gluon_ops import gluon_full, gluon_ones, gluon_zeros
+
+    extra = f", dtype={dtype!r}" if dtype else ""
+    expression = f"nd.full({tuple(shape)}, {value}{extra})" if op == "full" else f"nd.{op}({tuple(shape)}{extra})"
+    expected = mxnet.evaluate(expression, {})
+    actual = {"zeros": lambda: gluon_zeros(tuple(shape), dtype=dtype), "ones": lambda: gluon_ones(tuple(shape),
+              dtype=dtype), "full": lambda: gluon_full(tuple(shape), value, dtype=dtype)}[op]()
+    assert actual.dtype.name == expected.dtype.name and tuple(actual.shape) == expected.shape
+    np.testing.assert_array_equal(np.asarray(actual), expected)
+
+
+@given(values=st.lists(st.integers(-5, 9), min_size=1, max_size=6), nested=st.booleans(),
+       dtype=st.sampled_from([None, "int32", "float32", "int64"]))
+def test_array_matches_mxnet(mxnet, values, nested, dtype):
+    """mx.nd.array of Python data is float32 unless told (not numpy's int64/float64)."""
+    from porter.runtime.gluon_ops import gluon_array
+
+    data = [values, values[::-1]] if nested else values
+    extra = f", dtype={dtype!r}" if dtype else ""
+    expected = mxnet.evaluate(f"nd.array({data!r}{extra})", {})
+    actual = gluon_array(data, dtype=dtype)
+    assert actual.dtype.name == expected.dtype.name
+    np.testing.assert_array_equal(np.asarray(actual), expected)
+
+
+@given(start=st.integers(-4, 4), stop=st.one_of(st.none(), st.integers(5, 12)), step=st.sampled_from([1, 2, 0.5]),
+       repeat=st.integers(1, 3), dtype=st.sampled_from(["float32", "int32"]))
+def test_arange_matches_mxnet(mxnet, start, stop, step, repeat, dtype):
+    from porter.runtime.gluon_ops import gluon_arange
+
+    if stop is None and start <= 0:
+        start = 3  # one argument counts from 0 up to it
+    if dtype == "int32" and step != int(step):
+        step = 1
+    expected = mxnet.evaluate(f"nd.arange({start}, {stop}, {step}, repeat={repeat}, dtype={dtype!r})", {})
+    actual = gluon_arange(start, stop, step, repeat=repeat, dtype=dtype)
+    assert actual.dtype.name == expected.dtype.name
+    np.testing.assert_array_equal(np.asarray(actual), expected)
