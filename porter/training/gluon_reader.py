@@ -104,6 +104,13 @@ def _gluon_loops(info, index, values, backward):
     the training-set size (ArrayDataset of created arrays) and the epoch loop around it; a fixed batch fed to the
     model gives the batch size."""
     around = index.loops_around(backward.node)
+    if around and _iterates_losses(around[0], backward):  # `for l in losses: l.backward()`: not the batch loop
+        around = around[1:]
+        info.batch_loop, info.step_count, info.epoch_loop, info.epoch_count = (around or [None])[0], None, None, None
+        if around:
+            info.step_count = loops.range_count(around[0])
+            if len(around) > 1 and info.step_count is not None:
+                info.epoch_loop, info.epoch_count = around[1], loops.range_count(around[1])
     if around and isinstance(around[0], cst.For):
         scope = Scope(backward.function)
         node = around[0].iter
@@ -137,6 +144,12 @@ def _gluon_loops(info, index, values, backward):
                 if rows is not None:
                     info.batch_size = rows
                     break
+
+
+def _iterates_losses(loop, backward):
+    receiver = backward.node.func.value if isinstance(backward.node.func, cst.Attribute) else None
+    return isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and isinstance(receiver, cst.Name) and \
+        receiver.value == loop.target.value
 
 
 def _dataset_rows(node, scope, values, index, depth=0):
@@ -203,12 +216,22 @@ def _batch_from_step(step_arg, info, values, index):
 def _read_loss(plan, backward, step_arg, info, values, index):
     scope = Scope(backward.function)
     expression = backward.node.func.value if isinstance(backward.node.func, cst.Attribute) else None
+    if index.resolve(backward.node.func) == "mxnet.autograd.backward":  # autograd.backward(losses)
+        expression = (positional_args(backward.node) or [keyword_args(backward.node).get("heads")])[0]
     line = index.line(backward.node)
-    if isinstance(expression, cst.Name):
+    for _ in range(3):  # a name, a loop variable over a list of per-device losses, that list
+        if not isinstance(expression, cst.Name):
+            break
+        loop = next((node for node in index.loops_around(backward.node) if isinstance(node, cst.For) and
+                     isinstance(node.target, cst.Name) and node.target.value == expression.value), None)
+        if loop is not None:
+            expression = _element(loop.iter)
+            continue
         candidates = [a for a in index.assignments if a.target == expression.value and a.function is
                       backward.function and (index.line(a.node) or 0) <= (line or 0)]
-        if candidates:
-            expression = candidates[-1].value
+        if not candidates:
+            break
+        expression = _element(candidates[-1].value)
     reduction = None
     while isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute) and \
             expression.func.attr.value in REDUCTIONS and not positional_args(expression):
@@ -242,6 +265,16 @@ def _read_loss(plan, backward, step_arg, info, values, index):
             plan.note(line, f"trainer.step({step_node.value}) with batches of {batch.value}: train_tpu.py averages "
                             "over the batch")
     plan.loss = found
+
+
+def _element(node):
+    """The loss expression inside `[loss_fn(net(X), Y) for X, Y in zip(data, label)]` (one per device, as
+    gluon.utils.split_and_load scripts write it); other nodes as they are."""
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        return node.elt
+    if isinstance(node, (cst.List, cst.Tuple)) and len(node.elements) == 1:
+        return node.elements[0].value
+    return node
 
 
 # --- gradient clipping ---------------------------------------------------------------------------------------------

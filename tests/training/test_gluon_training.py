@@ -18,8 +18,6 @@ import pytest
 from tests.mxnet.gluon_fixtures import GLUON_FIXTURES_DIR, needs_mxnet
 from tests.training.helpers import REPO, convert_source, load_module
 
-pytestmark = needs_mxnet
-
 MODEL_SOURCE = '''"""A tiny Gluon model and its training loop, for porter's Gluon training tests."""
 
 import mxnet as mx
@@ -207,6 +205,7 @@ def check(errors):
     assert errors["lr"] <= 1e-6, errors
 
 
+@needs_mxnet
 @pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
 def test_optimizers_match_mxnet(tmp_path, optimizer):
     case = GluonCase(tmp_path, optimizer, OPTIMIZERS[optimizer], "gluon.loss.SoftmaxCrossEntropyLoss()")
@@ -216,6 +215,7 @@ def test_optimizers_match_mxnet(tmp_path, optimizer):
     check(errors)
 
 
+@needs_mxnet
 @pytest.mark.parametrize("loss", sorted(LOSSES))
 def test_losses_match_mxnet(tmp_path, loss):
     head, code, kind = LOSSES[loss]
@@ -224,6 +224,7 @@ def test_losses_match_mxnet(tmp_path, loss):
     check(errors)
 
 
+@needs_mxnet
 @pytest.mark.parametrize("schedule", sorted(SCHEDULES))
 def test_schedules_match_mxnet(tmp_path, schedule):
     case = GluonCase(tmp_path, schedule, SCHEDULES[schedule], "gluon.loss.SoftmaxCrossEntropyLoss()")
@@ -239,6 +240,7 @@ REDUCTIONS = {  # name -> (the record block, trainer.step's argument, the driver
 }
 
 
+@needs_mxnet
 @pytest.mark.parametrize("reduction", sorted(REDUCTIONS))
 def test_loss_reductions_match_mxnet(tmp_path, reduction):
     record, step_size, reduce = REDUCTIONS[reduction]
@@ -253,6 +255,7 @@ CLIP = ("grads = [p.grad() for p in net.collect_params().values()]\n"
         "        gluon.utils.clip_global_norm(grads, 0.05)\n        ")
 
 
+@needs_mxnet
 @pytest.mark.parametrize("step_size", ["x.shape[0]", "1"])
 def test_clip_global_norm_matches_mxnet(tmp_path, step_size):
     """clip_global_norm clips the summed gradients before trainer.step divides them by the batch size."""
@@ -276,6 +279,94 @@ def test_reader_reads_trainer_loss_and_loop(tmp_path):
     assert case.manifest["sources"][0]["classes"][0]["example_inputs"][0]["shape"] == [2, 4, 4]
     support = (case.out / "train_support.py").read_text()
     assert "class GluonSGD(GluonOptimizer)" in support and "class Adam(" not in support
+
+
+GLUONCV_STYLE = '''"""Image classification training in the style of GluonCV's scripts: flags, split_and_load, per-device losses."""
+
+import argparse
+
+import mxnet as mx
+from mxnet import autograd, gluon
+from mxnet.gluon import nn
+
+
+class SmallNet(gluon.HybridBlock):
+    def __init__(self, classes=10, **kwargs):
+        super(SmallNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.features = nn.HybridSequential()
+            self.features.add(nn.Conv2D(8, 3, padding=1), nn.BatchNorm(), nn.Activation("relu"), nn.GlobalAvgPool2D())
+            self.output = nn.Dense(classes)
+
+    def hybrid_forward(self, F, x):
+        return self.output(self.features(x))
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description="Train SmallNet.")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--num-epochs", type=int, default=5)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--momentum", type=float, default=0.9)
+    parser.add_argument("--wd", type=float, default=5e-4)
+    parser.add_argument("--lr-decay-epoch", type=int, default=2)
+    return parser.parse_args()
+
+
+def main():
+    opt = parse_args()
+    ctx = [mx.cpu()]
+    net = SmallNet()
+    net.initialize(mx.init.Xavier(), ctx=ctx)
+    images = mx.nd.random.normal(shape=(256, 3, 16, 16))
+    targets = mx.nd.random.randint(0, 10, shape=(256,)).astype("float32")
+    train_data = gluon.data.DataLoader(gluon.data.ArrayDataset(images, targets), batch_size=opt.batch_size,
+                                       shuffle=True, last_batch="discard")
+    steps_per_epoch = 256 // opt.batch_size
+    schedule = mx.lr_scheduler.FactorScheduler(step=opt.lr_decay_epoch * steps_per_epoch, factor=0.1)
+    trainer = gluon.Trainer(net.collect_params(), "nag",
+                            {"learning_rate": opt.lr, "momentum": opt.momentum, "wd": opt.wd, "lr_scheduler": schedule})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    for epoch in range(opt.num_epochs):
+        for i, batch in enumerate(train_data):
+            data = gluon.utils.split_and_load(batch[0], ctx_list=ctx, batch_axis=0)
+            label = gluon.utils.split_and_load(batch[1], ctx_list=ctx, batch_axis=0)
+            with autograd.record():
+                outputs = [net(X) for X in data]
+                losses = [loss_fn(yhat, y) for yhat, y in zip(outputs, label)]
+            for l in losses:
+                l.backward()
+            trainer.step(opt.batch_size)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_gluoncv_style_script_flags_and_per_device_losses(tmp_path):
+    """argparse hyperparameters become train_tpu.py flags; the per-device loss list and the DataLoader are read."""
+    source = tmp_path / "train_smallnet.py"
+    source.write_text(GLUONCV_STYLE)
+    out = tmp_path / "out"
+    convert_source(source, out)
+    text = (out / "train_tpu.py").read_text()
+    assert "support.GluonNAG(learning_rate=schedule, momentum=momentum, wd=wd)" in text
+    assert "support.FactorScheduler(" in text and "lr, step=lr_decay_epoch * (256 // batch_size), factor=0.1" in text
+    assert "support.SoftmaxCrossEntropyLoss(class_axis=-1)" in text
+    assert "is not a gluon.loss loss" not in text
+    train = load_module(out / "train_tpu.py")
+    assert train.DEFAULT_EPOCHS == 5 and train.DEFAULT_BATCH_SIZE == 64 and train.SOURCE_EXAMPLES == 256
+    optimizer = train.build_optimizer()
+    assert abs(float(optimizer.learning_rate) - 0.05) < 1e-9  # step 0 of FactorScheduler: the base lr
+    assert optimizer.momentum == 0.9 and optimizer.torch_weight_decay == 5e-4
+    help_text = subprocess.run([sys.executable, str(out / "train_tpu.py"), "--help"], capture_output=True, text=True,
+                               check=True).stdout
+    assert "--lr-decay-epoch" in help_text and "--momentum" in help_text
+    run = subprocess.run([sys.executable, str(out / "train_tpu.py"), "--steps", "3", "--batch-size", "16", "--lr",
+                          "0.1", "--no-export", "--output-dir", str(tmp_path / "run")], capture_output=True, text=True,
+                         check=False, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
 
 
 # --- the fixture: a Gluon tutorial-style training script -------------------------------------------------------
@@ -320,6 +411,7 @@ FIXTURE_RUNS = {
 }
 
 
+@needs_mxnet
 @pytest.mark.parametrize("name", sorted(FIXTURE_RUNS))
 def test_fixture_parity_with_its_trainer(tmp_path, name):
     import tensorflow as tf
@@ -376,3 +468,99 @@ def test_fixture_train_tpu_runs_and_learns(fixture_port, tmp_path):
     print(figures)
     assert figures["steps"] == 48 and figures["replicas"] == 2
     assert figures["last_loss_window_mean"] < 0.9 * figures["first_loss_window_mean"], figures
+
+
+# --- reading variants (no mxnet needed) ----------------------------------------------------------------------------
+def read_plan(tmp_path, text, main="Net"):
+    from porter.frontend.source import parse_source
+    from porter.training.reader import read_training
+
+    path = tmp_path / "variant.py"
+    path.write_text(text)
+    return read_training(parse_source(path), main)
+
+
+VARIANT = '''import mxnet as mx
+from mxnet import autograd, gluon, nd
+from mxnet.gluon import nn
+
+
+class Net(nn.Block):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = nn.Dense(3)
+
+    def forward(self, x):
+        return self.dense(x)
+
+
+net = Net()
+net.initialize()
+X = nd.random.normal(shape=(100, 5))
+y = nd.random.normal(shape=(100, 3))
+{setup}
+for epoch in range(4):
+    for i in range(0, 100, 20):
+        with autograd.record():
+            {record}
+        {backward}
+        trainer.step({step})
+'''
+
+
+def variant(setup, record="l = loss(net(X[i:i + 20]), y[i:i + 20])", backward="l.backward()", step="20"):
+    return VARIANT.format(setup=setup, record=record, backward=backward, step=step)
+
+
+def test_d2l_style_loss_name_and_strided_batches(tmp_path):
+    plan = read_plan(tmp_path, variant("loss = gluon.loss.L2Loss()\ntrainer = gluon.Trainer(net.collect_params(), "
+                                       "'sgd', {'learning_rate': 0.03})"))
+    assert plan.framework == "mxnet" and plan.optimizer.cls == "GluonSGD" and plan.optimizer.lr.value == 0.03
+    assert plan.loss.cls == "L2Loss" and plan.loss.target == "regression"
+    assert plan.epochs.value == 4 and plan.batch_size.value == 20 and plan.source_examples.value == 100
+
+
+def test_optimizer_object_keywords_and_dict_call(tmp_path):
+    plan = read_plan(tmp_path, variant("optimizer = mx.optimizer.Adam(learning_rate=0.002, beta1=0.5)\n"
+                                       "trainer = gluon.Trainer(params=net.collect_params(), optimizer=optimizer)\n"
+                                       "loss = gluon.loss.HuberLoss(rho=2)"))
+    assert plan.optimizer.cls == "GluonAdam" and plan.optimizer.lr.value == 0.002
+    assert plan.optimizer.setting("beta1").value == 0.5
+    assert plan.loss.cls == "GluonHuberLoss" and plan.loss.setting("rho").value == 2
+    plan = read_plan(tmp_path, variant("params = dict(learning_rate=0.01, gamma1=0.95, centered=True)\n"
+                                       "trainer = gluon.Trainer(net.collect_params(), 'RMSProp', params)\n"
+                                       "loss = gluon.loss.L1Loss()"))
+    assert plan.optimizer.cls == "GluonRMSProp" and plan.optimizer.setting("centered").value is True
+
+
+def test_unsupported_optimizer_scheduler_and_loss_are_noted(tmp_path):
+    plan = read_plan(tmp_path, variant("trainer = gluon.Trainer(net.collect_params(), 'adagrad', "
+                                       "{'learning_rate': 0.1})\nloss = gluon.loss.KLDivLoss()"))
+    notes = " ".join(text for _, text in plan.notes)
+    assert plan.optimizer.cls == "GluonAdam" and "'adagrad' has no mxnet-rule counterpart" in notes
+    assert "is not a gluon.loss loss porter reads" in notes
+    plan = read_plan(tmp_path, variant("schedule = make_schedule()\ntrainer = gluon.Trainer(net.collect_params(), "
+                                       "'sgd', {'lr_scheduler': schedule})\nloss = gluon.loss.L2Loss()"))
+    assert plan.schedule is None and any("lr_scheduler" in text for _, text in plan.notes)
+
+
+def test_reductions_and_autograd_backward(tmp_path):
+    plan = read_plan(tmp_path, variant("trainer = gluon.Trainer(net.collect_params(), 'sgd')\n"
+                                       "loss = gluon.loss.SigmoidBCELoss(from_sigmoid=True)",
+                                       record="l = loss(net(X[i:i + 20]), y[i:i + 20]).mean()", step="1"))
+    assert plan.loss.target == "binary_probs" and plan.loss.setting("reduction") is None
+    assert plan.optimizer.lr.value == 0.01  # mxnet's default learning rate
+    plan = read_plan(tmp_path, variant("trainer = gluon.Trainer(net.collect_params(), 'sgd')\n"
+                                       "loss = gluon.loss.L2Loss()", record="ls = [loss(net(X[i:i + 20]), "
+                                       "y[i:i + 20])]", backward="autograd.backward(ls)", step="1"))
+    assert plan.loss.cls == "L2Loss" and plan.loss.setting("reduction").value == "sum"
+
+
+def test_torch_sources_keep_the_torch_reader(tmp_path):
+    from tests.training.helpers import MODEL_SOURCE
+
+    source = tmp_path / "tiny.py"
+    source.write_text(MODEL_SOURCE.format(head="self.fc2(x)") + "\n\nmodel = Tiny()\noptimizer = "
+                      "torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    plan = read_plan(tmp_path, source.read_text(), main="Tiny")
+    assert plan.framework == "torch" and plan.optimizer.cls == "SGD"
