@@ -216,6 +216,9 @@ def _mentions_name_scope(method):
 TRAINING_CALLS = {"backward", "step", "record", "fit", "train"}
 # Where pretrained weights come from in model-zoo factories (`if pretrained: net.load_parameters(...)`).
 WEIGHT_LOADERS = {"load_parameters", "load_params", "get_model_file"}
+# Block methods that only matter to mxnet's runtime (a factory's `net.initialize(ctx=ctx)`, `net.hybridize()`): the
+# port's layers make their weights themselves and are compiled by tf.function/XLA
+MXNET_RUNTIME_CALLS = {"initialize", "hybridize", "reset_ctx"}
 
 
 def model_factories(functions, classes, module):
@@ -329,8 +332,9 @@ def normalised_function(function, positions, imports, factory):
 
 def without_pretrained(function, imports, positions):
     """A model-zoo factory as the port carries it: parameter defaults that reach into mxnet or the file system
-    (`ctx=cpu()`, `root=os.path.join(base.data_dir(), 'models')`) become None, and a branch that loads pretrained
-    weights (`if pretrained: net.load_parameters(get_model_file(...))`) raises a clear error instead."""
+    (`ctx=cpu()`, `root=os.path.join(base.data_dir(), 'models')`) become None, a branch that loads pretrained
+    weights (`if pretrained: net.load_parameters(get_model_file(...))`) raises a clear error instead, and calls
+    only mxnet's runtime needs (`net.initialize(ctx=ctx)`, `net.hybridize()`) are dropped."""
     transformer = _PretrainedRemover(imports, positions)
     return function.visit(transformer) if _mentions_weights_or_context(function, imports) else function
 
@@ -364,7 +368,18 @@ def _loads_weights(node, imports):
 
 def _mentions_weights_or_context(function, imports):
     return any(p.default is not None and _foreign(p.default, imports) for p in function.params.params) or any(
-        isinstance(s, cst.If) and _loads_weights(s.body, imports) for s in function.body.body)
+        isinstance(s, cst.If) and _loads_weights(s.body, imports) or _mxnet_runtime_call(s)
+        for s in function.body.body)
+
+
+def _mxnet_runtime_call(statement):
+    """`net.initialize(...)`, `net.hybridize()`, `net.collect_params().reset_ctx(ctx)` as a statement."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 or not isinstance(
+            statement.body[0], cst.Expr):
+        return False
+    call = statement.body[0].value
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+        call.func.attr.value in MXNET_RUNTIME_CALLS
 
 
 class _PretrainedRemover(cst.CSTTransformer):
@@ -378,6 +393,14 @@ class _PretrainedRemover(cst.CSTTransformer):
     def leave_Param(self, original, updated):
         if updated.default is not None and _foreign(updated.default, self.imports):
             return updated.with_changes(default=cst.Name("None"))
+        return updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        return cst.RemovalSentinel.REMOVE if _mxnet_runtime_call(original) else updated
+
+    def leave_IndentedBlock(self, original, updated):
+        if not updated.body:  # every statement was an mxnet runtime call
+            return updated.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
         return updated
 
     def leave_If(self, original, updated):

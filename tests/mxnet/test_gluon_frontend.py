@@ -97,8 +97,16 @@ def test_model_factories_through_tables_and_other_factories(tmp_path):
 
         def not_a_factory(n):
             return [Net(Block, [n])]
+
+        def ready_net(ctx=mx.cpu()):
+            net = Net(Block, [1])
+            net.initialize(mx.init.Xavier(), ctx=ctx)
+            net.hybridize()
+            return net
     ''')
-    assert source.factories == {"get_net": "Net", "net8": "Net"}
+    assert source.factories == {"get_net": "Net", "net8": "Net", "ready_net": "Net"}
+    ready = code(source, source.functions["ready_net"])
+    assert "def ready_net(ctx=None):" in ready and "initialize" not in ready and "hybridize" not in ready
     assert {"get_net", "net8", "spec", "versions", "blocks"} <= source.model_names
     assert "train" not in source.model_names
     text = code(source, source.functions["get_net"])
