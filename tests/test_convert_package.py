@@ -160,14 +160,20 @@ def porter(*args):
     return main(["convert", *map(str, args)])
 
 
+@pytest.fixture(autouse=True)
+def forget_mypkg():
+    """Each test's `mypkg` is its own: the package imported as such (torch, `porter verify`) leaves sys.modules."""
+    yield
+    for name in [name for name in sys.modules if name == "mypkg" or name.startswith("mypkg.")]:
+        del sys.modules[name]
+
+
 @pytest.fixture
 def torch_package(tmp_path, monkeypatch):
     """The source package imported by torch as a package (its relative imports need that)."""
     write_package(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    yield lambda dotted: importlib.import_module(f"mypkg.{dotted}")
-    for name in [name for name in sys.modules if name == "mypkg" or name.startswith("mypkg.")]:
-        del sys.modules[name]
+    return lambda dotted: importlib.import_module(f"mypkg.{dotted}")
 
 
 def test_package_converts_mirrored_and_every_class_matches_torch(tmp_path, torch_package, monkeypatch, capsys):
@@ -235,6 +241,9 @@ def test_main_class_gets_the_training_script_and_equivalence_tests(tmp_path):
         assert (out / name).is_file()
     assert '"models/net_keras.py"' in (out / "train_tpu.py").read_text()
     assert "main class `TinyNet` in `models/net_keras.py`" in (out / "PORTING.md").read_text()
+    # `porter verify OUT` checks the main class; the source (relative imports) is imported as part of its package
+    assert main(["verify", str(out), "--examples", "2"]) == 0
+    assert "porter:equivalence-summary:begin -->pass" in (out / "PORTING.md").read_text()
 
 
 def test_class_given_with_its_file_and_an_ambiguous_class(tmp_path, capsys):

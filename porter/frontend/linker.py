@@ -218,7 +218,10 @@ class _Imports(dict):
         return dict.__getitem__(self, name) if dict.__contains__(self, name) else self.star()[name]
 
     def get(self, name, default=None):
-        return self[name] if name in self else default
+        try:
+            return self[name]
+        except KeyError:
+            return default
 
 
 def _model_class_names(module, linker, package):

@@ -9,6 +9,8 @@ capture of the main model) and, on a mismatch, the first diverging submodule wit
 command that reproduces the failing case. Exit 0: all equal; 1: a mismatch; 2: usage (no example inputs, ...).
 """
 
+import contextlib
+import importlib
 import os
 import shlex
 import sys
@@ -95,9 +97,46 @@ def run(args):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small models: one torch thread is 2-3x faster beside TensorFlow's own threads
     try:
-        return _run_checks(out, args, manifest, classes, source_path, framework, case)
+        with importable_in_its_package(source_path):
+            return _run_checks(out, args, manifest, classes, source_path, framework, case)
     finally:
         torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def importable_in_its_package(source_path):
+    """A source file of a package (`porter convert DIR`, or one file of a package) whose relative imports fail when
+    it is loaded by path alone is imported as its package's module, with the folder above the package on sys.path."""
+    from porter.frontend.source import package_of
+    from porter.verify import harness
+
+    source_path = Path(source_path).resolve()
+    package = package_of(source_path)
+    if not package:
+        yield
+        return
+    root = source_path.parent
+    for _ in package.split("."):
+        root = root.parent
+    dotted = package if source_path.stem == "__init__" else f"{package}.{source_path.stem}"
+    by_path = harness.import_path
+
+    def import_path(path, *args, **kwargs):
+        try:
+            return by_path(path, *args, **kwargs)
+        except ImportError as error:
+            if Path(path).resolve() != source_path or "relative import" not in str(error):
+                raise
+            return importlib.import_module(dotted)
+
+    sys.path.insert(0, str(root))
+    harness.import_path = import_path
+    try:
+        yield
+    finally:
+        harness.import_path = by_path
+        if str(root) in sys.path:
+            sys.path.remove(str(root))
 
 
 def progress(message):

@@ -45,7 +45,7 @@ def converted(tmp_path_factory):
     out = tmp_path_factory.mktemp("torchvision_folder") / "out"
     start = time.monotonic()
     result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(models), "-o", str(out)],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, check=False)
     seconds = time.monotonic() - start
     manifest = json.loads((out / "porter-manifest.json").read_text()) if out.is_dir() else None
     return result.returncode, result.stderr, out, manifest, seconds
@@ -73,7 +73,8 @@ def test_the_folder_converts_in_one_call(converted):
 def test_every_mirrored_module_imports(converted):
     _, _, out, manifest, _ = converted
     paths = [str(out / entry["module"]) for entry in manifest["sources"]]
-    result = subprocess.run([sys.executable, "-c", PROBE, *paths], capture_output=True, text=True, cwd=out.parent)
+    result = subprocess.run([sys.executable, "-c", PROBE, *paths], capture_output=True, text=True, cwd=out.parent,
+                            check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
 
 
