@@ -22,6 +22,7 @@ from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.names import assigned_names
 from porter.frontend.source import linked_first
+from porter.rules.constants import TORCH_CONSTANTS
 
 
 def _templates_dir():
@@ -104,6 +105,8 @@ class ModuleEmitter:
             @staticmethod
             def runtime_name(node):
                 canonical = imports.resolve(node)
+                if canonical in TORCH_CONSTANTS:  # `dtype=torch.float32`
+                    return cst.parse_expression(TORCH_CONSTANTS[canonical])
                 rule = ctx.module_rules.get(canonical) or ctx.function_rules.get(canonical)
                 runtime = getattr(rule, "runtime", None) if canonical else None
                 return cst.Name(ctx.use(runtime)) if runtime else None

@@ -11,6 +11,7 @@ from porter.frontend.imports import dotted_name
 from porter.ir.layout import element_template, to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
 from porter.passes.calls import CallTranslator
+from porter.rules.constants import TORCH_CONSTANTS
 
 BINARY_OPERATORS = {
     cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
@@ -98,15 +99,8 @@ class ExpressionTranslator(CallTranslator):
         return python(f"{base.code}.{attr}")
 
     def canonical_attribute(self, canonical, node):
-        constants = {"torch.float32": "tf.float32", "torch.float": "tf.float32", "torch.float64": "tf.float64",
-                     "torch.double": "tf.float64", "torch.float16": "tf.float16", "torch.half": "tf.float16",
-                     "torch.bfloat16": "tf.bfloat16", "torch.int64": "tf.int64", "torch.long": "tf.int64",
-                     "torch.int32": "tf.int32", "torch.int": "tf.int32", "torch.bool": "tf.bool",
-                     "torch.uint8": "tf.uint8", "torch.int8": "tf.int8", "torch.int16": "tf.int16",
-                     "math.pi": "math.pi", "math.e": "math.e", "math.inf": "math.inf", "torch.inf": "math.inf",
-                     "torch.pi": "math.pi", "torch.nan": "math.nan", "math.nan": "math.nan"}
-        if canonical in constants:
-            return python(constants[canonical])
+        if canonical in TORCH_CONSTANTS:
+            return python(TORCH_CONSTANTS[canonical])
         if canonical in self.ctx.module_rules:  # a class used as a value: isinstance(m, nn.Conv2d)
             return python(self.ctx.use(self.ctx.module_rules[canonical].runtime))
         from porter.passes.calls import CONTAINER_RUNTIME
@@ -452,7 +446,7 @@ class ExpressionTranslator(CallTranslator):
                 if index.code.startswith("(") is False and "bool" in index.code:
                     return self.stub("boolean mask indexing", "the result's size depends on the data (not XLA)")
                 self.ctx.use("index_select_first")
-                return tensor(f"index_select_first({source.code}, {index.code})")
+                return tensor(f"index_select_first({source.code}, {index.code})").but(dtype=base.dtype)
             return self.stub("advanced tensor indexing", "indexing with several tensors is not mapped yet")
         source = to_layout(self.ctx, base, "source")
         dropped = sum(1 for v in index_values if v.static is not None and not isinstance(v.static, type(None))
@@ -465,7 +459,7 @@ class ExpressionTranslator(CallTranslator):
         non_static_ints = [v for v in index_values if v.static is None and v.code not in ("None",)]
         if non_static_ints:
             rank = None
-        return tensor(f"{self.wrap(source.code)}[{self.slice_code(node)}]", rank)
+        return tensor(f"{self.wrap(source.code)}[{self.slice_code(node)}]", rank).but(dtype=base.dtype)  # kept
 
     def size_subscript(self, base, node):
         """x.shape[i] / x.size()[i]: the torch dim read from the right axis, static when known."""

@@ -509,6 +509,9 @@ def translate_to(translator, call):
     rest = call.all_args()[1:] + list(call.kwargs.values())
     dtypes = [v for v in rest if v.code.startswith("tf.") and v.code[3:] in (
         "float32", "float64", "float16", "bfloat16", "int64", "int32", "bool", "uint8", "int8", "int16")]
+    dtypes += [v for v in rest if v.code.endswith(".dtype")]  # `.to(device, dtype=x.dtype)`
+    if "dtype" in call.kwargs and call.kwargs["dtype"].code != "None":
+        dtypes.insert(0, call.kwargs["dtype"])
     if dtypes:
         return tensor(f"tf.cast({value.code}, {dtypes[0].code})", value.rank, value.layout)
     tensors = [v for v in rest if v.is_tensor]
@@ -631,7 +634,7 @@ function_rule("torch.clamp_max", "Tensor.clamp_max", translate=_elementwise("tf.
 function_rule("Tensor.contiguous", "Tensor.detach", "Tensor.cpu", "Tensor.cuda", "Tensor.requires_grad_",
               "torch.detach", "Tensor.float32", translate=translate_contiguous, layout="any")
 function_rule("Tensor.clone", "torch.clone", translate=_keep_layout("clone"), layout="any")
-function_rule("Tensor.to", translate=translate_to, layout="any")
+function_rule("Tensor.to", translate=translate_to, layout="any", tensor_only=True)  # a value porter could not type: a tensor
 function_rule("Tensor.type", translate=translate_type, layout="any")
 function_rule("Tensor.type_as", runtime="type_as", signature="(input, other)", layout="any")
 for _method, _dtype in (("float", "float32"), ("double", "float64"), ("half", "float16"), ("bfloat16", "bfloat16"),

@@ -5,12 +5,15 @@ inside a lambda mapped over tensors, einops' `einsum`, and the `Rearrange` / `Re
 Shapes are drawn by hypothesis, batch 1 and odd sizes included."""
 
 import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from porter.verify.harness import count_transposes
+from porter.convert import ConvertOptions, convert
+from porter.output import write_tree
+from porter.verify.harness import PortedPair, count_transposes
 from tests.rules.op_ports import assert_same_outputs, cached, port, random_input
 
 pytest.importorskip("einops")
@@ -162,3 +165,37 @@ def test_rearrange_errors_name_the_pattern():
         einops_rearrange(random_input(0, (2, 3)), "a b -> a")
     with pytest.raises(ValueError, match="names 3 axes"):
         einops_rearrange(random_input(0, (2, 3)), "a b c -> a b c")
+
+
+SIMPLE_VIT = Path(__file__).resolve().parent / "simple_vit.py"
+SIMPLE_VIT_ARGS = {"image_size": 16, "patch_size": 4, "num_classes": 5, "dim": 32, "depth": 2, "heads": 4,
+                   "mlp_dim": 64, "dim_head": 8}
+
+
+@pytest.fixture(scope="module")
+def simple_vit(tmp_path_factory):
+    import json
+
+    folder = tmp_path_factory.mktemp("simple_vit")
+    path = folder / "simple_vit.py"
+    path.write_text(SIMPLE_VIT.read_text())
+    conversion = convert(ConvertOptions(path, folder / "out", input_specs=["3,16,16"], init_args=SIMPLE_VIT_ARGS))
+    assert conversion.exit_code == 0
+    write_tree(folder / "out", conversion.files)
+    assert json.loads((folder / "out" / "porter-manifest.json").read_text())["init_args"] == SIMPLE_VIT_ARGS
+    return PortedPair(folder / "out")
+
+
+@settings(max_examples=8, deadline=None)
+@given(batch=st.integers(1, 3), seed=st.integers(0, 2**16))
+def test_simple_vit_matches_torch(simple_vit, batch, seed):
+    assert_same_outputs(simple_vit, [random_input(seed, (batch, 3, 16, 16))], tolerance=1e-5,
+                        what=f"SimpleViT batch {batch}")
+
+
+def test_simple_vit_compiles_with_xla_and_keeps_its_dtypes(simple_vit):
+    assert_same_outputs(simple_vit, [random_input(2, (2, 3, 16, 16))], tolerance=1e-5, what="SimpleViT XLA",
+                        jit=True)
+    text = simple_vit.keras_module.__loader__.get_source(simple_vit.keras_module.__name__)
+    assert "dtype=tf.float32" in text  # the helper's `dtype=torch.float32` default
+    assert "tf.cast(self.pos_embedding, x.dtype)" in text  # `.to(device, dtype=x.dtype)` on a plain attribute

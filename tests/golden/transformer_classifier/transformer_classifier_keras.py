@@ -115,10 +115,10 @@ class TransformerClassifier(TorchModule):
         x = self.pos_encoder(x, training=training)
         x = self.encoder(x, src_key_padding_mask=pad_mask, training=training)
         # mean over the real (non-pad) tokens only
-        keep = unsqueeze(~pad_mask, -1)  # (N, T, 1)
-        summed = torch_sum(x * tf.cast(keep, x.dtype), dim=1)
+        keep = tf.cast(unsqueeze(~pad_mask, -1), x.dtype)  # (N, T, 1)
+        summed = torch_sum(x * keep, dim=1)
         counts = clamp(torch_sum(keep, dim=1), min=1.0)
-        pooled = summed / tf.cast(counts, summed.dtype)
+        pooled = summed / counts
         return self.classifier(pooled)
 
     def get_config(self):

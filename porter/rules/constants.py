@@ -1,0 +1,12 @@
+"""Rule: torch's named constants (dtypes, `torch.pi`, `torch.inf`, ...) and what the port writes for them, wherever
+they appear: in translated code and in code carried over as written (defaults such as `dtype=torch.float32`)."""
+
+TORCH_CONSTANTS = {
+    "torch.float32": "tf.float32", "torch.float": "tf.float32", "torch.float64": "tf.float64",
+    "torch.double": "tf.float64", "torch.float16": "tf.float16", "torch.half": "tf.float16",
+    "torch.bfloat16": "tf.bfloat16", "torch.int64": "tf.int64", "torch.long": "tf.int64", "torch.int32": "tf.int32",
+    "torch.int": "tf.int32", "torch.bool": "tf.bool", "torch.uint8": "tf.uint8", "torch.int8": "tf.int8",
+    "torch.int16": "tf.int16", "torch.complex64": "tf.complex64", "torch.cfloat": "tf.complex64",
+    "math.pi": "math.pi", "math.e": "math.e", "math.inf": "math.inf", "torch.inf": "math.inf", "torch.pi": "math.pi",
+    "torch.nan": "math.nan", "math.nan": "math.nan",
+}
