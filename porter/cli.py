@@ -179,7 +179,11 @@ def run_convert(args):
     warnings = conversion.warnings  # the weights step may add to them
     from porter.weights.record import load_hint, stale_checkpoints, weights_step
 
-    files, kept, loadable = weights_step(conversion, files, out, args.weights, args.force, options, warnings)
+    if package:
+        from porter.package import weights_view
+
+    files, kept, loadable = weights_step(weights_view(conversion) if package else conversion, files, out,
+                                         args.weights, args.force, options, warnings)
     warnings += stale_checkpoints(out, files)
     write_tree(out, files, force=args.force, keep=(source, args.weights, args.train_script, kept))
     for warning in warnings:
@@ -191,7 +195,9 @@ def run_convert(args):
         print(f"porter: wrote {out} ({len(files) + (kept is not None)} files, main class {conversion.main_class}"
               f"{f', {stubs} stubs: see PORTING.md' if stubs else ''})")
     if loadable:
-        print(f"porter: {load_hint(out, files, loadable)}")
+        hint = load_hint(out, files, loadable)
+        folder = Path(conversion.manifest["sources"][0]["module"]).parent  # a package's main module sits in OUT/sub
+        print(f"porter: {hint.replace(f'(with {out} on', f'(with {out / folder} on') if package else hint}")
     from porter.passes.tpu_lint_kinds import summary_line
 
     tpu_summary = summary_line([f for s in conversion.manifest["sources"] for f in s.get("tpu_lint", [])])

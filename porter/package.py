@@ -31,7 +31,11 @@ PACKAGE_USAGE_HINT = "--class NAME (or --class sub/file.py:NAME) chooses the mai
 
 
 def default_package_out(root):
-    return root.parent / f"{root.resolve().name}_keras"
+    """`<DIR name>_keras/` beside DIR (`.` names the working directory)."""
+    root = Path(root)
+    if root.name in ("", ".", ".."):
+        root = _resolved(root)
+    return root.parent / f"{root.name}_keras"
 
 
 def package_files(root, out=None):
@@ -158,7 +162,8 @@ def convert_package(options):
     out = Path(options.out) if options.out else default_package_out(root)
     files, candidates = model_files(root, out)
     if not candidates:
-        raise SourceError("no Python files in the folder", str(root), hint="porter converts .py model sources")
+        raise SourceError("is a directory holding no Python files", str(root),
+                          hint="porter converts a .py model file, or a folder of them")
     if not files:
         raise SourceError(f"no nn.Module subclass found in its {candidates} Python file(s)", str(root),
                           hint="porter converts classes deriving from torch.nn.Module")
@@ -317,3 +322,21 @@ def report_html(root, conversions, manifest, skipped):
 
 def _root_name(root):
     return _resolved(root).name
+
+
+def weights_view(conversion):
+    """The package Conversion as the weights step reads a single file's: the main module and its runtime at the top
+    level (the step imports the generated module from a scratch folder); the same texts, so the same fingerprint."""
+    if conversion.main_class is None:
+        return conversion
+    module = conversion.manifest["sources"][0]["module"]
+    if "/" not in module:
+        return conversion
+    runtime = module[:-3] + "_runtime.py"
+    files = {**conversion.files, PurePosixPath(module).name: conversion.files[module],
+             PurePosixPath(runtime).name: conversion.files[runtime]}
+    manifest = {**conversion.manifest, "sources": [{**conversion.manifest["sources"][0],
+                                                    "module": PurePosixPath(module).name}]}
+    return Conversion(files, manifest, conversion.warnings, conversion.exit_code, conversion.translator,
+                      conversion.emitter, conversion.main_class)
+

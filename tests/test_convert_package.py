@@ -241,6 +241,7 @@ def test_main_class_gets_the_training_script_and_equivalence_tests(tmp_path):
         assert (out / name).is_file()
     assert '"models/net_keras.py"' in (out / "train_tpu.py").read_text()
     assert "main class `TinyNet` in `models/net_keras.py`" in (out / "PORTING.md").read_text()
+    assert import_path(out / "train_tpu.py").model_lib.TinyNet.__name__ == "TinyNet"  # loads models/net_keras.py
     # `porter verify OUT` checks the main class; the source (relative imports) is imported as part of its package
     assert main(["verify", str(out), "--examples", "2"]) == 0
     assert "porter:equivalence-summary:begin -->pass" in (out / "PORTING.md").read_text()
@@ -280,7 +281,28 @@ def test_bad_packages_stop_with_one_line_and_write_nothing(case, tmp_path, capsy
     assert porter(root, "-o", out, *args) == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "Traceback" not in error
-    expected = {"empty": "no Python files", "no model code": "no nn.Module subclass",
+    expected = {"empty": "is a directory holding no Python files", "no model code": "no nn.Module subclass",
                 "syntax error": "mypkg/common/broken.py:4", "flag without --class": "--class"}[case]
     assert expected in error
     assert not out.exists()
+
+
+def test_weights_of_the_main_class(tmp_path, torch_package):
+    import torch
+
+    torch.manual_seed(0)
+    torch_model = torch_package("models.net").TinyNet(num_classes=5)
+    perturb_torch_module(torch_model, 0)
+    torch.save(torch_model.state_dict(), tmp_path / "tiny.pt")
+    out = tmp_path / "out"
+    assert porter(tmp_path / "mypkg", "-o", out, "--class", "TinyNet", "--init-args", '{"num_classes": 5}',
+                  "--weights", tmp_path / "tiny.pt") == 0
+    assert "tiny.weights.h5" in json.loads((out / "porter-manifest.json").read_text())["files"]
+    port = import_path(out / "models/net_keras.py")
+    keras_model = port.TinyNet(num_classes=5)
+    keras_model.load_weights(str(out / "tiny.weights.h5"))
+    x = np.random.default_rng(2).standard_normal((2, 3, 32, 32)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model.eval()(torch.from_numpy(x)).numpy()
+    assert_equivalent(expected, np.asarray(keras_model(x, training=False)), tolerance=1e-4, what="TinyNet weights")
+
