@@ -25,7 +25,7 @@ class GluonEmbedding(TorchLayer):
         if not ids.dtype.is_integer:
             ids = tf.cast(ids, tf.int32)  # mxnet truncates float indices toward zero
         ids = tf.clip_by_value(tf.cast(ids, tf.int32), 0, self.input_dim - 1)
-        return tf.gather(self.weight, ids)
+        return tf.cast(tf.gather(self.weight, ids), self.compute_dtype)
 
     def torch_state(self, prefix=""):
         return [StateEntry(prefix + "weight", self.weight)]

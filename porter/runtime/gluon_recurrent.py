@@ -8,7 +8,8 @@ under Gluon's constructor, call and names, and the cells use the same step funct
 
 - `rnn.LSTM/GRU/RNN(hidden_size, num_layers, layout='TNC', dropout, bidirectional, input_size=0, ...)`:
   `layer(x)` -> output; `layer(x, states)` -> (output, [h_n(, c_n)]) as mxnet; states (L*D, N, H) ordered
-  layer by layer, forward before backward. `RNN` defaults to `activation='relu'` as mxnet does. `input_size=0`
+  layer by layer, forward before backward. `RNN` defaults to `activation='relu'` as mxnet does; LSTM's
+  `projection_size` projects h (`h2r_weight`, torch's proj_size). `input_size=0`
   defers the weights to the first call or to `load_state_dict`. Parameters are keyed as mxnet 1.9.1's
   `save_parameters` writes them: `_unfused.<layer>.i2h_weight` (one direction) or
   `_unfused.<layer>.l_cell.i2h_weight` / `r_cell` (bidirectional); porter's `.params` reader renames the older
@@ -95,6 +96,9 @@ class _GluonFusedRecurrent:
 
     def _gluon_setup(self, mode, hidden_size, num_layers, layout, dropout, bidirectional, input_size, projection_size,
                      kwargs):
+        if kwargs.get("use_sequence_length"):
+            raise NotImplementedError(f"gluon.rnn.{type(self).__name__[5:]}(use_sequence_length=True) is not "
+                                      f"supported by porter yet")
         TorchLayer.__init__(self, **_gluon_keras_kwargs(kwargs))
         self._gluon_mode = mode
         self.layout = _gluon_rnn_layout(layout)

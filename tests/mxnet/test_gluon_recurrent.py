@@ -34,6 +34,8 @@ def build(rnn, c):
                       dropout=c["dropout"], input_size=size)
         if c["kind"] == "RNN":
             kwargs["activation"] = c["activation"]
+        if c.get("projection"):
+            kwargs["projection_size"] = c["projection"]
         return getattr(rnn, c["kind"])(c["hidden"], **kwargs)
 
     def cell(inputs):
@@ -157,7 +159,9 @@ def state_arrays(config, generator):
     batch, hidden = config["batch"], config["hidden"]
     if config["kind"] in ("LSTM", "GRU", "RNN"):
         shape = (config["layers"] * (2 if config["bidirectional"] else 1), batch, hidden)
-        return [generator.standard_normal(shape).astype(np.float32) for _ in range(config["state_count"])]
+        projected = shape[:2] + (config.get("projection") or hidden,)  # h has the projection's size
+        return [generator.standard_normal(size).astype(np.float32) for size in (projected, shape)][
+            :config["state_count"]]
     return [generator.standard_normal((batch, hidden)).astype(np.float32) for _ in range(config["state_count"])]
 
 
@@ -252,6 +256,48 @@ def test_edge_shapes_match_mxnet(tmp_path):
     assert check_zoo(configs, tmp_path, seed=3, call_first=False) == 5
 
 
+PROJECTION_SCRIPT = """
+import sys
+import mxnet as mx
+import numpy as np
+from mxnet.gluon import rnn
+
+layer = rnn.LSTM(6, num_layers=2, layout="NTC", bidirectional=True, projection_size=3, input_size=4)
+layer.initialize(mx.init.Uniform(0.5))
+x = mx.nd.array(np.random.RandomState(0).randn(2, 5, 4).astype(np.float32))
+states = [mx.nd.array(np.random.RandomState(1).randn(4, 2, 3)), mx.nd.array(np.random.RandomState(2).randn(4, 2, 6))]
+output, states = layer(x, states)
+layer.save_parameters(sys.argv[1] + ".params")
+np.savez(sys.argv[1] + ".npz", x=x.asnumpy(), output=output.asnumpy(), h=states[0].asnumpy(), c=states[1].asnumpy())
+"""
+
+
+@needs_mxnet
+def test_lstm_projection_matches_mxnet_forward(tmp_path):
+    """`projection_size` (h2r_weight): mxnet 1.9.1 has no CPU backward for it, so the driver (which differentiates)
+    cannot run it; the forward comes from mxnet directly."""
+    import os
+
+    import tensorflow as tf
+
+    from porter.runtime.base import load_state_dict
+    from porter.runtime.gluon_recurrent import GluonLSTM
+    from porter.verify.mxnet_reference import mxnet_python
+
+    base = tmp_path / "projection"
+    subprocess.run([str(mxnet_python()), "-I", "-c", PROJECTION_SCRIPT, str(base)], check=True, capture_output=True,
+                   env={**os.environ, "MXNET_MKLDNN_ENABLED": "1", "OMP_NUM_THREADS": "1"}, timeout=300)
+    reference = np.load(f"{base}.npz")
+    layer = GluonLSTM(6, num_layers=2, layout="NTC", bidirectional=True, projection_size=3)  # deferred input size
+    load_state_dict(layer, read_gluon_params(f"{base}.params"))
+    h0 = np.random.RandomState(1).randn(4, 2, 3)
+    c0 = np.random.RandomState(2).randn(4, 2, 6)
+    output, (h, c) = layer(tf.constant(reference["x"]), [tf.constant(h0, tf.float32), tf.constant(c0, tf.float32)])
+    for actual, name in ((output, "output"), (h, "h"), (c, "c")):
+        expected = reference[name]
+        assert np.max(np.abs(np.asarray(actual) - expected)) <= TOLERANCE * np.max(np.abs(expected)), name
+
+
 def convert(source, out, *extra):
     completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(source), "-o", str(out), *extra],
                                capture_output=True, text=True, cwd=REPOSITORY, check=False)
@@ -289,6 +335,8 @@ def assert_port_matches(module, model, inputs, reference, params):
 
 
 RNN_VARIANTS = sorted(key for key in GLUON_VARIANTS if key.startswith("text_rnn_classifier.py"))
+# The recurrence reads the time axis in place: the only Transpose is the source's own `F.transpose` for 'TNC'.
+VARIANT_TRANSPOSES = {"text_rnn_classifier.py gru TNC": 1, "text_rnn_classifier.py lstm one-way": 0}
 
 
 @needs_mxnet
@@ -304,8 +352,14 @@ def test_text_rnn_classifier_variants_match_mxnet(key, tmp_path):
                                     perturb=True, save_parameters=params)
     assert reference.outputs[0].shape == case.output_shape
     module = import_port(tmp_path / "port", Path(name).stem)
-    errors = assert_port_matches(module, module.TextClassifier(**case.init_kwargs), inputs, reference, params)
+    model = module.TextClassifier(**case.init_kwargs)
+    errors = assert_port_matches(module, model, inputs, reference, params)
     print(f"{key}: max error relative to the output scale: eager {errors[0][0]:.2e}, XLA {errors[0][1]:.2e}")
+    import tensorflow as tf
+
+    specs = [tf.TensorSpec(x.shape, x.dtype) for x in inputs]
+    graph = tf.function(lambda *xs: model(*xs), autograph=False).get_concrete_function(*specs).graph
+    assert [op.type for op in graph.get_operations()].count("Transpose") == VARIANT_TRANSPOSES.get(key, 0)
 
 
 STATEFUL_SOURCE = '''
@@ -363,3 +417,80 @@ def test_legacy_fused_names_read_as_mxnet_1_9_1_writes_them():
         "encoder._unfused.0.l_cell.i2h_weight": 1, "encoder._unfused.0.r_cell.h2h_bias": 2,
         "encoder._unfused.1.l_cell.i2h_weight": 3, "rnn._unfused.0.i2h_bias": 4, "dense.weight": 5,
         "_unfused.0.i2h_weight": 6}
+
+
+TORCH_CHOICE = '''
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, mode="lstm"):
+        super().__init__()
+        rnn_class = {"lstm": nn.LSTM, "gru": nn.GRU}[mode]
+        self.encoder = rnn_class(8, 16, batch_first=True)
+        act = nn.ReLU if mode == "lstm" else nn.Tanh
+        self.act = act()
+
+    def forward(self, x):
+        out, _ = self.encoder(x)
+        return self.act(out)
+'''
+
+
+def model_code(path):
+    from porter.convert import ConvertOptions, convert
+
+    conversion = convert(ConvertOptions(path))
+    return next(text for name, text in conversion.files.items() if name.endswith("_keras.py"))
+
+
+def test_a_dict_of_layer_classes_names_the_runtime_classes(tmp_path):
+    """`{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]` (Gluon or torch) picks among the port's classes, and the layer it
+    builds is called as the layers it may be (no run-time dispatch)."""
+    gluon = model_code(GLUON_FIXTURES_DIR / "text_rnn_classifier.py")
+    assert 'rnn_class = {"lstm": GluonLSTM, "gru": GluonGRU}[mode]' in gluon
+    assert "encoded = self.encoder(embedded, training=training)" in gluon
+    source = tmp_path / "choice.py"
+    source.write_text(TORCH_CHOICE)
+    torch_code = model_code(source)
+    assert 'rnn_class = {"lstm": LSTM, "gru": GRU}[mode]' in torch_code
+    assert "out, _ = self.encoder(x, training=training)" in torch_code
+    assert "return self.act(out)" in torch_code
+
+
+def test_cell_api_without_mxnet():
+    import tensorflow as tf
+
+    from porter.runtime.gluon_recurrent import (
+        GluonBidirectionalCell,
+        GluonGRU,
+        GluonLSTM,
+        GluonLSTMCell,
+        GluonRNNCell,
+        GluonSequentialRNNCell,
+    )
+
+    stack = GluonSequentialRNNCell()
+    stack.add(GluonLSTMCell(4, input_size=3))
+    stack.add(GluonRNNCell(5, activation="relu"))
+    states = stack.begin_state(batch_size=2, func="zeros")
+    assert [tuple(s.shape) for s in states] == [(2, 4), (2, 4), (2, 5)]
+    output, states = stack(tf.ones((2, 3)), states)
+    assert tuple(output.shape) == (2, 5) and len(states) == 3
+    outputs, states = stack.unroll(3, tf.ones((2, 3, 3)), layout="NTC", merge_outputs=False)
+    assert len(outputs) == 3 and tuple(outputs[0].shape) == (2, 5)
+    assert [e.key for e in stack.torch_state("cells.")][:2] == ["cells.0.i2h_weight", "cells.0.h2h_weight"]
+    both = GluonBidirectionalCell(GluonLSTMCell(2, input_size=3), GluonLSTMCell(2, input_size=3))
+    with pytest.raises(NotImplementedError, match="cannot be stepped"):
+        both(tf.ones((1, 3)), both.begin_state(batch_size=1))
+    merged, _ = both.unroll(4, tf.ones((4, 1, 3)), layout="TNC", merge_outputs=True)
+    assert tuple(merged.shape) == (4, 1, 4)
+    lstm = GluonLSTM(3, num_layers=2, bidirectional=True)
+    assert [tuple(s.shape) for s in lstm.begin_state(batch_size=5)] == [(4, 5, 3), (4, 5, 3)]
+    assert lstm.torch_state("rnn.")[0].key == "rnn._unfused.0.l_cell.i2h_weight"
+    assert GluonGRU(3).torch_state()[0].key == "_unfused.0.i2h_weight"
+    with pytest.raises(NotImplementedError, match="use_sequence_length"):
+        GluonLSTM(3, use_sequence_length=True)
+    with pytest.raises(ValueError, match="Invalid layout"):
+        GluonGRU(3, layout="NCT")
