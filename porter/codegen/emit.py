@@ -22,7 +22,7 @@ from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.names import assigned_names
 from porter.frontend.source import linked_first
-from porter.rules.constants import TORCH_CONSTANTS
+from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
 
 
 def _templates_dir():
@@ -102,6 +102,10 @@ class ModuleEmitter:
             def leave_Name(self, original, updated):
                 return self.runtime_name(original) or updated
 
+            def leave_Call(self, original, updated):
+                host = TORCH_HOST_CALLS.get(imports.resolve(original.func))
+                return cst.parse_expression(host) if host is not None else updated  # `torch.device("cuda")`
+
             @staticmethod
             def runtime_name(node):
                 canonical = imports.resolve(node)
@@ -134,7 +138,8 @@ class ModuleEmitter:
                                                                           cst.ConcatenatedString)):
                 return None  # the module docstring: the generated one replaces it
             if any(name in self.source.model_names for name in assigned_names(statement)):
-                return code  # constants and configs the model classes use
+                # constants and configs the model classes use (`device = torch.device(...)` becomes None)
+                return portable_code(self.source, statement, self.runtime_renamer()).strip("\n")
             self.dropped.append((line, code.splitlines()[0]))
             return None
         if isinstance(statement, cst.ClassDef):

@@ -8,6 +8,7 @@ from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, remap_axi
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
 from porter.passes.modules import CONTAINERS, ModuleResolver
+from porter.rules.constants import TORCH_HOST_CALLS
 from porter.rules.registry import module_rule_for_call
 
 PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple", "dict", "zip", "enumerate",
@@ -489,6 +490,9 @@ class CallTranslator:
         if canonical in ("torch.jit.is_scripting", "torch.jit.is_tracing", "torch.is_grad_enabled",
                          "torch.compiler.is_compiling"):
             return python("False", static=False)
+        if canonical in TORCH_HOST_CALLS:  # `torch.device(...)`, `torch.cuda.is_available()`
+            host = TORCH_HOST_CALLS[canonical]
+            return python(host, static={"False": False, "0": 0}.get(host))
         kind = "layer" if canonical.startswith("torch.nn.") and canonical[9:10].isupper() else "op"
         message = self.ctx.unsupported(self.line, canonical, f"no rule for this {kind} yet")
         if kind == "layer" or self.mode == "init":

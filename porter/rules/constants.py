@@ -10,3 +10,11 @@ TORCH_CONSTANTS = {
     "math.pi": "math.pi", "math.e": "math.e", "math.inf": "math.inf", "torch.inf": "math.inf", "torch.pi": "math.pi",
     "torch.nan": "math.nan", "math.nan": "math.nan",
 }
+
+# Calls that ask the host about torch's devices: the port has no device objects (TensorFlow places ops itself, and
+# tf.distribute on TPU), so device values are None and CUDA/MPS are never available.
+TORCH_HOST_CALLS = {
+    "torch.device": "None", "torch.cuda.is_available": "False", "torch.cuda.device_count": "0",
+    "torch.backends.mps.is_available": "False", "torch.backends.cudnn.is_available": "False",
+    "torch.cuda.current_device": "None", "torch.get_default_device": "None",
+}
