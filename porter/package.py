@@ -14,6 +14,7 @@ syntax error in any file, stop the whole conversion before anything is written (
 """
 
 import html
+import inspect
 import os
 import re
 from pathlib import Path, PurePosixPath
@@ -23,6 +24,7 @@ from porter.convert import Conversion, ConvertOptions, convert, module_file_name
 from porter.errors import InternalError, SourceError, UsageError
 from porter.frontend.source import check_syntax, parse_source, read_text
 from porter.output import MANIFEST, listed_files, manifest_text
+from porter.self_check import check_generated
 
 SKIPPED_DIRS = {"__pycache__", "test", "tests", "testing", "build", "dist", "node_modules", "site-packages"}
 SKIPPED_FILES = {"setup.py", "conftest.py", "noxfile.py", "tasks.py"}
@@ -209,6 +211,9 @@ def convert_package(options):
             if name in package_files_out:
                 raise InternalError(f"two files of the package would write {name}", str(root))
             package_files_out[name] = text
+    if "test_equivalence.py" in package_files_out:
+        package_files_out["test_equivalence.py"] = with_package_import(package_files_out["test_equivalence.py"])
+        check_generated({"test_equivalence.py": package_files_out["test_equivalence.py"]})
     manifest = package_manifest(conversions, main_file, main_class, options, skipped)
     package_files_out["PORTING.md"] = porting_md(root, conversions, manifest, skipped)
     package_files_out["report.html"] = report_html(root, conversions, manifest, skipped)
@@ -219,6 +224,23 @@ def convert_package(options):
     return Conversion(package_files_out, manifest, warnings, 1 if stubbed else 0,
                       main_conversion.translator if main_conversion else None,
                       main_conversion.emitter if main_conversion else None, main_class)
+
+
+TESTS_MARKER = "# --- the tests ---"
+
+
+def with_package_import(text):
+    """test_equivalence.py whose `import_path` imports a source file of a package as part of it (its relative
+    imports fail when it is loaded by path alone): porter.verify.package_import's functions, copied in."""
+    from porter.verify import package_import
+
+    if TESTS_MARKER not in text:
+        return text
+    shim = "\n\n\n".join(inspect.getsource(function).strip("\n") for function in (
+        package_import.import_in_package, package_import.with_package_fallback))
+    block = (f"# --- a source file of a package is imported as part of it (porter/verify/package_import.py) ---\n\n"
+             f"{shim}\n\n\nimport_path = with_package_fallback(import_path)\n\n\n")
+    return text.replace(TESTS_MARKER, block + TESTS_MARKER, 1)
 
 
 def _is_module(name, file):

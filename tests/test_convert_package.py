@@ -9,6 +9,8 @@ two ports load in one process, and bad packages stop with one line and exit 2, w
 
 import importlib
 import json
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -245,6 +247,11 @@ def test_main_class_gets_the_training_script_and_equivalence_tests(tmp_path):
     # `porter verify OUT` checks the main class; the source (relative imports) is imported as part of its package
     assert main(["verify", str(out), "--examples", "2"]) == 0
     assert "porter:equivalence-summary:begin -->pass" in (out / "PORTING.md").read_text()
+    # so does the generated test_equivalence.py, run where it was written
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+                             "test_equivalence.py", "-k", "baseline"], cwd=out, capture_output=True, text=True,
+                            check=False, env={**os.environ, "PORTER_EXAMPLES": "2"})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
 
 
 def test_class_given_with_its_file_and_an_ambiguous_class(tmp_path, capsys):

@@ -10,7 +10,6 @@ command that reproduces the failing case. Exit 0: all equal; 1: a mismatch; 2: u
 """
 
 import contextlib
-import importlib
 import os
 import shlex
 import sys
@@ -97,46 +96,25 @@ def run(args):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small models: one torch thread is 2-3x faster beside TensorFlow's own threads
     try:
-        with importable_in_its_package(source_path):
+        with importable_in_its_package():
             return _run_checks(out, args, manifest, classes, source_path, framework, case)
     finally:
         torch.set_num_threads(threads)
 
 
 @contextlib.contextmanager
-def importable_in_its_package(source_path):
+def importable_in_its_package():
     """A source file of a package (`porter convert DIR`, or one file of a package) whose relative imports fail when
-    it is loaded by path alone is imported as its package's module, with the folder above the package on sys.path."""
-    from porter.frontend.source import package_of
+    it is loaded by path alone is imported as its package's module (porter.verify.package_import)."""
     from porter.verify import harness
+    from porter.verify.package_import import with_package_fallback
 
-    source_path = Path(source_path).resolve()
-    package = package_of(source_path)
-    if not package:
-        yield
-        return
-    root = source_path.parent
-    for _ in package.split("."):
-        root = root.parent
-    dotted = package if source_path.stem == "__init__" else f"{package}.{source_path.stem}"
     by_path = harness.import_path
-
-    def import_path(path, *args, **kwargs):
-        try:
-            return by_path(path, *args, **kwargs)
-        except ImportError as error:
-            if Path(path).resolve() != source_path or "relative import" not in str(error):
-                raise
-            return importlib.import_module(dotted)
-
-    sys.path.insert(0, str(root))
-    harness.import_path = import_path
+    harness.import_path = with_package_fallback(by_path)
     try:
         yield
     finally:
         harness.import_path = by_path
-        if str(root) in sys.path:
-            sys.path.remove(str(root))
 
 
 def progress(message):
