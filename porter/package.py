@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from porter import __version__
 from porter.convert import Conversion, ConvertOptions, convert, module_file_name
 from porter.errors import InternalError, SourceError, UsageError
+from porter.frontend.linker import source_root
 from porter.frontend.source import check_syntax, parse_source, read_text
 from porter.output import MANIFEST, listed_files, manifest_text
 from porter.self_check import check_generated
@@ -159,8 +160,17 @@ def resolve_main(files, requested):
 def convert_package(options):
     """Convert every model file under `options.source` (a folder) in memory; returns a Conversion (nothing written).
 
-    The Conversion's translator and emitter are the main file's (None without a main class)."""
+    The Conversion's translator and emitter are the main file's (None without a main class). A folder without an
+    `__init__.py` is a source root: its modules import each other by absolute name (`from models.common import
+    Conv`), as when its scripts run from it."""
     root = Path(options.source)
+    if (root / "__init__.py").is_file():
+        return _convert_package(root, options)
+    with source_root(root):
+        return _convert_package(root, options)
+
+
+def _convert_package(root, options):
     out = Path(options.out) if options.out else default_package_out(root)
     files, candidates = model_files(root, out)
     if not candidates:

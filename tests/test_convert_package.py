@@ -313,3 +313,53 @@ def test_weights_of_the_main_class(tmp_path, torch_package):
         expected = torch_model.eval()(torch.from_numpy(x)).numpy()
     assert_equivalent(expected, np.asarray(keras_model(x, training=False)), tolerance=1e-4, what="TinyNet weights")
 
+
+SOURCE_ROOT = {  # a repository whose scripts run from its root (no __init__.py): absolute imports between folders
+    "netlib/common.py": PACKAGE["mypkg/common/blocks.py"],
+    "tools/general.py": PACKAGE["mypkg/utils.py"],
+    "netlib/yolo.py": """import torch
+from torch import nn
+
+from netlib.common import *
+from tools.general import make_divisible
+
+
+class Detect(nn.Module):
+    def __init__(self, c=12):
+        super().__init__()
+        c = make_divisible(c)
+        self.stem = ConvBNReLU(3, c)
+        self.se = SqueezeExcite(c)
+        self.out = nn.Conv2d(c, 4, 1)
+
+    def forward(self, x):
+        return self.out(self.se(self.stem(x)))
+""",
+}
+
+
+def test_a_source_root_without_init_links_its_absolute_imports(tmp_path, monkeypatch):
+    import torch
+
+    repo = tmp_path / "repo"
+    write_package(repo, SOURCE_ROOT)
+    out = tmp_path / "out"
+    assert porter(repo, "-o", out, "--class", "Detect", "--input-shape", "3,16,16") == 0
+    manifest = json.loads((out / "porter-manifest.json").read_text())
+    assert [entry["module"] for entry in manifest["sources"]] == ["netlib/yolo_keras.py", "netlib/common_keras.py"]
+    monkeypatch.syspath_prepend(str(repo))
+    try:
+        torch.manual_seed(0)
+        torch_model = importlib.import_module("netlib.yolo").Detect()
+    finally:
+        for name in [n for n in sys.modules if n.split(".")[0] in ("netlib", "tools")]:
+            del sys.modules[name]
+    perturb_torch_module(torch_model, 0)
+    port = import_path(out / "netlib/yolo_keras.py")
+    keras_model = port.Detect()
+    port.load_state_dict(keras_model, torch_state_numpy(torch_model))
+    x = np.random.default_rng(4).standard_normal((2, 3, 16, 16)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model.eval()(torch.from_numpy(x)).numpy()
+    assert_equivalent(expected, np.asarray(keras_model(x, training=False)), tolerance=1e-4, what="Detect")
+

@@ -5,7 +5,14 @@ porter can read: the linker finds the module file, takes the definitions the mod
 top-level names they use in turn, and their imports made absolute), and appends them after the file's own text, so
 the file's line numbers stay as they are. Names a rule covers (`torchvision.utils._log_api_usage_once`) stay
 imported. What it appends is read like the file's own code; the emitter places it first.
+
+A folder converted as a whole (`porter convert DIR`) without an `__init__.py` is a source root, as when its scripts
+run from it: `from models.common import Conv` in DIR/models/yolo.py names DIR/models/common.py (`SOURCE_ROOTS`).
 """
+
+import contextlib
+import contextvars
+from pathlib import Path
 
 import libcst as cst
 
@@ -17,19 +24,35 @@ MAX_FILES = 32  # a model's in-package helpers are a handful of files; stop befo
 BANNER = "# --- porter: definitions imported from {path} ---"
 
 
+SOURCE_ROOTS = contextvars.ContextVar("porter_source_roots", default=())  # folders whose modules import by name
+
+
+@contextlib.contextmanager
+def source_root(folder):
+    """Within the block, modules under `folder` (no `__init__.py` of its own) import each other absolutely."""
+    token = SOURCE_ROOTS.set((*SOURCE_ROOTS.get(), Path(folder).resolve()))
+    try:
+        yield
+    finally:
+        SOURCE_ROOTS.reset(token)
+
+
 def linked_text(path, text, package, covered):
     """(text with the needed in-package definitions appended, names defined by them).
 
-    `path`: the file; `package`: its dotted package ('' for a loose file: nothing to link); `covered(canonical)`:
-    whether a rule covers an imported name (those stay imports)."""
+    `path`: the file; `package`: its dotted package ('' for a loose file: nothing to link, unless it lies under a
+    source root); `covered(canonical)`: whether a rule covers an imported name (those stay imports)."""
+    root = _package_root(path, package) if package else None
     if not package:
-        return text, frozenset()
+        root, package = _under_source_root(Path(path))
+        if root is None:
+            return text, frozenset()
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return text, frozenset()  # the parser reports it properly
-    root = _package_root(path, package)
-    linker = _Linker(root, covered)
+    linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
+                     if package else True)
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
@@ -40,9 +63,21 @@ def linked_text(path, text, package, covered):
     return f"{text.rstrip()}\n\n\n{appended}\n", frozenset(linker.defined | {a.split(" = ")[0] for a in aliases})
 
 
+def _under_source_root(path):
+    """(source root, dotted package of `path` under it: '' at its top) or (None, '')."""
+    folder = path.resolve().parent
+    for root in SOURCE_ROOTS.get():
+        if folder == root or root in folder.parents:
+            parts = folder.relative_to(root).parts
+            if all(part.isidentifier() for part in parts):
+                return root, ".".join(parts)
+    return None, ""
+
+
 class _Linker:
-    def __init__(self, root, covered):
+    def __init__(self, root, covered, namespace=False):
         self.root = root  # folder that holds the top-level package
+        self.namespace = namespace  # `root` is a source root: any module under it is in the project
         self.covered = covered
         self.parsed = {}  # dotted module -> cst.Module or None
         self.imports = {}  # (id of a parsed module, its package) -> its in_package_imports
@@ -78,7 +113,7 @@ class _Linker:
         top = package.split(".")[0] if package else ""
         for statement in _import_froms(module):
             absolute = _absolute(statement, package)
-            if absolute is None or absolute.split(".")[0] != top:
+            if absolute is None or not self.in_project(absolute, top):
                 continue
             if isinstance(statement.names, cst.ImportStar):
                 stars.append(absolute)
@@ -154,12 +189,22 @@ class _Linker:
         if dotted not in self.order:
             self.order.append(dotted)
 
+    def in_project(self, absolute, top):
+        """Whether module `absolute` belongs to the package (its top name is the package's), or lies under the
+        source root."""
+        first = absolute.split(".")[0]
+        if first == top:
+            return True
+        return self.namespace and bool(first) and ((self.root / f"{first}.py").is_file() or (self.root / first).is_dir())
+
     def is_module(self, dotted):
         relative = dotted.replace(".", "/")
         return (self.root / f"{relative}.py").is_file() or (self.root / relative / "__init__.py").is_file()
 
     def package_of(self, dotted):
-        return dotted if (self.root / dotted.replace(".", "/") / "__init__.py").is_file() else dotted.rsplit(".", 1)[0]
+        if (self.root / dotted.replace(".", "/") / "__init__.py").is_file():
+            return dotted
+        return dotted.rsplit(".", 1)[0] if "." in dotted else ""
 
     def block(self, dotted):
         """The text appended for module `dotted`: its imports (made absolute, without the names linked in) and the
