@@ -80,6 +80,7 @@ def read_gluon_training(source, main_class, train_source=None):
         if batch is not None:
             info.batch_size = batch
     reader._loop_settings(plan, info, values, index, model_names)
+    _read_multipliers(plan, code, values, index)
     for call in index.calls:
         if index.resolve(call.node.func) in CLIP_GLOBAL_NORM:
             plan.clip = _read_clip(call, plan, step_arg, values, index)
@@ -303,3 +304,82 @@ def _read_clip(call, plan, step_arg, values, index):
     if not (scale.known and scale.value == 1 and not scale.refs):
         result.settings.append(Setting("scale", scale))
     return result
+
+
+# --- Parameter.lr_mult / wd_mult -----------------------------------------------------------------------------------
+MULTIPLIERS = ("lr_mult", "wd_mult")
+
+
+def _read_multipliers(plan, code, values, index):
+    """`net.collect_params('.*bias').setattr('wd_mult', 0)` and `for _, v in net.collect_params(PATTERN).items():
+    v.lr_mult = x` -> parameter groups of the optimizer (the last matching rule decides, as the last assignment
+    does in mxnet when the rules set the same attribute)."""
+    rules = []  # (pattern Value, {attribute: Value}, line)
+
+    def pattern_of(call):
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and
+                call.func.attr.value == "collect_params"):
+            return None
+        args = positional_args(call) or [keyword_args(call).get("select")]
+        if args[0] is None:
+            return literal(".*")
+        return values.translate(args[0], Scope(index.function_of(call)))
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Call(self, node):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "setattr":
+                pattern = pattern_of(node.func.value)
+                args = positional_args(node)
+                if pattern is not None and len(args) == 2 and isinstance(args[0], cst.SimpleString) and \
+                        args[0].evaluated_value in MULTIPLIERS:
+                    rules.append((pattern, {args[0].evaluated_value: values.translate(
+                        args[1], Scope(index.function_of(node)))}, index.line(node)))
+
+        def visit_For(self, node):
+            iterated = node.iter
+            if isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute) and \
+                    iterated.func.attr.value in ("items", "values"):
+                iterated = iterated.func.value
+            pattern = pattern_of(iterated)
+            if pattern is None:
+                return
+            target = node.target
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                target = target.elements[1].value
+            if not isinstance(target, cst.Name):
+                return
+            found = {}
+            for statement in node.body.body:
+                for small in getattr(statement, "body", []):
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
+                            small.targets[0].target, cst.Attribute):
+                        attribute = small.targets[0].target
+                        if isinstance(attribute.value, cst.Name) and attribute.value.value == target.value and \
+                                attribute.attr.value in MULTIPLIERS:
+                            found[attribute.attr.value] = values.translate(small.value,
+                                                                           Scope(index.function_of(node)))
+            if found:
+                rules.append((pattern, found, index.line(node)))
+
+    code.module.visit(Visitor())
+    if not rules:
+        return
+    if any(p is None or not isinstance(p.value, str) or any(v is None for v in a.values()) for p, a, _ in rules):
+        plan.note(rules[0][2], "a Parameter lr_mult/wd_mult setting cannot be read statically; train_tpu.py uses 1")
+        return
+    plan.optimizer.groups = [dict(attributes) for _, attributes, _ in rules]
+    patterns = ", ".join(f"r{p.value!r}" for p, _, _ in rules)
+    lines = ", ".join(f"{plan.source_name}:{line}" for _, _, line in rules)
+    plan.optimizer.group_function = (
+        "def parameter_group(name, shape):\n"
+        f'    """Gluon lr_mult / wd_mult as {lines} set them.\n\n'
+        "    The last collect_params pattern that matches the parameter's name decides (len(patterns): none matches,\n"
+        "    mxnet's 1). The names are the attribute paths save_parameters writes (fc1.bias), not mxnet's prefixed\n"
+        '    names (net0_dense0_bias)."""\n'
+        f"    patterns = [{patterns}]\n"
+        "    found = [i for i, pattern in enumerate(patterns) if re.match(pattern, name)]\n"
+        "    return found[-1] if found else len(patterns)")
+    if any(not p.value.startswith(".*") for p, _, _ in rules):
+        plan.note(rules[0][2], "Parameter lr_mult/wd_mult patterns are matched against the attribute paths of the "
+                               "parameters (fc1.bias); a collect_params pattern that names mxnet's prefixes "
+                               "(net0_dense0_) needs adjusting in parameter_group()")

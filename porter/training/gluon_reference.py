@@ -28,13 +28,14 @@ class GluonTraining:
 
 
 def run_gluon_training(model_path, class_name, inputs, labels, *, trainer, loss, steps, step_size=None, reduce=None,
-                       clip_global_norm=None, init_kwargs=None, seed=0, train_mode=False, load_parameters=None,
-                       perturb=True, python=None, timeout=600):
+                       clip_global_norm=None, setup=None, init_kwargs=None, seed=0, train_mode=False,
+                       load_parameters=None, perturb=True, python=None, timeout=600):
     """Build `class_name(**init_kwargs)` in mxnet (seeded; `load_parameters` if given; `perturb` moves the biases
-    off zero), then run `steps` steps of `with autograd.record(): l = loss(net(x), y)`; `l.backward()` (or its
-    mean/sum: `reduce`); `gluon.utils.clip_global_norm(grads, clip_global_norm)` when given;
-    `trainer.step(step_size or batch)`, with `trainer` and `loss` given as the source's expressions (`net` names the
-    model). `inputs`/`labels`: lists of numpy batches, step i takes batch i modulo their count."""
+    off zero) and the statements `setup` (lr_mult / wd_mult settings), then run `steps` steps of
+    `with autograd.record(): l = loss(net(x), y)`; `l.backward()` (or its mean/sum: `reduce`);
+    `gluon.utils.clip_global_norm(grads, clip_global_norm)` when given; `trainer.step(step_size or batch)`, with
+    `trainer` and `loss` given as the source's expressions (`net` names the model). `inputs`/`labels`: lists of
+    numpy batches, step i takes batch i modulo their count."""
     python = mxnet_reference.mxnet_python(python)
     reason = mxnet_reference.mxnet_unavailable_reason(str(python))
     if reason is not None:
@@ -44,8 +45,8 @@ def run_gluon_training(model_path, class_name, inputs, labels, *, trainer, loss,
         np.savez(scratch / "inputs.npz", **{f"input_{i}": np.asarray(x) for i, x in enumerate(inputs)})
         np.savez(scratch / "labels.npz", **{f"input_{i}": np.asarray(y) for i, y in enumerate(labels)})
         train = {"trainer": trainer, "loss": loss, "steps": int(steps), "step_size": step_size, "reduce": reduce,
-                 "clip_global_norm": clip_global_norm, "train_mode": bool(train_mode), "inputs": "inputs.npz",
-                 "labels": "labels.npz"}
+                 "clip_global_norm": clip_global_norm, "setup": setup, "train_mode": bool(train_mode),
+                 "inputs": "inputs.npz", "labels": "labels.npz"}
         request = {"model_path": str(Path(model_path).resolve()), "class_name": class_name,
                    "init_kwargs": init_kwargs or {}, "seed": seed, "out_dir": str(scratch), "perturb": bool(perturb),
                    "load_parameters": None if load_parameters is None else str(Path(load_parameters).resolve()),

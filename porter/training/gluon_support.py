@@ -25,16 +25,30 @@ from porter.training.train_support import TorchLoss, TorchOptimizer, TorchSchedu
 
 class GluonOptimizer(TorchOptimizer):
     """Base of the mxnet-rule optimizers: `rescale_grad` (Trainer's optimizer_params; the batch-size division is
-    the train step's mean), element-wise `clip_gradient` and coupled `wd`. No parameter groups: Gluon's lr_mult and
-    wd_mult are 1 unless the source sets them on parameters."""
+    the train step's mean), element-wise `clip_gradient` and coupled `wd`. Parameters' lr_mult / wd_mult (1 unless
+    the source sets them, e.g. `net.collect_params('.*bias').setattr('wd_mult', 0)`) come as parameter groups:
+    `param_groups=[{"wd_mult": 0.0}, ...]` and `group_of(name, shape) -> index`."""
 
     clip_before_decay = True  # SGD and NAG clip the rescaled gradient, then add wd * weight; Adam/RMSProp clip both
+
+    lr_mult = 1.0  # Parameter.lr_mult / wd_mult: per-parameter-group overrides (param_groups, group_of)
+    wd_mult = 1.0
 
     def __init__(self, learning_rate, wd=0.0, rescale_grad=1.0, clip_gradient=None, **kwargs):
         super().__init__(learning_rate, **kwargs)
         self.torch_weight_decay = wd
         self.rescale_grad = rescale_grad
         self.clip_gradient = clip_gradient
+
+    def rate(self, variable, learning_rate):
+        """The learning rate of `variable`: the schedule's times its parameter's lr_mult."""
+        lr = tf.cast(learning_rate, variable.dtype)
+        multiplier = self.hyper(variable, "lr_mult")
+        return lr * multiplier if multiplier != 1.0 else lr
+
+    def decay(self, variable):
+        """wd times the parameter's wd_mult (a Python number)."""
+        return self.torch_weight_decay * self.hyper(variable, "wd_mult")
 
     def gluon_gradient(self, gradient, variable):
         """mxnet's gradient: rescale_grad * g, clipped to [-clip_gradient, clip_gradient], plus wd * weight."""
@@ -44,8 +58,9 @@ class GluonOptimizer(TorchOptimizer):
         clip = self.clip_gradient
         if clip is not None and clip >= 0 and self.clip_before_decay:
             g = tf.clip_by_value(g, -clip, clip)
-        if self.torch_weight_decay:
-            g = g + self.torch_weight_decay * variable
+        decay = self.decay(variable)
+        if decay:
+            g = g + decay * variable
         if clip is not None and clip >= 0 and not self.clip_before_decay:
             g = tf.clip_by_value(g, -clip, clip)
         return g
@@ -75,7 +90,7 @@ class GluonSGD(GluonOptimizer):
         self._moments = self.slots(var_list, "momentum") if self.momentum else []
 
     def update_step(self, gradient, variable, learning_rate):
-        lr = tf.cast(learning_rate, variable.dtype)
+        lr = self.rate(variable, learning_rate)
         g = self.gluon_gradient(gradient, variable)
         if not self.momentum:
             self.assign_sub(variable, lr * g)
@@ -108,7 +123,7 @@ class GluonNAG(GluonOptimizer):
         self._moments = self.slots(var_list, "momentum") if self.momentum else []
 
     def update_step(self, gradient, variable, learning_rate):
-        lr = tf.cast(learning_rate, variable.dtype)
+        lr = self.rate(variable, learning_rate)
         if not self.momentum:
             self.assign_sub(variable, lr * self.gluon_gradient(gradient, variable))
             return
@@ -117,7 +132,7 @@ class GluonNAG(GluonOptimizer):
             g = g * self.rescale_grad
         if self.clip_gradient is not None and self.clip_gradient >= 0:
             g = tf.clip_by_value(g, -self.clip_gradient, self.clip_gradient)
-        wd = self.torch_weight_decay
+        wd = self.decay(variable)
         mom = self._moments[self._get_variable_index(variable)]
         scaled = self.momentum * mom
         weight = variable + 0.0
@@ -157,7 +172,7 @@ class GluonAdam(GluonOptimizer):
         t = tf.cast(self._iterations + 1, tf.float64)
         coefficient = tf.sqrt(1.0 - tf.pow(tf.constant(self.beta2, tf.float64), t)) / (
             1.0 - tf.pow(tf.constant(self.beta1, tf.float64), t))
-        lr = tf.cast(tf.cast(learning_rate, tf.float64) * coefficient, dtype)
+        lr = tf.cast(tf.cast(learning_rate, tf.float64) * self.hyper(variable, "lr_mult") * coefficient, dtype)
         mean, var = self._mean[index], self._var[index]
         beta1, beta2 = tf.constant(self.beta1, dtype), tf.constant(self.beta2, dtype)  # the kernel's float32 betas
         new_mean = beta1 * mean + (1.0 - beta1) * g
@@ -195,7 +210,7 @@ class GluonRMSProp(GluonOptimizer):
         self._delta = self.slots(var_list, "delta") if self.centered else []
 
     def update_step(self, gradient, variable, learning_rate):
-        lr = tf.cast(learning_rate, variable.dtype)
+        lr = self.rate(variable, learning_rate)
         g = self.gluon_gradient(gradient, variable)
         index = self._get_variable_index(variable)
         gamma1 = tf.constant(self.gamma1, variable.dtype)  # the kernel's float32 gamma1: 1 - gamma1 rounds as there

@@ -244,7 +244,7 @@ def capture_blocks(net, inputs, path):
 def run_training(request, out_dir):
     """The training request: the source's gluon.Trainer and loss run `steps` steps. request["train"] holds
     `trainer` and `loss` (Python expressions, evaluated with mx, gluon, nn, autograd, nd, np, the model file's
-    names and `net` in scope), `inputs` and `labels` (.npz files of input_<i>: step i takes batch i modulo their
+    names and `net` in scope, after the statements of `setup`, if any), `inputs` and `labels` (.npz files of input_<i>: step i takes batch i modulo their
     count), `steps`, `step_size` (the argument of trainer.step; null: the batch size), `reduce` (null: backward
     on the per-sample losses; "mean" or "sum": on their mean or sum), `clip_global_norm` (null, or the max_norm of
     gluon.utils.clip_global_norm on the gradients before the step) and `train_mode` (autograd.record's; dropout is
@@ -272,6 +272,8 @@ def run_training(request, out_dir):
     with stage("build the trainer and the loss"):
         namespace = {**vars(module), "mx": mx, "gluon": mx.gluon, "nn": mx.gluon.nn, "autograd": mx.autograd,
                      "nd": mx.nd, "np": np, "net": net}
+        if spec.get("setup"):
+            exec(spec["setup"], namespace)  # noqa: S102 - the test's statements before the Trainer (lr_mult, wd_mult)
         trainer = eval(spec["trainer"], namespace)  # the test's own training snippet
         loss_fn = eval(spec["loss"], namespace)
     losses, states = {}, {}
@@ -409,11 +411,23 @@ def initialize(net, inputs, request):
 
 def forward_and_backward(net, inputs, training):
     """The outputs, flattened, and {input_<i>: gradient} of sum(float outputs) for the floating-point inputs; the
-    parameters' gradients are left in their .grad()."""
+    parameters' gradients are left in their .grad(). Float inputs that feed an Embedding (Gluon's float32 token ids)
+    take no gradient in mxnet: then none is given."""
+    import mxnet as mx
+
+    try:
+        return _forward_and_backward(net, inputs, training, True)
+    except mx.base.MXNetError as error:
+        if "calculate data gradient" not in str(error):
+            raise
+    return _forward_and_backward(net, [x.copy() for x in inputs], training, False)
+
+
+def _forward_and_backward(net, inputs, training, input_gradients):
     import mxnet as mx
     import numpy as np
 
-    floating = {i: x for i, x in enumerate(inputs) if np.issubdtype(x.dtype, np.floating)}
+    floating = {i: x for i, x in enumerate(inputs) if input_gradients and np.issubdtype(x.dtype, np.floating)}
     for x in floating.values():
         x.attach_grad()
     with mx.autograd.record(train_mode=training):
@@ -422,6 +436,7 @@ def forward_and_backward(net, inputs, training):
         total = sum(out.astype("float64").sum() for out in differentiable)
     if differentiable:  # integer outputs only (class ids): there is nothing to differentiate
         total.backward(train_mode=training)  # the default, train_mode=True, gives BatchNorm batch-stat gradients
+    mx.nd.waitall()  # an operator's failure surfaces here, not later
     return outputs, {f"input_{i}": x.grad.asnumpy() for i, x in floating.items()}
 
 

@@ -41,7 +41,7 @@ class TinyNet(gluon.HybridBlock):
 if __name__ == "__main__":
     net = TinyNet()
     net.initialize()
-    trainer = {trainer}
+    {setup}trainer = {trainer}
     loss_fn = {loss}
     x = mx.nd.random.normal(shape=(8, 2, 4, 4))
     y = mx.nd.random.randint(0, 4, shape=(8,))
@@ -121,14 +121,16 @@ class GluonCase:
     """One tiny Gluon source: written, converted, its train_tpu.py loaded."""
 
     def __init__(self, root, name, trainer_code, loss_code, head="logits", record=None, step_size="x.shape[0]",
-                 clip=""):
+                 clip="", setup=""):
         self.root = root / name
         self.root.mkdir(parents=True)
         self.trainer, self.loss = trainer_code, loss_code
         self.record = record or "loss = loss_fn(net(x), y)"
         self.source = self.root / "tiny_gluon.py"
         self.source.write_text(MODEL_SOURCE.format(head=HEADS[head], trainer=trainer_code, loss=loss_code,
-                                                   record=self.record, step_size=step_size, clip=clip))
+                                                   record=self.record, step_size=step_size, clip=clip,
+                                                   setup=setup))
+        self.setup = setup.replace("\n    ", "\n")
         self.out = self.root / "out"
         self.manifest = convert_source(self.source, self.out)
         self.train = load_module(self.out / "train_tpu.py")
@@ -146,7 +148,7 @@ def run_pair(case, kind, steps, seed=0, step_size=None, reduce=None, batches=2, 
     ys = [labels(kind, rng) for _ in range(batches)]
     reference = run_gluon_training(case.source, "TinyNet", xs, ys, trainer=case.trainer, loss=case.loss,
                                    steps=steps, step_size=step_size, reduce=reduce, seed=seed,
-                                   clip_global_norm=clip_global_norm)
+                                   clip_global_norm=clip_global_norm, setup=case.setup or None)
     train = case.train
     model = train.build_model()
     model(tf.zeros((1, 2, 4, 4)), training=False)
@@ -268,6 +270,22 @@ def test_clip_global_norm_matches_mxnet(tmp_path, step_size):
     check(errors)
 
 
+MULTIPLIERS = ("net.collect_params('.*bias').setattr('wd_mult', 0)\n"
+               "    for _, parameter in net.collect_params('.*weight').items():\n"
+               "        parameter.lr_mult = 0.5\n    ")
+
+
+@needs_mxnet
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "nag"])
+def test_lr_mult_and_wd_mult_match_mxnet(tmp_path, optimizer):
+    """No weight decay on the biases and half the learning rate on the weights, as GluonCV's --no-wd does."""
+    code = OPTIMIZERS[optimizer].replace("'wd': 0.01", "'wd': 0.2")
+    case = GluonCase(tmp_path, optimizer, code, "gluon.loss.SoftmaxCrossEntropyLoss()", setup=MULTIPLIERS)
+    assert "group_of=parameter_group" in case.text and 'param_groups=[{"wd_mult": 0}, {"lr_mult": 0.5}]' in case.text
+    errors, _, _ = run_pair(case, "class", steps=3)
+    check(errors)
+
+
 def test_reader_reads_trainer_loss_and_loop(tmp_path):
     case = GluonCase(tmp_path, "read", SCHEDULES["factor"], "gluon.loss.L2Loss(weight=0.5)")
     train = case.train
@@ -281,7 +299,7 @@ def test_reader_reads_trainer_loss_and_loop(tmp_path):
     assert "class GluonSGD(GluonOptimizer)" in support and "class Adam(" not in support
 
 
-GLUONCV_STYLE = '''"""Image classification training in the style of GluonCV's scripts: flags, split_and_load, per-device losses."""
+GLUONCV_STYLE = '''"""Image classification training as GluonCV's scripts write it: flags, per-device losses."""
 
 import argparse
 
