@@ -81,6 +81,13 @@ def read_gluon_training(source, main_class, train_source=None):
             info.batch_size = batch
     reader._loop_settings(plan, info, values, index, model_names)
     _read_multipliers(plan, code, values, index)
+    for receiver, call in index.method_calls("set_learning_rate"):
+        found, _ = values.resolve_object(cst.Name(receiver), Scope(call.function))
+        if found in {c.node for c in calls}:
+            plan.note(index.line(call.node), f"{receiver}.set_learning_rate(...) is not translated: train_tpu.py's "
+                                             "learning rate follows the Trainer's lr_scheduler only (write the "
+                                             "decay as an mx.lr_scheduler, or edit build_optimizer())")
+            break
     for call in index.calls:
         if index.resolve(call.node.func) in CLIP_GLOBAL_NORM:
             plan.clip = _read_clip(call, plan, step_arg, values, index)
@@ -193,11 +200,12 @@ def _rows(node, scope, values, index, depth=0):
 def _stepped_trainer(index, values, calls):
     """(argument of `trainer.step(...)` or None, Trainer construction) of the Trainer the loop steps."""
     nodes = {c.node: c for c in calls}
-    for receiver, call in index.method_calls("step"):
-        found, _ = values.resolve_object(cst.Name(receiver), Scope(call.function))
-        if found in nodes:
-            args = positional_args(call.node) or [keyword_args(call.node).get("batch_size")]
-            return (args[0], Scope(call.function)), nodes[found]
+    for method in ("step", "update"):  # update: after trainer.allreduce_grads() (update_on_kvstore=False)
+        for receiver, call in index.method_calls(method):
+            found, _ = values.resolve_object(cst.Name(receiver), Scope(call.function))
+            if found in nodes:
+                args = positional_args(call.node) or [keyword_args(call.node).get("batch_size")]
+                return (args[0], Scope(call.function)), nodes[found]
     return None, calls[0]
 
 
@@ -251,6 +259,9 @@ def _read_loss(plan, backward, step_arg, info, values, index):
         plan.note(line, f"the loss ({text}) is not a gluon.loss loss porter reads; train_tpu.py uses "
                         "CrossEntropyLoss on the model's outputs — replace build_loss()")
         return
+    if len(positional_args(expression)) > 2 or "sample_weight" in keyword_args(expression):  # a loss call here
+        plan.note(line, "the loss's sample_weight argument is not translated: train_tpu.py weighs every sample "
+                        "alike")
     step_node = step_arg[0] if step_arg is not None else None
     steps_by_one = isinstance(step_node, cst.Integer) and step_node.value == "1"
     if reduction == "mean" and not steps_by_one and step_node is not None:

@@ -582,3 +582,16 @@ def test_torch_sources_keep_the_torch_reader(tmp_path):
                       "torch.optim.SGD(model.parameters(), lr=0.1)\n")
     plan = read_plan(tmp_path, source.read_text(), main="Tiny")
     assert plan.framework == "torch" and plan.optimizer.cls == "SGD"
+
+
+def test_update_after_allreduce_sample_weight_and_set_learning_rate(tmp_path):
+    plan = read_plan(tmp_path, variant("trainer = gluon.Trainer(net.collect_params(), 'adam', {'learning_rate': 0.1}, "
+                                       "update_on_kvstore=False)\nloss = gluon.loss.L1Loss()\n"
+                                       "w = nd.ones((100, 1))",
+                                       record="l = loss(net(X[i:i + 20]), y[i:i + 20], w[i:i + 20])",
+                                       backward="l.backward()\n        trainer.allreduce_grads()\n"
+                                                "        trainer.set_learning_rate(0.01)",
+                                       step="1").replace("trainer.step(1)", "trainer.update(1)"))
+    notes = " ".join(text for _, text in plan.notes)
+    assert plan.loss.cls == "GluonL1Loss" and plan.loss.setting("reduction").value == "sum"  # update(1) on a sum
+    assert "sample_weight" in notes and "set_learning_rate" in notes
