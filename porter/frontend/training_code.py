@@ -109,6 +109,12 @@ class TrainingCodeReader(cst.CSTVisitor):
         while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
                 "to", "cuda", "float", "long", "cpu", "requires_grad_"):
             node = node.func.value
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "astype" \
+                and len(node.args) == 1:  # mxnet's `x.astype("float32")`: the same values in that dtype
+            dtype = _literal(node.args[0].value, self.constants)
+            found = self.example_of(node.func.value)
+            return ExampleInput(found.shape, dtype, found.low, found.high) if isinstance(dtype, str) and \
+                found is not None else None
         if isinstance(node, cst.Name):
             return self.tensors.get(node.value)
         if isinstance(node, cst.Call) and dotted_name(node.func) in self.source.functions:

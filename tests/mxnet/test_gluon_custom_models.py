@@ -135,6 +135,8 @@ def test_zoo_factory_is_carried_without_mxnet_or_downloads(tmp_path):
       {"shape": [], "dtype": "float32", "low": 1.0, "high": 6.0}]),
     ("resnet_v1.py", "ResNetV1", [{"shape": [3, 32, 32], "dtype": "float32", "low": None, "high": None}]),
     ("mobilenet_v1.py", "MobileNet", [{"shape": [3, 32, 32], "dtype": "float32", "low": None, "high": None}]),
+    ("text_rnn_classifier.py", "TextClassifier",  # `mx.nd.random.randint(0, VOCAB_SIZE, ...).astype("float32")`
+     [{"shape": [20], "dtype": "float32", "low": 0, "high": 500}]),
 ])
 def test_example_inputs_come_from_mxnet_data_code(tmp_path, name, main, expected):
     """The manifest's example inputs and main class from the fixture's own `__main__` (a factory's model counts
