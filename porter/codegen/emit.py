@@ -137,6 +137,8 @@ class ModuleEmitter:
             if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString,
                                                                           cst.ConcatenatedString)):
                 return None  # the module docstring: the generated one replaces it
+            if statement in getattr(self.translator, "module_code", {}):  # computed with torch: translated
+                return self.translator.module_code[statement]
             if any(name in self.source.model_names for name in assigned_names(statement)):
                 # constants and configs the model classes use (`device = torch.device(...)` becomes None)
                 return portable_code(self.source, statement, self.runtime_renamer()).strip("\n")

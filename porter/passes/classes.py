@@ -15,6 +15,7 @@ from porter.frontend import gluon
 from porter.ir.values import ModuleRef, Value, python, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
+from porter.passes.module_code import translate_module_assignments
 from porter.passes.modules import ModuleResolver, config_block_classes
 from porter.passes.statements import INDENT, BodyTranslator
 
@@ -118,6 +119,7 @@ class FileTranslator:
         self.function_code.clear()
         self.method_code.clear()
         self.specialised_code.clear()
+        self.module_code = translate_module_assignments(self, ClassBodyTranslator)  # `MEAN = torch.tensor(...)`
         for info in self.source.classes.values():
             self.translate_init(info)
         if main_class is not None:

@@ -58,6 +58,7 @@ class ClassSignature:
     arg_values: tuple  # Value per forward parameter as the class receives it
     output: object = None  # Value template of the return (code unused)
     done: bool = False
+    callee: str | None = None  # a function translated again for other layouts: the name of that translation
 
 
 @dataclass
@@ -74,6 +75,7 @@ class FileContext:
     reserved_names: set = field(default_factory=set)
     renames: dict = field(default_factory=dict)  # runtime name -> emitted name when a user name collides
     channels_last_io: bool = False  # porter convert --channels-last-io: the main class's images are NHWC
+    module_values: dict = field(default_factory=dict)  # module-level name -> Value (`MEAN = torch.tensor(...)`)
 
     def __post_init__(self):
         self.module_rules, self.function_rules = load_all_rules()

@@ -63,6 +63,8 @@ class ExpressionTranslator(CallTranslator):
             return value.with_code(name) if isinstance(value, Value) else python(name)
         if name in ("True", "False", "None"):
             return python(name, static={"True": True, "False": False, "None": None}[name])
+        if name in self.ctx.module_values:  # a module-level tensor the model uses (passes/module_code.py)
+            return self.ctx.module_values[name]
         return python(name)
 
     def _expr_Integer(self, node):

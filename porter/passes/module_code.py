@@ -1,0 +1,54 @@
+"""Module-level assignments the model uses that compute with torch (`MEAN = torch.tensor([...]).view(1, 3, 1, 1)`,
+`EPS = torch.finfo(torch.float32).eps`): translated like function bodies, in torch's layout, instead of copied.
+
+The translated Values are what the class translators see for those names (`x - MEAN` on a channels-last `x`
+broadcasts MEAN in that layout); the code replaces the source statement in the model module.
+"""
+
+import libcst as cst
+
+from porter.frontend.names import assigned_names
+from porter.ir.layout import to_layout
+
+
+def translate_module_assignments(file_translator, body_translator_class):
+    """{statement: translated code} for the top-level assignments of model names that mention torch; their Values
+    go into ctx.module_values."""
+    source, ctx = file_translator.source, file_translator.ctx
+    translated = {}
+    for statement in source.module.body:
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            continue
+        small = statement.body[0]
+        if not isinstance(small, cst.Assign) or not _mentions_torch(small.value, source.imports):
+            continue
+        names = assigned_names(statement)
+        if not names or not any(name in source.model_names for name in names):
+            continue
+        translator = body_translator_class(file_translator, None, "function", {}, None)
+        translator.line = source.line_of(statement)
+        value = translator.expr(small.value)
+        if value.is_tensor:
+            value = to_layout(ctx, value, "source")
+        targets = " = ".join(source.code_of(t.target).strip() for t in small.targets)
+        translated[statement] = f"{targets} = {value.code}"
+        if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            ctx.module_values[names[0]] = value.with_code(names[0])
+    return translated
+
+
+def _mentions_torch(node, imports):
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attribute):
+            if imports.is_torch(imports.resolve(attribute)):
+                found.append(attribute)
+            return not found
+
+        def visit_Name(self, name):
+            if imports.is_torch(imports.resolve(name)):
+                found.append(name)
+
+    node.visit(Finder())
+    return bool(found)
