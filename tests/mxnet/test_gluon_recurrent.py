@@ -494,3 +494,65 @@ def test_cell_api_without_mxnet():
         GluonLSTM(3, use_sequence_length=True)
     with pytest.raises(ValueError, match="Invalid layout"):
         GluonGRU(3, layout="NCT")
+
+
+WORD_LM_SOURCE = '''
+import mxnet as mx
+from mxnet import gluon
+from mxnet.gluon import nn, rnn
+
+
+class RNNModel(gluon.Block):
+    """The model of mxnet's example/gluon/word_language_model: the layer chosen by `mode` in if/elif branches,
+    hidden states passed in and returned."""
+
+    def __init__(self, mode, vocab_size, num_embed, num_hidden, num_layers, dropout=0.5, **kwargs):
+        super(RNNModel, self).__init__(**kwargs)
+        with self.name_scope():
+            self.drop = nn.Dropout(dropout)
+            self.encoder = nn.Embedding(vocab_size, num_embed, weight_initializer=mx.init.Uniform(0.1))
+            if mode == "rnn_relu":
+                self.rnn = rnn.RNN(num_hidden, num_layers, activation="relu", dropout=dropout, input_size=num_embed)
+            elif mode == "rnn_tanh":
+                self.rnn = rnn.RNN(num_hidden, num_layers, dropout=dropout, input_size=num_embed)
+            elif mode == "lstm":
+                self.rnn = rnn.LSTM(num_hidden, num_layers, dropout=dropout, input_size=num_embed)
+            elif mode == "gru":
+                self.rnn = rnn.GRU(num_hidden, num_layers, dropout=dropout, input_size=num_embed)
+            else:
+                raise ValueError("Invalid mode %s. Options are rnn_relu, rnn_tanh, lstm, and gru" % mode)
+            self.decoder = nn.Dense(vocab_size, in_units=num_hidden)
+            self.num_hidden = num_hidden
+
+    def forward(self, inputs, hidden):
+        emb = self.drop(self.encoder(inputs))
+        output, hidden = self.rnn(emb, hidden)
+        output = self.drop(output)
+        decoded = self.decoder(output.reshape((-1, self.num_hidden)))
+        return decoded, hidden
+
+    def begin_state(self, *args, **kwargs):
+        return self.rnn.begin_state(*args, **kwargs)
+'''
+
+
+@needs_mxnet
+@pytest.mark.parametrize("mode", ["gru", "rnn_tanh"])
+def test_word_language_model_matches_mxnet(mode, tmp_path):
+    """Float32 token ids (T, N) into an Embedding, a time-major fused layer given the hidden state, (decoded,
+    [h_n]) out; the Dropout blocks and the layer's dropout do nothing in inference."""
+    from porter.verify.mxnet_reference import run_gluon_reference
+
+    source = tmp_path / "word_lm.py"
+    source.write_text(WORD_LM_SOURCE)
+    convert(source, tmp_path / "port")
+    init = {"mode": mode, "vocab_size": 50, "num_embed": 8, "num_hidden": 10, "num_layers": 2, "dropout": 0.2}
+    generator = np.random.default_rng(1)
+    inputs = [generator.integers(0, 50, (7, 3)).astype(np.float32),
+              generator.standard_normal((2, 3, 10)).astype(np.float32)]
+    params = tmp_path / "word_lm.params"
+    reference = run_gluon_reference(source, "RNNModel", inputs, init_kwargs=init, perturb=True,
+                                    save_parameters=params)
+    assert [o.shape for o in reference.outputs] == [(21, 50), (2, 3, 10)]
+    module = import_port(tmp_path / "port", "word_lm")
+    assert_port_matches(module, module.RNNModel(**init), inputs, reference, params)
