@@ -11,6 +11,10 @@ What Gluon spells differently is normalised here, once, so that the passes stay 
   parameters of hybrid_forward become `weight = self.weight` at the top of the body, and `self.weight.data()`
   (Gluon 2 style `forward`) reads as `self.weight`; `self.params.get(...)` itself is read as a call of
   `mxnet.gluon.Parameter` (`get_constant`: `mxnet.gluon.Constant`), whose rules live in porter/rules/gluon_ops.py.
+Module-level functions that build and return a Block (model-zoo factories such as `get_resnet(version,
+num_layers, **kwargs)` and `resnet18_v1(**kwargs)`, found through locals and module-level tables of classes) are
+model code: the port carries them with their tables, without their pretrained-weights download (`model_factories`,
+`without_pretrained`), and mxnet data literals (`mx.nd.array([...])`) give example inputs.
 The rewritten nodes take the source positions of the nodes they replace, so lines stay the source's.
 """
 
@@ -42,15 +46,17 @@ def op_namespace_parameter(method):
     return params[1].name.value if len(params) > 1 else None
 
 
-def normalised_methods(methods, positions, imports=None):
+def normalised_methods(methods, positions, imports=None, inherited_inits=()):
     """Gluon methods as the translator reads them: `hybrid_forward` as `forward` without its `F` parameter (a
-    class defining `forward` itself keeps it) and with the Block's own parameters read from `self`, `name_scope`
-    blocks unwrapped, `self.params.get(...)` as a parameter construction and `self.<parameter>.data()` as the
-    parameter. `positions` gains the new nodes; `imports` (the file's ImportTable) the parameter aliases."""
+    class defining `forward` itself keeps it) and with the Block's own parameters (its `__init__`'s and those of
+    `inherited_inits`, its in-file bases' constructors) read from `self`, `name_scope` blocks unwrapped,
+    `self.params.get(...)` as a parameter construction and `self.<parameter>.data()` as the parameter.
+    `positions` gains the new nodes; `imports` (the file's ImportTable) the parameter aliases."""
     if imports is not None:
         for alias, canonical in PARAMS_GET.values():
             imports.aliases.setdefault(alias, canonical)
-    parameters = _own_parameters(methods.get("__init__"), imports)
+    parameters = _own_parameters(methods.get("__init__"), imports).union(
+        *(_own_parameters(init, imports) for init in inherited_inits))
     result = {}
     for name, method in methods.items():
         method = _unwrap_name_scopes(method, positions)

@@ -399,7 +399,8 @@ def _class_info(node, imports, known, positions):
                         small.targets[0].target, cst.Name):
                     attributes[small.targets[0].target.value] = small.value
     if framework == "mxnet":
-        methods = gluon.normalised_methods(methods, positions, imports)
+        inherited = [known[b].find_method("__init__") for b in in_file_bases]  # their parameters are this Block's
+        methods = gluon.normalised_methods(methods, positions, imports, [i for i in inherited if i is not None])
     info = ClassInfo(node.name.value, node, positions[node].start.line, in_file_bases, methods, attributes)
     info.framework = framework
     info.container_base = container or next((known[b].container_base for b in in_file_bases

@@ -48,6 +48,24 @@ def test_hybrid_forward_reads_its_parameters_from_self(tmp_path):
     assert source.imports.aliases["porter_gluon_params_get__"] == "mxnet.gluon.Parameter"
 
 
+def test_a_subclass_reads_its_bases_parameters(tmp_path):
+    source = parse(tmp_path, '''
+        class Base(gluon.HybridBlock):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+                self.weight = self.params.get("weight", shape=(2, 2))
+
+            def hybrid_forward(self, F, x, weight):
+                return F.dot(x, weight)
+
+        class Scaled(Base):
+            def hybrid_forward(self, F, x, weight):
+                return 2 * F.dot(x, weight)
+    ''')
+    text = code(source, source.classes["Scaled"].methods["forward"])
+    assert "def forward(self, x):" in text and "weight = self.weight" in text
+
+
 def test_parameter_data_reads_as_the_parameter(tmp_path):
     source = parse(tmp_path, '''
         class Gluon2(gluon.Block):
