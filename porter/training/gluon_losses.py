@@ -71,6 +71,8 @@ def read_gluon_loss(name, call, scope, values, index, plan):
         if key == "from_sigmoid" and value.known and value.value:
             result.target = "binary_probs"
         result.settings.append(Setting(key, value))
+    if target == "class" and result.class_axis == 1:  # the renderer writes class_axis only where it is not 1
+        result.settings.append(Setting("class_axis", literal(1)))
     return result
 
 

@@ -52,7 +52,8 @@ if __name__ == "__main__":
         {clip}trainer.step({step_size})
 '''
 HEADS = {"logits": "self.fc2(self.fc1(x))", "log_softmax": "F.log_softmax(self.fc2(self.fc1(x)))",
-         "sigmoid": "F.sigmoid(self.fc2(self.fc1(x)))"}
+         "sigmoid": "F.sigmoid(self.fc2(self.fc1(x)))",
+         "per_position": "F.reshape(self.fc2(self.fc1(x)), (-1, 2, 2))"}  # 2 classes on axis 1 at 2 positions
 
 
 def trainer(optimizer, params):
@@ -83,6 +84,7 @@ LOSSES = {
     "sigmoid_bce": ("logits", "gluon.loss.SigmoidBCELoss()", "binary"),
     "sigmoid_bce_probs": ("sigmoid", "gluon.loss.SigmoidBinaryCrossEntropyLoss(from_sigmoid=True)", "binary"),
     "huber": ("logits", "gluon.loss.HuberLoss(rho=0.5)", "regression"),
+    "softmax_ce_axis_1": ("per_position", "gluon.loss.SoftmaxCrossEntropyLoss(axis=1)", "positions"),
 }
 MOMENTUM_SGD = "{'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01, 'lr_scheduler': %s}"
 SCHEDULES = {
@@ -112,6 +114,8 @@ def labels(kind, rng, n=8, classes=4):
     if kind == "probs":
         raw = rng.random((n, classes)).astype(np.float32)
         return raw / raw.sum(axis=1, keepdims=True)
+    if kind == "positions":
+        return rng.integers(0, 2, size=(n, 2)).astype(np.float32)
     if kind == "binary":
         return (rng.random((n, classes)) > 0.5).astype(np.float32)
     return rng.standard_normal((n, classes)).astype(np.float32)
