@@ -47,9 +47,9 @@ def uses_gluon_trainer(source):
     return bool(trainer_calls(SourceIndex.build(source)))
 
 
-def read_gluon_training(source, main_class, train_source=None):
-    from porter.training import reader  # the torch reader's shared helpers (model names, loop settings, summary)
-
+def read_gluon_training(source, main_class, train_source, reader):
+    """TrainingPlan of a Gluon source. `reader` is porter.training.reader, whose helpers (model names, loop
+    settings, summary) this shares: it hands itself in, which keeps the import graph acyclic."""
     code = train_source or source
     index = SourceIndex.build(code)
     plan = TrainingPlan(code.path.name, True, default_optimizer(), default_loss(), framework="mxnet")

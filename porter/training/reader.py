@@ -4,6 +4,8 @@
 libcst; nothing is imported or executed. What cannot be read becomes a default with a note, never a silent guess.
 """
 
+import sys
+
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
@@ -26,7 +28,7 @@ BATCH_FLAG_NAMES = ("batch_size", "train_batch_size", "bs")
 def read_training(source, main_class, train_source=None):
     code = train_source or source
     if uses_gluon_trainer(code):  # Gluon training code (gluon.Trainer): read by gluon_reader into the same plan
-        return read_gluon_training(source, main_class, train_source)
+        return read_gluon_training(source, main_class, train_source, sys.modules[__name__])
     index = SourceIndex.build(code)
     plan = TrainingPlan(code.path.name, False, default_optimizer(), default_loss())
     values = ValueReader(index, namespaces=namespace_names(index))
