@@ -89,26 +89,43 @@ class PackageFile:
 
 
 def model_files(root, out=None):
-    """[PackageFile] of the files under `root` that define torch (or Gluon) module classes themselves.
+    """([PackageFile] of the files under `root` that define torch (or Gluon) module classes themselves, the number
+    of Python files looked at, [{"path", "error"}] of files that cannot be read).
 
-    Every candidate file is read and syntax-checked first: one that does not parse is a SourceError at its line."""
+    Every readable file is syntax-checked first: one that does not parse is a SourceError at its line (nothing is
+    converted). A file porter cannot read (undecodable, too large) or whose classes it cannot take (a class defined
+    twice) is left out with its reason."""
     candidates = [path for path in package_files(root, out) if _size(path)]  # an empty __init__.py holds nothing
-    found = []
+    found, unreadable, readable = [], [], []
     for path in candidates:
         relative = path.relative_to(root).as_posix()
         display = str(Path(root) / relative)
-        check_syntax(read_text(path, display), display)
-    for path in candidates:
-        relative = path.relative_to(root).as_posix()
-        display = str(Path(root) / relative)
+        try:
+            text = read_text(path, display)
+        except SourceError as error:
+            unreadable.append({"path": relative, "error": _reason(error, display, relative)})
+            continue
+        check_syntax(text, display)
+        readable.append((path, relative, display))
+    for path, relative, display in readable:
         if not _may_hold_model(path):
             continue
-        source = parse_source(path, display)
+        try:
+            source = parse_source(path, display)
+        except SourceError as error:
+            unreadable.append({"path": relative, "error": _reason(error, display, relative)})
+            continue
         own = [name for name, info in source.classes.items()
                if source.linked_from_line is None or info.line < source.linked_from_line]
         if own:
             found.append(PackageFile(path, relative, display, own, source))
-    return found, len(candidates)
+    return found, len(candidates), unreadable
+
+
+def _reason(error, display, relative):
+    """The one line of `error` with the file named relative to the package (the manifest holds no absolute path)."""
+    path = relative if error.path is not None and str(error.path) == display else error.path
+    return str(type(error)(error.message, path, error.line, error.column, error.hint))
 
 
 def _size(path):
@@ -172,12 +189,13 @@ def convert_package(options):
 
 def _convert_package(root, options):
     out = Path(options.out) if options.out else default_package_out(root)
-    files, candidates = model_files(root, out)
+    files, candidates, unreadable = model_files(root, out)
     if not candidates:
         raise SourceError("is a directory holding no Python files", str(root),
                           hint="porter converts a .py model file, or a folder of them")
     if not files:
-        raise SourceError(f"no nn.Module subclass found in its {candidates} Python file(s)", str(root),
+        left_out = f"; left out: {unreadable[0]['error']}" if unreadable else ""
+        raise SourceError(f"no nn.Module subclass found in its {candidates} Python file(s){left_out}", str(root),
                           hint="porter converts classes deriving from torch.nn.Module")
     main_file, main_class = resolve_main(files, options.class_name)
     if main_file is None:
@@ -187,7 +205,8 @@ def _convert_package(root, options):
         if given:
             raise UsageError(f"{given[0]} applies to the main class: name it with --class", str(root),
                              hint=PACKAGE_USAGE_HINT)
-    conversions, skipped, warnings = [], [], []
+    skipped, failures = list(unreadable), []
+    conversions, warnings = [], [f"{Path(root) / item['path']}: not converted: {item['error']}" for item in skipped]
     for file in files:
         is_main = file is main_file
         file_options = ConvertOptions(
@@ -201,15 +220,15 @@ def _convert_package(root, options):
         except (InternalError, SourceError) as error:
             if is_main:
                 raise
-            skipped.append({"path": file.relative, "error": str(error)})
+            failures.append(error)
+            skipped.append({"path": file.relative, "error": _reason(error, file.display, file.relative)})
             warnings.append(f"{file.display}: not converted: {error}")
             continue
         conversions.append((file, conversion))
         unknown_inputs = f"{file.display}: example inputs of "  # only the main class needs them (verify, training)
         warnings.extend(w for w in conversion.warnings if is_main or not w.startswith(unknown_inputs))
     if not conversions:
-        raise InternalError(f"none of the {len(files)} model files converted (first: {skipped[0]['error']})",
-                            str(root))
+        raise failures[0]
     conversions.sort(key=lambda item: (item[0] is not main_file, item[0].relative))
     package_files_out = {}
     for file, conversion in conversions:

@@ -338,6 +338,24 @@ class Detect(nn.Module):
 }
 
 
+def test_files_porter_cannot_take_are_left_out_and_listed(tmp_path, capsys):
+    files = dict(PACKAGE)
+    files["mypkg/twice.py"] = PACKAGE["mypkg/common/blocks.py"] + "\n\n" + PACKAGE["mypkg/common/blocks.py"].split(
+        "\n\n\n")[1]  # ConvBNReLU defined a second time
+    files["mypkg/latin1.py"] = "import torch\n"
+    package = write_package(tmp_path, files)
+    (package / "latin1.py").write_bytes(b"import torch\nname = '\xe9'\n")
+    out = tmp_path / "out"
+    assert porter(package, "-o", out) == 1
+    err = capsys.readouterr().err
+    manifest = json.loads((out / "porter-manifest.json").read_text())
+    assert [item["path"] for item in manifest["skipped"]] == ["latin1.py", "twice.py"]
+    assert manifest["skipped"][1]["error"].startswith("twice.py:")  # relative to the package, never absolute
+    assert str(tmp_path) not in (out / "porter-manifest.json").read_text()
+    assert "twice.py: not converted" in err and len(manifest["sources"]) == 3
+    assert "## Files left out" in (out / "PORTING.md").read_text()
+
+
 def test_a_source_root_without_init_links_its_absolute_imports(tmp_path, monkeypatch):
     import torch
 
