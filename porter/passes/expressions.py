@@ -408,6 +408,9 @@ class ExpressionTranslator(CallTranslator):
             return self.tuple_subscript(base, node)
         if base.is_tensor:
             return self.tensor_subscript(base, node)
+        if base.kind == "python" and len(node.slice) > 1 and any(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.List) for e in node.slice):
+            return self.tensor_subscript(base.but(kind="tensor"), node)  # `v[:, [-1]]`: only arrays take lists
         return python(f"{base.code}[{self.slice_code(node)}]")
 
     def slice_code(self, node):
@@ -451,6 +454,13 @@ class ExpressionTranslator(CallTranslator):
                 return tensor(f"index_select_first({source.code}, {index.code})").but(dtype=base.dtype)
             return self.stub("advanced tensor indexing", "indexing with several tensors is not mapped yet")
         source = to_layout(self.ctx, base, "source")
+        lists = [i for i in items if isinstance(i, cst.Index) and isinstance(i.value, cst.List)]
+        if len(lists) == 1 and not any(v.static is Ellipsis for v in index_values):  # `x[:, [-1], :]`
+            rank = source.rank - sum(1 for v in index_values if isinstance(v.static, int) and not isinstance(
+                v.static, bool)) + sum(1 for v in index_values if v.code == "None") if source.rank is not None \
+                else None
+            helper = self.ctx.use("getitem_list")
+            return tensor(f"{helper}({source.code}, np.s_[{self.slice_code(node)}])", rank).but(dtype=base.dtype)
         dropped = sum(1 for v in index_values if v.static is not None and not isinstance(v.static, type(None))
                       and isinstance(v.static, int))
         added = sum(1 for v in index_values if v.code == "None")

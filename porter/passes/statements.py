@@ -153,8 +153,9 @@ class BodyTranslator(ExpressionTranslator):
         targets = [t.target for t in small.targets]
         if len(targets) == 1 and isinstance(targets[0], cst.Subscript):
             base = self.expr(targets[0].value)
-            if base.is_tensor:
-                return self.item_assignment(targets[0], base, small, pad)
+            if base.is_tensor or (base.kind == "python" and _masked(targets[0])):
+                # a value porter could not type, indexed by a comparison (`logits[logits < v] = -inf`): a tensor
+                return self.item_assignment(targets[0], base.but(kind="tensor"), small, pad)
         if self.mode == "init":
             return self.init_assign(small, targets, pad)
         self.storing_list = isinstance(small.value, cst.List)
@@ -646,3 +647,9 @@ def _rename_assigned(line, label):
 
 
 __all__ = ["BodyTranslator", "Returned", "python"]
+
+
+def _masked(subscript):
+    """Whether an index of `subscript` is a comparison (a boolean mask: only tensors are indexed by one)."""
+    return any(isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Comparison)
+               for element in subscript.slice)

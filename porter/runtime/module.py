@@ -397,8 +397,9 @@ def call_module(module, *args, **kwargs):
     layout = getattr(module, "porter_layout", "source")
     if args and layout == "channels_last":
         args = (to_channels_last(args[0]),) + tuple(args[1:])
-    if "training" in kwargs and not getattr(module, "_call_has_training_arg", True):
-        kwargs.pop("training")
+    if "training" in kwargs and (not isinstance(module, keras.layers.Layer) or
+                                 not getattr(module, "_call_has_training_arg", True)):
+        kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
     result = module(*args, **kwargs)
     layout_out = getattr(module, "layout_out", None) or layout
     if layout_out == "channels_last" and hasattr(result, "shape"):
