@@ -231,21 +231,11 @@ def model_factories(functions, classes, module):
     """Module-level functions that build and return a model: every `return` gives an in-file Block class's
     instance, made directly (`return ResNet(...)`), through a local (`net = resnet_class(block, ...)`), through a
     module-level table of classes (`resnet_class = resnet_net_versions[version - 1]`), or by another factory
-    (`def resnet8_v1(**kwargs): return get_resnet(1, 8, **kwargs)`). name -> the class it builds (the first a
-    table offers)."""
-    tables = _top_level_values(module)
-    factories = {}
-    changed = True
-    while changed:
-        changed = False
-        for name, function in functions.items():
-            if name in factories:
-                continue
-            built = _built_class(function, classes, tables, factories)
-            if built is not None:
-                factories[name] = built
-                changed = True
-    return factories
+    (`def resnet8_v1(**kwargs): return get_resnet(1, 8, **kwargs)`). name -> the class it builds: the table's entry
+    the literal arguments pick (`resnet18_v2()` calling `get_resnet(2, 18)`: ResNetV2), else the table's first."""
+    reader = _FactoryReader(functions, classes, _top_level_values(module))
+    found = {name: reader.built(function, {}, ()) for name, function in functions.items()}
+    return {name: built for name, built in found.items() if built is not None}
 
 
 def _top_level_values(module):
@@ -259,7 +249,8 @@ def _top_level_values(module):
     return values
 
 
-def _built_class(function, classes, tables, factories):
+def _locals_of(function):
+    """(returned expressions, local name -> assigned expressions, calls that make it training code)."""
     returns, assigned, training = [], {}, []
 
     class Finder(cst.CSTVisitor):
@@ -282,32 +273,93 @@ def _built_class(function, classes, tables, factories):
                 training.append(node)
 
     function.visit(Finder())
-    if not returns or training or any(value is None for value in returns):
-        return None
-    found = [_instance_class(value, classes, tables, factories, assigned, set()) for value in returns]
-    return found[0] if all(found) else None
+    return returns, assigned, training
 
 
-def _instance_class(node, classes, tables, factories, assigned, seen):
-    """The in-file class `node` (an expression of the factory) is an instance of, or None."""
-    if isinstance(node, cst.Name):
-        values = assigned.get(node.value)
-        if not values or node.value in seen:
+class _FactoryReader:
+    """Follows what a function returns to the in-file class it builds, with the literal values its parameters
+    are known to hold (`bindings`) picking entries of module-level tables."""
+
+    def __init__(self, functions, classes, tables):
+        self.functions, self.classes, self.tables = functions, classes, tables
+
+    def built(self, function, bindings, active):
+        name = function.name.value
+        if name in active or len(active) > 8:
             return None
-        found = [_instance_class(v, classes, tables, factories, assigned, seen | {node.value}) for v in values]
+        returns, assigned, training = _locals_of(function)
+        if not returns or training or any(value is None for value in returns):
+            return None
+        bindings = {**_literal_defaults(function), **bindings}
+        found = [self.instance(value, assigned, bindings, active + (name,), set()) for value in returns]
         return found[0] if all(found) else None
-    if not isinstance(node, cst.Call):
-        return None
-    name = dotted_name(node.func)
-    if name in factories:
-        return factories[name]
-    found = _class_of(node.func, classes, tables, assigned, set())
-    return found[0] if found else None
+
+    def instance(self, node, assigned, bindings, active, seen):
+        """The in-file class `node` (an expression of the function) is an instance of, or None."""
+        if isinstance(node, cst.Name):
+            values = assigned.get(node.value)
+            if not values or node.value in seen:
+                return None
+            found = [self.instance(v, assigned, bindings, active, seen | {node.value}) for v in values]
+            return found[0] if all(found) else None
+        if not isinstance(node, cst.Call):
+            return None
+        name = dotted_name(node.func)
+        if name in self.functions:
+            callee = self.functions[name]
+            return self.built(callee, _bound_literals(callee, node, bindings), active)
+        found = _class_of(node.func, self.classes, self.tables, assigned, set(), bindings)
+        return found[0] if found else None
 
 
-def _class_of(node, classes, tables, assigned, seen):
+def _literal_defaults(function):
+    values = {}
+    for param in function.params.params:
+        if param.default is not None:
+            value = _evaluated(param.default, {})
+            if value is not None:
+                values[param.name.value] = value
+    return values
+
+
+def _bound_literals(function, call, bindings):
+    """The literal values `call` hands `function`'s parameters (through the caller's own known values)."""
+    names = [p.name.value for p in function.params.params]
+    values = {}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            continue
+        name = arg.keyword.value if arg.keyword is not None else (names[position] if position < len(names) else None)
+        value = _evaluated(arg.value, bindings)
+        if name is not None and value is not None:
+            values[name] = value
+    return values
+
+
+def _evaluated(node, bindings):
+    """The int or str value of a literal or simple integer arithmetic over known names; None otherwise."""
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.Name):
+        return bindings.get(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _evaluated(node.expression, bindings)
+        return -inner if isinstance(inner, int) else None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+        left, right = _evaluated(node.left, bindings), _evaluated(node.right, bindings)
+        if isinstance(left, int) and isinstance(right, int):
+            return {cst.Add: left + right, cst.Subtract: left - right,
+                    cst.Multiply: left * right}[type(node.operator)]
+    return None
+
+
+def _class_of(node, classes, tables, assigned, seen, bindings=None):
     """The in-file classes an expression naming a class may stand for: a class name, a local or module-level
-    table of classes (list, tuple, dict values), an item of one. Empty when it may be something else."""
+    table of classes (list, tuple, dict values), an item of one (the item a known index picks). Empty when it may
+    be something else."""
     if isinstance(node, cst.Name):
         if node.value in classes:
             return [node.value]
@@ -315,18 +367,48 @@ def _class_of(node, classes, tables, assigned, seen):
             return []
         seen = seen | {node.value}
         values = assigned.get(node.value) or ([tables[node.value]] if node.value in tables else [])
-        found = [_class_of(v, classes, tables, assigned, seen) for v in values]
+        found = [_class_of(v, classes, tables, assigned, seen, bindings) for v in values]
         return [c for f in found for c in f] if found and all(found) else []
     if isinstance(node, cst.Subscript):
-        return _class_of(node.value, classes, tables, assigned, seen)
+        picked = _picked(node, tables, assigned, bindings or {})
+        if picked is not None:
+            return _class_of(picked, classes, tables, assigned, seen, bindings)
+        return _class_of(node.value, classes, tables, assigned, seen, bindings)
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        found = [_class_of(e.value, classes, tables, assigned, seen) for e in node.elements]
+        found = [_class_of(e.value, classes, tables, assigned, seen, bindings) for e in node.elements]
         return [c for f in found for c in f] if found and all(found) else []
     if isinstance(node, cst.Dict):
-        found = [_class_of(e.value, classes, tables, assigned, seen) for e in node.elements
+        found = [_class_of(e.value, classes, tables, assigned, seen, bindings) for e in node.elements
                  if isinstance(e, cst.DictElement)]
         return [c for f in found for c in f] if found and all(found) else []
     return []
+
+
+def _picked(node, tables, assigned, bindings):
+    """The element `table[index]` names when the table is a literal list/tuple/dict (through names) and the index
+    a known value; None otherwise."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    index = _evaluated(node.slice[0].slice.value, bindings)
+    table = node.value
+    for _ in range(8):
+        if isinstance(table, cst.Subscript):
+            table = _picked(table, tables, assigned, bindings)
+        elif isinstance(table, cst.Name):
+            values = assigned.get(table.value) or ([tables[table.value]] if table.value in tables else [])
+            table = values[0] if len(values) == 1 else None
+        else:
+            break
+    if index is None or table is None:
+        return None
+    if isinstance(table, (cst.List, cst.Tuple)) and isinstance(index, int) and -len(table.elements) <= index < len(
+            table.elements):
+        return table.elements[index].value
+    if isinstance(table, cst.Dict):
+        for element in table.elements:
+            if isinstance(element, cst.DictElement) and _evaluated(element.key, {}) == index:
+                return element.value
+    return None
 
 
 def normalised_function(function, positions, imports, factory):

@@ -137,13 +137,16 @@ def test_zoo_factory_is_carried_without_mxnet_or_downloads(tmp_path):
     ("mobilenet_v1.py", "MobileNet", [{"shape": [3, 32, 32], "dtype": "float32", "low": None, "high": None}]),
     ("text_rnn_classifier.py", "TextClassifier",  # `mx.nd.random.randint(0, VOCAB_SIZE, ...).astype("float32")`
      [{"shape": [20], "dtype": "float32", "low": 0, "high": 500}]),
+    ("zoo_resnet.py", "ResNetV2",  # `net = resnet10_v2(classes=5)`: get_resnet(2, ...) picks resnet_net_versions[1]
+     [{"shape": [3, 16, 16], "dtype": "float32", "low": None, "high": None}]),
 ])
 def test_example_inputs_come_from_mxnet_data_code(tmp_path, name, main, expected):
     """The manifest's example inputs and main class from the fixture's own `__main__` (a factory's model counts
     as its class; helpers that add layers are not training code), so `porter verify` needs no --input-shape."""
     from tests.mxnet.gluon_fixtures import GLUON_FIXTURES_DIR
 
-    manifest = convert(GLUON_FIXTURES_DIR / name, tmp_path / "port")
+    folder = MODELS if (MODELS / name).exists() else GLUON_FIXTURES_DIR
+    manifest = convert(folder / name, tmp_path / "port")
     assert manifest["main_class"] == main
     entry = next(c for c in manifest["sources"][0]["classes"] if c["name"] == main)
     assert [{k: spec[k] for k in ("shape", "dtype", "low", "high")} for spec in entry["example_inputs"]] == expected

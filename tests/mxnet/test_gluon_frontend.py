@@ -87,11 +87,14 @@ def test_model_factories_through_tables_and_other_factories(tmp_path):
             def __init__(self, block, layers, **kwargs):
                 super().__init__(**kwargs)
 
+        class NetV2(Net):
+            pass
+
         class Block(gluon.HybridBlock):
             pass
 
         spec = {8: [1, 1]}
-        versions = [Net]
+        versions = [Net, NetV2]
         blocks = [{"basic": Block}]
 
         def get_net(version, num_layers, pretrained=False, ctx=cpu(), root=os.path.join(base.data_dir(), "m"),
@@ -106,6 +109,9 @@ def test_model_factories_through_tables_and_other_factories(tmp_path):
         def net8(**kwargs):
             kwargs["x"] = 1
             return get_net(1, 8, **kwargs)
+
+        def net8_v2(**kwargs):
+            return get_net(2, 8, **kwargs)
 
         def train(net, data):
             with mx.autograd.record():
@@ -122,7 +128,8 @@ def test_model_factories_through_tables_and_other_factories(tmp_path):
             net.hybridize()
             return net
     ''')
-    assert source.factories == {"get_net": "Net", "net8": "Net", "ready_net": "Net"}
+    # the class a table offers first, or the one the literal arguments pick (`get_net(2, ...)`: versions[1])
+    assert source.factories == {"get_net": "Net", "net8": "Net", "net8_v2": "NetV2", "ready_net": "Net"}
     ready = code(source, source.functions["ready_net"])
     assert "def ready_net(ctx=None):" in ready and "initialize" not in ready and "hybridize" not in ready
     assert {"get_net", "net8", "spec", "versions", "blocks"} <= source.model_names
