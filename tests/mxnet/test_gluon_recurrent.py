@@ -222,7 +222,7 @@ def check_zoo(configs, tmp_path, seed, call_first):
 @needs_mxnet
 @settings(max_examples=4, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(configs=st.lists(fused_config(), min_size=3, max_size=5), call_first=st.booleans())
+@given(configs=st.lists(fused_config(), min_size=4, max_size=7), call_first=st.booleans())
 def test_fused_layers_match_mxnet(configs, call_first, tmp_path):
     check_zoo(configs, tmp_path, seed=len(configs), call_first=call_first)
 
@@ -230,7 +230,7 @@ def test_fused_layers_match_mxnet(configs, call_first, tmp_path):
 @needs_mxnet
 @settings(max_examples=4, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(configs=st.lists(cell_config(), min_size=3, max_size=5), call_first=st.booleans())
+@given(configs=st.lists(cell_config(), min_size=4, max_size=7), call_first=st.booleans())
 def test_cells_match_mxnet(configs, call_first, tmp_path):
     check_zoo(configs, tmp_path, seed=len(configs), call_first=call_first)
 
