@@ -14,6 +14,7 @@ for _name in ("LSTM", "GRU", "RNN"):
                 outputs="tensor_or_tuple")
 for _name in ("LSTMCell", "GRUCell", "RNNCell", "BidirectionalCell", "ResidualCell"):
     module_rule(GLUON_RNN + _name, runtime=f"Gluon{_name}", layout="source", outputs="tuple")
-module_rule(GLUON_RNN + "DropoutCell", runtime="GluonDropoutCell", layout="source", outputs="tuple", training=True)
+for _name in ("DropoutCell", "ZoneoutCell"):
+    module_rule(GLUON_RNN + _name, runtime=f"Gluon{_name}", layout="source", outputs="tuple", training=True)
 module_rule(GLUON_RNN + "SequentialRNNCell", GLUON_RNN + "HybridSequentialRNNCell", runtime="GluonSequentialRNNCell",
             layout="source", outputs="tuple")

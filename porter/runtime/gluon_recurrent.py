@@ -18,7 +18,8 @@ under Gluon's constructor, call and names, and the cells use the same step funct
   (output, new states); `begin_state(batch_size, func=...)`; `unroll(length, inputs, begin_state, layout='NTC',
   merge_outputs)` runs the whole sequence in one `tf.while_loop` (the input projection of every step is one MatMul).
 - `SequentialRNNCell`/`HybridSequentialRNNCell` (children "0", "1", ...), `BidirectionalCell(l_cell, r_cell)`,
-  `DropoutCell(rate)` and `ResidualCell(base_cell)` stack, reverse and wrap cells as mxnet does.
+  `DropoutCell(rate)`, `ResidualCell(base_cell)` and `ZoneoutCell(base_cell, ...)` (inference only) stack, reverse
+  and wrap cells as mxnet does; `unroll` reads training mode from the Keras call in progress.
 Initialisers are accepted and ignored (the weights come from `load_state_dict`); `valid_length` and LSTM state
 clipping are refused.
 """
@@ -518,6 +519,17 @@ class GluonBidirectionalCell(_GluonRecurrentCell):
         return self.l_cell.torch_state(prefix + "l_cell.") + self.r_cell.torch_state(prefix + "r_cell.")
 
 
+def _gluon_call_training():
+    """Whether the Keras call in progress runs in training mode: `unroll` is a plain method, called without a
+    `training` argument inside the model's call (mxnet reads autograd's mode the same way)."""
+    try:
+        from keras.src.backend.common.global_state import get_global_attribute
+    except ImportError:  # another Keras layout: inference
+        return False
+    context = get_global_attribute("current_call_ctx")
+    return bool(context is not None and context.training)
+
+
 class GluonDropoutCell(_GluonRecurrentCell):
     """gluon.rnn.DropoutCell(rate, axes=()): dropout on the input in training, no states, no parameters."""
 
@@ -531,6 +543,7 @@ class GluonDropoutCell(_GluonRecurrentCell):
         return []
 
     def _gluon_dropout(self, x, training):
+        training = _gluon_call_training() if training is None else training
         if not training or self._gluon_seed is None:
             return x
         shape = None
@@ -543,6 +556,39 @@ class GluonDropoutCell(_GluonRecurrentCell):
 
     def _gluon_run(self, x, states, training=None):
         return self._gluon_dropout(x, training), list(states)
+
+
+class GluonZoneoutCell(_GluonRecurrentCell):
+    """gluon.rnn.ZoneoutCell(base_cell, zoneout_outputs, zoneout_states): in inference the base cell itself (mxnet's
+    zoneout masks are all ones then); training with zoneout is refused. Parameters under `base_cell.`."""
+
+    def __init__(self, base_cell, zoneout_outputs=0.0, zoneout_states=0.0, **kwargs):
+        super().__init__(**_gluon_keras_kwargs(kwargs))
+        self.base_cell = base_cell
+        self.zoneout_outputs, self.zoneout_states = float(zoneout_outputs), float(zoneout_states)
+        self.built = True
+
+    def _gluon_check(self, training):
+        training = _gluon_call_training() if training is None else training
+        if training and (self.zoneout_outputs or self.zoneout_states):
+            raise NotImplementedError("gluon.rnn.ZoneoutCell in training mode is not supported by porter yet")
+
+    def state_info(self, batch_size=0):
+        return self.base_cell.state_info(batch_size)
+
+    def begin_state(self, batch_size=0, func=None, **kwargs):
+        return self.base_cell.begin_state(batch_size=batch_size, func=func, **kwargs)
+
+    def call(self, inputs, states=None, training=None):
+        self._gluon_check(training)
+        return self.base_cell(inputs, states)
+
+    def _gluon_run(self, x, states):
+        self._gluon_check(None)
+        return self.base_cell._gluon_run(x, states)
+
+    def torch_state(self, prefix=""):
+        return self.base_cell.torch_state(prefix + "base_cell.")
 
 
 class GluonResidualCell(_GluonRecurrentCell):

@@ -556,3 +556,53 @@ def test_word_language_model_matches_mxnet(mode, tmp_path):
     assert [o.shape for o in reference.outputs] == [(21, 50), (2, 3, 10)]
     module = import_port(tmp_path / "port", "word_lm")
     assert_port_matches(module, module.RNNModel(**init), inputs, reference, params)
+
+
+MODIFIER_SOURCE = '''
+import mxnet as mx
+from mxnet import gluon
+from mxnet.gluon import rnn
+
+
+class ModifiedCells(gluon.Block):
+    """ResidualCell, ZoneoutCell and DropoutCell around cells, a HybridSequentialRNNCell holding a residual LSTM."""
+
+    def __init__(self, **kwargs):
+        super(ModifiedCells, self).__init__(**kwargs)
+        with self.name_scope():
+            self.res = rnn.ResidualCell(rnn.GRUCell(4, input_size=4))
+            self.zoneout = rnn.ZoneoutCell(rnn.LSTMCell(4, input_size=4), zoneout_outputs=0.3, zoneout_states=0.2)
+            self.drop = rnn.DropoutCell(0.5)
+            self.stack = rnn.HybridSequentialRNNCell()
+            self.stack.add(rnn.LSTMCell(3, input_size=4))
+            self.stack.add(rnn.ResidualCell(rnn.LSTMCell(3, input_size=3)))
+
+    def forward(self, x):
+        residual, _ = self.res.unroll(3, x, merge_outputs=True)
+        zoned, states = self.zoneout.unroll(3, x, merge_outputs=False)
+        dropped, _ = self.drop.unroll(3, x, merge_outputs=True)
+        stacked, _ = self.stack.unroll(3, x, merge_outputs=True)
+        step, _ = self.stack(zoned[-1], self.stack.begin_state(batch_size=2, func=mx.nd.zeros))
+        return residual, zoned[0], states[1], dropped, stacked, step
+'''
+
+
+@needs_mxnet
+def test_modifier_cells_match_mxnet(tmp_path):
+    """Residual, zoneout (inference) and dropout cells, and a hybrid sequential stack, converted and run as mxnet
+    runs them; zoneout in training is refused rather than computed differently."""
+    import tensorflow as tf
+
+    from porter.verify.mxnet_reference import run_gluon_reference
+
+    source = tmp_path / "modified_cells.py"
+    source.write_text(MODIFIER_SOURCE)
+    convert(source, tmp_path / "port")
+    inputs = [np.random.default_rng(2).standard_normal((2, 3, 4)).astype(np.float32)]
+    params = tmp_path / "modified.params"
+    reference = run_gluon_reference(source, "ModifiedCells", inputs, perturb=True, save_parameters=params)
+    module = import_port(tmp_path / "port", "modified_cells")
+    model = module.ModifiedCells()
+    assert_port_matches(module, model, inputs, reference, params)
+    with pytest.raises(NotImplementedError, match="ZoneoutCell in training"):
+        model(tf.constant(inputs[0]), training=True)
