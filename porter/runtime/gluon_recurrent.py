@@ -282,8 +282,8 @@ class _GluonGatedCell(_GluonRecurrentCell):
     _gluon_gates = 1
     _gluon_state_count = 1
 
-    def _gluon_cell_setup(self, hidden_size, input_size):
-        TorchLayer.__init__(self)
+    def _gluon_cell_setup(self, hidden_size, input_size, kwargs):
+        TorchLayer.__init__(self, **_gluon_keras_kwargs(kwargs))
         self.hidden_size, self.input_size = int(hidden_size), int(input_size or 0)
         self.i2h_weight = self.h2h_weight = self.i2h_bias = self.h2h_bias = None
         if self.input_size:
@@ -374,11 +374,11 @@ class GluonLSTMCell(_GluonGatedCell):
 
     def __init__(self, hidden_size, i2h_weight_initializer=None, h2h_weight_initializer=None,
                  i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0, prefix=None, params=None,
-                 activation="tanh", recurrent_activation="sigmoid"):
+                 activation="tanh", recurrent_activation="sigmoid", **kwargs):
         if activation != "tanh" or recurrent_activation != "sigmoid":
             raise NotImplementedError("gluon.rnn.LSTMCell with activation/recurrent_activation other than "
                                       "'tanh'/'sigmoid' is not supported by porter yet")
-        self._gluon_cell_setup(hidden_size, input_size)
+        self._gluon_cell_setup(hidden_size, input_size, kwargs)
 
     def _gluon_projection(self, x, w_ih, b_ih, b_hh):
         return _recurrent_project(x, w_ih, _recurrent_add_bias(b_ih, b_hh))
@@ -395,11 +395,11 @@ class GluonGRUCell(_GluonGatedCell):
 
     def __init__(self, hidden_size, i2h_weight_initializer=None, h2h_weight_initializer=None,
                  i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0, prefix=None, params=None,
-                 activation="tanh", recurrent_activation="sigmoid"):
+                 activation="tanh", recurrent_activation="sigmoid", **kwargs):
         if activation != "tanh" or recurrent_activation != "sigmoid":
             raise NotImplementedError("gluon.rnn.GRUCell with activation/recurrent_activation other than "
                                       "'tanh'/'sigmoid' is not supported by porter yet")
-        self._gluon_cell_setup(hidden_size, input_size)
+        self._gluon_cell_setup(hidden_size, input_size, kwargs)
 
     def _gluon_projection(self, x, w_ih, b_ih, b_hh):
         return _recurrent_project(x, w_ih, b_ih)
@@ -414,11 +414,12 @@ class GluonRNNCell(_GluonGatedCell):
     Gluon activation name (default 'tanh')."""
 
     def __init__(self, hidden_size, activation="tanh", i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0, prefix=None, params=None):
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0, prefix=None, params=None,
+                 **kwargs):
         if not isinstance(activation, str):
             raise NotImplementedError("gluon.rnn.RNNCell with an activation block is not supported by porter yet; "
                                       "name the activation ('tanh', 'relu', ...)")
-        self._gluon_cell_setup(hidden_size, input_size)
+        self._gluon_cell_setup(hidden_size, input_size, kwargs)
         self.activation = activation
 
     def _gluon_projection(self, x, w_ih, b_ih, b_hh):
