@@ -8,6 +8,7 @@ end of the body. A branch on a tensor value (data-dependent) becomes `tf.where` 
 import libcst as cst
 
 from porter.frontend.annotations import annotation_text
+from porter.frontend.imports import dotted_name
 from porter.ir.layout import element_template, merge_layouts, to_layout, unify
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import Value, python, tensor
@@ -255,6 +256,9 @@ class BodyTranslator(ExpressionTranslator):
         appended = self.append_to_typed_list(node, pad)
         if appended is not None:
             return appended
+        filled = self.indexed_fill(node, pad)
+        if filled is not None:
+            return filled
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(
                 node.func.value, cst.Name):
             method = node.func.attr.value
@@ -272,6 +276,40 @@ class BodyTranslator(ExpressionTranslator):
         if value.code == "None" and isinstance(node, cst.Call):  # a call with no effect on the model (a rule says)
             return [f"{pad}# porter: {self.code(node.func)}(...) dropped: no effect on the model"]
         return [pad + value.code]
+
+    def indexed_fill(self, node, pad):
+        """`x[idx].zero_()`, `.fill_(v)`, `.copy_(src)` (also through `.data`): an item assignment. On a local
+        tensor `x = setitem(x, np.s_[idx], v)`; on an attribute (`self.qkv.bias[n:2 * n].data.zero_()`) the
+        variable is filled in place."""
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and
+                node.func.attr.value in ("zero_", "fill_", "copy_")):
+            return None
+        receiver = node.func.value
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+            receiver = receiver.value
+        if not isinstance(receiver, cst.Subscript):
+            return None
+        method = node.func.attr.value
+        arguments = [a.value for a in node.args if a.keyword is None] + [a.value for a in node.args if a.keyword]
+        if method == "zero_":
+            value_node = cst.Float("0.0")
+        elif len(arguments) == 1:
+            value_node = arguments[0]
+        else:
+            return None
+        base = receiver.value
+        if isinstance(base, cst.Attribute) and base.attr.value == "data":  # `weight.data[0].zero_()`
+            base = base.value
+        if isinstance(base, cst.Name) and isinstance(self.env.get(base.value), Value) and \
+                self.env[base.value].is_tensor:
+            assignment = cst.Assign(targets=[cst.AssignTarget(receiver.with_changes(value=base))], value=value_node)
+            return self.assign(assignment, pad)
+        if isinstance(base, cst.Attribute) and (dotted_name(base) or "").startswith("self."):
+            owner, name = self.code(base.value), base.attr.value
+            value = self.as_plain(self.expr(value_node))
+            helper = self.ctx.use("fill_slice_in_place")
+            return [f"{pad}{helper}({owner}, {name!r}, np.s_[{self.slice_code(receiver)}], {value.code})"]
+        return None
 
     def append_to_typed_list(self, node, pad):
         """`features.append(t)` on a list whose tensors share a layout: `t` is converted to that layout."""

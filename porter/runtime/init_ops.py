@@ -11,6 +11,8 @@ TensorFlow tensors are immutable, so each initialiser exists twice:
 import numpy as np
 import tensorflow as tf
 
+from porter.runtime.helpers import setitem
+
 
 def normal_like(input, mean=0.0, std=1.0, generator=None):
     """torch's x.normal_(mean, std) as a new tensor shaped and typed like x."""
@@ -64,3 +66,19 @@ def assign_in_place(owner, name, value, torch_layout=False):
         return current
     object.__setattr__(owner, name, value)
     return value
+
+
+def fill_slice_in_place(owner, name, index, value):
+    """`owner.name[index] = value` in place (torch's `self.qkv.bias[n:2 * n].data.zero_()`): the variable stays
+    the one load_state_dict and the optimizer hold. Only for weights stored in torch's own layout (biases,
+    embeddings, norms); a transposed or HWIO kernel would need its index mapped."""
+    current = getattr(owner, name)
+    if _state_transform(owner, current) is not None:
+        raise NotImplementedError(f"{name}[...] filled in place: the port stores this weight in another layout "
+                                  f"than torch's; fill it before load_state_dict or index the Keras layout")
+    updated = setitem(current, index, tf.cast(value, current.dtype))
+    if hasattr(current, "assign"):
+        current.assign(updated)
+        return current
+    object.__setattr__(owner, name, updated)
+    return updated

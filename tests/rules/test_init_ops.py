@@ -20,6 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from porter.convert import ConvertOptions, convert
+from porter.output import write_tree
+from porter.verify.harness import import_path
 from tests.rules.op_ports import assert_same_outputs, port, random_input
 
 INIT_MODEL = '''
@@ -148,8 +150,9 @@ def test_initialisers_lower_to_in_place_assignments(init_pair):
     assert not missing, missing
 
 
-def test_fill_of_an_indexed_receiver_is_a_stub(tmp_path):
-    """`weight.data[0].zero_()` writes into part of a variable: porter says so instead of dropping the write."""
+def test_fill_of_an_indexed_receiver_fills_that_part_of_the_variable(tmp_path):
+    """`weight.data[0].zero_()` writes into part of a variable (a padding row): the port fills the same row of
+    the Keras variable in place (tests/rules/test_indexed_fill.py has the other forms)."""
     source = tmp_path / "indexed.py"
     source.write_text(textwrap.dedent('''
         import torch.nn as nn
@@ -165,9 +168,11 @@ def test_fill_of_an_indexed_receiver_is_a_stub(tmp_path):
                 return self.emb(x)
     '''))
     conversion = convert(ConvertOptions(source, tmp_path / "out", input_specs=["5:int64:0:10"]))
-    assert conversion.exit_code == 1
-    unsupported = conversion.manifest["sources"][0]["classes"][0]["unsupported"]
-    assert [(u["line"], u["construct"]) for u in unsupported] == [(9, "tensor .zero_")], unsupported
+    assert conversion.exit_code == 0
+    write_tree(tmp_path / "out", conversion.files)
+    module = import_path(tmp_path / "out" / "indexed_keras.py")
+    weight = np.asarray(module.Indexed().emb.weight)
+    assert np.all(weight[0] == 0.0) and np.any(weight[1:] != 0.0)
 
 
 FORWARD_MODEL = '''
