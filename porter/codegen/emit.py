@@ -183,7 +183,12 @@ class ModuleEmitter:
             return self.source.code_of(definition).strip("\n")
         _, body = found
         decorators = "".join(f"@{d}\n" for d in kept_decorators(self.source, definition))
-        return decorators + header + "\n" + "\n".join(body)
+        text = decorators + header + "\n" + "\n".join(body)
+        for variant, variant_body in self.translator.function_variant_code.get(name, {}).values():
+            # the same function translated for callers whose tensors are in other layouts (no conversion)
+            text += "\n\n\n" + decorators + self.def_header(definition, variant, extra=None) + "\n" + "\n".join(
+                variant_body)
+        return text
 
     def def_header(self, definition, name, extra, indent=""):
         params = self.params_text(definition)

@@ -76,6 +76,8 @@ class ModuleIR:
         lines = [f"module {self.name} (line {self.source_line}) status={self.status}",
                  f"  params: {', '.join(p if d is None else f'{p}={d}' for p, d in self.init_params)}",
                  f"  layouts: in={list(self.arg_layouts)} out={self.layout_out}"]
+        for static in self.specialisations:
+            lines.append(f"  call specialised for {', '.join(f'{attr}={text}' for attr, text in static)}")
         for name, ref in self.attributes.items():
             lines.append(f"  attr {name}: {_describe(ref)}")
         for op in sorted(self.ops):

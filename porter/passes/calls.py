@@ -319,7 +319,8 @@ class CallTranslator:
         return True
 
     def class_call(self, code, class_name, args, kwargs, static=()):
-        signature = self.ctx_class_signature(class_name, args, kwargs, static)
+        site = code[5:] if code.startswith("self.") and code[5:].isidentifier() and self.mode == "forward" else None
+        signature = self.ctx_class_signature(class_name, args, kwargs, static, site=site)
         converted = []
         for position, value in enumerate(args):
             wanted = signature.arg_values[position] if signature and position < len(signature.arg_values) else None
@@ -694,7 +695,8 @@ class CallTranslator:
         wanted_kw = getattr(signature, "kwarg_values", {}) if signature is not None else {}
         converted = [self.to_parameter_layout(v, wanted[i] if i < len(wanted) else None) for i, v in enumerate(args)]
         kw = {k: self.to_parameter_layout(v, wanted_kw.get(k)) for k, v in kwargs.items()}
-        call = f"{name}({self.join_args(converted, kw)})"
+        callee = signature.callee if signature is not None and signature.callee else name
+        call = f"{callee}({self.join_args(converted, kw)})"
         output = signature.output if signature is not None else None
         if output is not None and (output.kind == "tuple" or output.is_tensor and output.layout != "raises"):
             return self.output_value(call, output)

@@ -28,8 +28,10 @@ class ClassBodyTranslator(BodyTranslator):
         self.translator = translator
         self.static_attrs = static_attrs or {}  # self attribute -> the literal value this specialisation has
 
-    def ctx_class_signature(self, class_name, args, kwargs, static=()):
-        return self.translator.class_signature(class_name, args, kwargs, static)
+    def ctx_class_signature(self, class_name, args, kwargs, static=(), site=None):
+        owner = self.ctx.ir.name if site is not None and self.ctx.ir is not None else None
+        return self.translator.class_signature(class_name, args, kwargs, static,
+                                               site=(owner, site) if owner is not None else None)
 
     def self_attribute(self, attr):
         value = super().self_attribute(attr)
@@ -100,7 +102,13 @@ class FileTranslator:
         self.plain_method_code = {}  # (class, method) -> code lines of a method `forward` never calls
         self.config_method_code = {}  # (plain class, method) -> translated body of a method that uses torch
         self.function_code = {}
-        self.specialised_code = {}  # class -> {static values: (call body, (arg layouts, output layout))}
+        self.specialised_code = {}  # class -> {static values: (call body, (arg layouts, output layout), ...)}
+        self.layout_trials = {}  # (class, static values, arg layouts) -> the same, translated for other layouts
+        self.function_trials = {}  # (function, arg layouts) -> (signature, body, runtime names it used)
+        self.function_variant_code = {}  # function -> {arg layouts: (name, body)}: translations for other layouts
+        self.layout_sites = {}  # layout trial key -> [(class, attribute)] whose instance runs that case of call
+        self.bound_sites = {}  # (class, attribute) -> the signature of the case its instance is told to run
+        self.speculative = 0  # > 0 while translating a case or trial that may be dropped: it tells no instance
         self.in_progress = set()
 
     # --- entry point -------------------------------------------------------------------------------------
@@ -108,9 +116,13 @@ class FileTranslator:
         self.param_hints = {}
         self.siblings = []  # groups of block classes handed in for one parameter (scan_constructions)
         self.scan_constructions()
-        for info in self.source.classes.values():  # first pass: learn module-valued constructor arguments
-            self.translate_init(info)
-        self.share_sibling_hints()
+        for _ in range(4):  # first pass: learn module-valued constructor arguments, handed down class to class
+            learnt = repr(self.param_hints)  # (MaxVit -> MaxVitBlock -> MaxVitLayer -> MBConv's norm_layer)
+            for info in self.source.classes.values():
+                self.translate_init(info)
+            self.share_sibling_hints()
+            if repr(self.param_hints) == learnt:
+                break
         for info in self.source.classes.values():
             self.ctx.irs.pop(info.name, None)
         self.ctx.used_runtime.clear()
@@ -119,6 +131,11 @@ class FileTranslator:
         self.function_code.clear()
         self.method_code.clear()
         self.specialised_code.clear()
+        self.layout_trials.clear()
+        self.function_trials.clear()
+        self.function_variant_code.clear()
+        self.layout_sites.clear()
+        self.bound_sites.clear()
         self.module_code = translate_module_assignments(self, ClassBodyTranslator)  # `MEAN = torch.tensor(...)`
         for info in self.source.classes.values():
             self.translate_init(info)
@@ -337,29 +354,66 @@ class FileTranslator:
         return lines
 
     # --- forward -----------------------------------------------------------------------------------------
-    def class_signature(self, class_name, args, kwargs, static=()):
+    def class_signature(self, class_name, args, kwargs, static=(), site=None):
         if static:
-            return self.specialised_signature(class_name, args, kwargs, static)
+            return self.specialised_signature(class_name, args, kwargs, static, site)
         if class_name in self.ctx.signatures:
-            return self.ctx.signatures[class_name]
+            return self.layout_variant(class_name, self.ctx.signatures[class_name], args, kwargs, (), site)
         if class_name in self.in_progress or class_name not in self.source.classes:
             return None
         info = self.source.classes[class_name]
         return self.translate_forward(info, (self.handed_args(info, args), dict(kwargs)), output_layout=None)
 
-    def specialised_signature(self, class_name, args, kwargs, static):
+    def specialised_signature(self, class_name, args, kwargs, static, site=None):
         """The signature of `class_name`'s call specialised for an instance built with the literal values `static`
         ((attribute, literal text) pairs): its forward translated with those attributes known, in the layouts
         this caller hands over. The generic translation (any other instance) is made first, as for any class."""
         generic = self.class_signature(class_name, args, kwargs)
         key = (class_name, static)
         if key in self.ctx.signatures:
-            return self.ctx.signatures[key]
+            return self.layout_variant(class_name, self.ctx.signatures[key], args, kwargs, static, site)
         if generic is None or class_name in self.in_progress:
             return generic
         info = self.source.classes[class_name]
         return self.translate_forward(info, (self.handed_args(info, args), dict(kwargs)), output_layout=None,
                                       static=static)
+
+    def layout_variant(self, class_name, signature, args, kwargs, static, site=None):
+        """The signature a caller handing `args` uses when the class was translated for other layouts: the class
+        translated for the layouts handed over, when that gives the very same code (a layout-free body: any layout
+        runs it, so nothing converts), or when the caller reaches the instance as its own attribute (`site`:
+        (class, attribute)), which then tells the instance at construction which case of `call` it runs; else
+        `signature`, which the caller converts to."""
+        if site is not None and site in self.bound_sites:  # the instance was told its case: callers convert to it
+            return self.bound_sites[site]
+        info = self.source.classes.get(class_name)
+        if info is None or not signature.done or class_name in self.in_progress or not signature.arg_values:
+            return signature
+        handed = self.handed_args(info, args)
+        swapped = [a for a, w in zip(handed, signature.arg_values) if a.is_tensor and w.is_tensor and
+                   (a.rank is None or a.rank > 2) and {a.layout, w.layout} == {"source", "channels_last"}]
+        if not swapped:
+            return signature
+        layouts = tuple(v.layout if v.is_tensor else "python" for v in handed)
+        key = (class_name, static, layouts)
+        if key not in self.ctx.signatures:
+            base = self.specialised_code.get(class_name, {}).get(static) if static else \
+                self.class_code.get((class_name, "call"))
+            if base is None:
+                return signature
+            self.translate_specialisation(info, (handed, dict(kwargs)), static, trial=layouts)
+        body, trial_layouts = self.layout_trials[key][:2]
+        base = self.specialised_code[class_name][static][0] if static else self.class_code[(class_name, "call")][1]
+        if body == base:
+            return self.ctx.signatures[key]
+        if site is None or self.speculative or _conversions(body) >= _conversions(base) + len(swapped) or \
+                info.container_base or info.layer_base:
+            return signature
+        self.bound_sites[site] = self.ctx.signatures[key]
+        sites = self.layout_sites.setdefault(key, [])
+        if site not in sites:
+            sites.append(site)
+        return self.ctx.signatures[key]
 
     def handed_args(self, info, args):
         """The argument Values `info`'s call is translated for when a caller hands it `args`: an image the block
@@ -507,6 +561,7 @@ class FileTranslator:
         self.in_progress.add(info.name)
         ir = self.ctx.ir_for(info)
         self.ctx.current.append(ir)
+        speculative, self.speculative = self.speculative, 0  # the generic call is always kept
         try:
             params = [p for p in _params(forward) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, call_values)
@@ -530,20 +585,22 @@ class FileTranslator:
             signature.done = True
             return signature
         finally:
+            self.speculative = speculative
             self.ctx.current.pop()
             self.in_progress.discard(info.name)
 
-    def translate_specialisation(self, info, call_values, static):
+    def translate_specialisation(self, info, call_values, static, trial=None):
         """`info`'s forward for instances built with the literal values `static`: translated like the generic call,
         with those `self` attributes known (`torch.permute(x, self.dims)` then relabels axes instead of moving
         data). Kept in `specialised_code`; `finish_specialisations` turns the ones that differ into cases of `call`."""
         forward = info.find_method("forward")
         owner = info.owner_of("forward")
-        key = (info.name, static)
+        key = (info.name, static) if trial is None else (info.name, static, trial)
         ir = self.ctx.ir_for(info)
         self.in_progress.add(info.name)
         self.ctx.current.append(ir)
         state, runtime_before = _ir_state(ir), set(self.ctx.used_runtime)
+        self.speculative += 1
         try:
             params = [p for p in _params(forward) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, call_values)
@@ -562,11 +619,15 @@ class FileTranslator:
             body = clean_body(body, ir.mappings)
             # what the translation noted on the class (adjustments, ops ...) counts only if the case is kept
             notes = _ir_state(ir)
-            self.specialised_code.setdefault(info.name, {})[static] = (
-                body, layouts, notes, self.ctx.used_runtime - runtime_before)
+            entry = (body, layouts, notes, self.ctx.used_runtime - runtime_before)
+            if trial is not None:
+                self.layout_trials[key] = entry
+            else:
+                self.specialised_code.setdefault(info.name, {})[static] = entry
             signature.done = True
             return signature
         finally:
+            self.speculative -= 1
             _restore_ir_state(ir, state)
             self.ctx.current.pop()
             self.in_progress.discard(info.name)
@@ -578,7 +639,18 @@ class FileTranslator:
         layouts than the class declares says so in `__init__` (`porter_layout`, `layout_out`, which containers
         read)."""
         dropped, kept = set(), set()
-        for name, cases in self.specialised_code.items():
+        variants = {}  # class -> [(static, layouts, body)] of layout trials some attribute's instance runs
+        for (name, static, layouts), (body, trial_layouts, notes, runtime) in self.layout_trials.items():
+            base = self.specialised_code[name][static][0] if static else self.class_code[(name, "call")][1]
+            used = body == base or (name, static, layouts) in self.layout_sites
+            (kept if used else dropped).update(runtime)
+            if body != base and used:
+                variants.setdefault(name, []).append((static, trial_layouts, body, notes, layouts))
+        for (name, layouts), (_, body, runtime) in self.function_trials.items():
+            used = body == self.function_code[name][1] or layouts in self.function_variant_code.get(name, {})
+            (kept if used else dropped).update(runtime)
+        for name in list(self.specialised_code) + [n for n in variants if n not in self.specialised_code]:
+            cases = self.specialised_code.get(name, {})
             ir = self.ctx.irs[name]
             entry = self.class_code.get((name, "call"))
             if entry is None or not ir.arg_layouts:
@@ -601,23 +673,45 @@ class FileTranslator:
                         break
                 else:
                     groups.append((body, layouts, [static]))
-            if not groups:
+            told = []  # (condition, body, layouts, statics) of the cases an attribute's instance is told to run
+            for static, layouts, body, notes, key_layouts in variants.get(name, ()):
+                for field in ("adjustments", "unsupported"):
+                    getattr(ir, field).extend(n for n in notes[field] if n not in getattr(ir, field))
+                ir.ops.update(notes["ops"])
+                layout_in = next((p for p in layouts[0] if p in ("channels_last", "source")), "source")
+                condition = f"self.porter_layout == {layout_in!r}".replace("'", '"')
+                told.append(((f"{_case_condition([static])} and " if static else "") + condition, body, layouts,
+                             [static] if static else []))
+                self.tell_instances(name, static, key_layouts)
+            if not groups and not told:
                 continue
-            at = _docstring_lines(self.source, forward)
+            at = _body_docstring_lines(generic)
             lines = list(generic[:at])
             init_lines = []
-            for body, layouts, statics in groups:
+            names = {"channels_last": "channels-last", "source": "torch's order"}
+            ordered = [t for t in told if t[3]] + [(None, body, layouts, statics) for body, layouts, statics in
+                                                    groups] + [t for t in told if not t[3]]
+            for told_condition, body, layouts, statics in ordered:
+                if told_condition is not None:
+                    taken = [names.get(p, p) for p in layouts[0] if p != "python"]
+                    lines.append(f"{INDENT * 2}# porter: `call` specialised for instances called with "
+                                 f"{', '.join(taken)} (their owner says so), {names[layouts[1]]} out")
+                    lines.append(f"{INDENT * 2}if {told_condition}:")
+                    case = body[_body_docstring_lines(body):]
+                    lines.extend(INDENT + line if line.strip() else line for line in case)
+                    if not _ends_in_return(case):
+                        lines.append(f"{INDENT * 3}return None")
+                    continue
                 condition = _case_condition(statics)
                 described = ", ".join(f"{attr}={text}" for attr, text in statics[0]) if len(statics) == 1 else \
                     "these constructor values"
-                names = {"channels_last": "channels-last", "source": "torch's order"}
                 taken = [names.get(p, p) for p in layouts[0] if p != "python"]
                 comment = f"{INDENT * 2}# porter: `call` specialised for {described}"
                 if taken:
                     comment += f" ({', '.join(taken)} in, {names[layouts[1]]} out)"
                 lines.append(comment)
                 lines.append(f"{INDENT * 2}if {condition}:")
-                case = body[at:]
+                case = body[_body_docstring_lines(body):]
                 lines.extend(INDENT + line if line.strip() else line for line in case)
                 if not _ends_in_return(case):
                     lines.append(f"{INDENT * 3}return None")
@@ -635,6 +729,21 @@ class FileTranslator:
             ir.specialisations = tuple(static for _, _, statics in groups for static in statics)
         self.forget_runtime(dropped - kept)
 
+    def tell_instances(self, name, static, layouts):
+        """The owners of the attributes whose `name` instance runs the layout case `layouts` set its layouts in
+        their `__init__` (after building it): its call then takes that case, as their translated code expects."""
+        trial_layouts = self.layout_trials[(name, static, layouts)][1]
+        layout_in = next((p for p in trial_layouts[0] if p in ("channels_last", "source")), "source")
+        for owner, attribute in self.layout_sites.get((name, static, layouts), ()):
+            keras_name = next((k for k, v in self.ctx.irs[owner].renamed.items() if v == attribute), attribute)
+            line = (f"{INDENT * 2}self.{keras_name}.porter_layout, self.{keras_name}.layout_out = {layout_in!r}, "
+                    f"{trial_layouts[1]!r}").replace("'", '"')
+            init = list(self.class_code.get((owner, "__init__"), []))
+            if line not in init:
+                comment = f"{INDENT * 2}# porter: `{attribute}` runs the case of its call for the layouts `forward` " \
+                          f"hands it"
+                self.class_code[(owner, "__init__")] = init + [comment, line]
+
     def forget_runtime(self, names):
         """Runtime definitions only dropped specialisations used: no longer needed (unless other code names them)."""
         if not names:
@@ -643,6 +752,7 @@ class FileTranslator:
                                                                            else entry)]
         texts += [line for entry in self.method_code.values() for line in entry[1]]
         texts += [line for entry in self.function_code.values() for line in entry[1]]
+        texts += [line for entry in self.function_variant_code.values() for _, body in entry.values() for line in body]
         code = "\n".join(texts)
         for name in names:
             emitted = self.ctx.renames.get(name, name)
@@ -703,6 +813,7 @@ class FileTranslator:
         if definition is None or key in self.in_progress:
             return None
         self.in_progress.add(key)
+        speculative, self.speculative = self.speculative, 0  # a method is translated once, and kept
         try:
             params = [p for p in _params(definition) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)))
@@ -716,35 +827,84 @@ class FileTranslator:
                                      signature.takes_training)
             return signature
         finally:
+            self.speculative = speculative
             self.in_progress.discard(key)
 
     def function_signature(self, name, args, kwargs):
         if name in self.ctx.function_signatures:
-            return self.ctx.function_signatures[name]
+            return self.function_variant(name, self.ctx.function_signatures[name], args, kwargs)
         if name in self.in_progress:
             return None
-        definition = self.source.functions[name]
         self.in_progress.add(name)
         try:
-            params = list(_params(definition))
             # tensors keep the first caller's layout (a channel shuffle runs on channels-last data); other
-            # callers convert to it, as for methods
-            env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)))
-            for position, param in enumerate(params):  # what no caller handed over is a plain Python value
-                given = position < len(args) or param.name.value in kwargs
-                if not given and param.star not in ("*", "**"):
-                    env[param.name.value] = python(param.name.value)
-            arg_values = [env[p.name.value] for p in params if p.star not in ("*", "**")]
-            signature = ClassSignature(arg_values=tuple(arg_values))
-            signature.kwarg_values = {p.name.value: env[p.name.value] for p in params if p.name.value in env}
-            self.ctx.function_signatures[name] = signature
-            translator = ClassBodyTranslator(self, None, "function", env, None)
-            body, _ = translator.block(definition.body, 1)
-            signature.output = translator.return_template
-            self.function_code[name] = (definition, clean_body(body))
+            # callers convert to it, as for methods, unless the function is layout-free (function_variant)
+            signature, body = self.translate_function(name, args, kwargs,
+                                                      lambda sig: self.ctx.function_signatures.__setitem__(name, sig))
+            self.function_code[name] = (self.source.functions[name], body)
             return signature
         finally:
             self.in_progress.discard(name)
+
+    def translate_function(self, name, args, kwargs, register):
+        """(signature, body) of module-level function `name` translated for `args`; `register(signature)` runs
+        before the body is translated (a recursive call finds it)."""
+        definition = self.source.functions[name]
+        params = list(_params(definition))
+        env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)))
+        for position, param in enumerate(params):  # what no caller handed over is a plain Python value
+            given = position < len(args) or param.name.value in kwargs
+            if not given and param.star not in ("*", "**"):
+                env[param.name.value] = python(param.name.value)
+        arg_values = [env[p.name.value] for p in params if p.star not in ("*", "**")]
+        signature = ClassSignature(arg_values=tuple(arg_values))
+        signature.kwarg_values = {p.name.value: env[p.name.value] for p in params if p.name.value in env}
+        register(signature)
+        translator = ClassBodyTranslator(self, None, "function", env, None)
+        body, _ = translator.block(definition.body, 1)
+        signature.output = translator.return_template
+        return signature, clean_body(body)
+
+    def function_variant(self, name, signature, args, kwargs):
+        """As layout_variant, for a module-level function: a caller handing tensors in other layouts than the
+        function was translated for uses a translation for its own layouts when that is the very same code."""
+        if name in self.in_progress or name not in self.function_code or not signature.arg_values:
+            return signature
+        swapped = [a for a, w in zip(args, signature.arg_values) if isinstance(a, Value) and a.is_tensor and
+                   w.is_tensor and (a.rank is None or a.rank > 2) and
+                   {a.layout, w.layout} == {"source", "channels_last"}]
+        if not swapped:
+            return signature
+        key = (name, tuple(a.layout if isinstance(a, Value) and a.is_tensor else "python" for a in args))
+        if key not in self.function_trials:
+            ir = self.ctx.ir
+            state, runtime_before = (_ir_state(ir) if ir is not None else None), set(self.ctx.used_runtime)
+            self.in_progress.add(name)
+            try:
+                trial, body = self.translate_function(name, args, kwargs, lambda sig: None)
+            finally:
+                self.in_progress.discard(name)
+                if ir is not None:
+                    _restore_ir_state(ir, state)
+            self.function_trials[key] = (trial, body, self.ctx.used_runtime - runtime_before)
+        trial, body, _ = self.function_trials[key]
+        base = self.function_code[name][1]
+        if body == base:
+            return trial
+        if _conversions(body) >= _conversions(base) + len(swapped):
+            return signature
+        # a second translation of the function, for these layouts (its callers convert nothing)
+        variants = self.function_variant_code.setdefault(name, {})
+        if key[1] not in variants:
+            layout = next(a.layout for a in swapped)
+            variant = f"{name}_{'channels_last' if layout == 'channels_last' else 'torch_order'}"
+            taken = set(self.source.functions) | set(self.source.classes) | {
+                n for entry in self.function_variant_code.values() for n, _ in entry.values()}
+            while variant in taken:
+                variant += "_"
+            variants[key[1]] = (variant, body)
+        trial.callee = variants[key[1]][0]
+        return trial
 
     # --- other methods -----------------------------------------------------------------------------------
     def translate_plain_methods(self):
@@ -868,6 +1028,23 @@ def _ends_in_return(body):
     top = [line for line in body if line.startswith(INDENT * 2) and not line.startswith(INDENT * 2 + " ") and
            line.strip() and not line.strip().startswith(("#", ")", "]", "}"))]
     return bool(top) and top[-1].strip().startswith(("return", "raise"))
+
+
+def _body_docstring_lines(body):
+    """How many lines the docstring opening a translated body takes (0 without one)."""
+    first = body[0].strip() if body else ""
+    if not first.lstrip("rRbBuU").startswith(('"', "'")):
+        return 0
+    for count in range(1, len(body) + 1):
+        try:
+            tree = ast.parse("\n".join(line.strip() if index == 0 else line for index, line in
+                                       enumerate(body[:count])).strip())
+        except SyntaxError:
+            continue
+        if tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant):
+            return count
+        return 0
+    return 0
 
 
 def _docstring_lines(source, definition):

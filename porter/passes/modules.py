@@ -440,6 +440,11 @@ class ModuleResolver:
                 env[name].extend(self.ref_of(statement.value, env, owner).elements)
                 if in_loop:
                     env.setdefault("#unordered", set()).add(name)
+            elif name is not None and isinstance(env.get(name), ModuleRef) and env[name].kind in ("list",
+                                                                                                  "sequential"):
+                current, added = env[name], self.ref_of(statement.value, env, owner)  # `self.layers += [...]`
+                env[name] = ModuleRef(current.kind, elements=current.elements + added.elements,
+                                      ordered=current.ordered and added.ordered and not in_loop)
         elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) and isinstance(
                 statement.value.func, cst.Attribute) and statement.value.func.attr.value == "__init__" and isinstance(
                 statement.value.func.value, cst.Call) and owner is not None and owner.bases:

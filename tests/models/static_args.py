@@ -33,6 +33,9 @@ class Reorder(nn.Module):
         self.order = order
 
     def forward(self, x):
+        """x with its dims in `order`.
+
+        A view, as torch's permute is."""
         return x.permute(*self.order)
 
 

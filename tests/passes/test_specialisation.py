@@ -1,7 +1,9 @@
 """Class specialisation: a module class whose forward depends on literal constructor values it stores on self gets
-a case of `call` per value the model builds it with (each in the layouts its callers hand it), and block classes
-reached through config objects, Sequential subclasses and helper methods are followed, so a convnet made of them
-traces no Transpose but at its boundary."""
+a case of `call` per value the model builds it with (each in the layouts its callers hand it), a class used in two
+layouts a case for each, and block classes reached through config objects, Sequential subclasses and helper
+methods are followed, so a convnet made of them traces no Transpose but at its boundary."""
+
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -134,3 +136,16 @@ def test_block_classes_from_config_objects_sequential_subclasses_and_helper_meth
     assert "call_module" not in code
     transposes = _check(pair, pair.torch_module.Net(), pair.keras_module.Net(), (2, 3, 6, 6))
     assert transposes <= 1  # on entry only: the head reads a (N, C) mean
+
+
+def test_a_class_used_in_two_layouts_gets_a_case_for_each(tmp_path):
+    """DropPath runs after convolutions (channels-last) and after a token MLP (torch's order): the owner tells the
+    second instance its layouts, its call has a case for them, and the helper function a second translation."""
+    source = (Path(__file__).resolve().parents[1] / "models" / "two_layouts.py").read_text()
+    pair = port(tmp_path, source, input_specs=("3,8,8",))
+    code = (tmp_path / "out" / "op_model_keras.py").read_text()
+    assert 'self.token_drop.porter_layout, self.token_drop.layout_out = "source", "source"' in code
+    assert 'if self.porter_layout == "source":' in code and "def drop_path_torch_order(" in code
+    assert "self.conv_drop.porter_layout" not in code  # the first layout is the class's own
+    transposes = _check(pair, pair.torch_module.TwoLayoutNet(), pair.keras_module.TwoLayoutNet(), (2, 3, 8, 8))
+    assert transposes <= 2
