@@ -33,7 +33,9 @@ def build_parser():
         "convert", help="translate a model file into a Keras package",
         description="Translate SRC (a PyTorch model file, read statically, never executed) into OUT: the Keras "
                     "model module, porter-manifest.json, PORTING.md and the other outputs. Exit 0: converted; "
-                    "1: written, but the model code has stubs (see PORTING.md); 2: bad input, nothing written.")
+                    "1: written, but the model code has stubs (see PORTING.md); 2: bad input, nothing written. "
+                    "SRC may be a folder (a package): every model file in it converts, mirrored under OUT, with one "
+                    "manifest; --class NAME (or sub/file.py:NAME) names the main model.")
     convert.add_argument("source", metavar="SRC", help="model source file (.py), or a package folder: every model "
                                                       "file in it converts, mirrored under OUT")
     convert.add_argument("-o", "--out", metavar="OUT", help="output directory (default: <SRC stem>_keras/ beside SRC)")

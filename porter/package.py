@@ -151,7 +151,7 @@ def resolve_main(files, requested):
     path_part, _, name = requested.rpartition(":")
     if path_part:
         wanted = PurePosixPath(path_part.replace("\\", "/")).as_posix()
-        chosen = [f for f in files if f.relative == wanted or f.relative.endswith("/" + wanted)]
+        chosen = [f for f in files if f.relative == wanted] or [f for f in files if f.relative.endswith("/" + wanted)]
         if not chosen:
             raise UsageError(f"--class {requested}: no model file {wanted} in the package",
                              hint=f"model files: {', '.join(f.relative for f in files)}")

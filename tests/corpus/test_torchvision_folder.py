@@ -40,11 +40,13 @@ sys.exit(1 if failed else 0)
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory):
-    """(exit code, stderr, OUT, manifest, seconds) of converting torchvision/models in one call."""
+    """(exit code, stderr, OUT, manifest, seconds) of converting torchvision/models in one call, ResNet (in
+    resnet.py; quantization/resnet.py derives from it) the main class."""
     models = model_file(torchvision, "resnet").parent
     out = tmp_path_factory.mktemp("torchvision_folder") / "out"
     start = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(models), "-o", str(out)],
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(models), "-o", str(out), "--class",
+                             "resnet.py:ResNet"],
                             capture_output=True, text=True, check=False)
     seconds = time.monotonic() - start
     manifest = json.loads((out / "porter-manifest.json").read_text()) if out.is_dir() else None
@@ -66,6 +68,11 @@ def test_the_folder_converts_in_one_call(converted):
         assert skipped["path"] in stderr and skipped["error"]
     assert (code == 1) == bool(manifest["skipped"] or any(c["unsupported"] for s in manifest["sources"]
                                                           for c in s["classes"]))
+    assert manifest["main_class"] == "ResNet" and modules[0] == "resnet_keras.py"  # the main class's file first
+    for name in ("train_tpu.py", "test_equivalence.py", "PORTING.md", "report.html"):
+        assert (out / name).is_file()
+    assert not any(entry["path"].startswith("/") for entry in manifest["sources"])  # no absolute path
+    assert str(model_file(torchvision, "resnet").parent) not in json.dumps(manifest["skipped"])
     print(f"torchvision/models: {len(modules)} modules, {len(manifest['skipped'])} files left out, exit {code}, "
           f"{seconds:.0f} s")
 
