@@ -7,6 +7,7 @@ mxnet-rule optimizers and schedules (sections copied into the generated train_su
 | 'nag' (momentum) | GluonNAG | nag_mom_update's lr-scaled buffer (wd read after the in-place update) |
 | 'adam' (learning_rate 0.001, beta1, beta2, epsilon) | GluonAdam | coupled wd; bias corrections in the lr |
 | 'rmsprop' (learning_rate 0.001, gamma1, gamma2, epsilon, centered, clip_weights) | GluonRMSProp | eps in sqrt |
+| 'adagrad' (eps 1e-7), 'adadelta' (rho 0.9, epsilon 1e-5; no lr) | GluonAdaGrad, GluonAdaDelta | wd outside |
 | every optimizer: wd, rescale_grad, clip_gradient | | element-wise clip of the rescaled gradient |
 | FactorScheduler / MultiFactorScheduler / PolyScheduler / CosineScheduler (warm-up too) | same names | per update |
 """
@@ -26,6 +27,8 @@ OPTIMIZERS = {
     "adam": ("GluonAdam", {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8}, 0.001),
     "rmsprop": ("GluonRMSProp", {"gamma1": 0.9, "gamma2": 0.9, "epsilon": 1e-8, "centered": False,
                                  "clip_weights": None}, 0.001),
+    "adagrad": ("GluonAdaGrad", {"eps": 1e-7}, 0.01),
+    "adadelta": ("GluonAdaDelta", {"rho": 0.9, "epsilon": 1e-5}, 0.01),  # no learning rate in its update
 }
 IGNORED = {"lazy_update", "multi_precision", "param_idx2name", "param_dict", "sym", "aggregate_num",
            "use_fused_step"}
@@ -129,7 +132,7 @@ def read_trainer(call, scope, values, index, plan):
         # rmsprop default to 0.001, which overwrites it
         initial = schedule.setting("initial_lr") if schedule is not None and name in ("sgd", "nag") else None
         lr = initial if initial is not None else literal(default_lr)
-    canonical = f"mxnet.optimizer.{cls.removeprefix('Gluon')}"
+    canonical = f"mxnet.optimizer.{cls.removeprefix('Gluon')}"  # AdaGrad, AdaDelta, RMSProp: mxnet's spelling
     optimizer = OptimizerPlan(canonical, cls, settings, line, text, lr=lr)
     return optimizer, schedule
 

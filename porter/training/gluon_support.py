@@ -235,6 +235,76 @@ class GluonRMSProp(GluonOptimizer):
                 "centered": self.centered, "clip_weights": self.clip_weights}
 
 
+# --- section: GluonAdaGrad (needs: gluon-optimizer-base)
+
+
+class GluonAdaGrad(GluonOptimizer):
+    """mxnet 'adagrad' (dense path): c = clip(rescale_grad*grad); `history += c^2; w -= lr * (c / sqrt(history + eps)
+    + wd * w)`: epsilon inside the square root, weight decay outside the adaptive scaling."""
+
+    def __init__(self, learning_rate=0.01, eps=1e-7, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.eps = eps
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._history = self.slots(var_list, "history")
+
+    def clipped(self, gradient, variable):
+        g = tf.cast(tf.convert_to_tensor(gradient), variable.dtype)
+        if self.rescale_grad != 1.0:
+            g = g * self.rescale_grad
+        if self.clip_gradient is not None:
+            g = tf.clip_by_value(g, -self.clip_gradient, self.clip_gradient)
+        return g
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = self.rate(variable, learning_rate)
+        g = self.clipped(gradient, variable)
+        history = self._history[self._get_variable_index(variable)]
+        new_history = history + g * g
+        self.assign(history, new_history)
+        self.assign_sub(variable, (g / tf.sqrt(new_history + self.eps) + self.decay(variable) * variable) * lr)
+
+    def get_config(self):
+        return {**super().get_config(), "eps": self.eps}
+
+
+# --- section: GluonAdaDelta (needs: GluonAdaGrad)
+
+
+class GluonAdaDelta(GluonAdaGrad):
+    """mxnet 'adadelta' (no learning rate): c = clip(rescale_grad*grad); `acc_g = rho*acc_g + (1-rho)*c^2;
+    delta = sqrt(acc_delta + eps) / sqrt(acc_g + eps) * c; acc_delta = rho*acc_delta + (1-rho)*delta^2;
+    w -= delta + wd * w`."""
+
+    def __init__(self, learning_rate=0.01, rho=0.9, epsilon=1e-5, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.rho, self.epsilon = rho, epsilon
+
+    def build(self, var_list):
+        if self.built:
+            return
+        GluonOptimizer.build(self, var_list)
+        self._acc_g = self.slots(var_list, "acc_g")
+        self._acc_delta = self.slots(var_list, "acc_delta")
+
+    def update_step(self, gradient, variable, learning_rate):
+        g = self.clipped(gradient, variable)
+        index = self._get_variable_index(variable)
+        acc_g, acc_delta = self._acc_g[index], self._acc_delta[index]
+        new_acc_g = self.rho * acc_g + (1.0 - self.rho) * g * g
+        self.assign(acc_g, new_acc_g)
+        delta = tf.sqrt(acc_delta + self.epsilon) / tf.sqrt(new_acc_g + self.epsilon) * g
+        self.assign(acc_delta, self.rho * acc_delta + (1.0 - self.rho) * delta * delta)
+        self.assign_sub(variable, delta + self.decay(variable) * variable)
+
+    def get_config(self):
+        return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon}
+
+
 # --- section: gluon-schedule-base (needs: schedule-base)
 
 

@@ -72,6 +72,8 @@ OPTIMIZERS = {
     "nag": trainer("nag", "{'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01}"),
     "nag_clip": trainer("nag", "{'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.05, 'clip_gradient': 0.05}"),
     "rmsprop": trainer("rmsprop", "{'learning_rate': 0.01, 'gamma1': 0.8, 'epsilon': 1e-6, 'wd': 0.01}"),
+    "adagrad": trainer("adagrad", "{'learning_rate': 0.05, 'wd': 0.01, 'eps': 1e-6, 'clip_gradient': 0.1}"),
+    "adadelta": trainer("adadelta", "{'rho': 0.8, 'wd': 0.01, 'rescale_grad': 3.0}"),
     "rmsprop_centered": trainer("rmsprop", "{'learning_rate': 0.01, 'gamma1': 0.9, 'gamma2': 0.8, 'centered': True, "
                                            "'wd': 0.01, 'clip_gradient': 0.1}"),
 }
@@ -218,7 +220,9 @@ def check(errors):
 def test_optimizers_match_mxnet(tmp_path, optimizer):
     case = GluonCase(tmp_path, optimizer, OPTIMIZERS[optimizer], "gluon.loss.SoftmaxCrossEntropyLoss()")
     name = re.search(r"'(\w+)'", OPTIMIZERS[optimizer]).group(1)
-    assert f"support.Gluon{ {'sgd': 'SGD', 'nag': 'NAG', 'adam': 'Adam', 'rmsprop': 'RMSProp'}[name]}(" in case.text
+    classes = {"sgd": "SGD", "nag": "NAG", "adam": "Adam", "rmsprop": "RMSProp", "adagrad": "AdaGrad",
+               "adadelta": "AdaDelta"}
+    assert f"support.Gluon{classes[name]}(" in case.text
     errors, _, _ = run_pair(case, "class", steps=3)
     check(errors)
 
@@ -558,10 +562,10 @@ def test_optimizer_object_keywords_and_dict_call(tmp_path):
 
 
 def test_unsupported_optimizer_scheduler_and_loss_are_noted(tmp_path):
-    plan = read_plan(tmp_path, variant("trainer = gluon.Trainer(net.collect_params(), 'adagrad', "
+    plan = read_plan(tmp_path, variant("trainer = gluon.Trainer(net.collect_params(), 'ftml', "
                                        "{'learning_rate': 0.1})\nloss = gluon.loss.KLDivLoss()"))
     notes = " ".join(text for _, text in plan.notes)
-    assert plan.optimizer.cls == "GluonAdam" and "'adagrad' has no mxnet-rule counterpart" in notes
+    assert plan.optimizer.cls == "GluonAdam" and "'ftml' has no mxnet-rule counterpart" in notes
     assert "is not a gluon.loss loss porter reads" in notes
     plan = read_plan(tmp_path, variant("schedule = make_schedule()\ntrainer = gluon.Trainer(net.collect_params(), "
                                        "'sgd', {'lr_scheduler': schedule})\nloss = gluon.loss.L2Loss()"))
