@@ -126,6 +126,9 @@ class ExpressionTranslator(CallTranslator):
         if kind is None and ir is not None and ir.attributes.get("#setattr") is not None and not (
                 self.info is not None and self.info.find_method(attr) is not None):
             kind = ir.attributes["#setattr"]  # an attribute only `setattr(self, name, ...)` sets
+        if kind is None and self.info is not None and any(attr in _registered_tensors(info.node)
+                                                          for info in _lineage(self.info)):
+            kind = "buffer"  # registered by a helper method __init__ calls, not translated yet
         keras_name = self.keras_attr(attr)
         if isinstance(kind, ModuleRef):
             return Value(f"self.{keras_name}", "module", module=kind)
@@ -612,3 +615,42 @@ def _balanced_call(code):
         elif depth == 0 and char in " +-*/%<>=!&|^~,":
             return False
     return depth == 0
+
+
+_REGISTERED = {}
+
+
+def _lineage(info):
+    """A class and its in-file base classes (methods it inherits register tensors too)."""
+    found, pending = [], [info]
+    while pending:
+        current = pending.pop()
+        if current not in found:
+            found.append(current)
+            pending.extend(current.family[base] for base in current.bases if base in current.family)
+    return found
+
+
+def _registered_tensors(class_node):
+    """Names a class registers anywhere in its body with `register_buffer("name", ...)` /
+    `register_parameter("name", ...)` (literal names) or assigns an `nn.Parameter(...)` to."""
+    if id(class_node) in _REGISTERED and _REGISTERED[id(class_node)][0] is class_node:
+        return _REGISTERED[id(class_node)][1]
+    names = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("register_buffer",
+                                                                                 "register_parameter") and \
+                    call.args and isinstance(call.args[0].value, cst.SimpleString):
+                names.add(call.args[0].value.evaluated_value)
+
+        def visit_Assign(self, node):  # `self.table = nn.Parameter(...)` in a helper method
+            value = node.value
+            if isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "Parameter":
+                names.update(t.target.attr.value for t in node.targets if isinstance(t.target, cst.Attribute)
+                             and dotted_name(t.target.value) == "self")
+
+    class_node.visit(Finder())
+    _REGISTERED[id(class_node)] = (class_node, frozenset(names))
+    return _REGISTERED[id(class_node)][1]
