@@ -123,8 +123,12 @@ def model_files(root, out=None):
 
 
 def _reason(error, display, relative):
-    """The one line of `error` with the file named relative to the package (the manifest holds no absolute path)."""
+    """The one line of `error` with the file named relative to the package (the manifest holds no absolute path),
+    a generated module's name with the folder it goes to."""
     path = relative if error.path is not None and str(error.path) == display else error.path
+    folder = PurePosixPath(relative).parent.as_posix()
+    if folder != "." and path is not None and "/" not in str(path) and str(path).endswith("_keras.py"):
+        path = f"{folder}/{path}"
     return str(type(error)(error.message, path, error.line, error.column, error.hint))
 
 
@@ -320,8 +324,21 @@ def porting_md(root, conversions, manifest, skipped):
         lines += ["", "## Files left out", ""]
         lines += [f"- `{item['path']}`: {item['error']}" for item in skipped]
     for file, conversion in conversions:
-        lines += ["", "---", "", *_demoted(conversion.files["PORTING.md"]).rstrip("\n").split("\n")]
+        section = _import_advice(conversion.files["PORTING.md"], file)
+        lines += ["", "---", "", *_demoted(section).rstrip("\n").split("\n")]
     return "\n".join(lines) + "\n"
+
+
+def _import_advice(text, file):
+    """A file's report with its loading advice for a module in OUT/sub: `from model_keras import Net  # with OUT/sub
+    on sys.path`, not the single-file `from sub/model_keras import ...`."""
+    if not file.module_dir:
+        return text
+    stem = module_file_name(file.path)[:-3]
+    qualified = f"{file.module_dir}/{stem}"
+    text = text.replace(f"from {qualified} import ", f"from {stem} import ")
+    text = text.replace(f"{qualified}.load_state_dict(", f"{stem}.load_state_dict(")
+    return text.replace("# with OUT on sys.path", f"# with OUT/{file.module_dir} on sys.path")
 
 
 def _demoted(markdown):
@@ -362,7 +379,7 @@ def report_html(root, conversions, manifest, skipped):
         parts.append("</ul>")
     parts.append("</section>")
     for index, (file, conversion) in enumerate(conversions):
-        page = conversion.files["report.html"]
+        page = _import_advice(conversion.files["report.html"], file)
         body = page[page.index("<body>") + len("<body>"):page.rindex("</body>")]
         body = re.sub(r'\bid="([^"]*)"', rf'id="file-{index}-\1"', body)
         body = re.sub(r'\bhref="#([^"]*)"', rf'href="#file-{index}-\1"', body)
