@@ -5,7 +5,7 @@ Each module `porter/<command>_command.py` defines `add_parser(subparsers)` and `
 
 from porter.plugins import load_present
 
-COMMAND_MODULES = ("porter.verify.command", "porter.diff_command", "porter.data_command")
+COMMAND_MODULES = ("porter.verify.command", "porter.diff_command", "porter.data_command", "porter.ir_command")
 
 COMMANDS = {module.COMMAND: module for module in load_present(COMMAND_MODULES)}
 EXTRA_COMMANDS = {name: module.run for name, module in COMMANDS.items()}

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerate the golden output trees: tests/golden/<fixture>/ for every fixtures/<fixture>.py (or those named).
+"""Regenerate the golden output trees: tests/golden/<fixture>/ for every fixtures/<fixture>.py (or those named),
+and the `porter ir` dumps in tests/ir/golden/.
 
     python scripts/regenerate_goldens.py              # all fixtures; removes goldens whose fixture is gone
     python scripts/regenerate_goldens.py lenet unet   # only these
@@ -16,6 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.golden.goldens import GOLDEN, convert_fixture, fixture_names, read_tree, stale_goldens, write_golden
+from tests.ir.test_ir_command import FIXTURES as IR_FIXTURES
+from tests.ir.test_ir_command import GOLDEN as IR_GOLDEN
+from tests.ir.test_ir_command import dump as ir_dump
 
 
 def main(argv=None):
@@ -35,6 +39,13 @@ def main(argv=None):
             changed.append(name)
             if not args.check:
                 write_golden(name, files)
+    for name in (n for n in IR_FIXTURES if n in names):  # `porter ir` dumps: tests/ir/golden/<fixture>.txt
+        text = ir_dump(name)
+        path = IR_GOLDEN / f"{name}.txt"
+        if not path.exists() or path.read_text() != text:
+            changed.append(f"ir:{name}")
+            if not args.check:
+                path.write_text(text)
     stale = stale_goldens() if not args.fixtures else []
     if not args.check:
         for name in stale:

@@ -6,6 +6,7 @@ Shared by the passes and the op rules (rules never import passes). Conversions g
 whenever only size-1 axes move.
 """
 
+from porter.ir.op_nodes import record
 from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, tensor
 
 
@@ -37,13 +38,16 @@ def to_layout(ctx, value, wanted, rank=None):
         if not value.channels_last:
             return value
         ctx.use("to_channels_first")
-        return tensor(f"to_channels_first({value.code})", value.rank, "source")
+        result = tensor(f"to_channels_first({value.code})", value.rank, "source")
+        record(ctx, "convert", "to_channels_first", value.code, [value], result)
+        return result
     if value.channels_last:
         return value
     rank = value.rank if value.rank is not None else rank
     if rank is not None and rank <= 2:
         return value.but(rank=rank)
     ctx.use("to_channels_last")
+    record(ctx, "convert", "to_channels_last", value.code, [value], tensor("", rank, "channels_last"))
     hoister = getattr(ctx, "hoister", None)
     if hoister is not None and value.code.isidentifier():
         name = hoister.hoist(value.code, f"to_channels_last({value.code})", "channels_last")

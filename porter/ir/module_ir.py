@@ -66,6 +66,7 @@ class ModuleIR:
     flatten_inputs: dict = field(default_factory=dict)  # Linear attribute -> channel expression (load-time permute)
     plain_linears: set = field(default_factory=set)  # Linear attributes also called on torch-ordered inputs
     io_inputs: tuple = ()  # main class: per forward argument, whether it switches with `channels_last_io`
+    nodes: dict = field(default_factory=dict)  # (line, kind, op, target) -> OpNode: the op graph (ir/op_nodes.py)
     specialisations: tuple = ()  # literal constructor values (attribute, text) `call` has a case of its own for
 
     @property

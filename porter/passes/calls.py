@@ -8,6 +8,7 @@ from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, remap_axi
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
 from porter.passes.modules import CONTAINERS, ModuleResolver
+from porter.ir.op_nodes import record
 from porter.rules.constants import TORCH_HOST_CALLS
 from porter.rules.registry import module_rule_for_call
 
@@ -232,12 +233,18 @@ class CallTranslator:
         ref = target.module or UNKNOWN_MODULE
         args, kwargs = self.arg_values(node)
         self.node_of_call = node  # calls among the arguments (`self.head(self.body(x))`) set it too
-        if ref.kind == "rule":
-            return self.rule_module_call(target.code, ref.rule, args, kwargs)
-        if ref.kind == "class":
-            return self.class_call(target.code, ref.class_name, args, kwargs, ref.static)
-        if ref.kind == "sequential":
-            return self.sequential_call(target.code, ref, args, kwargs)
+        if ref.kind in ("rule", "class", "sequential"):
+            if ref.kind == "rule":
+                result = self.rule_module_call(target.code, ref.rule, args, kwargs)
+                kind, op = "layer", ref.rule.runtime
+            elif ref.kind == "class":
+                result = self.class_call(target.code, ref.class_name, args, kwargs, ref.static)
+                kind, op = "class", ref.class_name
+            else:
+                result = self.sequential_call(target.code, ref, args, kwargs)
+                kind, op = "sequential", f"Sequential({len(ref.elements)})"
+            record(self.ctx, kind, op, target.code, list(args) + list(kwargs.values()), result)
+            return result
         if ref.kind == "classobj":
             return python(f"{target.code}({self.join_args(args, kwargs)})")
         converted = [self.as_plain(v) for v in args]
@@ -537,6 +544,7 @@ class CallTranslator:
             self.ctx.ir.ops.add(call.canonical)  # the name the source used (torch.chunk), not the rule's first
         try:
             result = rule.translate(self, call) if rule.translate is not None else self.declarative_rule(rule, call)
+            record(self.ctx, "op", call.canonical, "", call.all_args() + list(call.kwargs.values()), result)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
             # malformed call (missing required arguments ...): torch would raise too; keep the port importable
             return self.stub(call.canonical.replace("Tensor.", "tensor ."), f"arguments porter cannot map "

@@ -75,6 +75,7 @@ class FileContext:
     reserved_names: set = field(default_factory=set)
     renames: dict = field(default_factory=dict)  # runtime name -> emitted name when a user name collides
     channels_last_io: bool = False  # porter convert --channels-last-io: the main class's images are NHWC
+    line: int | None = None  # the source line being translated (op nodes record it)
     module_values: dict = field(default_factory=dict)  # module-level name -> Value (`MEAN = torch.tensor(...)`)
 
     def __post_init__(self):

@@ -88,7 +88,7 @@ class BodyTranslator(ExpressionTranslator):
 
     def statement(self, statement, depth):
         start = self.source.line_of(statement) or self.line
-        self.line = start
+        self.line = self.ctx.line = start  # ctx.line: where op nodes are recorded (ir/op_nodes.py)
         handler = getattr(self, f"_stmt_{type(statement).__name__}", None)
         if handler is None:
             text = self.code(statement).strip("\n")
