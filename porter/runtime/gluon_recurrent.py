@@ -20,8 +20,10 @@ under Gluon's constructor, call and names, and the cells use the same step funct
 - `SequentialRNNCell`/`HybridSequentialRNNCell` (children "0", "1", ...), `BidirectionalCell(l_cell, r_cell)`,
   `DropoutCell(rate)`, `ResidualCell(base_cell)` and `ZoneoutCell(base_cell, ...)` (inference only) stack, reverse
   and wrap cells as mxnet does; `unroll` reads training mode from the Keras call in progress.
-Initialisers are accepted and ignored (the weights come from `load_state_dict`); `valid_length` and LSTM state
-clipping are refused.
+`unroll(valid_length=...)` masks outputs past each sequence's length to zero and returns the states of its last
+valid step, as mxnet does (a bidirectional cell reverses only the valid steps). Initialisers are accepted and
+ignored (the weights come from `load_state_dict`); LSTM state clipping and the fused layers' use_sequence_length are
+refused.
 """
 
 import contextlib
@@ -246,6 +248,7 @@ class _GluonRecurrentCell(TorchLayer):
     """Shared by Gluon's cells: begin_state, unroll (mxnet's RecurrentCell API) and reset."""
 
     porter_layout = "source"
+    _gluon_keeps_tensors = False  # unroll(merge_outputs=None) of a tensor returns a tensor (DropoutCell)
 
     def state_info(self, batch_size=0):
         raise NotImplementedError
@@ -263,15 +266,17 @@ class _GluonRecurrentCell(TorchLayer):
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None, valid_length=None):
         """Run the cell over `length` steps of `inputs`: (outputs, final states) as mxnet's unroll returns them."""
-        if valid_length is not None:
-            raise NotImplementedError("unroll(valid_length=...) is not supported by porter yet")
         x = _gluon_time_major(length, inputs, layout)
         states = begin_state if begin_state is not None else self.begin_state(_gluon_batch_of(x), dtype=x.dtype)
-        outputs, states = self._gluon_run(x, list(states))
+        lengths = None if valid_length is None else tf.cast(tf.convert_to_tensor(valid_length), tf.int32)
+        outputs, states = self._gluon_run(x, list(states), lengths)
+        if merge_outputs is None:  # mxnet masks a merged tensor, and a tensor stays one
+            merge_outputs = lengths is not None or (self._gluon_keeps_tensors and not isinstance(inputs, (list, tuple)))
         return _gluon_unroll_result(outputs, layout, merge_outputs), states
 
-    def _gluon_run(self, x, states):
-        """Time-major (T, N, C) inputs -> (time-major outputs, final states)."""
+    def _gluon_run(self, x, states, lengths=None):
+        """Time-major (T, N, C) inputs -> (time-major outputs, final states); `lengths` (N,) int32 or None: outputs
+        past each length are zero and the states are those of its last valid step."""
         raise NotImplementedError
 
 
@@ -341,7 +346,7 @@ class _GluonGatedCell(_GluonRecurrentCell):
         w_ih, w_hh, b_ih, b_hh = self._gluon_params(x.dtype)
         return self._gluon_step(self._gluon_projection(x, w_ih, b_ih, b_hh), states, w_hh, b_hh)
 
-    def _gluon_run(self, x, states):
+    def _gluon_run(self, x, states, lengths=None):
         if not self.built:
             self.build(x.shape)
         if not x.dtype.is_floating:
@@ -350,16 +355,30 @@ class _GluonGatedCell(_GluonRecurrentCell):
         w_ih, w_hh, b_ih, b_hh = self._gluon_params(x.dtype)
         projected = self._gluon_projection(x, w_ih, b_ih, b_hh)  # every step at once: one MatMul
         steps = x.shape[0] if x.shape[0] is not None else tf.shape(x)[0]
+        valid = None
+        if lengths is not None:  # a last column says whether the step is within its sequence
+            valid = _gluon_valid_steps(x, lengths)
+            projected = tf.concat([projected, valid], axis=-1)
 
         def step(direction, x_t, state):
-            output, state = self._gluon_step(x_t, list(state), w_hh, b_hh)
-            return tuple(state), output
+            if valid is None:
+                output, new_state = self._gluon_step(x_t, list(state), w_hh, b_hh)
+                return tuple(new_state), output
+            keep = x_t[:, -1:] > 0
+            output, new_state = self._gluon_step(x_t[:, :-1], list(state), w_hh, b_hh)
+            return tuple(tf.where(keep, new, old) for new, old in zip(new_state, state)), output
 
         outputs, (finals,) = _recurrent_scan([projected], [states], step, 0, steps, self.hidden_size)
-        return outputs, list(finals)
+        return (outputs if valid is None else outputs * valid), list(finals)
 
     def get_config(self):
         return {**super().get_config(), "hidden_size": self.hidden_size, "input_size": self.input_size}
+
+
+def _gluon_valid_steps(x, lengths):
+    """(T, N, 1): 1 where step t is within sequence n's length, else 0, in x's dtype."""
+    steps = tf.range(tf.shape(x)[0])[:, None]
+    return tf.cast(steps < tf.cast(lengths, tf.int32)[None, :], x.dtype)[:, :, None]
 
 
 def _gluon_first_dim(x):
@@ -477,10 +496,10 @@ class GluonSequentialRNNCell(_GluonRecurrentCell):
             next_states.extend(state)
         return inputs, next_states
 
-    def _gluon_run(self, x, states):
+    def _gluon_run(self, x, states, lengths=None):
         finals = []
         for cell, state in zip(self.cells, self._gluon_split(states)):
-            x, state = cell._gluon_run(x, state)
+            x, state = cell._gluon_run(x, state, lengths)
             finals.extend(state)
         return x, finals
 
@@ -510,11 +529,18 @@ class GluonBidirectionalCell(_GluonRecurrentCell):
     def call(self, inputs, states=None):
         raise NotImplementedError("Bidirectional cannot be stepped. Please use unroll")
 
-    def _gluon_run(self, x, states):
+    def _gluon_run(self, x, states, lengths=None):
         count = len(self.l_cell.state_info())
-        forward, l_states = self.l_cell._gluon_run(x, list(states[:count]))
-        backward, r_states = self.r_cell._gluon_run(tf.reverse(x, axis=[0]), list(states[count:]))
-        return tf.concat([forward, tf.reverse(backward, axis=[0])], axis=-1), l_states + r_states
+
+        def reverse(y):  # mxnet's SequenceReverse: only each sequence's valid steps
+            if lengths is None:
+                return tf.reverse(y, axis=[0])
+            return tf.reverse_sequence(y, tf.broadcast_to(tf.cast(lengths, tf.int32), tf.shape(y)[1:2]), seq_axis=0,
+                                       batch_axis=1)
+
+        forward, l_states = self.l_cell._gluon_run(x, list(states[:count]), lengths)
+        backward, r_states = self.r_cell._gluon_run(reverse(x), list(states[count:]), lengths)
+        return tf.concat([forward, reverse(backward)], axis=-1), l_states + r_states
 
     def torch_state(self, prefix=""):
         return self.l_cell.torch_state(prefix + "l_cell.") + self.r_cell.torch_state(prefix + "r_cell.")
@@ -533,6 +559,8 @@ def _gluon_call_training():
 
 class GluonDropoutCell(_GluonRecurrentCell):
     """gluon.rnn.DropoutCell(rate, axes=()): dropout on the input in training, no states, no parameters."""
+
+    _gluon_keeps_tensors = True
 
     def __init__(self, rate, axes=(), prefix=None, params=None, **kwargs):
         super().__init__(**_gluon_keras_kwargs(kwargs))
@@ -555,8 +583,8 @@ class GluonDropoutCell(_GluonRecurrentCell):
     def call(self, inputs, states=None, training=None):
         return self._gluon_dropout(tf.convert_to_tensor(inputs), training), list(states or [])
 
-    def _gluon_run(self, x, states, training=None):
-        return self._gluon_dropout(x, training), list(states)
+    def _gluon_run(self, x, states, lengths=None):
+        return self._gluon_dropout(x, None), list(states)  # mxnet's DropoutCell leaves valid_length out
 
 
 class GluonZoneoutCell(_GluonRecurrentCell):
@@ -584,9 +612,9 @@ class GluonZoneoutCell(_GluonRecurrentCell):
         self._gluon_check(training)
         return self.base_cell(inputs, states)
 
-    def _gluon_run(self, x, states):
+    def _gluon_run(self, x, states, lengths=None):
         self._gluon_check(None)
-        return self.base_cell._gluon_run(x, states)
+        return self.base_cell._gluon_run(x, states, lengths)
 
     def torch_state(self, prefix=""):
         return self.base_cell.torch_state(prefix + "base_cell.")
@@ -611,9 +639,9 @@ class GluonResidualCell(_GluonRecurrentCell):
         output, states = self.base_cell(inputs, states)
         return output + tf.convert_to_tensor(inputs), states
 
-    def _gluon_run(self, x, states):
-        outputs, states = self.base_cell._gluon_run(x, states)
-        return outputs + x, states
+    def _gluon_run(self, x, states, lengths=None):
+        outputs, states = self.base_cell._gluon_run(x, states, lengths)
+        return outputs + (x if lengths is None else x * _gluon_valid_steps(x, lengths)), states
 
     def torch_state(self, prefix=""):
         return self.base_cell.torch_state(prefix + "base_cell.")

@@ -71,8 +71,9 @@ def apply(block, c, inputs, zeros):
             output, states = block(step, states)
             outputs.append(output)
         return outputs + list(states)
+    valid_length = inputs[c["valid_at"]] if c.get("valid") else None
     outputs, states = block.unroll(c["steps"], steps if c["as_list"] else x, begin_state=states,
-                                   layout=c["layout"], merge_outputs=c["merge"])
+                                   layout=c["layout"], merge_outputs=c["merge"], valid_length=valid_length)
     return (list(outputs) if isinstance(outputs, list) else [outputs]) + list(states)
 '''
 
@@ -133,12 +134,13 @@ def cell_config(draw):
             "batch": draw(st.integers(1, 3)), "steps": draw(st.integers(1, 5)),
             "layout": draw(st.sampled_from(["NTC", "TNC"])), "merge": draw(st.sampled_from([True, False, None])),
             "as_list": draw(st.booleans()), "states": draw(st.booleans()), "begin": draw(st.booleans()),
+            "valid": usage == "unroll" and draw(st.booleans()),
             "state_count": per_cell * (layers if wrap == "sequential" else 2 if wrap == "bidirectional" else 1)}
 
 
 def inputs_for(configs, seed):
     """The zoo's inputs, each configuration's after the previous one's; the configurations learn where theirs
-    are (`first`, `last`)."""
+    are (`first`, `last`, `valid_at`)."""
     generator = np.random.default_rng(seed)
     arrays = []
     for config in configs:
@@ -152,6 +154,9 @@ def inputs_for(configs, seed):
         if config["kind"].endswith("Cell") and (config["usage"] == "step" or config["as_list"]):
             arrays.extend(np.ascontiguousarray(x[t] if time_major else x[:, t]) for t in range(steps))
         config["last"] = len(arrays)
+        if config.get("valid"):  # unroll's valid_length: (N,) lengths from 1 to T, float32 as Gluon code has them
+            config["valid_at"] = len(arrays)
+            arrays.append(generator.integers(1, steps + 1, size=(batch,)).astype(np.float32))
     return arrays
 
 
@@ -237,8 +242,8 @@ def test_cells_match_mxnet(configs, call_first, tmp_path):
 
 @needs_mxnet
 def test_edge_shapes_match_mxnet(tmp_path):
-    """Batch 1 with one timestep, bidirectional three-layer stacks, GRU and LSTM cells in a bidirectional unroll:
-    the corners hypothesis may not draw."""
+    """Batch 1 with one timestep, bidirectional three-layer stacks, GRU and LSTM cells in a bidirectional unroll
+    (with valid_length too): the corners hypothesis may not draw."""
     fused = {"hidden": 3, "dropout": 0.0, "input_size": 5, "activation": "relu"}
     cell = {"hidden": 5, "input_size": 3, "activation": "tanh", "merge": True, "as_list": False, "begin": False}
     configs = [
@@ -252,8 +257,10 @@ def test_edge_shapes_match_mxnet(tmp_path):
          "batch": 1, "steps": 1, "layout": "NTC", "states": True, "state_count": 2},
         {**cell, "kind": "LSTMCell", "wrap": "sequential", "usage": "unroll", "layers": 3, "sized": False,
          "batch": 2, "steps": 3, "layout": "TNC", "states": False, "state_count": 6},
+        {**cell, "kind": "GRUCell", "wrap": "bidirectional", "usage": "unroll", "layers": 1, "sized": True,
+         "batch": 3, "steps": 4, "layout": "NTC", "states": False, "state_count": 2, "valid": True},
     ]
-    assert check_zoo(configs, tmp_path, seed=3, call_first=False) == 5
+    assert check_zoo(configs, tmp_path, seed=3, call_first=False) == 6
 
 
 PROJECTION_SCRIPT = """
