@@ -2,8 +2,11 @@
 
 `DIR/sub/model.py` -> `OUT/sub/model_keras.py` and its runtime module beside it, each converted the way a single file
 is (`porter.convert.convert`). Each mirrored module carries the in-package definitions it uses (the linker copies
-them in, as for one file): a class is ported in the layout every caller of that module needs, and each module loads
-by file path on its own, from any working directory, with no `sys.path` entry and no package import. One
+them in, as for one file) rather than importing its ported siblings: porter chooses layouts for a whole model at
+once (a block ported inside net.py takes channels-last tensors; the same block as blocks.py's top class takes torch's
+layout), and each module has its own runtime, so one shared class would need one translation of the whole package.
+Each module loads by file path on its own, from any working directory, with no `sys.path` entry, no package import
+and no name shared with another port. One
 porter-manifest.json lists every converted file (`sources`, the main class's file first); PORTING.md and report.html
 cover every file; train_tpu.py, test_equivalence.py and the other per-model outputs are written for the main class
 when `--class` names one.
@@ -28,7 +31,7 @@ from porter.output import MANIFEST, listed_files, manifest_text
 from porter.self_check import check_generated
 
 SKIPPED_DIRS = {"__pycache__", "test", "tests", "testing", "build", "dist", "node_modules", "site-packages"}
-SKIPPED_FILES = {"setup.py", "conftest.py", "noxfile.py", "tasks.py"}
+SKIPPED_FILES = {"setup.py", "conftest.py", "noxfile.py"}
 REPORTS = ("PORTING.md", "report.html")
 PACKAGE_USAGE_HINT = "--class NAME (or --class sub/file.py:NAME) chooses the main model of a package"
 
