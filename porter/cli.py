@@ -175,8 +175,10 @@ def run_convert(args):
     if "framework" in getattr(ConvertOptions, "__dataclass_fields__", {}):
         options.framework = args.framework
     conversion = convert(options)
-    check_framework(conversion, args.framework, str(source))
-    check_init_args(conversion, init_args, str(source))
+    main_source = getattr(conversion.translator, "source", None)  # a package's main file
+    shown = main_source.display_path if package and main_source is not None else str(source)
+    check_framework(conversion, args.framework, shown)
+    check_init_args(conversion, init_args, shown)
     files = dict(conversion.files)
     warnings = conversion.warnings  # the weights step may add to them
     from porter.weights.record import load_hint, stale_checkpoints, weights_step

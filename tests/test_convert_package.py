@@ -269,7 +269,8 @@ def test_class_given_with_its_file_and_an_ambiguous_class(tmp_path, capsys):
     assert len(manifest["sources"]) == 4
 
 
-@pytest.mark.parametrize("case", ["empty", "no model code", "syntax error", "flag without --class"])
+@pytest.mark.parametrize("case", ["empty", "no model code", "syntax error", "flag without --class",
+                                  "unknown constructor argument"])
 def test_bad_packages_stop_with_one_line_and_write_nothing(case, tmp_path, capsys):
     root = tmp_path / "src"
     root.mkdir()
@@ -284,12 +285,16 @@ def test_bad_packages_stop_with_one_line_and_write_nothing(case, tmp_path, capsy
     elif case == "flag without --class":
         root = write_package(root)
         args = ["--input-shape", "3,32,32"]
+    elif case == "unknown constructor argument":
+        root = write_package(root)
+        args = ["--class", "TinyNet", "--init-args", '{"depth": 3}']
     out = tmp_path / "out"
     assert porter(root, "-o", out, *args) == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "Traceback" not in error
     expected = {"empty": "is a directory holding no Python files", "no model code": "no nn.Module subclass",
-                "syntax error": "mypkg/common/broken.py:4", "flag without --class": "--class"}[case]
+                "syntax error": "mypkg/common/broken.py:4", "flag without --class": "--class",
+                "unknown constructor argument": "mypkg/models/net.py:12: --init-args: TinyNet has no"}[case]
     assert expected in error
     assert not out.exists()
 
