@@ -343,6 +343,17 @@ class Detect(nn.Module):
 }
 
 
+def test_default_out_and_an_out_inside_the_package(tmp_path):
+    package = write_package(tmp_path)
+    assert porter(package) == 0
+    assert (tmp_path / "mypkg_keras" / "models" / "net_keras.py").is_file()  # <DIR name>_keras beside DIR
+    inside = package / "keras_port"
+    for _ in range(2):  # the second run must not read the first one's output as source
+        assert porter(package, "-o", inside, "--force") == 0
+        manifest = json.loads((inside / "porter-manifest.json").read_text())
+        assert [entry["module"] for entry in manifest["sources"]] == list(MODULES)
+
+
 def test_files_porter_cannot_take_are_left_out_and_listed(tmp_path, capsys):
     files = dict(PACKAGE)
     files["mypkg/twice.py"] = PACKAGE["mypkg/common/blocks.py"] + "\n\n" + PACKAGE["mypkg/common/blocks.py"].split(
