@@ -143,12 +143,13 @@ def _size(path):
 
 
 def _may_hold_model(path):
-    """A cheap first look: a file without `class` and a framework name holds no module class."""
+    """A cheap first look: a file without a `class` statement holds no module class (one deriving from a package
+    class, `class Net(BaseModel)`, needs no torch name in its own file)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return "class " in text and any(word in text for word in ("torch", "nn.", "gluon", "Module", "Block"))
+    return re.search(r"^\s*class\s", text, re.MULTILINE) is not None
 
 
 def resolve_main(files, requested):

@@ -129,6 +129,14 @@ class TinyNet(nn.Module):
         x = torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1)
         return self.head(x)
 ''',
+    "mypkg/models/wide.py": '''"""A model whose file names no torch: its base class comes from the package."""
+from .net import TinyNet
+
+
+class WideNet(TinyNet):
+    def __init__(self, num_classes=10):
+        super().__init__(num_classes, width_mult=2.0)
+''',
     "mypkg/tests/test_net.py": '''import torch
 from torch import nn
 
@@ -139,14 +147,15 @@ class Fake(nn.Module):
     "setup.py": 'from setuptools import setup\n\nsetup(name="mypkg")\n',
 }
 MODULES = {"common/blocks_keras.py": ["ConvBNReLU", "SqueezeExcite"], "models/layers_keras.py": ["InvertedResidual"],
-           "models/net_keras.py": ["TinyNet"]}
+           "models/net_keras.py": ["TinyNet"], "models/wide_keras.py": ["WideNet"]}
 # class -> (module, constructor arguments, input shape (NCHW)). Each module's top class (the last one no other class
 # of its file uses, as for a single file) keeps torch's NCHW at its boundary; the blocks it calls take channels-last
 # tensors (porter's layout inside a model)
 CASES = {"ConvBNReLU": ("common.blocks", (3, 8), {"stride": 2}, (2, 3, 16, 16)),
          "SqueezeExcite": ("common.blocks", (16,), {}, (2, 16, 8, 8)),
          "InvertedResidual": ("models.layers", (8, 8, 1, 4), {}, (2, 8, 8, 8)),
-         "TinyNet": ("models.net", (), {"num_classes": 5}, (2, 3, 32, 32))}
+         "TinyNet": ("models.net", (), {"num_classes": 5}, (2, 3, 32, 32)),
+         "WideNet": ("models.wide", (), {"num_classes": 3}, (2, 3, 32, 32))}
 CHANNELS_LAST_INSIDE = {"ConvBNReLU"}
 
 
@@ -184,18 +193,18 @@ def test_package_converts_mirrored_and_every_class_matches_torch(tmp_path, torch
     out = tmp_path / "out"
     assert porter(tmp_path / "mypkg", "-o", out) == 0
     printed = capsys.readouterr().out
-    assert "3 model modules" in printed and "no main class" in printed
+    assert "4 model modules" in printed and "no main class" in printed
     manifest = json.loads((out / "porter-manifest.json").read_text())
     assert manifest["main_class"] is None and manifest["skipped"] == []
     assert {entry["module"]: [c["name"] for c in entry["classes"]] for entry in manifest["sources"]} == MODULES
     assert [entry["path"] for entry in manifest["sources"]] == [
-        "../mypkg/common/blocks.py", "../mypkg/models/layers.py", "../mypkg/models/net.py"]
+        "../mypkg/common/blocks.py", "../mypkg/models/layers.py", "../mypkg/models/net.py", "../mypkg/models/wide.py"]
     assert set(manifest["files"]) == {str(p.relative_to(out).as_posix()) for p in out.rglob("*") if p.is_file()}
     assert not (out / "train_tpu.py").exists()  # no main class: no training script
     porting = (out / "PORTING.md").read_text()
     assert all(f"`{module}`" in porting for module in MODULES)
     report = (out / "report.html").read_text()
-    assert report.count('<article class="package-file"') == 3
+    assert report.count('<article class="package-file"') == 4
     monkeypatch.chdir(tmp_path / "mypkg")  # importable by path from any working directory
     modules = {module: import_path(out / module) for module in MODULES}
     errors = {}
@@ -266,7 +275,7 @@ def test_class_given_with_its_file_and_an_ambiguous_class(tmp_path, capsys):
     assert porter(package, "-o", tmp_path / "out", "--class", "models/net.py:TinyNet") == 0
     manifest = json.loads((tmp_path / "out" / "porter-manifest.json").read_text())
     assert manifest["main_class"] == "TinyNet" and manifest["sources"][0]["module"] == "models/net_keras.py"
-    assert len(manifest["sources"]) == 4
+    assert len(manifest["sources"]) == 5
 
 
 @pytest.mark.parametrize("case", ["empty", "no model code", "syntax error", "flag without --class",
@@ -368,7 +377,7 @@ def test_files_porter_cannot_take_are_left_out_and_listed(tmp_path, capsys):
     assert [item["path"] for item in manifest["skipped"]] == ["latin1.py", "twice.py"]
     assert manifest["skipped"][1]["error"].startswith("twice.py:")  # relative to the package, never absolute
     assert str(tmp_path) not in (out / "porter-manifest.json").read_text()
-    assert "twice.py: not converted" in err and len(manifest["sources"]) == 3
+    assert "twice.py: not converted" in err and len(manifest["sources"]) == 4
     assert "## Files left out" in (out / "PORTING.md").read_text()
 
 
