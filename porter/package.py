@@ -248,10 +248,14 @@ def _convert_package(root, options):
             if name in package_files_out:
                 raise InternalError(f"two files of the package would write {name}", str(root))
             package_files_out[name] = text
+    source_root_path = None if (root / "__init__.py").is_file() else _relative_posix(root, out)
     if "test_equivalence.py" in package_files_out:
-        package_files_out["test_equivalence.py"] = with_package_import(package_files_out["test_equivalence.py"])
+        package_files_out["test_equivalence.py"] = with_package_import(package_files_out["test_equivalence.py"],
+                                                                       source_root_path)
         check_generated({"test_equivalence.py": package_files_out["test_equivalence.py"]})
     manifest = package_manifest(conversions, main_file, main_class, options, skipped)
+    if source_root_path is not None:
+        manifest["source_root"] = source_root_path  # modules import each other from it (`from models.common ...`)
     package_files_out["PORTING.md"] = porting_md(root, conversions, manifest, skipped)
     package_files_out["report.html"] = report_html(root, conversions, manifest, skipped)
     manifest["files"] = listed_files(package_files_out)
@@ -266,18 +270,28 @@ def _convert_package(root, options):
 TESTS_MARKER = "# --- the tests ---"
 
 
-def with_package_import(text):
+def with_package_import(text, source_root_path=None):
     """test_equivalence.py whose `import_path` imports a source file of a package as part of it (its relative
-    imports fail when it is loaded by path alone): porter.verify.package_import's functions, copied in."""
+    imports fail when it is loaded by path alone), or with the source root on sys.path (`source_root_path`, relative
+    to OUT): porter.verify.package_import's functions, copied in."""
     from porter.verify import package_import
 
     if TESTS_MARKER not in text:
         return text
+    roots = "" if source_root_path is None else (
+        f", [os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), {source_root_path!r}))]")
     shim = "\n\n\n".join(inspect.getsource(function).strip("\n") for function in (
         package_import.import_in_package, package_import.with_package_fallback))
     block = (f"# --- a source file of a package is imported as part of it (porter/verify/package_import.py) ---\n\n"
-             f"{shim}\n\n\nimport_path = with_package_fallback(import_path)\n\n\n")
+             f"{shim}\n\n\nimport_path = with_package_fallback(import_path{roots})\n\n\n")
     return text.replace(TESTS_MARKER, block + TESTS_MARKER, 1)
+
+
+def _relative_posix(path, start):
+    try:
+        return PurePosixPath(Path(os.path.relpath(_resolved(path), _resolved(start)))).as_posix()
+    except ValueError:  # another drive
+        return None
 
 
 def _is_module(name, file):

@@ -390,13 +390,23 @@ def test_a_source_root_without_init_links_its_absolute_imports(tmp_path, monkeyp
     assert porter(repo, "-o", out, "--class", "Detect", "--input-shape", "3,16,16") == 0
     manifest = json.loads((out / "porter-manifest.json").read_text())
     assert [entry["module"] for entry in manifest["sources"]] == ["netlib/yolo_keras.py", "netlib/common_keras.py"]
+    assert manifest["source_root"] == "../repo"
     monkeypatch.syspath_prepend(str(repo))
     try:
         torch.manual_seed(0)
         torch_model = importlib.import_module("netlib.yolo").Detect()
+        # verify and the generated test import the source with the source root on sys.path
+        monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(repo)])
+        for name in [n for n in sys.modules if n.split(".")[0] in ("netlib", "tools")]:
+            del sys.modules[name]
+        assert main(["verify", str(out), "--examples", "2"]) == 0
     finally:
         for name in [n for n in sys.modules if n.split(".")[0] in ("netlib", "tools")]:
             del sys.modules[name]
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+                             "test_equivalence.py", "-k", "baseline"], cwd=out, capture_output=True, text=True,
+                            check=False, env={**os.environ, "PORTER_EXAMPLES": "2"})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     perturb_torch_module(torch_model, 0)
     port = import_path(out / "netlib/yolo_keras.py")
     keras_model = port.Detect()

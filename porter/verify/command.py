@@ -96,21 +96,28 @@ def run(args):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small models: one torch thread is 2-3x faster beside TensorFlow's own threads
     try:
-        with importable_in_its_package():
+        with importable_in_its_package(source_roots(out, manifest)):
             return _run_checks(out, args, manifest, classes, source_path, framework, case)
     finally:
         torch.set_num_threads(threads)
 
 
+def source_roots(out, manifest):
+    """The folder a package port's modules import each other from (`porter convert DIR` of a folder without
+    `__init__.py` records it relative to OUT), as a list."""
+    root = manifest.get("source_root")
+    return [Path(os.path.normpath(out.resolve() / root))] if isinstance(root, str) else []
+
+
 @contextlib.contextmanager
-def importable_in_its_package():
+def importable_in_its_package(roots=()):
     """A source file of a package (`porter convert DIR`, or one file of a package) whose relative imports fail when
     it is loaded by path alone is imported as its package's module (porter.verify.package_import)."""
     from porter.verify import harness
     from porter.verify.package_import import with_package_fallback
 
     by_path = harness.import_path
-    harness.import_path = with_package_fallback(by_path)
+    harness.import_path = with_package_fallback(by_path, roots)
     try:
         yield
     finally:

@@ -1,7 +1,8 @@
 """A source file of a package (`from .layers import *`) imported as part of its package.
 
 Loaded by path alone, its relative imports fail ("attempted relative import with no known parent package"). Then it
-is imported by its dotted name, with the folder above its top package on sys.path. `porter verify` uses it, and the
+is imported by its dotted name, with the folder above its top package on sys.path; a file of a source root (the
+manifest's `source_root`) is imported with that folder on sys.path. `porter verify` uses it, and the
 test_equivalence.py of a package port carries `import_path` below (stdlib only) in place of the harness's.
 """
 
@@ -22,15 +23,22 @@ def import_in_package(path):
     return importlib.import_module(".".join(parts))
 
 
-def with_package_fallback(by_path):
-    """`by_path` (the harness's `import_path`), falling back to `import_in_package` for a file of a package."""
+def with_package_fallback(by_path, roots=()):
+    """`by_path` (the harness's `import_path`), falling back to `import_in_package` for a file of a package, and,
+    for a file of a source root (a folder without `__init__.py` whose modules import each other absolutely:
+    `from models.common import Conv`), to `by_path` again with the folders `roots` on sys.path."""
 
     def import_path(path, *args, **kwargs):
         try:
             return by_path(path, *args, **kwargs)
         except ImportError as error:
-            if "relative import" not in str(error):
+            if "relative import" in str(error):
+                return import_in_package(path)
+            if not roots or not isinstance(error, ModuleNotFoundError):
                 raise
-        return import_in_package(path)
+        for root in roots:
+            if str(root) not in sys.path:
+                sys.path.insert(0, str(root))
+        return by_path(path, *args, **kwargs)
 
     return import_path
