@@ -407,7 +407,7 @@ class FileTranslator:
         if body == base:
             return self.ctx.signatures[key]
         if site is None or self.speculative or _conversions(body) >= _conversions(base) + len(swapped) or \
-                info.container_base or info.layer_base:
+                info.container_base or info.layer_base or not self.built_by_init(site):
             return signature
         self.bound_sites[site] = self.ctx.signatures[key]
         sites = self.layout_sites.setdefault(key, [])
@@ -728,6 +728,28 @@ class FileTranslator:
                 self.class_code[(name, "__init__")] = list(self.class_code.get((name, "__init__"), [])) + init_lines
             ir.specialisations = tuple(static for _, _, statics in groups for static in statics)
         self.forget_runtime(dropped - kept)
+
+    def built_by_init(self, site):
+        """Whether the attribute `site` ((class, Keras attribute)) is set by a top-level statement of that class's
+        own __init__ (`self.drop = DropPath(p)`), so its __init__ can tell the instance its layouts after it (no
+        in-file base or subclass of the class shares the attribute)."""
+        owner, attribute = site
+        info = self.source.classes.get(owner)
+        init = info.methods.get("__init__") if info is not None else None
+        if init is None or not isinstance(init.body, cst.IndentedBlock) or info.bases or any(
+                owner in other.bases for other in self.source.classes.values()):
+            return False  # a base's __init__ or a subclass's call would not agree on the instance's case
+        torch_name = self.ctx.irs[owner].renamed.get(attribute, attribute) if owner in self.ctx.irs else attribute
+        for statement in init.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, cst.AnnAssign) else []
+                if any(isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                       and t.attr.value == torch_name for t in targets):
+                    return True
+        return False
 
     def tell_instances(self, name, static, layouts):
         """The owners of the attributes whose `name` instance runs the layout case `layouts` set its layouts in

@@ -59,8 +59,9 @@ class ModuleResolver:
         `self.dims = dims`): what its `call` can be specialised for; () when there are none."""
         info = self.class_of(class_name)
         init = info.find_method("__init__") if info is not None else None
-        if init is None or info.container_base or info.layer_base:
-            return ()
+        if init is None or info.container_base or info.layer_base or any(
+                info.name in other.bases for other in self.source.classes.values()):
+            return ()  # (a subclass would inherit the per-instance layouts its own call does not follow)
         stored = stored_parameters(info)
         if not stored:
             return ()
