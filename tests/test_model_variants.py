@@ -1,7 +1,7 @@
 """Models written in other styles than the fixtures (ConvNeXt permutes, DenseNet feature lists, Kim CNN,
 seq2seq attention, EfficientNet SE blocks, milesial U-Net, nanoGPT with SDPA, a data-dependent branch, modules
-whose forward depends on literal constructor values, a module class used in two layouts):
-each converts, matches torch eager and under jit_compile=True, and keeps layout transposes at the boundary.
+whose forward depends on literal constructor values, a module class used in two layouts, block classes from spec
+objects and Sequential subclasses): each converts, matches torch eager and under jit_compile=True, and keeps layout transposes at the boundary.
 """
 
 from pathlib import Path
@@ -16,7 +16,8 @@ from porter.verify.harness import PortedPair, count_transposes
 MODELS = Path(__file__).resolve().parent / "models"
 TRANSPOSE_LIMITS = {"convnext": 2, "textcnn": 0, "densenet": 2, "seq2seq": 0, "effnet": 2, "unet2": 2,
                     "gpt_sdpa": 0, "branchy": 0, "vit_mha": 2, "lstm_clf": 0, "audio2": 2, "reserved": 0, "kuangliu": 2,
-                    "shuffle_stages": 2, "static_args": 2, "two_layouts": 2}
+                    "shuffle_stages": 2, "static_args": 2, "two_layouts": 2,
+                    "config_blocks": 2}
 
 
 @pytest.mark.parametrize("name", sorted(TRANSPOSE_LIMITS))

@@ -149,3 +149,49 @@ def test_a_class_used_in_two_layouts_gets_a_case_for_each(tmp_path):
     assert "self.conv_drop.porter_layout" not in code  # the first layout is the class's own
     transposes = _check(pair, pair.torch_module.TwoLayoutNet(), pair.keras_module.TwoLayoutNet(), (2, 3, 8, 8))
     assert transposes <= 2
+
+
+SUBCLASSED = '''
+import torch
+from torch import nn
+
+
+class Reorder(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.dims = dims
+
+    def forward(self, x):
+        return x.permute(*self.dims)
+
+
+class ScaledReorder(Reorder):
+    def __init__(self, dims, scale=2.0):
+        super().__init__(dims)
+        self.scale = scale
+
+    def forward(self, x):
+        return x.permute(*self.dims) * self.scale
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.to_tokens = Reorder([0, 2, 3, 1])
+        self.norm = nn.LayerNorm(4)
+        self.to_maps = ScaledReorder([0, 3, 1, 2])
+        self.conv2 = nn.Conv2d(4, 2, 1)
+
+    def forward(self, x):
+        return self.conv2(self.to_maps(self.norm(self.to_tokens(self.conv(x)))))
+'''
+
+
+def test_a_class_with_subclasses_is_not_specialised_and_still_matches(tmp_path):
+    """Per-instance layouts set in a base's __init__ would reach the subclass, whose call does not follow them:
+    such a class keeps one translation (its callers convert)."""
+    pair = port(tmp_path, SUBCLASSED, input_specs=("3,6,6",))
+    code = (tmp_path / "out" / "op_model_keras.py").read_text()
+    assert "porter: `call` specialised" not in code
+    _check(pair, pair.torch_module.Net(), pair.keras_module.Net(), (2, 3, 6, 6))
