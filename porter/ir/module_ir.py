@@ -80,7 +80,7 @@ class ModuleIR:
         for static in self.specialisations:
             lines.append(f"  call specialised for {', '.join(f'{attr}={text}' for attr, text in static)}")
         for name, ref in self.attributes.items():
-            lines.append(f"  attr {name}: {_describe(ref)}")
+            lines.append(f"  attr {name}: {describe_ref(ref)}")
         for op in sorted(self.ops):
             lines.append(f"  op {op}")
         for item in self.unsupported:
@@ -88,7 +88,8 @@ class ModuleIR:
         return "\n".join(lines)
 
 
-def _describe(ref):
+def describe_ref(ref):
+    """What an attribute holds, in a few words: `Conv2d (channels_last)`, `class Block`, `sequential[...]`."""
     if isinstance(ref, str):
         return ref
     if ref.kind == "rule":
@@ -96,6 +97,6 @@ def _describe(ref):
     if ref.kind == "class":
         return f"class {ref.class_name}"
     if ref.kind in ("sequential", "list", "dict"):
-        inner = ", ".join(_describe(e) for e in ref.elements)
+        inner = ", ".join(describe_ref(e) for e in ref.elements)
         return f"{ref.kind}[{inner}]{'' if ref.ordered else ' unordered'}"
     return ref.kind

@@ -6,6 +6,8 @@ Stages (`--after`): "frontend" shows what the source reader found (classes, base
 and layout conversion); "tpu-lint" adds the TPU findings.
 """
 
+from porter.ir.module_ir import describe_ref
+
 STAGES = ("frontend", "lowering", "tpu-lint")
 
 
@@ -36,7 +38,7 @@ def _lowered(info, ir, after):
     attributes = [(name, ref) for name, ref in ir.attributes.items() if not name.startswith("#") and "#" not in name]
     if attributes:
         lines.append("  attributes:")
-        lines.extend(f"    {name}: {_describe(ref)}" for name, ref in attributes)
+        lines.extend(f"    {name}: {describe_ref(ref)}" for name, ref in attributes)
     if ir.specialisations:
         lines.append("  specialisations: " + ", ".join(f"{a}={t}" for a, t in ir.specialisations))
     if ir.nodes:
@@ -53,15 +55,3 @@ def _lowered(info, ir, after):
             lines.append(f"  tpu-lint L{finding.line}: {finding.kind}: {finding.message}")
     return lines
 
-
-def _describe(ref):
-    if isinstance(ref, str):
-        return ref
-    if ref.kind == "rule":
-        return f"layer {ref.rule.runtime} ({ref.rule.layout})"
-    if ref.kind == "class":
-        return f"class {ref.class_name}"
-    if ref.kind in ("sequential", "list", "dict"):
-        inner = ", ".join(_describe(e) for e in ref.elements)
-        return f"{ref.kind}[{inner}]"
-    return ref.kind
