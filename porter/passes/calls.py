@@ -128,6 +128,8 @@ class CallTranslator:
         callee = self.expr(func)
         if callee.kind == "module":
             return self.module_call(callee, node)
+        if isinstance(callee.static, tuple) and callee.static[:1] == ("rule-function",):
+            return self.torch_call(callee.static[1], node)  # a local bound to a rule's function (`act(x)`)
         name = dotted_name(func)
         if name in self.source.functions:
             return self.function_call(name, node)

@@ -54,7 +54,10 @@ class ExpressionTranslator(CallTranslator):
         handler = getattr(self, f"_expr_{type(node).__name__}", None)
         if handler is None:
             return python(self.code(node))
-        return handler(node)
+        value = handler(node)
+        if getattr(node, "lpar", None) and "\n" in value.code and not value.code.startswith("("):
+            value = value.with_code(f"({value.code})")  # the source's parentheses hold its line breaks together
+        return value
 
     def _expr_Name(self, node):
         name = node.value
@@ -105,6 +108,10 @@ class ExpressionTranslator(CallTranslator):
             return python(TORCH_CONSTANTS[canonical])
         if canonical in self.ctx.module_rules:  # a class used as a value: isinstance(m, nn.Conv2d)
             return python(self.ctx.use(self.ctx.module_rules[canonical].runtime))
+        rule = self.ctx.function_rules.get(canonical)
+        if rule is not None and not canonical.startswith("Tensor."):  # `act = F.Activation`, called later
+            code = self.ctx.use(rule.runtime) if rule.runtime else self.code(node)
+            return python(code, static=("rule-function", canonical))
         from porter.passes.calls import CONTAINER_RUNTIME
         from porter.passes.modules import CONTAINERS
 

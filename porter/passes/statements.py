@@ -508,9 +508,11 @@ class BodyTranslator(ExpressionTranslator):
             returned = [to_layout(self.ctx, self.env[name].with_code(name), "source") if isinstance(
                 self.env.get(name), Value) and self.env[name].is_tensor else python(name) for name in carried]
             results.append(returned)
-            lines.append(f"{pad}{INDENT}return ({', '.join(v.code for v in returned)},)")
+            lines.append(f"{pad}{INDENT}return ({', '.join(v.code for v in returned)},)" if returned else
+                         f"{pad}{INDENT}return ()")
         targets = ", ".join(carried) + ("," if len(carried) == 1 else "")
-        lines.append(f"{pad}{targets} = tf.cond(tf.reduce_all({condition.code}), _then_branch, _else_branch)")
+        call = f"tf.cond(tf.reduce_all({condition.code}), _then_branch, _else_branch)"
+        lines.append(f"{pad}{targets} = {call}" if carried else f"{pad}{call}")
         self.env.clear()
         self.env.update(before)
         for name, value in zip(carried, results[0]):
