@@ -193,6 +193,8 @@ class _Linker:
         """Whether module `absolute` belongs to the package (its top name is the package's), or lies under the
         source root."""
         first = absolute.split(".")[0]
+        if first in ("torch", "mxnet"):  # the framework's own files (a model zoo file inside mxnet): rules map them
+            return False
         if first == top:
             return True
         return self.namespace and bool(first) and ((self.root / f"{first}.py").is_file() or (self.root / first).is_dir())

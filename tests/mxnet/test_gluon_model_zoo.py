@@ -1,9 +1,8 @@
 """mxnet 1.9.1's own model zoo files (`mxnet/gluon/model_zoo/vision/*.py`, as installed in `.venv-mxnet`),
 converted as they are and built through the file's own factory functions: each port loads the `.params` file real
 mxnet wrote (parameters and BatchNorm statistics moved off their defaults) and matches mxnet within 1e-4 of the
-output's scale, eagerly and under XLA. Inputs at the smallest size each architecture takes, batch 1.
-
-Not yet: mobilenet.py (the linker follows its relative imports into mxnet's own py2-compat code, `long`)."""
+output's scale, eagerly and under XLA. Inputs at the smallest size each architecture takes, batch 1. The zoo files'
+relative imports reach mxnet itself (`from .... import base`): framework code, never linked into the port."""
 
 import importlib.util
 import subprocess
@@ -26,6 +25,7 @@ ZOO = {
     "densenet": [("densenet121", 224)],
     "inception": [("inception_v3", 299)],
     "squeezenet": [("squeezenet1_1", 224)],
+    "mobilenet": [("mobilenet0_25", 224), ("mobilenet_v2_0_25", 224)],
 }
 CASES = [(stem, factory, size) for stem, entries in ZOO.items() for factory, size in entries]
 
