@@ -8,10 +8,13 @@ _PRODUCT = "(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None,
 
 function_rule(OPS + "batch_dot", runtime="gluon_batch_dot", signature=_PRODUCT, layout="source")
 function_rule(OPS + "dot", runtime="gluon_dot", signature=_PRODUCT, layout="source")
-for _name, _aliases in (("add", ("broadcast_plus", "elemwise_add")), ("sub", ("broadcast_minus", "elemwise_sub")),
-                        ("mul", ("elemwise_mul",)), ("div", ("elemwise_div",)), ("maximum", ()), ("minimum", ())):
+for _name, _aliases in (("add", ("broadcast_plus",)), ("sub", ("broadcast_minus",)), ("mul", ()), ("div", ()),
+                        ("maximum", ()), ("minimum", ())):
     function_rule(OPS + f"broadcast_{_name}", *(OPS + alias for alias in _aliases), runtime=f"gluon_broadcast_{_name}",
                   signature="(lhs, rhs, name=None)", layout="source")
+for _name in ("add", "sub", "mul", "div"):  # same-shape operands: whatever layout both arrive in (a residual add)
+    function_rule(OPS + f"elemwise_{_name}", runtime=f"gluon_broadcast_{_name}", signature="(lhs, rhs, name=None)",
+                  layout="any")
 function_rule(OPS + "expand_dims", runtime="gluon_expand_dims", signature="(data, axis, name=None)", layout="source",
               rank_delta=1)
 function_rule(OPS + "split", OPS + "SliceChannel", runtime="gluon_split",

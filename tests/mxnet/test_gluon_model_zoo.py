@@ -1,7 +1,7 @@
 """mxnet 1.9.1's own model zoo files (`mxnet/gluon/model_zoo/vision/*.py`, as installed in `.venv-mxnet`),
 converted as they are and built through the file's own factory functions: each port loads the `.params` file real
 mxnet wrote (parameters and BatchNorm statistics moved off their defaults) and matches mxnet within 1e-4 of the
-output's scale, eagerly and under XLA. Inputs at the smallest size each architecture takes, batch 1. The zoo files'
+output's scale, eagerly and under XLA, tracing at most 2 Transposes. Inputs at the smallest size each architecture takes, batch 1. The zoo files'
 relative imports reach mxnet itself (`from .... import base`): framework code, never linked into the port."""
 
 import importlib.util
@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from porter.verify.harness import count_transposes
 from porter.verify.mxnet_reference import mxnet_python
 from porter.weights.gluon_params import read_gluon_params
 from tests.mxnet.gluon_fixtures import needs_mxnet
@@ -72,3 +73,4 @@ def test_model_zoo_network_matches_mxnet(ports, stem, factory, size):
           f"XLA {np.max(np.abs(xla - expected)) / scale:.2e}")
     assert np.max(np.abs(eager - expected)) <= 1e-4 * scale
     assert np.max(np.abs(xla - expected)) <= 1e-4 * scale
+    assert count_transposes(model, [x]) <= 2  # channels-last inside: the boundary conversions at most
