@@ -39,6 +39,11 @@ pip_quiet --no-deps "torchvision==0.28.0"
 # and small ones already present, and an unpinned install would pull another torch
 step "installing timm 1.0.31 (--no-deps)..."
 pip_quiet --no-deps "timm==1.0.31"
+# held-out corpora of real model code from other projects (tests/corpus): lucidrains' vit-pytorch (einops
+# transformers), Cadene's pretrainedmodels (a library of convnets with weight registries) and lukemelas'
+# efficientnet_pytorch (a package with relative imports); pure Python, their dependencies are already present
+step "installing vit-pytorch 1.26.14, pretrainedmodels 0.7.4, efficientnet_pytorch 0.7.1 (corpus, --no-deps)..."
+pip_quiet --no-deps "vit-pytorch==1.26.14" "pretrainedmodels==0.7.4" "efficientnet_pytorch==0.7.1"
 step "checking that porter, torch, tensorflow and keras import..."
 .venv/bin/python -c "import porter, torch, tensorflow, keras" 2>/dev/null || {
   echo "setup: the virtual environment is incomplete" >&2; exit 1; }
@@ -49,18 +54,25 @@ mxnet_works() {
   "$MXNET_VENV/bin/python" -c "import mxnet; assert mxnet.__version__ == '1.9.1'; mxnet.nd.ones((2, 2)).asnumpy()" \
     >/dev/null 2>&1
 }
+mxnet_pip() {
+  PYTHONWARNINGS=ignore "$MXNET_VENV/bin/python" -m pip install --quiet "$@" 2>&1 | grep -v "^WARNING: Location" || true
+}
 if [ -x "$MXNET_VENV/bin/python" ] && mxnet_works; then
   step "mxnet 1.9.1 is already installed in $MXNET_VENV"
 else
   step "installing mxnet 1.9.1 with numpy 1.23.5 in $MXNET_VENV (the Gluon reference; it needs numpy < 1.24)..."
-  mxnet_pip() {
-    PYTHONWARNINGS=ignore "$MXNET_VENV/bin/python" -m pip install --quiet "$@" 2>&1 | grep -v "^WARNING: Location" || true
-  }
   if [ -x "$MXNET_VENV/bin/python" ] || "$PYTHON" -m venv "$MXNET_VENV" >/dev/null 2>&1; then
     mxnet_pip "mxnet==1.9.1" "numpy==1.23.5"
   fi
   mxnet_works || echo "setup: warning: could not install mxnet 1.9.1 in $MXNET_VENV (no wheel for this platform or" \
     "no network?); the mxnet tests are skipped until scripts/setup.sh succeeds" >&2
+fi
+# GluonCV's model zoo: held-out Gluon model files (tests/mxnet/test_gluoncv_models.py); its optional dependencies
+# (opencv, matplotlib...) are not needed by the model files, so it goes in without them
+if mxnet_works && ! "$MXNET_VENV/bin/python" -c "import importlib.util as u; assert u.find_spec('gluoncv')" \
+    >/dev/null 2>&1; then
+  step "installing gluoncv 0.10.5.post0 in $MXNET_VENV (held-out Gluon corpus, --no-deps)..."
+  mxnet_pip --no-deps "gluoncv==0.10.5.post0"
 fi
 if [ "$BROWSER" = "1" ]; then
   if command -v chromium >/dev/null 2>&1; then
