@@ -4,14 +4,9 @@ gluon.Trainer and loss run a few steps on given batches; the parity tests run tr
 Like porter/verify/mxnet_reference.py (whose driver and venv it uses), porter never imports mxnet itself.
 """
 
-import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from porter.errors import SourceError, UsageError
 from porter.verify import mxnet_reference
 
 
@@ -36,33 +31,18 @@ def run_gluon_training(model_path, class_name, inputs, labels, *, trainer, loss,
     `gluon.utils.clip_global_norm(grads, clip_global_norm)` when given; `trainer.step(step_size or batch)`, with
     `trainer` and `loss` given as the source's expressions (`net` names the model). `inputs`/`labels`: lists of
     numpy batches, step i takes batch i modulo their count."""
-    python = mxnet_reference.mxnet_python(python)
-    reason = mxnet_reference.mxnet_unavailable_reason(str(python))
-    if reason is not None:
-        raise UsageError(reason)
-    with tempfile.TemporaryDirectory(prefix="porter-mxnet-train-") as scratch:
-        scratch = Path(scratch)
-        np.savez(scratch / "inputs.npz", **{f"input_{i}": np.asarray(x) for i, x in enumerate(inputs)})
-        np.savez(scratch / "labels.npz", **{f"input_{i}": np.asarray(y) for i, y in enumerate(labels)})
-        train = {"trainer": trainer, "loss": loss, "steps": int(steps), "step_size": step_size, "reduce": reduce,
-                 "clip_global_norm": clip_global_norm, "setup": setup, "train_mode": bool(train_mode),
-                 "inputs": "inputs.npz", "labels": "labels.npz"}
-        request = {"model_path": str(Path(model_path).resolve()), "class_name": class_name,
-                   "init_kwargs": init_kwargs or {}, "seed": seed, "out_dir": str(scratch), "perturb": bool(perturb),
-                   "load_parameters": None if load_parameters is None else str(Path(load_parameters).resolve()),
-                   "train": train}
-        (scratch / "request.json").write_text(json.dumps(request))
-        completed = mxnet_reference._run_driver(python, scratch / "request.json", timeout, model_path)
-        if (scratch / "error.json").exists():
-            error = json.loads((scratch / "error.json").read_text())
-            raise SourceError(f"mxnet 1.9.1 failed to {error['stage']}: {error['type']}: {error['message']}",
-                              str(model_path))
-        if completed.returncode != 0:
-            raise SourceError(f"the mxnet driver exited with status {completed.returncode}: "
-                              f"{mxnet_reference._last_line(completed.stderr)}", str(model_path))
-        initial = mxnet_reference._load(scratch / "parameters.npz")
-        losses = mxnet_reference._load(scratch / "train_losses.npz")
-        flat = mxnet_reference._load(scratch / "train_parameters.npz")
+    train = {"trainer": trainer, "loss": loss, "steps": int(steps), "step_size": step_size, "reduce": reduce,
+             "clip_global_norm": clip_global_norm, "setup": setup, "train_mode": bool(train_mode),
+             "inputs": "inputs.npz", "labels": "labels.npz"}
+    request = {"model_path": str(Path(model_path).resolve()), "class_name": class_name,
+               "init_kwargs": init_kwargs or {}, "seed": seed, "perturb": bool(perturb),
+               "load_parameters": None if load_parameters is None else str(Path(load_parameters).resolve()),
+               "train": train}
+    archives = {"inputs.npz": inputs, "labels.npz": labels}
+    with mxnet_reference.driven(request, archives, model_path, python=python, timeout=timeout) as scratch:
+        initial = mxnet_reference.load_archive(scratch / "parameters.npz")
+        losses = mxnet_reference.load_archive(scratch / "train_losses.npz")
+        flat = mxnet_reference.load_archive(scratch / "train_parameters.npz")
     states = [{} for _ in range(steps)]
     for key, value in flat.items():
         step, _, name = key.partition("/")

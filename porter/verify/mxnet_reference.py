@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -70,18 +71,31 @@ def run_gluon_reference(model_path, class_name, inputs, *, init_kwargs=None, see
 
     Raises UsageError when the mxnet venv is missing and SourceError when the model fails in mxnet (the stage and
     mxnet's message, last line)."""
+    request = {"model_path": str(Path(model_path).resolve()), "class_name": class_name,
+               "init_kwargs": init_kwargs or {}, "seed": seed, "inputs": "inputs.npz", "training": training,
+               "hybridize": hybridize, "perturb": perturb, "load_parameters": _absolute(load_parameters),
+               "save_parameters": _absolute(save_parameters)}
+    with driven(request, {"inputs.npz": inputs}, model_path, python=python, timeout=timeout) as scratch:
+        return _read_results(scratch, len(inputs))
+
+
+@contextmanager
+def driven(request, archives, model_path, *, python=None, timeout=600):
+    """Run the mxnet driver on `request` (a JSON-able dict; `out_dir` is added) in a scratch directory holding
+    `archives` ({file name: [numpy arrays]}, saved as input_0, input_1 ...); yields the scratch directory with the
+    driver's results, removed afterwards.
+
+    Raises UsageError when the mxnet venv is missing and SourceError when the model fails in mxnet (the stage and
+    mxnet's message) or the driver dies (its last line)."""
     python = mxnet_python(python)
     reason = mxnet_unavailable_reason(str(python))
     if reason is not None:
         raise UsageError(reason)
     with tempfile.TemporaryDirectory(prefix="porter-mxnet-") as scratch:
         scratch = Path(scratch)
-        np.savez(scratch / "inputs.npz", **{f"input_{i}": np.asarray(x) for i, x in enumerate(inputs)})
-        request = {"model_path": str(Path(model_path).resolve()), "class_name": class_name,
-                   "init_kwargs": init_kwargs or {}, "seed": seed, "inputs": "inputs.npz", "training": training,
-                   "hybridize": hybridize, "perturb": perturb, "out_dir": str(scratch),
-                   "load_parameters": _absolute(load_parameters), "save_parameters": _absolute(save_parameters)}
-        (scratch / "request.json").write_text(json.dumps(request))
+        for name, arrays in archives.items():
+            np.savez(scratch / name, **{f"input_{i}": np.asarray(x) for i, x in enumerate(arrays)})
+        (scratch / "request.json").write_text(json.dumps({**request, "out_dir": str(scratch)}))
         completed = _run_driver(python, scratch / "request.json", timeout, model_path)
         if (scratch / "error.json").exists():
             error = json.loads((scratch / "error.json").read_text())
@@ -90,7 +104,7 @@ def run_gluon_reference(model_path, class_name, inputs, *, init_kwargs=None, see
         if completed.returncode != 0:
             raise SourceError(f"the mxnet driver exited with status {completed.returncode}: "
                               f"{_last_line(completed.stderr)}", str(model_path))
-        return _read_results(scratch, len(inputs))
+        yield scratch
 
 
 def _run_driver(python, request_path, timeout, model_path):
@@ -109,16 +123,17 @@ def _run_driver(python, request_path, timeout, model_path):
 
 
 def _read_results(scratch, input_count):
-    outputs = _load(scratch / "outputs.npz")
-    gradients = _load(scratch / "input_gradients.npz")
+    outputs = load_archive(scratch / "outputs.npz")
+    gradients = load_archive(scratch / "input_gradients.npz")
     return GluonReference(
         outputs=[outputs[f"output_{i}"] for i in range(len(outputs))],
         input_gradients=[gradients.get(f"input_{i}") for i in range(input_count)],
-        parameters=_load(scratch / "parameters.npz"),
-        parameter_gradients=_load(scratch / "parameter_gradients.npz"))
+        parameters=load_archive(scratch / "parameters.npz"),
+        parameter_gradients=load_archive(scratch / "parameter_gradients.npz"))
 
 
-def _load(path):
+def load_archive(path):
+    """{name: array} of an .npz file the driver wrote."""
     with np.load(path, allow_pickle=False) as archive:
         return {name: archive[name] for name in archive.files}
 
