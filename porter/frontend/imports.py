@@ -57,8 +57,13 @@ class ImportTable:
 
     @classmethod
     def from_module(cls, module, package=""):
+        return cls.from_statements(_walk_imports(module), package)
+
+    @classmethod
+    def from_statements(cls, statements, package=""):
+        """The table of these Import/ImportFrom nodes, in source order (a later import of a name wins)."""
         table = cls(package)
-        for node in _walk_imports(module):
+        for node in statements:
             table.add(node)
         return table
 

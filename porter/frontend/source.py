@@ -19,7 +19,8 @@ from porter.errors import SourceError
 from porter.frontend import gluon
 from porter.frontend.imports import ImportTable, dotted_name
 from porter.frontend.linker import linked_text
-from porter.frontend.names import names_in, top_level_bindings
+from porter.frontend.names import top_level_bindings
+from porter.frontend.node_index import NodeIndex
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 CONTAINER_BASES = {"torch.nn.Sequential": "sequential", "torch.nn.ModuleList": "list", "torch.nn.ModuleDict": "dict"}
@@ -97,6 +98,15 @@ class SourceFile:
         return aliases
 
     @functools.cached_property
+    def node_index(self):
+        return NodeIndex(self.module)
+
+    def nodes_in(self, scope, *kinds):
+        """The nodes of exactly those types inside `scope` (the module, a class or a function), in source order;
+        the module is walked once for all such questions."""
+        return self.node_index.nodes_in(scope, *kinds)
+
+    @functools.cached_property
     def string_literals(self):
         """Every plain string literal of the file (the names `getattr(nn, rnn_type)` may take)."""
         found = set()
@@ -136,7 +146,7 @@ class SourceFile:
         frontier = [info.node for info in self.classes.values()] + builders
         while frontier:
             node = frontier.pop()
-            for name in names_in(node):
+            for name in {name.value for name in self.nodes_in(node, cst.Name)}:
                 if name in bindings and name not in used and name not in self.classes:
                     used.add(name)
                     frontier.extend(bindings[name])
@@ -265,7 +275,10 @@ def parse_source(path, display_path=None):
             module = cst.parse_module(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             positions = dict(wrapper.resolve(PositionProvider))  # Gluon's normalised methods add nodes
-            imports = ImportTable.from_module(module, package)
+            # every node has a position, in source order among nodes that do not nest: the imports without
+            # another walk of the module
+            imports = ImportTable.from_statements(
+                [node for node in positions if isinstance(node, (cst.Import, cst.ImportFrom))], package)
             for name in linked:  # defined by the linked text now, not imported
                 imports.aliases.pop(name, None)
     except (cst.ParserSyntaxError, RecursionError) as error:

@@ -6,6 +6,8 @@ the first computation dead (`y = tf.einsum(...)` followed by `y = view(tf.einsum
 here; the source comment of a removed line is kept on a line of its own above the next statement, with a note.
 """
 
+import re
+
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
@@ -39,8 +41,26 @@ def _notes_by_removed_line(before, after):
     return dict(zip(removed, notes, strict=False))
 
 
+ASSIGNED_NAME = re.compile(r"^\s*([A-Za-z_]\w*) = (.*)$")
+
+
+def _may_have_removable(lines):
+    """Cheap test before parsing: a removable statement is `x = x`, or an assignment to a name the next statement
+    assigns again, so a body with neither is left as it is."""
+    assigned = set()
+    for line in lines:
+        match = ASSIGNED_NAME.match(line)
+        if match is None:
+            continue
+        name, value = match.groups()
+        if name in assigned or value.split("#")[0].strip() == name:
+            return True
+        assigned.add(name)
+    return False
+
+
 def _clean(lines):
-    if not lines:
+    if not lines or not _may_have_removable(lines):
         return lines
     indent = len(lines[0]) - len(lines[0].lstrip(" "))
     text = "def _cleaned():\n" + "\n".join(line[indent - 4:] if line.strip() else "" for line in lines) + "\n"
@@ -48,14 +68,19 @@ def _clean(lines):
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return lines  # not a plain body (porter's own check reports real syntax problems later)
-    cleaned = module.visit(_BodyCleaner())
-    if cleaned.deep_equals(module):
+    cleaner = _BodyCleaner()
+    cleaned = module.visit(cleaner)
+    if not cleaner.removed:
         return lines
     body = cleaned.code.splitlines()[1:]
     return [(" " * (indent - 4) + line) if line.strip() else line for line in body]
 
 
 class _BodyCleaner(cst.CSTTransformer):
+    def __init__(self):
+        super().__init__()
+        self.removed = False
+
     def leave_IndentedBlock(self, original, updated):
         statements = list(updated.body)
         kept, carried = [], []
@@ -67,6 +92,7 @@ class _BodyCleaner(cst.CSTTransformer):
                     carried = []
                 kept.append(statement)
                 continue
+            self.removed = True
             carried.extend(statement.leading_lines)
             comment = _trailing_comment(statement)
             note = f"# porter: {reason}" + (f"; source: {comment.lstrip('# ')}" if comment else "")

@@ -23,21 +23,10 @@ KERAS_RESERVED = {
 
 def runtime_renames(source):
     """Runtime definitions whose names the user's file also uses (a local `mean`, a class `Linear`) get new names."""
-    names = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Name(self, node):
-            names.add(node.value)
-
-        def visit_Attribute(self, node):
-            node.value.visit(self)  # `nn.Linear` uses the name `nn`, not `Linear`
-            return False
-
-        def visit_Arg(self, node):
-            node.value.visit(self)  # keyword names (`dim=`) are not variables
-            return False
-
-    source.module.visit(Collector())
+    # names as variables use them: `nn.Linear` uses `nn`, not `Linear`; keyword names (`dim=`) are not variables
+    not_variables = {id(node.attr) for node in source.nodes_in(source.module, cst.Attribute)}
+    not_variables |= {id(node.keyword) for node in source.nodes_in(source.module, cst.Arg) if node.keyword}
+    names = {node.value for node in source.nodes_in(source.module, cst.Name) if id(node) not in not_variables}
     index = runtime_index()
     taken = names | set(index)
     renames = {}

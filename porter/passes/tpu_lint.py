@@ -76,17 +76,13 @@ def step_functions(info, source):
 
 def _callees(function, info, source):
     callees = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, call):
-            func = call.func
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-                    and func.attr.value in _methods_of(info):
-                callees.append(("method", func.attr.value))
-            elif isinstance(func, cst.Name) and func.value in source.functions:
-                callees.append(("function", func.value))
-
-    function.visit(Finder())
+    for call in source.nodes_in(function, cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                and func.attr.value in _methods_of(info):
+            callees.append(("method", func.attr.value))
+        elif isinstance(func, cst.Name) and func.value in source.functions:
+            callees.append(("function", func.value))
     return callees
 
 

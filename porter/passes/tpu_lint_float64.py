@@ -16,18 +16,14 @@ def lint_float64(node, source, where):
     """Findings (line, kind, message, suggestion) of float64 uses inside `node` (a class or a function)."""
     found, lines = [], set()
 
-    class Finder(cst.CSTVisitor):
-        def visit_Attribute(self, attribute):
-            canonical = source.imports.resolve(attribute)
+    def check(node):
+        if isinstance(node, cst.Attribute):
+            canonical = source.imports.resolve(node)
             if canonical in FLOAT64:
-                add(attribute, f"`{canonical}`")
-                return False
-            return True
-
-        def visit_Call(self, call):
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "double" and not call.args and \
-                    source.imports.resolve(call.func) is None:
-                add(call, "`.double()`")
+                add(node, f"`{canonical}`")
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "double" and not node.args and \
+                source.imports.resolve(node.func) is None:
+            add(node, "`.double()`")
 
     def add(node, what):
         line = source.line_of(node)
@@ -37,5 +33,6 @@ def lint_float64(node, source, where):
         code = " ".join(source.code_of(node).split())
         found.append((line, "float64", f"`{code[:70]}` in {where}: {what} makes float64 tensors", SUGGESTION))
 
-    node.visit(Finder())
+    for found_node in source.nodes_in(node, cst.Attribute, cst.Call):
+        check(found_node)
     return found

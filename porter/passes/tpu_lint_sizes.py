@@ -45,7 +45,7 @@ def lint_layer_sizes(info, source, init_args=None):
         environment = dict(constants)
         if method_name == "__init__":
             environment.update(constructor_defaults(method, info, source, init_args or {}))
-        for call in _layer_calls(method, source.imports):
+        for call in _layer_calls(method, source):
             for line, message, suggestion in _sizes_of(call, environment, source, f"`{info.name}.{method_name}`"):
                 if (line, message) not in seen:
                     seen.add((line, message))
@@ -53,16 +53,8 @@ def lint_layer_sizes(info, source, init_args=None):
     return found
 
 
-def _layer_calls(function, imports):
-    calls = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, call):
-            if imports.resolve(call.func) in PRODUCED_SIZES:
-                calls.append(call)
-
-    function.visit(Finder())
-    return calls
+def _layer_calls(function, source):
+    return [call for call in source.nodes_in(function, cst.Call) if source.imports.resolve(call.func) in PRODUCED_SIZES]
 
 
 def _sizes_of(call, environment, source, where):
@@ -145,46 +137,10 @@ def constructor_defaults(init, info, source, init_args):
 def _constructions(info, source):
     """Calls that build class `info` in the file: `Name(...)` (or an alias) and subclasses' `super().__init__(...)`."""
     names = {info.name} | {alias for alias, target in source.class_aliases.items() if target == info.name}
-    subclasses = {other.node for other in source.classes.values() if info.name in other.bases}
-    by_name, inits_by_class = _calls_index(source)
-    calls = [call for name in sorted(names) for call in by_name.get(name, ())]
-    seen = set()
-    for node in subclasses:
-        for call in inits_by_class.get(node, ()):
-            if id(call) not in seen:
-                seen.add(id(call))
-                calls.append(call)
+    calls = [call for call in source.nodes_in(source.module, cst.Call)
+             if isinstance(call.func, cst.Name) and call.func.value in names]
+    for other in source.classes.values():
+        if info.name in other.bases:
+            calls += [call for call in source.nodes_in(other.node, cst.Call)
+                      if isinstance(call.func, cst.Attribute) and call.func.attr.value == "__init__"]
     return calls
-
-
-_CALLS_INDEX = {}  # the last module indexed: its calls by callee name and its `__init__` calls by enclosing class
-
-
-def _calls_index(source):
-    """({name: [Name(...) calls]}, {class node: [.__init__(...) calls inside it]}), one walk per module."""
-    cached = _CALLS_INDEX.get("module")
-    if cached is not None and cached[0] is source.module:
-        return cached[1], cached[2]
-    by_name, inits_by_class = {}, {}
-
-    class Finder(cst.CSTVisitor):
-        def __init__(self):
-            super().__init__()
-            self.classes = []
-
-        def visit_ClassDef(self, node):
-            self.classes.append(node)
-
-        def leave_ClassDef(self, node):
-            self.classes.pop()
-
-        def visit_Call(self, call):
-            if isinstance(call.func, cst.Name):
-                by_name.setdefault(call.func.value, []).append(call)
-            elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "__init__":
-                for node in self.classes:
-                    inits_by_class.setdefault(node, []).append(call)
-
-    source.module.visit(Finder())
-    _CALLS_INDEX["module"] = (source.module, by_name, inits_by_class)
-    return by_name, inits_by_class

@@ -70,16 +70,9 @@ def _sorted_unique(found):
 
 def _call_notes(source, ctx, definition, owner, method, unsupported_lines):
     """Notes for each constructor/functional call in `definition` that a rule lowered."""
-    calls = []
-
-    class Visitor(cst.CSTVisitor):
-        def visit_Call(self, node):
-            calls.append(node)
-
-    definition.visit(Visitor())
     found = []
     used = ctx.used_runtime
-    for call in calls:
+    for call in source.nodes_in(definition, cst.Call):
         line = source.line_of(call)
         if line is None or line in unsupported_lines:
             continue

@@ -337,15 +337,8 @@ class Context:
         candidates), from the calls in the class bodies as the import table resolves them."""
         wanted = {"torch.nn.Embedding", "torch.nn.EmbeddingBag", "torch.nn.Embedding.from_pretrained",
                   "torch.nn.EmbeddingBag.from_pretrained"}
-        found = []
-
-        class Calls(cst.CSTVisitor):
-            def visit_Call(self, node):
-                found.append(node)
-
-        for info in self.source.classes.values():
-            info.node.visit(Calls())
-        return any(self.source.imports.resolve(call.func) in wanted for call in found)
+        return any(self.source.imports.resolve(call.func) in wanted for info in self.source.classes.values()
+                   for call in self.source.nodes_in(info.node, cst.Call))
 
 
 def _index_of(source):
