@@ -106,6 +106,18 @@ class SourceFile:
         the module is walked once for all such questions."""
         return self.node_index.nodes_in(scope, *kinds)
 
+    def calls_named(self, name):
+        """Every `name(...)` call of the file (a plain name as the callee), in source order."""
+        return self._calls_by_callee.get(name, [])
+
+    @functools.cached_property
+    def _calls_by_callee(self):
+        calls = {}
+        for call in self.nodes_in(self.module, cst.Call):
+            if isinstance(call.func, cst.Name):
+                calls.setdefault(call.func.value, []).append(call)
+        return calls
+
     @functools.cached_property
     def string_literals(self):
         """Every plain string literal of the file (the names `getattr(nn, rnn_type)` may take)."""
@@ -173,7 +185,19 @@ class SourceFile:
         return position.start.line if position else None
 
     def code_of(self, node):
+        """The source code of `node`; a one-line expression is sliced from the text (regenerating code for every
+        expression the translator reads made conversion time grow with nesting depth)."""
+        position = self.positions.get(node)
+        if position is not None and position.start.line == position.end.line and self._plain_lines is not None \
+                and isinstance(node, cst.BaseExpression) and not getattr(node, "lpar", ()) \
+                and not isinstance(node, cst.StarredElement):  # its code carries parentheses / its comma
+            return self._plain_lines[position.start.line - 1][position.start.column:position.end.column]
         return self.module.code_for_node(node)
+
+    @functools.cached_property
+    def _plain_lines(self):
+        """The text's lines as the parser counts them (None when it has `\\r` line ends: no slicing then)."""
+        return None if "\r" in self.text else self.text.split("\n")
 
 
 MAX_SOURCE_BYTES = 32 * 2**20  # a 10,000-line model file is about 0.4 MiB

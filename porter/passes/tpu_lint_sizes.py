@@ -137,8 +137,7 @@ def constructor_defaults(init, info, source, init_args):
 def _constructions(info, source):
     """Calls that build class `info` in the file: `Name(...)` (or an alias) and subclasses' `super().__init__(...)`."""
     names = {info.name} | {alias for alias, target in source.class_aliases.items() if target == info.name}
-    calls = [call for call in source.nodes_in(source.module, cst.Call)
-             if isinstance(call.func, cst.Name) and call.func.value in names]
+    calls = [call for name in sorted(names) for call in source.calls_named(name)]
     for other in source.classes.values():
         if info.name in other.bases:
             calls += [call for call in source.nodes_in(other.node, cst.Call)
