@@ -108,7 +108,7 @@ def choose_main_class(source, requested, trained):
         return trained
     used = set()
     for info in source.classes.values():
-        code = source.code_of(info.node)
+        code = source.span_text(info.node)
         for other in source.classes:
             if other != info.name and f"{other}(" in code:
                 used.add(other)

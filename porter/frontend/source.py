@@ -192,7 +192,25 @@ class SourceFile:
                 and isinstance(node, cst.BaseExpression) and not getattr(node, "lpar", ()) \
                 and not isinstance(node, cst.StarredElement):  # its code carries parentheses / its comma
             return self._plain_lines[position.start.line - 1][position.start.column:position.end.column]
-        return self.module.code_for_node(node)
+        code = self._generated_code.get(node)
+        if code is None:  # the translator reads a node several times (layout trials, reports)
+            code = self._generated_code[node] = self.module.code_for_node(node)
+        return code
+
+    @functools.cached_property
+    def _generated_code(self):
+        return {}
+
+    def span_text(self, node):
+        """The source text from `node`'s first to its last character as the file has it (indentation of
+        continuation lines included); '' for a node that is not from the file."""
+        position = self.positions.get(node)
+        if position is None or self._plain_lines is None:
+            return self.code_of(node) if position is not None else ""
+        lines = self._plain_lines[position.start.line - 1:position.end.line]
+        if len(lines) == 1:
+            return lines[0][position.start.column:position.end.column]
+        return "\n".join([lines[0][position.start.column:], *lines[1:-1], lines[-1][:position.end.column]])
 
     @functools.cached_property
     def _plain_lines(self):

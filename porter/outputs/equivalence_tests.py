@@ -40,18 +40,19 @@ def support_index():
     for rank, stem in enumerate(SUPPORT_MODULES):
         text = (VERIFY_DIR / f"{stem}.py").read_text()
         tree = ast.parse(text)
+        segment_of = _segments(text)
         imports = []
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                segment = ast.get_source_segment(text, node)
+                segment = segment_of(node)
                 if not _is_porter_import(node):
                     imports.append(segment)
         for position, node in enumerate(tree.body):
             names = _defined_names(node)
             if not names:
                 continue
-            decorators = "".join(f"@{ast.get_source_segment(text, d)}\n" for d in getattr(node, "decorator_list", []))
-            source = decorators + ast.get_source_segment(text, node)
+            decorators = "".join(f"@{segment_of(d)}\n" for d in getattr(node, "decorator_list", []))
+            source = decorators + segment_of(node)
             uses = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             uses |= {n.value.id for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(
                 n.value, ast.Name)}
@@ -60,6 +61,22 @@ def support_index():
                     raise RuntimeError(f"porter/verify/{stem}.py: {name} is defined twice in the support modules")
                 index[name] = SupportDefinition(name, (rank, position), source, uses - {name}, imports)
     return index
+
+
+def _segments(text):
+    """segment_of(node): the source of an ast node, as ast.get_source_segment gives it, with the line offsets
+    computed once (get_source_segment splits the whole text on every call)."""
+    encoded = text.encode()
+    starts = [0]
+    for line in encoded.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def segment_of(node):
+        start = starts[node.lineno - 1] + node.col_offset  # ast offsets are UTF-8 byte offsets
+        end = starts[node.end_lineno - 1] + node.end_col_offset
+        return encoded[start:end].decode()
+
+    return segment_of
 
 
 def _is_porter_import(node):
