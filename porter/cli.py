@@ -67,9 +67,10 @@ def build_parser():
                     "markdown: the README's table; json: {family: [names]}.")
     ops.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                      help="output format (default: text, one op per line)")
-    ops.add_argument("--missing", metavar="FILE", type=Path,
-                     help="instead: what FILE uses that porter does not translate yet, one 'FILE:LINE<TAB>construct"
-                          "<TAB>reason' line each (the stubs a conversion would write; nothing is written)")
+    ops.add_argument("--missing", metavar="PATH", type=Path,
+                     help="instead: what PATH (a model file, or a package folder: each of its model files) uses that "
+                          "porter does not translate yet, one 'FILE:LINE<TAB>construct<TAB>reason' line each (the "
+                          "stubs a conversion would write; nothing is written)")
     from porter.commands import COMMANDS
 
     for module in COMMANDS.values():
@@ -226,22 +227,28 @@ def report_package(out, files, kept, conversion):
 
 def run_ops(args):
     from porter.convert import missing_constructs
+    from porter.package import missing_in_package
     from porter.rules.coverage import coverage_table
 
     if args.missing is None:
         print(coverage_table(args.format))
         return EXIT_OK
     check_path_text(args.missing, "--missing")
-    missing = missing_constructs(args.missing)
-    if args.format == "json":
-        print(json.dumps([{"path": str(args.missing), "line": line, "construct": construct, "reason": reason}
-                          for line, construct, reason in missing], indent=2))
+    if args.missing.is_dir():
+        missing, problems = missing_in_package(args.missing)
     else:
-        for line, construct, reason in missing:
-            print(f"{args.missing}:{line}\t{construct}\t{reason}")
-        constructs = len({construct for _, construct, _ in missing})
-        print(f"porter: {args.missing}: {len(missing)} use(s) of {constructs} construct(s) porter does not translate "
-              f"yet" if missing else f"porter: {args.missing}: everything it uses is translated", file=sys.stderr)
+        missing, problems = [(str(args.missing), *use) for use in missing_constructs(args.missing)], []
+    if args.format == "json":
+        print(json.dumps([{"path": path, "line": line, "construct": construct, "reason": reason}
+                          for path, line, construct, reason in missing], indent=2))
+    else:
+        for path, line, construct, reason in missing:
+            print(f"{path}:{line}\t{construct}\t{reason}")
+    for problem in problems:
+        print(f"porter: {problem}", file=sys.stderr)
+    constructs = len({construct for _, _, construct, _ in missing})
+    print(f"porter: {args.missing}: {len(missing)} use(s) of {constructs} construct(s) porter does not translate "
+          f"yet" if missing else f"porter: {args.missing}: everything it uses is translated", file=sys.stderr)
     return EXIT_OK
 
 

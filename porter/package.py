@@ -23,7 +23,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from porter import __version__
-from porter.convert import Conversion, ConvertOptions, convert, module_file_name
+from porter.convert import Conversion, ConvertOptions, convert, missing_constructs, module_file_name
 from porter.errors import InternalError, SourceError, UsageError
 from porter.frontend.linker import source_root
 from porter.frontend.source import check_syntax, parse_source, read_text
@@ -123,6 +123,19 @@ def model_files(root, out=None):
         if own:
             found.append(PackageFile(path, relative, display, own, source))
     return found, len(candidates), unreadable
+
+
+def missing_in_package(root):
+    """([(file, line, construct, reason)], [problem lines]) over the model files of the folder `root`: what
+    `porter ops --missing` lists for each (files porter cannot read are problems, not a failure of the rest)."""
+    files, _, unreadable = model_files(Path(root))
+    found, problems = [], [f"{Path(root) / entry['path']}: left out: {entry['error']}" for entry in unreadable]
+    for file in files:
+        try:
+            found.extend((file.display, *use) for use in missing_constructs(file.path))
+        except (SourceError, UsageError, InternalError) as error:  # the other files are still listed
+            problems.append(f"{file.display}: not converted ({type(error).__name__}): {str(error).splitlines()[0]}")
+    return found, problems
 
 
 def _reason(error, display, relative):

@@ -278,3 +278,47 @@ def test_ops_missing_lists_what_a_file_uses_that_porter_lacks(tmp_path):
     clean = subprocess.run([sys.executable, "-m", "porter.cli", "ops", "--missing", str(Path(__file__).resolve().parents[1] / "fixtures" / "lenet.py")],
                            capture_output=True, text=True)
     assert clean.returncode == 0 and clean.stdout == "" and "everything it uses is translated" in clean.stderr
+
+
+def test_ops_missing_on_a_package_lists_every_model_file(tmp_path):
+    """`porter ops --missing DIR/`: the same lines for each model file of the folder (relative imports followed),
+    the summary over all of them; nothing is written."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "blocks.py").write_text(textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return torch.special.zeta(self.fc(x), 2.0)
+    '''))
+    (package / "net.py").write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+        from .blocks import Block
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                return self.block(x).relu()
+    '''))
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "ops", "--missing", str(package)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    lines = [line.split("\t")[:2] for line in result.stdout.splitlines()]
+    assert [f"{package / 'blocks.py'}:12", "torch.special.zeta"] in lines
+    assert all(construct == "torch.special.zeta" for _, construct in lines)
+    assert "construct(s) porter does not translate" in result.stderr
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "__pycache__" not in p.parts) == before
