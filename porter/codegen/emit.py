@@ -207,7 +207,9 @@ class ModuleEmitter:
                     isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value,
                                                                             (cst.SimpleString,
                                                                              cst.ConcatenatedString))):
-                class_lines.extend(self.source.code_of(statement).strip("\n").strip().splitlines())
+                code = getattr(self.translator, "class_statement_code", {}).get(statement)
+                code = self.source.code_of(statement).strip("\n").strip() if code is None else code
+                class_lines.extend(code.splitlines())
         container_runtime = {"sequential": "Sequential", "list": "ModuleList", "dict": "ModuleDict"}
         if info.bases:
             bases = ", ".join(info.bases)
@@ -249,10 +251,12 @@ class ModuleEmitter:
                 _, body, takes_training = translator.method_code[key]
                 signature = self.params_text(definition)
                 if takes_training:
-                    signature = f"{signature}, training=None" if signature.strip() else "training=None"
-            else:
+                    signature = _with_training(signature)
+            else:  # called by no translated code: `self.training` reads a `training` argument, eval when not given
                 body = translator.plain_method_code[key]
                 signature = self.params_text(definition)
+                if _reads_training(body) and "training" not in {p.name.value for p in definition.params.params}:
+                    signature = _with_training(signature)
             decorators = kept_decorators(self.source, definition)
             methods.append({"name": name, "signature": signature, "body": body, "decorators": decorators})
         layout_in = ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in ("channels_last", "source") \
@@ -302,6 +306,24 @@ def _free_name(name, taken):
     while name in taken:
         name += "_"
     return name
+
+
+def _with_training(signature):
+    """`signature` (parameter text) with a `training=None` parameter, before a `**kwargs` if there is one."""
+    if not signature.strip():
+        return "training=None"
+    star_kwarg = STAR_KWARG.search(signature)
+    if star_kwarg:
+        return f"{signature[:star_kwarg.start(1)]}training=None, {signature[star_kwarg.start(1):]}"
+    return f"{signature}, training=None"
+
+
+def _reads_training(body):
+    return any(TRAINING_NAME.search(line.split("#", 1)[0]) for line in body)
+
+
+STAR_KWARG = re.compile(r"(?:^|,)\s*(\*\*\w+.*)$", re.DOTALL)
+TRAINING_NAME = re.compile(r"(?<![\w.'\"])training\b(?!\s*=[^=])")
 
 
 def _docstring(node, source):

@@ -15,7 +15,7 @@ from porter.frontend import gluon
 from porter.ir.values import ModuleRef, Value, python, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
-from porter.passes.module_code import translate_module_assignments
+from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, config_block_classes
 from porter.passes.statements import INDENT, BodyTranslator
 
@@ -139,6 +139,7 @@ class FileTranslator:
         self.module_code = translate_module_assignments(self, ClassBodyTranslator)  # `MEAN = torch.tensor(...)`
         for info in self.source.classes.values():
             self.translate_init(info)
+        self.class_statement_code = translate_class_statements(self, ClassBodyTranslator)
         if main_class is not None:
             args = self.example_values.get(main_class)
             self.translate_forward(self.source.classes[main_class], args, output_layout="io")

@@ -87,7 +87,11 @@ class FileContext:
 
     def unsupported(self, line, construct, reason):
         # outside any class (a helper function or config method the model uses): the main class carries it
-        owner = self.ir if self.ir is not None else self.irs.get(self.main_class)
+        owner = self.ir
+        if owner is None and self.main_class in self.source.classes:  # module-level code runs first: made here
+            owner = self.ir_for(self.source.classes[self.main_class])
+        elif owner is None:
+            owner = self.irs.get(self.main_class)
         if owner is not None:
             record = Unsupported(line, construct, reason)
             if record not in owner.unsupported:

@@ -37,6 +37,54 @@ def translate_module_assignments(file_translator, body_translator_class):
     return translated
 
 
+# class-level names TorchScript reads (type declarations and constants for the scripting compiler), nothing else
+TORCHSCRIPT_METADATA = {"__annotations__", "__constants__", "__jit_unused_properties__", "__jit_ignored_attributes__"}
+
+
+def translate_class_statements(file_translator, body_translator_class):
+    """{class-level statement of a module class: its code in the port}: TorchScript metadata and bare annotations
+    (`cell_anchors: List[torch.Tensor]`) go ('': dropped), an annotated value keeps its value (`norm: Callable[...,
+    nn.Module] = nn.BatchNorm2d` -> `norm = <translated>`), a value computed with torch is translated. Statements
+    not listed are copied as they are."""
+    source, ctx = file_translator.source, file_translator.ctx
+    translated = {}
+    for info in source.classes.values():
+        ctx.current.append(ctx.ir_for(info))  # what cannot be translated is the class's stub
+        try:
+            translated.update(_class_statements(file_translator, body_translator_class, info))
+        finally:
+            ctx.current.pop()
+    return translated
+
+
+def _class_statements(file_translator, body_translator_class, info):
+    source = file_translator.source
+    translated = {}
+    for statement in info.node.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            continue
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+        elif isinstance(small, cst.AnnAssign):
+            target, value = small.target, small.value
+        else:
+            continue
+        name = target.value if isinstance(target, cst.Name) else None
+        if name in TORCHSCRIPT_METADATA or value is None:
+            translated[statement] = ""
+        elif _mentions_torch(value, source.imports):
+            translator = body_translator_class(file_translator, None, "function", {}, None)
+            translator.line = source.line_of(statement)
+            code = translator.expr(value)
+            if code.is_tensor:
+                code = to_layout(file_translator.ctx, code, "source")
+            translated[statement] = f"{source.code_of(target).strip()} = {code.code}"
+        elif isinstance(small, cst.AnnAssign):
+            translated[statement] = f"{source.code_of(target).strip()} = {source.code_of(value).strip()}"
+    return translated
+
+
 def _mentions_torch(node, imports):
     found = []
 

@@ -1,0 +1,19 @@
+"""Rules: `torch.finfo(dtype)` and `torch.iinfo(dtype)`, Python objects holding a dtype's limits (runtime/type_info)."""
+
+from porter.ir.values import python
+from porter.rules.registry import Signature, function_rule
+
+
+def _type_info(runtime):
+    parsed = Signature.parse("(type=None)")
+
+    def translate(translator, call):
+        bound = call.bind(parsed)
+        arguments = [translator.as_plain(bound["type"])] if "type" in bound else []
+        return python(f"{translator.ctx.use(runtime)}({translator.join_args(arguments, {})})")
+
+    return translate
+
+
+function_rule("torch.finfo", translate=_type_info("finfo"), layout="source", outputs="python")
+function_rule("torch.iinfo", translate=_type_info("iinfo"), layout="source", outputs="python")
