@@ -130,6 +130,8 @@ class CallTranslator:
             return self.module_call(callee, node)
         if isinstance(callee.static, tuple) and callee.static[:1] == ("rule-function",):
             return self.torch_call(callee.static[1], node)  # a local bound to a rule's function (`act(x)`)
+        if isinstance(callee.static, tuple) and callee.static[:1] == ("local-function",):
+            return self.local_function_call(callee.static[1], node)  # a function defined in this body
         name = dotted_name(func)
         if name in self.source.functions:
             return self.function_call(name, node)

@@ -21,6 +21,24 @@ class Returned(Exception):
     pass
 
 
+class NestedFunction:
+    """A function defined inside a translated body: where it goes (a placeholder line), and once translated its
+    header, body lines, the values its first call handed over (position or name -> Value) and its result."""
+
+    def __init__(self, statement, depth, marker):
+        self.statement, self.depth, self.marker = statement, depth, marker
+        self.header, self.lines, self.template, self.arg_values = None, None, None, {}
+
+
+def _conform(ctx, value, first):
+    """`value` in the layout the first call handed over at that place (tensors), else as it is."""
+    if not (isinstance(value, Value) and value.is_tensor):
+        return value
+    if isinstance(first, Value) and first.is_tensor:
+        return to_layout(ctx, value, "channels_last" if first.channels_last else "source", first.rank)
+    return value
+
+
 class BodyTranslator(ExpressionTranslator):
     """Translate the statements of one method (mode "init" or "forward") into lines of Keras code."""
 
@@ -28,6 +46,8 @@ class BodyTranslator(ExpressionTranslator):
         super().__init__(ctx, info, mode, env)
         self.output_layout = output_layout  # "source" for the main class: the boundary converts back
         self.return_template = None
+        self.nested_returns = None  # inside a function defined in the body: the values its returns give
+        self.nested_functions = {}  # name -> NestedFunction defined in the blocks being translated
         self.module_env = {}
         self.pending = []  # statements to emit before the current one (hoisted layout conversions)
         self.hoisted = {}  # (variable, layout) -> name holding the converted tensor
@@ -69,6 +89,8 @@ class BodyTranslator(ExpressionTranslator):
             self.pending = outer_pending
             lines.extend(produced)
         self.hoisted = hoisted_before
+        if self.nested_functions:
+            self._fill_local_functions(lines)
         if isinstance(body, cst.IndentedBlock):
             for empty_line in body.footer:
                 if empty_line.comment is not None:
@@ -340,6 +362,8 @@ class BodyTranslator(ExpressionTranslator):
             return [pad + "return"]
         value = self.expr(small.value)
         value = self.shape_return(value)
+        if self.nested_returns is not None:
+            self.nested_returns.append(value)
         return [f"{pad}return {value.code}"]
 
     def shape_return(self, value):
@@ -585,8 +609,103 @@ class BodyTranslator(ExpressionTranslator):
         return [f"{pad}with {', '.join(items)}:"] + body, done
 
     def _stmt_FunctionDef(self, statement, depth):
-        text = self.code(statement).strip("\n")
-        return [INDENT * depth + line if line else line for line in _dedent(text).splitlines()], False
+        """A function defined in a body (a closure): a placeholder line here, its body translated at its first call
+        with the values that call hands over (their layouts, as for in-file functions) and the enclosing
+        variables, or with parameters of unknown kind when nothing calls it (block() fills the placeholder).
+        Annotations go (they may name torch types), decorators are translated; async functions are kept as written."""
+        if statement.asynchronous is not None:
+            text = self.code(statement).strip("\n")
+            return [INDENT * depth + line if line else line for line in _dedent(text).splitlines()], False
+        name = statement.name.value
+        nested = NestedFunction(statement, depth, f"#porter-nested-function {name} {id(statement)}")
+        self.nested_functions[name] = nested
+        self.env[name] = python(name, static=("local-function", name))
+        return [nested.marker], False
+
+    def local_function_call(self, name, node):
+        """A call of a function defined in this body: translated for the first call's values; later calls hand
+        their tensors over in the layouts of the first."""
+        nested = self.nested_functions.get(name)
+        args, kwargs = self.arg_values(node)
+        if nested is None:
+            args = [self.as_plain(v) if v.is_tensor else v for v in args]
+            kwargs = {k: self.as_plain(v) if v.is_tensor else v for k, v in kwargs.items()}
+            return python(f"{name}({self.join_args(args, kwargs)})")
+        if nested.lines is None:
+            self.translate_local_function(nested, args, kwargs)
+        else:
+            args = [_conform(self.ctx, v, nested.arg_values.get(i)) for i, v in enumerate(args)]
+            kwargs = {k: _conform(self.ctx, v, nested.arg_values.get(k)) for k, v in kwargs.items()}
+        code = f"{name}({self.join_args(args, kwargs)})"
+        return nested.template.with_code(code) if nested.template is not None else python(code)
+
+    def translate_local_function(self, nested, args, kwargs):
+        statement = nested.statement
+        params = statement.params
+        positional = [*params.posonly_params, *params.params]
+        bound = {}
+        for index, param in enumerate(positional):
+            if index < len(args):
+                bound[param.name.value] = args[index]
+                nested.arg_values[index] = args[index]
+            elif param.name.value in kwargs:
+                bound[param.name.value] = kwargs[param.name.value]
+                nested.arg_values[param.name.value] = kwargs[param.name.value]
+        for param in params.kwonly_params:
+            if param.name.value in kwargs:
+                bound[param.name.value] = kwargs[param.name.value]
+                nested.arg_values[param.name.value] = kwargs[param.name.value]
+        names = [p.name.value for p in (*positional, *params.kwonly_params)] + [
+            p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        nested.lines = []  # a recursive call inside finds it translated
+        saved = (dict(self.env), self.output_layout, self.return_template, self.nested_returns, self.line,
+                 self.ctx.line)
+        self.env.update({name: bound.get(name, python(name)) for name in names})
+        self.output_layout, self.nested_returns = "source", []
+        try:
+            nested.lines, _ = self.block(statement.body, nested.depth + 1)
+            returned = self.nested_returns
+        finally:
+            env, self.output_layout, self.return_template, self.nested_returns, self.line, self.ctx.line = saved
+            self.env.clear()
+            self.env.update(env)
+        parts = [self._param_text(param) for param in params.posonly_params]
+        parts += ["/"] if params.posonly_params else []
+        parts += [self._param_text(param) for param in params.params]
+        if isinstance(params.star_arg, cst.Param):
+            parts.append(f"*{params.star_arg.name.value}")
+        elif params.kwonly_params:
+            parts.append("*")
+        parts += [self._param_text(param) for param in params.kwonly_params]
+        if params.star_kwarg is not None:
+            parts.append(f"**{params.star_kwarg.name.value}")
+        decorators = [f"{INDENT * nested.depth}@{self.expr(d.decorator).code}" for d in statement.decorators]
+        header = f"{INDENT * nested.depth}def {statement.name.value}({', '.join(parts)}):"
+        nested.header = "\n".join([*decorators, header])
+        # what a call gives: a tensor in torch's layout when every return gives one (its rank when they agree)
+        if returned and all(value.is_tensor for value in returned):
+            ranks = {value.rank for value in returned}
+            nested.template = tensor(statement.name.value, ranks.pop() if len(ranks) == 1 else None)
+
+    def _fill_local_functions(self, lines):
+        """Replace the placeholders of functions defined in this block by their translations (uncalled ones are
+        translated now, with parameters of unknown kind)."""
+        for name, nested in list(self.nested_functions.items()):
+            try:
+                at = lines.index(nested.marker)
+            except ValueError:
+                continue
+            if nested.lines is None:
+                self.translate_local_function(nested, [], {})
+            lines[at:at + 1] = [nested.header, *nested.lines]
+            if self.nested_functions.get(name) is nested:
+                del self.nested_functions[name]
+
+    def _param_text(self, param):
+        if param.default is None:
+            return param.name.value
+        default = self.expr(param.default)
+        return f"{param.name.value}={self.as_plain(default).code if default.is_tensor else default.code}"
 
     def _stmt_Try(self, statement, depth):
         pad = INDENT * depth

@@ -2,7 +2,8 @@
 
 torchvision's model constructors call `_log_api_usage_once(self)` (PyTorch's API-usage telemetry); the port has no
 such telemetry, so the call becomes `None` and, as a statement, a comment naming the dropped call.
-`Variable(x)` (pre-0.4 autograd) is `x` itself.
+`Variable(x)` (pre-0.4 autograd) is `x` itself, and so is `torch.compile(fn_or_module, **options)`: TensorFlow
+compiles the port itself (tf.function, jit_compile=True in train_tpu.py).
 """
 
 from porter.ir.values import python
@@ -24,3 +25,4 @@ def translate_identity(translator, call):
 
 function_rule("torch.autograd.Variable", "torch.autograd.variable.Variable", translate=translate_identity,
               layout="any")
+function_rule("torch.compile", translate=translate_identity, layout="any")
