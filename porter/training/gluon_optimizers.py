@@ -8,6 +8,8 @@ mxnet-rule optimizers and schedules (sections copied into the generated train_su
 | 'adam' (learning_rate 0.001, beta1, beta2, epsilon) | GluonAdam | coupled wd; bias corrections in the lr |
 | 'rmsprop' (learning_rate 0.001, gamma1, gamma2, epsilon, centered, clip_weights) | GluonRMSProp | eps in sqrt |
 | 'adagrad' (eps 1e-7), 'adadelta' (rho 0.9, epsilon 1e-5; no lr) | GluonAdaGrad, GluonAdaDelta | wd outside |
+| 'adamax' (learning_rate 0.002), 'nadam' (schedule_decay 0.004) | GluonAdamax, GluonNadam | Adam's coupled wd; nadam's per-update momentum schedule |
+| 'signum' (momentum 0.9, wd_lh; momentum 0: signSGD) | GluonSignum | sign of the momentum; decoupled wd_lh |
 | every optimizer: wd, rescale_grad, clip_gradient | | element-wise clip of the rescaled gradient |
 | FactorScheduler / MultiFactorScheduler / PolyScheduler / CosineScheduler (warm-up too) | same names | per update |
 """
@@ -29,6 +31,9 @@ OPTIMIZERS = {
                                  "clip_weights": None}, 0.001),
     "adagrad": ("GluonAdaGrad", {"eps": 1e-7}, 0.01),
     "adadelta": ("GluonAdaDelta", {"rho": 0.9, "epsilon": 1e-5}, 0.01),  # no learning rate in its update
+    "adamax": ("GluonAdamax", {"beta1": 0.9, "beta2": 0.999}, 0.002),
+    "nadam": ("GluonNadam", {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "schedule_decay": 0.004}, 0.001),
+    "signum": ("GluonSignum", {"momentum": 0.9, "wd_lh": 0.0}, 0.01),
 }
 IGNORED = {"lazy_update", "multi_precision", "param_idx2name", "param_dict", "sym", "aggregate_num",
            "use_fused_step"}

@@ -185,6 +185,152 @@ class GluonAdam(GluonOptimizer):
         return {**super().get_config(), "beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon}
 
 
+# --- section: GluonAdamax (needs: gluon-optimizer-base)
+
+
+class GluonAdamax(GluonOptimizer):
+    """mxnet 'adamax': g = clip(rescale_grad*grad + wd*w); `m = b1*m + (1-b1)*g; u = max(b2*u, |g|);
+    w -= lr/(1-b1^t) * m/u` (no epsilon)."""
+
+    clip_before_decay = False
+
+    def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.beta1, self.beta2 = beta1, beta2
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._mean = self.slots(var_list, "mean")
+        self._norm = self.slots(var_list, "norm")
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        g = self.gluon_gradient(gradient, variable)
+        index = self._get_variable_index(variable)
+        t = tf.cast(self._iterations + 1, tf.float64)
+        lr = tf.cast(tf.cast(learning_rate, tf.float64) * self.hyper(variable, "lr_mult") / (
+            1.0 - tf.pow(tf.constant(self.beta1, tf.float64), t)), dtype)
+        mean, norm = self._mean[index], self._norm[index]
+        new_mean = self.beta1 * mean + (1.0 - self.beta1) * g
+        new_norm = tf.maximum(self.beta2 * norm, tf.abs(g))
+        self.assign(mean, new_mean)
+        self.assign(norm, new_norm)
+        self.assign_sub(variable, lr * new_mean / new_norm)
+
+    def get_config(self):
+        return {**super().get_config(), "beta1": self.beta1, "beta2": self.beta2}
+
+
+# --- section: GluonNadam (needs: gluon-optimizer-base)
+
+
+class GluonNadam(GluonOptimizer):
+    """mxnet 'nadam': g = clip(rescale_grad*grad + wd*w); a warming momentum schedule `mu_t = b1*(1 -
+    0.5*0.96^(t*schedule_decay))` whose running product m_schedule mxnet keeps once per optimizer and advances at
+    every parameter's update, in gluon.Trainer's order (parameters sorted by name): the k-th of N parameters at
+    step t reads m_schedule = (mu_1...mu_{t-1})^N * mu_t^(k+1), computed so here (names from bind(); the order
+    is exact where mxnet's prefixed names sort as the state_dict names do, e.g. bias before weight in a layer).
+    `w -= lr * m_bar / (sqrt(v_hat) + eps)`, m_bar = (1-mu_t)*g/(1-m_schedule) + mu_{t+1}*m/(1-m_schedule*
+    mu_{t+1}), v_hat = v/(1-b2^t)."""
+
+    clip_before_decay = False
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, schedule_decay=0.004,
+                 **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.beta1, self.beta2, self.epsilon, self.schedule_decay = beta1, beta2, epsilon, schedule_decay
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._mean = self.slots(var_list, "mean")
+        self._var = self.slots(var_list, "var")
+        names = [self._names.get(self._var_key(variable)) for variable in var_list]
+        order = sorted(range(len(var_list)), key=lambda i: names[i]) if all(names) else range(len(var_list))
+        self._rank = {index: rank for rank, index in enumerate(order)}
+        self._count = len(var_list)
+        self._product = tf.Variable(1.0, dtype=tf.float64, trainable=False, name="m_schedule_product")
+        self._product_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="m_schedule_step")
+
+    def _momentum_at(self, t):
+        return self.beta1 * (1.0 - 0.5 * tf.pow(tf.constant(0.96, tf.float64), t * self.schedule_decay))
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        g = self.gluon_gradient(gradient, variable)
+        index = self._get_variable_index(variable)
+        step = tf.cast(self._iterations, tf.int64) + 1
+        t = tf.cast(step, tf.float64)
+        # (mu_1...mu_{t-1})^N, advanced by the first parameter updated in a step
+        advanced = self._product * tf.where(t > 1.0, tf.pow(self._momentum_at(t - 1.0), float(self._count)),
+                                            tf.constant(1.0, tf.float64))
+        product = tf.where(self._product_step < step, advanced, self._product)
+        self._product.assign(product)
+        self._product_step.assign(step)
+        momentum_t, momentum_next = self._momentum_at(t), self._momentum_at(t + 1.0)
+        m_schedule = product * tf.pow(momentum_t, float(self._rank[index] + 1))
+        m_schedule_next = m_schedule * momentum_next
+        mean, var = self._mean[index], self._var[index]
+        new_mean = self.beta1 * mean + (1.0 - self.beta1) * g
+        new_var = self.beta2 * var + (1.0 - self.beta2) * g * g
+        self.assign(mean, new_mean)
+        self.assign(var, new_var)
+        g_prime = g / tf.cast(1.0 - m_schedule, dtype)
+        m_prime = new_mean / tf.cast(1.0 - m_schedule_next, dtype)
+        v_prime = new_var / tf.cast(1.0 - tf.pow(tf.constant(self.beta2, tf.float64), t), dtype)
+        m_bar = tf.cast(1.0 - momentum_t, dtype) * g_prime + tf.cast(momentum_next, dtype) * m_prime
+        self.assign_sub(variable, self.rate(variable, learning_rate) * m_bar / (tf.sqrt(v_prime) + self.epsilon))
+
+    def get_config(self):
+        return {**super().get_config(), "beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon,
+                "schedule_decay": self.schedule_decay}
+
+
+# --- section: GluonSignum (needs: gluon-optimizer-base)
+
+
+class GluonSignum(GluonOptimizer):
+    """mxnet 'signum' (momentum > 0): c = clip(rescale_grad*grad); `mom = momentum*mom - (1-momentum)*(wd*w + c);
+    w = (1 - lr*wd_lh)*w + lr*sign(mom)`; momentum 0 is signSGD: `w = (1 - lr*wd)*w - lr*sign(c)`."""
+
+    def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.momentum, self.wd_lh = momentum, wd_lh
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        if self.momentum > 0:
+            self._momentum = self.slots(var_list, "momentum")
+
+    def clipped(self, gradient, variable):
+        g = tf.cast(tf.convert_to_tensor(gradient), variable.dtype)
+        if self.rescale_grad != 1.0:
+            g = g * self.rescale_grad
+        if self.clip_gradient is not None and self.clip_gradient >= 0:
+            g = tf.clip_by_value(g, -self.clip_gradient, self.clip_gradient)
+        return g
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = self.rate(variable, learning_rate)
+        c = self.clipped(gradient, variable)
+        decay = self.decay(variable)
+        if self.momentum <= 0:
+            self.assign(variable, (1.0 - lr * decay) * variable - lr * tf.sign(c))
+            return
+        mom = self._momentum[self._get_variable_index(variable)]
+        new_mom = self.momentum * mom - (1.0 - self.momentum) * (decay * variable + c)
+        self.assign(mom, new_mom)
+        self.assign(variable, (1.0 - lr * self.wd_lh) * variable + lr * tf.sign(new_mom))
+
+    def get_config(self):
+        return {**super().get_config(), "momentum": self.momentum, "wd_lh": self.wd_lh}
+
+
 # --- section: GluonRMSProp (needs: gluon-optimizer-base)
 
 

@@ -74,6 +74,11 @@ OPTIMIZERS = {
     "rmsprop": trainer("rmsprop", "{'learning_rate': 0.01, 'gamma1': 0.8, 'epsilon': 1e-6, 'wd': 0.01}"),
     "adagrad": trainer("adagrad", "{'learning_rate': 0.05, 'wd': 0.01, 'eps': 1e-6, 'clip_gradient': 0.1}"),
     "adadelta": trainer("adadelta", "{'rho': 0.8, 'wd': 0.01, 'rescale_grad': 3.0}"),
+    "adamax": trainer("adamax", "{'learning_rate': 0.01, 'beta1': 0.8, 'wd': 0.01, 'clip_gradient': 0.1}"),
+    "nadam": trainer("nadam", "{'learning_rate': 0.01, 'beta2': 0.99, 'wd': 0.01, 'schedule_decay': 0.01}"),
+    "signum": trainer("signum", "{'learning_rate': 0.01, 'momentum': 0.8, 'wd': 0.01, 'wd_lh': 0.1, "
+                                "'clip_gradient': 0.2}"),
+    "signsgd": trainer("signum", "{'learning_rate': 0.01, 'momentum': 0.0, 'wd': 0.05, 'rescale_grad': 2.0}"),
     "rmsprop_centered": trainer("rmsprop", "{'learning_rate': 0.01, 'gamma1': 0.9, 'gamma2': 0.8, 'centered': True, "
                                            "'wd': 0.01, 'clip_gradient': 0.1}"),
 }
@@ -221,7 +226,7 @@ def test_optimizers_match_mxnet(tmp_path, optimizer):
     case = GluonCase(tmp_path, optimizer, OPTIMIZERS[optimizer], "gluon.loss.SoftmaxCrossEntropyLoss()")
     name = re.search(r"'(\w+)'", OPTIMIZERS[optimizer]).group(1)
     classes = {"sgd": "SGD", "nag": "NAG", "adam": "Adam", "rmsprop": "RMSProp", "adagrad": "AdaGrad",
-               "adadelta": "AdaDelta"}
+               "adadelta": "AdaDelta", "adamax": "Adamax", "nadam": "Nadam", "signum": "Signum"}
     assert f"support.Gluon{classes[name]}(" in case.text
     errors, _, _ = run_pair(case, "class", steps=3)
     check(errors)
