@@ -23,20 +23,11 @@ class Returned(Exception):
 
 class NestedFunction:
     """A function defined inside a translated body: where it goes (a placeholder line), and once translated its
-    header, body lines, the values its first call handed over (position or name -> Value) and its result."""
+    header, body lines and what a call gives (a tensor template, or None)."""
 
     def __init__(self, statement, depth, marker):
         self.statement, self.depth, self.marker = statement, depth, marker
-        self.header, self.lines, self.template, self.arg_values = None, None, None, {}
-
-
-def _conform(ctx, value, first):
-    """`value` in the layout the first call handed over at that place (tensors), else as it is."""
-    if not (isinstance(value, Value) and value.is_tensor):
-        return value
-    if isinstance(first, Value) and first.is_tensor:
-        return to_layout(ctx, value, "channels_last" if first.channels_last else "source", first.rank)
-    return value
+        self.header, self.lines, self.template, self.ranks = None, None, None, ()
 
 
 class BodyTranslator(ExpressionTranslator):
@@ -623,48 +614,58 @@ class BodyTranslator(ExpressionTranslator):
         return [nested.marker], False
 
     def local_function_call(self, name, node):
-        """A call of a function defined in this body: translated for the first call's values; later calls hand
-        their tensors over in the layouts of the first."""
+        """A call of a function defined in this body: tensors go in in torch's layout and come out in the layout
+        of its first return (as a method's); its body is translated at the first call. A call handing over other
+        ranks than the first did gets a result of unknown rank (torch's layout) or kind."""
         nested = self.nested_functions.get(name)
         args, kwargs = self.arg_values(node)
-        if nested is None:
-            args = [self.as_plain(v) if v.is_tensor else v for v in args]
-            kwargs = {k: self.as_plain(v) if v.is_tensor else v for k, v in kwargs.items()}
-            return python(f"{name}({self.join_args(args, kwargs)})")
-        if nested.lines is None:
+        args = [self._plain_item(v) for v in args]
+        kwargs = {k: self._plain_item(v) for k, v in kwargs.items()}
+        ranks = tuple(v.rank for v in [*args, *kwargs.values()] if v.is_tensor)
+        if nested is not None and nested.lines is None:
+            nested.ranks = ranks
             self.translate_local_function(nested, args, kwargs)
-        else:
-            args = [_conform(self.ctx, v, nested.arg_values.get(i)) for i, v in enumerate(args)]
-            kwargs = {k: _conform(self.ctx, v, nested.arg_values.get(k)) for k, v in kwargs.items()}
         code = f"{name}({self.join_args(args, kwargs)})"
-        return nested.template.with_code(code) if nested.template is not None else python(code)
+        template = nested.template if nested is not None else None
+        if template is not None and ranks != nested.ranks:  # other ranks than it was translated for
+            template = template.but(rank=None) if template.layout == "source" else None
+        return template.with_code(code) if template is not None else python(code)
+
+    def _plain_item(self, value):
+        if value.kind == "starred":
+            inner = self.as_plain(value.but(code=value.code[1:], kind="tuple"))
+            return inner.but(code="*" + inner.code, kind="starred")
+        return self.as_plain(value) if value.is_tensor or value.kind == "tuple" else value
 
     def translate_local_function(self, nested, args, kwargs):
         statement = nested.statement
         params = statement.params
         positional = [*params.posonly_params, *params.params]
         bound = {}
+        starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
+        if starred is not None:  # `f(*items)`: what follows the unpacking is not known one by one
+            if starred >= len(positional) and isinstance(params.star_arg, cst.Param) and starred == len(args) - 1:
+                items = args[starred]  # `def f(*inputs)` called as `f(*features)`: inputs holds features' items
+                bound[params.star_arg.name.value] = items.but(code=params.star_arg.name.value, kind="tuple")
+            args = args[:starred]
         for index, param in enumerate(positional):
-            if index < len(args):
-                bound[param.name.value] = args[index]
-                nested.arg_values[index] = args[index]
-            elif param.name.value in kwargs:
-                bound[param.name.value] = kwargs[param.name.value]
-                nested.arg_values[param.name.value] = kwargs[param.name.value]
+            given = args[index] if index < len(args) else kwargs.get(param.name.value)
+            if given is not None:
+                bound[param.name.value] = given.with_code(param.name.value)
         for param in params.kwonly_params:
             if param.name.value in kwargs:
-                bound[param.name.value] = kwargs[param.name.value]
-                nested.arg_values[param.name.value] = kwargs[param.name.value]
+                bound[param.name.value] = kwargs[param.name.value].with_code(param.name.value)
         names = [p.name.value for p in (*positional, *params.kwonly_params)] + [
             p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
         nested.lines = []  # a recursive call inside finds it translated
         saved = (dict(self.env), self.output_layout, self.return_template, self.nested_returns, self.line,
                  self.ctx.line)
         self.env.update({name: bound.get(name, python(name)) for name in names})
-        self.output_layout, self.nested_returns = "source", []
+        # returns agree on the first one's layout, as a method's do (callers convert what they need)
+        self.output_layout, self.return_template, self.nested_returns = None, None, []
         try:
             nested.lines, _ = self.block(statement.body, nested.depth + 1)
-            returned = self.nested_returns
+            returned, first = self.nested_returns, self.return_template
         finally:
             env, self.output_layout, self.return_template, self.nested_returns, self.line, self.ctx.line = saved
             self.env.clear()
@@ -682,10 +683,12 @@ class BodyTranslator(ExpressionTranslator):
         decorators = [f"{INDENT * nested.depth}@{self.expr(d.decorator).code}" for d in statement.decorators]
         header = f"{INDENT * nested.depth}def {statement.name.value}({', '.join(parts)}):"
         nested.header = "\n".join([*decorators, header])
-        # what a call gives: a tensor in torch's layout when every return gives one (its rank when they agree)
-        if returned and all(value.is_tensor for value in returned):
+        # what a call gives: a tensor in the first return's layout when every return gives one
+        if returned and all(value.is_tensor for value in returned) and first is not None and first.is_tensor:
             ranks = {value.rank for value in returned}
-            nested.template = tensor(statement.name.value, ranks.pop() if len(ranks) == 1 else None)
+            nested.template = first.but(rank=ranks.pop() if len(ranks) == 1 else None)
+            if nested.template.rank is None and nested.template.layout != "source":
+                nested.template = None
 
     def _fill_local_functions(self, lines):
         """Replace the placeholders of functions defined in this block by their translations (uncalled ones are
