@@ -409,7 +409,8 @@ def translate_dim(translator, call):
 
 def translate_numel(translator, call):
     value = call.all_args()[0]
-    return python(f"tf.size({value.code})")
+    translator.ctx.use("torch_numel")
+    return python(f"torch_numel({value.code})")
 
 
 def einsum_matmul(translator, left, right):
