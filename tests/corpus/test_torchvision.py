@@ -103,8 +103,7 @@ MOVES_DATA_ITSELF = {"swin_transformer", "swin_transformer_v2", "maxvit"}
 
 
 # Transpose ops these ports still trace (layouts porter cannot follow statically yet: they convert at run time)
-TRANSPOSES_LEFT = {"maxvit": "window partitions and relative-position attention move data as torch does (45 "
-                             "Transposes)"}
+TRANSPOSES_LEFT = {}
 
 
 def perturbed(model):
