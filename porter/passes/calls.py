@@ -440,8 +440,16 @@ class CallTranslator:
         return "any"
 
     def simulate_sequential(self, ref, value):
-        if not ref.ordered:
-            return self.simulate_unordered(ref, value)
+        current = self.simulate_in_order(ref, value) if ref.ordered else self.simulate_unordered(ref, value)
+        if current is not None and current.is_tensor and current.channels_last and not current.channels and \
+                self.sequential_code and all(
+                e.kind == "rule" and (e.rule.runtime in CHANNEL_ATTRIBUTES or e.rule.layout == "any" or
+                                      CHANNELS_KEPT.match(e.rule.runtime)) for e in ref.elements) and any(
+                e.rule.runtime in CHANNEL_ATTRIBUTES for e in ref.elements):
+            current = current.but(channels=f"{self.ctx.use('last_channels')}({self.sequential_code})")
+        return current
+
+    def simulate_in_order(self, ref, value):
         current = value
         for index, element in enumerate(ref.elements):
             layout, after = self.element_layouts(element, current)
@@ -456,11 +464,6 @@ class CallTranslator:
             current = after if layout != "any" else current
             if current.is_tensor:
                 current = current.but(channels=channels if current.channels_last else None)
-        if current.is_tensor and current.channels_last and not current.channels and self.sequential_code and all(
-                e.kind == "rule" and (e.rule.runtime in CHANNEL_ATTRIBUTES or e.rule.layout == "any" or
-                                      CHANNELS_KEPT.match(e.rule.runtime)) for e in ref.elements) and any(
-                e.rule.runtime in CHANNEL_ATTRIBUTES for e in ref.elements):
-            current = current.but(channels=f"{self.ctx.use('last_channels')}({self.sequential_code})")
         return current
 
     def simulate_unordered(self, ref, value):
@@ -470,7 +473,7 @@ class CallTranslator:
         output is known when every reachable state has one layout; otherwise (None) the call converts at run
         time."""
         lead = ModuleRef("sequential", elements=ref.elements[:ref.lead], ordered=True)
-        start = self.simulate_sequential(lead, value) if ref.lead else value
+        start = self.simulate_in_order(lead, value) if ref.lead else value
         states, frontier = [start], [start]
         for _ in range(4):
             reached = []
@@ -489,8 +492,10 @@ class CallTranslator:
             return None  # the states never settle: the call goes through call_module
         if len({(s.kind, s.layout if s.is_tensor else None) for s in states}) > 1:
             return None  # order unknown statically and the layouts differ: the call goes through call_module
-        if len(states) == 1:
+        if len(ref.elements) == ref.lead:
             return start
+        if len(states) == 1:  # the loop's children keep the state, but not the channel count the lead left
+            return start.but(channels=None) if start.is_tensor else start
         ranks = {s.rank for s in states}
         return states[-1].but(rank=ranks.pop() if len(ranks) == 1 else None, channels=None)
 
