@@ -172,7 +172,7 @@ class BodyTranslator(ExpressionTranslator):
                 isinstance(t, (cst.Tuple, cst.List)) for t in targets) else value
             if all(isinstance(t, (cst.Tuple, cst.List)) for t in targets):
                 return self.size_unpack(targets, value, pad)
-        if value.is_tensor and all(isinstance(t, (cst.Tuple, cst.List)) and not any(
+        if value.is_tensor and value.rank is not None and all(isinstance(t, (cst.Tuple, cst.List)) and not any(
                 isinstance(e, cst.StarredElement) for e in t.elements) for t in targets) and \
                 len({len(t.elements) for t in targets}) == 1:
             value = self.tensor_unpack(value, len(targets[0].elements))
@@ -182,15 +182,16 @@ class BodyTranslator(ExpressionTranslator):
         return [f"{pad}{left} = {value.code}"]
 
     def tensor_unpack(self, value, count):
-        """`q, k, v = qkv`: torch iterates the tensor's first dim; the port unstacks the axis that holds it, so each
-        part keeps the layout (a pending permute stays pending) and the unpacking traces under tf.function."""
-        if value.layout == "flat_channels_last" or value.rank is None:
+        """`q, k, v = qkv` (a tensor of known rank): torch iterates the tensor's first dim; the port unstacks the
+        axis that holds it, so each part keeps the layout (a pending permute stays pending) and the unpacking traces
+        under tf.function."""
+        if value.layout == "flat_channels_last":
             value = to_layout(self.ctx, value, "source")
-        order = physical_order(value) if value.rank is not None else None
-        axis = order.index(0) if order is not None else 0
-        item_order = [d - 1 for d in order if d != 0] if order is not None else None
-        item = tensor("", value.rank - 1 if value.rank is not None else None).but(
-            layout=layout_of_order(item_order) if item_order else "source", dtype=value.dtype)
+        order = physical_order(value)
+        item_order = [d - 1 for d in order if d != 0]
+        item = tensor("", value.rank - 1).but(layout=layout_of_order(item_order) if item_order else "source",
+                                              dtype=value.dtype)
+        axis = order.index(0)
         return Value(f"tf.unstack({value.code}, num={count}, axis={axis})", "tuple", items=(item,) * count)
 
     def item_assignment(self, target, base, small, pad):
