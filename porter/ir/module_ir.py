@@ -98,6 +98,5 @@ def describe_ref(ref):
         return f"class {ref.class_name}"
     if ref.kind in ("sequential", "list", "dict"):
         inner = ", ".join(describe_ref(e) for e in ref.elements)
-        order = "" if ref.ordered else f" unordered (first {ref.lead} in order)" if ref.lead else " unordered"
-        return f"{ref.kind}[{inner}]{order}"
+        return f"{ref.kind}[{inner}]{'' if ref.ordered else ' unordered'}"
     return ref.kind
