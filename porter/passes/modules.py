@@ -156,7 +156,9 @@ class ModuleResolver:
             # a class chosen at run time: `{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`, `nn.ReLU if a else nn.Tanh`
             choices = [e.value for e in node.value.elements if isinstance(e, cst.DictElement)] if isinstance(
                 node, cst.Subscript) else [node.body, node.orelse]
-            refs = [self.class_ref(choice, env) for choice in choices]
+            # `norm_layer if patch_norm else None`: an optional class; the receiver tests it against None
+            refs = [self.class_ref(choice, env) for choice in choices
+                    if not (isinstance(choice, cst.Name) and choice.value == "None")]
             if not refs or None in refs:
                 return None
             chosen = _one_layout_alternative(refs)
