@@ -7,14 +7,16 @@ whenever only size-1 axes move.
 """
 
 from porter.ir.op_nodes import record
-from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, tensor
+from porter.ir.values import EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, tensor
 
 
 def settle(value, wanted_order=None):
     """A lazily permuted tensor made real: re-emit its einsum in the wanted order, else one tf.transpose."""
     order = physical_order(value)
     wanted_order = list(range(value.rank)) if wanted_order is None else wanted_order
-    recipe = value.static if isinstance(value.static, EinsumRecipe) and value.static.still_valid() else None
+    recipe = value.static if isinstance(value.static, EinsumRecipe) and (
+        value.static.still_valid() or value.code == value.static.code()) else None  # (or not yet emitted: the
+    # einsum is written once either way, in the order wanted)
     if recipe is not None:
         output = "".join(recipe.output[order.index(d)] for d in wanted_order)
         return recipe.code(output)
@@ -114,3 +116,25 @@ def element_template(value):
     if isinstance(value.static, tuple) and len(value.static) == 2 and value.static[0] == "each":
         return value.static[1]
     return None
+
+
+def layout_of_order(order):
+    """The layout name of a tensor whose physical axes hold torch dims `order`."""
+    rank = len(order)
+    if order == list(range(rank)):
+        return "source"
+    if rank > 2 and order == [0] + list(range(2, rank)) + [1]:
+        return "channels_last"
+    return permuted_layout(order)
+
+
+def index_in_layout(order, items):
+    """Basic indexing of a tensor whose physical axes hold torch dims `order`.
+
+    `items`: one (code, drops) pair per torch dim from the first (`drops`: an integer index, which removes the dim;
+    fewer items than dims: the rest are kept whole). Returns the items in physical order (the index the stored tensor
+    takes) and the physical order of the result's torch dims (the layout it keeps).
+    """
+    items = list(items) + [(":", False)] * (len(order) - len(items))
+    kept = [d for d, (_, drops) in enumerate(items) if not drops]
+    return [items[d] for d in order], [kept.index(d) for d in order if d in kept]

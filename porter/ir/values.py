@@ -14,6 +14,8 @@ class ModuleRef:
     "sequential" / "list" / "dict" (containers with `elements`), "unknown".
     `static`: for a class instance, the literal constructor values its `forward` reads back from `self`
     (`(("dims", "[0, 2, 3, 1]"),)` for `Permute([0, 2, 3, 1])`): the instance's `call` is specialised for them.
+    `lead`: for an unordered container, how many of its first `elements` are known to come first, in this order
+    (the stem appended before the loop that appends the stages).
     """
 
     kind: str
@@ -22,6 +24,7 @@ class ModuleRef:
     elements: tuple = ()
     ordered: bool = True
     static: tuple = ()
+    lead: int = 0
 
     def element(self):
         """A representative element (for iteration and indexing over ModuleList/Sequential)."""

@@ -442,12 +442,17 @@ class CallTranslator:
         return "any"
 
     def simulate_sequential(self, ref, value):
+        current = self.simulate_in_order(ref, value) if ref.ordered else self.simulate_unordered(ref, value)
+        if current is not None and current.is_tensor and current.channels_last and not current.channels and \
+                self.sequential_code and all(
+                e.kind == "rule" and (e.rule.runtime in CHANNEL_ATTRIBUTES or e.rule.layout == "any" or
+                                      CHANNELS_KEPT.match(e.rule.runtime)) for e in ref.elements) and any(
+                e.rule.runtime in CHANNEL_ATTRIBUTES for e in ref.elements):
+            current = current.but(channels=f"{self.ctx.use('last_channels')}({self.sequential_code})")
+        return current
+
+    def simulate_in_order(self, ref, value):
         current = value
-        if not ref.ordered:
-            layouts = {self.element_layouts(e, current)[0] for e in ref.elements}
-            layouts.discard("any")
-            if len(layouts) > 1:
-                return None  # order unknown statically: the call goes through call_module
         for index, element in enumerate(ref.elements):
             layout, after = self.element_layouts(element, current)
             if layout != "any" and current.is_tensor:
@@ -461,12 +466,40 @@ class CallTranslator:
             current = after if layout != "any" else current
             if current.is_tensor:
                 current = current.but(channels=channels if current.channels_last else None)
-        if current.is_tensor and current.channels_last and not current.channels and self.sequential_code and all(
-                e.kind == "rule" and (e.rule.runtime in CHANNEL_ATTRIBUTES or e.rule.layout == "any" or
-                                      CHANNELS_KEPT.match(e.rule.runtime)) for e in ref.elements) and any(
-                e.rule.runtime in CHANNEL_ATTRIBUTES for e in ref.elements):
-            current = current.but(channels=f"{self.ctx.use('last_channels')}({self.sequential_code})")
         return current
+
+    def simulate_unordered(self, ref, value):
+        """A Sequential whose children porter knows but not their order (appended in a loop): its `lead` children
+        run first, in order; then any other child may follow any state reached so far, so every state reachable
+        that way is followed (a stage handed the stem's output, then the next stage handed that stage's). The
+        output is known when every reachable state has one layout; otherwise (None) the call converts at run
+        time."""
+        lead = ModuleRef("sequential", elements=ref.elements[:ref.lead], ordered=True)
+        start = self.simulate_in_order(lead, value) if ref.lead else value
+        states, frontier = [start], [start]
+        for _ in range(4):
+            reached = []
+            for state in frontier:
+                for element in ref.elements[ref.lead:]:
+                    layout, after = self.element_layouts(element, state)
+                    out = after if layout != "any" else state
+                    out = out.but(channels=None) if out.is_tensor else out
+                    if not any(_same_state(out, known) for known in states + reached):
+                        reached.append(out)
+            if not reached:
+                break
+            states += reached
+            frontier = reached
+        else:
+            return None  # the states never settle: the call goes through call_module
+        if len({(s.kind, s.layout if s.is_tensor else None) for s in states}) > 1:
+            return None  # order unknown statically and the layouts differ: the call goes through call_module
+        if len(ref.elements) == ref.lead:
+            return start
+        if len(states) == 1:  # the loop's children keep the state, but not the channel count the lead left
+            return start.but(channels=None) if start.is_tensor else start
+        ranks = {s.rank for s in states}
+        return states[-1].but(rank=ranks.pop() if len(ranks) == 1 else None, channels=None)
 
     def module_iteration(self, base, method, node):
         ref = base.module or UNKNOWN_MODULE
@@ -745,3 +778,9 @@ def _literal(text):
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return None
+
+
+def _same_state(first, second):
+    """Whether two Values a Sequential's children may hand on are one state for the layout reasoning."""
+    return (first.kind, first.rank, first.layout if first.is_tensor else None) == (
+        second.kind, second.rank, second.layout if second.is_tensor else None)

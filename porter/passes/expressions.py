@@ -8,7 +8,7 @@ raises NotImplementedError naming file:line, so the generated module stays impor
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
-from porter.ir.layout import element_template, to_layout, unify
+from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
 from porter.passes.calls import CallTranslator
 from porter.rules.constants import TORCH_CONSTANTS
@@ -430,11 +430,43 @@ class ExpressionTranslator(CallTranslator):
             if isinstance(item, cst.Index):
                 parts.append(self.expr(item.value).code)
             else:
-                lower = self.expr(item.lower).code if item.lower is not None else ""
-                upper = self.expr(item.upper).code if item.upper is not None else ""
-                step = f":{self.expr(item.step).code}" if item.step is not None else ""
-                parts.append(f"{lower}:{upper}{step}")
+                parts.append(self.slice_item_code(item))
         return ", ".join(parts)
+
+    def slice_item_code(self, item):
+        lower = self.expr(item.lower).code if item.lower is not None else ""
+        upper = self.expr(item.upper).code if item.upper is not None else ""
+        step = f":{self.expr(item.step).code}" if item.step is not None else ""
+        return f"{lower}:{upper}{step}"
+
+    def subscript_in_layout(self, base, items, index_values):
+        """Basic indexing (integers, slices, one `...`) of a channels-last or permuted tensor: each index goes to
+        the axis that holds its torch dim, and the result keeps the layout (`qkv[0]` of a pending permute, the
+        crop of a channels-last map): nothing transposes. None when the index is anything else."""
+        order = physical_order(base) if base.rank is not None else None
+        if order is None or order == list(range(base.rank)):
+            return None
+        values, parts, ellipsis = iter(index_values), [], None
+        for item in items:
+            if isinstance(item, cst.Slice):
+                parts.append((self.slice_item_code(item), False))
+                continue
+            value = next(values)
+            if value.static is Ellipsis and ellipsis is None:
+                ellipsis = len(parts)
+            elif isinstance(value.static, int) and not isinstance(value.static, bool):
+                parts.append((value.code, True))
+            else:
+                return None
+        if len(parts) > base.rank:
+            return None
+        if ellipsis is not None:
+            parts[ellipsis:ellipsis] = [(":", False)] * (base.rank - len(parts))
+        physical, result_order = index_in_layout(order, parts)
+        while physical and physical[-1] == (":", False):
+            physical.pop()
+        code = f"{self.wrap(base.code)}[{', '.join(code for code, _ in physical)}]" if physical else base.code
+        return tensor(code, len(result_order)).but(layout=layout_of_order(result_order), dtype=base.dtype)
 
     def tuple_subscript(self, base, node):
         item = node.slice[0].slice
@@ -463,6 +495,9 @@ class ExpressionTranslator(CallTranslator):
                 self.ctx.use("index_select_first")
                 return tensor(f"index_select_first({source.code}, {index.code})").but(dtype=base.dtype)
             return self.stub("advanced tensor indexing", "indexing with several tensors is not mapped yet")
+        kept = self.subscript_in_layout(base, items, index_values)
+        if kept is not None:
+            return kept
         source = to_layout(self.ctx, base, "source")
         lists = [i for i in items if isinstance(i, cst.Index) and isinstance(i.value, cst.List)]
         if len(lists) == 1 and not any(v.static is Ellipsis for v in index_values):  # `x[:, [-1], :]`

@@ -100,8 +100,9 @@ class ModuleResolver:
         if isinstance(node, cst.Name) and node.value in env:
             found = env[node.value]
             ordered = node.value not in env.get("#unordered", ())
+            lead = 0 if ordered else min(env.get("#lead", {}).get(node.value, 0), len(found))
             return found if isinstance(found, ModuleRef) else ModuleRef("list", elements=tuple(found),
-                                                                          ordered=ordered)
+                                                                          ordered=ordered, lead=lead)
         if isinstance(node, (cst.List, cst.Tuple)):
             return ModuleRef("list", elements=tuple(self._elements(node.elements, env, owner)))
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
@@ -155,7 +156,9 @@ class ModuleResolver:
             # a class chosen at run time: `{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`, `nn.ReLU if a else nn.Tanh`
             choices = [e.value for e in node.value.elements if isinstance(e, cst.DictElement)] if isinstance(
                 node, cst.Subscript) else [node.body, node.orelse]
-            refs = [self.class_ref(choice, env) for choice in choices]
+            # `norm_layer if patch_norm else None`: an optional class; the receiver tests it against None
+            refs = [self.class_ref(choice, env) for choice in choices
+                    if not (isinstance(choice, cst.Name) and choice.value == "None")]
             if not refs or None in refs:
                 return None
             chosen = _one_layout_alternative(refs)
@@ -238,7 +241,15 @@ class ModuleResolver:
 
     def _container(self, node, kind, env, owner):
         if True:
-            elements, ordered = [], True
+            elements, ordered, lead = [], True, 0
+
+            def extend(inner):  # children of unknown order after known ones: the known ones still lead
+                nonlocal ordered, lead
+                if ordered and not inner.ordered:
+                    lead = len(elements) + inner.lead
+                elements.extend(inner.elements)
+                ordered = ordered and inner.ordered
+
             for arg in node.args:
                 if arg.keyword is not None:  # Gluon's `HybridSequential(prefix="")`: an option, not a child
                     continue
@@ -246,22 +257,19 @@ class ModuleResolver:
                     inner = self.ref_of(arg.value, env, owner)
                     if inner.kind == "unknown":  # children porter could not follow: not an empty Sequential
                         elements.append(inner)
-                    elements.extend(inner.elements)
-                    ordered = ordered and inner.ordered
+                    extend(inner)
                 elif kind == "sequential" and _is_ordered_dict(arg.value, self.source):
                     elements.extend(self._ordered_dict_elements(arg.value, env, owner))
                 else:
                     inner = self.ref_of(arg.value, env, owner)
                     if kind == "sequential" and isinstance(arg.value, cst.Name) and arg.value.value in env and \
                             isinstance(env[arg.value.value], list):
-                        elements.extend(inner.elements)  # Sequential(layers_dict) / Sequential(list) of children
-                        ordered = ordered and inner.ordered
+                        extend(inner)  # Sequential(layers_dict) / Sequential(list) of children
                     elif kind == "sequential":
                         elements.append(inner)
                     else:
-                        elements.extend(inner.elements)
-                        ordered = ordered and inner.ordered
-            return ModuleRef(kind, elements=tuple(elements), ordered=ordered)
+                        extend(inner)
+            return ModuleRef(kind, elements=tuple(elements), ordered=ordered, lead=0 if ordered else lead)
 
     def _non_container_call(self, node, env, owner):
         target = self.class_ref(node.func, env)
@@ -360,10 +368,12 @@ class ModuleResolver:
         while node is not None:
             branches.append(node.body)
             node = getattr(node, "orelse", None)
-        before = {k: (list(v) if isinstance(v, list) else v) for k, v in env.items()}
+        before = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+                  for k, v in env.items()}
         outcomes = []
         for body in branches:
-            scope = {k: (list(v) if isinstance(v, list) else v) for k, v in before.items()}
+            scope = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+                     for k, v in before.items()}
             for inner in _statements(body):
                 self._scan_statement(inner, scope, owner, in_loop=True)
             outcomes.append(scope)
@@ -375,10 +385,12 @@ class ModuleResolver:
                 env[name] = assigned[-1]
             elif all(isinstance(v, set) for v in assigned):
                 env[name] = set().union(*assigned)
+            elif all(isinstance(v, dict) for v in assigned):  # "#lead": the fewest children known to lead
+                env[name] = {k: min(v[k] for v in assigned if k in v) for v in assigned for k in v}
             elif all(isinstance(v, list) for v in assigned):
                 env[name] = max(assigned, key=len)  # a list grown in some branches: the longest, unordered
-                if not name.startswith("#"):
-                    env.setdefault("#unordered", set()).add(name)
+                if not name.startswith("#"):  # what it held before the if still leads
+                    _mark_unordered(env, name, len(before[name]) if isinstance(before.get(name), list) else 0)
             elif _grown_container(assigned):  # a container some branches added children to: the longest, unordered
                 longest = max(assigned, key=lambda ref: len(ref.elements))
                 # Gluon's `if ...: out.add(block)` appends in program order: the blocks a branch may skip
@@ -406,9 +418,9 @@ class ModuleResolver:
                 statement.targets[0].target, cst.Subscript):
             holder = dotted_name(statement.targets[0].target.value)
             if holder in env and isinstance(env[holder], list):  # layers["conv1"] = nn.Conv2d(...)
-                env[holder].append(self.ref_of(statement.value, env, owner))
                 if in_loop:
-                    env.setdefault("#unordered", set()).add(holder)
+                    _mark_unordered(env, holder, len(env[holder]))
+                env[holder].append(self.ref_of(statement.value, env, owner))
             return
         if isinstance(statement, cst.Assign) and isinstance(statement.value, (cst.Call, cst.Dict)) and (
                 _is_ordered_dict(statement.value, self.source) or isinstance(statement.value, cst.Dict)):
@@ -438,14 +450,15 @@ class ModuleResolver:
         elif isinstance(statement, cst.AugAssign) and isinstance(statement.operator, cst.AddAssign):
             name = _target_name(statement.target)
             if name is not None and isinstance(env.get(name), list):
-                env[name].extend(self.ref_of(statement.value, env, owner).elements)
                 if in_loop:
-                    env.setdefault("#unordered", set()).add(name)
+                    _mark_unordered(env, name, len(env[name]))
+                env[name].extend(self.ref_of(statement.value, env, owner).elements)
             elif name is not None and isinstance(env.get(name), ModuleRef) and env[name].kind in ("list",
                                                                                                   "sequential"):
                 current, added = env[name], self.ref_of(statement.value, env, owner)  # `self.layers += [...]`
-                env[name] = ModuleRef(current.kind, elements=current.elements + added.elements,
-                                      ordered=current.ordered and added.ordered and not in_loop)
+                ordered = current.ordered and added.ordered and not in_loop
+                env[name] = ModuleRef(current.kind, elements=current.elements + added.elements, ordered=ordered,
+                                      lead=0 if ordered else _lead_of(current))
         elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) and isinstance(
                 statement.value.func, cst.Attribute) and statement.value.func.attr.value == "__init__" and isinstance(
                 statement.value.func.value, cst.Call) and owner is not None and owner.bases:
@@ -475,7 +488,7 @@ class ModuleResolver:
                     return
                 if holder in env and isinstance(env[holder], list) and args:
                     if in_loop:
-                        env.setdefault("#unordered", set()).add(holder)
+                        _mark_unordered(env, holder, len(env[holder]))
                     item = args[0]
                     if isinstance(item, cst.Tuple) and len(item.elements) == 2:  # blocks.append((name, block))
                         item = item.elements[1].value  # for OrderedDict(blocks)
@@ -495,7 +508,22 @@ class ModuleResolver:
                     else:
                         ref = self.ref_of(args[-1] if method == "add_module" else args[0], env, owner)
                         extra, ordered = (ref.elements if method == "extend" else (ref,)), False
-                    env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=ordered)
+                    env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=ordered,
+                                            lead=0 if ordered else _lead_of(current))
+
+
+def _mark_unordered(env, holder, lead):
+    """`holder` (a local list of modules) gets children whose order porter cannot follow (appended in a loop or a
+    branch); the `lead` children it held before keep their place in front."""
+    unordered = env.setdefault("#unordered", set())
+    leads = env.setdefault("#lead", {})
+    leads[holder] = min(leads.get(holder, lead), lead) if holder in unordered else lead
+    unordered.add(holder)
+
+
+def _lead_of(ref):
+    """How many of a container's children are known to come first, in order."""
+    return len(ref.elements) if ref.ordered else ref.lead
 
 
 def _helper_scanned(resolver, function, call, env, owner, in_loop):

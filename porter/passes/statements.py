@@ -9,9 +9,9 @@ import libcst as cst
 
 from porter.frontend.annotations import annotation_text
 from porter.frontend.imports import dotted_name
-from porter.ir.layout import element_template, merge_layouts, to_layout, unify
+from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
 from porter.ir.module_ir import LineMapping
-from porter.ir.values import Value, python, tensor
+from porter.ir.values import Value, physical_order, python, tensor
 from porter.passes.expressions import ExpressionTranslator
 
 INDENT = "    "
@@ -185,10 +185,27 @@ class BodyTranslator(ExpressionTranslator):
                 isinstance(t, (cst.Tuple, cst.List)) for t in targets) else value
             if all(isinstance(t, (cst.Tuple, cst.List)) for t in targets):
                 return self.size_unpack(targets, value, pad)
+        if value.is_tensor and value.rank is not None and all(isinstance(t, (cst.Tuple, cst.List)) and not any(
+                isinstance(e, cst.StarredElement) for e in t.elements) for t in targets) and \
+                len({len(t.elements) for t in targets}) == 1:
+            value = self.tensor_unpack(value, len(targets[0].elements))
         for target in targets:
             self.bind_target(target, value)
         left = " = ".join(self.target_code(t) for t in targets)
         return [f"{pad}{left} = {value.code}"]
+
+    def tensor_unpack(self, value, count):
+        """`q, k, v = qkv` (a tensor of known rank): torch iterates the tensor's first dim; the port unstacks the
+        axis that holds it, so each part keeps the layout (a pending permute stays pending) and the unpacking traces
+        under tf.function."""
+        if value.layout == "flat_channels_last":
+            value = to_layout(self.ctx, value, "source")
+        order = physical_order(value)
+        item_order = [d - 1 for d in order if d != 0]
+        item = tensor("", value.rank - 1).but(layout=layout_of_order(item_order) if item_order else "source",
+                                              dtype=value.dtype)
+        axis = order.index(0)
+        return Value(f"tf.unstack({value.code}, num={count}, axis={axis})", "tuple", items=(item,) * count)
 
     def item_assignment(self, target, base, small, pad):
         """`x[idx] = v` -> x = setitem(x, np.s_[idx], v): a static scatter (TensorFlow tensors are immutable)."""

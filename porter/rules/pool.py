@@ -1,7 +1,7 @@
 """Rules: pooling (max/avg/adaptive), resizing (Upsample, F.interpolate), padding and pixel (un)shuffle.
 
-All of them are channels-last: the runtime takes (N, *spatial, C). F.pad handles any rank >= 3 in channels-last
-by remapping torch's pad tuple (last torch dim first) onto the channels-last axes (rank <= 2 is unchanged).
+All of them are channels-last: the runtime takes (N, *spatial, C). F.pad, which pads in whichever layout its input
+arrives, is in pad.py.
 """
 
 from porter.rules.registry import function_rule, module_rule
@@ -49,5 +49,3 @@ function_rule("torch.nn.functional.pixel_shuffle", "torch.pixel_shuffle", runtim
               signature="(input, upscale_factor)", layout=CL, rank=4)
 function_rule("torch.nn.functional.pixel_unshuffle", "torch.pixel_unshuffle", runtime="pixel_unshuffle",
               signature="(input, downscale_factor)", layout=CL, rank=4)
-function_rule("torch.nn.functional.pad", runtime="pad", signature="(input, pad, mode='constant', value=None)",
-              layout=CL)

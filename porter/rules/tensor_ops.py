@@ -409,7 +409,8 @@ def translate_dim(translator, call):
 
 def translate_numel(translator, call):
     value = call.all_args()[0]
-    return python(f"tf.size({value.code})")
+    translator.ctx.use("torch_numel")
+    return python(f"torch_numel({value.code})")
 
 
 def einsum_matmul(translator, left, right):
@@ -531,8 +532,31 @@ def translate_type(translator, call):
 
 def translate_einsum(translator, call):
     args = call.all_args()
+    folded = _einsum_in_layouts(translator, args[0], args[1:])
+    if folded is not None:
+        return folded
     operands = [translator.as_plain(v) for v in args[1:]]
     return tensor(f"tf.einsum({args[0].code}, {', '.join(o.code for o in operands)})")
+
+
+def _einsum_in_layouts(translator, equation, operands):
+    """torch.einsum with a literal explicit equation (no `...`) on tensors of known rank: each operand's subscript
+    is written in the order its axes are stored (channels-last, a pending permute), so no operand is transposed,
+    and the result is a recipe a later permute re-emits in the order it wants. None otherwise."""
+    if not isinstance(equation.static, str) or len(operands) != equation.static.count(",") + 1:
+        return None
+    text = equation.static.replace(" ", "")
+    if "->" not in text or "." in text:
+        return None
+    inputs, output = text.split("->")
+    terms = inputs.split(",")
+    if not all(term.isalpha() for term in terms) or not (output.isalpha() or output == "") or any(
+            not v.is_tensor or v.rank != len(term) or v.layout == "flat_channels_last"
+            for v, term in zip(operands, terms)):
+        return None
+    physical = ["".join(term[d] for d in physical_order(v)) for v, term in zip(operands, terms)]
+    recipe = EinsumRecipe(physical, [v.code for v in operands], output, getattr(translator, "env", None))
+    return tensor(recipe.code(), len(output)).but(static=recipe)
 
 
 def translate_expand(translator, call):

@@ -17,6 +17,14 @@ def dim_size(x, axis):
     return size if size is not None else tf.shape(x)[axis]
 
 
+def torch_numel(x):
+    """torch's x.numel(): a Python int when every size is static (it slices and sizes under XLA), else a scalar
+    tensor."""
+    if None not in tuple(x.shape):
+        return int(np.prod(tuple(x.shape), dtype=np.int64))
+    return tf.size(x)
+
+
 def torch_size(x, channels_last=False):
     """torch's x.size() as a tuple (static ints where known), in torch's dim order."""
     sizes = [dim_size(x, axis) for axis in range(len(x.shape))]

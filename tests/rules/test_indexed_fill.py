@@ -54,3 +54,10 @@ def test_construction_fills_the_variables_in_place(attn):
     assert float(np.asarray(fresh.scale)[0]) == 2.0 and np.all(np.asarray(fresh.scale)[1:] == 1.0)
     assert fresh.qkv.bias is fresh.qkv.trainable_variables[-1] or any(
         v is fresh.qkv.bias for v in fresh.trainable_variables)  # still the variable the optimizer holds
+
+
+@settings(max_examples=4, deadline=None)
+@given(batch=st.integers(1, 3), seed=st.integers(0, 2**16))
+def test_indexed_fills_compile_under_xla(attn, batch, seed):
+    """`n = bias.numel() // 3` stays a Python int under tf.function, so `bias[n:2 * n]` slices statically."""
+    assert_same_outputs(attn, [random_input(seed, (batch, 4, 6))], tolerance=1e-6, what="indexed fills", jit=True)

@@ -48,6 +48,12 @@ OPS = {
     "size_unpack": "b, c, h, w = y.shape\n        y = y.reshape(b, c * h, w)",
     "new_zeros_cat": "y = torch.cat([y, y.new_zeros(y.shape[0], 1, y.shape[2], y.shape[3])], 1)",
     "tril_bmm": "z = y.flatten(2)\n        y = torch.bmm(z, z.transpose(1, 2)).tril()",
+    "slice_channels_last": "y = y[:, 2:, 1:-1, ::2] * 2.0",
+    "index_pending_permute": "z = y.permute(1, 0, 3, 2)\n        y = z[0] + z[1, ..., :1]",
+    "index_ellipsis": "y = y[..., 0] + y[:, :, :, -1] * y[:, 0:1, :, 1]",
+    "einsum_pending_permute": "z = y.permute(0, 2, 3, 1)\n        y = torch.einsum('b h w c, b h v c -> b c w v', z, z)",
+    "einsum_then_permute": "y = torch.einsum('bchw,bdhw->bcdh', y, y).permute(0, 3, 1, 2)",
+    "unpack_pending_permute": "a, b, c, d, e, f = y.permute(1, 0, 2, 3)\n        y = a * b + c - d * e + f",
 }
 
 TEMPLATE = '''

@@ -1,7 +1,7 @@
 """Numeric tests of porter.runtime.pool (pooling, resizing, padding, pixel shuffle) against real torch.
 
 Every op is channels-last: torch input x (N, C, *spatial) is fed as to_channels_last(x) and the result compared
-after to_channels_first. Inputs are shifted negative so that max pooling over -inf padding is exercised.
+after to_channels_first (but `pad_in_torch_order`, which takes torch's order). Inputs are shifted negative so that max pooling over -inf padding is exercised.
 """
 
 import numpy as np
@@ -204,8 +204,10 @@ def test_pad_modules_match_torch(dims, kind, data, batch, channels, seed):
 
 
 @given(rank=st.integers(2, 5), mode=st.sampled_from(["constant", "reflect", "replicate", "circular"]),
-       data=st.data(), seed=st.integers(0, 2**16))
-def test_functional_pad_matches_torch(rank, mode, data, seed):
+       data=st.data(), seed=st.integers(0, 2**16), in_torch_order=st.booleans())
+def test_functional_pad_matches_torch(rank, mode, data, seed, in_torch_order):
+    """F.pad channels-last (`pad`), and on a tensor the port holds in torch's order (`pad_in_torch_order`: Swin's
+    (B, H, W, C) maps, sequences)."""
     shape = tuple(data.draw(st.integers(1, 5)) for _ in range(rank))
     # torch: constant pads any number of dims (negative = crop); the others pad the last k dims of a rank k+1
     # or k+2 tensor (k <= 3), reflect by less than the size, circular by at most the size
@@ -221,7 +223,11 @@ def test_functional_pad_matches_torch(rank, mode, data, seed):
     value = data.draw(st.one_of(st.none(), st.floats(-2, 2))) if mode == "constant" else None
     x = _input(seed, shape)
     expected = _torch(lambda t: F.pad(t, pad, mode=mode, value=value), x)
-    assert_equivalent(expected, _ported(lambda t: P.pad(t, pad, mode, value), x), tolerance=0)
+    if in_torch_order:
+        got = np.asarray(P.pad_in_torch_order(tf.constant(x), pad, mode, value))
+    else:
+        got = _ported(lambda t: P.pad(t, pad, mode, value), x)
+    assert_equivalent(expected, got, tolerance=0)
 
 
 JIT_CASES = [

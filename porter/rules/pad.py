@@ -1,0 +1,25 @@
+"""Rule: `F.pad`, in whichever layout its input arrives.
+
+A channels-last image is padded channels-last (the runtime `pad` remaps torch's pad tuple, last torch dim first,
+onto the channels-last axes); a tensor held in torch's order (Swin's (B, H, W, C) feature maps, sequences, a tensor
+whose layout porter lost) is padded in torch's order (`pad_in_torch_order`): padding never makes the port transpose.
+Dtype and rank: kept.
+"""
+
+from porter.rules.registry import FunctionRule, Signature, function_rule
+
+NAMES = ("torch.nn.functional.pad",)
+SIGNATURE = Signature.parse("(input, pad, mode='constant', value=None)")
+CHANNELS_LAST = FunctionRule(NAMES, "pad", SIGNATURE, "channels_last", family="pad")
+TORCH_ORDER = FunctionRule(NAMES, "pad_in_torch_order", SIGNATURE, "source", family="pad",
+                           extra={"same_rank": True})
+
+
+def translate_pad(translator, call):
+    bound = call.bind(SIGNATURE)
+    value = bound.get("input")
+    channels_last = value is not None and value.is_tensor and value.channels_last
+    return translator.declarative_rule(CHANNELS_LAST if channels_last else TORCH_ORDER, call)
+
+
+function_rule(*NAMES, translate=translate_pad, layout="any")
