@@ -5,7 +5,10 @@ What Gluon spells differently is normalised here, once, so that the passes stay 
 - `hybrid_forward(self, F, x, ...)` is the class's forward; `F` (a parameter naming `mx.nd` or `mx.sym`) becomes
   an alias of the op namespace `mxnet.ndarray`, whose rules live in porter/rules/gluon_*.py;
 - `with self.name_scope():` (and `with self.features.name_scope():`) only name parameters in mxnet: their bodies
-  are read as if they were written without the `with`;
+  are read as if they were written without the `with`; `for cell in self.stage._children.values()` iterates the
+  container itself (its children in the order they were added);
+- helpers handed the op namespace (`self.channel_shuffle(F, x)`, `super().hybrid_forward(F, x)`) take it no
+  more: gluon_namespace.py;
 - a Block's own parameters (`self.weight = self.params.get("weight", shape=..., init=...)`, `gluon.Parameter(...)`,
   `self.params.get_constant(...)`) are what mxnet passes to `hybrid_forward` by keyword after the inputs: those
   parameters of hybrid_forward become `weight = self.weight` at the top of the body, and `self.weight.data()`
@@ -63,6 +66,7 @@ def normalised_methods(methods, positions, imports=None, inherited_inits=()):
     namespace_names = DEFAULT_NAMES | ({own_namespace} if own_namespace else set())
     for name, method in methods.items():
         method = _unwrap_name_scopes(method, positions)
+        method = _children_as_container(method, positions)
         if name != "__init__":  # helpers take the namespace as hybrid_forward passes it (`self.shuffle(F, x)`)
             method, dropped = without_namespace_arguments(method, namespace_names, positions,
                                                           own_namespace if name == "hybrid_forward" else None)
@@ -204,6 +208,34 @@ class _NameScopeUnwrapper(cst.CSTTransformer):
         if result is not original and isinstance(result, cst.CSTNode) and original in self.positions:
             self.positions.setdefault(result, self.positions[original])
         return result
+
+
+class _ChildrenValues(cst.CSTTransformer):
+    """`self.stage._children.values()` -> `self.stage`: a Block's children in the order they were added, which is
+    what iterating the container gives in the port."""
+
+    def __init__(self, positions):
+        super().__init__()
+        self.positions = positions
+
+    def leave_Call(self, original, updated):
+        func = updated.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "values" and not updated.args and isinstance(
+                func.value, cst.Attribute) and func.value.attr.value == "_children":
+            return func.value.value
+        return updated
+
+    def on_leave(self, original, updated):
+        result = super().on_leave(original, updated)
+        if result is not original and isinstance(result, cst.CSTNode) and original in self.positions:
+            self.positions.setdefault(result, self.positions[original])
+        return result
+
+
+def _children_as_container(method, positions):
+    if "._children.values()" not in cst.Module(body=[]).code_for_node(method):
+        return method
+    return method.visit(_ChildrenValues(positions))
 
 
 def _unwrap_name_scopes(method, positions):

@@ -488,7 +488,7 @@ class ModuleResolver:
                     current = env[holder]  # self.features.add_module(name, block) / blocks.append(block)
                     method = call.func.attr.value
                     if method == "add":  # Gluon's Sequential.add(a, b, c) appends its blocks in order
-                        extra = tuple(self.ref_of(a, env, owner) for a in args)
+                        extra = self._added_blocks(call, env, owner)
                         # in program order: a loop repeats its blocks in place (a stage, a dense block), so the
                         # first and last blocks, which decide the layouts in and out, stay known
                         ordered = current.ordered
@@ -496,6 +496,19 @@ class ModuleResolver:
                         ref = self.ref_of(args[-1] if method == "add_module" else args[0], env, owner)
                         extra, ordered = (ref.elements if method == "extend" else (ref,)), False
                     env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=ordered)
+
+    def _added_blocks(self, call, env, owner):
+        """The blocks `seq.add(a, b)` appends, a starred literal list (`seq.add(*[conv, bn])`) or list local
+        (`seq.add(*layers)`) unpacked."""
+        blocks = []
+        for arg in call.args:
+            if arg.star == "*" and isinstance(arg.value, (cst.List, cst.Tuple)):
+                blocks.extend(self.ref_of(e.value, env, owner) for e in arg.value.elements)
+            elif arg.star == "*" and isinstance(env.get(dotted_name(arg.value)), list):
+                blocks.extend(env[dotted_name(arg.value)])
+            else:
+                blocks.append(self.ref_of(arg.value, env, owner))
+        return tuple(blocks)
 
 
 def _helper_scanned(resolver, function, call, env, owner, in_loop):

@@ -42,10 +42,25 @@ def gluon_pooling(data, kernel=(), pool_type="max", global_pool=False, cudnn_off
     stride = _gluon_tuple(stride, n, 1, "Pooling stride")
     padding = _gluon_tuple(pad, n, 0, "Pooling pad")
     ceil_mode = pooling_convention == "full"
+    if ceil_mode:
+        _check_full_windows(x, kernel, stride, padding)
     if pool_type == "max":
         return _pool_max(x, n, kernel, stride, padding, 1, ceil_mode, False, "Pooling")
     include = True if count_include_pad is None else bool(count_include_pad)
     return _pool_avg(x, n, kernel, stride, padding, ceil_mode, include, None, "Pooling")
+
+
+def _check_full_windows(x, kernel, stride, padding):
+    """mxnet's 'full' convention keeps a last window that starts past the padded input, torch's ceil_mode drops it
+    (a kernel smaller than its stride): refused rather than a different output size."""
+    for axis, (k, s, p) in enumerate(zip(kernel, stride, padding)):
+        length = x.shape[axis + 1]
+        if length is None:
+            continue
+        windows = -(-(int(length) + 2 * p - k) // s) + 1
+        if (windows - 1) * s >= int(length) + p:
+            raise NotImplementedError(f"Pooling: pooling_convention='full' with a last window past the input "
+                                      f"(size {length}, kernel {k}, stride {s}, pad {p}) is not supported by porter")
 
 
 def gluon_adaptive_avg_pooling2d(data, output_size=(), name=None):
@@ -97,6 +112,11 @@ def gluon_bilinear_resize2d(data, like=None, height=1, width=1, scale_height=Non
             size = [int(height), int(width)]
     else:
         raise NotImplementedError(f"BilinearResize2D: mode={mode!r} is not supported by porter yet")
+    # mxnet's scale for an output of size 1 is 0 whether or not corners align: the first row (column) is taken
+    if isinstance(size[0], int) and size[0] == 1:
+        x = x[:, :1]
+    if isinstance(size[1], int) and size[1] == 1:
+        x = x[:, :, :1]
     return _pool_interpolate(x, tuple(size), None, "bilinear", bool(align_corners), None, False)
 
 
