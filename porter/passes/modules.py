@@ -11,6 +11,7 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
+from porter.passes.elementwise_classes import is_elementwise_class
 from porter.rules.registry import module_rule_for_call
 
 CONTAINERS = {
@@ -114,7 +115,8 @@ class ModuleResolver:
         if isinstance(node, cst.Call):
             return self._call_ref(node, env, owner)
         if isinstance(node, cst.IfExp):  # `RELU6() if relu6 else nn.Activation("relu")`: as an if/else would bind
-            return _one_layout_alternative([self.ref_of(node.body, env, owner), self.ref_of(node.orelse, env, owner)])
+            return _one_layout_alternative([self.ref_of(node.body, env, owner), self.ref_of(node.orelse, env, owner)],
+                                           self.passes_layout_through)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             return env.get(f"self.{node.attr.value}", UNKNOWN_MODULE)
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and \
@@ -139,6 +141,12 @@ class ModuleResolver:
             return None
         refs = [ModuleRef("rule", rule=rule) for rule in candidates.values()]
         return candidates, (refs[0] if len(refs) == 1 else _one_layout_alternative(refs))
+
+    def passes_layout_through(self, ref):
+        """Whether the in-file class `ref` names is elementwise: any layout in, the same out."""
+        from porter.rules.registry import load_all_rules
+
+        return is_elementwise_class(self.source, self.module_rules, load_all_rules()[1], ref.class_name)
 
     def is_partial(self, node):
         return isinstance(node, cst.Call) and bool(node.args) and not node.args[0].keyword and \
@@ -385,7 +393,7 @@ class ModuleResolver:
                 ordered = longest.ordered and self.source.framework == "mxnet"
                 env[name] = ModuleRef(longest.kind, elements=longest.elements, ordered=ordered)
             else:
-                env[name] = _one_layout_alternative(assigned)
+                env[name] = _one_layout_alternative(assigned, self.passes_layout_through)
 
     def _scan_statement(self, statement, env, owner, in_loop):
         if isinstance(statement, cst.AnnAssign) and statement.value is not None:  # `layers: List[nn.Module] = []`
@@ -522,6 +530,10 @@ def _helper_scanned(resolver, function, call, env, owner, in_loop):
         holder = dotted_name(arg.value)
         if parameter is not None and holder in env and isinstance(env[holder], ModuleRef):
             local[parameter], handed[parameter] = env[holder], holder
+        elif parameter is not None:  # a block class handed in (`_add_block(out, ResidualBlock, n, channels)`)
+            cls = resolver.class_ref(arg.value, env)
+            if cls is not None:
+                local[parameter] = ModuleRef("classobj", elements=(cls,))
     if not handed or resolver.depth > 10:
         return
     resolver.depth += 1
@@ -544,17 +556,19 @@ def _grown_container(alternatives):
         ref.elements[:len(shortest.elements)] == shortest.elements for ref in alternatives)
 
 
-def _one_layout_alternative(alternatives):
+def _one_layout_alternative(alternatives, passes=None):
     """The module a name bound differently in if/else branches stands for when only one alternative has a layout
     of its own and the others pass any layout through (`nn.Identity()`, `nn.Sequential()`): the translator
     follows that one, and the pass-through ones agree with it at run time; so it does when the alternatives are
-    layers of one layout behaviour. Otherwise it is unknown, and the call converts at run time."""
+    layers of one layout behaviour. Otherwise it is unknown, and the call converts at run time. `passes(ref)`: whether
+    an in-file class passes any layout through too (elementwise_classes.py)."""
     distinct = []
     for ref in alternatives:
         if not isinstance(ref, ModuleRef):
             return UNKNOWN_MODULE
         passes_through = (ref.kind == "rule" and ref.rule.layout == "any" and ref.rule.rank_delta == 0) or (
-            ref.kind in ("sequential", "list") and not ref.elements)
+            ref.kind in ("sequential", "list") and not ref.elements) or (
+            passes is not None and ref.kind == "class" and passes(ref))
         if not passes_through and ref not in distinct:
             distinct.append(ref)
     if len(distinct) == 1:

@@ -1,8 +1,8 @@
 """Rules: MXNet's neural-network operators called through `F` (`mx.nd`/`mx.sym`) -> porter/runtime/gluon_nn_ops.py
 (F.Pooling, F.contrib.AdaptiveAvgPooling2D, F.pad, F.contrib.BilinearResize2D, F.UpSampling, channels-last like
-the layers they stand for), torch's rules under mxnet's parameter names (F.Dropout, F.swapaxes, F.ones_like,
-F.zeros_like), and the layout-aware slices F.slice and F.slice_axis (a channels-last tensor is sliced as it lies,
-its begin/end/step entries or axis reordered)."""
+the layers they stand for; F.ones_like and F.zeros_like in any layout), torch's rules under mxnet's parameter names
+(F.Dropout, F.swapaxes), and the layout-aware slices F.slice and F.slice_axis (a channels-last tensor is sliced as
+it lies, its begin/end/step entries or axis reordered)."""
 
 from porter.ir.layout import to_layout
 from porter.ir.values import python, remap_axis, tensor
@@ -69,8 +69,8 @@ function_rule(OPS + "Dropout", translate=translate_dropout, layout="any")
 function_rule(OPS + "swapaxes", OPS + "SwapAxis", layout="any", translate=as_torch_op(
     "torch.transpose", "(data, dim1=0, dim2=0, name=None)", {"dim1": "dim0", "dim2": "dim1"},
     defaults={"dim0": "0", "dim1": "0"}))
-for _name in ("ones_like", "zeros_like"):
-    function_rule(OPS + _name, layout="any", translate=as_torch_op(f"torch.{_name}", "(data, name=None)", {}))
+for _name in ("ones_like", "zeros_like"):  # the same shape in whatever layout `data` lies
+    function_rule(OPS + _name, runtime=f"gluon_{_name}", signature="(data, name=None)", layout="any")
 
 _SLICE = Signature.parse("(data, begin, end, step=(), name=None)")
 

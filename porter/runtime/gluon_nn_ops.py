@@ -144,3 +144,13 @@ def gluon_slice(data, begin, end, step=(), name=None):
         stride = step[axis] if axis < len(step) and step[axis] is not None else 1
         index.append(slice(begin[axis], end[axis] if axis < len(end) else None, stride))
     return x[tuple(index)]
+
+
+def gluon_ones_like(data, name=None):
+    """F.ones_like: ones of `data`'s shape and dtype (in whatever layout it lies)."""
+    return tf.ones_like(tf.convert_to_tensor(data))
+
+
+def gluon_zeros_like(data, name=None):
+    """F.zeros_like: zeros of `data`'s shape and dtype (in whatever layout it lies)."""
+    return tf.zeros_like(tf.convert_to_tensor(data))

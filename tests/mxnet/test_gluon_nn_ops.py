@@ -144,3 +144,14 @@ def test_slice_matches_mxnet(mxnet, shape, data, seed):
     expected = mxnet.evaluate(f"nd.slice(x, begin={tuple(begin)!r}, end={tuple(end)!r}, step={tuple(step)!r})",
                               {"x": x})
     assert_equivalent(expected, np.asarray(gluon_slice(x, tuple(begin), tuple(end), tuple(step))))
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=4), op=st.sampled_from(["ones_like", "zeros_like"]),
+       seed=st.integers(0, 2**16))
+def test_ones_and_zeros_like_match_mxnet(mxnet, shape, op, seed):
+    from porter.runtime import gluon_nn_ops
+
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    expected = mxnet.evaluate(f"nd.{op}(x)", {"x": x})
+    assert_equivalent(expected, np.asarray(getattr(gluon_nn_ops, f"gluon_{op}")(x)))
