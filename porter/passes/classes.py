@@ -253,7 +253,7 @@ class FileTranslator:
             for (callee, parameter), handed in passed.items():
                 if callee == function:  # `ResNet(block, ...)` inside `_resnet(block, ...)`
                     env[parameter] = ModuleRef("classobj", elements=(ModuleRef("class", class_name=handed[0]),))
-            resolver.note_constructor_args(node.func.value, node, env, None)
+            resolver.note_constructor_args(node.func.value, node, env, None, keep_class_defaults=True)
         self.siblings = [handed for (callee, _), handed in passed.items() if len(handed) > 1]
         # block classes config objects carry (`cnf.block(...)`: MBConv or FusedMBConv) are alternatives too
         self.siblings.extend(list(group) for group in config_block_classes(self.source, self.source.class_named).values()

@@ -60,9 +60,9 @@ def is_elementwise_class(source, module_rules, function_rules, class_name, depth
             found["ok"] = False
 
         def visit_Attribute(self, node):
-            if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
-                if dotted_name(node) is None or source.imports.resolve(node) is None:
-                    found["ok"] = False  # `x.shape`, `x.reshape(...)`
+            own = isinstance(node.value, cst.Name) and node.value.value == "self"
+            if not own and (dotted_name(node) is None or source.imports.resolve(node) is None):
+                found["ok"] = False  # `x.shape`, `x.reshape(...)`
             return True
 
     forward.body.visit(Checker())

@@ -33,13 +33,18 @@ class ModuleResolver:
         self.depth = 0
         self.param_hints = param_hints if param_hints is not None else {}  # class -> {param: ModuleRef}
 
-    def note_constructor_args(self, class_name, node, env, owner):
-        """Remember module-valued constructor arguments (`Block(..., downsample=seq)`) for that class's params."""
+    def note_constructor_args(self, class_name, node, env, owner, keep_class_defaults=False):
+        """Remember module-valued constructor arguments (`Block(..., downsample=seq)`) for that class's params.
+        `keep_class_defaults` (a call in module-level code, such as a model-zoo factory): a block class handed
+        for a parameter whose default is another block class (`resnet50_v1b_gn` passing `norm_layer=GroupNorm`
+        where the default is BatchNorm) does not replace the default the class is laid out for."""
         info = self.class_of(class_name)
         init = info.find_method("__init__") if info is not None else None
         if init is None:
             return
         params = [p.name.value for p in init.params.params][1:]
+        defaults = {p.name.value: p.default for p in init.params.params if p.default is not None} \
+            if keep_class_defaults else {}
         hints = self.param_hints.setdefault(class_name, {})
         for position, arg in enumerate(node.args):
             name = arg.keyword.value if arg.keyword is not None else (
@@ -51,7 +56,8 @@ class ModuleResolver:
                 hints[name] = ref
             else:
                 cls = self.class_ref(arg.value, env)  # a block class handed to the constructor
-                if cls is not None:
+                default = self.class_ref(defaults[name], {}) if name in defaults else None
+                if cls is not None and (default is None or default == cls):
                     hints[name] = ModuleRef("classobj", elements=(cls,))
 
     def static_arguments(self, class_name, node):
@@ -573,8 +579,10 @@ def _one_layout_alternative(alternatives, passes=None):
             distinct.append(ref)
     if len(distinct) == 1:
         return distinct[0]
-    if not distinct:  # every alternative passes its input through (`nn.ReLU if a else nn.Tanh`)
-        return alternatives[-1]
+    if not distinct:  # every alternative passes its input through (`nn.ReLU if a else nn.Tanh`); an in-file class
+        # among them is followed, so that its call is laid out (a container hands it the layout its call takes)
+        classes = [ref for ref in alternatives if ref.kind == "class"]
+        return classes[-1] if classes else alternatives[-1]
     behaviours = {_layout_behaviour(r) for r in distinct}
     if len(behaviours) == 1 and None not in behaviours:  # `nn.Upsample(...)` or `nn.ConvTranspose2d(...)`; two
         return distinct[-1]  # versions of a feature stack built from the same kinds of layers and blocks

@@ -33,6 +33,7 @@ take gradients (and the capture's order and the vanishing gradients, when asked)
 """
 
 import importlib.util
+import itertools
 import json
 import os
 import sys
@@ -499,7 +500,7 @@ def stub_packages(folder, dotted):
         sys.modules[module.__name__] = module
         modules.insert(0, module)
         folder = folder.parent
-    for parent, child in zip(modules, modules[1:]):
+    for parent, child in itertools.pairwise(modules):
         setattr(parent, child.__name__.rsplit(".", 1)[1], child)
 
 

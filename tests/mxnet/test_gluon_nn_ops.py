@@ -9,8 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from porter.runtime.gluon_nn_ops import (gluon_adaptive_avg_pooling2d, gluon_bilinear_resize2d, gluon_pad,
-                                         gluon_pooling, gluon_slice, gluon_upsampling)
+from porter.runtime.gluon_nn_ops import (
+    gluon_adaptive_avg_pooling2d,
+    gluon_bilinear_resize2d,
+    gluon_pad,
+    gluon_pooling,
+    gluon_slice,
+    gluon_upsampling,
+)
 from porter.verify.compare import assert_equivalent
 from tests.mxnet.gluon_fixtures import needs_mxnet
 
@@ -53,8 +59,8 @@ def test_pooling_matches_mxnet(mxnet, image, data, seed):
     include = data.draw(st.sampled_from([None, True, False]))
     global_pool = data.draw(st.booleans())
     x = _image(seed, batch, channels, height, width)
-    arguments = dict(kernel=kernel, pool_type=pool_type, global_pool=global_pool, pooling_convention=convention,
-                     stride=stride, pad=pad, count_include_pad=include)
+    arguments = {"kernel": kernel, "pool_type": pool_type, "global_pool": global_pool,
+                 "pooling_convention": convention, "stride": stride, "pad": pad, "count_include_pad": include}
     text = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
     expected = mxnet.evaluate(f"nd.Pooling(x, {text})", {"x": x})
     strides, pads = stride or (1, 1), pad or (0, 0)

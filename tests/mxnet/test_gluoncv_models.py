@@ -43,6 +43,8 @@ CASES = [
     ("se_resnet", "se_resnet18_v1", {"classes": 10}, 32),
     ("se_resnet", "se_resnet18_v2", {"classes": 10}, 32),
     ("resnet", "resnet18_v2", {"classes": 10}, 32),
+    ("resnetv1b", "resnet18_v1b", {"classes": 10}, 32),
+    ("resnetv1b", "resnet50_v1d", {"classes": 10}, 32),
     ("alexnet", "alexnet", {"classes": 10}, 224),
     ("vgg", "vgg11_bn", {"classes": 10}, 224),
     ("squeezenet", "squeezenet1_0", {"classes": 10}, 224),
@@ -52,8 +54,22 @@ CASES = [
     ("mobilenet", "mobilenet0_25", {"classes": 10}, 224),
     ("mobilenet", "mobilenet_v2_0_25", {"classes": 10}, 224),
     ("xception", "get_xcetption", {"classes": 10}, 299),
+    ("mobilenetv3", "mobilenet_v3_small", {"classes": 10}, 224),
+    ("senet", "get_senet", {"num_layers": 50, "cardinality": 4, "classes": 10}, 32),
+    pytest.param("residual_attentionnet", "cifar_residualattentionnet56", {"classes": 10}, 32, marks=_xfail(
+        "5 Transposes: AttentionModule_stage4's call stays in torch's order (its sibling specialisation)")),
+    pytest.param("resnest", "resnest14", {"classes": 10}, 224, marks=_xfail(
+        "47 Transposes: SplitAttentionConv's reshapes and softmax run in torch's order")),
+    pytest.param("dla", "dla34", {"classes": 10}, 64, marks=_xfail(
+        "Tree's tree1/tree2 (a block class or a Tree) are unknown modules: their calls get torch's order")),
+    pytest.param("nasnet", "nasnet_4_1056", {"classes": 10}, 224, marks=_xfail(
+        "NormalCell called with two inputs from a container iteration runs in the wrong layout")),
+    pytest.param("hrnet", "hrnet_w18_small_v1_c", {"classes": 10}, 224, marks=_xfail(
+        "mxnet cannot build it: get_hrnet imports gluoncv.data (tqdm, PIL, ... not installed)")),
+    pytest.param("shufflenet", "shufflenet_v2", {"classes": 10}, 224, marks=_xfail(
+        "mxnet cannot build it: get_shufflenet_v2 imports gluoncv.data (tqdm, PIL, ... not installed)")),
 ]
-CASE_IDS = [case[1] for case in CASES]
+CASE_IDS = [case.values[1] if hasattr(case, "marks") else case[1] for case in CASES]
 
 
 @cache
