@@ -56,8 +56,7 @@ CASES = [
     ("xception", "get_xcetption", {"classes": 10}, 299),
     ("mobilenetv3", "mobilenet_v3_small", {"classes": 10}, 224),
     ("senet", "get_senet", {"num_layers": 50, "cardinality": 4, "classes": 10}, 32),
-    pytest.param("residual_attentionnet", "cifar_residualattentionnet56", {"classes": 10}, 32, marks=_xfail(
-        "5 Transposes: AttentionModule_stage4's call stays in torch's order (its sibling specialisation)")),
+    ("residual_attentionnet", "cifar_residualattentionnet56", {"classes": 10}, 32),
     pytest.param("resnest", "resnest14", {"classes": 10}, 224, marks=_xfail(
         "47 Transposes: SplitAttentionConv's reshapes and softmax run in torch's order")),
     pytest.param("dla", "dla34", {"classes": 10}, 64, marks=_xfail(
