@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from porter.frontend.gluon import is_gluon
 from porter.frontend.imports import dotted_name
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
 from porter.passes.elementwise_classes import is_elementwise_class
@@ -253,9 +254,10 @@ class ModuleResolver:
     def _container(self, node, kind, env, owner):
         if True:
             elements, ordered = [], True
+            gluon = is_gluon(self.source.imports.resolve(node.func))
             for arg in node.args:
-                if arg.keyword is not None:  # Gluon's `HybridSequential(prefix="")`: an option, not a child
-                    continue
+                if arg.keyword is not None or gluon:  # Gluon's `HybridSequential(prefix="")`, `('stem_')`: an
+                    continue  # option, not a child (a Gluon container starts empty and is filled by add)
                 if arg.star == "*":
                     inner = self.ref_of(arg.value, env, owner)
                     if inner.kind == "unknown":  # children porter could not follow: not an empty Sequential

@@ -4,6 +4,8 @@ the layers they stand for; F.ones_like and F.zeros_like in any layout), torch's 
 (F.Dropout, F.swapaxes), and the layout-aware slices F.slice and F.slice_axis (a channels-last tensor is sliced as
 it lies, its begin/end/step entries or axis reordered)."""
 
+import ast
+
 from porter.ir.layout import to_layout
 from porter.ir.values import python, remap_axis, tensor
 from porter.rules.gluon_ops import as_torch_op
@@ -78,6 +80,11 @@ _SLICE = Signature.parse("(data, begin, end, step=(), name=None)")
 def _entries(value, rank):
     """A literal begin/end/step tuple padded with None to `rank` entries, or None when not literal."""
     static = value.static if value is not None else ()
+    if static is None:  # a literal holding None (`end=(None, None)`) has no static value: read its text
+        try:
+            static = ast.literal_eval(value.code)
+        except (ValueError, SyntaxError):
+            return None
     if not isinstance(static, (tuple, list)) or len(static) > rank:
         return None
     return list(static) + [None] * (rank - len(static))
