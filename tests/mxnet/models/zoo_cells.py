@@ -16,7 +16,7 @@ class Relu6(HybridBlock):
 
 class HardSwish(HybridBlock):
     def __init__(self, **kwargs):
-        super(HardSwish, self).__init__(**kwargs)
+        super(HardSwish, self).__init__(**kwargs)  # noqa: UP008 - Gluon 1.x style
         self.act = Relu6()
 
     def hybrid_forward(self, F, x):
@@ -25,7 +25,7 @@ class HardSwish(HybridBlock):
 
 class Activation(HybridBlock):
     def __init__(self, act_func, **kwargs):
-        super(Activation, self).__init__(**kwargs)
+        super(Activation, self).__init__(**kwargs)  # noqa: UP008 - Gluon 1.x style
         if act_func == "relu6":
             self.act = Relu6()
         elif act_func == "hard_swish":
@@ -46,7 +46,7 @@ def fixed_padding(inputs, F, kernel_size):
 
 class MaxPoolPad(HybridBlock):
     def __init__(self, **kwargs):
-        super(MaxPoolPad, self).__init__(**kwargs)
+        super(MaxPoolPad, self).__init__(**kwargs)  # noqa: UP008 - Gluon 1.x style
         self.pool = nn.MaxPool2D(pool_size=3, strides=2, padding=1)
 
     def hybrid_forward(self, F, x):
@@ -57,7 +57,7 @@ class MaxPoolPad(HybridBlock):
 
 class Cell(HybridBlock):
     def __init__(self, channels, act_func, norm_layer=BatchNorm, **kwargs):
-        super(Cell, self).__init__(**kwargs)
+        super(Cell, self).__init__(**kwargs)  # noqa: UP008 - Gluon 1.x style
         with self.name_scope():
             self.body = nn.HybridSequential(prefix="body_")
             self.body.add(*[nn.Conv2D(channels, 3, use_bias=False, in_channels=channels),
@@ -79,7 +79,7 @@ class Cell(HybridBlock):
 class CellNet(HybridBlock):
     def __init__(self, channels=8, classes=10, acts=("relu", "relu6", "hard_swish"), norm_layer=BatchNorm,
                  **kwargs):
-        super(CellNet, self).__init__(**kwargs)
+        super(CellNet, self).__init__(**kwargs)  # noqa: UP008 - Gluon 1.x style
         with self.name_scope():
             self.stem = nn.HybridSequential("stem_")
             self.stem.add(nn.Conv2D(channels, 3, padding=1, in_channels=3), norm_layer(in_channels=channels))
