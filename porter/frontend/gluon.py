@@ -5,7 +5,10 @@ What Gluon spells differently is normalised here, once, so that the passes stay 
 - `hybrid_forward(self, F, x, ...)` is the class's forward; `F` (a parameter naming `mx.nd` or `mx.sym`) becomes
   an alias of the op namespace `mxnet.ndarray`, whose rules live in porter/rules/gluon_*.py;
 - `with self.name_scope():` (and `with self.features.name_scope():`) only name parameters in mxnet: their bodies
-  are read as if they were written without the `with`;
+  are read as if they were written without the `with`; `for cell in self.stage._children.values()` iterates the
+  container itself (its children in the order they were added);
+- helpers handed the op namespace (`self.channel_shuffle(F, x)`, `super().hybrid_forward(F, x)`) take it no
+  more: gluon_namespace.py;
 - a Block's own parameters (`self.weight = self.params.get("weight", shape=..., init=...)`, `gluon.Parameter(...)`,
   `self.params.get_constant(...)`) are what mxnet passes to `hybrid_forward` by keyword after the inputs: those
   parameters of hybrid_forward become `weight = self.weight` at the top of the body, and `self.weight.data()`
@@ -20,6 +23,7 @@ The rewritten nodes take the source positions of the nodes they replace, so line
 
 import libcst as cst
 
+from porter.frontend.gluon_namespace import DEFAULT_NAMES, without_namespace_arguments
 from porter.frontend.imports import dotted_name
 
 # Canonical ids (after imports.CANONICAL_PREFIXES) of the classes a Gluon model class derives from.
@@ -58,8 +62,15 @@ def normalised_methods(methods, positions, imports=None, inherited_inits=()):
     parameters = _own_parameters(methods.get("__init__"), imports).union(
         *(_own_parameters(init, imports) for init in inherited_inits))
     result = {}
+    own_namespace = op_namespace_parameter(methods["hybrid_forward"]) if "hybrid_forward" in methods else None
+    namespace_names = DEFAULT_NAMES | ({own_namespace} if own_namespace else set())
     for name, method in methods.items():
         method = _unwrap_name_scopes(method, positions)
+        method = _children_as_container(method, positions)
+        if name != "__init__":  # helpers take the namespace as hybrid_forward passes it (`self.shuffle(F, x)`)
+            method, dropped = without_namespace_arguments(method, namespace_names, positions,
+                                                          own_namespace if name == "hybrid_forward" else None)
+            _namespace_aliases(imports, dropped)
         method = _rewrite(method, positions, _ParameterReads(parameters, positions))
         if name == "hybrid_forward":
             if "forward" in methods:
@@ -197,6 +208,34 @@ class _NameScopeUnwrapper(cst.CSTTransformer):
         if result is not original and isinstance(result, cst.CSTNode) and original in self.positions:
             self.positions.setdefault(result, self.positions[original])
         return result
+
+
+class _ChildrenValues(cst.CSTTransformer):
+    """`self.stage._children.values()` -> `self.stage`: a Block's children in the order they were added, which is
+    what iterating the container gives in the port."""
+
+    def __init__(self, positions):
+        super().__init__()
+        self.positions = positions
+
+    def leave_Call(self, original, updated):
+        func = updated.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "values" and not updated.args and isinstance(
+                func.value, cst.Attribute) and func.value.attr.value == "_children":
+            return func.value.value
+        return updated
+
+    def on_leave(self, original, updated):
+        result = super().on_leave(original, updated)
+        if result is not original and isinstance(result, cst.CSTNode) and original in self.positions:
+            self.positions.setdefault(result, self.positions[original])
+        return result
+
+
+def _children_as_container(method, positions):
+    if "._children.values()" not in cst.Module(body=[]).code_for_node(method):
+        return method
+    return method.visit(_ChildrenValues(positions))
 
 
 def _unwrap_name_scopes(method, positions):
@@ -415,7 +454,16 @@ def normalised_function(function, positions, imports, factory):
     """A module-level function of a Gluon file as the translator reads it: `name_scope` blocks unwrapped (as in
     methods) and, for a model factory, without its pretrained-weights branch (`without_pretrained`)."""
     function = _unwrap_name_scopes(function, positions)
+    function, dropped = without_namespace_arguments(function, DEFAULT_NAMES, positions)
+    _namespace_aliases(imports, dropped)
     return without_pretrained(function, imports, positions) if factory else function
+
+
+def _namespace_aliases(imports, names):
+    """A helper's op-namespace parameters (`def channel_shuffle(self, F, x)`) name the op namespace in its body."""
+    if imports is not None:
+        for name in names:
+            imports.aliases.setdefault(name, OP_NAMESPACE)
 
 
 def without_pretrained(function, imports, positions):
@@ -428,13 +476,18 @@ def without_pretrained(function, imports, positions):
 
 
 def _foreign(node, imports):
-    """Whether `node` mentions a name imported from mxnet or os (the model's port imports neither)."""
+    """Whether `node` mentions a name imported from mxnet or os (the model's port imports neither) that no layer
+    rule translates (`norm_layer=BatchNorm` stays: it names the port's BatchNorm)."""
+    from porter.rules.registry import load_all_rules
+
+    layers = load_all_rules()[0]
     found = []
 
     class Finder(cst.CSTVisitor):
         def visit_Name(self, name):
             canonical = imports.resolve(name)
-            if canonical is not None and (is_gluon(canonical) or canonical == "os" or canonical.startswith("os.")):
+            if canonical is not None and canonical not in layers and (
+                    is_gluon(canonical) or canonical == "os" or canonical.startswith("os.")):
                 found.append(name)
 
     node.visit(Finder())

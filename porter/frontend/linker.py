@@ -22,6 +22,9 @@ from porter.frontend.names import bound_names, names_in, top_level_bindings
 MAX_STAR_DEPTH = 4  # `from .a import *` of a module that star-imports in turn, this deep
 MAX_FILES = 32  # a model's in-package helpers are a handful of files; stop before walking a whole library
 BANNER = "# --- porter: definitions imported from {path} ---"
+# base classes named bare (`from mxnet.gluon import HybridBlock`) that make a class a module: torch's and Gluon's
+MODULE_BASE_NAMES = ("Module", "Sequential", "ModuleList", "ModuleDict", "Block", "HybridBlock", "HybridSequential")
+GLUON_PREFIXES = ("gluon.", "mx.gluon.", "mxnet.gluon.")
 
 
 SOURCE_ROOTS = contextvars.ContextVar("porter_source_roots", default=())  # folders whose modules import by name
@@ -159,7 +162,23 @@ class _Linker:
                         needed.append(imports[used])
                     elif used in bindings and used not in seen:
                         stack.append(used)
+                needed.extend(self.local_imports(statement, package))
         return sorted(set(needed))
+
+    def local_imports(self, statement, package):
+        """[(absolute module, name)] that imports inside a function or class (`from ..nn import GroupNorm` in a
+        model-zoo factory) take from inside the package."""
+        if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            return []
+        top = package.split(".")[0] if package else ""
+        found = []
+        for node in _nested_import_froms(statement):
+            absolute = _absolute(node, package)
+            if absolute is None or isinstance(node.names, cst.ImportStar) or not self.in_project(absolute, top):
+                continue
+            found.extend((absolute, dotted_name(a.name)) for a in node.names
+                         if not self.covered(f"{absolute}.{dotted_name(a.name)}"))
+        return found
 
     def link(self, wanted):
         """Source blocks (one per package module, dependencies first) defining everything `wanted` needs."""
@@ -272,8 +291,9 @@ class _Imports(dict):
 
 
 def _model_class_names(module, linker, package):
-    """Roots of what the model needs: the file's torch module classes (deriving from torch.nn, or from a package
-    class that does) and its builder functions (those that construct torch.nn layers)."""
+    """Roots of what the model needs: the file's module classes (deriving from torch.nn or Gluon's blocks, or from a
+    package class that does), its builder functions (those that construct layers) and its factories (functions
+    that call a class or function of these)."""
     imports = linker.in_package_imports(module, package)
     names = []
     for statement in module.body:
@@ -282,13 +302,34 @@ def _model_class_names(module, linker, package):
             names.append(statement.name.value)
         elif isinstance(statement, cst.FunctionDef) and _builds_layers(statement):
             names.append(statement.name.value)
-    return names
+    functions = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value not in names]
+    while True:  # factories: functions that build a model class or call a factory (`resnet18_v1b(**kwargs)`)
+        factories = [f for f in functions if f.name.value not in names and _calls_any(f, names)]
+        if not factories:
+            return names
+        names.extend(f.name.value for f in factories)
+
+
+def _calls_any(function, names):
+    """Whether `function` calls one of `names` by its bare name."""
+    wanted, found = set(names), []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call):
+            if isinstance(call.func, cst.Name) and call.func.value in wanted:
+                found.append(call)
+
+    function.visit(Finder())
+    return bool(found)
 
 
 def _is_module_base(node, imports, linker, depth):
-    """Whether a base class expression is torch's Module/Sequential/... or a package class deriving from one."""
+    """Whether a base class expression is torch's Module/Sequential/..., Gluon's (Hybrid)Block/HybridSequential, or a
+    package class deriving from one."""
     name = dotted_name(node) or ""
-    if name.split(".")[0] in ("nn", "torch") or name in ("Module", "Sequential", "ModuleList", "ModuleDict"):
+    if name.split(".")[0] in ("nn", "torch") or name in MODULE_BASE_NAMES:
+        return True
+    if name.startswith(GLUON_PREFIXES):  # `gluon.HybridBlock`, `mx.gluon.Block`
         return True
     if name not in imports or depth > 4:
         return False
@@ -353,6 +394,17 @@ def _import_froms(module):
             for small in statement.body:
                 if isinstance(small, cst.ImportFrom):
                     yield small
+
+
+def _nested_import_froms(node):
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_ImportFrom(self, node):
+            found.append(node)
+
+    node.visit(Finder())
+    return found
 
 
 def _local_closure(bindings, name):

@@ -622,12 +622,14 @@ class CallTranslator:
                 positional, kwargs = remapped
         if layout == "any":
             tensors = [v for v in positional + list(kwargs.values()) if v.is_tensor]
+            result_layout, result_rank = ("channels_last", primary.rank) if primary.channels_last else (
+                primary.layout if primary.is_tensor else "source", primary.rank)
             if len(tensors) > 1:
                 unified, out_layout, rank = unify(self.ctx, positional + list(kwargs.values()))
                 positional = unified[:len(positional)]
                 kwargs = dict(zip(kwargs, unified[len(positional):]))
-            result_layout, result_rank = ("channels_last", primary.rank) if primary.channels_last else (
-                primary.layout if primary.is_tensor else "source", primary.rank)
+                if out_layout == "channels_last" and not primary.channels_last:  # another operand led
+                    result_layout, result_rank = out_layout, rank
         elif layout == "channels_last":
             converted = to_layout(self.ctx, primary, "channels_last", rule.rank)
             if rule.extra.get("implicit_dim_needs_source"):

@@ -144,7 +144,7 @@ class FileTranslator:
             args = self.example_values.get(main_class)
             self.translate_forward(self.source.classes[main_class], args, output_layout="io")
         self.specialise_siblings()
-        for info in self.source.classes.values():
+        for info in self.outermost_first(self.source.classes.values()):
             if info.name not in self.ctx.signatures:
                 self.translate_forward(info, None, output_layout="source")
         for name in self.source.model_functions():
@@ -254,7 +254,7 @@ class FileTranslator:
             for (callee, parameter), handed in passed.items():
                 if callee == function:  # `ResNet(block, ...)` inside `_resnet(block, ...)`
                     env[parameter] = ModuleRef("classobj", elements=(ModuleRef("class", class_name=handed[0]),))
-            resolver.note_constructor_args(node.func.value, node, env, None)
+            resolver.note_constructor_args(node.func.value, node, env, None, keep_class_defaults=True)
         self.siblings = [handed for (callee, _), handed in passed.items() if len(handed) > 1]
         # block classes config objects carry (`cnf.block(...)`: MBConv or FusedMBConv) are alternatives too
         self.siblings.extend(list(group) for group in config_block_classes(self.source, self.source.class_named).values()
@@ -287,6 +287,25 @@ class FileTranslator:
                 for other in group:
                     for parameter, ref in self.param_hints.get(other, {}).items():
                         self.param_hints.setdefault(name, {}).setdefault(parameter, ref)
+
+    def outermost_first(self, infos):
+        """Classes the main class does not reach, those no other class holds first (a second model in the file,
+        such as GluonCV's cifar_ResidualAttentionModel): a block then takes the layouts its holder calls it with,
+        not torch's order from being laid out alone before it."""
+        held = set()
+
+        def collect(ref):
+            if isinstance(ref, ModuleRef):
+                if ref.kind == "class":
+                    held.add(ref.class_name)
+                for element in ref.elements:
+                    collect(element)
+
+        for ir in self.ctx.irs.values():
+            for ref in ir.attributes.values():
+                collect(ref)
+        infos = list(infos)
+        return [i for i in infos if i.name not in held] + [i for i in infos if i.name in held]
 
     def specialise_siblings(self):
         """Block classes handed in for the same parameter take the specialisation the first one got: a Sequential

@@ -9,8 +9,10 @@ from dataclasses import replace
 
 import libcst as cst
 
+from porter.frontend.gluon import is_gluon
 from porter.frontend.imports import dotted_name
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
+from porter.passes.elementwise_classes import is_elementwise_class
 from porter.rules.registry import module_rule_for_call
 
 CONTAINERS = {
@@ -32,13 +34,18 @@ class ModuleResolver:
         self.depth = 0
         self.param_hints = param_hints if param_hints is not None else {}  # class -> {param: ModuleRef}
 
-    def note_constructor_args(self, class_name, node, env, owner):
-        """Remember module-valued constructor arguments (`Block(..., downsample=seq)`) for that class's params."""
+    def note_constructor_args(self, class_name, node, env, owner, keep_class_defaults=False):
+        """Remember module-valued constructor arguments (`Block(..., downsample=seq)`) for that class's params.
+        `keep_class_defaults` (a call in module-level code, such as a model-zoo factory): a block class handed
+        for a parameter whose default is another block class (`resnet50_v1b_gn` passing `norm_layer=GroupNorm`
+        where the default is BatchNorm) does not replace the default the class is laid out for."""
         info = self.class_of(class_name)
         init = info.find_method("__init__") if info is not None else None
         if init is None:
             return
         params = [p.name.value for p in init.params.params][1:]
+        defaults = {p.name.value: p.default for p in init.params.params if p.default is not None} \
+            if keep_class_defaults else {}
         hints = self.param_hints.setdefault(class_name, {})
         for position, arg in enumerate(node.args):
             name = arg.keyword.value if arg.keyword is not None else (
@@ -50,7 +57,8 @@ class ModuleResolver:
                 hints[name] = ref
             else:
                 cls = self.class_ref(arg.value, env)  # a block class handed to the constructor
-                if cls is not None:
+                default = self.class_ref(defaults[name], {}) if name in defaults else None
+                if cls is not None and (default is None or default == cls):
                     hints[name] = ModuleRef("classobj", elements=(cls,))
 
     def static_arguments(self, class_name, node):
@@ -115,7 +123,8 @@ class ModuleResolver:
         if isinstance(node, cst.Call):
             return self._call_ref(node, env, owner)
         if isinstance(node, cst.IfExp):  # `RELU6() if relu6 else nn.Activation("relu")`: as an if/else would bind
-            return _one_layout_alternative([self.ref_of(node.body, env, owner), self.ref_of(node.orelse, env, owner)])
+            return _one_layout_alternative([self.ref_of(node.body, env, owner), self.ref_of(node.orelse, env, owner)],
+                                           self.passes_layout_through)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             return env.get(f"self.{node.attr.value}", UNKNOWN_MODULE)
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and \
@@ -140,6 +149,12 @@ class ModuleResolver:
             return None
         refs = [ModuleRef("rule", rule=rule) for rule in candidates.values()]
         return candidates, (refs[0] if len(refs) == 1 else _one_layout_alternative(refs))
+
+    def passes_layout_through(self, ref):
+        """Whether the in-file class `ref` names is elementwise: any layout in, the same out."""
+        from porter.rules.registry import load_all_rules
+
+        return is_elementwise_class(self.source, self.module_rules, load_all_rules()[1], ref.class_name)
 
     def is_partial(self, node):
         return isinstance(node, cst.Call) and bool(node.args) and not node.args[0].keyword and \
@@ -250,9 +265,10 @@ class ModuleResolver:
                 elements.extend(inner.elements)
                 ordered = ordered and inner.ordered
 
+            gluon = is_gluon(self.source.imports.resolve(node.func))
             for arg in node.args:
-                if arg.keyword is not None:  # Gluon's `HybridSequential(prefix="")`: an option, not a child
-                    continue
+                if arg.keyword is not None or gluon:  # Gluon's `HybridSequential(prefix="")`, `('stem_')`: an
+                    continue  # option, not a child (a Gluon container starts empty and is filled by add)
                 if arg.star == "*":
                     inner = self.ref_of(arg.value, env, owner)
                     if inner.kind == "unknown":  # children porter could not follow: not an empty Sequential
@@ -397,7 +413,7 @@ class ModuleResolver:
                 ordered = longest.ordered and self.source.framework == "mxnet"
                 env[name] = ModuleRef(longest.kind, elements=longest.elements, ordered=ordered)
             else:
-                env[name] = _one_layout_alternative(assigned)
+                env[name] = _one_layout_alternative(assigned, self.passes_layout_through)
 
     def _scan_statement(self, statement, env, owner, in_loop):
         if isinstance(statement, cst.AnnAssign) and statement.value is not None:  # `layers: List[nn.Module] = []`
@@ -501,7 +517,7 @@ class ModuleResolver:
                     current = env[holder]  # self.features.add_module(name, block) / blocks.append(block)
                     method = call.func.attr.value
                     if method == "add":  # Gluon's Sequential.add(a, b, c) appends its blocks in order
-                        extra = tuple(self.ref_of(a, env, owner) for a in args)
+                        extra = self._added_blocks(call, env, owner)
                         # in program order: a loop repeats its blocks in place (a stage, a dense block), so the
                         # first and last blocks, which decide the layouts in and out, stay known
                         ordered = current.ordered
@@ -510,6 +526,20 @@ class ModuleResolver:
                         extra, ordered = (ref.elements if method == "extend" else (ref,)), False
                     env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=ordered,
                                             lead=0 if ordered else _lead_of(current))
+
+
+    def _added_blocks(self, call, env, owner):
+        """The blocks `seq.add(a, b)` appends, a starred literal list (`seq.add(*[conv, bn])`) or list local
+        (`seq.add(*layers)`) unpacked."""
+        blocks = []
+        for arg in call.args:
+            if arg.star == "*" and isinstance(arg.value, (cst.List, cst.Tuple)):
+                blocks.extend(self.ref_of(e.value, env, owner) for e in arg.value.elements)
+            elif arg.star == "*" and isinstance(env.get(dotted_name(arg.value)), list):
+                blocks.extend(env[dotted_name(arg.value)])
+            else:
+                blocks.append(self.ref_of(arg.value, env, owner))
+        return tuple(blocks)
 
 
 def _mark_unordered(env, holder, lead):
@@ -525,7 +555,6 @@ def _lead_of(ref):
     """How many of a container's children are known to come first, in order."""
     return len(ref.elements) if ref.ordered else ref.lead
 
-
 def _helper_scanned(resolver, function, call, env, owner, in_loop):
     """Containers handed to a module-level helper that fills them (`_add_conv(self.features, ...)` calling
     `out.add(...)`): the helper's body runs with its parameters bound, and what it added comes back."""
@@ -537,6 +566,10 @@ def _helper_scanned(resolver, function, call, env, owner, in_loop):
         holder = dotted_name(arg.value)
         if parameter is not None and holder in env and isinstance(env[holder], ModuleRef):
             local[parameter], handed[parameter] = env[holder], holder
+        elif parameter is not None:  # a block class handed in (`_add_block(out, ResidualBlock, n, channels)`)
+            cls = resolver.class_ref(arg.value, env)
+            if cls is not None:
+                local[parameter] = ModuleRef("classobj", elements=(cls,))
     if not handed or resolver.depth > 10:
         return
     resolver.depth += 1
@@ -559,23 +592,27 @@ def _grown_container(alternatives):
         ref.elements[:len(shortest.elements)] == shortest.elements for ref in alternatives)
 
 
-def _one_layout_alternative(alternatives):
+def _one_layout_alternative(alternatives, passes=None):
     """The module a name bound differently in if/else branches stands for when only one alternative has a layout
     of its own and the others pass any layout through (`nn.Identity()`, `nn.Sequential()`): the translator
     follows that one, and the pass-through ones agree with it at run time; so it does when the alternatives are
-    layers of one layout behaviour. Otherwise it is unknown, and the call converts at run time."""
+    layers of one layout behaviour. Otherwise it is unknown, and the call converts at run time. `passes(ref)`: whether
+    an in-file class passes any layout through too (elementwise_classes.py)."""
     distinct = []
     for ref in alternatives:
         if not isinstance(ref, ModuleRef):
             return UNKNOWN_MODULE
         passes_through = (ref.kind == "rule" and ref.rule.layout == "any" and ref.rule.rank_delta == 0) or (
-            ref.kind in ("sequential", "list") and not ref.elements)
+            ref.kind in ("sequential", "list") and not ref.elements) or (
+            passes is not None and ref.kind == "class" and passes(ref))
         if not passes_through and ref not in distinct:
             distinct.append(ref)
     if len(distinct) == 1:
         return distinct[0]
-    if not distinct:  # every alternative passes its input through (`nn.ReLU if a else nn.Tanh`)
-        return alternatives[-1]
+    if not distinct:  # every alternative passes its input through (`nn.ReLU if a else nn.Tanh`); an in-file class
+        # among them is followed, so that its call is laid out (a container hands it the layout its call takes)
+        classes = [ref for ref in alternatives if ref.kind == "class"]
+        return classes[-1] if classes else alternatives[-1]
     behaviours = {_layout_behaviour(r) for r in distinct}
     if len(behaviours) == 1 and None not in behaviours:  # `nn.Upsample(...)` or `nn.ConvTranspose2d(...)`; two
         return distinct[-1]  # versions of a feature stack built from the same kinds of layers and blocks

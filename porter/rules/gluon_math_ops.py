@@ -1,5 +1,7 @@
 """Rules: MXNet's batch_dot/dot, broadcast_* arithmetic, expand_dims, split, repeat and SequenceMask (as `F.*` and
-`mx.nd.*` call them) -> porter/runtime/gluon_math_ops.py. Ops that read axes run in Gluon's own order."""
+`mx.nd.*` call them) -> porter/runtime/gluon_math_ops.py. Ops that read axes run in Gluon's own order; the
+broadcast arithmetic runs on whatever layout its operands arrive in (an SE block's channel weights, (N, C, 1, 1),
+scale a channels-last image as it lies: `unify` moves both to one layout, a lower-rank operand broadcast first)."""
 
 from porter.rules.registry import function_rule
 
@@ -11,7 +13,7 @@ function_rule(OPS + "dot", runtime="gluon_dot", signature=_PRODUCT, layout="sour
 for _name, _aliases in (("add", ("broadcast_plus",)), ("sub", ("broadcast_minus",)), ("mul", ()), ("div", ()),
                         ("maximum", ()), ("minimum", ())):
     function_rule(OPS + f"broadcast_{_name}", *(OPS + alias for alias in _aliases), runtime=f"gluon_broadcast_{_name}",
-                  signature="(lhs, rhs, name=None)", layout="source")
+                  signature="(lhs, rhs, name=None)", layout="any")
 for _name in ("add", "sub", "mul", "div"):  # same-shape operands: whatever layout both arrive in (a residual add)
     function_rule(OPS + f"elemwise_{_name}", runtime=f"gluon_broadcast_{_name}", signature="(lhs, rhs, name=None)",
                   layout="any")

@@ -10,5 +10,3 @@ function_rule(OPS + "reshape", OPS + "Reshape", runtime="gluon_reshape",
               signature="(data, *dims, shape=None, reverse=False, name=None)", layout="source")
 function_rule(OPS + "transpose", runtime="gluon_transpose", signature="(data, *given, axes=None, name=None)",
               layout="source", rank_delta=0)
-function_rule(OPS + "slice_axis", runtime="gluon_slice_axis", signature="(data, axis, begin, end, name=None)",
-              layout="source", rank_delta=0)

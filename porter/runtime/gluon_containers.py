@@ -14,7 +14,11 @@ from porter.runtime.module import Sequential, _layout_of, _to_layout
 
 
 class GluonSequential(Sequential):
-    """gluon.nn.Sequential / HybridSequential (`prefix=`/`params=` accepted and ignored)."""
+    """gluon.nn.Sequential / HybridSequential (`prefix`/`params`, by position or keyword, accepted and ignored: a
+    Gluon container starts empty and is filled by `add`)."""
+
+    def __init__(self, prefix=None, params=None, **kwargs):
+        super().__init__(**kwargs)
 
     def add(self, *blocks):
         """Append `blocks` in order, as Gluon's `Sequential.add` does."""

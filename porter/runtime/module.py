@@ -5,6 +5,8 @@ assignment order under their torch names (attributes renamed to avoid Keras' res
 name in `torch_names`), so `torch_state` yields exactly the keys of torch's `Module.state_dict()`.
 """
 
+import re
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -24,6 +26,14 @@ class TorchModule(keras.Model):
     # runs without a single Transpose (data from `porter data --channels-last-io`, train_tpu.py
     # --channels-last-io); False keeps torch's layout at the boundary
     channels_last_io = False
+
+    def __init__(self, **kwargs):
+        if kwargs.get("name") is None and type(self).__name__.startswith("_"):
+            # Keras names a layer after its class (`_MobileNetV3` -> `__mobile_net_v3`), and a leading underscore
+            # is no valid TensorFlow root name scope: a traced call would fail
+            base = re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__.lstrip("_") or "module").lower()
+            kwargs["name"] = f"{base}_{keras.backend.get_uid(base)}"
+        super().__init__(**kwargs)
 
     def io_input(self, x):
         """A forward argument the model works on channels-last: transposed from torch's layout unless the model

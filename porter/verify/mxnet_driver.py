@@ -33,6 +33,7 @@ take gradients (and the capture's order and the vanishing gradients, when asked)
 """
 
 import importlib.util
+import itertools
 import json
 import os
 import sys
@@ -457,9 +458,19 @@ class stage:  # used as `with stage("..."):`, so it reads as a phrase
 
 def import_by_path(path):
     """The model file as a module. A file inside an importable package (mxnet's own model zoo, with its relative
-    imports) is imported by its dotted name; any other file by path, its directory put on sys.path for siblings."""
+    imports) is imported by its dotted name; any other file by path, its directory put on sys.path for siblings.
+
+    A package whose `__init__.py` fails to import (GluonCV's imports its whole library: data loaders that need
+    tqdm, PIL and matplotlib, which a model file never uses) is entered without it: the packages above the file are
+    registered as namespace packages over their real folders, so the file and its relative imports (`from ..nn
+    import ReLU6`, `from .resnet import BasicBlockV1`) still load the real files."""
     dotted = package_module_name(path)
     if dotted is not None:
+        try:
+            return importlib.import_module(dotted)
+        except Exception:  # noqa: BLE001 - retried below without the package initialisers; a real error recurs
+            forget_modules(dotted.split(".")[0])
+        stub_packages(Path(path).resolve().parent, dotted.rsplit(".", 1)[0])
         return importlib.import_module(dotted)
     sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location(f"gluon_model_{path.stem}", path)
@@ -467,6 +478,30 @@ def import_by_path(path):
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def forget_modules(top):
+    """Drop `top` and its submodules from sys.modules (a package half imported before its `__init__` failed)."""
+    for name in [name for name in sys.modules if name == top or name.startswith(top + ".")]:
+        del sys.modules[name]
+
+
+def stub_packages(folder, dotted):
+    """Register package `dotted` (held by `folder`) and each package above it as a namespace module over its
+    folder, without running its `__init__.py`."""
+    import types
+
+    parts = dotted.split(".")
+    modules = []
+    for depth in range(len(parts), 0, -1):
+        module = types.ModuleType(".".join(parts[:depth]))
+        module.__path__ = [str(folder)]
+        module.__package__ = module.__name__
+        sys.modules[module.__name__] = module
+        modules.insert(0, module)
+        folder = folder.parent
+    for parent, child in itertools.pairwise(modules):
+        setattr(parent, child.__name__.rsplit(".", 1)[1], child)
 
 
 def package_module_name(path):

@@ -1,6 +1,6 @@
 """porter convert on small Gluon models of tests/mxnet/models/ written in other styles than the fixtures (Gluon 2
 `forward` reading `self.weight.data()`, `gluon.Parameter`, hybrid_forward parameters in another order with
-defaults, model-zoo factories): the port loads the `.params` file real mxnet 1.9.1 wrote and computes mxnet's
+defaults, model-zoo factories, GluonCV's idioms in zoo_cells.py): the port loads the `.params` file real mxnet 1.9.1 wrote and computes mxnet's
 outputs within 1e-4 relative to the output scale, eagerly and under XLA."""
 
 import json
@@ -44,6 +44,11 @@ CASES = {
     "zoo_resnet get_resnet(2, 10)": ("zoo_resnet.py", GluonCase(
         "get_resnet", [f32(3, 3, 16, 16)], (3, 10), {"version": 2, "num_layers": 10}),
         lambda module: module.get_resnet(2, 10)),
+    "zoo_cells cellnet8(classes=5)": ("zoo_cells.py", GluonCase(
+        "cellnet8", [f32(2, 3, 16, 16)], (2, 5), {"classes": 5}), lambda module: module.cellnet8(classes=5)),
+    "zoo_cells get_cellnet(6, acts=...) batch 1": ("zoo_cells.py", GluonCase(
+        "get_cellnet", [f32(1, 3, 12, 12)], (1, 10), {"channels": 6, "acts": ["hard_swish", "relu"]}),
+        lambda module: module.get_cellnet(channels=6, acts=["hard_swish", "relu"])),
 }
 # Convnets built through factories: no Transpose but the one at the boundary (and a Flatten's, if any).
 TRANSPOSE_BUDGET = {key: 2 for key in CASES if key.startswith("zoo_")}

@@ -1,0 +1,85 @@
+"""In-file module classes whose forward is elementwise: any layout in, the same layout out.
+
+An activation chosen in `__init__` branches (`if act == "relu6": self.act = ReLU6() elif act == "hard_swish":
+self.act = HardSwish() else: self.act = nn.Activation(act)`, GluonCV's MobileNetV3) is one of several modules; the
+translator can follow such an attribute when every alternative passes its input's layout through. A layer rule
+does when it is layout "any" and keeps the rank; an in-file class does when its forward only does arithmetic, calls
+layout-"any" function rules that take no axis (`F.clip(x, 0, 6)`, `F.sigmoid`) and calls its own attributes that
+pass the layout through in turn (`x * self.act(x)`): its port is the same code whichever layout arrives.
+"""
+
+import libcst as cst
+
+from porter.frontend.imports import dotted_name
+
+MAX_DEPTH = 4
+
+
+def is_elementwise_class(source, module_rules, function_rules, class_name, depth=0):
+    """Whether in-file class `class_name`'s forward is elementwise (see the module docstring)."""
+    info = source.classes.get(class_name)
+    if info is None or depth > MAX_DEPTH or info.bases:
+        return False
+    forward = info.find_method("forward")
+    init = info.find_method("__init__")
+    if forward is None:
+        return False
+    attributes = _attribute_constructions(init) if init is not None else {}
+    params = [p.name.value for p in forward.params.params]
+    if len(params) != 2 or forward.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or \
+            forward.params.kwonly_params or forward.params.star_kwarg is not None:
+        return False  # one tensor in
+
+    def passes(callee):
+        canonical = source.imports.resolve(callee)
+        if canonical in module_rules:
+            rule = module_rules[canonical]
+            return rule.layout == "any" and rule.rank_delta == 0
+        name = dotted_name(callee)
+        return name in source.classes and is_elementwise_class(source, module_rules, function_rules, name,
+                                                                depth + 1)
+
+    found = {"ok": True}
+
+    class Checker(cst.CSTVisitor):
+        def visit_Call(self, call):
+            func = call.func
+            name = dotted_name(func) or ""
+            if name.startswith("self.") and name.count(".") == 1:
+                constructions = attributes.get(name[5:])
+                if not constructions or not all(passes(c) for c in constructions):
+                    found["ok"] = False
+                return True
+            rule = function_rules.get(source.imports.resolve(func) or "")
+            if rule is None or rule.layout != "any" or rule.axis_params or rule.translate is not None or \
+                    rule.outputs != "tensor":
+                found["ok"] = False
+            return True
+
+        def visit_Subscript(self, node):
+            found["ok"] = False
+
+        def visit_Attribute(self, node):
+            own = isinstance(node.value, cst.Name) and node.value.value == "self"
+            if not own and (dotted_name(node) is None or source.imports.resolve(node) is None):
+                found["ok"] = False  # `x.shape`, `x.reshape(...)`
+            return True
+
+    forward.body.visit(Checker())
+    return found["ok"]
+
+
+def _attribute_constructions(init):
+    """attribute -> [callee expression] of `self.<attribute> = Callee(...)` in __init__ (None for any other value)."""
+    found = {}
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node):
+            for target in node.targets:
+                name = dotted_name(target.target)
+                if name is not None and name.startswith("self.") and name.count(".") == 1:
+                    value = node.value
+                    found.setdefault(name[5:], []).append(value.func if isinstance(value, cst.Call) else None)
+
+    init.visit(Finder())
+    return {name: (callees if None not in callees else None) for name, callees in found.items()}
