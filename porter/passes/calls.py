@@ -123,6 +123,9 @@ class CallTranslator:
                 if func.attr.value in ("parameters", "modules", "children", "named_parameters", "keys",
                                        "values", "items"):
                     return self.module_iteration(base, func.attr.value, node)
+                child = self.module_attribute(base, func.attr.value)
+                if child.kind == "module" and child.module is not None:  # `self.path.pad(x)`: a named child
+                    return self.module_call(child, node)
                 return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
             return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
         callee = self.expr(func)

@@ -330,14 +330,23 @@ class FileTranslator:
             else "**kwargs"
         init_params = [p for p, _ in self.ctx.irs[info.name].init_params if not p.startswith("*")]
         config = ", ".join(f"{p!r}: {p}" for p in init_params)
+        # `Base.__init__(self, ...)` (the pre-super() spelling) of an in-file base is the base's constructor too
+        base_calls = tuple(f"{base}.__init__(self" for base in info.bases[:1])
         for line in body:
             stripped = line.strip()
-            if not done and (stripped.startswith("super(") and "__init__(" in stripped or
+            explicit_base = stripped.startswith(base_calls) and stripped.endswith(")")
+            if not done and (stripped.startswith("super(") and "__init__(" in stripped or explicit_base or
                              stripped.startswith("nn.Module.__init__(self")):
                 pad = line[:len(line) - len(stripped)]
-                if info.bases or info.container_base:
+                if info.bases or info.container_base or info.layer_base:
                     inside = stripped[stripped.index("__init__(") + len("__init__("):stripped.rindex(")")]
-                    if stripped.startswith("super()") or "super(" in stripped:
+                    if explicit_base:
+                        inside = inside[len("self"):].lstrip().removeprefix(",").strip()
+                    if info.layer_base and not info.bases and star and f"**{star}" in inside.replace(" ", ""):
+                        # a torch layer's subclass hands its torch keywords on: the runtime layer takes them
+                        call = f"super().__init__({inside})"
+                    elif stripped.startswith("super()") or "super(" in stripped or explicit_base or \
+                            info.layer_base:
                         call = f"super().__init__({inside + ', ' if inside.strip() else ''}{keras_kwargs})"
                     else:
                         call = f"super().__init__({keras_kwargs})"

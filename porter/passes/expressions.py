@@ -137,6 +137,10 @@ class ExpressionTranslator(CallTranslator):
                                                           for info in _lineage(self.info)):
             kind = "buffer"  # registered by a helper method __init__ calls, not translated yet
         keras_name = self.keras_attr(attr)
+        if attr == "weight" and kind is None and self.info is not None and \
+                self.info.layer_base in CONV_LAYER_RANKS:
+            # a torch Conv subclass's forward reads its kernel in torch's order (the runtime keeps it HWIO)
+            return tensor("self.torch_weight", CONV_LAYER_RANKS[self.info.layer_base] + 2)
         if isinstance(kind, ModuleRef):
             return Value(f"self.{keras_name}", "module", module=kind)
         if kind in ("parameter", "buffer"):
@@ -169,6 +173,14 @@ class ExpressionTranslator(CallTranslator):
         ref = base.module
         if attr in ("weight", "bias", "in_proj_weight", "in_proj_bias") or attr.startswith(("weight_", "bias_")):
             return tensor(f"{base.code}.{attr}")
+        named = None
+        if ref is not None and ref.kind in ("list", "sequential", "dict") and base.code.startswith("self."):
+            # the init scan keeps a container's `add_module`-named children as `path.pad` attributes
+            attributes = self.ctx.ir.attributes if self.ctx.ir is not None else {}
+            named = getattr(self, "module_env", {}).get(f"{base.code}.{attr}") or \
+                attributes.get(f"{base.code[5:]}.{attr}")
+        if isinstance(named, ModuleRef):  # a container's child `add_module` named (`self.path.pad`)
+            return Value(f"{base.code}.{attr}", "module", module=named)
         if ref is not None and ref.kind == "class":
             inner_ir = self.ctx.irs.get(ref.class_name)
             if inner_ir is not None and isinstance(inner_ir.attributes.get(attr), ModuleRef):
@@ -463,6 +475,9 @@ class ExpressionTranslator(CallTranslator):
                 self.ctx.use("index_select_first")
                 return tensor(f"index_select_first({source.code}, {index.code})").but(dtype=base.dtype)
             return self.stub("advanced tensor indexing", "indexing with several tensors is not mapped yet")
+        if base.channels_last and base.rank is not None and base.rank > 2 and len(items) <= base.rank and \
+                all(isinstance(i, cst.Slice) for i in items):
+            return self.channels_last_slice(base, node)
         source = to_layout(self.ctx, base, "source")
         lists = [i for i in items if isinstance(i, cst.Index) and isinstance(i.value, cst.List)]
         if len(lists) == 1 and not any(v.static is Ellipsis for v in index_values):  # `x[:, [-1], :]`
@@ -482,6 +497,18 @@ class ExpressionTranslator(CallTranslator):
         if non_static_ints:
             rank = None
         return tensor(f"{self.wrap(source.code)}[{self.slice_code(node)}]", rank).but(dtype=base.dtype)  # kept
+
+    def channels_last_slice(self, base, node):
+        """`x[:, :c, 1:, 1:]` (slices only) of a channels-last image: the same slices on the axes they name, so
+        the tensor stays channels-last (torch's dim 1 is the last axis)."""
+        parts = [self.slice_code(node.with_changes(slice=[element.with_changes(comma=cst.MaybeSentinel.DEFAULT)]))
+                 for element in node.slice]
+        parts += [":"] * (base.rank - len(parts))
+        ordered = [parts[0]] + parts[2:] + [parts[1]]
+        while len(ordered) > 1 and ordered[-1] == ":":
+            ordered.pop()
+        channels = base.channels if parts[1] == ":" else None
+        return base.but(code=f"{self.wrap(base.code)}[{', '.join(ordered)}]", channels=channels)
 
     def size_subscript(self, base, node):
         """x.shape[i] / x.size()[i]: the torch dim read from the right axis, static when known."""
@@ -625,6 +652,8 @@ def _balanced_call(code):
 
 
 _REGISTERED = {}
+# torch Conv layers a class may derive from -> spatial rank (their subclasses read `self.weight` in torch's order)
+CONV_LAYER_RANKS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3}
 
 
 def _lineage(info):

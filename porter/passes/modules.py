@@ -495,6 +495,8 @@ class ModuleResolver:
                     else:
                         ref = self.ref_of(args[-1] if method == "add_module" else args[0], env, owner)
                         extra, ordered = (ref.elements if method == "extend" else (ref,)), False
+                        if method == "add_module" and len(args) == 2 and isinstance(args[0], cst.SimpleString):
+                            env[f"{holder}.{args[0].evaluated_value}"] = ref  # `self.path.pad(x)` reads it back
                     env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=ordered)
 
 

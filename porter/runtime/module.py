@@ -57,6 +57,16 @@ class TorchModule(keras.Model):
             registry[name] = value
         super().__setattr__(name, value)
 
+    def __delattr__(self, name):
+        """`del model.fc` (a factory swapping heads) drops the child from the state, as torch does."""
+        self.__dict__.get("_torch_children", {}).pop(name, None)
+        value = getattr(self, name, None)
+        super().__delattr__(name)
+        if isinstance(value, keras.layers.Layer):  # nor does Keras track it as a sublayer any more
+            layers = getattr(self, "_layers", None)
+            if isinstance(layers, list) and any(layer is value for layer in layers):
+                layers[:] = [layer for layer in layers if layer is not value]
+
     def register_buffer(self, name, value, persistent=True):
         """torch's register_buffer: persistent buffers are non-trainable variables loaded from the state_dict."""
         if value is None:
@@ -261,7 +271,16 @@ class ModuleList(TorchLayer):
     def __init__(self, modules=None, **kwargs):
         super().__init__(**kwargs)
         self.items = list(modules or [])
+        self.child_names = {}  # position -> name of a child added by `add_module(name, ...)` (torch's key)
         self.finish_init()
+
+    def __getattr__(self, name):
+        """A child `add_module` named is an attribute (`self.path.pad`), as in torch."""
+        names = self.__dict__.get("child_names") or {}
+        for index, child_name in names.items():
+            if child_name == name:
+                return self.__dict__["items"][index]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -291,12 +310,14 @@ class ModuleList(TorchLayer):
         self.items.insert(index, module)
 
     def add_module(self, name, module):
+        if str(name) != str(len(self.items)):
+            self.child_names[len(self.items)] = str(name)
         self.items.append(module)
 
     def torch_state(self, prefix=""):
         entries = []
         for index, layer in enumerate(self.items):
-            entries.extend(_child_state(layer, f"{prefix}{index}."))
+            entries.extend(_child_state(layer, f"{prefix}{self.child_names.get(index, index)}."))
         return entries
 
     def modules(self):
