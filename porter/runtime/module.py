@@ -48,7 +48,8 @@ class TorchModule(keras.Model):
         return outputs
 
     def __setattr__(self, name, value):
-        if not name.startswith("_") and isinstance(value, (keras.layers.Layer, keras.Variable)):
+        # torch registers `self._blocks` as it does `self.blocks` (Keras sets no such attribute of its own)
+        if not name.startswith("__") and isinstance(value, (keras.layers.Layer, keras.Variable)):
             registry = self.__dict__.get("_torch_children")
             if registry is None:
                 registry = {}
