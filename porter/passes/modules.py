@@ -316,7 +316,11 @@ class ModuleResolver:
                 if isinstance(item.value, cst.Tuple) and len(item.value.elements) == 2:
                     refs.append(self.ref_of(item.value.elements[1].value, env, owner))
         elif node.args and isinstance(env.get(dotted_name(node.args[0].value)), list):
-            refs.extend(env[dotted_name(node.args[0].value)])
+            for ref in env[dotted_name(node.args[0].value)]:
+                if isinstance(ref, ModuleRef) and ref.kind == "list" and len(ref.elements) == 2 and \
+                        ref.elements[0].kind == "unknown":
+                    ref = ref.elements[1]  # a `(name, module)` pair of a list literal: the module
+                refs.append(ref)
         elif node.args:
             refs.append(UNKNOWN_MODULE)
         return refs
