@@ -177,8 +177,9 @@ class ExpressionTranslator(CallTranslator):
         if ref is not None and ref.kind in ("list", "sequential", "dict") and base.code.startswith("self."):
             # the init scan keeps a container's `add_module`-named children as `path.pad` attributes
             attributes = self.ctx.ir.attributes if self.ctx.ir is not None else {}
-            named = getattr(self, "module_env", {}).get(f"{base.code}.{attr}") or \
-                attributes.get(f"{base.code[5:]}.{attr}")
+            renamed = self.ctx.ir.renamed if self.ctx.ir is not None else {}
+            holder = ".".join(renamed.get(part, part) for part in base.code[5:].split("."))  # torch's names
+            named = getattr(self, "module_env", {}).get(f"self.{holder}.{attr}") or attributes.get(f"{holder}.{attr}")
         if isinstance(named, ModuleRef):  # a container's child `add_module` named (`self.path.pad`)
             return Value(f"{base.code}.{attr}", "module", module=named)
         if ref is not None and ref.kind == "class":
