@@ -235,15 +235,21 @@ class FileTranslator:
                         node, functions[self.function[-1]], classes, module))
 
         self.source.module.visit(Finder())
-        for _, node in calls:  # what each parameter of a factory or class receives
-            callee = node.func.value
+        handed_up = []  # (base class, the call of its __init__ in a subclass's __init__, leading args to skip)
+        for info in classes.values():
+            init = info.methods.get("__init__")
+            if info.bases and init is not None:
+                handed_up.extend((info.bases[0], call, skip) for call, skip in _base_init_calls(init, info.bases[0]))
+        for callee, node, skip in [(node.func.value, node, 0) for _, node in calls] + handed_up:
+            # what each parameter of a factory or class receives (a subclass handing `block_cls=BlockB` to its
+            # base's constructor too: the classes handed are alternatives of one parameter)
             definition = functions.get(callee) or (classes[callee].find_method("__init__") if callee in classes
                                                    else None)
             if definition is None:
                 continue
             names = [p.name.value for p in definition.params.params]
             names = names[1:] if callee in classes else names
-            for position, arg in enumerate(node.args):
+            for position, arg in enumerate(node.args[skip:]):
                 parameter = arg.keyword.value if arg.keyword is not None else (
                     names[position] if position < len(names) and not arg.star else None)
                 if parameter is not None and isinstance(arg.value, cst.Name) and arg.value.value in classes:
@@ -259,6 +265,10 @@ class FileTranslator:
                     env[parameter] = ModuleRef("classobj", elements=(ModuleRef("class", class_name=handed[0]),))
             resolver.note_constructor_args(node.func.value, node, env, None)
         self.siblings = [handed for (callee, _), handed in passed.items() if len(handed) > 1]
+        for name in functions:  # a function returning one of several subclasses of one torch layer
+            alternatives = resolver.class_alternatives(name)
+            if len(alternatives) > 1:
+                self.siblings.append(alternatives)
         # block classes config objects carry (`cnf.block(...)`: MBConv or FusedMBConv) are alternatives too
         self.siblings.extend(list(group) for group in config_block_classes(self.source, self.source.class_named).values()
                              if len(group) > 1)
@@ -625,7 +635,7 @@ class FileTranslator:
             translator.info = info
             body, _ = translator.block(forward.body, 2)
             if io_inputs:  # the main class takes its images once, channels-last from here on
-                at = _docstring_lines(self.source, forward)
+                at = _body_docstring_lines(body)  # (a docstring may be one element of `body`)
                 body[at:at] = [f"{INDENT * 2}{name} = self.io_input({name})" for name in io_inputs]
             ir.io_inputs = tuple(p.name.value in io_inputs for p in params if p.star not in ("*", "**"))
             signature.output = translator.return_template if output_layout is None else None
@@ -1056,6 +1066,27 @@ class FileTranslator:
         return body
 
 
+def _base_init_calls(init, base):
+    """(call, leading arguments to skip) of `super().__init__(...)` / `super(Cls, self).__init__(...)` /
+    `Base.__init__(self, ...)` in a subclass's `__init__`."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node):
+            func = node.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__"):
+                return
+            if isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and \
+                    func.value.func.value == "super":
+                found.append((node, 0))
+            elif isinstance(func.value, cst.Name) and func.value.value == base and node.args and \
+                    isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "self":
+                found.append((node, 1))
+
+    init.body.visit(Finder())
+    return found
+
+
 def _one_kind(refs):
     """What an attribute set by `setattr(self, name, ...)` with a computed name holds: the one module all those
     calls set, or one unordered container of all their children when each sets a container of one kind."""
@@ -1142,16 +1173,6 @@ def _body_docstring_lines(body):
         if tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant):
             return count
         return 0
-    return 0
-
-
-def _docstring_lines(source, definition):
-    """How many lines the docstring opening `definition`'s body takes (0 without one)."""
-    first = definition.body.body[0] if isinstance(definition.body, cst.IndentedBlock) and definition.body.body \
-        else None
-    if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) and isinstance(
-            first.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-        return len(source.code_of(first).strip("\n").splitlines())
     return 0
 
 

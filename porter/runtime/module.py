@@ -133,6 +133,12 @@ class TorchModule(keras.Model):
     def children(self):
         return [c for c in self.__dict__.get("_torch_children", {}).values() if isinstance(c, keras.layers.Layer)]
 
+    @property
+    def _modules(self):
+        """torch's name -> child dict (`self._modules.items()`)."""
+        return {self.torch_names.get(name, name): child for name, child in
+                self.__dict__.get("_torch_children", {}).items() if isinstance(child, keras.layers.Layer)}
+
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters: (torch name, variable) for every trainable variable in state_dict
         order (buffers excluded); a tied variable comes once, under its first name."""
@@ -227,6 +233,11 @@ class Sequential(TorchLayer):
             current = getattr(layer, "layout_out", None) or (current if _layout_of(layer) == "any"
                                                              else _layout_of(layer))
         return x
+
+    @property
+    def _modules(self):
+        """torch's name -> child dict (`for module in self._modules.values()` in a Sequential subclass)."""
+        return dict(zip(self.names, self.items))
 
     def __getitem__(self, index):
         if isinstance(index, slice):

@@ -26,9 +26,6 @@ PACKAGE = SPEC.submodule_search_locations[0] if SPEC is not None else None
 SMALL = {"image_size": 32, "num_classes": 10, "width_coefficient": 0.25, "depth_coefficient": 0.2}
 # how each conversion is made: (source, --class)
 SOURCES = {"package": (PACKAGE, "model.py:EfficientNet"), "model.py": (f"{PACKAGE}/model.py", "EfficientNet")}
-TRANSPOSES = ("the Conv2dStaticSamePadding class `get_same_padding_conv2d(image_size)` returns (a partial of one of "
-              "two classes) is unknown to the layout pass, and MemoryEfficientSwish's autograd Function runs in "
-              "torch's order: every block converts at run time (70 Transposes)")
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +80,8 @@ def test_efficientnet_trains_with_drop_connect(ported):
     assert out.shape == (2, 10) and np.isfinite(out).all()
 
 
-@pytest.mark.xfail(reason=TRANSPOSES, strict=True)
 def test_efficientnet_converts_only_at_its_boundary(ported):
+    """`get_same_padding_conv2d(image_size)` returns one of two nn.Conv2d subclasses: the translator follows them
+    (one layout for both), and the elementwise autograd Function (MemoryEfficientSwish) keeps channels-last."""
     _, keras_model, x = ported("package")
     assert count_transposes(keras_model, [x]) <= 2
