@@ -136,6 +136,9 @@ class ExpressionTranslator(CallTranslator):
         if kind is None and self.info is not None and any(attr in _registered_tensors(info.node)
                                                           for info in _lineage(self.info)):
             kind = "buffer"  # registered by a helper method __init__ calls, not translated yet
+        if attr == "_modules" and kind is None:  # torch's name -> child dict: children whose layouts vary
+            return Value("self._modules", "module", module=ModuleRef("dict", elements=(UNKNOWN_MODULE,),
+                                                                     ordered=False))
         keras_name = self.keras_attr(attr)
         if attr == "weight" and kind is None and self.info is not None and \
                 self.info.layer_base in CONV_LAYER_RANKS:
