@@ -259,6 +259,16 @@ class ModuleEmitter:
                     signature = _with_training(signature)
             decorators = kept_decorators(self.source, definition)
             methods.append({"name": name, "signature": signature, "body": body, "decorators": decorators})
+        for (owner, name), (definition, body, takes_training) in translator.method_code.items():
+            if owner != info.name or name in info.methods or name in ("__init__", "forward"):
+                continue
+            # a base class's method this class's forward calls (`self.cell_forward(x_left, x_right)` of a cell
+            # base without a forward): translated for this class's layers and layouts, so it overrides here
+            signature = self.params_text(definition)
+            if takes_training:
+                signature = f"{signature}, training=None" if signature.strip() else "training=None"
+            methods.append({"name": name, "signature": signature, "body": body,
+                            "decorators": kept_decorators(self.source, definition)})
         layout_in = ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in ("channels_last", "source") \
             else "source"
         # an in-file base, or a container base deriving layouts from its children, may declare other layouts:

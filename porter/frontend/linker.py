@@ -246,9 +246,15 @@ class _Linker:
                 if absolute is not None and kept:
                     names_text = ", ".join(module.code_for_node(a).strip().rstrip(",") for a in kept)
                     lines.append(f"from {absolute} import {names_text}")
+        emitted = self.__dict__.setdefault("emitted", {})  # name -> the definition text already appended
         for statement in module.body:
-            if set(bound_names(statement)) & self.taken[dotted]:
-                lines.append("\n\n" + module.code_for_node(statement).strip("\n"))
+            names = set(bound_names(statement))
+            if names & self.taken[dotted]:
+                code = module.code_for_node(statement).strip("\n")
+                if names and all(emitted.get(name) == code for name in names):
+                    continue  # the very same definition in two package modules (a copied `class LambdaBase`)
+                emitted.update(dict.fromkeys(names, code))
+                lines.append("\n\n" + code)
         for local, (_, name) in sorted(self.in_package_imports(module, package).items()):
             if local != name and name in self.defined and local not in self.defined:
                 lines.append(f"{local} = {name}")  # `import X as Y` of a definition linked in

@@ -396,10 +396,16 @@ def package_of(path):
     return ".".join(reversed(parts))
 
 
+# calls that fetch or read pretrained weights: a function making them is I/O, not model code
+WEIGHT_DOWNLOADS = frozenset({"torch.utils.model_zoo.load_url", "torch.hub.load_state_dict_from_url", "torch.hub.load",
+                              "torch.hub.download_url_to_file", "torch.load", "urllib.request.urlretrieve"})
+
+
 def builds_torch_layers(function, imports):
     """Whether a function constructs torch.nn layers itself and returns what it built (`make_layers(cfg)`,
     `nn.Sequential(*layers)`); a training function (it calls `.backward()`, or returns nothing) is not one, even
-    when it builds a loss or the model."""
+    when it builds a loss or the model, nor is a pretrained-weight factory (it downloads weights or loads a
+    state_dict: `inceptionv4(pretrained='imagenet')` swapping in a 1000-class head after the download)."""
     found, training, returns = [], [], []
 
     class Finder(cst.CSTVisitor):
@@ -411,6 +417,9 @@ def builds_torch_layers(function, imports):
                 found.append(call)
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward":
                 training.append(call)
+            if canonical in WEIGHT_DOWNLOADS or isinstance(call.func, cst.Attribute) and \
+                    call.func.attr.value == "load_state_dict":
+                training.append(call)  # a pretrained-weight factory (downloads, loads a state_dict): I/O
 
         def visit_Return(self, node):
             if node.value is not None:

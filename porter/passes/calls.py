@@ -97,8 +97,16 @@ class CallTranslator:
             return self.torch_call(canonical, node)
         if isinstance(func, cst.Attribute) and func.attr.value == "apply" and \
                 dotted_name(func.value) in self.source.autograd_functions:
-            # a torch.autograd.Function: tensors in torch's layout, one tensor out (tf.custom_gradient inside)
-            args = [self.as_plain(v) for v in self.arg_values(node)[0]]
+            # a torch.autograd.Function: tensors in torch's layout, one tensor out (tf.custom_gradient inside);
+            # an elementwise one takes its tensors in the layout they have when they share one
+            values = self.arg_values(node)[0]
+            tensors = [v for v in values if v.is_tensor]
+            if tensors and all(v.layout == tensors[0].layout and v.rank == tensors[0].rank for v in tensors) and \
+                    not tensors[0].layout.startswith("permuted:") and \
+                    self.elementwise_function(dotted_name(func.value)):
+                code = f"{dotted_name(func.value)}.apply({self.join_args(values, {})})"
+                return tensors[0].but(code=code, dtype=None, channels=None)
+            args = [self.as_plain(v) for v in values]
             rank = next((v.rank for v in args if v.is_tensor), None)
             return tensor(f"{dotted_name(func.value)}.apply({self.join_args(args, {})})", rank)
         if canonical in ("copy.deepcopy", "copy.copy") and node.args:
@@ -123,6 +131,9 @@ class CallTranslator:
                 if func.attr.value in ("parameters", "modules", "children", "named_parameters", "keys",
                                        "values", "items"):
                     return self.module_iteration(base, func.attr.value, node)
+                child = self.module_attribute(base, func.attr.value)
+                if child.kind == "module" and child.module is not None:  # `self.path.pad(x)`: a named child
+                    return self.module_call(child, node)
                 return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
             return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
         callee = self.expr(func)
@@ -383,6 +394,14 @@ class CallTranslator:
         if wanted is None or not wanted.is_tensor or value.kind == "starred":
             return self.as_plain(value)
         return self.to_value_layout(value, wanted)
+
+    def elementwise_function(self, name):
+        """Whether the file's autograd Function `name` computes elementwise (porter/passes/elementwise_function)."""
+        from porter.passes.elementwise_function import is_elementwise_function
+
+        node = next((s for s in self.source.module.body if isinstance(s, cst.ClassDef) and s.name.value == name),
+                    None)
+        return node is not None and is_elementwise_function(node, self.source.imports)
 
     def sequential_call(self, code, ref, args, kwargs):
         """A Sequential: the runtime converts layouts between children; follow the same steps statically."""

@@ -110,6 +110,8 @@ class FileTranslator:
         self.bound_sites = {}  # (class, attribute) -> the signature of the case its instance is told to run
         self.speculative = 0  # > 0 while translating a case or trial that may be dropped: it tells no instance
         self.in_progress = set()
+        self.kind_cases = {}  # class -> {kind handed ("tuple"/"tensor"): trial key}: cases `call` picks at run time
+        self.generic_sites = set()  # (class, attribute) whose instance a translated call runs in the generic case
 
     # --- entry point -------------------------------------------------------------------------------------
     def translate(self, main_class):
@@ -136,6 +138,8 @@ class FileTranslator:
         self.function_variant_code.clear()
         self.layout_sites.clear()
         self.bound_sites.clear()
+        self.kind_cases.clear()
+        self.generic_sites.clear()
         self.module_code = translate_module_assignments(self, ClassBodyTranslator)  # `MEAN = torch.tensor(...)`
         for info in self.source.classes.values():
             self.translate_init(info)
@@ -232,15 +236,21 @@ class FileTranslator:
                         node, functions[self.function[-1]], classes, module))
 
         self.source.module.visit(Finder())
-        for _, node in calls:  # what each parameter of a factory or class receives
-            callee = node.func.value
+        handed_up = []  # (base class, the call of its __init__ in a subclass's __init__, leading args to skip)
+        for info in classes.values():
+            init = info.methods.get("__init__")
+            if info.bases and init is not None:
+                handed_up.extend((info.bases[0], call, skip) for call, skip in _base_init_calls(init, info.bases[0]))
+        for callee, node, skip in [(node.func.value, node, 0) for _, node in calls] + handed_up:
+            # what each parameter of a factory or class receives (a subclass handing `block_cls=BlockB` to its
+            # base's constructor too: the classes handed are alternatives of one parameter)
             definition = functions.get(callee) or (classes[callee].find_method("__init__") if callee in classes
                                                    else None)
             if definition is None:
                 continue
             names = [p.name.value for p in definition.params.params]
             names = names[1:] if callee in classes else names
-            for position, arg in enumerate(node.args):
+            for position, arg in enumerate(node.args[skip:]):
                 parameter = arg.keyword.value if arg.keyword is not None else (
                     names[position] if position < len(names) and not arg.star else None)
                 if parameter is not None and isinstance(arg.value, cst.Name) and arg.value.value in classes:
@@ -256,6 +266,10 @@ class FileTranslator:
                     env[parameter] = ModuleRef("classobj", elements=(ModuleRef("class", class_name=handed[0]),))
             resolver.note_constructor_args(node.func.value, node, env, None, keep_class_defaults=True)
         self.siblings = [handed for (callee, _), handed in passed.items() if len(handed) > 1]
+        for name in functions:  # a function returning one of several subclasses of one torch layer
+            alternatives = resolver.class_alternatives(name)
+            if len(alternatives) > 1:
+                self.siblings.append(alternatives)
         # block classes config objects carry (`cnf.block(...)`: MBConv or FusedMBConv) are alternatives too
         self.siblings.extend(list(group) for group in config_block_classes(self.source, self.source.class_named).values()
                              if len(group) > 1)
@@ -338,6 +352,11 @@ class FileTranslator:
                 ref = resolver.class_ref(candidate, {})
                 if ref is not None:
                     env[name] = ModuleRef("classobj", elements=(ref,))
+                elif isinstance(candidate, cst.Call) and name not in init_args:
+                    # a module built as the default (`activation_fn=nn.ReLU(inplace=True)`): the instance's kind
+                    instance = resolver.ref_of(candidate, {}, info)
+                    if instance is not None and instance.kind in ("rule", "class"):
+                        env[name] = instance
         return env
 
     def fix_super_init(self, info, body):
@@ -350,14 +369,23 @@ class FileTranslator:
             else "**kwargs"
         init_params = [p for p, _ in self.ctx.irs[info.name].init_params if not p.startswith("*")]
         config = ", ".join(f"{p!r}: {p}" for p in init_params)
+        # `Base.__init__(self, ...)` (the pre-super() spelling) of an in-file base is the base's constructor too
+        base_calls = tuple(f"{base}.__init__(self" for base in info.bases[:1])
         for line in body:
             stripped = line.strip()
-            if not done and (stripped.startswith("super(") and "__init__(" in stripped or
+            explicit_base = stripped.startswith(base_calls) and stripped.endswith(")")
+            if not done and (stripped.startswith("super(") and "__init__(" in stripped or explicit_base or
                              stripped.startswith("nn.Module.__init__(self")):
                 pad = line[:len(line) - len(stripped)]
-                if info.bases or info.container_base:
+                if info.bases or info.container_base or info.layer_base:
                     inside = stripped[stripped.index("__init__(") + len("__init__("):stripped.rindex(")")]
-                    if stripped.startswith("super()") or "super(" in stripped:
+                    if explicit_base:
+                        inside = inside[len("self"):].lstrip().removeprefix(",").strip()
+                    if info.layer_base and not info.bases and star and f"**{star}" in inside.replace(" ", ""):
+                        # a torch layer's subclass hands its torch keywords on: the runtime layer takes them
+                        call = f"super().__init__({inside})"
+                    elif stripped.startswith("super()") or "super(" in stripped or explicit_base or \
+                            info.layer_base:
                         call = f"super().__init__({inside + ', ' if inside.strip() else ''}{keras_kwargs})"
                     else:
                         call = f"super().__init__({keras_kwargs})"
@@ -378,6 +406,9 @@ class FileTranslator:
         if static:
             return self.specialised_signature(class_name, args, kwargs, static, site)
         if class_name in self.ctx.signatures:
+            variant = self.kind_variant(class_name, self.ctx.signatures[class_name], args, kwargs)
+            if variant is not None:
+                return variant
             return self.layout_variant(class_name, self.ctx.signatures[class_name], args, kwargs, (), site)
         if class_name in self.in_progress or class_name not in self.source.classes:
             return None
@@ -398,6 +429,27 @@ class FileTranslator:
         return self.translate_forward(info, (self.handed_args(info, args), dict(kwargs)), output_layout=None,
                                       static=static)
 
+    def kind_variant(self, class_name, signature, args, kwargs):
+        """The signature for a caller handing a tuple where the class was translated for a tensor (or the other
+        way round: a dual-path block chained in a Sequential takes the image first, its own (resid, dense) pair
+        after): the class translated for what this caller hands, kept as a case of `call` chosen at run time by
+        `isinstance(arg, (tuple, list))` when its code differs. None when the kinds agree."""
+        info = self.source.classes.get(class_name)
+        if info is None or not signature.done or class_name in self.in_progress or not signature.arg_values or \
+                not args or {args[0].kind, signature.arg_values[0].kind} != {"tensor", "tuple"}:
+            return None
+        trial = ("kind", args[0].kind)
+        key = (class_name, (), trial)
+        if key not in self.layout_trials:
+            self.translate_specialisation(info, (self.handed_args(info, args), dict(kwargs)), (), trial=trial)
+        if key not in self.layout_trials:
+            return None
+        base = self.class_code.get((class_name, "call"))
+        if base is not None and self.layout_trials[key][0] == base[1]:
+            return self.ctx.signatures[key]  # the same code serves both kinds
+        self.kind_cases.setdefault(class_name, {})[args[0].kind] = key
+        return self.ctx.signatures[key]
+
     def layout_variant(self, class_name, signature, args, kwargs, static, site=None):
         """The signature a caller handing `args` uses when the class was translated for other layouts: the class
         translated for the layouts handed over, when that gives the very same code (a layout-free body: any layout
@@ -408,12 +460,14 @@ class FileTranslator:
             return self.bound_sites[site]
         info = self.source.classes.get(class_name)
         if info is None or not signature.done or class_name in self.in_progress or not signature.arg_values:
-            return signature
+            return self.generic_use(site, signature)
         handed = self.handed_args(info, args)
         swapped = [a for a, w in zip(handed, signature.arg_values) if a.is_tensor and w.is_tensor and
                    (a.rank is None or a.rank > 2) and {a.layout, w.layout} == {"source", "channels_last"}]
         if not swapped:
-            return signature
+            return self.generic_use(site, signature)
+        if site is not None and site in self.generic_sites:
+            return signature  # an earlier call of this instance runs the generic case: it cannot be told another
         layouts = tuple(v.layout if v.is_tensor else "python" for v in handed)
         key = (class_name, static, layouts)
         if key not in self.ctx.signatures:
@@ -428,12 +482,19 @@ class FileTranslator:
             return self.ctx.signatures[key]
         if site is None or self.speculative or _conversions(body) >= _conversions(base) + len(swapped) or \
                 info.container_base or info.layer_base or not self.built_by_init(site):
-            return signature
+            return self.generic_use(site, signature)
         self.bound_sites[site] = self.ctx.signatures[key]
         sites = self.layout_sites.setdefault(key, [])
         if site not in sites:
             sites.append(site)
         return self.ctx.signatures[key]
+
+    def generic_use(self, site, signature):
+        """`signature` (the generic case), noting that the instance at `site` runs it: a later call of the same
+        instance in other layouts then converts to it rather than telling the instance another case."""
+        if site is not None and not self.speculative:
+            self.generic_sites.add(site)
+        return signature
 
     def handed_args(self, info, args):
         """The argument Values `info`'s call is translated for when a caller hands it `args`: an image the block
@@ -594,7 +655,7 @@ class FileTranslator:
             translator.info = info
             body, _ = translator.block(forward.body, 2)
             if io_inputs:  # the main class takes its images once, channels-last from here on
-                at = _docstring_lines(self.source, forward)
+                at = _body_docstring_lines(body)  # (a docstring may be one element of `body`)
                 body[at:at] = [f"{INDENT * 2}{name} = self.io_input({name})" for name in io_inputs]
             ir.io_inputs = tuple(p.name.value in io_inputs for p in params if p.star not in ("*", "**"))
             signature.output = translator.return_template if output_layout is None else None
@@ -660,7 +721,11 @@ class FileTranslator:
         read)."""
         dropped, kept = set(), set()
         variants = {}  # class -> [(static, layouts, body)] of layout trials some attribute's instance runs
+        kind_trials = {key for cases in self.kind_cases.values() for key in cases.values()}
         for (name, static, layouts), (body, trial_layouts, notes, runtime) in self.layout_trials.items():
+            if layouts[:1] == ("kind",):
+                (kept if (name, static, layouts) in kind_trials else dropped).update(runtime)
+                continue
             base = self.specialised_code[name][static][0] if static else self.class_code[(name, "call")][1]
             used = body == base or (name, static, layouts) in self.layout_sites
             (kept if used else dropped).update(runtime)
@@ -669,7 +734,8 @@ class FileTranslator:
         for (name, layouts), (_, body, runtime) in self.function_trials.items():
             used = body == self.function_code[name][1] or layouts in self.function_variant_code.get(name, {})
             (kept if used else dropped).update(runtime)
-        for name in list(self.specialised_code) + [n for n in variants if n not in self.specialised_code]:
+        names = list(self.specialised_code) + [n for n in variants if n not in self.specialised_code]
+        for name in names + [n for n in self.kind_cases if n not in names]:
             cases = self.specialised_code.get(name, {})
             ir = self.ctx.irs[name]
             entry = self.class_code.get((name, "call"))
@@ -703,10 +769,11 @@ class FileTranslator:
                 told.append(((f"{_case_condition([static])} and " if static else "") + condition, body, layouts,
                              [static] if static else []))
                 self.tell_instances(name, static, key_layouts)
-            if not groups and not told:
+            kind_lines = self.kind_case_lines(name, forward, ir)
+            if not groups and not told and not kind_lines:
                 continue
             at = _body_docstring_lines(generic)
-            lines = list(generic[:at])
+            lines = list(generic[:at]) + kind_lines
             init_lines = []
             names = {"channels_last": "channels-last", "source": "torch's order"}
             ordered = [t for t in told if t[3]] + [(None, body, layouts, statics) for body, layouts, statics in
@@ -748,6 +815,25 @@ class FileTranslator:
                 self.class_code[(name, "__init__")] = list(self.class_code.get((name, "__init__"), [])) + init_lines
             ir.specialisations = tuple(static for _, _, statics in groups for static in statics)
         self.forget_runtime(dropped - kept)
+
+    def kind_case_lines(self, name, forward, ir):
+        """`if isinstance(x, (tuple, list)):` cases of `call` for the kinds callers hand besides the generic one."""
+        params = [p.name.value for p in _params(forward) if p.name.value != "self"]
+        lines = []
+        for kind, key in self.kind_cases.get(name, {}).items():
+            body, _, notes, _ = self.layout_trials[key]
+            for field in ("adjustments", "unsupported"):
+                getattr(ir, field).extend(n for n in notes[field] if n not in getattr(ir, field))
+            ir.ops.update(notes["ops"])
+            test = f"isinstance({params[0]}, (tuple, list))"
+            lines.append(f"{INDENT * 2}# porter: `call` specialised for callers handing {params[0]} as a "
+                         f"{'tuple' if kind == 'tuple' else 'tensor'}")
+            lines.append(f"{INDENT * 2}if {test if kind == 'tuple' else 'not ' + test}:")
+            case = body[_body_docstring_lines(body):]
+            lines.extend(INDENT + line if line.strip() else line for line in case)
+            if not _ends_in_return(case):
+                lines.append(f"{INDENT * 3}return None")
+        return lines
 
     def built_by_init(self, site):
         """Whether the attribute `site` ((class, Keras attribute)) is set by a top-level statement of that class's
@@ -1000,6 +1086,27 @@ class FileTranslator:
         return body
 
 
+def _base_init_calls(init, base):
+    """(call, leading arguments to skip) of `super().__init__(...)` / `super(Cls, self).__init__(...)` /
+    `Base.__init__(self, ...)` in a subclass's `__init__`."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node):
+            func = node.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__"):
+                return
+            if isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and \
+                    func.value.func.value == "super":
+                found.append((node, 0))
+            elif isinstance(func.value, cst.Name) and func.value.value == base and node.args and \
+                    isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "self":
+                found.append((node, 1))
+
+    init.body.visit(Finder())
+    return found
+
+
 def _one_kind(refs):
     """What an attribute set by `setattr(self, name, ...)` with a computed name holds: the one module all those
     calls set, or one unordered container of all their children when each sets a container of one kind."""
@@ -1086,16 +1193,6 @@ def _body_docstring_lines(body):
         if tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant):
             return count
         return 0
-    return 0
-
-
-def _docstring_lines(source, definition):
-    """How many lines the docstring opening `definition`'s body takes (0 without one)."""
-    first = definition.body.body[0] if isinstance(definition.body, cst.IndentedBlock) and definition.body.body \
-        else None
-    if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) and isinstance(
-            first.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-        return len(source.code_of(first).strip("\n").splitlines())
     return 0
 
 

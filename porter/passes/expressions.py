@@ -136,7 +136,14 @@ class ExpressionTranslator(CallTranslator):
         if kind is None and self.info is not None and any(attr in _registered_tensors(info.node)
                                                           for info in _lineage(self.info)):
             kind = "buffer"  # registered by a helper method __init__ calls, not translated yet
+        if attr == "_modules" and kind is None:  # torch's name -> child dict: children whose layouts vary
+            return Value("self._modules", "module", module=ModuleRef("dict", elements=(UNKNOWN_MODULE,),
+                                                                     ordered=False))
         keras_name = self.keras_attr(attr)
+        if attr == "weight" and kind is None and self.info is not None and \
+                self.info.layer_base in CONV_LAYER_RANKS:
+            # a torch Conv subclass's forward reads its kernel in torch's order (the runtime keeps it HWIO)
+            return tensor("self.torch_weight", CONV_LAYER_RANKS[self.info.layer_base] + 2)
         if isinstance(kind, ModuleRef):
             return Value(f"self.{keras_name}", "module", module=kind)
         if kind in ("parameter", "buffer"):
@@ -169,6 +176,15 @@ class ExpressionTranslator(CallTranslator):
         ref = base.module
         if attr in ("weight", "bias", "in_proj_weight", "in_proj_bias") or attr.startswith(("weight_", "bias_")):
             return tensor(f"{base.code}.{attr}")
+        named = None
+        if ref is not None and ref.kind in ("list", "sequential", "dict") and base.code.startswith("self."):
+            # the init scan keeps a container's `add_module`-named children as `path.pad` attributes
+            attributes = self.ctx.ir.attributes if self.ctx.ir is not None else {}
+            renamed = self.ctx.ir.renamed if self.ctx.ir is not None else {}
+            holder = ".".join(renamed.get(part, part) for part in base.code[5:].split("."))  # torch's names
+            named = getattr(self, "module_env", {}).get(f"self.{holder}.{attr}") or attributes.get(f"{holder}.{attr}")
+        if isinstance(named, ModuleRef):  # a container's child `add_module` named (`self.path.pad`)
+            return Value(f"{base.code}.{attr}", "module", module=named)
         if ref is not None and ref.kind == "class":
             inner_ir = self.ctx.irs.get(ref.class_name)
             if inner_ir is not None and isinstance(inner_ir.attributes.get(attr), ModuleRef):
@@ -497,6 +513,10 @@ class ExpressionTranslator(CallTranslator):
             return self.stub("advanced tensor indexing", "indexing with several tensors is not mapped yet")
         kept = self.subscript_in_layout(base, items, index_values)
         if kept is not None:
+            whole_channels = len(items) < 2 or (isinstance(items[1], cst.Slice) and items[1].lower is None and
+                                                items[1].upper is None and items[1].step is None)
+            if base.channels_last and kept.channels_last and whole_channels and base.channels is not None:
+                kept = kept.but(channels=base.channels)  # `x[:, :, 1:, 1:]` keeps the channel count
             return kept
         source = to_layout(self.ctx, base, "source")
         lists = [i for i in items if isinstance(i, cst.Index) and isinstance(i.value, cst.List)]
@@ -660,6 +680,8 @@ def _balanced_call(code):
 
 
 _REGISTERED = {}
+# torch Conv layers a class may derive from -> spatial rank (their subclasses read `self.weight` in torch's order)
+CONV_LAYER_RANKS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3}
 
 
 def _lineage(info):

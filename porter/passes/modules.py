@@ -156,6 +156,33 @@ class ModuleResolver:
 
         return is_elementwise_class(self.source, self.module_rules, load_all_rules()[1], ref.class_name)
 
+    def returned_class(self, function_name):
+        """The class an in-file function returns (`get_same_padding_conv2d(image_size)` returning
+        `Conv2dDynamicSamePadding` or `partial(Conv2dStaticSamePadding, image_size=...)`): one class, or one of
+        several subclasses of the same torch layer (which the translator gives one layout: `class_alternatives`);
+        None otherwise."""
+        names = self.class_alternatives(function_name)
+        return ModuleRef("class", class_name=names[-1]) if names else None
+
+    def class_alternatives(self, function_name):
+        """In-file classes (in return order) an in-file function returns, when every return names one (directly or
+        through functools.partial) and, if several, all derive from the same torch layer; else []."""
+        function = self.source.functions.get(function_name) if function_name else None
+        if function is None:
+            return []
+        names = []
+        for returned in _return_values(function.body):
+            ref = self.class_ref(returned, {}) if returned is not None else None
+            if ref is None or ref.kind != "class":
+                return []
+            if ref.class_name not in names:
+                names.append(ref.class_name)
+        infos = [self.class_of(name) for name in names]
+        if len(names) > 1 and not all(info is not None and info.layer_base and
+                                      info.layer_base == infos[0].layer_base for info in infos):
+            return []
+        return names
+
     def is_partial(self, node):
         return isinstance(node, cst.Call) and bool(node.args) and not node.args[0].keyword and \
             self.source.imports.resolve(node.func) == "functools.partial"
@@ -340,7 +367,11 @@ class ModuleResolver:
                 if isinstance(item.value, cst.Tuple) and len(item.value.elements) == 2:
                     refs.append(self.ref_of(item.value.elements[1].value, env, owner))
         elif node.args and isinstance(env.get(dotted_name(node.args[0].value)), list):
-            refs.extend(env[dotted_name(node.args[0].value)])
+            for ref in env[dotted_name(node.args[0].value)]:
+                if isinstance(ref, ModuleRef) and ref.kind == "list" and len(ref.elements) == 2 and \
+                        ref.elements[0].kind == "unknown":
+                    ref = ref.elements[1]  # a `(name, module)` pair of a list literal: the module
+                refs.append(ref)
         elif node.args:
             refs.append(UNKNOWN_MODULE)
         return refs
@@ -458,9 +489,14 @@ class ModuleResolver:
                     env[name] = list(value.elements)
                 elif value.kind != "unknown":
                     env[name] = value
+                    if name.startswith("self.") and value.kind == "sequential":
+                        # `self.path = nn.Sequential(OrderedDict([('pad', ...), ...]))`: `self.path.pad(x)`
+                        env.update({f"{name}.{child}": ref for child, ref in _named_children(statement.value, value)})
                 else:
                     hint = self.class_ref(statement.value, env) if not isinstance(statement.value, cst.Call) or \
                         self.is_partial(statement.value) else None
+                    if hint is None and isinstance(statement.value, cst.Call):
+                        hint = self.returned_class(dotted_name(statement.value.func))
                     if hint is not None:
                         env[name] = ModuleRef("classobj", elements=(hint,))
         elif isinstance(statement, cst.AugAssign) and isinstance(statement.operator, cst.AddAssign):
@@ -524,9 +560,10 @@ class ModuleResolver:
                     else:
                         ref = self.ref_of(args[-1] if method == "add_module" else args[0], env, owner)
                         extra, ordered = (ref.elements if method == "extend" else (ref,)), False
+                        if method == "add_module" and len(args) == 2 and isinstance(args[0], cst.SimpleString):
+                            env[f"{holder}.{args[0].evaluated_value}"] = ref  # `self.path.pad(x)` reads it back
                     env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=ordered,
                                             lead=0 if ordered else _lead_of(current))
-
 
     def _added_blocks(self, call, env, owner):
         """The blocks `seq.add(a, b)` appends, a starred literal list (`seq.add(*[conv, bn])`) or list local
@@ -653,6 +690,23 @@ def _last_orelse(statement):
     while isinstance(node, cst.If) and node.orelse is not None:
         node = node.orelse
     return node
+
+
+def _named_children(call, ref):
+    """(name, ModuleRef) of the children of `nn.Sequential(OrderedDict([(name, module), ...]))` (literal pairs, in
+    the order of `ref.elements`); nothing for any other construction."""
+    if not (isinstance(call, cst.Call) and len(call.args) == 1 and isinstance(call.args[0].value, cst.Call)):
+        return []
+    inner = call.args[0].value
+    if not (inner.args and isinstance(inner.args[0].value, (cst.List, cst.Tuple))):
+        return []
+    names = []
+    for item in inner.args[0].value.elements:
+        if not (isinstance(item.value, cst.Tuple) and len(item.value.elements) == 2 and
+                isinstance(item.value.elements[0].value, cst.SimpleString)):
+            return []
+        names.append(item.value.elements[0].value.evaluated_value)
+    return list(zip(names, ref.elements)) if len(names) == len(ref.elements) else []
 
 
 def _is_ordered_dict(node, source):

@@ -69,6 +69,8 @@ def translate_fill(translator, call):
                                                         "receiver): write it as an assignment")
     if attribute is not None:
         owner, name = attribute
+        if name == "torch_weight":  # a Conv subclass's kernel: fill the variable as stored (fills are layout-free)
+            name = "weight"
         target = f"{owner}.{name}"
         value = f"{translator.ctx.use(runtime)}({', '.join([target] + arguments)})"
         if method == "copy_":

@@ -433,8 +433,39 @@ class _ConvNd(TorchLayer):
             entries.append(StateEntry(prefix + "bias", self.bias))
         return entries
 
+    @property
+    def torch_weight(self):
+        """`self.weight` as the forward of a torch Conv subclass reads it: torch's (O, I/g, k...) order."""
+        return TorchKernel(self.weight)
+
     def get_config(self):
         return {**super().get_config(), **self._conv_config}
+
+
+class TorchKernel:
+    """A convolution's channels-last kernel (k..., I/g, O) seen in torch's (O, I/g, k...) order: `shape`/`size()`
+    are torch's and the functional convolutions use the kernel as it is stored (no Transpose); any other tensor
+    op converts it to torch's order."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    @property
+    def shape(self):
+        dims = list(self.kernel.shape)
+        return tf.TensorShape([dims[-1], dims[-2]] + dims[:-2])
+
+    @property
+    def dtype(self):
+        return self.kernel.dtype
+
+    def size(self, dim=None):
+        return tuple(self.shape) if dim is None else self.shape[dim]
+
+    def __tf_tensor__(self, dtype=None, name=None):
+        n = len(self.kernel.shape) - 2
+        value = tf.transpose(tf.convert_to_tensor(self.kernel), [n + 1, n] + list(range(n)))
+        return value if dtype is None else tf.cast(value, dtype)
 
 
 class Conv1d(_ConvNd):
@@ -538,12 +569,13 @@ class ConvTranspose3d(_ConvTransposeNd):
 def _conv_functional(input, weight, bias, stride, padding, dilation, groups, n):
     """F.conv{n}d on channels-last `input` with a torch-layout (O, I/g, k...) weight."""
     x = tf.convert_to_tensor(input)
-    weight = tf.cast(weight, x.dtype)
+    stored = weight.kernel if isinstance(weight, TorchKernel) else None  # a Conv layer's own kernel, as stored
+    weight = weight if stored is not None else tf.cast(weight, x.dtype)
     if len(weight.shape) != n + 2 or len(x.shape) != n + 2:
         raise ValueError(f"conv{n}d expects a batched {n + 2}-D input and weight")
     if x.shape[-1] is not None and x.shape[-1] != weight.shape[1] * groups:
         raise ValueError(f"conv{n}d: input has {x.shape[-1]} channels, weight expects {weight.shape[1] * groups}")
-    kernel = tf.transpose(weight, list(range(2, n + 2)) + [1, 0])
+    kernel = tf.cast(stored, x.dtype) if stored is not None else tf.transpose(weight, list(range(2, n + 2)) + [1, 0])
     stride, dilation = _conv_tuple(stride, n, "stride"), _conv_tuple(dilation, n, "dilation")
     pads = _conv_forward_pads(padding, tuple(weight.shape[2:]), stride, dilation)
     return _conv_forward(x, kernel, bias, stride, pads, dilation, groups)

@@ -58,7 +58,8 @@ class TorchModule(keras.Model):
         return outputs
 
     def __setattr__(self, name, value):
-        if not name.startswith("_") and isinstance(value, (keras.layers.Layer, keras.Variable)):
+        # torch registers `self._blocks` as it does `self.blocks` (Keras sets no such attribute of its own)
+        if not name.startswith("__") and isinstance(value, (keras.layers.Layer, keras.Variable)):
             registry = self.__dict__.get("_torch_children")
             if registry is None:
                 registry = {}
@@ -66,6 +67,16 @@ class TorchModule(keras.Model):
             registry.pop(name, None)
             registry[name] = value
         super().__setattr__(name, value)
+
+    def __delattr__(self, name):
+        """`del model.fc` (a factory swapping heads) drops the child from the state, as torch does."""
+        self.__dict__.get("_torch_children", {}).pop(name, None)
+        value = getattr(self, name, None)
+        super().__delattr__(name)
+        if isinstance(value, keras.layers.Layer):  # nor does Keras track it as a sublayer any more
+            layers = getattr(self, "_layers", None)
+            if isinstance(layers, list) and any(layer is value for layer in layers):
+                layers[:] = [layer for layer in layers if layer is not value]
 
     def register_buffer(self, name, value, persistent=True):
         """torch's register_buffer: persistent buffers are non-trainable variables loaded from the state_dict."""
@@ -131,6 +142,12 @@ class TorchModule(keras.Model):
 
     def children(self):
         return [c for c in self.__dict__.get("_torch_children", {}).values() if isinstance(c, keras.layers.Layer)]
+
+    @property
+    def _modules(self):
+        """torch's name -> child dict (`self._modules.items()`)."""
+        return {self.torch_names.get(name, name): child for name, child in
+                self.__dict__.get("_torch_children", {}).items() if isinstance(child, keras.layers.Layer)}
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters: (torch name, variable) for every trainable variable in state_dict
@@ -227,6 +244,11 @@ class Sequential(TorchLayer):
                                                              else _layout_of(layer))
         return x
 
+    @property
+    def _modules(self):
+        """torch's name -> child dict (`for module in self._modules.values()` in a Sequential subclass)."""
+        return dict(zip(self.names, self.items))
+
     def __getitem__(self, index):
         if isinstance(index, slice):
             return Sequential(dict(zip(self.names[index], self.items[index])))
@@ -271,7 +293,16 @@ class ModuleList(TorchLayer):
     def __init__(self, modules=None, **kwargs):
         super().__init__(**kwargs)
         self.items = list(modules or [])
+        self.child_names = {}  # position -> name of a child added by `add_module(name, ...)` (torch's key)
         self.finish_init()
+
+    def __getattr__(self, name):
+        """A child `add_module` named is an attribute (`self.path.pad`), as in torch."""
+        names = self.__dict__.get("child_names") or {}
+        for index, child_name in names.items():
+            if child_name == name:
+                return self.__dict__["items"][index]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -301,12 +332,14 @@ class ModuleList(TorchLayer):
         self.items.insert(index, module)
 
     def add_module(self, name, module):
+        if str(name) != str(len(self.items)):
+            self.child_names[len(self.items)] = str(name)
         self.items.append(module)
 
     def torch_state(self, prefix=""):
         entries = []
         for index, layer in enumerate(self.items):
-            entries.extend(_child_state(layer, f"{prefix}{index}."))
+            entries.extend(_child_state(layer, f"{prefix}{self.child_names.get(index, index)}."))
         return entries
 
     def modules(self):
