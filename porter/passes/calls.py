@@ -1,5 +1,7 @@
 """Call translation: module calls, rule-registered functions and tensor methods, in-file helpers, builtins."""
 
+import re
+
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
@@ -416,7 +418,7 @@ class CallTranslator:
         if wanted is None or not value.is_tensor:
             return self.as_plain(value) if wanted is None else value
         if not wanted.is_tensor:
-            return value
+            return self.as_plain(value)  # translated for a plain value (a None default): torch's order
         return to_layout(self.ctx, value, "channels_last" if wanted.channels_last else "source", wanted.rank)
 
     def to_parameter_layout(self, value, wanted):
@@ -753,6 +755,9 @@ class CallTranslator:
         output = signature.output if signature is not None else None
         if output is not None and (output.kind == "tuple" or output.is_tensor and output.layout != "raises"):
             return self.output_value(call, output)
+        if output is not None and output.kind == "python" and (isinstance(output.static, bool) or re.search(
+                r"\bis\b|\bisinstance\(|\bnot\b|\bin\b|[=!<>]=|[<>]", output.code)):
+            return python(call)  # `exists(t)` (`return val is not None`): a Python truth value, not a tensor
         return tensor(call) if any(v.is_tensor for v in args) else python(call)
 
 

@@ -208,9 +208,9 @@ class ExpressionTranslator(CallTranslator):
 
     def element(self, element):
         value = self.expr(element.value)
+        if value.kind == "size":  # `(x.shape, p)`: the sizes as torch reports them
+            value = self.materialize_size(value)
         if isinstance(element, cst.StarredElement):
-            if value.kind == "size":
-                value = self.materialize_size(value)
             return value.with_code("*" + value.code)
         return value
 
@@ -600,6 +600,9 @@ class ExpressionTranslator(CallTranslator):
                 elif value.kind == "module" and value.module is not None and value.module.kind in (
                         "list", "sequential") and value.module.ordered and len(value.module.elements) == len(elements):
                     item = Value("", "module", module=value.module.elements[position])  # for a, b in [[A, B], ...]
+                elif value.kind == "module" and value.module is not None and value.module.kind in ("list",
+                                                                                                  "sequential"):
+                    item = Value("", "module", module=UNKNOWN_MODULE)  # a layer porter cannot tell: call_module
                 else:
                     item = python("")
                 self.bind_target(element.value, item, loop)
