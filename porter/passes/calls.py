@@ -60,6 +60,11 @@ class CallTranslator:
         func = node.func
         line = self.source.line_of(node) or self.line
         self.line = line
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward" and dotted_name(func.value) == "self" \
+                and self.info is not None and self.info.find_method("forward") is not None:
+            # `self.forward(x)` (a helper measuring its own output, `sequence_length()`): the port's forward is
+            # `call`, reached through call_module so the class's own layouts apply
+            return self.module_call(Value("self", "module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
             target = self.self_attribute(func.attr.value)
             if target.kind == "module":
@@ -125,6 +130,8 @@ class CallTranslator:
                 if func.attr.value in ("parameters", "modules", "children", "named_parameters", "keys",
                                        "values", "items"):
                     return self.module_iteration(base, func.attr.value, node)
+                if func.attr.value == "forward":  # `self.block.forward(x)` is the block's call
+                    return self.module_call(base, node)
                 return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
             return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
         callee = self.expr(func)
@@ -708,6 +715,8 @@ class CallTranslator:
         extra = ""
         if "requires_grad" in kwargs:
             extra = f", requires_grad={kwargs['requires_grad'].code}"
+        if self.info is None:  # a module-level helper (`def embed_init(*shape): return nn.Parameter(...)`)
+            return tensor(f"{self.ctx.use('new_parameter')}({value.code}{extra})", value.rank)
         return tensor(f"self.parameter({value.code}{extra})", value.rank).but(kind="tensor")
 
     def init_call(self, canonical, node):

@@ -73,7 +73,7 @@ def _translate(op):
         if rewritten is not None:
             physical, layout = rewritten
             arguments = [value.with_code(value.code), translator.as_plain(bound["pattern"]).with_code(repr(physical))]
-            rank, channels = value.rank, None
+            rank, channels = _result_rank(pattern, value.rank), None
         else:
             plain = translator.as_plain(value)
             arguments = [plain, translator.as_plain(bound["pattern"])]

@@ -170,6 +170,13 @@ class TorchModule(keras.Model):
             yield variable
 
 
+def new_parameter(value, requires_grad=True):
+    """nn.Parameter(value) made outside a module (a helper function): a variable the module it is assigned to
+    tracks (and names, for load_state_dict) like its own."""
+    value = np.asarray(value)
+    return keras.Variable(value, dtype="float32" if value.dtype.kind == "f" else value.dtype, trainable=requires_grad)
+
+
 def _float32_output(value):
     """A half-precision floating tensor as float32; anything else unchanged."""
     if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype in (tf.bfloat16, tf.float16):
