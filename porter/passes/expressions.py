@@ -68,6 +68,10 @@ class ExpressionTranslator(CallTranslator):
             return python(name, static={"True": True, "False": False, "None": None}[name])
         if name in self.ctx.module_values:  # a module-level tensor the model uses (passes/module_code.py)
             return self.ctx.module_values[name]
+        canonical = self.source.imports.resolve(node)
+        if canonical is not None and canonical != name and not canonical.startswith("Tensor.") and (
+                canonical in self.ctx.function_rules or canonical in TORCH_CONSTANTS):
+            return self.canonical_attribute(canonical, node)  # `from torch import is_tensor` used as a value
         return python(name)
 
     def _expr_Integer(self, node):
