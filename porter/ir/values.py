@@ -11,7 +11,8 @@ class ModuleRef:
     """What a module-valued expression stands for.
 
     kind: "rule" (a runtime layer, `rule` set), "class" (an in-file module class, `class_name` set),
-    "sequential" / "list" / "dict" (containers with `elements`), "unknown".
+    "sequential" / "list" / "dict" (containers with `elements`), "unknown"; in a "zipped" ref (`zip(...)` in a
+    loop), "plain" marks a position that iterates plain values (`zip(range(n), self.blocks)`).
     `static`: for a class instance, the literal constructor values its `forward` reads back from `self`
     (`(("dims", "[0, 2, 3, 1]"),)` for `Permute([0, 2, 3, 1])`): the instance's `call` is specialised for them.
     `lead`: for an unordered container, how many of its first `elements` are known to come first, in this order
@@ -29,6 +30,23 @@ class ModuleRef:
     def element(self):
         """A representative element (for iteration and indexing over ModuleList/Sequential)."""
         return self.elements[0] if self.elements else ModuleRef("unknown")
+
+    def loop_element(self):
+        """The module a loop over this container binds: its representative element; when the elements are ordered
+        containers of one length (`ModuleList([ModuleList([attn, ff]), ...])`, unpacked by `for attn, ff in`), one
+        of that length whose item at each position is the elements' common module there, unknown where they
+        differ."""
+        elements, first = self.elements, self.element()
+        if len(elements) < 2 or not all(e.kind == first.kind and e.kind in ("list", "sequential") and e.ordered and
+                                        len(e.elements) == len(first.elements) for e in elements):
+            return first
+
+        def same(a, b):
+            return a.kind == b.kind and a.class_name == b.class_name and a.rule == b.rule
+
+        items = tuple(column[0] if all(same(column[0], other) for other in column[1:]) else ModuleRef("unknown")
+                      for column in zip(*(e.elements for e in elements)))
+        return first if items == first.elements else ModuleRef(first.kind, elements=items, ordered=True)
 
 
 UNKNOWN_MODULE = ModuleRef("unknown")

@@ -1,5 +1,7 @@
 """Call translation: module calls, rule-registered functions and tensor methods, in-file helpers, builtins."""
 
+import re
+
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
@@ -58,6 +60,11 @@ class CallTranslator:
         func = node.func
         line = self.source.line_of(node) or self.line
         self.line = line
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward" and dotted_name(func.value) == "self" \
+                and self.info is not None and self.info.find_method("forward") is not None:
+            # `self.forward(x)` (a helper measuring its own output, `sequence_length()`): the port's forward is
+            # `call`, reached through call_module so the class's own layouts apply
+            return self.module_call(Value("self", "module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
             target = self.self_attribute(func.attr.value)
             if target.kind == "module":
@@ -131,6 +138,8 @@ class CallTranslator:
                 if func.attr.value in ("parameters", "modules", "children", "named_parameters", "keys",
                                        "values", "items"):
                     return self.module_iteration(base, func.attr.value, node)
+                if func.attr.value == "forward":  # `self.block.forward(x)` is the block's call
+                    return self.module_call(base, node)
                 child = self.module_attribute(base, func.attr.value)
                 if child.kind == "module" and child.module is not None:  # `self.path.pad(x)`: a named child
                     return self.module_call(child, node)
@@ -165,7 +174,7 @@ class CallTranslator:
             inner = self.expr(node.args[0].value)
             rest = "".join(f", {self.code(a)}" for a in node.args[1:])
             if inner.kind == "module" and inner.module is not None:
-                ref = ModuleRef("enumerated", elements=(inner.module.element(),))
+                ref = ModuleRef("enumerated", elements=(inner.module.loop_element(),))
                 return Value(f"enumerate({inner.code}{rest})", "module", module=ref)
             if inner.kind == "tuple":
                 template = inner.items[0] if inner.items else (
@@ -182,10 +191,24 @@ class CallTranslator:
                 return python(str(found), static=found)
         if name == "zip" and node.args and not any(a.star or a.keyword for a in node.args):
             inners = [self.expr(a.value) for a in node.args]
-            if all(i.kind == "module" and i.module is not None and i.module.kind in ("list", "sequential")
-                   for i in inners):  # `for conv, norm in zip(self.convs, self.norms)`: one layer of each
-                ref = ModuleRef("zipped", elements=tuple(i.module.element() for i in inners))
+            modules = [i.kind == "module" and i.module is not None and i.module.kind in ("list", "sequential")
+                       for i in inners]
+            if any(modules) and all(m or i.kind == "python" for m, i in zip(modules, inners)):
+                # `for conv, norm in zip(self.convs, self.norms)`: one layer of each (plain values beside them)
+                ref = ModuleRef("zipped", elements=tuple(i.module.loop_element() if m else ModuleRef("plain")
+                                                         for m, i in zip(modules, inners)))
                 return Value(f"zip({', '.join(i.code for i in inners)})", "module", module=ref)
+        if name == "map" and self.env.get("map") is None:
+            mapped = self.map_lambda(node)
+            if mapped is not None:
+                return mapped
+        if name in ("tuple", "list") and len(node.args) == 1 and not node.args[0].star and \
+                self.env.get(name) is None:
+            argument = self.expr(node.args[0].value)
+            if argument.kind == "tuple" and isinstance(argument.static, tuple) and argument.static[:1] == ("each",):
+                return argument.with_code(f"{name}({argument.code})")  # tuple(map(lambda t: ..., xs))
+            if argument.kind == "module":
+                return argument.with_code(f"{name}({argument.code})")
         if name == "len" and node.args:
             argument = self.expr(node.args[0].value)
             if argument.is_tensor:
@@ -197,6 +220,35 @@ class CallTranslator:
             if argument.is_tensor:
                 return self.tensor_method(argument, {"float": "item", "int": "item", "bool": "item"}[name], node)
         return python(f"{callee.code}({self.plain_args(node)})")
+
+    def map_lambda(self, node):
+        """`map(lambda t: body, xs, ...)`: the body translated with each parameter bound as a loop over its
+        iterable binds it (a layer of a ModuleList, a tensor of a tuple), so `map(lambda conv: conv(x), self.convs)`
+        calls layers and `map(lambda t: rearrange(t, ...), qkv)` knows its ranks; None when not of that form."""
+        if len(node.args) < 2 or any(a.star or a.keyword for a in node.args) or \
+                not isinstance(node.args[0].value, cst.Lambda):
+            return None
+        function = node.args[0].value
+        params = function.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params or params.posonly_params \
+                or params.star_kwarg is not None or any(p.default is not None for p in params.params) or \
+                len(params.params) != len(node.args) - 1:
+            return None
+        iterables = [self.expr(a.value) for a in node.args[1:]]
+        env_backup = dict(self.env)
+        try:
+            for param, iterable in zip(params.params, iterables):
+                self.bind_loop_target(param.name, iterable)
+            body = self.expr(function.body)
+        finally:
+            self.env.clear()
+            self.env.update(env_backup)
+        body = to_layout(self.ctx, body, "source") if body.is_tensor else body
+        names = ", ".join(p.name.value for p in params.params)
+        code = f"map(lambda {names}: {body.code}, {', '.join(self.iterable_code(i) for i in iterables)})"
+        if body.is_tensor:
+            return Value(code, "tuple", items=None, static=("each", body.with_code("")))
+        return python(code)
 
     # --- arguments ---------------------------------------------------------------------------------------
     def arg_values(self, node):
@@ -386,7 +438,7 @@ class CallTranslator:
         if wanted is None or not value.is_tensor:
             return self.as_plain(value) if wanted is None else value
         if not wanted.is_tensor:
-            return value
+            return self.as_plain(value)  # translated for a plain value (a None default): torch's order
         return to_layout(self.ctx, value, "channels_last" if wanted.channels_last else "source", wanted.rank)
 
     def to_parameter_layout(self, value, wanted):
@@ -719,6 +771,8 @@ class CallTranslator:
         extra = ""
         if "requires_grad" in kwargs:
             extra = f", requires_grad={kwargs['requires_grad'].code}"
+        if self.info is None:  # a module-level helper (`def embed_init(*shape): return nn.Parameter(...)`)
+            return tensor(f"{self.ctx.use('new_parameter')}({value.code}{extra})", value.rank)
         return tensor(f"self.parameter({value.code}{extra})", value.rank).but(kind="tensor")
 
     def init_call(self, canonical, node):
@@ -766,6 +820,9 @@ class CallTranslator:
         output = signature.output if signature is not None else None
         if output is not None and (output.kind == "tuple" or output.is_tensor and output.layout != "raises"):
             return self.output_value(call, output)
+        if output is not None and output.kind == "python" and (isinstance(output.static, bool) or re.search(
+                r"\bis\b|\bisinstance\(|\bnot\b|\bin\b|[=!<>]=|[<>]", output.code)):
+            return python(call)  # `exists(t)` (`return val is not None`): a Python truth value, not a tensor
         return tensor(call) if any(v.is_tensor for v in args) else python(call)
 
 

@@ -68,6 +68,10 @@ class ExpressionTranslator(CallTranslator):
             return python(name, static={"True": True, "False": False, "None": None}[name])
         if name in self.ctx.module_values:  # a module-level tensor the model uses (passes/module_code.py)
             return self.ctx.module_values[name]
+        canonical = self.source.imports.resolve(node)
+        if canonical is not None and canonical != name and not canonical.startswith("Tensor.") and (
+                canonical in self.ctx.function_rules or canonical in TORCH_CONSTANTS):
+            return self.canonical_attribute(canonical, node)  # `from torch import is_tensor` used as a value
         return python(name)
 
     def _expr_Integer(self, node):
@@ -195,6 +199,7 @@ class ExpressionTranslator(CallTranslator):
         items = tuple(self.element(e) for e in node.elements)
         code = ", ".join(i.code for i in items)
         code = f"({code},)" if len(items) == 1 else f"({code})"
+        items = _spread(items)
         statics = tuple(i.static for i in items)
         static = statics if all(s is not None for s in statics) else None
         if any(i.is_tensor or i.kind == "tuple" for i in items):
@@ -202,13 +207,14 @@ class ExpressionTranslator(CallTranslator):
         return python(code, static=static)
 
     def _expr_List(self, node):
-        items = [self.element(e) for e in node.elements]
+        raw = [self.element(e) for e in node.elements]
+        items = list(_spread(raw))
         if any(i.is_tensor and i.layout != "source" for i in items) and self.list_is_stored(node) and not (
                 all(i.is_tensor and i.layout == "channels_last" and i.rank == items[0].rank for i in items)):
-            items = [self.as_plain(i) for i in items]  # mixed layouts in a list that may grow: torch's order
+            items = raw = [self.as_plain(i) for i in items]  # mixed layouts in a list that may grow: torch's order
         statics = [i.static for i in items]
         static = list(statics) if all(s is not None for s in statics) else None
-        value = python("[" + ", ".join(i.code for i in items) + "]", static=static)
+        value = python("[" + ", ".join(i.code for i in raw) + "]", static=static)
         if any(i.is_tensor for i in items):
             return Value(value.code, "tuple", items=tuple(items))
         if any(i.kind == "module" for i in items):
@@ -222,9 +228,9 @@ class ExpressionTranslator(CallTranslator):
 
     def element(self, element):
         value = self.expr(element.value)
+        if value.kind == "size":  # `(x.shape, p)`: the sizes as torch reports them
+            value = self.materialize_size(value)
         if isinstance(element, cst.StarredElement):
-            if value.kind == "size":
-                value = self.materialize_size(value)
             return value.with_code("*" + value.code)
         return value
 
@@ -582,6 +588,10 @@ class ExpressionTranslator(CallTranslator):
         if value.is_tensor:
             self.ctx.use("unstack_first")
             return f"unstack_first({to_layout(self.ctx, value, 'source').code})"
+        if value.kind == "tuple" and value.items and not all(
+                i.kind == value.items[0].kind and i.layout == value.items[0].layout and i.rank == value.items[0].rank
+                for i in value.items):
+            return self.as_plain(value).code  # unlike items: each in torch's order (see bind_loop_target)
         return value.code
 
     def bind_loop_target(self, target, iterable):
@@ -594,10 +604,15 @@ class ExpressionTranslator(CallTranslator):
                 "enumerated",):
             element = iterable
         elif iterable.kind == "module" and iterable.module is not None:
-            element = Value("", "module", module=iterable.module.element())
+            element = Value("", "module", module=iterable.module.loop_element())
         elif iterable.is_tensor:
             element = tensor("", None if iterable.rank is None else iterable.rank - 1)
+        elif iterable.kind == "tuple" and iterable.items and all(
+                i.kind == iterable.items[0].kind and i.layout == iterable.items[0].layout and
+                i.rank == iterable.items[0].rank for i in iterable.items):
+            element = iterable.items[0]  # items alike (q, k, v of one chunk): each as it is stored
         elif iterable.kind == "tuple" and iterable.items:
+            # items unlike: iterable_code hands them over in torch's order
             element = to_layout(self.ctx, iterable.items[0], "source") if iterable.items[0].is_tensor else \
                 iterable.items[0]
         elif iterable.kind == "tuple":
@@ -627,20 +642,42 @@ class ExpressionTranslator(CallTranslator):
             for position, element in enumerate(elements):
                 if items is not None:
                     item = items[position]
+                elif value.kind == "tuple" and isinstance(value.static, tuple) and value.static[:1] == ("each",):
+                    item = value.static[1]  # q, k, v = map(lambda t: ..., qkv): each as the lambda makes it
                 elif value.kind == "tuple" or value.is_tensor:
                     item = tensor("")
                 elif value.kind == "module" and value.module is not None and value.module.kind == "zipped":
                     item = Value("", "module", module=value.module.elements[position]) \
-                        if position < len(value.module.elements) else python("")
+                        if position < len(value.module.elements) and value.module.elements[position].kind != "plain" \
+                        else python("")
                 elif value.kind == "module" and value.module is not None and value.module.kind in ("dict",
                                                                                                   "enumerated"):
                     item = python("") if position == 0 else Value("", "module", module=value.module.element())
                 elif value.kind == "tuple" and isinstance(value.static, tuple) and value.static[:1] == (
                         "enumerated",):
                     item = python("") if position == 0 else value.static[1]
+                elif value.kind == "module" and value.module is not None and value.module.kind in (
+                        "list", "sequential") and value.module.ordered and len(value.module.elements) == len(elements):
+                    item = Value("", "module", module=value.module.elements[position])  # for a, b in [[A, B], ...]
+                elif value.kind == "module" and value.module is not None and value.module.kind in ("list",
+                                                                                                  "sequential"):
+                    item = Value("", "module", module=UNKNOWN_MODULE)  # a layer porter cannot tell: call_module
                 else:
                     item = python("")
                 self.bind_target(element.value, item, loop)
+
+
+def _spread(items):
+    """Items of a tuple/list display with each `*xs` whose items are known spread into them (`(q, *chunk(kv, 2))`
+    holds three tensors, each in its own layout); an item's code reads it from the starred value."""
+    spread = []
+    for item in items:
+        if item.code.startswith("*") and item.kind == "tuple" and item.items:
+            inner = item.code[1:]
+            spread.extend(i.with_code(f"{inner}[{n}]") for n, i in enumerate(item.items))
+        else:
+            spread.append(item)
+    return tuple(spread)
 
 
 def _static_comparison(node, values):

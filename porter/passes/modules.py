@@ -47,19 +47,27 @@ class ModuleResolver:
         defaults = {p.name.value: p.default for p in init.params.params if p.default is not None} \
             if keep_class_defaults else {}
         hints = self.param_hints.setdefault(class_name, {})
+        sites = self.param_hints.setdefault("#sites", {})  # (class, param) -> {argument node: ModuleRef}
         for position, arg in enumerate(node.args):
             name = arg.keyword.value if arg.keyword is not None else (
                 params[position] if position < len(params) and not arg.star else None)
-            if name is None or name in hints:
+            if name is None or (name in hints and (class_name, name) not in sites):
                 continue
             ref = self.ref_of(arg.value, env, owner)
-            if ref.kind not in ("unknown", "classobj"):
-                hints[name] = ref
-            else:
+            if ref.kind in ("unknown", "classobj"):
                 cls = self.class_ref(arg.value, env)  # a block class handed to the constructor
                 default = self.class_ref(defaults[name], {}) if name in defaults else None
-                if cls is not None and (default is None or default == cls):
-                    hints[name] = ModuleRef("classobj", elements=(cls,))
+                if cls is not None and default is not None and default != cls:
+                    continue  # another block class than the parameter's default (kept: keep_class_defaults)
+                ref = ModuleRef("classobj", elements=(cls,)) if cls is not None else None
+            if ref is None:
+                continue
+            seen = sites.setdefault((class_name, name), {})
+            seen[id(arg.value)] = ref
+            # one module for every construction (`Residual(conv)`, `Residual(Attention(...))` differ: unknown, so
+            # the wrapper's call goes through call_module whatever it wraps)
+            refs = list(seen.values())
+            hints[name] = refs[0] if all(_same_module(refs[0], other) for other in refs[1:]) else UNKNOWN_MODULE
 
     def static_arguments(self, class_name, node):
         """(attribute, literal text) pairs for the literal constructor arguments of `class_name(...)` at `node` that
@@ -842,3 +850,12 @@ def config_block_classes(source, class_of):
                     found[name].append(target.name)
     source.__dict__["_config_block_classes"] = found
     return found
+
+
+def _same_module(a, b):
+    """True when two construction arguments are the same kind of module (class, rule, container contents)."""
+    if a.kind != b.kind or a.class_name != b.class_name or a.rule != b.rule:
+        return False
+    if a.kind == "classobj" or a.kind in ("list", "sequential", "dict"):
+        return len(a.elements) == len(b.elements) and all(_same_module(x, y) for x, y in zip(a.elements, b.elements))
+    return True

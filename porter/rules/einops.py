@@ -1,4 +1,4 @@
-"""Rules: einops' `rearrange`, `reduce`, `repeat`, `einsum` and its layers `Rearrange` / `Reduce`
+"""Rules: einops' `rearrange`, `reduce`, `repeat`, `einsum`, `pack`, `unpack` and its layers `Rearrange` / `Reduce`
 (`einops.layers.torch`), ported to porter's own runtime (porter/runtime/einops.py): the port needs no einops.
 
 Layout: a literal pattern applied to a channels-last tensor is rewritten, not the tensor: the left side's groups
@@ -12,7 +12,7 @@ Dtype: kept (reduce's mean of an integer tensor is einops' error too).
 import ast
 import re
 
-from porter.ir.values import physical_order, tensor
+from porter.ir.values import Value, physical_order, tensor
 from porter.rules.registry import Signature, function_rule, module_rule
 
 _GROUPS = re.compile(r"\([^)]*\)|[^\s()]+")
@@ -73,7 +73,7 @@ def _translate(op):
         if rewritten is not None:
             physical, layout = rewritten
             arguments = [value.with_code(value.code), translator.as_plain(bound["pattern"]).with_code(repr(physical))]
-            rank, channels = value.rank, None
+            rank, channels = _result_rank(pattern, value.rank), None
         else:
             plain = translator.as_plain(value)
             arguments = [plain, translator.as_plain(bound["pattern"])]
@@ -96,8 +96,43 @@ def translate_einsum(translator, call):
     return tensor(f"{translator.ctx.use('einops_einsum')}({translator.join_args(arguments, {})})", rank)
 
 
+def _pack_named(pattern):
+    """How many axes a literal pack pattern ('b * d') names besides '*', else None."""
+    if not isinstance(pattern, str) or pattern.split().count("*") != 1:
+        return None
+    return len(pattern.split()) - 1
+
+
+def translate_pack(translator, call):
+    """einops.pack(tensors, pattern) -> (packed, packed_shapes): tensors in torch's order; the packed tensor's rank
+    is the pattern's; the packed shapes remember each input's rank under '*' for unpack."""
+    bound = call.bind(Signature.parse("(tensors, pattern)"))
+    tensors, pattern = translator.as_plain(bound["tensors"]), bound["pattern"]
+    named = _pack_named(_literal(pattern))
+    ranks = None
+    if named is not None and tensors.kind == "tuple" and tensors.items:
+        ranks = tuple(None if item.rank is None else item.rank - named for item in tensors.items)
+    code = f"{translator.ctx.use('einops_pack')}({tensors.code}, {translator.as_plain(pattern).code})"
+    items = (tensor("", None if named is None else named + 1), Value("", "python", static=("packed", ranks)))
+    return Value(code, "tuple", items=items)
+
+
+def translate_unpack(translator, call):
+    """einops.unpack(packed, packed_shapes, pattern) -> list of tensors in torch's order."""
+    bound = call.bind(Signature.parse("(tensor, packed_shapes, pattern)"))
+    value, shapes, pattern = (translator.as_plain(bound[name]) for name in ("tensor", "packed_shapes", "pattern"))
+    named = _pack_named(_literal(bound["pattern"]))
+    code = f"{translator.ctx.use('einops_unpack')}({value.code}, {shapes.code}, {pattern.code})"
+    known = bound["packed_shapes"].static
+    if named is None or not (isinstance(known, tuple) and known[:1] == ("packed",) and known[1] is not None):
+        return Value(code, "tuple", items=None)
+    return Value(code, "tuple", items=tuple(tensor("", None if rank is None else named + rank) for rank in known[1]))
+
+
 for _op in SIGNATURES:
     function_rule(f"einops.{_op}", translate=_translate(_op), layout="any")
 function_rule("einops.einsum", translate=translate_einsum, layout="source")
+function_rule("einops.pack", translate=translate_pack, layout="source")
+function_rule("einops.unpack", translate=translate_unpack, layout="source")
 module_rule("einops.layers.torch.Rearrange", runtime="Rearrange", layout="source", rank_delta="unknown")
 module_rule("einops.layers.torch.Reduce", runtime="Reduce", layout="source", rank_delta="unknown")

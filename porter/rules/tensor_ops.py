@@ -601,7 +601,8 @@ function_rule("torch.einsum", translate=translate_einsum, layout="source")
 for _name, _runtime_name in (("sum", "torch_sum"), ("mean", "mean"), ("prod", "prod"), ("amax", "amax"),
                              ("amin", "amin"), ("logsumexp", "logsumexp"), ("max", "torch_max"),
                              ("min", "torch_min"), ("argmax", "argmax"), ("argmin", "argmin"),
-                             ("std", "std"), ("var", "var"), ("norm", "norm")):
+                             ("std", "std"), ("var", "var"), ("norm", "norm"), ("all", "torch_all"),
+                             ("any", "torch_any")):
     _signature = "(input, p='fro', dim=None, keepdim=False, dtype=None)" if _name == "norm" else \
         "(input, dim=None, unbiased=True, keepdim=False)" if _name in ("std", "var") else \
         "(input, dim=None, keepdim=False, dtype=None)"

@@ -1,4 +1,4 @@
-"""einops' `rearrange`, `reduce`, `repeat` and `einsum`, and its `Rearrange` / `Reduce` layers, on TensorFlow
+"""einops' `rearrange`, `reduce`, `repeat`, `einsum`, `pack` and `unpack`, and its `Rearrange` / `Reduce` layers, on TensorFlow
 tensors with einops' semantics (the port needs no einops on the TPU VM).
 
 A pattern `left -> right` names the input's axes on the left, grouped in parentheses where one input axis holds
@@ -186,6 +186,46 @@ def einops_einsum(*tensors_and_pattern):
 
     inputs = ",".join(spell(part) for part in left.split(","))
     return tf.einsum(f"{inputs}->{spell(right)}", *tensors)
+
+
+def _einops_pack_axes(pattern):
+    """(axes before '*', axes after '*') of a pack/unpack pattern such as 'b * d'."""
+    names = pattern.split()
+    if names.count("*") != 1 or any(n != "*" and not n.isidentifier() for n in names):
+        raise ValueError(f"einops: a pack pattern names axes and one '*', got {pattern!r}")
+    star = names.index("*")
+    return star, len(names) - star - 1
+
+
+def einops_pack(tensors, pattern):
+    """einops.pack: each tensor's axes under '*' merged into one, the tensors concatenated along it; returns the
+    packed tensor and the shapes '*' stood for (for einops_unpack)."""
+    before, after = _einops_pack_axes(pattern)
+    merged, packed_shapes = [], []
+    for x in tensors:
+        x = tf.convert_to_tensor(x)
+        dims = static_dims(x)
+        if len(dims) < before + after:
+            raise ValueError(f"einops: pack pattern {pattern!r} needs rank >= {before + after}, got {len(dims)}")
+        star = dims[before:len(dims) - after]
+        packed_shapes.append(tuple(star))
+        shape = [_einops_int(d) for d in dims[:before]] + [_einops_int(_einops_product(star))] + \
+            [_einops_int(d) for d in dims[len(dims) - after:]]
+        merged.append(tf.reshape(x, shape))
+    return tf.concat(merged, axis=before), packed_shapes
+
+
+def einops_unpack(tensor, packed_shapes, pattern):
+    """einops.unpack: the inverse of einops_pack: the '*' axis split into the packed shapes."""
+    before, after = _einops_pack_axes(pattern)
+    tensor = tf.convert_to_tensor(tensor)
+    dims = static_dims(tensor)
+    sizes = [_einops_product(shape) for shape in packed_shapes]
+    splits = sizes if all(isinstance(size, int) for size in sizes) else tf.stack([_einops_int(s) for s in sizes])
+    parts = tf.split(tensor, splits, axis=before)
+    return [tf.reshape(part, [_einops_int(d) for d in dims[:before]] + [_einops_int(d) for d in shape] +
+                       [_einops_int(d) for d in dims[len(dims) - after:]])
+            for part, shape in zip(parts, packed_shapes)]
 
 
 class Rearrange(TorchLayer):

@@ -15,6 +15,27 @@ from porter.runtime.base import (StateEntry, TorchLayer, flatten_permutation, to
                                  to_channels_last)
 
 
+def _mixes_tensors_in_varargs(call, args, kwargs):
+    """True when `call`'s *args or **kwargs would receive tensors and plain values together."""
+    import inspect
+
+    try:
+        bound = inspect.signature(call).bind(*args, **kwargs)
+    except TypeError:
+        return False
+    for parameter in inspect.signature(call).parameters.values():
+        if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) or \
+                parameter.name not in bound.arguments:
+            continue
+        values = bound.arguments[parameter.name]
+        values = list(values.values()) if isinstance(values, dict) else list(values)
+        flat = [v for value in values for v in tf.nest.flatten(value)]
+        tensors = [tf.is_tensor(v) or isinstance(v, keras.Variable) for v in flat]
+        if any(tensors) and not all(t or v is None for t, v in zip(tensors, flat)):
+            return True
+    return False
+
+
 class TorchModule(keras.Model):
     """A generated model class: Keras model whose state is named and ordered like the torch module's."""
 
@@ -50,7 +71,13 @@ class TorchModule(keras.Model):
         outermost = TorchModule.open_calls == 0
         TorchModule.open_calls += 1
         try:
-            outputs = super().__call__(*args, **kwargs)
+            if not outermost and self.built and _mixes_tensors_in_varargs(self.call, args, kwargs):
+                # torch's `forward(self, x, *args, **kwargs)` handed tensors and plain values together (a wrapper
+                # passing `context=tensor, kv_include_self=True` on): Keras refuses such a nested argument, so the
+                # call runs directly (inside the caller's call context, which carries `training`)
+                outputs = self.call(*args, **kwargs)
+            else:
+                outputs = super().__call__(*args, **kwargs)
         finally:
             TorchModule.open_calls -= 1
         if outermost and self.compute_dtype != self.variable_dtype:
@@ -168,6 +195,13 @@ class TorchModule(keras.Model):
         """torch's Module.parameters: the variables of named_parameters."""
         for _, variable in self.named_parameters(recurse=recurse):
             yield variable
+
+
+def new_parameter(value, requires_grad=True):
+    """nn.Parameter(value) made outside a module (a helper function): a variable the module it is assigned to
+    tracks (and names, for load_state_dict) like its own."""
+    value = np.asarray(value)
+    return keras.Variable(value, dtype="float32" if value.dtype.kind == "f" else value.dtype, trainable=requires_grad)
 
 
 def _float32_output(value):

@@ -177,6 +177,16 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     return _reduce(tf.reduce_prod, input, dim, keepdim)
 
 
+def torch_all(input, dim=None, keepdim=False, dtype=None):
+    """torch.all / Tensor.all: True where every element (along `dim`) is non-zero."""
+    return _reduce(tf.reduce_all, tf.cast(input, tf.bool), dim, keepdim)
+
+
+def torch_any(input, dim=None, keepdim=False, dtype=None):
+    """torch.any / Tensor.any: True where some element (along `dim`) is non-zero."""
+    return _reduce(tf.reduce_any, tf.cast(input, tf.bool), dim, keepdim)
+
+
 def amax(input, dim=(), keepdim=False):
     return _reduce(tf.reduce_max, input, dim, keepdim)
 
