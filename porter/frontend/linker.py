@@ -216,7 +216,8 @@ class _Linker:
             return False
         if first == top:
             return True
-        return self.namespace and bool(first) and ((self.root / f"{first}.py").is_file() or (self.root / first).is_dir())
+        return self.namespace and bool(first) and (
+            (self.root / f"{first}.py").is_file() or (self.root / first).is_dir())
 
     def is_module(self, dotted):
         relative = dotted.replace(".", "/")
@@ -308,12 +309,29 @@ def _model_class_names(module, linker, package):
             names.append(statement.name.value)
         elif isinstance(statement, cst.FunctionDef) and _builds_layers(statement):
             names.append(statement.name.value)
+    if not _imports_mxnet(module):  # torch files: factories hold weight registries and downloads, not model code
+        return names
     functions = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value not in names]
     while True:  # factories: functions that build a model class or call a factory (`resnet18_v1b(**kwargs)`)
         factories = [f for f in functions if f.name.value not in names and _calls_any(f, names)]
         if not factories:
             return names
         names.extend(f.name.value for f in factories)
+
+
+def _imports_mxnet(module):
+    """Whether a top-level import of the file names mxnet or GluonCV (a Gluon model-zoo style file)."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import) and any(
+                    (dotted_name(a.name) or "").split(".")[0] in ("mxnet", "gluoncv") for a in small.names):
+                return True
+            if isinstance(small, cst.ImportFrom) and not small.relative and \
+                    (dotted_name(small.module) or "").split(".")[0] in ("mxnet", "gluoncv"):
+                return True
+    return False
 
 
 def _calls_any(function, names):

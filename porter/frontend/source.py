@@ -319,8 +319,12 @@ def parse_source(path, display_path=None):
             positions = dict(wrapper.resolve(PositionProvider))  # Gluon's normalised methods add nodes
             # every node has a position, in source order among nodes that do not nest: the imports without
             # another walk of the module
-            imports = ImportTable.from_statements(
-                [node for node in positions if isinstance(node, (cst.Import, cst.ImportFrom))], package)
+            # the file's own imports win over those of linked definitions (a linked `functional as F` must not
+            # rebind the file's `torch.nn.functional as F`)
+            import_nodes = [node for node in positions if isinstance(node, (cst.Import, cst.ImportFrom))]
+            boundary = own_lines + 1 if linked else None
+            import_nodes.sort(key=lambda node: not (boundary and positions[node].start.line >= boundary))
+            imports = ImportTable.from_statements(import_nodes, package)
             for name in linked:  # defined by the linked text now, not imported
                 imports.aliases.pop(name, None)
     except (cst.ParserSyntaxError, RecursionError) as error:

@@ -128,8 +128,9 @@ def import_by_path(path, name):
 
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
-    """stem -> (torch model, Keras model, example input), converted once per test module."""
-    cache = {}
+    """stem -> (torch model, Keras model, example input), converted once per test module (get.ports: stem -> the
+    imported port module)."""
+    cache, ports = {}, {}
 
     def get(stem):
         if stem not in cache:
@@ -147,8 +148,10 @@ def ported(tmp_path_factory):
             keras_model(x)
             port.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
             cache[stem] = (torch_model, keras_model, x)
+            ports[stem] = port
         return cache[stem]
 
+    get.ports = ports
     return get
 
 
@@ -176,6 +179,34 @@ def test_torchvision_convnet_converts_only_at_its_boundary(stem, ported):
     torch_model, keras_model, x = ported(stem)
     own = count_torch_data_moves(torch_model, [x]) if stem in MOVES_DATA_ITSELF else 0
     assert count_transposes(keras_model, [x]) <= own + 2
+
+
+@pytest.mark.parametrize("stem", sorted(CASES))
+def test_torchvision_model_keeps_centred_cosine_under_mixed_bfloat16(stem, ported):
+    """As `train_tpu.py --precision mixed_bfloat16` (the default on TPU) runs the port: variables float32, compute
+    bfloat16; the output stays within centred cosine 0.99 of torch's float32 output (issue 12)."""
+    import keras
+    import torch
+
+    from tests.training.test_precision import centred_cosine
+
+    torch_model, _, x = ported(stem)
+    port = ported.ports[stem]
+    batch = np.concatenate([x] * 2) + 0.1 * np.random.default_rng(1).standard_normal((2 * len(x), *x.shape[1:]))
+    batch = batch.astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(batch)).numpy()
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        model = CASES[stem][2](port)
+        model(batch)
+        port.load_state_dict(model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+        actual = np.asarray(model(batch, training=False), np.float32)
+    finally:
+        keras.config.set_dtype_policy(previous)
+    assert model.compute_dtype == "bfloat16"
+    assert centred_cosine(expected, actual) >= 0.99
 
 
 MODELS = model_file(torchvision, "resnet").parent if torchvision is not None else None
