@@ -90,6 +90,10 @@ class CallTranslator:
             table = ", ".join(f"{name!r}: {self.ctx.use(rule.runtime)}" for name, rule in candidates.items())
             chooser = f"{{{table}}}[{self.expr(func.args[1].value).code}]"
             return Value(f"{chooser}({self.plain_args(node)})", "module", module=ref)
+        if self.mode == "forward" and isinstance(func, cst.Call) and dotted_name(func.func) == "getattr" and len(
+                func.args) == 2 and dotted_name(func.args[0].value) == "self":
+            # `getattr(self, "level{}".format(i))(x)` (DLA): a child chosen at run time, called as an unknown module
+            return self.module_call(python(self.code(func)).but(kind="module", module=UNKNOWN_MODULE), node)
         canonical = self.source.imports.resolve(func)
         if canonical == "torch.utils.checkpoint.checkpoint" and node.args and node.args[0].keyword is None:
             # activation checkpointing recomputes `function` in the backward pass to save memory: the forward

@@ -144,6 +144,7 @@ class FileTranslator:
         for info in self.source.classes.values():
             self.translate_init(info)
         self.class_statement_code = translate_class_statements(self, ClassBodyTranslator)
+        self.siblings.extend(self.container_class_groups())
         if main_class is not None:
             args = self.example_values.get(main_class)
             self.translate_forward(self.source.classes[main_class], args, output_layout="io")
@@ -301,6 +302,20 @@ class FileTranslator:
                 for other in group:
                     for parameter, ref in self.param_hints.get(other, {}).items():
                         self.param_hints.setdefault(name, {}).setdefault(parameter, ref)
+
+    def container_class_groups(self):
+        """Block classes held side by side in one container (NASNet's `norm_1`: a FirstCell, then NormalCells):
+        a loop over the container (`for cell in self.norm_1: x, x_prev = cell(x, x_prev)`) is translated for the
+        first, so the others take its specialisation (`specialise_siblings`)."""
+        groups = []
+        for ir in list(self.ctx.irs.values()):
+            for ref in ir.attributes.values():
+                if isinstance(ref, ModuleRef) and ref.kind in ("sequential", "list"):
+                    names = list(dict.fromkeys(e.class_name for e in ref.elements
+                                               if isinstance(e, ModuleRef) and e.kind == "class"))
+                    if len(names) > 1 and names not in groups:
+                        groups.append(names)
+        return groups
 
     def outermost_first(self, infos):
         """Classes the main class does not reach, those no other class holds first (a second model in the file,

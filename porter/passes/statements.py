@@ -381,8 +381,12 @@ class BodyTranslator(ExpressionTranslator):
         if value.is_tensor and value.layout.startswith("permuted:"):
             value = to_layout(self.ctx, value, "source")
         if value.kind == "tuple" and value.items:
-            value = value.but(items=tuple(to_layout(self.ctx, i, "source") if i.is_tensor and
-                                          i.layout.startswith("permuted:") else i for i in value.items))
+            items = tuple(to_layout(self.ctx, i, "source") if i.is_tensor and i.layout.startswith("permuted:") else i
+                          for i in value.items)
+            if [i.code for i in items] != [i.code for i in value.items]:  # `return x.transpose(1, 3), z`: the
+                # pending transposes are made, and the tuple's code says so
+                code = ", ".join(i.code for i in items)
+                value = value.but(items=items, code=f"({code},)" if len(items) == 1 else f"({code})")
         if self.output_layout == "io" and self.mode == "forward":  # the main class: channels-last results
             return self.io_result(value)  # in the layout the model exchanges (`self.io_output`)
         if self.output_layout in ("source", "io") or self.mode not in ("forward", "function"):

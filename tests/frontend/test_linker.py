@@ -106,3 +106,65 @@ def test_loose_files_link_nothing(tmp_path):
 
     text = source.read_text()
     assert linked_text(source, text, "", lambda name: False) == (text, frozenset())
+
+
+GLUON_PACKAGE = {
+    "cv/__init__.py": "raise ImportError('the whole library needs tqdm')\n",
+    "cv/nn/__init__.py": "from .block import *\n",
+    "cv/nn/block.py": '''
+        from mxnet.gluon.nn import HybridBlock
+
+        __all__ = ["ReLU6", "GroupNorm"]
+
+
+        class ReLU6(HybridBlock):
+            def hybrid_forward(self, F, x):
+                return F.clip(x, 0, 6)
+
+
+        class GroupNorm(HybridBlock):
+            def hybrid_forward(self, F, x):
+                return x
+    ''',
+    "cv/data/__init__.py": '''
+        class Labels(object):
+            def __init__(self):
+                self.classes = ["cat", "dog"]
+    ''',
+    "cv/zoo/__init__.py": "",
+    "cv/zoo/net.py": '''
+        from mxnet.gluon import nn
+        from mxnet.gluon.block import HybridBlock
+        from ..nn import ReLU6
+
+
+        class Net(HybridBlock):
+            def __init__(self, norm_layer=nn.BatchNorm, **kwargs):
+                super(Net, self).__init__(**kwargs)
+                self.act = ReLU6()
+
+            def hybrid_forward(self, F, x):
+                return self.act(x)
+
+
+        def net_gn(**kwargs):
+            from ..nn import GroupNorm
+            net = Net(norm_layer=GroupNorm, **kwargs)
+            from ..data import Labels
+            net.classes = Labels().classes
+            return net
+    ''',
+}
+
+
+def test_gluon_blocks_factories_and_their_local_imports_are_linked(tmp_path):
+    """A Gluon block base (`HybridBlock`) makes a class a root, a factory that builds it is one too, and the
+    imports inside a factory (`from ..nn import GroupNorm`) are linked like the module's own."""
+    from porter.frontend.linker import linked_text
+
+    for relative, text in GLUON_PACKAGE.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(textwrap.dedent(text))
+    source = tmp_path / "cv" / "zoo" / "net.py"
+    _, defined = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
+    assert {"ReLU6", "GroupNorm", "Labels"} <= defined

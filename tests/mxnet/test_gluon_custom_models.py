@@ -49,6 +49,8 @@ CASES = {
     "zoo_cells get_cellnet(6, acts=...) batch 1": ("zoo_cells.py", GluonCase(
         "get_cellnet", [f32(1, 3, 12, 12)], (1, 10), {"channels": 6, "acts": ["hard_swish", "relu"]}),
         lambda module: module.get_cellnet(channels=6, acts=["hard_swish", "relu"])),
+    "axis_ops": ("axis_ops.py", GluonCase("AxisOps", [f32(2, 3, 7, 6), f32(2, 3, 5)], (2, 5, 3, 4)),
+                 lambda module: module.AxisOps()),
 }
 # Convnets built through factories: no Transpose but the one at the boundary (and a Flatten's, if any).
 TRANSPOSE_BUDGET = {key: 2 for key in CASES if key.startswith("zoo_")}
