@@ -6,6 +6,7 @@ resnet_keras.py loads this file by path. Imports only TensorFlow, Keras, NumPy a
 
 import keras
 import math
+import re
 import numpy as np
 import tensorflow as tf
 
@@ -145,6 +146,29 @@ def flatten_permutation(channels):
     return to_keras
 
 
+def _mixes_tensors_in_varargs(call, args, kwargs):
+    """True when `call`'s *args or **kwargs would receive tensors and plain values together."""
+    import inspect
+
+    try:
+        bound = inspect.signature(call).bind(*args, **kwargs)
+    except TypeError:
+        return False
+    for parameter in inspect.signature(call).parameters.values():
+        if (
+            parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
+            or parameter.name not in bound.arguments
+        ):
+            continue
+        values = bound.arguments[parameter.name]
+        values = list(values.values()) if isinstance(values, dict) else list(values)
+        flat = [v for value in values for v in tf.nest.flatten(value)]
+        tensors = [tf.is_tensor(v) or isinstance(v, keras.Variable) for v in flat]
+        if any(tensors) and not all(t or v is None for t, v in zip(tensors, flat)):
+            return True
+    return False
+
+
 class TorchModule(keras.Model):
     """A generated model class: Keras model whose state is named and ordered like the torch module's."""
 
@@ -156,6 +180,14 @@ class TorchModule(keras.Model):
     # runs without a single Transpose (data from `porter data --channels-last-io`, train_tpu.py
     # --channels-last-io); False keeps torch's layout at the boundary
     channels_last_io = False
+
+    def __init__(self, **kwargs):
+        if kwargs.get("name") is None and type(self).__name__.startswith("_"):
+            # Keras names a layer after its class (`_MobileNetV3` -> `__mobile_net_v3`), and a leading underscore
+            # is no valid TensorFlow root name scope: a traced call would fail
+            base = re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__.lstrip("_") or "module").lower()
+            kwargs["name"] = f"{base}_{keras.backend.get_uid(base)}"
+        super().__init__(**kwargs)
 
     def io_input(self, x):
         """A forward argument the model works on channels-last: transposed from torch's layout unless the model
@@ -172,7 +204,13 @@ class TorchModule(keras.Model):
         outermost = TorchModule.open_calls == 0
         TorchModule.open_calls += 1
         try:
-            outputs = super().__call__(*args, **kwargs)
+            if not outermost and self.built and _mixes_tensors_in_varargs(self.call, args, kwargs):
+                # torch's `forward(self, x, *args, **kwargs)` handed tensors and plain values together (a wrapper
+                # passing `context=tensor, kv_include_self=True` on): Keras refuses such a nested argument, so the
+                # call runs directly (inside the caller's call context, which carries `training`)
+                outputs = self.call(*args, **kwargs)
+            else:
+                outputs = super().__call__(*args, **kwargs)
         finally:
             TorchModule.open_calls -= 1
         if outermost and self.compute_dtype != self.variable_dtype:
@@ -180,7 +218,8 @@ class TorchModule(keras.Model):
         return outputs
 
     def __setattr__(self, name, value):
-        if not name.startswith("_") and isinstance(value, (keras.layers.Layer, keras.Variable)):
+        # torch registers `self._blocks` as it does `self.blocks` (Keras sets no such attribute of its own)
+        if not name.startswith("__") and isinstance(value, (keras.layers.Layer, keras.Variable)):
             registry = self.__dict__.get("_torch_children")
             if registry is None:
                 registry = {}
@@ -188,6 +227,16 @@ class TorchModule(keras.Model):
             registry.pop(name, None)
             registry[name] = value
         super().__setattr__(name, value)
+
+    def __delattr__(self, name):
+        """`del model.fc` (a factory swapping heads) drops the child from the state, as torch does."""
+        self.__dict__.get("_torch_children", {}).pop(name, None)
+        value = getattr(self, name, None)
+        super().__delattr__(name)
+        if isinstance(value, keras.layers.Layer):  # nor does Keras track it as a sublayer any more
+            layers = getattr(self, "_layers", None)
+            if isinstance(layers, list) and any(layer is value for layer in layers):
+                layers[:] = [layer for layer in layers if layer is not value]
 
     def register_buffer(self, name, value, persistent=True):
         """torch's register_buffer: persistent buffers are non-trainable variables loaded from the state_dict."""
@@ -263,6 +312,15 @@ class TorchModule(keras.Model):
 
     def children(self):
         return [c for c in self.__dict__.get("_torch_children", {}).values() if isinstance(c, keras.layers.Layer)]
+
+    @property
+    def _modules(self):
+        """torch's name -> child dict (`self._modules.items()`)."""
+        return {
+            self.torch_names.get(name, name): child
+            for name, child in self.__dict__.get("_torch_children", {}).items()
+            if isinstance(child, keras.layers.Layer)
+        }
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters: (torch name, variable) for every trainable variable in state_dict
@@ -362,6 +420,11 @@ class Sequential(TorchLayer):
                 current if _layout_of(layer) == "any" else _layout_of(layer)
             )
         return x
+
+    @property
+    def _modules(self):
+        """torch's name -> child dict (`for module in self._modules.values()` in a Sequential subclass)."""
+        return dict(zip(self.names, self.items))
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -814,8 +877,39 @@ class _ConvNd(TorchLayer):
             entries.append(StateEntry(prefix + "bias", self.bias))
         return entries
 
+    @property
+    def torch_weight(self):
+        """`self.weight` as the forward of a torch Conv subclass reads it: torch's (O, I/g, k...) order."""
+        return TorchKernel(self.weight)
+
     def get_config(self):
         return {**super().get_config(), **self._conv_config}
+
+
+class TorchKernel:
+    """A convolution's channels-last kernel (k..., I/g, O) seen in torch's (O, I/g, k...) order: `shape`/`size()`
+    are torch's and the functional convolutions use the kernel as it is stored (no Transpose); any other tensor
+    op converts it to torch's order."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    @property
+    def shape(self):
+        dims = list(self.kernel.shape)
+        return tf.TensorShape([dims[-1], dims[-2]] + dims[:-2])
+
+    @property
+    def dtype(self):
+        return self.kernel.dtype
+
+    def size(self, dim=None):
+        return tuple(self.shape) if dim is None else self.shape[dim]
+
+    def __tf_tensor__(self, dtype=None, name=None):
+        n = len(self.kernel.shape) - 2
+        value = tf.transpose(tf.convert_to_tensor(self.kernel), [n + 1, n] + list(range(n)))
+        return value if dtype is None else tf.cast(value, dtype)
 
 
 class Conv2d(_ConvNd):
