@@ -98,7 +98,10 @@ TRANSPOSES_LEFT = {
            "call converts at run time (28 Transposes)",
     "pnasnet": "Cell's conv_prev_1x1 is a FactorizedReduction or a ReluConvBn depending on an if/else in "
                "__init__: its call converts at run time (53 Transposes)",
-    "vggm": "SpatialCrossMapLRN's AvgPool3d over channels works in torch's order (5 Transposes)",
+    "vggm": "SpatialCrossMapLRN averages across channels with an AvgPool3d over `x.pow(2).unsqueeze(1)`: it works "
+            "in torch's order (5 Transposes)",
+    "resnext": "resnext_features' LambdaMap/LambdaReduce run their children from `self._modules.values()` and "
+               "combine a list: each converts at run time (79 Transposes)",
 }
 
 
