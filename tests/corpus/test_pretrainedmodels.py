@@ -37,6 +37,7 @@ def torch_module(stem):
     if "pretrainedmodels" not in sys.modules:
         package = types.ModuleType("pretrainedmodels")
         package.__path__ = [str(MODELS.parent)]
+        package.__spec__ = SPEC  # find_spec("pretrainedmodels") keeps working after this
         sys.modules["pretrainedmodels"] = package
     importlib.import_module("pretrainedmodels.models")
     return sys.modules[f"pretrainedmodels.models.{stem}"]
