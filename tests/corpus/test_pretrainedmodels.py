@@ -40,7 +40,7 @@ def torch_module(stem):
         package.__spec__ = SPEC  # find_spec("pretrainedmodels") keeps working after this
         sys.modules["pretrainedmodels"] = package
     importlib.import_module("pretrainedmodels.models")
-    return sys.modules[f"pretrainedmodels.models.{stem}"]
+    return importlib.import_module(f"pretrainedmodels.models.{stem}")  # the module, not the factory it exports
 
 
 def perturbed(model):
