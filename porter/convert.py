@@ -145,14 +145,36 @@ def infer_example_inputs(source, main_class, init_args):
     return None, None
 
 
+def unbound_module_bases(source):
+    """(class, base, name) of the first top-level class whose base names a module class through a name the file
+    never binds (`class WideResNet(nn.Module)` without `import torch.nn as nn`), else None."""
+    import libcst as cst
+
+    from porter.frontend.imports import dotted_name
+    from porter.frontend.names import top_level_bindings
+
+    bound = set(source.imports.aliases) | set(top_level_bindings(source.module))
+    for statement in source.module.body:
+        if isinstance(statement, cst.ClassDef):
+            for base in statement.bases:
+                name = dotted_name(base.value) or ""
+                head = name.split(".")[0]
+                if name.endswith("Module") and head and head not in bound:
+                    return statement.name.value, name, head
+    return None
+
+
 def convert(options, read_only=False):
     """Run the conversion in memory; returns a Conversion (nothing written)."""
     source_path = Path(options.source)
     display = str(options.source)
     source = options.parsed or parse_source(source_path, display)
     if not source.classes:
-        raise SourceError("no nn.Module subclass found", display,
-                          hint="porter converts classes deriving from torch.nn.Module")
+        unbound = unbound_module_bases(source)
+        raise SourceError("no nn.Module subclass found", display, hint=(
+            f"class {unbound[0]} derives from {unbound[1]}, but the file never imports {unbound[2]!r} (torch "
+            f"fails on it too: NameError); import it" if unbound else
+            "porter converts classes deriving from torch.nn.Module"))
     trained, examples = read_training_code(source)
     main_class = choose_main_class(source, options.class_name, trained)
     warnings = []

@@ -318,9 +318,15 @@ class CallTranslator:
             return result
         if ref.kind == "classobj":
             return python(f"{target.code}({self.join_args(args, kwargs)})")
-        converted = [self.as_plain(v) for v in args]
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
         helper = self.ctx.use("call_module")
+        if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank or 0) > 2 and \
+                not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) + list(kwargs.values())):
+            # an image the caller holds channels-last: the runtime converts only for a module of another layout
+            extra = self.training_kwarg(kwargs) + ', held="channels_last"'
+            return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
+                          "channels_last")
+        converted = [self.as_plain(v) for v in args]
         return tensor(self.call_text(helper, self.join_args([target] + converted, kw), self.training_kwarg(kwargs)))
 
     def training_kwarg(self, kwargs):

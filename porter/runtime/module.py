@@ -469,18 +469,20 @@ class ParameterList(TorchLayer):
         return [StateEntry(f"{prefix}{i}", v) for i, v in enumerate(self.items)]
 
 
-def call_module(module, *args, **kwargs):
-    """Call a module whose kind porter could not see statically: torch's layout in, torch's layout out."""
+def call_module(module, *args, held="source", **kwargs):
+    """Call a module whose kind porter could not see statically, its first argument and its result in the layout
+    the caller holds them (`held`: torch's by default; "channels_last" for an image the caller keeps so): a
+    module of that layout (one of two channels-last blocks an if/else chose) runs without a conversion."""
     layout = getattr(module, "porter_layout", "source")
-    if args and layout == "channels_last":
-        args = (to_channels_last(args[0]),) + tuple(args[1:])
+    if args and layout in ("channels_last", "source") and layout != held:
+        args = ((to_channels_last if layout == "channels_last" else to_channels_first)(args[0]),) + tuple(args[1:])
     if "training" in kwargs and (not isinstance(module, keras.layers.Layer) or
                                  not getattr(module, "_call_has_training_arg", True)):
         kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
     result = module(*args, **kwargs)
-    layout_out = getattr(module, "layout_out", None) or layout
-    if layout_out == "channels_last" and hasattr(result, "shape"):
-        result = to_channels_first(result)
+    layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else held)
+    if layout_out in ("channels_last", "source") and layout_out != held and hasattr(result, "shape"):
+        result = (to_channels_last if held == "channels_last" else to_channels_first)(result)
     return result
 
 

@@ -37,9 +37,10 @@ def torch_module(stem):
     if "pretrainedmodels" not in sys.modules:
         package = types.ModuleType("pretrainedmodels")
         package.__path__ = [str(MODELS.parent)]
+        package.__spec__ = SPEC  # find_spec("pretrainedmodels") keeps working after this
         sys.modules["pretrainedmodels"] = package
     importlib.import_module("pretrainedmodels.models")
-    return sys.modules[f"pretrainedmodels.models.{stem}"]
+    return importlib.import_module(f"pretrainedmodels.models.{stem}")  # the module, not the factory it exports
 
 
 def perturbed(model):
@@ -98,7 +99,10 @@ TRANSPOSES_LEFT = {
            "call converts at run time (28 Transposes)",
     "pnasnet": "Cell's conv_prev_1x1 is a FactorizedReduction or a ReluConvBn depending on an if/else in "
                "__init__: its call converts at run time (53 Transposes)",
-    "vggm": "SpatialCrossMapLRN's AvgPool3d over channels works in torch's order (5 Transposes)",
+    "vggm": "SpatialCrossMapLRN averages across channels with an AvgPool3d over `x.pow(2).unsqueeze(1)`: it works "
+            "in torch's order (5 Transposes)",
+    "resnext": "resnext_features' LambdaMap/LambdaReduce run their children from `self._modules.values()` and "
+               "combine a list: each converts at run time (79 Transposes)",
 }
 
 

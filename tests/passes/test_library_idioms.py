@@ -197,3 +197,19 @@ def test_state_dict_keys_are_torchs(pair):
 def test_the_weight_download_is_io_not_model_code(pair):
     text = (pair.out_dir / "op_model_keras.py").read_text()
     assert "def net(" not in text and "load_url" not in text
+
+
+def test_a_module_base_through_a_name_never_imported_is_said(tmp_path):
+    """pretrainedmodels' wideresnet.py derives `WideResNet(nn.Module)` without importing nn: one clear line
+    naming the class and the missing import, exit 2."""
+    import subprocess
+    import sys
+
+    source = tmp_path / "wide.py"
+    source.write_text("import torch\nimport torch.nn.functional as F\n\n\nclass WideResNet(nn.Module):\n"
+                      "    def forward(self, x):\n        return F.relu(x)\n")
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(source), "-o", str(tmp_path / "out")],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "WideResNet derives from nn.Module" in result.stderr and "never imports 'nn'" in result.stderr
