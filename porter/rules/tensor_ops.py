@@ -530,7 +530,21 @@ def translate_type(translator, call):
 
 
 def translate_einsum(translator, call):
+    """torch.einsum: operands held in another axis order (a pending transpose, channels-last) are read in place by
+    rewriting their subscripts; the result can be asked for in another order by its consumer (EinsumRecipe)."""
     args = call.all_args()
+    equation = args[0].static if isinstance(args[0].static, str) else None
+    operands = args[1:]
+    if len(operands) == 1 and operands[0].kind == "tuple" and operands[0].items:
+        operands = list(operands[0].items)
+    if equation is not None and "->" in equation and "." not in equation and all(
+            o.is_tensor and o.rank is not None for o in operands):
+        inputs, output = equation.replace(" ", "").split("->")
+        specs = inputs.split(",")
+        if len(specs) == len(operands) and all(len(spec) == o.rank for spec, o in zip(specs, operands)):
+            physical = ["".join(spec[d] for d in physical_order(o)) for spec, o in zip(specs, operands)]
+            recipe = EinsumRecipe(physical, [o.code for o in operands], output, getattr(translator, "env", None))
+            return tensor(recipe.code(), len(output)).but(static=recipe)
     operands = [translator.as_plain(v) for v in args[1:]]
     return tensor(f"tf.einsum({args[0].code}, {', '.join(o.code for o in operands)})")
 
