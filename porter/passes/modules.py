@@ -53,7 +53,8 @@ class ModuleResolver:
             if ref is None:
                 continue
             seen = sites.setdefault((class_name, name), {})
-            seen[id(arg.value)] = ref
+            site = (getattr(owner, "name", owner), self.source.line_of(node), self.source.code_of(arg.value))
+            seen[site] = ref
             # one module for every construction (`Residual(conv)`, `Residual(Attention(...))` differ: unknown, so
             # the wrapper's call goes through call_module whatever it wraps)
             refs = list(seen.values())
