@@ -50,8 +50,8 @@ class ModuleResolver:
             if ref.kind in ("unknown", "classobj"):
                 cls = self.class_ref(arg.value, env)  # a block class handed to the constructor
                 ref = ModuleRef("classobj", elements=(cls,)) if cls is not None else None
-            if ref is None:
-                continue
+            if ref is None or ref.kind == "classobj" and name in hints:
+                continue  # block classes handed in are alternatives (siblings share what one learns): the first
             seen = sites.setdefault((class_name, name), {})
             site = (getattr(owner, "name", owner), self.source.line_of(node), self.source.code_of(arg.value))
             seen[site] = ref
@@ -736,6 +736,6 @@ def _same_module(a, b):
     """True when two construction arguments are the same kind of module (class, rule, container contents)."""
     if a.kind != b.kind or a.class_name != b.class_name or a.rule != b.rule:
         return False
-    if a.kind == "classobj" or a.kind in ("list", "sequential", "dict"):
+    if a.kind == "classobj":
         return len(a.elements) == len(b.elements) and all(_same_module(x, y) for x, y in zip(a.elements, b.elements))
-    return True
+    return True  # containers: their children are followed where they are built
