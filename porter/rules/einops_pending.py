@@ -59,7 +59,9 @@ def pending_rearrange(translator, value, pattern, arguments_code):
     physical = f"{' '.join(_side(g) for g in physical_left)} -> {' '.join(_side(right[i]) for i in placed)}"
     code = f"{runtime}({value.code}, {physical!r}{arguments_code})"
     result = tensor("", len(right))
-    if placed != list(range(len(right))):
+    if len(right) > 2 and placed == [0] + list(range(2, len(right))) + [1]:
+        result = tensor("", len(right), "channels_last")  # `b (h w) c -> b c h w`: an image, held channels-last
+    elif placed != list(range(len(right))):
         result = result.but(layout=permuted_layout(placed))
     return code, result
 
