@@ -10,7 +10,7 @@ import libcst as cst
 
 # Standard-library modules whose imports the port keeps (and whose names annotations may use).
 KEPT_STDLIB = frozenset({"math", "collections", "dataclasses", "typing", "functools", "itertools", "enum", "numbers",
-                         "abc", "warnings", "copy", "inspect", "operator", "string", "re"})
+                         "abc", "warnings", "copy", "inspect", "operator", "string", "re", "random"})
 
 # Submodule paths that torch re-exports under a shorter canonical name.
 CANONICAL_PREFIXES = (

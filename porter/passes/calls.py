@@ -6,7 +6,7 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.ir.layout import to_layout, unify
-from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, python, remap_axis, stub_value, tensor
+from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, python, remap_axis, stub_value, tensor
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
 from porter.passes.modules import CONTAINERS, ModuleResolver
@@ -247,7 +247,8 @@ class CallTranslator:
         finally:
             self.env.clear()
             self.env.update(env_backup)
-        body = to_layout(self.ctx, body, "source") if body.is_tensor else body
+        if body.is_tensor and not is_permuted(body):  # (a pending transpose stays pending: each item has it)
+            body = to_layout(self.ctx, body, "source")
         names = ", ".join(p.name.value for p in params.params)
         code = f"map(lambda {names}: {body.code}, {', '.join(self.iterable_code(i) for i in iterables)})"
         if body.is_tensor:
@@ -282,6 +283,11 @@ class CallTranslator:
             return self.materialize_size(value)
         if value.is_tensor:
             return to_layout(self.ctx, value, layout)
+        if value.kind == "tuple" and value.items is None and isinstance(value.static, tuple) and \
+                value.static[:1] == ("each",) and value.static[1].is_tensor and value.static[1].layout != "source":
+            element = to_layout(self.ctx, value.static[1].with_code("_each"), "source")  # every item converted
+            return Value(f"[{element.code} for _each in {value.code}]", "tuple", items=None,
+                         static=("each", element.with_code("")))
         if value.kind == "tuple" and value.items:
             items = [self.as_plain(i) for i in value.items]
             if [i.code for i in items] != [i.code for i in value.items]:
@@ -846,7 +852,7 @@ def _fully_known(ref):
 
 # libraries whose calls stay as written (the generated module imports them or they are stdlib)
 TRANSLATABLE_LIBRARIES = {"math", "collections", "functools", "itertools", "operator", "typing", "dataclasses",
-                          "copy", "warnings", "enum", "numbers", "string", "re", "abc", "inspect", "numpy"}
+                          "copy", "warnings", "enum", "numbers", "string", "re", "abc", "inspect", "numpy", "random"}
 
 INT_PRESERVING = {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "expand",
                   "expand_as", "repeat", "clone", "contiguous", "detach", "long", "int", "t", "tril", "triu",

@@ -516,7 +516,7 @@ class ExpressionTranslator(CallTranslator):
                     return self.stub("boolean mask indexing", "the result's size depends on the data (not XLA)")
                 self.ctx.use("index_select_first")
                 return tensor(f"index_select_first({source.code}, {index.code})").but(dtype=base.dtype)
-            return self.stub("advanced tensor indexing", "indexing with several tensors is not mapped yet")
+            return self.advanced_subscript(base, node, index_values)
         kept = self.subscript_in_layout(base, items, index_values)
         if kept is not None:
             whole_channels = len(items) < 2 or (isinstance(items[1], cst.Slice) and items[1].lower is None and
@@ -543,6 +543,37 @@ class ExpressionTranslator(CallTranslator):
         if non_static_ints:
             rank = None
         return tensor(f"{self.wrap(source.code)}[{self.slice_code(node)}]", rank).but(dtype=base.dtype)  # kept
+
+    def advanced_subscript(self, base, node, index_values):
+        """x[i, j] with several index tensors (ints, lists and slices beside them): one gather in torch's order."""
+        source = to_layout(self.ctx, base, "source")
+        if any(v.code == "None" or (v.kind == "tensor" and v.dtype == "bool") for v in index_values):
+            return self.stub("advanced tensor indexing", "None or boolean masks beside index tensors are not mapped")
+        parts, advanced_ranks = [], []
+        for element in node.slice:
+            item = element.slice
+            if isinstance(item, cst.Index):
+                value = self.expr(item.value)
+                if value.is_tensor:
+                    value = to_layout(self.ctx, value, "source")
+                    advanced_ranks.append(value.rank)
+                elif isinstance(value.static, int) and not isinstance(value.static, bool):
+                    advanced_ranks.append(0)
+                elif value.static is Ellipsis:
+                    advanced_ranks.append(None)  # (how many axes it spans is known to the runtime)
+                else:
+                    advanced_ranks.append(None)
+                parts.append(value.code)
+            else:
+                lower = self.expr(item.lower).code if item.lower is not None else ""
+                upper = self.expr(item.upper).code if item.upper is not None else ""
+                step = f":{self.expr(item.step).code}" if item.step is not None else ""
+                parts.append(f"{lower}:{upper}{step}")
+        rank = None
+        if source.rank is not None and None not in advanced_ranks:
+            rank = source.rank - len(advanced_ranks) + max(advanced_ranks)
+        helper = self.ctx.use("advanced_index")
+        return tensor(f"{helper}({source.code}, np.s_[{', '.join(parts)}])", rank).but(dtype=base.dtype)
 
     def size_subscript(self, base, node):
         """x.shape[i] / x.size()[i]: the torch dim read from the right axis, static when known."""

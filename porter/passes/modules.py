@@ -60,10 +60,11 @@ class ModuleResolver:
                 if cls is not None and default is not None and default != cls:
                     continue  # another block class than the parameter's default (kept: keep_class_defaults)
                 ref = ModuleRef("classobj", elements=(cls,)) if cls is not None else None
-            if ref is None:
-                continue
+            if ref is None or ref.kind == "classobj" and name in hints:
+                continue  # block classes handed in are alternatives (siblings share what one learns): the first
             seen = sites.setdefault((class_name, name), {})
-            seen[id(arg.value)] = ref
+            site = (getattr(owner, "name", owner), self.source.line_of(node), self.source.code_of(arg.value))
+            seen[site] = ref
             # one module for every construction (`Residual(conv)`, `Residual(Attention(...))` differ: unknown, so
             # the wrapper's call goes through call_module whatever it wraps)
             refs = list(seen.values())
@@ -856,6 +857,6 @@ def _same_module(a, b):
     """True when two construction arguments are the same kind of module (class, rule, container contents)."""
     if a.kind != b.kind or a.class_name != b.class_name or a.rule != b.rule:
         return False
-    if a.kind == "classobj" or a.kind in ("list", "sequential", "dict"):
+    if a.kind == "classobj":
         return len(a.elements) == len(b.elements) and all(_same_module(x, y) for x, y in zip(a.elements, b.elements))
-    return True
+    return True  # containers: their children are followed where they are built

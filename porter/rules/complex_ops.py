@@ -1,5 +1,5 @@
 """Rules: complex numbers as rotary embeddings use them (`torch.polar`, `torch.view_as_complex`,
-`torch.view_as_real`, `torch.complex`) and `torch.outer`.
+`torch.view_as_real`, `torch.complex`), `torch.outer` and the FFTs `torch.fft.fft/ifft/fft2/ifft2`.
 
 The port keeps complex values as TensorFlow complex64 tensors: their products, reshapes and slices are TF's own
 ops with torch's meaning, and XLA compiles them. Layout "source": the pair axis of view_as_real/view_as_complex
@@ -30,3 +30,11 @@ function_rule("torch.view_as_complex", translate=_ranked("view_as_complex", "(in
 function_rule("torch.view_as_real", translate=_ranked("view_as_real", "(input)", delta=1), layout="source")
 function_rule("torch.outer", "torch.ger", "Tensor.outer", "Tensor.ger",
               translate=_ranked("outer", "(input, vec2)", fixed=2), layout="source")
+function_rule("torch.fft.fft", translate=_ranked("fft", "(input, n=None, dim=-1, norm=None)", delta=0),
+              layout="source")
+function_rule("torch.fft.ifft", translate=_ranked("ifft", "(input, n=None, dim=-1, norm=None)", delta=0),
+              layout="source")
+function_rule("torch.fft.fft2", translate=_ranked("fft2", "(input, s=None, dim=(-2, -1), norm=None)", delta=0),
+              layout="source")
+function_rule("torch.fft.ifft2", translate=_ranked("ifft2", "(input, s=None, dim=(-2, -1), norm=None)", delta=0),
+              layout="source")

@@ -12,7 +12,8 @@ Dtype: kept (reduce's mean of an integer tensor is einops' error too).
 import ast
 import re
 
-from porter.ir.values import Value, physical_order, tensor
+from porter.ir.values import EinsumRecipe, Value, physical_order, tensor
+from porter.rules.einops_pending import pending_rearrange
 from porter.rules.registry import Signature, function_rule, module_rule
 
 _GROUPS = re.compile(r"\([^)]*\)|[^\s()]+")
@@ -70,6 +71,11 @@ def _translate(op):
         keywords = {name: translator.as_plain(v) for name, v in bound.items() if name not in signature.params}
         runtime = translator.ctx.use(f"einops_{op}")
         rewritten = _pattern_for_layout(pattern, value)
+        pending = pending_rearrange(translator, value, pattern, "".join(
+            f", {name}={v.code}" for name, v in keywords.items())) if op == "rearrange" and rewritten is None else None
+        if pending is not None:
+            code, result = pending
+            return result.with_code(code).but(dtype=value.dtype)
         if rewritten is not None:
             physical, layout = rewritten
             arguments = [value.with_code(value.code), translator.as_plain(bound["pattern"]).with_code(repr(physical))]
@@ -91,6 +97,20 @@ def _translate(op):
 def translate_einsum(translator, call):
     """einops.einsum(x, y, ..., pattern): tensors in torch's order, the pattern last."""
     *tensors, pattern = call.args
+    literal = _literal(pattern)
+    if isinstance(literal, str) and literal.count("->") == 1 and "..." not in literal and "(" not in literal and \
+            tensors and all(t.is_tensor and t.rank is not None for t in tensors):
+        inputs, output = literal.split("->")
+        sides = [side.split() for side in inputs.split(",")]
+        names = {n: "abcdefghijklmnopqrstuvwxyz"[i] for i, n in enumerate(dict.fromkeys(
+            n for side in sides + [output.split()] for n in side))}
+        if len(sides) == len(tensors) and len(names) <= 26 and all(len(side) == t.rank for side, t in
+                                                                   zip(sides, tensors)):
+            # operands read in the order they are stored (a pending transpose costs nothing), as tf.einsum
+            physical = ["".join(names[side[d]] for d in physical_order(t)) for side, t in zip(sides, tensors)]
+            recipe = EinsumRecipe(physical, [t.code for t in tensors], "".join(names[n] for n in output.split()),
+                                  getattr(translator, "env", None))
+            return tensor(recipe.code(), len(output.split())).but(static=recipe)
     arguments = [translator.as_plain(t) for t in tensors] + [translator.as_plain(pattern)]
     rank = _result_rank(_literal(pattern), None)
     return tensor(f"{translator.ctx.use('einops_einsum')}({translator.join_args(arguments, {})})", rank)

@@ -531,8 +531,13 @@ def translate_type(translator, call):
 
 
 def translate_einsum(translator, call):
+    """torch.einsum: operands held in another axis order (a pending transpose, channels-last) are read in place by
+    rewriting their subscripts; the result can be asked for in another order by its consumer (EinsumRecipe)."""
     args = call.all_args()
-    folded = _einsum_in_layouts(translator, args[0], args[1:])
+    operands = args[1:]
+    if len(operands) == 1 and operands[0].kind == "tuple" and operands[0].items:  # einsum(eq, [a, b])
+        operands = list(operands[0].items)
+    folded = _einsum_in_layouts(translator, args[0], operands)
     if folded is not None:
         return folded
     operands = [translator.as_plain(v) for v in args[1:]]

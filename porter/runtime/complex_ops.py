@@ -37,3 +37,56 @@ def outer(input, vec2):
         target = input.dtype if input.dtype.is_floating or input.dtype.is_complex else vec2.dtype
         input, vec2 = tf.cast(input, target), tf.cast(vec2, target)
     return input[:, None] * vec2[None, :]
+
+
+def _fft_over(transform, inverse, input, dims, norm):
+    """`transform` (tf.signal.fft/fft2d/ifft...) over `dims` of `input` (moved last and back), torch's `norm`."""
+    x = tf.convert_to_tensor(input)
+    if not x.dtype.is_complex:
+        x = tf.cast(x, tf.complex128 if x.dtype == tf.float64 else tf.complex64)
+    rank = len(x.shape)
+    dims = [d % rank for d in dims]
+    last = list(range(rank - len(dims), rank))
+    order = [d for d in range(rank) if d not in dims] + dims
+    moved = x if dims == last else tf.transpose(x, order)
+    out = transform(moved)
+    count = 1
+    for d in dims:
+        count *= x.shape[d]
+    mode = norm or "backward"
+    # tf's forward transforms do not scale and its inverse ones divide by n (torch's "backward")
+    factor = {"backward": 1.0, "ortho": count ** -0.5, "forward": 1.0 / count}[mode] if not inverse else \
+        {"backward": 1.0, "ortho": count ** 0.5, "forward": float(count)}[mode]
+    if factor != 1.0:
+        out = out * tf.cast(factor, out.dtype)
+    if dims == last:
+        return out
+    return tf.transpose(out, [order.index(d) for d in range(rank)])
+
+
+def fft(input, n=None, dim=-1, norm=None):
+    """torch.fft.fft (n: not supported)."""
+    if n is not None:
+        raise NotImplementedError("torch.fft.fft with n= (padding/trimming) is not ported")
+    return _fft_over(tf.signal.fft, False, input, [dim], norm)
+
+
+def ifft(input, n=None, dim=-1, norm=None):
+    """torch.fft.ifft (n: not supported)."""
+    if n is not None:
+        raise NotImplementedError("torch.fft.ifft with n= (padding/trimming) is not ported")
+    return _fft_over(tf.signal.ifft, True, input, [dim], norm)
+
+
+def fft2(input, s=None, dim=(-2, -1), norm=None):
+    """torch.fft.fft2 over two dims (s: not supported)."""
+    if s is not None:
+        raise NotImplementedError("torch.fft.fft2 with s= (padding/trimming) is not ported")
+    return _fft_over(tf.signal.fft2d, False, input, list(dim), norm)
+
+
+def ifft2(input, s=None, dim=(-2, -1), norm=None):
+    """torch.fft.ifft2 over two dims (s: not supported)."""
+    if s is not None:
+        raise NotImplementedError("torch.fft.ifft2 with s= (padding/trimming) is not ported")
+    return _fft_over(tf.signal.ifft2d, True, input, list(dim), norm)

@@ -1,0 +1,70 @@
+"""einops `rearrange` without moving data: a literal pattern that splits and merges axes and reorders them is run
+as a reshape, and the reorder is left pending (the result's layout records its physical order, see
+`porter/ir/values.py` permuted layouts), for the consumer that can read it in place: an einsum or matmul (heads
+split as `b n (h d) -> b h n d` feed attention scores with no Transpose), or an einsum producer re-emitted in
+the order the pattern wants (`b h n d -> b n (h d)` after `attn @ v`). Patterns this cannot express (anonymous
+axes, `...`, a merge of axes the data does not hold next to each other) return None: the caller's plain path."""
+
+import re
+
+from porter.ir.values import EinsumRecipe, permuted_layout, physical_order, tensor
+
+_GROUP = re.compile(r"\(([^)]*)\)|(\S+)")
+
+
+def _groups(side):
+    """Names of each group of one pattern side (`b n (h d)` -> [[b], [n], [h, d]]), or None for `...`, numbers,
+    `()` or `1`."""
+    groups = []
+    for parenthesised, bare in _GROUP.findall(side):
+        names = parenthesised.split() if parenthesised or not bare else [bare]
+        if not names or any(not n.isidentifier() for n in names):
+            return None
+        groups.append(names)
+    return groups
+
+
+def pending_rearrange(translator, value, pattern, arguments_code):
+    """(code, result Value) of `einops.rearrange(value, pattern, ...)` with no Transpose, or None.
+
+    `arguments_code`: the axis-length keywords as code (`, h=self.heads`)."""
+    if not isinstance(pattern, str) or pattern.count("->") != 1 or "..." in pattern or not value.is_tensor or \
+            value.layout not in ("source",) and not value.layout.startswith("permuted:"):
+        return None
+    left_text, right_text = pattern.split("->")
+    left, right = _groups(left_text), _groups(right_text)
+    if left is None or right is None:
+        return None
+    names = [n for g in left for n in g]
+    if sorted(names) != sorted(n for g in right for n in g) or len(set(names)) != len(names):
+        return None
+    rank = value.rank if value.rank is not None else len(left)
+    if rank != len(left):
+        return None
+    order = physical_order(value.but(rank=rank))
+    runtime = translator.ctx.use("einops_rearrange")
+    recipe = value.static if isinstance(value.static, EinsumRecipe) and value.static.still_valid() else None
+    if recipe is not None and all(len(g) == 1 for g in left):
+        # the einsum writes its output in the order the right side reads its axes: one reshape after it
+        letters = {left[d][0]: recipe.output[order.index(d)] for d in range(rank)}
+        wanted = [n for g in right for n in g]
+        source = recipe.code("".join(letters[n] for n in wanted))
+        physical = f"{' '.join(wanted)} -> {' '.join(_side(g) for g in right)}"
+        return f"{runtime}({source}, {physical!r}{arguments_code})", tensor("", len(right))
+    physical_left = [left[d] for d in order]
+    elementary = [n for g in physical_left for n in g]
+    placed = sorted(range(len(right)), key=lambda i: elementary.index(right[i][0]))
+    if [n for i in placed for n in right[i]] != elementary:
+        return None  # a merge of axes the data does not hold side by side: a real transpose
+    physical = f"{' '.join(_side(g) for g in physical_left)} -> {' '.join(_side(right[i]) for i in placed)}"
+    code = f"{runtime}({value.code}, {physical!r}{arguments_code})"
+    result = tensor("", len(right))
+    if len(right) > 2 and placed == [0] + list(range(2, len(right))) + [1]:
+        result = tensor("", len(right), "channels_last")  # `b (h w) c -> b c h w`: an image, held channels-last
+    elif placed != list(range(len(right))):
+        result = result.but(layout=permuted_layout(placed))
+    return code, result
+
+
+def _side(group):
+    return group[0] if len(group) == 1 else f"({' '.join(group)})"
