@@ -347,8 +347,12 @@ class ExpressionTranslator(CallTranslator):
 
                 return einsum_matmul(self, left, right)
             left, right = to_layout(self.ctx, left, "source"), to_layout(self.ctx, right, "source")
-            rank = max(left.rank or 0, right.rank or 0) or None
-            return tensor(f"{self.wrap(left.code)} @ {self.wrap(right.code)}", rank)
+            if left.rank is not None and right.rank is not None and min(left.rank, right.rank) >= 2:
+                return tensor(f"{self.wrap(left.code)} @ {self.wrap(right.code)}", max(left.rank, right.rank))
+            # a vector operand (`x @ w` with w of shape (d,)): torch.matmul's promotion, which tf.matmul lacks
+            ranks = [r for r in (left.rank, right.rank) if r is not None]
+            rank = (max(ranks) - 1 if min(ranks) == 1 else max(ranks)) if len(ranks) == 2 else None
+            return tensor(f"{self.ctx.use('matmul')}({left.code}, {right.code})", rank)
         left, right = self.promote_int(left, right, operator), self.promote_int(right, left, operator)
         (left, right), layout, rank = unify(self.ctx, [left, right])
         return tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout)

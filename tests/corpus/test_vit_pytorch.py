@@ -28,6 +28,7 @@ IMAGE = (2, 3, 32, 32)
 CASES = {
     "vit": ("ViT", VIT, IMAGE, 1),
     "simple_vit": ("SimpleViT", VIT, IMAGE, 1),
+    "simple_vit_with_hyper_connections": ("SimpleViT", dict(VIT, num_residual_streams=2), IMAGE, 1),
     "cait": ("CaiT", dict(VIT, cls_depth=1), IMAGE, 1),
     "deepvit": ("DeepViT", VIT, IMAGE, 9),
     "cross_vit": ("CrossViT", dict(image_size=32, num_classes=10, sm_dim=16, lg_dim=32, sm_patch_size=8,
