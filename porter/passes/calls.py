@@ -548,9 +548,11 @@ class CallTranslator:
             if ref.ordered and self.sequential_code is not None and current.is_tensor:
                 if element.kind == "rule":
                     channels = channels_after_rule(element.rule, f"{self.sequential_code}[{index}]", current)
-                elif element.kind == "class" and after.is_tensor:
+                elif element.kind == "class" and after is not None and after.is_tensor:
                     channels = rebase(after.channels, f"{self.sequential_code}[{index}]")
             current = after if layout != "any" else current
+            if current is None:
+                return None  # a child whose output porter cannot tell: the call goes through call_module
             if current.is_tensor:
                 current = current.but(channels=channels if current.channels_last else None)
         return current
@@ -563,6 +565,8 @@ class CallTranslator:
         time."""
         lead = ModuleRef("sequential", elements=ref.elements[:ref.lead], ordered=True)
         start = self.simulate_in_order(lead, value) if ref.lead else value
+        if start is None:
+            return None
         states, frontier = [start], [start]
         for _ in range(4):
             reached = []
@@ -570,6 +574,8 @@ class CallTranslator:
                 for element in ref.elements[ref.lead:]:
                     layout, after = self.element_layouts(element, state)
                     out = after if layout != "any" else state
+                    if out is None:
+                        return None  # a child whose output porter cannot tell: the call goes through call_module
                     out = out.but(channels=None) if out.is_tensor else out
                     if not any(_same_state(out, known) for known in states + reached):
                         reached.append(out)

@@ -653,10 +653,9 @@ class BodyTranslator(ExpressionTranslator):
         return template.with_code(code) if template is not None else python(code)
 
     def _plain_item(self, value):
-        if value.kind == "starred":
-            inner = self.as_plain(value.but(code=value.code[1:], kind="tuple"))
-            return inner.but(code="*" + inner.code, kind="starred")
-        return self.as_plain(value) if value.is_tensor or value.kind == "tuple" else value
+        """Tensors in torch's layout; lists and unpacked lists as they are (their items keep their layouts, which
+        the function's body is translated for)."""
+        return self.as_plain(value) if value.is_tensor else value
 
     def translate_local_function(self, nested, args, kwargs):
         statement = nested.statement
