@@ -186,6 +186,7 @@ def test_recurrent_training_dropout(kind):
         _check(reference(torch.from_numpy(x)), ported(x))  # training=None: inference, no dropout
     # dropout=0.5: random in training (also under XLA), identity in inference
     _, runtime_class, extra = KINDS[kind]
+    keras.utils.set_random_seed(3)  # initial weights under which a relu RNN's output is not all zeros (was flaky)
     layer = runtime_class(3, 4, num_layers=2, dropout=0.5, **extra)
     train = tf.function(lambda x: layer(x, training=True)[0], jit_compile=kind == "gru")
     first, second, inference = train(x).numpy(), train(x).numpy(), layer(x)[0].numpy()
