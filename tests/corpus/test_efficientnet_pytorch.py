@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from porter.verify.harness import count_transposes
-from tests.corpus.test_torchvision import import_by_path, perturbed
+from tests.corpus.test_torchvision import assert_port_matches, import_by_path, perturbed
 
 SPEC = importlib.util.find_spec("efficientnet_pytorch")
 pytestmark = pytest.mark.skipif(SPEC is None, reason="efficientnet_pytorch 0.7.1 is not installed (scripts/setup.sh "
@@ -56,19 +56,7 @@ def ported(tmp_path_factory):
 
 @pytest.mark.parametrize("kind", sorted(SOURCES))
 def test_efficientnet_matches_torch(kind, ported):
-    import tensorflow as tf
-    import torch
-
-    torch_model, keras_model, x = ported(kind)
-    with torch.no_grad():
-        expected = torch_model(torch.from_numpy(x)).numpy()
-    scale = float(np.abs(expected).max())
-    eager = np.asarray(keras_model(x, training=False))
-    compiled = tf.function(lambda t: keras_model(t, training=False), jit_compile=True)
-    xla = np.asarray(compiled(tf.constant(x)))
-    for got in (eager, xla):
-        assert got.shape == expected.shape and np.isfinite(got).all()
-        assert float(np.abs(got - expected).max()) <= 1e-4 * scale
+    assert_port_matches(*ported(kind))
 
 
 def test_efficientnet_trains_with_drop_connect(ported):

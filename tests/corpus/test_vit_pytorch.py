@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from porter.verify.harness import count_transposes
+from tests.corpus.test_torchvision import perturbed
 from tests.corpus.torchvision_support import import_torchvision
 
 import_torchvision()  # vit_pytorch's package imports torchvision (its compiled ops need schemas on CPU torch)
@@ -68,19 +69,6 @@ CASES = {
 
 # stem -> why it still fails (strict xfail: fixing it turns the test red until the entry is removed)
 FAILING = {}
-
-
-def perturbed(model):
-    """`model` with every float parameter and buffer moved off its initial value (running variances positive)."""
-    import torch
-
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for name, value in model.state_dict().items():
-            if value.dtype.is_floating_point:
-                noise = 0.1 * torch.randn(value.shape, generator=generator)
-                value.copy_(value.abs() + 0.5 if "running_var" in name else value + noise)
-    return model.eval()
 
 
 @pytest.fixture(scope="module")
