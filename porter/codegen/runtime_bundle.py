@@ -14,7 +14,7 @@ import symtable
 from porter.runtime import global_references, runtime_index
 
 STDLIB_MODULES = {"math", "sys", "contextlib", "collections", "functools", "itertools", "numbers", "typing", "copy",
-                  "warnings", "dataclasses", "re", "random"}
+                  "warnings", "dataclasses", "re", "random", "inspect"}
 # Runtime functions every model module offers by name: callers load weights and walk state through the module.
 PUBLIC_NAMES = ("collect_state", "load_state_dict")
 

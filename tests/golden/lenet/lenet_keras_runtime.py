@@ -4,6 +4,7 @@ Copied from porter/runtime: the layers and functions lenet_keras.py uses and wha
 lenet_keras.py loads this file by path. Imports only TensorFlow, Keras, NumPy and the standard library.
 """
 
+import inspect
 import itertools
 import keras
 import re
@@ -133,21 +134,34 @@ def flatten_permutation(channels):
     return to_keras
 
 
+_VARARGS = {}  # function -> (its signature without self, names of its *args/**kwargs parameters)
+
+
+def _varargs_signature(call):
+    """`call`'s signature and its variadic parameter names, worked out once per function (it runs on every call)."""
+    function = getattr(call, "__func__", call)
+    found = _VARARGS.get(function)
+    if found is None:
+        signature = inspect.signature(call)
+        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        names = tuple(p.name for p in signature.parameters.values() if p.kind in variadic)
+        found = _VARARGS[function] = (signature, names)
+    return found
+
+
 def _mixes_tensors_in_varargs(call, args, kwargs):
     """True when `call`'s *args or **kwargs would receive tensors and plain values together."""
-    import inspect
-
+    signature, variadic = _varargs_signature(call)
+    if not variadic:
+        return False
     try:
-        bound = inspect.signature(call).bind(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
     except TypeError:
         return False
-    for parameter in inspect.signature(call).parameters.values():
-        if (
-            parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
-            or parameter.name not in bound.arguments
-        ):
+    for name in variadic:
+        if name not in bound.arguments:
             continue
-        values = bound.arguments[parameter.name]
+        values = bound.arguments[name]
         values = list(values.values()) if isinstance(values, dict) else list(values)
         flat = [v for value in values for v in tf.nest.flatten(value)]
         tensors = [tf.is_tensor(v) or isinstance(v, keras.Variable) for v in flat]
