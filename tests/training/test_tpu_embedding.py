@@ -1,7 +1,9 @@
 """Large and sparse embedding tables and the TPU embedding API (train_support's tpu-embedding section), up to the
 TPU boundary: which tables go to the API and which stay dense Keras tables (and why), the feature config, the
-optimizer mapping from torch's, and lookups through TPUEmbeddingForServing (the host-side layer built from the
-same config) checked against the real torch layers. Enqueue, dequeue and apply_gradients need a TPU.
+optimizer mapping from torch's, lookups through TPUEmbeddingForServing (the host-side layer built from the same
+config) checked against the real torch layers, and the substitution the training step makes: the model fed the
+API's activations gives the dense model's outputs, and the activations' gradients, carried back through the
+serving layer's lookup, are the dense tables' gradients. Enqueue, dequeue and apply_gradients need a TPU.
 """
 
 import numpy as np
@@ -11,7 +13,7 @@ import torch
 
 from porter.training import train_support as support
 from tests.rules.op_ports import port
-from tests.training.helpers import FIXTURES, convert_source, load_module
+from tests.training.helpers import FIXTURES, convert_source
 
 SOURCE = '''
 import torch
@@ -28,13 +30,14 @@ class Tables(nn.Module):
         self.bag_sum = nn.EmbeddingBag(300, 8, mode="sum")
         self.bag_max = nn.EmbeddingBag(30, 8, mode="max")
         self.padded = nn.Embedding(20001, 4, padding_idx=0)
+        self.bag_padded = nn.EmbeddingBag(300, 8, mode="mean", padding_idx=2)
 
     def forward(self, ids):
         parts = [self.words(ids).sum(1), self.tags(ids).sum(1), self.small(ids).sum(1), self.bag(ids),
-                 self.bag_sum(ids), self.bag_max(ids), self.padded(ids).sum(1)]
+                 self.bag_sum(ids), self.bag_max(ids), self.padded(ids).sum(1), self.bag_padded(ids)]
         return torch.cat(parts, dim=1)
 '''
-TPU_TABLES = ["words", "tags", "bag", "bag_sum"]
+TPU_TABLES = ["words", "tags", "bag", "bag_sum", "padded", "bag_padded"]
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +48,10 @@ def pair(tmp_path_factory):
 def test_sparse_bag_and_large_tables_go_to_the_tpu_embedding_api(pair):
     tables, dense = support.tpu_embedding_tables(pair.keras_model)
     assert [t.name for t in tables] == TPU_TABLES
-    assert [t.combiner for t in tables] == [None, None, "mean", "sum"]
+    assert [t.combiner for t in tables] == [None, None, "mean", "sum", None, "mean"]
     reasons = dict(dense)
-    assert set(reasons) == {"bag_max.weight", "padded.weight"}  # `small` is neither sparse nor large: plain Keras
-    assert "mode='max'" in reasons["bag_max.weight"] and "padding_idx" in reasons["padded.weight"]
+    assert set(reasons) == {"bag_max.weight"}  # `small` is neither sparse nor large: plain Keras
+    assert "mode='max'" in reasons["bag_max.weight"]
 
 
 def test_serving_lookups_match_torch(pair):
@@ -61,7 +64,7 @@ def test_serving_lookups_match_torch(pair):
     serving = tf.tpu.experimental.embedding.TPUEmbeddingForServing(config, optimizer)
     serving.build()
     support.load_table_weights(serving, tables, config)
-    ids = np.random.default_rng(0).integers(0, 30, size=(5, 6)).astype(np.int64)
+    ids = _ids()
     features = support.tpu_embedding_features(tables, {t.name: ids for t in tables})
     activations = serving.embedding_lookup(features)
     for name in TPU_TABLES:
@@ -70,6 +73,76 @@ def test_serving_lookups_match_torch(pair):
         actual = np.asarray(activations[name])
         assert actual.shape == expected.shape, name
         np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6, err_msg=name)
+        # what HostTableEmbedding's dequeue gives, from the model's own rows
+        table = next(t for t in tables if t.name == name)
+        host = support.host_lookup(table, table.layer.weight, features[name]).numpy()
+        np.testing.assert_allclose(host, actual, rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+def _ids():
+    ids = np.random.default_rng(0).integers(0, 30, size=(5, 6)).astype(np.int64)
+    ids[:, 0], ids[1] = 0, 2  # padding of `padded` in every row; a bag of `bag_padded` with nothing but padding
+    return ids
+
+
+def _serving(tables):
+    config = support.tpu_feature_config(tables)
+    serving = tf.tpu.experimental.embedding.TPUEmbeddingForServing(config, tf.tpu.experimental.embedding.SGD(0.1))
+    serving.build()
+    support.load_table_weights(serving, tables, config)
+    return serving, config
+
+
+def test_model_fed_the_apis_activations_matches_the_dense_model_and_its_gradients(pair):
+    """The step's substitution up to the TPU boundary: ids captured from the model's own lookups, looked up by
+    TPUEmbeddingForServing, fed back in place of the tables. Same outputs as the dense model (and torch); the loss'
+    gradient w.r.t. the activations, carried back through the serving lookup (the API's backward: a scatter-add
+    through the combiner, padding left out), equals each dense table's gradient."""
+    model = pair.keras_model
+    tables, _ = support.tpu_embedding_tables(model)
+    ids = _ids()
+    captured = support.lookup_ids(model, tables, (ids,))
+    assert sorted(captured) == sorted(TPU_TABLES)
+    for name in TPU_TABLES:
+        np.testing.assert_array_equal(np.asarray(captured[name]), ids, err_msg=name)
+    serving, config = _serving(tables)
+    upstream = tf.constant(np.random.default_rng(1).standard_normal((5, 4 + 8 + 8 + 8 + 8 + 8 + 4 + 8)), tf.float32)
+    with tf.GradientTape() as tape:
+        activations = serving.embedding_lookup(support.tpu_embedding_features(tables, captured))
+        with support.FedLookups(tables, activations):
+            fed = model(ids)
+        loss = tf.reduce_sum(fed * upstream)
+    fed_gradients = tape.gradient(loss, [serving.embedding_tables[config[t.name].table] for t in tables])
+    with tf.GradientTape() as tape:
+        dense = model(ids)
+        loss = tf.reduce_sum(dense * upstream)
+    dense_gradients = tape.gradient(loss, [t.layer.weight for t in tables])
+    np.testing.assert_allclose(fed.numpy(), dense.numpy(), rtol=1e-6, atol=1e-6)
+    with torch.no_grad():
+        np.testing.assert_allclose(fed.numpy(), pair.torch_model(torch.from_numpy(ids)).numpy(), rtol=1e-5,
+                                   atol=1e-5)
+    for table, from_api, expected in zip(tables, fed_gradients, dense_gradients):
+        expected = tf.convert_to_tensor(expected).numpy()
+        np.testing.assert_allclose(tf.convert_to_tensor(from_api).numpy(), expected, rtol=1e-6, atol=1e-6,
+                                   err_msg=table.name)
+        if table.layer.padding_idx is not None:
+            assert not np.any(expected[table.layer.padding_idx]), table.name
+
+
+def test_on_a_tpu_an_embeddings_ids_get_the_axis_the_api_reduces(pair):
+    tables, _ = support.tpu_embedding_tables(pair.keras_model)
+    features = support.tpu_embedding_features(tables, {t.name: _ids() for t in tables}, on_tpu=True)
+    assert features["words"].shape == (5, 6, 1)  # one row per id: the TPU returns (5, 6, dim)
+    assert isinstance(features["bag"], tf.RaggedTensor) and features["bag"].shape[0] == 5
+    assert features["bag_padded"].row_lengths().numpy()[1] == 0  # padding ids leave the bag
+
+
+def test_a_table_read_outside_its_lookups_is_refused(pair):
+    tables, _ = support.tpu_embedding_tables(pair.keras_model)
+    words = next(t for t in tables if t.name == "words")
+    lookups = support.FedLookups([words], {"words": tf.zeros((1, 6, 4))})
+    with pytest.raises(ValueError, match="outside its lookups"):
+        lookups.check_unread([words.layer.weight], [tf.ones((20001, 4))])
 
 
 def test_torch_optimizers_map_to_tpu_embedding_optimizers():
@@ -105,24 +178,6 @@ def test_off_tpu_there_is_no_tpu_embedding_class():
 def test_torch_adagrad_default_accumulator_becomes_positive():
     adagrad, _ = support.tpu_embedding_optimizer(support.Adagrad(learning_rate=0.01))
     assert adagrad.initial_accumulator_value == pytest.approx(1e-20)
-
-
-@pytest.fixture(scope="module")
-def recommender(tmp_path_factory):
-    out = tmp_path_factory.mktemp("recommender") / "out"
-    convert_source(FIXTURES / "recommender.py", out)
-    return load_module(out / "train_tpu.py")
-
-
-def test_training_script_of_a_model_with_bags_says_where_its_tables_go(recommender):
-    """The generated train_tpu.py carries the section and, on a TPU, prints the plan; off TPU the plan says the
-    tables stay dense Keras tables."""
-    model = recommender.build_model()
-    tables, dense = recommender.support.tpu_embedding_tables(model)
-    assert [t.name for t in tables] == ["embeddings.0", "embeddings.1", "embeddings.2"] and not dense
-    lines = recommender.tpu_embedding_plan(tf.distribute.get_strategy(), model, recommender.build_optimizer(model))
-    assert lines == [("embeddings.0, embeddings.1, embeddings.2: this TPU has no embedding accelerator; dense Keras "
-                      "tables")]
 
 
 def test_models_without_embeddings_carry_no_embedding_code(tmp_path):

@@ -342,13 +342,23 @@ def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
 
     A table goes to the TPU embedding API when torch marks it sparse (nn.Embedding(sparse=True)), when it is an
     nn.EmbeddingBag, or when it has more than `large_rows` rows; what the API cannot reproduce keeps it dense
-    (replicated, its gradient all-reduced): padding_idx (torch keeps that row's gradient at zero),
-    scale_grad_by_freq, EmbeddingBag(mode="max"), a frozen table.
+    (replicated, its gradient all-reduced): scale_grad_by_freq, EmbeddingBag(mode="max"), a frozen table, a weight
+    tied to another parameter (the API would update only the lookups' share of its gradient). padding_idx is
+    kept: an Embedding's fed lookups pass no gradient at padding positions, and a bag's padding ids are left out of
+    the ids the step enqueues (torch leaves them out of the sum and of the mean's count).
     """
     names = {id(variable): name for name, variable in model.named_parameters()}
+    keys = {}
+    for entry in model.torch_state(""):
+        keys[id(entry.variable)] = keys.get(id(entry.variable), 0) + 1
     tables, dense = [], []
     for layer in model.modules():
-        if not (hasattr(layer, "num_embeddings") and hasattr(layer, "embedding_dim") and hasattr(layer, "weight")):
+        if not (
+            hasattr(layer, "num_embeddings")
+            and hasattr(layer, "embedding_dim")
+            and hasattr(layer, "weight")
+            and hasattr(layer, "lookup_feed")
+        ):
             continue
         is_bag = hasattr(layer, "mode")
         if not (getattr(layer, "sparse", False) or is_bag or layer.num_embeddings > large_rows):
@@ -357,8 +367,8 @@ def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
         reason = None
         if name is None:
             reason = "frozen (not trained)"
-        elif layer.padding_idx is not None:
-            reason = "padding_idx: torch keeps that row's gradient at zero, the TPU embedding API does not"
+        elif keys.get(id(layer.weight), 0) > 1:
+            reason = "its weight is tied to another parameter"
         elif layer.scale_grad_by_freq:
             reason = "scale_grad_by_freq has no TPU embedding counterpart"
         elif is_bag and layer.mode not in ("sum", "mean"):
@@ -451,14 +461,137 @@ def tpu_embedding_class(strategy):
     return None
 
 
-def tpu_embedding_features(tables, ids):
-    """{torch name: feature} from each table's ids as the model passes them: a bag's fixed-length rows (N, bag)
-    as a RaggedTensor (so that the API combines them), an Embedding's ids (N, ...) as they are."""
+def tpu_embedding_features(tables, ids, on_tpu=False):
+    """{torch name: feature} from each table's ids as the model passes them (`lookup_ids`).
+
+    A bag's ids become a RaggedTensor, one row per bag, so that the API combines them by torch's mode; its padding
+    ids are left out (torch leaves them out of the sum and of the mean's count; an empty bag gives zeros in both).
+    An Embedding's ids stay as they are; on a TPU (`on_tpu`) ids of rank 2 and above get a trailing axis of 1,
+    which the API reduces (one row per id), where TPUEmbeddingForServing looks up every id as it is.
+    """
     features = {}
     for table in tables:
-        value = tf.convert_to_tensor(ids[table.name])
-        features[table.name] = tf.RaggedTensor.from_tensor(value) if table.combiner else value
+        value = ids[table.name]
+        if not isinstance(value, tf.RaggedTensor):
+            value = tf.convert_to_tensor(value)
+        padding_idx = table.layer.padding_idx
+        if table.combiner:
+            if not isinstance(value, tf.RaggedTensor):
+                value = tf.RaggedTensor.from_tensor(value)
+            if padding_idx is not None:
+                value = tf.ragged.boolean_mask(value, tf.not_equal(value, tf.cast(padding_idx, value.dtype)))
+        elif on_tpu and len(value.shape) > 1:
+            value = tf.expand_dims(value, -1)
+        features[table.name] = value
     return features
+
+
+class CapturedLookups:
+    """`with CapturedLookups(tables) as ids:` the model called inside records, per table, the ids its own code
+    looks up ({torch name: ids}, filled on exit) and reads none of the tables; see lookup_ids."""
+
+    def __init__(self, tables):
+        self.tables, self.ids = tables, {}
+
+    def __enter__(self):
+        for table in self.tables:
+            table.layer.lookup_feed.mode, table.layer.lookup_feed.calls = "capture", []
+        return self.ids
+
+    def __exit__(self, *exc_info):
+        for table in self.tables:
+            feed = table.layer.lookup_feed
+            calls, feed.mode, feed.calls = feed.calls, None, []
+            if exc_info[0] is None and len(calls) != 1:
+                raise ValueError(
+                    f"{table.name} is looked up {len(calls)} times per forward; the TPU embedding "
+                    "path feeds one lookup per table: keep it dense (support.LARGE_TABLE_ROWS)"
+                )
+            if calls:
+                self.ids[table.name] = calls[0]
+
+
+class FedLookups:
+    """`with FedLookups(tables, activations):` the model called inside takes each table's lookup from
+    `activations` ({torch name: (batch..., dim) float32}, what the TPU embedding API dequeued) instead of reading
+    its own weight; everything else runs as usual. The loss' gradient w.r.t. `activations` is the tables' gradient
+    as the API's apply_gradients takes it."""
+
+    def __init__(self, tables, activations):
+        self.tables, self.activations = tables, activations
+
+    def __enter__(self):
+        for table in self.tables:
+            table.layer.lookup_feed.mode = "feed"
+            table.layer.lookup_feed.activations = [self.activations[table.name]]
+        return self
+
+    def __exit__(self, *exc_info):
+        for table in self.tables:
+            feed = table.layer.lookup_feed
+            unused, feed.mode, feed.activations = feed.activations, None, []
+            if exc_info[0] is None and unused:
+                raise ValueError(f"{table.name}: the model did not look up the activations fed for it")
+
+    def check_unread(self, variables, gradients):
+        """Raise when the loss reaches a fed table's own weight (gradients: one per variable, None where the loss
+        does not reach it): the model reads it outside its lookups (a tied output layer), which the TPU embedding
+        API would never see."""
+        fed = {id(table.layer.weight): table.name for table in self.tables}
+        read = [fed[id(v)] for v, g in zip(variables, gradients) if g is not None and id(v) in fed]
+        if read:
+            raise ValueError(f"{', '.join(read)}: the model reads the table outside its lookups; keep it dense")
+
+
+def lookup_ids(model, tables, inputs):
+    """{torch name: ids} that `model` looks up in each table for `inputs` (a tuple of model inputs): a capture
+    run, in which the tables return zeros unread and the traced graph drops what the ids do not need. The ids must
+    not depend on the model's float computations (a lookup of an argmax): those tables stay dense."""
+    with CapturedLookups(tables) as ids:
+        model(*inputs, training=False)
+    return ids
+
+
+def host_lookup(table, weight, feature):
+    """What the TPU embedding API returns for `feature` (tpu_embedding_features, on_tpu=False) of `table` with the
+    rows `weight`: one row per id, or each bag's rows combined by its mode (an empty bag: zeros). The CPU
+    counterpart of dequeue, checked against TPUEmbeddingForServing.embedding_lookup."""
+    rows = tf.gather(tf.convert_to_tensor(weight), feature)
+    if not table.combiner:
+        return rows
+    total = tf.reduce_sum(rows, axis=1)
+    if table.combiner == "sum":
+        return total
+    count = tf.cast(tf.expand_dims(feature.row_lengths(), -1), total.dtype)
+    return total / tf.maximum(count, 1.0)
+
+
+class HostTableEmbedding:
+    """A CPU stand-in for TPUEmbedding with its enqueue / dequeue / apply_gradients protocol, serving `tables`
+    from the model's own weights: dequeue looks the enqueued ids up as the API does (host_lookup), apply_gradients
+    carries the activations' gradients back to the rows (scatter-add through the combiner, the API's backward) and
+    steps them with `optimizer`, a torch-rule optimizer of the tables' own (the API's tables have their own slots
+    and step count). It runs the training step's substitution on a host; the TPU's own optimizer kernels (the
+    mapping of tpu_embedding_optimizer) are what only a TPU runs."""
+
+    def __init__(self, tables, optimizer):
+        self.tables, self.optimizer, self.features = tables, optimizer, None
+        self.variables = [table.layer.weight for table in tables]
+        optimizer.build(self.variables)
+
+    def enqueue(self, features, training=True):
+        self.features = features
+
+    def dequeue(self):
+        return {table.name: host_lookup(table, table.layer.weight, self.features[table.name]) for table in self.tables}
+
+    def apply_gradients(self, gradients):
+        with tf.GradientTape() as tape:
+            activations = self.dequeue()
+        targets = [activations[table.name] for table in self.tables]
+        output_gradients = [gradients[table.name] for table in self.tables]
+        table_gradients = tape.gradient(targets, self.variables, output_gradients=output_gradients)
+        self.optimizer.apply([tf.convert_to_tensor(g) for g in table_gradients], self.variables)
 
 
 def load_table_weights(embedding, tables, feature_config):
@@ -467,6 +600,14 @@ def load_table_weights(embedding, tables, feature_config):
     variables = embedding.embedding_tables
     for table in tables:
         variables[feature_config[table.name].table].assign(tf.cast(table.layer.weight, tf.float32))
+
+
+def load_model_tables(model_tables, embedding, feature_config):
+    """Copy each table's rows from `embedding` (TPUEmbeddingForServing, restored on a host from a checkpoint of
+    the TPU run) into the model's layers: the model's own copies are stale after training on a TPU."""
+    variables = embedding.embedding_tables
+    for table in model_tables:
+        table.layer.weight.assign(tf.cast(variables[feature_config[table.name].table], table.layer.weight.dtype))
 
 
 def restore_checkpoint(checkpoint, path, directory, options=None):
