@@ -137,6 +137,31 @@ def test_on_a_tpu_an_embeddings_ids_get_the_axis_the_api_reduces(pair):
     assert features["bag_padded"].row_lengths().numpy()[1] == 0  # padding ids leave the bag
 
 
+READ_BY_HAND = '''
+import torch
+import torch.nn as nn
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(20001, 8)
+        self.other = nn.Embedding(20001, 8)
+
+    def forward(self, ids):
+        return (self.emb(ids) + self.other(ids)) @ self.emb.weight.t()
+'''
+
+
+def test_a_table_the_model_also_reads_by_hand_stays_dense(tmp_path):
+    """A trial forward with the lookups fed finds the weight that still gets a gradient (an output layer built
+    from the table by hand); the training script keeps it dense (tpu_embedding_plan)."""
+    model = port(tmp_path, READ_BY_HAND, input_specs=("3:int64:0:20001",)).keras_model
+    tables, _ = support.tpu_embedding_tables(model)
+    assert [t.name for t in tables] == ["emb", "other"]
+    assert support.tables_read_elsewhere(model, tables, (np.array([[1, 5, 7]]),)) == ["emb"]
+
+
 def test_a_table_read_outside_its_lookups_is_refused(pair):
     tables, _ = support.tpu_embedding_tables(pair.keras_model)
     words = next(t for t in tables if t.name == "words")

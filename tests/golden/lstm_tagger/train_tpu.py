@@ -27,6 +27,12 @@ Each feature is stored flat (float_list for floats, int64_list for integers and 
 Importable: build_model(), build_optimizer(), build_loss(), make_dataset(), resolve_strategy() and
 train_step(model, optimizer, loss_fn, x, y, training=True) (= compute_gradients, then apply_gradients) are what
 main() uses. The step is XLA-compiled on every strategy (--jit off to debug).
+
+Embedding tables: on a TPU with an embedding accelerator the sparse, bag and large tables train through the TPU
+embedding API (tpu_embedding_plan says which and why not; with_lookup_ids, embedding_train_step), the rest of the
+model as usual; elsewhere every table is a dense Keras table. porter checked the substitution on CPUs with
+support.HostTableEmbedding against the dense step and torch; the API itself (enqueue, dequeue, its optimizer
+kernels, its sharding) runs only on a TPU.
 """
 
 import argparse
@@ -550,10 +556,12 @@ def make_train_function(strategy, model, optimizer, loss_fn, jit_compile, embedd
 # --- large / sparse embedding tables: the TPU embedding API ---
 
 
-def tpu_embedding_plan(strategy, model, optimizer):
-    """(setup, lines): setup is (tables, feature config, TPU embedding class, its optimizer) when this run serves
-    tables through the TPU embedding API (sparse, bag, or above support.LARGE_TABLE_ROWS rows), else None; the
-    lines say which tables go where and why the others stay dense Keras tables (replicated, gradients all-reduced).
+def tpu_embedding_plan(strategy, model, optimizer, host_model=None, sample=None):
+    """(setup, lines): setup is (tables, host tables, feature config, TPU embedding class, its optimizer) when this
+    run serves tables through the TPU embedding API (sparse, bag, or above support.LARGE_TABLE_ROWS rows), else
+    None; the lines say which tables go where and why the others stay dense Keras tables (replicated, gradients
+    all-reduced). `host_model` (a copy on the host) with `sample` inputs: a trial forward there keeps dense the
+    tables the model also reads outside their lookups; its tables are the ones the input pipeline captures ids from.
     """
     tables, dense = support.tpu_embedding_tables(model)
     lines = [f"{name}: dense Keras table ({why})" for name, why in dense]
@@ -568,8 +576,16 @@ def tpu_embedding_plan(strategy, model, optimizer):
     if mapped is None:
         lines.append(f"{names}: would use {api.__name__}, but {why_not}; dense Keras tables")
         return None, lines
-    lines.append(f"{names}: {api.__name__} with {type(mapped).__name__}")
-    return (tables, support.tpu_feature_config(tables), api, mapped), lines
+    host_tables = support.tpu_embedding_tables(host_model)[0] if host_model is not None else []
+    if sample:
+        elsewhere = support.tables_read_elsewhere(host_model, host_tables, sample)
+        lines += [f"{name}: dense Keras table (the model reads it outside its lookups)" for name in elsewhere]
+        tables = [t for t in tables if t.name not in elsewhere]
+        host_tables = [t for t in host_tables if t.name not in elsewhere]
+    if not tables:
+        return None, lines
+    lines.append(f"{', '.join(t.name for t in tables)}: {api.__name__} with {type(mapped).__name__}")
+    return (tables, host_tables, support.tpu_feature_config(tables), api, mapped), lines
 
 
 def with_lookup_ids(dataset, host_model, tables, on_tpu=True):
@@ -862,16 +878,15 @@ def main(argv=None):
             loss_fn = build_loss()
         embedding, tables, setup = None, (), None
         if is_tpu(strategy):
-            setup, lines = tpu_embedding_plan(strategy, model, optimizer)
+            with tf.device("/CPU:0"):  # the ids come from capture runs of a host copy, in the input pipeline
+                host_model = build_model()
+                setup, lines = tpu_embedding_plan(strategy, model, optimizer, host_model, sample)
             for line in lines:
                 print(f"train_tpu.py: embeddings: {line}", flush=True)
         if setup is not None:
-            tables, feature_config, api, embedding_optimizer = setup
+            tables, host_tables, feature_config, api, embedding_optimizer = setup
             with strategy.scope():
                 embedding = api(feature_config, embedding_optimizer)
-            with tf.device("/CPU:0"):  # the ids come from a capture run of a host copy, in the input pipeline
-                host_model = build_model()
-                host_tables = [t for t in support.tpu_embedding_tables(host_model)[0] if t.name in feature_config]
             iterator = iter(
                 strategy.distribute_datasets_from_function(
                     lambda context: with_lookup_ids(

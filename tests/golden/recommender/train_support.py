@@ -500,6 +500,20 @@ def lookup_ids(model, tables, inputs):
     return ids
 
 
+def tables_read_elsewhere(model, tables, inputs):
+    """Names of `tables` whose weight `model` also reads outside its lookups (an output layer that uses the table
+    by hand, `h @ emb.weight.T`): a fed trial forward on `inputs` in which such a weight still gets a gradient.
+    Those tables stay dense: the TPU embedding API would see only the lookups' share of their gradient."""
+    features = tpu_embedding_features(tables, lookup_ids(model, tables, inputs))
+    activations = {t.name: host_lookup(t, t.layer.weight, features[t.name]) for t in tables}
+    with tf.GradientTape() as tape:
+        with FedLookups(tables, activations):
+            outputs = model(*inputs, training=False)
+        total = tf.add_n([tf.reduce_sum(tf.cast(o, tf.float32)) for o in tf.nest.flatten(outputs)])
+    gradients = tape.gradient(total, [t.layer.weight for t in tables])
+    return [t.name for t, g in zip(tables, gradients) if g is not None]
+
+
 def host_lookup(table, weight, feature):
     """What the TPU embedding API returns for `feature` (tpu_embedding_features, on_tpu=False) of `table` with the
     rows `weight`: one row per id, or each bag's rows combined by its mode (an empty bag: zeros). The CPU
