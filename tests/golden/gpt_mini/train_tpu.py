@@ -581,11 +581,17 @@ def tpu_embedding_plan(strategy, model, optimizer, host_model=None, sample=None)
         lines.append(f"{names}: would use {api.__name__}, but {why_not}; dense Keras tables")
         return None, lines
     host_tables = support.tpu_embedding_tables(host_model)[0] if host_model is not None else []
-    if sample:
+    if sample:  # trial runs on the host copy: how often each table is looked up, and whether only there
+        unused = support.count_lookups(host_model, host_tables, sample)
+        lines += [f"{name}: dense Keras table (not looked up by the model's forward)" for name in unused]
+        host_tables = [t for t in host_tables if t.name not in unused]
         elsewhere = support.tables_read_elsewhere(host_model, host_tables, sample)
         lines += [f"{name}: dense Keras table (the model reads it outside its lookups)" for name in elsewhere]
-        tables = [t for t in tables if t.name not in elsewhere]
         host_tables = [t for t in host_tables if t.name not in elsewhere]
+        counts = {t.name: t.lookups for t in host_tables}
+        tables = [t for t in tables if t.name in counts]
+        for table in tables:
+            table.lookups = counts[table.name]
     if not tables:
         return None, lines
     lines.append(f"{', '.join(t.name for t in tables)}: {api.__name__} with {type(mapped).__name__}")

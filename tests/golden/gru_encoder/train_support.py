@@ -328,10 +328,16 @@ LARGE_TABLE_ROWS = 10_000  # above this many rows a table is sharded by the TPU 
 
 class EmbeddingTable:
     """One Embedding / EmbeddingBag of the model that the TPU embedding API can serve: its torch name, the layer,
-    and how a bag is combined ("sum", "mean"; None for a plain Embedding: one row per id)."""
+    how a bag is combined ("sum", "mean"; None for a plain Embedding: one row per id), and how many times one
+    forward looks it up (`lookups`, from a capture run: count_lookups), each lookup a feature of its own."""
 
-    def __init__(self, name, layer, combiner):
-        self.name, self.layer, self.combiner = name, layer, combiner
+    def __init__(self, name, layer, combiner, lookups=1):
+        self.name, self.layer, self.combiner, self.lookups = name, layer, combiner, lookups
+
+    @property
+    def features(self):
+        """The feature names of its lookups, in call order: the torch name, then name/1, name/2, ..."""
+        return [self.name] + [f"{self.name}/{k}" for k in range(1, self.lookups)]
 
     def __repr__(self):
         return f"EmbeddingTable({self.name!r}, {self.layer.num_embeddings}x{self.layer.embedding_dim})"
@@ -381,8 +387,9 @@ def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
 
 
 def tpu_feature_config(tables):
-    """{torch name: FeatureConfig} for `tables`, each table initialised like torch's (N(0, 1)); load the model's
-    current rows with `load_table_weights`. A bag's combiner is torch's mode."""
+    """{feature name: FeatureConfig} for `tables` (one feature per lookup, a table's features sharing its
+    TableConfig, keyed by EmbeddingTable.features: the first is the torch name), each table initialised like
+    torch's (N(0, 1)); load the model's current rows with `load_table_weights`. A bag's combiner is torch's mode."""
     embedding = tf.tpu.experimental.embedding
     config = {}
     for table in tables:
@@ -394,7 +401,10 @@ def tpu_feature_config(tables):
             combiner=table.combiner or "sum",
             name=table.name.replace(".", "_"),
         )
-        config[table.name] = embedding.FeatureConfig(table=table_config, name=table.name.replace(".", "_"))
+        for feature in table.features:
+            config[feature] = embedding.FeatureConfig(
+                table=table_config, name=feature.replace(".", "_").replace("/", "_")
+            )
     return config
 
 
@@ -462,7 +472,7 @@ def tpu_embedding_class(strategy):
 
 
 def tpu_embedding_features(tables, ids, on_tpu=False):
-    """{torch name: feature} from each table's ids as the model passes them (`lookup_ids`).
+    """{feature name: feature} from each lookup's ids as the model passes them (`lookup_ids`).
 
     A bag's ids become a RaggedTensor, one row per bag, so that the API combines them by torch's mode; its padding
     ids are left out (torch leaves them out of the sum and of the mean's count; an empty bag gives zeros in both).
@@ -471,27 +481,32 @@ def tpu_embedding_features(tables, ids, on_tpu=False):
     """
     features = {}
     for table in tables:
-        value = ids[table.name]
-        if not isinstance(value, tf.RaggedTensor):
-            value = tf.convert_to_tensor(value)
-        padding_idx = table.layer.padding_idx
-        if table.combiner:
-            if not isinstance(value, tf.RaggedTensor):
-                value = tf.RaggedTensor.from_tensor(value)
-            if padding_idx is not None:
-                value = tf.ragged.boolean_mask(value, tf.not_equal(value, tf.cast(padding_idx, value.dtype)))
-        elif on_tpu and len(value.shape) > 1:
-            value = tf.expand_dims(value, -1)
-        features[table.name] = value
+        for name in table.features:
+            features[name] = _lookup_feature(table, ids[name], on_tpu)
     return features
 
 
+def _lookup_feature(table, value, on_tpu):
+    if not isinstance(value, tf.RaggedTensor):
+        value = tf.convert_to_tensor(value)
+    padding_idx = table.layer.padding_idx
+    if table.combiner:
+        if not isinstance(value, tf.RaggedTensor):
+            value = tf.RaggedTensor.from_tensor(value)
+        if padding_idx is not None:
+            value = tf.ragged.boolean_mask(value, tf.not_equal(value, tf.cast(padding_idx, value.dtype)))
+    elif on_tpu and len(value.shape) > 1:
+        value = tf.expand_dims(value, -1)
+    return value
+
+
 class CapturedLookups:
-    """`with CapturedLookups(tables) as ids:` the model called inside records, per table, the ids its own code
-    looks up ({torch name: ids}, filled on exit) and reads none of the tables; see lookup_ids."""
+    """`with CapturedLookups(tables) as ids:` the model called inside records the ids its own code looks up in
+    each table ({feature name: ids}, filled on exit; see EmbeddingTable.features) and reads none of the tables;
+    see lookup_ids. `counts` ({torch name: lookups}) says how many times each table was looked up."""
 
     def __init__(self, tables):
-        self.tables, self.ids = tables, {}
+        self.tables, self.ids, self.counts = tables, {}, {}
 
     def __enter__(self):
         for table in self.tables:
@@ -502,19 +517,15 @@ class CapturedLookups:
         for table in self.tables:
             feed = table.layer.lookup_feed
             calls, feed.mode, feed.calls = feed.calls, None, []
-            if exc_info[0] is None and len(calls) != 1:
-                raise ValueError(
-                    f"{table.name} is looked up {len(calls)} times per forward; the TPU embedding "
-                    "path feeds one lookup per table: keep it dense (support.LARGE_TABLE_ROWS)"
-                )
-            if calls:
-                self.ids[table.name] = calls[0]
+            self.counts[table.name] = len(calls)
+            names = [table.name] + [f"{table.name}/{k}" for k in range(1, len(calls))]
+            self.ids.update(zip(names, calls))
 
 
 class FedLookups:
     """`with FedLookups(tables, activations):` the model called inside takes each table's lookup from
-    `activations` ({torch name: (batch..., dim) float32}, what the TPU embedding API dequeued) instead of reading
-    its own weight; everything else runs as usual. The loss' gradient w.r.t. `activations` is the tables' gradient
+    `activations` ({feature name: (batch..., dim) float32}, what the TPU embedding API dequeued, one per lookup in
+    call order) instead of reading its own weight; everything else runs as usual. The loss' gradient w.r.t. `activations` is the tables' gradient
     as the API's apply_gradients takes it."""
 
     def __init__(self, tables, activations):
@@ -523,7 +534,7 @@ class FedLookups:
     def __enter__(self):
         for table in self.tables:
             table.layer.lookup_feed.mode = "feed"
-            table.layer.lookup_feed.activations = [self.activations[table.name]]
+            table.layer.lookup_feed.activations = [self.activations[name] for name in table.features]
         return self
 
     def __exit__(self, *exc_info):
@@ -544,12 +555,29 @@ class FedLookups:
 
 
 def lookup_ids(model, tables, inputs):
-    """{torch name: ids} that `model` looks up in each table for `inputs` (a tuple of model inputs): a capture
+    """{feature name: ids} that `model` looks up in each table for `inputs` (a tuple of model inputs): a capture
     run, in which the tables return zeros unread and the traced graph drops what the ids do not need. The ids must
     not depend on the model's float computations (a lookup of an argmax): those tables stay dense."""
-    with CapturedLookups(tables) as ids:
+    capture = CapturedLookups(tables)
+    with capture:
         model(*inputs, training=False)
-    return ids
+    misfits = [
+        f"{t.name} ({capture.counts[t.name]}, not {t.lookups})" for t in tables if capture.counts[t.name] != t.lookups
+    ]
+    if misfits:
+        raise ValueError(f"lookups per forward changed: {', '.join(misfits)}; count_lookups sets them")
+    return capture.ids
+
+
+def count_lookups(model, tables, inputs):
+    """Set each table's `lookups` to how many times `model` looks it up for `inputs` (a capture run); returns
+    the names of the tables it does not look up at all (no feature to enqueue: they stay dense)."""
+    capture = CapturedLookups(tables)
+    with capture:
+        model(*inputs, training=False)
+    for table in tables:
+        table.lookups = max(capture.counts[table.name], 1)
+    return [t.name for t in tables if not capture.counts[t.name]]
 
 
 def tables_read_elsewhere(model, tables, inputs):
@@ -557,7 +585,7 @@ def tables_read_elsewhere(model, tables, inputs):
     by hand, `h @ emb.weight.T`): a fed trial forward on `inputs` in which such a weight still gets a gradient.
     Those tables stay dense: the TPU embedding API would see only the lookups' share of their gradient."""
     features = tpu_embedding_features(tables, lookup_ids(model, tables, inputs))
-    activations = {t.name: host_lookup(t, t.layer.weight, features[t.name]) for t in tables}
+    activations = {name: host_lookup(t, t.layer.weight, features[name]) for t in tables for name in t.features}
     with tf.GradientTape() as tape:
         with FedLookups(tables, activations):
             outputs = model(*inputs, training=False)
@@ -597,13 +625,18 @@ class HostTableEmbedding:
         self.features = features
 
     def dequeue(self):
-        return {table.name: host_lookup(table, table.layer.weight, self.features[table.name]) for table in self.tables}
+        return {
+            name: host_lookup(table, table.layer.weight, self.features[name])
+            for table in self.tables
+            for name in table.features
+        }
 
     def apply_gradients(self, gradients):
         with tf.GradientTape() as tape:
             activations = self.dequeue()
-        targets = [activations[table.name] for table in self.tables]
-        output_gradients = [gradients[table.name] for table in self.tables]
+        names = [name for table in self.tables for name in table.features]  # a table's lookups add up
+        targets = [activations[name] for name in names]
+        output_gradients = [gradients[name] for name in names]
         table_gradients = tape.gradient(targets, self.variables, output_gradients=output_gradients)
         self.optimizer.apply([tf.convert_to_tensor(g) for g in table_gradients], self.variables)
 
