@@ -209,6 +209,18 @@ def test_a_table_read_outside_its_lookups_is_refused(pair):
         lookups.check_unread([words.layer.weight], [tf.ones((20001, 4))])
 
 
+def test_feature_config_has_each_tables_size_and_torchs_combiner(pair):
+    tables, _ = support.tpu_embedding_tables(pair.keras_model)
+    config = support.tpu_feature_config(tables)
+    assert list(config) == TPU_TABLES
+    for table in tables:
+        table_config = config[table.name].table
+        assert (table_config.vocabulary_size, table_config.dim) == (table.layer.num_embeddings,
+                                                                     table.layer.embedding_dim)
+        assert table_config.combiner == (table.combiner or "sum")  # one id per row: the combiner does nothing
+        assert config[table.name].name == table_config.name == table.name.replace(".", "_")
+
+
 def test_torch_optimizers_map_to_tpu_embedding_optimizers():
     embedding = tf.tpu.experimental.embedding
     sgd, _ = support.tpu_embedding_optimizer(support.SGD(learning_rate=0.1, weight_decay=1e-4))

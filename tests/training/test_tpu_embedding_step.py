@@ -98,9 +98,7 @@ def test_plan_off_tpu_keeps_the_tables_dense(recommender):
 @pytest.mark.parametrize("feature, expected", [("V1", "TPUEmbedding"), ("V2", "TPUEmbeddingV2")])
 def test_plan_on_a_tpu_with_an_embedding_accelerator(recommender, feature, expected):
     """The strategy's hardware feature picks the API class (a stand-in strategy: no TPU here); Adagrad maps."""
-    kinds = tf.tpu.experimental.HardwareFeature.EmbeddingFeature
-    strategy = types.SimpleNamespace(extended=types.SimpleNamespace(
-        tpu_hardware_feature=types.SimpleNamespace(embedding_feature=getattr(kinds, feature))))
+    strategy = _strategy_with(feature)
     model, host_model = recommender.build_model(), recommender.build_model()
     sample = [tf.zeros((1, *spec["shape"]), spec["dtype"]) for spec in recommender.EXAMPLE_INPUTS]
     setup, lines = recommender.tpu_embedding_plan(strategy, model, recommender.build_optimizer(model), host_model,
@@ -110,6 +108,40 @@ def test_plan_on_a_tpu_with_an_embedding_accelerator(recommender, feature, expec
     assert [config[t.name].table.combiner for t in tables] == ["sum", "sum", "mean"]
     assert [t.layer for t in host_tables] == list(host_model.embeddings)
     assert lines == [f"embeddings.0, embeddings.1, embeddings.2: {expected} with Adagrad"]
+
+
+def _strategy_with(feature):
+    """A stand-in for a TPUStrategy whose TPU reports `feature` (no TPU here)."""
+    kinds = tf.tpu.experimental.HardwareFeature.EmbeddingFeature
+    return types.SimpleNamespace(extended=types.SimpleNamespace(
+        tpu_hardware_feature=types.SimpleNamespace(embedding_feature=getattr(kinds, feature))))
+
+
+def test_a_source_that_clips_gradients_keeps_its_tables_dense(tmp_path):
+    """torch clips the global norm over every parameter, tables included; the API keeps their gradients to itself."""
+    source = tmp_path / "recommender.py"
+    text = (FIXTURES / "recommender.py").read_text()
+    source.write_text(text.replace("        loss.backward()\n", "        loss.backward()\n"
+                                   "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"))
+    convert_source(source, tmp_path / "out")
+    script = load_module(tmp_path / "out" / "train_tpu.py")
+    model = script.build_model()
+    setup, lines = script.tpu_embedding_plan(_strategy_with("V1"), model, script.build_optimizer(model))
+    assert setup is None and "clips the gradients" in lines[-1]
+
+
+def test_the_input_pipeline_carries_ids_shaped_for_a_tpus_enqueue(recommender, torch_run):
+    """with_lookup_ids in tf.data: each bag's ids as a RaggedTensor row per example, next to the batch itself."""
+    _, (dense, sparse, clicks), _, _ = torch_run
+    model = recommender.build_model()
+    tables, _ = recommender.support.tpu_embedding_tables(model)
+    dataset = tf.data.Dataset.from_tensors(((dense, sparse), clicks))
+    (x, y, ids), = recommender.with_lookup_ids(dataset, model, tables).take(1)
+    assert sorted(ids) == ["embeddings.0", "embeddings.1", "embeddings.2"]
+    for i in range(3):
+        feature = ids[f"embeddings.{i}"]
+        assert isinstance(feature, tf.RaggedTensor)
+        np.testing.assert_array_equal(feature.to_tensor().numpy(), sparse[:, i])
 
 
 def test_tables_round_trip_through_the_host_checkpoints(recommender, tmp_path):

@@ -570,8 +570,8 @@ def tpu_embedding_plan(strategy, model, optimizer, host_model=None, sample=None)
         return None, lines
     api = support.tpu_embedding_class(strategy)
     mapped, why_not = support.tpu_embedding_optimizer(optimizer)
-    # the API keeps the tables' gradients to itself: their share of the global norm is not there to clip with
-    why_not = why_not or "the source clips the gradients, tables included, which the TPU embedding API cannot"
+    if mapped is not None:  # the API keeps the tables' gradients to itself: their share of the norm is not here
+        mapped, why_not = None, "the source clips the gradients, tables included, which the TPU embedding API cannot"
     names = ", ".join(t.name for t in tables)
     if api is None:
         lines.append(f"{names}: this TPU has no embedding accelerator; dense Keras tables")
@@ -904,9 +904,8 @@ def main(argv=None):
                     options=tf.distribute.InputOptions(experimental_fetch_to_device=False),
                 )
             )
-        checkpoint = tf.train.Checkpoint(
-            model=model, optimizer=optimizer, **({"embedding": embedding} if embedding else {})
-        )
+        tpu_tables = {"embedding": embedding} if embedding is not None else {}  # the API's tables and slots
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, **tpu_tables)
         manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir, max_to_keep=3)
         io_options = (
             tf.train.CheckpointOptions(experimental_io_device="/job:localhost")
@@ -915,7 +914,7 @@ def main(argv=None):
         )
         if embedding is not None and not manager.latest_checkpoint:  # restored when the tables are built
             tf.train.Checkpoint(embedding=embedding).read(
-                initial_tables(tables, feature_config, embedding_optimizer, checkpoint_dir)
+                initial_tables(tables, feature_config, embedding_optimizer, checkpoint_dir), options=io_options
             ).expect_partial()
         if manager.latest_checkpoint:
             misfit = support.restore_checkpoint(checkpoint, manager.latest_checkpoint, checkpoint_dir, io_options)

@@ -901,9 +901,8 @@ def main(argv=None):
                     options=tf.distribute.InputOptions(experimental_fetch_to_device=False),
                 )
             )
-        checkpoint = tf.train.Checkpoint(
-            model=model, optimizer=optimizer, **({"embedding": embedding} if embedding else {})
-        )
+        tpu_tables = {"embedding": embedding} if embedding is not None else {}  # the API's tables and slots
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, **tpu_tables)
         manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir, max_to_keep=3)
         io_options = (
             tf.train.CheckpointOptions(experimental_io_device="/job:localhost")
@@ -912,7 +911,7 @@ def main(argv=None):
         )
         if embedding is not None and not manager.latest_checkpoint:  # restored when the tables are built
             tf.train.Checkpoint(embedding=embedding).read(
-                initial_tables(tables, feature_config, embedding_optimizer, checkpoint_dir)
+                initial_tables(tables, feature_config, embedding_optimizer, checkpoint_dir), options=io_options
             ).expect_partial()
         if manager.latest_checkpoint:
             misfit = support.restore_checkpoint(checkpoint, manager.latest_checkpoint, checkpoint_dir, io_options)
