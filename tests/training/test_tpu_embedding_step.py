@@ -136,7 +136,7 @@ def test_the_input_pipeline_carries_ids_shaped_for_a_tpus_enqueue(recommender, t
     model = recommender.build_model()
     tables, _ = recommender.support.tpu_embedding_tables(model)
     dataset = tf.data.Dataset.from_tensors(((dense, sparse), clicks))
-    (x, y, ids), = recommender.with_lookup_ids(dataset, model, tables).take(1)
+    (_, _, ids), = recommender.with_lookup_ids(dataset, model, tables).take(1)
     assert sorted(ids) == ["embeddings.0", "embeddings.1", "embeddings.2"]
     for i in range(3):
         feature = ids[f"embeddings.{i}"]

@@ -413,9 +413,8 @@ def tpu_feature_config(tables):
             name=table.name.replace(".", "_"),
         )
         for feature in table.features:
-            config[feature] = embedding.FeatureConfig(
-                table=table_config, name=feature.replace(".", "_").replace("/", "_")
-            )
+            name = feature.replace(".", "_").replace("/", "_")
+            config[feature] = embedding.FeatureConfig(table=table_config, name=name)
     return config
 
 
@@ -536,8 +535,8 @@ class CapturedLookups:
 class FedLookups:
     """`with FedLookups(tables, activations):` the model called inside takes each table's lookup from
     `activations` ({feature name: (batch..., dim) float32}, what the TPU embedding API dequeued, one per lookup in
-    call order) instead of reading its own weight; everything else runs as usual. The loss' gradient w.r.t. `activations` is the tables' gradient
-    as the API's apply_gradients takes it."""
+    call order) instead of reading its own weight; everything else runs as usual. The loss' gradient w.r.t.
+    `activations` is the tables' gradient as the API's apply_gradients takes it."""
 
     def __init__(self, tables, activations):
         self.tables, self.activations = tables, activations
@@ -647,7 +646,9 @@ class HostTableEmbedding:
             activations = self.dequeue()
         names = [name for table in self.tables for name in table.features]  # a table's lookups add up
         targets = [activations[name] for name in names]
-        output_gradients = [gradients[name] for name in names]
+        output_gradients = [
+            tf.zeros_like(activations[name]) if gradients[name] is None else gradients[name] for name in names
+        ]  # a lookup the loss does not reach: no change, as on a TPU
         table_gradients = tape.gradient(targets, self.variables, output_gradients=output_gradients)
         self.optimizer.apply([tf.convert_to_tensor(g) for g in table_gradients], self.variables)
 

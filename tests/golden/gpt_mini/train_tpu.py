@@ -272,7 +272,9 @@ def embedding_train_step(model, optimizer, loss_fn, embedding, tables, x, y, tra
     replica = tf.distribute.get_replica_context()
     if replica is not None and replica.num_replicas_in_sync > 1:
         total = replica.all_reduce(tf.distribute.ReduceOp.SUM, denominator)
-    embedding.apply_gradients({name: g / tf.cast(total, g.dtype) for name, g in activation_gradients.items()})
+    embedding.apply_gradients(
+        {name: None if g is None else g / tf.cast(total, g.dtype) for name, g in activation_gradients.items()}
+    )
     return apply_gradients(model, optimizer, numerator, denominator, gradients)
 
 
