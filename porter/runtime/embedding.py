@@ -157,10 +157,11 @@ class LookupFeed:
     and offsets) and returns zeros of the lookup's shape without reading the table: what else the model computes is
     unused by a capture run, so the traced graph drops it.
     mode "feed": each call returns the next of `activations` (in call order) instead of gathering.
+    `unsupported`: why a captured call cannot be fed (the table then stays dense), else None.
     """
 
     def __init__(self):
-        self.mode, self.calls, self.activations = None, [], []
+        self.mode, self.calls, self.activations, self.unsupported = None, [], [], None
 
     def substitute(self, feature, static_shape, shape, dtype):
         """The captured or fed result of one lookup of shape `shape` (its static part `static_shape`), or None on
@@ -179,10 +180,14 @@ class LookupFeed:
         return tf.cast(activations, dtype)
 
 
-def _no_feed_weights(per_sample_weights):
-    if per_sample_weights is not None:
-        raise NotImplementedError("EmbeddingBag with per_sample_weights: the training step does not feed it "
-                                  "through the TPU embedding API; keep this table dense")
+def _no_feed_weights(feed, per_sample_weights):
+    """per_sample_weights are not fed: a capture notes it (the table stays dense), a feed refuses it."""
+    if per_sample_weights is None:
+        return
+    why = "per_sample_weights are not fed through the TPU embedding API"
+    if feed.mode != "capture":
+        raise NotImplementedError(f"EmbeddingBag: {why}; keep this table dense")
+    feed.unsupported = why
 
 
 def _bag_feature(ids, offsets, include_last_offset):
@@ -310,7 +315,7 @@ class EmbeddingBag(TorchLayer):
 
     def call(self, input, offsets=None, per_sample_weights=None):
         if self.lookup_feed.mode is not None:  # padding entries leave the bags in the fed ids (train_support)
-            _no_feed_weights(per_sample_weights)
+            _no_feed_weights(self.lookup_feed, per_sample_weights)
             feature, static_bags, bags = _bag_feature(_embedding_ids(input), offsets, self.include_last_offset)
             return self.lookup_feed.substitute(feature, tf.TensorShape([static_bags, self.embedding_dim]),
                                                tf.stack([bags, self.embedding_dim]), self.compute_dtype)

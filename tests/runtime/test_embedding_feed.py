@@ -76,6 +76,9 @@ def test_feed_checks_the_shape_and_the_number_of_calls():
 
 
 def test_per_sample_weights_are_not_fed():
+    """A capture notes them (train_tpu.py's plan then keeps the table dense); a feed refuses them."""
     layer = E.EmbeddingBag(6, 2, mode="sum")
+    _run(layer, "capture", np.array([[1, 2]]), None, np.ones((1, 2), np.float32))
+    assert "per_sample_weights" in layer.lookup_feed.unsupported
     with pytest.raises(NotImplementedError, match="keep this table dense"):
-        _run(layer, "capture", np.array([[1, 2]]), None, np.ones((1, 2), np.float32))
+        _run(layer, "feed", np.array([[1, 2]]), None, np.ones((1, 2), np.float32), activations=[tf.zeros((1, 2))])

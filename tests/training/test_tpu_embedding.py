@@ -160,7 +160,7 @@ def test_a_table_looked_up_twice_gets_two_features_of_one_table(tmp_path):
     pair = port(tmp_path, SHARED, input_specs=("4:int64:0:20001",))
     tables, _ = support.tpu_embedding_tables(pair.keras_model)
     ids = np.array([[5, 0, 7, 5], [1, 2, 3, 0], [9, 9, 9, 9]], np.int64)
-    assert support.count_lookups(pair.keras_model, tables, (ids,)) == []
+    assert support.count_lookups(pair.keras_model, tables, (ids,)) == []  # nothing kept dense
     assert tables[0].features == ["items", "items/1"]
     config = support.tpu_feature_config(tables)
     assert config["items"].table is config["items/1"].table
@@ -199,6 +199,31 @@ def test_a_table_the_model_also_reads_by_hand_stays_dense(tmp_path):
     tables, _ = support.tpu_embedding_tables(model)
     assert [t.name for t in tables] == ["emb", "other"]
     assert support.tables_read_elsewhere(model, tables, (np.array([[1, 5, 7]]),)) == ["emb"]
+
+
+WEIGHTED = '''
+import torch
+import torch.nn as nn
+
+
+class Weighted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weighted = nn.EmbeddingBag(300, 8, mode="sum")
+        self.unused = nn.EmbeddingBag(300, 8, mode="sum")
+        self.plain = nn.EmbeddingBag(300, 8, mode="sum")
+
+    def forward(self, ids):
+        return self.weighted(ids, per_sample_weights=torch.ones(ids.shape)) + self.plain(ids)
+'''
+
+
+def test_tables_not_looked_up_or_with_per_sample_weights_stay_dense(tmp_path):
+    model = port(tmp_path, WEIGHTED, input_specs=("3:int64:0:300",)).keras_model
+    tables, _ = support.tpu_embedding_tables(model)
+    kept = dict(support.count_lookups(model, tables, (np.array([[1, 5, 7]]),)))
+    assert set(kept) == {"weighted", "unused"}
+    assert "per_sample_weights" in kept["weighted"] and "not looked up" in kept["unused"]
 
 
 def test_a_table_read_outside_its_lookups_is_refused(pair):

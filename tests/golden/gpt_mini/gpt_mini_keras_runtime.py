@@ -672,10 +672,11 @@ class LookupFeed:
     and offsets) and returns zeros of the lookup's shape without reading the table: what else the model computes is
     unused by a capture run, so the traced graph drops it.
     mode "feed": each call returns the next of `activations` (in call order) instead of gathering.
+    `unsupported`: why a captured call cannot be fed (the table then stays dense), else None.
     """
 
     def __init__(self):
-        self.mode, self.calls, self.activations = None, [], []
+        self.mode, self.calls, self.activations, self.unsupported = None, [], [], None
 
     def substitute(self, feature, static_shape, shape, dtype):
         """The captured or fed result of one lookup of shape `shape` (its static part `static_shape`), or None on

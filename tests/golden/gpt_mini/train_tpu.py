@@ -584,9 +584,9 @@ def tpu_embedding_plan(strategy, model, optimizer, host_model=None, sample=None)
         return None, lines
     host_tables = support.tpu_embedding_tables(host_model)[0] if host_model is not None else []
     if sample:  # trial runs on the host copy: how often each table is looked up, and whether only there
-        unused = support.count_lookups(host_model, host_tables, sample)
-        lines += [f"{name}: dense Keras table (not looked up by the model's forward)" for name in unused]
-        host_tables = [t for t in host_tables if t.name not in unused]
+        kept = dict(support.count_lookups(host_model, host_tables, sample))
+        lines += [f"{name}: dense Keras table ({why})" for name, why in kept.items()]
+        host_tables = [t for t in host_tables if t.name not in kept]
         elsewhere = support.tables_read_elsewhere(host_model, host_tables, sample)
         lines += [f"{name}: dense Keras table (the model reads it outside its lookups)" for name in elsewhere]
         host_tables = [t for t in host_tables if t.name not in elsewhere]

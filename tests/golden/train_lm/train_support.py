@@ -525,20 +525,24 @@ def _lookup_feature(table, value, on_tpu):
 class CapturedLookups:
     """`with CapturedLookups(tables) as ids:` the model called inside records the ids its own code looks up in
     each table ({feature name: ids}, filled on exit; see EmbeddingTable.features) and reads none of the tables;
-    see lookup_ids. `counts` ({torch name: lookups}) says how many times each table was looked up."""
+    see lookup_ids. `counts` ({torch name: lookups}) says how many times each table was looked up, `unsupported`
+    ({torch name: why}) which calls cannot be fed."""
 
     def __init__(self, tables):
-        self.tables, self.ids, self.counts = tables, {}, {}
+        self.tables, self.ids, self.counts, self.unsupported = tables, {}, {}, {}
 
     def __enter__(self):
         for table in self.tables:
-            table.layer.lookup_feed.mode, table.layer.lookup_feed.calls = "capture", []
+            feed = table.layer.lookup_feed
+            feed.mode, feed.calls, feed.unsupported = "capture", [], None
         return self.ids
 
     def __exit__(self, *exc_info):
         for table in self.tables:
             feed = table.layer.lookup_feed
             calls, feed.mode, feed.calls = feed.calls, None, []
+            if feed.unsupported:
+                self.unsupported[table.name] = feed.unsupported
             self.counts[table.name] = len(calls)
             names = [table.name] + [f"{table.name}/{k}" for k in range(1, len(calls))]
             self.ids.update(zip(names, calls))
@@ -593,13 +597,15 @@ def lookup_ids(model, tables, inputs):
 
 def count_lookups(model, tables, inputs):
     """Set each table's `lookups` to how many times `model` looks it up for `inputs` (a capture run); returns
-    the names of the tables it does not look up at all (no feature to enqueue: they stay dense)."""
+    [(torch name, why it stays dense)] for the tables it does not look up at all (no feature to enqueue) or looks up
+    in a way the API is not fed (per_sample_weights)."""
     capture = CapturedLookups(tables)
     with capture:
         model(*inputs, training=False)
     for table in tables:
         table.lookups = max(capture.counts[table.name], 1)
-    return [t.name for t in tables if not capture.counts[t.name]]
+    unused = [(t.name, "not looked up by the model's forward") for t in tables if not capture.counts[t.name]]
+    return unused + sorted(capture.unsupported.items())
 
 
 def tables_read_elsewhere(model, tables, inputs):
