@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 
 from porter import __version__
 from porter.codegen.emit import environment
+from porter.training.render import builds_embeddings
 
 RUNBOOK = "RUNBOOK.md"
 TEMPLATE = "RUNBOOK.md.j2"
@@ -23,6 +24,7 @@ def produce(source, ctx, manifest, options):
         source_name=PurePosixPath(manifest["sources"][0]["path"]).name,
         port_dir=port_dir,
         tpu_name=tpu_name(port_dir),
+        tpu_embedding=builds_embeddings(source),
     )
     return {RUNBOOK: text}
 

@@ -107,12 +107,27 @@ def _rule_notes(torch_name, rule, args, emitted):
         notes.extend(_recurrent_notes(name, args))
     elif family == "attention":
         notes.extend(_attention_notes(name, args))
-    elif family == "embedding" and _present(args.get("padding_idx")):
-        notes.append(_pair("training", f"`{name}` padding_idx={args['padding_idx']}: the row gets no gradient "
-                                  "(tf.stop_gradient) and is zeroed at initialisation only, as in torch"))
+    elif family == "embedding":
+        notes.extend(_embedding_notes(name, args))
     elif family == "dropout":
         notes.append(_pair("training", f"`{name}`: active only when `training` is true (torch's `train()`); "
                                   "its random masks differ from torch's (another RNG)"))
+    return notes
+
+
+def _embedding_notes(name, args):
+    notes = []
+    if _present(args.get("padding_idx")):
+        notes.append(_pair("training", f"`{name}` padding_idx={args['padding_idx']}: the row gets no gradient "
+                                  "(tf.stop_gradient) and is zeroed at initialisation only, as in torch"))
+    served = name == "EmbeddingBag" or (name == "Embedding" and _literal(args.get("sparse")) is True)
+    if served and _literal(args.get("mode")) == "max":
+        notes.append(_pair("training", f"`{name}` mode='max': the TPU embedding API combines by sum or mean only; "
+                                  "train_tpu.py keeps this table a dense Keras table"))
+    elif served:
+        notes.append(_pair("training", f"`{name}`{' sparse=True' if name == 'Embedding' else ''}: a dense Keras "
+                                  "table here; on a TPU with an embedding accelerator train_tpu.py trains it "
+                                  "through the TPU embedding API (RUNBOOK.md says what only a TPU confirms)"))
     return notes
 
 

@@ -4,6 +4,11 @@ The weight is torch's (num_embeddings, embedding_dim) table, so it can be tied t
 a gather. padding_idx: as in torch the row is zeroed at initialisation only; the forward returns the row as it is,
 and its gradient is kept at zero by routing the padding positions through tf.stop_gradient.
 max_norm (torch renormalises the table in place during the forward) is not supported.
+
+Each layer has a `lookup_feed` (LookupFeed): a training step that serves the table through the TPU embedding API
+switches it to "capture" (the layer records the ids the model's own code passes it, which the step enqueues) or to
+"feed" (the layer returns the activations the API dequeued instead of gathering from its weight; the loss' gradient
+w.r.t. them is what the API's apply_gradients takes). With the feed off, nothing changes.
 """
 
 import keras
@@ -60,7 +65,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
     values = tf.gather(weight, ids)
     if padding_idx is not None:
-        values = tf.where(tf.expand_dims(tf.equal(ids, padding_idx), -1), tf.stop_gradient(values), values)
+        values = _stop_padding_gradient(values, ids, padding_idx)
     if scale_grad_by_freq:
         values = _embedding_scale_grad(values, ids, num_embeddings)
     return values
@@ -144,6 +149,69 @@ def _embedding_bag_segments(values, valid, offsets, mode, include_last_offset):
     return total if mode == "sum" else total / tf.maximum(count, 1)
 
 
+class LookupFeed:
+    """A table's substitution slot (see the module docstring). The model keeps calling the layer with its ids.
+
+    mode None: the layer gathers from its own weight (the normal path).
+    mode "capture": each call appends its ids to `calls` (a RaggedTensor of bags for an EmbeddingBag given 1-D ids
+    and offsets) and returns zeros of the lookup's shape without reading the table: what else the model computes is
+    unused by a capture run, so the traced graph drops it.
+    mode "feed": each call returns the next of `activations` (in call order) instead of gathering.
+    `unsupported`: why a captured call cannot be fed (the table then stays dense), else None.
+    """
+
+    def __init__(self):
+        self.mode, self.calls, self.activations, self.unsupported = None, [], [], None
+
+    def substitute(self, feature, static_shape, shape, dtype):
+        """The captured or fed result of one lookup of shape `shape` (its static part `static_shape`), or None on
+        the normal path."""
+        if self.mode is None:
+            return None
+        if self.mode == "capture":
+            self.calls.append(feature)
+            return tf.zeros(shape, dtype)
+        if not self.activations:
+            raise ValueError("embedding feed: the layer is called more often than activations were fed")
+        activations = tf.convert_to_tensor(self.activations.pop(0))
+        if not activations.shape.is_compatible_with(static_shape):
+            raise ValueError(f"embedding feed: activations of shape {activations.shape} do not fit the lookup's "
+                             f"{static_shape}")
+        return tf.cast(activations, dtype)
+
+
+def _no_feed_weights(feed, per_sample_weights):
+    """per_sample_weights are not fed: a capture notes it (the table stays dense), a feed refuses it."""
+    if per_sample_weights is None:
+        return
+    why = "per_sample_weights are not fed through the TPU embedding API"
+    if feed.mode != "capture":
+        raise NotImplementedError(f"EmbeddingBag: {why}; keep this table dense")
+    feed.unsupported = why
+
+
+def _bag_feature(ids, offsets, include_last_offset):
+    """(what a capture records for one EmbeddingBag call, static number of bags, number of bags): the 2-D ids,
+    or the bags of 1-D ids given by `offsets` as a RaggedTensor."""
+    if len(ids.shape) == 2 and offsets is None:
+        return ids, ids.shape[0], tf.shape(ids)[0]
+    if len(ids.shape) != 1 or offsets is None:
+        raise ValueError("embedding_bag: input has to be 1D with offsets or 2D")
+    offsets = tf.cast(tf.convert_to_tensor(offsets), tf.int64)
+    if len(offsets.shape) != 1 or offsets.shape[0] is None:
+        raise ValueError("embedding_bag: offsets must be 1-D with a static length (the number of bags)")
+    bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+    end = offsets[bags] if include_last_offset else tf.shape(ids, out_type=tf.int64)[0]
+    splits = tf.concat([offsets[:bags], [end]], 0)
+    return tf.RaggedTensor.from_row_splits(ids[:end], splits), bags, bags
+
+
+def _stop_padding_gradient(values, ids, padding_idx):
+    """The gathered (or fed) rows with no gradient at padding positions: torch keeps that row's gradient at zero."""
+    return tf.where(tf.expand_dims(tf.equal(ids, tf.cast(padding_idx, ids.dtype)), -1), tf.stop_gradient(values),
+                    values)
+
+
 def one_hot(tensor, num_classes=-1):
     """F.one_hot: int64 one-hot vectors on a new last axis; num_classes must be given (static output shape)."""
     if not isinstance(num_classes, (int, np.integer)) or isinstance(num_classes, bool) or num_classes < 0:
@@ -184,6 +252,7 @@ class Embedding(TorchLayer):
         self.scale_grad_by_freq, self.sparse, self._freeze = scale_grad_by_freq, sparse, _freeze
         self.weight = self.add_weight(shape=(num_embeddings, embedding_dim), name="weight", trainable=not _freeze,
                                       initializer=_embedding_initializer(_weight, self.padding_idx))
+        self.lookup_feed = LookupFeed()
         self.finish_init()
 
     @classmethod
@@ -195,6 +264,12 @@ class Embedding(TorchLayer):
                    _freeze=freeze, **kwargs)
 
     def call(self, input):
+        if self.lookup_feed.mode is not None:
+            ids = _embedding_ids(input)
+            shape = tf.concat([tf.shape(ids), [self.embedding_dim]], 0)
+            fed = self.lookup_feed.substitute(ids, ids.shape.concatenate([self.embedding_dim]), shape,
+                                              self.compute_dtype)
+            return fed if self.padding_idx is None else _stop_padding_gradient(fed, ids, self.padding_idx)
         values = embedding(input, self.weight, self.padding_idx, None, self.norm_type, self.scale_grad_by_freq)
         return tf.cast(values, self.compute_dtype)
 
@@ -227,6 +302,7 @@ class EmbeddingBag(TorchLayer):
         self._freeze = _freeze
         self.weight = self.add_weight(shape=(num_embeddings, embedding_dim), name="weight", trainable=not _freeze,
                                       initializer=_embedding_initializer(_weight, self.padding_idx))
+        self.lookup_feed = LookupFeed()
         self.finish_init()
 
     @classmethod
@@ -238,6 +314,11 @@ class EmbeddingBag(TorchLayer):
                    padding_idx, _freeze=freeze, **kwargs)
 
     def call(self, input, offsets=None, per_sample_weights=None):
+        if self.lookup_feed.mode is not None:  # padding entries leave the bags in the fed ids (train_support)
+            _no_feed_weights(self.lookup_feed, per_sample_weights)
+            feature, static_bags, bags = _bag_feature(_embedding_ids(input), offsets, self.include_last_offset)
+            return self.lookup_feed.substitute(feature, tf.TensorShape([static_bags, self.embedding_dim]),
+                                               tf.stack([bags, self.embedding_dim]), self.compute_dtype)
         values = embedding_bag(input, self.weight, offsets, None, self.norm_type, self.scale_grad_by_freq, self.mode,
                                self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
         return tf.cast(values, self.compute_dtype)

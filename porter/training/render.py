@@ -333,12 +333,16 @@ class Context:
         return names
 
     def uses_embeddings(self):
-        """Whether a model class of the source builds nn.Embedding / nn.EmbeddingBag (the TPU embedding API's
-        candidates), from the calls in the class bodies as the import table resolves them."""
-        wanted = {"torch.nn.Embedding", "torch.nn.EmbeddingBag", "torch.nn.Embedding.from_pretrained",
-                  "torch.nn.EmbeddingBag.from_pretrained"}
-        return any(self.source.imports.resolve(call.func) in wanted for info in self.source.classes.values()
-                   for call in self.source.nodes_in(info.node, cst.Call))
+        return builds_embeddings(self.source)
+
+
+def builds_embeddings(source):
+    """Whether a model class of `source` builds nn.Embedding / nn.EmbeddingBag (the TPU embedding API's
+    candidates), from the calls in the class bodies as the import table resolves them."""
+    wanted = {"torch.nn.Embedding", "torch.nn.EmbeddingBag", "torch.nn.Embedding.from_pretrained",
+              "torch.nn.EmbeddingBag.from_pretrained"}
+    return any(source.imports.resolve(call.func) in wanted for info in source.classes.values()
+               for call in source.nodes_in(info.node, cst.Call))
 
 
 def _index_of(source):

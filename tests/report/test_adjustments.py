@@ -152,3 +152,22 @@ def test_untranslated_calls_say_nothing(tmp_path):
     report = report_of(conversion)
     assert report.stub_count == 1
     assert not [n for n in notes_of(report) if "zeta" in n.text]
+
+
+def test_tables_the_tpu_embedding_api_can_serve_say_so(tmp_path):
+    _, notes = _notes(tmp_path, """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tags = nn.Embedding(50, 8, sparse=True)
+                self.bag = nn.EmbeddingBag(50, 8, mode="sum")
+                self.bag_max = nn.EmbeddingBag(50, 8, mode="max")
+                self.small = nn.Embedding(50, 8)
+
+            def forward(self, ids):
+                return self.tags(ids).sum(1) + self.bag(ids) + self.bag_max(ids) + self.small(ids).sum(1)
+    """)
+    assert _one(notes, "`Embedding` sparse=True", "TPU embedding API").line == 9
+    assert _one(notes, "`EmbeddingBag`: a dense Keras table here").line == 10
+    assert _one(notes, "mode='max'", "keeps this table a dense Keras table").line == 11
+    assert not [n for n in notes if n.line == 12]  # neither sparse nor a bag: nothing to say

@@ -1,7 +1,9 @@
 """Large and sparse embedding tables and the TPU embedding API (train_support's tpu-embedding section), up to the
 TPU boundary: which tables go to the API and which stay dense Keras tables (and why), the feature config, the
-optimizer mapping from torch's, and lookups through TPUEmbeddingForServing (the host-side layer built from the
-same config) checked against the real torch layers. Enqueue, dequeue and apply_gradients need a TPU.
+optimizer mapping from torch's, lookups through TPUEmbeddingForServing (the host-side layer built from the same
+config) checked against the real torch layers, and the substitution the training step makes: the model fed the
+API's activations gives the dense model's outputs, and the activations' gradients, carried back through the
+serving layer's lookup, are the dense tables' gradients. Enqueue, dequeue and apply_gradients need a TPU.
 """
 
 import numpy as np
@@ -10,8 +12,9 @@ import tensorflow as tf
 import torch
 
 from porter.training import train_support as support
+from porter.verify.compare import relative_error
 from tests.rules.op_ports import port
-from tests.training.helpers import FIXTURES, convert_source, load_module
+from tests.training.helpers import FIXTURES, convert_source
 
 SOURCE = '''
 import torch
@@ -28,13 +31,14 @@ class Tables(nn.Module):
         self.bag_sum = nn.EmbeddingBag(300, 8, mode="sum")
         self.bag_max = nn.EmbeddingBag(30, 8, mode="max")
         self.padded = nn.Embedding(20001, 4, padding_idx=0)
+        self.bag_padded = nn.EmbeddingBag(300, 8, mode="mean", padding_idx=2)
 
     def forward(self, ids):
         parts = [self.words(ids).sum(1), self.tags(ids).sum(1), self.small(ids).sum(1), self.bag(ids),
-                 self.bag_sum(ids), self.bag_max(ids), self.padded(ids).sum(1)]
+                 self.bag_sum(ids), self.bag_max(ids), self.padded(ids).sum(1), self.bag_padded(ids)]
         return torch.cat(parts, dim=1)
 '''
-TPU_TABLES = ["words", "tags", "bag", "bag_sum"]
+TPU_TABLES = ["words", "tags", "bag", "bag_sum", "padded", "bag_padded"]
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +49,10 @@ def pair(tmp_path_factory):
 def test_sparse_bag_and_large_tables_go_to_the_tpu_embedding_api(pair):
     tables, dense = support.tpu_embedding_tables(pair.keras_model)
     assert [t.name for t in tables] == TPU_TABLES
-    assert [t.combiner for t in tables] == [None, None, "mean", "sum"]
+    assert [t.combiner for t in tables] == [None, None, "mean", "sum", None, "mean"]
     reasons = dict(dense)
-    assert set(reasons) == {"bag_max.weight", "padded.weight"}  # `small` is neither sparse nor large: plain Keras
-    assert "mode='max'" in reasons["bag_max.weight"] and "padding_idx" in reasons["padded.weight"]
+    assert set(reasons) == {"bag_max.weight"}  # `small` is neither sparse nor large: plain Keras
+    assert "mode='max'" in reasons["bag_max.weight"]
 
 
 def test_serving_lookups_match_torch(pair):
@@ -61,7 +65,7 @@ def test_serving_lookups_match_torch(pair):
     serving = tf.tpu.experimental.embedding.TPUEmbeddingForServing(config, optimizer)
     serving.build()
     support.load_table_weights(serving, tables, config)
-    ids = np.random.default_rng(0).integers(0, 30, size=(5, 6)).astype(np.int64)
+    ids = _ids()
     features = support.tpu_embedding_features(tables, {t.name: ids for t in tables})
     activations = serving.embedding_lookup(features)
     for name in TPU_TABLES:
@@ -70,6 +74,176 @@ def test_serving_lookups_match_torch(pair):
         actual = np.asarray(activations[name])
         assert actual.shape == expected.shape, name
         np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6, err_msg=name)
+        # what HostTableEmbedding's dequeue gives, from the model's own rows
+        table = next(t for t in tables if t.name == name)
+        host = support.host_lookup(table, table.layer.weight, features[name]).numpy()
+        np.testing.assert_allclose(host, actual, rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+def _ids():
+    ids = np.random.default_rng(0).integers(0, 30, size=(5, 6)).astype(np.int64)
+    ids[:, 0], ids[1] = 0, 2  # padding of `padded` in every row; a bag of `bag_padded` with nothing but padding
+    return ids
+
+
+def _serving(tables):
+    config = support.tpu_feature_config(tables)
+    serving = tf.tpu.experimental.embedding.TPUEmbeddingForServing(config, tf.tpu.experimental.embedding.SGD(0.1))
+    serving.build()
+    support.load_table_weights(serving, tables, config)
+    return serving, config
+
+
+def test_model_fed_the_apis_activations_matches_the_dense_model_and_its_gradients(pair):
+    """The step's substitution up to the TPU boundary: ids captured from the model's own lookups, looked up by
+    TPUEmbeddingForServing, fed back in place of the tables. Same outputs as the dense model (and torch); the loss'
+    gradient w.r.t. the activations, carried back through the serving lookup (the API's backward: a scatter-add
+    through the combiner, padding left out), equals each dense table's gradient."""
+    tables, _ = support.tpu_embedding_tables(pair.keras_model)
+    ids = _ids()
+    captured = support.lookup_ids(pair.keras_model, tables, (ids,))
+    assert sorted(captured) == sorted(TPU_TABLES)
+    for name in TPU_TABLES:
+        np.testing.assert_array_equal(np.asarray(captured[name]), ids, err_msg=name)
+    errors = assert_fed_matches_dense(pair, tables, ids)
+    assert max(errors.values()) <= 1e-6, errors
+
+
+def assert_fed_matches_dense(pair, tables, ids):
+    """Outputs and table gradients of the fed model (serving lookups) against the dense model and torch; returns
+    the largest error relative to each tensor's scale, by what was compared."""
+    model = pair.keras_model
+    serving, config = _serving(tables)
+    features = support.tpu_embedding_features(tables, support.lookup_ids(model, tables, (ids,)))
+    with torch.no_grad():
+        expected = pair.torch_model(torch.from_numpy(ids)).numpy()
+    upstream = tf.constant(np.random.default_rng(1).standard_normal(expected.shape), tf.float32)
+    with tf.GradientTape() as tape:
+        activations = serving.embedding_lookup(features)
+        with support.FedLookups(tables, activations):
+            fed = model(ids)
+        loss = tf.reduce_sum(fed * upstream)
+    fed_gradients = tape.gradient(loss, [serving.embedding_tables[config[t.name].table] for t in tables])
+    with tf.GradientTape() as tape:
+        dense = model(ids)
+        loss = tf.reduce_sum(dense * upstream)
+    dense_gradients = tape.gradient(loss, [t.layer.weight for t in tables])
+    errors = {"outputs vs dense": relative_error(dense.numpy(), fed.numpy()),
+              "outputs vs torch": relative_error(expected, fed.numpy())}
+    for table, from_api, from_dense in zip(tables, fed_gradients, dense_gradients):
+        from_dense = tf.convert_to_tensor(from_dense).numpy()
+        errors[f"{table.name} gradient"] = relative_error(from_dense, tf.convert_to_tensor(from_api).numpy())
+        if table.layer.padding_idx is not None:
+            assert not np.any(from_dense[table.layer.padding_idx]), table.name
+    return errors
+
+
+SHARED = '''
+import torch
+import torch.nn as nn
+
+
+class TwoTower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.items = nn.Embedding(20001, 4, padding_idx=0)
+
+    def forward(self, ids):
+        history, candidate = self.items(ids[:, :3]).mean(1), self.items(ids[:, 3])
+        return (history * candidate).sum(1, keepdim=True)
+'''
+
+
+def test_a_table_looked_up_twice_gets_two_features_of_one_table(tmp_path):
+    """Two lookups of one table per forward (a shared item table): two features sharing its TableConfig, fed in
+    call order; their gradients add up in the table, as the dense table's do."""
+    pair = port(tmp_path, SHARED, input_specs=("4:int64:0:20001",))
+    tables, _ = support.tpu_embedding_tables(pair.keras_model)
+    ids = np.array([[5, 0, 7, 5], [1, 2, 3, 0], [9, 9, 9, 9]], np.int64)
+    assert support.count_lookups(pair.keras_model, tables, (ids,)) == []  # nothing kept dense
+    assert tables[0].features == ["items", "items/1"]
+    config = support.tpu_feature_config(tables)
+    assert config["items"].table is config["items/1"].table
+    errors = assert_fed_matches_dense(pair, tables, ids)
+    assert max(errors.values()) <= 1e-6, errors
+
+
+def test_on_a_tpu_an_embeddings_ids_get_the_axis_the_api_reduces(pair):
+    tables, _ = support.tpu_embedding_tables(pair.keras_model)
+    features = support.tpu_embedding_features(tables, {t.name: _ids() for t in tables}, on_tpu=True)
+    assert features["words"].shape == (5, 6, 1)  # one row per id: the TPU returns (5, 6, dim)
+    assert isinstance(features["bag"], tf.RaggedTensor) and features["bag"].shape[0] == 5
+    assert features["bag_padded"].row_lengths().numpy()[1] == 0  # padding ids leave the bag
+
+
+READ_BY_HAND = '''
+import torch
+import torch.nn as nn
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(20001, 8)
+        self.other = nn.Embedding(20001, 8)
+
+    def forward(self, ids):
+        return (self.emb(ids) + self.other(ids)) @ self.emb.weight.t()
+'''
+
+
+def test_a_table_the_model_also_reads_by_hand_stays_dense(tmp_path):
+    """A trial forward with the lookups fed finds the weight that still gets a gradient (an output layer built
+    from the table by hand); the training script keeps it dense (tpu_embedding_plan)."""
+    model = port(tmp_path, READ_BY_HAND, input_specs=("3:int64:0:20001",)).keras_model
+    tables, _ = support.tpu_embedding_tables(model)
+    assert [t.name for t in tables] == ["emb", "other"]
+    assert support.tables_read_elsewhere(model, tables, (np.array([[1, 5, 7]]),)) == ["emb"]
+
+
+WEIGHTED = '''
+import torch
+import torch.nn as nn
+
+
+class Weighted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weighted = nn.EmbeddingBag(300, 8, mode="sum")
+        self.unused = nn.EmbeddingBag(300, 8, mode="sum")
+        self.plain = nn.EmbeddingBag(300, 8, mode="sum")
+
+    def forward(self, ids):
+        return self.weighted(ids, per_sample_weights=torch.ones(ids.shape)) + self.plain(ids)
+'''
+
+
+def test_tables_not_looked_up_or_with_per_sample_weights_stay_dense(tmp_path):
+    model = port(tmp_path, WEIGHTED, input_specs=("3:int64:0:300",)).keras_model
+    tables, _ = support.tpu_embedding_tables(model)
+    kept = dict(support.count_lookups(model, tables, (np.array([[1, 5, 7]]),)))
+    assert set(kept) == {"weighted", "unused"}
+    assert "per_sample_weights" in kept["weighted"] and "not looked up" in kept["unused"]
+
+
+def test_a_table_read_outside_its_lookups_is_refused(pair):
+    tables, _ = support.tpu_embedding_tables(pair.keras_model)
+    words = next(t for t in tables if t.name == "words")
+    lookups = support.FedLookups([words], {"words": tf.zeros((1, 6, 4))})
+    with pytest.raises(ValueError, match="outside its lookups"):
+        lookups.check_unread([words.layer.weight], [tf.ones((20001, 4))])
+
+
+def test_feature_config_has_each_tables_size_and_torchs_combiner(pair):
+    tables, _ = support.tpu_embedding_tables(pair.keras_model)
+    config = support.tpu_feature_config(tables)
+    assert list(config) == TPU_TABLES
+    for table in tables:
+        table_config = config[table.name].table
+        assert (table_config.vocabulary_size, table_config.dim) == (table.layer.num_embeddings,
+                                                                     table.layer.embedding_dim)
+        assert table_config.combiner == (table.combiner or "sum")  # one id per row: the combiner does nothing
+        assert config[table.name].name == table_config.name == table.name.replace(".", "_")
 
 
 def test_torch_optimizers_map_to_tpu_embedding_optimizers():
@@ -105,24 +279,6 @@ def test_off_tpu_there_is_no_tpu_embedding_class():
 def test_torch_adagrad_default_accumulator_becomes_positive():
     adagrad, _ = support.tpu_embedding_optimizer(support.Adagrad(learning_rate=0.01))
     assert adagrad.initial_accumulator_value == pytest.approx(1e-20)
-
-
-@pytest.fixture(scope="module")
-def recommender(tmp_path_factory):
-    out = tmp_path_factory.mktemp("recommender") / "out"
-    convert_source(FIXTURES / "recommender.py", out)
-    return load_module(out / "train_tpu.py")
-
-
-def test_training_script_of_a_model_with_bags_says_where_its_tables_go(recommender):
-    """The generated train_tpu.py carries the section and, on a TPU, prints the plan; off TPU the plan says the
-    tables stay dense Keras tables."""
-    model = recommender.build_model()
-    tables, dense = recommender.support.tpu_embedding_tables(model)
-    assert [t.name for t in tables] == ["embeddings.0", "embeddings.1", "embeddings.2"] and not dense
-    lines = recommender.tpu_embedding_plan(tf.distribute.get_strategy(), model, recommender.build_optimizer(model))
-    assert lines == [("embeddings.0, embeddings.1, embeddings.2: this TPU has no embedding accelerator; dense Keras "
-                      "tables")]
 
 
 def test_models_without_embeddings_carry_no_embedding_code(tmp_path):

@@ -672,10 +672,49 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
     values = tf.gather(weight, ids)
     if padding_idx is not None:
-        values = tf.where(tf.expand_dims(tf.equal(ids, padding_idx), -1), tf.stop_gradient(values), values)
+        values = _stop_padding_gradient(values, ids, padding_idx)
     if scale_grad_by_freq:
         values = _embedding_scale_grad(values, ids, num_embeddings)
     return values
+
+
+class LookupFeed:
+    """A table's substitution slot (see the module docstring). The model keeps calling the layer with its ids.
+
+    mode None: the layer gathers from its own weight (the normal path).
+    mode "capture": each call appends its ids to `calls` (a RaggedTensor of bags for an EmbeddingBag given 1-D ids
+    and offsets) and returns zeros of the lookup's shape without reading the table: what else the model computes is
+    unused by a capture run, so the traced graph drops it.
+    mode "feed": each call returns the next of `activations` (in call order) instead of gathering.
+    `unsupported`: why a captured call cannot be fed (the table then stays dense), else None.
+    """
+
+    def __init__(self):
+        self.mode, self.calls, self.activations, self.unsupported = None, [], [], None
+
+    def substitute(self, feature, static_shape, shape, dtype):
+        """The captured or fed result of one lookup of shape `shape` (its static part `static_shape`), or None on
+        the normal path."""
+        if self.mode is None:
+            return None
+        if self.mode == "capture":
+            self.calls.append(feature)
+            return tf.zeros(shape, dtype)
+        if not self.activations:
+            raise ValueError("embedding feed: the layer is called more often than activations were fed")
+        activations = tf.convert_to_tensor(self.activations.pop(0))
+        if not activations.shape.is_compatible_with(static_shape):
+            raise ValueError(
+                f"embedding feed: activations of shape {activations.shape} do not fit the lookup's {static_shape}"
+            )
+        return tf.cast(activations, dtype)
+
+
+def _stop_padding_gradient(values, ids, padding_idx):
+    """The gathered (or fed) rows with no gradient at padding positions: torch keeps that row's gradient at zero."""
+    return tf.where(
+        tf.expand_dims(tf.equal(ids, tf.cast(padding_idx, ids.dtype)), -1), tf.stop_gradient(values), values
+    )
 
 
 def _embedding_initializer(weight, padding_idx):
@@ -724,6 +763,7 @@ class Embedding(TorchLayer):
             trainable=not _freeze,
             initializer=_embedding_initializer(_weight, self.padding_idx),
         )
+        self.lookup_feed = LookupFeed()
         self.finish_init()
 
     @classmethod
@@ -754,6 +794,13 @@ class Embedding(TorchLayer):
         )
 
     def call(self, input):
+        if self.lookup_feed.mode is not None:
+            ids = _embedding_ids(input)
+            shape = tf.concat([tf.shape(ids), [self.embedding_dim]], 0)
+            fed = self.lookup_feed.substitute(
+                ids, ids.shape.concatenate([self.embedding_dim]), shape, self.compute_dtype
+            )
+            return fed if self.padding_idx is None else _stop_padding_gradient(fed, ids, self.padding_idx)
         values = embedding(input, self.weight, self.padding_idx, None, self.norm_type, self.scale_grad_by_freq)
         return tf.cast(values, self.compute_dtype)
 

@@ -28,6 +28,12 @@ Each feature is stored flat (float_list for floats, int64_list for integers and 
 Importable: build_model(), build_optimizer(), build_loss(), make_dataset(), resolve_strategy() and
 train_step(model, optimizer, loss_fn, x, y, training=True) (= compute_gradients, then apply_gradients) are what
 main() uses. The step is XLA-compiled on every strategy (--jit off to debug).
+
+Embedding tables: on a TPU with an embedding accelerator the sparse, bag and large tables train through the TPU
+embedding API (tpu_embedding_plan says which and why not; with_lookup_ids, embedding_train_step), the rest of the
+model as usual; elsewhere every table is a dense Keras table. porter checked the substitution on CPUs with
+support.HostTableEmbedding against the dense step and torch; the API itself (enqueue, dequeue, its optimizer
+kernels, its sharding) runs only on a TPU.
 """
 
 import argparse
@@ -194,23 +200,32 @@ def build_loss():
     return support.CrossEntropyLoss(class_axis=-1)
 
 
-def compute_gradients(model, loss_fn, x, y, training=True):
+def compute_gradients(model, loss_fn, x, y, training=True, lookups=None):
     """Forward, loss and backward on this replica's batch: (loss numerator, loss denominator, {index in
     model.trainable_variables: gradient}). Parameters the loss does not reach get no entry: torch leaves them alone.
+    With `lookups` (support.FedLookups: activations the TPU embedding API dequeued for some tables) the model takes
+    those tables' lookups from it, their weights get no gradient here, and a fourth item holds the gradients
+    w.r.t. the activations ({torch name: gradient}), what the API's apply_gradients takes.
 
     No sync point inside (no all-reduce, no optimizer update), so XLA can compile it on every strategy.
     """
     inputs = tuple(x) if isinstance(x, (tuple, list)) else (x,)
     variables = model.trainable_variables
-    with tf.GradientTape() as tape:
+    activations = lookups.activations if lookups is not None else {}
+    with tf.GradientTape() as tape, lookups or contextlib.nullcontext():
+        tape.watch(activations)
         y_pred = model(*inputs, training=training)
         numerator, denominator = loss_fn.total(y, y_pred)
-    gradients = tape.gradient(numerator, variables)
+    gradients, activation_gradients = tape.gradient(numerator, (variables, activations))
+    if lookups is not None:
+        lookups.check_unread(variables, gradients)
     replica = tf.distribute.get_replica_context()
     replicas = replica.num_replicas_in_sync if replica is not None else 1
     if denominator is None:  # reduction="sum": the global loss is the sum over replicas
         denominator = tf.constant(1.0 / replicas)
     used = {i: tf.convert_to_tensor(g) for i, g in enumerate(gradients) if g is not None}
+    if lookups is not None:
+        return numerator, tf.cast(denominator, tf.float32), used, activation_gradients
     return numerator, tf.cast(denominator, tf.float32), used
 
 
@@ -240,6 +255,26 @@ def train_step(model, optimizer, loss_fn, x, y, training=True):
         clip each replica's gradients first).
     """
     numerator, denominator, gradients = compute_gradients(model, loss_fn, x, y, training)
+    return apply_gradients(model, optimizer, numerator, denominator, gradients)
+
+
+def embedding_train_step(model, optimizer, loss_fn, embedding, tables, x, y, training=True):
+    """train_step with `tables` served by `embedding` (TPUEmbedding / TPUEmbeddingV2 on a TPU; on a host
+    support.HostTableEmbedding, which runs the same protocol), whose ids were enqueued for this step: the model runs
+    with the dequeued activations in place of those tables' lookups; the activations' gradients, divided by the
+    global loss denominator like every other gradient, go to embedding.apply_gradients (the API sums them over
+    the replicas, row by row), the rest through `optimizer`. The tables step before `optimizer`, so a learning rate
+    schedule gives both the same step's rate.
+    """
+    lookups = support.FedLookups(tables, embedding.dequeue())
+    numerator, denominator, gradients, activation_gradients = compute_gradients(model, loss_fn, x, y, training, lookups)
+    total = denominator
+    replica = tf.distribute.get_replica_context()
+    if replica is not None and replica.num_replicas_in_sync > 1:
+        total = replica.all_reduce(tf.distribute.ReduceOp.SUM, denominator)
+    embedding.apply_gradients(
+        {name: None if g is None else g / tf.cast(total, g.dtype) for name, g in activation_gradients.items()}
+    )
     return apply_gradients(model, optimizer, numerator, denominator, gradients)
 
 
@@ -478,14 +513,20 @@ def compiles_whole_step(strategy):
     return bool(devices) and all("GPU" in device.upper() for device in devices)
 
 
-def make_train_function(strategy, model, optimizer, loss_fn, jit_compile):
+def make_train_function(strategy, model, optimizer, loss_fn, jit_compile, embedding=None, tables=()):
     """A tf.function running `steps` training steps on the device(s); returns each step's loss.
 
     With jit_compile the replica step is XLA-compiled: whole where the strategy allows it (compiles_whole_step),
     else forward, loss and backward in one compiled function and the all-reduce and optimizer step between
     compiled parts. TPUStrategy compiles the whole step itself.
+    With `embedding` (serving `tables`), the iterator also yields each batch's id features (with_lookup_ids):
+    the host enqueues them, then every replica runs embedding_train_step.
     """
-    if not jit_compile or is_tpu(strategy):
+    if embedding is not None:
+
+        def replica_step(x, y):
+            return embedding_train_step(model, optimizer, loss_fn, embedding, tables, x, y, training=True)
+    elif not jit_compile or is_tpu(strategy):
 
         def replica_step(x, y):
             return train_step(model, optimizer, loss_fn, x, y, training=True)
@@ -506,7 +547,9 @@ def make_train_function(strategy, model, optimizer, loss_fn, jit_compile):
     def train_steps(iterator, steps):
         losses = tf.TensorArray(tf.float32, size=steps)
         for i in tf.range(steps):
-            x, y = next(iterator)
+            x, y, *ids = next(iterator)
+            if embedding is not None:  # on the host, outside strategy.run, as the TPU embedding API wants
+                embedding.enqueue(ids[0], training=True)
             per_replica = strategy.run(replica_step, args=(x, y))
             losses = losses.write(i, strategy.reduce(tf.distribute.ReduceOp.MEAN, per_replica, axis=None))
         return losses.stack()
@@ -514,31 +557,81 @@ def make_train_function(strategy, model, optimizer, loss_fn, jit_compile):
     return train_steps
 
 
-def tpu_embedding_plan(strategy, model, optimizer):
-    """Lines saying which embedding tables the TPU embedding API would serve on this TPU (sparse, bag, or above
-    support.LARGE_TABLE_ROWS rows), with which API class and optimizer, and which stay dense and why.
+# --- large / sparse embedding tables: the TPU embedding API ---
 
-    This script still trains every table as a dense Keras table (replicated, gradients all-reduced): the feature
-    config, the optimizer mapping and the host-side lookup (TPUEmbeddingForServing) are in train_support.py;
-    feeding the ids through enqueue/dequeue is the remaining step.
+
+def tpu_embedding_plan(strategy, model, optimizer, host_model=None, sample=None):
+    """(setup, lines): setup is (tables, host tables, feature config, TPU embedding class, its optimizer) when this
+    run serves tables through the TPU embedding API (sparse, bag, or above support.LARGE_TABLE_ROWS rows), else
+    None; the lines say which tables go where and why the others stay dense Keras tables (replicated, gradients
+    all-reduced). `host_model` (a copy on the host) with `sample` inputs: a trial forward there keeps dense the
+    tables the model also reads outside their lookups; its tables are the ones the input pipeline captures ids from.
     """
     tables, dense = support.tpu_embedding_tables(model)
     lines = [f"{name}: dense Keras table ({why})" for name, why in dense]
     if not tables:
-        return lines
+        return None, lines
     api = support.tpu_embedding_class(strategy)
     mapped, why_not = support.tpu_embedding_optimizer(optimizer)
+    if mapped is not None:  # the API keeps the tables' gradients to itself: their share of the norm is not here
+        mapped, why_not = None, "the source clips the gradients, tables included, which the TPU embedding API cannot"
     names = ", ".join(t.name for t in tables)
     if api is None:
         lines.append(f"{names}: this TPU has no embedding accelerator; dense Keras tables")
-    elif mapped is None:
+        return None, lines
+    if mapped is None:
         lines.append(f"{names}: would use {api.__name__}, but {why_not}; dense Keras tables")
-    else:
-        lines.append(
-            f"{names}: candidates for {api.__name__} with {type(mapped).__name__}; trained as dense Keras "
-            "tables by this script"
-        )
-    return lines
+        return None, lines
+    host_tables = support.tpu_embedding_tables(host_model)[0] if host_model is not None else []
+    if sample:  # trial runs on the host copy: how often each table is looked up, and whether only there
+        kept = dict(support.count_lookups(host_model, host_tables, sample))
+        lines += [f"{name}: dense Keras table ({why})" for name, why in kept.items()]
+        host_tables = [t for t in host_tables if t.name not in kept]
+        elsewhere = support.tables_read_elsewhere(host_model, host_tables, sample)
+        lines += [f"{name}: dense Keras table (the model reads it outside its lookups)" for name in elsewhere]
+        host_tables = [t for t in host_tables if t.name not in elsewhere]
+        counts = {t.name: t.lookups for t in host_tables}
+        tables = [t for t in tables if t.name in counts]
+        for table in tables:
+            table.lookups = counts[table.name]
+    if not tables:
+        return None, lines
+    lines.append(f"{', '.join(t.name for t in tables)}: {api.__name__} with {type(mapped).__name__}")
+    return (tables, host_tables, support.tpu_feature_config(tables), api, mapped), lines
+
+
+def with_lookup_ids(dataset, host_model, tables, on_tpu=True):
+    """Batches of (inputs, targets, {torch name: id feature}) for enqueue: each table's ids as the model's own code
+    derives them from the inputs, from a capture run of `host_model` (a copy on the host: the ids do not depend on
+    its weights, and the tables are not read) in the input pipeline; shaped for a TPU's enqueue, or (on_tpu=False)
+    for support.HostTableEmbedding."""
+
+    def add_ids(x, y):
+        ids = support.lookup_ids(host_model, tables, x)
+        return x, y, support.tpu_embedding_features(tables, ids, on_tpu=on_tpu)
+
+    return dataset.map(add_ids, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def initial_tables(tables, feature_config, embedding_optimizer, directory):
+    """A checkpoint of the model's current rows (torch's init, or --init-weights) written on the host through
+    TPUEmbeddingForServing, from which the TPU embedding object restores its tables (it exposes none to assign)."""
+    with tf.device("/CPU:0"):
+        serving = tf.tpu.experimental.embedding.TPUEmbeddingForServing(feature_config, embedding_optimizer)
+        serving.build()
+        support.load_table_weights(serving, tables, feature_config)
+        tf.io.gfile.makedirs(directory)
+        return tf.train.Checkpoint(embedding=serving).write(os.path.join(directory, "initial_tables"))
+
+
+def tables_into_model(tables, feature_config, embedding_optimizer, checkpoint_path):
+    """Copy the trained tables from a checkpoint of the TPU run into the model's own layers (stale on a TPU),
+    through TPUEmbeddingForServing on the host: what the export then writes."""
+    with tf.device("/CPU:0"):
+        serving = tf.tpu.experimental.embedding.TPUEmbeddingForServing(feature_config, embedding_optimizer)
+        serving.build()
+        tf.train.Checkpoint(embedding=serving).read(checkpoint_path).expect_partial()
+        support.load_model_tables(tables, serving, feature_config)
 
 
 def load_initial_weights(model, path):
@@ -795,23 +888,44 @@ def main(argv=None):
             optimizer = build_optimizer(model)
             optimizer.build(model.trainable_variables)
             loss_fn = build_loss()
+        embedding, tables, setup = None, (), None
         if is_tpu(strategy):
-            for line in tpu_embedding_plan(strategy, model, optimizer):
+            with tf.device("/CPU:0"):  # the ids come from capture runs of a host copy, in the input pipeline
+                host_model = build_model()
+                setup, lines = tpu_embedding_plan(strategy, model, optimizer, host_model, sample)
+            for line in lines:
                 print(f"train_tpu.py: embeddings: {line}", flush=True)
-        checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
+        if setup is not None:
+            tables, host_tables, feature_config, api, embedding_optimizer = setup
+            with strategy.scope():
+                embedding = api(feature_config, embedding_optimizer)
+            iterator = iter(
+                strategy.distribute_datasets_from_function(
+                    lambda context: with_lookup_ids(
+                        make_dataset(global_batch, context, args.data, args.seed, synthetic), host_model, host_tables
+                    ),
+                    options=tf.distribute.InputOptions(experimental_fetch_to_device=False),
+                )
+            )
+        tpu_tables = {"embedding": embedding} if embedding is not None else {}  # the API's tables and slots
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, **tpu_tables)
         manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir, max_to_keep=3)
         io_options = (
             tf.train.CheckpointOptions(experimental_io_device="/job:localhost")
             if is_tpu(strategy) and not checkpoint_dir.startswith("gs://")
             else None
         )
+        if embedding is not None and not manager.latest_checkpoint:  # restored when the tables are built
+            tf.train.Checkpoint(embedding=embedding).read(
+                initial_tables(tables, feature_config, embedding_optimizer, checkpoint_dir), options=io_options
+            ).expect_partial()
         if manager.latest_checkpoint:
             misfit = support.restore_checkpoint(checkpoint, manager.latest_checkpoint, checkpoint_dir, io_options)
             if misfit:
                 print(f"train_tpu.py: error: {misfit}", file=sys.stderr)
                 return 2
             print(f"train_tpu.py: resumed from {manager.latest_checkpoint} at step {int(optimizer.iterations.numpy())}")
-        train_steps = make_train_function(strategy, model, optimizer, loss_fn, jit)
+        train_steps = make_train_function(strategy, model, optimizer, loss_fn, jit, embedding, tables)
         writer = tf.summary.create_file_writer(log_dir)
         checkpoint_every = args.checkpoint_every or steps_per_epoch
 
@@ -853,6 +967,8 @@ def main(argv=None):
         writer.flush()
         if not args.no_export and sample:
             print(f"train_tpu.py: exporting to {export_dir}...", flush=True)
+            if embedding is not None:
+                tables_into_model(tables, feature_config, embedding_optimizer, manager.latest_checkpoint)
             written = export_model(model, export_dir, sample)
             print(f"train_tpu.py: exported {' and '.join(written)}")
     finally:

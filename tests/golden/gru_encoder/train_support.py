@@ -328,10 +328,16 @@ LARGE_TABLE_ROWS = 10_000  # above this many rows a table is sharded by the TPU 
 
 class EmbeddingTable:
     """One Embedding / EmbeddingBag of the model that the TPU embedding API can serve: its torch name, the layer,
-    and how a bag is combined ("sum", "mean"; None for a plain Embedding: one row per id)."""
+    how a bag is combined ("sum", "mean"; None for a plain Embedding: one row per id), and how many times one
+    forward looks it up (`lookups`, from a capture run: count_lookups), each lookup a feature of its own."""
 
-    def __init__(self, name, layer, combiner):
-        self.name, self.layer, self.combiner = name, layer, combiner
+    def __init__(self, name, layer, combiner, lookups=1):
+        self.name, self.layer, self.combiner, self.lookups = name, layer, combiner, lookups
+
+    @property
+    def features(self):
+        """The feature names of its lookups, in call order: the torch name, then name/1, name/2, ..."""
+        return [self.name] + [f"{self.name}/{k}" for k in range(1, self.lookups)]
 
     def __repr__(self):
         return f"EmbeddingTable({self.name!r}, {self.layer.num_embeddings}x{self.layer.embedding_dim})"
@@ -342,13 +348,23 @@ def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
 
     A table goes to the TPU embedding API when torch marks it sparse (nn.Embedding(sparse=True)), when it is an
     nn.EmbeddingBag, or when it has more than `large_rows` rows; what the API cannot reproduce keeps it dense
-    (replicated, its gradient all-reduced): padding_idx (torch keeps that row's gradient at zero),
-    scale_grad_by_freq, EmbeddingBag(mode="max"), a frozen table.
+    (replicated, its gradient all-reduced): scale_grad_by_freq, EmbeddingBag(mode="max"), a frozen table, a weight
+    tied to another parameter (the API would update only the lookups' share of its gradient). padding_idx is
+    kept: an Embedding's fed lookups pass no gradient at padding positions, and a bag's padding ids are left out of
+    the ids the step enqueues (torch leaves them out of the sum and of the mean's count).
     """
     names = {id(variable): name for name, variable in model.named_parameters()}
+    keys = {}
+    for entry in model.torch_state(""):
+        keys[id(entry.variable)] = keys.get(id(entry.variable), 0) + 1
     tables, dense = [], []
     for layer in model.modules():
-        if not (hasattr(layer, "num_embeddings") and hasattr(layer, "embedding_dim") and hasattr(layer, "weight")):
+        if not (
+            hasattr(layer, "num_embeddings")
+            and hasattr(layer, "embedding_dim")
+            and hasattr(layer, "weight")
+            and hasattr(layer, "lookup_feed")
+        ):
             continue
         is_bag = hasattr(layer, "mode")
         if not (getattr(layer, "sparse", False) or is_bag or layer.num_embeddings > large_rows):
@@ -357,8 +373,8 @@ def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
         reason = None
         if name is None:
             reason = "frozen (not trained)"
-        elif layer.padding_idx is not None:
-            reason = "padding_idx: torch keeps that row's gradient at zero, the TPU embedding API does not"
+        elif keys.get(id(layer.weight), 0) > 1:
+            reason = "its weight is tied to another parameter"
         elif layer.scale_grad_by_freq:
             reason = "scale_grad_by_freq has no TPU embedding counterpart"
         elif is_bag and layer.mode not in ("sum", "mean"):
@@ -371,8 +387,9 @@ def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
 
 
 def tpu_feature_config(tables):
-    """{torch name: FeatureConfig} for `tables`, each table initialised like torch's (N(0, 1)); load the model's
-    current rows with `load_table_weights`. A bag's combiner is torch's mode."""
+    """{feature name: FeatureConfig} for `tables` (one feature per lookup, a table's features sharing its
+    TableConfig, keyed by EmbeddingTable.features: the first is the torch name), each table initialised like
+    torch's (N(0, 1)); load the model's current rows with `load_table_weights`. A bag's combiner is torch's mode."""
     embedding = tf.tpu.experimental.embedding
     config = {}
     for table in tables:
@@ -384,7 +401,9 @@ def tpu_feature_config(tables):
             combiner=table.combiner or "sum",
             name=table.name.replace(".", "_"),
         )
-        config[table.name] = embedding.FeatureConfig(table=table_config, name=table.name.replace(".", "_"))
+        for feature in table.features:
+            name = feature.replace(".", "_").replace("/", "_")
+            config[feature] = embedding.FeatureConfig(table=table_config, name=name)
     return config
 
 
@@ -451,14 +470,182 @@ def tpu_embedding_class(strategy):
     return None
 
 
-def tpu_embedding_features(tables, ids):
-    """{torch name: feature} from each table's ids as the model passes them: a bag's fixed-length rows (N, bag)
-    as a RaggedTensor (so that the API combines them), an Embedding's ids (N, ...) as they are."""
+def tpu_embedding_features(tables, ids, on_tpu=False):
+    """{feature name: feature} from each lookup's ids as the model passes them (`lookup_ids`).
+
+    A bag's ids become a RaggedTensor, one row per bag, so that the API combines them by torch's mode; its padding
+    ids are left out (torch leaves them out of the sum and of the mean's count; an empty bag gives zeros in both).
+    An Embedding's ids stay as they are; on a TPU (`on_tpu`) ids of rank 2 and above get a trailing axis of 1,
+    which the API reduces (one row per id), where TPUEmbeddingForServing looks up every id as it is.
+    """
     features = {}
     for table in tables:
-        value = tf.convert_to_tensor(ids[table.name])
-        features[table.name] = tf.RaggedTensor.from_tensor(value) if table.combiner else value
+        for name in table.features:
+            features[name] = _lookup_feature(table, ids[name], on_tpu)
     return features
+
+
+def _lookup_feature(table, value, on_tpu):
+    if not isinstance(value, tf.RaggedTensor):
+        value = tf.convert_to_tensor(value)
+    padding_idx = table.layer.padding_idx
+    if table.combiner:
+        if not isinstance(value, tf.RaggedTensor):
+            value = tf.RaggedTensor.from_tensor(value)
+        if padding_idx is not None:
+            value = tf.ragged.boolean_mask(value, tf.not_equal(value, tf.cast(padding_idx, value.dtype)))
+    elif on_tpu and len(value.shape) > 1:
+        value = tf.expand_dims(value, -1)
+    return value
+
+
+class CapturedLookups:
+    """`with CapturedLookups(tables) as ids:` the model called inside records the ids its own code looks up in
+    each table ({feature name: ids}, filled on exit; see EmbeddingTable.features) and reads none of the tables;
+    see lookup_ids. `counts` ({torch name: lookups}) says how many times each table was looked up, `unsupported`
+    ({torch name: why}) which calls cannot be fed."""
+
+    def __init__(self, tables):
+        self.tables, self.ids, self.counts, self.unsupported = tables, {}, {}, {}
+
+    def __enter__(self):
+        for table in self.tables:
+            feed = table.layer.lookup_feed
+            feed.mode, feed.calls, feed.unsupported = "capture", [], None
+        return self.ids
+
+    def __exit__(self, *exc_info):
+        for table in self.tables:
+            feed = table.layer.lookup_feed
+            calls, feed.mode, feed.calls = feed.calls, None, []
+            if feed.unsupported:
+                self.unsupported[table.name] = feed.unsupported
+            self.counts[table.name] = len(calls)
+            names = [table.name] + [f"{table.name}/{k}" for k in range(1, len(calls))]
+            self.ids.update(zip(names, calls))
+
+
+class FedLookups:
+    """`with FedLookups(tables, activations):` the model called inside takes each table's lookup from
+    `activations` ({feature name: (batch..., dim) float32}, what the TPU embedding API dequeued, one per lookup in
+    call order) instead of reading its own weight; everything else runs as usual. The loss' gradient w.r.t.
+    `activations` is the tables' gradient as the API's apply_gradients takes it."""
+
+    def __init__(self, tables, activations):
+        self.tables, self.activations = tables, activations
+
+    def __enter__(self):
+        for table in self.tables:
+            table.layer.lookup_feed.mode = "feed"
+            table.layer.lookup_feed.activations = [self.activations[name] for name in table.features]
+        return self
+
+    def __exit__(self, *exc_info):
+        for table in self.tables:
+            feed = table.layer.lookup_feed
+            unused, feed.mode, feed.activations = feed.activations, None, []
+            if exc_info[0] is None and unused:
+                raise ValueError(f"{table.name}: the model did not look up the activations fed for it")
+
+    def check_unread(self, variables, gradients):
+        """Raise when the loss reaches a fed table's own weight (gradients: one per variable, None where the loss
+        does not reach it): the model reads it outside its lookups (a tied output layer), which the TPU embedding
+        API would never see."""
+        fed = {id(table.layer.weight): table.name for table in self.tables}
+        read = [fed[id(v)] for v, g in zip(variables, gradients) if g is not None and id(v) in fed]
+        if read:
+            raise ValueError(f"{', '.join(read)}: the model reads the table outside its lookups; keep it dense")
+
+
+def lookup_ids(model, tables, inputs):
+    """{feature name: ids} that `model` looks up in each table for `inputs` (a tuple of model inputs): a capture
+    run, in which the tables return zeros unread and the traced graph drops what the ids do not need. The ids must
+    not depend on the model's float computations (a lookup of an argmax): those tables stay dense."""
+    capture = CapturedLookups(tables)
+    with capture:
+        model(*inputs, training=False)
+    misfits = [
+        f"{t.name} ({capture.counts[t.name]}, not {t.lookups})" for t in tables if capture.counts[t.name] != t.lookups
+    ]
+    if misfits:
+        raise ValueError(f"lookups per forward changed: {', '.join(misfits)}; count_lookups sets them")
+    return capture.ids
+
+
+def count_lookups(model, tables, inputs):
+    """Set each table's `lookups` to how many times `model` looks it up for `inputs` (a capture run); returns
+    [(torch name, why it stays dense)] for the tables it does not look up at all (no feature to enqueue) or looks up
+    in a way the API is not fed (per_sample_weights)."""
+    capture = CapturedLookups(tables)
+    with capture:
+        model(*inputs, training=False)
+    for table in tables:
+        table.lookups = max(capture.counts[table.name], 1)
+    unused = [(t.name, "not looked up by the model's forward") for t in tables if not capture.counts[t.name]]
+    return unused + sorted(capture.unsupported.items())
+
+
+def tables_read_elsewhere(model, tables, inputs):
+    """Names of `tables` whose weight `model` also reads outside its lookups (an output layer that uses the table
+    by hand, `h @ emb.weight.T`): a fed trial forward on `inputs` in which such a weight still gets a gradient.
+    Those tables stay dense: the TPU embedding API would see only the lookups' share of their gradient."""
+    features = tpu_embedding_features(tables, lookup_ids(model, tables, inputs))
+    activations = {name: host_lookup(t, t.layer.weight, features[name]) for t in tables for name in t.features}
+    with tf.GradientTape() as tape:
+        with FedLookups(tables, activations):
+            outputs = model(*inputs, training=False)
+        total = tf.add_n([tf.reduce_sum(tf.cast(o, tf.float32)) for o in tf.nest.flatten(outputs)])
+    gradients = tape.gradient(total, [t.layer.weight for t in tables])
+    return [t.name for t, g in zip(tables, gradients) if g is not None]
+
+
+def host_lookup(table, weight, feature):
+    """What the TPU embedding API returns for `feature` (tpu_embedding_features, on_tpu=False) of `table` with the
+    rows `weight`: one row per id, or each bag's rows combined by its mode (an empty bag: zeros). The CPU
+    counterpart of dequeue, checked against TPUEmbeddingForServing.embedding_lookup."""
+    rows = tf.gather(tf.convert_to_tensor(weight), feature)
+    if not table.combiner:
+        return rows
+    total = tf.reduce_sum(rows, axis=1)
+    if table.combiner == "sum":
+        return total
+    count = tf.cast(tf.expand_dims(feature.row_lengths(), -1), total.dtype)
+    return total / tf.maximum(count, 1.0)
+
+
+class HostTableEmbedding:
+    """A CPU stand-in for TPUEmbedding with its enqueue / dequeue / apply_gradients protocol, serving `tables`
+    from the model's own weights: dequeue looks the enqueued ids up as the API does (host_lookup), apply_gradients
+    carries the activations' gradients back to the rows (scatter-add through the combiner, the API's backward) and
+    steps them with `optimizer`, a torch-rule optimizer of the tables' own (the API's tables have their own slots
+    and step count). It runs the training step's substitution on a host; the TPU's own optimizer kernels (the
+    mapping of tpu_embedding_optimizer) are what only a TPU runs."""
+
+    def __init__(self, tables, optimizer):
+        self.tables, self.optimizer, self.features = tables, optimizer, None
+        self.variables = [table.layer.weight for table in tables]
+        optimizer.build(self.variables)
+
+    def enqueue(self, features, training=True):
+        self.features = features
+
+    def dequeue(self):
+        return {
+            name: host_lookup(table, table.layer.weight, self.features[name])
+            for table in self.tables
+            for name in table.features
+        }
+
+    def apply_gradients(self, gradients):
+        with tf.GradientTape() as tape:
+            activations = self.dequeue()
+        names = [name for table in self.tables for name in table.features]  # a table's lookups add up
+        targets = [activations[name] for name in names]
+        output_gradients = [
+            tf.zeros_like(activations[name]) if gradients[name] is None else gradients[name] for name in names
+        ]  # a lookup the loss does not reach: no change, as on a TPU
+        table_gradients = tape.gradient(targets, self.variables, output_gradients=output_gradients)
+        self.optimizer.apply([tf.convert_to_tensor(g) for g in table_gradients], self.variables)
 
 
 def load_table_weights(embedding, tables, feature_config):
@@ -467,6 +654,14 @@ def load_table_weights(embedding, tables, feature_config):
     variables = embedding.embedding_tables
     for table in tables:
         variables[feature_config[table.name].table].assign(tf.cast(table.layer.weight, tf.float32))
+
+
+def load_model_tables(model_tables, embedding, feature_config):
+    """Copy each table's rows from `embedding` (TPUEmbeddingForServing, restored on a host from a checkpoint of
+    the TPU run) into the model's layers: the model's own copies are stale after training on a TPU."""
+    variables = embedding.embedding_tables
+    for table in model_tables:
+        table.layer.weight.assign(tf.cast(variables[feature_config[table.name].table], table.layer.weight.dtype))
 
 
 def restore_checkpoint(checkpoint, path, directory, options=None):

@@ -710,6 +710,64 @@ def _embedding_bag_segments(values, valid, offsets, mode, include_last_offset):
     return total if mode == "sum" else total / tf.maximum(count, 1)
 
 
+class LookupFeed:
+    """A table's substitution slot (see the module docstring). The model keeps calling the layer with its ids.
+
+    mode None: the layer gathers from its own weight (the normal path).
+    mode "capture": each call appends its ids to `calls` (a RaggedTensor of bags for an EmbeddingBag given 1-D ids
+    and offsets) and returns zeros of the lookup's shape without reading the table: what else the model computes is
+    unused by a capture run, so the traced graph drops it.
+    mode "feed": each call returns the next of `activations` (in call order) instead of gathering.
+    `unsupported`: why a captured call cannot be fed (the table then stays dense), else None.
+    """
+
+    def __init__(self):
+        self.mode, self.calls, self.activations, self.unsupported = None, [], [], None
+
+    def substitute(self, feature, static_shape, shape, dtype):
+        """The captured or fed result of one lookup of shape `shape` (its static part `static_shape`), or None on
+        the normal path."""
+        if self.mode is None:
+            return None
+        if self.mode == "capture":
+            self.calls.append(feature)
+            return tf.zeros(shape, dtype)
+        if not self.activations:
+            raise ValueError("embedding feed: the layer is called more often than activations were fed")
+        activations = tf.convert_to_tensor(self.activations.pop(0))
+        if not activations.shape.is_compatible_with(static_shape):
+            raise ValueError(
+                f"embedding feed: activations of shape {activations.shape} do not fit the lookup's {static_shape}"
+            )
+        return tf.cast(activations, dtype)
+
+
+def _no_feed_weights(feed, per_sample_weights):
+    """per_sample_weights are not fed: a capture notes it (the table stays dense), a feed refuses it."""
+    if per_sample_weights is None:
+        return
+    why = "per_sample_weights are not fed through the TPU embedding API"
+    if feed.mode != "capture":
+        raise NotImplementedError(f"EmbeddingBag: {why}; keep this table dense")
+    feed.unsupported = why
+
+
+def _bag_feature(ids, offsets, include_last_offset):
+    """(what a capture records for one EmbeddingBag call, static number of bags, number of bags): the 2-D ids,
+    or the bags of 1-D ids given by `offsets` as a RaggedTensor."""
+    if len(ids.shape) == 2 and offsets is None:
+        return ids, ids.shape[0], tf.shape(ids)[0]
+    if len(ids.shape) != 1 or offsets is None:
+        raise ValueError("embedding_bag: input has to be 1D with offsets or 2D")
+    offsets = tf.cast(tf.convert_to_tensor(offsets), tf.int64)
+    if len(offsets.shape) != 1 or offsets.shape[0] is None:
+        raise ValueError("embedding_bag: offsets must be 1-D with a static length (the number of bags)")
+    bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+    end = offsets[bags] if include_last_offset else tf.shape(ids, out_type=tf.int64)[0]
+    splits = tf.concat([offsets[:bags], [end]], 0)
+    return tf.RaggedTensor.from_row_splits(ids[:end], splits), bags, bags
+
+
 def _embedding_initializer(weight, padding_idx):
     """torch's init: N(0, 1) with the padding row zeroed, or the given `_weight` as it is."""
 
@@ -761,6 +819,7 @@ class EmbeddingBag(TorchLayer):
             trainable=not _freeze,
             initializer=_embedding_initializer(_weight, self.padding_idx),
         )
+        self.lookup_feed = LookupFeed()
         self.finish_init()
 
     @classmethod
@@ -795,6 +854,15 @@ class EmbeddingBag(TorchLayer):
         )
 
     def call(self, input, offsets=None, per_sample_weights=None):
+        if self.lookup_feed.mode is not None:  # padding entries leave the bags in the fed ids (train_support)
+            _no_feed_weights(self.lookup_feed, per_sample_weights)
+            feature, static_bags, bags = _bag_feature(_embedding_ids(input), offsets, self.include_last_offset)
+            return self.lookup_feed.substitute(
+                feature,
+                tf.TensorShape([static_bags, self.embedding_dim]),
+                tf.stack([bags, self.embedding_dim]),
+                self.compute_dtype,
+            )
         values = embedding_bag(
             input,
             self.weight,

@@ -1,0 +1,84 @@
+"""The lookup feed of porter.runtime.embedding (LookupFeed): with the feed off a layer gathers as before; "capture"
+records the ids the model passes and reads no table; "feed" returns the given activations in place of the lookup,
+with torch's padding_idx gradient rule kept. train_support's TPU embedding step is built on these."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from porter.runtime import embedding as E
+
+RNG = np.random.default_rng(0)
+
+
+def _table(layer):
+    layer.weight.assign(RNG.standard_normal(tuple(layer.weight.shape)).astype(np.float32))
+    return layer
+
+
+def _run(layer, mode, *args, activations=()):
+    layer.lookup_feed.mode, layer.lookup_feed.calls, layer.lookup_feed.activations = mode, [], list(activations)
+    try:
+        return layer(*args), layer.lookup_feed.calls
+    finally:
+        layer.lookup_feed.mode = None
+
+
+@pytest.mark.parametrize("make, args", [
+    (lambda: E.Embedding(12, 3, padding_idx=2), (RNG.integers(0, 12, (4, 5)),)),
+    (lambda: E.EmbeddingBag(12, 3, mode="mean"), (RNG.integers(0, 12, (4, 5)),)),
+    (lambda: E.EmbeddingBag(12, 3, mode="sum", include_last_offset=True), (RNG.integers(0, 12, 7),
+                                                                           np.array([0, 2, 2, 7]))),
+])
+def test_fed_activations_replace_the_lookup_and_capture_records_the_ids(make, args):
+    layer = _table(make())
+    expected = layer(*args)
+    fed, _ = _run(layer, "feed", *args, activations=[expected])
+    np.testing.assert_array_equal(fed.numpy(), expected.numpy())
+    zeros, calls = _run(layer, "capture", *args)
+    assert zeros.shape == expected.shape and not np.any(zeros.numpy())
+    assert len(calls) == 1
+    if len(args) == 1:
+        np.testing.assert_array_equal(calls[0].numpy(), args[0])
+    else:  # 1-D ids with offsets: the bags as rows of a RaggedTensor (include_last_offset drops the tail)
+        assert calls[0].to_list() == [list(args[0][:2]), [], list(args[0][2:7])]
+    np.testing.assert_array_equal(layer(*args).numpy(), expected.numpy())  # feed off: the normal path again
+
+
+def test_capture_reads_no_table():
+    layer = E.Embedding(5, 2)
+    with tf.GradientTape() as tape:
+        zeros, _ = _run(layer, "capture", np.array([[1, 2]]))
+    assert tape.gradient(tf.reduce_sum(zeros), layer.weight) is None
+
+
+def test_fed_lookup_passes_no_gradient_at_padding_positions():
+    """As the dense path (torch keeps the padding row's gradient at zero): the activations' gradient is zero where
+    the id is padding_idx, so the TPU embedding API never updates that row."""
+    layer = E.Embedding(6, 2, padding_idx=0)
+    ids = np.array([[0, 1, 0, 3]])
+    activations = tf.constant(RNG.standard_normal((1, 4, 2)).astype(np.float32))
+    with tf.GradientTape() as tape:
+        tape.watch(activations)
+        fed, _ = _run(layer, "feed", ids, activations=[activations])
+        loss = tf.reduce_sum(fed * fed)
+    gradient = tape.gradient(loss, activations).numpy()
+    np.testing.assert_array_equal(gradient[0, [0, 2]], 0)
+    np.testing.assert_allclose(gradient[0, [1, 3]], 2 * activations.numpy()[0, [1, 3]])
+
+
+def test_feed_checks_the_shape_and_the_number_of_calls():
+    layer = E.Embedding(6, 2)
+    with pytest.raises(ValueError, match="do not fit"):
+        _run(layer, "feed", np.array([[1, 2]]), activations=[tf.zeros((1, 3, 2))])
+    with pytest.raises(ValueError, match="more often"):
+        _run(layer, "feed", np.array([[1, 2]]))
+
+
+def test_per_sample_weights_are_not_fed():
+    """A capture notes them (train_tpu.py's plan then keeps the table dense); a feed refuses them."""
+    layer = E.EmbeddingBag(6, 2, mode="sum")
+    _run(layer, "capture", np.array([[1, 2]]), None, np.ones((1, 2), np.float32))
+    assert "per_sample_weights" in layer.lookup_feed.unsupported
+    with pytest.raises(NotImplementedError, match="keep this table dense"):
+        _run(layer, "feed", np.array([[1, 2]]), None, np.ones((1, 2), np.float32), activations=[tf.zeros((1, 2))])
