@@ -33,8 +33,8 @@ class RuleContext:
 
     # --- layout ----------------------------------------------------------------------------------------------
     def plain(self, value):
-        """`value` as code that does not know porter's layouts expects it: tensors in torch's axis order, a size
-        materialised as a tuple, list items converted."""
+        """`value` as torch-order code (for runtime functions and calls that know nothing of porter's layouts):
+        tensors converted back to torch's axis order, a size materialised as a tuple, list items converted."""
         return self._translator.as_plain(value)
 
     def to_layout(self, value, wanted, rank=None):
