@@ -1,5 +1,5 @@
-"""porter's import structure: no cycles (function-level imports included), rules never import passes, codegen never
-imports passes.
+"""porter's import structure: no cycles (function-level imports included), rules never import passes (they import
+only porter.ir and porter.rules), codegen never imports passes.
 
 Reads every module under porter/ with `ast` (nothing is imported), resolves each `import`/`from ... import` found
 anywhere in the module (top level, functions, classes, conditionals) to the porter modules it loads, and checks the
@@ -18,6 +18,12 @@ PACKAGE = ROOT / "porter"
 FORBIDDEN = [
     ("porter.rules", "porter.passes", "rules see a narrow context API, never the translator's passes"),
     ("porter.codegen", "porter.passes", "translation is done before codegen gets the result"),
+]
+# (importing package, the only porter packages it may import, why): stricter than FORBIDDEN, for the packages whose
+# dependencies are a contract
+ALLOWED = [
+    ("porter.rules", ("porter.rules", "porter.ir"), "a rule sees the IR's values and its RuleContext "
+     "(porter/rules/context.py), nothing of the pipeline around it"),
 ]
 
 
@@ -151,3 +157,12 @@ def test_forbidden_imports(importer, imported, why):
     offenders = [f"  {source} -> {target} (line {line})" for source, edges in sorted(graph.items())
                  if within(source, importer) for target, line in sorted(edges.items()) if within(target, imported)]
     assert not offenders, f"{importer} must not import {imported} ({why}):\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize("importer, allowed, why", ALLOWED, ids=[a for a, _, _ in ALLOWED])
+def test_allowed_imports(importer, allowed, why):
+    graph = import_graph()
+    offenders = [f"  {source} -> {target} (line {line})" for source, edges in sorted(graph.items())
+                 if within(source, importer) for target, line in sorted(edges.items())
+                 if not any(within(target, package) for package in allowed)]
+    assert not offenders, f"{importer} may import only {', '.join(allowed)} ({why}):\n" + "\n".join(offenders)

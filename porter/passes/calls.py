@@ -356,7 +356,7 @@ class CallTranslator:
                 and self.flatten_module_defaults(code):
             from porter.rules.tensor_ops import flatten_channels_last
 
-            return flatten_channels_last(self, args[0])
+            return flatten_channels_last(self.rule_context, args[0])
         first = to_layout(self.ctx, args[0], rule.layout, rule.rank)
         rest = [to_layout(self.ctx, a, "source") for a in args[1:]]
         kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
@@ -673,7 +673,8 @@ class CallTranslator:
         if self.ctx.ir is not None:
             self.ctx.ir.ops.add(call.canonical)  # the name the source used (torch.chunk), not the rule's first
         try:
-            result = rule.translate(self, call) if rule.translate is not None else self.declarative_rule(rule, call)
+            result = rule.translate(self.rule_context, call) if rule.translate is not None else \
+                self.declarative_rule(rule, call)
             record(self.ctx, "op", call.canonical, "", call.all_args() + list(call.kwargs.values()), result)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
             # malformed call (missing required arguments ...): torch would raise too; keep the port importable

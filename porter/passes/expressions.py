@@ -12,6 +12,7 @@ from porter.ir.layout import element_template, index_in_layout, layout_of_order,
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
 from porter.passes.calls import CallTranslator
 from porter.rules.constants import TORCH_CONSTANTS
+from porter.rules.context import RuleContext
 
 BINARY_OPERATORS = {
     cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
@@ -32,6 +33,7 @@ class ExpressionTranslator(CallTranslator):
         self.ctx, self.info, self.mode, self.env = ctx, info, mode, env
         self.source = ctx.source
         self.line = info.line if info is not None else 1
+        self.rule_context = RuleContext(self)  # what rules see of this translator
 
     # --- helpers -----------------------------------------------------------------------------------------
     def code(self, node):
@@ -345,7 +347,7 @@ class ExpressionTranslator(CallTranslator):
                     left.rank >= 2 and (is_permuted(left) or is_permuted(right)):
                 from porter.rules.tensor_ops import einsum_matmul
 
-                return einsum_matmul(self, left, right)
+                return einsum_matmul(self.rule_context, left, right)
             left, right = to_layout(self.ctx, left, "source"), to_layout(self.ctx, right, "source")
             if left.rank is not None and right.rank is not None and min(left.rank, right.rank) >= 2:
                 return tensor(f"{self.wrap(left.code)} @ {self.wrap(right.code)}", max(left.rank, right.rank))

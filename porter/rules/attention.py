@@ -25,17 +25,17 @@ class AttentionRecipe(EinsumRecipe):
         return f"{self.name}({', '.join(self.operands)}{self.rest}, layouts={layouts!r})"
 
 
-def translate_sdpa(translator, call):
+def translate_sdpa(ctx, call):
     """F.scaled_dot_product_attention on q/k/v in whatever axis order they lie: einsum subscripts, no transposes."""
     bound = call.bind(Signature.parse(SDPA_SIGNATURE))
     query, key, value = (bound.get(n) for n in ("query", "key", "value"))
-    name = translator.ctx.use("scaled_dot_product_attention")
+    name = ctx.runtime("scaled_dot_product_attention")
     ranks = {v.rank for v in (query, key, value) if v is not None}
     if None in (query, key, value) or len(ranks) != 1 or None in ranks or next(iter(ranks)) < 3 or \
             "enable_gqa" in bound or not any(is_permuted(v) for v in (query, key, value)):
-        args = [translator.as_plain(v) for v in call.all_args()]
-        kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items()}
-        return tensor(f"{name}({translator.join_args(args, kwargs)})", query.rank if query is not None else None)
+        args = [ctx.plain(v) for v in call.all_args()]
+        kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
+        return tensor(f"{name}({ctx.join_args(args, kwargs)})", query.rank if query is not None else None)
     rank = next(iter(ranks))
     batch = "abcdefgh"[:rank - 2]
     torch_axes = {"query": batch + "le", "key": batch + "se", "value": batch + "sf"}
@@ -44,8 +44,8 @@ def translate_sdpa(translator, call):
     rest = ""
     for param in ("attn_mask", "dropout_p", "is_causal", "scale"):
         if param in bound:
-            rest += f", {param}={translator.as_plain(bound[param]).code}"
-    recipe = AttentionRecipe(name, [query.code, key.code, value.code], rest, layouts, translator.env)
+            rest += f", {param}={ctx.plain(bound[param]).code}"
+    recipe = AttentionRecipe(name, [query.code, key.code, value.code], rest, layouts, ctx.variables())
     return tensor(recipe.code(), rank).but(static=recipe)
 
 

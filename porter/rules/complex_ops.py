@@ -13,13 +13,13 @@ from porter.rules.registry import Signature, function_rule
 def _ranked(runtime, signature, delta=None, fixed=None):
     parsed = Signature.parse(signature)
 
-    def translate(translator, call):
+    def translate(ctx, call):
         bound = call.bind(parsed)
-        arguments = [translator.as_plain(bound[name]) for name in parsed.params if name in bound]
+        arguments = [ctx.plain(bound[name]) for name in parsed.params if name in bound]
         first = arguments[0]
         rank = fixed if fixed is not None else (first.rank + delta if first.is_tensor and first.rank is not None
                                                 else None)
-        return tensor(f"{translator.ctx.use(runtime)}({translator.join_args(arguments, {})})", rank)
+        return tensor(f"{ctx.runtime(runtime)}({ctx.join_args(arguments, {})})", rank)
 
     return translate
 

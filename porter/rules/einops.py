@@ -64,29 +64,29 @@ def _result_rank(pattern, rank):
 def _translate(op):
     signature = SIGNATURES[op]
 
-    def translate(translator, call):
+    def translate(ctx, call):
         bound = call.bind(signature)
         value = bound["tensor"]
         pattern = _literal(bound["pattern"]) if "pattern" in bound else None
-        keywords = {name: translator.as_plain(v) for name, v in bound.items() if name not in signature.params}
-        runtime = translator.ctx.use(f"einops_{op}")
+        keywords = {name: ctx.plain(v) for name, v in bound.items() if name not in signature.params}
+        runtime = ctx.runtime(f"einops_{op}")
         rewritten = _pattern_for_layout(pattern, value)
-        pending = pending_rearrange(translator, value, pattern, "".join(
+        pending = pending_rearrange(ctx, value, pattern, "".join(
             f", {name}={v.code}" for name, v in keywords.items())) if op == "rearrange" and rewritten is None else None
         if pending is not None:
             code, result = pending
             return result.with_code(code).but(dtype=value.dtype)
         if rewritten is not None:
             physical, layout = rewritten
-            arguments = [value.with_code(value.code), translator.as_plain(bound["pattern"]).with_code(repr(physical))]
+            arguments = [value.with_code(value.code), ctx.plain(bound["pattern"]).with_code(repr(physical))]
             rank, channels = _result_rank(pattern, value.rank), None
         else:
-            plain = translator.as_plain(value)
-            arguments = [plain, translator.as_plain(bound["pattern"])]
+            plain = ctx.plain(value)
+            arguments = [plain, ctx.plain(bound["pattern"])]
             layout, rank = "source", _result_rank(pattern, plain.rank)
         if op == "reduce":
-            arguments.append(translator.as_plain(bound["reduction"]))
-        code = f"{runtime}({translator.join_args(arguments, keywords)})"
+            arguments.append(ctx.plain(bound["reduction"]))
+        code = f"{runtime}({ctx.join_args(arguments, keywords)})"
         if layout == "channels_last":
             return tensor(code, rank, "channels_last").but(channels=channels, dtype=value.dtype)
         return tensor(code, rank).but(dtype=value.dtype if value.is_tensor else None)
@@ -94,7 +94,7 @@ def _translate(op):
     return translate
 
 
-def translate_einsum(translator, call):
+def translate_einsum(ctx, call):
     """einops.einsum(x, y, ..., pattern): tensors in torch's order, the pattern last."""
     *tensors, pattern = call.args
     literal = _literal(pattern)
@@ -109,11 +109,11 @@ def translate_einsum(translator, call):
             # operands read in the order they are stored (a pending transpose costs nothing), as tf.einsum
             physical = ["".join(names[side[d]] for d in physical_order(t)) for side, t in zip(sides, tensors)]
             recipe = EinsumRecipe(physical, [t.code for t in tensors], "".join(names[n] for n in output.split()),
-                                  getattr(translator, "env", None))
+                                  ctx.variables())
             return tensor(recipe.code(), len(output.split())).but(static=recipe)
-    arguments = [translator.as_plain(t) for t in tensors] + [translator.as_plain(pattern)]
+    arguments = [ctx.plain(t) for t in tensors] + [ctx.plain(pattern)]
     rank = _result_rank(_literal(pattern), None)
-    return tensor(f"{translator.ctx.use('einops_einsum')}({translator.join_args(arguments, {})})", rank)
+    return tensor(f"{ctx.runtime('einops_einsum')}({ctx.join_args(arguments, {})})", rank)
 
 
 def _pack_named(pattern):
@@ -123,26 +123,26 @@ def _pack_named(pattern):
     return len(pattern.split()) - 1
 
 
-def translate_pack(translator, call):
+def translate_pack(ctx, call):
     """einops.pack(tensors, pattern) -> (packed, packed_shapes): tensors in torch's order; the packed tensor's rank
     is the pattern's; the packed shapes remember each input's rank under '*' for unpack."""
     bound = call.bind(Signature.parse("(tensors, pattern)"))
-    tensors, pattern = translator.as_plain(bound["tensors"]), bound["pattern"]
+    tensors, pattern = ctx.plain(bound["tensors"]), bound["pattern"]
     named = _pack_named(_literal(pattern))
     ranks = None
     if named is not None and tensors.kind == "tuple" and tensors.items:
         ranks = tuple(None if item.rank is None else item.rank - named for item in tensors.items)
-    code = f"{translator.ctx.use('einops_pack')}({tensors.code}, {translator.as_plain(pattern).code})"
+    code = f"{ctx.runtime('einops_pack')}({tensors.code}, {ctx.plain(pattern).code})"
     items = (tensor("", None if named is None else named + 1), Value("", "python", static=("packed", ranks)))
     return Value(code, "tuple", items=items)
 
 
-def translate_unpack(translator, call):
+def translate_unpack(ctx, call):
     """einops.unpack(packed, packed_shapes, pattern) -> list of tensors in torch's order."""
     bound = call.bind(Signature.parse("(tensor, packed_shapes, pattern)"))
-    value, shapes, pattern = (translator.as_plain(bound[name]) for name in ("tensor", "packed_shapes", "pattern"))
+    value, shapes, pattern = (ctx.plain(bound[name]) for name in ("tensor", "packed_shapes", "pattern"))
     named = _pack_named(_literal(bound["pattern"]))
-    code = f"{translator.ctx.use('einops_unpack')}({value.code}, {shapes.code}, {pattern.code})"
+    code = f"{ctx.runtime('einops_unpack')}({value.code}, {shapes.code}, {pattern.code})"
     known = bound["packed_shapes"].static
     if named is None or not (isinstance(known, tuple) and known[:1] == ("packed",) and known[1] is not None):
         return Value(code, "tuple", items=None)

@@ -24,7 +24,7 @@ def _groups(side):
     return groups
 
 
-def pending_rearrange(translator, value, pattern, arguments_code):
+def pending_rearrange(ctx, value, pattern, arguments_code):
     """(code, result Value) of `einops.rearrange(value, pattern, ...)` with no Transpose, or None.
 
     `arguments_code`: the axis-length keywords as code (`, h=self.heads`)."""
@@ -42,7 +42,7 @@ def pending_rearrange(translator, value, pattern, arguments_code):
     if rank != len(left):
         return None
     order = physical_order(value.but(rank=rank))
-    runtime = translator.ctx.use("einops_rearrange")
+    runtime = ctx.runtime("einops_rearrange")
     recipe = value.static if isinstance(value.static, EinsumRecipe) and value.static.still_valid() else None
     if recipe is not None and all(len(g) == 1 for g in left):
         # the einsum writes its output in the order the right side reads its axes: one reshape after it

@@ -6,7 +6,6 @@ it lies, its begin/end/step entries or axis reordered)."""
 
 import ast
 
-from porter.ir.layout import to_layout
 from porter.ir.values import python, remap_axis, tensor
 from porter.rules.gluon_ops import as_torch_op
 from porter.rules.registry import FUNCTION_RULES, Signature, function_rule
@@ -30,17 +29,17 @@ _RESIZE = Signature.parse("(data, like=None, height=1, width=1, scale_height=Non
                           "align_corners=True, name=None)")
 
 
-def translate_bilinear_resize(translator, call):
+def translate_bilinear_resize(ctx, call):
     """F.contrib.BilinearResize2D: the image resized channels-last; a `like` tensor is read as it lies (only its
     size matters), its layout passed along."""
     bound = call.bind(_RESIZE)
-    data = to_layout(translator.ctx, bound.pop("data"), CL, 4)
+    data = ctx.to_layout(bound.pop("data"), CL, 4)
     like = bound.pop("like", None)
-    kwargs = {k: translator.as_plain(v) for k, v in bound.items() if k != "name"}
+    kwargs = {k: ctx.plain(v) for k, v in bound.items() if k != "name"}
     if like is not None:
-        kwargs["like"] = like if like.is_tensor else translator.as_plain(like)
+        kwargs["like"] = like if like.is_tensor else ctx.plain(like)
         kwargs["like_channels_last"] = python(str(bool(like.channels_last)), static=bool(like.channels_last))
-    code = f"{translator.ctx.use('gluon_bilinear_resize2d')}({translator.join_args([data], kwargs)})"
+    code = f"{ctx.runtime('gluon_bilinear_resize2d')}({ctx.join_args([data], kwargs)})"
     return tensor(code, 4, CL)
 
 
@@ -49,7 +48,7 @@ function_rule(OPS + "contrib.BilinearResize2D", translate=translate_bilinear_res
 _DROPOUT = Signature.parse("(data, p=0.5, mode='training', axes=(), cudnn_off=False, name=None)")
 
 
-def translate_dropout(translator, call):
+def translate_dropout(ctx, call):
     """F.Dropout: torch's dropout, active in training (mode 'training': as autograd.is_training() says, which the
     port's `training` argument carries; mode 'always': always)."""
     bound = call.bind(_DROPOUT)
@@ -63,8 +62,8 @@ def translate_dropout(translator, call):
     kwargs = {"p": bound.get("p", python("0.5", static=0.5)),
               "training": python("True", static=True) if always else python("training")}
     rule = FUNCTION_RULES["torch.nn.functional.dropout"]
-    return translator.declarative_rule(rule, type(call)("torch.nn.functional.dropout", [bound["data"]], kwargs,
-                                                        call.line))
+    return ctx.apply_declarative(rule, type(call)("torch.nn.functional.dropout", [bound["data"]], kwargs,
+                                                  call.line))
 
 
 function_rule(OPS + "Dropout", translate=translate_dropout, layout="any")
@@ -90,12 +89,12 @@ def _entries(value, rank):
     return list(static) + [None] * (rank - len(static))
 
 
-def translate_slice(translator, call):
+def translate_slice(ctx, call):
     """F.slice(data, begin, end, step): a channels-last tensor is sliced as it lies when the tuples are literal
     (their entries moved as its axes are), else in Gluon's order."""
     bound = call.bind(_SLICE)
     data = bound["data"]
-    runtime = translator.ctx.use("gluon_slice")
+    runtime = ctx.runtime("gluon_slice")
     if data.channels_last and data.rank is not None:
         tuples = [_entries(bound.get(name), data.rank) for name in ("begin", "end", "step")]
         if None not in tuples:
@@ -106,26 +105,26 @@ def translate_slice(translator, call):
                     held[remap_axis(dim, data.rank)] = entry
                 moved.append(repr(tuple(held)))
             return tensor(f"{runtime}({data.code}, {', '.join(moved)})", data.rank, CL)
-    plain = translator.as_plain(data)
-    args = [translator.as_plain(bound[name]).code for name in ("begin", "end") if name in bound]
-    step = f", {translator.as_plain(bound['step']).code}" if "step" in bound else ""
+    plain = ctx.plain(data)
+    args = [ctx.plain(bound[name]).code for name in ("begin", "end") if name in bound]
+    step = f", {ctx.plain(bound['step']).code}" if "step" in bound else ""
     return tensor(f"{runtime}({plain.code}, {', '.join(args)}{step})", plain.rank)
 
 
 _SLICE_AXIS = Signature.parse("(data, axis, begin, end, name=None)")
 
 
-def translate_slice_axis(translator, call):
+def translate_slice_axis(ctx, call):
     """F.slice_axis(data, axis, begin, end): a channels-last tensor is sliced along the axis its `axis` lies at
     (a literal axis), else in Gluon's order."""
     bound = call.bind(_SLICE_AXIS)
     data, axis = bound["data"], bound["axis"]
-    runtime = translator.ctx.use("gluon_slice_axis")
-    rest = ", ".join(translator.as_plain(bound[name]).code for name in ("begin", "end"))
+    runtime = ctx.runtime("gluon_slice_axis")
+    rest = ", ".join(ctx.plain(bound[name]).code for name in ("begin", "end"))
     if data.channels_last and data.rank is not None and isinstance(axis.static, int):
         return tensor(f"{runtime}({data.code}, {remap_axis(axis.static, data.rank)}, {rest})", data.rank, CL)
-    plain = translator.as_plain(data)
-    return tensor(f"{runtime}({plain.code}, {translator.as_plain(axis).code}, {rest})", plain.rank)
+    plain = ctx.plain(data)
+    return tensor(f"{runtime}({plain.code}, {ctx.plain(axis).code}, {rest})", plain.rank)
 
 
 function_rule(OPS + "slice", OPS + "crop", translate=translate_slice, layout="any")

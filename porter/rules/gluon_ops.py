@@ -23,12 +23,12 @@ function_rule(OPS + "flatten", OPS + "Flatten", runtime="gluon_flatten", signatu
               layout="source", rank=2)
 
 
-def translate_concat(translator, call):
+def translate_concat(ctx, call):
     """F.concat(*data, dim=1): torch's cat of the same tensors along `dim` (channels-last inputs stay so)."""
     items = tuple(call.args)
     listed = Value(f"[{', '.join(v.code for v in items)}]", "tuple", items=items)
     dim = call.kwargs.get("dim", python("1", static=1))
-    return translate_cat(translator, type(call)(call.canonical, [listed], {"dim": dim}, call.line))
+    return translate_cat(ctx, type(call)(call.canonical, [listed], {"dim": dim}, call.line))
 
 
 function_rule(OPS + "concat", OPS + "Concat", translate=translate_concat, layout="any")
@@ -40,7 +40,7 @@ def as_torch_op(torch_name, gluon_signature, renames, defaults=None, refused=Non
     rule. `refused`: Gluon parameter -> the only literal porter supports for it."""
     signature = Signature.parse(gluon_signature)
 
-    def translate(translator, call):
+    def translate(ctx, call):
         bound = call.bind(signature)
         for parameter, supported in (refused or {}).items():
             if parameter in bound and bound[parameter].code != supported:
@@ -51,8 +51,8 @@ def as_torch_op(torch_name, gluon_signature, renames, defaults=None, refused=Non
             kwargs.setdefault(name, python(literal, static=int(literal)))
         rule = FUNCTION_RULES[torch_name]
         torch_call = type(call)(torch_name, [data], kwargs, call.line)
-        return rule.translate(translator, torch_call) if rule.translate is not None else \
-            translator.declarative_rule(rule, torch_call)
+        return rule.translate(ctx, torch_call) if rule.translate is not None else \
+            ctx.apply_declarative(rule, torch_call)
 
     return translate
 
@@ -67,12 +67,12 @@ def as_gluon_reduction(torch_name):
     translate = as_torch_op(torch_name, _REDUCTION, {"axis": "dim", "keepdims": "keepdim"},
                             refused={"exclude": "False"})
 
-    def reduce(translator, call):
-        result = translate(translator, call)
+    def reduce(ctx, call):
+        result = translate(ctx, call)
         bound = call.bind(signature)
         axis, keepdims = bound.get("axis"), bound.get("keepdims")
         if (axis is None or axis.code == "None") and (keepdims is None or keepdims.code == "False"):
-            return tensor(f"{translator.ctx.use('gluon_full_reduction')}({result.code})", 1)
+            return tensor(f"{ctx.runtime('gluon_full_reduction')}({result.code})", 1)
         return result
 
     return reduce
@@ -99,7 +99,7 @@ _PARAMETER = Signature.parse("(name, grad_req='write', shape=None, dtype='float3
 _CONSTANT = Signature.parse("(name, value)")
 
 
-def translate_parameter(translator, call):
+def translate_parameter(ctx, call):
     """A Block's own parameter (`self.params.get(name, shape=, init=)`, `gluon.Parameter(...)`): a variable of
     that shape made by `init` (mxnet's default Uniform(0.07) without one), saved under the attribute's name;
     `grad_req='null'` makes it non-trainable. A shape with 0 (sized on the first call) is refused at run time."""
@@ -107,7 +107,7 @@ def translate_parameter(translator, call):
     shape = bound.get("shape")
     if shape is None:
         raise ValueError("a Gluon parameter without a shape")
-    value = f"{translator.ctx.use('gluon_parameter_value')}({shape.code}"
+    value = f"{ctx.runtime('gluon_parameter_value')}({shape.code}"
     for key in ("init", "dtype"):
         if key in bound:
             value += f", {key}={bound[key].code}"
@@ -120,12 +120,12 @@ def translate_parameter(translator, call):
     return tensor(f"self.parameter({value}){extra}, name={bound['name'].code})", rank)
 
 
-def translate_constant(translator, call):
+def translate_constant(ctx, call):
     """`self.params.get_constant(name, value)` / `gluon.Constant(name, value)`: a non-trainable variable holding
     `value`, saved under the attribute's name."""
     bound = call.bind(_CONSTANT)
     value = bound["value"]
-    return tensor(f"self.parameter({translator.ctx.use('gluon_constant_value')}({value.code}), requires_grad=False, "
+    return tensor(f"self.parameter({ctx.runtime('gluon_constant_value')}({value.code}), requires_grad=False, "
                   f"name={bound['name'].code})", value.rank)
 
 

@@ -19,10 +19,10 @@ def _grid_inputs(call):
     return args
 
 
-def translate_meshgrid(translator, call):
-    args = [translator.as_plain(v) for v in call.all_args()]
-    kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items() if k == "indexing"}
-    code = f"{translator.ctx.use('meshgrid')}({translator.join_args(args, kwargs)})"
+def translate_meshgrid(ctx, call):
+    args = [ctx.plain(v) for v in call.all_args()]
+    kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k == "indexing"}
+    code = f"{ctx.runtime('meshgrid')}({ctx.join_args(args, kwargs)})"
     inputs = _grid_inputs(call)
     if inputs is None:
         return Value(code, "tuple", items=None)

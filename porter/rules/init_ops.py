@@ -14,7 +14,6 @@ Anything else (an indexed receiver such as `weight[0].zero_()`) becomes a stub s
 
 import re
 
-from porter.ir.layout import unify
 from porter.ir.values import tensor
 from porter.rules.registry import function_rule
 
@@ -39,14 +38,14 @@ def _receiver_attribute(code):
     return match["owner"], match["name"]
 
 
-def _arguments(translator, call, names, defaults):
+def _arguments(ctx, call, names, defaults):
     """The initialiser's arguments in order, as torch-layout code; a missing required one raises KeyError."""
     values = dict(zip(names, call.args))
     values.update({k: v for k, v in call.kwargs.items() if k in names})
     codes = []
     for name, default in zip(names, defaults):
         if name in values:
-            codes.append(translator.as_plain(values[name]).code)
+            codes.append(ctx.plain(values[name]).code)
         elif default is not None:
             codes.append(default)
         else:
@@ -54,37 +53,37 @@ def _arguments(translator, call, names, defaults):
     return codes
 
 
-def translate_fill(translator, call):
+def translate_fill(ctx, call):
     method = call.canonical.rsplit(".", 1)[1]
     runtime, names, defaults = FILLS[method]
     receiver = call.receiver
-    arguments = _arguments(translator, call, names, defaults)
+    arguments = _arguments(ctx, call, names, defaults)
     attribute = _receiver_attribute(receiver.code) if receiver.code.startswith(("self.", "self[")) or (
         receiver.kind == "tensor" and "." in receiver.code) else None
     if attribute is None and not receiver.code.isidentifier():
         if "(" in receiver.code:  # a fresh value (`x.clone().zero_()`): the functional form is the result
             attribute = None
         else:
-            return translator.stub(f"tensor .{method}", "an in-place fill of part of a tensor (an indexed "
+            return ctx.unsupported(f"tensor .{method}", "an in-place fill of part of a tensor (an indexed "
                                                         "receiver): write it as an assignment")
     if attribute is not None:
         owner, name = attribute
         if name == "torch_weight":  # a Conv subclass's kernel: fill the variable as stored (fills are layout-free)
             name = "weight"
         target = f"{owner}.{name}"
-        value = f"{translator.ctx.use(runtime)}({', '.join([target] + arguments)})"
+        value = f"{ctx.runtime(runtime)}({', '.join([target] + arguments)})"
         if method == "copy_":
             value, extra = arguments[0], ", torch_layout=True"
         else:
             extra = ""
-        code = f"{translator.ctx.use('assign_in_place')}({owner}, {name!r}, {value}{extra})"
+        code = f"{ctx.runtime('assign_in_place')}({owner}, {name!r}, {value}{extra})"
         return tensor(code, receiver.rank, receiver.layout).but(dtype=receiver.dtype)
     if method == "copy_":
         source = call.args[0] if call.args else call.kwargs["src"]
-        (receiver, source), layout, rank = unify(translator.ctx, [receiver, source])
-        code = f"{translator.ctx.use(runtime)}({receiver.code}, {source.code})"
+        (receiver, source), layout, rank = ctx.unify([receiver, source])
+        code = f"{ctx.runtime(runtime)}({receiver.code}, {source.code})"
         return tensor(code, rank, layout).but(channels=receiver.channels, dtype=receiver.dtype)
-    code = f"{translator.ctx.use(runtime)}({', '.join([receiver.code] + arguments)})"
+    code = f"{ctx.runtime(runtime)}({', '.join([receiver.code] + arguments)})"
     return tensor(code, receiver.rank, receiver.layout).but(channels=receiver.channels, dtype=receiver.dtype)
 
 

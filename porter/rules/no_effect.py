@@ -10,7 +10,7 @@ from porter.ir.values import python
 from porter.rules.registry import function_rule
 
 
-def translate_no_effect(translator, call):
+def translate_no_effect(ctx, call):
     return python("None")
 
 
@@ -18,7 +18,7 @@ function_rule("torchvision.utils._log_api_usage_once", "torch._C._log_api_usage_
               translate=translate_no_effect, layout="source")
 
 
-def translate_identity(translator, call):
+def translate_identity(ctx, call):
     arguments = call.all_args()
     return arguments[0] if arguments else python("None")
 

@@ -15,11 +15,11 @@ TORCH_ORDER = FunctionRule(NAMES, "pad_in_torch_order", SIGNATURE, "source", fam
                            extra={"same_rank": True})
 
 
-def translate_pad(translator, call):
+def translate_pad(ctx, call):
     bound = call.bind(SIGNATURE)
     value = bound.get("input")
     channels_last = value is not None and value.is_tensor and value.channels_last
-    return translator.declarative_rule(CHANNELS_LAST if channels_last else TORCH_ORDER, call)
+    return ctx.apply_declarative(CHANNELS_LAST if channels_last else TORCH_ORDER, call)
 
 
 function_rule(*NAMES, translate=translate_pad, layout="any")

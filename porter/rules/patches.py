@@ -14,27 +14,27 @@ UNFOLD = Signature.parse("(input, kernel_size, dilation=1, padding=0, stride=1)"
 FOLD = Signature.parse("(input, output_size, kernel_size, dilation=1, padding=0, stride=1)")
 
 
-def _patch_call(translator, call, signature, runtime, channels_last_rank, rank_change):
+def _patch_call(ctx, call, signature, runtime, channels_last_rank, rank_change):
     """The runtime call on the input as it lies when it is channels-last of `channels_last_rank`, else on
     torch's layout; the result's rank is the input's plus `rank_change`."""
     bound = call.bind(signature)
     value = bound["input"]
-    options = {name: translator.as_plain(bound[name]) for name in signature.params[1:] if name in bound}
-    name = translator.ctx.use(runtime)
+    options = {name: ctx.plain(bound[name]) for name in signature.params[1:] if name in bound}
+    name = ctx.runtime(runtime)
     if value.channels_last and value.rank == channels_last_rank:
-        code = f"{name}({translator.join_args([value], options)}, channels_last=True)"
+        code = f"{name}({ctx.join_args([value], options)}, channels_last=True)"
         return tensor(code, value.rank + rank_change, "channels_last").but(dtype=value.dtype)
-    plain = translator.as_plain(value)
+    plain = ctx.plain(value)
     rank = plain.rank + rank_change if plain.rank is not None else None
-    return tensor(f"{name}({translator.join_args([plain], options)})", rank).but(dtype=value.dtype)
+    return tensor(f"{name}({ctx.join_args([plain], options)})", rank).but(dtype=value.dtype)
 
 
-def translate_unfold(translator, call):
-    return _patch_call(translator, call, UNFOLD, "unfold", 4, -1)
+def translate_unfold(ctx, call):
+    return _patch_call(ctx, call, UNFOLD, "unfold", 4, -1)
 
 
-def translate_fold(translator, call):
-    return _patch_call(translator, call, FOLD, "fold", 3, +1)
+def translate_fold(ctx, call):
+    return _patch_call(ctx, call, FOLD, "fold", 3, +1)
 
 
 function_rule("torch.nn.functional.unfold", translate=translate_unfold, layout="any")

@@ -5,7 +5,8 @@ Two kinds of rules:
   constructor arguments (`Conv2d` in porter/runtime). Construction is copied argument for argument.
 - `function_rule`: a function or tensor method (`torch.nn.functional.relu`, `torch.relu`, `Tensor.relu`) -> a
   runtime function with torch's signature, or a custom `translate(ctx, call)` for ops whose code depends on
-  layout (axis arguments, view, cat ...).
+  layout (axis arguments, view, cat ...). `ctx` is a RuleContext (porter/rules/context.py): the operations a rule
+  may use, never the translator itself.
 
 Layout, per rule:
 - "channels_last": the first tensor argument is converted to channels-last; the result is channels-last with rank
@@ -71,7 +72,7 @@ class FunctionRule:
     rank: int | None = None
     axis_params: tuple = ()
     training_param: str | None = None
-    translate: object = None  # callable(ctx, call) -> Value, for ops that need more than a runtime call
+    translate: object = None  # callable(ctx: RuleContext, call) -> Value, for ops that need more than a runtime call
     outputs: str = "tensor"
     family: str = ""
     extra: dict = field(default_factory=dict)

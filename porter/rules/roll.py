@@ -23,10 +23,10 @@ def _literal_dims(value):
     return None
 
 
-def translate_roll(translator, call):
+def translate_roll(ctx, call):
     bound = call.bind(SIGNATURE)
-    value, shifts = bound["input"], translator.as_plain(bound["shifts"])
-    runtime = translator.ctx.use("roll")
+    value, shifts = bound["input"], ctx.plain(bound["shifts"])
+    runtime = ctx.runtime("roll")
     dims = _literal_dims(bound.get("dims"))
     layout_known = value.is_tensor and value.rank is not None and value.layout != "flat_channels_last"
     if dims is not None and layout_known and all(-value.rank <= d < value.rank for d in dims):
@@ -35,9 +35,9 @@ def translate_roll(translator, call):
         axes_code = str(axes[0]) if isinstance(bound["dims"].static, int) else repr(axes)
         result = tensor(f"{runtime}({value.code}, {shifts.code}, {axes_code})", value.rank, value.layout)
         return result.but(channels=value.channels, dtype=value.dtype)
-    plain = translator.as_plain(value)
-    arguments = [plain, shifts] + ([translator.as_plain(bound["dims"])] if "dims" in bound else [])
-    return tensor(f"{runtime}({translator.join_args(arguments, {})})", plain.rank).but(dtype=value.dtype)
+    plain = ctx.plain(value)
+    arguments = [plain, shifts] + ([ctx.plain(bound["dims"])] if "dims" in bound else [])
+    return tensor(f"{runtime}({ctx.join_args(arguments, {})})", plain.rank).but(dtype=value.dtype)
 
 
 function_rule("torch.roll", "Tensor.roll", translate=translate_roll, layout="any")

@@ -7,12 +7,12 @@ from porter.rules.registry import Signature, function_rule
 SIGNATURE = Signature.parse("(input, num_samples, replacement=False, generator=None)")
 
 
-def translate_multinomial(translator, call):
+def translate_multinomial(ctx, call):
     bound = call.bind(SIGNATURE)
-    weights = translator.as_plain(bound["input"])
-    arguments = [weights] + [translator.as_plain(bound[name]) for name in ("num_samples", "replacement")
+    weights = ctx.plain(bound["input"])
+    arguments = [weights] + [ctx.plain(bound[name]) for name in ("num_samples", "replacement")
                              if name in bound]
-    code = f"{translator.ctx.use('multinomial')}({translator.join_args(arguments, {})})"
+    code = f"{ctx.runtime('multinomial')}({ctx.join_args(arguments, {})})"
     return tensor(code, weights.rank).but(dtype="int")
 
 

@@ -9,9 +9,9 @@ channels-last tensor keeps its layout, no transpose). Dtype: integer and bool in
 from porter.rules.registry import function_rule
 
 
-def translate_cumprod(translator, call):
+def translate_cumprod(ctx, call):
     """The declarative translation (dim remapped by `axis_params`), with torch's integer result recorded."""
-    result = translator.declarative_rule(translator.ctx.function_rules[call.canonical], call)
+    result = ctx.apply_declarative(ctx.function_rule(call.canonical), call)
     first = call.all_args()[0] if call.all_args() else None
     if first is not None and first.dtype in ("int", "bool") and "dtype" not in call.kwargs:
         result = result.but(dtype="int")

@@ -5,13 +5,13 @@ permute/transpose, flatten of spatial dims, elementwise math) keep channels-last
 remapping their axis arguments, so convnets pay for no transposes between blocks.
 """
 
-from porter.ir.layout import element_template, unify
+from porter.ir.layout import element_template
 from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
                                remap_axis, tensor)
 from porter.rules.registry import Signature, function_rule
 
 
-def _bind(translator, call, signature_text):
+def _bind(ctx, call, signature_text):
     return call.bind(Signature.parse(signature_text))
 
 
@@ -20,20 +20,20 @@ def _static_int(value):
         value.static, bool) else None
 
 
-def _runtime(translator, name):
-    return translator.ctx.use(name)
+def _runtime(ctx, name):
+    return ctx.runtime(name)
 
 
-def _plain_call(translator, runtime, call, layout="source", rank=None):
-    args = [translator.as_plain(v) for v in call.all_args()]
-    kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items()}
-    return tensor(f"{_runtime(translator, runtime)}({translator.join_args(args, kwargs)})", rank, layout)
+def _plain_call(ctx, runtime, call, layout="source", rank=None):
+    args = [ctx.plain(v) for v in call.all_args()]
+    kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
+    return tensor(f"{_runtime(ctx, runtime)}({ctx.join_args(args, kwargs)})", rank, layout)
 
 
 # --- shape ops --------------------------------------------------------------------------------------------
-def flatten_channels_last(translator, value):
+def flatten_channels_last(ctx, value):
     """Flatten a channels-last tensor as it lies, (H, W, C): no transpose; the consumer must know the order."""
-    code = f"{_runtime(translator, 'flatten')}({value.code}, 1)"
+    code = f"{_runtime(ctx, 'flatten')}({value.code}, 1)"
     return tensor(code, 2, "flat_channels_last").but(channels=value.channels)
 
 
@@ -42,29 +42,28 @@ def _flattens_everything(sizes):
     return len(sizes) == 2 and all(v.kind != "starred" for v in sizes) and any(v.static == -1 for v in sizes)
 
 
-def translate_view(translator, call):
+def translate_view(ctx, call):
     """view/reshape run in torch's order: channels-last input goes back first (one transpose, or a reshape)."""
     value = call.all_args()[0]
     raw_sizes = call.all_args()[1:]
     if value.channels_last and value.channels and _flattens_everything(raw_sizes):
-        size_codes = [translator.as_plain(v).code for v in raw_sizes]
-        code = f"{_runtime(translator, 'view')}({value.code}, {', '.join(size_codes)})"
+        size_codes = [ctx.plain(v).code for v in raw_sizes]
+        code = f"{_runtime(ctx, 'view')}({value.code}, {', '.join(size_codes)})"
         return tensor(code, 2, "flat_channels_last").but(channels=value.channels)
-    kept = _view_keeping_layout(translator, value, raw_sizes + list(call.kwargs.values()))
+    kept = _view_keeping_layout(ctx, value, raw_sizes + list(call.kwargs.values()))
     if kept is not None:
         return kept
-    source = translator.as_plain(call.all_args()[0])
-    sizes = [translator.as_plain(v) for v in call.all_args()[1:]] + [translator.as_plain(v) for v in
-                                                                      call.kwargs.values()]
+    source = ctx.plain(call.all_args()[0])
+    sizes = [ctx.plain(v) for v in call.all_args()[1:]] + [ctx.plain(v) for v in call.kwargs.values()]
     rank = len(sizes) if sizes and all(v.kind != "starred" for v in sizes) else None
     if len(sizes) == 1 and sizes[0].kind != "starred":
         static = sizes[0].static
         rank = len(static) if isinstance(static, (tuple, list)) else (1 if isinstance(static, int) else None)
-    code = f"{_runtime(translator, 'view')}({translator.join_args([source] + sizes, {})})"
+    code = f"{_runtime(ctx, 'view')}({ctx.join_args([source] + sizes, {})})"
     return tensor(code, rank)
 
 
-def _view_keeping_layout(translator, value, raw_sizes):
+def _view_keeping_layout(ctx, value, raw_sizes):
     """A view of a channels-last or permuted tensor that leaves it in a channels-last-like order: the channel dim
     split into groups, groups merged back (a channel shuffle), or spatial dims merged. The runtime checks at trace
     time that the sizes group as expected (else it transposes), so the guess costs speed, never correctness."""
@@ -88,31 +87,31 @@ def _view_keeping_layout(translator, value, raw_sizes):
                 order[:rank - merged] != [0] + list(range(merged + 1, rank)):
             return None
         out_order = [0] + list(range(2, count)) + [1]
-    sizes = [translator.as_plain(v).code for v in raw_sizes]
-    code = f"{_runtime(translator, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
+    sizes = [ctx.plain(v).code for v in raw_sizes]
+    code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     if out_order == [0] + list(range(2, count)) + [1]:
         return tensor(code, count, "channels_last")
     return tensor(code, count).but(layout=permuted_layout(out_order))
 
 
-def translate_flatten(translator, call):
-    bound = _bind(translator, call, "(input, start_dim=0, end_dim=-1)")
+def translate_flatten(ctx, call):
+    bound = _bind(ctx, call, "(input, start_dim=0, end_dim=-1)")
     source = bound["input"]
     default_start = 1 if call.canonical == "torch.nn.functional.flatten" else 0
     start = _static_int(bound.get("start_dim")) if "start_dim" in bound else default_start
     end = _static_int(bound.get("end_dim")) if "end_dim" in bound else -1
     if source.channels_last and source.channels and start is not None and end is not None and \
             start % (source.rank or 4) == 1 and end % (source.rank or 4) == (source.rank or 4) - 1:
-        return flatten_channels_last(translator, source)
+        return flatten_channels_last(ctx, source)
     if source.channels_last and source.rank is not None and start is not None and end is not None:
         rank = source.rank
         start_n, end_n = start % rank, end % rank
         if start_n >= 2 and end_n == rank - 1 and end_n > start_n:
             # only spatial dims merge: the channels-last tensor flattens its middle axes, layout kept
             merged_rank = rank - (end_n - start_n)
-            code = f"{_runtime(translator, 'flatten')}({source.code}, {start_n - 1}, {rank - 2})"
+            code = f"{_runtime(ctx, 'flatten')}({source.code}, {start_n - 1}, {rank - 2})"
             return tensor(code, merged_rank, "channels_last")
-    plain = translator.as_plain(source)
+    plain = ctx.plain(source)
     rank = None
     if plain.rank is not None and start is not None and end is not None:
         rank = plain.rank - ((end % plain.rank) - (start % plain.rank)) if plain.rank else 1
@@ -120,11 +119,11 @@ def translate_flatten(translator, call):
     if "start_dim" in bound or default_start:
         args.append(python(str(start if start is not None else bound["start_dim"].code)))
     if "end_dim" in bound:
-        args.append(translator.as_plain(bound["end_dim"]))
-    return tensor(f"{_runtime(translator, 'flatten')}({translator.join_args(args, {})})", rank)
+        args.append(ctx.plain(bound["end_dim"]))
+    return tensor(f"{_runtime(ctx, 'flatten')}({ctx.join_args(args, {})})", rank)
 
 
-def _permuted(translator, value, dims):
+def _permuted(ctx, value, dims):
     """Result of torch's permute(dims) on `value`: a relabelling, no data moved.
 
     The data stays where it is and the value's layout records the new physical order; the consumer that needs
@@ -143,7 +142,7 @@ def _permuted(translator, value, dims):
     return value.but(layout=permuted_layout(physical_new))
 
 
-def translate_permute(translator, call):
+def translate_permute(ctx, call):
     args = call.all_args()
     value = args[0]
     dims_values = args[1:] if len(args) > 2 or (len(args) == 2 and isinstance(args[1].static, int)) else None
@@ -157,31 +156,31 @@ def translate_permute(translator, call):
             len(dims) > 2 and all(isinstance(d, int) for d in dims):
         value = value.but(rank=len(dims))  # torch's permute names every dim: the rank is len(dims)
     if value.rank is None or dims is None or not all(isinstance(d, int) for d in dims) or len(dims) != value.rank:
-        return _plain_call(translator, "permute", call)
+        return _plain_call(ctx, "permute", call)
     dims = [d % value.rank for d in dims]
-    return _permuted(translator, value, dims)
+    return _permuted(ctx, value, dims)
 
 
-def translate_transpose(translator, call):
-    bound = _bind(translator, call, "(input, dim0, dim1)")
+def translate_transpose(ctx, call):
+    bound = _bind(ctx, call, "(input, dim0, dim1)")
     value = bound["input"]
     dim0, dim1 = _static_int(bound.get("dim0")), _static_int(bound.get("dim1"))
     if value.rank is None or dim0 is None or dim1 is None:
-        return _plain_call(translator, "transpose", call, rank=value.rank)
+        return _plain_call(ctx, "transpose", call, rank=value.rank)
     dims = list(range(value.rank))
     dims[dim0 % value.rank], dims[dim1 % value.rank] = dims[dim1 % value.rank], dims[dim0 % value.rank]
-    return _permuted(translator, value, dims)
+    return _permuted(ctx, value, dims)
 
 
-def translate_t(translator, call):
-    value = translator.as_plain(call.all_args()[0])
-    return tensor(f"{_runtime(translator, 'matrix_t')}({value.code})", value.rank)
+def translate_t(ctx, call):
+    value = ctx.plain(call.all_args()[0])
+    return tensor(f"{_runtime(ctx, 'matrix_t')}({value.code})", value.rank)
 
 
 def _rank_change(delta):
-    def translate(translator, call):
+    def translate(ctx, call):
         args = call.all_args()
-        result = _plain_call(translator, runtime_names[call.canonical.rsplit(".", 1)[1]], call)
+        result = _plain_call(ctx, runtime_names[call.canonical.rsplit(".", 1)[1]], call)
         rank = args[0].rank + delta if args[0].rank is not None else None
         if delta < 0 and (len(args) < 2 and not call.kwargs):
             rank = None  # squeeze() without dim: depends on sizes
@@ -193,9 +192,9 @@ def _rank_change(delta):
 runtime_names = {"squeeze": "squeeze", "unsqueeze": "unsqueeze"}
 
 
-def translate_cat(translator, call):
+def translate_cat(ctx, call):
     """cat along a dim: channels-last inputs stay channels-last (U-Net skips), dim remapped."""
-    bound = _bind(translator, call, "(tensors, dim=0)")
+    bound = _bind(ctx, call, "(tensors, dim=0)")
     if "axis" in call.kwargs:
         bound["dim"] = call.kwargs["axis"]
     tensors = bound["tensors"]
@@ -203,26 +202,25 @@ def translate_cat(translator, call):
     dim = _static_int(dim_value)
     items = tensors.items if tensors.kind == "tuple" and tensors.items is not None else None
     template = element_template(tensors)
-    runtime = _runtime(translator, "cat" if call.canonical.rsplit(".", 1)[1] in ("cat", "concat", "concatenate")
-                       else "stack")
-    is_stack = runtime == translator.ctx.renames.get("stack", "stack")
+    is_stack = call.canonical.rsplit(".", 1)[1] not in ("cat", "concat", "concatenate")
+    runtime = _runtime(ctx, "stack" if is_stack else "cat")
     if items is None and template is not None and template.channels_last and template.rank and dim is not None \
             and not is_stack:
         axis = remap_axis(dim, template.rank)
         return tensor(f"{runtime}({tensors.code}, {axis})", template.rank, "channels_last")
     if items is None or dim is None:
-        plain = translator.as_plain(tensors)
+        plain = ctx.plain(tensors)
         rank = template.rank if template is not None and template.layout == "source" else None
         if rank is not None and is_stack:
             rank += 1
-        return tensor(f"{runtime}({plain.code}, {translator.as_plain(dim_value).code})", rank)
-    unified, layout, rank = unify(translator.ctx, list(items))
+        return tensor(f"{runtime}({plain.code}, {ctx.plain(dim_value).code})", rank)
+    unified, layout, rank = ctx.unify(list(items))
     if layout == "channels_last" and not is_stack:
         axis = remap_axis(dim, rank)
         unchanged = [v.code for v in unified] == [v.code for v in items] and tensors.code.isidentifier()
         listed = tensors.code if unchanged else f"[{', '.join(v.code for v in unified)}]"  # `cat(inputs, 3)`
         return tensor(f"{runtime}({listed}, {axis})", rank, "channels_last")
-    plain = [translator.as_plain(v) for v in items]
+    plain = [ctx.plain(v) for v in items]
     ranks = {v.rank for v in plain}
     rank = next(iter(ranks)) if len(ranks) == 1 else None
     if is_stack and rank is not None:
@@ -230,28 +228,28 @@ def translate_cat(translator, call):
     return tensor(f"{runtime}([{', '.join(v.code for v in plain)}], {dim_value.code})", rank)
 
 
-def translate_split(translator, call):
+def translate_split(ctx, call):
     """split/chunk along a dim; channels-last inputs are split along the remapped axis."""
     name = call.canonical.rsplit(".", 1)[1]
     signature = "(input, chunks, dim=0)" if name == "chunk" else "(tensor, split_size_or_sections, dim=0)" if \
         name == "split" else "(input, dim=0)"
-    bound = _bind(translator, call, signature)
+    bound = _bind(ctx, call, signature)
     value = bound.get("input", bound.get("tensor"))
     dim_value = bound.get("dim", python("0", static=0))
     dim = _static_int(dim_value)
-    runtime = _runtime(translator, name if name in ("chunk", "split") else "unbind")
+    runtime = _runtime(ctx, name if name in ("chunk", "split") else "unbind")
     middle = [v for k, v in bound.items() if k in ("chunks", "split_size_or_sections")]
     if value.channels_last and dim is not None:
         axis = remap_axis(dim, value.rank)
         rank = value.rank - 1 if name == "unbind" else value.rank
         item = tensor("", rank, "channels_last")
-        args = [value] + [translator.as_plain(m) for m in middle] + [python(str(axis))]
-        return Value(f"{runtime}({translator.join_args(args, {})})", "tuple", items=None).but(
+        args = [value] + [ctx.plain(m) for m in middle] + [python(str(axis))]
+        return Value(f"{runtime}({ctx.join_args(args, {})})", "tuple", items=None).but(
             items=_repeat_item(item, bound, name))
-    plain = translator.as_plain(value)
-    args = [plain] + [translator.as_plain(m) for m in middle] + [translator.as_plain(dim_value)]
+    plain = ctx.plain(value)
+    args = [plain] + [ctx.plain(m) for m in middle] + [ctx.plain(dim_value)]
     rank = plain.rank - 1 if name == "unbind" and plain.rank else plain.rank
-    return Value(f"{runtime}({translator.join_args(args, {})})", "tuple",
+    return Value(f"{runtime}({ctx.join_args(args, {})})", "tuple",
                  items=_repeat_item(tensor("", rank), bound, name))
 
 
@@ -267,21 +265,21 @@ def _repeat_item(item, bound, name):
 
 # --- reductions -------------------------------------------------------------------------------------------
 def _reduction(runtime, signature):
-    def translate(translator, call):
-        bound = _bind(translator, call, signature)
+    def translate(ctx, call):
+        bound = _bind(ctx, call, signature)
         value = bound["input"]
         dim_value = bound.get("dim")
         keepdim = bound.get("keepdim")
         keep = bool(keepdim.static) if keepdim is not None and keepdim.static is not None else False
         if dim_value is not None and dim_value.is_tensor and runtime in ("torch_max", "torch_min"):
-            (a, b), layout, rank = unify(translator.ctx, [value, dim_value])
+            (a, b), layout, rank = ctx.unify([value, dim_value])
             function = "tf.maximum" if runtime == "torch_max" else "tf.minimum"
             return tensor(f"{function}({a.code}, {b.code})", rank, layout)
         dims = dim_value.static if dim_value is not None else None
         if isinstance(dims, int) and not isinstance(dims, bool):
             dims = (dims,)
-        name = _runtime(translator, runtime)
-        extra = {k: translator.as_plain(v) for k, v in call.kwargs.items() if k not in ("dim", "keepdim", "input")}
+        name = _runtime(ctx, runtime)
+        extra = {k: ctx.plain(v) for k, v in call.kwargs.items() if k not in ("dim", "keepdim", "input")}
         tuple_result = runtime in ("torch_max", "torch_min") and dim_value is not None
         if value.channels_last and value.rank is not None and isinstance(dims, (tuple, list)) and all(
                 isinstance(d, int) for d in dims):
@@ -290,7 +288,7 @@ def _reduction(runtime, signature):
             axes = [remap_axis(d, rank) for d in normalised]
             axis_code = str(axes[0]) if len(axes) == 1 and isinstance(dim_value.static, int) else repr(tuple(axes))
             kwargs = {"keepdim": python("True")} if keep else {}
-            code = f"{name}({translator.join_args([value, python(axis_code)], {**kwargs, **extra})})"
+            code = f"{name}({ctx.join_args([value, python(axis_code)], {**kwargs, **extra})})"
             if keep:
                 result = tensor("", rank, "channels_last")
             else:
@@ -301,16 +299,16 @@ def _reduction(runtime, signature):
                 return Value(code, "tuple", items=(result.with_code(f"{code}[0]"), result.but(
                     code=f"{code}[1]")))
             return result.with_code(code)
-        plain = translator.as_plain(value)
-        args = [plain] + [translator.as_plain(v) for k, v in bound.items() if k in ("dim",)]
-        kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items() if k not in ("dim", "input")}
+        plain = ctx.plain(value)
+        args = [plain] + [ctx.plain(v) for k, v in bound.items() if k in ("dim",)]
+        kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k not in ("dim", "input")}
         if "keepdim" in bound and "keepdim" not in call.kwargs:
             kwargs["keepdim"] = bound["keepdim"]
         if "dim" in call.kwargs:
             args = [plain]
-            kwargs = {"dim": translator.as_plain(call.kwargs["dim"]), **{
+            kwargs = {"dim": ctx.plain(call.kwargs["dim"]), **{
                 k: v for k, v in kwargs.items() if k != "dim"}}
-        code = f"{name}({translator.join_args(args, kwargs)})"
+        code = f"{name}({ctx.join_args(args, kwargs)})"
         counts = "int" if runtime == "torch_sum" and value.dtype in ("bool", "int") else None
         rank = None
         if plain.rank is not None:
@@ -329,121 +327,121 @@ def _reduction(runtime, signature):
 def _elementwise(template, arity=1, dtype=None):
     """Elementwise op written as a code template over its tensor arguments; layouts unified, kept."""
 
-    def translate(translator, call):
+    def translate(ctx, call):
         args = call.all_args()[:arity] + [v for k, v in call.kwargs.items() if k in ("other", "exponent")]
         args = args[:arity]
-        unified, layout, rank = unify(translator.ctx, args)
+        unified, layout, rank = ctx.unify(args)
         codes = [v.code for v in unified]
         return tensor(template.format(*codes), rank, layout).but(dtype=dtype)
 
     return translate
 
 
-def translate_masked_fill(translator, call):
-    bound = _bind(translator, call, "(input, mask, value)")
-    (value, mask), layout, rank = unify(translator.ctx, [bound["input"], bound["mask"]])
-    fill = translator.as_plain(bound["value"])
-    return tensor(f"{_runtime(translator, 'masked_fill')}({value.code}, {mask.code}, {fill.code})", rank, layout)
+def translate_masked_fill(ctx, call):
+    bound = _bind(ctx, call, "(input, mask, value)")
+    (value, mask), layout, rank = ctx.unify([bound["input"], bound["mask"]])
+    fill = ctx.plain(bound["value"])
+    return tensor(f"{_runtime(ctx, 'masked_fill')}({value.code}, {mask.code}, {fill.code})", rank, layout)
 
 
-def translate_where(translator, call):
-    bound = _bind(translator, call, "(condition, input=None, other=None)")
+def translate_where(ctx, call):
+    bound = _bind(ctx, call, "(condition, input=None, other=None)")
     if "input" not in bound:
-        return translator.stub("torch.where(condition)", "the result's size depends on the data (not XLA)")
-    values, layout, rank = unify(translator.ctx, [bound["condition"], bound["input"], bound["other"]])
-    return tensor(f"{_runtime(translator, 'where')}({', '.join(v.code for v in values)})", rank, layout)
+        return ctx.unsupported("torch.where(condition)", "the result's size depends on the data (not XLA)")
+    values, layout, rank = ctx.unify([bound["condition"], bound["input"], bound["other"]])
+    return tensor(f"{_runtime(ctx, 'where')}({', '.join(v.code for v in values)})", rank, layout)
 
 
-def translate_clamp(translator, call):
-    bound = _bind(translator, call, "(input, min=None, max=None)")
+def translate_clamp(ctx, call):
+    bound = _bind(ctx, call, "(input, min=None, max=None)")
     value = bound["input"]
     kwargs = {}
     for name in ("min", "max"):
         if name in bound:
-            kwargs[name] = translator.as_plain(bound[name])
-    return tensor(f"{_runtime(translator, 'clamp')}({translator.join_args([value], kwargs)})", value.rank,
+            kwargs[name] = ctx.plain(bound[name])
+    return tensor(f"{_runtime(ctx, 'clamp')}({ctx.join_args([value], kwargs)})", value.rank,
                   value.layout)
 
 
 def _keep_layout(runtime):
     """Ops on one tensor that keep its layout and take no axis (casts, clone, detach)."""
 
-    def translate(translator, call):
+    def translate(ctx, call):
         args = call.all_args()
         value = args[0]
-        rest = [translator.as_plain(v) for v in args[1:]]
-        kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items()}
+        rest = [ctx.plain(v) for v in args[1:]]
+        kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
         if runtime is None:
             return value
-        return tensor(f"{_runtime(translator, runtime)}({translator.join_args([value] + rest, kwargs)})",
+        return tensor(f"{_runtime(ctx, runtime)}({ctx.join_args([value] + rest, kwargs)})",
                       value.rank, value.layout)
 
     return translate
 
 
 def _cast(dtype):
-    def translate(translator, call):
+    def translate(ctx, call):
         value = call.all_args()[0]
         return tensor(f"tf.cast({value.code}, tf.{dtype})", value.rank, value.layout)
 
     return translate
 
 
-def translate_size(translator, call):
+def translate_size(ctx, call):
     """x.size() / x.size(i) / x.shape: torch's dims read from the right axes."""
     value = call.all_args()[0]
     dims = call.all_args()[1:] or list(call.kwargs.values())
     size = Value(value.code, "size", value.rank, value.layout)
     if dims and isinstance(dims[0].static, int):
-        return translator.dim_size(size, dims[0].static)
+        return ctx.dim_size(size, dims[0].static)
     if dims:
-        translator.ctx.use("torch_size")
-        return python(f"torch_size({value.code}{translator.layout_flag(value)})[{dims[0].code}]")
+        ctx.runtime("torch_size")
+        return python(f"torch_size({value.code}{ctx.layout_flag(value)})[{dims[0].code}]")
     return size
 
 
-def translate_dim(translator, call):
+def translate_dim(ctx, call):
     value = call.all_args()[0]
     return python(f"len({value.code}.shape)", static=value.rank)
 
 
-def translate_numel(translator, call):
+def translate_numel(ctx, call):
     value = call.all_args()[0]
-    translator.ctx.use("torch_numel")
+    ctx.runtime("torch_numel")
     return python(f"torch_numel({value.code})")
 
 
-def einsum_matmul(translator, left, right):
+def einsum_matmul(ctx, left, right):
     """a @ b for same-rank operands as one einsum over their physical layouts: pending transposes are free."""
     rank = left.rank
     batch = "abcdefgh"[:rank - 2]
     torch_left, torch_right = batch + "ik", batch + "kj"
     order_left, order_right = physical_order(left), physical_order(right)
     inputs = ["".join(torch_left[d] for d in order_left), "".join(torch_right[d] for d in order_right)]
-    recipe = EinsumRecipe(inputs, [left.code, right.code], batch + "ij", getattr(translator, "env", None))
+    recipe = EinsumRecipe(inputs, [left.code, right.code], batch + "ij", ctx.variables())
     return tensor(recipe.code(), rank).but(static=recipe)
 
 
-def translate_matmul(translator, call):
+def translate_matmul(ctx, call):
     raw = call.all_args()
     if len(raw) == 2 and raw[0].rank is not None and raw[0].rank == raw[1].rank and raw[0].rank >= 2 and (
             is_permuted(raw[0]) or is_permuted(raw[1]) or raw[0].channels_last or raw[1].channels_last):
-        return einsum_matmul(translator, raw[0], raw[1])
-    args = [translator.as_plain(v) for v in call.all_args()]
+        return einsum_matmul(ctx, raw[0], raw[1])
+    args = [ctx.plain(v) for v in call.all_args()]
     ranks = [v.rank for v in args]
     rank = max(ranks) if None not in ranks else None
     name = call.canonical.rsplit(".", 1)[1]
     if name in ("bmm", "mm") or (None not in ranks and min(ranks) >= 2):
         return tensor(f"tf.matmul({args[0].code}, {args[1].code})", rank)
-    return tensor(f"{_runtime(translator, 'matmul')}({args[0].code}, {args[1].code})", rank)
+    return tensor(f"{_runtime(ctx, 'matmul')}({args[0].code}, {args[1].code})", rank)
 
 
 def translate_new_tensor(kind):
-    def translate(translator, call):
+    def translate(ctx, call):
         args = call.all_args()
-        value = translator.as_plain(args[0])
-        sizes = [translator.as_plain(v) for v in args[1:]]
-        kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items()}
+        value = ctx.plain(args[0])
+        sizes = [ctx.plain(v) for v in args[1:]]
+        kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
         size_code = sizes[0].code if len(sizes) == 1 else "(" + ", ".join(v.code for v in sizes) + ",)" if sizes \
             else "()"
         rest = ""
@@ -453,15 +451,15 @@ def translate_new_tensor(kind):
         for name, arg in kwargs.items():
             if name in ("dtype", "fill_value", "size"):
                 rest += f", {name}={arg.code}"
-        return tensor(f"{_runtime(translator, 'new_tensor_like')}({value.code}, {kind!r}, {size_code}{rest})")
+        return tensor(f"{_runtime(ctx, 'new_tensor_like')}({value.code}, {kind!r}, {size_code}{rest})")
 
     return translate
 
 
 def _creation(runtime, rank_from_args=True):
-    def translate(translator, call):
-        args = [translator.as_plain(v) for v in call.all_args()]
-        kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items() if k not in (
+    def translate(ctx, call):
+        args = [ctx.plain(v) for v in call.all_args()]
+        kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k not in (
             "device", "requires_grad", "layout", "pin_memory", "memory_format", "out")}
         rank = None
         if rank_from_args:
@@ -473,9 +471,9 @@ def _creation(runtime, rank_from_args=True):
             source = call.all_args()[0]
             rank = source.rank
             args[0] = source
-            code = f"{_runtime(translator, runtime)}({translator.join_args(args, kwargs)})"
+            code = f"{_runtime(ctx, runtime)}({ctx.join_args(args, kwargs)})"
             return tensor(code, rank, source.layout)
-        result = tensor(f"{_runtime(translator, runtime)}({translator.join_args(args, kwargs)})", rank)
+        result = tensor(f"{_runtime(ctx, runtime)}({ctx.join_args(args, kwargs)})", rank)
         if runtime in ("arange", "randint") and "dtype" not in kwargs and all(
                 isinstance(v.static, int) or v.kind == "python" and v.static is None and "." not in v.code
                 for v in args):
@@ -485,12 +483,12 @@ def _creation(runtime, rank_from_args=True):
     return translate
 
 
-def translate_tensor_literal(translator, call):
-    args = [translator.as_plain(v) for v in call.all_args()]
-    kwargs = {k: translator.as_plain(v) for k, v in call.kwargs.items() if k in ("dtype",)}
+def translate_tensor_literal(ctx, call):
+    args = [ctx.plain(v) for v in call.all_args()]
+    kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k in ("dtype",)}
     static = call.all_args()[0].static if call.all_args() else None
     rank = _nesting(static) if static is not None else None
-    return tensor(f"{_runtime(translator, 'tensor_from')}({translator.join_args(args[:1], kwargs)})", rank)
+    return tensor(f"{_runtime(ctx, 'tensor_from')}({ctx.join_args(args[:1], kwargs)})", rank)
 
 
 def _nesting(value):
@@ -501,11 +499,11 @@ def _nesting(value):
     return rank
 
 
-def translate_contiguous(translator, call):
+def translate_contiguous(ctx, call):
     return call.all_args()[0]  # layout and any pending transpose carry over
 
 
-def translate_to(translator, call):
+def translate_to(ctx, call):
     value = call.all_args()[0]
     rest = call.all_args()[1:] + list(call.kwargs.values())
     dtypes = [v for v in rest if v.code.startswith("tf.") and v.code[3:] in (
@@ -521,7 +519,7 @@ def translate_to(translator, call):
     return value
 
 
-def translate_type(translator, call):
+def translate_type(ctx, call):
     value = call.all_args()[0]
     rest = call.all_args()[1:] + list(call.kwargs.values())
     if not rest:
@@ -530,21 +528,21 @@ def translate_type(translator, call):
     return tensor(f"tf.cast({value.code}, {dtype})", value.rank, value.layout)
 
 
-def translate_einsum(translator, call):
+def translate_einsum(ctx, call):
     """torch.einsum: operands held in another axis order (a pending transpose, channels-last) are read in place by
     rewriting their subscripts; the result can be asked for in another order by its consumer (EinsumRecipe)."""
     args = call.all_args()
     operands = args[1:]
     if len(operands) == 1 and operands[0].kind == "tuple" and operands[0].items:  # einsum(eq, [a, b])
         operands = list(operands[0].items)
-    folded = _einsum_in_layouts(translator, args[0], operands)
+    folded = _einsum_in_layouts(ctx, args[0], operands)
     if folded is not None:
         return folded
-    operands = [translator.as_plain(v) for v in args[1:]]
+    operands = [ctx.plain(v) for v in args[1:]]
     return tensor(f"tf.einsum({args[0].code}, {', '.join(o.code for o in operands)})")
 
 
-def _einsum_in_layouts(translator, equation, operands):
+def _einsum_in_layouts(ctx, equation, operands):
     """torch.einsum with a literal explicit equation (no `...`) on tensors of known rank: each operand's subscript
     is written in the order its axes are stored (channels-last, a pending permute), so no operand is transposed,
     and the result is a recipe a later permute re-emits in the order it wants. None otherwise."""
@@ -560,23 +558,23 @@ def _einsum_in_layouts(translator, equation, operands):
             for v, term in zip(operands, terms)):
         return None
     physical = ["".join(term[d] for d in physical_order(v)) for v, term in zip(operands, terms)]
-    recipe = EinsumRecipe(physical, [v.code for v in operands], output, getattr(translator, "env", None))
+    recipe = EinsumRecipe(physical, [v.code for v in operands], output, ctx.variables())
     return tensor(recipe.code(), len(output)).but(static=recipe)
 
 
-def translate_expand(translator, call):
+def translate_expand(ctx, call):
     args = call.all_args()
-    value = translator.as_plain(args[0])
-    sizes = [translator.as_plain(v) for v in args[1:]]
+    value = ctx.plain(args[0])
+    sizes = [ctx.plain(v) for v in args[1:]]
     rank = len(sizes) if len(sizes) > 1 else (len(sizes[0].static) if sizes and isinstance(
         sizes[0].static, (tuple, list)) else None)
     if call.canonical.endswith("expand_as"):
         other = args[1]
         if args[0].channels_last or other.channels_last:
-            (a, b), layout, rank = unify(translator.ctx, [args[0], other])
+            (a, b), layout, rank = ctx.unify([args[0], other])
             return tensor(f"tf.broadcast_to({a.code}, tf.shape({b.code}))", rank, layout)
-        return tensor(f"tf.broadcast_to({value.code}, tf.shape({translator.as_plain(other).code}))", other.rank)
-    return tensor(f"{_runtime(translator, 'expand')}({translator.join_args([value] + sizes, {})})", rank)
+        return tensor(f"tf.broadcast_to({value.code}, tf.shape({ctx.plain(other).code}))", other.rank)
+    return tensor(f"{_runtime(ctx, 'expand')}({ctx.join_args([value] + sizes, {})})", rank)
 
 
 # --- registrations ----------------------------------------------------------------------------------------
@@ -646,10 +644,10 @@ for _name, _template in _BINARY.items():
                   layout="any")
 
 
-def translate_pow(translator, call):
+def translate_pow(ctx, call):
     args = call.all_args()[:2] + [v for k, v in call.kwargs.items() if k == "exponent"]
-    (base, exponent), layout, rank = unify(translator.ctx, args[:2])
-    return tensor(f"{_runtime(translator, 'torch_pow')}({base.code}, {exponent.code})", rank, layout)
+    (base, exponent), layout, rank = ctx.unify(args[:2])
+    return tensor(f"{_runtime(ctx, 'torch_pow')}({base.code}, {exponent.code})", rank, layout)
 
 
 function_rule("torch.pow", "Tensor.pow", translate=translate_pow, layout="any")

@@ -5,13 +5,13 @@ from porter.ir.values import python
 from porter.rules.registry import function_rule
 
 
-def translate_is_tensor(translator, call):
+def translate_is_tensor(ctx, call):
     value = call.all_args()[0]
     if value.is_tensor and value.layout != "raises":
         return python("True", static=True)
     if value.kind in ("tuple", "module") or (value.kind == "python" and value.static is not None):
         return python("False", static=False)
-    return python(f"{translator.ctx.use('torch_is_tensor')}({translator.as_plain(value).code})")
+    return python(f"{ctx.runtime('torch_is_tensor')}({ctx.plain(value).code})")
 
 
 function_rule("torch.is_tensor", runtime="torch_is_tensor", translate=translate_is_tensor, layout="source")

@@ -7,10 +7,10 @@ from porter.rules.registry import Signature, function_rule
 def _type_info(runtime):
     parsed = Signature.parse("(type=None)")
 
-    def translate(translator, call):
+    def translate(ctx, call):
         bound = call.bind(parsed)
-        arguments = [translator.as_plain(bound["type"])] if "type" in bound else []
-        return python(f"{translator.ctx.use(runtime)}({translator.join_args(arguments, {})})")
+        arguments = [ctx.plain(bound["type"])] if "type" in bound else []
+        return python(f"{ctx.runtime(runtime)}({ctx.join_args(arguments, {})})")
 
     return translate
 
