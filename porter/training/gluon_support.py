@@ -180,6 +180,17 @@ class GluonAdamBase(GluonOptimizer):
         index = self._get_variable_index(variable)
         return self._mean[index], self._second[index]
 
+    def kernel_moments(self, g, variable):
+        """`m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2` as the fused kernels compute them (float32 betas, so
+        1 - beta rounds as there); updates the slots and returns (m, v)."""
+        mean, var = self.moment_slots(variable)
+        beta1, beta2 = tf.constant(self.beta1, variable.dtype), tf.constant(self.beta2, variable.dtype)
+        new_mean = beta1 * mean + (1.0 - beta1) * g
+        new_var = beta2 * var + (1.0 - beta2) * g * g
+        self.assign(mean, new_mean)
+        self.assign(var, new_var)
+        return new_mean, new_var
+
     def update_count(self):
         """t: the number of updates including this one (mxnet's _index_update_count), as a float64."""
         return tf.cast(self._iterations + 1, tf.float64)
@@ -208,17 +219,11 @@ class GluonAdam(GluonAdamBase):
         self.epsilon = epsilon
 
     def update_step(self, gradient, variable, learning_rate):
-        dtype = variable.dtype
         g = self.gluon_gradient(gradient, variable)
         t = self.update_count()
         lr = self.corrected_rate(variable, learning_rate,
                                  tf.sqrt(self.bias_correction(self.beta2, t)) / self.bias_correction(self.beta1, t))
-        mean, var = self.moment_slots(variable)
-        beta1, beta2 = tf.constant(self.beta1, dtype), tf.constant(self.beta2, dtype)  # the kernel's float32 betas
-        new_mean = beta1 * mean + (1.0 - beta1) * g
-        new_var = beta2 * var + (1.0 - beta2) * g * g
-        self.assign(mean, new_mean)
-        self.assign(var, new_var)
+        new_mean, new_var = self.kernel_moments(g, variable)
         self.assign_sub(variable, lr * new_mean / (tf.sqrt(new_var) + self.epsilon))
 
     def get_config(self):
@@ -330,17 +335,11 @@ class GluonLAMB(GluonAdamBase):
 
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
-        c = self.clipped(gradient, variable)
-        mean, var = self.moment_slots(variable)
-        beta1, beta2 = tf.constant(self.beta1, dtype), tf.constant(self.beta2, dtype)  # the kernel's float32 betas
-        new_mean = beta1 * mean + (1.0 - beta1) * c
-        new_var = beta2 * var + (1.0 - beta2) * c * c
-        self.assign(mean, new_mean)
-        self.assign(var, new_var)
+        new_mean, new_var = self.kernel_moments(self.clipped(gradient, variable), variable)
         if self.corrects_bias:
             t = tf.cast(self._iterations + 1, dtype)  # the kernel's float32 powers of the float32 betas
-            new_mean = new_mean / (1.0 - tf.pow(beta1, t))
-            new_var = new_var / (1.0 - tf.pow(beta2, t))
+            new_mean = new_mean / (1.0 - tf.pow(tf.constant(self.beta1, dtype), t))
+            new_var = new_var / (1.0 - tf.pow(tf.constant(self.beta2, dtype), t))
         g = new_mean / (tf.sqrt(new_var) + self.epsilon) + self.decay(variable) * variable
         r1 = tf.norm(variable)
         if self.lower_bound and self.lower_bound >= 0:
