@@ -238,6 +238,39 @@ def test_optimizers_match_mxnet(tmp_path, optimizer):
     check(errors)
 
 
+def test_sgld_train_step_is_seeded_under_xla(tmp_path):
+    """train_tpu.py's SGLD step compiles under XLA, moves every parameter (drift plus noise) and repeats with the
+    optimizer's seed; its parity with mxnet is tests/training/test_gluon_support_optimizers.py's (noise replayed)."""
+    import tensorflow as tf
+
+    case = GluonCase(tmp_path, "sgld", trainer("sgld", "{'learning_rate': 0.01, 'wd': 0.01}"),
+                     "gluon.loss.SoftmaxCrossEntropyLoss()")
+    assert "support.GluonSGLD(" in case.text
+    x = tf.constant(np.random.default_rng(0).standard_normal((8, 2, 4, 4)).astype(np.float32))
+    y = tf.constant(labels("class", np.random.default_rng(1)))
+
+    def train(seed_offset=0):
+        tf.keras.utils.set_random_seed(0)
+        model = case.train.build_model()
+        model(tf.zeros((1, 2, 4, 4)), training=False)
+        optimizer = case.train.build_optimizer(model)
+        optimizer.seed += seed_offset
+        loss_fn = case.train.build_loss()
+        start = [v.numpy() for v in model.trainable_variables]
+        step = tf.function(lambda a, b: case.train.train_step(model, optimizer, loss_fn, a, b, training=False),
+                           jit_compile=True)
+        for _ in range(2):
+            assert np.isfinite(float(step(x, y)))
+        return start, [v.numpy() for v in model.trainable_variables]
+
+    start, first = train()
+    _, again = train()
+    _, other = train(seed_offset=1)
+    assert all(np.all(a != b) for a, b in zip(start, first))  # N(0, lr) noise reaches every element
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert not any(np.array_equal(a, b) for a, b in zip(first, other))
+
+
 @needs_mxnet
 @pytest.mark.parametrize("loss", sorted(LOSSES))
 def test_losses_match_mxnet(tmp_path, loss):
