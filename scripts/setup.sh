@@ -74,6 +74,12 @@ if mxnet_works && ! "$MXNET_VENV/bin/python" -c "import importlib.util as u; ass
   step "installing gluoncv 0.10.5.post0 in $MXNET_VENV (held-out Gluon corpus, --no-deps)..."
   mxnet_pip --no-deps "gluoncv==0.10.5.post0"
 fi
+# gluoncv.data, which the hrnet and shufflenet factories import (ImageNet1kAttr), needs tqdm, Pillow and scipy; with
+# numpy pinned, so that pip cannot move it past mxnet's < 1.24
+if mxnet_works && ! "$MXNET_VENV/bin/python" -c "import tqdm, PIL, scipy" >/dev/null 2>&1; then
+  step "installing tqdm, Pillow and scipy in $MXNET_VENV (gluoncv.data, numpy kept at 1.23.5)..."
+  mxnet_pip "tqdm==4.70.1" "Pillow==13.0.0" "scipy==1.15.3" "numpy==1.23.5"
+fi
 if [ "$BROWSER" = "1" ]; then
   if command -v chromium >/dev/null 2>&1; then
     step "chromium is already installed"

@@ -20,7 +20,7 @@ from porter.codegen.signatures import parameter_list
 from porter.errors import InternalError
 from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
-from porter.frontend.names import assigned_names
+from porter.frontend.names import assigned_names, mutated_names
 from porter.frontend.source import linked_first
 from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
 
@@ -139,7 +139,7 @@ class ModuleEmitter:
                 return None  # the module docstring: the generated one replaces it
             if statement in getattr(self.translator, "module_code", {}):  # computed with torch: translated
                 return self.translator.module_code[statement]
-            if any(name in self.source.model_names for name in assigned_names(statement)):
+            if any(name in self.source.model_names for name in [*assigned_names(statement), *mutated_names(statement)]):
                 # constants and configs the model classes use (`device = torch.device(...)` becomes None)
                 return portable_code(self.source, statement, self.runtime_renamer()).strip("\n")
             self.dropped.append((line, code.splitlines()[0]))

@@ -305,7 +305,8 @@ def _model_class_names(module, linker, package):
     names = []
     for statement in module.body:
         if isinstance(statement, cst.ClassDef) and any(
-                _is_module_base(b.value, imports, linker, depth=0) for b in statement.bases):
+                _is_module_base(b.value, imports, linker, depth=0) or _names_one_of(b.value, names)
+                for b in statement.bases):  # a base defined above in this file (HRNet's HighResolutionBaseNet)
             names.append(statement.name.value)
         elif isinstance(statement, cst.FunctionDef) and _builds_layers(statement):
             names.append(statement.name.value)
@@ -317,6 +318,10 @@ def _model_class_names(module, linker, package):
         if not factories:
             return names
         names.extend(f.name.value for f in factories)
+
+
+def _names_one_of(node, names):
+    return isinstance(node, cst.Name) and node.value in names
 
 
 def _imports_mxnet(module):

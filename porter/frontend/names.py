@@ -35,10 +35,26 @@ def assigned_names(statement):
     return names
 
 
+def mutated_names(statement):
+    """Plain names whose item or attribute a simple statement line assigns (`SPEC['w18'] = [...]`, `CFG.depth = 3`):
+    a table filled entry by entry after `SPEC = {}` (GluonCV's HRNET_SPEC)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return []
+    names = []
+    for small in statement.body:
+        targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign) else
+                   [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
+        for target in targets:
+            if isinstance(target, (cst.Subscript, cst.Attribute)) and isinstance(target.value, cst.Name):
+                names.append(target.value.value)
+    return names
+
+
 def top_level_bindings(module):
-    """name -> the top-level statements that bind it: `def`, `class` and assignments to plain names."""
+    """name -> the top-level statements that bind it: `def`, `class` and assignments to plain names, and the
+    statements that then fill it in (mutated_names)."""
     bindings = {}
     for statement in module.body:
-        for name in bound_names(statement):
+        for name in bound_names(statement) + mutated_names(statement):
             bindings.setdefault(name, []).append(statement)
     return bindings

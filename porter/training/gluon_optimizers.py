@@ -10,6 +10,9 @@ mxnet-rule optimizers and schedules (sections copied into the generated train_su
 | 'adagrad' (eps 1e-7), 'adadelta' (rho 0.9, epsilon 1e-5; no lr) | GluonAdaGrad, GluonAdaDelta | wd outside |
 | 'adamax' (learning_rate 0.002), 'nadam' (schedule_decay 0.004) | GluonAdamax, GluonNadam | Adam's coupled wd; nadam's per-update momentum schedule |
 | 'signum' (momentum 0.9, wd_lh; momentum 0: signSGD) | GluonSignum | sign of the momentum; decoupled wd_lh |
+| 'ftml' (beta1 0.6, beta2 0.999, epsilon 1e-8) | GluonFTML | ftml_update's d/v/z states; lr divides d_t |
+| 'lamb' (learning_rate 0.001, epsilon 1e-6, lower/upper_bound, bias_correction) | GluonLAMB | trust ratio |
+| 'sgld' | GluonSGLD | `w -= lr/2*(g + wd*w)` + N(0, lr) noise: mxnet's distribution, seeded draws |
 | every optimizer: wd, rescale_grad, clip_gradient | | element-wise clip of the rescaled gradient |
 | FactorScheduler / MultiFactorScheduler / PolyScheduler / CosineScheduler (warm-up too) | same names | per update |
 """
@@ -34,7 +37,13 @@ OPTIMIZERS = {
     "adamax": ("GluonAdamax", {"beta1": 0.9, "beta2": 0.999}, 0.002),
     "nadam": ("GluonNadam", {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "schedule_decay": 0.004}, 0.001),
     "signum": ("GluonSignum", {"momentum": 0.9, "wd_lh": 0.0}, 0.01),
+    "ftml": ("GluonFTML", {"beta1": 0.6, "beta2": 0.999, "epsilon": 1e-8}, 0.01),
+    "lamb": ("GluonLAMB", {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6, "lower_bound": None, "upper_bound": None,
+                           "bias_correction": True}, 0.001),
+    "sgld": ("GluonSGLD", {}, 0.01),
 }
+# optimizers whose mxnet constructor leaves learning_rate None: a scheduler's base_lr stays (the rest overwrite it)
+KEEPS_SCHEDULER_LR = {"sgd", "nag", "adagrad", "adadelta", "ftml", "sgld"}
 IGNORED = {"lazy_update", "multi_precision", "param_idx2name", "param_dict", "sym", "aggregate_num",
            "use_fused_step"}
 SCHEDULE_PREFIX = "mxnet.lr_scheduler."
@@ -133,9 +142,7 @@ def read_trainer(call, scope, values, index, plan):
         else:
             settings.append(Setting(key, value))
     if lr is None:
-        # sgd and nag take mxnet's Optimizer default learning_rate=None: the scheduler's base_lr stays; adam and
-        # rmsprop default to 0.001, which overwrites it
-        initial = schedule.setting("initial_lr") if schedule is not None and name in ("sgd", "nag") else None
+        initial = schedule.setting("initial_lr") if schedule is not None and name in KEEPS_SCHEDULER_LR else None
         lr = initial if initial is not None else literal(default_lr)
     canonical = f"mxnet.optimizer.{cls.removeprefix('Gluon')}"  # AdaGrad, AdaDelta, RMSProp: mxnet's spelling
     optimizer = OptimizerPlan(canonical, cls, settings, line, text, lr=lr)

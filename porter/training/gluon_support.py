@@ -30,6 +30,10 @@ class GluonOptimizer(TorchOptimizer):
     `param_groups=[{"wd_mult": 0.0}, ...]` and `group_of(name, shape) -> index`."""
 
     clip_before_decay = True  # SGD and NAG clip the rescaled gradient, then add wd * weight; Adam/RMSProp clip both
+    # mxnet's fused kernels (sgd, nag, signum, adam, rmsprop, ftml, lamb) get clip_gradient only when it is truthy
+    # and skip a negative one; the optimizers mxnet updates in Python (adagrad, adadelta, adamax, nadam, sgld) clip
+    # whenever it is not None, so clip_gradient=0 zeroes their gradient and leaves the kernels' alone
+    kernel_clip = True
 
     lr_mult = 1.0  # Parameter.lr_mult / wd_mult: per-parameter-group overrides (param_groups, group_of)
     wd_mult = 1.0
@@ -50,20 +54,30 @@ class GluonOptimizer(TorchOptimizer):
         """wd times the parameter's wd_mult (a Python number)."""
         return self.torch_weight_decay * self.hyper(variable, "wd_mult")
 
-    def gluon_gradient(self, gradient, variable):
-        """mxnet's gradient: rescale_grad * g, clipped to [-clip_gradient, clip_gradient], plus wd * weight."""
-        g = tf.cast(tf.convert_to_tensor(gradient), variable.dtype)
-        if self.rescale_grad != 1.0:
-            g = g * self.rescale_grad
+    def clip(self, g):
+        """g clamped to [-clip_gradient, clip_gradient] where this optimizer's mxnet update clips (kernel_clip)."""
         clip = self.clip_gradient
-        if clip is not None and clip >= 0 and self.clip_before_decay:
-            g = tf.clip_by_value(g, -clip, clip)
+        if clip is None or (self.kernel_clip and not (clip and clip >= 0)):
+            return g
+        return tf.clip_by_value(g, -clip, clip)
+
+    def rescaled(self, gradient, variable):
+        g = tf.cast(tf.convert_to_tensor(gradient), variable.dtype)
+        return g * self.rescale_grad if self.rescale_grad != 1.0 else g
+
+    def clipped(self, gradient, variable):
+        """clip(rescale_grad * g), without weight decay (the optimizers that apply wd on their own)."""
+        return self.clip(self.rescaled(gradient, variable))
+
+    def gluon_gradient(self, gradient, variable):
+        """mxnet's gradient: rescale_grad * g, clipped, plus wd * weight (clipped after it: clip_before_decay)."""
+        g = self.rescaled(gradient, variable)
+        if self.clip_before_decay:
+            g = self.clip(g)
         decay = self.decay(variable)
         if decay:
             g = g + decay * variable
-        if clip is not None and clip >= 0 and not self.clip_before_decay:
-            g = tf.clip_by_value(g, -clip, clip)
-        return g
+        return g if self.clip_before_decay else self.clip(g)
 
     def get_config(self):
         config = super().get_config()
@@ -127,11 +141,7 @@ class GluonNAG(GluonOptimizer):
         if not self.momentum:
             self.assign_sub(variable, lr * self.gluon_gradient(gradient, variable))
             return
-        g = tf.cast(tf.convert_to_tensor(gradient), variable.dtype)
-        if self.rescale_grad != 1.0:
-            g = g * self.rescale_grad
-        if self.clip_gradient is not None and self.clip_gradient >= 0:
-            g = tf.clip_by_value(g, -self.clip_gradient, self.clip_gradient)
+        g = self.clipped(gradient, variable)
         wd = self.decay(variable)
         mom = self._moments[self._get_variable_index(variable)]
         scaled = self.momentum * mom
@@ -144,57 +154,18 @@ class GluonNAG(GluonOptimizer):
         return {**super().get_config(), "momentum": self.momentum}
 
 
-# --- section: GluonAdam (needs: gluon-optimizer-base)
+# --- section: gluon-adam-base (needs: gluon-optimizer-base)
 
 
-class GluonAdam(GluonOptimizer):
-    """mxnet 'adam': `m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; w -= lr*sqrt(1-b2^t)/(1-b1^t) * m/(sqrt(v)+eps)`
-    with g = clip(rescale_grad*grad + wd*w): coupled L2 (not AdamW), epsilon not bias-corrected (torch's Adam
-    divides it by sqrt(1-b2^t) in effect)."""
-
-    clip_before_decay = False
-
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, **kwargs):
-        super().__init__(learning_rate, **kwargs)
-        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
-
-    def build(self, var_list):
-        if self.built:
-            return
-        super().build(var_list)
-        self._mean = self.slots(var_list, "mean")
-        self._var = self.slots(var_list, "var")
-
-    def update_step(self, gradient, variable, learning_rate):
-        dtype = variable.dtype
-        g = self.gluon_gradient(gradient, variable)
-        index = self._get_variable_index(variable)
-        t = tf.cast(self._iterations + 1, tf.float64)
-        coefficient = tf.sqrt(1.0 - tf.pow(tf.constant(self.beta2, tf.float64), t)) / (
-            1.0 - tf.pow(tf.constant(self.beta1, tf.float64), t))
-        lr = tf.cast(tf.cast(learning_rate, tf.float64) * self.hyper(variable, "lr_mult") * coefficient, dtype)
-        mean, var = self._mean[index], self._var[index]
-        beta1, beta2 = tf.constant(self.beta1, dtype), tf.constant(self.beta2, dtype)  # the kernel's float32 betas
-        new_mean = beta1 * mean + (1.0 - beta1) * g
-        new_var = beta2 * var + (1.0 - beta2) * g * g
-        self.assign(mean, new_mean)
-        self.assign(var, new_var)
-        self.assign_sub(variable, lr * new_mean / (tf.sqrt(new_var) + self.epsilon))
-
-    def get_config(self):
-        return {**super().get_config(), "beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon}
-
-
-# --- section: GluonAdamax (needs: gluon-optimizer-base)
-
-
-class GluonAdamax(GluonOptimizer):
-    """mxnet 'adamax': g = clip(rescale_grad*grad + wd*w); `m = b1*m + (1-b1)*g; u = max(b2*u, |g|);
-    w -= lr/(1-b1^t) * m/u` (no epsilon)."""
+class GluonAdamBase(GluonOptimizer):
+    """What mxnet's Adam, Adamax, Nadam and LAMB share: beta1, beta2, a first-moment slot `mean` and a second one
+    (`second_slot`), the update count t and float64 bias corrections `1 - beta^t` (mxnet computes them in Python or
+    in double before the float32 kernel). g = clip(rescale_grad*grad + wd*w): the clip follows the decay."""
 
     clip_before_decay = False
+    second_slot = "var"
 
-    def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, **kwargs):
+    def __init__(self, learning_rate, beta1=0.9, beta2=0.999, **kwargs):
         super().__init__(learning_rate, **kwargs)
         self.beta1, self.beta2 = beta1, beta2
 
@@ -203,30 +174,91 @@ class GluonAdamax(GluonOptimizer):
             return
         super().build(var_list)
         self._mean = self.slots(var_list, "mean")
-        self._norm = self.slots(var_list, "norm")
+        self._second = self.slots(var_list, self.second_slot)
+
+    def moment_slots(self, variable):
+        index = self._get_variable_index(variable)
+        return self._mean[index], self._second[index]
+
+    def kernel_moments(self, g, variable):
+        """`m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2` as the fused kernels compute them (float32 betas, so
+        1 - beta rounds as there); updates the slots and returns (m, v)."""
+        mean, var = self.moment_slots(variable)
+        beta1, beta2 = tf.constant(self.beta1, variable.dtype), tf.constant(self.beta2, variable.dtype)
+        new_mean = beta1 * mean + (1.0 - beta1) * g
+        new_var = beta2 * var + (1.0 - beta2) * g * g
+        self.assign(mean, new_mean)
+        self.assign(var, new_var)
+        return new_mean, new_var
+
+    def update_count(self):
+        """t: the number of updates including this one (mxnet's _index_update_count), as a float64."""
+        return tf.cast(self._iterations + 1, tf.float64)
+
+    def bias_correction(self, beta, t):
+        return 1.0 - tf.pow(tf.constant(beta, tf.float64), t)
+
+    def corrected_rate(self, variable, learning_rate, factor):
+        """lr * lr_mult * factor (a float64 bias correction) in float64, then in the variable's dtype."""
+        return tf.cast(tf.cast(learning_rate, tf.float64) * self.hyper(variable, "lr_mult") * factor, variable.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "beta1": self.beta1, "beta2": self.beta2}
+
+
+# --- section: GluonAdam (needs: gluon-adam-base)
+
+
+class GluonAdam(GluonAdamBase):
+    """mxnet 'adam': `m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; w -= lr*sqrt(1-b2^t)/(1-b1^t) * m/(sqrt(v)+eps)`
+    with g = clip(rescale_grad*grad + wd*w): coupled L2 (not AdamW), epsilon not bias-corrected (torch's Adam
+    divides it by sqrt(1-b2^t) in effect)."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(learning_rate, beta1, beta2, **kwargs)
+        self.epsilon = epsilon
 
     def update_step(self, gradient, variable, learning_rate):
-        dtype = variable.dtype
         g = self.gluon_gradient(gradient, variable)
-        index = self._get_variable_index(variable)
-        t = tf.cast(self._iterations + 1, tf.float64)
-        lr = tf.cast(tf.cast(learning_rate, tf.float64) * self.hyper(variable, "lr_mult") / (
-            1.0 - tf.pow(tf.constant(self.beta1, tf.float64), t)), dtype)
-        mean, norm = self._mean[index], self._norm[index]
+        t = self.update_count()
+        lr = self.corrected_rate(variable, learning_rate,
+                                 tf.sqrt(self.bias_correction(self.beta2, t)) / self.bias_correction(self.beta1, t))
+        new_mean, new_var = self.kernel_moments(g, variable)
+        self.assign_sub(variable, lr * new_mean / (tf.sqrt(new_var) + self.epsilon))
+
+    def get_config(self):
+        return {**super().get_config(), "epsilon": self.epsilon}
+
+
+# --- section: GluonAdamax (needs: gluon-adam-base)
+
+
+class GluonAdamax(GluonAdamBase):
+    """mxnet 'adamax': g = clip(rescale_grad*grad + wd*w); `m = b1*m + (1-b1)*g; u = max(b2*u, |g|);
+    w -= lr/(1-b1^t) * m/u` (no epsilon)."""
+
+    kernel_clip = False
+    second_slot = "norm"
+
+    def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, **kwargs):
+        super().__init__(learning_rate, beta1, beta2, **kwargs)
+
+    def update_step(self, gradient, variable, learning_rate):
+        g = self.gluon_gradient(gradient, variable)
+        lr = self.corrected_rate(variable, learning_rate, 1.0 / self.bias_correction(self.beta1, self.update_count()))
+        mean, norm = self.moment_slots(variable)
+        # Python-float betas: mxnet's Python update scales by (1. - beta1) computed in double
         new_mean = self.beta1 * mean + (1.0 - self.beta1) * g
         new_norm = tf.maximum(self.beta2 * norm, tf.abs(g))
         self.assign(mean, new_mean)
         self.assign(norm, new_norm)
         self.assign_sub(variable, lr * new_mean / new_norm)
 
-    def get_config(self):
-        return {**super().get_config(), "beta1": self.beta1, "beta2": self.beta2}
+
+# --- section: GluonNadam (needs: gluon-adam-base)
 
 
-# --- section: GluonNadam (needs: gluon-optimizer-base)
-
-
-class GluonNadam(GluonOptimizer):
+class GluonNadam(GluonAdamBase):
     """mxnet 'nadam': g = clip(rescale_grad*grad + wd*w); a warming momentum schedule `mu_t = b1*(1 -
     0.5*0.96^(t*schedule_decay))` whose running product m_schedule mxnet keeps once per optimizer and advances at
     every parameter's update, in gluon.Trainer's order (parameters sorted by name): the k-th of N parameters at
@@ -235,19 +267,17 @@ class GluonNadam(GluonOptimizer):
     `w -= lr * m_bar / (sqrt(v_hat) + eps)`, m_bar = (1-mu_t)*g/(1-m_schedule) + mu_{t+1}*m/(1-m_schedule*
     mu_{t+1}), v_hat = v/(1-b2^t)."""
 
-    clip_before_decay = False
+    kernel_clip = False
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, schedule_decay=0.004,
                  **kwargs):
-        super().__init__(learning_rate, **kwargs)
-        self.beta1, self.beta2, self.epsilon, self.schedule_decay = beta1, beta2, epsilon, schedule_decay
+        super().__init__(learning_rate, beta1, beta2, **kwargs)
+        self.epsilon, self.schedule_decay = epsilon, schedule_decay
 
     def build(self, var_list):
         if self.built:
             return
         super().build(var_list)
-        self._mean = self.slots(var_list, "mean")
-        self._var = self.slots(var_list, "var")
         names = [self._names.get(self._var_key(variable)) for variable in var_list]
         order = sorted(range(len(var_list)), key=lambda i: names[i]) if all(names) else range(len(var_list))
         self._rank = {index: rank for rank, index in enumerate(order)}
@@ -261,7 +291,6 @@ class GluonNadam(GluonOptimizer):
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
         g = self.gluon_gradient(gradient, variable)
-        index = self._get_variable_index(variable)
         step = tf.cast(self._iterations, tf.int64) + 1
         t = tf.cast(step, tf.float64)
         # (mu_1...mu_{t-1})^N, advanced by the first parameter updated in a step
@@ -271,22 +300,59 @@ class GluonNadam(GluonOptimizer):
         self._product.assign(product)
         self._product_step.assign(step)
         momentum_t, momentum_next = self._momentum_at(t), self._momentum_at(t + 1.0)
-        m_schedule = product * tf.pow(momentum_t, float(self._rank[index] + 1))
+        m_schedule = product * tf.pow(momentum_t, float(self._rank[self._get_variable_index(variable)] + 1))
         m_schedule_next = m_schedule * momentum_next
-        mean, var = self._mean[index], self._var[index]
+        mean, var = self.moment_slots(variable)
         new_mean = self.beta1 * mean + (1.0 - self.beta1) * g
         new_var = self.beta2 * var + (1.0 - self.beta2) * g * g
         self.assign(mean, new_mean)
         self.assign(var, new_var)
         g_prime = g / tf.cast(1.0 - m_schedule, dtype)
         m_prime = new_mean / tf.cast(1.0 - m_schedule_next, dtype)
-        v_prime = new_var / tf.cast(1.0 - tf.pow(tf.constant(self.beta2, tf.float64), t), dtype)
+        v_prime = new_var / tf.cast(self.bias_correction(self.beta2, t), dtype)
         m_bar = tf.cast(1.0 - momentum_t, dtype) * g_prime + tf.cast(momentum_next, dtype) * m_prime
         self.assign_sub(variable, self.rate(variable, learning_rate) * m_bar / (tf.sqrt(v_prime) + self.epsilon))
 
     def get_config(self):
-        return {**super().get_config(), "beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon,
-                "schedule_decay": self.schedule_decay}
+        return {**super().get_config(), "epsilon": self.epsilon, "schedule_decay": self.schedule_decay}
+
+
+# --- section: GluonLAMB (needs: gluon-adam-base)
+
+
+class GluonLAMB(GluonAdamBase):
+    """mxnet 'lamb' (multi_lamb_update, which gluon.Trainer's aggregated updates use): c = clip(rescale_grad*grad);
+    Adam's moments of c; `g = m_hat/(sqrt(v_hat) + eps) + wd*w` (m_hat = m/(1-b1^t), v_hat = v/(1-b2^t) with
+    bias_correction, else m and v); a per-tensor trust ratio r1/r2, r1 = ||w|| clamped to [lower_bound,
+    upper_bound] (each only when truthy and >= 0, as mxnet passes them), r2 = ||g||, 1 where either is 0;
+    `w -= lr * ratio * g`."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6, lower_bound=None,
+                 upper_bound=None, bias_correction=True, **kwargs):
+        super().__init__(learning_rate, beta1, beta2, **kwargs)
+        self.epsilon, self.lower_bound, self.upper_bound = epsilon, lower_bound, upper_bound
+        self.corrects_bias = bias_correction
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        new_mean, new_var = self.kernel_moments(self.clipped(gradient, variable), variable)
+        if self.corrects_bias:
+            t = tf.cast(self._iterations + 1, dtype)  # the kernel's float32 powers of the float32 betas
+            new_mean = new_mean / (1.0 - tf.pow(tf.constant(self.beta1, dtype), t))
+            new_var = new_var / (1.0 - tf.pow(tf.constant(self.beta2, dtype), t))
+        g = new_mean / (tf.sqrt(new_var) + self.epsilon) + self.decay(variable) * variable
+        r1 = tf.norm(variable)
+        if self.lower_bound and self.lower_bound >= 0:
+            r1 = tf.maximum(r1, self.lower_bound)
+        if self.upper_bound and self.upper_bound >= 0:
+            r1 = tf.minimum(r1, self.upper_bound)
+        r2 = tf.norm(g)
+        ratio = tf.where((r1 == 0.0) | (r2 == 0.0), tf.ones_like(r1), r1 / tf.where(r2 == 0.0, tf.ones_like(r2), r2))
+        self.assign_sub(variable, self.rate(variable, learning_rate) * ratio * g)
+
+    def get_config(self):
+        return {**super().get_config(), "epsilon": self.epsilon, "lower_bound": self.lower_bound,
+                "upper_bound": self.upper_bound, "bias_correction": self.corrects_bias}
 
 
 # --- section: GluonSignum (needs: gluon-optimizer-base)
@@ -307,14 +373,6 @@ class GluonSignum(GluonOptimizer):
         if self.momentum > 0:
             self._momentum = self.slots(var_list, "momentum")
 
-    def clipped(self, gradient, variable):
-        g = tf.cast(tf.convert_to_tensor(gradient), variable.dtype)
-        if self.rescale_grad != 1.0:
-            g = g * self.rescale_grad
-        if self.clip_gradient is not None and self.clip_gradient >= 0:
-            g = tf.clip_by_value(g, -self.clip_gradient, self.clip_gradient)
-        return g
-
     def update_step(self, gradient, variable, learning_rate):
         lr = self.rate(variable, learning_rate)
         c = self.clipped(gradient, variable)
@@ -329,6 +387,79 @@ class GluonSignum(GluonOptimizer):
 
     def get_config(self):
         return {**super().get_config(), "momentum": self.momentum, "wd_lh": self.wd_lh}
+
+
+# --- section: GluonFTML (needs: gluon-optimizer-base)
+
+
+class GluonFTML(GluonOptimizer):
+    """mxnet 'ftml' (ftml_update, float32): g = clip(rescale_grad*grad + wd*w); `v = b2*v + (1-b2)*g^2;
+    d_t = (1-b1^t)/lr * (sqrt(v/(1-b2^t)) + eps); z = b1*z + (1-b1)*g - (d_t - b1*d)*w; d = d_t; w = -z/d_t`.
+    The learning rate divides, so a schedule changes d_t itself (as in mxnet)."""
+
+    clip_before_decay = False
+
+    def __init__(self, learning_rate=0.01, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._d = self.slots(var_list, "d")
+        self._v = self.slots(var_list, "v")
+        self._z = self.slots(var_list, "z")
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        g = self.gluon_gradient(gradient, variable)
+        index = self._get_variable_index(variable)
+        d, v, z = self._d[index], self._v[index], self._z[index]
+        t = tf.cast(self._iterations + 1, dtype)
+        beta1, beta2 = tf.constant(self.beta1, dtype), tf.constant(self.beta2, dtype)  # the kernel's float32 betas
+        new_v = beta2 * v + (1.0 - beta2) * g * g
+        d_t = (1.0 - tf.pow(beta1, t)) / self.rate(variable, learning_rate) * (
+            tf.sqrt(new_v / (1.0 - tf.pow(beta2, t))) + self.epsilon)
+        new_z = beta1 * z + (1.0 - beta1) * g - (d_t - beta1 * d) * variable
+        self.assign(v, new_v)
+        self.assign(z, new_z)
+        self.assign(d, d_t)
+        self.assign(variable, -new_z / d_t)
+
+    def get_config(self):
+        return {**super().get_config(), "beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon}
+
+
+# --- section: GluonSGLD (needs: gluon-optimizer-base)
+
+
+class GluonSGLD(GluonOptimizer):
+    """mxnet 'sgld' (Langevin dynamics): c = clip(rescale_grad*grad); `w -= lr/2 * (c + wd*w); w += N(0, lr)`
+    (standard deviation sqrt(lr)). mxnet draws the noise from its global generator; here it is a stateless draw
+    keyed by (seed + parameter index, step), so every replica adds the same noise to its copy of a mirrored
+    variable and a run repeats with its seed. The noise's distribution is mxnet's; its values are not."""
+
+    kernel_clip = False
+
+    def __init__(self, learning_rate=0.01, seed=0, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.seed = int(seed)
+
+    def noise(self, variable, stddev):
+        """N(0, stddev^2) shaped like `variable`, the same on every replica for a given step and parameter."""
+        key = tf.stack([tf.constant(self.seed, tf.int64) + self._get_variable_index(variable),
+                        tf.cast(self._iterations, tf.int64)])
+        return tf.random.stateless_normal(tf.shape(variable), key, dtype=variable.dtype) * stddev
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = self.rate(variable, learning_rate)
+        c = self.clipped(gradient, variable)
+        drifted = variable - lr / 2.0 * (c + self.decay(variable) * variable)
+        self.assign(variable, drifted + self.noise(variable, tf.sqrt(lr)))
+
+    def get_config(self):
+        return {**super().get_config(), "seed": self.seed}
 
 
 # --- section: GluonRMSProp (needs: gluon-optimizer-base)
@@ -388,6 +519,8 @@ class GluonAdaGrad(GluonOptimizer):
     """mxnet 'adagrad' (dense path): c = clip(rescale_grad*grad); `history += c^2; w -= lr * (c / sqrt(history + eps)
     + wd * w)`: epsilon inside the square root, weight decay outside the adaptive scaling."""
 
+    kernel_clip = False
+
     def __init__(self, learning_rate=0.01, eps=1e-7, **kwargs):
         super().__init__(learning_rate, **kwargs)
         self.eps = eps
@@ -397,14 +530,6 @@ class GluonAdaGrad(GluonOptimizer):
             return
         super().build(var_list)
         self._history = self.slots(var_list, "history")
-
-    def clipped(self, gradient, variable):
-        g = tf.cast(tf.convert_to_tensor(gradient), variable.dtype)
-        if self.rescale_grad != 1.0:
-            g = g * self.rescale_grad
-        if self.clip_gradient is not None:
-            g = tf.clip_by_value(g, -self.clip_gradient, self.clip_gradient)
-        return g
 
     def update_step(self, gradient, variable, learning_rate):
         lr = self.rate(variable, learning_rate)

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from porter.codegen.runtime_bundle import runtime_file_name
@@ -172,3 +173,33 @@ def _zeros(shape):
     import numpy as np
 
     return np.zeros(shape, dtype="float32")
+
+
+SPEC_TABLE_NET = """
+import torch.nn as nn
+
+WIDTHS = {}
+WIDTHS["small"] = [4, 8]
+WIDTHS["large"] = [8, 16]
+UNUSED = {}
+UNUSED["x"] = 1
+
+
+class Net(nn.Module):
+    def __init__(self, size="small"):
+        super().__init__()
+        first, second = WIDTHS[size]
+        self.fc1 = nn.Linear(3, first)
+        self.fc2 = nn.Linear(first, second)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x))
+"""
+
+
+def test_a_table_filled_entry_by_entry_is_carried_whole(tmp_path):
+    """`WIDTHS = {}` then `WIDTHS["small"] = [...]` (GluonCV's HRNET_SPEC): the entries come with the table."""
+    out = port(tmp_path, SPEC_TABLE_NET)
+    model = load_by_path(out / "net_keras.py", "spec_table_net")
+    assert model.WIDTHS == {"small": [4, 8], "large": [8, 16]} and not hasattr(model, "UNUSED")
+    assert tuple(model.Net(size="large")(np.zeros((2, 3), np.float32)).shape) == (2, 16)

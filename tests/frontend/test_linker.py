@@ -150,6 +150,15 @@ GLUON_PACKAGE = {
         def net_gn(**kwargs):
             from ..nn import GroupNorm
             net = Net(norm_layer=GroupNorm, **kwargs)
+            return net
+
+
+        class ClsNet(Net):
+            pass
+
+
+        def cls_net(**kwargs):
+            net = ClsNet(**kwargs)
             from ..data import Labels
             net.classes = Labels().classes
             return net
@@ -158,8 +167,9 @@ GLUON_PACKAGE = {
 
 
 def test_gluon_blocks_factories_and_their_local_imports_are_linked(tmp_path):
-    """A Gluon block base (`HybridBlock`) makes a class a root, a factory that builds it is one too, and the
-    imports inside a factory (`from ..nn import GroupNorm`) are linked like the module's own."""
+    """A Gluon block base (`HybridBlock`), or a block class of the same file (HRNet's HighResolutionBaseNet), makes a
+    class a root, a factory that builds it is one too, and the imports inside a factory (`from ..nn import
+    GroupNorm`, `from ..data import Labels` after building the subclass) are linked like the module's own."""
     from porter.frontend.linker import linked_text
 
     for relative, text in GLUON_PACKAGE.items():

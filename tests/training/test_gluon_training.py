@@ -79,6 +79,11 @@ OPTIMIZERS = {
     "signum": trainer("signum", "{'learning_rate': 0.01, 'momentum': 0.8, 'wd': 0.01, 'wd_lh': 0.1, "
                                 "'clip_gradient': 0.2}"),
     "signsgd": trainer("signum", "{'learning_rate': 0.01, 'momentum': 0.0, 'wd': 0.05, 'rescale_grad': 2.0}"),
+    "ftml": trainer("ftml", "{'learning_rate': 0.02, 'beta1': 0.5, 'wd': 0.01, 'clip_gradient': 0.1}"),
+    "lamb": trainer("lamb", "{'learning_rate': 0.01, 'wd': 0.01, 'lower_bound': 0.5, 'upper_bound': 2.0, "
+                            "'rescale_grad': 2.0}"),
+    "lamb_uncorrected": trainer("lamb", "{'learning_rate': 0.01, 'beta1': 0.8, 'bias_correction': False, "
+                                        "'clip_gradient': 0.05}"),
     "rmsprop_centered": trainer("rmsprop", "{'learning_rate': 0.01, 'gamma1': 0.9, 'gamma2': 0.8, 'centered': True, "
                                            "'wd': 0.01, 'clip_gradient': 0.1}"),
 }
@@ -226,10 +231,44 @@ def test_optimizers_match_mxnet(tmp_path, optimizer):
     case = GluonCase(tmp_path, optimizer, OPTIMIZERS[optimizer], "gluon.loss.SoftmaxCrossEntropyLoss()")
     name = re.search(r"'(\w+)'", OPTIMIZERS[optimizer]).group(1)
     classes = {"sgd": "SGD", "nag": "NAG", "adam": "Adam", "rmsprop": "RMSProp", "adagrad": "AdaGrad",
-               "adadelta": "AdaDelta", "adamax": "Adamax", "nadam": "Nadam", "signum": "Signum"}
+               "adadelta": "AdaDelta", "adamax": "Adamax", "nadam": "Nadam", "signum": "Signum", "ftml": "FTML",
+               "lamb": "LAMB"}
     assert f"support.Gluon{classes[name]}(" in case.text
     errors, _, _ = run_pair(case, "class", steps=3)
     check(errors)
+
+
+def test_sgld_train_step_is_seeded_under_xla(tmp_path):
+    """train_tpu.py's SGLD step compiles under XLA, moves every parameter (drift plus noise) and repeats with the
+    optimizer's seed; its parity with mxnet is tests/training/test_gluon_support_optimizers.py's (noise replayed)."""
+    import tensorflow as tf
+
+    case = GluonCase(tmp_path, "sgld", trainer("sgld", "{'learning_rate': 0.01, 'wd': 0.01}"),
+                     "gluon.loss.SoftmaxCrossEntropyLoss()")
+    assert "support.GluonSGLD(" in case.text
+    x = tf.constant(np.random.default_rng(0).standard_normal((8, 2, 4, 4)).astype(np.float32))
+    y = tf.constant(labels("class", np.random.default_rng(1)))
+
+    def train(seed_offset=0):
+        tf.keras.utils.set_random_seed(0)
+        model = case.train.build_model()
+        model(tf.zeros((1, 2, 4, 4)), training=False)
+        optimizer = case.train.build_optimizer(model)
+        optimizer.seed += seed_offset
+        loss_fn = case.train.build_loss()
+        start = [v.numpy() for v in model.trainable_variables]
+        step = tf.function(lambda a, b: case.train.train_step(model, optimizer, loss_fn, a, b, training=False),
+                           jit_compile=True)
+        for _ in range(2):
+            assert np.isfinite(float(step(x, y)))
+        return start, [v.numpy() for v in model.trainable_variables]
+
+    start, first = train()
+    _, again = train()
+    _, other = train(seed_offset=1)
+    assert all(np.all(a != b) for a, b in zip(start, first))  # N(0, lr) noise reaches every element
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert not any(np.array_equal(a, b) for a, b in zip(first, other))
 
 
 @needs_mxnet
@@ -588,11 +627,31 @@ def test_optimizer_object_keywords_and_dict_call(tmp_path):
     assert plan.optimizer.cls == "GluonRMSProp" and plan.optimizer.setting("centered").value is True
 
 
+def test_ftml_lamb_and_sgld_keywords_and_scheduler_base_lr(tmp_path):
+    """SGLD's noise keeps gluon.Trainer parity out of reach (tests/training/test_gluon_support_optimizers.py replays
+    mxnet's draws instead); here its reading. FTML and SGLD leave learning_rate None in mxnet, so a scheduler's
+    base_lr stays; LAMB's 0.001 overwrites it."""
+    schedule = "mx.lr_scheduler.FactorScheduler(step=2, base_lr=0.3)"
+    plan = read_plan(tmp_path, variant(f"trainer = gluon.Trainer(net.collect_params(), 'sgld', {{'wd': 0.1, "
+                                       f"'lr_scheduler': {schedule}}})\nloss = gluon.loss.L2Loss()"))
+    assert plan.optimizer.cls == "GluonSGLD" and plan.optimizer.lr.value == 0.3
+    assert plan.optimizer.setting("wd").value == 0.1 and not plan.notes
+    plan = read_plan(tmp_path, variant(f"trainer = gluon.Trainer(net.collect_params(), 'lamb', {{'lower_bound': 0.1, "
+                                       f"'bias_correction': False, 'lr_scheduler': {schedule}}})\n"
+                                       "loss = gluon.loss.L2Loss()"))
+    assert plan.optimizer.cls == "GluonLAMB" and plan.optimizer.lr.value == 0.001
+    assert plan.optimizer.setting("bias_correction").value is False
+    assert plan.optimizer.setting("lower_bound").value == 0.1
+    plan = read_plan(tmp_path, variant(f"trainer = gluon.Trainer(net.collect_params(), 'ftml', {{'lr_scheduler': "
+                                       f"{schedule}}})\nloss = gluon.loss.L2Loss()"))
+    assert plan.optimizer.cls == "GluonFTML" and plan.optimizer.lr.value == 0.3
+
+
 def test_unsupported_optimizer_scheduler_and_loss_are_noted(tmp_path):
-    plan = read_plan(tmp_path, variant("trainer = gluon.Trainer(net.collect_params(), 'ftml', "
+    plan = read_plan(tmp_path, variant("trainer = gluon.Trainer(net.collect_params(), 'dcasgd', "
                                        "{'learning_rate': 0.1})\nloss = gluon.loss.KLDivLoss()"))
     notes = " ".join(text for _, text in plan.notes)
-    assert plan.optimizer.cls == "GluonAdam" and "'ftml' has no mxnet-rule counterpart" in notes
+    assert plan.optimizer.cls == "GluonAdam" and "'dcasgd' has no mxnet-rule counterpart" in notes
     assert "is not a gluon.loss loss porter reads" in notes
     plan = read_plan(tmp_path, variant("schedule = make_schedule()\ntrainer = gluon.Trainer(net.collect_params(), "
                                        "'sgd', {'lr_scheduler': schedule})\nloss = gluon.loss.L2Loss()"))
