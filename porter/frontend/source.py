@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.errors import SourceError
 from porter.frontend import gluon
@@ -21,6 +20,7 @@ from porter.frontend.imports import ImportTable, dotted_name
 from porter.frontend.linker import linked_text
 from porter.frontend.names import top_level_bindings
 from porter.frontend.node_index import NodeIndex
+from porter.frontend.positions import node_positions
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 CONTAINER_BASES = {"torch.nn.Sequential": "sequential", "torch.nn.ModuleList": "list", "torch.nn.ModuleDict": "dict"}
@@ -315,8 +315,7 @@ def parse_source(path, display_path=None):
     try:
         with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level
             module = cst.parse_module(text)
-            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            positions = dict(wrapper.resolve(PositionProvider))  # Gluon's normalised methods add nodes
+            positions = node_positions(module)  # a dict: Gluon's normalised methods add nodes
             # every node has a position, in source order among nodes that do not nest: the imports without
             # another walk of the module
             # the file's own imports win over those of linked definitions (a linked `functional as F` must not
