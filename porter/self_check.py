@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -31,8 +32,9 @@ def check_generated(files, source=None):
         except SyntaxError as error:
             raise InternalError(f"generated code does not compile: {error.msg}", name, error.lineno) from None
     source_findings = None
-    for name, text in python_files.items():
-        findings = undefined_names(name, text)
+    all_findings = undefined_names_in(python_files)
+    for name in python_files:
+        findings = all_findings.get(name)
         if not findings:
             continue
         if source is not None and source_findings is None:
@@ -54,22 +56,38 @@ class UndefinedName(NamedTuple):
 
 def undefined_names(name, text):
     """UndefinedName findings of ruff's F821 in `text`, first line first ([] when ruff is not installed)."""
+    return undefined_names_in({name: text}).get(name, [])
+
+
+def undefined_names_in(files):
+    """{name: UndefinedName findings, first line first} for the modules in `files` ({relative path: text}), from one
+    ruff run over copies in a temporary folder (a run per file cost a process start each); {} without ruff."""
     ruff = _ruff()
-    if ruff is None:
-        return []
-    result = subprocess.run(
-        [ruff, "check", "--no-cache", "--isolated", "--select", UNDEFINED_NAME_RULE, "--output-format", "json",
-         "--stdin-filename", name, "-"],
-        input=text, capture_output=True, text=True, check=False)
-    try:
-        findings = json.loads(result.stdout or "[]")
-    except ValueError:
-        return []
-    found = []
-    for finding in findings:
-        match = re.search(r"`([^`]+)`", finding["message"])
-        found.append(UndefinedName(finding["location"]["row"], match.group(1) if match else finding["message"]))
-    return sorted(found)
+    if ruff is None or not files:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="porter-check-") as folder:
+        paths = {}
+        for name, text in files.items():
+            path = Path(folder, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            paths[str(path.resolve())] = name
+        result = subprocess.run(  # files named one by one are checked even where ruff excludes their folder
+            [ruff, "check", "--no-cache", "--isolated", "--select", UNDEFINED_NAME_RULE, "--output-format", "json",
+             *paths], capture_output=True, text=True, check=False)
+        try:
+            findings = json.loads(result.stdout or "[]")
+        except ValueError:
+            return {}
+        found = {}
+        for finding in findings:
+            name = paths.get(str(Path(finding["filename"]).resolve()))
+            if name is None:
+                continue
+            match = re.search(r"`([^`]+)`", finding["message"])
+            found.setdefault(name, []).append(
+                UndefinedName(finding["location"]["row"], match.group(1) if match else finding["message"]))
+    return {name: sorted(items) for name, items in found.items()}
 
 
 def _ruff():

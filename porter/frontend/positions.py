@@ -71,7 +71,7 @@ class _PositionCounter(PositionProvidingCodegenState):
 class _SyntacticPosition:
     """PositionProvidingCodegenState.record_syntactic_position as a plain context manager (no generator frame)."""
 
-    __slots__ = ("state", "node", "start_node", "end_node", "start")
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
 
     def __init__(self, state, node, start_node, end_node):
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node

@@ -307,7 +307,7 @@ def _mapping_notes(source, ctx, ir, owner):
         tree = _parse(generated)
         if tree is None:
             continue
-        found.extend(Note(start, "layout", text, owner) for text in _layout_notes(tree, renames))
+        found.extend(Note(start, "layout", text, owner) for text in _layout_notes(tree, renames, generated))
         source_tree = _parse(statement)
         if source_tree is not None:
             found.extend(Note(start, "axis", text, owner) for text in _axis_notes(source, source_tree, tree, renames))
@@ -330,7 +330,7 @@ def context_notes(walks, ctx):
             if tree is None:
                 continue
             line = row.source_start or walk.source_line
-            for note_text in _layout_notes(tree, renames):
+            for note_text in _layout_notes(tree, renames, text):
                 note = Note(line, "layout", note_text, walk.class_name, walk.source_name)
                 row.notes.append(note)
                 found.append((note, row.anchor or walk.anchor))
@@ -340,8 +340,11 @@ def context_notes(walks, ctx):
 LAYOUT_CALLS = frozenset({"to_channels_last", "to_channels_first", "io_input", "io_output", "broadcast_channels_last"})
 
 
-def _layout_notes(tree, renames):
+def _layout_notes(tree, renames, text):
+    """Notes on the layout conversions `tree` (parsed from `text`) calls."""
     notes = []
+    if not any(name in text for name in LAYOUT_CALLS):  # a renamed call (`torch_io_input`) contains its name
+        return notes
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and
              renames.get(_call_name(node), _call_name(node)) in LAYOUT_CALLS]
     parents = {}
