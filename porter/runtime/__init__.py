@@ -52,8 +52,13 @@ def runtime_index():
 def global_references(text, filename="<generated>"):
     """The global names `text` (a module or top-level statements) reads, at module level or inside its functions
     and classes; parameters, locals and names of enclosing functions are not global."""
+    return table_global_references(symtable.symtable(text, filename, "exec"))
+
+
+def table_global_references(table):
+    """global_references of a module's symbol table (for a caller that reads the table for more)."""
     found = set()
-    tables = [symtable.symtable(text, filename, "exec")]
+    tables = [table]
     while tables:
         table = tables.pop()
         found.update(s.get_name() for s in table.get_symbols() if s.is_global() and s.is_referenced())
