@@ -32,19 +32,25 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from tests.robustness.test_scale import model_source  # noqa: E402  (the same generated files the test counts)
+from tests.robustness.test_scale import model_source  # the same generated files the test counts
 
 TINY = 40
 TARGET_LINES = 3_500  # the issue's yardstick: converting this size takes < TARGET_RATIO x import tensorflow
 TARGET_RATIO = 0.5
 
 
+def child_environment():
+    """The environment of the timed commands: this checkout's porter first on the path (an editable install of
+    another checkout would otherwise be the one timed), TensorFlow's start-up logging off."""
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "TF_CPP_MIN_LOG_LEVEL": "3"}
+
+
 def timed(command, cwd):
     """(wall seconds, CPU seconds of the child and its children) of one command; raises on a non-zero exit."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=child_environment(), check=False)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
