@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -31,8 +32,9 @@ def check_generated(files, source=None):
         except SyntaxError as error:
             raise InternalError(f"generated code does not compile: {error.msg}", name, error.lineno) from None
     source_findings = None
-    for name, text in python_files.items():
-        findings = undefined_names(name, text)
+    all_findings = undefined_names_in(python_files)
+    for name in python_files:
+        findings = all_findings.get(name)
         if not findings:
             continue
         if source is not None and source_findings is None:
@@ -54,22 +56,61 @@ class UndefinedName(NamedTuple):
 
 def undefined_names(name, text):
     """UndefinedName findings of ruff's F821 in `text`, first line first ([] when ruff is not installed)."""
+    return undefined_names_in({name: text}).get(name, [])
+
+
+def undefined_names_in(files):
+    """{name: UndefinedName findings, first line first} for the modules in `files` ({relative path: text}), from one
+    ruff run over copies in a temporary folder (a run per file cost a process start each); {} without ruff. Where
+    the copies cannot be written (a full disk), each module goes to ruff through stdin instead."""
     ruff = _ruff()
-    if ruff is None:
-        return []
+    if ruff is None or not files:
+        return {}
+    try:
+        return _undefined_names_in_folder(ruff, files)
+    except OSError:
+        found = {name: _findings(_run_ruff(ruff, ["--stdin-filename", name, "-"], text)) for name, text in
+                 files.items()}
+        return {name: [f for _, f in items] for name, items in found.items() if items}
+
+
+def _undefined_names_in_folder(ruff, files):
+    with tempfile.TemporaryDirectory(prefix="porter-check-") as folder:
+        paths = {}
+        for name, text in files.items():
+            path = Path(folder, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            paths[str(path.resolve())] = name
+        found = {}  # files named one by one are checked even where ruff excludes their folder
+        for filename, finding in _findings(_run_ruff(ruff, list(paths))):
+            name = paths.get(str(Path(filename).resolve()))
+            if name is not None:
+                found.setdefault(name, []).append(finding)
+    return {name: sorted(items) for name, items in found.items()}
+
+
+def _run_ruff(ruff, arguments, text=None):
+    """ruff's F821 findings as JSON text for `arguments` (files, or stdin with `text`)."""
     result = subprocess.run(
         [ruff, "check", "--no-cache", "--isolated", "--select", UNDEFINED_NAME_RULE, "--output-format", "json",
-         "--stdin-filename", name, "-"],
-        input=text, capture_output=True, text=True, check=False)
+         *arguments], input=text, capture_output=True, text=True, check=False)
+    return result.stdout
+
+
+def _findings(output):
+    """[(file name, UndefinedName)] from ruff's JSON output, first line first ([] for output that is not JSON)."""
     try:
-        findings = json.loads(result.stdout or "[]")
+        findings = json.loads(output or "[]")
     except ValueError:
         return []
     found = []
     for finding in findings:
         match = re.search(r"`([^`]+)`", finding["message"])
-        found.append(UndefinedName(finding["location"]["row"], match.group(1) if match else finding["message"]))
-    return sorted(found)
+        found.append((finding["filename"], UndefinedName(finding["location"]["row"],
+                                                         match.group(1) if match else finding["message"])))
+    return sorted(found, key=lambda item: item[1])
 
 
 def _ruff():

@@ -69,6 +69,6 @@ def test_build_prints_no_deprecation_and_declares_the_spdx_licence(built):
 
 
 def test_checkout_finds_its_templates_folder():
-    from porter.codegen.emit import TEMPLATES
+    from porter.codegen.templates import TEMPLATES
 
     assert TEMPLATES == ROOT / "templates" and (TEMPLATES / "class.py.j2").is_file()

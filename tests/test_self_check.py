@@ -132,3 +132,26 @@ def test_undefined_name_of_the_source_is_a_source_error(tmp_path):
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"porter: error: {source}:10: undefined name `undefined_helper`")
     assert not out.exists()
+
+
+def test_undefined_names_of_several_files_come_from_one_ruff_run():
+    """Each file's findings stay its own, also in folders ruff skips when it walks a tree (`build/`)."""
+    from porter.self_check import UndefinedName, undefined_names_in
+
+    found = undefined_names_in({"model_keras.py": "import os\n\nx = os.sep\ny = missing\n",
+                                "build/deep/helper.py": "def f():\n    return absent + 1\n",
+                                "clean.py": "z = 1\n"})
+    assert found == {"model_keras.py": [UndefinedName(4, "missing")],
+                     "build/deep/helper.py": [UndefinedName(2, "absent")]}
+
+
+def test_undefined_names_without_room_for_copies_go_through_stdin(monkeypatch):
+    """A full disk while copying the modules for ruff is no internal error: each module goes through stdin."""
+    from porter import self_check
+
+    def no_room(ruff, files):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(self_check, "_undefined_names_in_folder", no_room)
+    found = self_check.undefined_names_in({"model_keras.py": "y = missing\nz = gone\n", "clean.py": "z = 1\n"})
+    assert found == {"model_keras.py": [self_check.UndefinedName(1, "missing"), self_check.UndefinedName(2, "gone")]}

@@ -11,12 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jinja2
 import libcst as cst
 
 from porter import __version__
 from porter.codegen.runtime_bundle import bundle, runtime_bindings, runtime_file_name, runtime_modules_used
 from porter.codegen.signatures import parameter_list
+from porter.codegen.templates import environment
 from porter.errors import InternalError
 from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
@@ -24,23 +24,8 @@ from porter.frontend.names import assigned_names, mutated_names
 from porter.frontend.source import linked_first
 from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
 
-
-def _templates_dir():
-    """porter/templates in an installed wheel (setup.py copies templates/ there), else the checkout's templates/."""
-    package = Path(__file__).resolve().parents[1]
-    installed = package / "templates"
-    return installed if installed.is_dir() else package.parent / "templates"
-
-
-TEMPLATES = _templates_dir()
 INDENT = "    "  # one level, as in the translated body lines
 LOADER_IMPORTS = ["import importlib.util", "import os", "import sys", "import zlib"]  # the runtime loader's
-
-
-def environment():
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                              autoescape=False)
 
 
 class ModuleEmitter:
@@ -128,7 +113,6 @@ class ModuleEmitter:
 
     # --- top-level statements ----------------------------------------------------------------------------
     def top_level(self, statement, kept_imports, line):
-        code = self.source.code_of(statement).strip("\n")
         if isinstance(statement, cst.SimpleStatementLine):
             small = statement.body[0]
             if isinstance(small, (cst.Import, cst.ImportFrom)):
@@ -142,7 +126,7 @@ class ModuleEmitter:
             if any(name in self.source.model_names for name in [*assigned_names(statement), *mutated_names(statement)]):
                 # constants and configs the model classes use (`device = torch.device(...)` becomes None)
                 return portable_code(self.source, statement, self.runtime_renamer()).strip("\n")
-            self.dropped.append((line, code.splitlines()[0]))
+            self.dropped.append((line, self.first_line(statement)))
             return None
         if isinstance(statement, cst.ClassDef):
             if statement.name.value in self.source.classes:
@@ -161,8 +145,13 @@ class ModuleEmitter:
                 return self.function_text(statement)
             self.dropped.append((line, f"def {statement.name.value}(...)  (training/data code)"))
             return None
-        self.dropped.append((line, code.splitlines()[0]))
+        self.dropped.append((line, self.first_line(statement)))
         return None
+
+    def first_line(self, statement):
+        """The first line of a statement's code: asked only for dropped statements (generating the code of every
+        class to read one line was a tenth of rendering a large file)."""
+        return self.source.code_of(statement).strip("\n").splitlines()[0]
 
     def keep_import(self, node, kept):
         if isinstance(node, cst.Import):

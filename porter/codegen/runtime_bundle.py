@@ -11,7 +11,7 @@ runtime name (a class `Linear`, a local `mean`), the model module binds the runt
 import re
 import symtable
 
-from porter.runtime import global_references, runtime_index
+from porter.runtime import runtime_index, table_global_references
 
 STDLIB_MODULES = {"math", "sys", "contextlib", "collections", "functools", "itertools", "numbers", "typing", "copy",
                   "warnings", "dataclasses", "re", "random", "inspect"}
@@ -24,16 +24,17 @@ def runtime_file_name(module_file_name):
     return module_file_name.removesuffix(".py") + "_runtime.py"
 
 
+ALIASED_MODULES = (("numpy", "np"), ("tensorflow", "tf"))
+# `math.`, `np.` ... not after a name or a dot; one pass over the text finds them all (a pass per module was 17)
+_MODULE_USE = re.compile(r"(?<![\w.])(" + "|".join(sorted(STDLIB_MODULES | {"keras"} | {a for _, a in ALIASED_MODULES}))
+                         + r")\.")
+
+
 def runtime_modules_used(text):
     """The imports a chunk of generated text needs (keras, np, tf, math, ...)."""
-    imports = []
-    for module in sorted(STDLIB_MODULES | {"keras"}):
-        if re.search(rf"(?<![\w.]){module}\.", text):
-            imports.append(f"import {module}")
-    for module, alias in (("numpy", "np"), ("tensorflow", "tf")):
-        if re.search(rf"(?<![\w.]){alias}\.", text):
-            imports.append(f"import {module} as {alias}")
-    return imports
+    used = set(_MODULE_USE.findall(text))
+    imports = [f"import {module}" for module in sorted(STDLIB_MODULES | {"keras"}) if module in used]
+    return imports + [f"import {module} as {alias}" for module, alias in ALIASED_MODULES if alias in used]
 
 
 def closure(names):
@@ -86,9 +87,10 @@ def runtime_bindings(model_code, renames, requested=()):
     PUBLIC_NAMES; sorted. `renames` maps runtime names the user's file also uses to the names emitted for them."""
     index = runtime_index()
     emitted_as = {new: old for old, new in renames.items()}
-    defined = _module_level_names(model_code)
+    table = symtable.symtable(model_code, "<generated>", "exec")  # read once for both questions (a large module)
+    defined = _module_level_names(table)
     bindings = {}
-    for name in global_references(model_code) - defined:
+    for name in table_global_references(table) - defined:
         runtime = emitted_as.get(name, None if name in renames else name)  # a renamed name is the user's own
         if runtime in index:
             bindings[name] = runtime
@@ -99,7 +101,6 @@ def runtime_bindings(model_code, renames, requested=()):
     return sorted(bindings.items())
 
 
-def _module_level_names(text):
-    """Names `text` binds at module level (its classes, functions, constants and imports)."""
-    table = symtable.symtable(text, "<generated>", "exec")
+def _module_level_names(table):
+    """Names a module's symbol table binds at module level (its classes, functions, constants and imports)."""
     return {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}

@@ -7,13 +7,13 @@ import ast
 import contextlib
 import functools
 import io
+import itertools
 import sys
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.errors import SourceError
 from porter.frontend import gluon
@@ -21,6 +21,7 @@ from porter.frontend.imports import ImportTable, dotted_name
 from porter.frontend.linker import linked_text
 from porter.frontend.names import top_level_bindings
 from porter.frontend.node_index import NodeIndex
+from porter.frontend.positions import node_positions
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 CONTAINER_BASES = {"torch.nn.Sequential": "sequential", "torch.nn.ModuleList": "list", "torch.nn.ModuleDict": "dict"}
@@ -79,6 +80,7 @@ class SourceFile:
     framework: str = "torch"
     linked_from_line: int | None = None  # first line of definitions linked in from the file's package (linker)
     factories: dict = field(default_factory=dict)  # Gluon model-zoo factory -> the class it builds (gluon.py)
+    parsed_nodes: int | None = None  # how many of `positions` (the first) are the parser's nodes; None: all
 
     def class_named(self, name):
         """The module class `name` stands for: its own, or one it is an alias of (`SElayer = SqueezeExcitation`)."""
@@ -185,17 +187,31 @@ class SourceFile:
         return position.start.line if position else None
 
     def code_of(self, node):
-        """The source code of `node`; a one-line expression is sliced from the text (regenerating code for every
-        expression the translator reads made conversion time grow with nesting depth)."""
+        """The source code of `node`; a one-line expression or simple statement is sliced from the text (regenerating
+        code for every expression the translator reads made conversion time grow with nesting depth, and for every
+        statement it records was a second code generation of the whole file)."""
         position = self.positions.get(node)
-        if position is not None and position.start.line == position.end.line and self._plain_lines is not None \
-                and isinstance(node, cst.BaseExpression) and not getattr(node, "lpar", ()) \
-                and not isinstance(node, cst.StarredElement):  # its code carries parentheses / its comma
-            return self._plain_lines[position.start.line - 1][position.start.column:position.end.column]
+        if position is not None and position.start.line == position.end.line and self._plain_lines is not None:
+            line = self._plain_lines[position.start.line - 1]
+            if isinstance(node, cst.BaseExpression) and not getattr(node, "lpar", ()) \
+                    and not isinstance(node, cst.StarredElement):  # its code carries parentheses / its comma
+                return line[position.start.column:position.end.column]
+            if node in self._parsed_statements:  # as libcst writes it: comment lines above, no indent
+                newline = self.module.default_newline
+                above = "".join(empty.whitespace.value + (empty.comment.value if empty.comment else "") +
+                                (empty.newline.value or newline) for empty in node.leading_lines)
+                return above + line[position.start.column:] + newline
         code = self._generated_code.get(node)
         if code is None:  # the translator reads a node several times (layout trials, reports)
             code = self._generated_code[node] = self.module.code_for_node(node)
         return code
+
+    @functools.cached_property
+    def _parsed_statements(self):
+        """The simple statements as parsed: a Gluon method porter rewrites gets new statements (with the old
+        positions) whose text is not the file's."""
+        parsed = itertools.islice(self.positions, self.parsed_nodes)  # nodes added after the parse come later
+        return frozenset(node for node in parsed if type(node) is cst.SimpleStatementLine)
 
     @functools.cached_property
     def _generated_code(self):
@@ -315,8 +331,8 @@ def parse_source(path, display_path=None):
     try:
         with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level
             module = cst.parse_module(text)
-            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            positions = dict(wrapper.resolve(PositionProvider))  # Gluon's normalised methods add nodes
+            positions = node_positions(module)  # a dict: Gluon's normalised methods add nodes
+            parsed_nodes = len(positions)
             # every node has a position, in source order among nodes that do not nest: the imports without
             # another walk of the module
             # the file's own imports win over those of linked definitions (a linked `functional as F` must not
@@ -362,7 +378,8 @@ def parse_source(path, display_path=None):
     if any(old is not new for old, new in replaced.items()):
         module = module.with_changes(body=[replaced.get(s, s) for s in module.body])
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
-                      framework=framework, linked_from_line=first_linked, factories=factories)
+                      framework=framework, linked_from_line=first_linked, factories=factories,
+                      parsed_nodes=parsed_nodes)
 
 
 def linked_first(statements, positions, first_linked):

@@ -111,11 +111,9 @@ def support_code(roots=SUPPORT_ROOTS, without=()):
             seen.add(definition.source)
             chunks.append(definition.source)
     used_text = "\n".join(chunks)
-    imports = set()
-    for definition in definitions:
-        for line in definition.imports:
-            if _import_used(line, used_text):
-                imports.add(line)
+    # the definitions of one module share its import lines: each line is looked for once, not once per definition
+    candidates = {line for definition in definitions for line in definition.imports}
+    imports = {line for line in candidates if _import_used(line, used_text)}
     imports.discard("import os")  # the template imports it first, to quiet TensorFlow before its import
     imports = {line for line in imports if line.split()[1].split(".")[0] not in without}
     return sorted(imports, key=_import_order), "\n\n\n".join(chunks)

@@ -11,6 +11,7 @@ import libcst as cst
 
 from porter.frontend.gluon import is_gluon
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
 from porter.passes.elementwise_classes import is_elementwise_class
 from porter.rules.registry import module_rule_for_call
@@ -754,7 +755,7 @@ def _return_values(body):
             return False
 
     for statement in body.body:
-        statement.visit(Visitor())
+        walk(statement, Visitor())
     return found
 
 
@@ -823,7 +824,7 @@ def _walk(node):
             found.append(inner)
             return True
 
-    node.visit(Visitor())
+    walk(node, Visitor())
     return found
 
 

@@ -7,6 +7,7 @@ an unknown value never produces a finding, so clean models report nothing.
 
 import libcst as cst
 
+from porter.frontend.walk import walk
 from porter.passes.tpu_lint_values import STATIC, STATIC_ATTRIBUTES, ValueKinds
 
 INT64 = {"torch.long", "torch.int64", "torch.LongTensor"}
@@ -139,7 +140,7 @@ class ForwardRules(cst.CSTVisitor):
 
     def visit_AugAssign(self, node):
         self._int64_arithmetic(node.target, node)
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def leave_Assign(self, node):
@@ -307,7 +308,7 @@ class ForwardRules(cst.CSTVisitor):
 def lint_function(function, source, module_attributes, where, is_method=True):
     """Findings (line, kind, message, suggestion) of one function that runs every step."""
     rules = ForwardRules(function, source, module_attributes, where, is_method)
-    function.visit(rules)
+    walk(function, rules)
     return rules.found
 
 

@@ -8,6 +8,7 @@ be a tensor, so an unknown value never produces a finding.
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 
 TENSOR, STATIC = "tensor", "static"
 
@@ -229,7 +230,7 @@ def _assignments(body):
         def visit_Lambda(self, node):
             return False
 
-    body.visit(Collector())
+    walk(body, Collector())
     return found
 
 

@@ -322,7 +322,7 @@ def _mapping_notes(source, ctx, ir, owner):
         tree = _parse(generated)
         if tree is None:
             continue
-        found.extend(Note(start, "layout", text, owner) for text in _layout_notes(tree, renames))
+        found.extend(Note(start, "layout", text, owner) for text in _layout_notes(tree, renames, generated))
         source_tree = _parse(statement)
         if source_tree is not None:
             found.extend(Note(start, "axis", text, owner) for text in _axis_notes(source, source_tree, tree, renames))
@@ -345,22 +345,28 @@ def context_notes(walks, ctx):
             if tree is None:
                 continue
             line = row.source_start or walk.source_line
-            for note_text in _layout_notes(tree, renames):
+            for note_text in _layout_notes(tree, renames, text):
                 note = Note(line, "layout", note_text, walk.class_name, walk.source_name)
                 row.notes.append(note)
                 found.append((note, row.anchor or walk.anchor))
     return found
 
 
-def _layout_notes(tree, renames):
+LAYOUT_CALLS = frozenset({"to_channels_last", "to_channels_first", "io_input", "io_output", "broadcast_channels_last"})
+
+
+def _layout_notes(tree, renames, text):
+    """Notes on the layout conversions `tree` (parsed from `text`) calls."""
     notes = []
+    if not any(name in text for name in LAYOUT_CALLS):  # a renamed call (`torch_io_input`) contains its name
+        return notes
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and
+             renames.get(_call_name(node), _call_name(node)) in LAYOUT_CALLS]
     parents = {}
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if calls else ():  # only statements with a layout call need their parents
         for child in ast.iter_child_nodes(node):
             parents[child] = node
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in calls:
         name = renames.get(_call_name(node), _call_name(node))
         argument = ast.unparse(node.args[0]) if node.args else "…"
         if len(argument) > 40:
@@ -530,18 +536,21 @@ def _bind(source, call, runtime_name):
 
 
 def _bind_ast(call, params, receiver=None, defaults=None):
+    """{parameter: argument text} of `call`'s axis arguments (and `defaults`), or None when it unpacks arguments. Only
+    axis arguments are unparsed: unparsing every argument of every call was a tenth of converting a large file."""
     bound = dict(defaults or {})
     positional = [p for p in params if not p.startswith("*")]
     args = ([receiver] if receiver is not None else []) + list(call.args)
     for index, arg in enumerate(args):
         if isinstance(arg, ast.Starred):
             return None
-        if index < len(positional):
+        if index < len(positional) and positional[index] in AXIS_PARAMS:
             bound[positional[index]] = ast.unparse(arg)
     for keyword in call.keywords:
         if keyword.arg is None:
             return None
-        bound[keyword.arg] = ast.unparse(keyword.value)
+        if keyword.arg in AXIS_PARAMS:
+            bound[keyword.arg] = ast.unparse(keyword.value)
     return bound
 
 

@@ -3,17 +3,15 @@
 import functools
 import re
 
-import jinja2
 from markupsafe import Markup, escape
 
-from porter.codegen.emit import TEMPLATES
+from porter.codegen.templates import environment
 
 _BACKTICKS = re.compile(r"`([^`]+)`")
 
 
 def _base(autoescape):
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=autoescape)
+    env = environment(autoescape)
     env.filters["line_range"] = line_range
     env.filters["layout_words"] = layout_words
     env.filters["shape"] = shape_text

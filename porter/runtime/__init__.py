@@ -16,8 +16,14 @@ MODULE_ORDER = ("base", "module", "helpers")  # modules whose definitions others
 class Definition:
     """One top-level runtime definition: its source text and the global names it refers to."""
 
-    def __init__(self, name, module, order, source, uses):
-        self.name, self.module, self.order, self.source, self.uses = name, module, order, source, uses
+    def __init__(self, name, module, order, source, filename):
+        self.name, self.module, self.order, self.source, self.filename = name, module, order, source, filename
+
+    @functools.cached_property
+    def uses(self):
+        """The global names it refers to, found when first asked: a conversion bundles a few of the hundreds of
+        definitions, and reading every one's symbol table was most of indexing the runtime."""
+        return global_references(self.source, self.filename) - {self.name}
 
 
 @functools.lru_cache(maxsize=1)
@@ -38,17 +44,21 @@ def runtime_index():
                 continue
             start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
             segment = "".join(lines[start - 1:node.end_lineno]).rstrip("\n")  # whole lines: O(size) overall
-            uses = global_references(segment, str(path))
             for name in names:
-                index[name] = Definition(name, path.stem, (rank, position), segment, uses - {name})
+                index[name] = Definition(name, path.stem, (rank, position), segment, str(path))
     return index
 
 
 def global_references(text, filename="<generated>"):
     """The global names `text` (a module or top-level statements) reads, at module level or inside its functions
     and classes; parameters, locals and names of enclosing functions are not global."""
+    return table_global_references(symtable.symtable(text, filename, "exec"))
+
+
+def table_global_references(table):
+    """global_references of a module's symbol table (for a caller that reads the table for more)."""
     found = set()
-    tables = [symtable.symtable(text, filename, "exec")]
+    tables = [table]
     while tables:
         table = tables.pop()
         found.update(s.get_name() for s in table.get_symbols() if s.is_global() and s.is_referenced())

@@ -4,7 +4,7 @@ Work is counted, not timed: the Python and builtin function calls made during `c
 other jobs on a busy machine cannot change. The part that grows with the file (calls minus a tiny file's) grows
 ~4.3x for 4x the lines (measured: 5.02M and 20.1M calls at 600 and 2,400 lines, 0.38M for a tiny file); a
 quadratic pass would make it ~16x (a walk over the whole module per class measured 7.98x). Work inside one builtin
-call (a regex over the whole text per class) counts as one call: the wall-clock times for 1k/10k/50k lines in
+call (a regex over the whole text per class) counts as one call: the wall-clock times for 1k/3.5k/10k lines in
 benchmarks/convert_scale.py are what show that.
 """
 
