@@ -16,8 +16,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from porter.frontend.imports import dotted_name
+from porter.frontend.imports import ImportTable, dotted_name
 from porter.frontend.names import bound_names, names_in, top_level_bindings
+from porter.frontend.static_branches import decided_module
 
 MAX_STAR_DEPTH = 4  # `from .a import *` of a module that star-imports in turn, this deep
 MAX_FILES = 32  # a model's in-package helpers are a handful of files; stop before walking a whole library
@@ -56,6 +57,7 @@ def linked_text(path, text, package, covered):
         return text, frozenset()  # the parser reports it properly
     linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
                      if package else True)
+    module = linker.decided(module)
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
@@ -95,11 +97,16 @@ class _Linker:
             for candidate in (self.root / f"{relative}.py", self.root / relative / "__init__.py"):
                 if candidate.is_file() and len(self.parsed) <= MAX_FILES:
                     try:
-                        self.parsed[dotted] = cst.parse_module(candidate.read_text(encoding="utf-8"))
+                        self.parsed[dotted] = self.decided(cst.parse_module(candidate.read_text(encoding="utf-8")))
                     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
                         pass
                     break
         return self.parsed[dotted]
+
+    def decided(self, module):
+        """`module` with its statically decided top-level `if`s replaced by the branch taken (a `Swish` bound in
+        `if hasattr(nn, 'SiLU'):` is then a definition to take)."""
+        return decided_module(module, ImportTable.from_module(module).resolve, self.covered)
 
     def in_package_imports(self, module, package, depth=0):
         """local name -> (absolute module, imported name) for imports of `module` from inside the package tree
