@@ -112,6 +112,24 @@ class ImportTable:
         return canonical is not None and (canonical == "torch" or canonical.startswith("torch."))
 
 
+def mentions_torch(node, imports):
+    """Whether the code of `node` names something of torch's (`torch.tensor`, an imported `nn`)."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attribute):
+            if imports.is_torch(imports.resolve(attribute)):
+                found.append(attribute)
+            return not found
+
+        def visit_Name(self, name):
+            if imports.is_torch(imports.resolve(name)):
+                found.append(name)
+
+    node.visit(Finder())
+    return bool(found)
+
+
 def _walk_imports(module):
     found = []
 

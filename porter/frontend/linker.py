@@ -65,7 +65,8 @@ def linked_text(path, text, package, covered):
     aliases = [f"{local} = {name}" for local, (_, name) in sorted(linker.in_package_imports(module, package).items())
                if local != name and name in linker.defined]
     appended = "\n\n".join(blocks + aliases)
-    return f"{text.rstrip()}\n\n\n{appended}\n", frozenset(linker.defined | {a.split(" = ")[0] for a in aliases})
+    return f"{text.rstrip()}\n\n\n{appended}\n", frozenset(
+        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases})
 
 
 def _under_source_root(path):
@@ -89,6 +90,7 @@ class _Linker:
         self.taken = {}  # dotted module -> set of names taken from it
         self.order = []  # dotted modules, dependencies first
         self.defined = set()  # every name the appended text defines
+        self.aliases = set()  # names the appended text binds to a definition of another name (`SElayer = ...`)
 
     def module(self, dotted):
         if dotted not in self.parsed:
@@ -241,6 +243,7 @@ class _Linker:
         module = self.parsed[dotted]
         package = self.package_of(dotted)
         lines = [BANNER.format(path=dotted.replace(".", "/") + ".py")]
+        in_package = self.in_package_imports(module, package)
         for statement in module.body:
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
@@ -249,11 +252,16 @@ class _Linker:
                 lines.append(module.code_for_node(statement).strip())
             elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                 absolute = _absolute(small, package)
-                kept = [a for a in small.names
-                        if (a.asname.name.value if a.asname else dotted_name(a.name)) not in self.defined]
+                kept = [a for a in small.names if not self.linked_in(_local_name(a), in_package)]
                 if absolute is not None and kept:
                     names_text = ", ".join(module.code_for_node(a).strip().rstrip(",") for a in kept)
                     lines.append(f"from {absolute} import {names_text}")
+        for local, (_, name) in sorted(in_package.items()):
+            if local != name and name in self.defined and local not in self.defined:
+                # `from ..ops.misc import SqueezeExcitation as SElayer` of a definition linked in: bound before the
+                # definitions, whose defaults may name it (`se_layer=partial(SElayer, ...)`)
+                lines.append(f"{local} = {name}")
+                self.aliases.add(local)
         emitted = self.__dict__.setdefault("emitted", {})  # name -> the definition text already appended
         for statement in module.body:
             names = set(bound_names(statement))
@@ -263,10 +271,11 @@ class _Linker:
                     continue  # the very same definition in two package modules (a copied `class LambdaBase`)
                 emitted.update(dict.fromkeys(names, code))
                 lines.append("\n\n" + code)
-        for local, (_, name) in sorted(self.in_package_imports(module, package).items()):
-            if local != name and name in self.defined and local not in self.defined:
-                lines.append(f"{local} = {name}")  # `import X as Y` of a definition linked in
         return "\n".join(lines)
+
+    def linked_in(self, local, in_package):
+        """Whether the imported name `local` stands for a definition linked in (by its own name or an alias)."""
+        return local in self.defined or local in in_package and in_package[local][1] in self.defined
 
 
 class _Imports(dict):
@@ -398,6 +407,11 @@ def _builds_layers(function):
 
     function.visit(Finder())
     return bool(found)
+
+
+def _local_name(alias):
+    """The name an import alias binds (`SqueezeExcitation as SElayer` -> SElayer)."""
+    return alias.asname.name.value if alias.asname else dotted_name(alias.name)
 
 
 def _package_root(path, package):

@@ -7,7 +7,7 @@ raises NotImplementedError naming file:line, so the generated module stays impor
 
 import libcst as cst
 
-from porter.frontend.imports import dotted_name
+from porter.frontend.imports import dotted_name, mentions_torch
 from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
 from porter.passes.calls import CallTranslator
@@ -235,14 +235,18 @@ class ExpressionTranslator(CallTranslator):
         return value
 
     def _expr_Dict(self, node):
-        if not any(isinstance(e, cst.DictElement) and self.names_layer_class(e.value) for e in node.elements):
+        translated = [isinstance(e, cst.DictElement) and (self.names_layer_class(e.value) or mentions_torch(
+            e.value, self.source.imports)) for e in node.elements]
+        if not any(translated):
             return python(self.code(node))
-        parts = []  # a table of layer classes (`{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`): each names its port
-        for element in node.elements:
+        # a table of layer classes (`{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`) or of torch values
+        # (`{"scale": torch.tensor([1.0])}`): each value names its port, tensors in torch's order
+        parts = []
+        for element, translate in zip(node.elements, translated):
             if not isinstance(element, cst.DictElement):
                 parts.append(self.code(element))
                 continue
-            value = self.expr(element.value).code if self.names_layer_class(element.value) else self.code(element.value)
+            value = self.as_plain(self.expr(element.value)).code if translate else self.code(element.value)
             parts.append(f"{self.code(element.key)}: {value}")
         return python("{" + ", ".join(parts) + "}")
 

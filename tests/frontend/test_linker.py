@@ -168,3 +168,90 @@ def test_gluon_blocks_factories_and_their_local_imports_are_linked(tmp_path):
     source = tmp_path / "cv" / "zoo" / "net.py"
     _, defined = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
     assert {"ReLU6", "GroupNorm", "Labels"} <= defined
+
+
+ALIASED_PACKAGE = {
+    "kit/__init__.py": "",
+    "kit/ops.py": '''
+        import torch
+        from torch import nn
+
+
+        class SqueezeExcitation(nn.Module):
+            def __init__(self, channels, squeeze, scale_activation=nn.Sigmoid):
+                super().__init__()
+                self.fc1 = nn.Conv2d(channels, squeeze, 1)
+                self.fc2 = nn.Conv2d(squeeze, channels, 1)
+                self.scale_activation = scale_activation()
+
+            def forward(self, x):
+                scale = torch.relu(self.fc1(nn.functional.adaptive_avg_pool2d(x, 1)))
+                return x * self.scale_activation(self.fc2(scale))
+    ''',
+    "kit/models/__init__.py": "",
+    "kit/models/mobile.py": '''
+        from functools import partial
+
+        from torch import nn
+
+        from ..ops import SqueezeExcitation as SElayer
+
+
+        class Block(nn.Module):
+            def __init__(self, channels, se_layer=partial(SElayer, scale_activation=nn.Hardsigmoid)):
+                super().__init__()
+                self.conv = nn.Conv2d(3, channels, 3, padding=1)
+                self.se = se_layer(channels, 2)
+
+            def forward(self, x):
+                return self.se(self.conv(x))
+    ''',
+    "kit/models/quantization/__init__.py": "",
+    "kit/models/quantization/mobile.py": '''
+        from torch import nn
+
+        from ..mobile import Block
+
+
+        class QuantizableBlock(Block):
+            def __init__(self, channels=4):
+                super().__init__(channels)
+                self.act = nn.ReLU()
+
+            def forward(self, x):
+                return self.act(self.se(self.conv(x)))
+    ''',
+}
+
+
+def test_an_import_alias_in_a_linked_file_is_bound_before_its_definitions(tmp_path, monkeypatch):
+    """torchvision's quantization/mobilenetv3.py links mobilenetv3.py, which imports `SqueezeExcitation as SElayer`
+    and names it in a default argument: the linked file's import of the linked-in class is replaced by `SElayer =
+    SqueezeExcitation` before the definitions that use it (it came after them, and the import stayed too: exit 3)."""
+    import torch
+
+    for relative, text in ALIASED_PACKAGE.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert",
+                             str(tmp_path / "kit/models/quantization/mobile.py"), "-o", str(out),
+                             "--input-shape", "3,8,8"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    text = (out / "mobile_keras.py").read_text()
+    assert "import SqueezeExcitation" not in text
+    assert text.index("SElayer = SqueezeExcitation") < text.index("class Block(")
+    try:
+        torch_model = perturbed(importlib.import_module("kit.models.quantization.mobile").QuantizableBlock())
+    finally:
+        for name in [n for n in sys.modules if n == "kit" or n.startswith("kit.")]:
+            del sys.modules[name]
+    port = import_by_path(out / "mobile_keras.py", "aliased_linked_port")
+    keras_model = port.QuantizableBlock()
+    port.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    x = np.random.default_rng(2).standard_normal((2, 3, 8, 8)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    got = np.asarray(keras_model(x, training=False))
+    assert float(np.abs(got - expected).max()) <= 1e-4 * float(np.abs(expected).max())
