@@ -64,9 +64,12 @@ class ModuleEmitter:
             if chunk:
                 chunks.append(chunk)
         for decided in self.source.decided_ifs:  # the branch taken stands at top level; the test and the other go
-            branch = "its body" if decided.taken else "its else branch"
-            self.dropped.append((self.source.line_of(decided.node),
-                                 f"if {decided.test}:  (decided statically: {branch} is kept)"))
+            if decided.test == "try":
+                text = "try:  (an optional import of a package the port does not have: its ImportError handler is kept)"
+            else:
+                branch = "its body" if decided.taken else "its else branch"
+                text = f"if {decided.test}:  (decided statically: {branch} is kept)"
+            self.dropped.append((self.source.line_of(decided.node), text))
         self.ctx.use("TorchModule")
         self.ctx.use("load_state_dict")
         model_code = "\n\n\n".join(chunks)

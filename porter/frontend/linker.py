@@ -88,7 +88,8 @@ class _Linker:
         self.parsed = {}  # dotted module -> cst.Module or None
         self.imports = {}  # (id of a parsed module, its package) -> its in_package_imports
         self.taken = {}  # dotted module -> set of names taken from it
-        self.order = []  # dotted modules, dependencies first
+        self.order = []  # dotted modules, in the order they were first completed
+        self.needs = {}  # dotted module -> the other modules its taken definitions use
         self.defined = set()  # every name the appended text defines
         self.aliases = set()  # names the appended text binds to a definition of another name (`SElayer = ...`)
 
@@ -194,7 +195,25 @@ class _Linker:
         for dotted, name in wanted:
             self.visit(dotted, name)
         self.defined = set().union(*self.taken.values()) if self.taken else set()
-        return [self.block(dotted) for dotted in self.order]
+        return [self.block(dotted) for dotted in self.dependencies_first()]
+
+    def dependencies_first(self):
+        """The linked modules, each after the modules its definitions need: a module met first for one name may
+        need another module for a name taken later (timm's norm_act.py: `class RmsNormAct(RmsNorm)` of norm.py)."""
+        placed, order = set(), []
+
+        def place(dotted, open_):
+            if dotted in placed or dotted in open_ or dotted not in self.taken:
+                return  # a cycle (through function bodies only, or Python could not import it): first come first
+            open_.add(dotted)
+            for needed in sorted(self.needs.get(dotted, ())):
+                place(needed, open_)
+            placed.add(dotted)
+            order.append(dotted)
+
+        for dotted in self.order:
+            place(dotted, set())
+        return order
 
     def visit(self, dotted, name):
         """Take `name` (and the top-level names it uses) from module `dotted`, after what they need in turn."""
@@ -213,6 +232,8 @@ class _Linker:
         closure = _local_closure(bindings, name)
         self.taken.setdefault(dotted, set()).update(closure)
         for dependency in self.wanted_from(module, self.package_of(dotted), closure):
+            if dependency[0] != dotted:
+                self.needs.setdefault(dotted, set()).add(dependency[0])
             self.visit(*dependency)
         if dotted not in self.order:
             self.order.append(dotted)

@@ -1,22 +1,31 @@
-"""Top-level `if` statements whose test porter decides without running anything: the branch taken replaces the `if`.
+"""Top-level `if`/`try` statements porter decides without running anything: the branch taken replaces the statement.
 
 `if hasattr(nn, 'SiLU'): Swish = nn.SiLU` / `else: class Swish(nn.Module): ...` (efficientnet_pytorch's utils.py)
 binds a name the model classes use in one of two branches. Torch feature checks are decided as the forward's
 `hasattr(F, "scaled_dot_product_attention")` is: by what the port supports (a rule covers `torch.nn.SiLU`). The
 statements of the branch taken then stand at top level, where the class finder, the linker, the model-name walk and
-the emitter see them like any other definition; the `if` itself is listed as not carried over.
+the emitter see them like any other definition; the `if` itself is listed as not carried over. An optional import of
+a third-party package (`try: from apex... import ...` / `except ImportError: has_apex = False`) takes its handler:
+the port never has that package.
 """
 
+import sys
 from dataclasses import dataclass
 
 import libcst as cst
 
+from porter.frontend.imports import dotted_name
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+AVAILABLE_IN_PORT = frozenset({"torch", "numpy"})  # what a `try` may import and still run in the port's place
+
 
 @dataclass(frozen=True)
 class DecidedIf:
-    """A top-level `if` decided statically: its test's source, the value taken, and the `if` node."""
+    """A top-level `if` (or optional-import `try`) decided statically: its test's source ("try" for a `try`), the
+    value taken (False: the else branch or the ImportError handler), and the node."""
 
-    node: cst.If
+    node: cst.If | cst.Try
     test: str
     taken: bool
 
@@ -39,6 +48,8 @@ def decided_module(module, resolve, covered):
 
 
 def _taken_statements(statement, module, resolve, covered, decided):
+    if isinstance(statement, cst.Try):
+        return _taken_from_try(statement, module, resolve, covered, decided)
     if not isinstance(statement, cst.If):
         return [statement]
     value = static_truth(statement.test, resolve, covered)
@@ -55,6 +66,45 @@ def _taken_statements(statement, module, resolve, covered, decided):
     for inner in branch:
         taken.extend(_taken_statements(inner, module, resolve, covered, decided))
     return taken
+
+
+def _taken_from_try(statement, module, resolve, covered, decided):
+    """An optional import (`try: from apex... import fused_layer_norm_affine; has_apex = True` / `except ImportError:
+    has_apex = False`): the port imports no third-party package, so where the `try` imports one, its ImportError
+    handler (then the `finally`) is what runs. Other `try`s stay as they are."""
+    handler = next((h for h in statement.handlers if _catches_import_error(h)), None)
+    if handler is None or not any(_third_party(name) for name in _imported_modules(statement.body.body)):
+        return [statement]
+    decided.append(DecidedIf(statement, "try", False))
+    # the imports stay (names only the `try` binds resolve to the package: a stub where the model reaches them)
+    taken = [s for s in statement.body.body if any(True for _ in _imported_modules([s]))]
+    for inner in [*handler.body.body, *(statement.finalbody.body.body if statement.finalbody else ())]:
+        taken.extend(_taken_statements(inner, module, resolve, covered, decided))
+    return taken
+
+
+def _catches_import_error(handler):
+    caught = handler.type
+    names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    return caught is None or any(isinstance(n, cst.Name) and n.value in IMPORT_ERRORS for n in names)
+
+
+def _imported_modules(statements):
+    """Absolute dotted modules the (simple) import statements among `statements` name; relative ones as ''."""
+    for statement in statements:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                yield from (dotted_name(alias.name) or "" for alias in small.names)
+            elif isinstance(small, cst.ImportFrom):
+                yield "" if small.relative else (dotted_name(small.module) or "")
+
+
+def _third_party(module):
+    """Whether an absolute module is neither the standard library, torch nor numpy: one a port never has."""
+    root = module.split(".")[0]
+    return bool(root) and root not in AVAILABLE_IN_PORT and root not in sys.stdlib_module_names
 
 
 def static_truth(test, resolve, covered):
