@@ -10,7 +10,7 @@ import libcst as cst
 from porter.frontend.imports import dotted_name, mentions_torch
 from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
-from porter.passes.calls import CallTranslator
+from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
 from porter.rules.constants import TORCH_CONSTANTS
 
 BINARY_OPERATORS = {
@@ -72,6 +72,13 @@ class ExpressionTranslator(CallTranslator):
         if canonical is not None and canonical != name and not canonical.startswith("Tensor.") and (
                 canonical in self.ctx.function_rules or canonical in TORCH_CONSTANTS):
             return self.canonical_attribute(canonical, node)  # `from torch import is_tensor` used as a value
+        if canonical is not None and canonical.split(".")[0] not in TRANSLATABLE_LIBRARIES | {"torch", "mxnet"} \
+                and canonical not in self.ctx.module_rules and canonical not in self.ctx.function_rules:
+            # a third-party class or function used as a value (`module_cls = SEModule` of a package file the linker
+            # did not reach): its import is not carried over, so the port gets a stub that raises when called
+            message = self.ctx.unsupported(self.line, canonical, "third-party code porter does not translate; "
+                                                                 "port it by hand or replace it with torch ops")
+            return python(f"(lambda *args, **kwargs: {self.ctx.use('not_supported')}({message!r}))")
         return python(name)
 
     def _expr_Integer(self, node):
