@@ -10,7 +10,8 @@ import libcst as cst
 
 # Standard-library modules whose imports the port keeps (and whose names annotations may use).
 KEPT_STDLIB = frozenset({"math", "collections", "dataclasses", "typing", "functools", "itertools", "enum", "numbers",
-                         "abc", "warnings", "copy", "inspect", "operator", "string", "re", "random", "types"})
+                         "abc", "warnings", "copy", "inspect", "operator", "string", "re", "random", "types",
+                         "logging"})
 
 # Submodule paths that torch re-exports under a shorter canonical name.
 CANONICAL_PREFIXES = (

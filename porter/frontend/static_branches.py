@@ -109,7 +109,7 @@ def _third_party(module):
 
 def static_truth(test, resolve, covered):
     """True/False for a test porter decides without running it, else None: `hasattr(<torch module>, "name")`
-    (whether a rule covers that name), combined with `not`, `and`, `or`."""
+    (whether a rule covers that name), `"NAME" in os.environ` (unset), combined with `not`, `and`, `or`."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = static_truth(test.expression, resolve, covered)
         return None if inner is None else not inner
@@ -118,6 +118,12 @@ def static_truth(test, resolve, covered):
         if left is None or right is None:
             return None
         return (left and right) if isinstance(test.operator, cst.And) else (left or right)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn)) and \
+            resolve(test.comparisons[0].comparator) == "os.environ":
+        # `if 'TIMM_FUSED_ATTN' in os.environ:` (timm's layers/config.py): the converter's own environment never
+        # goes into the port (the same source gives the same port anywhere), so the variable counts as unset
+        return isinstance(test.comparisons[0].operator, cst.NotIn)
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr" and \
             len(test.args) == 2 and isinstance(test.args[1].value, cst.SimpleString):
         return torch_has(resolve(test.args[0].value), test.args[1].value.evaluated_value, covered)

@@ -859,7 +859,7 @@ def _fully_known(ref):
 # libraries whose calls stay as written (the generated module imports them or they are stdlib)
 TRANSLATABLE_LIBRARIES = {"math", "collections", "functools", "itertools", "operator", "typing", "dataclasses",
                           "copy", "warnings", "enum", "numbers", "string", "re", "abc", "inspect", "numpy", "random",
-                          "types"}
+                          "types", "logging"}
 
 INT_PRESERVING = {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "expand",
                   "expand_as", "repeat", "clone", "contiguous", "detach", "long", "int", "t", "tril", "triu",

@@ -72,13 +72,10 @@ class ExpressionTranslator(CallTranslator):
         if canonical is not None and canonical != name and not canonical.startswith("Tensor.") and (
                 canonical in self.ctx.function_rules or canonical in TORCH_CONSTANTS):
             return self.canonical_attribute(canonical, node)  # `from torch import is_tensor` used as a value
-        if canonical is not None and canonical.split(".")[0] not in TRANSLATABLE_LIBRARIES | {"torch", "mxnet"} \
-                and canonical not in self.ctx.module_rules and canonical not in self.ctx.function_rules:
+        if canonical is not None and self.is_third_party(canonical):
             # a third-party class or function used as a value (`module_cls = SEModule` of a package file the linker
             # did not reach): its import is not carried over, so the port gets a stub that raises when called
-            message = self.ctx.unsupported(self.line, canonical, "third-party code porter does not translate; "
-                                                                 "port it by hand or replace it with torch ops")
-            return python(f"(lambda *args, **kwargs: {self.ctx.use('not_supported')}({message!r}))")
+            return self.third_party_value(canonical)
         return python(name)
 
     def _expr_Integer(self, node):
@@ -134,7 +131,20 @@ class ExpressionTranslator(CallTranslator):
             return python(repr(canonical.rsplit(".", 1)[1]))
         if canonical.startswith("torch"):
             return python(self.ctx.use("not_supported") and repr(canonical))
+        if self.is_third_party(canonical):
+            return self.third_party_value(canonical)  # `load_fn=jnp.load`, jax imported inside the function
         return python(self.code(node))
+
+    def is_third_party(self, canonical):
+        """Whether an imported name is a library's that the port does not import (nor does a rule translate it)."""
+        return canonical.split(".")[0] not in TRANSLATABLE_LIBRARIES | {"torch", "mxnet"} and \
+            canonical not in self.ctx.module_rules and canonical not in self.ctx.function_rules
+
+    def third_party_value(self, canonical):
+        """A stub standing for a third-party class or function used as a value: it raises when called."""
+        message = self.ctx.unsupported(self.line, canonical, "third-party code porter does not translate; "
+                                                             "port it by hand or replace it with torch ops")
+        return python(f"(lambda *args, **kwargs: {self.ctx.use('not_supported')}({message!r}))")
 
     def self_attribute(self, attr):
         if attr == "training":
