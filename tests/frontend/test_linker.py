@@ -255,3 +255,29 @@ def test_an_import_alias_in_a_linked_file_is_bound_before_its_definitions(tmp_pa
         expected = torch_model(torch.from_numpy(x)).numpy()
     got = np.asarray(keras_model(x, training=False))
     assert float(np.abs(got - expected).max()) <= 1e-4 * float(np.abs(expected).max())
+
+
+def test_linked_modules_come_after_the_modules_they_need(tmp_path):
+    """A module completed first for one name (helpers.py for `make_act`) may later give a class whose base lives in a
+    module linked after it (`class NormAct(Norm)`, wanted through zoo.py: timm's norm_act.py and norm.py): modules
+    are placed after those their definitions need, not in the order they were first completed."""
+    from porter.frontend.linker import linked_text
+
+    files = {
+        "lib/__init__.py": "",
+        "lib/norm.py": "from torch import nn\n\n\nclass Norm(nn.Module):\n    pass\n",
+        "lib/helpers.py": "from torch import nn\nfrom .norm import Norm\n\n\ndef make_act():\n    return nn.ReLU()\n\n\n"
+                          "class NormAct(Norm):\n    pass\n",
+        "lib/zoo.py": "from torch import nn\nfrom .helpers import NormAct\n\n\nclass Thing(nn.Module):\n"
+                      "    def __init__(self):\n        super().__init__()\n        self.norm = NormAct()\n",
+        "lib/net.py": "from torch import nn\nfrom .helpers import make_act\nfrom .zoo import Thing\n\n\n"
+                      "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                      "        self.act = make_act()\n        self.thing = Thing()\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    source = tmp_path / "lib" / "net.py"
+    text, defined = linked_text(source, source.read_text(), "lib", lambda name: False)
+    assert {"Norm", "NormAct", "make_act", "Thing"} <= defined
+    assert text.index("class Norm(") < text.index("class NormAct(Norm)") < text.index("class Thing(")

@@ -1,7 +1,8 @@
 """Top-level `if`s porter decides statically (frontend/static_branches.py): efficientnet_pytorch's
 `if hasattr(nn, 'SiLU'): Swish = nn.SiLU` / `else: class Swish(nn.Module)` bound a name the model uses inside an `if`
 porter dropped (a stub, or an undefined name: exit 3). The branch taken now stands at top level, whichever it is (a
-torch layer alias, or a class of the file), and the port matches torch."""
+torch layer alias, or a class of the file), and the port matches torch. timm's optional imports (`try: from apex...`
+/ `except ImportError: has_apex = False`) take the handler, and `if "X" in os.environ` takes the unset branch."""
 
 import textwrap
 
@@ -10,8 +11,21 @@ import pytest
 from tests.rules.op_ports import assert_same_outputs, cached, port, random_input
 
 SOURCE = '''
+import os
+
 import torch
 import torch.nn as nn
+
+try:
+    from apex.normalization import fused_layer_norm_affine
+    has_apex = True
+except ImportError:
+    has_apex = False
+
+if "PORTER_TEST_SCALE" in os.environ:
+    SCALE = float(os.environ["PORTER_TEST_SCALE"])
+else:
+    SCALE = 0.5
 
 # Swish activation function
 if hasattr(nn, "SiLU"):
@@ -40,7 +54,8 @@ class Net(nn.Module):
         self.gate = Gate()
 
     def forward(self, x):
-        return self.gate(self.act(self.conv(x)))
+        y = self.gate(self.act(self.conv(x)))
+        return y if has_apex else y * SCALE
 '''
 
 
@@ -57,6 +72,10 @@ def test_branch_taken_is_top_level_code(static_branch_port):
     porting = (pair.out_dir / "PORTING.md").read_text()
     assert '`if hasattr(nn, "SiLU"):  (decided statically: its body is kept)`' in porting
     assert '`if hasattr(nn, "NoSuchLayer"):  (decided statically: its else branch is kept)`' in porting
+    # an optional import of a package the port never has: its handler; the converter's environment: unset
+    assert "has_apex = False" in text and "SCALE = 0.5" in text and "os.environ" not in text
+    assert "`try:  (an optional import of a package the port does not have: its ImportError handler is kept)`" \
+        in porting
 
 
 @pytest.fixture(scope="module")
