@@ -17,7 +17,10 @@ import libcst as cst
 from porter.frontend.imports import dotted_name
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
-AVAILABLE_IN_PORT = frozenset({"torch", "numpy"})  # what a `try` may import and still run in the port's place
+# what a `try` may import and still be left as it is: numpy, and the frameworks and libraries porter translates or
+# links (a `try: from timm.layers import X` / `except ImportError: from timm.models.layers import X` is no optional
+# package)
+AVAILABLE_IN_PORT = frozenset({"torch", "torchvision", "numpy", "mxnet", "gluoncv", "einops", "timm"})
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ def _imported_modules(statements):
 
 
 def _third_party(module):
-    """Whether an absolute module is neither the standard library, torch nor numpy: one a port never has."""
+    """Whether an absolute module is a package the port never has (not the standard library, not AVAILABLE_IN_PORT)."""
     root = module.split(".")[0]
     return bool(root) and root not in AVAILABLE_IN_PORT and root not in sys.stdlib_module_names
 
