@@ -48,6 +48,13 @@ class ModuleEmitter:
             chunk = self.top_level(statement, kept_imports, line)
             if chunk:
                 chunks.append(chunk)
+        for decided in self.source.decided_ifs:  # the branch taken stands at top level; the test and the other go
+            if decided.test == "try":
+                text = "try:  (an optional import of a package the port does not have: its ImportError handler is kept)"
+            else:
+                branch = "its body" if decided.taken else "its else branch"
+                text = f"if {decided.test}:  (decided statically: {branch} is kept)"
+            self.dropped.append((self.source.line_of(decided.node), text))
         self.ctx.use("TorchModule")
         self.ctx.use("load_state_dict")
         model_code = "\n\n\n".join(chunks)
@@ -130,7 +137,11 @@ class ModuleEmitter:
             return None
         if isinstance(statement, cst.ClassDef):
             if statement.name.value in self.source.classes:
-                return self.class_text(self.source.classes[statement.name.value])
+                info = self.source.classes[statement.name.value]
+                for name, method in info.left_out.items():
+                    self.dropped.append((self.source.line_of(method),
+                                         f"def {info.name}.{name}(...)  (pretrained-weight download or file I/O)"))
+                return self.class_text(info)
             if statement.name.value in self.source.model_names:
                 # config dataclasses and other plain classes the model uses are carried over, methods that
                 # compute with torch translated

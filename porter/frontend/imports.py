@@ -10,7 +10,8 @@ import libcst as cst
 
 # Standard-library modules whose imports the port keeps (and whose names annotations may use).
 KEPT_STDLIB = frozenset({"math", "collections", "dataclasses", "typing", "functools", "itertools", "enum", "numbers",
-                         "abc", "warnings", "copy", "inspect", "operator", "string", "re", "random"})
+                         "abc", "warnings", "copy", "inspect", "operator", "string", "re", "random", "types",
+                         "logging"})
 
 # Submodule paths that torch re-exports under a shorter canonical name.
 CANONICAL_PREFIXES = (
@@ -110,6 +111,24 @@ class ImportTable:
 
     def is_torch(self, canonical):
         return canonical is not None and (canonical == "torch" or canonical.startswith("torch."))
+
+
+def mentions_torch(node, imports):
+    """Whether the code of `node` names something of torch's (`torch.tensor`, an imported `nn`)."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attribute):
+            if imports.is_torch(imports.resolve(attribute)):
+                found.append(attribute)
+            return not found
+
+        def visit_Name(self, name):
+            if imports.is_torch(imports.resolve(name)):
+                found.append(name)
+
+    node.visit(Finder())
+    return bool(found)
 
 
 def _walk_imports(module):

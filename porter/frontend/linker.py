@@ -16,8 +16,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from porter.frontend.imports import dotted_name
+from porter.frontend.imports import ImportTable, dotted_name
 from porter.frontend.names import bound_names, names_in, top_level_bindings
+from porter.frontend.static_branches import decided_module
 
 MAX_STAR_DEPTH = 4  # `from .a import *` of a module that star-imports in turn, this deep
 MAX_FILES = 32  # a model's in-package helpers are a handful of files; stop before walking a whole library
@@ -56,6 +57,7 @@ def linked_text(path, text, package, covered):
         return text, frozenset()  # the parser reports it properly
     linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
                      if package else True)
+    module = linker.decided(module)
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
@@ -63,7 +65,8 @@ def linked_text(path, text, package, covered):
     aliases = [f"{local} = {name}" for local, (_, name) in sorted(linker.in_package_imports(module, package).items())
                if local != name and name in linker.defined]
     appended = "\n\n".join(blocks + aliases)
-    return f"{text.rstrip()}\n\n\n{appended}\n", frozenset(linker.defined | {a.split(" = ")[0] for a in aliases})
+    return f"{text.rstrip()}\n\n\n{appended}\n", frozenset(
+        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases})
 
 
 def _under_source_root(path):
@@ -85,8 +88,10 @@ class _Linker:
         self.parsed = {}  # dotted module -> cst.Module or None
         self.imports = {}  # (id of a parsed module, its package) -> its in_package_imports
         self.taken = {}  # dotted module -> set of names taken from it
-        self.order = []  # dotted modules, dependencies first
+        self.order = []  # dotted modules, in the order they were first completed
+        self.needs = {}  # dotted module -> the other modules its taken definitions use
         self.defined = set()  # every name the appended text defines
+        self.aliases = set()  # names the appended text binds to a definition of another name (`SElayer = ...`)
 
     def module(self, dotted):
         if dotted not in self.parsed:
@@ -95,11 +100,16 @@ class _Linker:
             for candidate in (self.root / f"{relative}.py", self.root / relative / "__init__.py"):
                 if candidate.is_file() and len(self.parsed) <= MAX_FILES:
                     try:
-                        self.parsed[dotted] = cst.parse_module(candidate.read_text(encoding="utf-8"))
+                        self.parsed[dotted] = self.decided(cst.parse_module(candidate.read_text(encoding="utf-8")))
                     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
                         pass
                     break
         return self.parsed[dotted]
+
+    def decided(self, module):
+        """`module` with its statically decided top-level `if`s replaced by the branch taken (a `Swish` bound in
+        `if hasattr(nn, 'SiLU'):` is then a definition to take)."""
+        return decided_module(module, ImportTable.from_module(module).resolve, self.covered)
 
     def in_package_imports(self, module, package, depth=0):
         """local name -> (absolute module, imported name) for imports of `module` from inside the package tree
@@ -185,7 +195,25 @@ class _Linker:
         for dotted, name in wanted:
             self.visit(dotted, name)
         self.defined = set().union(*self.taken.values()) if self.taken else set()
-        return [self.block(dotted) for dotted in self.order]
+        return [self.block(dotted) for dotted in self.dependencies_first()]
+
+    def dependencies_first(self):
+        """The linked modules, each after the modules its definitions need: a module met first for one name may
+        need another module for a name taken later (timm's norm_act.py: `class RmsNormAct(RmsNorm)` of norm.py)."""
+        placed, order = set(), []
+
+        def place(dotted, open_):
+            if dotted in placed or dotted in open_ or dotted not in self.taken:
+                return  # a cycle (through function bodies only, or Python could not import it): first come first
+            open_.add(dotted)
+            for needed in sorted(self.needs.get(dotted, ())):
+                place(needed, open_)
+            placed.add(dotted)
+            order.append(dotted)
+
+        for dotted in self.order:
+            place(dotted, set())
+        return order
 
     def visit(self, dotted, name):
         """Take `name` (and the top-level names it uses) from module `dotted`, after what they need in turn."""
@@ -204,6 +232,8 @@ class _Linker:
         closure = _local_closure(bindings, name)
         self.taken.setdefault(dotted, set()).update(closure)
         for dependency in self.wanted_from(module, self.package_of(dotted), closure):
+            if dependency[0] != dotted:
+                self.needs.setdefault(dotted, set()).add(dependency[0])
             self.visit(*dependency)
         if dotted not in self.order:
             self.order.append(dotted)
@@ -234,6 +264,7 @@ class _Linker:
         module = self.parsed[dotted]
         package = self.package_of(dotted)
         lines = [BANNER.format(path=dotted.replace(".", "/") + ".py")]
+        in_package = self.in_package_imports(module, package)
         for statement in module.body:
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
@@ -242,11 +273,16 @@ class _Linker:
                 lines.append(module.code_for_node(statement).strip())
             elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                 absolute = _absolute(small, package)
-                kept = [a for a in small.names
-                        if (a.asname.name.value if a.asname else dotted_name(a.name)) not in self.defined]
+                kept = [a for a in small.names if not self.linked_in(_local_name(a), in_package)]
                 if absolute is not None and kept:
                     names_text = ", ".join(module.code_for_node(a).strip().rstrip(",") for a in kept)
                     lines.append(f"from {absolute} import {names_text}")
+        for local, (_, name) in sorted(in_package.items()):
+            if local != name and name in self.defined and local not in self.defined:
+                # `from ..ops.misc import SqueezeExcitation as SElayer` of a definition linked in: bound before the
+                # definitions, whose defaults may name it (`se_layer=partial(SElayer, ...)`)
+                lines.append(f"{local} = {name}")
+                self.aliases.add(local)
         emitted = self.__dict__.setdefault("emitted", {})  # name -> the definition text already appended
         for statement in module.body:
             names = set(bound_names(statement))
@@ -256,10 +292,11 @@ class _Linker:
                     continue  # the very same definition in two package modules (a copied `class LambdaBase`)
                 emitted.update(dict.fromkeys(names, code))
                 lines.append("\n\n" + code)
-        for local, (_, name) in sorted(self.in_package_imports(module, package).items()):
-            if local != name and name in self.defined and local not in self.defined:
-                lines.append(f"{local} = {name}")  # `import X as Y` of a definition linked in
         return "\n".join(lines)
+
+    def linked_in(self, local, in_package):
+        """Whether the imported name `local` stands for a definition linked in (by its own name or an alias)."""
+        return local in self.defined or local in in_package and in_package[local][1] in self.defined
 
 
 class _Imports(dict):
@@ -396,6 +433,11 @@ def _builds_layers(function):
 
     function.visit(Finder())
     return bool(found)
+
+
+def _local_name(alias):
+    """The name an import alias binds (`SqueezeExcitation as SElayer` -> SElayer)."""
+    return alias.asname.name.value if alias.asname else dotted_name(alias.name)
 
 
 def _package_root(path, package):

@@ -23,8 +23,8 @@ def script_line_ranges(source):
     ranges = []
     for statement in source.module.body:
         position = source.positions.get(statement)
-        if position is None:
-            continue
+        if position is None or position.start.column:
+            continue  # inside a top-level `if` porter decided (static_branches.py): blanking it would break the `if`
         if source.linked_from_line is not None and position.start.line >= source.linked_from_line:
             continue  # definitions the linker brought in from other files of the package
         if _kept(statement, needed, model_names):

@@ -22,6 +22,8 @@ from porter.frontend.linker import linked_text
 from porter.frontend.names import top_level_bindings
 from porter.frontend.node_index import NodeIndex
 from porter.frontend.positions import node_positions
+from porter.frontend.static_branches import decided_body
+from porter.frontend.weight_loading import WEIGHT_DOWNLOADS, downloading_functions, weight_loading_methods
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 CONTAINER_BASES = {"torch.nn.Sequential": "sequential", "torch.nn.ModuleList": "list", "torch.nn.ModuleDict": "dict"}
@@ -43,6 +45,7 @@ class ClassInfo:
     container_base: str | None = None  # "sequential"/"list"/"dict" for subclasses of torch's containers
     layer_base: str | None = None  # a torch layer a rule covers that the class derives from (`nn.LayerNorm`)
     framework: str = "torch"  # "mxnet" for Gluon Blocks
+    left_out: dict = field(default_factory=dict)  # name -> cst.FunctionDef: pretrained-weight methods, not model code
 
     def find_method(self, name):
         """The method `name` as Python would find it through in-file base classes (None if not in the file)."""
@@ -81,6 +84,7 @@ class SourceFile:
     linked_from_line: int | None = None  # first line of definitions linked in from the file's package (linker)
     factories: dict = field(default_factory=dict)  # Gluon model-zoo factory -> the class it builds (gluon.py)
     parsed_nodes: int | None = None  # how many of `positions` (the first) are the parser's nodes; None: all
+    decided_ifs: list = field(default_factory=list)  # top-level `if`s decided statically (static_branches.py)
 
     def class_named(self, name):
         """The module class `name` stands for: its own, or one it is an alias of (`SElayer = SqueezeExcitation`)."""
@@ -157,7 +161,7 @@ class SourceFile:
                     if builds_torch_layers(node, self.imports) or self._only_builds_a_model(node) or
                     name in self.factories]
         used = {node.name.value for node in builders}
-        frontier = [info.node for info in self.classes.values()] + builders
+        frontier = [node for info in self.classes.values() for node in _model_parts(info)] + builders
         while frontier:
             node = frontier.pop()
             for name in {name.value for name in self.nodes_in(node, cst.Name)}:
@@ -345,6 +349,9 @@ def parse_source(path, display_path=None):
                 imports.aliases.pop(name, None)
     except (cst.ParserSyntaxError, RecursionError) as error:
         raise SourceError(f"cannot parse the file ({str(error).splitlines()[0]})", display_path) from None
+    body, decided_ifs = decided_body(module, imports.resolve, is_covered_by_a_rule)
+    if decided_ifs:  # `if hasattr(nn, "SiLU"): Swish = nn.SiLU else: class Swish(...)`: the branch taken is top-level
+        module = module.with_changes(body=body)
     classes, functions = {}, {}
     first_linked = own_lines + 1 if linked else None
     for statement in linked_first(module.body, positions, first_linked):
@@ -368,6 +375,10 @@ def parse_source(path, display_path=None):
             namespace = gluon.op_namespace_parameter(hybrid) if hybrid else None
             if namespace is not None and namespace not in imports.aliases:
                 imports.aliases[namespace] = gluon.OP_NAMESPACE
+    downloaders = downloading_functions(functions, imports)
+    for info in classes.values():  # `from_pretrained`: pretrained-weight I/O, not carried over (weight_loading.py)
+        info.left_out = weight_loading_methods(info.methods, imports, downloaders)
+        info.methods = {name: method for name, method in info.methods.items() if name not in info.left_out}
     factories = gluon.model_factories(functions, classes, module) if framework == "mxnet" else {}
     replaced = {}
     for name, function in functions.items() if framework == "mxnet" else ():
@@ -379,7 +390,7 @@ def parse_source(path, display_path=None):
         module = module.with_changes(body=[replaced.get(s, s) for s in module.body])
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
                       framework=framework, linked_from_line=first_linked, factories=factories,
-                      parsed_nodes=parsed_nodes)
+                      parsed_nodes=parsed_nodes, decided_ifs=decided_ifs)
 
 
 def linked_first(statements, positions, first_linked):
@@ -415,11 +426,6 @@ def package_of(path):
         parts.append(folder.name)
         folder = folder.parent
     return ".".join(reversed(parts))
-
-
-# calls that fetch or read pretrained weights: a function making them is I/O, not model code
-WEIGHT_DOWNLOADS = frozenset({"torch.utils.model_zoo.load_url", "torch.hub.load_state_dict_from_url", "torch.hub.load",
-                              "torch.hub.download_url_to_file", "torch.load", "urllib.request.urlretrieve"})
 
 
 def builds_torch_layers(function, imports):
@@ -492,3 +498,12 @@ def _class_info(node, imports, known, positions):
                                              if known[b].container_base), None)
     info.layer_base = layer_base
     return info
+
+
+def _model_parts(info):
+    """The parts of a model class the model needs: the whole class, or without its pretrained-weight methods."""
+    if not info.left_out:
+        return [info.node]
+    left_out = set(info.left_out.values())
+    return [*(b.value for b in info.node.bases), *(d.decorator for d in info.node.decorators),
+            *(s for s in info.node.body.body if s not in left_out)]

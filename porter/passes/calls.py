@@ -5,6 +5,7 @@ import re
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.static_branches import torch_has
 from porter.ir.layout import to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, python, remap_axis, stub_value, tensor
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
@@ -187,11 +188,10 @@ class CallTranslator:
                     return Value(f"enumerate({inner.code}{rest})", "tuple", items=None,
                                  static=("enumerated", template))
         if name == "hasattr" and len(node.args) == 2 and isinstance(node.args[1].value, cst.SimpleString):
-            owner = self.source.imports.resolve(node.args[0].value)
-            if owner is not None and (owner == "torch" or owner.startswith("torch.")):
-                # `hasattr(F, "scaled_dot_product_attention")`: decided by what the port supports
-                known = f"{owner}.{node.args[1].value.evaluated_value}"
-                found = known in self.ctx.function_rules or known in self.ctx.module_rules
+            # `hasattr(F, "scaled_dot_product_attention")`: decided by what the port supports, as top-level ifs are
+            found = torch_has(self.source.imports.resolve(node.args[0].value), node.args[1].value.evaluated_value,
+                              lambda known: known in self.ctx.function_rules or known in self.ctx.module_rules)
+            if found is not None:
                 return python(str(found), static=found)
         if name == "zip" and node.args and not any(a.star or a.keyword for a in node.args):
             inners = [self.expr(a.value) for a in node.args]
@@ -859,7 +859,8 @@ def _fully_known(ref):
 
 # libraries whose calls stay as written (the generated module imports them or they are stdlib)
 TRANSLATABLE_LIBRARIES = {"math", "collections", "functools", "itertools", "operator", "typing", "dataclasses",
-                          "copy", "warnings", "enum", "numbers", "string", "re", "abc", "inspect", "numpy", "random"}
+                          "copy", "warnings", "enum", "numbers", "string", "re", "abc", "inspect", "numpy", "random",
+                          "types", "logging"}
 
 INT_PRESERVING = {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "expand",
                   "expand_as", "repeat", "clone", "contiguous", "detach", "long", "int", "t", "tril", "triu",

@@ -7,10 +7,10 @@ raises NotImplementedError naming file:line, so the generated module stays impor
 
 import libcst as cst
 
-from porter.frontend.imports import dotted_name
+from porter.frontend.imports import dotted_name, mentions_torch
 from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
-from porter.passes.calls import CallTranslator
+from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
 from porter.rules.constants import TORCH_CONSTANTS
 from porter.rules.context import RuleContext
 
@@ -74,6 +74,10 @@ class ExpressionTranslator(CallTranslator):
         if canonical is not None and canonical != name and not canonical.startswith("Tensor.") and (
                 canonical in self.ctx.function_rules or canonical in TORCH_CONSTANTS):
             return self.canonical_attribute(canonical, node)  # `from torch import is_tensor` used as a value
+        if canonical is not None and self.is_third_party(canonical):
+            # a third-party class or function used as a value (`module_cls = SEModule` of a package file the linker
+            # did not reach): its import is not carried over, so the port gets a stub that raises when called
+            return self.third_party_value(canonical)
         return python(name)
 
     def _expr_Integer(self, node):
@@ -129,7 +133,20 @@ class ExpressionTranslator(CallTranslator):
             return python(repr(canonical.rsplit(".", 1)[1]))
         if canonical.startswith("torch"):
             return python(self.ctx.use("not_supported") and repr(canonical))
+        if self.is_third_party(canonical):
+            return self.third_party_value(canonical)  # `load_fn=jnp.load`, jax imported inside the function
         return python(self.code(node))
+
+    def is_third_party(self, canonical):
+        """Whether an imported name is a library's that the port does not import (nor does a rule translate it)."""
+        return canonical.split(".")[0] not in TRANSLATABLE_LIBRARIES | {"torch", "mxnet"} and \
+            canonical not in self.ctx.module_rules and canonical not in self.ctx.function_rules
+
+    def third_party_value(self, canonical):
+        """A stub standing for a third-party class or function used as a value: it raises when called."""
+        message = self.ctx.unsupported(self.line, canonical, "third-party code porter does not translate; "
+                                                             "port it by hand or replace it with torch ops")
+        return python(f"(lambda *args, **kwargs: {self.ctx.use('not_supported')}({message!r}))")
 
     def self_attribute(self, attr):
         if attr == "training":
@@ -237,14 +254,18 @@ class ExpressionTranslator(CallTranslator):
         return value
 
     def _expr_Dict(self, node):
-        if not any(isinstance(e, cst.DictElement) and self.names_layer_class(e.value) for e in node.elements):
+        translated = [isinstance(e, cst.DictElement) and (self.names_layer_class(e.value) or mentions_torch(
+            e.value, self.source.imports)) for e in node.elements]
+        if not any(translated):
             return python(self.code(node))
-        parts = []  # a table of layer classes (`{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`): each names its port
-        for element in node.elements:
+        # a table of layer classes (`{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`) or of torch values
+        # (`{"scale": torch.tensor([1.0])}`): each value names its port, tensors in torch's order
+        parts = []
+        for element, translate in zip(node.elements, translated):
             if not isinstance(element, cst.DictElement):
                 parts.append(self.code(element))
                 continue
-            value = self.expr(element.value).code if self.names_layer_class(element.value) else self.code(element.value)
+            value = self.as_plain(self.expr(element.value)).code if translate else self.code(element.value)
             parts.append(f"{self.code(element.key)}: {value}")
         return python("{" + ", ".join(parts) + "}")
 

@@ -7,6 +7,7 @@ broadcasts MEAN in that layout); the code replaces the source statement in the m
 
 import libcst as cst
 
+from porter.frontend.imports import mentions_torch
 from porter.frontend.names import assigned_names
 from porter.ir.layout import to_layout
 
@@ -20,7 +21,7 @@ def translate_module_assignments(file_translator, body_translator_class):
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             continue
         small = statement.body[0]
-        if not isinstance(small, cst.Assign) or not _mentions_torch(small.value, source.imports):
+        if not isinstance(small, cst.Assign) or not mentions_torch(small.value, source.imports):
             continue
         names = assigned_names(statement)
         if not names or not any(name in source.model_names for name in names):
@@ -73,7 +74,7 @@ def _class_statements(file_translator, body_translator_class, info):
         name = target.value if isinstance(target, cst.Name) else None
         if name in TORCHSCRIPT_METADATA or value is None:
             translated[statement] = ""
-        elif _mentions_torch(value, source.imports):
+        elif mentions_torch(value, source.imports):
             translator = body_translator_class(file_translator, None, "function", {}, None)
             translator.line = source.line_of(statement)
             code = translator.expr(value)
@@ -83,20 +84,3 @@ def _class_statements(file_translator, body_translator_class, info):
         elif isinstance(small, cst.AnnAssign):
             translated[statement] = f"{source.code_of(target).strip()} = {source.code_of(value).strip()}"
     return translated
-
-
-def _mentions_torch(node, imports):
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Attribute(self, attribute):
-            if imports.is_torch(imports.resolve(attribute)):
-                found.append(attribute)
-            return not found
-
-        def visit_Name(self, name):
-            if imports.is_torch(imports.resolve(name)):
-                found.append(name)
-
-    node.visit(Finder())
-    return bool(found)

@@ -117,10 +117,11 @@ class ModuleResolver:
     def _ref_of(self, node, env, owner):
         if isinstance(node, cst.Name) and node.value in env:
             found = env[node.value]
+            if isinstance(found, ModuleRef):  # one module (a list marked unordered may be rebound to one in a loop)
+                return found
             ordered = node.value not in env.get("#unordered", ())
             lead = 0 if ordered else min(env.get("#lead", {}).get(node.value, 0), len(found))
-            return found if isinstance(found, ModuleRef) else ModuleRef("list", elements=tuple(found),
-                                                                          ordered=ordered, lead=lead)
+            return ModuleRef("list", elements=tuple(found), ordered=ordered, lead=lead)
         if isinstance(node, (cst.List, cst.Tuple)):
             return ModuleRef("list", elements=tuple(self._elements(node.elements, env, owner)))
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):

@@ -599,11 +599,7 @@ class TransformerEncoder(TorchLayer):
         self.layers = [_transformer_clone(encoder_layer) for _ in range(num_layers)]
         self.norm = norm
         self.use_nested_tensor = _transformer_nested_eligible(encoder_layer, enable_nested_tensor)
-        self.supports_masking = True  # `mask` is torch's attention mask, not a Keras mask: take it, emit none
         self.finish_init()
-
-    def compute_mask(self, inputs, previous_mask=None):
-        return None
 
     def call(self, src, mask=None, src_key_padding_mask=None, is_causal=None, training=None):
         output = tf.convert_to_tensor(src)

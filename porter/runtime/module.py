@@ -12,7 +12,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from porter.runtime.base import (StateEntry, TorchLayer, flatten_permutation, to_channels_first,
+from porter.runtime.base import (StateEntry, TorchLayer, flatten_permutation, no_keras_mask, to_channels_first,
                                  to_channels_last)
 
 
@@ -71,6 +71,9 @@ class TorchModule(keras.Model):
             base = re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__.lstrip("_") or "module").lower()
             kwargs["name"] = f"{base}_{keras.backend.get_uid(base)}"
         super().__init__(**kwargs)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return no_keras_mask(inputs, previous_mask)
 
     def io_input(self, x):
         """A forward argument the model works on channels-last: transposed from torch's layout unless the model

@@ -178,3 +178,116 @@ def test_gluon_blocks_factories_and_their_local_imports_are_linked(tmp_path):
     source = tmp_path / "cv" / "zoo" / "net.py"
     _, defined = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
     assert {"ReLU6", "GroupNorm", "Labels"} <= defined
+
+
+ALIASED_PACKAGE = {
+    "kit/__init__.py": "",
+    "kit/ops.py": '''
+        import torch
+        from torch import nn
+
+
+        class SqueezeExcitation(nn.Module):
+            def __init__(self, channels, squeeze, scale_activation=nn.Sigmoid):
+                super().__init__()
+                self.fc1 = nn.Conv2d(channels, squeeze, 1)
+                self.fc2 = nn.Conv2d(squeeze, channels, 1)
+                self.scale_activation = scale_activation()
+
+            def forward(self, x):
+                scale = torch.relu(self.fc1(nn.functional.adaptive_avg_pool2d(x, 1)))
+                return x * self.scale_activation(self.fc2(scale))
+    ''',
+    "kit/models/__init__.py": "",
+    "kit/models/mobile.py": '''
+        from functools import partial
+
+        from torch import nn
+
+        from ..ops import SqueezeExcitation as SElayer
+
+
+        class Block(nn.Module):
+            def __init__(self, channels, se_layer=partial(SElayer, scale_activation=nn.Hardsigmoid)):
+                super().__init__()
+                self.conv = nn.Conv2d(3, channels, 3, padding=1)
+                self.se = se_layer(channels, 2)
+
+            def forward(self, x):
+                return self.se(self.conv(x))
+    ''',
+    "kit/models/quantization/__init__.py": "",
+    "kit/models/quantization/mobile.py": '''
+        from torch import nn
+
+        from ..mobile import Block
+
+
+        class QuantizableBlock(Block):
+            def __init__(self, channels=4):
+                super().__init__(channels)
+                self.act = nn.ReLU()
+
+            def forward(self, x):
+                return self.act(self.se(self.conv(x)))
+    ''',
+}
+
+
+def test_an_import_alias_in_a_linked_file_is_bound_before_its_definitions(tmp_path, monkeypatch):
+    """torchvision's quantization/mobilenetv3.py links mobilenetv3.py, which imports `SqueezeExcitation as SElayer`
+    and names it in a default argument: the linked file's import of the linked-in class is replaced by `SElayer =
+    SqueezeExcitation` before the definitions that use it (it came after them, and the import stayed too: exit 3)."""
+    import torch
+
+    for relative, text in ALIASED_PACKAGE.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert",
+                             str(tmp_path / "kit/models/quantization/mobile.py"), "-o", str(out),
+                             "--input-shape", "3,8,8"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    text = (out / "mobile_keras.py").read_text()
+    assert "import SqueezeExcitation" not in text
+    assert text.index("SElayer = SqueezeExcitation") < text.index("class Block(")
+    try:
+        torch_model = perturbed(importlib.import_module("kit.models.quantization.mobile").QuantizableBlock())
+    finally:
+        for name in [n for n in sys.modules if n == "kit" or n.startswith("kit.")]:
+            del sys.modules[name]
+    port = import_by_path(out / "mobile_keras.py", "aliased_linked_port")
+    keras_model = port.QuantizableBlock()
+    port.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    x = np.random.default_rng(2).standard_normal((2, 3, 8, 8)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    got = np.asarray(keras_model(x, training=False))
+    assert float(np.abs(got - expected).max()) <= 1e-4 * float(np.abs(expected).max())
+
+
+def test_linked_modules_come_after_the_modules_they_need(tmp_path):
+    """A module completed first for one name (helpers.py for `make_act`) may later give a class whose base lives in a
+    module linked after it (`class NormAct(Norm)`, wanted through zoo.py: timm's norm_act.py and norm.py): modules
+    are placed after those their definitions need, not in the order they were first completed."""
+    from porter.frontend.linker import linked_text
+
+    files = {
+        "lib/__init__.py": "",
+        "lib/norm.py": "from torch import nn\n\n\nclass Norm(nn.Module):\n    pass\n",
+        "lib/helpers.py": "from torch import nn\nfrom .norm import Norm\n\n\ndef make_act():\n    return nn.ReLU()\n\n\n"
+                          "class NormAct(Norm):\n    pass\n",
+        "lib/zoo.py": "from torch import nn\nfrom .helpers import NormAct\n\n\nclass Thing(nn.Module):\n"
+                      "    def __init__(self):\n        super().__init__()\n        self.norm = NormAct()\n",
+        "lib/net.py": "from torch import nn\nfrom .helpers import make_act\nfrom .zoo import Thing\n\n\n"
+                      "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                      "        self.act = make_act()\n        self.thing = Thing()\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    source = tmp_path / "lib" / "net.py"
+    text, defined = linked_text(source, source.read_text(), "lib", lambda name: False)
+    assert {"Norm", "NormAct", "make_act", "Thing"} <= defined
+    assert text.index("class Norm(") < text.index("class NormAct(Norm)") < text.index("class Thing(")

@@ -80,3 +80,97 @@ def test_kaiming_std_uses_torch_gains(nonlinearity, mode):
     fan = torch.nn.init._calculate_correct_fan(weight, mode)
     expected = torch.nn.init.calculate_gain(nonlinearity, 0.2) / math.sqrt(fan)
     assert math.isclose(_kaiming_std(np.zeros((12, 5, 3, 3)), 0.2, mode, nonlinearity), expected, rel_tol=1e-9)
+
+
+DICT_SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.table = self.defaults()
+
+    def forward(self, x):
+        y = self.conv(x)
+        return y * self.table["scale"]
+
+    def defaults(self):
+        return {"scale": torch.tensor([1.5]), "shift": torch.tensor([2], dtype=torch.int32), "name": "scaled"}
+
+    def legacy_keys(self, state_dict, prefix):
+        defaults = {"zero_point": torch.tensor([0], dtype=torch.int32), "scale": torch.tensor([1.0])}
+        for key, value in defaults.items():
+            state_dict.setdefault(prefix + key, value)
+'''
+
+
+def test_dict_literals_of_torch_values_are_translated(tmp_path):
+    """`{"scale": torch.tensor([1.0]), ...}` in a method (torchvision's quantization `_load_from_state_dict`) was
+    copied verbatim: `torch` undefined in the port (exit 3). Its torch values are translated, the rest kept."""
+    pair = port(tmp_path, DICT_SOURCE, input_specs=("3,6,6",))
+    text = (tmp_path / "out" / "op_model_keras.py").read_text()
+    assert "torch." not in text.split("# --- ported from")[-1] and '"name": "scaled"' in text
+    torch_model = pair.torch_module.Scaled().eval()
+    keras_model = pair.keras_module.Scaled()
+    pair.keras_module.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    assert np.abs(np.asarray(keras_model(x, training=False)) - expected).max() <= 1e-5 * np.abs(expected).max()
+    state = {}
+    keras_model.legacy_keys(state, "se.")
+    assert sorted(state) == ["se.scale", "se.zero_point"] and int(np.asarray(state["se.zero_point"])[0]) == 0
+
+
+THIRD_PARTY_SOURCE = '''
+import torch.nn as nn
+
+
+def get_attn(kind):
+    if kind == "se":
+        import jax.numpy as jnp
+        from somelib.layers import SEModule
+        return SEModule, jnp.load
+    return nn.ReLU, None
+
+
+class Net(nn.Module):
+    def __init__(self, kind="relu"):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = get_attn(kind)[0]()
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+'''
+
+
+def test_third_party_names_used_as_values_are_stubs(tmp_path):
+    """`module_cls = SEModule` of a package file the linker did not reach (here imported where it is used, so torch
+    runs the other path), `load_fn=jnp.load` of an import inside a function: the imports are not carried over, so the names were undefined in the port (exit 3). Each is a stub
+    (listed, exit 1) that raises when called; the path that does not reach it runs and matches torch."""
+    from porter.convert import ConvertOptions, convert
+    from porter.output import write_tree
+    from porter.verify.harness import PortedPair
+
+    source = tmp_path / "op_model.py"
+    source.write_text(THIRD_PARTY_SOURCE)
+    conversion = convert(ConvertOptions(source, tmp_path / "out", input_specs=["4"]))
+    assert conversion.exit_code == 1
+    constructs = {u["construct"] for entry in conversion.manifest["sources"][0]["classes"]
+                  for u in entry["unsupported"]}
+    assert constructs == {"somelib.layers.SEModule", "jax.numpy.load"}
+    write_tree(tmp_path / "out", conversion.files)
+    pair = PortedPair(tmp_path / "out")
+    torch_model = pair.torch_module.Net().eval()
+    keras_model = pair.keras_module.Net()
+    pair.keras_module.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    assert np.abs(np.asarray(keras_model(x, training=False)) - expected).max() <= 1e-5 * np.abs(expected).max()
+    with pytest.raises(NotImplementedError, match="somelib.layers.SEModule"):
+        pair.keras_module.Net(kind="se")

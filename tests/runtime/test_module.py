@@ -48,3 +48,55 @@ def test_named_parameters_follow_torch(tmp_path):
     assert len(list(keras_model.parameters())) == len(list(torch_model.parameters()))
     zeroed = dict(keras_model.named_parameters())["blocks.1.weight"]
     assert not np.asarray(zeroed).any()  # the __init__ loop over named_parameters ran on the port
+
+
+MASK_SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.qkv = nn.Linear(dim, dim * 3)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        dots = q @ k.transpose(-1, -2)
+        if mask is not None:
+            dots = dots.masked_fill(~mask[:, None, :], -1e9)
+        return dots.softmax(dim=-1) @ v
+
+
+class Net(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.attn = Attention(dim)
+
+    def forward(self, x, mask):
+        return self.attn(x, mask=mask) + x
+'''
+
+
+def test_a_mask_argument_is_the_modules_own(tmp_path):
+    """A forward taking `mask` (an attention mask, vit-pytorch style) called with `mask=tensor`: Keras 3 takes it for
+    a Keras mask and warned the layer "does not support masking"; porter's layers compute no Keras mask, so no
+    warning, and the mask reaches forward as torch passes it."""
+    import warnings
+
+    import torch
+
+    pair = port(tmp_path, MASK_SOURCE, input_specs=("5,8", "5:bool:0:2"))
+    torch_model = pair.torch_module.Net().eval()
+    keras_model = pair.keras_module.Net()
+    pair.keras_module.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    rng = np.random.default_rng(0)
+    x, mask = rng.standard_normal((2, 5, 8)).astype("float32"), rng.random((2, 5)) > 0.3
+    mask[:, 0] = True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = np.asarray(keras_model(x, mask, training=False))
+    assert not [w for w in caught if "mask" in str(w.message)]
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x), torch.from_numpy(mask)).numpy()
+    assert np.abs(got - expected).max() <= 1e-5 * np.abs(expected).max()

@@ -39,6 +39,16 @@ class TorchLayer(keras.layers.Layer):
         """Mark a layer whose variables were all created in __init__ as built."""
         self.built = True
 
+    def compute_mask(self, inputs, previous_mask=None):
+        return no_keras_mask(inputs, previous_mask)
+
+
+def no_keras_mask(inputs, previous_mask=None):
+    """compute_mask of porter's layers and models: none. A torch module's `mask` argument is its own (an attention
+    mask), not a Keras mask to pass on; overriding compute_mask makes Keras count the layer as taking masks, so a
+    call with `mask=...` no longer warns that the layer "does not support masking"."""
+    return None
+
 
 def uniform_fan_in(fan_in):
     """torch's default init for Linear/Conv weights and biases: U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
@@ -189,6 +199,9 @@ class TorchModule(keras.Model):
             base = re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__.lstrip("_") or "module").lower()
             kwargs["name"] = f"{base}_{keras.backend.get_uid(base)}"
         super().__init__(**kwargs)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return no_keras_mask(inputs, previous_mask)
 
     def io_input(self, x):
         """A forward argument the model works on channels-last: transposed from torch's layout unless the model

@@ -1,0 +1,141 @@
+"""Top-level `if`/`try` statements porter decides without running anything: the branch taken replaces the statement.
+
+`if hasattr(nn, 'SiLU'): Swish = nn.SiLU` / `else: class Swish(nn.Module): ...` (efficientnet_pytorch's utils.py)
+binds a name the model classes use in one of two branches. Torch feature checks are decided as the forward's
+`hasattr(F, "scaled_dot_product_attention")` is: by what the port supports (a rule covers `torch.nn.SiLU`). The
+statements of the branch taken then stand at top level, where the class finder, the linker, the model-name walk and
+the emitter see them like any other definition; the `if` itself is listed as not carried over. An optional import of
+a third-party package (`try: from apex... import ...` / `except ImportError: has_apex = False`) takes its handler:
+the port never has that package.
+"""
+
+import sys
+from dataclasses import dataclass
+
+import libcst as cst
+
+from porter.frontend.imports import dotted_name
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+# what a `try` may import and still be left as it is: numpy, and the frameworks and libraries porter translates or
+# links (a `try: from timm.layers import X` / `except ImportError: from timm.models.layers import X` is no optional
+# package)
+AVAILABLE_IN_PORT = frozenset({"torch", "torchvision", "numpy", "mxnet", "gluoncv", "einops", "timm"})
+
+
+@dataclass(frozen=True)
+class DecidedIf:
+    """A top-level `if` (or optional-import `try`) decided statically: its test's source ("try" for a `try`), the
+    value taken (False: the else branch or the ImportError handler), and the node."""
+
+    node: cst.If | cst.Try
+    test: str
+    taken: bool
+
+
+def decided_body(module, resolve, covered):
+    """(top-level statements with each decidable `if` replaced by the statements of the branch taken, [DecidedIf]).
+
+    `resolve(node)`: the canonical name of an imported name (`nn` -> `torch.nn`) or None; `covered(canonical)`:
+    whether a rule translates it."""
+    body, decided = [], []
+    for statement in module.body:
+        body.extend(_taken_statements(statement, module, resolve, covered, decided))
+    return body, decided
+
+
+def decided_module(module, resolve, covered):
+    """`module` with its decidable top-level `if`s replaced by the branch taken (the same node objects inside)."""
+    body, decided = decided_body(module, resolve, covered)
+    return module.with_changes(body=body) if decided else module
+
+
+def _taken_statements(statement, module, resolve, covered, decided):
+    if isinstance(statement, cst.Try):
+        return _taken_from_try(statement, module, resolve, covered, decided)
+    if not isinstance(statement, cst.If):
+        return [statement]
+    value = static_truth(statement.test, resolve, covered)
+    if value is None:
+        return [statement]
+    decided.append(DecidedIf(statement, module.code_for_node(statement.test), value))
+    if value:
+        branch = statement.body.body
+    elif isinstance(statement.orelse, cst.If):  # `elif`: decided in turn (or kept as an `if` of its own)
+        return _taken_statements(statement.orelse, module, resolve, covered, decided)
+    else:
+        branch = statement.orelse.body.body if statement.orelse is not None else ()
+    taken = []
+    for inner in branch:
+        taken.extend(_taken_statements(inner, module, resolve, covered, decided))
+    return taken
+
+
+def _taken_from_try(statement, module, resolve, covered, decided):
+    """An optional import (`try: from apex... import fused_layer_norm_affine; has_apex = True` / `except ImportError:
+    has_apex = False`): the port imports no third-party package, so where the `try` imports one, its ImportError
+    handler (then the `finally`) is what runs. Other `try`s stay as they are."""
+    handler = next((h for h in statement.handlers if _catches_import_error(h)), None)
+    if handler is None or not any(_third_party(name) for name in _imported_modules(statement.body.body)):
+        return [statement]
+    decided.append(DecidedIf(statement, "try", False))
+    # the imports stay (names only the `try` binds resolve to the package: a stub where the model reaches them)
+    taken = [s for s in statement.body.body if any(True for _ in _imported_modules([s]))]
+    for inner in [*handler.body.body, *(statement.finalbody.body.body if statement.finalbody else ())]:
+        taken.extend(_taken_statements(inner, module, resolve, covered, decided))
+    return taken
+
+
+def _catches_import_error(handler):
+    caught = handler.type
+    names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    return caught is None or any(isinstance(n, cst.Name) and n.value in IMPORT_ERRORS for n in names)
+
+
+def _imported_modules(statements):
+    """Absolute dotted modules the (simple) import statements among `statements` name; relative ones as ''."""
+    for statement in statements:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                yield from (dotted_name(alias.name) or "" for alias in small.names)
+            elif isinstance(small, cst.ImportFrom):
+                yield "" if small.relative else (dotted_name(small.module) or "")
+
+
+def _third_party(module):
+    """Whether an absolute module is a package the port never has (not the standard library, not AVAILABLE_IN_PORT)."""
+    root = module.split(".")[0]
+    return bool(root) and root not in AVAILABLE_IN_PORT and root not in sys.stdlib_module_names
+
+
+def static_truth(test, resolve, covered):
+    """True/False for a test porter decides without running it, else None: `hasattr(<torch module>, "name")`
+    (whether a rule covers that name), `"NAME" in os.environ` (unset), combined with `not`, `and`, `or`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = static_truth(test.expression, resolve, covered)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left, right = static_truth(test.left, resolve, covered), static_truth(test.right, resolve, covered)
+        if left is None or right is None:
+            return None
+        return (left and right) if isinstance(test.operator, cst.And) else (left or right)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn)) and \
+            resolve(test.comparisons[0].comparator) == "os.environ":
+        # `if 'TIMM_FUSED_ATTN' in os.environ:` (timm's layers/config.py): the converter's own environment never
+        # goes into the port (the same source gives the same port anywhere), so the variable counts as unset
+        return isinstance(test.comparisons[0].operator, cst.NotIn)
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr" and \
+            len(test.args) == 2 and isinstance(test.args[1].value, cst.SimpleString):
+        return torch_has(resolve(test.args[0].value), test.args[1].value.evaluated_value, covered)
+    return None
+
+
+def torch_has(owner, attribute, covered):
+    """`hasattr(owner, attribute)` for a torch module `owner` as the port sees it: whether a rule covers the name
+    (None for owners that are not torch's)."""
+    if owner is None or not (owner == "torch" or owner.startswith("torch.")):
+        return None
+    return covered(f"{owner}.{attribute}")

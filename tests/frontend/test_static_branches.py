@@ -1,0 +1,83 @@
+"""Top-level `if`s porter decides statically (frontend/static_branches.py): efficientnet_pytorch's
+`if hasattr(nn, 'SiLU'): Swish = nn.SiLU` / `else: class Swish(nn.Module)` bound a name the model uses inside an `if`
+porter dropped (a stub, or an undefined name: exit 3). The branch taken now stands at top level, whichever it is (a
+torch layer alias, or a class of the file), and the port matches torch. timm's optional imports (`try: from apex...`
+/ `except ImportError: has_apex = False`) take the handler, and `if "X" in os.environ` takes the unset branch."""
+
+import textwrap
+
+import pytest
+
+from tests.rules.op_ports import assert_same_outputs, cached, port, random_input
+
+SOURCE = '''
+import os
+
+import torch
+import torch.nn as nn
+
+try:
+    from apex.normalization import fused_layer_norm_affine
+    has_apex = True
+except ImportError:
+    has_apex = False
+
+if "PORTER_TEST_SCALE" in os.environ:
+    SCALE = float(os.environ["PORTER_TEST_SCALE"])
+else:
+    SCALE = 0.5
+
+# Swish activation function
+if hasattr(nn, "SiLU"):
+    Swish = nn.SiLU
+else:
+    # For compatibility with old PyTorch versions
+    class Swish(nn.Module):
+        def forward(self, x):
+            return x * torch.sigmoid(x)
+
+if hasattr(nn, "NoSuchLayer"):
+    Gate = nn.NoSuchLayer
+elif not hasattr(torch, "no_such_function") and hasattr(nn, "Sigmoid"):
+    class Gate(nn.Module):
+        def forward(self, x):
+            return x * torch.sigmoid(2 * x)
+else:
+    Gate = nn.Identity
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.act = Swish()
+        self.gate = Gate()
+
+    def forward(self, x):
+        y = self.gate(self.act(self.conv(x)))
+        return y if has_apex else y * SCALE
+'''
+
+
+def test_static_branches_match_torch(static_branch_port):
+    pair = static_branch_port("net")
+    assert_same_outputs(pair, [random_input(0, (2, 3, 6, 6))], tolerance=1e-5, what="static branches")
+
+
+def test_branch_taken_is_top_level_code(static_branch_port):
+    pair = static_branch_port("net")
+    text = (pair.out_dir / "op_model_keras.py").read_text()
+    assert "Swish = SiLU" in text and "class Gate(" in text
+    assert "hasattr" not in text and "NoSuchLayer" not in text and "Identity" not in text
+    porting = (pair.out_dir / "PORTING.md").read_text()
+    assert '`if hasattr(nn, "SiLU"):  (decided statically: its body is kept)`' in porting
+    assert '`if hasattr(nn, "NoSuchLayer"):  (decided statically: its else branch is kept)`' in porting
+    # an optional import of a package the port never has: its handler; the converter's environment: unset
+    assert "has_apex = False" in text and "SCALE = 0.5" in text and "os.environ" not in text
+    assert "`try:  (an optional import of a package the port does not have: its ImportError handler is kept)`" \
+        in porting
+
+
+@pytest.fixture(scope="module")
+def static_branch_port(tmp_path_factory):
+    return cached(lambda name: port(tmp_path_factory.mktemp(name), textwrap.dedent(SOURCE)))
