@@ -645,6 +645,9 @@ def _one_layout_alternative(alternatives, passes=None):
     layers of one layout behaviour. Otherwise it is unknown, and the call converts at run time. `passes(ref)`: whether
     an in-file class passes any layout through too (elementwise_classes.py)."""
     distinct = []
+    # an if/elif chain: the inner if/else bound one of several already
+    alternatives = [a for ref in alternatives for a in (ref.alternatives if isinstance(ref, ModuleRef) and
+                                                        ref.alternatives else (ref,))]
     for ref in alternatives:
         if not isinstance(ref, ModuleRef):
             return UNKNOWN_MODULE
@@ -666,6 +669,8 @@ def _one_layout_alternative(alternatives, passes=None):
         # a patch-embedding Conv2d or a conv stem Sequential: channels-last in and out either way; the translator
         # follows a Sequential (its call passes `training` on, which a single layer ignores)
         return next((r for r in reversed(distinct) if r.kind == "sequential"), distinct[-1])
+    if all(r.kind in ("class", "rule") for r in alternatives):  # the translator may still find one layout for
+        return ModuleRef("unknown", alternatives=tuple(dict.fromkeys(alternatives)))  # all (calls.py)
     return UNKNOWN_MODULE
 
 
