@@ -363,8 +363,10 @@ class CallTranslator:
                     results.append(self.rule_module_call(code, alternative.rule, args, kwargs))
         finally:
             self.ctx.hoister = hoister
-        first = results[0]
-        if any(r.code != first.code or not _same_state(r, first) or r.kind == "tuple" and (
+        # a runtime layer ignores `training` (Keras passes it only to a call that takes it): the class's call text
+        first = next((r for r in results if "training=" in r.code), results[0])
+        if any(_without_training(r.code) != _without_training(first.code) or not _same_state(r, first) or
+               r.kind == "tuple" and (
                 r.items is None or first.items is None or len(r.items) != len(first.items) or
                 not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results[1:]):
             return None
@@ -920,6 +922,10 @@ def _literal(text):
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return None
+
+
+def _without_training(code):
+    return code.replace(", training=training", "").replace("training=training", "")
 
 
 def _same_state(first, second):

@@ -496,7 +496,7 @@ class ModuleResolver:
                     continue
                 if isinstance(statement.value, (cst.List, cst.Tuple)) and value.kind == "list":
                     env[name] = list(value.elements)
-                elif value.kind != "unknown":
+                elif value.kind != "unknown" or value.alternatives:
                     env[name] = value
                     if name.startswith("self.") and value.kind == "sequential":
                         # `self.path = nn.Sequential(OrderedDict([('pad', ...), ...]))`: `self.path.pad(x)`
@@ -669,8 +669,14 @@ def _one_layout_alternative(alternatives, passes=None):
         # a patch-embedding Conv2d or a conv stem Sequential: channels-last in and out either way; the translator
         # follows a Sequential (its call passes `training` on, which a single layer ignores)
         return next((r for r in reversed(distinct) if r.kind == "sequential"), distinct[-1])
-    if all(r.kind in ("class", "rule") for r in alternatives):  # the translator may still find one layout for
-        return ModuleRef("unknown", alternatives=tuple(dict.fromkeys(alternatives)))  # all (calls.py)
+    return _alternatives(alternatives)
+
+
+def _alternatives(refs):
+    """An unknown module that is one of `refs` (layers or in-file classes): the translator may still find one layout
+    for all of them (calls.py `alternatives_call`); else plainly unknown."""
+    if refs and all(r.kind in ("class", "rule") for r in refs):
+        return ModuleRef("unknown", alternatives=tuple(dict.fromkeys(refs)))
     return UNKNOWN_MODULE
 
 
