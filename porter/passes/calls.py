@@ -351,6 +351,8 @@ class CallTranslator:
         each alternative translated for what this caller hands (a class for channels-last images then runs
         channels-last whichever it is); when they all take the arguments as the same code and return one layout,
         the call is a plain call, else None (call_module converts at run time)."""
+        if any(a.kind == "class" and self.class_in_progress(a.class_name) for a in ref.alternatives):
+            return None  # (a class calling itself: what its call takes and returns is not known yet)
         results = []
         # conversions stay inside the call's text (nothing hoisted into the body): a call that falls back leaves none
         hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
@@ -373,6 +375,10 @@ class CallTranslator:
         if first.is_tensor and any(r.channels != first.channels for r in results[1:]):
             first = first.but(channels=None)
         return first
+
+    def class_in_progress(self, class_name):
+        """Whether `class_name`'s call is being translated (ClassBodyTranslator knows)."""
+        return False
 
     def training_kwarg(self, kwargs):
         return "" if "training" in kwargs else ", training=training" if self.mode == "forward" else ""

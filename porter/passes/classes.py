@@ -33,6 +33,9 @@ class ClassBodyTranslator(BodyTranslator):
         return self.translator.class_signature(class_name, args, kwargs, static,
                                                site=(owner, site) if owner is not None else None)
 
+    def class_in_progress(self, class_name):
+        return class_name in self.translator.in_progress
+
     def self_attribute(self, attr):
         value = super().self_attribute(attr)
         if attr in self.static_attrs:  # a literal the constructor stored (never a module, whatever the scan made of

@@ -131,6 +131,12 @@ class ModuleResolver:
                                                     if isinstance(e, cst.DictElement)))
         if isinstance(node, cst.Call):
             return self._call_ref(node, env, owner)
+        if isinstance(node, cst.IfExp) and any(isinstance(b, cst.Name) and b.value == "None"
+                                               for b in (node.body, node.orelse)):
+            # `PEG(dim) if is_first else None`: an optional module, which callers test (`if exists(peg)`) before
+            # calling it; where it is called, it is the module
+            kept = node.orelse if isinstance(node.body, cst.Name) and node.body.value == "None" else node.body
+            return self.ref_of(kept, env, owner)
         if isinstance(node, cst.IfExp):  # `RELU6() if relu6 else nn.Activation("relu")`: as an if/else would bind
             return _one_layout_alternative([self.ref_of(node.body, env, owner), self.ref_of(node.orelse, env, owner)],
                                            self.passes_layout_through)

@@ -3,9 +3,10 @@
 
 Layout: a literal pattern applied to a channels-last tensor is rewritten, not the tensor: the left side's groups
 are put in the order the Keras tensor stores the torch dims (`b c h w` becomes `b h w c`), so no transpose runs.
-A result of the same rank (a channel shuffle, space-to-depth) stays channels-last the same way; a result of
-another rank (`b c h w -> b (h w) c`, tokens for a transformer) is in torch's order. Without a literal pattern, or
-with `...` on the left, the tensor goes back to torch's order first. The layers take torch's order.
+A result of the same rank that keeps the batch axis (a channel shuffle, space-to-depth) stays channels-last
+the same way; any other result (`b c h w -> b (h w) c`, tokens for a transformer; windows folded into the batch) is
+in torch's order; `b c ... -> ...` reads the spatial axes `...` stands for before the channels. Without a literal pattern, or with `...` elsewhere on the left,
+the tensor goes back to torch's order first. The layers take torch's order.
 Dtype: kept (reduce's mean of an integer tensor is einops' error too).
 """
 
@@ -41,10 +42,15 @@ def _pattern_for_layout(pattern, value):
     if order is None or order == list(range(len(order))):
         return None
     left, right = (_groups(side) for side in pattern.split("->"))
+    if left[2:] == ["..."] and value.layout == "channels_last" and "..." not in left[:2]:
+        # `b (h d) ... -> b h (...) d`: the spatial axes `...` stands for sit between batch and channels
+        return f"{left[0]} ... {left[1]} -> {' '.join(right)}", "source"
     if len(left) != len(order) or "..." in pattern:
         return None
     physical_left = " ".join(left[d] for d in order)
-    if len(right) == len(left) and value.layout == "channels_last":
+    if len(right) == len(left) and value.layout == "channels_last" and right[0] == left[0]:
+        # an image in, an image out (the batch axis kept): a channel shuffle, space-to-depth; windows folded into
+        # the batch (`b (x w1) (y w2) c -> (b x y) (w1 w2) c`) are no image
         return f"{physical_left} -> {' '.join(right[d] for d in order)}", "channels_last"
     return f"{physical_left} -> {' '.join(right)}", "source"
 
