@@ -353,11 +353,14 @@ class CallTranslator:
         the call is a plain call, else None (call_module converts at run time)."""
         if any(a.kind == "class" and self.class_in_progress(a.class_name) for a in ref.alternatives):
             return None  # (a class calling itself: what its call takes and returns is not known yet)
+        passing = [a for a in ref.alternatives if a.kind == "rule" and a.rule.layout == "any" and
+                   a.rule.rank_delta == 0 and a.rule.outputs == "tensor"]  # (`nn.Identity()`)
+        active = [a for a in ref.alternatives if a not in passing] or passing
         results = []
         # conversions stay inside the call's text (nothing hoisted into the body): a call that falls back leaves none
         hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
         try:
-            for alternative in ref.alternatives:
+            for alternative in active:
                 if alternative.kind == "class":  # (no site: an instance of one class cannot be told another's case)
                     results.append(self.class_call(code, alternative.class_name, args, kwargs, alternative.static,
                                                    at_site=False))
@@ -372,9 +375,25 @@ class CallTranslator:
                 r.items is None or first.items is None or len(r.items) != len(first.items) or
                 not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results[1:]):
             return None
+        if len(active) < len(ref.alternatives) and not self.passes_through(active[0], args, kwargs, first):
+            return None  # a pass-through alternative hands back what it takes: so must the others
         if first.is_tensor and any(r.channels != first.channels for r in results[1:]):
             first = first.but(channels=None)
         return first
+
+    def passes_through(self, alternative, args, kwargs, result):
+        """Whether module `alternative`, called on `args`, returns a tensor in the layout and rank it takes them in
+        (what a pass-through module such as nn.Identity returns)."""
+        if not (args and args[0].is_tensor and result.is_tensor and args[0].rank is not None and
+                result.rank == args[0].rank):
+            return False
+        if alternative.kind == "rule":
+            return alternative.rule.rank_delta == 0 and result.layout == (
+                args[0].layout if alternative.rule.layout == "any" else alternative.rule.layout)
+        signature = self.ctx_class_signature(alternative.class_name, args, kwargs, alternative.static)
+        wanted = signature.arg_values[0] if signature is not None and signature.arg_values else None
+        return wanted is not None and wanted.is_tensor and result.layout == (
+            "channels_last" if wanted.channels_last else "source")
 
     def class_in_progress(self, class_name):
         """Whether `class_name`'s call is being translated (ClassBodyTranslator knows)."""

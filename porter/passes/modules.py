@@ -662,8 +662,11 @@ def _one_layout_alternative(alternatives, passes=None):
             passes is not None and ref.kind == "class" and passes(ref))
         if not passes_through and ref not in distinct:
             distinct.append(ref)
-    if len(distinct) == 1:
+    if len(distinct) == 1 and (distinct[0].kind != "class" or len(set(alternatives)) == 1):
         return distinct[0]
+    if len(distinct) == 1:  # a block class or a pass-through (`Residual(...) if has_local else nn.Identity()`): they
+        # agree only when the class returns the layout it takes, which its translation tells (calls.py)
+        return _alternatives(list(dict.fromkeys(alternatives)))
     if not distinct:  # every alternative passes its input through (`nn.ReLU if a else nn.Tanh`); an in-file class
         # among them is followed, so that its call is laid out (a container hands it the layout its call takes)
         classes = [ref for ref in alternatives if ref.kind == "class"]
