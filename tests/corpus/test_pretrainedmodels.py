@@ -101,7 +101,7 @@ TRANSPOSES_LEFT = {
     "vggm": "SpatialCrossMapLRN averages across channels with an AvgPool3d over `x.pow(2).unsqueeze(1)`: it works "
             "in torch's order (5 Transposes)",
     "resnext": "resnext_features' LambdaMap/LambdaReduce run their children from `self._modules.values()` and "
-               "combine a list: each converts at run time (79 Transposes)",
+               "combine a list: each converts at run time (77 Transposes)",
 }
 
 
