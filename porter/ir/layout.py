@@ -70,7 +70,10 @@ def unify(ctx, values):
             return list(values), tensors[0].layout, tensors[0].rank  # same pending transpose: stays pending
         values = [to_layout(ctx, v, "source") if is_permuted(v) else v for v in values]
         tensors = [v for v in values if v.is_tensor]
-    leader = next((v for v in tensors if v.channels_last), None)
+    # a channels-last image of unknown rank (a module's output call_module keeps channels-last) meets one of known
+    # rank: they are one image shape, the known one leads
+    leader = next((v for v in tensors if v.channels_last and v.rank is not None), None) or next(
+        (v for v in tensors if v.channels_last), None)
     if leader is None:
         ranks = [v.rank for v in tensors]
         rank = max(ranks) if ranks and None not in ranks else None
@@ -80,7 +83,7 @@ def unify(ctx, values):
     converted = []
     for value in values:
         if not value.is_tensor or value.channels_last:
-            converted.append(value)
+            converted.append(value.but(rank=leader.rank) if value.is_tensor and value.rank is None else value)
         elif value.rank == leader.rank:
             converted.append(to_layout(ctx, value, "channels_last"))
         else:  # lower rank or unknown: broadcast against the leader, then move channels last

@@ -99,4 +99,6 @@ def describe_ref(ref):
     if ref.kind in ("sequential", "list", "dict"):
         inner = ", ".join(describe_ref(e) for e in ref.elements)
         return f"{ref.kind}[{inner}]{'' if ref.ordered else ' unordered'}"
+    if ref.alternatives:
+        return f"one of {' | '.join(describe_ref(a) for a in ref.alternatives)}"
     return ref.kind

@@ -17,6 +17,9 @@ class ModuleRef:
     (`(("dims", "[0, 2, 3, 1]"),)` for `Permute([0, 2, 3, 1])`): the instance's `call` is specialised for them.
     `lead`: for an unordered container, how many of its first `elements` are known to come first, in this order
     (the stem appended before the loop that appends the stages).
+    `alternatives`: for an unknown module that an if/else in `__init__` binds to one of several known modules (DPN's
+    `c1x1_c`, a CatBnAct or a BnActConv2d), those modules: a call that every one of them takes and returns in the
+    same layouts needs no conversion at run time.
     """
 
     kind: str
@@ -26,6 +29,7 @@ class ModuleRef:
     ordered: bool = True
     static: tuple = ()
     lead: int = 0
+    alternatives: tuple = ()
 
     def element(self):
         """A representative element (for iteration and indexing over ModuleList/Sequential)."""

@@ -289,13 +289,18 @@ class CallTranslator:
             return Value(f"[{element.code} for _each in {value.code}]", "tuple", items=None,
                          static=("each", element.with_code("")))
         if value.kind == "tuple" and value.items:
-            items = [self.as_plain(i) for i in value.items]
-            if [i.code for i in items] != [i.code for i in value.items]:
-                opener, closer = ("[", "]") if value.code.startswith("[") else ("(", ")")
-                code = opener + ", ".join(i.code for i in items) + ("," if len(items) == 1 and opener == "("
-                                                                    else "") + closer
-                return value.but(code=code, items=tuple(items))
+            return self.tuple_in_layouts(value, [self.as_plain(i) for i in value.items])
         return value
+
+    @staticmethod
+    def tuple_in_layouts(value, items):
+        """Tuple `value` with its items replaced by `items` (the same values, converted): its code rebuilt when
+        any item's code changed."""
+        if [i.code for i in items] == [i.code for i in value.items]:
+            return value.but(items=tuple(items))
+        opener, closer = ("[", "]") if value.code.startswith("[") else ("(", ")")
+        code = opener + ", ".join(i.code for i in items) + ("," if len(items) == 1 and opener == "(" else "") + closer
+        return value.but(code=code, items=tuple(items))
 
     @staticmethod
     def join_args(args, kwargs):
@@ -324,6 +329,12 @@ class CallTranslator:
             return result
         if ref.kind == "classobj":
             return python(f"{target.code}({self.join_args(args, kwargs)})")
+        if ref.alternatives:
+            result = self.alternatives_call(target.code, ref, args, kwargs)
+            if result is not None:
+                record(self.ctx, "class", " | ".join(a.class_name or a.rule.runtime for a in ref.alternatives),
+                       target.code, list(args) + list(kwargs.values()), result)
+                return result
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
         helper = self.ctx.use("call_module")
         if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank or 0) > 2 and \
@@ -334,6 +345,59 @@ class CallTranslator:
                           "channels_last")
         converted = [self.as_plain(v) for v in args]
         return tensor(self.call_text(helper, self.join_args([target] + converted, kw), self.training_kwarg(kwargs)))
+
+    def alternatives_call(self, code, ref, args, kwargs):
+        """A module an if/else in `__init__` chose among known ones (DPN's `c1x1_c`: a CatBnAct or a BnActConv2d):
+        each alternative translated for what this caller hands (a class for channels-last images then runs
+        channels-last whichever it is); when they all take the arguments as the same code and return one layout,
+        the call is a plain call, else None (call_module converts at run time)."""
+        if any(a.kind == "class" and self.class_in_progress(a.class_name) for a in ref.alternatives):
+            return None  # (a class calling itself: what its call takes and returns is not known yet)
+        passing = [a for a in ref.alternatives if a.kind == "rule" and a.rule.layout == "any" and
+                   a.rule.rank_delta == 0 and a.rule.outputs == "tensor"]  # (`nn.Identity()`)
+        active = [a for a in ref.alternatives if a not in passing] or passing
+        results = []
+        # conversions stay inside the call's text (nothing hoisted into the body): a call that falls back leaves none
+        hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
+        try:
+            for alternative in active:
+                if alternative.kind == "class":  # (no site: an instance of one class cannot be told another's case)
+                    results.append(self.class_call(code, alternative.class_name, args, kwargs, alternative.static,
+                                                   at_site=False))
+                else:
+                    results.append(self.rule_module_call(code, alternative.rule, args, kwargs))
+        finally:
+            self.ctx.hoister = hoister
+        # a runtime layer ignores `training` (Keras passes it only to a call that takes it): the class's call text
+        first = next((r for r in results if "training=" in r.code), results[0])
+        if any(_without_training(r.code) != _without_training(first.code) or not _same_state(r, first) or
+               r.kind == "tuple" and (
+                r.items is None or first.items is None or len(r.items) != len(first.items) or
+                not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results[1:]):
+            return None
+        if len(active) < len(ref.alternatives) and not self.passes_through(active[0], args, kwargs, first):
+            return None  # a pass-through alternative hands back what it takes: so must the others
+        if first.is_tensor and any(r.channels != first.channels for r in results[1:]):
+            first = first.but(channels=None)
+        return first
+
+    def passes_through(self, alternative, args, kwargs, result):
+        """Whether module `alternative`, called on `args`, returns a tensor in the layout and rank it takes them in
+        (what a pass-through module such as nn.Identity returns)."""
+        if not (args and args[0].is_tensor and result.is_tensor and args[0].rank is not None and
+                result.rank == args[0].rank):
+            return False
+        if alternative.kind == "rule":
+            return alternative.rule.rank_delta == 0 and result.layout == (
+                args[0].layout if alternative.rule.layout == "any" else alternative.rule.layout)
+        signature = self.ctx_class_signature(alternative.class_name, args, kwargs, alternative.static)
+        wanted = signature.arg_values[0] if signature is not None and signature.arg_values else None
+        return wanted is not None and wanted.is_tensor and result.layout == (
+            "channels_last" if wanted.channels_last else "source")
+
+    def class_in_progress(self, class_name):
+        """Whether `class_name`'s call is being translated (ClassBodyTranslator knows)."""
+        return False
 
     def training_kwarg(self, kwargs):
         return "" if "training" in kwargs else ", training=training" if self.mode == "forward" else ""
@@ -408,8 +472,9 @@ class CallTranslator:
         """True when nn.Flatten() at `code` flattens everything after the batch (the default)."""
         return True
 
-    def class_call(self, code, class_name, args, kwargs, static=()):
-        site = code[5:] if code.startswith("self.") and code[5:].isidentifier() and self.mode == "forward" else None
+    def class_call(self, code, class_name, args, kwargs, static=(), at_site=True):
+        site = code[5:] if at_site and code.startswith("self.") and code[5:].isidentifier() and \
+            self.mode == "forward" else None
         signature = self.ctx_class_signature(class_name, args, kwargs, static, site=site)
         converted = []
         for position, value in enumerate(args):
@@ -451,6 +516,10 @@ class CallTranslator:
         if value.is_tensor and value.layout.startswith("permuted:") and not (
                 wanted is not None and wanted.is_tensor and wanted.channels_last):
             value = to_layout(self.ctx, value, "source")  # a channels-last parameter takes it in one transpose
+        if value.kind == "tuple" and value.items is not None and wanted is not None and wanted.kind == "tuple" and \
+                wanted.items is not None and len(value.items) == len(wanted.items):
+            return self.tuple_in_layouts(value, [self.to_value_layout(v, w) for v, w in zip(value.items,
+                                                                                             wanted.items)])
         if wanted is None or not value.is_tensor:
             return self.as_plain(value) if wanted is None else value
         if not wanted.is_tensor:
@@ -880,6 +949,10 @@ def _literal(text):
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return None
+
+
+def _without_training(code):
+    return code.replace(", training=training", "").replace("training=training", "")
 
 
 def _same_state(first, second):

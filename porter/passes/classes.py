@@ -33,6 +33,9 @@ class ClassBodyTranslator(BodyTranslator):
         return self.translator.class_signature(class_name, args, kwargs, static,
                                                site=(owner, site) if owner is not None else None)
 
+    def class_in_progress(self, class_name):
+        return class_name in self.translator.in_progress
+
     def self_attribute(self, attr):
         value = super().self_attribute(attr)
         if attr in self.static_attrs:  # a literal the constructor stored (never a module, whatever the scan made of
@@ -676,7 +679,7 @@ class FileTranslator:
             signature.output = translator.return_template if output_layout is None else None
             ir.arg_layouts = tuple(v.layout if v.is_tensor else "python" for v in arg_values)
             template = translator.return_template
-            ir.layout_out = "channels_last" if template is not None and template.channels_last else "source"
+            ir.layout_out = _layout_out(template)
             self.class_code[(info.name, "call")] = (forward, clean_body(body, ir.mappings))
             signature.done = True
             return signature
@@ -710,8 +713,7 @@ class FileTranslator:
             body, _ = translator.block(forward.body, 2)
             signature.output = translator.return_template
             template = translator.return_template
-            layouts = (tuple(v.layout if v.is_tensor else "python" for v in arg_values),
-                       "channels_last" if template is not None and template.channels_last else "source")
+            layouts = (tuple(v.layout if v.is_tensor else "python" for v in arg_values), _layout_out(template))
             body = clean_body(body, ir.mappings)
             # what the translation noted on the class (adjustments, ops ...) counts only if the case is kept
             notes = _ir_state(ir)
@@ -1099,6 +1101,16 @@ class FileTranslator:
         finally:
             self.ctx.current.pop()
         return body
+
+
+def _layout_out(template):
+    """The layout a class's call returns its images in, as its `layout_out` says: a returned tuple's images count
+    (call_module converts each for a caller that cannot follow them)."""
+    if template is None:
+        return "source"
+    images = [template] if template.is_tensor else [i for i in template.items or () if i.is_tensor] if \
+        template.kind == "tuple" else []
+    return "channels_last" if any(i.channels_last for i in images) else "source"
 
 
 def _base_init_calls(init, base):

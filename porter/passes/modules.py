@@ -133,6 +133,12 @@ class ModuleResolver:
                                                     if isinstance(e, cst.DictElement)))
         if isinstance(node, cst.Call):
             return self._call_ref(node, env, owner)
+        if isinstance(node, cst.IfExp) and any(isinstance(b, cst.Name) and b.value == "None"
+                                               for b in (node.body, node.orelse)):
+            # `PEG(dim) if is_first else None`: an optional module, which callers test (`if exists(peg)`) before
+            # calling it; where it is called, it is the module
+            kept = node.orelse if isinstance(node.body, cst.Name) and node.body.value == "None" else node.body
+            return self.ref_of(kept, env, owner)
         if isinstance(node, cst.IfExp):  # `RELU6() if relu6 else nn.Activation("relu")`: as an if/else would bind
             return _one_layout_alternative([self.ref_of(node.body, env, owner), self.ref_of(node.orelse, env, owner)],
                                            self.passes_layout_through)
@@ -498,7 +504,7 @@ class ModuleResolver:
                     continue
                 if isinstance(statement.value, (cst.List, cst.Tuple)) and value.kind == "list":
                     env[name] = list(value.elements)
-                elif value.kind != "unknown":
+                elif value.kind != "unknown" or value.alternatives:
                     env[name] = value
                     if name.startswith("self.") and value.kind == "sequential":
                         # `self.path = nn.Sequential(OrderedDict([('pad', ...), ...]))`: `self.path.pad(x)`
@@ -647,6 +653,9 @@ def _one_layout_alternative(alternatives, passes=None):
     layers of one layout behaviour. Otherwise it is unknown, and the call converts at run time. `passes(ref)`: whether
     an in-file class passes any layout through too (elementwise_classes.py)."""
     distinct = []
+    # an if/elif chain: the inner if/else bound one of several already
+    alternatives = [a for ref in alternatives for a in (ref.alternatives if isinstance(ref, ModuleRef) and
+                                                        ref.alternatives else (ref,))]
     for ref in alternatives:
         if not isinstance(ref, ModuleRef):
             return UNKNOWN_MODULE
@@ -655,8 +664,11 @@ def _one_layout_alternative(alternatives, passes=None):
             passes is not None and ref.kind == "class" and passes(ref))
         if not passes_through and ref not in distinct:
             distinct.append(ref)
-    if len(distinct) == 1:
+    if len(distinct) == 1 and (distinct[0].kind != "class" or len(set(alternatives)) == 1):
         return distinct[0]
+    if len(distinct) == 1:  # a block class or a pass-through (`Residual(...) if has_local else nn.Identity()`): they
+        # agree only when the class returns the layout it takes, which its translation tells (calls.py)
+        return _alternatives(list(dict.fromkeys(alternatives)))
     if not distinct:  # every alternative passes its input through (`nn.ReLU if a else nn.Tanh`); an in-file class
         # among them is followed, so that its call is laid out (a container hands it the layout its call takes)
         classes = [ref for ref in alternatives if ref.kind == "class"]
@@ -668,6 +680,14 @@ def _one_layout_alternative(alternatives, passes=None):
         # a patch-embedding Conv2d or a conv stem Sequential: channels-last in and out either way; the translator
         # follows a Sequential (its call passes `training` on, which a single layer ignores)
         return next((r for r in reversed(distinct) if r.kind == "sequential"), distinct[-1])
+    return _alternatives(alternatives)
+
+
+def _alternatives(refs):
+    """An unknown module that is one of `refs` (layers or in-file classes): the translator may still find one layout
+    for all of them (calls.py `alternatives_call`); else plainly unknown."""
+    if refs and all(r.kind in ("class", "rule") for r in refs):
+        return ModuleRef("unknown", alternatives=tuple(dict.fromkeys(refs)))
     return UNKNOWN_MODULE
 
 

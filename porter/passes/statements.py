@@ -393,13 +393,22 @@ class BodyTranslator(ExpressionTranslator):
             return self.as_plain(value) if value.is_tensor or value.kind == "tuple" else value
         if self.return_template is None:
             if value.kind == "tuple" and value.items is not None:
-                value = self.as_plain(value)
+                value = self.returned_tuple(value)
             self.return_template = value
             return value
         template = self.return_template
         if value.is_tensor and template.is_tensor:
             return to_layout(self.ctx, value, "channels_last" if template.channels_last else "source", template.rank)
+        if value.kind == "tuple" and template.kind == "tuple" and template.items is not None:
+            return self.to_value_layout(value, template)  # item by item, as the first return left them
         return self.as_plain(value)
+
+    def returned_tuple(self, value):
+        """The first tuple a class returns: its images stay channels-last (a NASNet cell's `(x, x_prev)`, a DPN
+        block's `(resid, dense)`: callers read the items' layouts from the template); other items in torch's
+        layout."""
+        return self.tuple_in_layouts(value, [i if i.is_tensor and i.channels_last and (i.rank or 0) > 2 else
+                                             self.as_plain(i) for i in value.items])
 
     def io_result(self, value):
         """A value the main class returns: channels-last tensors through `self.io_output`, the rest in torch's

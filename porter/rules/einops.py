@@ -3,9 +3,10 @@
 
 Layout: a literal pattern applied to a channels-last tensor is rewritten, not the tensor: the left side's groups
 are put in the order the Keras tensor stores the torch dims (`b c h w` becomes `b h w c`), so no transpose runs.
-A result of the same rank (a channel shuffle, space-to-depth) stays channels-last the same way; a result of
-another rank (`b c h w -> b (h w) c`, tokens for a transformer) is in torch's order. Without a literal pattern, or
-with `...` on the left, the tensor goes back to torch's order first. The layers take torch's order.
+A result of the same rank that keeps channels on axis 1 (a channel shuffle, space-to-depth, a window partition)
+stays channels-last the same way; any other result (`b c h w -> b (h w) c`, tokens for a transformer; heads moved
+off axis 1) is in torch's order; `b c ... -> ...` reads the spatial axes `...` stands for before the channels. Without a literal pattern, or with `...` elsewhere on the left,
+the tensor goes back to torch's order first. The layers take torch's order.
 Dtype: kept (reduce's mean of an integer tensor is einops' error too).
 """
 
@@ -33,6 +34,20 @@ def _groups(side):
     return _GROUPS.findall(side)
 
 
+def _names(group):
+    return set(group.strip("()").split())
+
+
+def _image_to_image(left, right):
+    """Whether a same-rank pattern keeps an image: each channel name (left axis 1) stays on axis 1 or joins a
+    spatial axis (a channel shuffle, space-to-depth and back, windows folded into the batch); heads split off to an
+    axis of their own (`b (h d) x y -> b h (x y) d`) make no image."""
+    spatial = set().union(*(_names(g) for g in left[2:]))
+    return bool(_names(right[1]) & _names(left[1])) and all(
+        name in _names(right[1]) or any(name in _names(g) and _names(g) & spatial for g in right[2:])
+        for name in _names(left[1]))
+
+
 def _pattern_for_layout(pattern, value):
     """(pattern, result layout) running `pattern` on `value` as the Keras tensor stores it, or None."""
     if not isinstance(pattern, str) or pattern.count("->") != 1 or not value.is_tensor:
@@ -41,12 +56,26 @@ def _pattern_for_layout(pattern, value):
     if order is None or order == list(range(len(order))):
         return None
     left, right = (_groups(side) for side in pattern.split("->"))
+    if left[2:] == ["..."] and value.layout == "channels_last" and "..." not in left[:2]:
+        # `b (h d) ... -> b h (...) d`: the spatial axes `...` stands for sit between batch and channels
+        return f"{left[0]} ... {left[1]} -> {' '.join(right)}", "source"
     if len(left) != len(order) or "..." in pattern:
         return None
     physical_left = " ".join(left[d] for d in order)
-    if len(right) == len(left) and value.layout == "channels_last":
+    if len(right) == len(left) and value.layout == "channels_last" and _image_to_image(left, right):
         return f"{physical_left} -> {' '.join(right[d] for d in order)}", "channels_last"
     return f"{physical_left} -> {' '.join(right)}", "source"
+
+
+def _image_from_features(pattern):
+    """`b h (x y) d -> b x y (h d)` for `b h (x y) d -> b (h d) x y`: tokens folded back into an image whose channels
+    merge the feature axis (the left side's last), written channels-last; None for any other pattern."""
+    if not isinstance(pattern, str) or pattern.count("->") != 1 or "..." in pattern:
+        return None
+    left, right = (_groups(side) for side in pattern.split("->"))
+    if len(right) < 4 or not left or not _names(left[-1]) <= _names(right[1]):  # (rank 3: a sequence, no image)
+        return None
+    return f"{' '.join(left)} -> {' '.join([right[0], *right[2:], right[1]])}"
 
 
 def _result_rank(pattern, rank):
@@ -84,6 +113,10 @@ def _translate(op):
             plain = ctx.plain(value)
             arguments = [plain, ctx.plain(bound["pattern"])]
             layout, rank = "source", _result_rank(pattern, plain.rank)
+            image = _image_from_features(pattern) if op == "rearrange" else None
+            if image is not None:  # the data moves anyway: it lands channels-last, as the convs after it take it
+                arguments[1] = arguments[1].with_code(repr(image))
+                layout, channels = "channels_last", None
         if op == "reduce":
             arguments.append(ctx.plain(bound["reduction"]))
         code = f"{runtime}({ctx.join_args(arguments, keywords)})"

@@ -500,8 +500,12 @@ def call_module(module, *args, held="source", **kwargs):
         kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
     result = module(*args, **kwargs)
     layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else held)
-    if layout_out in ("channels_last", "source") and layout_out != held and hasattr(result, "shape"):
-        result = (to_channels_last if held == "channels_last" else to_channels_first)(result)
+    if layout_out in ("channels_last", "source") and layout_out != held:
+        convert = to_channels_last if held == "channels_last" else to_channels_first
+        if hasattr(result, "shape"):
+            result = convert(result)
+        elif isinstance(result, tuple):  # a block's (x, x_prev): its images (rank > 2) in the module's layout
+            result = tuple(convert(r) if len(getattr(r, "shape", ())) > 2 else r for r in result)
     return result
 
 

@@ -60,11 +60,11 @@ CASES = [
     pytest.param("resnest", "resnest14", {"classes": 10}, 224, marks=_xfail(
         "47 Transposes: SplitAttentionConv's reshapes and softmax run in torch's order")),
     pytest.param("dla", "dla34", {"classes": 10}, 64, marks=_xfail(
-        "90 Transposes (outputs match): the levels, called as getattr(self, 'level{}'.format(i)), and Tree's "
-        "tree1/tree2 (a block class or a Tree) are unknown modules, called in torch's order")),
-    pytest.param("nasnet", "nasnet_4_1056", {"classes": 10}, 224, marks=_xfail(
-        "57 Transposes (outputs match): its cells return (x, x_prev), and a class's tuple output is in torch's "
-        "order")),
+        "76 Transposes (outputs match): the levels, called as getattr(self, 'level{}'.format(i)), are unknown "
+        "modules, and Tree's tree1/tree2 are a block class or a Tree itself (a class calling itself: what its call "
+        "returns is not known while it is translated), so the blocks run in torch's order")),
+    ("nasnet", "nasnet_4_1056", {"classes": 10}, 224),  # cells return (x, x_prev): 57 Transposes before tuples
+    # kept their images channels-last
     pytest.param("hrnet", "hrnet_w18_small_v1_c", {"classes": 10}, 224, marks=_xfail(
         "the port fails: HighResolutionClsNet's super(HighResolutionClsNet, self).hybrid_forward(F, x) becomes "
         "super(...).forward(x), which the Keras base class does not have")),

@@ -180,10 +180,9 @@ def test_library_idioms_match_torch(pair, batch, seed, scale):
     assert_same_outputs(pair, [x], tolerance=1e-4, jit=True)
 
 
-@pytest.mark.xfail(strict=True, reason="a block returning a tuple hands its tensors back in torch's order (a "
-                                       "caller converting at run time cannot follow layouts inside a tuple): the "
-                                       "dual-path blocks convert around each call (7 Transposes)")
 def test_library_idioms_convert_only_at_the_boundary(pair):
+    """The dual-path blocks return `(resid, dense)` channels-last (a class's tuple keeps its images' layouts), and
+    the attribute an if/else binds to one of two block classes is called plainly: 7 Transposes before."""
     x = random_input(0, (2, 3, 12, 12))
     assert count_transposes(pair.keras_model, [x]) <= 2
 
