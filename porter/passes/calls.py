@@ -817,7 +817,9 @@ class CallTranslator:
         signature = self.ctx_method_signature(method, args, kwargs)
         converted = [self.to_value_layout(v, signature.arg_values[i] if i < len(signature.arg_values) else None)
                      for i, v in enumerate(args)]
-        kw = {k: self.as_plain(v) for k, v in kwargs.items()}
+        # a tensor handed by keyword (`self.channel_shuffle(data=x)`) takes the layout the method was translated for
+        by_name = {w.code: w for w in signature.arg_values} if signature is not None else {}
+        kw = {k: self.to_value_layout(v, by_name[k]) if k in by_name else self.as_plain(v) for k, v in kwargs.items()}
         needs_training = signature is not None and getattr(signature, "takes_training", False)
         extra = self.training_kwarg(kwargs) if needs_training else ""
         call = self.call_text(f"self.{method}", self.join_args(converted, kw), extra)

@@ -68,11 +68,8 @@ CASES = [
     pytest.param("hrnet", "hrnet_w18_small_v1_c", {"classes": 10}, 224, marks=_xfail(
         "the port fails: HighResolutionClsNet's super(HighResolutionClsNet, self).hybrid_forward(F, x) becomes "
         "super(...).forward(x), which the Keras base class does not have")),
-    pytest.param("shufflenet", "shufflenet_v1", {"classes": 10}, 224, marks=_xfail(
-        "80 Transposes (outputs match, 5.9e-7): channel_shuffle's F.reshape(0, -4, groups, -1, -2) / swapaxes / "
-        "reshape(0, -3, -2) run in torch's order")),
-    pytest.param("shufflenet", "shufflenet_v2", {"classes": 10}, 224, marks=_xfail(
-        "57 Transposes (outputs match, 3.3e-7): channel_shuffle runs in torch's order, as in shufflenet_v1")),
+    ("shufflenet", "shufflenet_v1", {"classes": 10}, 224),
+    ("shufflenet", "shufflenet_v2", {"classes": 10}, 224),
 ]
 CASE_IDS = [case.values[1] if hasattr(case, "marks") else case[1] for case in CASES]
 
