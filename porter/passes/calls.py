@@ -10,6 +10,7 @@ from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, pyth
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
 from porter.passes.modules import CONTAINERS, ModuleResolver
+from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.ir.op_nodes import record
 from porter.rules.constants import TORCH_HOST_CALLS
 from porter.rules.registry import module_rule_for_call
@@ -84,6 +85,10 @@ class CallTranslator:
                 return self.module_call(target.but(kind="module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
             return python(self.code(node))
+        owner = super_forward_owner(self, node) if self.mode == "forward" else None
+        parent_call = translate_super_forward(self, owner, node) if owner is not None else None
+        if parent_call is not None:
+            return parent_call
         by_name = self.module_ref_resolver().layer_by_name(func) if isinstance(func, cst.Call) else None
         if by_name is not None:  # `getattr(nn, rnn_type)(...)`: the layers the file names, chosen at run time
             candidates, ref = by_name
