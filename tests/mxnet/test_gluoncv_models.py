@@ -60,7 +60,7 @@ CASES = [
     pytest.param("resnest", "resnest14", {"classes": 10}, 224, marks=_xfail(
         "47 Transposes: SplitAttentionConv's reshapes and softmax run in torch's order")),
     pytest.param("dla", "dla34", {"classes": 10}, 64, marks=_xfail(
-        "90 Transposes (outputs match): the levels, called as getattr(self, 'level{}'.format(i)), and Tree's "
+        "76 Transposes (outputs match): the levels, called as getattr(self, 'level{}'.format(i)), and Tree's "
         "tree1/tree2 (a block class or a Tree) are unknown modules, called in torch's order")),
     pytest.param("nasnet", "nasnet_4_1056", {"classes": 10}, 224, marks=_xfail(
         "57 Transposes (outputs match): its cells return (x, x_prev), and a class's tuple output is in torch's "
