@@ -11,6 +11,7 @@ from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, pyth
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
 from porter.passes.modules import CONTAINERS, ModuleResolver
+from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.ir.op_nodes import record
 from porter.rules.constants import TORCH_HOST_CALLS
 from porter.rules.registry import module_rule_for_call
@@ -85,6 +86,10 @@ class CallTranslator:
                 return self.module_call(target.but(kind="module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
             return python(self.code(node))
+        owner = super_forward_owner(self, node) if self.mode == "forward" else None
+        parent_call = translate_super_forward(self, owner, node) if owner is not None else None
+        if parent_call is not None:
+            return parent_call
         by_name = self.module_ref_resolver().layer_by_name(func) if isinstance(func, cst.Call) else None
         if by_name is not None:  # `getattr(nn, rnn_type)(...)`: the layers the file names, chosen at run time
             candidates, ref = by_name
@@ -886,7 +891,9 @@ class CallTranslator:
         signature = self.ctx_method_signature(method, args, kwargs)
         converted = [self.to_value_layout(v, signature.arg_values[i] if i < len(signature.arg_values) else None)
                      for i, v in enumerate(args)]
-        kw = {k: self.as_plain(v) for k, v in kwargs.items()}
+        # a tensor handed by keyword (`self.channel_shuffle(data=x)`) takes the layout the method was translated for
+        by_name = {w.code: w for w in signature.arg_values} if signature is not None else {}
+        kw = {k: self.to_value_layout(v, by_name[k]) if k in by_name else self.as_plain(v) for k, v in kwargs.items()}
         needs_training = signature is not None and getattr(signature, "takes_training", False)
         extra = self.training_kwarg(kwargs) if needs_training else ""
         call = self.call_text(f"self.{method}", self.join_args(converted, kw), extra)

@@ -408,11 +408,18 @@ class ModuleResolver:
             bound = self.class_ref(arg.value, env)
             if bound is not None:
                 local[param] = ModuleRef("classobj", elements=(bound,))
+        given = set(params[:len([a for a in call.args if not a.keyword])])
         for arg in call.args:
             if arg.keyword is not None:
+                given.add(arg.keyword.value)
                 bound = self.class_ref(arg.value, env)
                 if bound is not None:
                     local[arg.keyword.value] = ModuleRef("classobj", elements=(bound,))
+        for param in method.params.params:  # `norm_layer=BatchNorm` the call leaves out: the default class builds
+            default = self.class_ref(param.default, {}) if param.default is not None and \
+                param.name.value in params and param.name.value not in given else None
+            if default is not None:
+                local[param.name.value] = ModuleRef("classobj", elements=(default,))
         self.scan_body(method.body, local, owner)
         returned = _return_values(method.body)
         return self.ref_of(returned[0], local, owner) if returned else UNKNOWN_MODULE

@@ -1,12 +1,117 @@
 """Rules: MXNet's reshape and transpose (`F.reshape`, `F.transpose`, and the NDArray methods `x.reshape(...)`,
-`x.transpose(...)` on Gluon values) -> porter/runtime/gluon_shape_ops.py, in Gluon's own axis order (a
-channels-last tensor is converted back first; rank-3 sequences are never transposed for it)."""
+`x.transpose(...)` on Gluon values) -> porter/runtime/gluon_shape_ops.py.
 
-from porter.rules.registry import function_rule
+A reshape that only splits or merges the channel dim of a channels-last image (GluonCV's channel shuffle,
+`(0, -4, groups, -1, -2)` / swapaxes / `(0, -3, -2)`) keeps the image's layout the way torch's view does
+(porter/rules/tensor_ops.py); a literal transpose relabels axes like torch's permute. Anything else runs in
+Gluon's own axis order (a channels-last tensor converted back first; rank-3 sequences are never transposed)."""
+
+import ast
+
+from porter.ir.values import python
+from porter.rules.registry import Signature, function_rule
+from porter.rules.tensor_ops import layout_kept_result, translate_permute, view_orders_keeping_layout
 
 OPS = "mxnet.ndarray."
+IMAGE_RANK = 4
+_RESHAPE_TEXT = "(data, *dims, shape=None, reverse=False, name=None)"
+_TRANSPOSE_TEXT = "(data, *given, axes=None, name=None)"
+_RESHAPE, _TRANSPOSE = Signature.parse(_RESHAPE_TEXT), Signature.parse(_TRANSPOSE_TEXT)
 
-function_rule(OPS + "reshape", OPS + "Reshape", runtime="gluon_reshape",
-              signature="(data, *dims, shape=None, reverse=False, name=None)", layout="source")
-function_rule(OPS + "transpose", runtime="gluon_transpose", signature="(data, *given, axes=None, name=None)",
-              layout="source", rank_delta=0)
+
+def reshape_rank(codes, rank):
+    """The rank mxnet's reshape gives a rank-`rank` input for shape `codes` (Values), or None when a code that
+    decides it is not a literal. The two sizes after a -4 only split one dim, so they need not be literal."""
+    count, source, i = 0, 0, 0
+    while i < len(codes):
+        code = codes[i].static
+        if not isinstance(code, int) or isinstance(code, bool):
+            return None
+        if code == -2:
+            count, source = count + rank - source, rank
+        elif code == -3:
+            count, source = count + 1, source + 2
+        elif code == -4:
+            count, source, i = count + 2, source + 1, i + 2
+        elif code >= -1:
+            count, source = count + 1, source + 1
+        else:
+            return None
+        i += 1
+    return count if source <= rank and i == len(codes) else None
+
+
+def _shape_codes(bound):
+    """The reshape's shape entries as Values (a literal entry with its static int), or None when the shape is not
+    written out as a tuple."""
+    shape = bound.get("shape")
+    if shape is None:
+        dims = list(bound.get("dims", ()))
+        if len(dims) != 1:
+            return dims or None
+        shape = dims[0]
+    if shape.items is not None:
+        return list(shape.items)
+    try:
+        written = ast.parse(shape.code, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(written, (ast.Tuple, ast.List)):
+        return None
+    codes = []
+    for item in written.elts:
+        text = ast.unparse(item)
+        try:
+            codes.append(python(text, static=ast.literal_eval(item)))
+        except ValueError:
+            codes.append(python(text))
+    return codes
+
+
+def translate_reshape(ctx, call):
+    """F.reshape keeping a channels-last (or permuted) tensor's layout when it only regroups the channel dim;
+    the runtime checks at trace time that the sizes group so (else it goes through Gluon's order)."""
+    bound = call.bind(_RESHAPE)
+    data = bound["data"]
+    codes = _shape_codes(bound)
+    reverse = bound.get("reverse")
+    # a channels-last value of unknown rank came from a layer porter could not see into (a block built by a
+    # helper function): an image; the runtime refuses any other rank rather than guess
+    rank = data.rank if data.rank is not None else (IMAGE_RANK if data.channels_last else None)
+    if codes is not None and data.is_tensor and rank is not None and (reverse is None or reverse.static is False):
+        data = data.but(rank=rank)
+        count = reshape_rank(codes, rank)
+        orders = view_orders_keeping_layout(data, count) if count is not None else None
+        if orders is not None:
+            order, out_order = orders
+            shape = f"({', '.join(ctx.plain(v).code for v in codes)}{',' if len(codes) == 1 else ''})"
+            return layout_kept_result(f"{ctx.runtime('gluon_reshape_in_layout')}({data.code}, {order}, "
+                                      f"{out_order}, {shape})", out_order)
+    return ctx.apply_declarative(RESHAPE, call)
+
+
+def translate_transpose(ctx, call):
+    """F.transpose with literal axes on a tensor of known rank: torch's permute (a relabelling, no data moved)."""
+    bound = call.bind(_TRANSPOSE)
+    data, axes = bound["data"], bound.get("axes")
+    given = list(bound.get("given", ()))
+    if axes is None and len(given) == 1 and given[0].kind == "tuple":
+        axes = given[0]
+    static = axes.static if axes is not None else tuple(v.static for v in given)
+    if data.is_tensor and data.rank is not None and isinstance(static, (tuple, list)) and \
+            all(isinstance(a, int) and not isinstance(a, bool) for a in static):
+        dims = list(static) if static else list(reversed(range(data.rank)))
+        if len(dims) == data.rank:
+            return translate_permute(ctx, type(call)("torch.permute", [data], {"dims": _literal(dims)}, call.line))
+    return ctx.apply_declarative(TRANSPOSE, call)
+
+
+def _literal(dims):
+    return python(repr(tuple(dims)), static=tuple(dims))
+
+
+# the declared behaviour (Gluon's order) is what a call falls back to when its translate cannot keep the layout
+RESHAPE = function_rule(OPS + "reshape", OPS + "Reshape", runtime="gluon_reshape", signature=_RESHAPE_TEXT,
+                        layout="source", translate=translate_reshape)
+TRANSPOSE = function_rule(OPS + "transpose", runtime="gluon_transpose", signature=_TRANSPOSE_TEXT, layout="source",
+                          rank_delta=0, translate=translate_transpose)

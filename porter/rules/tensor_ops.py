@@ -72,7 +72,30 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     if not value.is_tensor or value.rank is None or value.rank < 3 or any(
             v.kind == "starred" or v.kind == "tuple" for v in raw_sizes):
         return None
-    order, rank, count = physical_order(value), value.rank, len(raw_sizes)
+    orders = view_orders_keeping_layout(value, len(raw_sizes))
+    if orders is None:
+        return None
+    order, out_order = orders
+    count = len(raw_sizes)
+    sizes = [ctx.plain(v).code for v in raw_sizes]
+    code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
+    return layout_kept_result(code, out_order)
+
+
+def layout_kept_result(code, out_order):
+    """The tensor Value of a view that `view_orders_keeping_layout` planned: channels-last, or a permuted layout."""
+    count = len(out_order)
+    if out_order == [0] + list(range(2, count)) + [1]:
+        return tensor(code, count, "channels_last")
+    return tensor(code, count).but(layout=permuted_layout(out_order))
+
+
+def view_orders_keeping_layout(value, count):
+    """(the stored order of `value`'s torch dims, the stored order of the result's) for a view of tensor `value` to
+    `count` dims that keeps a channels-last-like order, or None (then the view runs in torch's order)."""
+    if not value.is_tensor or value.rank is None or value.rank < 3:
+        return None
+    order, rank = physical_order(value), value.rank
     if count < 3 or order == list(range(rank)):
         return None
     if value.channels_last and count > rank:  # (N, C, H, W) -> (N, g, C/g, H, W): held (N, H, W, g, C/g)
@@ -87,11 +110,7 @@ def _view_keeping_layout(ctx, value, raw_sizes):
                 order[:rank - merged] != [0] + list(range(merged + 1, rank)):
             return None
         out_order = [0] + list(range(2, count)) + [1]
-    sizes = [ctx.plain(v).code for v in raw_sizes]
-    code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
-    if out_order == [0] + list(range(2, count)) + [1]:
-        return tensor(code, count, "channels_last")
-    return tensor(code, count).but(layout=permuted_layout(out_order))
+    return order, out_order
 
 
 def translate_flatten(ctx, call):

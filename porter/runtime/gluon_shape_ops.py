@@ -5,6 +5,7 @@
 import tensorflow as tf
 
 from porter.runtime.base import static_dims
+from porter.runtime.regroup import view_in_layout
 
 
 def gluon_reshape_target(dims, shape):
@@ -56,6 +57,18 @@ def gluon_reshape(data, *dims, shape=None, reverse=False, name=None):
     if any(isinstance(size, tf.Tensor) for size in target):
         target = tf.stack([tf.cast(size, tf.int32) for size in target])
     return tf.reshape(x, target)
+
+
+def gluon_reshape_in_layout(data, order, out_order, shape):
+    """F.reshape(data, shape) on a tensor whose axes hold Gluon dims `order`, the result's axes to hold `out_order`
+    (a channel shuffle on a channels-last image): the special codes resolved against Gluon's dims, then reshaped
+    as it lies where the sizes allow (porter/runtime/regroup.py), else through Gluon's order."""
+    data = tf.convert_to_tensor(data)
+    if len(data.shape) != len(order):
+        raise ValueError(f"reshape: the port expected a rank-{len(order)} tensor here, got shape {data.shape}")
+    stored = static_dims(data)
+    dims = [stored[order.index(d)] for d in range(len(order))]
+    return view_in_layout(data, order, out_order, *gluon_reshape_target(dims, shape))
 
 
 def gluon_transpose(data, *given, axes=None, name=None):

@@ -1,0 +1,95 @@
+"""`super().forward(x)` in a forward (porter/passes/super_forward.py): the parent's computation, whether the parent
+is a class of the same file or a torch layer the class derives from, numerically the same as torch."""
+
+import numpy as np
+import torch
+
+from porter.verify.harness import count_transposes
+from tests.rules.op_ports import port
+
+USER_BASE = '''
+import torch
+from torch import nn
+
+
+class BaseNet(nn.Module):
+    def __init__(self, channels=4):
+        super().__init__()
+        self.conv = nn.Conv2d(3, channels, 3, padding=1)
+        self.bn = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class Net(BaseNet):
+    def __init__(self, channels=4):
+        super().__init__(channels)
+        self.head = nn.Conv2d(channels, 2, 1)
+
+    def forward(self, x):
+        y = super().forward(x)
+        return self.head(y) + super(Net, self).forward(x)[:, :2] * 0.5
+
+
+class Deeper(Net):
+    pass
+'''
+LAYER_BASE = '''
+import torch
+from torch import nn
+
+
+class LayerNorm2d(nn.LayerNorm):
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        x = super().forward(x)
+        return x.permute(0, 3, 1, 2)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.norm = LayerNorm2d(4, eps=1e-5)
+
+    def forward(self, x):
+        return self.norm(self.conv(x))
+'''
+
+
+def _moved_off_defaults(model):
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            if tensor.dtype.is_floating_point and not name.endswith("running_var"):
+                tensor.add_(torch.rand_like(tensor) * 0.5 - 0.25)
+            elif name.endswith("running_var"):
+                tensor.uniform_(0.5, 1.5)
+    return model.eval()
+
+
+def _assert_matches(pair, class_name):
+    torch_model = _moved_off_defaults(getattr(pair.torch_module, class_name)())
+    keras_model = getattr(pair.keras_module, class_name)()
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype("float32")
+    keras_model(x)
+    pair.keras_module.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    got = np.asarray(keras_model(x, training=False))
+    assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max()
+    assert count_transposes(keras_model, [x]) <= 2
+
+
+def test_super_forward_calls_the_user_base_class(tmp_path):
+    pair = port(tmp_path, USER_BASE, input_specs=("3,6,6",))
+    text = (tmp_path / "out" / "op_model_keras.py").read_text()
+    assert "super().forward" not in text and "super(Net, self).call(" in text
+    _assert_matches(pair, "Net")
+    _assert_matches(pair, "Deeper")  # the forward it inherits still reaches BaseNet's
+
+
+def test_super_forward_calls_the_torch_layer(tmp_path):
+    pair = port(tmp_path, LAYER_BASE, input_specs=("3,6,6",))
+    assert "super(LayerNorm2d, self).call(" in (tmp_path / "out" / "op_model_keras.py").read_text()
+    _assert_matches(pair, "Net")
