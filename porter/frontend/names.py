@@ -45,6 +45,8 @@ def mutated_names(statement):
         targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign) else
                    [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
         for target in targets:
+            if isinstance(target, cst.Attribute) and target.attr.value.startswith("__"):
+                continue  # `Outputs.__annotations__ = {...: Tensor}`: metadata for TorchScript, not model data
             if isinstance(target, (cst.Subscript, cst.Attribute)) and isinstance(target.value, cst.Name):
                 names.append(target.value.value)
     return names

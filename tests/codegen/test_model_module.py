@@ -203,3 +203,33 @@ def test_a_table_filled_entry_by_entry_is_carried_whole(tmp_path):
     model = load_by_path(out / "net_keras.py", "spec_table_net")
     assert model.WIDTHS == {"small": [4, 8], "large": [8, 16]} and not hasattr(model, "UNUSED")
     assert tuple(model.Net(size="large")(np.zeros((2, 3), np.float32)).shape) == (2, 16)
+
+
+OUTPUTS_ANNOTATED_NET = """
+from collections import namedtuple
+from typing import Optional
+
+import torch.nn as nn
+from torch import Tensor
+
+Outputs = namedtuple("Outputs", ["logits", "aux"])
+Outputs.__annotations__ = {"logits": Tensor, "aux": Optional[Tensor]}
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+
+    def forward(self, x):
+        return Outputs(self.fc(x), None)
+"""
+
+
+def test_dunder_metadata_of_a_table_is_left_out(tmp_path):
+    """`Outputs.__annotations__ = {"logits": Tensor, ...}` (torchvision googlenet/inception, for TorchScript) is not
+    an entry of the table: it stays out of the port, which would otherwise name torch's `Tensor`."""
+    out = port(tmp_path, OUTPUTS_ANNOTATED_NET)
+    model = load_by_path(out / "net_keras.py", "outputs_annotated_net")
+    assert "__annotations__" not in (out / "net_keras.py").read_text()
+    assert tuple(model.Net()(np.zeros((2, 3), np.float32)).logits.shape) == (2, 4)
