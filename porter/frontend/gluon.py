@@ -125,12 +125,26 @@ def _own_parameters(init, imports):
     return frozenset(found)
 
 
-class _ParameterReads(cst.CSTTransformer):
+class _PositionKeeping(cst.CSTTransformer):
+    """A transformer whose new nodes take the source position of the nodes they replace (`self.positions`)."""
+
+    def __init__(self, positions):
+        super().__init__()
+        self.positions = positions
+
+    def on_leave(self, original, updated):
+        result = super().on_leave(original, updated)
+        if result is not original and isinstance(result, cst.CSTNode) and original in self.positions:
+            self.positions.setdefault(result, self.positions[original])
+        return result
+
+
+class _ParameterReads(_PositionKeeping):
     """`self.params.get(...)` -> a call of the Parameter alias; `self.<parameter>.data(...)` -> `self.<parameter>`."""
 
     def __init__(self, parameters, positions):
-        super().__init__()
-        self.parameters, self.positions = parameters, positions
+        super().__init__(positions)
+        self.parameters = parameters
 
     def leave_Call(self, original, updated):
         func = updated.func
@@ -143,12 +157,6 @@ class _ParameterReads(cst.CSTTransformer):
             if name is not None and name.startswith("self.") and name[5:] in self.parameters:
                 return func.value
         return updated
-
-    def on_leave(self, original, updated):
-        result = super().on_leave(original, updated)
-        if result is not original and isinstance(result, cst.CSTNode) and original in self.positions:
-            self.positions.setdefault(result, self.positions[original])
-        return result
 
 
 def _rewrite(method, positions, transformer):
@@ -190,12 +198,8 @@ def _is_name_scope(item):
         call.func.attr.value == "name_scope" and not call.args and dotted_name(call.func.value) is not None
 
 
-class _NameScopeUnwrapper(cst.CSTTransformer):
+class _NameScopeUnwrapper(_PositionKeeping):
     """Replaces `with <x>.name_scope():` statements by their bodies; new nodes inherit the old positions."""
-
-    def __init__(self, positions):
-        super().__init__()
-        self.positions = positions
 
     def leave_With(self, original, updated):
         if len(updated.items) == 1 and _is_name_scope(updated.items[0]) and \
@@ -203,20 +207,10 @@ class _NameScopeUnwrapper(cst.CSTTransformer):
             return cst.FlattenSentinel(updated.body.body)
         return updated
 
-    def on_leave(self, original, updated):
-        result = super().on_leave(original, updated)
-        if result is not original and isinstance(result, cst.CSTNode) and original in self.positions:
-            self.positions.setdefault(result, self.positions[original])
-        return result
 
-
-class _ChildrenValues(cst.CSTTransformer):
+class _ChildrenValues(_PositionKeeping):
     """`self.stage._children.values()` -> `self.stage`: a Block's children in the order they were added, which is
     what iterating the container gives in the port."""
-
-    def __init__(self, positions):
-        super().__init__()
-        self.positions = positions
 
     def leave_Call(self, original, updated):
         func = updated.func
@@ -224,12 +218,6 @@ class _ChildrenValues(cst.CSTTransformer):
                 func.value, cst.Attribute) and func.value.attr.value == "_children":
             return func.value.value
         return updated
-
-    def on_leave(self, original, updated):
-        result = super().on_leave(original, updated)
-        if result is not original and isinstance(result, cst.CSTNode) and original in self.positions:
-            self.positions.setdefault(result, self.positions[original])
-        return result
 
 
 def _children_as_container(method, positions):
@@ -523,10 +511,10 @@ def _mxnet_runtime_call(statement):
         call.func.attr.value in MXNET_RUNTIME_CALLS
 
 
-class _PretrainedRemover(cst.CSTTransformer):
+class _PretrainedRemover(_PositionKeeping):
     def __init__(self, imports, positions):
-        super().__init__()
-        self.imports, self.positions = imports, positions
+        super().__init__(positions)
+        self.imports = imports
 
     def visit_FunctionDef(self, node):
         return True
@@ -557,12 +545,6 @@ class _PretrainedRemover(cst.CSTTransformer):
             self.positions[statement] = position
             self.positions[statement.body[0]] = position
         return updated.with_changes(body=updated.body.with_changes(body=[statement]))
-
-    def on_leave(self, original, updated):
-        result = super().on_leave(original, updated)
-        if result is not original and isinstance(result, cst.CSTNode) and original in self.positions:
-            self.positions.setdefault(result, self.positions[original])
-        return result
 
 
 # --- example inputs from mxnet data code ---------------------------------------------------------------------------

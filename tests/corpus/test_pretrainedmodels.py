@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from porter.verify.harness import count_transposes
-from tests.corpus.test_torchvision import import_by_path
+from tests.corpus.test_torchvision import assert_port_matches, import_by_path
 from tests.corpus.torchvision_support import import_torchvision
 
 torchvision = import_torchvision()  # pretrainedmodels/models/__init__.py imports torchvision.models
@@ -158,19 +158,7 @@ def test_the_models_folder_converts_in_one_call(converted):
 
 @pytest.mark.parametrize("stem", [case_param(stem) for stem in CASES])
 def test_pretrainedmodels_file_matches_torch(stem, ported):
-    import tensorflow as tf
-    import torch
-
-    torch_model, keras_model, x = ported(stem)
-    with torch.no_grad():
-        expected = torch_model(torch.from_numpy(x)).numpy()
-    scale = float(np.abs(expected).max())
-    eager = np.asarray(keras_model(x, training=False))
-    compiled = tf.function(lambda t: keras_model(t, training=False), jit_compile=True)
-    xla = np.asarray(compiled(tf.constant(x)))
-    for got in (eager, xla):
-        assert got.shape == expected.shape and np.isfinite(got).all()
-        assert float(np.abs(got - expected).max()) <= 1e-4 * scale
+    assert_port_matches(*ported(stem))
 
 
 @pytest.mark.parametrize("stem", [case_param(stem, TRANSPOSES_LEFT.get(stem)) for stem in CASES])

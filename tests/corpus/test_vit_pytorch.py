@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from porter.verify.harness import count_transposes
-from tests.corpus.test_torchvision import perturbed
+from tests.corpus.test_torchvision import assert_port_matches, perturbed
 from tests.corpus.torchvision_support import import_torchvision
 
 import_torchvision()  # vit_pytorch's package imports torchvision (its compiled ops need schemas on CPU torch)
@@ -126,19 +126,7 @@ def _cases():
 
 @pytest.mark.parametrize("stem", _cases())
 def test_vit_pytorch_file_matches_torch(stem, ported):
-    import tensorflow as tf
-    import torch
-
-    torch_model, keras_model, x = ported(stem)
-    with torch.no_grad():
-        expected = torch_model(torch.from_numpy(x)).numpy()
-    scale = float(np.abs(expected).max())
-    eager = np.asarray(keras_model(x, training=False))
-    compiled = tf.function(lambda t: keras_model(t, training=False), jit_compile=True)
-    xla = np.asarray(compiled(tf.constant(x)))
-    for got in (eager, xla):
-        assert got.shape == expected.shape and np.isfinite(got).all()
-        assert float(np.abs(got - expected).max()) <= 1e-4 * scale
+    assert_port_matches(*ported(stem))
 
 
 @pytest.mark.parametrize("stem", _cases())
