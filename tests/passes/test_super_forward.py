@@ -1,8 +1,11 @@
 """`super().forward(x)` in a forward (porter/passes/super_forward.py): the parent's computation, whether the parent
-is a class of the same file or a torch layer the class derives from, numerically the same as torch."""
+is a class of the same file or a torch layer the class derives from, numerically the same as torch on drawn image
+sizes (batch 1, odd and 1x1 images)."""
 
 import numpy as np
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from porter.verify.harness import count_transposes
 from tests.rules.op_ports import port
@@ -68,17 +71,36 @@ def _moved_off_defaults(model):
     return model.eval()
 
 
-def _assert_matches(pair, class_name):
+def _loaded_pair(pair, class_name):
+    """(torch model, Keras model) of `class_name`, parameters and statistics moved off their defaults, Keras loaded
+    from torch's state dict."""
     torch_model = _moved_off_defaults(getattr(pair.torch_module, class_name)())
     keras_model = getattr(pair.keras_module, class_name)()
-    x = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype("float32")
-    keras_model(x)
+    keras_model(np.zeros((1, 3, 5, 5), "float32"))
     pair.keras_module.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
-    with torch.no_grad():
-        expected = torch_model(torch.from_numpy(x)).numpy()
-    got = np.asarray(keras_model(x, training=False))
-    assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max()
-    assert count_transposes(keras_model, [x]) <= 2
+    return torch_model, keras_model
+
+
+# batch 1 and odd, non-square image sizes down to 1x1
+IMAGES = st.tuples(st.integers(1, 3), st.integers(1, 9), st.integers(1, 9), st.integers(0, 2**31 - 1))
+
+
+def _assert_matches(pair, class_name):
+    torch_model, keras_model = _loaded_pair(pair, class_name)
+
+    @settings(max_examples=8, deadline=None)
+    @given(IMAGES)
+    def matches(image):
+        batch, height, width, seed = image
+        x = np.random.default_rng(seed).standard_normal((batch, 3, height, width)).astype("float32")
+        with torch.no_grad():
+            expected = torch_model(torch.from_numpy(x)).numpy()
+        got = np.asarray(keras_model(x, training=False))
+        assert got.shape == expected.shape
+        assert np.abs(got - expected).max() <= 1e-4 * max(np.abs(expected).max(), 1.0)
+
+    matches()
+    assert count_transposes(keras_model, [np.zeros((2, 3, 6, 6), "float32")]) <= 2
 
 
 def test_super_forward_calls_the_user_base_class(tmp_path):
