@@ -22,6 +22,7 @@ from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.names import assigned_names, mutated_names
 from porter.frontend.source import linked_first
+from porter.ir.containers import container_runtime
 from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
 
 INDENT = "    "  # one level, as in the translated body lines
@@ -105,6 +106,8 @@ class ModuleEmitter:
                     return cst.parse_expression(TORCH_CONSTANTS[canonical])
                 rule = ctx.module_rules.get(canonical) or ctx.function_rules.get(canonical)
                 runtime = getattr(rule, "runtime", None) if canonical else None
+                if runtime is None and canonical is not None:  # `make=nn.Sequential`, `base=Module`
+                    runtime = container_runtime(canonical) or ("TorchModule" if canonical == "torch.nn.Module" else None)
                 return cst.Name(ctx.use(runtime)) if runtime else None
 
         return Renamer()

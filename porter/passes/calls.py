@@ -6,13 +6,19 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
+from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import to_layout, unify
-from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, python, remap_axis, stub_value, tensor
-from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
-                                   channels_after_rule, rebase)
-from porter.passes.modules import CONTAINERS, ModuleResolver
-from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.ir.op_nodes import record
+from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, python, remap_axis, stub_value, tensor
+from porter.passes.channels import (
+    CHANNEL_ATTRIBUTES,
+    CHANNELS_KEPT,
+    channels_after_function,
+    channels_after_rule,
+    rebase,
+)
+from porter.passes.modules import ModuleResolver
+from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TORCH_HOST_CALLS
 from porter.rules.registry import module_rule_for_call
 
@@ -20,10 +26,6 @@ PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple",
                         "isinstance", "min", "max", "abs", "round", "sum", "print", "hasattr", "getattr",
                         "setattr", "sorted", "reversed", "any", "all", "divmod", "type", "id", "repr", "format",
                         "map", "filter", "iter", "next", "set", "frozenset", "super", "slice", "callable", "pow"}
-CONTAINER_RUNTIME = {"sequential": "Sequential", "list": "ModuleList", "dict": "ModuleDict"}
-# containers whose runtime class differs from torch's (Gluon's Sequential has `.add(...)`)
-CONTAINER_RUNTIME_BY_NAME = {"mxnet.gluon.nn.Sequential": "GluonSequential",
-                             "mxnet.gluon.nn.HybridSequential": "GluonSequential"}
 # canonical-id roots of the frameworks whose calls go through the rule registry
 RULE_FRAMEWORKS = ("torch", "mxnet", "einops", "timm")  # canonical prefixes whose names rules translate
 GLUON_OPS = "mxnet.ndarray."  # where the rules of NDArray methods live, for Gluon sources
@@ -690,7 +692,7 @@ class CallTranslator:
             return Value(f"{name}({self.plain_args(node)})", "module", module=ModuleRef("rule", rule=rule))
         if canonical in CONTAINERS:
             kind = CONTAINERS[canonical]
-            name = self.ctx.use(CONTAINER_RUNTIME_BY_NAME.get(canonical, CONTAINER_RUNTIME[kind]))
+            name = self.ctx.use(container_runtime(canonical))
             ref = self.module_ref_of(node)
             return Value(f"{name}({self.plain_args(node)})", "module", module=ref)
         if canonical in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):

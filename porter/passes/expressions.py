@@ -8,6 +8,7 @@ raises NotImplementedError naming file:line, so the generated module stays impor
 import libcst as cst
 
 from porter.frontend.imports import dotted_name, mentions_torch
+from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
@@ -72,8 +73,10 @@ class ExpressionTranslator(CallTranslator):
             return self.ctx.module_values[name]
         canonical = self.source.imports.resolve(node)
         if canonical is not None and canonical != name and not canonical.startswith("Tensor.") and (
-                canonical in self.ctx.function_rules or canonical in TORCH_CONSTANTS):
-            return self.canonical_attribute(canonical, node)  # `from torch import is_tensor` used as a value
+                canonical in self.ctx.function_rules or canonical in TORCH_CONSTANTS or
+                self.source.imports.is_torch(canonical)):
+            # `from torch import is_tensor` / `from torch.nn import Linear` used as a value (`partial(Linear, ...)`)
+            return self.canonical_attribute(canonical, node)
         if canonical is not None and self.is_third_party(canonical):
             # a third-party class or function used as a value (`module_cls = SEModule` of a package file the linker
             # did not reach): its import is not carried over, so the port gets a stub that raises when called
@@ -122,11 +125,8 @@ class ExpressionTranslator(CallTranslator):
         if rule is not None and not canonical.startswith("Tensor."):  # `act = F.Activation`, called later
             code = self.ctx.use(rule.runtime) if rule.runtime else self.code(node)
             return python(code, static=("rule-function", canonical))
-        from porter.passes.calls import CONTAINER_RUNTIME
-        from porter.passes.modules import CONTAINERS
-
         if canonical in CONTAINERS:
-            return python(self.ctx.use(CONTAINER_RUNTIME[CONTAINERS[canonical]]))
+            return python(self.ctx.use(container_runtime(canonical)))
         if canonical in ("torch.nn.Module",):
             return python(self.ctx.use("TorchModule"))
         if canonical in ("mxnet.ndarray.zeros", "mxnet.ndarray.ones"):  # `begin_state(func=mx.nd.zeros)`: named
@@ -271,8 +271,6 @@ class ExpressionTranslator(CallTranslator):
 
     def names_layer_class(self, node):
         """Whether `node` is a reference to a layer or container class porter maps (`nn.LSTM`, not a call)."""
-        from porter.passes.modules import CONTAINERS
-
         if not isinstance(node, (cst.Attribute, cst.Name)):
             return False
         canonical = self.source.imports.resolve(node)

@@ -12,17 +12,10 @@ import libcst as cst
 from porter.frontend.gluon import is_gluon
 from porter.frontend.imports import dotted_name
 from porter.frontend.walk import walk
+from porter.ir.containers import CONTAINERS
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
 from porter.passes.elementwise_classes import is_elementwise_class
 from porter.rules.registry import module_rule_for_call
-
-CONTAINERS = {
-    "torch.nn.Sequential": "sequential",
-    "torch.nn.ModuleList": "list",
-    "torch.nn.ModuleDict": "dict",
-    "mxnet.gluon.nn.Sequential": "sequential",
-    "mxnet.gluon.nn.HybridSequential": "sequential",
-}
 
 
 class ModuleResolver:

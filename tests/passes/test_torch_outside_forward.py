@@ -174,3 +174,48 @@ def test_third_party_names_used_as_values_are_stubs(tmp_path):
     assert np.abs(np.asarray(keras_model(x, training=False)) - expected).max() <= 1e-5 * np.abs(expected).max()
     with pytest.raises(NotImplementedError, match="somelib.layers.SEModule"):
         pair.keras_module.Net(kind="se")
+
+
+BARE_IMPORT_SOURCE = '''
+from functools import partial
+
+import torch
+from torch.nn import LayerNorm, Linear, Module, Sequential
+
+LinearNoBias = partial(Linear, bias=False)
+Norm = partial(LayerNorm, eps=1e-6)
+
+
+class Block(Module):
+    def __init__(self, dim=8, make=Sequential):
+        super().__init__()
+        self.net = make(LinearNoBias(dim, dim), Norm(dim))
+
+    def forward(self, x):
+        return torch.relu(self.net(x))
+'''
+
+
+@settings(max_examples=6, deadline=None)
+@given(batch=st.integers(1, 3), tokens=st.integers(1, 5), seed=st.integers(0, 2**31 - 1))
+def test_layers_imported_by_bare_name_work_as_values(tmp_path_factory, batch, tokens, seed):
+    """`from torch.nn import Linear` then `partial(Linear, bias=False)` at module level (lucidrains'
+    perceiver-pytorch) or `make=Sequential` as a default: the names map to their ports as `nn.Linear` does (they
+    were copied as they are: `Linear` undefined in the port, exit 3)."""
+    pair = _bare_import_pair(tmp_path_factory)
+    torch_model = pair.torch_module.Block().eval()
+    keras_model = pair.keras_module.Block()
+    pair.keras_module.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    x = np.random.default_rng(seed).standard_normal((batch, tokens, 8)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    assert np.abs(np.asarray(keras_model(x, training=False)) - expected).max() <= 1e-5 * max(np.abs(expected).max(), 1)
+
+
+_BARE_IMPORT_PAIRS = {}
+
+
+def _bare_import_pair(tmp_path_factory):
+    if "pair" not in _BARE_IMPORT_PAIRS:
+        _BARE_IMPORT_PAIRS["pair"] = port(tmp_path_factory.mktemp("bare"), BARE_IMPORT_SOURCE, input_specs=("4,8",))
+    return _BARE_IMPORT_PAIRS["pair"]
