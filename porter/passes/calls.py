@@ -7,7 +7,7 @@ import libcst as cst
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
 from porter.ir.containers import CONTAINERS, container_runtime
-from porter.ir.layout import to_layout, unify
+from porter.ir.layout import element_template, to_layout, unify
 from porter.ir.op_nodes import record
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, python, remap_axis, stub_value, tensor
 from porter.passes.channels import (
@@ -290,9 +290,11 @@ class CallTranslator:
             return self.materialize_size(value)
         if value.is_tensor:
             return to_layout(self.ctx, value, layout)
-        if value.kind == "tuple" and value.items is None and isinstance(value.static, tuple) and \
-                value.static[:1] == ("each",) and value.static[1].is_tensor and value.static[1].layout != "source":
-            element = to_layout(self.ctx, value.static[1].with_code("_each"), "source")  # every item converted
+        # the items of a call's result (`x.chunk(2, 1)`) are element templates without code: converted as one
+        template = element_template(value) if value.kind == "tuple" and (value.items is None or not any(
+            i.code for i in value.items)) else None
+        if template is not None and template.is_tensor and template.layout != "source":
+            element = to_layout(self.ctx, template.with_code("_each"), "source")  # every item converted
             return Value(f"[{element.code} for _each in {value.code}]", "tuple", items=None,
                          static=("each", element.with_code("")))
         if value.kind == "tuple" and value.items:

@@ -522,12 +522,12 @@ class ExpressionTranslator(CallTranslator):
             if base.items is not None and isinstance(index.static, int) and -len(base.items) <= index.static < len(
                     base.items):
                 return base.items[index.static].with_code(f"{base.code}[{index.code}]")
-            if base.items is not None and base.items and all(i.is_tensor for i in base.items):
-                first = base.items[0]
-                if all(i.layout == first.layout and i.rank == first.rank for i in base.items):
-                    return first.with_code(f"{base.code}[{index.code}]")
-            return tensor(f"{base.code}[{index.code}]")
-        return Value(f"{base.code}[{self.slice_code(node)}]", "tuple", items=None)
+            template = element_template(base)  # every item alike (`x.chunk(2, 1)[i]` of a channels-last x)
+            return template.with_code(f"{base.code}[{index.code}]") if template is not None else \
+                tensor(f"{base.code}[{index.code}]")
+        template = element_template(base)  # a slice of a list of alike items (`x.chunk(4, 1)[::-1]`) keeps them
+        return Value(f"{base.code}[{self.slice_code(node)}]", "tuple", items=None,
+                     static=("each", template) if template is not None else None)
 
     def tensor_subscript(self, base, node):
         """x[...] in torch order: tensor indices become gathers; layouts go back to torch's order first."""

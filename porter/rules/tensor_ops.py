@@ -219,7 +219,9 @@ def translate_cat(ctx, call):
     tensors = bound["tensors"]
     dim_value = bound.get("dim", python("0", static=0))
     dim = _static_int(dim_value)
-    items = tensors.items if tensors.kind == "tuple" and tensors.items is not None else None
+    # items without code are the element templates of a call's result (`x.chunk(2)`), not expressions to list
+    items = tensors.items if tensors.kind == "tuple" and tensors.items is not None and all(
+        item.code for item in tensors.items) else None
     template = element_template(tensors)
     is_stack = call.canonical.rsplit(".", 1)[1] not in ("cat", "concat", "concatenate")
     runtime = _runtime(ctx, "stack" if is_stack else "cat")
@@ -261,15 +263,20 @@ def translate_split(ctx, call):
     if value.channels_last and dim is not None:
         axis = remap_axis(dim, value.rank)
         rank = value.rank - 1 if name == "unbind" else value.rank
-        item = tensor("", rank, "channels_last")
+        # unbinding the channel dim leaves pieces without channels: (N, H, W) lies as torch's does
+        item = tensor("", rank, "source" if name == "unbind" and dim in (1, 1 - value.rank) else "channels_last")
         args = [value] + [ctx.plain(m) for m in middle] + [python(str(axis))]
-        return Value(f"{runtime}({ctx.join_args(args, {})})", "tuple", items=None).but(
-            items=_repeat_item(item, bound, name))
+        return _pieces(f"{runtime}({ctx.join_args(args, {})})", item, bound, name)
     plain = ctx.plain(value)
     args = [plain] + [ctx.plain(m) for m in middle] + [ctx.plain(dim_value)]
     rank = plain.rank - 1 if name == "unbind" and plain.rank else plain.rank
-    return Value(f"{runtime}({ctx.join_args(args, {})})", "tuple",
-                 items=_repeat_item(tensor("", rank), bound, name))
+    return _pieces(f"{runtime}({ctx.join_args(args, {})})", tensor("", rank), bound, name)
+
+
+def _pieces(code, item, bound, name):
+    """The list a split returns: one template per piece when their count is static, else every piece alike."""
+    items = _repeat_item(item, bound, name)
+    return Value(code, "tuple", items=items, static=None if items is not None else ("each", item))
 
 
 def _repeat_item(item, bound, name):

@@ -29,6 +29,11 @@ OPS = {
     "stack_last": "y = torch.stack([y, -y], dim=-1)",
     "split_chunk": "a, b = y.chunk(2, dim=1)\n        y = a * torch.sigmoid(b)",
     "split_sizes": "a, b = torch.split(y, [2, 4], dim=1)\n        y = a.sum(1) + b.mean(1)",
+    # the list a split returns, used whole (its pieces alike: channels-last inside the port)
+    "stack_of_chunks": "y = torch.stack(y.chunk(2, dim=1)).mean(dim=0)",
+    "cat_reversed_chunks": "y = torch.cat(y.chunk(3, dim=1)[::-1], dim=1)",
+    "stack_of_split": "y = torch.stack(torch.split(y, 2, dim=1), dim=2).sum(1)",
+    "chunk_index_dynamic": "i = y.shape[0] % 2\n        y = y.chunk(2, dim=1)[i] + y.unbind(1)[i].unsqueeze(1)",
     "mean_spatial_keepdim": "y = y - y.mean(dim=(2, 3), keepdim=True)",
     "sum_channels": "y = y.sum(dim=1)",
     "amax_min": "y = y.amax(dim=2) - y.amin(dim=3)",
