@@ -16,6 +16,7 @@ KEPT_STDLIB = frozenset({"math", "collections", "dataclasses", "typing", "functo
 # Submodule paths that torch re-exports under a shorter canonical name.
 CANONICAL_PREFIXES = (
     ("torch.nn.modules.", "torch.nn."),
+    ("torch.autograd.function.", "torch.autograd."),  # `from torch.autograd.function import Function`
     # Gluon: its layer modules, its Block module and its two op namespaces (`mx.nd`, `mx.sym`: `F`'s values)
     ("mxnet.gluon.nn.basic_layers.", "mxnet.gluon.nn."),
     ("mxnet.gluon.nn.conv_layers.", "mxnet.gluon.nn."),

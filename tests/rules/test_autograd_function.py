@@ -48,9 +48,16 @@ class OpModel(nn.Module):
 '''
 
 
-@pytest.fixture(scope="module")
-def pair(tmp_path_factory):
-    return port(tmp_path_factory.mktemp("autograd_function"), SOURCE)
+# the base as lucidrains' reversible layers import it: `from torch.autograd.function import Function`
+FUNCTION_IMPORTED = SOURCE.replace("import torch.nn as nn\n", "import torch.nn as nn\nfrom torch.autograd.function import "
+                                   "Function\n").replace("(torch.autograd.Function)", "(Function)")
+
+
+@pytest.fixture(scope="module", params=["attribute", "imported"])
+def pair(request, tmp_path_factory):
+    source = SOURCE if request.param == "attribute" else FUNCTION_IMPORTED
+    assert request.param == "attribute" or "(Function):" in source
+    return port(tmp_path_factory.mktemp("autograd_function"), source)
 
 
 @settings(max_examples=15, deadline=None)
