@@ -91,6 +91,9 @@ def main(argv=None):
     if args.repeats < 1 or any(n < 2 * TINY for n in sizes):
         parser.error(f"--repeats must be >= 1 and every size >= {2 * TINY} lines")
 
+    # as `pip install` leaves porter (and as TensorFlow's own modules are): byte-compiled, so that start-up is
+    # not timed compiling porter's ~200 modules (PYTHONDONTWRITEBYTECODE would otherwise make every run do it)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "porter")], check=True, capture_output=True)
     with tempfile.TemporaryDirectory(prefix="porter-scale-") as tmp:
         folder = Path(tmp)
         tf_wall, tf_cpu = best([sys.executable, "-c", "import tensorflow"], folder, args.repeats)
