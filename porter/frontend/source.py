@@ -301,12 +301,21 @@ def deepest_line(tree):
     """(depth, line) of the most deeply nested syntax-tree node, found without recursion."""
     best, best_line = 0, None
     stack = [(tree, 1, None)]
+    pop, push, node_class = stack.pop, stack.append, ast.AST
     while stack:
-        node, depth, line = stack.pop()
+        node, depth, line = pop()
         line = getattr(node, "lineno", line)
         if depth > best:
             best, best_line = depth, line
-        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+        depth += 1
+        for name in node._fields:  # ast.iter_child_nodes, without its generators (half this walk's time)
+            value = getattr(node, name, None)
+            if isinstance(value, node_class):
+                push((value, depth, line))
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_class):
+                        push((item, depth, line))
     return best, best_line
 
 

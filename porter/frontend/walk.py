@@ -12,6 +12,17 @@ import dataclasses
 import libcst as cst
 
 _CHILD_FIELDS = {}  # node class -> its field names, those libcst visits first and in libcst's visit order
+# value type -> whether it is a libcst node class: libcst's nodes are ABCs, and `isinstance(value, cst.CSTNode)`
+# goes through ABCMeta.__instancecheck__ for every field of every node (a third of a walk's time)
+NODE_TYPES = {}
+
+
+def is_node_type(kind):
+    """Whether values of type `kind` are libcst nodes (cached in NODE_TYPES)."""
+    found = NODE_TYPES.get(kind)
+    if found is None:
+        found = NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return found
 
 
 class _FieldOrder(cst.CSTVisitor):
@@ -51,14 +62,62 @@ def child_fields(node):
     return names
 
 
+_HOOKS = {}  # (visitor class, node class) -> (its visit_X function or None, its leave_X function or None)
+_DEFAULT_ON_VISIT, _DEFAULT_ON_LEAVE = cst.CSTVisitor.on_visit, cst.CSTVisitor.on_leave
+
+
+def _hooks(visitor_class, node_class):
+    """What libcst's `on_visit`/`on_leave` look up by name on every node (`getattr(self, f"visit_{name}")`), once
+    per class pair; the empty stubs every visitor inherits count as none."""
+    name = node_class.__name__
+    found = []
+    for prefix in ("visit_", "leave_"):
+        function = getattr(visitor_class, prefix + name, None)
+        found.append(None if function is getattr(cst.CSTVisitor, prefix + name, None) else function)
+    hooks = _HOOKS[visitor_class, node_class] = tuple(found)
+    return hooks
+
+
 def walk(node, visitor):
     """`node.visit(visitor)` for a visitor that only reads: the same hooks in the same order, no copies made."""
+    visitor_class = type(visitor)
+    if visitor_class.on_visit is _DEFAULT_ON_VISIT and visitor_class.on_leave is _DEFAULT_ON_LEAVE:
+        _walk_hooks(node, visitor, visitor_class)
+    else:
+        _walk(node, visitor)
+
+
+def _walk_hooks(node, visitor, visitor_class):
+    """`walk` for a visitor with libcst's own on_visit/on_leave: its visit_X/leave_X called directly."""
+    node_class = type(node)
+    visit, leave = _HOOKS.get((visitor_class, node_class)) or _hooks(visitor_class, node_class)
+    if visit is None or visit(visitor, node) is not False:
+        for name in _CHILD_FIELDS.get(node_class) or child_fields(node):
+            value = getattr(node, name)
+            kind = type(value)
+            is_node = NODE_TYPES.get(kind)
+            if is_node is None:
+                is_node = is_node_type(kind)
+            if is_node:
+                _walk_hooks(value, visitor, visitor_class)
+            elif kind is tuple or kind is list:
+                for child in value:
+                    _walk_hooks(child, visitor, visitor_class)
+    if leave is not None:
+        leave(visitor, node)
+
+
+def _walk(node, visitor):
     if visitor.on_visit(node):
         for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                walk(value, visitor)
-            elif type(value) is tuple or type(value) is list:  # sequences of a node hold nodes only
+            kind = type(value)
+            is_node = NODE_TYPES.get(kind)
+            if is_node is None:
+                is_node = is_node_type(kind)
+            if is_node:
+                _walk(value, visitor)
+            elif kind is tuple or kind is list:  # sequences of a node hold nodes only
                 for child in value:
-                    walk(child, visitor)
+                    _walk(child, visitor)
     visitor.on_leave(node)
