@@ -107,6 +107,29 @@ def _walk_hooks(node, visitor, visitor_class):
         leave(visitor, node)
 
 
+def descendants(node):
+    """`node` and every node below it, in the order `walk` visits them (pre-order), as a list."""
+    found, stack = [], [node]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current = pop()
+        found.append(current)
+        children = []
+        for name in _CHILD_FIELDS.get(type(current)) or child_fields(current):
+            value = getattr(current, name)
+            kind = type(value)
+            is_node = NODE_TYPES.get(kind)
+            if is_node is None:
+                is_node = is_node_type(kind)
+            if is_node:
+                children.append(value)
+            elif kind is tuple or kind is list:
+                children.extend(value)
+        for child in reversed(children):
+            push(child)
+    return found
+
+
 def _walk(node, visitor):
     if visitor.on_visit(node):
         for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):

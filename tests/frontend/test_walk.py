@@ -66,3 +66,24 @@ def test_walk_calls_the_hooks_libcst_calls(path, visitor_class):
         assert [kind for kind, _ in by_walk.seen] == [kind for kind, _ in by_libcst.seen]
     else:
         assert by_walk.seen == by_libcst.seen
+
+
+
+class AllNodes(cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def on_visit(self, node):
+        self.seen.append(node)
+        return True
+
+
+@pytest.mark.parametrize("path", FIXTURES[:6], ids=lambda p: p.name)
+def test_descendants_are_the_nodes_walk_visits_in_its_order(path):
+    from porter.frontend.walk import descendants
+
+    module = cst.parse_module(path.read_text())
+    visited = AllNodes()
+    walk(module, visited)
+    assert [id(node) for node in descendants(module)] == [id(node) for node in visited.seen]
