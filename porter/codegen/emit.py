@@ -27,6 +27,8 @@ from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
 INDENT = "    "  # one level, as in the translated body lines
 LOADER_IMPORTS = ["import importlib.util", "import os", "import sys", "import zlib"]  # the runtime loader's
 
+LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})
+
 
 class ModuleEmitter:
     """Assemble the generated module text for one translated source file."""
@@ -80,11 +82,21 @@ class ModuleEmitter:
         return parameter_list(self.source, definition, training=training, default_text=self.default_text)
 
     def default_text(self, node):
-        return " ".join(self.source.module.code_for_node(node.visit(self.runtime_renamer())).split())
+        if type(node) not in LITERALS:  # a literal names nothing to rename
+            node = node.visit(self.runtime_renamer())
+        return " ".join(self.source.module.code_for_node(node).split())
 
     def runtime_renamer(self):
         """A transformer that replaces references to torch layers and functions a rule covers (`nn.BatchNorm2d`,
         `F.relu`) by the port's runtime names, for code carried over rather than translated (defaults, configs)."""
+        # one class per emitter: a class made per call started libcst's ABC isinstance caches afresh each time
+        # (a third of emitting a 3,500-line file's module went to `__subclasscheck__`)
+        renamer = self.__dict__.get("_renamer_class")
+        if renamer is None:
+            renamer = self._renamer_class = self._make_renamer_class()
+        return renamer()
+
+    def _make_renamer_class(self):
         ctx, imports = self.ctx, self.source.imports
 
         class Renamer(cst.CSTTransformer):
@@ -107,7 +119,7 @@ class ModuleEmitter:
                 runtime = getattr(rule, "runtime", None) if canonical else None
                 return cst.Name(ctx.use(runtime)) if runtime else None
 
-        return Renamer()
+        return Renamer
 
     def imports(self, text, kept):
         lines = runtime_modules_used(text) + LOADER_IMPORTS

@@ -62,20 +62,24 @@ def child_fields(node):
     return names
 
 
-_HOOKS = {}  # (visitor class, node class) -> (its visit_X function or None, its leave_X function or None)
 _DEFAULT_ON_VISIT, _DEFAULT_ON_LEAVE = cst.CSTVisitor.on_visit, cst.CSTVisitor.on_leave
 
 
 def _hooks(visitor_class, node_class):
-    """What libcst's `on_visit`/`on_leave` look up by name on every node (`getattr(self, f"visit_{name}")`), once
-    per class pair; the empty stubs every visitor inherits count as none."""
-    name = node_class.__name__
-    found = []
-    for prefix in ("visit_", "leave_"):
-        function = getattr(visitor_class, prefix + name, None)
-        found.append(None if function is getattr(cst.CSTVisitor, prefix + name, None) else function)
-    hooks = _HOOKS[visitor_class, node_class] = tuple(found)
-    return hooks
+    """What libcst's `on_visit`/`on_leave` look up by name on every node (`getattr(self, f"visit_{name}")`): the
+    visitor class's visit_X and leave_X functions, None for the empty stubs every visitor inherits; found once per
+    node class and kept on the visitor class (so a class made per call takes its table with it)."""
+    table = visitor_class.__dict__.get("_porter_walk_hooks")
+    if table is None:
+        table = {}
+        type.__setattr__(visitor_class, "_porter_walk_hooks", table)
+    found = table.get(node_class)
+    if found is None:
+        name = node_class.__name__
+        hooks = [(getattr(visitor_class, hook, None), getattr(cst.CSTVisitor, hook, None))
+                 for hook in (f"visit_{name}", f"leave_{name}")]
+        found = table[node_class] = tuple(None if own is stub else own for own, stub in hooks)
+    return found
 
 
 def walk(node, visitor):
@@ -89,10 +93,9 @@ def walk(node, visitor):
 
 def _walk_hooks(node, visitor, visitor_class):
     """`walk` for a visitor with libcst's own on_visit/on_leave: its visit_X/leave_X called directly."""
-    node_class = type(node)
-    visit, leave = _HOOKS.get((visitor_class, node_class)) or _hooks(visitor_class, node_class)
+    visit, leave = _hooks(visitor_class, type(node))
     if visit is None or visit(visitor, node) is not False:
-        for name in _CHILD_FIELDS.get(node_class) or child_fields(node):
+        for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):
             value = getattr(node, name)
             kind = type(value)
             is_node = NODE_TYPES.get(kind)
