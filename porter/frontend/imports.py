@@ -36,9 +36,10 @@ EQUIVALENT_NAMES = {"timm.layers.trunc_normal_": "torch.nn.init.trunc_normal_"}
 
 def dotted_name(node):
     """'a.b.c' for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
+    kind = type(node)  # not isinstance: libcst's node classes are ABCs, and this runs for most nodes a pass reads
+    if kind is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if kind is cst.Attribute:
         base = dotted_name(node.value)
         return f"{base}.{node.attr.value}" if base else None
     return None
