@@ -197,8 +197,7 @@ class SourceFile:
         position = self.positions.get(node)
         if position is not None and position.start.line == position.end.line and self._plain_lines is not None:
             line = self._plain_lines[position.start.line - 1]
-            if isinstance(node, cst.BaseExpression) and not getattr(node, "lpar", ()) \
-                    and not isinstance(node, cst.StarredElement):  # its code carries parentheses / its comma
+            if _is_sliceable_expression(type(node)) and not getattr(node, "lpar", ()):  # else: parentheses, a comma
                 return line[position.start.column:position.end.column]
             if node in self._parsed_statements:  # as libcst writes it: comment lines above, no indent
                 newline = self.module.default_newline
@@ -400,6 +399,16 @@ def parse_source(path, display_path=None):
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
                       framework=framework, linked_from_line=first_linked, factories=factories,
                       parsed_nodes=parsed_nodes, decided_ifs=decided_ifs)
+
+
+_SLICEABLE = {}  # node class -> whether its one-line code is its text's slice (tested once: ABC checks are slow)
+
+
+def _is_sliceable_expression(kind):
+    found = _SLICEABLE.get(kind)
+    if found is None:
+        found = _SLICEABLE[kind] = issubclass(kind, cst.BaseExpression) and not issubclass(kind, cst.StarredElement)
+    return found
 
 
 def linked_first(statements, positions, first_linked):
