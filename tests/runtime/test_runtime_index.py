@@ -5,7 +5,7 @@ import marshal
 import pytest
 
 import porter.cache_folder
-import porter.runtime as runtime
+from porter import runtime
 
 
 def definitions(index):
