@@ -22,11 +22,13 @@ from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.names import assigned_names, mutated_names
 from porter.frontend.source import linked_first
-from porter.ir.containers import container_runtime
+from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
 from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
 
 INDENT = "    "  # one level, as in the translated body lines
 LOADER_IMPORTS = ["import importlib.util", "import os", "import sys", "import zlib"]  # the runtime loader's
+
+LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})
 
 
 class ModuleEmitter:
@@ -81,11 +83,21 @@ class ModuleEmitter:
         return parameter_list(self.source, definition, training=training, default_text=self.default_text)
 
     def default_text(self, node):
-        return " ".join(self.source.module.code_for_node(node.visit(self.runtime_renamer())).split())
+        if type(node) not in LITERALS:  # a literal names nothing to rename
+            node = node.visit(self.runtime_renamer())
+        return " ".join(self.source.module.code_for_node(node).split())
 
     def runtime_renamer(self):
         """A transformer that replaces references to torch layers and functions a rule covers (`nn.BatchNorm2d`,
         `F.relu`) by the port's runtime names, for code carried over rather than translated (defaults, configs)."""
+        # one class per emitter: a class made per call started libcst's ABC isinstance caches afresh each time
+        # (a third of emitting a 3,500-line file's module went to `__subclasscheck__`)
+        renamer = self.__dict__.get("_renamer_class")
+        if renamer is None:
+            renamer = self._renamer_class = self._make_renamer_class()
+        return renamer()
+
+    def _make_renamer_class(self):
         ctx, imports = self.ctx, self.source.imports
 
         class Renamer(cst.CSTTransformer):
@@ -110,7 +122,7 @@ class ModuleEmitter:
                     runtime = container_runtime(canonical) or ("TorchModule" if canonical == "torch.nn.Module" else None)
                 return cst.Name(ctx.use(runtime)) if runtime else None
 
-        return Renamer()
+        return Renamer
 
     def imports(self, text, kept):
         lines = runtime_modules_used(text) + LOADER_IMPORTS
@@ -213,13 +225,12 @@ class ModuleEmitter:
                 code = getattr(self.translator, "class_statement_code", {}).get(statement)
                 code = self.source.code_of(statement).strip("\n").strip() if code is None else code
                 class_lines.extend(code.splitlines())
-        container_runtime = {"sequential": "Sequential", "list": "ModuleList", "dict": "ModuleDict"}
         if info.bases:
             bases = ", ".join(info.bases)
         elif info.layer_base:  # the runtime layer: its constructor, weights and state_dict keys are torch's
             bases = self.ctx.use(self.ctx.module_rules[info.layer_base].runtime)
         elif info.container_base:
-            bases = self.ctx.use(container_runtime[info.container_base])
+            bases = self.ctx.use(CONTAINER_RUNTIME[info.container_base])
         else:
             bases = self.ctx.use("TorchModule")
         init = info.methods.get("__init__")

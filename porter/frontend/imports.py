@@ -6,6 +6,8 @@ ids such as `torch.nn.Conv2d` and `torch.nn.functional.relu`. Cheaper than libcs
 which is measured in seconds on large files.
 """
 
+import functools
+
 import libcst as cst
 
 # Standard-library modules whose imports the port keeps (and whose names annotations may use).
@@ -35,11 +37,21 @@ CANONICAL_PREFIXES = (
 EQUIVALENT_NAMES = {"timm.layers.trunc_normal_": "torch.nn.init.trunc_normal_"}
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of the name, asked for every call and attribute a pass reads
+def canonical_id(full):
+    """The canonical id of an imported dotted name (`torchvision.ops.misc.Conv2dNormActivation`, a timm alias)."""
+    for prefix, replacement in CANONICAL_PREFIXES:
+        if full.startswith(prefix):
+            full = replacement + full[len(prefix):].split(".")[-1]
+    return EQUIVALENT_NAMES.get(full, full)
+
+
 def dotted_name(node):
     """'a.b.c' for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
+    kind = type(node)  # not isinstance: libcst's node classes are ABCs, and this runs for most nodes a pass reads
+    if kind is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if kind is cst.Attribute:
         base = dotted_name(node.value)
         return f"{base}.{node.attr.value}" if base else None
     return None
@@ -104,11 +116,7 @@ class ImportTable:
         head, _, rest = name.partition(".")
         if head not in self.aliases:
             return None
-        full = self.aliases[head] + ("." + rest if rest else "")
-        for prefix, replacement in CANONICAL_PREFIXES:
-            if full.startswith(prefix):
-                full = replacement + full[len(prefix):].split(".")[-1]
-        return EQUIVALENT_NAMES.get(full, full)
+        return canonical_id(self.aliases[head] + ("." + rest if rest else ""))
 
     def is_torch(self, canonical):
         return canonical is not None and (canonical == "torch" or canonical.startswith("torch."))

@@ -14,9 +14,9 @@ import heapq
 
 import libcst as cst
 
-from porter.frontend.walk import child_fields
+from porter.frontend.walk import _CHILD_FIELDS, NODE_TYPES, child_fields, is_node_type
 
-SCOPES = (cst.Module, cst.ClassDef, cst.FunctionDef)
+SCOPES = frozenset({cst.Module, cst.ClassDef, cst.FunctionDef})  # exact types: libcst does not subclass them
 
 
 class NodeIndex:
@@ -58,14 +58,18 @@ class NodeIndex:
                 entry[1].append(node)
                 count += 1
             first = count
-            for name in child_fields(node):
+            for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):
                 value = getattr(node, name)
-                if isinstance(value, cst.CSTNode):
+                value_type = type(value)
+                is_node = NODE_TYPES.get(value_type)
+                if is_node is None:
+                    is_node = is_node_type(value_type)
+                if is_node:  # not isinstance(value, cst.CSTNode): an ABC check (walk.py)
                     visit(value)
-                elif type(value) is tuple or type(value) is list:
+                elif value_type is tuple or value_type is list:
                     for child in value:
                         visit(child)
-            if node is root or isinstance(node, SCOPES):
+            if node is root or type(node) in SCOPES:
                 spans[node] = (first, count)
 
         visit(root)

@@ -197,8 +197,7 @@ class SourceFile:
         position = self.positions.get(node)
         if position is not None and position.start.line == position.end.line and self._plain_lines is not None:
             line = self._plain_lines[position.start.line - 1]
-            if isinstance(node, cst.BaseExpression) and not getattr(node, "lpar", ()) \
-                    and not isinstance(node, cst.StarredElement):  # its code carries parentheses / its comma
+            if _is_sliceable_expression(type(node)) and not getattr(node, "lpar", ()):  # else: parentheses, a comma
                 return line[position.start.column:position.end.column]
             if node in self._parsed_statements:  # as libcst writes it: comment lines above, no indent
                 newline = self.module.default_newline
@@ -301,12 +300,21 @@ def deepest_line(tree):
     """(depth, line) of the most deeply nested syntax-tree node, found without recursion."""
     best, best_line = 0, None
     stack = [(tree, 1, None)]
+    pop, push, node_class = stack.pop, stack.append, ast.AST
     while stack:
-        node, depth, line = stack.pop()
+        node, depth, line = pop()
         line = getattr(node, "lineno", line)
         if depth > best:
             best, best_line = depth, line
-        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+        depth += 1
+        for name in node._fields:  # ast.iter_child_nodes, without its generators (half this walk's time)
+            value = getattr(node, name, None)
+            if isinstance(value, node_class):
+                push((value, depth, line))
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_class):
+                        push((item, depth, line))
     return best, best_line
 
 
@@ -391,6 +399,16 @@ def parse_source(path, display_path=None):
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
                       framework=framework, linked_from_line=first_linked, factories=factories,
                       parsed_nodes=parsed_nodes, decided_ifs=decided_ifs)
+
+
+_SLICEABLE = {}  # node class -> whether its one-line code is its text's slice (tested once: ABC checks are slow)
+
+
+def _is_sliceable_expression(kind):
+    found = _SLICEABLE.get(kind)
+    if found is None:
+        found = _SLICEABLE[kind] = issubclass(kind, cst.BaseExpression) and not issubclass(kind, cst.StarredElement)
+    return found
 
 
 def linked_first(statements, positions, first_linked):

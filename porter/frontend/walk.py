@@ -12,6 +12,17 @@ import dataclasses
 import libcst as cst
 
 _CHILD_FIELDS = {}  # node class -> its field names, those libcst visits first and in libcst's visit order
+# value type -> whether it is a libcst node class: libcst's nodes are ABCs, and `isinstance(value, cst.CSTNode)`
+# goes through ABCMeta.__instancecheck__ for every field of every node (a third of a walk's time)
+NODE_TYPES = {}
+
+
+def is_node_type(kind):
+    """Whether values of type `kind` are libcst nodes (cached in NODE_TYPES)."""
+    found = NODE_TYPES.get(kind)
+    if found is None:
+        found = NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return found
 
 
 class _FieldOrder(cst.CSTVisitor):
@@ -51,14 +62,88 @@ def child_fields(node):
     return names
 
 
+_DEFAULT_ON_VISIT, _DEFAULT_ON_LEAVE = cst.CSTVisitor.on_visit, cst.CSTVisitor.on_leave
+
+
+def _hooks(visitor_class, node_class):
+    """What libcst's `on_visit`/`on_leave` look up by name on every node (`getattr(self, f"visit_{name}")`): the
+    visitor class's visit_X and leave_X functions, None for the empty stubs every visitor inherits; found once per
+    node class and kept on the visitor class (so a class made per call takes its table with it)."""
+    table = visitor_class.__dict__.get("_porter_walk_hooks")
+    if table is None:
+        table = {}
+        type.__setattr__(visitor_class, "_porter_walk_hooks", table)
+    found = table.get(node_class)
+    if found is None:
+        name = node_class.__name__
+        hooks = [(getattr(visitor_class, hook, None), getattr(cst.CSTVisitor, hook, None))
+                 for hook in (f"visit_{name}", f"leave_{name}")]
+        found = table[node_class] = tuple(None if own is stub else own for own, stub in hooks)
+    return found
+
+
 def walk(node, visitor):
     """`node.visit(visitor)` for a visitor that only reads: the same hooks in the same order, no copies made."""
+    visitor_class = type(visitor)
+    if visitor_class.on_visit is _DEFAULT_ON_VISIT and visitor_class.on_leave is _DEFAULT_ON_LEAVE:
+        _walk_hooks(node, visitor, visitor_class)
+    else:
+        _walk(node, visitor)
+
+
+def _walk_hooks(node, visitor, visitor_class):
+    """`walk` for a visitor with libcst's own on_visit/on_leave: its visit_X/leave_X called directly."""
+    visit, leave = _hooks(visitor_class, type(node))
+    if visit is None or visit(visitor, node) is not False:
+        for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):
+            value = getattr(node, name)
+            kind = type(value)
+            is_node = NODE_TYPES.get(kind)
+            if is_node is None:
+                is_node = is_node_type(kind)
+            if is_node:
+                _walk_hooks(value, visitor, visitor_class)
+            elif kind is tuple or kind is list:
+                for child in value:
+                    _walk_hooks(child, visitor, visitor_class)
+    if leave is not None:
+        leave(visitor, node)
+
+
+def descendants(node):
+    """`node` and every node below it, in the order `walk` visits them (pre-order), as a list."""
+    found, stack = [], [node]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current = pop()
+        found.append(current)
+        children = []
+        for name in _CHILD_FIELDS.get(type(current)) or child_fields(current):
+            value = getattr(current, name)
+            kind = type(value)
+            is_node = NODE_TYPES.get(kind)
+            if is_node is None:
+                is_node = is_node_type(kind)
+            if is_node:
+                children.append(value)
+            elif kind is tuple or kind is list:
+                children.extend(value)
+        for child in reversed(children):
+            push(child)
+    return found
+
+
+def _walk(node, visitor):
     if visitor.on_visit(node):
         for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                walk(value, visitor)
-            elif type(value) is tuple or type(value) is list:  # sequences of a node hold nodes only
+            kind = type(value)
+            is_node = NODE_TYPES.get(kind)
+            if is_node is None:
+                is_node = is_node_type(kind)
+            if is_node:
+                _walk(value, visitor)
+            elif kind is tuple or kind is list:  # sequences of a node hold nodes only
                 for child in value:
-                    walk(child, visitor)
+                    _walk(child, visitor)
     visitor.on_leave(node)

@@ -11,7 +11,7 @@ import libcst as cst
 
 from porter.frontend.gluon import is_gluon
 from porter.frontend.imports import dotted_name
-from porter.frontend.walk import walk
+from porter.frontend.walk import descendants, walk
 from porter.ir.containers import CONTAINERS
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
 from porter.passes.elementwise_classes import is_elementwise_class
@@ -838,15 +838,7 @@ def literal_text(code):
 
 def _walk(node):
     """Every node under `node` (nested functions and classes included)."""
-    found = []
-
-    class Visitor(cst.CSTVisitor):
-        def on_visit(self, inner):
-            found.append(inner)
-            return True
-
-    walk(node, Visitor())
-    return found
+    return descendants(node)
 
 
 def config_block_classes(source, class_of):

@@ -754,6 +754,8 @@ class BodyTranslator(ExpressionTranslator):
 
 
 def _dedent(text):
+    if "\n" not in text and text[:1] not in (" ", "\t"):  # one unindented line (most): dedent would return it as is
+        return text
     import textwrap
 
     return textwrap.dedent(text)

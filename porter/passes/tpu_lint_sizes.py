@@ -7,6 +7,8 @@ read (out_features, out_channels, embedding_dim, hidden_size, d_model, dim_feedf
 previous layer's output or the data's, and is reported there if at all.
 """
 
+import functools
+
 import libcst as cst
 
 from porter.passes.tpu_lint_kinds import FEATURE_ALIGNMENT, MIN_FLAGGED_FEATURES, MIN_FLAGGED_WASTE, round_up
@@ -92,8 +94,9 @@ def resolve_int(node, environment):
     return None, None
 
 
+@functools.lru_cache(maxsize=2)  # asked once per class of the module: a scan of the whole module each time
 def module_constants(module):
-    """Top-level `NAME = <int>` assignments bound once."""
+    """Top-level `NAME = <int>` assignments bound once (a shared dict: not to be changed)."""
     values, counts = {}, {}
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):

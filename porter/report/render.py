@@ -67,7 +67,10 @@ def html_inline(text):
 
 def html_code_lines(lines):
     """Numbered lines -> escaped text joined with newlines (shown in <pre>)."""
-    return Markup("\n".join(str(escape(text)) for _, text in lines))
+    texts = [text for _, text in lines]
+    if all(type(text) is str for text in texts):  # escaping is per character: the joined text at once is the same
+        return Markup(str(escape("\n".join(texts))))
+    return Markup("\n".join(str(escape(text)) for text in texts))
 
 
 def line_range(lines):

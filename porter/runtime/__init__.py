@@ -6,6 +6,9 @@ import, so no TensorFlow) and indexes their top-level definitions by name for th
 
 import ast
 import functools
+import hashlib
+import marshal
+import os
 import symtable
 from pathlib import Path
 
@@ -29,13 +32,22 @@ class Definition:
 @functools.lru_cache(maxsize=1)
 def runtime_index():
     """name -> Definition for every top-level def/class/constant in porter/runtime."""
-    index = {}
     files = sorted(RUNTIME_DIR.glob("*.py"), key=lambda p: (
         MODULE_ORDER.index(p.stem) if p.stem in MODULE_ORDER else len(MODULE_ORDER), p.stem))
-    for rank, path in enumerate(files):
-        if path.stem == "__init__":
-            continue
-        text = path.read_text()
+    texts = [(rank, path, path.read_text()) for rank, path in enumerate(files) if path.stem != "__init__"]
+    key = hashlib.sha256(repr([(rank, str(path), text) for rank, path, text in texts]).encode()).hexdigest()[:32]
+    entries = _cached_entries(key)
+    if entries is None:
+        entries = _index_entries(texts)
+        _store_entries(key, entries)
+    return {name: Definition(name, module, (rank, position), source, filename)
+            for name, module, rank, position, source, filename in entries}
+
+
+def _index_entries(texts):
+    """[(name, module, rank, position, source, filename)] of the top-level definitions of the runtime modules."""
+    entries = []
+    for rank, path, text in texts:
         tree = ast.parse(text)
         lines = text.splitlines(keepends=True)
         for position, node in enumerate(tree.body):
@@ -44,9 +56,42 @@ def runtime_index():
                 continue
             start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
             segment = "".join(lines[start - 1:node.end_lineno]).rstrip("\n")  # whole lines: O(size) overall
-            for name in names:
-                index[name] = Definition(name, path.stem, (rank, position), segment, str(path))
-    return index
+            entries.extend((name, path.stem, rank, position, segment, str(path)) for name in names)
+    return entries
+
+
+# Parsing the ~9,400 runtime lines was a tenth of converting a 3,500-line file, the same work every run: the
+# entries are kept in porter's cache folder under a hash of the runtime files' paths and text.
+def _cache_path(key):
+    from porter.cache_folder import cache_folder
+
+    folder = cache_folder()
+    return None if folder is None else Path(folder, f"runtime-index-{key}.marshal")
+
+
+def _cached_entries(key):
+    path = _cache_path(key)
+    try:
+        entries = marshal.loads(path.read_bytes()) if path is not None else None
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    valid = isinstance(entries, list) and all(isinstance(e, tuple) and len(e) == 6 for e in entries)
+    return entries if valid else None
+
+
+def _store_entries(key, entries):
+    path = _cache_path(key)
+    if path is None:
+        return
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        partial.write_bytes(marshal.dumps(entries))
+        os.replace(partial, path)  # whole or absent: a concurrent run never reads half a file
+        for stale in path.parent.glob("runtime-index-*.marshal"):  # an edited runtime's: kept one at a time
+            if stale != path:
+                stale.unlink(missing_ok=True)
+    except OSError:
+        partial.unlink(missing_ok=True)
 
 
 def global_references(text, filename="<generated>"):
