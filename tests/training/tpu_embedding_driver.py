@@ -19,7 +19,7 @@ result = {}
 if mode == "host":
     strategy = T.resolve_strategy(simulate=2)
     sample = [tf.zeros((1, *spec["shape"]), spec["dtype"]) for spec in T.EXAMPLE_INPUTS]
-    _, _, _, result["lines"], build = T.serve_tables(strategy, sample, host=True)
+    _, _, _, result["lines"], build = T.serve_tables(strategy, sample, T.build_optimizer, host=True)
     with strategy.scope():
         with build:
             served = T.build_model()
