@@ -845,10 +845,13 @@ def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
     candidates = [(names.get(id(layer.weight)), layer) for layer in model.modules()
                   if hasattr(layer, "num_embeddings") and hasattr(layer, "embedding_dim")
                   and getattr(layer, "weight", None) is not None and hasattr(layer, "lookup_feed")]
-    for entry in model.torch_state(""):
-        if getattr(entry.variable, "lookup_feed", None) is not None and entry.variable.lookup_feed.lookups \
-                and names.get(id(entry.variable)) == entry.key:
-            candidates.append((entry.key, FunctionalTable(entry.variable)))
+    seen = {id(layer.weight) for _, layer in candidates}  # a layer's weight given to F.embedding: read elsewhere
+    for entry in model.torch_state(""):  # a tied parameter once (its first name), a frozen one by its own
+        feed = getattr(entry.variable, "lookup_feed", None)
+        if feed is not None and feed.lookups and id(entry.variable) not in seen:
+            seen.add(id(entry.variable))
+            candidates.append((names.get(id(entry.variable), entry.key) if entry.variable.trainable else None,
+                               FunctionalTable(entry.variable)))
     tables, dense = [], []
     for name, layer in candidates:
         is_bag = layer.mode is not None if isinstance(layer, FunctionalTable) else hasattr(layer, "mode")
