@@ -3,7 +3,8 @@
 The weight is torch's (num_embeddings, embedding_dim) table, so it can be tied to a Linear weight. The forward is
 a gather. padding_idx: as in torch the row is zeroed at initialisation only; the forward returns the row as it is,
 and its gradient is kept at zero by routing the padding positions through tf.stop_gradient.
-max_norm (torch renormalises the table in place during the forward) is not supported.
+max_norm: as torch, the rows a lookup references are renormalised in place (the variable is assigned) before the
+gather; a table given as a computed tensor is renormalised for that lookup only.
 
 Each layer has a `lookup_feed` (LookupFeed): a training step that serves the table through the TPU embedding API
 switches it to "capture" (the layer records the ids the model's own code passes it, which the step enqueues) or to
@@ -34,11 +35,21 @@ def _embedding_padding_idx(padding_idx, num_embeddings):
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
 
 
-def _embedding_no_max_norm(max_norm):
-    if max_norm is not None:
-        raise NotImplementedError("Embedding max_norm is not supported: torch renormalises the referenced rows of "
-                                  "the weight in place during the forward; renormalise the weight once before "
-                                  "porting, or drop max_norm")
+def _renormalised(weight, ids, max_norm, norm_type):
+    """torch.embedding_renorm_: `weight` with the rows `ids` reference scaled to a `norm_type`-norm of at most
+    `max_norm` (by max_norm / (norm + 1e-7)); a variable is assigned in place, as torch does, outside autograd."""
+    if max_norm is None:
+        return weight
+    flat = tf.reshape(tf.cast(ids, tf.int64), [-1, 1])
+    table = tf.stop_gradient(tf.convert_to_tensor(weight))
+    rows = tf.gather_nd(table, flat)
+    norms = tf.norm(rows, ord=float(norm_type), axis=-1, keepdims=True)
+    scale = tf.where(norms > max_norm, max_norm / (norms + 1e-7), tf.ones_like(norms))
+    renormed = tf.tensor_scatter_nd_update(table, flat, rows * tf.cast(scale, rows.dtype))  # repeats: same rows
+    if not isinstance(weight, (keras.Variable, tf.Variable)):
+        return renormed
+    weight.assign(renormed)
+    return weight
 
 
 def _embedding_ids(input):
@@ -64,20 +75,21 @@ def _embedding_scale_grad(values, ids, num_embeddings):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
-    """F.embedding: rows of `weight` (num_embeddings, embedding_dim) at the integer indices `input`; a weight
-    whose lookup feed is on (functional_feed) gives the captured or fed result instead."""
-    _embedding_no_max_norm(max_norm)
+    """F.embedding: rows of `weight` (num_embeddings, embedding_dim) at the integer indices `input` (max_norm:
+    those rows renormalised in place first); a weight whose lookup feed is on (functional_feed) gives the captured
+    or fed result instead."""
     feed = functional_feed(weight, "embedding", padding_idx=padding_idx, sparse=sparse,
-                           scale_grad_by_freq=scale_grad_by_freq)
+                           scale_grad_by_freq=scale_grad_by_freq, max_norm=max_norm)
     if feed is not None and feed.mode is not None:
         padding_idx = _embedding_padding_idx(padding_idx, weight.shape[0])
         return _fed_embedding(feed, input, weight.shape[1], padding_idx, weight.dtype)
-    return _embedding_rows(input, weight, padding_idx, scale_grad_by_freq)
+    return _embedding_rows(input, weight, padding_idx, scale_grad_by_freq, max_norm, norm_type)
 
 
-def _embedding_rows(input, weight, padding_idx=None, scale_grad_by_freq=False):
+def _embedding_rows(input, weight, padding_idx=None, scale_grad_by_freq=False, max_norm=None, norm_type=2.0):
     """The gather of F.embedding (no feed)."""
     ids = _embedding_ids(input)
+    weight = _renormalised(weight, ids, max_norm, norm_type)
     num_embeddings = weight.shape[0]
     padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
     values = tf.gather(weight, ids)
@@ -97,20 +109,20 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     padding_idx entries are left out (also from the mean's count); empty bags give zeros. A weight whose lookup
     feed is on (functional_feed) gives the captured or fed result instead.
     """
-    _embedding_no_max_norm(max_norm)
     feed = functional_feed(weight, "embedding_bag", padding_idx=padding_idx, sparse=sparse, mode=mode,
                            scale_grad_by_freq=scale_grad_by_freq, include_last_offset=include_last_offset,
-                           per_sample_weights=per_sample_weights is not None)
+                           per_sample_weights=per_sample_weights is not None, max_norm=max_norm)
     if feed is not None and feed.mode is not None:
         return _fed_embedding_bag(feed, input, offsets, per_sample_weights, include_last_offset, weight.shape[1],
                                   weight.dtype)
     return _embedding_bag_rows_of(input, weight, offsets, scale_grad_by_freq, mode, per_sample_weights,
-                                  include_last_offset, padding_idx)
+                                  include_last_offset, padding_idx, max_norm, norm_type)
 
 
 def _embedding_bag_rows_of(input, weight, offsets=None, scale_grad_by_freq=False, mode="mean",
-                           per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    """The reduction of F.embedding_bag (no feed)."""
+                           per_sample_weights=None, include_last_offset=False, padding_idx=None, max_norm=None,
+                           norm_type=2.0):
+    """The reduction of F.embedding_bag (no feed; max_norm: the referenced rows renormalised in place first)."""
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
     if per_sample_weights is not None and mode != "sum":
@@ -119,6 +131,7 @@ def _embedding_bag_rows_of(input, weight, offsets=None, scale_grad_by_freq=False
     ids = _embedding_ids(input)
     num_embeddings = weight.shape[0]
     padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
+    weight = _renormalised(weight, ids, max_norm, norm_type)
     values = tf.gather(weight, ids)
     if scale_grad_by_freq:
         values = _embedding_scale_grad(values, ids, num_embeddings)
@@ -351,7 +364,6 @@ class Embedding(TorchLayer):
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None,
                  **kwargs):
         super().__init__(**kwargs)
-        _embedding_no_max_norm(max_norm)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
         self.max_norm, self.norm_type = max_norm, norm_type
@@ -373,7 +385,8 @@ class Embedding(TorchLayer):
     def call(self, input):
         if self.lookup_feed.mode is not None:
             return _fed_embedding(self.lookup_feed, input, self.embedding_dim, self.padding_idx, self.compute_dtype)
-        values = _embedding_rows(input, _own_rows(self), self.padding_idx, self.scale_grad_by_freq)
+        values = _embedding_rows(input, _own_rows(self), self.padding_idx, self.scale_grad_by_freq, self.max_norm,
+                                 self.norm_type)
         return tf.cast(values, self.compute_dtype)
 
     def torch_state(self, prefix=""):
@@ -395,7 +408,6 @@ class EmbeddingBag(TorchLayer):
                  dtype=None, **kwargs):
         _freeze = kwargs.pop("_freeze", False)
         super().__init__(**kwargs)
-        _embedding_no_max_norm(max_norm)
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
@@ -422,7 +434,8 @@ class EmbeddingBag(TorchLayer):
             return _fed_embedding_bag(self.lookup_feed, input, offsets, per_sample_weights, self.include_last_offset,
                                       self.embedding_dim, self.compute_dtype)
         values = _embedding_bag_rows_of(input, _own_rows(self), offsets, self.scale_grad_by_freq, self.mode,
-                                        per_sample_weights, self.include_last_offset, self.padding_idx)
+                                        per_sample_weights, self.include_last_offset, self.padding_idx,
+                                        self.max_norm, self.norm_type)
         return tf.cast(values, self.compute_dtype)
 
     def torch_state(self, prefix=""):

@@ -304,6 +304,7 @@ class Functional(nn.Module):
         self.padded = nn.Parameter(torch.randn(30, 4))
         self.scaled = nn.Parameter(torch.randn(30, 4))
         self.small = nn.Parameter(torch.randn(30, 4))
+        self.capped = nn.Parameter(torch.randn(30, 4))
 
     def forward(self, ids, flat, offsets):
         a = F.embedding(ids, self.words, padding_idx=0, sparse=True).sum(1)
@@ -311,7 +312,8 @@ class Functional(nn.Module):
         c = F.embedding_bag(flat, self.padded, offsets, mode="mean", padding_idx=1)
         d = F.embedding_bag(flat, self.scaled, offsets, mode="sum", scale_grad_by_freq=True)
         e = F.embedding(ids, self.small).sum(1)
-        return torch.cat([a, b, c, d, e], dim=1)
+        f = F.embedding_bag(flat, self.capped, offsets, mode="mean", max_norm=1.0)
+        return torch.cat([a, b, c, d, e, f], dim=1)
 '''
 FUNCTIONAL_TABLES = ["words", "bags", "padded"]
 
@@ -339,7 +341,9 @@ def test_functional_lookups_are_served_with_the_layers_reasons(functional_pair):
     assert [t.name for t in tables] == FUNCTIONAL_TABLES  # `small`: neither sparse, a bag, nor large
     assert [t.combiner for t in tables] == [None, "sum", "mean"]
     assert [t.layer.padding_idx for t in tables] == [0, None, 1]
-    assert dict(dense) == {"scaled": "scale_grad_by_freq has no TPU embedding counterpart"}
+    assert dict(dense) == {"scaled": "scale_grad_by_freq has no TPU embedding counterpart",
+                           "capped": "max_norm: torch renormalises the looked-up rows in place, which the TPU "
+                                     "embedding API cannot"}
 
 
 def _fixed_functional_inputs():
