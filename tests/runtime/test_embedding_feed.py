@@ -111,7 +111,8 @@ def test_functional_lookups_keep_their_feed_on_the_parameter():
     dense = E.embedding(ids, weight, padding_idx=0)
     feed = weight.lookup_feed
     E.embedding(ids, weight, padding_idx=0)
-    assert feed.lookups == [("embedding", (("padding_idx", 0), ("scale_grad_by_freq", False), ("sparse", False)))]
+    assert feed.lookups == [("embedding", (("max_norm", None), ("padding_idx", 0), ("scale_grad_by_freq", False),
+                                           ("sparse", False)))]
     feed.mode, feed.calls = "capture", []
     E.embedding(ids, weight, padding_idx=0)
     np.testing.assert_array_equal(feed.calls[0].numpy(), ids)

@@ -518,13 +518,21 @@ def _embedding_padding_idx(padding_idx, num_embeddings):
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
 
 
-def _embedding_no_max_norm(max_norm):
-    if max_norm is not None:
-        raise NotImplementedError(
-            "Embedding max_norm is not supported: torch renormalises the referenced rows of "
-            "the weight in place during the forward; renormalise the weight once before "
-            "porting, or drop max_norm"
-        )
+def _renormalised(weight, ids, max_norm, norm_type):
+    """torch.embedding_renorm_: `weight` with the rows `ids` reference scaled to a `norm_type`-norm of at most
+    `max_norm` (by max_norm / (norm + 1e-7)); a variable is assigned in place, as torch does, outside autograd."""
+    if max_norm is None:
+        return weight
+    flat = tf.reshape(tf.cast(ids, tf.int64), [-1, 1])
+    table = tf.stop_gradient(tf.convert_to_tensor(weight))
+    rows = tf.gather_nd(table, flat)
+    norms = tf.norm(rows, ord=float(norm_type), axis=-1, keepdims=True)
+    scale = tf.where(norms > max_norm, max_norm / (norms + 1e-7), tf.ones_like(norms))
+    renormed = tf.tensor_scatter_nd_update(table, flat, rows * tf.cast(scale, rows.dtype))  # repeats: same rows
+    if not isinstance(weight, (keras.Variable, tf.Variable)):
+        return renormed
+    weight.assign(renormed)
+    return weight
 
 
 def _embedding_ids(input):
@@ -548,9 +556,10 @@ def _embedding_scale_grad(values, ids, num_embeddings):
     return scaled(values)
 
 
-def _embedding_rows(input, weight, padding_idx=None, scale_grad_by_freq=False):
+def _embedding_rows(input, weight, padding_idx=None, scale_grad_by_freq=False, max_norm=None, norm_type=2.0):
     """The gather of F.embedding (no feed)."""
     ids = _embedding_ids(input)
+    weight = _renormalised(weight, ids, max_norm, norm_type)
     num_embeddings = weight.shape[0]
     padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
     values = tf.gather(weight, ids)
@@ -686,7 +695,6 @@ class Embedding(TorchLayer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        _embedding_no_max_norm(max_norm)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
         self.max_norm, self.norm_type = max_norm, norm_type
@@ -734,7 +742,9 @@ class Embedding(TorchLayer):
     def call(self, input):
         if self.lookup_feed.mode is not None:
             return _fed_embedding(self.lookup_feed, input, self.embedding_dim, self.padding_idx, self.compute_dtype)
-        values = _embedding_rows(input, _own_rows(self), self.padding_idx, self.scale_grad_by_freq)
+        values = _embedding_rows(
+            input, _own_rows(self), self.padding_idx, self.scale_grad_by_freq, self.max_norm, self.norm_type
+        )
         return tf.cast(values, self.compute_dtype)
 
     def torch_state(self, prefix=""):

@@ -604,13 +604,21 @@ def _embedding_padding_idx(padding_idx, num_embeddings):
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
 
 
-def _embedding_no_max_norm(max_norm):
-    if max_norm is not None:
-        raise NotImplementedError(
-            "Embedding max_norm is not supported: torch renormalises the referenced rows of "
-            "the weight in place during the forward; renormalise the weight once before "
-            "porting, or drop max_norm"
-        )
+def _renormalised(weight, ids, max_norm, norm_type):
+    """torch.embedding_renorm_: `weight` with the rows `ids` reference scaled to a `norm_type`-norm of at most
+    `max_norm` (by max_norm / (norm + 1e-7)); a variable is assigned in place, as torch does, outside autograd."""
+    if max_norm is None:
+        return weight
+    flat = tf.reshape(tf.cast(ids, tf.int64), [-1, 1])
+    table = tf.stop_gradient(tf.convert_to_tensor(weight))
+    rows = tf.gather_nd(table, flat)
+    norms = tf.norm(rows, ord=float(norm_type), axis=-1, keepdims=True)
+    scale = tf.where(norms > max_norm, max_norm / (norms + 1e-7), tf.ones_like(norms))
+    renormed = tf.tensor_scatter_nd_update(table, flat, rows * tf.cast(scale, rows.dtype))  # repeats: same rows
+    if not isinstance(weight, (keras.Variable, tf.Variable)):
+        return renormed
+    weight.assign(renormed)
+    return weight
 
 
 def _embedding_ids(input):
@@ -643,8 +651,10 @@ def _embedding_bag_rows_of(
     per_sample_weights=None,
     include_last_offset=False,
     padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
 ):
-    """The reduction of F.embedding_bag (no feed)."""
+    """The reduction of F.embedding_bag (no feed; max_norm: the referenced rows renormalised in place first)."""
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
     if per_sample_weights is not None and mode != "sum":
@@ -655,6 +665,7 @@ def _embedding_bag_rows_of(
     ids = _embedding_ids(input)
     num_embeddings = weight.shape[0]
     padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
+    weight = _renormalised(weight, ids, max_norm, norm_type)
     values = tf.gather(weight, ids)
     if scale_grad_by_freq:
         values = _embedding_scale_grad(values, ids, num_embeddings)
@@ -867,7 +878,6 @@ class EmbeddingBag(TorchLayer):
     ):
         _freeze = kwargs.pop("_freeze", False)
         super().__init__(**kwargs)
-        _embedding_no_max_norm(max_norm)
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
@@ -939,6 +949,8 @@ class EmbeddingBag(TorchLayer):
             per_sample_weights,
             self.include_last_offset,
             self.padding_idx,
+            self.max_norm,
+            self.norm_type,
         )
         return tf.cast(values, self.compute_dtype)
 

@@ -371,7 +371,7 @@ def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
 
     A table goes to the API when torch marks it sparse (nn.Embedding(sparse=True), F.embedding(..., sparse=True)),
     when it is an nn.EmbeddingBag or an F.embedding_bag table, or when it has more than `large_rows` rows; what the
-    API cannot reproduce keeps it dense (replicated, its gradient all-reduced): scale_grad_by_freq,
+    API cannot reproduce keeps it dense (replicated, its gradient all-reduced): scale_grad_by_freq, max_norm,
     mode="max" bags, a frozen table, a weight tied to another parameter (the API would update only the lookups'
     share of its gradient), an nn.Parameter looked up by calls with different arguments or with
     per_sample_weights. padding_idx is kept: an Embedding's fed lookups pass no gradient at padding positions, and
@@ -414,6 +414,8 @@ def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
             reason = "its weight is tied to another parameter"
         elif reason is None and layer.scale_grad_by_freq:
             reason = "scale_grad_by_freq has no TPU embedding counterpart"
+        elif reason is None and getattr(layer, "max_norm", None) is not None:
+            reason = "max_norm: torch renormalises the looked-up rows in place, which the TPU embedding API cannot"
         elif reason is None and is_bag and layer.mode not in ("sum", "mean"):
             reason = f"EmbeddingBag(mode={layer.mode!r}): the TPU embedding API combines by sum, mean or sqrtn"
         if reason is not None:
@@ -442,6 +444,7 @@ class FunctionalTable:
             self.unsupported = "per_sample_weights are not fed through the TPU embedding API"
         self.mode = arguments.get("mode") if kind == "embedding_bag" else None
         self.sparse, self.scale_grad_by_freq = arguments["sparse"], arguments["scale_grad_by_freq"]
+        self.max_norm = arguments.get("max_norm")
         padding_idx = arguments["padding_idx"]
         self.padding_idx = None if padding_idx is None else int(padding_idx) % self.num_embeddings
 
