@@ -236,10 +236,17 @@ def functional_feed(weight, kind, **arguments):
     if feed is None:
         feed = LookupFeed()
         weight.lookup_feed = feed
-    signature = (kind, tuple(sorted(arguments.items())))
+    signature = (kind, tuple(sorted((name, _plain(value)) for name, value in arguments.items())))
     if signature not in feed.lookups:
         feed.lookups.append(signature)
     return feed
+
+
+def _plain(value):
+    """A lookup argument as a Python value that compares (a tensor's is its repr, which no other call shares)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
 
 
 def _fed_embedding(feed, input, embedding_dim, padding_idx, dtype):

@@ -430,11 +430,13 @@ class FunctionalTable:
             self.unsupported = "F.embedding / F.embedding_bag calls look it up with different arguments"
         elif arguments.get("per_sample_weights"):
             self.unsupported = "per_sample_weights are not fed through the TPU embedding API"
+        elif not isinstance(arguments["padding_idx"], (int, type(None))):
+            self.unsupported = "its padding_idx is computed by the model"
         self.mode = arguments.get("mode") if kind == "embedding_bag" else None
         self.sparse, self.scale_grad_by_freq = arguments["sparse"], arguments["scale_grad_by_freq"]
         self.max_norm = arguments.get("max_norm")
         padding_idx = arguments["padding_idx"]
-        self.padding_idx = None if padding_idx is None else int(padding_idx) % self.num_embeddings
+        self.padding_idx = padding_idx % self.num_embeddings if isinstance(padding_idx, int) else None
 
 
 def rowless_tables(layers):
