@@ -8,10 +8,10 @@ serving layer's lookup, are the dense tables' gradients. Enqueue, dequeue and ap
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 import tensorflow as tf
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from porter.training import train_support as support
 from porter.verify.compare import relative_error

@@ -177,7 +177,7 @@ def replicated_runs(tmp_path_factory):
     runs = {}
     for mode in ("host", "off"):
         done = subprocess.run([sys.executable, str(Path(__file__).with_name("tpu_embedding_driver.py")),
-                               str(root / "port"), str(root), mode], capture_output=True, text=True, timeout=300,
+                               str(root / "port"), str(root), mode], capture_output=True, text=True, timeout=300, check=False,
                               env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
         assert done.returncode == 0, done.stderr[-3000:]
         runs[mode] = json.loads((root / f"{mode}.json").read_text())

@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 sys.path.insert(0, sys.argv[1])
-import train_tpu as T  # noqa: E402
+import train_tpu as T
 
 out, mode = sys.argv[2], sys.argv[3]
 T.simulate_replicas(2)
