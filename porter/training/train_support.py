@@ -13,8 +13,10 @@ and the standard library only: the TPU VM needs neither porter nor torch.
   (torch divides by the number of kept targets, or by the summed class weights).
 - TPU embedding: which tables the TPU embedding API serves, its feature config and optimizer, and the substitution
   the training step makes through the runtime layers' lookup feed (ids captured from the model's own lookups,
-  dequeued activations fed in their place); HostTableEmbedding runs that protocol on a host. The API's own ops,
-  optimizer kernels and table sharding run only on a TPU.
+  dequeued activations fed in their place; F.embedding / F.embedding_bag parameters through FunctionalTable);
+  HostTableEmbedding runs that protocol on a host, under any strategy. A model built in TableBuild has no variable
+  for its served layer tables: model_weights / export_weights carry weights between it and the host copy that holds
+  the rows. The API's own ops, optimizer kernels and table sharding run only on a TPU.
 """
 
 import math

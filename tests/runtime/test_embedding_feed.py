@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from porter.runtime import embedding as E
+from porter.runtime.init_ops import assign_in_place, fill_slice_in_place
 
 RNG = np.random.default_rng(0)
 
@@ -101,6 +102,9 @@ def test_a_table_build_leaves_the_served_layers_without_a_weight():
     fed, _ = _run(served, "feed", ids, activations=[tf.ones((1, 2))])
     np.testing.assert_array_equal(fed.numpy(), np.ones((1, 2)))
     assert E.Embedding(6, 2).weight is not None  # outside the build: as usual
+    # the constructor's own in-place fills of the table (torch's `self.emb.weight[0].zero_()`) leave it alone
+    assert fill_slice_in_place(served, "weight", np.s_[0], 0.0) is None
+    assert assign_in_place(served, "weight", 0.0) is None
 
 
 def test_functional_lookups_keep_their_feed_on_the_parameter():
