@@ -14,7 +14,7 @@ import symtable
 from porter.runtime import runtime_index, table_global_references
 
 STDLIB_MODULES = {"math", "sys", "contextlib", "collections", "functools", "itertools", "numbers", "typing", "copy",
-                  "warnings", "dataclasses", "re", "random", "inspect"}
+                  "warnings", "dataclasses", "re", "random", "inspect", "threading"}
 # Runtime functions every model module offers by name: callers load weights and walk state through the module.
 PUBLIC_NAMES = ("collect_state", "load_state_dict")
 

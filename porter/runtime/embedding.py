@@ -3,13 +3,20 @@
 The weight is torch's (num_embeddings, embedding_dim) table, so it can be tied to a Linear weight. The forward is
 a gather. padding_idx: as in torch the row is zeroed at initialisation only; the forward returns the row as it is,
 and its gradient is kept at zero by routing the padding positions through tf.stop_gradient.
-max_norm (torch renormalises the table in place during the forward) is not supported.
+max_norm: as torch, the rows a lookup references are renormalised in place (the variable is assigned) before the
+gather; a table given as a computed tensor is renormalised for that lookup only.
 
 Each layer has a `lookup_feed` (LookupFeed): a training step that serves the table through the TPU embedding API
 switches it to "capture" (the layer records the ids the model's own code passes it, which the step enqueues) or to
 "feed" (the layer returns the activations the API dequeued instead of gathering from its weight; the loss' gradient
-w.r.t. them is what the API's apply_gradients takes). With the feed off, nothing changes.
+w.r.t. them is what the API's apply_gradients takes). With the feed off, nothing changes. F.embedding /
+F.embedding_bag calls have the same feed, kept on the parameter they look up (`functional_feed`).
+
+A model built inside `TableBuild(served)` gives the layers whose construction index is in `served` no weight:
+their rows live in the TPU embedding API's tables (and in a copy of the model on the host), not on every core.
 """
+
+import threading
 
 import keras
 import numpy as np
@@ -28,11 +35,21 @@ def _embedding_padding_idx(padding_idx, num_embeddings):
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
 
 
-def _embedding_no_max_norm(max_norm):
-    if max_norm is not None:
-        raise NotImplementedError("Embedding max_norm is not supported: torch renormalises the referenced rows of "
-                                  "the weight in place during the forward; renormalise the weight once before "
-                                  "porting, or drop max_norm")
+def _renormalised(weight, ids, max_norm, norm_type):
+    """torch.embedding_renorm_: `weight` with the rows `ids` reference scaled to a `norm_type`-norm of at most
+    `max_norm` (by max_norm / (norm + 1e-7)); a variable is assigned in place, as torch does, outside autograd."""
+    if max_norm is None:
+        return weight
+    flat = tf.reshape(tf.cast(ids, tf.int64), [-1, 1])
+    table = tf.stop_gradient(tf.convert_to_tensor(weight))
+    rows = tf.gather_nd(table, flat)
+    norms = tf.norm(rows, ord=float(norm_type), axis=-1, keepdims=True)
+    scale = tf.where(norms > max_norm, max_norm / (norms + 1e-7), tf.ones_like(norms))
+    renormed = tf.tensor_scatter_nd_update(table, flat, rows * tf.cast(scale, rows.dtype))  # repeats: same rows
+    if not isinstance(weight, (keras.Variable, tf.Variable)):
+        return renormed
+    weight.assign(renormed)
+    return weight
 
 
 def _embedding_ids(input):
@@ -58,9 +75,21 @@ def _embedding_scale_grad(values, ids, num_embeddings):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
-    """F.embedding: rows of `weight` (num_embeddings, embedding_dim) at the integer indices `input`."""
-    _embedding_no_max_norm(max_norm)
+    """F.embedding: rows of `weight` (num_embeddings, embedding_dim) at the integer indices `input` (max_norm:
+    those rows renormalised in place first); a weight whose lookup feed is on (functional_feed) gives the captured
+    or fed result instead."""
+    feed = functional_feed(weight, "embedding", padding_idx=padding_idx, sparse=sparse,
+                           scale_grad_by_freq=scale_grad_by_freq, max_norm=max_norm)
+    if feed is not None and feed.mode is not None:
+        padding_idx = _embedding_padding_idx(padding_idx, weight.shape[0])
+        return _fed_embedding(feed, input, weight.shape[1], padding_idx, weight.dtype)
+    return _embedding_rows(input, weight, padding_idx, scale_grad_by_freq, max_norm, norm_type)
+
+
+def _embedding_rows(input, weight, padding_idx=None, scale_grad_by_freq=False, max_norm=None, norm_type=2.0):
+    """The gather of F.embedding (no feed)."""
     ids = _embedding_ids(input)
+    weight = _renormalised(weight, ids, max_norm, norm_type)
     num_embeddings = weight.shape[0]
     padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
     values = tf.gather(weight, ids)
@@ -77,9 +106,23 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 
     2-D input (B, L): each row is a bag (offsets must be None). 1-D input with 1-D `offsets` (static length):
     bag i is input[offsets[i]:offsets[i + 1]] (a segment reduction with a static number of bags).
-    padding_idx entries are left out (also from the mean's count); empty bags give zeros.
+    padding_idx entries are left out (also from the mean's count); empty bags give zeros. A weight whose lookup
+    feed is on (functional_feed) gives the captured or fed result instead.
     """
-    _embedding_no_max_norm(max_norm)
+    feed = functional_feed(weight, "embedding_bag", padding_idx=padding_idx, sparse=sparse, mode=mode,
+                           scale_grad_by_freq=scale_grad_by_freq, include_last_offset=include_last_offset,
+                           per_sample_weights=per_sample_weights is not None, max_norm=max_norm)
+    if feed is not None and feed.mode is not None:
+        return _fed_embedding_bag(feed, input, offsets, per_sample_weights, include_last_offset, weight.shape[1],
+                                  weight.dtype)
+    return _embedding_bag_rows_of(input, weight, offsets, scale_grad_by_freq, mode, per_sample_weights,
+                                  include_last_offset, padding_idx, max_norm, norm_type)
+
+
+def _embedding_bag_rows_of(input, weight, offsets=None, scale_grad_by_freq=False, mode="mean",
+                           per_sample_weights=None, include_last_offset=False, padding_idx=None, max_norm=None,
+                           norm_type=2.0):
+    """The reduction of F.embedding_bag (no feed; max_norm: the referenced rows renormalised in place first)."""
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
     if per_sample_weights is not None and mode != "sum":
@@ -88,6 +131,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     ids = _embedding_ids(input)
     num_embeddings = weight.shape[0]
     padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
+    weight = _renormalised(weight, ids, max_norm, norm_type)
     values = tf.gather(weight, ids)
     if scale_grad_by_freq:
         values = _embedding_scale_grad(values, ids, num_embeddings)
@@ -162,6 +206,7 @@ class LookupFeed:
 
     def __init__(self):
         self.mode, self.calls, self.activations, self.unsupported = None, [], [], None
+        self.lookups = []  # functional lookups: (kind, arguments) of each distinct call (functional_feed)
 
     def substitute(self, feature, static_shape, shape, dtype):
         """The captured or fed result of one lookup of shape `shape` (its static part `static_shape`), or None on
@@ -178,6 +223,47 @@ class LookupFeed:
             raise ValueError(f"embedding feed: activations of shape {activations.shape} do not fit the lookup's "
                              f"{static_shape}")
         return tf.cast(activations, dtype)
+
+
+def functional_feed(weight, kind, **arguments):
+    """The lookup feed of a parameter that F.embedding / F.embedding_bag (`kind`) looks up, made at its first
+    lookup and kept on the variable (None for a weight that is no variable: a computed table is never served).
+    Each distinct call's (kind, arguments) goes into `feed.lookups`: train_support serves the parameter through the
+    TPU embedding API only when every call looks it up alike, in a way the API reproduces."""
+    if not isinstance(weight, (keras.Variable, tf.Variable)):
+        return None
+    feed = getattr(weight, "lookup_feed", None)
+    if feed is None:
+        feed = LookupFeed()
+        weight.lookup_feed = feed
+    signature = (kind, tuple(sorted((name, _plain(value)) for name, value in arguments.items())))
+    if signature not in feed.lookups:
+        feed.lookups.append(signature)
+    return feed
+
+
+def _plain(value):
+    """A lookup argument as a Python value that compares (a tensor's is its repr, which no other call shares)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
+
+
+def _fed_embedding(feed, input, embedding_dim, padding_idx, dtype):
+    """An Embedding lookup's captured or fed result (feed on), no gradient at padding positions."""
+    ids = _embedding_ids(input)
+    shape = tf.concat([tf.shape(ids), [embedding_dim]], 0)
+    fed = feed.substitute(ids, ids.shape.concatenate([embedding_dim]), shape, dtype)
+    return fed if padding_idx is None else _stop_padding_gradient(fed, ids, padding_idx)
+
+
+def _fed_embedding_bag(feed, input, offsets, per_sample_weights, include_last_offset, embedding_dim, dtype):
+    """An EmbeddingBag lookup's captured or fed result (feed on); its padding entries leave the bags in the fed
+    ids (train_support)."""
+    _no_feed_weights(feed, per_sample_weights)
+    feature, static_bags, bags = _bag_feature(_embedding_ids(input), offsets, include_last_offset)
+    return feed.substitute(feature, tf.TensorShape([static_bags, embedding_dim]), tf.stack([bags, embedding_dim]),
+                           dtype)
 
 
 def _no_feed_weights(feed, per_sample_weights):
@@ -236,6 +322,46 @@ def _embedding_initializer(weight, padding_idx):
     return initialize
 
 
+class TableBuild:
+    """`with TableBuild(served) as build:` the Embedding / EmbeddingBag layers constructed inside (a model built
+    there) are listed in `build.layers`, in construction order; those whose index is in `served` get no weight
+    variable (`weight` None, no state entry): the TPU embedding API holds their rows, so the model built in a TPU
+    strategy's scope does not allocate a copy of those tables on every core. A host copy of the model, built the same
+    way without `served`, names the tables (its `build.layers`) and carries their trained rows back for export.
+
+    The model's own code constructs the layers, so the build in progress is this thread's, not an argument."""
+
+    _active = threading.local()
+
+    def __init__(self, served=()):
+        self.served, self.layers, self._outer = frozenset(served), [], None
+
+    def __enter__(self):
+        self._outer = getattr(TableBuild._active, "build", None)
+        TableBuild._active.build = self
+        return self
+
+    def __exit__(self, *exc_info):
+        TableBuild._active.build = self._outer
+
+    @staticmethod
+    def served_elsewhere(layer):
+        """Whether `layer` (an Embedding / EmbeddingBag being constructed) is built without its weight."""
+        build = getattr(TableBuild._active, "build", None)
+        if build is None:
+            return False
+        build.layers.append(layer)
+        return len(build.layers) - 1 in build.served
+
+
+def _own_rows(layer):
+    """The layer's weight, or a clear error for a table built without one (TableBuild) outside a lookup feed."""
+    if layer.weight is None:
+        raise ValueError(f"{layer.name}: this table is served by the TPU embedding API (built without its rows); "
+                         f"it is looked up through its lookup feed only")
+    return layer.weight
+
+
 class Embedding(TorchLayer):
     """torch.nn.Embedding: weight (num_embeddings, embedding_dim) named 'weight'; forward is a gather."""
 
@@ -245,13 +371,13 @@ class Embedding(TorchLayer):
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None,
                  **kwargs):
         super().__init__(**kwargs)
-        _embedding_no_max_norm(max_norm)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse, self._freeze = scale_grad_by_freq, sparse, _freeze
-        self.weight = self.add_weight(shape=(num_embeddings, embedding_dim), name="weight", trainable=not _freeze,
-                                      initializer=_embedding_initializer(_weight, self.padding_idx))
+        self.weight = None if TableBuild.served_elsewhere(self) else self.add_weight(
+            shape=(num_embeddings, embedding_dim), name="weight", trainable=not _freeze,
+            initializer=_embedding_initializer(_weight, self.padding_idx))
         self.lookup_feed = LookupFeed()
         self.finish_init()
 
@@ -265,16 +391,13 @@ class Embedding(TorchLayer):
 
     def call(self, input):
         if self.lookup_feed.mode is not None:
-            ids = _embedding_ids(input)
-            shape = tf.concat([tf.shape(ids), [self.embedding_dim]], 0)
-            fed = self.lookup_feed.substitute(ids, ids.shape.concatenate([self.embedding_dim]), shape,
-                                              self.compute_dtype)
-            return fed if self.padding_idx is None else _stop_padding_gradient(fed, ids, self.padding_idx)
-        values = embedding(input, self.weight, self.padding_idx, None, self.norm_type, self.scale_grad_by_freq)
+            return _fed_embedding(self.lookup_feed, input, self.embedding_dim, self.padding_idx, self.compute_dtype)
+        values = _embedding_rows(input, _own_rows(self), self.padding_idx, self.scale_grad_by_freq, self.max_norm,
+                                 self.norm_type)
         return tf.cast(values, self.compute_dtype)
 
     def torch_state(self, prefix=""):
-        return [StateEntry(prefix + "weight", self.weight)]
+        return [] if self.weight is None else [StateEntry(prefix + "weight", self.weight)]
 
     def get_config(self):
         return {**super().get_config(), "num_embeddings": self.num_embeddings, "embedding_dim": self.embedding_dim,
@@ -292,7 +415,6 @@ class EmbeddingBag(TorchLayer):
                  dtype=None, **kwargs):
         _freeze = kwargs.pop("_freeze", False)
         super().__init__(**kwargs)
-        _embedding_no_max_norm(max_norm)
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
@@ -300,8 +422,9 @@ class EmbeddingBag(TorchLayer):
         self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
         self.padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
         self._freeze = _freeze
-        self.weight = self.add_weight(shape=(num_embeddings, embedding_dim), name="weight", trainable=not _freeze,
-                                      initializer=_embedding_initializer(_weight, self.padding_idx))
+        self.weight = None if TableBuild.served_elsewhere(self) else self.add_weight(
+            shape=(num_embeddings, embedding_dim), name="weight", trainable=not _freeze,
+            initializer=_embedding_initializer(_weight, self.padding_idx))
         self.lookup_feed = LookupFeed()
         self.finish_init()
 
@@ -314,17 +437,16 @@ class EmbeddingBag(TorchLayer):
                    padding_idx, _freeze=freeze, **kwargs)
 
     def call(self, input, offsets=None, per_sample_weights=None):
-        if self.lookup_feed.mode is not None:  # padding entries leave the bags in the fed ids (train_support)
-            _no_feed_weights(self.lookup_feed, per_sample_weights)
-            feature, static_bags, bags = _bag_feature(_embedding_ids(input), offsets, self.include_last_offset)
-            return self.lookup_feed.substitute(feature, tf.TensorShape([static_bags, self.embedding_dim]),
-                                               tf.stack([bags, self.embedding_dim]), self.compute_dtype)
-        values = embedding_bag(input, self.weight, offsets, None, self.norm_type, self.scale_grad_by_freq, self.mode,
-                               self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+        if self.lookup_feed.mode is not None:
+            return _fed_embedding_bag(self.lookup_feed, input, offsets, per_sample_weights, self.include_last_offset,
+                                      self.embedding_dim, self.compute_dtype)
+        values = _embedding_bag_rows_of(input, _own_rows(self), offsets, self.scale_grad_by_freq, self.mode,
+                                        per_sample_weights, self.include_last_offset, self.padding_idx,
+                                        self.max_norm, self.norm_type)
         return tf.cast(values, self.compute_dtype)
 
     def torch_state(self, prefix=""):
-        return [StateEntry(prefix + "weight", self.weight)]
+        return [] if self.weight is None else [StateEntry(prefix + "weight", self.weight)]
 
     def get_config(self):
         return {**super().get_config(), "num_embeddings": self.num_embeddings, "embedding_dim": self.embedding_dim,

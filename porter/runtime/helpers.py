@@ -74,13 +74,17 @@ def _fans(shape):
     return shape[1] * receptive, shape[0] * receptive
 
 
-def _init_assign(tensor, value):
-    tensor.assign(tf.cast(value, tensor.dtype))
+def _init_assign(tensor, values):
+    """Fill `tensor` with `values()`; a table built without its rows (TableBuild: None) is left alone: the run
+    starts from the host copy's rows, and drawing a table-sized tensor here is what that build avoids."""
+    if tensor is None:
+        return None
+    tensor.assign(tf.cast(values(), tensor.dtype))
     return tensor
 
 
 def init_normal(tensor, mean=0.0, std=1.0, generator=None):
-    return _init_assign(tensor, tf.random.normal(tensor.shape, mean, std))
+    return _init_assign(tensor, lambda: tf.random.normal(tensor.shape, mean, std))
 
 
 def init_trunc_normal(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
@@ -88,40 +92,47 @@ def init_trunc_normal(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     inverse CDF (no mass piles up at the bounds, as clipping normal draws would leave)."""
     low = (1.0 + math.erf((a - mean) / std / math.sqrt(2.0))) / 2.0
     high = (1.0 + math.erf((b - mean) / std / math.sqrt(2.0))) / 2.0
-    values = tf.random.uniform(tensor.shape, 2 * low - 1, 2 * high - 1)
-    values = tf.math.erfinv(values) * (std * math.sqrt(2.0)) + mean
-    return _init_assign(tensor, tf.clip_by_value(values, a, b))
+
+    def values():
+        drawn = tf.math.erfinv(tf.random.uniform(tensor.shape, 2 * low - 1, 2 * high - 1)) * (std * math.sqrt(2.0))
+        return tf.clip_by_value(drawn + mean, a, b)
+
+    return _init_assign(tensor, values)
 
 
 def init_uniform(tensor, a=0.0, b=1.0, generator=None):
-    return _init_assign(tensor, tf.random.uniform(tensor.shape, a, b))
+    return _init_assign(tensor, lambda: tf.random.uniform(tensor.shape, a, b))
 
 
 def init_constant(tensor, val):
-    return _init_assign(tensor, tf.fill(tensor.shape, float(val)))
+    return _init_assign(tensor, lambda: tf.fill(tensor.shape, float(val)))
 
 
 def init_zeros(tensor):
-    return _init_assign(tensor, tf.zeros(tensor.shape))
+    return _init_assign(tensor, lambda: tf.zeros(tensor.shape))
 
 
 def init_ones(tensor):
-    return _init_assign(tensor, tf.ones(tensor.shape))
+    return _init_assign(tensor, lambda: tf.ones(tensor.shape))
 
 
 def init_eye(tensor):
-    return _init_assign(tensor, tf.eye(*tensor.shape))
+    return _init_assign(tensor, lambda: tf.eye(*tensor.shape))
+
+
+def _xavier_bound(tensor, gain):
+    fan_in, fan_out = _fans(tensor.shape)
+    return gain * math.sqrt(6.0 / (fan_in + fan_out))
 
 
 def init_xavier_uniform(tensor, gain=1.0, generator=None):
-    fan_in, fan_out = _fans(tensor.shape)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return _init_assign(tensor, tf.random.uniform(tensor.shape, -bound, bound))
+    return _init_assign(tensor, lambda: tf.random.uniform(tensor.shape, -_xavier_bound(tensor, gain),
+                                                          _xavier_bound(tensor, gain)))
 
 
 def init_xavier_normal(tensor, gain=1.0, generator=None):
-    fan_in, fan_out = _fans(tensor.shape)
-    return _init_assign(tensor, tf.random.normal(tensor.shape, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out))))
+    return _init_assign(tensor, lambda: tf.random.normal(tensor.shape, 0.0,
+                                                         _xavier_bound(tensor, gain) / math.sqrt(3.0)))
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
@@ -131,16 +142,18 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
 
 
 def init_kaiming_uniform(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
-    return _init_assign(tensor, tf.random.uniform(tensor.shape, -bound, bound))
+    return _init_assign(tensor, lambda: tf.random.uniform(
+        tensor.shape, -math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity),
+        math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)))
 
 
 def init_kaiming_normal(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    return _init_assign(tensor, tf.random.normal(tensor.shape, 0.0, _kaiming_std(tensor, a, mode, nonlinearity)))
+    return _init_assign(tensor, lambda: tf.random.normal(tensor.shape, 0.0,
+                                                         _kaiming_std(tensor, a, mode, nonlinearity)))
 
 
 def init_orthogonal(tensor, gain=1.0, generator=None):
-    return _init_assign(tensor, keras.initializers.Orthogonal(gain)(tuple(tensor.shape)))
+    return _init_assign(tensor, lambda: keras.initializers.Orthogonal(gain)(tuple(tensor.shape)))
 
 
 def clone_layer(layer):

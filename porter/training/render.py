@@ -337,10 +337,12 @@ class Context:
 
 
 def builds_embeddings(source):
-    """Whether a model class of `source` builds nn.Embedding / nn.EmbeddingBag (the TPU embedding API's
-    candidates), from the calls in the class bodies as the import table resolves them."""
+    """Whether a model class of `source` builds nn.Embedding / nn.EmbeddingBag or calls F.embedding /
+    F.embedding_bag (the TPU embedding API's candidates), from the calls in the class bodies as the import table
+    resolves them."""
     wanted = {"torch.nn.Embedding", "torch.nn.EmbeddingBag", "torch.nn.Embedding.from_pretrained",
-              "torch.nn.EmbeddingBag.from_pretrained"}
+              "torch.nn.EmbeddingBag.from_pretrained", "torch.nn.functional.embedding",
+              "torch.nn.functional.embedding_bag"}
     return any(source.imports.resolve(call.func) in wanted for info in source.classes.values()
                for call in source.nodes_in(info.node, cst.Call))
 

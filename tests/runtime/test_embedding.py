@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 import torch
 import torch.nn.functional as F
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from porter.rules import registry
@@ -71,11 +71,39 @@ def test_embedding_init_and_state():
         E.Embedding(4, 2, padding_idx=4)
 
 
-def test_embedding_max_norm_is_unsupported():
-    with pytest.raises(NotImplementedError, match="max_norm"):
-        E.Embedding(10, 3, max_norm=1.0)
-    with pytest.raises(NotImplementedError, match="max_norm"):
-        E.embedding(np.array([1]), tf.ones((4, 2)), max_norm=1.0)
+@settings(max_examples=10, deadline=None)
+@given(batch=st.integers(1, 3), length=st.integers(1, 5), max_norm=st.floats(0.3, 3.0),
+       norm_type=st.sampled_from([1.0, 2.0, 3.0]), bag=st.booleans(), data=st.data())
+def test_max_norm_renormalises_the_referenced_rows_in_place_as_torch(batch, length, max_norm, norm_type, bag, data):
+    """nn.Embedding / nn.EmbeddingBag and F.embedding with max_norm: same outputs, same weight afterwards (the
+    referenced rows scaled to the norm in place), same gradient as torch."""
+    ids = np.array(data.draw(st.lists(st.lists(st.integers(0, 7), min_size=length, max_size=length),
+                                      min_size=batch, max_size=batch)), np.int64)
+    rows = np.random.default_rng(length).standard_normal((8, 3)).astype(np.float32) * 2
+    make = (lambda: torch.nn.EmbeddingBag(8, 3, max_norm=max_norm, norm_type=norm_type, mode="sum")) if bag \
+        else (lambda: torch.nn.Embedding(8, 3, max_norm=max_norm, norm_type=norm_type))
+    torch_layer = make()
+    with torch.no_grad():
+        torch_layer.weight.copy_(torch.from_numpy(rows))
+    expected = torch_layer(torch.from_numpy(ids))
+    upstream = np.random.default_rng(batch).standard_normal(tuple(expected.shape)).astype(np.float32)
+    (expected * torch.from_numpy(upstream)).sum().backward()
+    layer = (E.EmbeddingBag(8, 3, max_norm=max_norm, norm_type=norm_type, mode="sum") if bag
+             else E.Embedding(8, 3, max_norm=max_norm, norm_type=norm_type))
+    layer.weight.assign(rows)
+    with tf.GradientTape() as tape:
+        actual = layer(ids)
+        loss = tf.reduce_sum(actual * upstream)
+    gradient = _dense(tape.gradient(loss, layer.weight))
+    assert_equivalent(expected.detach().numpy(), actual.numpy(), tolerance=TOLERANCE)
+    assert_equivalent(torch_layer.weight.detach().numpy(), layer.weight.numpy(), tolerance=TOLERANCE)
+    assert_equivalent(torch_layer.weight.grad.numpy(), gradient, tolerance=TOLERANCE)
+    weight = tf.Variable(rows)
+    functional = E.embedding(ids, weight, max_norm=max_norm, norm_type=norm_type)
+    torch_weight = torch.from_numpy(rows.copy())
+    assert_equivalent(F.embedding(torch.from_numpy(ids), torch_weight, max_norm=max_norm, norm_type=norm_type).numpy(),
+                      functional.numpy(), tolerance=TOLERANCE)
+    assert_equivalent(torch_weight.numpy(), weight.numpy(), tolerance=TOLERANCE)
 
 
 def test_embedding_from_pretrained():

@@ -2,11 +2,13 @@
 records the ids the model passes and reads no table; "feed" returns the given activations in place of the lookup,
 with torch's padding_idx gradient rule kept. train_support's TPU embedding step is built on these."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from porter.runtime import embedding as E
+from porter.runtime.init_ops import assign_in_place, fill_slice_in_place
 
 RNG = np.random.default_rng(0)
 
@@ -82,3 +84,51 @@ def test_per_sample_weights_are_not_fed():
     assert "per_sample_weights" in layer.lookup_feed.unsupported
     with pytest.raises(NotImplementedError, match="keep this table dense"):
         _run(layer, "feed", np.array([[1, 2]]), None, np.ones((1, 2), np.float32), activations=[tf.zeros((1, 2))])
+
+
+def test_a_table_build_leaves_the_served_layers_without_a_weight():
+    """Layers built inside TableBuild(served) are listed in construction order; the served ones get no variable
+    and no state entry, refuse a normal lookup, and still capture and feed."""
+    with E.TableBuild(served={1}) as build:
+        kept, served = E.Embedding(6, 2), E.EmbeddingBag(9, 2, mode="sum")
+    assert build.layers == [kept, served]
+    assert kept.weight is not None and served.weight is None and not served.weights
+    assert served.torch_state("bag.") == [] and [e.key for e in kept.torch_state("emb.")] == ["emb.weight"]
+    ids = np.array([[1, 2, 3]])
+    with pytest.raises(ValueError, match="served by the TPU embedding API"):
+        served(ids)
+    _, calls = _run(served, "capture", ids)
+    np.testing.assert_array_equal(calls[0].numpy(), ids)
+    fed, _ = _run(served, "feed", ids, activations=[tf.ones((1, 2))])
+    np.testing.assert_array_equal(fed.numpy(), np.ones((1, 2)))
+    assert E.Embedding(6, 2).weight is not None  # outside the build: as usual
+    # the constructor's own in-place fills of the table (torch's `self.emb.weight[0].zero_()`) leave it alone
+    assert fill_slice_in_place(served, "weight", np.s_[0], 0.0) is None
+    assert assign_in_place(served, "weight", 0.0) is None
+
+
+def test_functional_lookups_keep_their_feed_on_the_parameter():
+    """F.embedding / F.embedding_bag: the feed made at the first lookup is the variable's; each distinct call's
+    arguments are noted; capture and feed work as for the layers (padding positions pass no gradient)."""
+    weight = keras.Variable(RNG.standard_normal((8, 3)).astype(np.float32))
+    ids = np.array([[0, 5, 0]])
+    dense = E.embedding(ids, weight, padding_idx=0)
+    feed = weight.lookup_feed
+    E.embedding(ids, weight, padding_idx=0)
+    assert feed.lookups == [("embedding", (("max_norm", None), ("padding_idx", 0), ("scale_grad_by_freq", False),
+                                           ("sparse", False)))]
+    feed.mode, feed.calls = "capture", []
+    E.embedding(ids, weight, padding_idx=0)
+    np.testing.assert_array_equal(feed.calls[0].numpy(), ids)
+    activations = tf.constant(dense)
+    feed.mode, feed.activations = "feed", [activations]
+    with tf.GradientTape() as tape:
+        tape.watch(activations)
+        fed = E.embedding(ids, weight, padding_idx=0)
+        total = tf.reduce_sum(fed)
+    feed.mode = None
+    np.testing.assert_array_equal(fed.numpy(), dense.numpy())
+    np.testing.assert_array_equal(tape.gradient(total, activations).numpy()[0, [0, 2]], 0)
+    E.embedding_bag(np.array([1, 2, 3]), weight, np.array([0, 1]), mode="sum")
+    assert [kind for kind, _ in feed.lookups] == ["embedding", "embedding_bag"]
+    assert E.functional_feed(tf.constant(dense), "embedding") is None  # a computed table is never served

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from porter.training import train_support as support
 from porter.verify.compare import relative_error
@@ -286,3 +288,101 @@ def test_models_without_embeddings_carry_no_embedding_code(tmp_path):
     convert_source(FIXTURES / "mlp.py", out)
     assert "tpu_embedding" not in (out / "train_tpu.py").read_text()
     assert "tpu_embedding" not in (out / "train_support.py").read_text()
+
+
+FUNCTIONAL_SOURCE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Functional(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.words = nn.Parameter(torch.randn(30, 4))
+        self.bags = nn.Parameter(torch.randn(30, 4))
+        self.padded = nn.Parameter(torch.randn(30, 4))
+        self.scaled = nn.Parameter(torch.randn(30, 4))
+        self.small = nn.Parameter(torch.randn(30, 4))
+        self.capped = nn.Parameter(torch.randn(30, 4))
+
+    def forward(self, ids, flat, offsets):
+        a = F.embedding(ids, self.words, padding_idx=0, sparse=True).sum(1)
+        b = F.embedding_bag(flat, self.bags, offsets, mode="sum")
+        c = F.embedding_bag(flat, self.padded, offsets, mode="mean", padding_idx=1)
+        d = F.embedding_bag(flat, self.scaled, offsets, mode="sum", scale_grad_by_freq=True)
+        e = F.embedding(ids, self.small).sum(1)
+        f = F.embedding_bag(flat, self.capped, offsets, mode="mean", max_norm=1.0)
+        return torch.cat([a, b, c, d, e, f], dim=1)
+'''
+FUNCTIONAL_TABLES = ["words", "bags", "padded"]
+
+
+@pytest.fixture(scope="module")
+def functional_pair(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("functional"), FUNCTIONAL_SOURCE,
+                input_specs=("5:int64:0:30", "7:int64:0:30", "3:int64:0:7"))
+
+
+def _functional_inputs(data, batch, length):
+    ids = np.array(data.draw(st.lists(st.lists(st.integers(0, 29), min_size=length, max_size=length),
+                                      min_size=batch, max_size=batch)), np.int64)
+    size = data.draw(st.integers(0, 8))
+    flat = np.array(data.draw(st.lists(st.integers(0, 29), min_size=size, max_size=size)), np.int64).reshape(size)
+    offsets = np.sort(np.array(data.draw(st.lists(st.integers(0, size), min_size=batch, max_size=batch)), np.int64))
+    offsets[0] = 0  # repeated offsets and offsets at the end: empty bags
+    return ids, flat, offsets
+
+
+def test_functional_lookups_are_served_with_the_layers_reasons(functional_pair):
+    model = functional_pair.keras_model
+    model(*_fixed_functional_inputs(), training=False)  # functional tables are found when they run
+    tables, dense = support.tpu_embedding_tables(model)
+    assert [t.name for t in tables] == FUNCTIONAL_TABLES  # `small`: neither sparse, a bag, nor large
+    assert [t.combiner for t in tables] == [None, "sum", "mean"]
+    assert [t.layer.padding_idx for t in tables] == [0, None, 1]
+    assert dict(dense) == {"scaled": "scale_grad_by_freq has no TPU embedding counterpart",
+                           "capped": "max_norm: torch renormalises the looked-up rows in place, which the TPU "
+                                     "embedding API cannot"}
+
+
+def _fixed_functional_inputs():
+    return np.array([[0, 3, 5], [7, 0, 29]], np.int64), np.array([1, 4, 1, 9, 2], np.int64), np.array([0, 2], np.int64)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=st.integers(1, 3), length=st.integers(1, 4), data=st.data())
+def test_functional_lookups_match_torch_dense_and_through_the_host_stand_in(functional_pair, batch, length, data):
+    """F.embedding / F.embedding_bag on hypothesis-drawn ids (batch 1, empty bags given by offsets): the dense
+    port's outputs, and the served path's (ids captured from the model's calls, looked up by HostTableEmbedding,
+    fed back), equal torch's; one torch-rule SGD(lr=1) step of the stand-in moves each served table by torch's
+    gradient."""
+    inputs = _functional_inputs(data, batch, length)
+    model, torch_model = functional_pair.keras_model, functional_pair.torch_model
+    torch_model.zero_grad()
+    expected = torch_model(*(torch.from_numpy(x) for x in inputs))
+    upstream = np.random.default_rng(batch * 10 + length).standard_normal(tuple(expected.shape)).astype(np.float32)
+    (expected * torch.from_numpy(upstream)).sum().backward()
+    expected = expected.detach().numpy()
+    assert relative_error(expected, model(*inputs, training=False).numpy()) <= 1e-6
+    tables, _ = support.tpu_embedding_tables(model)
+    before = {t.name: t.layer.weight.numpy().copy() for t in tables}
+    embedding = support.HostTableEmbedding(tables, support.SGD(learning_rate=1.0))
+    embedding.enqueue(support.tpu_embedding_features(tables, support.lookup_ids(model, tables, inputs)))
+    lookups = support.FedLookups(tables, embedding.dequeue())
+    with tf.GradientTape() as tape:
+        tape.watch(lookups.activations)
+        with lookups:
+            outputs = model(*inputs, training=False)
+        loss = tf.reduce_sum(outputs * upstream)
+    assert relative_error(expected, outputs.numpy()) <= 1e-6
+    embedding.apply_gradients(tape.gradient(loss, lookups.activations))
+    try:
+        for table in tables:
+            moved = before[table.name] - table.layer.weight.numpy()
+            wanted = getattr(torch_model, table.name).grad
+            wanted = (wanted.to_dense() if wanted.is_sparse else wanted).numpy()
+            assert relative_error(wanted, moved) <= 1e-5 or not np.any(wanted), table.name
+    finally:
+        for table in tables:
+            table.layer.weight.assign(before[table.name])

@@ -2,13 +2,20 @@
 support.HostTableEmbedding (the CPU stand-in with TPUEmbedding's enqueue / dequeue / apply_gradients protocol)
 through the same make_train_function, dataset ids (with_lookup_ids) and embedding_train_step that a TPU runs.
 Three Adagrad steps match the dense Keras step and real torch; the plan off and on a TPU; the tables' round trip
-through the host checkpoints that seed the TPU's tables and bring them back for export.
+through the host checkpoints that seed the TPU's tables and bring them back for export; and under MirroredStrategy
+over 2 logical CPUs (--tpu-embedding host, in a process of its own) the model built in the strategy's scope holds no
+variable for the served tables, trains as the dense run does, and exports the trained rows from the host copy.
 
 What only a TPU runs: TPUEmbedding's own enqueue/dequeue ops, its optimizer kernels (the mapping of
 tpu_embedding_optimizer), its sums over replicas and its sharding of the tables.
 """
 
+import json
+import os
+import subprocess
+import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -99,13 +106,13 @@ def test_plan_off_tpu_keeps_the_tables_dense(recommender):
 def test_plan_on_a_tpu_with_an_embedding_accelerator(recommender, feature, expected):
     """The strategy's hardware feature picks the API class (a stand-in strategy: no TPU here); Adagrad maps."""
     strategy = _strategy_with(feature)
-    model, host_model = recommender.build_model(), recommender.build_model()
+    host_model = recommender.build_model()
     sample = [tf.zeros((1, *spec["shape"]), spec["dtype"]) for spec in recommender.EXAMPLE_INPUTS]
-    setup, lines = recommender.tpu_embedding_plan(strategy, model, recommender.build_optimizer(model), host_model,
+    setup, lines = recommender.tpu_embedding_plan(strategy, host_model, recommender.build_optimizer(host_model),
                                                   sample)
-    tables, host_tables, config, api, mapped = setup
+    host_tables, config, api, mapped = setup
     assert api.__name__ == expected and isinstance(mapped, tf.tpu.experimental.embedding.Adagrad)
-    assert [config[t.name].table.combiner for t in tables] == ["sum", "sum", "mean"]
+    assert [config[t.name].table.combiner for t in host_tables] == ["sum", "sum", "mean"]
     assert [t.layer for t in host_tables] == list(host_model.embeddings)
     assert lines == [f"embeddings.0, embeddings.1, embeddings.2: {expected} with Adagrad"]
 
@@ -158,3 +165,41 @@ def test_tables_round_trip_through_the_host_checkpoints(recommender, tmp_path):
     recommender.tables_into_model(tables, config, mapped, path)
     for table, rows in zip(tables, before):
         np.testing.assert_array_equal(table.layer.weight.numpy(), rows, err_msg=table.name)
+
+
+@pytest.fixture(scope="module")
+def replicated_runs(tmp_path_factory):
+    """The DLRM port trained 3 steps by train_tpu.main under MirroredStrategy over 2 logical CPUs, its tables served
+    by HostTableEmbedding (`host`) and dense (`off`), each in a process of its own (the logical CPUs must be set up
+    before TensorFlow starts); see tpu_embedding_driver.py."""
+    root = tmp_path_factory.mktemp("replicated")
+    convert_source(FIXTURES / "recommender.py", root / "port")
+    runs = {}
+    for mode in ("host", "off"):
+        done = subprocess.run([sys.executable, str(Path(__file__).with_name("tpu_embedding_driver.py")),
+                               str(root / "port"), str(root), mode], capture_output=True, text=True, timeout=300, check=False,
+                              env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs[mode] = json.loads((root / f"{mode}.json").read_text())
+    return runs
+
+
+def test_served_tables_have_no_variable_in_the_replicated_model(replicated_runs):
+    """The model built in the strategy's scope (TableBuild) holds the dense part only: 3 variables and 22,400 bytes
+    (the three tables, 350 x 16 float32 rows) fewer than the dense model, the rows living in the host copy."""
+    host = replicated_runs["host"]
+    assert host["lines"] == ["embeddings.0, embeddings.1, embeddings.2: HostTableEmbedding with Adagrad"]
+    assert host["rowless"] == [True, True, True]
+    (served_count, served_bytes), (dense_count, dense_bytes) = host["served"], host["dense"]
+    assert dense_count - served_count == 3
+    assert dense_bytes - served_bytes == (100 + 200 + 50) * 16 * 4
+
+
+def test_replicated_served_run_trains_and_exports_as_the_dense_run(replicated_runs):
+    """Same losses as the dense run over 2 replicas; the exported .keras carries the trained rows (the tables moved
+    from their start, and equal the dense run's within the replicas' summation order)."""
+    served, dense = replicated_runs["host"], replicated_runs["off"]
+    for key in ("first_loss_window_mean", "final_loss"):
+        np.testing.assert_allclose(served["metrics"][key], dense["metrics"][key], rtol=1e-6)
+    for key, expected in dense["state"].items():
+        assert relative_error(np.array(expected), np.array(served["state"][key])) <= 1e-5, key

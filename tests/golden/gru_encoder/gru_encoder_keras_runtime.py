@@ -8,6 +8,7 @@ import inspect
 import keras
 import numbers
 import re
+import threading
 import numpy as np
 import tensorflow as tf
 
@@ -517,13 +518,21 @@ def _embedding_padding_idx(padding_idx, num_embeddings):
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
 
 
-def _embedding_no_max_norm(max_norm):
-    if max_norm is not None:
-        raise NotImplementedError(
-            "Embedding max_norm is not supported: torch renormalises the referenced rows of "
-            "the weight in place during the forward; renormalise the weight once before "
-            "porting, or drop max_norm"
-        )
+def _renormalised(weight, ids, max_norm, norm_type):
+    """torch.embedding_renorm_: `weight` with the rows `ids` reference scaled to a `norm_type`-norm of at most
+    `max_norm` (by max_norm / (norm + 1e-7)); a variable is assigned in place, as torch does, outside autograd."""
+    if max_norm is None:
+        return weight
+    flat = tf.reshape(tf.cast(ids, tf.int64), [-1, 1])
+    table = tf.stop_gradient(tf.convert_to_tensor(weight))
+    rows = tf.gather_nd(table, flat)
+    norms = tf.norm(rows, ord=float(norm_type), axis=-1, keepdims=True)
+    scale = tf.where(norms > max_norm, max_norm / (norms + 1e-7), tf.ones_like(norms))
+    renormed = tf.tensor_scatter_nd_update(table, flat, rows * tf.cast(scale, rows.dtype))  # repeats: same rows
+    if not isinstance(weight, (keras.Variable, tf.Variable)):
+        return renormed
+    weight.assign(renormed)
+    return weight
 
 
 def _embedding_ids(input):
@@ -547,10 +556,10 @@ def _embedding_scale_grad(values, ids, num_embeddings):
     return scaled(values)
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
-    """F.embedding: rows of `weight` (num_embeddings, embedding_dim) at the integer indices `input`."""
-    _embedding_no_max_norm(max_norm)
+def _embedding_rows(input, weight, padding_idx=None, scale_grad_by_freq=False, max_norm=None, norm_type=2.0):
+    """The gather of F.embedding (no feed)."""
     ids = _embedding_ids(input)
+    weight = _renormalised(weight, ids, max_norm, norm_type)
     num_embeddings = weight.shape[0]
     padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
     values = tf.gather(weight, ids)
@@ -574,6 +583,7 @@ class LookupFeed:
 
     def __init__(self):
         self.mode, self.calls, self.activations, self.unsupported = None, [], [], None
+        self.lookups = []  # functional lookups: (kind, arguments) of each distinct call (functional_feed)
 
     def substitute(self, feature, static_shape, shape, dtype):
         """The captured or fed result of one lookup of shape `shape` (its static part `static_shape`), or None on
@@ -591,6 +601,14 @@ class LookupFeed:
                 f"embedding feed: activations of shape {activations.shape} do not fit the lookup's {static_shape}"
             )
         return tf.cast(activations, dtype)
+
+
+def _fed_embedding(feed, input, embedding_dim, padding_idx, dtype):
+    """An Embedding lookup's captured or fed result (feed on), no gradient at padding positions."""
+    ids = _embedding_ids(input)
+    shape = tf.concat([tf.shape(ids), [embedding_dim]], 0)
+    fed = feed.substitute(ids, ids.shape.concatenate([embedding_dim]), shape, dtype)
+    return fed if padding_idx is None else _stop_padding_gradient(fed, ids, padding_idx)
 
 
 def _stop_padding_gradient(values, ids, padding_idx):
@@ -614,6 +632,48 @@ def _embedding_initializer(weight, padding_idx):
     return initialize
 
 
+class TableBuild:
+    """`with TableBuild(served) as build:` the Embedding / EmbeddingBag layers constructed inside (a model built
+    there) are listed in `build.layers`, in construction order; those whose index is in `served` get no weight
+    variable (`weight` None, no state entry): the TPU embedding API holds their rows, so the model built in a TPU
+    strategy's scope does not allocate a copy of those tables on every core. A host copy of the model, built the same
+    way without `served`, names the tables (its `build.layers`) and carries their trained rows back for export.
+
+    The model's own code constructs the layers, so the build in progress is this thread's, not an argument."""
+
+    _active = threading.local()
+
+    def __init__(self, served=()):
+        self.served, self.layers, self._outer = frozenset(served), [], None
+
+    def __enter__(self):
+        self._outer = getattr(TableBuild._active, "build", None)
+        TableBuild._active.build = self
+        return self
+
+    def __exit__(self, *exc_info):
+        TableBuild._active.build = self._outer
+
+    @staticmethod
+    def served_elsewhere(layer):
+        """Whether `layer` (an Embedding / EmbeddingBag being constructed) is built without its weight."""
+        build = getattr(TableBuild._active, "build", None)
+        if build is None:
+            return False
+        build.layers.append(layer)
+        return len(build.layers) - 1 in build.served
+
+
+def _own_rows(layer):
+    """The layer's weight, or a clear error for a table built without one (TableBuild) outside a lookup feed."""
+    if layer.weight is None:
+        raise ValueError(
+            f"{layer.name}: this table is served by the TPU embedding API (built without its rows); "
+            f"it is looked up through its lookup feed only"
+        )
+    return layer.weight
+
+
 class Embedding(TorchLayer):
     """torch.nn.Embedding: weight (num_embeddings, embedding_dim) named 'weight'; forward is a gather."""
 
@@ -635,16 +695,19 @@ class Embedding(TorchLayer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        _embedding_no_max_norm(max_norm)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse, self._freeze = scale_grad_by_freq, sparse, _freeze
-        self.weight = self.add_weight(
-            shape=(num_embeddings, embedding_dim),
-            name="weight",
-            trainable=not _freeze,
-            initializer=_embedding_initializer(_weight, self.padding_idx),
+        self.weight = (
+            None
+            if TableBuild.served_elsewhere(self)
+            else self.add_weight(
+                shape=(num_embeddings, embedding_dim),
+                name="weight",
+                trainable=not _freeze,
+                initializer=_embedding_initializer(_weight, self.padding_idx),
+            )
         )
         self.lookup_feed = LookupFeed()
         self.finish_init()
@@ -678,17 +741,14 @@ class Embedding(TorchLayer):
 
     def call(self, input):
         if self.lookup_feed.mode is not None:
-            ids = _embedding_ids(input)
-            shape = tf.concat([tf.shape(ids), [self.embedding_dim]], 0)
-            fed = self.lookup_feed.substitute(
-                ids, ids.shape.concatenate([self.embedding_dim]), shape, self.compute_dtype
-            )
-            return fed if self.padding_idx is None else _stop_padding_gradient(fed, ids, self.padding_idx)
-        values = embedding(input, self.weight, self.padding_idx, None, self.norm_type, self.scale_grad_by_freq)
+            return _fed_embedding(self.lookup_feed, input, self.embedding_dim, self.padding_idx, self.compute_dtype)
+        values = _embedding_rows(
+            input, _own_rows(self), self.padding_idx, self.scale_grad_by_freq, self.max_norm, self.norm_type
+        )
         return tf.cast(values, self.compute_dtype)
 
     def torch_state(self, prefix=""):
-        return [StateEntry(prefix + "weight", self.weight)]
+        return [] if self.weight is None else [StateEntry(prefix + "weight", self.weight)]
 
     def get_config(self):
         return {

@@ -316,44 +316,110 @@ class EmbeddingTable:
 def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
     """(tables for the TPU embedding API, [(torch name, why it stays a dense Keras table)]).
 
-    A table goes to the TPU embedding API when torch marks it sparse (nn.Embedding(sparse=True)), when it is an
-    nn.EmbeddingBag, or when it has more than `large_rows` rows; what the API cannot reproduce keeps it dense
-    (replicated, its gradient all-reduced): scale_grad_by_freq, EmbeddingBag(mode="max"), a frozen table, a weight
-    tied to another parameter (the API would update only the lookups' share of its gradient). padding_idx is
-    kept: an Embedding's fed lookups pass no gradient at padding positions, and a bag's padding ids are left out of
-    the ids the step enqueues (torch leaves them out of the sum and of the mean's count).
+    A table goes to the API when torch marks it sparse (nn.Embedding(sparse=True), F.embedding(..., sparse=True)),
+    when it is an nn.EmbeddingBag or an F.embedding_bag table, or when it has more than `large_rows` rows; what the
+    API cannot reproduce keeps it dense (replicated, its gradient all-reduced): scale_grad_by_freq, max_norm,
+    mode="max" bags, a frozen table, a weight tied to another parameter (the API would update only the lookups'
+    share of its gradient), an nn.Parameter looked up by calls with different arguments or with
+    per_sample_weights. padding_idx is kept: an Embedding's fed lookups pass no gradient at padding positions, and
+    a bag's padding ids are left out of the ids the step enqueues (torch leaves them out of the sum and of the
+    mean's count). Layers come first (in module order), then the parameters F.embedding / F.embedding_bag look
+    up, as the model's last forward did (functional lookups are found when they run: call the model once first).
     """
     names = {id(variable): name for name, variable in model.named_parameters()}
     keys = {}
     for entry in model.torch_state(""):
         keys[id(entry.variable)] = keys.get(id(entry.variable), 0) + 1
+    candidates = [
+        (names.get(id(layer.weight)), layer)
+        for layer in model.modules()
+        if hasattr(layer, "num_embeddings")
+        and hasattr(layer, "embedding_dim")
+        and getattr(layer, "weight", None) is not None
+        and hasattr(layer, "lookup_feed")
+    ]
+    seen = {id(layer.weight) for _, layer in candidates}  # a layer's weight given to F.embedding: read elsewhere
+    for entry in model.torch_state(""):  # a tied parameter once (its first name), a frozen one by its own
+        feed = getattr(entry.variable, "lookup_feed", None)
+        if feed is not None and feed.lookups and id(entry.variable) not in seen:
+            seen.add(id(entry.variable))
+            candidates.append(
+                (
+                    names.get(id(entry.variable), entry.key) if entry.variable.trainable else None,
+                    FunctionalTable(entry.variable),
+                )
+            )
     tables, dense = [], []
-    for layer in model.modules():
-        if not (
-            hasattr(layer, "num_embeddings")
-            and hasattr(layer, "embedding_dim")
-            and hasattr(layer, "weight")
-            and hasattr(layer, "lookup_feed")
-        ):
-            continue
-        is_bag = hasattr(layer, "mode")
+    for name, layer in candidates:
+        is_bag = layer.mode is not None if isinstance(layer, FunctionalTable) else hasattr(layer, "mode")
         if not (getattr(layer, "sparse", False) or is_bag or layer.num_embeddings > large_rows):
             continue
-        name = names.get(id(layer.weight))
-        reason = None
+        reason = getattr(layer, "unsupported", None)
         if name is None:
             reason = "frozen (not trained)"
         elif keys.get(id(layer.weight), 0) > 1:
             reason = "its weight is tied to another parameter"
-        elif layer.scale_grad_by_freq:
+        elif reason is None and layer.scale_grad_by_freq:
             reason = "scale_grad_by_freq has no TPU embedding counterpart"
-        elif is_bag and layer.mode not in ("sum", "mean"):
+        elif reason is None and getattr(layer, "max_norm", None) is not None:
+            reason = "max_norm: torch renormalises the looked-up rows in place, which the TPU embedding API cannot"
+        elif reason is None and is_bag and layer.mode not in ("sum", "mean"):
             reason = f"EmbeddingBag(mode={layer.mode!r}): the TPU embedding API combines by sum, mean or sqrtn"
         if reason is not None:
             dense.append((name or layer.name, reason))
             continue
-        tables.append(EmbeddingTable(name.removesuffix(".weight"), layer, layer.mode if is_bag else None))
+        table_name = name if isinstance(layer, FunctionalTable) else name.removesuffix(".weight")
+        tables.append(EmbeddingTable(table_name, layer, layer.mode if is_bag else None))
     return tables, dense
+
+
+class FunctionalTable:
+    """An nn.Parameter the model looks up with F.embedding / F.embedding_bag, seen as the layer an EmbeddingTable
+    holds: its variable (`weight`), the lookup feed the runtime keeps on it, and the lookups' arguments (every call
+    alike, else `unsupported` says why the API cannot serve it). `mode` is None for F.embedding."""
+
+    def __init__(self, variable):
+        self.weight, self.lookup_feed = variable, variable.lookup_feed
+        self.name = variable.path
+        self.num_embeddings, self.embedding_dim = (int(d) for d in variable.shape)
+        self.unsupported = None
+        (kind, arguments), *others = variable.lookup_feed.lookups
+        arguments = dict(arguments)
+        if others:
+            self.unsupported = "F.embedding / F.embedding_bag calls look it up with different arguments"
+        elif arguments.get("per_sample_weights"):
+            self.unsupported = "per_sample_weights are not fed through the TPU embedding API"
+        elif not isinstance(arguments["padding_idx"], (int, type(None))):
+            self.unsupported = "its padding_idx is computed by the model"
+        self.mode = arguments.get("mode") if kind == "embedding_bag" else None
+        self.sparse, self.scale_grad_by_freq = arguments["sparse"], arguments["scale_grad_by_freq"]
+        self.max_norm = arguments.get("max_norm")
+        padding_idx = arguments["padding_idx"]
+        self.padding_idx = padding_idx % self.num_embeddings if isinstance(padding_idx, int) else None
+
+
+def rowless_tables(layers):
+    """EmbeddingTables of the `layers` built without their rows (TableBuild), for a CapturedLookups around a forward
+    that only needs the shapes (their lookups give zeros)."""
+    return [EmbeddingTable(f"{i}", layer, None) for i, layer in enumerate(layers) if layer.weight is None]
+
+
+def served_tables(host_tables, host_layers, model, layers):
+    """The EmbeddingTables of `model`, built without the rows of the layer tables among `host_tables` (TableBuild;
+    its layers in construction order: `layers`), from the host copy's (`host_layers`, built the same way): the
+    layers at the same construction positions, which feed the step and hold no weight. A parameter looked up by
+    F.embedding keeps its variable in `model` (call `model` once first): its table is the one of the same name."""
+    functional = {t.name: t for t in tpu_embedding_tables(model)[0] if isinstance(t.layer, FunctionalTable)}
+    tables = []
+    for table in host_tables:
+        if isinstance(table.layer, FunctionalTable):
+            layer = functional[table.name].layer
+        else:
+            layer = layers[next(i for i, host_layer in enumerate(host_layers) if host_layer is table.layer)]
+        if (layer.num_embeddings, layer.embedding_dim) != (table.layer.num_embeddings, table.layer.embedding_dim):
+            raise ValueError(f"{table.name}: the model and its host copy were built differently")
+        tables.append(EmbeddingTable(table.name, layer, table.combiner, table.lookups))
+    return tables
 
 
 def tpu_feature_config(tables):
@@ -521,7 +587,7 @@ class FedLookups:
         """Raise when the loss reaches a fed table's own weight (gradients: one per variable, None where the loss
         does not reach it): the model reads it outside its lookups (a tied output layer), which the TPU embedding
         API would never see."""
-        fed = {id(table.layer.weight): table.name for table in self.tables}
+        fed = {id(table.layer.weight): table.name for table in self.tables if table.layer.weight is not None}
         read = [fed[id(v)] for v, g in zip(variables, gradients) if g is not None and id(v) in fed]
         if read:
             raise ValueError(f"{', '.join(read)}: the model reads the table outside its lookups; keep it dense")
@@ -600,8 +666,9 @@ class HostTableEmbedding:
         self.features = features
 
     def dequeue(self):
+        features = {name: _this_replica(feature) for name, feature in self.features.items()}
         return {
-            name: host_lookup(table, table.layer.weight, self.features[name])
+            name: host_lookup(table, table.layer.weight, features[name])
             for table in self.tables
             for name in table.features
         }
@@ -614,8 +681,35 @@ class HostTableEmbedding:
         output_gradients = [
             tf.zeros_like(activations[name]) if gradients[name] is None else gradients[name] for name in names
         ]  # a lookup the loss does not reach: no change, as on a TPU
-        table_gradients = tape.gradient(targets, self.variables, output_gradients=output_gradients)
-        self.optimizer.apply([tf.convert_to_tensor(g) for g in table_gradients], self.variables)
+        table_gradients = [
+            tf.convert_to_tensor(g) for g in tape.gradient(targets, self.variables, output_gradients=output_gradients)
+        ]
+        context = tf.distribute.get_replica_context()
+        if context is None or context.num_replicas_in_sync == 1:
+            self.optimizer.apply(table_gradients, self.variables)
+            return
+        # several replicas: the gradients summed over them (as the API sums them row by row), the tables (one copy,
+        # on the host) stepped once
+        table_gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, table_gradients)
+        context.merge_call(self._apply_once, args=tuple(table_gradients))
+
+    def _apply_once(self, strategy, *gradients):
+        # in the cross-replica context Keras' apply would merge_call again (there is no replica to merge from): its
+        # update rule, step by step, for the host's one copy of the tables
+        optimizer, learning_rate = self.optimizer, self.optimizer.learning_rate
+        for gradient, variable in zip(gradients, self.variables):
+            optimizer.update_step(strategy.experimental_local_results(gradient)[0], variable, learning_rate)
+        optimizer.iterations.assign_add(1)
+
+
+def _this_replica(value):
+    """The running replica's part of `value` (what the host enqueued: one part per replica under a strategy with
+    several), or `value` itself."""
+    context = tf.distribute.get_replica_context()
+    if context is None or not isinstance(value, tf.distribute.DistributedValues):
+        return value
+    index = tf.get_static_value(context.replica_id_in_sync_group)
+    return tf.distribute.get_strategy().experimental_local_results(value)[index]
 
 
 def load_table_weights(embedding, tables, feature_config):
@@ -632,6 +726,34 @@ def load_model_tables(model_tables, embedding, feature_config):
     variables = embedding.embedding_tables
     for table in model_tables:
         table.layer.weight.assign(tf.cast(variables[feature_config[table.name].table], table.layer.weight.dtype))
+
+
+def _served_layer_weights(tables):
+    """ids of the variables of the layer tables among `tables`: a model built in TableBuild has none of them."""
+    return {id(t.layer.weight) for t in tables if not isinstance(t.layer, FunctionalTable)}
+
+
+def model_weights(host_model, host_tables):
+    """`host_model`'s weights (numpy, in order) for the model built without the layer tables among `host_tables`
+    (TableBuild): theirs left out."""
+    served = _served_layer_weights(host_tables)
+    return [np.asarray(w) for w in host_model.weights if id(w) not in served]
+
+
+def export_weights(model, host_model, host_tables):
+    """The full model's weights (in `host_model`'s order) after training: the served tables' trained rows from
+    `host_model` (the host copy), everything else from `model` (built without the layer tables, its functional
+    tables stale)."""
+    served, functional = _served_layer_weights(host_tables), {id(t.layer.weight) for t in host_tables}
+    own = iter(model.get_weights())
+    weights = []
+    for variable in host_model.weights:
+        if id(variable) not in served:
+            value = next(own)
+            weights.append(np.asarray(variable) if id(variable) in functional else value)
+        else:
+            weights.append(np.asarray(variable))
+    return weights
 
 
 def restore_checkpoint(checkpoint, path, directory, options=None):

@@ -7,6 +7,7 @@ recommender_keras.py loads this file by path. Imports only TensorFlow, Keras, Nu
 import inspect
 import keras
 import re
+import threading
 import numpy as np
 import tensorflow as tf
 
@@ -544,13 +545,17 @@ def dim_size(x, axis):
     return size if size is not None else tf.shape(x)[axis]
 
 
-def _init_assign(tensor, value):
-    tensor.assign(tf.cast(value, tensor.dtype))
+def _init_assign(tensor, values):
+    """Fill `tensor` with `values()`; a table built without its rows (TableBuild: None) is left alone: the run
+    starts from the host copy's rows, and drawing a table-sized tensor here is what that build avoids."""
+    if tensor is None:
+        return None
+    tensor.assign(tf.cast(values(), tensor.dtype))
     return tensor
 
 
 def init_uniform(tensor, a=0.0, b=1.0, generator=None):
-    return _init_assign(tensor, tf.random.uniform(tensor.shape, a, b))
+    return _init_assign(tensor, lambda: tf.random.uniform(tensor.shape, a, b))
 
 
 def _activation_tensor(input):
@@ -599,13 +604,21 @@ def _embedding_padding_idx(padding_idx, num_embeddings):
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
 
 
-def _embedding_no_max_norm(max_norm):
-    if max_norm is not None:
-        raise NotImplementedError(
-            "Embedding max_norm is not supported: torch renormalises the referenced rows of "
-            "the weight in place during the forward; renormalise the weight once before "
-            "porting, or drop max_norm"
-        )
+def _renormalised(weight, ids, max_norm, norm_type):
+    """torch.embedding_renorm_: `weight` with the rows `ids` reference scaled to a `norm_type`-norm of at most
+    `max_norm` (by max_norm / (norm + 1e-7)); a variable is assigned in place, as torch does, outside autograd."""
+    if max_norm is None:
+        return weight
+    flat = tf.reshape(tf.cast(ids, tf.int64), [-1, 1])
+    table = tf.stop_gradient(tf.convert_to_tensor(weight))
+    rows = tf.gather_nd(table, flat)
+    norms = tf.norm(rows, ord=float(norm_type), axis=-1, keepdims=True)
+    scale = tf.where(norms > max_norm, max_norm / (norms + 1e-7), tf.ones_like(norms))
+    renormed = tf.tensor_scatter_nd_update(table, flat, rows * tf.cast(scale, rows.dtype))  # repeats: same rows
+    if not isinstance(weight, (keras.Variable, tf.Variable)):
+        return renormed
+    weight.assign(renormed)
+    return weight
 
 
 def _embedding_ids(input):
@@ -629,26 +642,19 @@ def _embedding_scale_grad(values, ids, num_embeddings):
     return scaled(values)
 
 
-def embedding_bag(
+def _embedding_bag_rows_of(
     input,
     weight,
     offsets=None,
-    max_norm=None,
-    norm_type=2,
     scale_grad_by_freq=False,
     mode="mean",
-    sparse=False,
     per_sample_weights=None,
     include_last_offset=False,
     padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
 ):
-    """F.embedding_bag: sums / means / maxima of embedding rows per bag.
-
-    2-D input (B, L): each row is a bag (offsets must be None). 1-D input with 1-D `offsets` (static length):
-    bag i is input[offsets[i]:offsets[i + 1]] (a segment reduction with a static number of bags).
-    padding_idx entries are left out (also from the mean's count); empty bags give zeros.
-    """
-    _embedding_no_max_norm(max_norm)
+    """The reduction of F.embedding_bag (no feed; max_norm: the referenced rows renormalised in place first)."""
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
     if per_sample_weights is not None and mode != "sum":
@@ -659,6 +665,7 @@ def embedding_bag(
     ids = _embedding_ids(input)
     num_embeddings = weight.shape[0]
     padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
+    weight = _renormalised(weight, ids, max_norm, norm_type)
     values = tf.gather(weight, ids)
     if scale_grad_by_freq:
         values = _embedding_scale_grad(values, ids, num_embeddings)
@@ -736,6 +743,7 @@ class LookupFeed:
 
     def __init__(self):
         self.mode, self.calls, self.activations, self.unsupported = None, [], [], None
+        self.lookups = []  # functional lookups: (kind, arguments) of each distinct call (functional_feed)
 
     def substitute(self, feature, static_shape, shape, dtype):
         """The captured or fed result of one lookup of shape `shape` (its static part `static_shape`), or None on
@@ -753,6 +761,16 @@ class LookupFeed:
                 f"embedding feed: activations of shape {activations.shape} do not fit the lookup's {static_shape}"
             )
         return tf.cast(activations, dtype)
+
+
+def _fed_embedding_bag(feed, input, offsets, per_sample_weights, include_last_offset, embedding_dim, dtype):
+    """An EmbeddingBag lookup's captured or fed result (feed on); its padding entries leave the bags in the fed
+    ids (train_support)."""
+    _no_feed_weights(feed, per_sample_weights)
+    feature, static_bags, bags = _bag_feature(_embedding_ids(input), offsets, include_last_offset)
+    return feed.substitute(
+        feature, tf.TensorShape([static_bags, embedding_dim]), tf.stack([bags, embedding_dim]), dtype
+    )
 
 
 def _no_feed_weights(feed, per_sample_weights):
@@ -795,6 +813,48 @@ def _embedding_initializer(weight, padding_idx):
     return initialize
 
 
+class TableBuild:
+    """`with TableBuild(served) as build:` the Embedding / EmbeddingBag layers constructed inside (a model built
+    there) are listed in `build.layers`, in construction order; those whose index is in `served` get no weight
+    variable (`weight` None, no state entry): the TPU embedding API holds their rows, so the model built in a TPU
+    strategy's scope does not allocate a copy of those tables on every core. A host copy of the model, built the same
+    way without `served`, names the tables (its `build.layers`) and carries their trained rows back for export.
+
+    The model's own code constructs the layers, so the build in progress is this thread's, not an argument."""
+
+    _active = threading.local()
+
+    def __init__(self, served=()):
+        self.served, self.layers, self._outer = frozenset(served), [], None
+
+    def __enter__(self):
+        self._outer = getattr(TableBuild._active, "build", None)
+        TableBuild._active.build = self
+        return self
+
+    def __exit__(self, *exc_info):
+        TableBuild._active.build = self._outer
+
+    @staticmethod
+    def served_elsewhere(layer):
+        """Whether `layer` (an Embedding / EmbeddingBag being constructed) is built without its weight."""
+        build = getattr(TableBuild._active, "build", None)
+        if build is None:
+            return False
+        build.layers.append(layer)
+        return len(build.layers) - 1 in build.served
+
+
+def _own_rows(layer):
+    """The layer's weight, or a clear error for a table built without one (TableBuild) outside a lookup feed."""
+    if layer.weight is None:
+        raise ValueError(
+            f"{layer.name}: this table is served by the TPU embedding API (built without its rows); "
+            f"it is looked up through its lookup feed only"
+        )
+    return layer.weight
+
+
 class EmbeddingBag(TorchLayer):
     """torch.nn.EmbeddingBag: call(input, offsets=None, per_sample_weights=None) -> (bags, embedding_dim)."""
 
@@ -818,7 +878,6 @@ class EmbeddingBag(TorchLayer):
     ):
         _freeze = kwargs.pop("_freeze", False)
         super().__init__(**kwargs)
-        _embedding_no_max_norm(max_norm)
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
@@ -826,11 +885,15 @@ class EmbeddingBag(TorchLayer):
         self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
         self.padding_idx = _embedding_padding_idx(padding_idx, num_embeddings)
         self._freeze = _freeze
-        self.weight = self.add_weight(
-            shape=(num_embeddings, embedding_dim),
-            name="weight",
-            trainable=not _freeze,
-            initializer=_embedding_initializer(_weight, self.padding_idx),
+        self.weight = (
+            None
+            if TableBuild.served_elsewhere(self)
+            else self.add_weight(
+                shape=(num_embeddings, embedding_dim),
+                name="weight",
+                trainable=not _freeze,
+                initializer=_embedding_initializer(_weight, self.padding_idx),
+            )
         )
         self.lookup_feed = LookupFeed()
         self.finish_init()
@@ -867,32 +930,32 @@ class EmbeddingBag(TorchLayer):
         )
 
     def call(self, input, offsets=None, per_sample_weights=None):
-        if self.lookup_feed.mode is not None:  # padding entries leave the bags in the fed ids (train_support)
-            _no_feed_weights(self.lookup_feed, per_sample_weights)
-            feature, static_bags, bags = _bag_feature(_embedding_ids(input), offsets, self.include_last_offset)
-            return self.lookup_feed.substitute(
-                feature,
-                tf.TensorShape([static_bags, self.embedding_dim]),
-                tf.stack([bags, self.embedding_dim]),
+        if self.lookup_feed.mode is not None:
+            return _fed_embedding_bag(
+                self.lookup_feed,
+                input,
+                offsets,
+                per_sample_weights,
+                self.include_last_offset,
+                self.embedding_dim,
                 self.compute_dtype,
             )
-        values = embedding_bag(
+        values = _embedding_bag_rows_of(
             input,
-            self.weight,
+            _own_rows(self),
             offsets,
-            None,
-            self.norm_type,
             self.scale_grad_by_freq,
             self.mode,
-            self.sparse,
             per_sample_weights,
             self.include_last_offset,
             self.padding_idx,
+            self.max_norm,
+            self.norm_type,
         )
         return tf.cast(values, self.compute_dtype)
 
     def torch_state(self, prefix=""):
-        return [StateEntry(prefix + "weight", self.weight)]
+        return [] if self.weight is None else [StateEntry(prefix + "weight", self.weight)]
 
     def get_config(self):
         return {

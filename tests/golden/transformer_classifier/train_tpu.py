@@ -30,9 +30,10 @@ main() uses. The step is XLA-compiled on every strategy (--jit off to debug).
 
 Embedding tables: on a TPU with an embedding accelerator the sparse, bag and large tables train through the TPU
 embedding API (tpu_embedding_plan says which and why not; with_lookup_ids, embedding_train_step), the rest of the
-model as usual; elsewhere every table is a dense Keras table. porter checked the substitution on CPUs with
-support.HostTableEmbedding against the dense step and torch; the API itself (enqueue, dequeue, its optimizer
-kernels, its sharding) runs only on a TPU.
+model as usual; elsewhere every table is a dense Keras table (--tpu-embedding host: a host stand-in serves them).
+The model built for the strategy has no variable for a served layer table (serve_tables): a host copy holds the
+rows. porter checked the substitution on CPUs with support.HostTableEmbedding against the dense step and torch;
+the API itself (enqueue, dequeue, its optimizer kernels, its sharding) runs only on a TPU.
 """
 
 import argparse
@@ -313,6 +314,8 @@ def connect_tpu(tpu=None, zone=None, project=None, resolver_class=None, environ=
 def simulate_replicas(count):
     """Split the CPU into `count` logical devices (before TensorFlow uses any) for MirroredStrategy."""
     cpus = tf.config.list_physical_devices("CPU")
+    if len(tf.config.get_logical_device_configuration(cpus[0]) or ()) == count:  # a second run in one process
+        return
     tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * count)
 
 
@@ -557,18 +560,20 @@ def make_train_function(strategy, model, optimizer, loss_fn, jit_compile, embedd
 # --- large / sparse embedding tables: the TPU embedding API ---
 
 
-def tpu_embedding_plan(strategy, model, optimizer, host_model=None, sample=None):
-    """(setup, lines): setup is (tables, host tables, feature config, TPU embedding class, its optimizer) when this
-    run serves tables through the TPU embedding API (sparse, bag, or above support.LARGE_TABLE_ROWS rows), else
-    None; the lines say which tables go where and why the others stay dense Keras tables (replicated, gradients
-    all-reduced). `host_model` (a copy on the host) with `sample` inputs: a trial forward there keeps dense the
-    tables the model also reads outside their lookups; its tables are the ones the input pipeline captures ids from.
+def tpu_embedding_plan(strategy, host_model, optimizer, sample=None, host=False):
+    """(setup, lines): setup is (tables, feature config, the class that serves them, its optimizer) when this run
+    serves tables through the TPU embedding API (sparse, bag, or above support.LARGE_TABLE_ROWS rows; F.embedding
+    and F.embedding_bag tables too), else None; the lines say which tables go where and why the others stay dense
+    Keras tables (replicated, gradients all-reduced). The tables are those of `host_model` (a copy on the host,
+    called once): the input pipeline captures their ids there, and their rows come back there for export. With
+    `sample` inputs, trial forwards there count each table's lookups and keep dense the tables the model also reads
+    outside their lookups. `host`: support.HostTableEmbedding serves them (--tpu-embedding host, any strategy).
     """
-    tables, dense = support.tpu_embedding_tables(model)
+    tables, dense = support.tpu_embedding_tables(host_model)
     lines = [f"{name}: dense Keras table ({why})" for name, why in dense]
     if not tables:
         return None, lines
-    api = support.tpu_embedding_class(strategy)
+    api = support.HostTableEmbedding if host else support.tpu_embedding_class(strategy)
     mapped, why_not = support.tpu_embedding_optimizer(optimizer)
     names = ", ".join(t.name for t in tables)
     if api is None:
@@ -577,22 +582,53 @@ def tpu_embedding_plan(strategy, model, optimizer, host_model=None, sample=None)
     if mapped is None:
         lines.append(f"{names}: would use {api.__name__}, but {why_not}; dense Keras tables")
         return None, lines
-    host_tables = support.tpu_embedding_tables(host_model)[0] if host_model is not None else []
     if sample:  # trial runs on the host copy: how often each table is looked up, and whether only there
-        kept = dict(support.count_lookups(host_model, host_tables, sample))
+        kept = dict(support.count_lookups(host_model, tables, sample))
         lines += [f"{name}: dense Keras table ({why})" for name, why in kept.items()]
-        host_tables = [t for t in host_tables if t.name not in kept]
-        elsewhere = support.tables_read_elsewhere(host_model, host_tables, sample)
+        tables = [t for t in tables if t.name not in kept]
+        elsewhere = support.tables_read_elsewhere(host_model, tables, sample)
         lines += [f"{name}: dense Keras table (the model reads it outside its lookups)" for name in elsewhere]
-        host_tables = [t for t in host_tables if t.name not in elsewhere]
-        counts = {t.name: t.lookups for t in host_tables}
-        tables = [t for t in tables if t.name in counts]
-        for table in tables:
-            table.lookups = counts[table.name]
+        tables = [t for t in tables if t.name not in elsewhere]
     if not tables:
         return None, lines
     lines.append(f"{', '.join(t.name for t in tables)}: {api.__name__} with {type(mapped).__name__}")
-    return (tables, host_tables, support.tpu_feature_config(tables), api, mapped), lines
+    return (tables, support.tpu_feature_config(tables), api, mapped), lines
+
+
+class NoTableBuild(contextlib.AbstractContextManager):
+    """TableBuild's stand-in for a model without Embedding layers (its tables are F.embedding parameters): the
+    model builds as usual, and no layers are listed."""
+
+    layers = ()
+
+    def __exit__(self, *exc_info):
+        return None
+
+
+def table_build(served=()):
+    """The model module's TableBuild (a model built inside allocates no weight for the served layers: see its
+    runtime), or NoTableBuild for a model without Embedding layers."""
+    build = getattr(getattr(model_lib, "runtime", None), "TableBuild", None)
+    return build(served) if build is not None else NoTableBuild()
+
+
+def serve_tables(strategy, sample, host_optimizer, init_weights=None, host=False):
+    """The host copy of the model and the plan, before the model itself is built: (host model, its layers in
+    construction order, setup, log lines, TableBuild for the model). The model built inside that TableBuild (in the
+    strategy's scope) has no weight for the served layers: their rows live in the TPU embedding API's tables, and
+    in the host copy (--init-weights loads there), whose rows the export takes. `host_optimizer(host_model)` builds
+    the source's optimizer for the host copy (the plan maps its update rule)."""
+    with tf.device("/CPU:0"):
+        with table_build() as host_build:
+            host_model = build_model()
+        host_model(*sample, training=False)
+        if init_weights:
+            load_initial_weights(host_model, init_weights)
+        setup, lines = tpu_embedding_plan(strategy, host_model, host_optimizer(host_model), sample, host)
+    served = ()
+    if setup is not None:
+        served = [i for i, layer in enumerate(host_build.layers) if any(t.layer is layer for t in setup[0])]
+    return host_model, host_build.layers, setup, lines, table_build(served)
 
 
 def with_lookup_ids(dataset, host_model, tables, on_tpu=True):
@@ -620,8 +656,8 @@ def initial_tables(tables, feature_config, embedding_optimizer, directory):
 
 
 def tables_into_model(tables, feature_config, embedding_optimizer, checkpoint_path):
-    """Copy the trained tables from a checkpoint of the TPU run into the model's own layers (stale on a TPU),
-    through TPUEmbeddingForServing on the host: what the export then writes."""
+    """Copy the trained tables from a checkpoint of the TPU run into the host copy's layers (`tables`), through
+    TPUEmbeddingForServing on the host: what the export then writes."""
     with tf.device("/CPU:0"):
         serving = tf.tpu.experimental.embedding.TPUEmbeddingForServing(feature_config, embedding_optimizer)
         serving.build()
@@ -645,16 +681,20 @@ def write_scalar(name, value, step):
         tf.summary.write(name, tf.constant(value, tf.float32), step=step)
 
 
-def export_model(model, directory, sample_inputs):
+def export_model(model, directory, sample_inputs, host_model=None, host_tables=()):
     """The trained weights, rebuilt outside the strategy in float32: .keras file and a SavedModel for serving;
-    returns the paths written."""
+    returns the paths written. With `host_model` (the host copy holding the trained rows of
+    `host_tables`, which `model` was built without or holds stale), the tables' rows come from there."""
     written = []
     policy = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy("float32")
     try:
         serving = build_model()
         serving(*sample_inputs, training=False)
-        serving.set_weights([np.asarray(w) for w in model.get_weights()])
+        weights = (
+            support.export_weights(model, host_model, host_tables) if host_model is not None else model.get_weights()
+        )
+        serving.set_weights([np.asarray(w) for w in weights])
         tf.io.gfile.makedirs(directory)
         try:
             serving.save(os.path.join(directory, "model.keras"))
@@ -780,6 +820,15 @@ def parse_args(argv=None):
     )
     parser.add_argument("--no-export", action="store_true", dest="no_export", help="skip the final export")
     parser.add_argument(
+        "--tpu-embedding",
+        choices=["auto", "host", "off"],
+        default="auto",
+        dest="tpu_embedding",
+        help="sparse, bag and large tables: auto = the TPU embedding API on a TPU with an embedding "
+        "accelerator; host = a host stand-in of that API on any strategy (checks the step, the "
+        "unreplicated tables and the export on CPUs; slow); off = dense Keras tables",
+    )
+    parser.add_argument(
         "--metrics-json",
         default=None,
         dest="metrics_json",
@@ -867,10 +916,23 @@ def main(argv=None):
         sample = [
             tf.zeros((1, *(input_shape(spec) if EXAMPLE_INPUTS else spec["shape"])), spec["dtype"]) for spec in specs
         ]
+        setup, host_model, build = None, None, table_build()
+
+        def host_optimizer(host_model):
+            return build_optimizer(host_model)
+
+        if sample and (args.tpu_embedding == "host" or (args.tpu_embedding == "auto" and is_tpu(strategy))):
+            host_model, host_layers, setup, lines, build = serve_tables(
+                strategy, sample, host_optimizer, args.init_weights, host=args.tpu_embedding == "host"
+            )
+            for line in lines:
+                print(f"train_tpu.py: embeddings: {line}", flush=True)
         with strategy.scope():
-            model = build_model()
+            with build:  # the served tables' layers get no weight: no copy of those tables on every core
+                model = build_model()
             if sample:
-                outputs = model(*sample, training=False)
+                with support.CapturedLookups(support.rowless_tables(build.layers)):  # no rows to read: zeros
+                    outputs = model(*sample, training=False)
                 if CHANNELS_LAST_IO and TARGET_KIND == "class" and len(tf.nest.flatten(outputs)[0].shape) > 2:
                     print(
                         "train_tpu.py: error: --channels-last-io with per-position class targets is not supported "
@@ -878,31 +940,38 @@ def main(argv=None):
                         file=sys.stderr,
                     )
                     return 2
-            if args.init_weights:
+            if setup is not None:  # one starting point: the host copy's weights (--init-weights loaded there)
+                model.set_weights(support.model_weights(host_model, setup[0]))
+            elif args.init_weights:
                 load_initial_weights(model, args.init_weights)
             optimizer = build_optimizer(model)
             optimizer.build(model.trainable_variables)
             loss_fn = build_loss()
-        embedding, tables, setup = None, (), None
-        if is_tpu(strategy):
-            with tf.device("/CPU:0"):  # the ids come from capture runs of a host copy, in the input pipeline
-                host_model = build_model()
-                setup, lines = tpu_embedding_plan(strategy, model, optimizer, host_model, sample)
-            for line in lines:
-                print(f"train_tpu.py: embeddings: {line}", flush=True)
+        embedding, tables, tpu_tables, on_host = None, (), {}, False
         if setup is not None:
-            tables, host_tables, feature_config, api, embedding_optimizer = setup
-            with strategy.scope():
-                embedding = api(feature_config, embedding_optimizer)
+            host_tables, feature_config, api, embedding_optimizer = setup
+            tables = support.served_tables(host_tables, host_layers, model, build.layers)
+            on_host = api is support.HostTableEmbedding
+            if on_host:  # the host copy's tables, stepped by the source's own update rule
+                embedding = api(host_tables, host_optimizer(host_model))
+                tpu_tables = {
+                    "embedding": tf.train.Checkpoint(tables=embedding.variables, optimizer=embedding.optimizer)
+                }
+            else:
+                with strategy.scope():
+                    embedding = api(feature_config, embedding_optimizer)
+                tpu_tables = {"embedding": embedding}  # the API's tables and slots
             iterator = iter(
                 strategy.distribute_datasets_from_function(
                     lambda context: with_lookup_ids(
-                        make_dataset(global_batch, context, args.data, args.seed, synthetic), host_model, host_tables
+                        make_dataset(global_batch, context, args.data, args.seed, synthetic),
+                        host_model,
+                        host_tables,
+                        on_tpu=not on_host,
                     ),
                     options=tf.distribute.InputOptions(experimental_fetch_to_device=False),
                 )
             )
-        tpu_tables = {"embedding": embedding} if embedding is not None else {}  # the API's tables and slots
         checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, **tpu_tables)
         manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir, max_to_keep=3)
         io_options = (
@@ -910,9 +979,9 @@ def main(argv=None):
             if is_tpu(strategy) and not checkpoint_dir.startswith("gs://")
             else None
         )
-        if embedding is not None and not manager.latest_checkpoint:  # restored when the tables are built
+        if embedding is not None and not on_host and not manager.latest_checkpoint:  # restored when built
             tf.train.Checkpoint(embedding=embedding).read(
-                initial_tables(tables, feature_config, embedding_optimizer, checkpoint_dir), options=io_options
+                initial_tables(host_tables, feature_config, embedding_optimizer, checkpoint_dir), options=io_options
             ).expect_partial()
         if manager.latest_checkpoint:
             misfit = support.restore_checkpoint(checkpoint, manager.latest_checkpoint, checkpoint_dir, io_options)
@@ -962,9 +1031,15 @@ def main(argv=None):
         writer.flush()
         if not args.no_export and sample:
             print(f"train_tpu.py: exporting to {export_dir}...", flush=True)
-            if embedding is not None:
-                tables_into_model(tables, feature_config, embedding_optimizer, manager.latest_checkpoint)
-            written = export_model(model, export_dir, sample)
+            if embedding is not None and not on_host:
+                tables_into_model(host_tables, feature_config, embedding_optimizer, manager.latest_checkpoint)
+            written = export_model(
+                model,
+                export_dir,
+                sample,
+                host_model if setup is not None else None,
+                host_tables if setup is not None else (),
+            )
             print(f"train_tpu.py: exported {' and '.join(written)}")
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)

@@ -278,6 +278,8 @@ def connect_tpu(tpu=None, zone=None, project=None, resolver_class=None, environ=
 def simulate_replicas(count):
     """Split the CPU into `count` logical devices (before TensorFlow uses any) for MirroredStrategy."""
     cpus = tf.config.list_physical_devices("CPU")
+    if len(tf.config.get_logical_device_configuration(cpus[0]) or ()) == count:  # a second run in one process
+        return
     tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * count)
 
 

@@ -515,17 +515,21 @@ def _fans(shape):
     return shape[1] * receptive, shape[0] * receptive
 
 
-def _init_assign(tensor, value):
-    tensor.assign(tf.cast(value, tensor.dtype))
+def _init_assign(tensor, values):
+    """Fill `tensor` with `values()`; a table built without its rows (TableBuild: None) is left alone: the run
+    starts from the host copy's rows, and drawing a table-sized tensor here is what that build avoids."""
+    if tensor is None:
+        return None
+    tensor.assign(tf.cast(values(), tensor.dtype))
     return tensor
 
 
 def init_normal(tensor, mean=0.0, std=1.0, generator=None):
-    return _init_assign(tensor, tf.random.normal(tensor.shape, mean, std))
+    return _init_assign(tensor, lambda: tf.random.normal(tensor.shape, mean, std))
 
 
 def init_constant(tensor, val):
-    return _init_assign(tensor, tf.fill(tensor.shape, float(val)))
+    return _init_assign(tensor, lambda: tf.fill(tensor.shape, float(val)))
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
@@ -535,7 +539,9 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
 
 
 def init_kaiming_normal(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    return _init_assign(tensor, tf.random.normal(tensor.shape, 0.0, _kaiming_std(tensor, a, mode, nonlinearity)))
+    return _init_assign(
+        tensor, lambda: tf.random.normal(tensor.shape, 0.0, _kaiming_std(tensor, a, mode, nonlinearity))
+    )
 
 
 def _activation_tensor(input):

@@ -370,8 +370,12 @@ def dim_size(x, axis):
     return size if size is not None else tf.shape(x)[axis]
 
 
-def _init_assign(tensor, value):
-    tensor.assign(tf.cast(value, tensor.dtype))
+def _init_assign(tensor, values):
+    """Fill `tensor` with `values()`; a table built without its rows (TableBuild: None) is left alone: the run
+    starts from the host copy's rows, and drawing a table-sized tensor here is what that build avoids."""
+    if tensor is None:
+        return None
+    tensor.assign(tf.cast(values(), tensor.dtype))
     return tensor
 
 
@@ -380,9 +384,12 @@ def init_trunc_normal(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     inverse CDF (no mass piles up at the bounds, as clipping normal draws would leave)."""
     low = (1.0 + math.erf((a - mean) / std / math.sqrt(2.0))) / 2.0
     high = (1.0 + math.erf((b - mean) / std / math.sqrt(2.0))) / 2.0
-    values = tf.random.uniform(tensor.shape, 2 * low - 1, 2 * high - 1)
-    values = tf.math.erfinv(values) * (std * math.sqrt(2.0)) + mean
-    return _init_assign(tensor, tf.clip_by_value(values, a, b))
+
+    def values():
+        drawn = tf.math.erfinv(tf.random.uniform(tensor.shape, 2 * low - 1, 2 * high - 1)) * (std * math.sqrt(2.0))
+        return tf.clip_by_value(drawn + mean, a, b)
+
+    return _init_assign(tensor, values)
 
 
 def _attn_additive_mask(mask, dtype):
