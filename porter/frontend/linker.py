@@ -21,7 +21,6 @@ from porter.frontend.names import bound_names, names_in, top_level_bindings
 from porter.frontend.static_branches import decided_module
 
 MAX_STAR_DEPTH = 4  # `from .a import *` of a module that star-imports in turn, this deep
-MAX_FILES = 32  # a model's in-package helpers are a handful of files; stop before walking a whole library
 BANNER = "# --- porter: definitions imported from {path} ---"
 # base classes named bare (`from mxnet.gluon import HybridBlock`) that make a class a module: torch's and Gluon's
 MODULE_BASE_NAMES = ("Module", "Sequential", "ModuleList", "ModuleDict", "Block", "HybridBlock", "HybridSequential")
@@ -57,7 +56,11 @@ def linked_text(path, text, package, covered):
         return text, frozenset()  # the parser reports it properly
     linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
                      if package else True)
-    module = linker.decided(module)
+    through_attributes = linker.module_attribute_imports(module, package)
+    if through_attributes:  # `inception_module.InceptionA` read as the `InceptionA` it names (same lines)
+        module = module.visit(_ThroughModuleAttributes(through_attributes))
+        text = module.code
+    module = linker.prepared(linker.decided(module), package, through_attributes)
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
@@ -98,13 +101,77 @@ class _Linker:
             self.parsed[dotted] = None
             relative = dotted.replace(".", "/")
             for candidate in (self.root / f"{relative}.py", self.root / relative / "__init__.py"):
-                if candidate.is_file() and len(self.parsed) <= MAX_FILES:
+                if candidate.is_file():
                     try:
-                        self.parsed[dotted] = self.decided(cst.parse_module(candidate.read_text(encoding="utf-8")))
+                        parsed = cst.parse_module(candidate.read_text(encoding="utf-8"))
                     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
-                        pass
+                        break
+                    package = self.package_of(dotted)
+                    through_attributes = self.module_attribute_imports(parsed, package)
+                    if through_attributes:
+                        parsed = parsed.visit(_ThroughModuleAttributes(through_attributes))
+                    self.parsed[dotted] = self.prepared(self.decided(parsed), package, through_attributes)
                     break
         return self.parsed[dotted]
+
+    def prepared(self, module, package, through_attributes):
+        """`module` with the names its module-attribute references were rewritten to counted as its imports."""
+        if through_attributes:
+            imports = self.in_package_imports(module, package)
+            for local, target in through_attributes.names.items():
+                dict.__setitem__(imports, local, target)
+        return module
+
+    def module_attribute_imports(self, module, package):
+        """A _ModuleAttributes for `module`'s references to definitions through an in-package module it imports
+        (`from torchvision.models import inception as inception_module` then `inception_module.InceptionA`,
+        `import pkg.blocks as blocks` then `blocks.X`, `import pkg.blocks` then `pkg.blocks.X`), or None."""
+        top = package.split(".")[0] if package else ""
+        modules = {}  # the dotted text a reference starts with -> the module it names
+        for statement in module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    absolute = _absolute(small, package)
+                    if absolute is None or not self.in_project(absolute, top):
+                        continue
+                    for alias in small.names:
+                        name = dotted_name(alias.name)
+                        if self.is_module(f"{absolute}.{name}"):
+                            modules[_local_name(alias)] = f"{absolute}.{name}"
+                elif isinstance(small, cst.Import):
+                    for alias in small.names:
+                        dotted = dotted_name(alias.name) or ""
+                        if self.in_project(dotted, top) and self.is_module(dotted):
+                            modules[alias.asname.name.value if alias.asname else dotted] = dotted
+        if not modules:
+            return None
+        own = set(top_level_bindings(module)) - set(modules)
+        names, clashes = {}, set()
+
+        class Finder(cst.CSTVisitor):
+            def visit_Attribute(self, node):
+                target = modules.get(dotted_name(node.value) or "")
+                name = node.attr.value
+                if target is None or name in own or name in clashes:
+                    return
+                if names.get(name, (target, name)) != (target, name):
+                    clashes.add(name)  # `a.Block` and `b.Block`: two definitions, one name; left as they are
+                    names.pop(name)
+                    return
+                names[name] = (target, name)
+
+        module.visit(Finder())
+        found = {name: target for name, target in names.items() if self.defines(*target)}
+        return _ModuleAttributes(modules, found) if found else None
+
+    def defines(self, dotted, name):
+        """Whether module `dotted` binds `name` at top level or imports it from inside the package."""
+        module = self.module(dotted)
+        if module is None:
+            return False
+        return name in top_level_bindings(module) or name in self.in_package_imports(module, self.package_of(dotted))
 
     def decided(self, module):
         """`module` with its statically decided top-level `if`s replaced by the branch taken (a `Swish` bound in
@@ -297,6 +364,30 @@ class _Linker:
     def linked_in(self, local, in_package):
         """Whether the imported name `local` stands for a definition linked in (by its own name or an alias)."""
         return local in self.defined or local in in_package and in_package[local][1] in self.defined
+
+
+class _ModuleAttributes:
+    """References to definitions through imported in-package modules: `modules` (the dotted text that names a module
+    -> the module) and `names` (a name referenced that way -> (module, name))."""
+
+    def __init__(self, modules, names):
+        self.modules, self.names = modules, names
+
+
+class _ThroughModuleAttributes(cst.CSTTransformer):
+    """`inception_module.InceptionA` -> `InceptionA`, for the names a _ModuleAttributes holds: the linker then takes
+    the definition as it takes an imported name (bases, calls and defaults alike), on the same lines."""
+
+    def __init__(self, found):
+        super().__init__()
+        self.found = found
+
+    def leave_Attribute(self, original, updated):
+        target = self.found.modules.get(dotted_name(original.value) or "")
+        name = original.attr.value
+        if target is not None and self.found.names.get(name) == (target, name):
+            return cst.Name(name)
+        return updated
 
 
 class _Imports(dict):
