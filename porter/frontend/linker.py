@@ -61,6 +61,7 @@ def linked_text(path, text, package, covered):
         module = module.visit(_ThroughModuleAttributes(through_attributes))
         text = module.code
     module = linker.prepared(linker.decided(module), package, through_attributes)
+    linker.owners.update((name, ("", None)) for name in top_level_bindings(module))  # the file's own names win
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
@@ -95,6 +96,9 @@ class _Linker:
         self.needs = {}  # dotted module -> the other modules its taken definitions use
         self.defined = set()  # every name the appended text defines
         self.aliases = set()  # names the appended text binds to a definition of another name (`SElayer = ...`)
+        self.statement_names = {}  # id(statement) -> (statement, the names it mentions, its nested import-froms)
+        self.owners = {}  # name -> (module, definition text) of what the text defines under that name
+        self.clashes = set()  # (module, name) not taken: another definition of a name it needs was taken first
 
     def module(self, dotted):
         if dotted not in self.parsed:
@@ -113,6 +117,31 @@ class _Linker:
                     self.parsed[dotted] = self.prepared(self.decided(parsed), package, through_attributes)
                     break
         return self.parsed[dotted]
+
+    def names_in(self, statement):
+        """The plain names `statement` mentions (names.names_in), once per statement: the closure and the
+        dependencies of a definition both ask."""
+        return self.statement_facts(statement)[1]
+
+    def nested_import_froms(self, statement):
+        """The `from ... import` statements inside `statement`, from the same one walk."""
+        return self.statement_facts(statement)[2]
+
+    def statement_facts(self, statement):
+        key = id(statement)
+        if key not in self.statement_names:  # the node kept beside its facts: its id stays its own
+            names, imports = set(), []
+
+            class Collector(cst.CSTVisitor):
+                def visit_Name(self, node):
+                    names.add(node.value)
+
+                def visit_ImportFrom(self, node):
+                    imports.append(node)
+
+            statement.visit(Collector())
+            self.statement_names[key] = (statement, names, imports)
+        return self.statement_names[key]
 
     def prepared(self, module, package, through_attributes):
         """`module` with the names its module-attribute references were rewritten to counted as its imports."""
@@ -176,6 +205,8 @@ class _Linker:
     def decided(self, module):
         """`module` with its statically decided top-level `if`s replaced by the branch taken (a `Swish` bound in
         `if hasattr(nn, 'SiLU'):` is then a definition to take)."""
+        if not any(isinstance(statement, (cst.If, cst.Try)) for statement in module.body):
+            return module  # nothing to decide: the import table (a walk of the whole module) is not needed
         return decided_module(module, ImportTable.from_module(module).resolve, self.covered)
 
     def in_package_imports(self, module, package, depth=0):
@@ -234,7 +265,7 @@ class _Linker:
                 continue
             seen.add(name)
             for statement in bindings.get(name, ()):
-                for used in names_in(statement):
+                for used in self.names_in(statement):
                     if used in imports:
                         needed.append(imports[used])
                     elif used in bindings and used not in seen:
@@ -249,7 +280,7 @@ class _Linker:
             return []
         top = package.split(".")[0] if package else ""
         found = []
-        for node in _nested_import_froms(statement):
+        for node in self.nested_import_froms(statement):
             absolute = _absolute(node, package)
             if absolute is None or isinstance(node.names, cst.ImportStar) or not self.in_project(absolute, top):
                 continue
@@ -296,7 +327,14 @@ class _Linker:
             if reexported is not None and reexported != (dotted, name):
                 self.visit(*reexported)
             return
-        closure = _local_closure(bindings, name)
+        closure = _local_closure(bindings, name, self.names_in)
+        definitions = {n: "\n".join(module.code_for_node(s) for s in bindings[n]) for n in closure}
+        if any(self.owners.get(n, (dotted, code))[1] != code for n, code in definitions.items()):
+            # another definition of one of these names is in the text already (timm's two `PosEmbedRel`s, or the
+            # file's own): one namespace holds one; what needs this one stays unresolved (a stub), never the other
+            self.clashes.add((dotted, name))
+            return
+        self.owners.update((n, (dotted, code)) for n, code in definitions.items())
         self.taken.setdefault(dotted, set()).update(closure)
         for dependency in self.wanted_from(module, self.package_of(dotted), closure):
             if dependency[0] != dotted:
@@ -558,18 +596,7 @@ def _import_froms(module):
                     yield small
 
 
-def _nested_import_froms(node):
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_ImportFrom(self, node):
-            found.append(node)
-
-    node.visit(Finder())
-    return found
-
-
-def _local_closure(bindings, name):
+def _local_closure(bindings, name, names_of=names_in):
     closure, stack = set(), [name]
     while stack:
         current = stack.pop()
@@ -577,5 +604,5 @@ def _local_closure(bindings, name):
             continue
         closure.add(current)
         for statement in bindings[current]:
-            stack.extend(n for n in names_in(statement) if n in bindings and n not in closure)
+            stack.extend(n for n in names_of(statement) if n in bindings and n not in closure)
     return closure
