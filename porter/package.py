@@ -23,6 +23,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from porter import __version__
+from porter.codegen.emit import PortedSibling
 from porter.convert import Conversion, ConvertOptions, convert, missing_constructs, module_file_name
 from porter.errors import InternalError, SourceError, UsageError
 from porter.frontend.linker import source_root
@@ -228,13 +229,14 @@ def _convert_package(root, options):
                              hint=PACKAGE_USAGE_HINT)
     skipped, failures = list(unreadable), []
     conversions, warnings = [], [f"{Path(root) / item['path']}: not converted: {item['error']}" for item in skipped]
-    for file in files:
+    siblings = {}  # source file (resolved) -> PortedSibling of each module made so far
+    for file in dependencies_first(files):
         is_main = file is main_file
         file_options = ConvertOptions(
             file.path, out, main_class if is_main else None, options.input_specs if is_main else [],
             options.init_args if is_main else {}, None, options.force, options.train_script if is_main else None,
             options.channels_last_io if is_main else False, module_dir=file.module_dir, reports_only=not is_main,
-            parsed=file.parsed)
+            parsed=file.parsed, siblings=siblings)
         file.parsed = None  # a conversion may change it; the memory goes with it
         try:
             conversion = convert(file_options)
@@ -246,6 +248,8 @@ def _convert_package(root, options):
             warnings.append(f"{file.display}: not converted: {error}")
             continue
         conversions.append((file, conversion))
+        module = conversion.manifest["sources"][0]["module"]
+        siblings[_resolved(file.path)] = PortedSibling(module, file.relative, conversion.emitter.own_chunks)
         unknown_inputs = f"{file.display}: example inputs of "  # only the main class needs them (verify, training)
         warnings.extend(w for w in conversion.warnings if is_main or not w.startswith(unknown_inputs))
     if not conversions:
@@ -278,6 +282,28 @@ def _convert_package(root, options):
     return Conversion(package_files_out, manifest, warnings, 1 if stubbed else 0,
                       main_conversion.translator if main_conversion else None,
                       main_conversion.emitter if main_conversion else None, main_class)
+
+
+def dependencies_first(files):
+    """The package's model files, each after the files it takes definitions from (its linked definitions' origins),
+    otherwise in path order: a module imports only from the ports made before it, so no two import each other."""
+    by_path = {_resolved(file.path): file for file in files}
+    placed, order = set(), []
+
+    def place(file, open_):
+        if file.relative in placed or file.relative in open_:
+            return  # a cycle: the file met first is made first, the other keeps copies of what it takes from it
+        open_.add(file.relative)
+        origins = set(file.parsed.linked_origins.values()) if file.parsed is not None else set()
+        for needed in sorted((by_path[origin] for origin in origins if origin in by_path),
+                             key=lambda f: f.relative):
+            place(needed, open_)
+        placed.add(file.relative)
+        order.append(file)
+
+    for file in files:
+        place(file, set())
+    return order
 
 
 TESTS_MARKER = "# --- the tests ---"
@@ -320,6 +346,11 @@ def package_manifest(conversions, main_file, main_class, options, skipped):
     for file, conversion in conversions:
         entry = dict(conversion.manifest["sources"][0])
         entry["classes"] = [c for c in entry["classes"] if c["name"] in file.classes]  # not the linked copies
+        emitter = conversion.emitter
+        # definitions of other package files: imported from their ports, or copied where translated otherwise
+        entry["imports"] = [{"module": sibling.module, "source": sibling.source, "names": list(names)}
+                            for sibling, names in sorted(emitter.imported.items(), key=lambda i: i[0].module)]
+        entry["copied"] = [{"name": name, "source": source} for name, source in emitter.copied]
         sources.append(entry)
     main_conversion = next((c for f, c in conversions if f is main_file), None)
     manifest = {"porter_version": __version__, "sources": sources, "main_class": main_class,
@@ -429,8 +460,8 @@ def weights_view(conversion):
     if conversion.main_class is None:
         return conversion
     module = conversion.manifest["sources"][0]["module"]
-    if "/" not in module:
-        return conversion
+    if "/" not in module or conversion.manifest["sources"][0].get("imports"):
+        return conversion  # at the top level, its relative paths to the siblings it imports would miss them
     runtime = module[:-3] + "_runtime.py"
     files = {**conversion.files, PurePosixPath(module).name: conversion.files[module],
              PurePosixPath(runtime).name: conversion.files[runtime]}

@@ -41,7 +41,8 @@ def source_root(folder):
 
 
 def linked_text(path, text, package, covered):
-    """(text with the needed in-package definitions appended, names defined by them).
+    """(text with the needed in-package definitions appended, names defined by them, {name: the file (resolved
+    path) each linked definition comes from}).
 
     `path`: the file; `package`: its dotted package ('' for a loose file: nothing to link, unless it lies under a
     source root); `covered(canonical)`: whether a rule covers an imported name (those stay imports)."""
@@ -49,11 +50,11 @@ def linked_text(path, text, package, covered):
     if not package:
         root, package = _under_source_root(Path(path))
         if root is None:
-            return text, frozenset()
+            return text, frozenset(), {}
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
-        return text, frozenset()  # the parser reports it properly
+        return text, frozenset(), {}  # the parser reports it properly
     linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
                      if package else True)
     through_attributes = linker.module_attribute_imports(module, package)
@@ -65,12 +66,13 @@ def linked_text(path, text, package, covered):
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
-        return text, frozenset()
+        return text, frozenset(), {}
     aliases = [f"{local} = {name}" for local, (_, name) in sorted(linker.in_package_imports(module, package).items())
                if local != name and name in linker.defined]
     appended = "\n\n".join(blocks + aliases)
+    origins = {name: linker.paths[dotted] for name, (dotted, _) in linker.owners.items() if dotted}
     return f"{text.rstrip()}\n\n\n{appended}\n", frozenset(
-        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases})
+        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins
 
 
 def _under_source_root(path):
@@ -97,6 +99,7 @@ class _Linker:
         self.defined = set()  # every name the appended text defines
         self.aliases = set()  # names the appended text binds to a definition of another name (`SElayer = ...`)
         self.statement_names = {}  # id(statement) -> (statement, the names it mentions, its nested import-froms)
+        self.paths = {}  # dotted module -> its file
         self.owners = {}  # name -> (module, definition text) of what the text defines under that name
         self.clashes = set()  # (module, name) not taken: another definition of a name it needs was taken first
 
@@ -115,6 +118,7 @@ class _Linker:
                     if through_attributes:
                         parsed = parsed.visit(_ThroughModuleAttributes(through_attributes))
                     self.parsed[dotted] = self.prepared(self.decided(parsed), package, through_attributes)
+                    self.paths[dotted] = candidate.resolve()
                     break
         return self.parsed[dotted]
 

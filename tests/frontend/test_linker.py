@@ -105,7 +105,7 @@ def test_loose_files_link_nothing(tmp_path):
     from porter.frontend.linker import linked_text
 
     text = source.read_text()
-    assert linked_text(source, text, "", lambda name: False) == (text, frozenset())
+    assert linked_text(source, text, "", lambda name: False) == (text, frozenset(), {})
 
 
 GLUON_PACKAGE = {
@@ -176,7 +176,7 @@ def test_gluon_blocks_factories_and_their_local_imports_are_linked(tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(textwrap.dedent(text))
     source = tmp_path / "cv" / "zoo" / "net.py"
-    _, defined = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
+    _, defined, _ = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
     assert {"ReLU6", "GroupNorm", "Labels"} <= defined
 
 
@@ -288,6 +288,6 @@ def test_linked_modules_come_after_the_modules_they_need(tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     source = tmp_path / "lib" / "net.py"
-    text, defined = linked_text(source, source.read_text(), "lib", lambda name: False)
+    text, defined, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert {"Norm", "NormAct", "make_act", "Thing"} <= defined
     assert text.index("class Norm(") < text.index("class NormAct(Norm)") < text.index("class Thing(")
