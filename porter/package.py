@@ -27,7 +27,7 @@ from porter.codegen.emit import PortedSibling
 from porter.convert import Conversion, ConvertOptions, convert, missing_constructs, module_file_name
 from porter.errors import InternalError, SourceError, UsageError
 from porter.frontend.linker import source_root
-from porter.frontend.source import check_syntax, parse_source, read_text
+from porter.frontend.source import check_syntax, package_of, parse_source, read_text
 from porter.output import MANIFEST, listed_files, manifest_text
 from porter.self_check import check_generated
 
@@ -284,6 +284,117 @@ def _convert_package(root, options):
                       main_conversion.emitter if main_conversion else None, main_class)
 
 
+def convert_with_siblings(options):
+    """`porter convert FILE` (in memory): a file of a package that takes definitions from other model files of it
+    (`from ..common.blocks import ConvBNReLU`) gets those files converted too, mirrored under OUT by their path
+    from the top package folder (OUT/common/blocks_keras.py beside OUT/net_keras.py), dependencies first, and
+    imports from their ports what they hold translated as it needs them; the manifest lists them after the file's
+    own entry. A file importing no model file of its package converts as before."""
+    source_path = Path(options.source)
+    source = options.parsed or parse_source(source_path, str(options.source))
+    options.parsed = source
+    top = _top_package_folder(source_path)
+    siblings = _imported_model_files(source, top) if top is not None else []
+    own_module = module_file_name(source_path)
+    siblings = [f for f in siblings if _module_path(f) not in (own_module, own_module[:-3] + "_runtime.py")]
+    if not siblings:
+        return convert(options)
+    ported, made = {}, []
+    for file in dependencies_first(siblings):
+        file_options = ConvertOptions(file.path, options.out, module_dir=file.module_dir, reports_only=True,
+                                      parsed=file.parsed, siblings=ported, force=options.force)
+        file.parsed = None
+        try:
+            conversion = convert(file_options)
+        except (InternalError, SourceError):
+            continue  # its definitions stay copies in the modules that use them
+        ported[_resolved(file.path)] = PortedSibling(_module_path(file), file.relative,
+                                                     conversion.emitter.own_chunks)
+        made.append((file, conversion))
+    options.siblings = ported
+    main = convert(options)
+    used = {sibling.module for sibling in _imported_closure(main.emitter, made)}
+    made = [(file, conversion) for file, conversion in made if _module_path(file) in used]
+    if not made:
+        return main
+    files = dict(main.files)
+    manifest = dict(main.manifest)
+    sources = [_with_imports(dict(manifest["sources"][0]), main.emitter)]
+    for file, conversion in made:
+        for name, text in conversion.files.items():
+            if _is_module(name, file):
+                files[name] = text
+        entry = _with_imports(dict(conversion.manifest["sources"][0]), conversion.emitter)
+        entry["classes"] = [c for c in entry["classes"] if c["name"] in file.classes]
+        sources.append(entry)
+    manifest["sources"] = sources
+    manifest["files"] = listed_files(files)
+    files[MANIFEST] = manifest_text(manifest)
+    stubbed = main.exit_code or any(c.exit_code for _, c in made)
+    return Conversion(files, manifest, main.warnings, 1 if stubbed else 0, main.translator, main.emitter,
+                      main.main_class)
+
+
+def _imported_closure(emitter, made):
+    """The PortedSiblings `emitter`'s module imports, and those they import in turn."""
+    emitters = {_module_path(file): conversion.emitter for file, conversion in made}
+    found, stack = set(), list(emitter.imported)
+    while stack:
+        sibling = stack.pop()
+        if sibling in found:
+            continue
+        found.add(sibling)
+        stack.extend(emitters[sibling.module].imported if sibling.module in emitters else ())
+    return found
+
+
+def _top_package_folder(path):
+    """The folder of the top package holding `path` (None for a loose file)."""
+    package = package_of(path)
+    if not package:
+        return None
+    folder = _resolved(path).parent
+    for _ in package.split(".")[1:]:
+        folder = folder.parent
+    return folder
+
+
+def _imported_model_files(source, top):
+    """[PackageFile] of the files under `top` that `source`'s linked definitions come from, and theirs in turn,
+    that define module classes of their own."""
+    found, stack, seen = [], sorted(set(source.linked_origins.values())), set()
+    while stack:
+        path = stack.pop()
+        if path in seen or top not in path.parents:
+            continue
+        seen.add(path)
+        relative = path.relative_to(top).as_posix()
+        try:
+            parsed = parse_source(path, relative)
+        except SourceError:
+            continue
+        own = [name for name, info in parsed.classes.items()
+               if parsed.linked_from_line is None or info.line < parsed.linked_from_line]
+        if own:
+            found.append(PackageFile(path, relative, relative, own, parsed))
+        stack.extend(sorted(set(parsed.linked_origins.values())))
+    return sorted(found, key=lambda f: f.relative)
+
+
+def _module_path(file):
+    """The POSIX path under OUT of `file`'s mirrored model module."""
+    module = module_file_name(file.path)
+    return f"{file.module_dir}/{module}" if file.module_dir else module
+
+
+def _with_imports(entry, emitter):
+    """A manifest `sources` entry with what its module imports from its siblings' ports and the copies it keeps."""
+    entry["imports"] = [{"module": sibling.module, "source": sibling.source, "names": list(names)}
+                        for sibling, names in sorted(emitter.imported.items(), key=lambda i: i[0].module)]
+    entry["copied"] = [{"name": name, "source": source} for name, source in emitter.copied]
+    return entry
+
+
 def dependencies_first(files):
     """The package's model files, each after the files it takes definitions from (its linked definitions' origins),
     otherwise in path order: a module imports only from the ports made before it, so no two import each other."""
@@ -346,12 +457,7 @@ def package_manifest(conversions, main_file, main_class, options, skipped):
     for file, conversion in conversions:
         entry = dict(conversion.manifest["sources"][0])
         entry["classes"] = [c for c in entry["classes"] if c["name"] in file.classes]  # not the linked copies
-        emitter = conversion.emitter
-        # definitions of other package files: imported from their ports, or copied where translated otherwise
-        entry["imports"] = [{"module": sibling.module, "source": sibling.source, "names": list(names)}
-                            for sibling, names in sorted(emitter.imported.items(), key=lambda i: i[0].module)]
-        entry["copied"] = [{"name": name, "source": source} for name, source in emitter.copied]
-        sources.append(entry)
+        sources.append(_with_imports(entry, conversion.emitter))
     main_conversion = next((c for f, c in conversions if f is main_file), None)
     manifest = {"porter_version": __version__, "sources": sources, "main_class": main_class,
                 "init_args": (options.init_args or {}) if main_class else {}, "files": [],
