@@ -1,12 +1,17 @@
 """`porter convert DIR`: every model file of a source package, mirrored under OUT.
 
 `DIR/sub/model.py` -> `OUT/sub/model_keras.py` and its runtime module beside it, each converted the way a single file
-is (`porter.convert.convert`). Each mirrored module carries the in-package definitions it uses (the linker copies
-them in, as for one file) rather than importing its ported siblings: porter chooses layouts for a whole model at
-once (a block ported inside net.py takes channels-last tensors; the same block as blocks.py's top class takes torch's
-layout), and each module has its own runtime, so one shared class would need one translation of the whole package.
-Each module loads by file path on its own, from any working directory, with no `sys.path` entry, no package import
-and no name shared with another port. One
+is (`porter.convert.convert`): the linker brings the in-package definitions a file uses into its translation, so
+layouts are chosen for each whole model. Files are converted dependencies first; a definition of another model file
+that translates here exactly as in that file's port (the same specialisations and layouts: a block that runs
+channels-last in both) is imported from that port (`blocks_keras = load_port_module(__file__,
+"../common/blocks_keras.py")`, porter/runtime/port_modules.py) rather than copied; one translated otherwise here (a
+block that is its own file's top class, taking torch's layout there, and runs channels-last inside this model)
+stays a copy, and so do helpers of files without module classes. The manifest lists each module's `imports` and
+`copied` definitions. Each module loads by file path, from any working directory, with no `sys.path` entry and no
+package import; a sibling is loaded once per port under a name unique to its path and text, so two ports never
+share one. `porter convert FILE` of a file in a package does the same for the model files it imports from
+(`convert_with_siblings`). One
 porter-manifest.json lists every converted file (`sources`, the main class's file first); PORTING.md and report.html
 cover every file; train_tpu.py, test_equivalence.py and the other per-model outputs are written for the main class
 when `--class` names one.
@@ -486,8 +491,12 @@ def porting_md(root, conversions, manifest, skipped):
                                                  else "") for c in entry["classes"])
         lines.append(f"| `{file.relative}` | `{entry['module']}` | {classes} | {stubs} |")
     lines.append("")
-    lines.append("Each module carries the in-package definitions it uses (copied from the files it imports) and "
-                 "loads on its own by file path.")
+    imported = sum(len(item["names"]) for entry in manifest["sources"] for item in entry.get("imports", []))
+    copied = sum(len(entry.get("copied", [])) for entry in manifest["sources"])
+    lines.append(f"Definitions a module takes from other model files of the package: {imported} imported from their "
+                 f"ports (translated the same way there), {copied} copied (translated for other layouts or "
+                 f"specialisations here); helpers of files without module classes are carried over. Every module "
+                 f"loads by file path.")
     if skipped:
         lines += ["", "## Files left out", ""]
         lines += [f"- `{item['path']}`: {item['error']}" for item in skipped]

@@ -101,7 +101,9 @@ class _Linker:
         self.statement_names = {}  # id(statement) -> (statement, the names it mentions, its nested import-froms)
         self.paths = {}  # dotted module -> its file
         self.owners = {}  # name -> (module, definition text) of what the text defines under that name
-        self.clashes = set()  # (module, name) not taken: another definition of a name it needs was taken first
+        self.clashes = set()  # (module, name) linked under a name of its own: another definition has its name
+        self.renamed = {}  # module -> {name in it: the name its definitions say instead} (clashes, and imports of them)
+        self.final = {}  # (module, name) -> the name its definition has in the appended text
 
     def module(self, dotted):
         if dotted not in self.parsed:
@@ -258,8 +260,9 @@ class _Linker:
                 names[name] = reexported[name]
         return names
 
-    def wanted_from(self, module, package, roots):
-        """[(absolute module, name)] the definitions named `roots` in `module` need from other package modules."""
+    def wanted_from(self, module, package, roots, with_locals=False):
+        """[(absolute module, name)] the definitions named `roots` in `module` need from other package modules;
+        `with_locals`: [(the top-level name `module` imports it as, or None inside a function, (module, name))]."""
         imports = self.in_package_imports(module, package)
         bindings = top_level_bindings(module)
         needed, stack, seen = [], list(roots), set()
@@ -271,11 +274,13 @@ class _Linker:
             for statement in bindings.get(name, ()):
                 for used in self.names_in(statement):
                     if used in imports:
-                        needed.append(imports[used])
+                        needed.append((used, imports[used]))
                     elif used in bindings and used not in seen:
                         stack.append(used)
-                needed.extend(self.local_imports(statement, package))
-        return sorted(set(needed))
+                needed.extend((None, target) for target in self.local_imports(statement, package))
+        if with_locals:
+            return sorted(set(needed), key=lambda item: (item[1], item[0] or ""))
+        return sorted({target for _, target in needed})
 
     def local_imports(self, statement, package):
         """[(absolute module, name)] that imports inside a function or class (`from ..nn import GroupNorm` in a
@@ -297,6 +302,7 @@ class _Linker:
         for dotted, name in wanted:
             self.visit(dotted, name)
         self.defined = set().union(*self.taken.values()) if self.taken else set()
+        self.defined |= {new for names in self.renamed.values() for new in names.values()}
         return [self.block(dotted) for dotted in self.dependencies_first()]
 
     def dependencies_first(self):
@@ -330,20 +336,31 @@ class _Linker:
             reexported = imports.get(name)
             if reexported is not None and reexported != (dotted, name):
                 self.visit(*reexported)
+                self.final[(dotted, name)] = self.final.get(reexported, reexported[1])
             return
         closure = _local_closure(bindings, name, self.names_in)
-        definitions = {n: "\n".join(module.code_for_node(s) for s in bindings[n]) for n in closure}
-        if any(self.owners.get(n, (dotted, code))[1] != code for n, code in definitions.items()):
-            # another definition of one of these names is in the text already (timm's two `PosEmbedRel`s, or the
-            # file's own): one namespace holds one; what needs this one stays unresolved (a stub), never the other
-            self.clashes.add((dotted, name))
-            return
-        self.owners.update((n, (dotted, code)) for n, code in definitions.items())
+        renamed = self.renamed.setdefault(dotted, {})
+        for n in sorted(closure - set(renamed)):
+            code = "\n".join(module.code_for_node(s) for s in bindings[n])
+            if self.owners.get(n, (dotted, code))[1] == code:
+                self.owners[n] = (dotted, code)
+                continue
+            # another definition of this name is in the text already (timm's two `PosEmbedRel`s; video/
+            # swin_transformer.py's own 3-D `_get_relative_position_bias` beside the 2-D one of the block it links):
+            # one namespace holds one name once, so this one is linked under a name of its own, and the definitions
+            # of its module that use it (and the linked modules importing it) say that name
+            renamed[n] = _free_name(f"{n}_{dotted.rsplit('.', 1)[-1]}", self.owners)
+            self.owners[renamed[n]] = (dotted, code)
+            self.clashes.add((dotted, n))
+        self.final.update(((dotted, n), renamed.get(n, n)) for n in closure)
         self.taken.setdefault(dotted, set()).update(closure)
-        for dependency in self.wanted_from(module, self.package_of(dotted), closure):
+        for local, dependency in self.wanted_from(module, self.package_of(dotted), closure, with_locals=True):
             if dependency[0] != dotted:
                 self.needs.setdefault(dotted, set()).add(dependency[0])
             self.visit(*dependency)
+            final = self.final.get(dependency, dependency[1])
+            if local is not None and final != dependency[1] and local not in bindings:
+                renamed[local] = final  # it was linked under a name of its own
         if dotted not in self.order:
             self.order.append(dotted)
 
@@ -393,9 +410,13 @@ class _Linker:
                 lines.append(f"{local} = {name}")
                 self.aliases.add(local)
         emitted = self.__dict__.setdefault("emitted", {})  # name -> the definition text already appended
+        renamed = self.renamed.get(dotted)
         for statement in module.body:
             names = set(bound_names(statement))
             if names & self.taken[dotted]:
+                if renamed:  # names linked under names of their own (`visit`), as bound and as used
+                    statement = statement.visit(_Renamed(renamed))
+                    names = {renamed.get(n, n) for n in names}
                 code = module.code_for_node(statement).strip("\n")
                 if names and all(emitted.get(name) == code for name in names):
                     continue  # the very same definition in two package modules (a copied `class LambdaBase`)
@@ -406,6 +427,33 @@ class _Linker:
     def linked_in(self, local, in_package):
         """Whether the imported name `local` stands for a definition linked in (by its own name or an alias)."""
         return local in self.defined or local in in_package and in_package[local][1] in self.defined
+
+
+class _Renamed(cst.CSTTransformer):
+    """Every plain name of a statement in `names` (old -> new) renamed: definitions linked under names of their own
+    and the uses of them. Attribute names (`self.x`) and keyword names are not plain names and stay."""
+
+    def __init__(self, names):
+        super().__init__()
+        self.names = names
+
+    def visit_Attribute(self, node):
+        return False  # only the object part holds plain names: renamed on leaving
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(value=original.value.visit(self))
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword) if original.keyword is not None else updated
+
+    def leave_Name(self, original, updated):
+        return updated.with_changes(value=self.names[original.value]) if original.value in self.names else updated
+
+
+def _free_name(name, taken):
+    while name in taken:
+        name += "_"
+    return name
 
 
 class _ModuleAttributes:

@@ -380,10 +380,14 @@ def test_bases_and_calls_through_an_imported_module_are_linked(tmp_path, monkeyp
     assert float(np.abs(got - expected).max()) <= 1e-4 * float(np.abs(expected).max())
 
 
-def test_a_name_two_linked_modules_define_differently_is_linked_once(tmp_path):
-    """timm's bottleneck_attn.py and halo_attn.py each define a different `PosEmbedRel`: one text holds one
-    definition per name, so the second is not linked (what needs it stays unresolved, a stub) rather than
-    redefining the first (exit 2, "defined a second time") or silently replacing it."""
+def test_a_name_two_linked_modules_define_differently_is_linked_under_a_name_of_its_own(tmp_path):
+    """timm's bottleneck_attn.py and halo_attn.py each define a different `PosEmbedRel`; torchvision's
+    video/swin_transformer.py defines its own `_get_relative_position_bias` beside the one the SwinTransformerBlock it
+    links uses. One text holds a name once: the later definition is linked under a name of its own, and the
+    definitions of its module say that name (the file exited 2, "defined a second time", or silently used the other
+    definition). The linked text runs in torch with each class using its own helper."""
+    import torch  # noqa: F401  (the linked text imports it)
+
     from porter.frontend.linker import linked_text
 
     files = {
@@ -391,14 +395,23 @@ def test_a_name_two_linked_modules_define_differently_is_linked_once(tmp_path):
         "lib/a.py": "from torch import nn\n\n\ndef helper():\n    return 1\n\n\nclass A(nn.Module):\n"
                     "    def __init__(self):\n        super().__init__()\n        self.k = helper()\n",
         "lib/b.py": "from torch import nn\n\n\ndef helper():\n    return 2\n\n\nclass B(nn.Module):\n"
-                    "    def __init__(self):\n        super().__init__()\n        self.k = helper()\n",
-        "lib/net.py": "from torch import nn\nfrom .a import A\nfrom .b import B\n\n\nclass Net(nn.Module):\n"
-                      "    def __init__(self):\n        super().__init__()\n        self.a = A()\n        self.b = B()\n",
+                    "    def __init__(self, k=helper):\n        super().__init__()\n        self.k = k()\n",
+        "lib/c.py": "from torch import nn\nfrom .b import helper\n\n\nclass C(nn.Module):\n"
+                    "    def __init__(self):\n        super().__init__()\n        self.k = helper() + 10\n",
+        "lib/net.py": "from torch import nn\nfrom .a import A\nfrom .b import B\nfrom .c import C\n\n\n"
+                      "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                      "        self.a, self.b, self.c = A(), B(), C()\n",
     }
     for relative, text in files.items():
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     source = tmp_path / "lib" / "net.py"
     text, defined, origins = linked_text(source, source.read_text(), "lib", lambda name: False)
-    assert text.count("def helper(") == 1 and "class A(" in text and "class B(" not in text
-    assert origins["A"] == origins["helper"] == (tmp_path / "lib" / "a.py").resolve()
+    assert text.count("def helper(") == 1 and text.count("def helper_b(") == 1 and "helper_b" in defined
+    assert origins["helper"] == (tmp_path / "lib" / "a.py").resolve()
+    assert origins["helper_b"] == (tmp_path / "lib" / "b.py").resolve()
+    namespace = {}
+    exec(compile(text.replace("from .a import A\nfrom .b import B\nfrom .c import C\n", ""), "linked", "exec"),
+         namespace)
+    net = namespace["Net"]()
+    assert (net.a.k, net.b.k, net.c.k) == (1, 2, 12)
