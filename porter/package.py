@@ -333,11 +333,26 @@ def convert_with_siblings(options):
         entry["classes"] = [c for c in entry["classes"] if c["name"] in file.classes]
         sources.append(entry)
     manifest["sources"] = sources
+    files["PORTING.md"] = files["PORTING.md"].rstrip("\n") + "\n\n" + _siblings_section(sources)
     manifest["files"] = listed_files(files)
     files[MANIFEST] = manifest_text(manifest)
     stubbed = main.exit_code or any(c.exit_code for _, c in made)
     return Conversion(files, manifest, main.warnings, 1 if stubbed else 0, main.translator, main.emitter,
                       main.main_class)
+
+
+def _siblings_section(sources):
+    """PORTING.md's account of the package files converted beside a single file's port."""
+    lines = ["## Files of the package ported beside it", "",
+             "The model files this file takes definitions from are converted too, mirrored by their path in the "
+             "package; a module imports from their ports (by path: `load_port_module`) what they hold translated as "
+             "it needs it, and keeps a copy of what it uses otherwise (another layout or specialisation).", "",
+             "| Keras module | source | imports | copies |", "|---|---|---|---|"]
+    for entry in sources:
+        imports = "; ".join(f"{', '.join(item['names'])} from `{item['module']}`" for item in entry["imports"])
+        copies = ", ".join(sorted({item["name"] for item in entry["copied"]}))
+        lines.append(f"| `{entry['module']}` | `{entry['path']}` | {imports or '-'} | {copies or '-'} |")
+    return "\n".join(lines) + "\n"
 
 
 def _imported_closure(emitter, made):
