@@ -6,6 +6,12 @@ top-level names they use in turn, and their imports made absolute), and appends 
 the file's line numbers stay as they are. Names a rule covers (`torchvision.utils._log_api_usage_once`) stay
 imported. What it appends is read like the file's own code; the emitter places it first.
 
+It follows only what is used, transitively (no cap on files: each statement is walked once), through named and star
+imports, re-exports and references through an imported module (`inception_module.InceptionA`). One text holds a
+name once: a definition whose name another linked (or the file's own) definition already has is linked under a
+module-qualified name that the definitions of its module say. Each linked name's origin file is returned too: a
+package port imports from its sibling's port what that port holds translated the same way (porter/package.py).
+
 A folder converted as a whole (`porter convert DIR`) without an `__init__.py` is a source root, as when its scripts
 run from it: `from models.common import Conv` in DIR/models/yolo.py names DIR/models/common.py (`SOURCE_ROOTS`).
 """
