@@ -159,6 +159,8 @@ def run_convert(args):
     parse_input_specs(args.input_specs)
     source = Path(args.source)
     package = source.is_dir()  # a source package: every model file, mirrored under OUT (porter.package)
+    if not package:  # a file of a package: the model files it imports from are mirrored under OUT too
+        from porter.package import convert_with_siblings as convert
     if package:
         from porter.package import convert_package as convert
         from porter.package import default_package_out as default_out

@@ -39,6 +39,7 @@ class ConvertOptions:
     module_dir: str = ""  # POSIX folder under OUT the model module goes to (a file of a package: `porter.package`)
     reports_only: bool = False  # of the further outputs, only the reports (a package file that is not the main one)
     parsed: object = None  # the source's SourceFile when the caller has parsed it already (porter.package)
+    siblings: dict = field(default_factory=dict)  # source file -> PortedSibling: ports it imports from (package)
 
 
 @dataclass
@@ -202,8 +203,9 @@ def convert(options, read_only=False):
             warnings.append(f"{display}: example inputs of {main_class} are unknown; `porter verify` and "
                             f"train_tpu.py need them (pass --input-shape)")
     warnings.extend(training_fallbacks(source, main_class, options.train_script))
-    emitter = ModuleEmitter(translator)
     module_name = module_file_name(source_path)
+    emitter = ModuleEmitter(translator, options.siblings,
+                            f"{options.module_dir}/{module_name}" if options.module_dir else module_name)
     module_files = emitter.render(module_name)  # the model module and the runtime module beside it
     if options.module_dir:  # a file of a package: mirrored under OUT
         module_files = {f"{options.module_dir}/{name}": text for name, text in module_files.items()}

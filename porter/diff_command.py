@@ -135,7 +135,8 @@ def _number(value):
 def regenerate(source, out, manifest, args=None):
     """{relative path: text} that `porter convert` would write into OUT now, with OUT's recorded options."""
     from porter.cli import parse_init_args
-    from porter.convert import ConvertOptions, convert
+    from porter.convert import ConvertOptions
+    from porter.package import convert_with_siblings as convert  # as `porter convert FILE` does
 
     class_name = getattr(args, "class_name", None)
     init_args = parse_init_args(args.init_args) if getattr(args, "init_args", None) is not None else \

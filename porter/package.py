@@ -1,12 +1,17 @@
 """`porter convert DIR`: every model file of a source package, mirrored under OUT.
 
 `DIR/sub/model.py` -> `OUT/sub/model_keras.py` and its runtime module beside it, each converted the way a single file
-is (`porter.convert.convert`). Each mirrored module carries the in-package definitions it uses (the linker copies
-them in, as for one file) rather than importing its ported siblings: porter chooses layouts for a whole model at
-once (a block ported inside net.py takes channels-last tensors; the same block as blocks.py's top class takes torch's
-layout), and each module has its own runtime, so one shared class would need one translation of the whole package.
-Each module loads by file path on its own, from any working directory, with no `sys.path` entry, no package import
-and no name shared with another port. One
+is (`porter.convert.convert`): the linker brings the in-package definitions a file uses into its translation, so
+layouts are chosen for each whole model. Files are converted dependencies first; a definition of another model file
+that translates here exactly as in that file's port (the same specialisations and layouts: a block that runs
+channels-last in both) is imported from that port (`blocks_keras = load_port_module(__file__,
+"../common/blocks_keras.py")`, porter/runtime/port_modules.py) rather than copied; one translated otherwise here (a
+block that is its own file's top class, taking torch's layout there, and runs channels-last inside this model)
+stays a copy, and so do helpers of files without module classes. The manifest lists each module's `imports` and
+`copied` definitions. Each module loads by file path, from any working directory, with no `sys.path` entry and no
+package import; a sibling is loaded once per port under a name unique to its path and text, so two ports never
+share one. `porter convert FILE` of a file in a package does the same for the model files it imports from
+(`convert_with_siblings`). One
 porter-manifest.json lists every converted file (`sources`, the main class's file first); PORTING.md and report.html
 cover every file; train_tpu.py, test_equivalence.py and the other per-model outputs are written for the main class
 when `--class` names one.
@@ -23,10 +28,11 @@ import re
 from pathlib import Path, PurePosixPath
 
 from porter import __version__
+from porter.codegen.emit import PortedSibling
 from porter.convert import Conversion, ConvertOptions, convert, missing_constructs, module_file_name
 from porter.errors import InternalError, SourceError, UsageError
 from porter.frontend.linker import source_root
-from porter.frontend.source import check_syntax, parse_source, read_text
+from porter.frontend.source import check_syntax, package_of, parse_source, read_text
 from porter.output import MANIFEST, listed_files, manifest_text
 from porter.self_check import check_generated
 
@@ -228,13 +234,14 @@ def _convert_package(root, options):
                              hint=PACKAGE_USAGE_HINT)
     skipped, failures = list(unreadable), []
     conversions, warnings = [], [f"{Path(root) / item['path']}: not converted: {item['error']}" for item in skipped]
-    for file in files:
+    siblings = {}  # source file (resolved) -> PortedSibling of each module made so far
+    for file in dependencies_first(files):
         is_main = file is main_file
         file_options = ConvertOptions(
             file.path, out, main_class if is_main else None, options.input_specs if is_main else [],
             options.init_args if is_main else {}, None, options.force, options.train_script if is_main else None,
             options.channels_last_io if is_main else False, module_dir=file.module_dir, reports_only=not is_main,
-            parsed=file.parsed)
+            parsed=file.parsed, siblings=siblings)
         file.parsed = None  # a conversion may change it; the memory goes with it
         try:
             conversion = convert(file_options)
@@ -246,6 +253,8 @@ def _convert_package(root, options):
             warnings.append(f"{file.display}: not converted: {error}")
             continue
         conversions.append((file, conversion))
+        module = conversion.manifest["sources"][0]["module"]
+        siblings[_resolved(file.path)] = PortedSibling(module, file.relative, conversion.emitter.own_chunks)
         unknown_inputs = f"{file.display}: example inputs of "  # only the main class needs them (verify, training)
         warnings.extend(w for w in conversion.warnings if is_main or not w.startswith(unknown_inputs))
     if not conversions:
@@ -278,6 +287,154 @@ def _convert_package(root, options):
     return Conversion(package_files_out, manifest, warnings, 1 if stubbed else 0,
                       main_conversion.translator if main_conversion else None,
                       main_conversion.emitter if main_conversion else None, main_class)
+
+
+def convert_with_siblings(options):
+    """`porter convert FILE` (in memory): a file of a package that takes definitions from other model files of it
+    (`from ..common.blocks import ConvBNReLU`) gets those files converted too, mirrored under OUT by their path
+    from the top package folder (OUT/common/blocks_keras.py beside OUT/net_keras.py), dependencies first, and
+    imports from their ports what they hold translated as it needs them; the manifest lists them after the file's
+    own entry. A file importing no model file of its package converts as before."""
+    source_path = Path(options.source)
+    source = options.parsed or parse_source(source_path, str(options.source))
+    options.parsed = source
+    top = _top_package_folder(source_path)
+    siblings = _imported_model_files(source, top) if top is not None else []
+    own_module = module_file_name(source_path)
+    siblings = [f for f in siblings if _module_path(f) not in (own_module, own_module[:-3] + "_runtime.py")]
+    if not siblings:
+        return convert(options)
+    ported, made = {}, []
+    for file in dependencies_first(siblings):
+        file_options = ConvertOptions(file.path, options.out, module_dir=file.module_dir, reports_only=True,
+                                      parsed=file.parsed, siblings=ported, force=options.force)
+        file.parsed = None
+        try:
+            conversion = convert(file_options)
+        except (InternalError, SourceError):
+            continue  # its definitions stay copies in the modules that use them
+        ported[_resolved(file.path)] = PortedSibling(_module_path(file), file.relative,
+                                                     conversion.emitter.own_chunks)
+        made.append((file, conversion))
+    options.siblings = ported
+    main = convert(options)
+    used = {sibling.module for sibling in _imported_closure(main.emitter, made)}
+    made = [(file, conversion) for file, conversion in made if _module_path(file) in used]
+    if not made:
+        return main
+    files = dict(main.files)
+    manifest = dict(main.manifest)
+    sources = [_with_imports(dict(manifest["sources"][0]), main.emitter)]
+    for file, conversion in made:
+        for name, text in conversion.files.items():
+            if _is_module(name, file):
+                files[name] = text
+        entry = _with_imports(dict(conversion.manifest["sources"][0]), conversion.emitter)
+        entry["classes"] = [c for c in entry["classes"] if c["name"] in file.classes]
+        sources.append(entry)
+    manifest["sources"] = sources
+    files["PORTING.md"] = files["PORTING.md"].rstrip("\n") + "\n\n" + _siblings_section(sources)
+    manifest["files"] = listed_files(files)
+    files[MANIFEST] = manifest_text(manifest)
+    stubbed = main.exit_code or any(c.exit_code for _, c in made)
+    return Conversion(files, manifest, main.warnings, 1 if stubbed else 0, main.translator, main.emitter,
+                      main.main_class)
+
+
+def _siblings_section(sources):
+    """PORTING.md's account of the package files converted beside a single file's port."""
+    lines = ["## Files of the package ported beside it", "",
+             "The model files this file takes definitions from are converted too, mirrored by their path in the "
+             "package; a module imports from their ports (by path: `load_port_module`) what they hold translated as "
+             "it needs it, and keeps a copy of what it uses otherwise (another layout or specialisation).", "",
+             "| Keras module | source | imports | copies |", "|---|---|---|---|"]
+    for entry in sources:
+        imports = "; ".join(f"{', '.join(item['names'])} from `{item['module']}`" for item in entry["imports"])
+        copies = ", ".join(sorted({item["name"] for item in entry["copied"]}))
+        lines.append(f"| `{entry['module']}` | `{entry['path']}` | {imports or '-'} | {copies or '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+def _imported_closure(emitter, made):
+    """The PortedSiblings `emitter`'s module imports, and those they import in turn."""
+    emitters = {_module_path(file): conversion.emitter for file, conversion in made}
+    found, stack = set(), list(emitter.imported)
+    while stack:
+        sibling = stack.pop()
+        if sibling in found:
+            continue
+        found.add(sibling)
+        stack.extend(emitters[sibling.module].imported if sibling.module in emitters else ())
+    return found
+
+
+def _top_package_folder(path):
+    """The folder of the top package holding `path` (None for a loose file)."""
+    package = package_of(path)
+    if not package:
+        return None
+    folder = _resolved(path).parent
+    for _ in package.split(".")[1:]:
+        folder = folder.parent
+    return folder
+
+
+def _imported_model_files(source, top):
+    """[PackageFile] of the files under `top` that `source`'s linked definitions come from, and theirs in turn,
+    that define module classes of their own."""
+    found, stack, seen = [], sorted(set(source.linked_origins.values())), set()
+    while stack:
+        path = stack.pop()
+        if path in seen or top not in path.parents:
+            continue
+        seen.add(path)
+        relative = path.relative_to(top).as_posix()
+        try:
+            parsed = parse_source(path, relative)
+        except SourceError:
+            continue
+        own = [name for name, info in parsed.classes.items()
+               if parsed.linked_from_line is None or info.line < parsed.linked_from_line]
+        if own:
+            found.append(PackageFile(path, relative, relative, own, parsed))
+        stack.extend(sorted(set(parsed.linked_origins.values())))
+    return sorted(found, key=lambda f: f.relative)
+
+
+def _module_path(file):
+    """The POSIX path under OUT of `file`'s mirrored model module."""
+    module = module_file_name(file.path)
+    return f"{file.module_dir}/{module}" if file.module_dir else module
+
+
+def _with_imports(entry, emitter):
+    """A manifest `sources` entry with what its module imports from its siblings' ports and the copies it keeps."""
+    entry["imports"] = [{"module": sibling.module, "source": sibling.source, "names": list(names)}
+                        for sibling, names in sorted(emitter.imported.items(), key=lambda i: i[0].module)]
+    entry["copied"] = [{"name": name, "source": source} for name, source in emitter.copied]
+    return entry
+
+
+def dependencies_first(files):
+    """The package's model files, each after the files it takes definitions from (its linked definitions' origins),
+    otherwise in path order: a module imports only from the ports made before it, so no two import each other."""
+    by_path = {_resolved(file.path): file for file in files}
+    placed, order = set(), []
+
+    def place(file, open_):
+        if file.relative in placed or file.relative in open_:
+            return  # a cycle: the file met first is made first, the other keeps copies of what it takes from it
+        open_.add(file.relative)
+        origins = set(file.parsed.linked_origins.values()) if file.parsed is not None else set()
+        for needed in sorted((by_path[origin] for origin in origins if origin in by_path),
+                             key=lambda f: f.relative):
+            place(needed, open_)
+        placed.add(file.relative)
+        order.append(file)
+
+    for file in files:
+        place(file, set())
+    return order
 
 
 TESTS_MARKER = "# --- the tests ---"
@@ -320,7 +477,7 @@ def package_manifest(conversions, main_file, main_class, options, skipped):
     for file, conversion in conversions:
         entry = dict(conversion.manifest["sources"][0])
         entry["classes"] = [c for c in entry["classes"] if c["name"] in file.classes]  # not the linked copies
-        sources.append(entry)
+        sources.append(_with_imports(entry, conversion.emitter))
     main_conversion = next((c for f, c in conversions if f is main_file), None)
     manifest = {"porter_version": __version__, "sources": sources, "main_class": main_class,
                 "init_args": (options.init_args or {}) if main_class else {}, "files": [],
@@ -349,8 +506,12 @@ def porting_md(root, conversions, manifest, skipped):
                                                  else "") for c in entry["classes"])
         lines.append(f"| `{file.relative}` | `{entry['module']}` | {classes} | {stubs} |")
     lines.append("")
-    lines.append("Each module carries the in-package definitions it uses (copied from the files it imports) and "
-                 "loads on its own by file path.")
+    imported = sum(len(item["names"]) for entry in manifest["sources"] for item in entry.get("imports", []))
+    copied = sum(len(entry.get("copied", [])) for entry in manifest["sources"])
+    lines.append(f"Definitions a module takes from other model files of the package: {imported} imported from their "
+                 f"ports (translated the same way there), {copied} copied (translated for other layouts or "
+                 f"specialisations here); helpers of files without module classes are carried over. Every module "
+                 f"loads by file path.")
     if skipped:
         lines += ["", "## Files left out", ""]
         lines += [f"- `{item['path']}`: {item['error']}" for item in skipped]
@@ -429,8 +590,8 @@ def weights_view(conversion):
     if conversion.main_class is None:
         return conversion
     module = conversion.manifest["sources"][0]["module"]
-    if "/" not in module:
-        return conversion
+    if "/" not in module or conversion.manifest["sources"][0].get("imports"):
+        return conversion  # at the top level, its relative paths to the siblings it imports would miss them
     runtime = module[:-3] + "_runtime.py"
     files = {**conversion.files, PurePosixPath(module).name: conversion.files[module],
              PurePosixPath(runtime).name: conversion.files[runtime]}

@@ -201,6 +201,15 @@ def test_package_converts_mirrored_and_every_class_matches_torch(tmp_path, torch
         "../mypkg/common/blocks.py", "../mypkg/models/layers.py", "../mypkg/models/net.py", "../mypkg/models/wide.py"]
     assert set(manifest["files"]) == {str(p.relative_to(out).as_posix()) for p in out.rglob("*") if p.is_file()}
     assert not (out / "train_tpu.py").exists()  # no main class: no training script
+    # a block translated the same way in its own file's port is imported from it; one translated otherwise here
+    # (blocks.py's top class SqueezeExcite takes torch's layout there, channels-last inside TinyNet) stays a copy
+    net = next(entry for entry in manifest["sources"] if entry["module"] == "models/net_keras.py")
+    assert {"module": "common/blocks_keras.py", "source": "common/blocks.py", "names": ["ConvBNReLU"]} in \
+        net["imports"]
+    assert {"name": "SqueezeExcite", "source": "common/blocks.py"} in net["copied"]
+    net_text = (out / "models/net_keras.py").read_text()
+    assert 'load_port_module(__file__, "../common/blocks_keras.py")' in net_text
+    assert "class ConvBNReLU(" not in net_text
     porting = (out / "PORTING.md").read_text()
     assert all(f"`{module}`" in porting for module in MODULES)
     report = (out / "report.html").read_text()
@@ -416,3 +425,29 @@ def test_a_source_root_without_init_links_its_absolute_imports(tmp_path, monkeyp
         expected = torch_model.eval()(torch.from_numpy(x)).numpy()
     assert_equivalent(expected, np.asarray(keras_model(x, training=False)), tolerance=1e-4, what="Detect")
 
+
+
+def test_a_file_of_the_package_brings_the_model_files_it_imports(tmp_path, torch_package, monkeypatch):
+    """`porter convert mypkg/models/net.py`: the model files net.py takes definitions from are converted too,
+    mirrored under OUT by their path in the package, imported by net_keras.py and listed in the manifest; the port
+    matches torch from another working directory."""
+    import torch
+
+    out = tmp_path / "single"
+    assert porter(tmp_path / "mypkg/models/net.py", "-o", out, "--input-shape", "3,32,32") == 0
+    manifest = json.loads((out / "porter-manifest.json").read_text())
+    assert [entry["module"] for entry in manifest["sources"]] == ["net_keras.py", "common/blocks_keras.py"]
+    assert manifest["sources"][0]["imports"][0]["names"] == ["ConvBNReLU"]
+    assert {"common/blocks_keras.py", "common/blocks_keras_runtime.py"} <= set(manifest["files"])
+    monkeypatch.chdir(tmp_path / "mypkg")
+    port = import_path(out / "net_keras.py")
+    torch.manual_seed(0)
+    torch_model = torch_package("models.net").TinyNet(num_classes=5)
+    perturb_torch_module(torch_model, 0)
+    torch_model.eval()
+    keras_model = port.TinyNet(num_classes=5)
+    port.load_state_dict(keras_model, torch_state_numpy(torch_model))
+    x = np.random.default_rng(2).standard_normal((2, 3, 32, 32)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    assert_equivalent(expected, np.asarray(keras_model(x, training=False)), tolerance=1e-4, what="TinyNet")

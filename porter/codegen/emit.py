@@ -5,6 +5,7 @@ translator's results; it never translates source itself.
 """
 
 import json
+import posixpath
 import re
 import shutil
 import subprocess
@@ -20,7 +21,7 @@ from porter.codegen.templates import environment
 from porter.errors import InternalError
 from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
-from porter.frontend.names import assigned_names, mutated_names
+from porter.frontend.names import assigned_names, bound_names, mutated_names
 from porter.frontend.source import linked_first
 from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
 from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
@@ -34,23 +35,37 @@ LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})
 class ModuleEmitter:
     """Assemble the generated module text for one translated source file."""
 
-    def __init__(self, translator):
+    def __init__(self, translator, siblings=None, module_path=None):
         self.translator = translator
         self.ctx = translator.ctx
         self.source = translator.source
         self.env = environment()
         self.dropped = []  # (line, what) for top-level code not carried over (training/data/I/O)
         self.model_functions = set(self.source.model_functions())
+        self.siblings = siblings or {}  # source file (resolved) -> PortedSibling: modules of the port already made
+        self.module_path = module_path  # this module's POSIX path under OUT (a package's modules import siblings)
+        self.own_chunks = {}  # (names a top-level statement of the file's own binds) -> its generated text
+        self.imported = {}  # PortedSibling -> [names this module imports from its port]
+        self.copied = []  # (name, source file) of linked definitions kept as copies: translated otherwise here
 
     def render(self, module_name):
         """{file name: text}: the model module `module_name` and, beside it, the runtime module it loads."""
         chunks = []
         kept_imports = []
-        for statement in linked_first(self.source.module.body, self.source.positions, self.source.linked_from_line):
+        first_linked = self.source.linked_from_line
+        for statement in linked_first(self.source.module.body, self.source.positions, first_linked):
             line = self.source.line_of(statement)
             chunk = self.top_level(statement, kept_imports, line)
-            if chunk:
-                chunks.append(chunk)
+            if not chunk:
+                continue
+            names = tuple(bound_names(statement))
+            if first_linked is None or line < first_linked:
+                self.own_chunks[names] = chunk
+            elif self.shared_by_sibling(names, chunk):
+                continue
+            chunks.append(chunk)
+        if self.imported:
+            chunks.insert(0, self.sibling_imports(chunks))
         for decided in self.source.decided_ifs:  # the branch taken stands at top level; the test and the other go
             if decided.test == "try":
                 text = "try:  (an optional import of a package the port does not have: its ImportError handler is kept)"
@@ -76,6 +91,37 @@ class ModuleEmitter:
             model_module=module_name, version=__version__, imports=runtime_modules_used(definitions),
             definitions=definitions)
         return {module_name: format_code(text), runtime_name: format_code(runtime)}
+
+    def shared_by_sibling(self, names, chunk):
+        """Whether the linked definition of `names` is, translated here, exactly what its own file's port holds
+        (the same specialisations and layouts): then this module imports it from that port (recorded in
+        `imported`) rather than carrying a copy. A definition translated otherwise here (a block that is its
+        file's top class, taking torch's layout there, and runs channels-last inside this model) stays a copy."""
+        origins = {self.source.linked_origins.get(name) for name in names}
+        origin = origins.pop() if len(origins) == 1 else None
+        sibling = self.siblings.get(origin) if origin is not None else None
+        if sibling is None:
+            return False
+        if names and sibling.chunks.get(names) == chunk:
+            self.imported.setdefault(sibling, []).extend(names)
+            return True
+        self.copied.extend((name, sibling.source) for name in names)
+        return False
+
+    def sibling_imports(self, chunks):
+        """The statements binding what this module imports from its siblings' ports, through the runtime's
+        by-path loader (porter/runtime/port_modules.py)."""
+        taken = set(re.findall(r"\w+", "\n".join(chunks)))
+        loader = self.ctx.use("load_port_module")
+        folder = posixpath.dirname(self.module_path or "")
+        lines = []
+        for sibling, names in sorted(self.imported.items(), key=lambda item: item[0].module):
+            variable = _free_name(posixpath.basename(sibling.module)[:-3], taken)
+            taken.add(variable)
+            relative = posixpath.relpath(sibling.module, folder or ".")
+            lines.append(f"{variable} = {loader}(__file__, {relative!r})  # the port of {sibling.source}")
+            lines.extend(f"{name} = {variable}.{name}" for name in names)
+        return "\n".join(lines)
 
     def params_text(self, definition, training=False):
         """The parameter list of a generated def: rebuilt from the source's, defaults naming torch layers or
@@ -312,6 +358,14 @@ class ModuleEmitter:
         return text.rstrip("\n")
 
 
+class PortedSibling:
+    """A module of the port made before this one: its POSIX path under OUT, its source file (relative to the
+    package) and the generated text of each of its own top-level definitions (by the names they bind)."""
+
+    def __init__(self, module, source, chunks):
+        self.module, self.source, self.chunks = module, source, chunks
+
+
 def kept_decorators(source, definition):
     """Decorator texts of `definition` the port keeps: torch's own (`@torch.no_grad()`, `@torch.jit.unused`,
     `@torch.jit.script`, ...) only steer torch's autograd or TorchScript and are dropped."""
@@ -373,7 +427,7 @@ def format_code(text):
     return result.stdout if result.returncode == 0 and result.stdout else text
 
 
-__all__ = ["ModuleEmitter"]
+__all__ = ["ModuleEmitter", "PortedSibling"]
 
 
 class _MethodBodies(cst.CSTTransformer):

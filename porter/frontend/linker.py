@@ -6,6 +6,12 @@ top-level names they use in turn, and their imports made absolute), and appends 
 the file's line numbers stay as they are. Names a rule covers (`torchvision.utils._log_api_usage_once`) stay
 imported. What it appends is read like the file's own code; the emitter places it first.
 
+It follows only what is used, transitively (no cap on files: each statement is walked once), through named and star
+imports, re-exports and references through an imported module (`inception_module.InceptionA`). One text holds a
+name once: a definition whose name another linked (or the file's own) definition already has is linked under a
+module-qualified name that the definitions of its module say. Each linked name's origin file is returned too: a
+package port imports from its sibling's port what that port holds translated the same way (porter/package.py).
+
 A folder converted as a whole (`porter convert DIR`) without an `__init__.py` is a source root, as when its scripts
 run from it: `from models.common import Conv` in DIR/models/yolo.py names DIR/models/common.py (`SOURCE_ROOTS`).
 """
@@ -21,7 +27,6 @@ from porter.frontend.names import bound_names, names_in, top_level_bindings
 from porter.frontend.static_branches import decided_module
 
 MAX_STAR_DEPTH = 4  # `from .a import *` of a module that star-imports in turn, this deep
-MAX_FILES = 32  # a model's in-package helpers are a handful of files; stop before walking a whole library
 BANNER = "# --- porter: definitions imported from {path} ---"
 # base classes named bare (`from mxnet.gluon import HybridBlock`) that make a class a module: torch's and Gluon's
 MODULE_BASE_NAMES = ("Module", "Sequential", "ModuleList", "ModuleDict", "Block", "HybridBlock", "HybridSequential")
@@ -42,7 +47,8 @@ def source_root(folder):
 
 
 def linked_text(path, text, package, covered):
-    """(text with the needed in-package definitions appended, names defined by them).
+    """(text with the needed in-package definitions appended, names defined by them, {name: the file (resolved
+    path) each linked definition comes from}).
 
     `path`: the file; `package`: its dotted package ('' for a loose file: nothing to link, unless it lies under a
     source root); `covered(canonical)`: whether a rule covers an imported name (those stay imports)."""
@@ -50,23 +56,29 @@ def linked_text(path, text, package, covered):
     if not package:
         root, package = _under_source_root(Path(path))
         if root is None:
-            return text, frozenset()
+            return text, frozenset(), {}
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
-        return text, frozenset()  # the parser reports it properly
+        return text, frozenset(), {}  # the parser reports it properly
     linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
                      if package else True)
-    module = linker.decided(module)
+    through_attributes = linker.module_attribute_imports(module, package)
+    if through_attributes:  # `inception_module.InceptionA` read as the `InceptionA` it names (same lines)
+        module = module.visit(_ThroughModuleAttributes(through_attributes))
+        text = module.code
+    module = linker.prepared(linker.decided(module), package, through_attributes)
+    linker.owners.update((name, ("", None)) for name in top_level_bindings(module))  # the file's own names win
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
-        return text, frozenset()
+        return text, frozenset(), {}
     aliases = [f"{local} = {name}" for local, (_, name) in sorted(linker.in_package_imports(module, package).items())
                if local != name and name in linker.defined]
     appended = "\n\n".join(blocks + aliases)
+    origins = {name: linker.paths[dotted] for name, (dotted, _) in linker.owners.items() if dotted}
     return f"{text.rstrip()}\n\n\n{appended}\n", frozenset(
-        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases})
+        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins
 
 
 def _under_source_root(path):
@@ -92,23 +104,121 @@ class _Linker:
         self.needs = {}  # dotted module -> the other modules its taken definitions use
         self.defined = set()  # every name the appended text defines
         self.aliases = set()  # names the appended text binds to a definition of another name (`SElayer = ...`)
+        self.statement_names = {}  # id(statement) -> (statement, the names it mentions, its nested import-froms)
+        self.paths = {}  # dotted module -> its file
+        self.owners = {}  # name -> (module, definition text) of what the text defines under that name
+        self.clashes = set()  # (module, name) linked under a name of its own: another definition has its name
+        self.renamed = {}  # module -> {name in it: the name its definitions say instead} (clashes, and imports of them)
+        self.final = {}  # (module, name) -> the name its definition has in the appended text
 
     def module(self, dotted):
         if dotted not in self.parsed:
             self.parsed[dotted] = None
             relative = dotted.replace(".", "/")
             for candidate in (self.root / f"{relative}.py", self.root / relative / "__init__.py"):
-                if candidate.is_file() and len(self.parsed) <= MAX_FILES:
+                if candidate.is_file():
                     try:
-                        self.parsed[dotted] = self.decided(cst.parse_module(candidate.read_text(encoding="utf-8")))
+                        parsed = cst.parse_module(candidate.read_text(encoding="utf-8"))
                     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
-                        pass
+                        break
+                    package = self.package_of(dotted)
+                    through_attributes = self.module_attribute_imports(parsed, package)
+                    if through_attributes:
+                        parsed = parsed.visit(_ThroughModuleAttributes(through_attributes))
+                    self.parsed[dotted] = self.prepared(self.decided(parsed), package, through_attributes)
+                    self.paths[dotted] = candidate.resolve()
                     break
         return self.parsed[dotted]
+
+    def names_in(self, statement):
+        """The plain names `statement` mentions (names.names_in), once per statement: the closure and the
+        dependencies of a definition both ask."""
+        return self.statement_facts(statement)[1]
+
+    def nested_import_froms(self, statement):
+        """The `from ... import` statements inside `statement`, from the same one walk."""
+        return self.statement_facts(statement)[2]
+
+    def statement_facts(self, statement):
+        key = id(statement)
+        if key not in self.statement_names:  # the node kept beside its facts: its id stays its own
+            names, imports = set(), []
+
+            class Collector(cst.CSTVisitor):
+                def visit_Name(self, node):
+                    names.add(node.value)
+
+                def visit_ImportFrom(self, node):
+                    imports.append(node)
+
+            statement.visit(Collector())
+            self.statement_names[key] = (statement, names, imports)
+        return self.statement_names[key]
+
+    def prepared(self, module, package, through_attributes):
+        """`module` with the names its module-attribute references were rewritten to counted as its imports."""
+        if through_attributes:
+            imports = self.in_package_imports(module, package)
+            for local, target in through_attributes.names.items():
+                dict.__setitem__(imports, local, target)
+        return module
+
+    def module_attribute_imports(self, module, package):
+        """A _ModuleAttributes for `module`'s references to definitions through an in-package module it imports
+        (`from torchvision.models import inception as inception_module` then `inception_module.InceptionA`,
+        `import pkg.blocks as blocks` then `blocks.X`, `import pkg.blocks` then `pkg.blocks.X`), or None."""
+        top = package.split(".")[0] if package else ""
+        modules = {}  # the dotted text a reference starts with -> the module it names
+        for statement in module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    absolute = _absolute(small, package)
+                    if absolute is None or not self.in_project(absolute, top):
+                        continue
+                    for alias in small.names:
+                        name = dotted_name(alias.name)
+                        if self.is_module(f"{absolute}.{name}"):
+                            modules[_local_name(alias)] = f"{absolute}.{name}"
+                elif isinstance(small, cst.Import):
+                    for alias in small.names:
+                        dotted = dotted_name(alias.name) or ""
+                        if self.in_project(dotted, top) and self.is_module(dotted):
+                            modules[alias.asname.name.value if alias.asname else dotted] = dotted
+        if not modules:
+            return None
+        own = set(top_level_bindings(module)) - set(modules)
+        names, clashes = {}, set()
+
+        class Finder(cst.CSTVisitor):
+            def visit_Attribute(self, node):
+                target = modules.get(dotted_name(node.value) or "")
+                name = node.attr.value
+                if target is None or name in own or name in clashes:
+                    return
+                if names.get(name, (target, name)) != (target, name):
+                    clashes.add(name)  # `a.Block` and `b.Block`: two definitions, one name; left as they are
+                    names.pop(name)
+                    return
+                names[name] = (target, name)
+
+        module.visit(Finder())
+        found = {name: target for name, target in names.items() if self.defines(*target)}
+        return _ModuleAttributes(modules, found) if found else None
+
+    def defines(self, dotted, name):
+        """Whether module `dotted` binds `name` at top level or imports it from inside the package."""
+        module = self.module(dotted)
+        if module is None:
+            return False
+        return name in top_level_bindings(module) or name in self.in_package_imports(module, self.package_of(dotted))
 
     def decided(self, module):
         """`module` with its statically decided top-level `if`s replaced by the branch taken (a `Swish` bound in
         `if hasattr(nn, 'SiLU'):` is then a definition to take)."""
+        if not any(isinstance(statement, (cst.If, cst.Try)) for statement in module.body):
+            return module  # nothing to decide: the import table (a walk of the whole module) is not needed
         return decided_module(module, ImportTable.from_module(module).resolve, self.covered)
 
     def in_package_imports(self, module, package, depth=0):
@@ -156,8 +266,9 @@ class _Linker:
                 names[name] = reexported[name]
         return names
 
-    def wanted_from(self, module, package, roots):
-        """[(absolute module, name)] the definitions named `roots` in `module` need from other package modules."""
+    def wanted_from(self, module, package, roots, with_locals=False):
+        """[(absolute module, name)] the definitions named `roots` in `module` need from other package modules;
+        `with_locals`: [(the top-level name `module` imports it as, or None inside a function, (module, name))]."""
         imports = self.in_package_imports(module, package)
         bindings = top_level_bindings(module)
         needed, stack, seen = [], list(roots), set()
@@ -167,13 +278,15 @@ class _Linker:
                 continue
             seen.add(name)
             for statement in bindings.get(name, ()):
-                for used in names_in(statement):
+                for used in self.names_in(statement):
                     if used in imports:
-                        needed.append(imports[used])
+                        needed.append((used, imports[used]))
                     elif used in bindings and used not in seen:
                         stack.append(used)
-                needed.extend(self.local_imports(statement, package))
-        return sorted(set(needed))
+                needed.extend((None, target) for target in self.local_imports(statement, package))
+        if with_locals:
+            return sorted(set(needed), key=lambda item: (item[1], item[0] or ""))
+        return sorted({target for _, target in needed})
 
     def local_imports(self, statement, package):
         """[(absolute module, name)] that imports inside a function or class (`from ..nn import GroupNorm` in a
@@ -182,7 +295,7 @@ class _Linker:
             return []
         top = package.split(".")[0] if package else ""
         found = []
-        for node in _nested_import_froms(statement):
+        for node in self.nested_import_froms(statement):
             absolute = _absolute(node, package)
             if absolute is None or isinstance(node.names, cst.ImportStar) or not self.in_project(absolute, top):
                 continue
@@ -195,6 +308,7 @@ class _Linker:
         for dotted, name in wanted:
             self.visit(dotted, name)
         self.defined = set().union(*self.taken.values()) if self.taken else set()
+        self.defined |= {new for names in self.renamed.values() for new in names.values()}
         return [self.block(dotted) for dotted in self.dependencies_first()]
 
     def dependencies_first(self):
@@ -228,13 +342,31 @@ class _Linker:
             reexported = imports.get(name)
             if reexported is not None and reexported != (dotted, name):
                 self.visit(*reexported)
+                self.final[(dotted, name)] = self.final.get(reexported, reexported[1])
             return
-        closure = _local_closure(bindings, name)
+        closure = _local_closure(bindings, name, self.names_in)
+        renamed = self.renamed.setdefault(dotted, {})
+        for n in sorted(closure - set(renamed)):
+            code = "\n".join(module.code_for_node(s) for s in bindings[n])
+            if self.owners.get(n, (dotted, code))[1] == code:
+                self.owners[n] = (dotted, code)
+                continue
+            # another definition of this name is in the text already (timm's two `PosEmbedRel`s; video/
+            # swin_transformer.py's own 3-D `_get_relative_position_bias` beside the 2-D one of the block it links):
+            # one namespace holds one name once, so this one is linked under a name of its own, and the definitions
+            # of its module that use it (and the linked modules importing it) say that name
+            renamed[n] = _free_name(f"{n}_{dotted.rsplit('.', 1)[-1]}", self.owners)
+            self.owners[renamed[n]] = (dotted, code)
+            self.clashes.add((dotted, n))
+        self.final.update(((dotted, n), renamed.get(n, n)) for n in closure)
         self.taken.setdefault(dotted, set()).update(closure)
-        for dependency in self.wanted_from(module, self.package_of(dotted), closure):
+        for local, dependency in self.wanted_from(module, self.package_of(dotted), closure, with_locals=True):
             if dependency[0] != dotted:
                 self.needs.setdefault(dotted, set()).add(dependency[0])
             self.visit(*dependency)
+            final = self.final.get(dependency, dependency[1])
+            if local is not None and final != dependency[1] and local not in bindings:
+                renamed[local] = final  # it was linked under a name of its own
         if dotted not in self.order:
             self.order.append(dotted)
 
@@ -284,9 +416,13 @@ class _Linker:
                 lines.append(f"{local} = {name}")
                 self.aliases.add(local)
         emitted = self.__dict__.setdefault("emitted", {})  # name -> the definition text already appended
+        renamed = self.renamed.get(dotted)
         for statement in module.body:
             names = set(bound_names(statement))
             if names & self.taken[dotted]:
+                if renamed:  # names linked under names of their own (`visit`), as bound and as used
+                    statement = statement.visit(_Renamed(renamed))
+                    names = {renamed.get(n, n) for n in names}
                 code = module.code_for_node(statement).strip("\n")
                 if names and all(emitted.get(name) == code for name in names):
                     continue  # the very same definition in two package modules (a copied `class LambdaBase`)
@@ -297,6 +433,57 @@ class _Linker:
     def linked_in(self, local, in_package):
         """Whether the imported name `local` stands for a definition linked in (by its own name or an alias)."""
         return local in self.defined or local in in_package and in_package[local][1] in self.defined
+
+
+class _Renamed(cst.CSTTransformer):
+    """Every plain name of a statement in `names` (old -> new) renamed: definitions linked under names of their own
+    and the uses of them. Attribute names (`self.x`) and keyword names are not plain names and stay."""
+
+    def __init__(self, names):
+        super().__init__()
+        self.names = names
+
+    def visit_Attribute(self, node):
+        return False  # only the object part holds plain names: renamed on leaving
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(value=original.value.visit(self))
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword) if original.keyword is not None else updated
+
+    def leave_Name(self, original, updated):
+        return updated.with_changes(value=self.names[original.value]) if original.value in self.names else updated
+
+
+def _free_name(name, taken):
+    while name in taken:
+        name += "_"
+    return name
+
+
+class _ModuleAttributes:
+    """References to definitions through imported in-package modules: `modules` (the dotted text that names a module
+    -> the module) and `names` (a name referenced that way -> (module, name))."""
+
+    def __init__(self, modules, names):
+        self.modules, self.names = modules, names
+
+
+class _ThroughModuleAttributes(cst.CSTTransformer):
+    """`inception_module.InceptionA` -> `InceptionA`, for the names a _ModuleAttributes holds: the linker then takes
+    the definition as it takes an imported name (bases, calls and defaults alike), on the same lines."""
+
+    def __init__(self, found):
+        super().__init__()
+        self.found = found
+
+    def leave_Attribute(self, original, updated):
+        target = self.found.modules.get(dotted_name(original.value) or "")
+        name = original.attr.value
+        if target is not None and self.found.names.get(name) == (target, name):
+            return cst.Name(name)
+        return updated
 
 
 class _Imports(dict):
@@ -467,18 +654,7 @@ def _import_froms(module):
                     yield small
 
 
-def _nested_import_froms(node):
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_ImportFrom(self, node):
-            found.append(node)
-
-    node.visit(Finder())
-    return found
-
-
-def _local_closure(bindings, name):
+def _local_closure(bindings, name, names_of=names_in):
     closure, stack = set(), [name]
     while stack:
         current = stack.pop()
@@ -486,5 +662,5 @@ def _local_closure(bindings, name):
             continue
         closure.add(current)
         for statement in bindings[current]:
-            stack.extend(n for n in names_in(statement) if n in bindings and n not in closure)
+            stack.extend(n for n in names_of(statement) if n in bindings and n not in closure)
     return closure

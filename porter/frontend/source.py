@@ -85,6 +85,7 @@ class SourceFile:
     factories: dict = field(default_factory=dict)  # Gluon model-zoo factory -> the class it builds (gluon.py)
     parsed_nodes: int | None = None  # how many of `positions` (the first) are the parser's nodes; None: all
     decided_ifs: list = field(default_factory=list)  # top-level `if`s decided statically (static_branches.py)
+    linked_origins: dict = field(default_factory=dict)  # linked name -> the file (resolved path) it comes from
 
     def class_named(self, name):
         """The module class `name` stands for: its own, or one it is an alias of (`SElayer = SqueezeExcitation`)."""
@@ -339,7 +340,7 @@ def parse_source(path, display_path=None):
     check_syntax(text, display_path)
     package = package_of(Path(path))
     own_lines = text.count("\n") + 1
-    text, linked = linked_text(Path(path), text, package, is_covered_by_a_rule)
+    text, linked, origins = linked_text(Path(path), text, package, is_covered_by_a_rule)
     try:
         with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level
             module = cst.parse_module(text)
@@ -398,7 +399,7 @@ def parse_source(path, display_path=None):
         module = module.with_changes(body=[replaced.get(s, s) for s in module.body])
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
                       framework=framework, linked_from_line=first_linked, factories=factories,
-                      parsed_nodes=parsed_nodes, decided_ifs=decided_ifs)
+                      parsed_nodes=parsed_nodes, decided_ifs=decided_ifs, linked_origins=origins)
 
 
 _SLICEABLE = {}  # node class -> whether its one-line code is its text's slice (tested once: ABC checks are slow)

@@ -187,12 +187,14 @@ def _quiet_tensorflow():
 
 
 def _import_generated(workdir, module_name, files):
-    """Import the generated model module, written to `workdir` with the conversion's other top-level Python files
-    (the runtime module it loads from beside it), under a private name (never the user's source)."""
+    """Import the generated model module, written to `workdir` with the conversion's other Python files (the
+    runtime module it loads from beside it, the ported siblings a package's module loads by relative path), under a
+    private name (never the user's source)."""
     from porter.verify.harness import import_path
 
     for name, text in files.items():
-        if name.endswith(".py") and "/" not in name and isinstance(text, str):
+        if name.endswith(".py") and isinstance(text, str):
+            (workdir / name).parent.mkdir(parents=True, exist_ok=True)
             (workdir / name).write_text(text, encoding="utf-8")
     path = workdir / module_name
     return import_path(path, f"porter_generated_{Path(module_name).stem}_{os.getpid()}_{id(workdir)}")

@@ -77,6 +77,24 @@ def test_the_folder_converts_in_one_call(converted):
           f"{seconds:.0f} s")
 
 
+def test_modules_import_what_their_siblings_ports_hold(converted):
+    """A linked definition translated the same way in its own file's port is imported from it, by path; the files
+    whose classes derive through a module attribute (`inception_module.InceptionA`) are converted too."""
+    _, _, out, manifest, _ = converted
+    entries = {entry["module"]: entry for entry in manifest["sources"]}
+    assert {"quantization/inception_keras.py", "quantization/shufflenetv2_keras.py"} <= set(entries)
+    imports = {(entry["module"], item["module"], name) for entry in entries.values()
+               for item in entry["imports"] for name in item["names"]}
+    assert ("segmentation/fcn_keras.py", "segmentation/_utils_keras.py", "_SimpleSegmentationModel") in imports
+    assert ("quantization/resnet_keras.py", "resnet_keras.py", "conv3x3") in imports
+    for module, sibling, _ in imports:
+        assert sibling in entries and sibling != module
+    text = (out / "segmentation/fcn_keras.py").read_text()
+    assert '= load_port_module(__file__, "_utils_keras.py")' in text and "class _SimpleSegmentationModel" not in text
+    print(f"{len(imports)} definitions imported from siblings' ports, "
+          f"{sum(len(entry['copied']) for entry in entries.values())} kept as copies")
+
+
 def test_every_mirrored_module_imports(converted):
     _, _, out, manifest, _ = converted
     paths = [str(out / entry["module"]) for entry in manifest["sources"]]

@@ -2,6 +2,7 @@
 imports on its own and matches the torch model built from the package."""
 
 import importlib
+import json
 import subprocess
 import sys
 import textwrap
@@ -85,8 +86,18 @@ def test_package_definitions_are_linked_in_and_match_torch(package, tmp_path):
                              "-o", str(out)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     text = (out / "net_keras.py").read_text()
-    assert "class ConvNormAct(" in text and "def round_channels(" in text and "CNA = ConvNormAct" in text
+    # layers.py holds a module class: it is mirrored beside net_keras.py, whose ConvNormAct comes from its port
+    # (translated the same way there); utils.py holds none: its helper is carried over
+    assert 'layers_keras = load_port_module(__file__, "layers_keras.py")' in text
+    assert "ConvNormAct = layers_keras.ConvNormAct" in text and "class ConvNormAct(" not in text
+    assert "class ConvNormAct(" in (out / "layers_keras.py").read_text()
+    assert "def round_channels(" in text and "CNA = ConvNormAct" in text
     assert "unused_plot_helper" not in text and "matplotlib" not in text
+    manifest = json.loads((out / "porter-manifest.json").read_text())
+    assert [entry["module"] for entry in manifest["sources"]] == ["net_keras.py", "layers_keras.py"]
+    assert manifest["sources"][0]["imports"] == [
+        {"module": "layers_keras.py", "source": "layers.py", "names": ["ConvNormAct"]}]
+    assert {"layers_keras.py", "layers_keras_runtime.py"} <= set(manifest["files"])
     torch_model = perturbed(importlib.import_module("shop.models.net").Net())
     port = import_by_path(out / "net_keras.py", "linked_port")
     keras_model = port.Net()
@@ -105,7 +116,7 @@ def test_loose_files_link_nothing(tmp_path):
     from porter.frontend.linker import linked_text
 
     text = source.read_text()
-    assert linked_text(source, text, "", lambda name: False) == (text, frozenset())
+    assert linked_text(source, text, "", lambda name: False) == (text, frozenset(), {})
 
 
 GLUON_PACKAGE = {
@@ -176,7 +187,7 @@ def test_gluon_blocks_factories_and_their_local_imports_are_linked(tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(textwrap.dedent(text))
     source = tmp_path / "cv" / "zoo" / "net.py"
-    _, defined = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
+    _, defined, _ = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
     assert {"ReLU6", "GroupNorm", "Labels"} <= defined
 
 
@@ -288,6 +299,119 @@ def test_linked_modules_come_after_the_modules_they_need(tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     source = tmp_path / "lib" / "net.py"
-    text, defined = linked_text(source, source.read_text(), "lib", lambda name: False)
+    text, defined, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert {"Norm", "NormAct", "make_act", "Thing"} <= defined
     assert text.index("class Norm(") < text.index("class NormAct(Norm)") < text.index("class Thing(")
+
+
+MODULE_ATTRIBUTE_PACKAGE = {
+    "zoo/__init__.py": "",
+    "zoo/base.py": '''
+        import torch
+        from torch import nn
+
+
+        def channel_shuffle(x, groups):
+            n, c, h, w = x.shape
+            return x.view(n, groups, c // groups, h, w).transpose(1, 2).reshape(n, c, h, w)
+
+
+        class Block(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+                self.bn = nn.BatchNorm2d(channels)
+
+            def forward(self, x):
+                return torch.relu(self.bn(self.conv(x)))
+    ''',
+    "zoo/quant/__init__.py": "",
+    "zoo/quant/net.py": '''
+        import torch
+        from torch import nn
+        from zoo import base as base_module
+        import zoo.base
+
+
+        class QuantBlock(base_module.Block):
+            def forward(self, x):
+                return base_module.channel_shuffle(super().forward(x), 2)
+
+
+        class QuantNet(nn.Module):
+            def __init__(self, channels=4):
+                super().__init__()
+                self.first = QuantBlock(channels)
+                self.second = zoo.base.Block(channels)
+
+            def forward(self, x):
+                return self.second(self.first(x))
+    ''',
+}
+
+
+def test_bases_and_calls_through_an_imported_module_are_linked(tmp_path, monkeypatch):
+    """torchvision's quantization/inception.py derives from `inception_module.InceptionA` (`from torchvision.models
+    import inception as inception_module`), shufflenetv2.py calls `shufflenetv2.channel_shuffle`: definitions
+    reached through an imported in-package module are linked like imported names (the file exited 2, "no
+    nn.Module subclass"), and the port matches torch."""
+    import torch
+
+    for relative, text in MODULE_ATTRIBUTE_PACKAGE.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(tmp_path / "zoo/quant/net.py"), "-o",
+                             str(out), "--input-shape", "4,6,6"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    try:
+        torch_model = perturbed(importlib.import_module("zoo.quant.net").QuantNet())
+    finally:
+        for name in [n for n in sys.modules if n == "zoo" or n.startswith("zoo.")]:
+            del sys.modules[name]
+    port = import_by_path(out / "net_keras.py", "module_attribute_port")
+    keras_model = port.QuantNet()
+    port.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    x = np.random.default_rng(3).standard_normal((2, 4, 6, 6)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    got = np.asarray(keras_model(x, training=False))
+    assert float(np.abs(got - expected).max()) <= 1e-4 * float(np.abs(expected).max())
+
+
+def test_a_name_two_linked_modules_define_differently_is_linked_under_a_name_of_its_own(tmp_path):
+    """timm's bottleneck_attn.py and halo_attn.py each define a different `PosEmbedRel`; torchvision's
+    video/swin_transformer.py defines its own `_get_relative_position_bias` beside the one the SwinTransformerBlock it
+    links uses. One text holds a name once: the later definition is linked under a name of its own, and the
+    definitions of its module say that name (the file exited 2, "defined a second time", or silently used the other
+    definition). The linked text runs in torch with each class using its own helper."""
+    import torch  # noqa: F401  (the linked text imports it)
+
+    from porter.frontend.linker import linked_text
+
+    files = {
+        "lib/__init__.py": "",
+        "lib/a.py": "from torch import nn\n\n\ndef helper():\n    return 1\n\n\nclass A(nn.Module):\n"
+                    "    def __init__(self):\n        super().__init__()\n        self.k = helper()\n",
+        "lib/b.py": "from torch import nn\n\n\ndef helper():\n    return 2\n\n\nclass B(nn.Module):\n"
+                    "    def __init__(self, k=helper):\n        super().__init__()\n        self.k = k()\n",
+        "lib/c.py": "from torch import nn\nfrom .b import helper\n\n\nclass C(nn.Module):\n"
+                    "    def __init__(self):\n        super().__init__()\n        self.k = helper() + 10\n",
+        "lib/net.py": "from torch import nn\nfrom .a import A\nfrom .b import B\nfrom .c import C\n\n\n"
+                      "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                      "        self.a, self.b, self.c = A(), B(), C()\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    source = tmp_path / "lib" / "net.py"
+    text, defined, origins = linked_text(source, source.read_text(), "lib", lambda name: False)
+    assert text.count("def helper(") == 1 and text.count("def helper_b(") == 1 and "helper_b" in defined
+    assert origins["helper"] == (tmp_path / "lib" / "a.py").resolve()
+    assert origins["helper_b"] == (tmp_path / "lib" / "b.py").resolve()
+    namespace = {}
+    exec(compile(text.replace("from .a import A\nfrom .b import B\nfrom .c import C\n", ""), "linked", "exec"),
+         namespace)
+    net = namespace["Net"]()
+    assert (net.a.k, net.b.k, net.c.k) == (1, 2, 12)
