@@ -31,7 +31,8 @@ CANONICAL_PREFIXES = (
     ("timm.layers.", "timm.layers."),
 )
 # Third-party names that are torch's under another name: resolved to torch's, whose rules translate them.
-EQUIVALENT_NAMES = {"timm.layers.trunc_normal_": "torch.nn.init.trunc_normal_"}
+EQUIVALENT_NAMES = {"timm.layers.trunc_normal_": "torch.nn.init.trunc_normal_",
+                    "timm.layers._assert": "torch._assert"}  # timm's trace_utils re-exports torch's
 
 
 def dotted_name(node):

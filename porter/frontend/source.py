@@ -22,7 +22,7 @@ from porter.frontend.linker import linked_text
 from porter.frontend.names import top_level_bindings
 from porter.frontend.node_index import NodeIndex
 from porter.frontend.positions import node_positions
-from porter.frontend.static_branches import decided_body
+from porter.frontend.static_branches import decided_body, module_flags
 from porter.frontend.weight_loading import WEIGHT_DOWNLOADS, downloading_functions, weight_loading_methods
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
@@ -102,6 +102,11 @@ class SourceFile:
                         if isinstance(target.target, cst.Name):
                             aliases[target.target.value] = assign.value.value
         return aliases
+
+    @functools.cached_property
+    def module_flags(self):
+        """Module flags (`has_apex = False`) that decide `if`s inside functions (static_branches.module_flags)."""
+        return module_flags(self.module)
 
     @functools.cached_property
     def node_index(self):

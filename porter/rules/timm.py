@@ -2,7 +2,12 @@
 trunc_normal_`, also by their older `timm.models.layers` paths): ported to porter's runtime (porter/runtime/timm.py),
 so the port needs no timm. `trunc_normal_` resolves to torch's `nn.init.trunc_normal_` (frontend/imports.py).
 
-Layout: DropPath / drop_path scale whole samples (batch axis 0): any layout. to_ntuple helpers take Python values.
+timm.models' helpers for its models' own methods: `checkpoint_seq` / `checkpoint` (activation checkpointing: the
+functions run in turn, the values unchanged) and `feature_take_indices` (Python indices for forward_intermediates),
+under the module paths model files import them from.
+
+Layout: DropPath / drop_path scale whole samples (batch axis 0): any layout. to_ntuple helpers and feature_take_indices take
+Python values; checkpoint_seq / checkpoint hand x to the modules as they are ("any").
 """
 
 from porter.rules.registry import function_rule, module_rule
@@ -13,3 +18,13 @@ function_rule("timm.layers.drop_path", runtime="drop_path", layout="any", traini
 for _n in (1, 2, 3, 4):
     function_rule(f"timm.layers.to_{_n}tuple", runtime=f"to_{_n}tuple", layout="any", signature="(x)")
 function_rule("timm.layers.to_ntuple", runtime="to_ntuple", layout="any", signature="(n)")
+
+# timm/models/*.py import these from the package's private modules (`from ._manipulate import checkpoint_seq`) or
+# its top (`from timm.models import checkpoint_seq`): the linker asks about the module path as written
+for _module in ("timm.models._manipulate", "timm.models"):
+    function_rule(f"{_module}.checkpoint_seq", runtime="checkpoint_seq", layout="any",
+                  signature="(functions, x, every=1, flatten=False, skip_last=False, use_reentrant=None)")
+    function_rule(f"{_module}.checkpoint", runtime="checkpoint", layout="any", signature="(function, *args)")
+for _module in ("timm.models._features", "timm.models"):
+    function_rule(f"{_module}.feature_take_indices", runtime="feature_take_indices", layout="source",
+                  outputs="python", signature="(num_features, indices=None, as_set=False)")
