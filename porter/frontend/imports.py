@@ -35,6 +35,15 @@ EQUIVALENT_NAMES = {"timm.layers.trunc_normal_": "torch.nn.init.trunc_normal_",
                     "timm.layers._assert": "torch._assert"}  # timm's trace_utils re-exports torch's
 
 
+def canonical_name(full):
+    """The canonical id of an absolute dotted name (`timm.layers.weight_init.trunc_normal_` ->
+    `torch.nn.init.trunc_normal_`): CANONICAL_PREFIXES, then EQUIVALENT_NAMES."""
+    for prefix, replacement in CANONICAL_PREFIXES:
+        if full.startswith(prefix):
+            full = replacement + full[len(prefix):].split(".")[-1]
+    return EQUIVALENT_NAMES.get(full, full)
+
+
 def dotted_name(node):
     """'a.b.c' for a Name/Attribute chain, else None."""
     if isinstance(node, cst.Name):
@@ -104,11 +113,7 @@ class ImportTable:
         head, _, rest = name.partition(".")
         if head not in self.aliases:
             return None
-        full = self.aliases[head] + ("." + rest if rest else "")
-        for prefix, replacement in CANONICAL_PREFIXES:
-            if full.startswith(prefix):
-                full = replacement + full[len(prefix):].split(".")[-1]
-        return EQUIVALENT_NAMES.get(full, full)
+        return canonical_name(self.aliases[head] + ("." + rest if rest else ""))
 
     def is_torch(self, canonical):
         return canonical is not None and (canonical == "torch" or canonical.startswith("torch."))

@@ -17,7 +17,7 @@ import libcst as cst
 
 from porter.errors import SourceError
 from porter.frontend import gluon
-from porter.frontend.imports import ImportTable, dotted_name
+from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_name, dotted_name
 from porter.frontend.linker import linked_text
 from porter.frontend.names import top_level_bindings
 from porter.frontend.node_index import NodeIndex
@@ -412,7 +412,11 @@ def is_covered_by_a_rule(canonical):
     from porter.rules.registry import load_all_rules
 
     module_rules, function_rules = load_all_rules()
-    return canonical in module_rules or canonical in function_rules
+    if canonical in module_rules or canonical in function_rules:
+        return True
+    # the linker asks about names as a package module imports them (`timm.layers.weight_init.trunc_normal_`)
+    canonical = canonical_name(canonical)
+    return canonical in module_rules or canonical in function_rules or canonical in EQUIVALENT_NAMES.values()
 
 
 def is_a_rule_layer(canonical):

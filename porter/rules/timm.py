@@ -3,7 +3,7 @@ trunc_normal_`, also by their older `timm.models.layers` paths): ported to porte
 so the port needs no timm. `trunc_normal_` resolves to torch's `nn.init.trunc_normal_` (frontend/imports.py).
 
 timm.models' helpers for its models' own methods: `checkpoint_seq` / `checkpoint` (activation checkpointing: the
-functions run in turn, the values unchanged) and `feature_take_indices` (Python indices for forward_intermediates),
+functions run in turn, the values unchanged), `named_apply` (an init function over the named submodules) and `feature_take_indices` (Python indices for forward_intermediates),
 under the module paths model files import them from.
 
 Layout: DropPath / drop_path scale whole samples (batch axis 0): any layout. to_ntuple helpers and feature_take_indices take
@@ -25,6 +25,8 @@ for _module in ("timm.models._manipulate", "timm.models"):
     function_rule(f"{_module}.checkpoint_seq", runtime="checkpoint_seq", layout="any",
                   signature="(functions, x, every=1, flatten=False, skip_last=False, use_reentrant=None)")
     function_rule(f"{_module}.checkpoint", runtime="checkpoint", layout="any", signature="(function, *args)")
+    function_rule(f"{_module}.named_apply", runtime="named_apply", layout="source", outputs="python",
+                  signature="(fn, module, name='', depth_first=True, include_root=False)")
 for _module in ("timm.models._features", "timm.models"):
     function_rule(f"{_module}.feature_take_indices", runtime="feature_take_indices", layout="source",
                   outputs="python", signature="(num_features, indices=None, as_set=False)")

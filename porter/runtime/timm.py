@@ -94,3 +94,30 @@ def feature_take_indices(num_features, indices=None, as_set=False):
                 raise AssertionError(f"feature index {index} is out of range (0 to {num_features - 1})")
             take_indices.append(index)
     return (set(take_indices) if as_set else take_indices), max(take_indices)
+
+
+def named_children(module):
+    """(torch name, child) pairs of a ported module, a container or a runtime layer (none), as torch's
+    Module.named_children() lists them."""
+    if "_torch_children" in module.__dict__:  # a ported class: its `_modules` table
+        return list(module._modules.items())
+    if "keys_" in module.__dict__:  # ModuleDict
+        return list(zip(module.keys_, module.items_))
+    if "names" in module.__dict__ and "items" in module.__dict__:  # Sequential
+        return list(zip(module.names, module.items))
+    if "child_names" in module.__dict__:  # ModuleList
+        return [(str(module.child_names.get(i, i)), child) for i, child in enumerate(module.items)]
+    return []
+
+
+def named_apply(fn, module, name="", depth_first=True, include_root=False):
+    """timm.models.named_apply: fn(module=m, name=its dotted torch name) over the submodules, children before their
+    parent when depth_first (the root too when include_root), as timm walks them."""
+    if not depth_first and include_root:
+        fn(module=module, name=name)
+    for child_name, child in named_children(module):
+        child_name = ".".join((name, child_name)) if name else child_name
+        named_apply(fn, child, child_name, depth_first, include_root=True)
+    if depth_first and include_root:
+        fn(module=module, name=name)
+    return module
