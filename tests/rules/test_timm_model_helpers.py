@@ -1,0 +1,133 @@
+"""timm.models' helpers that model classes call (rules/timm.py, runtime/timm.py) and the module-flag `if`s and
+autocast calls of timm's layers (frontend/static_branches.py, rules/autocast.py), against real timm and torch: a
+model written as timm's files write it converts with exit 0 and matches torch for hypothesis-drawn batches; the
+runtime helpers give timm's values."""
+
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.corpus.torchvision_support import import_torchvision
+from tests.rules.op_ports import assert_same_outputs, port, random_input
+
+import_torchvision()  # timm imports torchvision, whose compiled ops need their schemas registered first
+pytest.importorskip("timm")
+
+MODEL = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from timm.layers import _assert
+from timm.models._features import feature_take_indices
+from timm.models._manipulate import checkpoint, checkpoint_seq, named_apply
+try:
+    from apex.normalization.fused_layer_norm import fused_layer_norm_affine
+    has_apex = True
+except ImportError:
+    has_apex = False
+
+
+def fast_layer_norm(x, shape, weight, bias, eps):
+    if torch.jit.is_scripting():
+        return F.layer_norm(x, shape, weight, bias, eps)
+    if has_apex:
+        return fused_layer_norm_affine(x, weight, bias, shape, eps)
+    with torch.amp.autocast(device_type=x.device.type, enabled=False):
+        if torch.is_autocast_enabled():
+            x = x.to(torch.get_autocast_dtype(x.device.type))
+        return F.layer_norm(x, shape, weight, bias, eps)
+
+
+def init_weights(module, name=''):
+    if isinstance(module, nn.Linear) and name.startswith('stages'):
+        nn.init.constant_(module.bias, 0.25)
+
+
+class Net(nn.Module):
+    def __init__(self, dim=8, grad_checkpointing=True):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.stages = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, dim))
+        self.extra = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, 4)
+        self.grad_checkpointing = grad_checkpointing
+        named_apply(init_weights, self)
+
+    def forward(self, x):
+        _assert(x.shape[-1] == 8, 'expected 8 features')
+        take_indices, max_index = feature_take_indices(3, [0, -1])
+        if has_apex and self.training:
+            x = x * 3
+        x = fast_layer_norm(x, self.norm.normalized_shape, self.norm.weight, self.norm.bias, self.norm.eps)
+        if self.grad_checkpointing and not torch.jit.is_scripting():
+            x = checkpoint_seq(self.stages, x)
+            x = checkpoint(self.extra, x)
+        else:
+            x = self.stages(x)
+            x = self.extra(x)
+        return self.head(x) * (max_index + len(take_indices))
+'''
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("timm_helpers"), textwrap.dedent(MODEL), input_specs=("5,8",))
+
+
+@settings(max_examples=8, deadline=None)
+@given(batch=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_timm_helpers_model_matches_torch(net, batch, seed):
+    assert_same_outputs(net, [random_input(seed, (batch, 5, 8))], tolerance=1e-5, what=f"batch {batch}")
+
+
+def test_timm_helpers_model_converts_without_stubs_or_apex(net):
+    text = net.keras_module.__loader__.get_source(net.keras_module.__name__)
+    assert "apex" not in text.replace("has_apex", "") and "not_supported(" not in text
+    assert "fused_layer_norm_affine" not in text
+
+
+def test_timm_helpers_model_compiles_with_xla(net):
+    assert_same_outputs(net, [random_input(1, (2, 5, 8))], tolerance=1e-5, what="under XLA", jit=True)
+
+
+@pytest.mark.parametrize("num_features, indices, as_set", [(5, None, False), (5, 2, False), (4, [0, -1], False),
+                                                           (4, (1, 2), True), (3, 3, False)])
+def test_feature_take_indices_matches_timm(num_features, indices, as_set):
+    from timm.models._features import feature_take_indices as timm_take
+
+    from porter.runtime.timm import feature_take_indices
+
+    assert feature_take_indices(num_features, indices, as_set) == timm_take(num_features, indices, as_set)
+    with pytest.raises(AssertionError):
+        feature_take_indices(3, 4)
+
+
+@pytest.mark.parametrize("depth_first, include_root", [(True, False), (False, True), (True, True)])
+def test_named_apply_visits_what_timm_visits(net, depth_first, include_root):
+    """Same (name, kind) sequence as timm's named_apply over the torch model."""
+    from timm.models._manipulate import named_apply as timm_named_apply
+
+    from porter.runtime.timm import named_apply
+
+    if not hasattr(net, "keras_model"):
+        net.build()
+    seen_torch, seen_port = [], []
+    timm_named_apply(lambda module, name: seen_torch.append(name), net.torch_model, depth_first=depth_first,
+                     include_root=include_root)
+    named_apply(lambda module, name: seen_port.append(name), net.keras_model, depth_first=depth_first,
+                include_root=include_root)
+    assert seen_port == seen_torch
+
+
+def test_autocast_runtime_is_inert():
+    import keras
+    import tensorflow as tf
+
+    from porter.runtime.autocast import autocast, get_autocast_dtype, is_autocast_enabled
+
+    with autocast("cuda", enabled=False):
+        assert is_autocast_enabled("cpu") is False
+    assert get_autocast_dtype("cuda") == tf.as_dtype(keras.config.dtype_policy().compute_dtype)
