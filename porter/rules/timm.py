@@ -16,8 +16,9 @@ module_rule("timm.layers.DropPath", runtime="DropPath", layout="any", training=T
 function_rule("timm.layers.drop_path", runtime="drop_path", layout="any", training_param="training",
               signature="(x, drop_prob=0.0, training=False, scale_by_keep=True)")
 for _n in (1, 2, 3, 4):
-    function_rule(f"timm.layers.to_{_n}tuple", runtime=f"to_{_n}tuple", layout="any", signature="(x)")
-function_rule("timm.layers.to_ntuple", runtime="to_ntuple", layout="any", signature="(n)")
+    function_rule(f"timm.layers.to_{_n}tuple", runtime=f"to_{_n}tuple", layout="any", signature="(x)",
+                  outputs="python")  # a tuple of Python values (`[int(x * dim) for x in to_2tuple(ratio)]`)
+function_rule("timm.layers.to_ntuple", runtime="to_ntuple", layout="any", signature="(n)", outputs="python")
 
 # timm/models/*.py import these from the package's private modules (`from ._manipulate import checkpoint_seq`) or
 # its top (`from timm.models import checkpoint_seq`): the linker asks about the module path as written

@@ -1,7 +1,8 @@
 """timm.models' helpers that model classes call (rules/timm.py, runtime/timm.py) and the module-flag `if`s and
 autocast calls of timm's layers (frontend/static_branches.py, rules/autocast.py), against real timm and torch: a
 model written as timm's files write it converts with exit 0 and matches torch for hypothesis-drawn batches; the
-runtime helpers give timm's values."""
+runtime helpers give timm's values. `to_2tuple` gives Python values (`[int(x * dim) for x in to_2tuple(r)]`, timm's
+MixerBlock, is no tensor loop)."""
 
 import textwrap
 
@@ -20,7 +21,7 @@ MODEL = '''
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from timm.layers import _assert
+from timm.layers import _assert, to_2tuple
 from timm.models._features import feature_take_indices
 from timm.models._manipulate import checkpoint, checkpoint_seq, named_apply
 try:
@@ -50,7 +51,8 @@ class Net(nn.Module):
     def __init__(self, dim=8, grad_checkpointing=True):
         super().__init__()
         self.norm = nn.LayerNorm(dim)
-        self.stages = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, dim))
+        hidden, out = [int(x * dim) for x in to_2tuple((1.5, 1.0))]
+        self.stages = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, out))
         self.extra = nn.Linear(dim, dim)
         self.head = nn.Linear(dim, 4)
         self.grad_checkpointing = grad_checkpointing
