@@ -10,7 +10,8 @@ Layout: DropPath / drop_path scale whole samples (batch axis 0): any layout. to_
 Python values; checkpoint_seq / checkpoint hand x to the modules as they are ("any").
 """
 
-from porter.rules.registry import function_rule, module_rule
+from porter.ir.values import python
+from porter.rules.registry import Signature, function_rule, module_rule
 
 module_rule("timm.layers.DropPath", runtime="DropPath", layout="any", training=True)
 function_rule("timm.layers.drop_path", runtime="drop_path", layout="any", training_param="training",
@@ -31,3 +32,25 @@ for _module in ("timm.models._manipulate", "timm.models"):
 for _module in ("timm.models._features", "timm.models"):
     function_rule(f"{_module}.feature_take_indices", runtime="feature_take_indices", layout="source",
                   outputs="python", signature="(num_features, indices=None, as_set=False)")
+
+
+def _initialiser(runtime, signature):
+    """An initialiser filling the weight it is handed in place (its variable, whatever its layout: i.i.d. values)."""
+    parsed = Signature.parse(signature)
+
+    def translate(ctx, call):
+        bound = call.bind(parsed)
+        arguments = [f"{name}={ctx.plain(bound[name]).code}" for name in parsed.params if name in bound]
+        return python(f"{ctx.runtime(runtime)}({', '.join(arguments)})")
+
+    return translate
+
+
+# timm's TensorFlow-style initialisers: the truncated normal bounds before scaling; variance scaling on torch's fans
+function_rule("timm.layers.trunc_normal_tf_", layout="any", outputs="python",
+              translate=_initialiser("init_trunc_normal_tf", "(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0)"))
+function_rule("timm.layers.variance_scaling_", layout="any", outputs="python",
+              translate=_initialiser("init_variance_scaling",
+                                     "(tensor, scale=1.0, mode='fan_in', distribution='normal')"))
+function_rule("timm.layers.lecun_normal_", layout="any", outputs="python",
+              translate=_initialiser("init_lecun_normal", "(tensor)"))

@@ -28,6 +28,8 @@ CASES = {
     "vgg": ("VGG", lambda m: m.VGG([8, "M", 16, "M", 16, "M", 32, "M", 32, "M"], num_classes=10),
             (2, 3, 64, 64), 3),
     "vision_transformer": ("VisionTransformer", lambda m: m.VisionTransformer(**VIT_TINY), (2, 3, 32, 32), 5),
+    "mlp_mixer": ("MlpMixer", lambda m: m.MlpMixer(num_classes=10, img_size=32, patch_size=8, num_blocks=2,
+                                                 embed_dim=16), (2, 3, 32, 32), 5),
     "resnet": ("ResNet", lambda m: m.ResNet(m.BasicBlock, [1, 1, 1, 1], num_classes=10), (2, 3, 32, 32), 2),
     "convnext": ("ConvNeXt", lambda m: m.ConvNeXt(depths=(1, 1, 1, 1), dims=(8, 16, 24, 32), num_classes=10),
                  (2, 3, 64, 64), 2),

@@ -133,3 +133,30 @@ def test_autocast_runtime_is_inert():
     with autocast("cuda", enabled=False):
         assert is_autocast_enabled("cpu") is False
     assert get_autocast_dtype("cuda") == tf.as_dtype(keras.config.dtype_policy().compute_dtype)
+
+
+@settings(max_examples=6, deadline=None)
+@given(shape=st.sampled_from([(64, 48), (32, 8, 3, 3), (96, 40)]), scale=st.sampled_from([0.5, 1.0, 2.0]),
+       mode=st.sampled_from(["fan_in", "fan_out", "fan_avg"]),
+       distribution=st.sampled_from(["truncated_normal", "normal", "uniform"]))
+def test_timm_tf_style_initialisers_draw_timm_distribution(shape, scale, mode, distribution):
+    """variance_scaling_ (lecun_normal_ its fan_in truncated case) and trunc_normal_tf_: the same law as timm's
+    (compared by standard deviation and bounds over thousands of draws)."""
+    import tensorflow as tf
+    import torch
+    from timm.layers import lecun_normal_, trunc_normal_tf_, variance_scaling_
+
+    from porter.runtime.helpers import init_lecun_normal, init_trunc_normal_tf, init_variance_scaling
+
+    pairs = [(lambda t: variance_scaling_(t, scale, mode, distribution),
+              lambda v: init_variance_scaling(v, scale, mode, distribution)),
+             (lecun_normal_, init_lecun_normal),
+             (lambda t: trunc_normal_tf_(t, 0.5, 2.0, -1.0, 1.5), lambda v: init_trunc_normal_tf(v, 0.5, 2.0, -1.0, 1.5))]
+    for timm_init, port_init in pairs:
+        expected, got = torch.empty(shape), tf.Variable(np.zeros(shape, np.float32))
+        timm_init(expected)  # timm's return the tensor or None: both fill in place
+        port_init(got)
+        expected, got = expected.numpy(), got.numpy()
+        assert abs(got.std() - expected.std()) <= 0.08 * expected.std()
+        assert abs(got.mean() - expected.mean()) <= 0.08 * expected.std() + 1e-6
+        assert got.min() >= expected.min() - 0.2 * expected.std() and got.max() <= expected.max() + 0.2 * expected.std()
