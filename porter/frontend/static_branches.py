@@ -185,7 +185,7 @@ def _flag_value(test, flags, resolve):
     if isinstance(test, cst.BooleanOperation):
         left, left_used = _flag_value(test.left, flags, resolve)
         right, right_used = _flag_value(test.right, flags, resolve)
-        deciding = False if isinstance(test.operator, cst.And) else True
+        deciding = not isinstance(test.operator, cst.And)  # the value that decides: False for and, True for or
         if left is deciding:
             return deciding, left_used
         if right is deciding:

@@ -2,12 +2,14 @@
 trunc_normal_`, also by their older `timm.models.layers` paths): ported to porter's runtime (porter/runtime/timm.py),
 so the port needs no timm. `trunc_normal_` resolves to torch's `nn.init.trunc_normal_` (frontend/imports.py).
 
-timm.models' helpers for its models' own methods: `checkpoint_seq` / `checkpoint` (activation checkpointing: the
-functions run in turn, the values unchanged), `named_apply` (an init function over the named submodules) and `feature_take_indices` (Python indices for forward_intermediates),
-under the module paths model files import them from.
+timm.models' helpers for its models' own methods, under the module paths model files import them from:
+`checkpoint_seq` / `checkpoint` (activation checkpointing: the functions run in turn, the values unchanged),
+`named_apply` (an init function over the named submodules), `feature_take_indices` (Python indices for
+forward_intermediates); timm's TensorFlow-style initialisers `lecun_normal_`, `variance_scaling_`, `trunc_normal_tf_`.
 
-Layout: DropPath / drop_path scale whole samples (batch axis 0): any layout. to_ntuple helpers and feature_take_indices take
-Python values; checkpoint_seq / checkpoint hand x to the modules as they are ("any").
+Layout: DropPath / drop_path scale whole samples (batch axis 0): any layout. to_ntuple helpers and
+feature_take_indices take Python values; checkpoint_seq / checkpoint hand x to the modules as they are ("any");
+initialisers fill the variable they are handed (i.i.d. values: any layout).
 """
 
 from porter.ir.values import python

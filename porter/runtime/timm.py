@@ -116,7 +116,7 @@ def named_apply(fn, module, name="", depth_first=True, include_root=False):
     if not depth_first and include_root:
         fn(module=module, name=name)
     for child_name, child in named_children(module):
-        child_name = ".".join((name, child_name)) if name else child_name
+        child_name = f"{name}.{child_name}" if name else child_name
         named_apply(fn, child, child_name, depth_first, include_root=True)
     if depth_first and include_root:
         fn(module=module, name=name)

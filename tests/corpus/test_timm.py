@@ -22,7 +22,7 @@ import_torchvision()  # timm imports torchvision, whose compiled ops need their 
 timm = pytest.importorskip("timm", reason="timm is not installed (scripts/setup.sh installs timm==1.0.31 with "
                                           "--no-deps)")
 
-VIT_TINY = dict(img_size=32, patch_size=8, num_classes=10, embed_dim=16, depth=2, num_heads=2)
+VIT_TINY = {"img_size": 32, "patch_size": 8, "num_classes": 10, "embed_dim": 16, "depth": 2, "num_heads": 2}
 # file stem -> (main class, constructor (module -> model), input shape, Transpose bound: today's count)
 CASES = {
     "vgg": ("VGG", lambda m: m.VGG([8, "M", 16, "M", 16, "M", 32, "M", 32, "M"], num_classes=10),

@@ -151,7 +151,8 @@ def test_timm_tf_style_initialisers_draw_timm_distribution(shape, scale, mode, d
     pairs = [(lambda t: variance_scaling_(t, scale, mode, distribution),
               lambda v: init_variance_scaling(v, scale, mode, distribution)),
              (lecun_normal_, init_lecun_normal),
-             (lambda t: trunc_normal_tf_(t, 0.5, 2.0, -1.0, 1.5), lambda v: init_trunc_normal_tf(v, 0.5, 2.0, -1.0, 1.5))]
+             (lambda t: trunc_normal_tf_(t, 0.5, 2.0, -1.0, 1.5),
+              lambda v: init_trunc_normal_tf(v, 0.5, 2.0, -1.0, 1.5))]
     for timm_init, port_init in pairs:
         expected, got = torch.empty(shape), tf.Variable(np.zeros(shape, np.float32))
         timm_init(expected)  # timm's return the tensor or None: both fill in place
@@ -160,3 +161,23 @@ def test_timm_tf_style_initialisers_draw_timm_distribution(shape, scale, mode, d
         assert abs(got.std() - expected.std()) <= 0.08 * expected.std()
         assert abs(got.mean() - expected.mean()) <= 0.08 * expected.std() + 1e-6
         assert got.min() >= expected.min() - 0.2 * expected.std() and got.max() <= expected.max() + 0.2 * expected.std()
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16), flatten=st.booleans())
+def test_checkpoint_seq_over_a_list_runs_the_functions_in_turn_as_timm(seed, flatten):
+    """The runtime form (a list literal of stages, `flatten=True` over nested lists: ResNet's forward_features)."""
+    import torch
+    from timm.models._manipulate import checkpoint_seq as timm_checkpoint_seq
+
+    from porter.runtime.timm import checkpoint_seq
+
+    x = random_input(seed, (2, 3))
+    scales = [1.5, -0.5, 2.0]
+    torch_functions = [lambda t, s=s: torch.tanh(t * s) for s in scales]
+    port_functions = [lambda a, s=s: np.tanh(a * s) for s in scales]
+    if flatten:
+        torch_functions, port_functions = [torch_functions[:2], torch_functions[2:]], [port_functions[:2],
+                                                                                       port_functions[2:]]
+    expected = timm_checkpoint_seq(torch_functions, torch.from_numpy(x), flatten=flatten).numpy()
+    np.testing.assert_allclose(checkpoint_seq(port_functions, x, flatten=flatten), expected, rtol=1e-6)
