@@ -34,12 +34,15 @@ CANONICAL_PREFIXES = (
     ("timm.layers.", "timm.layers."),
 )
 # Third-party names that are torch's under another name: resolved to torch's, whose rules translate them.
-EQUIVALENT_NAMES = {"timm.layers.trunc_normal_": "torch.nn.init.trunc_normal_"}
+EQUIVALENT_NAMES = {"timm.layers.trunc_normal_": "torch.nn.init.trunc_normal_",
+                    "timm.layers._assert": "torch._assert"}  # timm's trace_utils re-exports torch's
 
 
 @functools.lru_cache(maxsize=4096)  # a pure function of the name, asked for every call and attribute a pass reads
 def canonical_id(full):
-    """The canonical id of an imported dotted name (`torchvision.ops.misc.Conv2dNormActivation`, a timm alias)."""
+    """The canonical id of an absolute dotted name (`torchvision.ops.misc.Conv2dNormActivation`, a timm alias such
+    as `timm.layers.weight_init.trunc_normal_` -> `torch.nn.init.trunc_normal_`): CANONICAL_PREFIXES, then
+    EQUIVALENT_NAMES."""
     for prefix, replacement in CANONICAL_PREFIXES:
         if full.startswith(prefix):
             full = replacement + full[len(prefix):].split(".")[-1]

@@ -17,12 +17,12 @@ import libcst as cst
 
 from porter.errors import SourceError
 from porter.frontend import gluon
-from porter.frontend.imports import ImportTable, dotted_name
+from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_id, dotted_name
 from porter.frontend.linker import linked_text
 from porter.frontend.names import top_level_bindings
 from porter.frontend.node_index import NodeIndex
 from porter.frontend.positions import node_positions
-from porter.frontend.static_branches import decided_body
+from porter.frontend.static_branches import decided_body, module_flags
 from porter.frontend.weight_loading import WEIGHT_DOWNLOADS, downloading_functions, weight_loading_methods
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
@@ -103,6 +103,11 @@ class SourceFile:
                         if isinstance(target.target, cst.Name):
                             aliases[target.target.value] = assign.value.value
         return aliases
+
+    @functools.cached_property
+    def module_flags(self):
+        """Module flags (`has_apex = False`) that decide `if`s inside functions (static_branches.module_flags)."""
+        return module_flags(self.module)
 
     @functools.cached_property
     def node_index(self):
@@ -426,7 +431,11 @@ def is_covered_by_a_rule(canonical):
     from porter.rules.registry import load_all_rules
 
     module_rules, function_rules = load_all_rules()
-    return canonical in module_rules or canonical in function_rules
+    if canonical in module_rules or canonical in function_rules:
+        return True
+    # the linker asks about names as a package module imports them (`timm.layers.weight_init.trunc_normal_`)
+    canonical = canonical_id(canonical)
+    return canonical in module_rules or canonical in function_rules or canonical in EQUIVALENT_NAMES.values()
 
 
 def is_a_rule_layer(canonical):

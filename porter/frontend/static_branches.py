@@ -139,3 +139,119 @@ def torch_has(owner, attribute, covered):
     if owner is None or not (owner == "torch" or owner.startswith("torch.")):
         return None
     return covered(f"{owner}.{attribute}")
+
+
+# calls that are False wherever the port runs (it is neither TorchScript nor traced nor compiled by torch)
+NEVER_IN_PORT = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch.compiler.is_compiling",
+                           "torch.compiler.is_exporting"})
+
+
+def module_flags(module):
+    """name -> True/False for the module's flags: names bound only by top-level `NAME = True`/`NAME = False` (after
+    the decided `if`s and optional imports: `has_apex = False` from an ImportError handler), never in a compound
+    statement, a `def`/`class`, an import, nor rebound through `global NAME` inside a function."""
+    values, others = {}, set()
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                flag = _flag_assignment(small)
+                if flag is not None:
+                    values.setdefault(flag[0], set()).add(flag[1])
+                else:
+                    others.update(_names_bound(small))
+        else:
+            others.update(_names_bound(statement))
+    others.update(_global_names(module))
+    return {name: next(iter(seen)) for name, seen in values.items() if len(seen) == 1 and name not in others}
+
+
+def flag_truth(test, flags, resolve):
+    """True/False for a test a module flag decides (`if has_apex:`, `if not _has_hf_hub or
+    torch.jit.is_scripting():`), else None: at least one flag decides it, with `not`, `and`/`or` (short-circuit:
+    `has_apex and anything` is False) and the calls NEVER_IN_PORT."""
+    value, uses_flag = _flag_value(test, flags, resolve)
+    return value if uses_flag else None
+
+
+def _flag_value(test, flags, resolve):
+    """(value or None, whether a flag took part)."""
+    if isinstance(test, cst.Name) and test.value in flags:
+        return flags[test.value], True
+    if isinstance(test, cst.Call) and not test.args and resolve(test.func) in NEVER_IN_PORT:
+        return False, False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner, used = _flag_value(test.expression, flags, resolve)
+        return (None if inner is None else not inner), used
+    if isinstance(test, cst.BooleanOperation):
+        left, left_used = _flag_value(test.left, flags, resolve)
+        right, right_used = _flag_value(test.right, flags, resolve)
+        deciding = not isinstance(test.operator, cst.And)  # the value that decides: False for and, True for or
+        if left is deciding:
+            return deciding, left_used
+        if right is deciding:
+            return deciding, right_used
+        if left is None or right is None:
+            return None, False
+        return right, left_used or right_used
+    return None, False
+
+
+def _flag_assignment(small):
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+            and isinstance(small.value, cst.Name) and small.value.value in ("True", "False"):
+        return small.targets[0].target.value, small.value.value == "True"
+    return None
+
+
+def _names_bound(node):
+    """Plain names a statement (with what it holds, function bodies aside) binds."""
+    names = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, name):
+            return False
+
+        def visit_AssignTarget(self, target):
+            names.update(n.value for n in _target_names(target.target))
+
+        def visit_AnnAssign(self, assign):
+            names.update(n.value for n in _target_names(assign.target))
+
+        def visit_AugAssign(self, assign):
+            names.update(n.value for n in _target_names(assign.target))
+
+        def visit_For(self, loop):
+            names.update(n.value for n in _target_names(loop.target))
+
+        def visit_FunctionDef(self, function):
+            names.add(function.name.value)
+            return False
+
+        def visit_ClassDef(self, klass):
+            names.add(klass.name.value)
+            return False
+
+        def visit_ImportAlias(self, alias):
+            names.add(alias.asname.name.value if alias.asname else (dotted_name(alias.name) or "").split(".")[0])
+
+    node.visit(Finder())
+    return names
+
+
+def _target_names(target):
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _target_names(element.value)]
+    return []
+
+
+def _global_names(module):
+    names = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Global(self, statement):
+            names.update(item.name.value for item in statement.names)
+
+    module.visit(Finder())
+    return names

@@ -29,6 +29,11 @@ PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple",
 # canonical-id roots of the frameworks whose calls go through the rule registry
 RULE_FRAMEWORKS = ("torch", "mxnet", "einops", "timm")  # canonical prefixes whose names rules translate
 GLUON_OPS = "mxnet.ndarray."  # where the rules of NDArray methods live, for Gluon sources
+# activation checkpointing, `checkpoint(f, *args)`: torch's and timm's wrapper of it, and timm's `checkpoint_seq(
+# functions, x)` over a Sequential (a list literal of stages goes to its runtime function, rules/timm.py)
+SEQUENCE_CHECKPOINTS = frozenset({"timm.models._manipulate.checkpoint_seq", "timm.models.checkpoint_seq"})
+CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint", "timm.models._manipulate.checkpoint",
+                         "timm.models.checkpoint"}) | SEQUENCE_CHECKPOINTS
 
 
 class Call:
@@ -103,13 +108,16 @@ class CallTranslator:
             # `getattr(self, "level{}".format(i))(x)` (DLA): a child chosen at run time, called as an unknown module
             return self.module_call(python(self.code(func)).but(kind="module", module=UNKNOWN_MODULE), node)
         canonical = self.source.imports.resolve(func)
-        if canonical == "torch.utils.checkpoint.checkpoint" and node.args and node.args[0].keyword is None:
+        if canonical in CHECKPOINTS and node.args and node.args[0].keyword is None and not (
+                canonical in SEQUENCE_CHECKPOINTS and (len(node.args) < 2 or node.args[1].keyword is not None or
+                                                       isinstance(node.args[0].value, (cst.List, cst.Tuple)))):
             # activation checkpointing recomputes `function` in the backward pass to save memory: the forward
             # values are `function(*args)`'s, so the port calls it directly
-            self.ctx.adjust(line, "torch.utils.checkpoint.checkpoint(f, *args) computes f(*args) directly "
+            self.ctx.adjust(line, f"{canonical.rsplit('.', 1)[-1]}(f, *args) computes f(*args) directly "
                                   "(same values; wrap f in tf.recompute_grad if activation memory matters)")
+            handed = node.args[1:2] if canonical in SEQUENCE_CHECKPOINTS else node.args[1:]  # (functions, x, every..)
             direct = cst.Call(func=node.args[0].value,
-                              args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args[1:]
+                              args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in handed
                                     if a.keyword is None])
             return self._expr_Call(direct)
         if canonical is not None and canonical.startswith(RULE_FRAMEWORKS):
@@ -704,7 +712,7 @@ class CallTranslator:
         if canonical in ("torch.no_grad", "torch.enable_grad", "torch.jit.ignore", "torch.jit.unused"):
             return python("contextlib.nullcontext()")
         if canonical in ("torch.jit.is_scripting", "torch.jit.is_tracing", "torch.is_grad_enabled",
-                         "torch.compiler.is_compiling"):
+                         "torch.compiler.is_compiling", "torch.compiler.is_exporting"):
             return python("False", static=False)
         if canonical in TORCH_HOST_CALLS:  # `torch.device(...)`, `torch.cuda.is_available()`
             host = TORCH_HOST_CALLS[canonical]

@@ -9,6 +9,7 @@ import libcst as cst
 
 from porter.frontend.annotations import annotation_text
 from porter.frontend.imports import dotted_name
+from porter.frontend.static_branches import flag_truth
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import Value, physical_order, python, tensor
@@ -429,6 +430,18 @@ class BodyTranslator(ExpressionTranslator):
     # --- compound statements -----------------------------------------------------------------------------
     def _stmt_If(self, statement, depth):
         pad = INDENT * depth
+        decided = flag_truth(statement.test, self.source.module_flags, self.source.imports.resolve)
+        if decided is not None:
+            # `if has_apex:` of a flag the module sets once (`has_apex = False` in its ImportError handler): only
+            # the branch taken is translated (the other calls what the port never has)
+            self.ctx.adjust(self.line, f"`if {self.code(statement.test)}:` is decided by module flags: only its "
+                                       f"{'body' if decided else 'else branch'} is carried over")
+            if decided:
+                return self.block(statement.body, depth)
+            orelse = statement.orelse
+            if orelse is None:
+                return [], False
+            return self._stmt_If(orelse, depth) if isinstance(orelse, cst.If) else self.block(orelse.body, depth)
         test = self.expr(statement.test)
         if test.is_tensor:
             return self.tensor_if(statement, test, depth)

@@ -100,6 +100,34 @@ def init_trunc_normal(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     return _init_assign(tensor, values)
 
 
+def init_trunc_normal_tf(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+    """timm.layers.trunc_normal_tf_: a standard normal truncated to [a, b], then scaled by std and shifted by mean
+    (the bounds apply before scaling, as in TensorFlow's initialisers)."""
+    init_trunc_normal(tensor, 0.0, 1.0, a, b)
+    return _init_assign(tensor, tensor * std + mean)
+
+
+def init_variance_scaling(tensor, scale=1.0, mode="fan_in", distribution="normal"):
+    """timm.layers.variance_scaling_ (TensorFlow's VarianceScaling on torch's fans); lecun_normal_ is its fan_in
+    truncated-normal case."""
+    fan_in, fan_out = _fans(tensor.shape)
+    denom = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[mode]
+    variance = scale / denom
+    if distribution == "truncated_normal":
+        return init_trunc_normal_tf(tensor, std=math.sqrt(variance) / 0.87962566103423978)  # std of N(0,1) on [-2, 2]
+    if distribution == "normal":
+        return _init_assign(tensor, tf.random.normal(tensor.shape, 0.0, math.sqrt(variance)))
+    if distribution == "uniform":
+        bound = math.sqrt(3 * variance)
+        return _init_assign(tensor, tf.random.uniform(tensor.shape, -bound, bound))
+    raise ValueError(f"invalid distribution {distribution}")
+
+
+def init_lecun_normal(tensor):
+    """timm.layers.lecun_normal_: variance_scaling_(tensor, mode="fan_in", distribution="truncated_normal")."""
+    return init_variance_scaling(tensor, 1.0, "fan_in", "truncated_normal")
+
+
 def init_uniform(tensor, a=0.0, b=1.0, generator=None):
     return _init_assign(tensor, lambda: tf.random.uniform(tensor.shape, a, b))
 

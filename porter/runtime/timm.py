@@ -56,3 +56,68 @@ to_1tuple = to_ntuple(1)
 to_2tuple = to_ntuple(2)
 to_3tuple = to_ntuple(3)
 to_4tuple = to_ntuple(4)
+
+
+def checkpoint_seq(functions, x, every=1, flatten=False, skip_last=False, use_reentrant=None):
+    """timm.models.checkpoint_seq: the functions (a Sequential, or a list of modules) run in turn on x. Activation
+    checkpointing only trades memory for recomputation in torch; the values are those of the plain sequence."""
+    if not isinstance(functions, (list, tuple)):
+        return functions(x)
+    for function in functions:
+        if flatten and isinstance(function, (list, tuple)):
+            for inner in function:
+                x = inner(x)
+        else:
+            x = function(x)
+    return x
+
+
+def checkpoint(function, *args, use_reentrant=None, **kwargs):
+    """timm.models.checkpoint (torch.utils.checkpoint.checkpoint): the function's result, computed once."""
+    return function(*args, **kwargs)
+
+
+def feature_take_indices(num_features, indices=None, as_set=False):
+    """timm.models.feature_take_indices: (absolute feature indices, the largest) for the last-n int or the list of
+    (possibly negative) indices `indices` (all features when None)."""
+    if indices is None:
+        indices = num_features
+    if isinstance(indices, int):
+        if not 0 < indices <= num_features:
+            raise AssertionError(f"last-n ({indices}) is out of range (1 to {num_features})")
+        take_indices = [num_features - indices + i for i in range(indices)]
+    else:
+        take_indices = []
+        for i in indices:
+            index = num_features + i if i < 0 else i
+            if not 0 <= index < num_features:
+                raise AssertionError(f"feature index {index} is out of range (0 to {num_features - 1})")
+            take_indices.append(index)
+    return (set(take_indices) if as_set else take_indices), max(take_indices)
+
+
+def named_children(module):
+    """(torch name, child) pairs of a ported module, a container or a runtime layer (none), as torch's
+    Module.named_children() lists them."""
+    if "_torch_children" in module.__dict__:  # a ported class: its `_modules` table
+        return list(module._modules.items())
+    if "keys_" in module.__dict__:  # ModuleDict
+        return list(zip(module.keys_, module.items_))
+    if "names" in module.__dict__ and "items" in module.__dict__:  # Sequential
+        return list(zip(module.names, module.items))
+    if "child_names" in module.__dict__:  # ModuleList
+        return [(str(module.child_names.get(i, i)), child) for i, child in enumerate(module.items)]
+    return []
+
+
+def named_apply(fn, module, name="", depth_first=True, include_root=False):
+    """timm.models.named_apply: fn(module=m, name=its dotted torch name) over the submodules, children before their
+    parent when depth_first (the root too when include_root), as timm walks them."""
+    if not depth_first and include_root:
+        fn(module=module, name=name)
+    for child_name, child in named_children(module):
+        child_name = f"{name}.{child_name}" if name else child_name
+        named_apply(fn, child, child_name, depth_first, include_root=True)
+    if depth_first and include_root:
+        fn(module=module, name=name)
+    return module

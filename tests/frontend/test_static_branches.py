@@ -81,3 +81,57 @@ def test_branch_taken_is_top_level_code(static_branch_port):
 @pytest.fixture(scope="module")
 def static_branch_port(tmp_path_factory):
     return cached(lambda name: port(tmp_path_factory.mktemp(name), textwrap.dedent(SOURCE)))
+
+
+FLAGS_SOURCE = '''
+import torch
+try:
+    from apex import fused
+    has_apex = True
+except ImportError:
+    has_apex = False
+_HAS_HUB = True
+_USE_FUSED = False
+_COUNTED = False
+_COUNTED = True
+for _i in range(2):
+    _LOOPED = False
+
+
+def set_fused(value):
+    global _USE_FUSED
+    _USE_FUSED = value
+'''
+
+
+def _flags_module():
+    import libcst as cst
+
+    from porter.frontend.imports import ImportTable
+    from porter.frontend.static_branches import decided_module
+
+    module = cst.parse_module(textwrap.dedent(FLAGS_SOURCE))
+    imports = ImportTable.from_module(module)
+    return decided_module(module, imports.resolve, lambda name: False), imports
+
+
+def test_module_flags_are_names_set_once_to_a_literal_bool():
+    from porter.frontend.static_branches import module_flags
+
+    module, _ = _flags_module()
+    # `_USE_FUSED` is rebound through `global`, `_COUNTED` set to both values, `_LOOPED` inside a loop
+    assert module_flags(module) == {"has_apex": False, "_HAS_HUB": True}
+
+
+@pytest.mark.parametrize("test, expected", [
+    ("has_apex", False), ("not has_apex", True), ("has_apex and x > 1", False), ("x > 1 and has_apex", False),
+    ("_HAS_HUB or x", True), ("not _HAS_HUB or torch.jit.is_scripting()", False),
+    ("has_apex or torch.jit.is_scripting()", False), ("x or has_apex", None), ("_USE_FUSED", None),
+    ("torch.jit.is_scripting()", None), ("not has_apex and _USE_FUSED", None)])
+def test_flag_truth_decides_tests_a_flag_takes_part_in(test, expected):
+    import libcst as cst
+
+    from porter.frontend.static_branches import flag_truth, module_flags
+
+    module, imports = _flags_module()
+    assert flag_truth(cst.parse_expression(test), module_flags(module), imports.resolve) is expected
