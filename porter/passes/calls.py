@@ -796,7 +796,8 @@ class CallTranslator:
                 unified, out_layout, rank = unify(self.ctx, positional + list(kwargs.values()))
                 positional = unified[:len(positional)]
                 kwargs = dict(zip(kwargs, unified[len(positional):]))
-                if out_layout == "channels_last" and not primary.channels_last:  # another operand led
+                if out_layout == "channels_last" and not primary.channels_last or (
+                        out_layout.startswith("permuted:") and out_layout != primary.layout):  # another operand led
                     result_layout, result_rank = out_layout, rank
         elif layout == "channels_last":
             converted = to_layout(self.ctx, primary, "channels_last", rule.rank)

@@ -12,7 +12,7 @@ import re
 import libcst as cst
 
 from porter.frontend import gluon
-from porter.ir.values import ModuleRef, Value, python, tensor
+from porter.ir.values import ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
@@ -671,7 +671,8 @@ class FileTranslator:
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
                                              output_layout)
             translator.info = info
-            body, _ = translator.block(forward.body, 2)
+            body, terminated = translator.block(forward.body, 2)
+            _raising_output(translator, terminated)
             if io_inputs:  # the main class takes its images once, channels-last from here on
                 at = _body_docstring_lines(body)  # (a docstring may be one element of `body`)
                 body[at:at] = [f"{INDENT * 2}{name} = self.io_input({name})" for name in io_inputs]
@@ -710,7 +711,8 @@ class FileTranslator:
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env, None,
                                              static_attrs=values)
             translator.info = info
-            body, _ = translator.block(forward.body, 2)
+            body, terminated = translator.block(forward.body, 2)
+            _raising_output(translator, terminated)
             signature.output = translator.return_template
             template = translator.return_template
             layouts = (tuple(v.layout if v.is_tensor else "python" for v in arg_values), _layout_out(template))
@@ -1101,6 +1103,13 @@ class FileTranslator:
         finally:
             self.ctx.current.pop()
         return body
+
+
+def _raising_output(translator, terminated):
+    """A call body every path of which raises (a stub) returns nothing a caller could convert: its value is a stub's,
+    which takes any layout (GluonCV's DropBlock, stubbed, must not make the blocks around it convert)."""
+    if translator.return_template is None and terminated:
+        translator.return_template = stub_value("")
 
 
 def _layout_out(template):
