@@ -5,6 +5,8 @@ permute/transpose, flatten of spatial dims, elementwise math) keep channels-last
 remapping their axis arguments, so convnets pay for no transposes between blocks.
 """
 
+import ast
+
 from porter.ir.layout import element_template, layout_of_order, reduced_order, unsqueezed_order
 from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
                                remap_axis, tensor)
@@ -69,6 +71,8 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     time that the sizes group as expected (else it transposes), so the guess costs speed, never correctness."""
     if len(raw_sizes) == 1 and raw_sizes[0].kind == "tuple" and raw_sizes[0].items is not None:
         raw_sizes = list(raw_sizes[0].items)
+    elif len(raw_sizes) == 1 and raw_sizes[0].kind == "python":
+        raw_sizes = _written_sizes(raw_sizes[0]) or raw_sizes
     if not value.is_tensor or value.rank is None or value.rank < 3 or any(
             v.kind == "starred" or v.kind == "tuple" for v in raw_sizes):
         return None
@@ -80,6 +84,18 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     sizes = [ctx.plain(v).code for v in raw_sizes]
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     return layout_kept_result(code, out_order)
+
+
+def _written_sizes(value):
+    """The entries of a shape written out as a tuple or list (`x.reshape((B, self.radix, RC // self.radix, H, W))`)
+    as Values, or None (a starred entry, or not written out)."""
+    try:
+        written = ast.parse(value.code, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(written, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in written.elts):
+        return None
+    return [python(ast.unparse(e), static=e.value if isinstance(e, ast.Constant) else None) for e in written.elts]
 
 
 def layout_kept_result(code, out_order):
