@@ -253,8 +253,9 @@ class CallTranslator:
         finally:
             self.env.clear()
             self.env.update(env_backup)
-        if body.is_tensor and not is_permuted(body):  # (a pending transpose stays pending: each item has it)
-            body = to_layout(self.ctx, body, "source")
+        if body.is_tensor and not is_permuted(body) and not (body.channels_last and body.rank is not None):
+            body = to_layout(self.ctx, body, "source")  # (a pending transpose stays pending, a channels-last image
+            # channels-last: each item has it, and a consumer in torch's order converts every item)
         names = ", ".join(p.name.value for p in params.params)
         code = f"map(lambda {names}: {body.code}, {', '.join(self.iterable_code(i) for i in iterables)})"
         if body.is_tensor:
