@@ -10,8 +10,9 @@ from porter.ir.op_nodes import record
 from porter.ir.values import EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, tensor
 
 
-def settle(value, wanted_order=None):
-    """A lazily permuted tensor made real: re-emit its einsum in the wanted order, else one tf.transpose."""
+def settle(value, wanted_order=None, ctx=None):
+    """A lazily permuted tensor made real: re-emit its einsum in the wanted order, else one transpose
+    (`permute_axes`: a reshape when only size-1 axes move, as in a swap of a cardinality-1 group axis)."""
     order = physical_order(value)
     wanted_order = list(range(value.rank)) if wanted_order is None else wanted_order
     recipe = value.static if isinstance(value.static, EinsumRecipe) and (
@@ -21,6 +22,9 @@ def settle(value, wanted_order=None):
         output = "".join(recipe.output[order.index(d)] for d in wanted_order)
         return recipe.code(output)
     perm = [order.index(d) for d in wanted_order]
+    if ctx is not None:
+        ctx.use("permute_axes")
+        return f"permute_axes({value.code}, {perm})"
     return f"tf.transpose({value.code}, {perm})"
 
 
@@ -31,8 +35,8 @@ def to_layout(ctx, value, wanted, rank=None):
     if is_permuted(value):
         if wanted == "channels_last" and value.rank > 2:
             cl_order = [0] + list(range(2, value.rank)) + [1]
-            return tensor(settle(value, cl_order), value.rank, "channels_last").but(dtype=value.dtype)
-        value = tensor(settle(value), value.rank, "source").but(dtype=value.dtype)
+            return tensor(settle(value, cl_order, ctx), value.rank, "channels_last").but(dtype=value.dtype)
+        value = tensor(settle(value, ctx=ctx), value.rank, "source").but(dtype=value.dtype)
     if value.layout == "flat_channels_last":
         ctx.use("flat_to_torch_order")
         value = tensor(f"flat_to_torch_order({value.code}, {value.channels})", 2).but(dtype=value.dtype)
@@ -68,6 +72,9 @@ def unify(ctx, values):
         if len(tensors) == len(permuted) and len({v.layout for v in tensors}) == 1 and len(
                 {v.rank for v in tensors}) == 1:
             return list(values), tensors[0].layout, tensors[0].rank  # same pending transpose: stays pending
+        joined = _joined_to_permuted(ctx, values, permuted)
+        if joined is not None:
+            return joined
         values = [to_layout(ctx, v, "source") if is_permuted(v) else v for v in values]
         tensors = [v for v in values if v.is_tensor]
     # a channels-last image of unknown rank (a module's output call_module keeps channels-last) meets one of known
@@ -91,6 +98,22 @@ def unify(ctx, values):
             converted.append(tensor(f"broadcast_channels_last({value.code}, {leader.rank})", leader.rank,
                                     "channels_last"))
     return converted, "channels_last", leader.rank
+
+
+def _joined_to_permuted(ctx, values, permuted):
+    """Operands of one elementwise op where one layout of stored-in-place tensors (a radix axis split off an image's
+    channels, held (N, H, W, R, C)) meets tensors in torch's order of the same rank (per-group weights,
+    (N, R, C, 1, 1)) or of lower rank: those are broadcast and brought to the stored order (a reshape when only
+    size-1 axes move) rather than the image to torch's. None when the layouts do not fit so."""
+    layout, rank = permuted[0].layout, permuted[0].rank
+    others = [v for v in values if v.is_tensor and v.layout != layout]
+    if rank is None or any(v.layout != layout or v.rank != rank for v in permuted) or any(
+            v.layout != "source" or (v.rank is not None and v.rank > rank) for v in others):
+        return None
+    perm = physical_order(permuted[0])
+    ctx.use("broadcast_in_order")
+    return [tensor(f"broadcast_in_order({v.code}, {perm})", rank).but(layout=layout, dtype=v.dtype)
+            if v.is_tensor and v.layout != layout else v for v in values], layout, rank
 
 
 def merge_layouts(first, second):
@@ -141,3 +164,26 @@ def index_in_layout(order, items):
     items = list(items) + [(":", False)] * (len(order) - len(items))
     kept = [d for d, (_, drops) in enumerate(items) if not drops]
     return [items[d] for d in order], [kept.index(d) for d in order if d in kept]
+
+
+def unsqueezed_order(order, dim):
+    """The stored order after torch's `unsqueeze(dim)` of a tensor whose axes hold torch dims `order`: the new
+    size-1 axis is stored just before the axis of the dim it is inserted before (appended dims go last), so no
+    data moves (`x.unsqueeze(1)` of an (N, H, W, C) image is held (N, H, W, 1, C))."""
+    shifted = [d + 1 if d >= dim else d for d in order]
+    position = order.index(dim) if dim < len(order) else len(order)
+    return shifted[:position] + [dim] + shifted[position:]
+
+
+def reduced_order(order, dims):
+    """The stored order after torch dims `dims` of a tensor stored in `order` are removed (a reduction without
+    keepdim, a squeeze): the remaining dims renumbered, their stored order kept."""
+    return [d - sum(1 for r in dims if r < d) for d in order if d not in dims]
+
+
+def separable_order(order):
+    """For a tensor stored in `order` whose ops act per spatial axis (pools): the stored order with the channel dim
+    moved last and the batch first ([0, spatial dims in their stored order..., 1]), or None for other orders."""
+    if not order or 0 not in order or 1 not in order:
+        return None
+    return [0] + [d for d in order if d > 1] + [1]

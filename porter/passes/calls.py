@@ -7,9 +7,10 @@ import libcst as cst
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
 from porter.ir.containers import CONTAINERS, container_runtime
-from porter.ir.layout import element_template, to_layout, unify
+from porter.ir.layout import element_template, layout_of_order, separable_order, to_layout, unify
 from porter.ir.op_nodes import record
-from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, python, remap_axis, stub_value, tensor
+from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, remap_axis,
+                               stub_value, tensor)
 from porter.passes.channels import (
     CHANNEL_ATTRIBUTES,
     CHANNELS_KEPT,
@@ -262,8 +263,9 @@ class CallTranslator:
         finally:
             self.env.clear()
             self.env.update(env_backup)
-        if body.is_tensor and not is_permuted(body):  # (a pending transpose stays pending: each item has it)
-            body = to_layout(self.ctx, body, "source")
+        if body.is_tensor and not is_permuted(body) and not (body.channels_last and body.rank is not None):
+            body = to_layout(self.ctx, body, "source")  # (a pending transpose stays pending, a channels-last image
+            # channels-last: each item has it, and a consumer in torch's order converts every item)
         names = ", ".join(p.name.value for p in params.params)
         code = f"map(lambda {names}: {body.code}, {', '.join(self.iterable_code(i) for i in iterables)})"
         if body.is_tensor:
@@ -438,6 +440,10 @@ class CallTranslator:
             from porter.rules.tensor_ops import flatten_channels_last
 
             return flatten_channels_last(self.rule_context, args[0])
+        if rule.spatial_order_free and len(args) == 1 and not kwargs and is_permuted(args[0]):
+            pooled = self.pool_in_stored_order(code, rule, args[0])
+            if pooled is not None:
+                return pooled
         first = to_layout(self.ctx, args[0], rule.layout, rule.rank)
         rest = [to_layout(self.ctx, a, "source") for a in args[1:]]
         kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
@@ -452,6 +458,25 @@ class CallTranslator:
         if rule.layout == "channels_last":
             result = result.but(channels=channels_after_rule(rule, code, first))
         return result
+
+    def pool_in_stored_order(self, code, rule, value):
+        """A per-axis layer (a pool) on a permuted tensor: the channel axis moved last where it is not (a reshape
+        when it has size 1, as after `unsqueeze(1)`), the spatial axes pooled in the order they are stored, the
+        result in that order (AvgPool3d over `x.pow(2).unsqueeze(1)` of a channels-last image: pooled across the
+        channels where they lie)."""
+        order = physical_order(value)
+        target = separable_order(order)
+        if target is None:  # (a rank the rule does not declare: the layer an if/else in `__init__` chose among
+            return None  # pools of several ranks, as SpatialCrossMapLRN's AvgPool3d or AvgPool2d)
+        stored = value.code
+        if target != order:
+            self.ctx.use("permute_axes")
+            stored = f"permute_axes({stored}, {[order.index(d) for d in target]})"
+        spatial = [d - 2 for d in target[1:-1]]
+        extra = f", axis_order={tuple(spatial)}" if spatial != sorted(spatial) else ""
+        self.record_module_op(rule)
+        result = tensor(f"{code}({stored}{extra})", len(order))
+        return result.but(layout=layout_of_order(target), rank=len(order))
 
     @staticmethod
     def rule_rank(rule, first):
@@ -808,7 +833,8 @@ class CallTranslator:
                 unified, out_layout, rank = unify(self.ctx, positional + list(kwargs.values()))
                 positional = unified[:len(positional)]
                 kwargs = dict(zip(kwargs, unified[len(positional):]))
-                if out_layout == "channels_last" and not primary.channels_last:  # another operand led
+                if out_layout == "channels_last" and not primary.channels_last or (
+                        out_layout.startswith("permuted:") and out_layout != primary.layout):  # another operand led
                     result_layout, result_rank = out_layout, rank
         elif layout == "channels_last":
             converted = to_layout(self.ctx, primary, "channels_last", rule.rank)

@@ -12,7 +12,7 @@ import re
 import libcst as cst
 
 from porter.frontend import gluon
-from porter.ir.values import ModuleRef, Value, python, tensor
+from porter.ir.values import ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
@@ -542,14 +542,21 @@ class FileTranslator:
     def prefers_channels_last(self, info, param, depth, method="forward"):
         """Whether `forward`'s first real use of `param` is a channels-last layer (conv, norm, pool ...), looking
         into the class's own methods it is handed to (`scale = self._scale(input)`)."""
+        return self.layout_preference(info, param, depth, method) == "channels_last"
+
+    def layout_preference(self, info, param, depth, method="forward"):
+        """The layout `forward`'s first real use of `param` works in: "channels_last" (a conv, norm, pool ...),
+        "source", or "any" when nothing it does with it cares (a channel LayerNorm written with `torch.var(x,
+        dim=1, keepdim=True)` and per-channel parameters): then whoever calls it decides, by what comes next."""
         if depth > 8:
-            return False
+            return "source"
         forward = info.find_method(method)
         if forward is None:
-            return False
+            return "source"
         ir = self.ctx.irs.get(info.name)
         aliases = {param}
         calls = _calls_in_order(forward.body)
+        bound = _loop_bound_modules(forward.body, ir.attributes if ir else {})
         undecided = False
         for node in calls:
             if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in aliases):
@@ -558,23 +565,26 @@ class FileTranslator:
             func = node.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
                 ref = ir.attributes.get(func.attr.value) if ir else None
+            elif isinstance(func, cst.Name) and func.value in bound:
+                ref = bound[func.value]
             if ref is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
                     func.value.value == "self" and func.attr.value not in ("forward", method) and \
                     info.find_method(func.attr.value) is not None:
                 inner = [p for p in _params(info.find_method(func.attr.value)) if p.name.value != "self"]
-                return bool(inner) and inner[0].star not in ("*", "**") and self.prefers_channels_last(
-                    info, inner[0].name.value, depth + 1, method=func.attr.value)
+                if not inner or inner[0].star in ("*", "**"):
+                    return "source"
+                return self.layout_preference(info, inner[0].name.value, depth + 1, method=func.attr.value)
             if ref is None or not hasattr(ref, "kind"):
                 canonical = self.source.imports.resolve(func)
                 rule = self.ctx.function_rules.get(canonical) if canonical else None
                 if rule is not None and rule.layout == "any":
                     undecided = True  # elementwise / cat: the parameter flows on under another name
                     break
-                return rule is not None and rule.layout == "channels_last"
+                return "channels_last" if rule is not None and rule.layout == "channels_last" else "source"
             layout = self.ref_preference(ref, depth)
             if layout == "any":
                 continue
-            return layout == "channels_last"
+            return layout
         if undecided:  # decide by the first layer the forward calls at all
             for node in calls:
                 func = node.func
@@ -584,8 +594,8 @@ class FileTranslator:
                     if hasattr(ref, "kind"):
                         layout = self.ref_preference(ref, depth)
                         if layout != "any":
-                            return layout == "channels_last"
-        return False
+                            return layout
+        return "any"
 
     def first_layer_layout(self, info, param):
         """The layout the first layer `forward` hands `param` to works in ("source", "channels_last", "any"), or
@@ -628,7 +638,7 @@ class FileTranslator:
             params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
             if not params:
                 return "source"
-            return "channels_last" if self.prefers_channels_last(info, params[0].name.value, depth + 1) else "source"
+            return self.layout_preference(info, params[0].name.value, depth + 1)
         if ref.kind == "sequential":
             for element in ref.elements:
                 layout = self.ref_preference(element, depth + 1)
@@ -671,7 +681,8 @@ class FileTranslator:
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
                                              output_layout)
             translator.info = info
-            body, _ = translator.block(forward.body, 2)
+            body, terminated = translator.block(forward.body, 2)
+            _raising_output(translator, terminated)
             if io_inputs:  # the main class takes its images once, channels-last from here on
                 at = _body_docstring_lines(body)  # (a docstring may be one element of `body`)
                 body[at:at] = [f"{INDENT * 2}{name} = self.io_input({name})" for name in io_inputs]
@@ -710,7 +721,8 @@ class FileTranslator:
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env, None,
                                              static_attrs=values)
             translator.info = info
-            body, _ = translator.block(forward.body, 2)
+            body, terminated = translator.block(forward.body, 2)
+            _raising_output(translator, terminated)
             signature.output = translator.return_template
             template = translator.return_template
             layouts = (tuple(v.layout if v.is_tensor else "python" for v in arg_values), _layout_out(template))
@@ -1103,6 +1115,13 @@ class FileTranslator:
         return body
 
 
+def _raising_output(translator, terminated):
+    """A call body every path of which raises (a stub) returns nothing a caller could convert: its value is a stub's,
+    which takes any layout (GluonCV's DropBlock, stubbed, must not make the blocks around it convert)."""
+    if translator.return_template is None and terminated:
+        translator.return_template = stub_value("")
+
+
 def _layout_out(template):
     """The layout a class's call returns its images in, as its `layout_out` says: a returned tuple's images count
     (call_module converts each for a caller that cannot follow them)."""
@@ -1221,6 +1240,43 @@ def _body_docstring_lines(body):
             return count
         return 0
     return 0
+
+
+def _loop_bound_modules(body, attributes):
+    """Names a forward binds to the layers of its own containers, with the ModuleRef each stands for: loop targets
+    over `self.layers` (`for cel, transformer in self.layers:`, one per position of the elements) and the parameter
+    of `map(lambda conv: conv(x), self.convs)`. Only names bound to known modules are listed."""
+    bound = {}
+
+    def container(node):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            ref = attributes.get(node.attr.value)
+            return ref if hasattr(ref, "kind") and ref.kind in ("list", "sequential", "dict") else None
+        return None
+
+    def bind(target, ref):
+        if isinstance(target, cst.Name) and ref.kind != "unknown":
+            bound[target.value] = ref
+        elif isinstance(target, (cst.Tuple, cst.List)) and ref.kind in ("list", "sequential") and ref.ordered and \
+                len(ref.elements) == len(target.elements):
+            for element, item in zip(target.elements, ref.elements):
+                bind(element.value, item)
+
+    class Visitor(cst.CSTVisitor):
+        def visit_For(self, node):
+            ref = container(node.iter)
+            if ref is not None:
+                bind(node.target, ref.loop_element())
+
+        def visit_Call(self, node):
+            if isinstance(node.func, cst.Name) and node.func.value == "map" and len(node.args) == 2 and \
+                    isinstance(node.args[0].value, cst.Lambda) and len(node.args[0].value.params.params) == 1:
+                ref = container(node.args[1].value)
+                if ref is not None:
+                    bind(node.args[0].value.params.params[0].name, ref.element())
+
+    body.visit(Visitor())
+    return bound
 
 
 def _calls_in_order(body):

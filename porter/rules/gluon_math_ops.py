@@ -3,6 +3,7 @@
 broadcast arithmetic runs on whatever layout its operands arrive in (an SE block's channel weights, (N, C, 1, 1),
 scale a channels-last image as it lies: `unify` moves both to one layout, a lower-rank operand broadcast first)."""
 
+from porter.rules.gluon_ops import as_torch_op
 from porter.rules.registry import function_rule
 
 OPS = "mxnet.ndarray."
@@ -17,8 +18,10 @@ for _name, _aliases in (("add", ("broadcast_plus",)), ("sub", ("broadcast_minus"
 for _name in ("add", "sub", "mul", "div"):  # same-shape operands: whatever layout both arrive in (a residual add)
     function_rule(OPS + f"elemwise_{_name}", runtime=f"gluon_broadcast_{_name}", signature="(lhs, rhs, name=None)",
                   layout="any")
-function_rule(OPS + "expand_dims", runtime="gluon_expand_dims", signature="(data, axis, name=None)", layout="source",
-              rank_delta=1)
+# torch's unsqueeze under another parameter name: a channels-last image keeps its layout (the new axis is stored
+# where the data lies)
+function_rule(OPS + "expand_dims", layout="source", rank_delta=1, translate=as_torch_op(
+    "torch.unsqueeze", "(data, axis, name=None)", {"axis": "dim"}))
 function_rule(OPS + "split", OPS + "SliceChannel", runtime="gluon_split",
               signature="(data, num_outputs, axis=1, squeeze_axis=False, name=None)", layout="source", outputs="tuple")
 function_rule(OPS + "repeat", runtime="gluon_repeat", signature="(data, repeats, axis=None, name=None)",

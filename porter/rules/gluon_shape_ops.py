@@ -21,10 +21,14 @@ _RESHAPE, _TRANSPOSE = Signature.parse(_RESHAPE_TEXT), Signature.parse(_TRANSPOS
 
 def reshape_rank(codes, rank):
     """The rank mxnet's reshape gives a rank-`rank` input for shape `codes` (Values), or None when a code that
-    decides it is not a literal. The two sizes after a -4 only split one dim, so they need not be literal."""
+    decides it is not a literal. The two sizes after a -4 only split one dim, so they need not be literal; an entry
+    read from the model (`self.radix`) is a size (special codes are written as literals), one dim: the runtime
+    refuses the reshape if it turns out otherwise."""
     count, source, i = 0, 0, 0
     while i < len(codes):
         code = codes[i].static
+        if code is None and codes[i].kind == "python" and _is_read_size(codes[i].code):
+            code = 1
         if not isinstance(code, int) or isinstance(code, bool):
             return None
         if code == -2:
@@ -39,6 +43,17 @@ def reshape_rank(codes, rank):
             return None
         i += 1
     return count if source <= rank and i == len(codes) else None
+
+
+def _is_read_size(code):
+    """An entry written as a name or attribute read (`channels`, `self.radix`), not an expression."""
+    try:
+        written = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return False
+    while isinstance(written, ast.Attribute):
+        written = written.value
+    return isinstance(written, ast.Name)
 
 
 def _shape_codes(bound):
@@ -87,7 +102,9 @@ def translate_reshape(ctx, call):
             shape = f"({', '.join(ctx.plain(v).code for v in codes)}{',' if len(codes) == 1 else ''})"
             return layout_kept_result(f"{ctx.runtime('gluon_reshape_in_layout')}({data.code}, {order}, "
                                       f"{out_order}, {shape})", out_order)
-    return ctx.apply_declarative(RESHAPE, call)
+    result = ctx.apply_declarative(RESHAPE, call)
+    count = reshape_rank(codes, rank) if codes is not None and rank is not None and reverse is None else None
+    return result.but(rank=count) if result.is_tensor and result.rank is None and count is not None else result
 
 
 def translate_transpose(ctx, call):

@@ -10,8 +10,10 @@ CL = "channels_last"
 
 for _dims in (1, 2, 3):
     _rank = _dims + 2
-    module_rule(f"torch.nn.MaxPool{_dims}d", runtime=f"MaxPool{_dims}d", layout=CL, rank=_rank)
-    module_rule(f"torch.nn.AvgPool{_dims}d", runtime=f"AvgPool{_dims}d", layout=CL, rank=_rank)
+    module_rule(f"torch.nn.MaxPool{_dims}d", runtime=f"MaxPool{_dims}d", layout=CL, rank=_rank,
+                spatial_order_free=True)
+    module_rule(f"torch.nn.AvgPool{_dims}d", runtime=f"AvgPool{_dims}d", layout=CL, rank=_rank,
+                spatial_order_free=True)
     module_rule(f"torch.nn.AdaptiveAvgPool{_dims}d", runtime=f"AdaptiveAvgPool{_dims}d", layout=CL, rank=_rank)
     module_rule(f"torch.nn.AdaptiveMaxPool{_dims}d", runtime=f"AdaptiveMaxPool{_dims}d", layout=CL, rank=_rank)
     for _kind in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad", "CircularPad"):

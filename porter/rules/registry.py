@@ -61,6 +61,10 @@ class ModuleRule:
     # callable(positional, keywords) -> ModuleRule: the rule one construction uses, from its arguments' source text
     # (`nn.LayerNorm(axis=1)` on images runs channels-last, `nn.LayerNorm()` in torch's order); None: always this one
     variant: object = None
+    # the layer acts on each spatial axis alone (max/avg pools): it runs on a channels-last tensor whose spatial
+    # axes are stored in another order, told that order (`axis_order=`), so a channel axis made a pooling axis
+    # (`x.unsqueeze(1)` pooled across channels) is pooled where it lies
+    spatial_order_free: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,10 +92,12 @@ def _family(stack_depth=2):
     return sys._getframe(stack_depth).f_code.co_filename.rsplit("/", 1)[-1].removesuffix(".py")
 
 
-def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None):
+def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
+                spatial_order_free=False):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
-    rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant)
+    rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
+                      spatial_order_free)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule

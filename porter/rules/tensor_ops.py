@@ -5,7 +5,9 @@ permute/transpose, flatten of spatial dims, elementwise math) keep channels-last
 remapping their axis arguments, so convnets pay for no transposes between blocks.
 """
 
-from porter.ir.layout import element_template
+import ast
+
+from porter.ir.layout import element_template, layout_of_order, reduced_order, unsqueezed_order
 from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
                                remap_axis, tensor)
 from porter.rules.registry import Signature, function_rule
@@ -69,6 +71,8 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     time that the sizes group as expected (else it transposes), so the guess costs speed, never correctness."""
     if len(raw_sizes) == 1 and raw_sizes[0].kind == "tuple" and raw_sizes[0].items is not None:
         raw_sizes = list(raw_sizes[0].items)
+    elif len(raw_sizes) == 1 and raw_sizes[0].kind == "python":
+        raw_sizes = _written_sizes(raw_sizes[0]) or raw_sizes
     if not value.is_tensor or value.rank is None or value.rank < 3 or any(
             v.kind == "starred" or v.kind == "tuple" for v in raw_sizes):
         return None
@@ -80,6 +84,18 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     sizes = [ctx.plain(v).code for v in raw_sizes]
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     return layout_kept_result(code, out_order)
+
+
+def _written_sizes(value):
+    """The entries of a shape written out as a tuple or list (`x.reshape((B, self.radix, RC // self.radix, H, W))`)
+    as Values, or None (a starred entry, or not written out)."""
+    try:
+        written = ast.parse(value.code, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(written, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in written.elts):
+        return None
+    return [python(ast.unparse(e), static=e.value if isinstance(e, ast.Constant) else None) for e in written.elts]
 
 
 def layout_kept_result(code, out_order):
@@ -108,9 +124,24 @@ def view_orders_keeping_layout(value, count):
         tail = order[rank - merged:]
         if count >= rank or sorted(tail) != list(range(1, merged + 1)) or \
                 order[:rank - merged] != [0] + list(range(merged + 1, rank)):
-            return None
+            return _channel_groups_regrouped(order, count)
         out_order = [0] + list(range(2, count)) + [1]
     return order, out_order
+
+
+def _channel_groups_regrouped(order, count):
+    """(order, out_order) for a view that regroups the channel group dims 1..k of a tensor held (N, *spatial, *those
+    k dims in order) into count - 1 - len(spatial) new group dims, the spatial dims kept: (N, 1, R*C, H, W)
+    held (N, H, W, 1, R*C) viewed as (N, R, C, H, W) is held (N, H, W, R, C). None for any other view."""
+    rank = len(order)
+    for groups in range(2, rank):  # one channel dim: the views above (spatial sizes unknown to be kept)
+        spatial = rank - 1 - groups
+        if order == [0] + list(range(groups + 1, rank)) + list(range(1, groups + 1)):
+            new_groups = count - 1 - spatial
+            if new_groups < 1 or (new_groups == 1 and spatial == 0):
+                return None
+            return order, [0] + list(range(new_groups + 1, count)) + list(range(1, new_groups + 1))
+    return None
 
 
 def translate_flatten(ctx, call):
@@ -199,6 +230,9 @@ def translate_t(ctx, call):
 def _rank_change(delta):
     def translate(ctx, call):
         args = call.all_args()
+        kept = _rank_change_in_layout(ctx, call, delta)
+        if kept is not None:
+            return kept
         result = _plain_call(ctx, runtime_names[call.canonical.rsplit(".", 1)[1]], call)
         rank = args[0].rank + delta if args[0].rank is not None else None
         if delta < 0 and (len(args) < 2 and not call.kwargs):
@@ -209,6 +243,33 @@ def _rank_change(delta):
 
 
 runtime_names = {"squeeze": "squeeze", "unsqueeze": "unsqueeze"}
+
+
+def _rank_change_in_layout(ctx, call, delta):
+    """unsqueeze/squeeze of a literal dim on a channels-last (unsqueeze) or permuted tensor: the size-1 axis is
+    added or removed where the data lies (`x.pow(2).unsqueeze(1)` of an image is held (N, H, W, 1, C), a later
+    `.squeeze(1)` gives the image back channels-last), no data moved. The layout of a squeeze assumes the dim has
+    size 1, as the rank torch's order gives it does; the runtime's tf.squeeze refuses any other size."""
+    bound = _bind(ctx, call, "(input, dim)")
+    value, dim = bound.get("input"), _static_int(bound.get("dim"))
+    if value is None or dim is None or not value.is_tensor or value.rank is None or len(call.kwargs) > 1 or not (
+            is_permuted(value) or (value.channels_last and delta > 0)):
+        return None
+    order, rank = physical_order(value), value.rank
+    if delta > 0:
+        dim = dim + rank + 1 if dim < 0 else dim
+        if not 0 <= dim <= rank:
+            return None
+        out_order = unsqueezed_order(order, dim)
+        code = f"tf.expand_dims({value.code}, {out_order.index(dim)})"
+    else:
+        dim = dim + rank if dim < 0 else dim
+        if not 0 <= dim < rank:
+            return None
+        out_order = reduced_order(order, [dim])
+        code = f"tf.squeeze({value.code}, {order.index(dim)})"
+    return tensor(code, len(out_order)).but(layout=layout_of_order(out_order), dtype=value.dtype,
+                                            rank=len(out_order))
 
 
 def translate_cat(ctx, call):
@@ -325,6 +386,9 @@ def _reduction(runtime, signature):
                 return Value(code, "tuple", items=(result.with_code(f"{code}[0]"), result.but(
                     code=f"{code}[1]")))
             return result.with_code(code)
+        if is_permuted(value) and value.rank is not None and isinstance(dims, (tuple, list)) and dims and all(
+                isinstance(d, int) for d in dims):
+            return _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result)
         plain = ctx.plain(value)
         args = [plain] + [ctx.plain(v) for k, v in bound.items() if k in ("dim",)]
         kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k not in ("dim", "input")}
@@ -347,6 +411,22 @@ def _reduction(runtime, signature):
         return tensor(code, rank).but(dtype=counts)
 
     return translate
+
+
+def _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result):
+    """A reduction over literal dims of a permuted tensor (a radix axis split off the channels, held after the
+    spatial axes): the stored axes that hold those dims are reduced, the rest keep their stored order."""
+    order = physical_order(value)
+    normalised = sorted({d % value.rank for d in dims})
+    axes = [order.index(d) for d in normalised]
+    axis_code = str(axes[0]) if len(axes) == 1 else repr(tuple(axes))
+    kwargs = {"keepdim": python("True")} if keep else {}
+    code = f"{name}({ctx.join_args([value, python(axis_code)], {**kwargs, **extra})})"
+    out_order = order if keep else reduced_order(order, normalised)
+    result = tensor("", len(out_order)).but(layout=layout_of_order(out_order), rank=len(out_order))
+    if tuple_result:
+        return Value(code, "tuple", items=(result.with_code(f"{code}[0]"), result.with_code(f"{code}[1]")))
+    return result.with_code(code)
 
 
 # --- elementwise ------------------------------------------------------------------------------------------

@@ -106,6 +106,23 @@ def _permute(x, perm):
     return tf.transpose(x, perm)
 
 
+def permute_axes(x, perm):
+    """tf.transpose(x, perm), as a reshape when only size-1 axes move (no data moved, no Transpose traced)."""
+    return _permute(x, list(perm))
+
+
+def broadcast_in_order(y, perm):
+    """A torch-layout operand broadcast against a tensor whose axes hold torch dims `perm`: its rank padded with
+    leading size-1 axes (torch's broadcasting), then its axes put in that order (a reshape when only size-1 axes
+    move)."""
+    y = tf.convert_to_tensor(y)
+    missing = len(perm) - len(y.shape)
+    if missing > 0:
+        y = tf.reshape(y, tf.concat([tf.ones([missing], tf.int32), tf.shape(y)], axis=0)) if None in y.shape else \
+            tf.reshape(y, [1] * missing + list(y.shape))
+    return _permute(y, list(perm))
+
+
 def to_channels_last(x):
     """torch layout -> channels-last (no-op for rank <= 2)."""
     rank = len(x.shape)

@@ -117,7 +117,7 @@ def _einops_apply(x, pattern, reduction=None, axes_lengths=None):
     kept = [name for name in right_names if name in left_names]
     order = [left_names.index(name) for name in kept]
     if order != sorted(order):
-        x = tf.transpose(x, order)
+        x = _einops_permute(x, order)
     # new axes (repeat) and anonymous sizes: inserted as size 1, then broadcast to their sizes
     target, position = [], 0
     for group in right:
@@ -136,6 +136,16 @@ def _einops_apply(x, pattern, reduction=None, axes_lengths=None):
         x = tf.broadcast_to(x, [_einops_int(size) for size in target])
     shape = [_einops_product([target[i] for i in indices]) for indices in _einops_group_indices(right)]
     return tf.reshape(x, [_einops_int(size) for size in shape])
+
+
+def _einops_permute(x, order):
+    """tf.transpose(x, order), as a reshape when only size-1 axes move (one attention head split off: no data
+    moves, no Transpose traced)."""
+    sizes = list(x.shape)
+    moved = [axis for axis in order if sizes[axis] != 1]
+    if moved == sorted(moved) and sum(1 for axis in order if sizes[axis] is None) <= 1:
+        return tf.reshape(x, [-1 if sizes[axis] is None else sizes[axis] for axis in order])
+    return tf.transpose(x, order)
 
 
 def _einops_group_indices(groups):

@@ -68,7 +68,11 @@ def gluon_reshape_in_layout(data, order, out_order, shape):
         raise ValueError(f"reshape: the port expected a rank-{len(order)} tensor here, got shape {data.shape}")
     stored = static_dims(data)
     dims = [stored[order.index(d)] for d in range(len(order))]
-    return view_in_layout(data, order, out_order, *gluon_reshape_target(dims, shape))
+    target = gluon_reshape_target(dims, shape)
+    if len(target) != len(out_order):
+        raise ValueError(f"reshape: the port expected a rank-{len(out_order)} result for shape {tuple(shape)}, got "
+                         f"{target}")
+    return view_in_layout(data, order, out_order, *target)
 
 
 def gluon_transpose(data, *given, axes=None, name=None):

@@ -559,6 +559,15 @@ def pad_in_torch_order(input, pad, mode="constant", value=None):
 # module classes
 
 
+def _pool_in_axis_order(n, axis_order, *settings):
+    """Per-axis pool settings (an int for every axis, or one per torch spatial dim) in the order a tensor stores
+    its spatial axes (`axis_order`; None: torch's)."""
+    if axis_order is None:
+        return settings
+    per_axis = [tuple(s) if isinstance(s, (tuple, list)) else (s,) * n for s in settings]
+    return tuple(tuple(s[d] for d in axis_order) for s in per_axis)
+
+
 class _PoolMaxNd(TorchLayer):
     porter_layout = "channels_last"
     _pool_dims = 2
@@ -573,9 +582,12 @@ class _PoolMaxNd(TorchLayer):
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
         self.finish_init()
 
-    def call(self, x):
-        return _pool_max(x, self._pool_dims, self.kernel_size, self.stride, self.padding, self.dilation,
-                         self.ceil_mode, False, type(self).__name__)
+    def call(self, x, axis_order=None):
+        """`axis_order`: the torch spatial dims (0-based) x stores in its spatial axes, when not in torch's order."""
+        kernel, stride, padding, dilation = _pool_in_axis_order(
+            self._pool_dims, axis_order, self.kernel_size, self.stride, self.padding, self.dilation)
+        return _pool_max(x, self._pool_dims, kernel, stride, padding, dilation, self.ceil_mode, False,
+                         type(self).__name__)
 
     def get_config(self):
         return {**super().get_config(), "kernel_size": self.kernel_size, "stride": self.stride,
@@ -635,9 +647,12 @@ class _PoolAvgNd(TorchLayer):
             divisor_override
         self.finish_init()
 
-    def call(self, x):
-        return _pool_avg(x, self._pool_dims, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                         self.count_include_pad, self.divisor_override, type(self).__name__)
+    def call(self, x, axis_order=None):
+        """`axis_order`: the torch spatial dims (0-based) x stores in its spatial axes, when not in torch's order."""
+        kernel, stride, padding = _pool_in_axis_order(self._pool_dims, axis_order, self.kernel_size, self.stride,
+                                                      self.padding)
+        return _pool_avg(x, self._pool_dims, kernel, stride, padding, self.ceil_mode, self.count_include_pad,
+                         self.divisor_override, type(self).__name__)
 
     def get_config(self):
         return {**super().get_config(), "kernel_size": self.kernel_size, "stride": self.stride,

@@ -98,8 +98,6 @@ TRANSPOSES_LEFT = {
     "dpn": "DualPathBlock.forward given a tensor binds x_s1/x_s2 to a (N, H, W, C) conv output in one branch and "
            "to `x[0]`/`x[1]` (rank 3) in the other: the merge keeps torch's order (5 Transposes; 24 before the "
            "if/else-chosen c1x1_c and the (resid, dense) tuple kept channels-last)",
-    "vggm": "SpatialCrossMapLRN averages across channels with an AvgPool3d over `x.pow(2).unsqueeze(1)`: it works "
-            "in torch's order (5 Transposes)",
     "resnext": "resnext_features' LambdaMap/LambdaReduce run their children from `self._modules.values()` and "
                "combine a list: each converts at run time (77 Transposes)",
 }

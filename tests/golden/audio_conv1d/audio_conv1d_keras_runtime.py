@@ -406,9 +406,27 @@ def _softmax_input(input, dtype):
 def _softmax_in_float32(function, x, axis):
     """`function` (softmax, log_softmax) of a half-precision tensor computed in float32 (exp, sums and logs lose
     too much in bfloat16's 8-bit mantissa), the result cast back to x's dtype for the ops after it."""
+    function = _along_any_axis(function)
     if x.dtype in (tf.bfloat16, tf.float16):
         return tf.cast(function(tf.cast(x, tf.float32), axis=axis), x.dtype)
     return function(x, axis=axis)
+
+
+def _along_any_axis(function):
+    """tf.nn.softmax / log_softmax along an axis that is not the last one, written as reductions over that axis:
+    TensorFlow's own moves the axis last and back (two Transposes), as a channel softmax of a channels-last image
+    or one over a radix axis would pay."""
+
+    def along(x, axis):
+        if axis in (-1, len(x.shape) - 1):
+            return function(x, axis=axis)
+        shifted = x - tf.stop_gradient(tf.reduce_max(x, axis=axis, keepdims=True))
+        if function is tf.nn.log_softmax:
+            return shifted - tf.math.log(tf.reduce_sum(tf.exp(shifted), axis=axis, keepdims=True))
+        exponent = tf.exp(shifted)
+        return exponent / tf.reduce_sum(exponent, axis=axis, keepdims=True)
+
+    return along
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -1222,6 +1240,15 @@ def _pool_max(x, n, kernel_size, stride, padding, dilation, ceil_mode, return_in
     return _pool_strided_windows(x, geometry, tf.maximum)
 
 
+def _pool_in_axis_order(n, axis_order, *settings):
+    """Per-axis pool settings (an int for every axis, or one per torch spatial dim) in the order a tensor stores
+    its spatial axes (`axis_order`; None: torch's)."""
+    if axis_order is None:
+        return settings
+    per_axis = [tuple(s) if isinstance(s, (tuple, list)) else (s,) * n for s in settings]
+    return tuple(tuple(s[d] for d in axis_order) for s in per_axis)
+
+
 class _PoolMaxNd(TorchLayer):
     porter_layout = "channels_last"
     _pool_dims = 2
@@ -1240,17 +1267,13 @@ class _PoolMaxNd(TorchLayer):
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
         self.finish_init()
 
-    def call(self, x):
+    def call(self, x, axis_order=None):
+        """`axis_order`: the torch spatial dims (0-based) x stores in its spatial axes, when not in torch's order."""
+        kernel, stride, padding, dilation = _pool_in_axis_order(
+            self._pool_dims, axis_order, self.kernel_size, self.stride, self.padding, self.dilation
+        )
         return _pool_max(
-            x,
-            self._pool_dims,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            False,
-            type(self).__name__,
+            x, self._pool_dims, kernel, stride, padding, dilation, self.ceil_mode, False, type(self).__name__
         )
 
     def get_config(self):

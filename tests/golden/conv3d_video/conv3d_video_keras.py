@@ -8,7 +8,6 @@ The torch-semantics layers and functions below come from conv3d_video_keras_runt
 import importlib.util
 import os
 import sys
-import tensorflow as tf
 import zlib
 
 
@@ -35,6 +34,7 @@ TorchModule = runtime.TorchModule
 collect_state = runtime.collect_state
 flatten = runtime.flatten
 load_state_dict = runtime.load_state_dict
+permute_axes = runtime.permute_axes
 relu = runtime.relu
 
 
@@ -77,7 +77,7 @@ class VideoNet(TorchModule):
     def call(self, clip, training=None):
         # (N, T, C, H, W) -> (N, C, T, H, W)
         x = clip
-        x = self.block1(tf.transpose(x, [0, 1, 3, 4, 2]), training=training)  # (N, 16, 8, 16, 16)
+        x = self.block1(permute_axes(x, [0, 1, 3, 4, 2]), training=training)  # (N, 16, 8, 16, 16)
         x = self.block2(x, training=training)  # (N, 32, 4, 8, 8)
         x = self.block3(x, training=training)  # (N, 64, 2, 4, 4)
         x = flatten(self.pool(x), 1)

@@ -97,6 +97,11 @@ def _permute(x, perm):
     return tf.transpose(x, perm)
 
 
+def permute_axes(x, perm):
+    """tf.transpose(x, perm), as a reshape when only size-1 axes move (no data moved, no Transpose traced)."""
+    return _permute(x, list(perm))
+
+
 def to_channels_last(x):
     """torch layout -> channels-last (no-op for rank <= 2)."""
     rank = len(x.shape)
@@ -1366,6 +1371,15 @@ def _pool_adaptive(x, n, output_size, mode, what):
     return x
 
 
+def _pool_in_axis_order(n, axis_order, *settings):
+    """Per-axis pool settings (an int for every axis, or one per torch spatial dim) in the order a tensor stores
+    its spatial axes (`axis_order`; None: torch's)."""
+    if axis_order is None:
+        return settings
+    per_axis = [tuple(s) if isinstance(s, (tuple, list)) else (s,) * n for s in settings]
+    return tuple(tuple(s[d] for d in axis_order) for s in per_axis)
+
+
 class _PoolMaxNd(TorchLayer):
     porter_layout = "channels_last"
     _pool_dims = 2
@@ -1384,17 +1398,13 @@ class _PoolMaxNd(TorchLayer):
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
         self.finish_init()
 
-    def call(self, x):
+    def call(self, x, axis_order=None):
+        """`axis_order`: the torch spatial dims (0-based) x stores in its spatial axes, when not in torch's order."""
+        kernel, stride, padding, dilation = _pool_in_axis_order(
+            self._pool_dims, axis_order, self.kernel_size, self.stride, self.padding, self.dilation
+        )
         return _pool_max(
-            x,
-            self._pool_dims,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            False,
-            type(self).__name__,
+            x, self._pool_dims, kernel, stride, padding, dilation, self.ceil_mode, False, type(self).__name__
         )
 
     def get_config(self):

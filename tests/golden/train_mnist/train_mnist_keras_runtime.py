@@ -394,9 +394,27 @@ def _softmax_input(input, dtype):
 def _softmax_in_float32(function, x, axis):
     """`function` (softmax, log_softmax) of a half-precision tensor computed in float32 (exp, sums and logs lose
     too much in bfloat16's 8-bit mantissa), the result cast back to x's dtype for the ops after it."""
+    function = _along_any_axis(function)
     if x.dtype in (tf.bfloat16, tf.float16):
         return tf.cast(function(tf.cast(x, tf.float32), axis=axis), x.dtype)
     return function(x, axis=axis)
+
+
+def _along_any_axis(function):
+    """tf.nn.softmax / log_softmax along an axis that is not the last one, written as reductions over that axis:
+    TensorFlow's own moves the axis last and back (two Transposes), as a channel softmax of a channels-last image
+    or one over a radix axis would pay."""
+
+    def along(x, axis):
+        if axis in (-1, len(x.shape) - 1):
+            return function(x, axis=axis)
+        shifted = x - tf.stop_gradient(tf.reduce_max(x, axis=axis, keepdims=True))
+        if function is tf.nn.log_softmax:
+            return shifted - tf.math.log(tf.reduce_sum(tf.exp(shifted), axis=axis, keepdims=True))
+        exponent = tf.exp(shifted)
+        return exponent / tf.reduce_sum(exponent, axis=axis, keepdims=True)
+
+    return along
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):

@@ -1515,6 +1515,15 @@ def _pool_max(x, n, kernel_size, stride, padding, dilation, ceil_mode, return_in
     return _pool_strided_windows(x, geometry, tf.maximum)
 
 
+def _pool_in_axis_order(n, axis_order, *settings):
+    """Per-axis pool settings (an int for every axis, or one per torch spatial dim) in the order a tensor stores
+    its spatial axes (`axis_order`; None: torch's)."""
+    if axis_order is None:
+        return settings
+    per_axis = [tuple(s) if isinstance(s, (tuple, list)) else (s,) * n for s in settings]
+    return tuple(tuple(s[d] for d in axis_order) for s in per_axis)
+
+
 class _PoolMaxNd(TorchLayer):
     porter_layout = "channels_last"
     _pool_dims = 2
@@ -1533,17 +1542,13 @@ class _PoolMaxNd(TorchLayer):
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
         self.finish_init()
 
-    def call(self, x):
+    def call(self, x, axis_order=None):
+        """`axis_order`: the torch spatial dims (0-based) x stores in its spatial axes, when not in torch's order."""
+        kernel, stride, padding, dilation = _pool_in_axis_order(
+            self._pool_dims, axis_order, self.kernel_size, self.stride, self.padding, self.dilation
+        )
         return _pool_max(
-            x,
-            self._pool_dims,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            False,
-            type(self).__name__,
+            x, self._pool_dims, kernel, stride, padding, dilation, self.ceil_mode, False, type(self).__name__
         )
 
     def get_config(self):
