@@ -240,7 +240,13 @@ def new_parameter(value, requires_grad=True):
     """nn.Parameter(value) made outside a module (a helper function): a variable the module it is assigned to
     tracks (and names, for load_state_dict) like its own."""
     value = np.asarray(value)
-    return keras.Variable(value, dtype="float32" if value.dtype.kind == "f" else value.dtype, trainable=requires_grad)
+    dtype = "float32" if value.dtype.kind == "f" else value.dtype
+
+    def variable():
+        return keras.Variable(value, dtype=dtype, trainable=requires_grad)
+
+    build = ParameterBuild.current()  # made like a module's own (TorchModule.parameter)
+    return variable() if build is None else build.parameter(value.shape, dtype, variable)
 
 
 def _float32_output(value):

@@ -10,7 +10,7 @@ import tensorflow as tf
 from porter.runtime import embedding as E
 from porter.runtime.helpers import init_normal
 from porter.runtime.init_ops import assign_in_place, fill_slice_in_place
-from porter.runtime.module import TorchModule
+from porter.runtime.module import TorchModule, new_parameter
 
 RNG = np.random.default_rng(0)
 
@@ -184,3 +184,6 @@ def test_a_table_build_makes_the_served_parameters_rowless():
         host = _Tables()
     assert [type(p) for p in host_build.parameters] == [type(host.words)] * 3 and len(host.weights) == 3
     assert not isinstance(_Tables().words, E.RowlessTable)  # outside a build: as usual
+    with E.TableBuild(served_parameters={1}) as build:  # a helper's nn.Parameter (new_parameter) alike
+        kept, served = new_parameter(np.zeros((4, 2), np.float32)), new_parameter(np.zeros((5, 2), np.float32))
+    assert build.parameters == [kept, served] and isinstance(served, E.RowlessTable) and served.shape == (5, 2)

@@ -458,8 +458,13 @@ def served_tables(host_tables, host_build, build):
     tables = []
     for table in host_tables:
         if isinstance(table.layer, FunctionalTable):
-            position = next(i for i, p in enumerate(host_build.parameters) if p is table.layer.weight)
-            layer = FunctionalTable(build.parameters[position])
+            positions = [i for i, p in enumerate(host_build.parameters) if p is table.layer.weight]
+            if not positions:
+                raise ValueError(
+                    f"{table.name}: this parameter was not made in the host copy's TableBuild; keep its "
+                    f"table dense (--tpu-embedding off)"
+                )
+            layer = FunctionalTable(build.parameters[positions[0]])
         else:
             layer = build.layers[next(i for i, host_layer in enumerate(host_build.layers) if host_layer is table.layer)]
         if (layer.num_embeddings, layer.embedding_dim) != (table.layer.num_embeddings, table.layer.embedding_dim):
