@@ -845,7 +845,7 @@ class TableBuild:
     def rows_of(weight):
         """The rows F.embedding / F.embedding_bag gather from: `weight`, or a clear error for a parameter made
         without them (a RowlessTable outside its lookup feed)."""
-        if isinstance(weight, RowlessTable):
+        if getattr(weight, "served_elsewhere", False):
             raise ValueError(
                 f"{weight!r}: this table is served by the TPU embedding API (built without its rows); "
                 f"it is looked up through its lookup feed only"
