@@ -12,17 +12,18 @@ switches it to "capture" (the layer records the ids the model's own code passes 
 w.r.t. them is what the API's apply_gradients takes). With the feed off, nothing changes. F.embedding /
 F.embedding_bag calls have the same feed, kept on the parameter they look up (`functional_feed`).
 
-A model built inside `TableBuild(served)` gives the layers whose construction index is in `served` no weight:
-their rows live in the TPU embedding API's tables (and in a copy of the model on the host), not on every core.
+A model built inside `TableBuild(served, served_parameters)` gives the layers whose construction index is in
+`served` no weight, and makes the nn.Parameter values at the positions in `served_parameters` RowlessTables (looked
+up by F.embedding through their feed only): their rows live in the TPU embedding API's tables (and in a copy of the
+model on the host), not on every core.
 """
-
-import threading
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from porter.runtime.base import StateEntry, TorchLayer
+from porter.runtime.module import ParameterBuild
 
 
 def _embedding_padding_idx(padding_idx, num_embeddings):
@@ -83,7 +84,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if feed is not None and feed.mode is not None:
         padding_idx = _embedding_padding_idx(padding_idx, weight.shape[0])
         return _fed_embedding(feed, input, weight.shape[1], padding_idx, weight.dtype)
-    return _embedding_rows(input, weight, padding_idx, scale_grad_by_freq, max_norm, norm_type)
+    return _embedding_rows(input, TableBuild.rows_of(weight), padding_idx, scale_grad_by_freq, max_norm, norm_type)
 
 
 def _embedding_rows(input, weight, padding_idx=None, scale_grad_by_freq=False, max_norm=None, norm_type=2.0):
@@ -115,8 +116,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if feed is not None and feed.mode is not None:
         return _fed_embedding_bag(feed, input, offsets, per_sample_weights, include_last_offset, weight.shape[1],
                                   weight.dtype)
-    return _embedding_bag_rows_of(input, weight, offsets, scale_grad_by_freq, mode, per_sample_weights,
-                                  include_last_offset, padding_idx, max_norm, norm_type)
+    return _embedding_bag_rows_of(input, TableBuild.rows_of(weight), offsets, scale_grad_by_freq, mode,
+                                  per_sample_weights, include_last_offset, padding_idx, max_norm, norm_type)
 
 
 def _embedding_bag_rows_of(input, weight, offsets=None, scale_grad_by_freq=False, mode="mean",
@@ -230,7 +231,7 @@ def functional_feed(weight, kind, **arguments):
     lookup and kept on the variable (None for a weight that is no variable: a computed table is never served).
     Each distinct call's (kind, arguments) goes into `feed.lookups`: train_support serves the parameter through the
     TPU embedding API only when every call looks it up alike, in a way the API reproduces."""
-    if not isinstance(weight, (keras.Variable, tf.Variable)):
+    if not isinstance(weight, (keras.Variable, tf.Variable, RowlessTable)):
         return None
     feed = getattr(weight, "lookup_feed", None)
     if feed is None:
@@ -322,36 +323,70 @@ def _embedding_initializer(weight, padding_idx):
     return initialize
 
 
+class RowlessTable:
+    """An nn.Parameter that F.embedding / F.embedding_bag look up, made by a TableBuild without its rows: the TPU
+    embedding API (and the host copy of the model) hold them. It has the parameter's shape and dtype and the lookup
+    feed, no variable: the model's weights, state and optimizer leave it out; torch's init functions and in-place
+    fills leave it alone (`served_elsewhere`), and a lookup outside a feed is refused (TableBuild.rows_of)."""
+
+    served_elsewhere = True
+    trainable = True
+
+    def __init__(self, shape, dtype, name):
+        self.shape, self.dtype, self.name, self.path = tuple(int(d) for d in shape), dtype, name, name
+        self.lookup_feed = LookupFeed()
+
+    def __repr__(self):
+        return f"RowlessTable({self.name}, {self.shape[0]}x{self.shape[1]})"
+
+
 class TableBuild:
-    """`with TableBuild(served) as build:` the Embedding / EmbeddingBag layers constructed inside (a model built
-    there) are listed in `build.layers`, in construction order; those whose index is in `served` get no weight
-    variable (`weight` None, no state entry): the TPU embedding API holds their rows, so the model built in a TPU
-    strategy's scope does not allocate a copy of those tables on every core. A host copy of the model, built the same
-    way without `served`, names the tables (its `build.layers`) and carries their trained rows back for export.
+    """`with TableBuild(served, served_parameters) as build:` the Embedding / EmbeddingBag layers constructed inside
+    (a model built there) are listed in `build.layers`, and its modules' nn.Parameter values in `build.parameters`,
+    each in construction order; the layers whose index is in `served` get no weight variable (`weight` None, no
+    state entry), the parameters whose index is in `served_parameters` are RowlessTables: the TPU embedding API
+    holds their rows, so the model built in a TPU strategy's scope does not allocate a copy of those tables on every
+    core. A host copy of the model, built the same way without them, names the tables (its `build.layers` and
+    `build.parameters`) and carries their trained rows back for export.
 
-    The model's own code constructs the layers, so the build in progress is this thread's, not an argument."""
+    The model's own code constructs the layers, so the build in progress is this thread's (ParameterBuild)."""
 
-    _active = threading.local()
-
-    def __init__(self, served=()):
-        self.served, self.layers, self._outer = frozenset(served), [], None
+    def __init__(self, served=(), served_parameters=()):
+        self.served, self.served_parameters = frozenset(served), frozenset(served_parameters)
+        self.layers, self.parameters, self._outer = [], [], None
 
     def __enter__(self):
-        self._outer = getattr(TableBuild._active, "build", None)
-        TableBuild._active.build = self
+        self._outer = ParameterBuild.current()
+        ParameterBuild.active.build = self
         return self
 
     def __exit__(self, *exc_info):
-        TableBuild._active.build = self._outer
+        ParameterBuild.active.build = self._outer
+
+    def parameter(self, shape, dtype, variable):
+        """A module's nn.Parameter of `shape`: a RowlessTable when its position is served, else `variable()`."""
+        index = len(self.parameters)
+        made = RowlessTable(shape, dtype, f"parameter_{index}") if index in self.served_parameters else variable()
+        self.parameters.append(made)
+        return made
 
     @staticmethod
     def served_elsewhere(layer):
         """Whether `layer` (an Embedding / EmbeddingBag being constructed) is built without its weight."""
-        build = getattr(TableBuild._active, "build", None)
-        if build is None:
+        build = ParameterBuild.current()
+        if not isinstance(build, TableBuild):
             return False
         build.layers.append(layer)
         return len(build.layers) - 1 in build.served
+
+    @staticmethod
+    def rows_of(weight):
+        """The rows F.embedding / F.embedding_bag gather from: `weight`, or a clear error for a parameter made
+        without them (a RowlessTable outside its lookup feed)."""
+        if getattr(weight, "served_elsewhere", False):
+            raise ValueError(f"{weight!r}: this table is served by the TPU embedding API (built without its rows); "
+                             f"it is looked up through its lookup feed only")
+        return weight
 
 
 def _own_rows(layer):

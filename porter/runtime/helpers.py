@@ -75,10 +75,10 @@ def _fans(shape):
 
 
 def _init_assign(tensor, values):
-    """Fill `tensor` with `values()`; a table built without its rows (TableBuild: None) is left alone: the run
+    """Fill `tensor` with `values()`; a table built without its rows (TableBuild: None or a RowlessTable) is left alone: the run
     starts from the host copy's rows, and drawing a table-sized tensor here is what that build avoids."""
-    if tensor is None:
-        return None
+    if tensor is None or getattr(tensor, "served_elsewhere", False):
+        return tensor
     tensor.assign(tf.cast(values(), tensor.dtype))
     return tensor
 

@@ -55,8 +55,8 @@ def assign_in_place(owner, name, value, torch_layout=False):
     layout (a convolution's HWIO kernel) gets the same load-time transform `load_state_dict` applies.
     """
     current = getattr(owner, name)
-    if current is None and hasattr(owner, "lookup_feed"):  # a table built without its rows (TableBuild)
-        return None
+    if current is None and hasattr(owner, "lookup_feed") or getattr(current, "served_elsewhere", False):
+        return current  # a table built without its rows (TableBuild): the host copy holds them
     if torch_layout and hasattr(current, "assign"):
         transform = _state_transform(owner, current)
         if transform is not None and np.size(value) == np.prod(current.shape):
@@ -75,8 +75,8 @@ def fill_slice_in_place(owner, name, index, value):
     the one load_state_dict and the optimizer hold. Only for weights stored in torch's own layout (biases,
     embeddings, norms); a transposed or HWIO kernel would need its index mapped."""
     current = getattr(owner, name)
-    if current is None and hasattr(owner, "lookup_feed"):  # a table built without its rows (TableBuild)
-        return None
+    if current is None and hasattr(owner, "lookup_feed") or getattr(current, "served_elsewhere", False):
+        return current  # a table built without its rows (TableBuild): the host copy holds them
     if _state_transform(owner, current) is not None:
         raise NotImplementedError(f"{name}[...] filled in place: the port stores this weight in another layout "
                                   f"than torch's; fill it before load_state_dict or index the Keras layout")

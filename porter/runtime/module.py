@@ -7,6 +7,7 @@ name in `torch_names`), so `torch_state` yields exactly the keys of torch's `Mod
 
 import inspect
 import re
+import threading
 
 import keras
 import numpy as np
@@ -145,10 +146,17 @@ class TorchModule(keras.Model):
         setattr(self, name, module)
 
     def parameter(self, value, requires_grad=True, name=None):
-        """nn.Parameter(value): a variable initialised from `value` (numpy/tf)."""
+        """nn.Parameter(value): a variable initialised from `value` (numpy/tf); inside a ParameterBuild, what that
+        build makes of it (a parameter whose rows live elsewhere gets no variable)."""
         value = np.asarray(value)
-        return self.add_weight(shape=value.shape, dtype="float32" if value.dtype.kind == "f" else value.dtype,
-                               initializer=keras.initializers.Constant(value), trainable=requires_grad, name=name)
+        dtype = "float32" if value.dtype.kind == "f" else value.dtype
+
+        def variable():
+            return self.add_weight(shape=value.shape, dtype=dtype, initializer=keras.initializers.Constant(value),
+                                   trainable=requires_grad, name=name)
+
+        build = ParameterBuild.current()
+        return variable() if build is None else build.parameter(value.shape, dtype, variable)
 
     def torch_state(self, prefix=""):
         entries = []
@@ -216,11 +224,29 @@ class TorchModule(keras.Model):
             yield variable
 
 
+class ParameterBuild:
+    """The model build in progress on this thread that decides how its modules' nn.Parameter values are made
+    (embedding's TableBuild: one the TPU embedding API serves gets no variable). A model's own code makes its
+    parameters, so the build is this thread's, not an argument; `current()` is None outside any."""
+
+    active = threading.local()
+
+    @staticmethod
+    def current():
+        return getattr(ParameterBuild.active, "build", None)
+
+
 def new_parameter(value, requires_grad=True):
     """nn.Parameter(value) made outside a module (a helper function): a variable the module it is assigned to
     tracks (and names, for load_state_dict) like its own."""
     value = np.asarray(value)
-    return keras.Variable(value, dtype="float32" if value.dtype.kind == "f" else value.dtype, trainable=requires_grad)
+    dtype = "float32" if value.dtype.kind == "f" else value.dtype
+
+    def variable():
+        return keras.Variable(value, dtype=dtype, trainable=requires_grad)
+
+    build = ParameterBuild.current()  # made like a module's own (TorchModule.parameter)
+    return variable() if build is None else build.parameter(value.shape, dtype, variable)
 
 
 def _float32_output(value):

@@ -384,8 +384,9 @@ def _defaults_without_training_code(plan, source, main_class):
                 elif last in ("sigmoid",):
                     target = "binary_probs"
     plan.loss = default_loss(target)
-    chosen = {"class": "CrossEntropyLoss (classification logits)", "log_probs": "NLLLoss (forward returns "
-              "log_softmax)", "binary_probs": "BCELoss (forward returns a sigmoid)"}[target]
+    chosen = {"class": "CrossEntropyLoss (classification logits; MSELoss for an output without class scores)",
+              "log_probs": "NLLLoss (forward returns log_softmax)",
+              "binary_probs": "BCELoss (forward returns a sigmoid)"}[target]
     plan.note(None, f"{source.display_path} has no training code: train_tpu.py uses Adam(lr=1e-3) and {chosen}; "
                     "adjust build_optimizer()/build_loss() to your recipe")
     plan.summary = ["no training code found: defaults (Adam, " + chosen + ")"]

@@ -79,6 +79,7 @@ class Context:
             "target_kind": plan.loss.target,
             "channels_last_io": bool(self.manifest.get("channels_last_io")),
             "class_axis": plan.loss.class_axis,
+            "default_class_loss": self.default_class_loss(),
             "batch_size": _default(plan.batch_size, 32),
             "epochs": _default(plan.epochs, 1),
             "steps": _default(plan.steps, None),
@@ -330,7 +331,14 @@ class Context:
             names |= {c.cls for c in schedule.children}
         if self.uses_embeddings():
             names.add("tpu-embedding")
+        if self.default_class_loss():
+            names.add("MSELoss")  # porter's CrossEntropy default, for an output without class scores
         return names
+
+    def default_class_loss(self):
+        """Whether the loss is porter's CrossEntropy default (no loss in the source): the script fits it to the
+        model's output (an output without class scores trains by MSE)."""
+        return self.plan.loss.line is None and self.plan.loss.target == "class"
 
     def uses_embeddings(self):
         return builds_embeddings(self.source)

@@ -8,7 +8,9 @@ import pytest
 import tensorflow as tf
 
 from porter.runtime import embedding as E
+from porter.runtime.helpers import init_normal
 from porter.runtime.init_ops import assign_in_place, fill_slice_in_place
+from porter.runtime.module import TorchModule, new_parameter
 
 RNG = np.random.default_rng(0)
 
@@ -132,3 +134,56 @@ def test_functional_lookups_keep_their_feed_on_the_parameter():
     E.embedding_bag(np.array([1, 2, 3]), weight, np.array([0, 1]), mode="sum")
     assert [kind for kind, _ in feed.lookups] == ["embedding", "embedding_bag"]
     assert E.functional_feed(tf.constant(dense), "embedding") is None  # a computed table is never served
+
+
+class _Tables(TorchModule):
+    """Two nn.Parameter tables (the first filled by torch's init in the constructor) and a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.words = self.parameter(RNG.standard_normal((8, 3)).astype(np.float32))
+        init_normal(self.words, std=0.5)
+        self.head = self.parameter(np.zeros((3, 2), np.float32))
+        self.bags = self.parameter(RNG.standard_normal((9, 3)).astype(np.float32))
+        fill_slice_in_place(self, "bags", np.s_[0], 0.0)
+        assign_in_place(self, "bags", 1.0)
+
+    def call(self, ids, bags):
+        words = tf.reduce_sum(E.embedding(ids, self.words), 1)
+        return (words + E.embedding_bag(bags, self.bags, mode="sum")) @ self.head
+
+
+def test_a_table_build_makes_the_served_parameters_rowless():
+    """Parameters made inside TableBuild(served_parameters=...) are listed in construction order; the served ones
+    are RowlessTables: no variable, no state entry, init functions and in-place fills leave them alone, a lookup
+    outside a feed is refused, and F.embedding / F.embedding_bag still capture and feed through them."""
+    with E.TableBuild(served_parameters={0, 2}) as build:
+        model = _Tables()
+    words, head, bags = build.parameters
+    assert isinstance(words, E.RowlessTable) and isinstance(bags, E.RowlessTable) and head is model.head
+    assert (words.shape, bags.shape) == ((8, 3), (9, 3))
+    assert [e.key for e in model.torch_state("")] == ["head"] and len(model.weights) == 1
+    ids, bag_ids = np.array([[1, 2]]), np.array([[3, 4, 5]])
+    with pytest.raises(ValueError, match="served by the TPU embedding API"):
+        model(ids, bag_ids)
+    words.lookup_feed.mode = bags.lookup_feed.mode = "capture"
+    try:
+        assert model(ids, bag_ids).shape == (1, 2)
+    finally:
+        words.lookup_feed.mode = bags.lookup_feed.mode = None
+    np.testing.assert_array_equal(words.lookup_feed.calls[0].numpy(), ids)
+    np.testing.assert_array_equal(bags.lookup_feed.calls[0].numpy(), bag_ids)
+    words.lookup_feed.mode, words.lookup_feed.activations = "feed", [tf.ones((1, 2, 3))]
+    bags.lookup_feed.mode, bags.lookup_feed.activations = "feed", [tf.ones((1, 3))]
+    model.head.assign(np.ones((3, 2), np.float32))
+    try:
+        np.testing.assert_array_equal(model(ids, bag_ids).numpy(), np.full((1, 2), 9.0))
+    finally:
+        words.lookup_feed.mode = bags.lookup_feed.mode = None
+    with E.TableBuild() as host_build:  # the host copy: every parameter a variable, listed alike
+        host = _Tables()
+    assert [type(p) for p in host_build.parameters] == [type(host.words)] * 3 and len(host.weights) == 3
+    assert not isinstance(_Tables().words, E.RowlessTable)  # outside a build: as usual
+    with E.TableBuild(served_parameters={1}) as build:  # a helper's nn.Parameter (new_parameter) alike
+        kept, served = new_parameter(np.zeros((4, 2), np.float32)), new_parameter(np.zeros((5, 2), np.float32))
+    assert build.parameters == [kept, served] and isinstance(served, E.RowlessTable) and served.shape == (5, 2)

@@ -4,7 +4,8 @@ through the same make_train_function, dataset ids (with_lookup_ids) and embeddin
 Three Adagrad steps match the dense Keras step and real torch; the plan off and on a TPU; the tables' round trip
 through the host checkpoints that seed the TPU's tables and bring them back for export; and under MirroredStrategy
 over 2 logical CPUs (--tpu-embedding host, in a process of its own) the model built in the strategy's scope holds no
-variable for the served tables, trains as the dense run does, and exports the trained rows from the host copy.
+variable for the served tables (nn.Embedding / EmbeddingBag layers, and nn.Parameters that F.embedding /
+F.embedding_bag look up), trains as the dense run does, and exports the trained rows from the host copy.
 
 What only a TPU runs: TPUEmbedding's own enqueue/dequeue ops, its optimizer kernels (the mapping of
 tpu_embedding_optimizer), its sums over replicas and its sharding of the tables.
@@ -167,21 +168,58 @@ def test_tables_round_trip_through_the_host_checkpoints(recommender, tmp_path):
         np.testing.assert_array_equal(table.layer.weight.numpy(), rows, err_msg=table.name)
 
 
-@pytest.fixture(scope="module")
-def replicated_runs(tmp_path_factory):
-    """The DLRM port trained 3 steps by train_tpu.main under MirroredStrategy over 2 logical CPUs, its tables served
-    by HostTableEmbedding (`host`) and dense (`off`), each in a process of its own (the logical CPUs must be set up
+def _replicated(root, port):
+    """`port` trained 3 steps by train_tpu.main under MirroredStrategy over 2 logical CPUs, its tables served by
+    HostTableEmbedding (`host`) and dense (`off`), each in a process of its own (the logical CPUs must be set up
     before TensorFlow starts); see tpu_embedding_driver.py."""
-    root = tmp_path_factory.mktemp("replicated")
-    convert_source(FIXTURES / "recommender.py", root / "port")
     runs = {}
     for mode in ("host", "off"):
         done = subprocess.run([sys.executable, str(Path(__file__).with_name("tpu_embedding_driver.py")),
-                               str(root / "port"), str(root), mode], capture_output=True, text=True, timeout=300, check=False,
+                               str(port), str(root), mode], capture_output=True, text=True, timeout=300, check=False,
                               env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
         assert done.returncode == 0, done.stderr[-3000:]
         runs[mode] = json.loads((root / f"{mode}.json").read_text())
     return runs
+
+
+@pytest.fixture(scope="module")
+def replicated_runs(tmp_path_factory):
+    """The DLRM port's replicated runs (_replicated)."""
+    root = tmp_path_factory.mktemp("replicated")
+    convert_source(FIXTURES / "recommender.py", root / "port")
+    return _replicated(root, root / "port")
+
+
+FUNCTIONAL_SOURCE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class FunctionalTables(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.items = nn.Parameter(torch.randn(40, 8))
+        self.fc = nn.Linear(16, 3)
+        self.users = nn.Parameter(torch.empty(60, 8))
+        nn.init.normal_(self.users, std=0.5)
+
+    def forward(self, ids, bags):
+        a = F.embedding(ids, self.items, sparse=True).sum(1)
+        b = F.embedding_bag(bags, self.users, mode="mean")
+        return self.fc(torch.cat([a, b], dim=1))
+"""
+
+
+@pytest.fixture(scope="module")
+def functional_runs(tmp_path_factory):
+    """The replicated runs (_replicated) of a model whose tables are nn.Parameters looked up by F.embedding and
+    F.embedding_bag."""
+    root = tmp_path_factory.mktemp("functional")
+    (root / "functional.py").write_text(FUNCTIONAL_SOURCE)
+    convert_source(root / "functional.py", root / "port", "--input-shape", "5:int64:0:40", "--input-shape",
+                   "7:int64:0:60")
+    return _replicated(root, root / "port")
 
 
 def test_served_tables_have_no_variable_in_the_replicated_model(replicated_runs):
@@ -201,5 +239,21 @@ def test_replicated_served_run_trains_and_exports_as_the_dense_run(replicated_ru
     served, dense = replicated_runs["host"], replicated_runs["off"]
     for key in ("first_loss_window_mean", "final_loss"):
         np.testing.assert_allclose(served["metrics"][key], dense["metrics"][key], rtol=1e-6)
+    for key, expected in dense["state"].items():
+        assert relative_error(np.array(expected), np.array(served["state"][key])) <= 1e-5, key
+
+
+def test_served_functional_tables_have_no_variable_and_train_as_the_dense_run(functional_runs):
+    """F.embedding / F.embedding_bag parameters served over 2 replicas: the model built in the strategy's scope
+    holds the Linear only (2 variables and 3,200 bytes (40 + 60 rows of 8 float32) fewer than the dense model), the
+    losses equal the dense run's, and the exported .keras carries the trained rows from the host copy."""
+    served, dense = functional_runs["host"], functional_runs["off"]
+    assert served["lines"] == ["items, users: HostTableEmbedding with Adam"]
+    assert served["rowless"] == [True, True]
+    (served_count, served_bytes), (dense_count, dense_bytes) = served["served"], served["dense"]
+    assert (dense_count - served_count, dense_bytes - served_bytes) == (2, (40 + 60) * 8 * 4)
+    for key in ("first_loss_window_mean", "final_loss"):
+        np.testing.assert_allclose(served["metrics"][key], dense["metrics"][key], rtol=1e-6)
+    assert set(served["state"]) == {"items", "users", "fc.weight", "fc.bias"}
     for key, expected in dense["state"].items():
         assert relative_error(np.array(expected), np.array(served["state"][key])) <= 1e-5, key

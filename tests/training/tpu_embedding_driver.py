@@ -25,6 +25,7 @@ if mode == "host":
             served = T.build_model()
         dense = T.build_model()
     result["rowless"] = [layer.weight is None for layer in build.layers]
+    result["rowless"] += [not isinstance(p, keras.Variable) for p in build.parameters]
     for name, model in (("served", served), ("dense", dense)):
         result[name] = [len(model.weights), int(sum(np.prod(v.shape) * np.dtype(v.dtype).itemsize for v in model.weights))]
 T.main(["--steps", "3", "--batch-size", "16", "--simulate-replicas", "2", "--tpu-embedding", mode, "--output-dir",

@@ -279,15 +279,22 @@ class TorchModule(keras.Model):
         setattr(self, name, module)
 
     def parameter(self, value, requires_grad=True, name=None):
-        """nn.Parameter(value): a variable initialised from `value` (numpy/tf)."""
+        """nn.Parameter(value): a variable initialised from `value` (numpy/tf); inside a ParameterBuild, what that
+        build makes of it (a parameter whose rows live elsewhere gets no variable)."""
         value = np.asarray(value)
-        return self.add_weight(
-            shape=value.shape,
-            dtype="float32" if value.dtype.kind == "f" else value.dtype,
-            initializer=keras.initializers.Constant(value),
-            trainable=requires_grad,
-            name=name,
-        )
+        dtype = "float32" if value.dtype.kind == "f" else value.dtype
+
+        def variable():
+            return self.add_weight(
+                shape=value.shape,
+                dtype=dtype,
+                initializer=keras.initializers.Constant(value),
+                trainable=requires_grad,
+                name=name,
+            )
+
+        build = ParameterBuild.current()
+        return variable() if build is None else build.parameter(value.shape, dtype, variable)
 
     def torch_state(self, prefix=""):
         entries = []
@@ -356,6 +363,18 @@ class TorchModule(keras.Model):
         """torch's Module.parameters: the variables of named_parameters."""
         for _, variable in self.named_parameters(recurse=recurse):
             yield variable
+
+
+class ParameterBuild:
+    """The model build in progress on this thread that decides how its modules' nn.Parameter values are made
+    (embedding's TableBuild: one the TPU embedding API serves gets no variable). A model's own code makes its
+    parameters, so the build is this thread's, not an argument; `current()` is None outside any."""
+
+    active = threading.local()
+
+    @staticmethod
+    def current():
+        return getattr(ParameterBuild.active, "build", None)
 
 
 def _float32_output(value):
@@ -632,36 +651,72 @@ def _embedding_initializer(weight, padding_idx):
     return initialize
 
 
+class RowlessTable:
+    """An nn.Parameter that F.embedding / F.embedding_bag look up, made by a TableBuild without its rows: the TPU
+    embedding API (and the host copy of the model) hold them. It has the parameter's shape and dtype and the lookup
+    feed, no variable: the model's weights, state and optimizer leave it out; torch's init functions and in-place
+    fills leave it alone (`served_elsewhere`), and a lookup outside a feed is refused (TableBuild.rows_of)."""
+
+    served_elsewhere = True
+    trainable = True
+
+    def __init__(self, shape, dtype, name):
+        self.shape, self.dtype, self.name, self.path = tuple(int(d) for d in shape), dtype, name, name
+        self.lookup_feed = LookupFeed()
+
+    def __repr__(self):
+        return f"RowlessTable({self.name}, {self.shape[0]}x{self.shape[1]})"
+
+
 class TableBuild:
-    """`with TableBuild(served) as build:` the Embedding / EmbeddingBag layers constructed inside (a model built
-    there) are listed in `build.layers`, in construction order; those whose index is in `served` get no weight
-    variable (`weight` None, no state entry): the TPU embedding API holds their rows, so the model built in a TPU
-    strategy's scope does not allocate a copy of those tables on every core. A host copy of the model, built the same
-    way without `served`, names the tables (its `build.layers`) and carries their trained rows back for export.
+    """`with TableBuild(served, served_parameters) as build:` the Embedding / EmbeddingBag layers constructed inside
+    (a model built there) are listed in `build.layers`, and its modules' nn.Parameter values in `build.parameters`,
+    each in construction order; the layers whose index is in `served` get no weight variable (`weight` None, no
+    state entry), the parameters whose index is in `served_parameters` are RowlessTables: the TPU embedding API
+    holds their rows, so the model built in a TPU strategy's scope does not allocate a copy of those tables on every
+    core. A host copy of the model, built the same way without them, names the tables (its `build.layers` and
+    `build.parameters`) and carries their trained rows back for export.
 
-    The model's own code constructs the layers, so the build in progress is this thread's, not an argument."""
+    The model's own code constructs the layers, so the build in progress is this thread's (ParameterBuild)."""
 
-    _active = threading.local()
-
-    def __init__(self, served=()):
-        self.served, self.layers, self._outer = frozenset(served), [], None
+    def __init__(self, served=(), served_parameters=()):
+        self.served, self.served_parameters = frozenset(served), frozenset(served_parameters)
+        self.layers, self.parameters, self._outer = [], [], None
 
     def __enter__(self):
-        self._outer = getattr(TableBuild._active, "build", None)
-        TableBuild._active.build = self
+        self._outer = ParameterBuild.current()
+        ParameterBuild.active.build = self
         return self
 
     def __exit__(self, *exc_info):
-        TableBuild._active.build = self._outer
+        ParameterBuild.active.build = self._outer
+
+    def parameter(self, shape, dtype, variable):
+        """A module's nn.Parameter of `shape`: a RowlessTable when its position is served, else `variable()`."""
+        index = len(self.parameters)
+        made = RowlessTable(shape, dtype, f"parameter_{index}") if index in self.served_parameters else variable()
+        self.parameters.append(made)
+        return made
 
     @staticmethod
     def served_elsewhere(layer):
         """Whether `layer` (an Embedding / EmbeddingBag being constructed) is built without its weight."""
-        build = getattr(TableBuild._active, "build", None)
-        if build is None:
+        build = ParameterBuild.current()
+        if not isinstance(build, TableBuild):
             return False
         build.layers.append(layer)
         return len(build.layers) - 1 in build.served
+
+    @staticmethod
+    def rows_of(weight):
+        """The rows F.embedding / F.embedding_bag gather from: `weight`, or a clear error for a parameter made
+        without them (a RowlessTable outside its lookup feed)."""
+        if getattr(weight, "served_elsewhere", False):
+            raise ValueError(
+                f"{weight!r}: this table is served by the TPU embedding API (built without its rows); "
+                f"it is looked up through its lookup feed only"
+            )
+        return weight
 
 
 def _own_rows(layer):

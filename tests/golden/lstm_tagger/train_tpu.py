@@ -31,7 +31,7 @@ main() uses. The step is XLA-compiled on every strategy (--jit off to debug).
 Embedding tables: on a TPU with an embedding accelerator the sparse, bag and large tables train through the TPU
 embedding API (tpu_embedding_plan says which and why not; with_lookup_ids, embedding_train_step), the rest of the
 model as usual; elsewhere every table is a dense Keras table (--tpu-embedding host: a host stand-in serves them).
-The model built for the strategy has no variable for a served layer table (serve_tables): a host copy holds the
+The model built for the strategy has no variable for a served table (serve_tables): a host copy holds the
 rows. porter checked the substitution on CPUs with support.HostTableEmbedding against the dense step and torch;
 the API itself (enqueue, dequeue, its optimizer kernels, its sharding) runs only on a TPU.
 """
@@ -597,27 +597,28 @@ def tpu_embedding_plan(strategy, host_model, optimizer, sample=None, host=False)
 
 
 class NoTableBuild(contextlib.AbstractContextManager):
-    """TableBuild's stand-in for a model without Embedding layers (its tables are F.embedding parameters): the
-    model builds as usual, and no layers are listed."""
+    """TableBuild's stand-in for a model module without one (no Embedding layer, no F.embedding): the model builds
+    as usual, and no layers or parameters are listed."""
 
-    layers = ()
+    layers, parameters = (), ()
 
     def __exit__(self, *exc_info):
         return None
 
 
-def table_build(served=()):
-    """The model module's TableBuild (a model built inside allocates no weight for the served layers: see its
-    runtime), or NoTableBuild for a model without Embedding layers."""
+def table_build(served=((), ())):
+    """The model module's TableBuild (a model built inside allocates no rows for the served layers and parameters,
+    given by their construction positions: see its runtime), or NoTableBuild for a module without one."""
     build = getattr(getattr(model_lib, "runtime", None), "TableBuild", None)
-    return build(served) if build is not None else NoTableBuild()
+    return build(*served) if build is not None else NoTableBuild()
 
 
 def serve_tables(strategy, sample, host_optimizer, init_weights=None, host=False):
-    """The host copy of the model and the plan, before the model itself is built: (host model, its layers in
-    construction order, setup, log lines, TableBuild for the model). The model built inside that TableBuild (in the
-    strategy's scope) has no weight for the served layers: their rows live in the TPU embedding API's tables, and
-    in the host copy (--init-weights loads there), whose rows the export takes. `host_optimizer(host_model)` builds
+    """The host copy of the model and the plan, before the model itself is built: (host model, its TableBuild (its
+    layers and parameters in construction order), setup, log lines, TableBuild for the model). The model built inside
+    that TableBuild (in the strategy's scope) has no variable for the served tables (layers and F.embedding
+    parameters): their rows live in the TPU embedding API's tables, and in the host copy (--init-weights loads
+    there), whose rows the export takes. `host_optimizer(host_model)` builds
     the source's optimizer for the host copy (the plan maps its update rule)."""
     with tf.device("/CPU:0"):
         with table_build() as host_build:
@@ -626,10 +627,8 @@ def serve_tables(strategy, sample, host_optimizer, init_weights=None, host=False
         if init_weights:
             load_initial_weights(host_model, init_weights)
         setup, lines = tpu_embedding_plan(strategy, host_model, host_optimizer(host_model), sample, host)
-    served = ()
-    if setup is not None:
-        served = [i for i, layer in enumerate(host_build.layers) if any(t.layer is layer for t in setup[0])]
-    return host_model, host_build.layers, setup, lines, table_build(served)
+    served = support.served_positions(host_build, setup[0]) if setup is not None else ((), ())
+    return host_model, host_build, setup, lines, table_build(served)
 
 
 def with_lookup_ids(dataset, host_model, tables, on_tpu=True):
@@ -923,16 +922,16 @@ def main(argv=None):
             return build_optimizer(host_model)
 
         if sample and (args.tpu_embedding == "host" or (args.tpu_embedding == "auto" and is_tpu(strategy))):
-            host_model, host_layers, setup, lines, build = serve_tables(
+            host_model, host_build, setup, lines, build = serve_tables(
                 strategy, sample, host_optimizer, args.init_weights, host=args.tpu_embedding == "host"
             )
             for line in lines:
                 print(f"train_tpu.py: embeddings: {line}", flush=True)
         with strategy.scope():
-            with build:  # the served tables' layers get no weight: no copy of those tables on every core
+            with build:  # the served tables get no variable: no copy of those tables on every core
                 model = build_model()
             if sample:
-                with support.CapturedLookups(support.rowless_tables(build.layers)):  # no rows to read: zeros
+                with support.CapturedLookups(support.rowless_tables(build)):  # no rows to read: zeros
                     outputs = model(*sample, training=False)
                 if CHANNELS_LAST_IO and TARGET_KIND == "class" and len(tf.nest.flatten(outputs)[0].shape) > 2:
                     print(
@@ -951,7 +950,7 @@ def main(argv=None):
         embedding, tables, tpu_tables, on_host = None, (), {}, False
         if setup is not None:
             host_tables, feature_config, api, embedding_optimizer = setup
-            tables = support.served_tables(host_tables, host_layers, model, build.layers)
+            tables = support.served_tables(host_tables, host_build, build)
             on_host = api is support.HostTableEmbedding
             if on_host:  # the host copy's tables, stepped by the source's own update rule
                 embedding = api(host_tables, host_optimizer(host_model))

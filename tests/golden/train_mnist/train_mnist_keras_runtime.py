@@ -9,6 +9,7 @@ import itertools
 import keras
 import math
 import re
+import threading
 import warnings
 import numpy as np
 import tensorflow as tf
@@ -280,15 +281,22 @@ class TorchModule(keras.Model):
         setattr(self, name, module)
 
     def parameter(self, value, requires_grad=True, name=None):
-        """nn.Parameter(value): a variable initialised from `value` (numpy/tf)."""
+        """nn.Parameter(value): a variable initialised from `value` (numpy/tf); inside a ParameterBuild, what that
+        build makes of it (a parameter whose rows live elsewhere gets no variable)."""
         value = np.asarray(value)
-        return self.add_weight(
-            shape=value.shape,
-            dtype="float32" if value.dtype.kind == "f" else value.dtype,
-            initializer=keras.initializers.Constant(value),
-            trainable=requires_grad,
-            name=name,
-        )
+        dtype = "float32" if value.dtype.kind == "f" else value.dtype
+
+        def variable():
+            return self.add_weight(
+                shape=value.shape,
+                dtype=dtype,
+                initializer=keras.initializers.Constant(value),
+                trainable=requires_grad,
+                name=name,
+            )
+
+        build = ParameterBuild.current()
+        return variable() if build is None else build.parameter(value.shape, dtype, variable)
 
     def torch_state(self, prefix=""):
         entries = []
@@ -357,6 +365,18 @@ class TorchModule(keras.Model):
         """torch's Module.parameters: the variables of named_parameters."""
         for _, variable in self.named_parameters(recurse=recurse):
             yield variable
+
+
+class ParameterBuild:
+    """The model build in progress on this thread that decides how its modules' nn.Parameter values are made
+    (embedding's TableBuild: one the TPU embedding API serves gets no variable). A model's own code makes its
+    parameters, so the build is this thread's, not an argument; `current()` is None outside any."""
+
+    active = threading.local()
+
+    @staticmethod
+    def current():
+        return getattr(ParameterBuild.active, "build", None)
 
 
 def _float32_output(value):

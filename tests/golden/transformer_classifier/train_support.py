@@ -406,10 +406,13 @@ def tpu_embedding_tables(model, large_rows=LARGE_TABLE_ROWS):
 class FunctionalTable:
     """An nn.Parameter the model looks up with F.embedding / F.embedding_bag, seen as the layer an EmbeddingTable
     holds: its variable (`weight`), the lookup feed the runtime keeps on it, and the lookups' arguments (every call
-    alike, else `unsupported` says why the API cannot serve it). `mode` is None for F.embedding."""
+    alike, else `unsupported` says why the API cannot serve it). `mode` is None for F.embedding; `weight` is None
+    for a parameter made without its rows (TableBuild)."""
 
     def __init__(self, variable):
-        self.weight, self.lookup_feed = variable, variable.lookup_feed
+        # a parameter made without its rows (a RowlessTable of TableBuild) has no weight: the API holds the rows
+        self.weight = variable if isinstance(variable, (keras.Variable, tf.Variable)) else None
+        self.lookup_feed = variable.lookup_feed
         self.name = variable.path
         self.num_embeddings, self.embedding_dim = (int(d) for d in variable.shape)
         self.unsupported = None
@@ -428,24 +431,42 @@ class FunctionalTable:
         self.padding_idx = padding_idx % self.num_embeddings if isinstance(padding_idx, int) else None
 
 
-def rowless_tables(layers):
-    """EmbeddingTables of the `layers` built without their rows (TableBuild), for a CapturedLookups around a forward
+def rowless_tables(build):
+    """EmbeddingTables of what `build` (a TableBuild, after the model's construction) made without rows: its layers
+    without a weight and its parameters that are no variable (RowlessTables), for a CapturedLookups around a forward
     that only needs the shapes (their lookups give zeros)."""
-    return [EmbeddingTable(f"{i}", layer, None) for i, layer in enumerate(layers) if layer.weight is None]
+    rowless = [layer for layer in build.layers if layer.weight is None]
+    rowless += [parameter for parameter in build.parameters if not isinstance(parameter, keras.Variable)]
+    return [EmbeddingTable(f"{i}", item, None) for i, item in enumerate(rowless)]
 
 
-def served_tables(host_tables, host_layers, model, layers):
-    """The EmbeddingTables of `model`, built without the rows of the layer tables among `host_tables` (TableBuild;
-    its layers in construction order: `layers`), from the host copy's (`host_layers`, built the same way): the
-    layers at the same construction positions, which feed the step and hold no weight. A parameter looked up by
-    F.embedding keeps its variable in `model` (call `model` once first): its table is the one of the same name."""
-    functional = {t.name: t for t in tpu_embedding_tables(model)[0] if isinstance(t.layer, FunctionalTable)}
+def served_positions(build, tables):
+    """(construction positions of the layers, of the parameters) among `build`'s (the host copy's TableBuild) that
+    `tables` serve: the TableBuild arguments of a model built without their rows."""
+    served = {id(t.layer) for t in tables if not isinstance(t.layer, FunctionalTable)}
+    weights = {id(t.layer.weight) for t in tables if isinstance(t.layer, FunctionalTable)}
+    return (
+        [i for i, layer in enumerate(build.layers) if id(layer) in served],
+        [i for i, parameter in enumerate(build.parameters) if id(parameter) in weights],
+    )
+
+
+def served_tables(host_tables, host_build, build):
+    """The EmbeddingTables of the model built in `build` (a TableBuild given served_positions of `host_tables`,
+    after one call of the model), from the host copy's (built in `host_build`): the layers and parameters at the
+    same construction positions, which feed the step and hold no rows."""
     tables = []
     for table in host_tables:
         if isinstance(table.layer, FunctionalTable):
-            layer = functional[table.name].layer
+            positions = [i for i, p in enumerate(host_build.parameters) if p is table.layer.weight]
+            if not positions:
+                raise ValueError(
+                    f"{table.name}: this parameter was not made in the host copy's TableBuild; keep its "
+                    f"table dense (--tpu-embedding off)"
+                )
+            layer = FunctionalTable(build.parameters[positions[0]])
         else:
-            layer = layers[next(i for i, host_layer in enumerate(host_layers) if host_layer is table.layer)]
+            layer = build.layers[next(i for i, host_layer in enumerate(host_build.layers) if host_layer is table.layer)]
         if (layer.num_embeddings, layer.embedding_dim) != (table.layer.num_embeddings, table.layer.embedding_dim):
             raise ValueError(f"{table.name}: the model and its host copy were built differently")
         tables.append(EmbeddingTable(table.name, layer, table.combiner, table.lookups))
@@ -758,32 +779,24 @@ def load_model_tables(model_tables, embedding, feature_config):
         table.layer.weight.assign(tf.cast(variables[feature_config[table.name].table], table.layer.weight.dtype))
 
 
-def _served_layer_weights(tables):
-    """ids of the variables of the layer tables among `tables`: a model built in TableBuild has none of them."""
-    return {id(t.layer.weight) for t in tables if not isinstance(t.layer, FunctionalTable)}
+def _served_weights(tables):
+    """ids of the variables of `tables` (in the host copy): a model built in TableBuild has none of them."""
+    return {id(t.layer.weight) for t in tables}
 
 
 def model_weights(host_model, host_tables):
-    """`host_model`'s weights (numpy, in order) for the model built without the layer tables among `host_tables`
+    """`host_model`'s weights (numpy, in order) for the model built without the rows of `host_tables`
     (TableBuild): theirs left out."""
-    served = _served_layer_weights(host_tables)
+    served = _served_weights(host_tables)
     return [np.asarray(w) for w in host_model.weights if id(w) not in served]
 
 
 def export_weights(model, host_model, host_tables):
     """The full model's weights (in `host_model`'s order) after training: the served tables' trained rows from
-    `host_model` (the host copy), everything else from `model` (built without the layer tables, its functional
-    tables stale)."""
-    served, functional = _served_layer_weights(host_tables), {id(t.layer.weight) for t in host_tables}
+    `host_model` (the host copy), everything else from `model` (built without the tables)."""
+    served = _served_weights(host_tables)
     own = iter(model.get_weights())
-    weights = []
-    for variable in host_model.weights:
-        if id(variable) not in served:
-            value = next(own)
-            weights.append(np.asarray(variable) if id(variable) in functional else value)
-        else:
-            weights.append(np.asarray(variable))
-    return weights
+    return [np.asarray(variable) if id(variable) in served else next(own) for variable in host_model.weights]
 
 
 def restore_checkpoint(checkpoint, path, directory, options=None):
