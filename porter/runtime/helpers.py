@@ -104,22 +104,24 @@ def init_trunc_normal_tf(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
     """timm.layers.trunc_normal_tf_: a standard normal truncated to [a, b], then scaled by std and shifted by mean
     (the bounds apply before scaling, as in TensorFlow's initialisers)."""
     init_trunc_normal(tensor, 0.0, 1.0, a, b)
-    return _init_assign(tensor, tensor * std + mean)
+    return _init_assign(tensor, lambda: tensor * std + mean)
 
 
 def init_variance_scaling(tensor, scale=1.0, mode="fan_in", distribution="normal"):
     """timm.layers.variance_scaling_ (TensorFlow's VarianceScaling on torch's fans); lecun_normal_ is its fan_in
     truncated-normal case."""
+    if tensor is None or getattr(tensor, "served_elsewhere", False):
+        return tensor  # a table built without its rows (TableBuild)
     fan_in, fan_out = _fans(tensor.shape)
     denom = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[mode]
     variance = scale / denom
     if distribution == "truncated_normal":
         return init_trunc_normal_tf(tensor, std=math.sqrt(variance) / 0.87962566103423978)  # std of N(0,1) on [-2, 2]
     if distribution == "normal":
-        return _init_assign(tensor, tf.random.normal(tensor.shape, 0.0, math.sqrt(variance)))
+        return _init_assign(tensor, lambda: tf.random.normal(tensor.shape, 0.0, math.sqrt(variance)))
     if distribution == "uniform":
         bound = math.sqrt(3 * variance)
-        return _init_assign(tensor, tf.random.uniform(tensor.shape, -bound, bound))
+        return _init_assign(tensor, lambda: tf.random.uniform(tensor.shape, -bound, bound))
     raise ValueError(f"invalid distribution {distribution}")
 
 

@@ -148,19 +148,22 @@ def test_timm_tf_style_initialisers_draw_timm_distribution(shape, scale, mode, d
 
     from porter.runtime.helpers import init_lecun_normal, init_trunc_normal_tf, init_variance_scaling
 
+    # (timm's, the port's, whether the law is bounded: the extremes of an unbounded normal's draws are not compared)
     pairs = [(lambda t: variance_scaling_(t, scale, mode, distribution),
-              lambda v: init_variance_scaling(v, scale, mode, distribution)),
-             (lecun_normal_, init_lecun_normal),
+              lambda v: init_variance_scaling(v, scale, mode, distribution), distribution != "normal"),
+             (lecun_normal_, init_lecun_normal, True),
              (lambda t: trunc_normal_tf_(t, 0.5, 2.0, -1.0, 1.5),
-              lambda v: init_trunc_normal_tf(v, 0.5, 2.0, -1.0, 1.5))]
-    for timm_init, port_init in pairs:
+              lambda v: init_trunc_normal_tf(v, 0.5, 2.0, -1.0, 1.5), True)]
+    for timm_init, port_init, bounded in pairs:
         expected, got = torch.empty(shape), tf.Variable(np.zeros(shape, np.float32))
         timm_init(expected)  # timm's return the tensor or None: both fill in place
         port_init(got)
         expected, got = expected.numpy(), got.numpy()
         assert abs(got.std() - expected.std()) <= 0.08 * expected.std()
         assert abs(got.mean() - expected.mean()) <= 0.08 * expected.std() + 1e-6
-        assert got.min() >= expected.min() - 0.2 * expected.std() and got.max() <= expected.max() + 0.2 * expected.std()
+        if bounded:
+            assert got.min() >= expected.min() - 0.2 * expected.std()
+            assert got.max() <= expected.max() + 0.2 * expected.std()
 
 
 @settings(max_examples=10, deadline=None)
