@@ -6,7 +6,7 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
-from porter.ir.layout import to_layout, unify
+from porter.ir.layout import element_template, to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, python, remap_axis, stub_value, tensor
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
@@ -337,7 +337,7 @@ class CallTranslator:
         if ref.alternatives:
             result = self.alternatives_call(target.code, ref, args, kwargs)
             if result is not None:
-                record(self.ctx, "class", " | ".join(a.class_name or a.rule.runtime for a in ref.alternatives),
+                record(self.ctx, "class", " | ".join(_module_name(a) for a in ref.alternatives),
                        target.code, list(args) + list(kwargs.values()), result)
                 return result
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
@@ -359,7 +359,8 @@ class CallTranslator:
         if any(a.kind == "class" and self.class_in_progress(a.class_name) for a in ref.alternatives):
             return None  # (a class calling itself: what its call takes and returns is not known yet)
         passing = [a for a in ref.alternatives if a.kind == "rule" and a.rule.layout == "any" and
-                   a.rule.rank_delta == 0 and a.rule.outputs == "tensor"]  # (`nn.Identity()`)
+                   a.rule.rank_delta == 0 and a.rule.outputs == "tensor" or
+                   a.kind == "sequential" and not a.elements]  # (`nn.Identity()`, an empty Sequential)
         active = [a for a in ref.alternatives if a not in passing] or passing
         results = []
         # conversions stay inside the call's text (nothing hoisted into the body): a call that falls back leaves none
@@ -369,6 +370,10 @@ class CallTranslator:
                 if alternative.kind == "class":  # (no site: an instance of one class cannot be told another's case)
                     results.append(self.class_call(code, alternative.class_name, args, kwargs, alternative.static,
                                                    at_site=False))
+                elif alternative.kind == "sequential":  # (its runtime converts between its children as this does)
+                    if not alternative.elements or not _fully_known(alternative) or len(args) != 1:
+                        return None
+                    results.append(self.sequential_call(code, alternative, args, kwargs))
                 else:
                     results.append(self.rule_module_call(code, alternative.rule, args, kwargs))
         finally:
@@ -395,6 +400,9 @@ class CallTranslator:
         if alternative.kind == "rule":
             return alternative.rule.rank_delta == 0 and result.layout == (
                 args[0].layout if alternative.rule.layout == "any" else alternative.rule.layout)
+        if alternative.kind == "sequential":
+            layout_in = self.sequential_layout_in(alternative, args[0])
+            return result.layout == (args[0].layout if layout_in == "any" else layout_in)
         signature = self.ctx_class_signature(alternative.class_name, args, kwargs, alternative.static)
         wanted = signature.arg_values[0] if signature is not None and signature.arg_values else None
         return wanted is not None and wanted.is_tensor and result.layout == (
@@ -518,9 +526,15 @@ class CallTranslator:
         return template.with_code(call)
 
     def to_value_layout(self, value, wanted):
+        if value.kind == "starred":  # `block(*xs)`: the items go in torch's layout, which `*args` takes them in
+            plain = self.as_plain(value.but(code=value.code[1:], kind="tuple"))
+            return plain.but(code="*" + plain.code, kind="starred")
         if value.is_tensor and value.layout.startswith("permuted:") and not (
                 wanted is not None and wanted.is_tensor and wanted.channels_last):
             value = to_layout(self.ctx, value, "source")  # a channels-last parameter takes it in one transpose
+        if value.kind == "tuple" and value.items is None and wanted is not None and wanted.kind == "tuple" and \
+                wanted.items:
+            return self.list_in_layout(value, wanted)
         if value.kind == "tuple" and value.items is not None and wanted is not None and wanted.kind == "tuple" and \
                 wanted.items is not None and len(value.items) == len(wanted.items):
             return self.tuple_in_layouts(value, [self.to_value_layout(v, w) for v, w in zip(value.items,
@@ -530,6 +544,21 @@ class CallTranslator:
         if not wanted.is_tensor:
             return self.as_plain(value)  # translated for a plain value (a None default): torch's order
         return to_layout(self.ctx, value, "channels_last" if wanted.channels_last else "source", wanted.rank)
+
+    def list_in_layout(self, value, wanted):
+        """A list of unknown length (its items in torch's layout unless its element template says otherwise) where
+        `wanted` holds images channels-last (a block's first return `[x]`, its other `return x_fuse`): each item
+        converted in a comprehension."""
+        held = element_template(value)
+        targets = [i for i in wanted.items if i.is_tensor]
+        if len(targets) != len(wanted.items) or not all(t.channels_last and (t.rank or 0) > 2 for t in targets) or \
+                len({t.rank for t in targets}) != 1:
+            return self.as_plain(value)
+        if held is not None and held.is_tensor and held.channels_last:
+            return value
+        self.ctx.use("to_channels_last")
+        return Value(f"[to_channels_last(_each) for _each in {value.code}]", "tuple", items=None,
+                     static=("each", targets[0].with_code("")))
 
     def to_parameter_layout(self, value, wanted):
         """A function argument in the layout the function was translated for (torch's when it took no tensor)."""
@@ -592,7 +621,28 @@ class CallTranslator:
         if ref.kind == "sequential":
             layout = self.sequential_layout_in(ref, incoming)
             return layout, self.simulate_sequential(ref, to_layout(self.ctx, incoming, layout))
+        if ref.alternatives:
+            return self.alternatives_layouts(ref, incoming)
         return "source", tensor("")
+
+    def alternatives_layouts(self, ref, incoming):
+        """`element_layouts` of a child that is one of several modules (a block class chosen at run time): theirs
+        when they all take and hand on one layout (pass-through ones agreeing), else a child whose output porter
+        cannot tell (None: the container converts at run time)."""
+        if any(a.kind == "class" and self.class_in_progress(a.class_name) for a in ref.alternatives):
+            return "source", None
+        found = [(a, *self.element_layouts(a, incoming)) for a in ref.alternatives]
+        active = [(layout, after) for _, layout, after in found if layout != "any"]
+        if not active:
+            return "any", incoming
+        layout, after = active[0]
+        if after is None or any(other is None or other_layout != layout or not _same_state(other, after)
+                                for other_layout, other in active[1:]):
+            return "source", None
+        if len(active) < len(found) and not (incoming.is_tensor and after.is_tensor and
+                                             incoming.layout == layout == after.layout and after.rank == incoming.rank):
+            return "source", None  # a pass-through child hands back what it takes: so must the others
+        return layout, after.but(channels=None) if after.is_tensor else after
 
     def sequential_layout_in(self, ref, incoming):
         incoming = incoming.with_code("")  # asking converts nothing
@@ -925,10 +975,19 @@ class CallTranslator:
         return tensor(call) if any(v.is_tensor for v in args) else python(call)
 
 
+def _module_name(ref):
+    """A short name of module `ref` for the op log: its class, its layer or its container."""
+    if ref.kind == "class":
+        return ref.class_name
+    if ref.kind == "rule":
+        return ref.rule.runtime
+    return f"{ref.kind.capitalize()}({len(ref.elements)})"
+
+
 def _fully_known(ref):
     """True when every element of a container (recursively) is a rule, an in-file class or a known container."""
-    if ref.kind == "unknown":
-        return False
+    if ref.kind == "unknown":  # one of several known modules: known when each of them is
+        return bool(ref.alternatives) and all(_fully_known(a) for a in ref.alternatives)
     return all(_fully_known(element) for element in ref.elements) if ref.kind in ("sequential", "list", "dict") \
         else True
 

@@ -925,7 +925,10 @@ class FileTranslator:
         args, kwargs = call_values if call_values else ([], {})
         for position, param in enumerate(params):
             name = param.name.value
-            if param.star in ("*", "**"):
+            if param.star == "*":  # `forward(self, x, *args)`: the further tensors, in torch's layout (callers
+                env[name] = Value(name, "tuple", items=None)  # hand a starred list over in it)
+                continue
+            if param.star == "**":
                 env[name] = python(name)
                 continue
             if position < len(args) and args[position].kind != "starred":

@@ -211,6 +211,9 @@ class ModuleResolver:
             return by_name[1] if by_name[1].kind != "unknown" else None
         if self.is_partial(node):  # `partial(SElayer, scale_activation=nn.Hardsigmoid)` builds that class
             return self.class_ref(node.args[0].value, env)
+        table = _module_level_dict(self.source.module, node.value) if isinstance(node, cst.Subscript) else None
+        if table is not None:  # `BLOCKS_DICT[cfg[1]]` with `BLOCKS_DICT = {'BASIC': HRBasicBlock, ...}` at module level
+            node = node.with_changes(value=table)
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Dict) or isinstance(node, cst.IfExp):
             # a class chosen at run time: `{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`, `nn.ReLU if a else nn.Tanh`
             choices = [e.value for e in node.value.elements if isinstance(e, cst.DictElement)] if isinstance(
@@ -220,8 +223,8 @@ class ModuleResolver:
                     if not (isinstance(choice, cst.Name) and choice.value == "None")]
             if not refs or None in refs:
                 return None
-            chosen = _one_layout_alternative(refs)
-            return chosen if chosen.kind != "unknown" else None
+            chosen = _one_layout_alternative(refs)  # (one of several blocks: each laid out where it is called)
+            return chosen if chosen.kind != "unknown" or chosen.alternatives else None
         name = dotted_name(node)
         if name is None:
             return None
@@ -345,6 +348,11 @@ class ModuleResolver:
                     self.note_constructor_args(name, node, env, owner)
                 target = ModuleRef("class", class_name=alternatives[0])
                 return target
+        if target is not None and target.kind == "unknown":  # a block class chosen at run time (`BLOCKS[name](...)`)
+            for alternative in target.alternatives:
+                if alternative.kind == "class":
+                    self.note_constructor_args(alternative.class_name, node, env, owner)
+            return target
         if target is not None:
             if target.kind == "rule" and target.rule.variant is not None:  # `nn.LayerNorm(axis=1)`: its arguments pick
                 target = ModuleRef("rule", rule=module_rule_for_call(target.rule, node))
@@ -421,7 +429,9 @@ class ModuleResolver:
             if default is not None:
                 local[param.name.value] = ModuleRef("classobj", elements=(default,))
         self.scan_body(method.body, local, owner)
-        returned = _return_values(method.body)
+        # `return None` for a configuration without the module (HRNet's fuse layers of one branch): an optional
+        # module, which callers test before calling; the module is what the other returns build
+        returned = [r for r in _return_values(method.body) if not (isinstance(r, cst.Name) and r.value == "None")]
         return self.ref_of(returned[0], local, owner) if returned else UNKNOWN_MODULE
 
     def scan_body(self, body, env, owner):
@@ -467,6 +477,9 @@ class ModuleResolver:
                 # Gluon's `if ...: out.add(block)` appends in program order: the blocks a branch may skip
                 ordered = longest.ordered and self.source.framework == "mxnet"
                 env[name] = ModuleRef(longest.kind, elements=longest.elements, ordered=ordered)
+            elif _branch_appended(assigned):  # each branch appended its own child (HRNet's transition: a conv
+                # Sequential, an Identity or a stack of strided convs): one child that is one of them
+                env[name] = _branch_appended(assigned)
             else:
                 env[name] = _one_layout_alternative(assigned, self.passes_layout_through)
 
@@ -507,6 +520,14 @@ class ModuleResolver:
             value = self.ref_of(statement.value, env, owner)
             for target in statement.targets:
                 name = _target_name(target.target)
+                if isinstance(target.target, (cst.Tuple, cst.List)) and value.kind == "list" and \
+                        len(value.elements) == len(target.target.elements):
+                    # `self.incre, self.down, self.final = self._make_head(...)`: a helper returning several modules
+                    for element, ref in zip(target.target.elements, value.elements):
+                        inner = _target_name(element.value)
+                        if inner is not None and (ref.kind != "unknown" or ref.alternatives):
+                            env[inner] = ref
+                    continue
                 if name is None:
                     continue
                 if isinstance(statement.value, (cst.List, cst.Tuple)) and value.kind == "list":
@@ -603,6 +624,19 @@ class ModuleResolver:
         return tuple(blocks)
 
 
+def _module_level_dict(module, name):
+    """The dict literal a module-level `NAME = {...}` binds `name` (a cst.Name) to, when bound once; else None."""
+    if not isinstance(name, cst.Name):
+        return None
+    found = []
+    for statement in module.body:
+        for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name.value
+                                                     for t in small.targets):
+                found.append(small.value)
+    return found[0] if len(found) == 1 and isinstance(found[0], cst.Dict) else None
+
+
 def _mark_unordered(env, holder, lead):
     """`holder` (a local list of modules) gets children whose order porter cannot follow (appended in a loop or a
     branch); the `lead` children it held before keep their place in front."""
@@ -653,6 +687,23 @@ def _grown_container(alternatives):
         ref.elements[:len(shortest.elements)] == shortest.elements for ref in alternatives)
 
 
+def _branch_appended(alternatives):
+    """`alternatives` as one container (`layers`) that each branch of an if/else appended one child of its own to:
+    the container with one child standing for any of those (alternatives); None when they are not so."""
+    if not all(isinstance(ref, ModuleRef) and ref.kind in ("sequential", "list") for ref in alternatives) or \
+            len({ref.kind for ref in alternatives}) != 1:
+        return None
+    shortest = min(len(ref.elements) for ref in alternatives)
+    if shortest == 0 or any(len(ref.elements) != shortest for ref in alternatives):
+        return None
+    first = alternatives[0]
+    if any(ref.elements[:-1] != first.elements[:-1] for ref in alternatives):
+        return None
+    child = _alternatives(list(dict.fromkeys(ref.elements[-1] for ref in alternatives)))
+    return ModuleRef(first.kind, elements=first.elements[:-1] + (child,), ordered=all(r.ordered for r in alternatives),
+                     lead=min(_lead_of(r) for r in alternatives) if not all(r.ordered for r in alternatives) else 0)
+
+
 def _one_layout_alternative(alternatives, passes=None):
     """The module a name bound differently in if/else branches stands for when only one alternative has a layout
     of its own and the others pass any layout through (`nn.Identity()`, `nn.Sequential()`): the translator
@@ -693,7 +744,8 @@ def _one_layout_alternative(alternatives, passes=None):
 def _alternatives(refs):
     """An unknown module that is one of `refs` (layers or in-file classes): the translator may still find one layout
     for all of them (calls.py `alternatives_call`); else plainly unknown."""
-    if refs and all(r.kind in ("class", "rule") for r in refs):
+    refs = [a for ref in refs for a in (ref.alternatives if ref.kind == "unknown" and ref.alternatives else (ref,))]
+    if refs and all(r.kind in ("class", "rule", "sequential") for r in refs):
         return ModuleRef("unknown", alternatives=tuple(dict.fromkeys(refs)))
     return UNKNOWN_MODULE
 

@@ -66,10 +66,9 @@ CASES = [
     ("nasnet", "nasnet_4_1056", {"classes": 10}, 224),  # cells return (x, x_prev): 57 Transposes before tuples
     # kept their images channels-last
     pytest.param("hrnet", "hrnet_w18_small_v1_c", {"classes": 10}, 224, marks=_xfail(
-        "the port fails: super(...).hybrid_forward(F, x) now calls HighResolutionBaseNet's call, but its "
-        "transition layers (`self._make_transition_layer(...)`: a HybridSequential of Sequentials or Identity "
-        "chosen by branches) are an unknown module stored as a plain value, so `self.transition1[i](x)` hands "
-        "the channels-last layers inside an image in mxnet's order")),
+        "97 Transposes (outputs match): HighResolutionModule's images travel between stages in lists of torch's "
+        "order (`x_list.append(...)`, `s(*y_list)`), and a fuse layer that is a conv Sequential or an Identity "
+        "takes them in either order, so each stage converts on the way in and out")),
     ("shufflenet", "shufflenet_v1", {"classes": 10}, 224),
     ("shufflenet", "shufflenet_v2", {"classes": 10}, 224),
 ]
