@@ -10,7 +10,7 @@ from porter.ir.layout import element_template, to_layout, unify
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, python, remap_axis, stub_value, tensor
 from porter.passes.channels import (CHANNEL_ATTRIBUTES, CHANNELS_KEPT, channels_after_function,
                                    channels_after_rule, rebase)
-from porter.passes.modules import CONTAINERS, ModuleResolver
+from porter.passes.modules import CONTAINERS, ModuleResolver, attribute_by_pattern
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.ir.op_nodes import record
 from porter.rules.constants import TORCH_HOST_CALLS
@@ -98,8 +98,10 @@ class CallTranslator:
             return Value(f"{chooser}({self.plain_args(node)})", "module", module=ref)
         if self.mode == "forward" and isinstance(func, cst.Call) and dotted_name(func.func) == "getattr" and len(
                 func.args) == 2 and dotted_name(func.args[0].value) == "self":
-            # `getattr(self, "level{}".format(i))(x)` (DLA): a child chosen at run time, called as an unknown module
-            return self.module_call(python(self.code(func)).but(kind="module", module=UNKNOWN_MODULE), node)
+            # `getattr(self, "level{}".format(i))(x)` (DLA): a child chosen at run time, one of the attributes the
+            # name pattern matches (laid out for each where they agree; else an unknown module)
+            chosen = attribute_by_pattern(self.ctx.ir, func.args[1].value) if self.ctx.ir else UNKNOWN_MODULE
+            return self.module_call(python(self.code(func)).but(kind="module", module=chosen), node)
         canonical = self.source.imports.resolve(func)
         if canonical == "torch.utils.checkpoint.checkpoint" and node.args and node.args[0].keyword is None:
             # activation checkpointing recomputes `function` in the backward pass to save memory: the forward
@@ -383,7 +385,7 @@ class CallTranslator:
         if any(_without_training(r.code) != _without_training(first.code) or not _same_state(r, first) or
                r.kind == "tuple" and (
                 r.items is None or first.items is None or len(r.items) != len(first.items) or
-                not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results[1:]):
+                not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results):
             return None
         if len(active) < len(ref.alternatives) and not self.passes_through(active[0], args, kwargs, first):
             return None  # a pass-through alternative hands back what it takes: so must the others

@@ -5,6 +5,7 @@ it takes and returns, without executing anything.
 """
 
 import ast
+import re
 from dataclasses import replace
 
 import libcst as cst
@@ -66,10 +67,11 @@ class ModuleResolver:
             seen = sites.setdefault((class_name, name), {})
             site = (getattr(owner, "name", owner), self.source.line_of(node), self.source.code_of(arg.value))
             seen[site] = ref
-            # one module for every construction (`Residual(conv)`, `Residual(Attention(...))` differ: unknown, so
-            # the wrapper's call goes through call_module whatever it wraps)
+            # one module for every construction; `Residual(conv)`, `Residual(Attention(...))` differ: one of them,
+            # which the wrapper's call lays out for each (calls.py `alternatives_call`), else unknown (call_module)
             refs = list(seen.values())
-            hints[name] = refs[0] if all(_same_module(refs[0], other) for other in refs[1:]) else UNKNOWN_MODULE
+            hints[name] = refs[0] if all(_same_module(refs[0], other) for other in refs[1:]) else \
+                _alternatives(list(dict.fromkeys(refs)))
 
     def static_arguments(self, class_name, node):
         """(attribute, literal text) pairs for the literal constructor arguments of `class_name(...)` at `node` that
@@ -635,6 +637,47 @@ def _module_level_dict(module, name):
                                                      for t in small.targets):
                 found.append(small.value)
     return found[0] if len(found) == 1 and isinstance(found[0], cst.Dict) else None
+
+
+def attribute_by_pattern(ir, name):
+    """The module `getattr(self, name)` stands for when `name` is a pattern (`'level{}'.format(i)`, `f"layer{i}"`,
+    `'layer' + str(i)`): the module attributes of class `ir` whose names it matches, as alternatives (one module
+    when they are all one); unknown otherwise."""
+    pattern = _name_pattern(name)
+    if pattern is None:
+        return UNKNOWN_MODULE
+    refs = [ref for attribute, ref in ir.attributes.items() if isinstance(ref, ModuleRef) and
+            re.fullmatch(pattern, ir.renamed.get(attribute, attribute))]
+    if not refs or any(r.kind == "unknown" and not r.alternatives for r in refs):
+        return UNKNOWN_MODULE
+    distinct = list(dict.fromkeys(refs))
+    return distinct[0] if len(distinct) == 1 else _alternatives(distinct)
+
+
+def _name_pattern(node):
+    """A regular expression for the attribute names expression `node` can build from literal text around run-time
+    parts (`'level{}'.format(i)`, `f"level{i}"`, `'level' + str(i)`), or None."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format" and \
+            isinstance(node.func.value, cst.SimpleString):
+        parts = re.split(r"\{[^{}]*\}", node.func.value.evaluated_value)
+    elif isinstance(node, cst.FormattedString):
+        parts, text = [], ""
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                text += part.value
+            else:
+                parts.append(text)
+                text = ""
+        parts.append(text)
+    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) and \
+            isinstance(node.left, cst.SimpleString):
+        parts = [node.left.evaluated_value, ""]
+    else:
+        return None
+    if len(parts) < 2 or not any(parts):
+        return None
+    return r"\w+".join(re.escape(p) for p in parts)
+
 
 
 def _mark_unordered(env, holder, lead):
