@@ -78,9 +78,10 @@ FAILING = {}
 # conv/attention hybrids: their port moves data no more often than torch does (+ the boundary's 2), or why not yet
 HYBRIDS = {
     "scalable_vit": None,
-    "twins_svt": "Residual(fn) wraps another block per construction (LocalAttention, FeedForward, GlobalAttention, "
-                 "PEG's Conv2d): `self.fn` is unknown and goes through call_module, and the blocks only reached that "
-                 "way run in torch's order, converting around every call (139 Transposes, torch 66)",
+    "twins_svt": "Residual(fn) wraps another block per construction: `self.fn` is one of LocalAttention, FeedForward, "
+                 "GlobalAttention and PEG's Conv2d, but the blocks start with the channel LayerNorm (`torch.var(x, "
+                 "dim=1)`), laid out in torch's order, while the Conv2d takes channels-last: they disagree, so the "
+                 "call goes through call_module, converting around every call (139 Transposes, torch 66)",
     "crossformer": "the channel LayerNorm (`torch.var(x, dim=1)`) heading FeedForward's Sequential is laid out in "
                    "torch's order, so each block converts the image on the way in and out (105 Transposes, torch "
                    "50)",

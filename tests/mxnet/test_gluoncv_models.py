@@ -60,9 +60,9 @@ CASES = [
     pytest.param("resnest", "resnest14", {"classes": 10}, 224, marks=_xfail(
         "47 Transposes: SplitAttentionConv's reshapes and softmax run in torch's order")),
     pytest.param("dla", "dla34", {"classes": 10}, 64, marks=_xfail(
-        "76 Transposes (outputs match): the levels, called as getattr(self, 'level{}'.format(i)), are unknown "
-        "modules, and Tree's tree1/tree2 are a block class or a Tree itself (a class calling itself: what its call "
-        "returns is not known while it is translated), so the blocks run in torch's order")),
+        "76 Transposes (outputs match): the levels reached as getattr(self, 'level{}'.format(i)) are now known (a "
+        "conv Sequential or a Tree), but Tree's tree1/tree2 are a block class or a Tree itself (a class calling "
+        "itself: what its call returns is not known while it is translated), so Tree runs in torch's order")),
     ("nasnet", "nasnet_4_1056", {"classes": 10}, 224),  # cells return (x, x_prev): 57 Transposes before tuples
     # kept their images channels-last
     pytest.param("hrnet", "hrnet_w18_small_v1_c", {"classes": 10}, 224, marks=_xfail(
