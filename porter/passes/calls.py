@@ -490,7 +490,14 @@ class CallTranslator:
     def class_call(self, code, class_name, args, kwargs, static=(), at_site=True):
         site = code[5:] if at_site and code.startswith("self.") and code[5:].isidentifier() and \
             self.mode == "forward" else None
+        args = _unstarred(args)
         signature = self.ctx_class_signature(class_name, args, kwargs, static, site=site)
+        starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
+        if starred is not None and signature is not None and any(
+                w.is_tensor and w.channels_last for w in signature.arg_values[starred:]):
+            # a starred list of unknown length hands its items in torch's layout, where the call takes an image
+            # channels-last: the runtime converts (call_module)
+            return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         converted = []
         for position, value in enumerate(args):
             wanted = signature.arg_values[position] if signature and position < len(signature.arg_values) else None
@@ -975,6 +982,17 @@ class CallTranslator:
                 r"\bis\b|\bisinstance\(|\bnot\b|\bin\b|[=!<>]=|[<>]", output.code)):
             return python(call)  # `exists(t)` (`return val is not None`): a Python truth value, not a tensor
         return tensor(call) if any(v.is_tensor for v in args) else python(call)
+
+
+def _unstarred(args):
+    """Call arguments with a starred literal list (`block(*[a, b])`) spelled out (`block(a, b)`)."""
+    spelled = []
+    for value in args:
+        if value.kind == "starred" and value.items is not None and value.code[1:2] in ("[", "("):
+            spelled.extend(value.items)
+        else:
+            spelled.append(value)
+    return spelled
 
 
 def _module_name(ref):

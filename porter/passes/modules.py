@@ -979,7 +979,7 @@ def config_block_classes(source, class_of):
 
 def _same_module(a, b):
     """True when two construction arguments are the same kind of module (class, rule, container contents)."""
-    if a.kind != b.kind or a.class_name != b.class_name or a.rule != b.rule:
+    if a.kind != b.kind or a.class_name != b.class_name or a.rule != b.rule or a.alternatives != b.alternatives:
         return False
     if a.kind == "classobj":
         return len(a.elements) == len(b.elements) and all(_same_module(x, y) for x, y in zip(a.elements, b.elements))

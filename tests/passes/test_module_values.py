@@ -122,10 +122,45 @@ class Net(nn.Module):
 ''',
 }
 
+# constructs the port must run right, converting where lists of images pass between blocks: HRNet's stage takes the
+# further branches as `*args` and returns `[x]` for one branch, the list it filled for more
+CONVERTING = {
+    "starred_stage": HEADER + """
+
+class Stage(nn.Module):
+    def __init__(self, branches):
+        super().__init__()
+        self.branches = nn.ModuleList([nn.Conv2d(4, 4, 3, padding=1) for _ in range(branches)])
+
+    def forward(self, x, *rest):
+        x = self.branches[0](x)
+        if len(self.branches) == 1:
+            return [x]
+        out = [x]
+        for i in range(1, len(self.branches)):
+            out.append(self.branches[i](rest[i - 1]))
+        return out
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 3, padding=1)
+        self.one = Stage(1)
+        self.two = Stage(2)
+
+    def forward(self, x):
+        x = self.stem(x)
+        ys = self.one(x)
+        ys = self.two(*[ys[0], x])
+        return (ys[0] + ys[1]).mean([2, 3])
+""",
+}
+
 
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
-    return port_cache(tmp_path_factory, SOURCES)
+    return port_cache(tmp_path_factory, {**SOURCES, **CONVERTING})
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
@@ -135,6 +170,14 @@ def test_construct_matches_torch_and_converts_only_at_the_boundary(ported, name)
     assert_same_outputs(pair, [x], tolerance=1e-4)
     assert_same_outputs(pair, [x], tolerance=1e-4, jit=True)
     assert count_transposes(pair.keras_model, [x]) <= 2
+
+
+@pytest.mark.parametrize("name", sorted(CONVERTING))
+def test_construct_matches_torch(ported, name):
+    pair = ported(name)
+    x = random_input(0, (2, 3, 8, 8))
+    assert_same_outputs(pair, [x], tolerance=1e-4)
+    assert_same_outputs(pair, [x], tolerance=1e-4, jit=True)
 
 
 GLUON_SOURCE = '''
