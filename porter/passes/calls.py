@@ -18,7 +18,7 @@ from porter.passes.channels import (
     channels_after_rule,
     rebase,
 )
-from porter.passes.modules import ModuleResolver
+from porter.passes.modules import ModuleResolver, attribute_by_pattern
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TORCH_HOST_CALLS
 from porter.rules.registry import module_rule_for_call
@@ -106,8 +106,10 @@ class CallTranslator:
             return Value(f"{chooser}({self.plain_args(node)})", "module", module=ref)
         if self.mode == "forward" and isinstance(func, cst.Call) and dotted_name(func.func) == "getattr" and len(
                 func.args) == 2 and dotted_name(func.args[0].value) == "self":
-            # `getattr(self, "level{}".format(i))(x)` (DLA): a child chosen at run time, called as an unknown module
-            return self.module_call(python(self.code(func)).but(kind="module", module=UNKNOWN_MODULE), node)
+            # `getattr(self, "level{}".format(i))(x)` (DLA): a child chosen at run time, one of the attributes the
+            # name pattern matches (laid out for each where they agree; else an unknown module)
+            chosen = attribute_by_pattern(self.ctx.ir, func.args[1].value) if self.ctx.ir else UNKNOWN_MODULE
+            return self.module_call(python(self.code(func)).but(kind="module", module=chosen), node)
         canonical = self.source.imports.resolve(func)
         if canonical in CHECKPOINTS and node.args and node.args[0].keyword is None and not (
                 canonical in SEQUENCE_CHECKPOINTS and (len(node.args) < 2 or node.args[1].keyword is not None or
@@ -351,7 +353,7 @@ class CallTranslator:
         if ref.alternatives:
             result = self.alternatives_call(target.code, ref, args, kwargs)
             if result is not None:
-                record(self.ctx, "class", " | ".join(a.class_name or a.rule.runtime for a in ref.alternatives),
+                record(self.ctx, "class", " | ".join(_module_name(a) for a in ref.alternatives),
                        target.code, list(args) + list(kwargs.values()), result)
                 return result
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
@@ -373,7 +375,8 @@ class CallTranslator:
         if any(a.kind == "class" and self.class_in_progress(a.class_name) for a in ref.alternatives):
             return None  # (a class calling itself: what its call takes and returns is not known yet)
         passing = [a for a in ref.alternatives if a.kind == "rule" and a.rule.layout == "any" and
-                   a.rule.rank_delta == 0 and a.rule.outputs == "tensor"]  # (`nn.Identity()`)
+                   a.rule.rank_delta == 0 and a.rule.outputs == "tensor" or
+                   a.kind == "sequential" and not a.elements]  # (`nn.Identity()`, an empty Sequential)
         active = [a for a in ref.alternatives if a not in passing] or passing
         results = []
         # conversions stay inside the call's text (nothing hoisted into the body): a call that falls back leaves none
@@ -383,6 +386,10 @@ class CallTranslator:
                 if alternative.kind == "class":  # (no site: an instance of one class cannot be told another's case)
                     results.append(self.class_call(code, alternative.class_name, args, kwargs, alternative.static,
                                                    at_site=False))
+                elif alternative.kind == "sequential":  # (its runtime converts between its children as this does)
+                    if not alternative.elements or not _fully_known(alternative) or len(args) != 1:
+                        return None
+                    results.append(self.sequential_call(code, alternative, args, kwargs))
                 else:
                     results.append(self.rule_module_call(code, alternative.rule, args, kwargs))
         finally:
@@ -392,7 +399,7 @@ class CallTranslator:
         if any(_without_training(r.code) != _without_training(first.code) or not _same_state(r, first) or
                r.kind == "tuple" and (
                 r.items is None or first.items is None or len(r.items) != len(first.items) or
-                not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results[1:]):
+                not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results):
             return None
         if len(active) < len(ref.alternatives) and not self.passes_through(active[0], args, kwargs, first):
             return None  # a pass-through alternative hands back what it takes: so must the others
@@ -409,6 +416,9 @@ class CallTranslator:
         if alternative.kind == "rule":
             return alternative.rule.rank_delta == 0 and result.layout == (
                 args[0].layout if alternative.rule.layout == "any" else alternative.rule.layout)
+        if alternative.kind == "sequential":
+            layout_in = self.sequential_layout_in(alternative, args[0])
+            return result.layout == (args[0].layout if layout_in == "any" else layout_in)
         signature = self.ctx_class_signature(alternative.class_name, args, kwargs, alternative.static)
         wanted = signature.arg_values[0] if signature is not None and signature.arg_values else None
         return wanted is not None and wanted.is_tensor and result.layout == (
@@ -517,7 +527,14 @@ class CallTranslator:
     def class_call(self, code, class_name, args, kwargs, static=(), at_site=True):
         site = code[5:] if at_site and code.startswith("self.") and code[5:].isidentifier() and \
             self.mode == "forward" else None
+        args = _unstarred(args)
         signature = self.ctx_class_signature(class_name, args, kwargs, static, site=site)
+        starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
+        if starred is not None and signature is not None and any(
+                w.is_tensor and w.channels_last for w in signature.arg_values[starred:]):
+            # a starred list of unknown length hands its items in torch's layout, where the call takes an image
+            # channels-last: the runtime converts (call_module)
+            return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         converted = []
         for position, value in enumerate(args):
             wanted = signature.arg_values[position] if signature and position < len(signature.arg_values) else None
@@ -555,9 +572,15 @@ class CallTranslator:
         return template.with_code(call)
 
     def to_value_layout(self, value, wanted):
+        if value.kind == "starred":  # `block(*xs)`: the items go in torch's layout, which `*args` takes them in
+            plain = self.as_plain(value.but(code=value.code[1:], kind="tuple"))
+            return plain.but(code="*" + plain.code, kind="starred")
         if value.is_tensor and value.layout.startswith("permuted:") and not (
                 wanted is not None and wanted.is_tensor and wanted.channels_last):
             value = to_layout(self.ctx, value, "source")  # a channels-last parameter takes it in one transpose
+        if value.kind == "tuple" and value.items is None and wanted is not None and wanted.kind == "tuple" and \
+                wanted.items:
+            return self.list_in_layout(value, wanted)
         if value.kind == "tuple" and value.items is not None and wanted is not None and wanted.kind == "tuple" and \
                 wanted.items is not None and len(value.items) == len(wanted.items):
             return self.tuple_in_layouts(value, [self.to_value_layout(v, w) for v, w in zip(value.items,
@@ -567,6 +590,21 @@ class CallTranslator:
         if not wanted.is_tensor:
             return self.as_plain(value)  # translated for a plain value (a None default): torch's order
         return to_layout(self.ctx, value, "channels_last" if wanted.channels_last else "source", wanted.rank)
+
+    def list_in_layout(self, value, wanted):
+        """A list of unknown length (its items in torch's layout unless its element template says otherwise) where
+        `wanted` holds images channels-last (a block's first return `[x]`, its other `return x_fuse`): each item
+        converted in a comprehension."""
+        held = element_template(value)
+        targets = [i for i in wanted.items if i.is_tensor]
+        if len(targets) != len(wanted.items) or not all(t.channels_last and (t.rank or 0) > 2 for t in targets) or \
+                len({t.rank for t in targets}) != 1:
+            return self.as_plain(value)
+        if held is not None and held.is_tensor and held.channels_last:
+            return value
+        self.ctx.use("to_channels_last")
+        return Value(f"[to_channels_last(_each) for _each in {value.code}]", "tuple", items=None,
+                     static=("each", targets[0].with_code("")))
 
     def to_parameter_layout(self, value, wanted):
         """A function argument in the layout the function was translated for (torch's when it took no tensor)."""
@@ -629,7 +667,28 @@ class CallTranslator:
         if ref.kind == "sequential":
             layout = self.sequential_layout_in(ref, incoming)
             return layout, self.simulate_sequential(ref, to_layout(self.ctx, incoming, layout))
+        if ref.alternatives:
+            return self.alternatives_layouts(ref, incoming)
         return "source", tensor("")
+
+    def alternatives_layouts(self, ref, incoming):
+        """`element_layouts` of a child that is one of several modules (a block class chosen at run time): theirs
+        when they all take and hand on one layout (pass-through ones agreeing), else a child whose output porter
+        cannot tell (None: the container converts at run time)."""
+        if any(a.kind == "class" and self.class_in_progress(a.class_name) for a in ref.alternatives):
+            return "source", None
+        found = [(a, *self.element_layouts(a, incoming)) for a in ref.alternatives]
+        active = [(layout, after) for _, layout, after in found if layout != "any"]
+        if not active:
+            return "any", incoming
+        layout, after = active[0]
+        if after is None or any(other is None or other_layout != layout or not _same_state(other, after)
+                                for other_layout, other in active[1:]):
+            return "source", None
+        if len(active) < len(found) and not (incoming.is_tensor and after.is_tensor and
+                                             incoming.layout == layout == after.layout and after.rank == incoming.rank):
+            return "source", None  # a pass-through child hands back what it takes: so must the others
+        return layout, after.but(channels=None) if after.is_tensor else after
 
     def sequential_layout_in(self, ref, incoming):
         incoming = incoming.with_code("")  # asking converts nothing
@@ -963,10 +1022,30 @@ class CallTranslator:
         return tensor(call) if any(v.is_tensor for v in args) else python(call)
 
 
+def _unstarred(args):
+    """Call arguments with a starred literal list (`block(*[a, b])`) spelled out (`block(a, b)`)."""
+    spelled = []
+    for value in args:
+        if value.kind == "starred" and value.items is not None and value.code[1:2] in ("[", "("):
+            spelled.extend(value.items)
+        else:
+            spelled.append(value)
+    return spelled
+
+
+def _module_name(ref):
+    """A short name of module `ref` for the op log: its class, its layer or its container."""
+    if ref.kind == "class":
+        return ref.class_name
+    if ref.kind == "rule":
+        return ref.rule.runtime
+    return f"{ref.kind.capitalize()}({len(ref.elements)})"
+
+
 def _fully_known(ref):
     """True when every element of a container (recursively) is a rule, an in-file class or a known container."""
-    if ref.kind == "unknown":
-        return False
+    if ref.kind == "unknown":  # one of several known modules: known when each of them is
+        return bool(ref.alternatives) and all(_fully_known(a) for a in ref.alternatives)
     return all(_fully_known(element) for element in ref.elements) if ref.kind in ("sequential", "list", "dict") \
         else True
 

@@ -12,11 +12,12 @@ import re
 import libcst as cst
 
 from porter.frontend import gluon
+from porter.frontend.imports import dotted_name
 from porter.ir.values import ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
-from porter.passes.modules import ModuleResolver, config_block_classes
+from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes
 from porter.passes.statements import INDENT, BodyTranslator
 
 
@@ -567,6 +568,9 @@ class FileTranslator:
                 ref = ir.attributes.get(func.attr.value) if ir else None
             elif isinstance(func, cst.Name) and func.value in bound:
                 ref = bound[func.value]
+            elif isinstance(func, cst.Call) and dotted_name(func.func) == "getattr" and len(func.args) == 2 and \
+                    dotted_name(func.args[0].value) == "self" and ir is not None:
+                ref = attribute_by_pattern(ir, func.args[1].value)  # `getattr(self, 'level{}'.format(i))(x)`
             if ref is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
                     func.value.value == "self" and func.attr.value not in ("forward", method) and \
                     info.find_method(func.attr.value) is not None:
@@ -645,6 +649,9 @@ class FileTranslator:
                 if layout != "any":
                     return layout
             return "any"
+        if ref.alternatives:  # one of several modules: the layout every one of them that has one prefers
+            layouts = {self.ref_preference(a, depth + 1) for a in ref.alternatives} - {"any"}
+            return layouts.pop() if len(layouts) == 1 else "any" if not layouts else "source"
         return "source"
 
     def translate_forward(self, info, call_values, output_layout, static=()):
@@ -937,7 +944,10 @@ class FileTranslator:
         args, kwargs = call_values if call_values else ([], {})
         for position, param in enumerate(params):
             name = param.name.value
-            if param.star in ("*", "**"):
+            if param.star == "*":  # `forward(self, x, *args)`: the further tensors, in torch's layout (callers
+                env[name] = Value(name, "tuple", items=None)  # hand a starred list over in it)
+                continue
+            if param.star == "**":
                 env[name] = python(name)
                 continue
             if position < len(args) and args[position].kind != "starred":

@@ -5,6 +5,7 @@ it takes and returns, without executing anything.
 """
 
 import ast
+import re
 from dataclasses import replace
 
 import libcst as cst
@@ -59,10 +60,11 @@ class ModuleResolver:
             seen = sites.setdefault((class_name, name), {})
             site = (getattr(owner, "name", owner), self.source.line_of(node), self.source.code_of(arg.value))
             seen[site] = ref
-            # one module for every construction (`Residual(conv)`, `Residual(Attention(...))` differ: unknown, so
-            # the wrapper's call goes through call_module whatever it wraps)
+            # one module for every construction; `Residual(conv)`, `Residual(Attention(...))` differ: one of them,
+            # which the wrapper's call lays out for each (calls.py `alternatives_call`), else unknown (call_module)
             refs = list(seen.values())
-            hints[name] = refs[0] if all(_same_module(refs[0], other) for other in refs[1:]) else UNKNOWN_MODULE
+            hints[name] = refs[0] if all(_same_module(refs[0], other) for other in refs[1:]) else \
+                _alternatives(list(dict.fromkeys(refs)))
 
     def static_arguments(self, class_name, node):
         """(attribute, literal text) pairs for the literal constructor arguments of `class_name(...)` at `node` that
@@ -204,6 +206,9 @@ class ModuleResolver:
             return by_name[1] if by_name[1].kind != "unknown" else None
         if self.is_partial(node):  # `partial(SElayer, scale_activation=nn.Hardsigmoid)` builds that class
             return self.class_ref(node.args[0].value, env)
+        table = _module_level_dict(self.source.module, node.value) if isinstance(node, cst.Subscript) else None
+        if table is not None:  # `BLOCKS_DICT[cfg[1]]` with `BLOCKS_DICT = {'BASIC': HRBasicBlock, ...}` at module level
+            node = node.with_changes(value=table)
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Dict) or isinstance(node, cst.IfExp):
             # a class chosen at run time: `{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`, `nn.ReLU if a else nn.Tanh`
             choices = [e.value for e in node.value.elements if isinstance(e, cst.DictElement)] if isinstance(
@@ -213,8 +218,8 @@ class ModuleResolver:
                     if not (isinstance(choice, cst.Name) and choice.value == "None")]
             if not refs or None in refs:
                 return None
-            chosen = _one_layout_alternative(refs)
-            return chosen if chosen.kind != "unknown" else None
+            chosen = _one_layout_alternative(refs)  # (one of several blocks: each laid out where it is called)
+            return chosen if chosen.kind != "unknown" or chosen.alternatives else None
         name = dotted_name(node)
         if name is None:
             return None
@@ -338,6 +343,11 @@ class ModuleResolver:
                     self.note_constructor_args(name, node, env, owner)
                 target = ModuleRef("class", class_name=alternatives[0])
                 return target
+        if target is not None and target.kind == "unknown":  # a block class chosen at run time (`BLOCKS[name](...)`)
+            for alternative in target.alternatives:
+                if alternative.kind == "class":
+                    self.note_constructor_args(alternative.class_name, node, env, owner)
+            return target
         if target is not None:
             if target.kind == "rule" and target.rule.variant is not None:  # `nn.LayerNorm(axis=1)`: its arguments pick
                 target = ModuleRef("rule", rule=module_rule_for_call(target.rule, node))
@@ -414,7 +424,9 @@ class ModuleResolver:
             if default is not None:
                 local[param.name.value] = ModuleRef("classobj", elements=(default,))
         self.scan_body(method.body, local, owner)
-        returned = _return_values(method.body)
+        # `return None` for a configuration without the module (HRNet's fuse layers of one branch): an optional
+        # module, which callers test before calling; the module is what the other returns build
+        returned = [r for r in _return_values(method.body) if not (isinstance(r, cst.Name) and r.value == "None")]
         return self.ref_of(returned[0], local, owner) if returned else UNKNOWN_MODULE
 
     def scan_body(self, body, env, owner):
@@ -460,6 +472,9 @@ class ModuleResolver:
                 # Gluon's `if ...: out.add(block)` appends in program order: the blocks a branch may skip
                 ordered = longest.ordered and self.source.framework == "mxnet"
                 env[name] = ModuleRef(longest.kind, elements=longest.elements, ordered=ordered)
+            elif _branch_appended(assigned):  # each branch appended its own child (HRNet's transition: a conv
+                # Sequential, an Identity or a stack of strided convs): one child that is one of them
+                env[name] = _branch_appended(assigned)
             else:
                 env[name] = _one_layout_alternative(assigned, self.passes_layout_through)
 
@@ -500,6 +515,14 @@ class ModuleResolver:
             value = self.ref_of(statement.value, env, owner)
             for target in statement.targets:
                 name = _target_name(target.target)
+                if isinstance(target.target, (cst.Tuple, cst.List)) and value.kind == "list" and \
+                        len(value.elements) == len(target.target.elements):
+                    # `self.incre, self.down, self.final = self._make_head(...)`: a helper returning several modules
+                    for element, ref in zip(target.target.elements, value.elements):
+                        inner = _target_name(element.value)
+                        if inner is not None and (ref.kind != "unknown" or ref.alternatives):
+                            env[inner] = ref
+                    continue
                 if name is None:
                     continue
                 if isinstance(statement.value, (cst.List, cst.Tuple)) and value.kind == "list":
@@ -596,6 +619,60 @@ class ModuleResolver:
         return tuple(blocks)
 
 
+def _module_level_dict(module, name):
+    """The dict literal a module-level `NAME = {...}` binds `name` (a cst.Name) to, when bound once; else None."""
+    if not isinstance(name, cst.Name):
+        return None
+    found = []
+    for statement in module.body:
+        for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name.value
+                                                     for t in small.targets):
+                found.append(small.value)
+    return found[0] if len(found) == 1 and isinstance(found[0], cst.Dict) else None
+
+
+def attribute_by_pattern(ir, name):
+    """The module `getattr(self, name)` stands for when `name` is a pattern (`'level{}'.format(i)`, `f"layer{i}"`,
+    `'layer' + str(i)`): the module attributes of class `ir` whose names it matches, as alternatives (one module
+    when they are all one); unknown otherwise."""
+    pattern = _name_pattern(name)
+    if pattern is None:
+        return UNKNOWN_MODULE
+    refs = [ref for attribute, ref in ir.attributes.items() if isinstance(ref, ModuleRef) and
+            re.fullmatch(pattern, ir.renamed.get(attribute, attribute))]
+    if not refs or any(r.kind == "unknown" and not r.alternatives for r in refs):
+        return UNKNOWN_MODULE
+    distinct = list(dict.fromkeys(refs))
+    return distinct[0] if len(distinct) == 1 else _alternatives(distinct)
+
+
+def _name_pattern(node):
+    """A regular expression for the attribute names expression `node` can build from literal text around run-time
+    parts (`'level{}'.format(i)`, `f"level{i}"`, `'level' + str(i)`), or None."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format" and \
+            isinstance(node.func.value, cst.SimpleString):
+        parts = re.split(r"\{[^{}]*\}", node.func.value.evaluated_value)
+    elif isinstance(node, cst.FormattedString):
+        parts, text = [], ""
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                text += part.value
+            else:
+                parts.append(text)
+                text = ""
+        parts.append(text)
+    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) and \
+            isinstance(node.left, cst.SimpleString):
+        parts = [node.left.evaluated_value, ""]
+    else:
+        return None
+    if len(parts) < 2 or not any(parts):
+        return None
+    return r"\w+".join(re.escape(p) for p in parts)
+
+
+
 def _mark_unordered(env, holder, lead):
     """`holder` (a local list of modules) gets children whose order porter cannot follow (appended in a loop or a
     branch); the `lead` children it held before keep their place in front."""
@@ -646,6 +723,23 @@ def _grown_container(alternatives):
         ref.elements[:len(shortest.elements)] == shortest.elements for ref in alternatives)
 
 
+def _branch_appended(alternatives):
+    """`alternatives` as one container (`layers`) that each branch of an if/else appended one child of its own to:
+    the container with one child standing for any of those (alternatives); None when they are not so."""
+    if not all(isinstance(ref, ModuleRef) and ref.kind in ("sequential", "list") for ref in alternatives) or \
+            len({ref.kind for ref in alternatives}) != 1:
+        return None
+    shortest = min(len(ref.elements) for ref in alternatives)
+    if shortest == 0 or any(len(ref.elements) != shortest for ref in alternatives):
+        return None
+    first = alternatives[0]
+    if any(ref.elements[:-1] != first.elements[:-1] for ref in alternatives):
+        return None
+    child = _alternatives(list(dict.fromkeys(ref.elements[-1] for ref in alternatives)))
+    return ModuleRef(first.kind, elements=first.elements[:-1] + (child,), ordered=all(r.ordered for r in alternatives),
+                     lead=min(_lead_of(r) for r in alternatives) if not all(r.ordered for r in alternatives) else 0)
+
+
 def _one_layout_alternative(alternatives, passes=None):
     """The module a name bound differently in if/else branches stands for when only one alternative has a layout
     of its own and the others pass any layout through (`nn.Identity()`, `nn.Sequential()`): the translator
@@ -686,7 +780,8 @@ def _one_layout_alternative(alternatives, passes=None):
 def _alternatives(refs):
     """An unknown module that is one of `refs` (layers or in-file classes): the translator may still find one layout
     for all of them (calls.py `alternatives_call`); else plainly unknown."""
-    if refs and all(r.kind in ("class", "rule") for r in refs):
+    refs = [a for ref in refs for a in (ref.alternatives if ref.kind == "unknown" and ref.alternatives else (ref,))]
+    if refs and all(r.kind in ("class", "rule", "sequential") for r in refs):
         return ModuleRef("unknown", alternatives=tuple(dict.fromkeys(refs)))
     return UNKNOWN_MODULE
 
@@ -869,7 +964,7 @@ def config_block_classes(source, class_of):
 
 def _same_module(a, b):
     """True when two construction arguments are the same kind of module (class, rule, container contents)."""
-    if a.kind != b.kind or a.class_name != b.class_name or a.rule != b.rule:
+    if a.kind != b.kind or a.class_name != b.class_name or a.rule != b.rule or a.alternatives != b.alternatives:
         return False
     if a.kind == "classobj":
         return len(a.elements) == len(b.elements) and all(_same_module(x, y) for x, y in zip(a.elements, b.elements))

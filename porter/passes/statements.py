@@ -398,6 +398,9 @@ class BodyTranslator(ExpressionTranslator):
             self.return_template = value
             return value
         template = self.return_template
+        if value.kind == "python" and isinstance(value.static, list) and template.kind == "tuple":
+            value = Value(value.code, "tuple", items=None)  # a list the body filled (`x_fuse.append(...)`): its
+            # items in torch's layout
         if value.is_tensor and template.is_tensor:
             return to_layout(self.ctx, value, "channels_last" if template.channels_last else "source", template.rank)
         if value.kind == "tuple" and template.kind == "tuple" and template.items is not None:

@@ -60,16 +60,15 @@ CASES = [
     ("resnest", "resnest14", {"classes": 10}, 224),  # 47 Transposes before reshapes, sums and softmax over the
     # radix axis kept the image's layout
     pytest.param("dla", "dla34", {"classes": 10}, 64, marks=_xfail(
-        "76 Transposes (outputs match): the levels, called as getattr(self, 'level{}'.format(i)), are unknown "
-        "modules, and Tree's tree1/tree2 are a block class or a Tree itself (a class calling itself: what its call "
-        "returns is not known while it is translated), so the blocks run in torch's order")),
+        "76 Transposes (outputs match): the levels reached as getattr(self, 'level{}'.format(i)) are now known (a "
+        "conv Sequential or a Tree), but Tree's tree1/tree2 are a block class or a Tree itself (a class calling "
+        "itself: what its call returns is not known while it is translated), so Tree runs in torch's order")),
     ("nasnet", "nasnet_4_1056", {"classes": 10}, 224),  # cells return (x, x_prev): 57 Transposes before tuples
     # kept their images channels-last
     pytest.param("hrnet", "hrnet_w18_small_v1_c", {"classes": 10}, 224, marks=_xfail(
-        "the port fails: super(...).hybrid_forward(F, x) now calls HighResolutionBaseNet's call, but its "
-        "transition layers (`self._make_transition_layer(...)`: a HybridSequential of Sequentials or Identity "
-        "chosen by branches) are an unknown module stored as a plain value, so `self.transition1[i](x)` hands "
-        "the channels-last layers inside an image in mxnet's order")),
+        "97 Transposes (outputs match): HighResolutionModule's images travel between stages in lists of torch's "
+        "order (`x_list.append(...)`, `s(*y_list)`), and a fuse layer that is a conv Sequential or an Identity "
+        "takes them in either order, so each stage converts on the way in and out")),
     ("shufflenet", "shufflenet_v1", {"classes": 10}, 224),
     ("shufflenet", "shufflenet_v2", {"classes": 10}, 224),
 ]
