@@ -5,9 +5,19 @@ permute/transpose, flatten of spatial dims, elementwise math) keep channels-last
 remapping their axis arguments, so convnets pay for no transposes between blocks.
 """
 
+import re
+
 from porter.ir.layout import element_template
-from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
-                               remap_axis, tensor)
+from porter.ir.values import (
+    EinsumRecipe,
+    Value,
+    is_permuted,
+    permuted_layout,
+    physical_order,
+    python,
+    remap_axis,
+    tensor,
+)
 from porter.rules.registry import Signature, function_rule
 
 
@@ -482,6 +492,9 @@ def translate_new_tensor(kind):
     return translate
 
 
+_DOTTED_NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
 def _creation(runtime, rank_from_args=True):
     def translate(ctx, call):
         args = [ctx.plain(v) for v in call.all_args()]
@@ -491,6 +504,11 @@ def _creation(runtime, rank_from_args=True):
         if rank_from_args:
             if len(args) == 1 and isinstance(args[0].static, (tuple, list)):
                 rank = len(args[0].static)
+            elif len(args) == 1 and args[0].kind == "size" and args[0].rank is not None:
+                rank = args[0].rank
+            elif len(args) == 1 and not isinstance(args[0].static, int) and (
+                    args[0].kind == "size" or not _DOTTED_NAME.fullmatch(args[0].code)):
+                rank = None  # `torch.zeros(x.shape[-2:])`, `torch.ones(n * 2)`: maybe a size of unknown length
             elif args and all(v.kind != "starred" for v in args):
                 rank = len(args)
         if runtime in ("zeros_like", "ones_like", "full_like", "rand_like", "randn_like") and call.all_args():
@@ -579,6 +597,9 @@ def _einsum_in_layouts(ctx, equation, operands):
         return None
     inputs, output = text.split("->")
     terms = inputs.split(",")
+    # the equation fixes each operand's rank: one of unknown rank held in torch's order reads as written
+    operands = [v.but(rank=len(term)) if v.is_tensor and v.rank is None and v.layout == "source" else v
+                for v, term in zip(operands, terms)]
     if not all(term.isalpha() for term in terms) or not (output.isalpha() or output == "") or any(
             not v.is_tensor or v.rank != len(term) or v.layout == "flat_channels_last"
             for v, term in zip(operands, terms)):
