@@ -603,6 +603,8 @@ class CallTranslator:
             wanted = signature.arg_values[0] if signature and signature.arg_values else None
             layout = "channels_last" if wanted is not None and wanted.channels_last else "source"
             output = signature.output if signature and signature.output is not None else tensor("")
+            if self.module_ref_resolver().passes_layout_through(ref):
+                return "any", incoming  # an elementwise class (porter_layout "any"): as the runtime, no conversion
             return layout, output.with_code("")  # a template: the code it carries is the callee's
         if ref.kind == "sequential":
             layout = self.sequential_layout_in(ref, incoming)
