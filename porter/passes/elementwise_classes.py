@@ -42,6 +42,10 @@ def is_elementwise_class(source, module_rules, function_rules, class_name, depth
     found = {"ok": True}
 
     class Checker(cst.CSTVisitor):
+        def __init__(self):
+            super().__init__()
+            self.method_calls = set()  # `x.sigmoid` of `x.sigmoid()`: a method looked up as a Tensor rule
+
         def visit_Call(self, call):
             func = call.func
             name = dotted_name(func) or ""
@@ -63,11 +67,10 @@ def is_elementwise_class(source, module_rules, function_rules, class_name, depth
         def visit_Subscript(self, node):
             found["ok"] = False
 
-        method_calls = set()
-
         def visit_Attribute(self, node):
             own = isinstance(node.value, cst.Name) and node.value.value == "self"
-            if not own and node not in self.method_calls and (dotted_name(node) is None or source.imports.resolve(node) is None):
+            if not own and node not in self.method_calls and (
+                    dotted_name(node) is None or source.imports.resolve(node) is None):
                 found["ok"] = False  # `x.shape`, `x.reshape(...)`
             return True
 
