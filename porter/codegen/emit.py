@@ -340,8 +340,10 @@ class ModuleEmitter:
                                flatten_inputs=json.dumps(dict(sorted(ir.flatten_inputs.items())))
                                if ir.flatten_inputs else "",
                                # TorchModule's defaults (source in, out as in) go unsaid
-                               porter_layout=layout_in if inherits or layout_in != "source" else None,
-                               layout_out=ir.layout_out if inherits or ir.layout_out != layout_in else None,
+                               porter_layout="any" if ir.layout_free and not inherits else
+                               layout_in if inherits or layout_in != "source" else None,
+                               layout_out=None if ir.layout_free and not inherits else
+                               ir.layout_out if inherits or ir.layout_out != layout_in else None,
                                renamed=json.dumps(ir.renamed) if ir.renamed else "",
                                channels_last_io=self.ctx.channels_last_io and info.name == self.ctx.main_class,
                                init_signature=init_signature, init_body=init_body,

@@ -57,6 +57,7 @@ class ModuleIR:
     renamed: dict = field(default_factory=dict)  # Keras attribute name -> torch attribute name
     arg_layouts: tuple = ()
     layout_out: str = "source"
+    layout_free: bool = False  # an elementwise forward: the same code whichever layout arrives (porter_layout "any")
     code: str = ""
     mappings: list = field(default_factory=list)
     unsupported: list = field(default_factory=list)

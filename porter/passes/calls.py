@@ -151,8 +151,7 @@ class CallTranslator:
             return stub_value(f"{self.ctx.use('not_supported')}({message!r})")
         if isinstance(func, cst.Attribute):
             base = self.expr(func.value)
-            if base.is_tensor or (base.kind == "python" and (func.attr.value in TENSOR_ONLY_METHODS or getattr(
-                    self.ctx.function_rules.get(f"Tensor.{func.attr.value}"), "extra", {}).get("tensor_only"))):
+            if base.is_tensor or (base.kind == "python" and self.tensor_only_method(func.attr.value, canonical)):
                 return self.tensor_method(base.but(kind="tensor") if not base.is_tensor else base, func.attr.value,
                                           node)
             if base.kind == "size":
@@ -242,6 +241,18 @@ class CallTranslator:
             if argument.is_tensor:
                 return self.tensor_method(argument, {"float": "item", "int": "item", "bool": "item"}[name], node)
         return python(f"{callee.code}({self.plain_args(node)})")
+
+    def tensor_only_method(self, method, canonical):
+        """True when `value.method(...)` on a value of unknown kind can only be a tensor's method: a name porter
+        knows only tensors to have, or any Tensor method no Python built-in type has (`b_k.sum(dim=-2)` on an
+        item of `map(bucket_fn, (q, k, v))`, `v.masked_fill_(...)` on a helper's argument); never on a name the
+        imports resolve (`math.floor(x)`, `np.exp(x)`)."""
+        rules = self.ctx.function_rules
+        if method in TENSOR_ONLY_METHODS or getattr(rules.get(f"Tensor.{method}"), "extra", {}).get("tensor_only"):
+            return True
+        if canonical is not None or method.startswith("__") or method in PYTHON_BUILTIN_METHODS:
+            return False
+        return f"Tensor.{method}" in rules or method.endswith("_") and f"Tensor.{method[:-1]}" in rules
 
     def map_lambda(self, node):
         """`map(lambda t: body, xs, ...)`: the body translated with each parameter bound as a loop over its
@@ -663,6 +674,8 @@ class CallTranslator:
             wanted = signature.arg_values[0] if signature and signature.arg_values else None
             layout = "channels_last" if wanted is not None and wanted.channels_last else "source"
             output = signature.output if signature and signature.output is not None else tensor("")
+            if self.module_ref_resolver().passes_layout_through(ref):
+                return "any", incoming  # an elementwise class (porter_layout "any"): as the runtime, no conversion
             return layout, output.with_code("")  # a template: the code it carries is the callee's
         if ref.kind == "sequential":
             layout = self.sequential_layout_in(ref, incoming)
@@ -1059,6 +1072,11 @@ INT_PRESERVING = {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute
                   "expand_as", "repeat", "clone", "contiguous", "detach", "long", "int", "t", "tril", "triu",
                   "repeat_interleave", "view_as", "unflatten", "clamp", "clip", "masked_fill", "where",
                   "cumsum"}
+
+# methods of Python's built-in types (and numbers): `xs.index(t)`, `x.conjugate()` stay as written on a value of
+# unknown kind
+PYTHON_BUILTIN_METHODS = frozenset(name for kind in (str, bytes, list, tuple, dict, set, frozenset, int, float, complex,
+                                                     bool, range, slice) for name in dir(kind))
 
 TENSOR_ONLY_METHODS = {
     "view", "reshape", "permute", "transpose", "contiguous", "unsqueeze", "squeeze", "flatten", "size", "softmax",

@@ -696,6 +696,9 @@ class FileTranslator:
             ir.io_inputs = tuple(p.name.value in io_inputs for p in params if p.star not in ("*", "**"))
             signature.output = translator.return_template if output_layout is None else None
             ir.arg_layouts = tuple(v.layout if v.is_tensor else "python" for v in arg_values)
+            ir.layout_free = ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named,
+                                            self.param_hints).passes_layout_through(ModuleRef("class",
+                                                                                              class_name=info.name))
             template = translator.return_template
             ir.layout_out = _layout_out(template)
             self.class_code[(info.name, "call")] = (forward, clean_body(body, ir.mappings))

@@ -42,6 +42,10 @@ def is_elementwise_class(source, module_rules, function_rules, class_name, depth
     found = {"ok": True}
 
     class Checker(cst.CSTVisitor):
+        def __init__(self):
+            super().__init__()
+            self.method_calls = set()  # `x.sigmoid` of `x.sigmoid()`: a method looked up as a Tensor rule
+
         def visit_Call(self, call):
             func = call.func
             name = dotted_name(func) or ""
@@ -50,7 +54,11 @@ def is_elementwise_class(source, module_rules, function_rules, class_name, depth
                 if not constructions or not all(passes(c) for c in constructions):
                     found["ok"] = False
                 return True
-            rule = function_rules.get(source.imports.resolve(func) or "")
+            canonical = source.imports.resolve(func)
+            rule = function_rules.get(canonical or "")
+            if canonical is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                rule = function_rules.get(f"Tensor.{func.attr.value}")  # `x.sigmoid()` on a local tensor
+                self.method_calls.add(func)
             if rule is None or rule.layout != "any" or rule.axis_params or rule.translate is not None or \
                     rule.outputs != "tensor":
                 found["ok"] = False
@@ -61,7 +69,8 @@ def is_elementwise_class(source, module_rules, function_rules, class_name, depth
 
         def visit_Attribute(self, node):
             own = isinstance(node.value, cst.Name) and node.value.value == "self"
-            if not own and (dotted_name(node) is None or source.imports.resolve(node) is None):
+            if not own and node not in self.method_calls and (
+                    dotted_name(node) is None or source.imports.resolve(node) is None):
                 found["ok"] = False  # `x.shape`, `x.reshape(...)`
             return True
 

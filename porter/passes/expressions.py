@@ -607,6 +607,8 @@ class ExpressionTranslator(CallTranslator):
             index = self.expr(item.value)
             if isinstance(index.static, int):
                 return self.dim_size(base, index.static)
+        if base.layout.startswith("permuted:"):  # (a pending transpose: its sizes read in torch's dim order)
+            return python(f"{self.materialize_size(base.but(kind='size')).code}[{self.slice_code(node)}]")
         self.ctx.use("torch_size")
         return python(f"torch_size({base.code}{self.layout_flag(base)})[{self.slice_code(node)}]")
 

@@ -6,6 +6,7 @@ remapping their axis arguments, so convnets pay for no transposes between blocks
 """
 
 import ast
+import re
 
 from porter.ir.layout import element_template, layout_of_order, reduced_order, unsqueezed_order
 from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
@@ -80,7 +81,6 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     if orders is None:
         return None
     order, out_order = orders
-    count = len(raw_sizes)
     sizes = [ctx.plain(v).code for v in raw_sizes]
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     return layout_kept_result(code, out_order)
@@ -562,6 +562,9 @@ def translate_new_tensor(kind):
     return translate
 
 
+_DOTTED_NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
 def _creation(runtime, rank_from_args=True):
     def translate(ctx, call):
         args = [ctx.plain(v) for v in call.all_args()]
@@ -571,6 +574,11 @@ def _creation(runtime, rank_from_args=True):
         if rank_from_args:
             if len(args) == 1 and isinstance(args[0].static, (tuple, list)):
                 rank = len(args[0].static)
+            elif len(args) == 1 and args[0].kind == "size" and args[0].rank is not None:
+                rank = args[0].rank
+            elif len(args) == 1 and not isinstance(args[0].static, int) and (
+                    args[0].kind == "size" or not _DOTTED_NAME.fullmatch(args[0].code)):
+                rank = None  # `torch.zeros(x.shape[-2:])`, `torch.ones(n * 2)`: maybe a size of unknown length
             elif args and all(v.kind != "starred" for v in args):
                 rank = len(args)
         if runtime in ("zeros_like", "ones_like", "full_like", "rand_like", "randn_like") and call.all_args():
@@ -659,6 +667,9 @@ def _einsum_in_layouts(ctx, equation, operands):
         return None
     inputs, output = text.split("->")
     terms = inputs.split(",")
+    # the equation fixes each operand's rank: one of unknown rank held in torch's order reads as written
+    operands = [v.but(rank=len(term)) if v.is_tensor and v.rank is None and v.layout == "source" else v
+                for v, term in zip(operands, terms)]
     if not all(term.isalpha() for term in terms) or not (output.isalpha() or output == "") or any(
             not v.is_tensor or v.rank != len(term) or v.layout == "flat_channels_last"
             for v, term in zip(operands, terms)):

@@ -2,7 +2,8 @@
 `b n (h d) -> b h n d` feed `torch.matmul`, `torch.einsum` and `einops.einsum` in place and the head merge
 `b h n d -> b n (h d)` re-emits the einsum in the order it needs, so a lucidrains-style attention traces no
 Transpose (an einsum of named operands: one of an inline expression is not re-emitted); patterns that need a
-real transpose (`b h n d -> b n (d h)`) still match. Inputs drawn by hypothesis."""
+real transpose (`b h n d -> b n (d h)`) still match; an einsum operand of a rank porter cannot see (gMLP's
+`torch.ones(weight.shape[-2:])`) takes its rank from the equation. Inputs drawn by hypothesis."""
 
 import textwrap
 
@@ -47,6 +48,9 @@ BODIES = {
                       "        attn = dots.softmax(dim=-1)\\n"
                       "        out = einops.einsum(attn, v, 'b h i j, b h j d -> b h i d')\\n"
                       "        out = rearrange(out, 'b h n d -> b n (h d)')", 0),
+    "einsum_operand_of_unknown_rank": ("mix = torch.ones(q.shape[-2:-1] * 2).triu() * 0.5\\n"
+                                       "        out = torch.einsum('b h n d, m n -> b h m d', q, mix)\\n"
+                                       "        out = rearrange(out, 'b h n d -> b n (h d)')", 0),
     "merge_other_order": ("out = rearrange(q * k + v, 'b h n d -> b n (d h)')", 2),
     "split_merge_back": ("out = rearrange(q + k, 'b h n d -> b n (h d)') + rearrange(v, 'b h n d -> b n (h d)')",
                          0),
