@@ -181,13 +181,27 @@ def _mixes_tensors_in_varargs(call, args, kwargs):
     return False
 
 
+def _shared_open_calls():
+    """The count of TorchModule calls in progress, one for the whole process (replica threads trace one at a time;
+    0 means the next call is the model's own). Shared, not a class attribute: the ports of a package load their
+    siblings' ports, each with a runtime of its own, and a sibling's block called inside the model is no model's
+    own call (under mixed_bfloat16 it would return float32)."""
+    shared = getattr(keras.layers.Layer, "_porter_open_calls", None)
+    if shared is None:
+        shared = [0]
+        keras.layers.Layer._porter_open_calls = shared
+    return shared
+
+
+_OPEN_CALLS = _shared_open_calls()
+
+
 class TorchModule(keras.Model):
     """A generated model class: Keras model whose state is named and ordered like the torch module's."""
 
     porter_layout = "source"
     torch_names = {}  # Keras attribute name -> torch attribute name, for renamed attributes
     torch_flatten_inputs = {}  # torch path of a Linear -> expression of the channel count of the flatten it reads
-    open_calls = 0  # TorchModule calls in progress (replica threads trace one at a time): 0 -> the model's own
     # `model.channels_last_io = True`: the model's image inputs and outputs are channels-last (NHWC), so a convnet
     # runs without a single Transpose (data from `porter data --channels-last-io`, train_tpu.py
     # --channels-last-io); False keeps torch's layout at the boundary
@@ -216,8 +230,8 @@ class TorchModule(keras.Model):
     def __call__(self, *args, **kwargs):
         """Under a mixed policy (mixed_bfloat16: float32 variables, bfloat16 compute) the model's own call returns
         float32, as TPU training wants its logits for the loss; calls of submodules keep the compute dtype."""
-        outermost = TorchModule.open_calls == 0
-        TorchModule.open_calls += 1
+        outermost = _OPEN_CALLS[0] == 0
+        _OPEN_CALLS[0] += 1
         try:
             if not outermost and self.built and _mixes_tensors_in_varargs(self.call, args, kwargs):
                 # torch's `forward(self, x, *args, **kwargs)` handed tensors and plain values together (a wrapper
@@ -227,7 +241,7 @@ class TorchModule(keras.Model):
             else:
                 outputs = super().__call__(*args, **kwargs)
         finally:
-            TorchModule.open_calls -= 1
+            _OPEN_CALLS[0] -= 1
         if outermost and self.compute_dtype != self.variable_dtype:
             return tf.nest.map_structure(_float32_output, outputs)
         return outputs
