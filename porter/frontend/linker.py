@@ -69,6 +69,7 @@ def linked_text(path, text, package, covered):
         text = module.code
     module = linker.prepared(linker.decided(module), package, through_attributes)
     linker.owners.update((name, ("", None)) for name in top_level_bindings(module))  # the file's own names win
+    linker.import_targets.update(_import_targets(module, package))
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
@@ -110,6 +111,7 @@ class _Linker:
         self.clashes = set()  # (module, name) linked under a name of its own: another definition has its name
         self.renamed = {}  # module -> {name in it: the name its definitions say instead} (clashes, and imports of them)
         self.final = {}  # (module, name) -> the name its definition has in the appended text
+        self.import_targets = {}  # name an import binds in the text (the file's, then linked modules') -> its target
 
     def module(self, dotted):
         if dotted not in self.parsed:
@@ -402,12 +404,13 @@ class _Linker:
                 continue
             small = statement.body[0]
             if isinstance(small, cst.Import):
+                self.import_targets.update(_import_targets_of(small, package))
                 lines.append(module.code_for_node(statement).strip())
             elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                 absolute = _absolute(small, package)
                 kept = [a for a in small.names if not self.linked_in(_local_name(a), in_package)]
                 if absolute is not None and kept:
-                    names_text = ", ".join(module.code_for_node(a).strip().rstrip(",") for a in kept)
+                    names_text = ", ".join(self.import_alias(dotted, module, absolute, a) for a in kept)
                     lines.append(f"from {absolute} import {names_text}")
         for local, (_, name) in sorted(in_package.items()):
             if local != name and name in self.defined and local not in self.defined:
@@ -429,6 +432,20 @@ class _Linker:
                 emitted.update(dict.fromkeys(names, code))
                 lines.append("\n\n" + code)
         return "\n".join(lines)
+
+    def import_alias(self, dotted, module, absolute, alias):
+        """The text of one name a linked module imports. A name the text already binds to something else (the file
+        imports torch's `einsum`, the linked module einops' `einsum`) is imported under a name of its own, which that
+        module's definitions say (`renamed`): one namespace, each definition still reads what its own file meant."""
+        local, target = _local_name(alias), f"{absolute}.{dotted_name(alias.name)}"
+        bound = self.import_targets.get(local)
+        if bound is None or bound == target:
+            self.import_targets[local] = target
+            return module.code_for_node(alias).strip().rstrip(",")
+        own = _free_name(f"{local}_{dotted.rsplit('.', 1)[-1]}", set(self.owners) | set(self.import_targets))
+        self.import_targets[own] = target
+        self.renamed.setdefault(dotted, {})[local] = own
+        return f"{dotted_name(alias.name)} as {own}"
 
     def linked_in(self, local, in_package):
         """Whether the imported name `local` stands for a definition linked in (by its own name or an alias)."""
@@ -644,6 +661,28 @@ def _absolute(node, package):
         return None
     base = ".".join(parts[:len(parts) - (level - 1)])
     return f"{base}.{module}" if module else base
+
+
+def _import_targets(module, package):
+    """{name: the dotted target it is imported as} of a module's top-level imports."""
+    targets = {}
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    targets.update(_import_targets_of(small, package))
+                elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    absolute = _absolute(small, package)
+                    if absolute is not None:
+                        targets.update((_local_name(a), f"{absolute}.{dotted_name(a.name)}") for a in small.names)
+    return targets
+
+
+def _import_targets_of(statement, package):
+    """{name: target} an `import a.b as c` statement binds (`import a.b` binds `a`, to `a`)."""
+    return {alias.asname.name.value if alias.asname else dotted_name(alias.name).split(".")[0]:
+            dotted_name(alias.name) if alias.asname else dotted_name(alias.name).split(".")[0]
+            for alias in statement.names}
 
 
 def _import_froms(module):

@@ -415,3 +415,33 @@ def test_a_name_two_linked_modules_define_differently_is_linked_under_a_name_of_
          namespace)
     net = namespace["Net"]()
     assert (net.a.k, net.b.k, net.c.k) == (1, 2, 12)
+
+
+def test_a_name_two_files_import_differently_is_imported_under_a_name_of_its_own(tmp_path):
+    """lucidrains' perceiver_io.py imports torch's `einsum` and links perceiver_pytorch.py, which imports einops'
+    `einsum` (operands first, then a pattern): in one text the file's import won, and the linked attention called
+    torch's einsum with einops' arguments (the port failed at run time). The linked module's import gets a name of
+    its own that its definitions say; the linked text runs in torch with each file's own einsum."""
+    import torch
+
+    from porter.frontend.linker import linked_text
+
+    files = {
+        "lib/__init__.py": "",
+        "lib/attend.py": "from einops import einsum\nfrom torch import nn\n\n\nclass Attend(nn.Module):\n"
+                         "    def forward(self, q, k):\n        return einsum(q, k, 'b i d, b j d -> b i j')\n",
+        "lib/net.py": "from torch import nn, einsum\nfrom lib.attend import Attend\n\n\nclass Net(nn.Module):\n"
+                      "    def __init__(self):\n        super().__init__()\n        self.attend = Attend()\n\n"
+                      "    def forward(self, q, k):\n        return self.attend(q, k) + einsum('bid,bjd->bij', q, k)\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    source = tmp_path / "lib" / "net.py"
+    text, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
+    assert "from einops import einsum as einsum_attend" in text and "einsum_attend(q, k, 'b i d" in text
+    namespace = {}
+    exec(compile(text.replace("from lib.attend import Attend\n", ""), "linked", "exec"), namespace)
+    q, k = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
+    expected = 2 * torch.einsum("bid,bjd->bij", q, k)
+    assert torch.allclose(namespace["Net"]()(q, k), expected, atol=1e-6)
