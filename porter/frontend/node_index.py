@@ -14,7 +14,7 @@ import heapq
 
 import libcst as cst
 
-from porter.frontend.walk import _CHILD_FIELDS, NODE_TYPES, child_fields, is_node_type
+from porter.frontend.walk import children
 
 SCOPES = frozenset({cst.Module, cst.ClassDef, cst.FunctionDef})  # exact types: libcst does not subclass them
 
@@ -58,17 +58,8 @@ class NodeIndex:
                 entry[1].append(node)
                 count += 1
             first = count
-            for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):
-                value = getattr(node, name)
-                value_type = type(value)
-                is_node = NODE_TYPES.get(value_type)
-                if is_node is None:
-                    is_node = is_node_type(value_type)
-                if is_node:  # not isinstance(value, cst.CSTNode): an ABC check (walk.py)
-                    visit(value)
-                elif value_type is tuple or value_type is list:
-                    for child in value:
-                        visit(child)
+            for child in children(node):
+                visit(child)
             if node is root or type(node) in SCOPES:
                 spans[node] = (first, count)
 

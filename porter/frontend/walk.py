@@ -95,17 +95,8 @@ def _walk_hooks(node, visitor, visitor_class):
     """`walk` for a visitor with libcst's own on_visit/on_leave: its visit_X/leave_X called directly."""
     visit, leave = _hooks(visitor_class, type(node))
     if visit is None or visit(visitor, node) is not False:
-        for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):
-            value = getattr(node, name)
-            kind = type(value)
-            is_node = NODE_TYPES.get(kind)
-            if is_node is None:
-                is_node = is_node_type(kind)
-            if is_node:
-                _walk_hooks(value, visitor, visitor_class)
-            elif kind is tuple or kind is list:
-                for child in value:
-                    _walk_hooks(child, visitor, visitor_class)
+        for child in children(node):
+            _walk_hooks(child, visitor, visitor_class)
     if leave is not None:
         leave(visitor, node)
 
@@ -117,19 +108,26 @@ def descendants(node):
     while stack:
         current = pop()
         found.append(current)
-        children = []
-        for name in _CHILD_FIELDS.get(type(current)) or child_fields(current):
-            value = getattr(current, name)
-            kind = type(value)
-            is_node = NODE_TYPES.get(kind)
-            if is_node is None:
-                is_node = is_node_type(kind)
-            if is_node:
-                children.append(value)
-            elif kind is tuple or kind is list:
-                children.extend(value)
-        for child in reversed(children):
+        for child in reversed(children(current)):
             push(child)
+    return found
+
+
+def children(node):
+    """The nodes directly below `node`, in libcst's visit order (its fields, lists spread), as a list. Node-ness is
+    looked up per class (NODE_TYPES), not asked of isinstance: libcst's node classes are ABCs, and this runs for
+    every node of every walk."""
+    found = []
+    for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):
+        value = getattr(node, name)
+        kind = type(value)
+        is_node = NODE_TYPES.get(kind)
+        if is_node is None:
+            is_node = is_node_type(kind)
+        if is_node:
+            found.append(value)
+        elif kind is tuple or kind is list:
+            found.extend(value)
     return found
 
 
