@@ -13,7 +13,7 @@ import libcst as cst
 
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
-from porter.ir.values import ModuleRef, Value, python, stub_value, tensor
+from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
@@ -971,6 +971,8 @@ class FileTranslator:
                 value = python(name)
             if value.is_tensor and value.layout.startswith("permuted:"):
                 value = value.but(layout="source")  # callers settle pending transposes before the call
+            if isinstance(value.static, EinsumRecipe):  # the caller's operands are not the callee's names:
+                value = value.but(static=None)  # re-emitting that einsum here would name undefined variables
             env[name] = value.with_code(name)
             arg_values.append(env[name])
         return env, arg_values

@@ -76,3 +76,37 @@ def test_pending_rearrange_traces_no_transpose_it_can_avoid(ported, name):
     x = random_input(0, (2, 5, 12))
     assert_same_outputs(pair, [x], tolerance=1e-5, what=f"{name} under XLA", jit=True)
     assert count_transposes(pair.keras_model, [x]) <= BODIES[name][1]
+
+
+EINSUM_INTO_METHOD = '''
+import torch
+from torch import nn
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+
+    def _merge_heads(self, t):
+        return t.transpose(1, 2).reshape(t.shape[0], t.shape[2], -1)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).view(x.shape[0], x.shape[1], 2, 12).permute(0, 2, 1, 3).chunk(3, dim=-1)
+        attn = torch.einsum("bhid,bhjd->bhij", q, k).softmax(dim=-1)
+        return self._merge_heads(torch.einsum("bhij,bhjd->bhid", attn, v))
+'''
+
+
+@pytest.fixture(scope="module")
+def einsum_into_method(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("einsum_into_method"), EINSUM_INTO_METHOD, input_specs=("5,8",))
+
+
+@settings(max_examples=8, deadline=None)
+@given(batch=st.integers(1, 3), tokens=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_an_einsum_handed_to_a_method_is_not_re_emitted_there(einsum_into_method, batch, tokens, seed):
+    """timm's EfficientNet attention computes an einsum and hands it to `_reshape_output(t)`, which transposes it:
+    the pending einsum was re-emitted inside the method with the caller's operand names (`attn`, `v` undefined:
+    exit 3). A parameter carries no caller's recipe; the method transposes what it is given."""
+    assert_same_outputs(einsum_into_method, [random_input(seed, (batch, tokens, 8))], jit=True)
