@@ -617,6 +617,19 @@ def translate_contiguous(ctx, call):
     return call.all_args()[0]  # layout and any pending transpose carry over
 
 
+def translate_is_contiguous(ctx, call):
+    return python("True", static=True)  # TensorFlow tensors have no strides: always laid out densely
+
+
+def translate_moments(ctx, call):
+    """torch.var_mean / std_mean: the (spread, mean) pair, in torch's layout."""
+    name = call.canonical.rsplit(".", 1)[1]
+    args = [ctx.plain(v) for v in call.all_args()]
+    kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
+    code = f"{_runtime(ctx, name)}({ctx.join_args(args, kwargs)})"
+    return Value(code, "tuple", items=(tensor(""), tensor("")))
+
+
 def translate_to(ctx, call):
     value = call.all_args()[0]
     rest = call.all_args()[1:] + list(call.kwargs.values())
@@ -779,6 +792,8 @@ function_rule("torch.clamp_max", "Tensor.clamp_max", translate=_elementwise("tf.
 function_rule("Tensor.contiguous", "Tensor.detach", "Tensor.cpu", "Tensor.cuda", "Tensor.requires_grad_",
               "torch.detach", "Tensor.float32", translate=translate_contiguous, layout="any")
 function_rule("Tensor.clone", "torch.clone", translate=_keep_layout("clone"), layout="any")
+function_rule("Tensor.is_contiguous", translate=translate_is_contiguous, layout="any")
+function_rule("torch.var_mean", "torch.std_mean", translate=translate_moments)
 function_rule("Tensor.to", translate=translate_to, layout="any", tensor_only=True)  # a value porter could not type: a tensor
 function_rule("Tensor.type", translate=translate_type, layout="any")
 function_rule("Tensor.type_as", runtime="type_as", signature="(input, other)", layout="any")

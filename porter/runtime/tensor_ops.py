@@ -212,6 +212,16 @@ def std(input, dim=None, unbiased=True, keepdim=False, correction=None):
     return tf.sqrt(var(input, dim, unbiased, keepdim, correction))
 
 
+def var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    """torch.var_mean: (variance, mean) over `dim`."""
+    return var(input, dim, unbiased, keepdim, correction), _reduce(tf.reduce_mean, input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    """torch.std_mean: (standard deviation, mean) over `dim`."""
+    return std(input, dim, unbiased, keepdim, correction), _reduce(tf.reduce_mean, input, dim, keepdim)
+
+
 MaxResult = collections.namedtuple("MaxResult", ["values", "indices"])
 
 
