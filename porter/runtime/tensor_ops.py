@@ -459,8 +459,9 @@ def item(input):
 
 def tolist(input):
     """Tensor.tolist(): Python numbers in nested lists, read on the host (eager code such as a config computed in
-    __init__; TPU lint flags it inside forward)."""
-    return input.numpy().tolist()
+    __init__; TPU lint flags it inside forward). A constant the port computes with numpy (`np.linspace(...)`) is
+    read the same way."""
+    return np.asarray(input).tolist()
 
 
 def promote_like_torch(input, other):
