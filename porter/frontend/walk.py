@@ -133,15 +133,6 @@ def children(node):
 
 def _walk(node, visitor):
     if visitor.on_visit(node):
-        for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):
-            value = getattr(node, name)
-            kind = type(value)
-            is_node = NODE_TYPES.get(kind)
-            if is_node is None:
-                is_node = is_node_type(kind)
-            if is_node:
-                _walk(value, visitor)
-            elif kind is tuple or kind is list:  # sequences of a node hold nodes only
-                for child in value:
-                    _walk(child, visitor)
+        for child in children(node):
+            _walk(child, visitor)
     visitor.on_leave(node)
