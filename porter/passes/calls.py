@@ -383,12 +383,14 @@ class CallTranslator:
         each alternative translated for what this caller hands (a class for channels-last images then runs
         channels-last whichever it is); when they all take the arguments as the same code and return one layout,
         the call is a plain call, else None (call_module converts at run time)."""
-        if any(a.kind == "class" and self.class_in_progress(a.class_name) for a in ref.alternatives):
+        if any(a.kind == "class" and self.call_unknown_yet(a.class_name, args, kwargs) for a in ref.alternatives):
             return None  # (a class calling itself: what its call takes and returns is not known yet)
         passing = [a for a in ref.alternatives if a.kind == "rule" and a.rule.layout == "any" and
                    a.rule.rank_delta == 0 and a.rule.outputs == "tensor" or
                    a.kind == "sequential" and not a.elements]  # (`nn.Identity()`, an empty Sequential)
         active = [a for a in ref.alternatives if a not in passing] or passing
+        active = [a for a in active if a.kind != "class" or self.takes_arguments(a.class_name, args, kwargs)] or \
+            active  # (a block that cannot take these arguments is not the one this call runs)
         results = []
         # conversions stay inside the call's text (nothing hoisted into the body): a call that falls back leaves none
         hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
@@ -435,8 +437,13 @@ class CallTranslator:
         return wanted is not None and wanted.is_tensor and result.layout == (
             "channels_last" if wanted.channels_last else "source")
 
-    def class_in_progress(self, class_name):
-        """Whether `class_name`'s call is being translated (ClassBodyTranslator knows)."""
+    def takes_arguments(self, class_name, args, kwargs):
+        """Whether `class_name`'s call accepts these arguments (ClassBodyTranslator reads its signature)."""
+        return True
+
+    def call_unknown_yet(self, class_name, args=(), kwargs=None):
+        """Whether `class_name`'s call is being translated and what it returns is not known yet (a class calling
+        itself, before its recursion is settled: ClassBodyTranslator knows)."""
         return False
 
     def training_kwarg(self, kwargs):
@@ -688,7 +695,7 @@ class CallTranslator:
         """`element_layouts` of a child that is one of several modules (a block class chosen at run time): theirs
         when they all take and hand on one layout (pass-through ones agreeing), else a child whose output porter
         cannot tell (None: the container converts at run time)."""
-        if any(a.kind == "class" and self.class_in_progress(a.class_name) for a in ref.alternatives):
+        if any(a.kind == "class" and self.call_unknown_yet(a.class_name, [incoming], {}) for a in ref.alternatives):
             return "source", None
         found = [(a, *self.element_layouts(a, incoming)) for a in ref.alternatives]
         active = [(layout, after) for _, layout, after in found if layout != "any"]

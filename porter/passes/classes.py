@@ -18,6 +18,7 @@ from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes
+from porter.passes.recursion import settled_output, settled_rank, widened_arguments
 from porter.passes.statements import INDENT, BodyTranslator
 
 
@@ -34,8 +35,20 @@ class ClassBodyTranslator(BodyTranslator):
         return self.translator.class_signature(class_name, args, kwargs, static,
                                                site=(owner, site) if owner is not None else None)
 
-    def class_in_progress(self, class_name):
-        return class_name in self.translator.in_progress
+    def call_unknown_yet(self, class_name, args=(), kwargs=None):
+        return self.translator.recursion_unknown(class_name, args, kwargs or {})
+
+    def takes_arguments(self, class_name, args, kwargs):
+        info = self.translator.source.classes.get(class_name)
+        forward = info.find_method("forward") if info is not None else None
+        if forward is None:
+            return True
+        params = [p for p in _params(forward) if p.name.value != "self"]
+        if any(p.star == "*" for p in params) or any(v.kind == "starred" for v in args):
+            return True
+        names = {p.name.value for p in params}
+        return len(args) <= len(params) and (any(p.star == "**" for p in params) or
+                                              all(k.startswith("**") or k in names for k in kwargs))
 
     def self_attribute(self, attr):
         value = super().self_attribute(attr)
@@ -116,6 +129,8 @@ class FileTranslator:
         self.in_progress = set()
         self.kind_cases = {}  # class -> {kind handed ("tuple"/"tensor"): trial key}: cases `call` picks at run time
         self.generic_sites = set()  # (class, attribute) whose instance a translated call runs in the generic case
+        self.recursive_calls = {}  # class -> [(args, kwargs)] its own call hands it while being translated
+        self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
 
     # --- entry point -------------------------------------------------------------------------------------
     def translate(self, main_class):
@@ -421,7 +436,17 @@ class FileTranslator:
         return lines
 
     # --- forward -----------------------------------------------------------------------------------------
+    def recursion_unknown(self, class_name, args, kwargs):
+        """Whether a call of `class_name` met while translating it cannot be followed yet: noted (with what it
+        hands) so that the class is translated again with its recursion settled."""
+        if class_name not in self.in_progress:
+            return False
+        self.recursive_calls.setdefault(class_name, []).append((list(args), dict(kwargs)))
+        return class_name not in self.recursion_outputs
+
     def class_signature(self, class_name, args, kwargs, static=(), site=None):
+        if class_name in self.in_progress:
+            self.recursive_calls.setdefault(class_name, []).append((list(args), dict(kwargs)))
         if static:
             return self.specialised_signature(class_name, args, kwargs, static, site)
         if class_name in self.ctx.signatures:
@@ -657,6 +682,14 @@ class FileTranslator:
     def translate_forward(self, info, call_values, output_layout, static=()):
         if static:
             return self.translate_specialisation(info, call_values, static)
+        signature = self.translate_generic_call(info, call_values, output_layout)
+        if signature is None:  # it calls itself: once more, the recursion settled
+            signature = self.translate_generic_call(info, call_values, output_layout)
+        return signature
+
+    def translate_generic_call(self, info, call_values, output_layout):
+        """The class's generic `call` (any instance), translated for the layouts `call_values` hand it; None when
+        the translation showed the class calling itself and must be made again with that settled."""
         owner = info.owner_of("forward")
         forward = info.find_method("forward")
         if forward is not None and forward.asynchronous is not None:
@@ -678,9 +711,13 @@ class FileTranslator:
         ir = self.ctx.ir_for(info)
         self.ctx.current.append(ir)
         speculative, self.speculative = self.speculative, 0  # the generic call is always kept
+        unsettled = output_layout is None and info.name not in self.recursion_outputs
+        before = (_ir_state(ir), dict(self.bound_sites), set(self.generic_sites),
+                  {k: list(v) for k, v in self.layout_sites.items()}, self.translated_keys()) if unsettled else None
         try:
             params = [p for p in _params(forward) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, call_values)
+            env, arg_values = self.settle_recursion(info, params, env, arg_values, signature)
             signature.arg_values = tuple(arg_values)
             signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
             self.ctx.signatures[info.name] = signature
@@ -688,7 +725,16 @@ class FileTranslator:
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
                                              output_layout)
             translator.info = info
+            translator.return_template = signature.output if output_layout is None else None
             body, terminated = translator.block(forward.body, 2)
+            if unsettled and info.name in self.recursive_calls:
+                rank = settled_rank(translator.return_template, arg_values)
+                if rank is not None:  # it calls itself: translated again, the recursion settled (recursion.py)
+                    self.recursion_outputs[info.name] = rank
+                    _restore_ir_state(ir, before[0])
+                    self.bound_sites, self.generic_sites, self.layout_sites = before[1:4]
+                    self.forget_translations_since(before[4])  # (classes it called first: for what it handed)
+                    return None
             _raising_output(translator, terminated)
             if io_inputs:  # the main class takes its images once, channels-last from here on
                 at = _body_docstring_lines(body)  # (a docstring may be one element of `body`)
@@ -709,6 +755,31 @@ class FileTranslator:
             self.ctx.current.pop()
             self.in_progress.discard(info.name)
 
+    def translation_tables(self):
+        return (self.ctx.signatures, self.ctx.method_signatures, self.ctx.function_signatures, self.class_code,
+                self.method_code, self.function_code, self.specialised_code, self.layout_trials,
+                self.function_trials, self.function_variant_code, self.kind_cases)
+
+    def translated_keys(self):
+        """The keys of every table of translations made so far (`forget_translations_since` drops the newer)."""
+        return [set(table) for table in self.translation_tables()]
+
+    def forget_translations_since(self, keys):
+        """Drop the translations made since `translated_keys` returned `keys`: a translation made again must not
+        find the classes it calls already fixed to what its first attempt handed them."""
+        for table, known in zip(self.translation_tables(), keys, strict=True):
+            for key in set(table) - known:
+                del table[key]
+
+    def settle_recursion(self, info, params, env, arg_values, signature):
+        """For a class known to call itself (its recursion settled by a first translation): the parameters its own
+        calls fill taken as images, and `signature.output` preset to what the call is taken to return."""
+        if info.name not in self.recursion_outputs:
+            return env, arg_values
+        env, arg_values = widened_arguments(params, env, self.recursive_calls.get(info.name, ()))
+        signature.output = settled_output(self.recursion_outputs[info.name], arg_values)
+        return env, arg_values
+
     def translate_specialisation(self, info, call_values, static, trial=None):
         """`info`'s forward for instances built with the literal values `static`: translated like the generic call,
         with those `self` attributes known (`torch.permute(x, self.dims)` then relabels axes instead of moving
@@ -724,13 +795,16 @@ class FileTranslator:
         try:
             params = [p for p in _params(forward) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, call_values)
-            signature = ClassSignature(arg_values=tuple(arg_values))
+            signature = ClassSignature(arg_values=())
+            env, arg_values = self.settle_recursion(info, params, env, arg_values, signature)
+            signature.arg_values = tuple(arg_values)
             signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
             self.ctx.signatures[key] = signature
             values = {attr: ast.literal_eval(text) for attr, text in static}
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env, None,
                                              static_attrs=values)
             translator.info = info
+            translator.return_template = signature.output
             body, terminated = translator.block(forward.body, 2)
             _raising_output(translator, terminated)
             signature.output = translator.return_template

@@ -60,9 +60,8 @@ CASES = [
     ("resnest", "resnest14", {"classes": 10}, 224),  # 47 Transposes before reshapes, sums and softmax over the
     # radix axis kept the image's layout
     pytest.param("dla", "dla34", {"classes": 10}, 64, marks=_xfail(
-        "76 Transposes (outputs match): the levels reached as getattr(self, 'level{}'.format(i)) are now known (a "
-        "conv Sequential or a Tree), but Tree's tree1/tree2 are a block class or a Tree itself (a class calling "
-        "itself: what its call returns is not known while it is translated), so Tree runs in torch's order")),
+        "24 Transposes (outputs match; 76 before Tree's recursion was settled): Root's `*x` parameter and the "
+        "`children` list take their images in torch's order, so each Root converts its inputs")),
     ("nasnet", "nasnet_4_1056", {"classes": 10}, 224),  # cells return (x, x_prev): 57 Transposes before tuples
     # kept their images channels-last
     pytest.param("hrnet", "hrnet_w18_small_v1_c", {"classes": 10}, 224, marks=_xfail(
