@@ -232,6 +232,7 @@ class FileTranslator:
         factories, module = self.source.factories, self.source.module
         passed = {}  # (callee, parameter) -> in-file classes handed to it, in source order
         calls = []  # (enclosing function or None, call node)
+        loose = []  # (keyword, class) a `dict(...)` of constructor arguments names: for whichever class takes it
 
         class Finder(cst.CSTVisitor):
             def __init__(self):
@@ -248,6 +249,9 @@ class FileTranslator:
 
             def visit_Call(self, node):
                 name = node.func.value if isinstance(node.func, cst.Name) else None
+                if name == "dict":  # `model_args = dict(..., block=DlaBasic)` handed on as `**kwargs` (timm)
+                    loose.extend((a.keyword.value, a.value.value) for a in node.args if a.keyword is not None and
+                                 isinstance(a.value, cst.Name) and a.value.value in classes)
                 if name in classes or name in functions:
                     calls.append((self.function[-1] if self.function else None, node))
                 elif self.function and self.function[-1] in factories:  # a Gluon model-zoo factory's
@@ -277,6 +281,13 @@ class FileTranslator:
                     found = passed.setdefault((callee, parameter), [])
                     if arg.value.value not in found:
                         found.append(arg.value.value)
+        for parameter, handed in loose:  # a class-valued keyword in a dict of constructor arguments: for each
+            for name, info in classes.items():  # class whose constructor has that parameter
+                init = info.find_method("__init__")
+                if init is not None and parameter in [p.name.value for p in init.params.params[1:]]:
+                    found = passed.setdefault((name, parameter), [])
+                    if handed not in found:
+                        found.append(handed)
         for function, node in calls:
             if node.func.value not in classes:
                 continue

@@ -350,7 +350,10 @@ class ExpressionTranslator(CallTranslator):
         operator = BINARY_OPERATORS[type(node.operator)]
         if left.kind == "size" or right.kind == "size":
             left, right = self.materialize_size(left), self.materialize_size(right)
-        if operator == "+" and left.kind == "tuple" and right.kind == "tuple":
+        if operator == "+" and "tuple" in (left.kind, right.kind) and {left.kind, right.kind} <= {"tuple", "python"}:
+            # a list joined to a list the body holds as a plain value (`[x2, x1] + children`: its items in torch's
+            # layout): the known items are converted to it
+            left, right = (v if v.kind == "tuple" else Value(v.code, "tuple", items=None) for v in (left, right))
             return self.concatenated_lists(left, right)
         if not (left.is_tensor or right.is_tensor):
             static = None

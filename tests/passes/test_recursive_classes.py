@@ -79,11 +79,40 @@ class Net(nn.Module):
         return self.head(x.mean((2, 3)))
 '''
 
+# timm's dla.py form: Root takes one list (`[x2, x1] + children`), the aggregation nodes a level roots are handed
+# down the recursion in `children`
+LIST_SOURCE = SOURCE.replace('''    def forward(self, x1, x2):
+        return torch.relu(self.bn(self.conv(torch.cat([x1, x2], 1))))''', '''    def forward(self, xs: List[torch.Tensor]):
+        return torch.relu(self.bn(self.conv(torch.cat(xs, 1))))''').replace(
+    "self.root = Root(2 * cout, cout)", "self.root = Root((2 + len_children) * cout, cout)").replace(
+    "def __init__(self, levels, cin, cout, stride=1):", "def __init__(self, levels, cin, cout, stride=1, len_children=0):"
+).replace("self.tree1 = Tree(levels - 1, cin, cout, stride)", "self.tree1 = Tree(levels - 1, cin, cout, stride)").replace(
+    "self.tree2 = Tree(levels - 1, cout, cout, 1)", "self.tree2 = Tree(levels - 1, cout, cout, 1, len_children + 1)"
+).replace('''    def forward(self, x, residual=None):
+        bottom = self.downsample(x)
+        residual = self.project(bottom)
+        x1 = self.tree1(x, residual)
+        if self.levels == 1:
+            x2 = self.tree2(x1)
+            return self.root(x2, x1)
+        return self.tree2(x1)''', '''    def forward(self, x, residual=None, children: Optional[List[torch.Tensor]] = None):
+        if children is None:
+            children = []
+        bottom = self.downsample(x)
+        residual = self.project(bottom)
+        x1 = self.tree1(x, residual)
+        if self.levels == 1:
+            x2 = self.tree2(x1)
+            return self.root([x2, x1] + children)
+        children.append(x1)
+        return self.tree2(x1, None, children)''').replace("import torch.nn as nn", "import torch.nn as nn\nfrom typing import List, Optional")
+
 
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
     return port_cache(tmp_path_factory, {f"tree{levels}": SOURCE.replace("levels=3):", f"levels={levels}):")
-                                         for levels in (1, 2, 3)})
+                                         for levels in (1, 2, 3)} | {
+        "list_tree": LIST_SOURCE})
 
 
 @settings(max_examples=6, deadline=None)
@@ -101,3 +130,12 @@ def test_recursive_tree_converts_only_at_the_boundary(ported, levels):
     pair = ported(f"tree{levels}")
     x = random_input(0, (2, 3, 8, 8))
     assert count_transposes(pair.keras_model, [x]) <= 2
+
+
+@settings(max_examples=4, deadline=None)
+@given(batch=st.integers(1, 3), size=st.sampled_from([4, 6, 10]), seed=st.integers(0, 2**16))
+def test_recursive_tree_handing_lists_down_matches_torch(ported, batch, size, seed):
+    pair = ported("list_tree")  # (`[x2, x1] + children`: a list literal joined to a list the recursion fills)
+    x = random_input(seed, (batch, 3, size, size))
+    assert_same_outputs(pair, [x], tolerance=1e-4)
+    assert_same_outputs(pair, [x], tolerance=1e-4, jit=True)
