@@ -70,6 +70,13 @@ class ClassBodyTranslator(BodyTranslator):
                     target.value.value == "self":
                 name = target.attr.value
                 self.note_attribute(name, value)
+            elif isinstance(target, (cst.Tuple, cst.List)) and value.kind == "tuple" and value.items is not None and \
+                    len(value.items) == len(target.elements) and _is_self_attribute(target.elements[0].value):
+                for element, item in zip(target.elements, value.items):  # `self.head, self.output = a, b`
+                    if _is_self_attribute(element.value):
+                        self.note_attribute(element.value.attr.value, item)
+                    else:
+                        self.bind_target(element.value, item)
             else:
                 self.bind_target(target, value)
         left = " = ".join(self.target_code(t) for t in targets)
@@ -1251,6 +1258,10 @@ def _base_init_calls(init, base):
 
     init.body.visit(Finder())
     return found
+
+
+def _is_self_attribute(node):
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
 def _one_kind(refs):

@@ -261,6 +261,12 @@ class BodyTranslator(ExpressionTranslator):
     def target_code(self, target):
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             return f"self.{self.keras_attr(target.attr.value)}"
+        if isinstance(target, (cst.Tuple, cst.List)) and any(
+                isinstance(e.value, cst.Attribute) for e in target.elements):  # `self.head, self.output = ...`
+            items = [("*" if isinstance(e, cst.StarredElement) else "") + self.target_code(e.value)
+                     for e in target.elements]
+            code = ", ".join(items) + ("," if len(items) == 1 else "")
+            return f"[{code}]" if isinstance(target, cst.List) else f"({code})" if target.lpar else code
         return self.code(target)
 
     def aug_assign(self, small, pad):

@@ -7,16 +7,17 @@ class Stack(nn.Module):
         super().__init__()
         self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:])])
         self.weights = nn.Parameter(torch.ones(dims[-1]))
+        self.input, self.output = nn.Identity(), nn.Linear(dims[-1], dims[-1])  # Keras names, as one tuple
         self.name = "stack"
         self.trainable = True
 
     def forward(self, input):
-        x = input
+        x = self.input(input)
         for i, layer in enumerate(self.layers):
             x = layer(x)
             if i < len(self.layers) - 1:
                 x = torch.relu(x)
-        return x * self.weights
+        return self.output(x * self.weights)
 
 
 if __name__ == "__main__":
