@@ -16,7 +16,16 @@ MAX_DEPTH = 4
 
 
 def is_elementwise_class(source, module_rules, function_rules, class_name, depth=0):
-    """Whether in-file class `class_name`'s forward is elementwise (see the module docstring)."""
+    """Whether in-file class `class_name`'s forward is elementwise (see the module docstring). Answered once per
+    source file and class (the rules do not change during a conversion)."""
+    cache = source.__dict__.setdefault("_elementwise_classes", {})
+    key = (class_name, depth)
+    if key not in cache:
+        cache[key] = _is_elementwise_class(source, module_rules, function_rules, class_name, depth)
+    return cache[key]
+
+
+def _is_elementwise_class(source, module_rules, function_rules, class_name, depth):
     info = source.classes.get(class_name)
     if info is None or depth > MAX_DEPTH or info.bases:
         return False
@@ -24,7 +33,13 @@ def is_elementwise_class(source, module_rules, function_rules, class_name, depth
     init = info.find_method("__init__")
     if forward is None:
         return False
-    attributes = _attribute_constructions(init) if init is not None else {}
+    constructions = {}
+
+    def attributes():
+        if "found" not in constructions:
+            constructions["found"] = _attribute_constructions(init) if init is not None else {}
+        return constructions["found"]
+
     params = [p.name.value for p in forward.params.params]
     if len(params) != 2 or forward.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or \
             forward.params.kwonly_params or forward.params.star_kwarg is not None:
@@ -39,8 +54,6 @@ def is_elementwise_class(source, module_rules, function_rules, class_name, depth
         return name in source.classes and is_elementwise_class(source, module_rules, function_rules, name,
                                                                 depth + 1)
 
-    found = {"ok": True}
-
     class Checker(cst.CSTVisitor):
         def __init__(self):
             super().__init__()
@@ -50,9 +63,9 @@ def is_elementwise_class(source, module_rules, function_rules, class_name, depth
             func = call.func
             name = dotted_name(func) or ""
             if name.startswith("self.") and name.count(".") == 1:
-                constructions = attributes.get(name[5:])
-                if not constructions or not all(passes(c) for c in constructions):
-                    found["ok"] = False
+                callees = attributes().get(name[5:])
+                if not callees or not all(passes(c) for c in callees):
+                    raise _Decided
                 return True
             canonical = source.imports.resolve(func)
             rule = function_rules.get(canonical or "")
@@ -61,34 +74,67 @@ def is_elementwise_class(source, module_rules, function_rules, class_name, depth
                 self.method_calls.add(func)
             if rule is None or rule.layout != "any" or rule.axis_params or rule.translate is not None or \
                     rule.outputs != "tensor":
-                found["ok"] = False
+                raise _Decided
             return True
 
         def visit_Subscript(self, node):
-            found["ok"] = False
+            raise _Decided
 
         def visit_Attribute(self, node):
             own = isinstance(node.value, cst.Name) and node.value.value == "self"
             if not own and node not in self.method_calls and (
                     dotted_name(node) is None or source.imports.resolve(node) is None):
-                found["ok"] = False  # `x.shape`, `x.reshape(...)`
+                raise _Decided  # `x.shape`, `x.reshape(...)`
             return True
 
-    forward.body.visit(Checker())
-    return found["ok"]
+    try:
+        forward.body.visit(Checker())
+    except _Decided:  # the first thing that is not elementwise ends the walk
+        return False
+    return True
+
+
+class _Decided(Exception):
+    """Raised inside the forward walk once the class is known not to be elementwise."""
 
 
 def _attribute_constructions(init):
-    """attribute -> [callee expression] of `self.<attribute> = Callee(...)` in __init__ (None for any other value)."""
+    """attribute -> [callee expression] of `self.<attribute> = Callee(...)` in __init__ (None for any other value).
+    Reads statements only (nested blocks too), not every expression node: a libcst visitor over each __init__
+    was a tenth of a large file's conversion."""
     found = {}
-
-    class Finder(cst.CSTVisitor):
-        def visit_Assign(self, node):
-            for target in node.targets:
-                name = dotted_name(target.target)
-                if name is not None and name.startswith("self.") and name.count(".") == 1:
-                    value = node.value
-                    found.setdefault(name[5:], []).append(value.func if isinstance(value, cst.Call) else None)
-
-    init.visit(Finder())
+    for node in _assignments(init.body):
+        for target in node.targets:
+            name = dotted_name(target.target)
+            if name is not None and name.startswith("self.") and name.count(".") == 1:
+                value = node.value
+                found.setdefault(name[5:], []).append(value.func if isinstance(value, cst.Call) else None)
     return {name: (callees if None not in callees else None) for name, callees in found.items()}
+
+
+def _assignments(suite):
+    """Every `cst.Assign` among the statements of `suite` and of the blocks nested in them, in source order."""
+    if isinstance(suite, cst.SimpleStatementSuite):  # `if c: self.a = A()`
+        yield from (small for small in suite.body if isinstance(small, cst.Assign))
+        return
+    for statement in getattr(suite, "body", ()):
+        if isinstance(statement, cst.SimpleStatementLine):
+            yield from (small for small in statement.body if isinstance(small, cst.Assign))
+        else:
+            yield from _nested_assignments(statement)
+
+
+def _nested_assignments(statement):
+    """The assignments in a compound statement's blocks: body, elif/else, except handlers, finally."""
+    if isinstance(getattr(statement, "body", None), cst.BaseSuite):
+        yield from _assignments(statement.body)
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.If):
+        yield from _nested_assignments(orelse)
+    elif orelse is not None:
+        yield from _assignments(orelse.body)
+    for handler in getattr(statement, "handlers", ()):
+        yield from _assignments(handler.body)
+    final = getattr(statement, "finalbody", None)
+    if final is not None:
+        yield from _assignments(final.body)

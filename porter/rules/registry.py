@@ -134,14 +134,20 @@ def function_rule(*names, runtime=None, signature=None, layout="any", rank=None,
     return rule
 
 
+_LOADED = []
+
+
 def load_all_rules():
-    """Import every rule module so that its registrations run (idempotent)."""
-    import importlib
-    import pkgutil
+    """Import every rule module so that its registrations run (idempotent; the package folder is listed once per
+    process: callers ask for the tables often)."""
+    if not _LOADED:
+        import importlib
+        import pkgutil
 
-    import porter.rules as package
+        import porter.rules as package
 
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if info.name != "registry":
-            importlib.import_module(f"porter.rules.{info.name}")
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+            if info.name != "registry":
+                importlib.import_module(f"porter.rules.{info.name}")
+        _LOADED.append(True)
     return MODULE_RULES, FUNCTION_RULES
