@@ -498,18 +498,30 @@ class FileTranslator:
         `isinstance(arg, (tuple, list))` when its code differs. None when the kinds agree."""
         info = self.source.classes.get(class_name)
         if info is None or not signature.done or class_name in self.in_progress or not signature.arg_values or \
-                not args or {args[0].kind, signature.arg_values[0].kind} != {"tensor", "tuple"}:
+                not args:
             return None
-        trial = ("kind", args[0].kind)
+        handed, wanted = args[0], signature.arg_values[0]
+        if {handed.kind, wanted.kind} == {"tensor", "tuple"}:
+            trial, call_args = ("kind", handed.kind), self.handed_args(info, args)
+        elif handed.is_tensor and wanted.is_tensor and handed.rank and wanted.rank and handed.rank != wanted.rank \
+                and max(handed.rank, wanted.rank) > 2 and not handed.layout.startswith("permuted:"):
+            # another rank (a block a Sequential runs on images and, elsewhere, on sequences): a case of its own,
+            # taking the rank handed in the layout the class declares (containers convert to it)
+            trial = ("kind", f"rank{handed.rank}")
+            layout = "channels_last" if wanted.channels_last else "source"
+            call_args = [handed.but(layout=layout, channels=None if layout != handed.layout else handed.channels)
+                         ] + list(args[1:])
+        else:
+            return None
         key = (class_name, (), trial)
         if key not in self.layout_trials:
-            self.translate_specialisation(info, (self.handed_args(info, args), dict(kwargs)), (), trial=trial)
+            self.translate_specialisation(info, (call_args, dict(kwargs)), (), trial=trial)
         if key not in self.layout_trials:
             return None
         base = self.class_code.get((class_name, "call"))
         if base is not None and self.layout_trials[key][0] == base[1]:
             return self.ctx.signatures[key]  # the same code serves both kinds
-        self.kind_cases.setdefault(class_name, {})[args[0].kind] = key
+        self.kind_cases.setdefault(class_name, {})[trial[1]] = key
         return self.ctx.signatures[key]
 
     def layout_variant(self, class_name, signature, args, kwargs, static, site=None):
@@ -956,10 +968,15 @@ class FileTranslator:
             for field in ("adjustments", "unsupported"):
                 getattr(ir, field).extend(n for n in notes[field] if n not in getattr(ir, field))
             ir.ops.update(notes["ops"])
-            test = f"isinstance({params[0]}, (tuple, list))"
-            lines.append(f"{INDENT * 2}# porter: `call` specialised for callers handing {params[0]} as a "
-                         f"{'tuple' if kind == 'tuple' else 'tensor'}")
-            lines.append(f"{INDENT * 2}if {test if kind == 'tuple' else 'not ' + test}:")
+            if kind.startswith("rank"):
+                lines.append(f"{INDENT * 2}# porter: `call` specialised for callers handing {params[0]} with "
+                             f"{kind[4:]} dimensions")
+                lines.append(f"{INDENT * 2}if len({params[0]}.shape) == {kind[4:]}:")
+            else:
+                test = f"isinstance({params[0]}, (tuple, list))"
+                lines.append(f"{INDENT * 2}# porter: `call` specialised for callers handing {params[0]} as a "
+                             f"{'tuple' if kind == 'tuple' else 'tensor'}")
+                lines.append(f"{INDENT * 2}if {test if kind == 'tuple' else 'not ' + test}:")
             case = body[_body_docstring_lines(body):]
             lines.extend(INDENT + line if line.strip() else line for line in case)
             if not _ends_in_return(case):
