@@ -8,6 +8,7 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, layout_of_order, separable_order, to_layout, unify
+from porter.ir.lists import starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, remap_axis,
                                stub_value, tensor)
@@ -311,6 +312,9 @@ class CallTranslator:
     def as_plain(self, value, layout="source"):
         if value.kind == "size":
             return self.materialize_size(value)
+        if value.kind == "starred" and value.code.startswith("*"):  # `f(*xs)`: xs's items in torch's layout
+            plain = self.as_plain(value.but(code=value.code[1:], kind="tuple"), layout)
+            return plain.but(code="*" + plain.code, kind="starred")
         if value.is_tensor:
             return to_layout(self.ctx, value, layout)
         # the items of a call's result (`x.chunk(2, 1)`) are element templates without code: converted as one
@@ -541,7 +545,9 @@ class CallTranslator:
         args = _unstarred(args)
         signature = self.ctx_class_signature(class_name, args, kwargs, static, site=site)
         starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
-        if starred is not None and signature is not None and any(
+        fits = starred is not None and signature is not None and self.starred_fits(class_name, signature, starred,
+                                                                                   args[starred])
+        if starred is not None and signature is not None and not fits and any(
                 w.is_tensor and w.channels_last for w in signature.arg_values[starred:]):
             # a starred list of unknown length hands its items in torch's layout, where the call takes an image
             # channels-last: the runtime converts (call_module)
@@ -549,7 +555,7 @@ class CallTranslator:
         converted = []
         for position, value in enumerate(args):
             wanted = signature.arg_values[position] if signature and position < len(signature.arg_values) else None
-            converted.append(self.to_value_layout(value, wanted))
+            converted.append(value if fits and position == starred else self.to_value_layout(value, wanted))
         kw = {}
         for name, value in kwargs.items():
             wanted = signature.kwarg_values.get(name) if signature and hasattr(signature, "kwarg_values") else None
@@ -560,6 +566,23 @@ class CallTranslator:
         if output.is_tensor and output.channels:
             output = output.but(channels=rebase(output.channels, code))
         return self.output_value(call, output)
+
+    def starred_fits(self, class_name, signature, starred, value):
+        """Whether the starred list `value` a caller hands at position `starred` (`stage(*features)`) holds
+        channels-last images where the class's call takes every parameter from there on, its `*args` included, as
+        channels-last images: the list goes in as it is."""
+        images = starred_images(value)
+        info = self.source.classes.get(class_name)
+        forward = info.find_method("forward") if info is not None else None
+        if images is None or forward is None:
+            return False
+        wanted = list(signature.arg_values[starred:])
+        star = forward.params.star_arg
+        if isinstance(star, cst.Param):
+            rest = getattr(signature, "kwarg_values", {}).get(star.name.value)
+            wanted.append(element_template(rest) if rest is not None and rest.kind == "tuple" else None)
+        return bool(wanted) and all(w is not None and w.is_tensor and w.channels_last and
+                                    (w.rank is None or images.rank is None or w.rank == images.rank) for w in wanted)
 
     def plain_values_by_keyword(self, class_name, args, kwargs):
         """Keras takes only tensors positionally in a layer call: `self.partition_op(x, self.p)` passes `p=...`
@@ -790,6 +813,9 @@ class CallTranslator:
         rules = self.ctx.function_rules
         if canonical in rules:
             args, kwargs = self.arg_values(node)
+            # a starred list's items go to a rule in torch's layout (`F.concat(*features, dim=1)`: the rule reads
+            # its axis against them; one of channels-last images is converted item by item)
+            args = [self.as_plain(v) if v.kind == "starred" and starred_images(v) is not None else v for v in args]
             return self.apply_rule(rules[canonical], Call(canonical, args, kwargs, self.line))
         if canonical in self.ctx.module_rules:
             rule = module_rule_for_call(self.ctx.module_rules[canonical], node)

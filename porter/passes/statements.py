@@ -11,6 +11,7 @@ from porter.frontend.annotations import annotation_text
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import flag_truth
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
+from porter.ir.lists import GrowingList, decide, growing
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import Value, physical_order, python, tensor
 from porter.passes.expressions import ExpressionTranslator
@@ -181,6 +182,9 @@ class BodyTranslator(ExpressionTranslator):
         if isinstance(small.value, cst.List) and value.kind == "tuple":
             template = element_template(value)  # mutable: appends follow, converted to the elements' layout
             value = value.but(items=None, static=("each", template) if template is not None else None)
+        elif isinstance(small.value, cst.List) and not small.value.elements and self.mode == "forward" and all(
+                isinstance(t, cst.Name) for t in targets):
+            value = value.but(static=GrowingList())  # `x_list = []`: the first item put in decides its layout
         if value.kind == "size":
             value = self.materialize_size(value) if not all(
                 isinstance(t, (cst.Tuple, cst.List)) for t in targets) else value
@@ -348,6 +352,12 @@ class BodyTranslator(ExpressionTranslator):
                 node.func.attr.value == "append" and isinstance(node.func.value, cst.Name) and len(node.args) == 1):
             return None
         holder = self.env.get(node.func.value.value)
+        cells = growing(holder)
+        if cells is not None:  # a list the body started empty: the first item decides the layout of all
+            item = self.expr(node.args[0].value)
+            if decide(cells, item) is None:
+                return [f"{pad}{node.func.value.value}.append({self.as_plain(item).code})"]
+            return [f"{pad}{node.func.value.value}.append({self.item_for_list(cells, item).code})"]
         if not (isinstance(holder, Value) and holder.kind == "tuple" and isinstance(holder.static, tuple) and
                 holder.static[:1] == ("each",)):
             return None
@@ -362,6 +372,17 @@ class BodyTranslator(ExpressionTranslator):
             if item.rank != template.rank:
                 self.env[node.func.value.value] = holder.but(static=("each", template.but(rank=None)))
         return [f"{pad}{node.func.value.value}.append({item.code})"]
+
+    def item_for_list(self, cells, item):
+        """`item` converted to the layout of the channels-last images growing list `cells` holds (an item of
+        another rank leaves the template's rank unknown)."""
+        template = cells.template
+        if not item.is_tensor:
+            item = tensor(item.code)  # an untyped call result: torch's layout
+        item = to_layout(self.ctx, item, "channels_last", template.rank)
+        if None not in (item.rank, template.rank) and item.rank != template.rank:
+            cells.template = template.but(rank=None)
+        return item
 
     def note_init_call(self, node):
         """Hook for the class translator (register_buffer etc.)."""
