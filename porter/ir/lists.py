@@ -48,6 +48,23 @@ def decide(cells, item):
     return cells.template
 
 
+def resolved(value):
+    """`value` as a read would see it, without deciding anything (a growing list still empty stays as it is)."""
+    cells = growing(value)
+    if cells is None or cells.template is None:
+        return value
+    return Value(value.code, "tuple", items=None, static=("each", cells.template))
+
+
+def images_held(value):
+    """The template of the channels-last images list-valued `value` holds (every item alike), or None."""
+    value = resolved(value) if isinstance(value, Value) else value
+    if not isinstance(value, Value) or value.kind != "tuple":
+        return None
+    template = element_template(value)
+    return template if template is not None and holds_images(template) else None
+
+
 def read(value):
     """What a read of variable `value` gives: a growing list of channels-last images as a list of unknown length
     whose items share its template; a growing list read before any item went in becomes a plain list (what

@@ -8,7 +8,7 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, layout_of_order, separable_order, to_layout, unify
-from porter.ir.lists import starred_images
+from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, remap_axis,
                                stub_value, tensor)
@@ -157,6 +157,8 @@ class CallTranslator:
                                           node)
             if base.kind == "size":
                 return self.size_method(base, func.attr.value, node)
+            if func.attr.value in ("append", "insert", "extend") and images_held(base) is not None:
+                return self.put_in_list(base, func.attr.value, node)
             if base.kind == "module":
                 if func.attr.value in ("parameters", "modules", "children", "named_parameters", "keys",
                                        "values", "items"):
@@ -242,6 +244,21 @@ class CallTranslator:
             if argument.is_tensor:
                 return self.tensor_method(argument, {"float": "item", "int": "item", "bool": "item"}[name], node)
         return python(f"{callee.code}({self.plain_args(node)})")
+
+    def put_in_list(self, base, method, node):
+        """`xs.append(t)`, `xs.insert(i, t)`, `xs.extend(ts)` on a list of channels-last images: what goes in is
+        converted to that layout (the list's readers take its items as stored)."""
+        held = images_held(base)
+        args, kwargs = self.arg_values(node)
+        if kwargs or len(args) != (2 if method == "insert" else 1) or any(v.kind == "starred" for v in args):
+            return python(f"{base.code}.{method}({self.plain_args(node)})")
+        item = args[-1]
+        if method == "extend":
+            item = self.list_in_layout(item if item.kind == "tuple" else Value(item.code, "tuple", items=None),
+                                       Value("", "tuple", items=(held,)))
+        else:
+            item = to_layout(self.ctx, item if item.is_tensor else tensor(item.code), "channels_last", held.rank)
+        return python(f"{base.code}.{method}({self.join_args([*args[:-1], item], {})})")
 
     def tensor_only_method(self, method, canonical):
         """True when `value.method(...)` on a value of unknown kind can only be a tensor's method: a name porter
@@ -631,11 +648,14 @@ class CallTranslator:
         converted in a comprehension."""
         held = element_template(value)
         targets = [i for i in wanted.items if i.is_tensor]
-        if len(targets) != len(wanted.items) or not all(t.channels_last and (t.rank or 0) > 2 for t in targets) or \
+        if len(targets) != len(wanted.items) or not all(holds_images(t) for t in targets) or \
                 len({t.rank for t in targets}) != 1:
             return self.as_plain(value)
         if held is not None and held.is_tensor and held.channels_last:
             return value
+        if value.items is not None:  # items of their own layouts (`[x, y]`): each converted as it needs
+            return self.tuple_in_layouts(value, [to_layout(self.ctx, i, "channels_last", targets[0].rank)
+                                                 if i.is_tensor else i for i in value.items])
         self.ctx.use("to_channels_last")
         return Value(f"[to_channels_last(_each) for _each in {value.code}]", "tuple", items=None,
                      static=("each", targets[0].with_code("")))

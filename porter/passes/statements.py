@@ -11,7 +11,7 @@ from porter.frontend.annotations import annotation_text
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import flag_truth
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
-from porter.ir.lists import GrowingList, decide, growing
+from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import Value, physical_order, python, tensor
 from porter.passes.expressions import ExpressionTranslator
@@ -172,6 +172,13 @@ class BodyTranslator(ExpressionTranslator):
             if base.is_tensor or (base.kind == "python" and _masked(targets[0])):
                 # a value porter could not type, indexed by a comparison (`logits[logits < v] = -inf`): a tensor
                 return self.item_assignment(targets[0], base.but(kind="tensor"), small, pad)
+            held = images_held(base)
+            if held is not None and self.mode != "init" and len(targets[0].slice) == 1 and isinstance(
+                    targets[0].slice[0].slice, cst.Index):  # `features[i] = t` in a list of channels-last images
+                value = self.expr(small.value)
+                value = to_layout(self.ctx, value if value.is_tensor else tensor(value.code), "channels_last",
+                                  held.rank)
+                return [f"{pad}{self.target_code(targets[0])} = {value.code}"]
         if self.mode == "init":
             return self.init_assign(small, targets, pad)
         self.storing_list = isinstance(small.value, cst.List)
@@ -425,7 +432,19 @@ class BodyTranslator(ExpressionTranslator):
         if value.is_tensor and template.is_tensor:
             return to_layout(self.ctx, value, "channels_last" if template.channels_last else "source", template.rank)
         if value.kind == "tuple" and template.kind == "tuple" and template.items is not None:
-            return self.to_value_layout(value, template)  # item by item, as the first return left them
+            value = self.to_value_layout(value, template)  # item by item, as the first return left them
+            alike = element_template(template)
+            if value.kind == "tuple" and value.items is None and alike is not None:
+                # `return [x]`, then `return x_fuse` (a list of unknown length): callers get a list whose items
+                # are all alike, not a list of one
+                self.return_template = Value(template.code, "tuple", items=None, static=("each", alike))
+            return value
+        held = element_template(template) if value.kind == "tuple" and template.kind == "tuple" else None
+        if held is not None and holds_images(held):  # the first return was a list of channels-last images
+            if value.items is None:
+                return self.list_in_layout(value, Value("", "tuple", items=(held,)))
+            return self.tuple_in_layouts(value, [to_layout(self.ctx, i, "channels_last", held.rank) if i.is_tensor
+                                                 else i for i in value.items])
         return self.as_plain(value)
 
     def returned_tuple(self, value):
@@ -532,6 +551,18 @@ class BodyTranslator(ExpressionTranslator):
         merged.update(env_a)
         for name in sorted(set(env_a) & set(env_b)):
             value_a, value_b = env_a[name], env_b[name]
+            if self.list_relaid(name, value_a, value_b) is not None:  # lists: one path holds channels-last images,
+                for value, lines in ((value_a, lines_a), (value_b, lines_b)):  # the other not: torch's on both
+                    if images_held(value) is not None:
+                        fix = f"{pad}{name} = {self.as_plain(resolved(value).with_code(name)).code}"
+                        if lines is lines_a or keyword == "else":
+                            _insert_before_trailing_pass(lines, fix)
+                        elif keyword is None:
+                            else_extra.append(fix)
+                        else:
+                            lines.append(fix)
+                merged[name] = Value(name, "tuple", items=None)
+                continue
             if isinstance(value_a, Value) and value_a.layout == "raises":
                 merged[name] = value_b  # that path raises first: the other one says what the name holds
                 continue
@@ -553,6 +584,21 @@ class BodyTranslator(ExpressionTranslator):
                     lines_b.append(fix_b)
             merged[name] = tensor(name, value_a.rank)
         return {"env": merged, "else_extra": else_extra}
+
+    def list_relaid(self, name, value, wanted):
+        """Lists: variable `name`, holding list `value`, converted item by item to hold its items as list `wanted`
+        holds them (channels-last images or torch's layout), or None when they agree already (or either is no
+        list)."""
+        if not (isinstance(value, Value) and isinstance(wanted, Value) and resolved(value).kind == "tuple" and
+                resolved(wanted).kind == "tuple"):
+            return None
+        held, target = images_held(value), images_held(wanted)
+        if (held is None) == (target is None):
+            return None
+        current = resolved(value).with_code(name)
+        if target is not None:
+            return self.list_in_layout(current, Value("", "tuple", items=(target,)))
+        return self.as_plain(current)
 
     def tensor_if(self, statement, test, depth):
         """Data-dependent branch -> tf.cond over two nested functions (Keras does not AutoGraph `call`)."""
@@ -641,6 +687,11 @@ class BodyTranslator(ExpressionTranslator):
         fixes = []
         for name, old in before.items():
             new = self.env.get(name)
+            relaid = self.list_relaid(name, new, old)
+            if relaid is not None:  # a list of images whose layout the body changed: back to the one at entry
+                fixes.append(f"{INDENT * depth}{name} = {relaid.code}")
+                self.env[name] = old
+                continue
             if not (isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor):
                 continue
             if old.layout == new.layout or (old.channels_last == new.channels_last and "permuted" not in

@@ -1,0 +1,160 @@
+"""Multi-resolution images held in Python lists (HRNet's HighResolutionModule, written as GluonCV and timm write it):
+lists started empty and grown with `append`, built by comprehension, indexed by loop variables, unpacked into a
+block's call (`stage(*xs)`), items replaced (`x[i] = branch(x[i])`), summed in loops and returned from a class's
+call. The images stay channels-last inside the lists (porter/ir/lists.py), so the port traces only the boundary
+Transpose, and matches torch eagerly and under XLA. A loop reading what an earlier iteration appended before it
+appends (the list is read before any item is in) keeps torch's layout and matches too."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from porter.verify.harness import PortedPair, count_transposes
+from tests.rules.op_ports import assert_same_outputs, port, random_input
+
+MODEL = '''
+import torch
+from torch import nn
+import torch.nn.functional as F
+from typing import List
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        return F.relu(self.bn(self.conv(x)) + x)
+
+
+class MultiResolutionBlock(nn.Module):
+    """Branches per resolution, then every branch fused into every other (HRNet's HighResolutionModule)."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.num_branches = len(channels)
+        self.branches = nn.ModuleList([BasicBlock(c) for c in channels])
+        fuse_layers = []
+        for i in range(self.num_branches):
+            fuse_layer = []
+            for j in range(self.num_branches):
+                if j > i:
+                    fuse_layer.append(nn.Sequential(nn.Conv2d(channels[j], channels[i], 1, bias=False),
+                                                    nn.BatchNorm2d(channels[i]),
+                                                    nn.Upsample(scale_factor=2 ** (j - i), mode="nearest")))
+                elif j == i:
+                    fuse_layer.append(nn.Identity())
+                else:
+                    steps = []
+                    for k in range(i - j):
+                        last = k == i - j - 1
+                        steps.append(nn.Sequential(
+                            nn.Conv2d(channels[j], channels[i] if last else channels[j], 3, 2, 1, bias=False),
+                            nn.BatchNorm2d(channels[i] if last else channels[j])))
+                        if not last:
+                            steps.append(nn.ReLU())
+                    fuse_layer.append(nn.Sequential(*steps))
+            fuse_layers.append(nn.ModuleList(fuse_layer))
+        self.fuse_layers = nn.ModuleList(fuse_layers)
+
+    def forward(self, x, *rest):
+        xs = []
+        xs.append(self.branches[0](x))
+        for i in range(1, self.num_branches):
+            xs.append(self.branches[i](rest[i - 1]))
+        fused = []
+        for i in range(len(self.fuse_layers)):
+            y = xs[0] if i == 0 else self.fuse_layers[i][0](xs[0])
+            for j in range(1, self.num_branches):
+                y = y + self.fuse_layers[i][j](xs[j])
+            fused.append(F.relu(y))
+        return fused
+
+
+class ListBlock(nn.Module):
+    """timm-style: the images come in one list, the branches replace its items."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.branches = nn.ModuleList([BasicBlock(c) for c in channels])
+        self.fuse = MultiResolutionBlock(channels)
+
+    def forward(self, x: List[torch.Tensor]) -> List[torch.Tensor]:
+        for i, branch in enumerate(self.branches):
+            x[i] = branch(x[i])
+        return self.fuse(*x)
+
+
+class Net(nn.Module):
+    def __init__(self, width=4, classes=5):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, width, 3, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU())
+        channels = [width, width * 2, width * 4]
+        self.transition = nn.ModuleList(
+            [nn.Identity()] + [nn.Sequential(nn.Conv2d(width, c, 3, 2 ** k, 1, bias=False), nn.BatchNorm2d(c),
+                                             nn.ReLU()) for k, c in enumerate(channels[1:], 1)])
+        self.stages = nn.ModuleList([MultiResolutionBlock(channels), MultiResolutionBlock(channels)])
+        self.last = ListBlock(channels)
+        self.head = nn.Linear(sum(channels), classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        xs = [t(x) for t in self.transition]
+        for stage in self.stages:
+            xs = stage(*xs)
+        xs = self.last(xs)
+        pooled = [torch.mean(t, dim=(2, 3)) for t in xs]
+        return self.head(torch.cat(pooled, dim=1))
+'''
+
+CHAIN = '''
+import torch
+from torch import nn
+
+
+class Chain(nn.Module):
+    def __init__(self, width=4):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(3 if i == 0 else width, width, 3, padding=1) for i in range(3)])
+
+    def forward(self, x):
+        feats = []
+        for i, conv in enumerate(self.convs):
+            inp = x if i == 0 else feats[-1]
+            feats.append(torch.relu(conv(inp)))
+        return torch.cat(feats, dim=1)
+'''
+
+
+@pytest.fixture(scope="module")
+def hrnet(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("image_lists"), MODEL, input_specs=("3,16,16",))
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("read_before_append"), CHAIN, input_specs=("3,8,8",))
+
+
+def test_lists_of_images_convert_nothing(hrnet):
+    code = (hrnet.out_dir / "op_model_keras.py").read_text()
+    assert "call_module(" not in code.split("class MultiResolutionBlock", 1)[1].split("class Net", 1)[0]
+    assert "to_channels_first(" not in code.split("class MultiResolutionBlock", 1)[1]
+
+
+@settings(max_examples=3, deadline=None)
+@given(batch=st.integers(1, 2), quarter=st.integers(1, 4), width=st.integers(2, 5), seed=st.integers(0, 2**16))
+def test_multi_resolution_block_matches_torch(hrnet, batch, quarter, width, seed):
+    pair = PortedPair(hrnet.out_dir, init_args={"width": width}, seed=seed % 7)
+    x = random_input(seed, (batch, 3, 4 * quarter, 4 * quarter))
+    assert_same_outputs(pair, [x], tolerance=1e-4)
+    assert_same_outputs(pair, [x], tolerance=1e-4, jit=True)
+    assert count_transposes(pair.keras_model, [x]) <= 2
+
+
+@settings(max_examples=3, deadline=None)
+@given(batch=st.integers(1, 3), size=st.integers(3, 9), seed=st.integers(0, 2**16))
+def test_a_list_read_before_its_first_append_matches_torch(chain, batch, size, seed):
+    assert_same_outputs(chain, [random_input(seed, (batch, 3, size, size))], tolerance=1e-5)
