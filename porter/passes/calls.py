@@ -636,6 +636,11 @@ class CallTranslator:
                 wanted.items is not None and len(value.items) == len(wanted.items):
             return self.tuple_in_layouts(value, [self.to_value_layout(v, w) for v, w in zip(value.items,
                                                                                              wanted.items)])
+        if value.kind == "tuple" and wanted is not None and wanted.kind == "tuple" and wanted.items is None:
+            # a list of unknown length where the callee was translated for one: its items as that one held them
+            held = images_held(wanted)
+            return self.list_in_layout(value, Value("", "tuple", items=(held,))) if held is not None else \
+                self.as_plain(value)
         if wanted is None or not value.is_tensor:
             return self.as_plain(value) if wanted is None else value
         if not wanted.is_tensor:
