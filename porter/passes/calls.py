@@ -159,6 +159,11 @@ class CallTranslator:
                 return self.size_method(base, func.attr.value, node)
             if func.attr.value in ("append", "insert", "extend") and images_held(base) is not None:
                 return self.put_in_list(base, func.attr.value, node)
+            if func.attr.value in ("pop", "copy") and base.kind == "tuple" and element_template(base) is not None:
+                # an item taken out of a list of alike items (`skips.pop()`), or a copy of it: as the list holds it
+                code = f"{base.code}.{func.attr.value}({self.plain_args(node)})"
+                return element_template(base).with_code(code) if func.attr.value == "pop" else \
+                    Value(code, "tuple", items=None, static=("each", element_template(base)))
             if base.kind == "module":
                 if func.attr.value in ("parameters", "modules", "children", "named_parameters", "keys",
                                        "values", "items"):

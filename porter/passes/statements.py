@@ -279,9 +279,19 @@ class BodyTranslator(ExpressionTranslator):
             base = self.expr(small.target.value)
             if base.is_tensor:
                 return self.item_aug_assignment(small, base, pad)
-        target_value = self.expr(small.target)
-        value = self.expr(small.value)
         operator = self.code(small.operator).strip()
+        value = self.expr(small.value)
+        cells = growing(self.env.get(small.target.value)) if isinstance(small.target, cst.Name) else None
+        if cells is not None and not cells.decided and operator == "+=" and isinstance(small.value, cst.List) and \
+                value.kind == "tuple" and value.items:
+            decide(cells, value.items[0])  # `xs += [t]` as the first item: as an append
+        target_value = self.expr(small.target)
+        if operator == "+=" and (target_value.kind == "tuple" or growing(target_value) is not None) and \
+                value.kind in ("tuple", "python"):  # `xs += [t]`: the items go in as the list holds its items
+            held = images_held(target_value)
+            value = self.list_in_layout(value, Value("", "tuple", items=(held,))) if held is not None else \
+                self.as_plain(value)
+            return [f"{pad}{self.target_code(small.target)} {operator} {value.code}"]
         if target_value.is_tensor or value.is_tensor:
             (left, right), layout, rank = unify(self.ctx, [target_value, value])
             binary = operator[:-1]

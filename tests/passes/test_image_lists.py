@@ -218,6 +218,38 @@ class Net(nn.Module):
         return self.head(torch.cat([t.mean((2, 3)) for t in yl], 1))
 '''
 
+# a U-Net keeping its skips in a list grown with `+=` and emptied with `pop()`, then iterated through `reversed`
+SKIPS = '''
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class UNet(nn.Module):
+    def __init__(self, width=4):
+        super().__init__()
+        self.down = nn.ModuleList([nn.Conv2d(3 if i == 0 else width, width, 3, padding=1) for i in range(3)])
+        self.up = nn.ModuleList([nn.Conv2d(2 * width, width, 3, padding=1) for _ in range(3)])
+        self.out = nn.Conv2d(width, 2, 1)
+
+    def forward(self, x):
+        skips = []
+        for conv in self.down:
+            x = F.relu(conv(x))
+            skips += [x]
+            x = F.max_pool2d(x, 2)
+        x = F.interpolate(x, scale_factor=2)
+        for i, conv in enumerate(self.up):
+            skip = skips.pop()
+            x = F.relu(conv(torch.cat([x, skip], dim=1)))
+            if i < 2:
+                x = F.interpolate(x, scale_factor=2)
+        extra = []
+        for s in reversed(skips):
+            extra.append(s)
+        return self.out(x), torch.stack(extra, 0).sum(0) if extra else x
+'''
+
 CHAIN = '''
 import torch
 from torch import nn
@@ -245,6 +277,11 @@ def hrnet(tmp_path_factory):
 @pytest.fixture(scope="module")
 def timm_style(tmp_path_factory):
     return port(tmp_path_factory.mktemp("timm_style"), TIMM_STYLE, input_specs=("3,16,16",))
+
+
+@pytest.fixture(scope="module")
+def skips(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("skips"), SKIPS, input_specs=("3,16,16",))
 
 
 @pytest.fixture(scope="module")
@@ -276,6 +313,15 @@ def test_timm_style_high_resolution_module_matches_torch(timm_style, batch, quar
     assert_same_outputs(pair, [x], tolerance=1e-4)
     assert_same_outputs(pair, [x], tolerance=1e-4, jit=True)
     assert count_transposes(pair.keras_model, [x]) <= 2
+
+
+@settings(max_examples=2, deadline=None)
+@given(batch=st.integers(1, 2), eighth=st.integers(1, 3), seed=st.integers(0, 2**16))
+def test_skips_pushed_and_popped_match_torch(skips, batch, eighth, seed):
+    x = random_input(seed, (batch, 3, 8 * eighth, 8 * eighth))
+    assert_same_outputs(skips, [x], tolerance=1e-5)
+    code = (skips.out_dir / "op_model_keras.py").read_text()
+    assert "skips += [x]" in code and "cat([x, skip], 3)" in code  # the skips stay channels-last
 
 
 @settings(max_examples=3, deadline=None)
