@@ -189,8 +189,8 @@ class BodyTranslator(ExpressionTranslator):
         if isinstance(small.value, cst.List) and value.kind == "tuple":
             template = element_template(value)  # mutable: appends follow, converted to the elements' layout
             value = value.but(items=None, static=("each", template) if template is not None else None)
-        elif isinstance(small.value, cst.List) and not small.value.elements and self.mode in ("forward", "function") and all(
-                isinstance(t, cst.Name) for t in targets):
+        elif isinstance(small.value, cst.List) and not small.value.elements and \
+                self.mode in ("forward", "function") and all(isinstance(t, cst.Name) for t in targets):
             value = value.but(static=GrowingList())  # `x_list = []`: the first item put in decides its layout
         if value.kind == "size":
             value = self.materialize_size(value) if not all(
