@@ -8,6 +8,7 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, layout_of_order, separable_order, to_layout, unify
+from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, remap_axis,
                                stub_value, tensor)
@@ -156,6 +157,13 @@ class CallTranslator:
                                           node)
             if base.kind == "size":
                 return self.size_method(base, func.attr.value, node)
+            if func.attr.value in ("append", "insert", "extend") and images_held(base) is not None:
+                return self.put_in_list(base, func.attr.value, node)
+            if func.attr.value in ("pop", "copy") and base.kind == "tuple" and element_template(base) is not None:
+                # an item taken out of a list of alike items (`skips.pop()`), or a copy of it: as the list holds it
+                code = f"{base.code}.{func.attr.value}({self.plain_args(node)})"
+                return element_template(base).with_code(code) if func.attr.value == "pop" else \
+                    Value(code, "tuple", items=None, static=("each", element_template(base)))
             if base.kind == "module":
                 if func.attr.value in ("parameters", "modules", "children", "named_parameters", "keys",
                                        "values", "items"):
@@ -242,6 +250,21 @@ class CallTranslator:
                 return self.tensor_method(argument, {"float": "item", "int": "item", "bool": "item"}[name], node)
         return python(f"{callee.code}({self.plain_args(node)})")
 
+    def put_in_list(self, base, method, node):
+        """`xs.append(t)`, `xs.insert(i, t)`, `xs.extend(ts)` on a list of channels-last images: what goes in is
+        converted to that layout (the list's readers take its items as stored)."""
+        held = images_held(base)
+        args, kwargs = self.arg_values(node)
+        if kwargs or len(args) != (2 if method == "insert" else 1) or any(v.kind == "starred" for v in args):
+            return python(f"{base.code}.{method}({self.plain_args(node)})")
+        item = args[-1]
+        if method == "extend":
+            item = self.list_in_layout(item if item.kind == "tuple" else Value(item.code, "tuple", items=None),
+                                       Value("", "tuple", items=(held,)))
+        else:
+            item = to_layout(self.ctx, item if item.is_tensor else tensor(item.code), "channels_last", held.rank)
+        return python(f"{base.code}.{method}({self.join_args([*args[:-1], item], {})})")
+
     def tensor_only_method(self, method, canonical):
         """True when `value.method(...)` on a value of unknown kind can only be a tensor's method: a name porter
         knows only tensors to have, or any Tensor method no Python built-in type has (`b_k.sum(dim=-2)` on an
@@ -311,6 +334,9 @@ class CallTranslator:
     def as_plain(self, value, layout="source"):
         if value.kind == "size":
             return self.materialize_size(value)
+        if value.kind == "starred" and value.code.startswith("*"):  # `f(*xs)`: xs's items in torch's layout
+            plain = self.as_plain(value.but(code=value.code[1:], kind="tuple"), layout)
+            return plain.but(code="*" + plain.code, kind="starred")
         if value.is_tensor:
             return to_layout(self.ctx, value, layout)
         # the items of a call's result (`x.chunk(2, 1)`) are element templates without code: converted as one
@@ -548,7 +574,9 @@ class CallTranslator:
         args = _unstarred(args)
         signature = self.ctx_class_signature(class_name, args, kwargs, static, site=site)
         starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
-        if starred is not None and signature is not None and any(
+        fits = starred is not None and signature is not None and self.starred_fits(class_name, signature, starred,
+                                                                                   args[starred])
+        if starred is not None and signature is not None and not fits and any(
                 w.is_tensor and w.channels_last for w in signature.arg_values[starred:]):
             # a starred list of unknown length hands its items in torch's layout, where the call takes an image
             # channels-last: the runtime converts (call_module)
@@ -556,7 +584,7 @@ class CallTranslator:
         converted = []
         for position, value in enumerate(args):
             wanted = signature.arg_values[position] if signature and position < len(signature.arg_values) else None
-            converted.append(self.to_value_layout(value, wanted))
+            converted.append(value if fits and position == starred else self.to_value_layout(value, wanted))
         kw = {}
         for name, value in kwargs.items():
             wanted = signature.kwarg_values.get(name) if signature and hasattr(signature, "kwarg_values") else None
@@ -567,6 +595,23 @@ class CallTranslator:
         if output.is_tensor and output.channels:
             output = output.but(channels=rebase(output.channels, code))
         return self.output_value(call, output)
+
+    def starred_fits(self, class_name, signature, starred, value):
+        """Whether the starred list `value` a caller hands at position `starred` (`stage(*features)`) holds
+        channels-last images where the class's call takes every parameter from there on, its `*args` included, as
+        channels-last images: the list goes in as it is."""
+        images = starred_images(value)
+        info = self.source.classes.get(class_name)
+        forward = info.find_method("forward") if info is not None else None
+        if images is None or forward is None:
+            return False
+        wanted = list(signature.arg_values[starred:])
+        star = forward.params.star_arg
+        if isinstance(star, cst.Param):
+            rest = getattr(signature, "kwarg_values", {}).get(star.name.value)
+            wanted.append(element_template(rest) if rest is not None and rest.kind == "tuple" else None)
+        return bool(wanted) and all(w is not None and w.is_tensor and w.channels_last and
+                                    (w.rank is None or images.rank is None or w.rank == images.rank) for w in wanted)
 
     def plain_values_by_keyword(self, class_name, args, kwargs):
         """Keras takes only tensors positionally in a layer call: `self.partition_op(x, self.p)` passes `p=...`
@@ -603,6 +648,11 @@ class CallTranslator:
                 wanted.items is not None and len(value.items) == len(wanted.items):
             return self.tuple_in_layouts(value, [self.to_value_layout(v, w) for v, w in zip(value.items,
                                                                                              wanted.items)])
+        if value.kind == "tuple" and wanted is not None and wanted.kind == "tuple" and wanted.items is None:
+            # a list of unknown length where the callee was translated for one: its items as that one held them
+            held = images_held(wanted)
+            return self.list_in_layout(value, Value("", "tuple", items=(held,))) if held is not None else \
+                self.as_plain(value)
         if wanted is None or not value.is_tensor:
             return self.as_plain(value) if wanted is None else value
         if not wanted.is_tensor:
@@ -615,11 +665,14 @@ class CallTranslator:
         converted in a comprehension."""
         held = element_template(value)
         targets = [i for i in wanted.items if i.is_tensor]
-        if len(targets) != len(wanted.items) or not all(t.channels_last and (t.rank or 0) > 2 for t in targets) or \
+        if len(targets) != len(wanted.items) or not all(holds_images(t) for t in targets) or \
                 len({t.rank for t in targets}) != 1:
             return self.as_plain(value)
         if held is not None and held.is_tensor and held.channels_last:
             return value
+        if value.items is not None:  # items of their own layouts (`[x, y]`): each converted as it needs
+            return self.tuple_in_layouts(value, [to_layout(self.ctx, i, "channels_last", targets[0].rank)
+                                                 if i.is_tensor else i for i in value.items])
         self.ctx.use("to_channels_last")
         return Value(f"[to_channels_last(_each) for _each in {value.code}]", "tuple", items=None,
                      static=("each", targets[0].with_code("")))
@@ -797,6 +850,9 @@ class CallTranslator:
         rules = self.ctx.function_rules
         if canonical in rules:
             args, kwargs = self.arg_values(node)
+            # a starred list's items go to a rule in torch's layout (`F.concat(*features, dim=1)`: the rule reads
+            # its axis against them; one of channels-last images is converted item by item)
+            args = [self.as_plain(v) if v.kind == "starred" and starred_images(v) is not None else v for v in args]
             return self.apply_rule(rules[canonical], Call(canonical, args, kwargs, self.line))
         if canonical in self.ctx.module_rules:
             rule = module_rule_for_call(self.ctx.module_rules[canonical], node)

@@ -13,6 +13,7 @@ import libcst as cst
 
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
+from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import KERAS_RESERVED, ClassSignature
@@ -1054,16 +1055,22 @@ class FileTranslator:
         """Forward parameters -> Values: what the first caller passes (positional, then keyword)."""
         env, arg_values = {}, []
         args, kwargs = call_values if call_values else ([], {})
+        starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
+        spread = starred_images(args[starred]) if starred is not None else None
         for position, param in enumerate(params):
             name = param.name.value
             if param.star == "*":  # `forward(self, x, *args)`: the further tensors, in torch's layout (callers
-                env[name] = Value(name, "tuple", items=None)  # hand a starred list over in it)
+                env[name] = Value(name, "tuple", items=None)  # hand a starred list over in it), or the images
+                if spread is not None and starred <= position:  # of a caller's `block(*features)` as they are
+                    env[name] = env[name].but(static=("each", spread))
                 continue
             if param.star == "**":
                 env[name] = python(name)
                 continue
-            if position < len(args) and args[position].kind != "starred":
+            if position < len(args) and args[position].kind != "starred" and (starred is None or position < starred):
                 value = args[position]
+            elif spread is not None and position >= starred and name not in kwargs and param.default is None:
+                value = spread.with_code(name)  # `block(*features)`: the parameter takes one of its images
             elif name in kwargs:
                 value = kwargs[name]
             elif param.default is not None:

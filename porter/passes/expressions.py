@@ -10,6 +10,8 @@ import libcst as cst
 from porter.frontend.imports import dotted_name, mentions_torch
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
+from porter.ir.lists import holds_images
+from porter.ir.lists import read as read_list
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
 from porter.rules.constants import TORCH_CONSTANTS
@@ -66,7 +68,7 @@ class ExpressionTranslator(CallTranslator):
         name = node.value
         if name in self.env:
             value = self.env[name]
-            return value.with_code(name) if isinstance(value, Value) else python(name)
+            return read_list(value.with_code(name)) if isinstance(value, Value) else python(name)
         if name in ("True", "False", "None"):
             return python(name, static={"True": True, "False": False, "None": None}[name])
         if name in self.ctx.module_values:  # a module-level tensor the model uses (passes/module_code.py)
@@ -293,7 +295,8 @@ class ExpressionTranslator(CallTranslator):
             clauses.append(f"for {self.code(for_in.target)} in {self.iterable_code(iterable)}{ifs}")
             for_in = for_in.inner_for_in
         element = self.expr(node.elt)
-        element = to_layout(self.ctx, element, "source") if element.is_tensor else element
+        if element.is_tensor and not holds_images(element):  # (images stay channels-last: the list's template
+            element = to_layout(self.ctx, element, "source")  # says so, and its readers take them as stored)
         self.env.clear()
         self.env.update(env_backup)
         code = f"{open_}{element.code} {' '.join(clauses)}{close}"
@@ -676,6 +679,8 @@ class ExpressionTranslator(CallTranslator):
             # items unlike: iterable_code hands them over in torch's order
             element = to_layout(self.ctx, iterable.items[0], "source") if iterable.items[0].is_tensor else \
                 iterable.items[0]
+        elif iterable.kind == "tuple" and element_template(iterable) is not None:
+            element = element_template(iterable)  # a list of alike items (channels-last images): each as stored
         elif iterable.kind == "tuple":
             element = tensor("")
         else:

@@ -11,6 +11,7 @@ from porter.frontend.annotations import annotation_text
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import flag_truth
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
+from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import Value, physical_order, python, tensor
 from porter.passes.expressions import ExpressionTranslator
@@ -171,6 +172,13 @@ class BodyTranslator(ExpressionTranslator):
             if base.is_tensor or (base.kind == "python" and _masked(targets[0])):
                 # a value porter could not type, indexed by a comparison (`logits[logits < v] = -inf`): a tensor
                 return self.item_assignment(targets[0], base.but(kind="tensor"), small, pad)
+            held = images_held(base)
+            if held is not None and self.mode != "init" and len(targets[0].slice) == 1 and isinstance(
+                    targets[0].slice[0].slice, cst.Index):  # `features[i] = t` in a list of channels-last images
+                value = self.expr(small.value)
+                value = to_layout(self.ctx, value if value.is_tensor else tensor(value.code), "channels_last",
+                                  held.rank)
+                return [f"{pad}{self.target_code(targets[0])} = {value.code}"]
         if self.mode == "init":
             return self.init_assign(small, targets, pad)
         self.storing_list = isinstance(small.value, cst.List)
@@ -181,6 +189,9 @@ class BodyTranslator(ExpressionTranslator):
         if isinstance(small.value, cst.List) and value.kind == "tuple":
             template = element_template(value)  # mutable: appends follow, converted to the elements' layout
             value = value.but(items=None, static=("each", template) if template is not None else None)
+        elif isinstance(small.value, cst.List) and not small.value.elements and \
+                self.mode in ("forward", "function") and all(isinstance(t, cst.Name) for t in targets):
+            value = value.but(static=GrowingList())  # `x_list = []`: the first item put in decides its layout
         if value.kind == "size":
             value = self.materialize_size(value) if not all(
                 isinstance(t, (cst.Tuple, cst.List)) for t in targets) else value
@@ -274,9 +285,19 @@ class BodyTranslator(ExpressionTranslator):
             base = self.expr(small.target.value)
             if base.is_tensor:
                 return self.item_aug_assignment(small, base, pad)
-        target_value = self.expr(small.target)
-        value = self.expr(small.value)
         operator = self.code(small.operator).strip()
+        value = self.expr(small.value)
+        cells = growing(self.env.get(small.target.value)) if isinstance(small.target, cst.Name) else None
+        if cells is not None and not cells.decided and operator == "+=" and isinstance(small.value, cst.List) and \
+                value.kind == "tuple" and value.items:
+            decide(cells, value.items[0])  # `xs += [t]` as the first item: as an append
+        target_value = self.expr(small.target)
+        if operator == "+=" and (target_value.kind == "tuple" or growing(target_value) is not None) and \
+                value.kind in ("tuple", "python"):  # `xs += [t]`: the items go in as the list holds its items
+            held = images_held(target_value)
+            value = self.list_in_layout(value, Value("", "tuple", items=(held,))) if held is not None else \
+                self.as_plain(value)
+            return [f"{pad}{self.target_code(small.target)} {operator} {value.code}"]
         if target_value.is_tensor or value.is_tensor:
             (left, right), layout, rank = unify(self.ctx, [target_value, value])
             binary = operator[:-1]
@@ -354,6 +375,12 @@ class BodyTranslator(ExpressionTranslator):
                 node.func.attr.value == "append" and isinstance(node.func.value, cst.Name) and len(node.args) == 1):
             return None
         holder = self.env.get(node.func.value.value)
+        cells = growing(holder)
+        if cells is not None:  # a list the body started empty: the first item decides the layout of all
+            item = self.expr(node.args[0].value)
+            if decide(cells, item) is None:
+                return [f"{pad}{node.func.value.value}.append({self.as_plain(item).code})"]
+            return [f"{pad}{node.func.value.value}.append({self.item_for_list(cells, item).code})"]
         if not (isinstance(holder, Value) and holder.kind == "tuple" and isinstance(holder.static, tuple) and
                 holder.static[:1] == ("each",)):
             return None
@@ -368,6 +395,17 @@ class BodyTranslator(ExpressionTranslator):
             if item.rank != template.rank:
                 self.env[node.func.value.value] = holder.but(static=("each", template.but(rank=None)))
         return [f"{pad}{node.func.value.value}.append({item.code})"]
+
+    def item_for_list(self, cells, item):
+        """`item` converted to the layout of the channels-last images growing list `cells` holds (an item of
+        another rank leaves the template's rank unknown)."""
+        template = cells.template
+        if not item.is_tensor:
+            item = tensor(item.code)  # an untyped call result: torch's layout
+        item = to_layout(self.ctx, item, "channels_last", template.rank)
+        if None not in (item.rank, template.rank) and item.rank != template.rank:
+            cells.template = template.but(rank=None)
+        return item
 
     def note_init_call(self, node):
         """Hook for the class translator (register_buffer etc.)."""
@@ -410,7 +448,19 @@ class BodyTranslator(ExpressionTranslator):
         if value.is_tensor and template.is_tensor:
             return to_layout(self.ctx, value, "channels_last" if template.channels_last else "source", template.rank)
         if value.kind == "tuple" and template.kind == "tuple" and template.items is not None:
-            return self.to_value_layout(value, template)  # item by item, as the first return left them
+            value = self.to_value_layout(value, template)  # item by item, as the first return left them
+            alike = element_template(template)
+            if value.kind == "tuple" and value.items is None and alike is not None:
+                # `return [x]`, then `return x_fuse` (a list of unknown length): callers get a list whose items
+                # are all alike, not a list of one
+                self.return_template = Value(template.code, "tuple", items=None, static=("each", alike))
+            return value
+        held = element_template(template) if value.kind == "tuple" and template.kind == "tuple" else None
+        if held is not None and holds_images(held):  # the first return was a list of channels-last images
+            if value.items is None:
+                return self.list_in_layout(value, Value("", "tuple", items=(held,)))
+            return self.tuple_in_layouts(value, [to_layout(self.ctx, i, "channels_last", held.rank) if i.is_tensor
+                                                 else i for i in value.items])
         return self.as_plain(value)
 
     def returned_tuple(self, value):
@@ -517,6 +567,18 @@ class BodyTranslator(ExpressionTranslator):
         merged.update(env_a)
         for name in sorted(set(env_a) & set(env_b)):
             value_a, value_b = env_a[name], env_b[name]
+            if self.list_relaid(name, value_a, value_b) is not None:  # lists: one path holds channels-last images,
+                for value, lines in ((value_a, lines_a), (value_b, lines_b)):  # the other not: torch's on both
+                    if images_held(value) is not None:
+                        fix = f"{pad}{name} = {self.as_plain(resolved(value).with_code(name)).code}"
+                        if lines is lines_a or keyword == "else":
+                            _insert_before_trailing_pass(lines, fix)
+                        elif keyword is None:
+                            else_extra.append(fix)
+                        else:
+                            lines.append(fix)
+                merged[name] = Value(name, "tuple", items=None)
+                continue
             if isinstance(value_a, Value) and value_a.layout == "raises":
                 merged[name] = value_b  # that path raises first: the other one says what the name holds
                 continue
@@ -538,6 +600,21 @@ class BodyTranslator(ExpressionTranslator):
                     lines_b.append(fix_b)
             merged[name] = tensor(name, value_a.rank)
         return {"env": merged, "else_extra": else_extra}
+
+    def list_relaid(self, name, value, wanted):
+        """Lists: variable `name`, holding list `value`, converted item by item to hold its items as list `wanted`
+        holds them (channels-last images or torch's layout), or None when they agree already (or either is no
+        list)."""
+        if not (isinstance(value, Value) and isinstance(wanted, Value) and resolved(value).kind == "tuple" and
+                resolved(wanted).kind == "tuple"):
+            return None
+        held, target = images_held(value), images_held(wanted)
+        if (held is None) == (target is None):
+            return None
+        current = resolved(value).with_code(name)
+        if target is not None:
+            return self.list_in_layout(current, Value("", "tuple", items=(target,)))
+        return self.as_plain(current)
 
     def tensor_if(self, statement, test, depth):
         """Data-dependent branch -> tf.cond over two nested functions (Keras does not AutoGraph `call`)."""
@@ -626,6 +703,11 @@ class BodyTranslator(ExpressionTranslator):
         fixes = []
         for name, old in before.items():
             new = self.env.get(name)
+            relaid = self.list_relaid(name, new, old)
+            if relaid is not None:  # a list of images whose layout the body changed: back to the one at entry
+                fixes.append(f"{INDENT * depth}{name} = {relaid.code}")
+                self.env[name] = old
+                continue
             if not (isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor):
                 continue
             if old.layout == new.layout or (old.channels_last == new.channels_last and "permuted" not in

@@ -64,10 +64,8 @@ CASES = [
         "`children` list take their images in torch's order, so each Root converts its inputs")),
     ("nasnet", "nasnet_4_1056", {"classes": 10}, 224),  # cells return (x, x_prev): 57 Transposes before tuples
     # kept their images channels-last
-    pytest.param("hrnet", "hrnet_w18_small_v1_c", {"classes": 10}, 224, marks=_xfail(
-        "97 Transposes (outputs match): HighResolutionModule's images travel between stages in lists of torch's "
-        "order (`x_list.append(...)`, `s(*y_list)`), and a fuse layer that is a conv Sequential or an Identity "
-        "takes them in either order, so each stage converts on the way in and out")),
+    ("hrnet", "hrnet_w18_small_v1_c", {"classes": 10}, 224),  # 97 Transposes before lists started empty kept
+    # the channels-last images appended to them (`x_list.append(...)`, `s(*y_list)`, `return x_fuse`)
     ("shufflenet", "shufflenet_v1", {"classes": 10}, 224),
     ("shufflenet", "shufflenet_v2", {"classes": 10}, 224),
 ]

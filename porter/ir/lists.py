@@ -1,0 +1,86 @@
+"""Lists a body starts empty and fills (`x_list = []`, then `x_list.append(...)`): the layout their items share.
+
+A list that starts empty has no items to read a layout from. The first item put in decides it: a channels-last
+image makes the list hold channels-last images (every later item is converted to that layout when it goes in, and
+readers get the image as it is stored); anything else, or a read before any item went in (a loop reading what an
+earlier iteration appended), makes it a plain list in torch's layout, as before. The decision is shared by every
+copy of the variable's Value (the environments saved around branches and loops hold the same `GrowingList`), so
+every path of the body puts items in and reads them in one layout.
+"""
+
+from porter.ir.layout import element_template
+from porter.ir.values import Value
+
+
+class GrowingList(list):
+    """The `static` of an empty list literal a body binds to a variable: an empty Python list (what `[]` is to
+    code reading statics) that also records the layout its items get once decided."""
+
+    def __init__(self):
+        super().__init__()
+        self.template = None  # the Value every item shares (channels-last images), once decided
+        self.plain = False  # decided: items in torch's layout (not a list of channels-last images)
+
+    @property
+    def decided(self):
+        return self.plain or self.template is not None
+
+
+def growing(value):
+    """The GrowingList `value` (a variable bound to `[]`) holds, or None."""
+    return value.static if isinstance(value, Value) and isinstance(value.static, GrowingList) else None
+
+
+def holds_images(item):
+    """Whether `item` is an image a growing list keeps channels-last (a tensor of rank > 2, or of unknown rank as a
+    module call's channels-last result)."""
+    return item.is_tensor and item.layout == "channels_last" and (item.rank is None or item.rank > 2)
+
+
+def decide(cells, item):
+    """The first item put in a growing list decides its layout: returns the template the item goes in as (None: a
+    plain list, the item in torch's layout)."""
+    if not cells.decided:
+        if holds_images(item):
+            cells.template = item.with_code("").but(channels=None, static=None)
+        else:
+            cells.plain = True
+    return cells.template
+
+
+def resolved(value):
+    """`value` as a read would see it, without deciding anything (a growing list still empty stays as it is)."""
+    cells = growing(value)
+    if cells is None or cells.template is None:
+        return value
+    return Value(value.code, "tuple", items=None, static=("each", cells.template))
+
+
+def images_held(value):
+    """The template of the channels-last images list-valued `value` holds (every item alike), or None."""
+    value = resolved(value) if isinstance(value, Value) else value
+    if not isinstance(value, Value) or value.kind != "tuple":
+        return None
+    template = element_template(value)
+    return template if template is not None and holds_images(template) else None
+
+
+def read(value):
+    """What a read of variable `value` gives: a growing list of channels-last images as a list of unknown length
+    whose items share its template; a growing list read before any item went in becomes a plain list (what
+    earlier code emitted for it reads torch's layout)."""
+    cells = growing(value)
+    if cells is None:
+        return value
+    if not cells.decided:
+        cells.plain = True
+    if cells.template is None:
+        return value
+    return Value(value.code, "tuple", items=None, static=("each", cells.template))
+
+
+def starred_images(value):
+    """The template of the channels-last images a starred argument hands over (`block(*features)` of a list that
+    holds them), or None (its items in torch's layout)."""
+    template = element_template(value.but(kind="tuple"))
+    return template if template is not None and holds_images(template) else None
