@@ -84,3 +84,16 @@ def starred_images(value):
     holds them), or None (its items in torch's layout)."""
     template = element_template(value.but(kind="tuple"))
     return template if template is not None and holds_images(template) else None
+
+
+def images_with_starred(items):
+    """The template of the channels-last images a list display holds when one of its items is a starred list of
+    unknown length holding them and every other item is such an image (of one rank), else None."""
+    starred = [i for i in items if i.code.startswith("*") and i.kind in ("tuple", "starred") and i.items is None]
+    if not starred or any(not i.code.startswith("*") and not (i.is_tensor and i.channels_last) for i in items):
+        return None
+    templates = [element_template(i.but(kind="tuple")) if i in starred else i for i in items]
+    if any(t is None or not t.is_tensor or not t.channels_last or (t.rank or 0) <= 2 for t in templates) or \
+            len({t.rank for t in templates}) != 1:
+        return None
+    return templates[0].with_code("").but(channels=None, static=None)

@@ -582,8 +582,11 @@ class CallTranslator:
             # channels-last: the runtime converts (call_module)
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         converted = []
+        gathered = self.star_parameter_images(class_name, signature)  # (position, template) of `*args` images
         for position, value in enumerate(args):
             wanted = signature.arg_values[position] if signature and position < len(signature.arg_values) else None
+            if wanted is None and gathered is not None and position >= gathered[0]:
+                wanted = gathered[1]  # an item `*args` takes as a channels-last image
             converted.append(value if fits and position == starred else self.to_value_layout(value, wanted))
         kw = {}
         for name, value in kwargs.items():
@@ -595,6 +598,20 @@ class CallTranslator:
         if output.is_tensor and output.channels:
             output = output.but(channels=rebase(output.channels, code))
         return self.output_value(call, output)
+
+    def star_parameter_images(self, class_name, signature):
+        """(position, template) when the class's call gathers channels-last images in its `*args` parameter (its
+        first caller handed them so), else None."""
+        info = self.source.classes.get(class_name)
+        forward = info.find_method("forward") if info is not None else None
+        star = forward.params.star_arg if forward is not None else None
+        if signature is None or not isinstance(star, cst.Param):
+            return None
+        rest = getattr(signature, "kwarg_values", {}).get(star.name.value)
+        template = element_template(rest) if rest is not None and rest.kind == "tuple" else None
+        if template is None or not template.is_tensor or not template.channels_last:
+            return None
+        return len([p for p in forward.params.params if p.name.value != "self"]), template
 
     def starred_fits(self, class_name, signature, starred, value):
         """Whether the starred list `value` a caller hands at position `starred` (`stage(*features)`) holds
@@ -852,7 +869,9 @@ class CallTranslator:
             args, kwargs = self.arg_values(node)
             # a starred list's items go to a rule in torch's layout (`F.concat(*features, dim=1)`: the rule reads
             # its axis against them; one of channels-last images is converted item by item)
-            args = [self.as_plain(v) if v.kind == "starred" and starred_images(v) is not None else v for v in args]
+            if not rules[canonical].extra.get("starred_images"):  # (unless the rule takes them as they are)
+                args = [self.as_plain(v) if v.kind == "starred" and starred_images(v) is not None else v
+                        for v in args]
             return self.apply_rule(rules[canonical], Call(canonical, args, kwargs, self.line))
         if canonical in self.ctx.module_rules:
             rule = module_rule_for_call(self.ctx.module_rules[canonical], node)

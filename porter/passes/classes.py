@@ -756,6 +756,7 @@ class FileTranslator:
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
                                              output_layout)
             translator.info = info
+            translator.calls_itself = self.recursion_image(info, arg_values)
             translator.return_template = signature.output if output_layout is None else None
             body, terminated = translator.block(forward.body, 2)
             if unsettled and info.name in self.recursive_calls:
@@ -785,6 +786,29 @@ class FileTranslator:
             self.speculative = speculative
             self.ctx.current.pop()
             self.in_progress.discard(info.name)
+
+    def recursion_image(self, info, arg_values):
+        """For a class that builds itself and is called on a channels-last image: that image's template (lists
+        its own calls hand down are taken to hold such images), else None."""
+        first = next((v for v in arg_values if v.is_tensor), None)
+        if first is None or not first.channels_last or (first.rank or 0) <= 2 or not self.constructs_itself(info):
+            return None
+        return first.with_code("").but(channels=None, static=None)
+
+    def constructs_itself(self, info):
+        """Whether the class's `__init__` builds an instance of the class itself (a recursive block: DLA's Tree)."""
+        init = info.find_method("__init__")
+        if init is None:
+            return False
+        found = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(self, node):
+                if isinstance(node.func, cst.Name) and node.func.value == info.name:
+                    found.append(node)
+
+        init.body.visit(Finder())
+        return bool(found)
 
     def translation_tables(self):
         return (self.ctx.signatures, self.ctx.method_signatures, self.ctx.function_signatures, self.class_code,
@@ -835,6 +859,7 @@ class FileTranslator:
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env, None,
                                              static_attrs=values)
             translator.info = info
+            translator.calls_itself = self.recursion_image(info, arg_values)
             translator.return_template = signature.output
             body, terminated = translator.block(forward.body, 2)
             _raising_output(translator, terminated)
@@ -1061,8 +1086,9 @@ class FileTranslator:
             name = param.name.value
             if param.star == "*":  # `forward(self, x, *args)`: the further tensors, in torch's layout (callers
                 env[name] = Value(name, "tuple", items=None)  # hand a starred list over in it), or the images
-                if spread is not None and starred <= position:  # of a caller's `block(*features)` as they are
-                    env[name] = env[name].but(static=("each", spread))
+                gathered = _gathered_images(args, position, starred, spread)  # of a caller's `block(*features)`,
+                if gathered is not None:  # `root(x2, x1, *children)` as they are
+                    env[name] = env[name].but(static=("each", gathered))
                 continue
             if param.star == "**":
                 env[name] = python(name)
@@ -1282,6 +1308,24 @@ def _base_init_calls(init, base):
 
     init.body.visit(Finder())
     return found
+
+
+def _gathered_images(args, position, starred, spread):
+    """The template of the channels-last images a `*args` parameter at `position` gathers from a caller's `args`
+    (the positional ones from there on, then a starred list's items): when every one is such an image of one
+    rank; else None (torch's layout)."""
+    if starred is not None and spread is None:
+        return None
+    if starred is not None and starred < position:  # (the starred list spreads over the parameters before too)
+        return spread
+    explicit = args[position:starred] if starred is not None else args[position:]
+    templates = [a for a in explicit if a.is_tensor and a.channels_last and (a.rank or 0) > 2]
+    if len(templates) != len(explicit) or (spread is None and not templates):
+        return None
+    every = templates + ([spread] if spread is not None else [])
+    if len({t.rank for t in every}) != 1:
+        return None
+    return every[0].with_code("").but(channels=None, static=None)
 
 
 def _is_self_attribute(node):

@@ -10,7 +10,7 @@ import libcst as cst
 from porter.frontend.imports import dotted_name, mentions_torch
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
-from porter.ir.lists import holds_images
+from porter.ir.lists import holds_images, images_held, images_with_starred
 from porter.ir.lists import read as read_list
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
@@ -229,6 +229,9 @@ class ExpressionTranslator(CallTranslator):
 
     def _expr_List(self, node):
         raw = [self.element(e) for e in node.elements]
+        held = images_with_starred(raw)
+        if held is not None:  # `[*x]`, `[x2, *children]` of channels-last images: a list of them, unknown length
+            return Value("[" + ", ".join(i.code for i in raw) + "]", "tuple", items=None, static=("each", held))
         items = list(_spread(raw))
         if any(i.is_tensor and i.layout != "source" for i in items) and self.list_is_stored(node) and not (
                 all(i.is_tensor and i.layout == "channels_last" and i.rank == items[0].rank for i in items)):
@@ -385,7 +388,14 @@ class ExpressionTranslator(CallTranslator):
         return tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout)
 
     def concatenated_lists(self, left, right):
-        """[a] + rest for lists of tensors: the elements stay known when every element is alike."""
+        """[a] + rest for lists of tensors: the elements stay known when every element is alike (channels-last
+        images stay so when both lists hold them)."""
+        held = [images_held(v) for v in (left, right)]
+        if None not in held and held[0].rank == held[1].rank:
+            code = f"{self.wrap(left.code)} + {self.wrap(right.code)}"
+            if left.items is not None and right.items is not None:
+                return Value(code, "tuple", items=tuple(left.items) + tuple(right.items))
+            return Value(code, "tuple", items=None, static=("each", held[0]))
         left, right = self.as_plain(left), self.as_plain(right)
         code = f"{self.wrap(left.code)} + {self.wrap(right.code)}"
         if left.items is not None and right.items is not None:

@@ -9,7 +9,8 @@ if it must), and parameters a caller leaves at their default (`residual=None`) t
 hand them. Callers then chain the recursion without conversions.
 """
 
-from porter.ir.values import tensor
+from porter.ir.lists import images_held
+from porter.ir.values import Value, tensor
 
 
 def settled_rank(template, arg_values):
@@ -33,8 +34,8 @@ def settled_output(rank, arg_values):
 
 def widened_arguments(params, env, own_calls):
     """`env` (forward parameter -> Value) with each parameter the first caller left at its default (a plain value)
-    taken as the image the class's own calls hand it, when they all hand one in the same layout and rank; and the
-    positional argument Values in order. `own_calls`: the (args, kwargs) the class handed itself."""
+    taken as the image (or the list of channels-last images) the class's own calls hand it, when they all hand one
+    alike; and the positional argument Values in order. `own_calls`: the (args, kwargs) the class handed itself."""
     env = dict(env)
     for position, param in enumerate(params):
         name = param.name.value
@@ -47,6 +48,11 @@ def widened_arguments(params, env, own_calls):
             elif name in kwargs:
                 handed.append(kwargs[name])
         handed = [v for v in handed if not (v.kind == "python" and v.code == "None")]  # (the default, again)
+        lists = [images_held(v) for v in handed]
+        if handed and all(t is not None for t in lists) and len({(t.layout, t.rank) for t in lists}) == 1:
+            # a list of channels-last images handed down (`self.tree2(x1, None, children)`)
+            env[name] = Value(name, "tuple", items=None, static=("each", lists[0]))
+            continue
         images = [v for v in handed if v.is_tensor]
         if not images or len(images) != len(handed) or \
                 len({(v.channels_last, v.rank) for v in images}) != 1 or images[0].layout.startswith("permuted:"):

@@ -32,6 +32,15 @@ class NestedFunction:
         self.header, self.lines, self.template, self.ranks = None, None, None, ()
 
 
+def _empty_list_or_default(node):
+    """`[] if x is None else x` (either order): an empty list literal or a value handed in."""
+    if not isinstance(node, cst.IfExp):
+        return False
+    sides = (node.body, node.orelse)
+    return any(isinstance(side, cst.List) and not side.elements for side in sides) and \
+        any(isinstance(side, cst.Name) for side in sides)
+
+
 class BodyTranslator(ExpressionTranslator):
     """Translate the statements of one method (mode "init" or "forward") into lines of Keras code."""
 
@@ -44,6 +53,8 @@ class BodyTranslator(ExpressionTranslator):
         self.module_env = {}
         self.pending = []  # statements to emit before the current one (hoisted layout conversions)
         self.hoisted = {}  # (variable, layout) -> name holding the converted tensor
+        self.calls_itself = None  # a class calling itself on images: the image template (ClassBodyTranslator)
+        self.parameter_names = set(env)  # (the body's parameters: env holds them at the start)
 
     def hoist(self, name, code, layout):
         """Convert variable `name` once into a new variable and reuse it until `name` is reassigned."""
@@ -192,6 +203,17 @@ class BodyTranslator(ExpressionTranslator):
         elif isinstance(small.value, cst.List) and not small.value.elements and \
                 self.mode in ("forward", "function") and all(isinstance(t, cst.Name) for t in targets):
             value = value.but(static=GrowingList())  # `x_list = []`: the first item put in decides its layout
+            if self.calls_itself is not None and all(t.value in self.parameter_names for t in targets):
+                value.static.template = self.calls_itself  # `if children is None: children = []` (as below)
+        elif self.calls_itself is not None and value.kind == "python" and \
+                _empty_list_or_default(small.value) and self.mode == "forward" and \
+                all(isinstance(t, cst.Name) for t in targets):
+            # `children = [] if children is None else children` in a class calling itself on images: a list its
+            # own calls hand down, taken to hold images like the one the call takes (the recursion then settles
+            # the parameter to it: recursion.py)
+            cells = GrowingList()
+            cells.template = self.calls_itself
+            value = Value(value.code, "tuple", items=None, static=cells)
         if value.kind == "size":
             value = self.materialize_size(value) if not all(
                 isinstance(t, (cst.Tuple, cst.List)) for t in targets) else value

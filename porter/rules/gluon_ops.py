@@ -5,6 +5,7 @@ Ops that are torch's under other parameter names (`axis` for `dim`, `keepdims` f
 the torch rule, so their layout handling (axis remapping on channels-last tensors) is the same.
 """
 
+from porter.ir.lists import images_with_starred
 from porter.ir.values import Value, python, tensor
 from porter.rules.registry import FUNCTION_RULES, Signature, function_rule
 from porter.rules.tensor_ops import translate_cat
@@ -26,12 +27,15 @@ function_rule(OPS + "flatten", OPS + "Flatten", runtime="gluon_flatten", signatu
 def translate_concat(ctx, call):
     """F.concat(*data, dim=1): torch's cat of the same tensors along `dim` (channels-last inputs stay so)."""
     items = tuple(call.args)
-    listed = Value(f"[{', '.join(v.code for v in items)}]", "tuple", items=items)
+    code = f"[{', '.join(v.code for v in items)}]"
+    held = images_with_starred(items)  # `F.concat(*x, dim=1)` of channels-last images: along their channel axis
+    listed = Value(code, "tuple", items=None, static=("each", held)) if held is not None else \
+        Value(code, "tuple", items=tuple(ctx.plain(v) if v.kind == "starred" else v for v in items))
     dim = call.kwargs.get("dim", python("1", static=1))
     return translate_cat(ctx, type(call)(call.canonical, [listed], {"dim": dim}, call.line))
 
 
-function_rule(OPS + "concat", OPS + "Concat", translate=translate_concat, layout="any")
+function_rule(OPS + "concat", OPS + "Concat", translate=translate_concat, layout="any", starred_images=True)
 
 
 def as_torch_op(torch_name, gluon_signature, renames, defaults=None, refused=None):

@@ -107,12 +107,19 @@ LIST_SOURCE = SOURCE.replace('''    def forward(self, x1, x2):
         children.append(x1)
         return self.tree2(x1, None, children)''').replace("import torch.nn as nn", "import torch.nn as nn\nfrom typing import List, Optional")
 
+# GluonCV's dla.py form: Root gathers its inputs in `*x`, `children = [] if children is None else children`
+STAR_SOURCE = LIST_SOURCE.replace('''    def forward(self, xs: List[torch.Tensor]):
+        return torch.relu(self.bn(self.conv(torch.cat(xs, 1))))''', '''    def forward(self, *x):
+        return torch.relu(self.bn(self.conv(torch.cat(x, 1))))''').replace('''        if children is None:
+            children = []''', "        children = [] if children is None else children").replace(
+    "return self.root([x2, x1] + children)", "return self.root(x2, x1, *children)")
+
 
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
     return port_cache(tmp_path_factory, {f"tree{levels}": SOURCE.replace("levels=3):", f"levels={levels}):")
                                          for levels in (1, 2, 3)} | {
-        "list_tree": LIST_SOURCE})
+        "list_tree": LIST_SOURCE, "star_tree": STAR_SOURCE})
 
 
 @settings(max_examples=6, deadline=None)
@@ -133,9 +140,15 @@ def test_recursive_tree_converts_only_at_the_boundary(ported, levels):
 
 
 @settings(max_examples=4, deadline=None)
-@given(batch=st.integers(1, 3), size=st.sampled_from([4, 6, 10]), seed=st.integers(0, 2**16))
-def test_recursive_tree_handing_lists_down_matches_torch(ported, batch, size, seed):
-    pair = ported("list_tree")  # (`[x2, x1] + children`: a list literal joined to a list the recursion fills)
+@given(name=st.sampled_from(["list_tree", "star_tree"]), batch=st.integers(1, 3), size=st.sampled_from([4, 6, 10]),
+       seed=st.integers(0, 2**16))
+def test_recursive_tree_handing_lists_down_matches_torch(ported, name, batch, size, seed):
+    pair = ported(name)  # (`[x2, x1] + children` / `root(x2, x1, *children)`: a list the recursion fills)
     x = random_input(seed, (batch, 3, size, size))
     assert_same_outputs(pair, [x], tolerance=1e-4)
     assert_same_outputs(pair, [x], tolerance=1e-4, jit=True)
+
+
+@pytest.mark.parametrize("name", ["list_tree", "star_tree"])
+def test_recursive_tree_handing_lists_down_converts_only_at_the_boundary(ported, name):
+    assert count_transposes(ported(name).keras_model, [random_input(0, (2, 3, 8, 8))]) <= 2
