@@ -57,11 +57,7 @@ CASES = {
 # case -> why it still fails (strict xfail: fixing it turns the test red until the entry is removed)
 FAILING = {}
 # case -> why its port still moves data more often than torch
-MOVES_MORE = {
-    "mlp_mixer": "5 Transposes vs torch's 2: the token-mixing 1x1 Conv1d runs channels-last, its (b, n, c) tokens "
-                 "transposed in and out of each block",
-    "mlp_mixer_3d": "5 Transposes vs torch's 2: the token-mixing 1x1 Conv1d runs channels-last",
-}
+MOVES_MORE = {}
 
 
 @pytest.fixture(scope="module")
