@@ -431,16 +431,14 @@ class _ConvNd(TorchLayer):
         by default channels-last. A 1x1 convolution on torch's order contracts axis 1 in place (MLP-Mixer's token
         mixing: a Conv1d over the tokens of a (b, n, c) sequence moves no data)."""
         if layout == "source" and self._pointwise:
-            kernel = tf.cast(tf.reshape(self.weight, (self.in_channels, self.out_channels)), x.dtype)
-            y = tf.einsum("nc...,co->no...", x, kernel)
+            y = tf.einsum("nc...,co->no...", x, tf.cast(tf.reshape(self.weight, (self.in_channels,
+                                                                                 self.out_channels)), x.dtype))
             if self.bias is not None:
                 y = y + tf.reshape(tf.cast(self.bias, y.dtype), (self.out_channels,) + (1,) * self._conv_rank)
-        else:
-            y, layout = _conv_forward(x, self.weight, self.bias, self.stride, self._conv_pads, self.dilation,
-                                      self.groups, self.padding_mode), "channels_last"
-        if layout_out in (None, layout):
-            return y
-        return to_channels_last(y) if layout_out == "channels_last" else to_channels_first(y)
+            return to_channels_last(y) if layout_out == "channels_last" else y
+        y = _conv_forward(to_channels_last(x) if layout == "source" else x, self.weight, self.bias, self.stride,
+                          self._conv_pads, self.dilation, self.groups, self.padding_mode)
+        return to_channels_first(y) if layout_out == "source" else y
 
     def runs_in(self, layout):
         """Channels-last always; torch's order too for a 1x1 convolution (not a subclass with a forward of its
