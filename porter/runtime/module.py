@@ -569,13 +569,13 @@ def call_module(module, *args, held="source", **kwargs):
     the caller holds them (`held`: torch's by default; "channels_last" for an image the caller keeps so): a
     module of that layout (one of two channels-last blocks an if/else chose) runs without a conversion."""
     layout = getattr(module, "porter_layout", "source")
-    if args and layout in ("channels_last", "source") and layout != held and runs_in(module, held):
-        return module(*args, layout=held, layout_out=held, **kwargs)
-    if args and layout in ("channels_last", "source") and layout != held:
-        args = ((to_channels_last if layout == "channels_last" else to_channels_first)(args[0]),) + tuple(args[1:])
     if "training" in kwargs and (not isinstance(module, keras.layers.Layer) or
                                  not getattr(module, "_call_has_training_arg", True)):
         kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
+    if args and layout in ("channels_last", "source") and layout != held and runs_in(module, held):
+        return module(*args, layout=held, layout_out=held, **kwargs)  # it computes on the layout held
+    if args and layout in ("channels_last", "source") and layout != held:
+        args = ((to_channels_last if layout == "channels_last" else to_channels_first)(args[0]),) + tuple(args[1:])
     result = module(*args, **kwargs)
     layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else held)
     if layout_out in ("channels_last", "source") and layout_out != held:

@@ -141,7 +141,7 @@ def test_sequential_hands_flexible_layers_the_layout_it_holds():
         mixer_port = copy_torch_weights(mixer, Sequential(Conv1d(tokens, 3, 1), GELU(), Conv1d(3, tokens, 1)))
         x = np.random.default_rng(seed).standard_normal((batch, tokens, width)).astype(np.float32)
         for reference, ported, run in ((conformer, conformer_port, conformer_port),
-                                       (mixer, mixer_port, lambda t: call_module(mixer_port, t))):
+                                       (mixer, mixer_port, lambda t: call_module(mixer_port, t, training=False))):
             with torch.no_grad():
                 expected = reference(torch.from_numpy(x)).numpy()
             assert_equivalent(expected, np.asarray(run(x)))
