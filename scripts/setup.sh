@@ -44,6 +44,10 @@ pip_quiet --no-deps "timm==1.0.31"
 # efficientnet_pytorch (a package with relative imports); pure Python, their dependencies are already present
 step "installing vit-pytorch 1.26.14, pretrainedmodels 0.7.4, efficientnet_pytorch 0.7.1 (corpus, --no-deps)..."
 pip_quiet --no-deps "vit-pytorch==1.26.14" "pretrainedmodels==0.7.4" "efficientnet_pytorch==0.7.1"
+# more of lucidrains' packages (tests/corpus/test_lucidrains.py): MLP-Mixer, gMLP, Perceiver and Conformer, each pure
+# torch + einops (einops>=0.8 comes with the dev extras)
+step "installing mlp-mixer-pytorch 0.3.1, g-mlp-pytorch 0.1.5, perceiver-pytorch 0.11.0, conformer 0.3.2 (corpus, --no-deps)..."
+pip_quiet --no-deps "mlp-mixer-pytorch==0.3.1" "g-mlp-pytorch==0.1.5" "perceiver-pytorch==0.11.0" "conformer==0.3.2"
 step "checking that porter, torch, tensorflow and keras import..."
 .venv/bin/python -c "import porter, torch, tensorflow, keras" 2>/dev/null || {
   echo "setup: the virtual environment is incomplete" >&2; exit 1; }

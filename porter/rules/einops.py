@@ -15,7 +15,7 @@ import re
 
 from porter.ir.values import EinsumRecipe, Value, physical_order, tensor
 from porter.rules.einops_pending import pending_rearrange
-from porter.rules.registry import Signature, function_rule, module_rule
+from porter.rules.registry import ModuleRule, Signature, function_rule, module_rule
 
 _GROUPS = re.compile(r"\([^)]*\)|[^\s()]+")
 SIGNATURES = {"rearrange": Signature.parse("(tensor, pattern)"), "repeat": Signature.parse("(tensor, pattern)"),
@@ -187,5 +187,37 @@ for _op in SIGNATURES:
 function_rule("einops.einsum", translate=translate_einsum, layout="source")
 function_rule("einops.pack", translate=translate_pack, layout="source")
 function_rule("einops.unpack", translate=translate_unpack, layout="source")
-module_rule("einops.layers.torch.Rearrange", runtime="Rearrange", layout="source", rank_delta="unknown")
-module_rule("einops.layers.torch.Reduce", runtime="Reduce", layout="source", rank_delta="unknown")
+
+
+def channels_last_layer_rank_delta(pattern):
+    """Output rank - input rank of an einops layer whose literal `pattern` reads an image channels-last at no cost
+    and whose result is no worse channels-last: a channel shuffle, space-to-depth or window fold that keeps the
+    image (`b c (h p1) (w p2) -> b (c p1 p2) h w`), or a global pool to features (`b c h w -> b c`, a hybrid's
+    head after its convs). None for any other pattern (tokens for a transformer, `...`, a rank-3 sequence)."""
+    if not isinstance(pattern, str) or pattern.count("->") != 1 or "..." in pattern:
+        return None
+    left, right = (_groups(side) for side in pattern.split("->"))
+    if len(left) < 4:
+        return None
+    if len(right) == len(left) and _image_to_image(left, right):
+        return 0
+    if len(right) == 2 and right[1] == left[1]:
+        return 2 - len(left)
+    return None
+
+
+def _layer_variant(name, runtime):
+    def variant(positional, keywords):
+        delta = channels_last_layer_rank_delta(_literal(Value(keywords.get("pattern", positional[0] if positional
+                                                                           else "None"), "python")))
+        if delta is None:
+            return SOURCE_LAYERS[name]
+        return ModuleRule((name,), f"{runtime}ChannelsLast", "channels_last", family="einops", rank_delta=delta)
+
+    return variant
+
+
+SOURCE_LAYERS = {
+    name: module_rule(name, runtime=runtime, layout="source", rank_delta="unknown",
+                      variant=_layer_variant(name, runtime))
+    for name, runtime in (("einops.layers.torch.Rearrange", "Rearrange"), ("einops.layers.torch.Reduce", "Reduce"))}

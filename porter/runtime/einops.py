@@ -14,7 +14,7 @@ import re
 
 import tensorflow as tf
 
-from porter.runtime.base import TorchLayer, static_dims
+from porter.runtime.base import TorchLayer, static_dims, to_channels_first, to_channels_last
 
 _EINOPS_REDUCTIONS = {"sum": tf.reduce_sum, "mean": tf.reduce_mean, "max": tf.reduce_max, "min": tf.reduce_min,
                       "prod": tf.reduce_prod, "any": tf.reduce_any, "all": tf.reduce_all}
@@ -238,7 +238,48 @@ def einops_unpack(tensor, packed_shapes, pattern):
             for part, shape in zip(parts, packed_shapes)]
 
 
-class Rearrange(TorchLayer):
+_EINOPS_GROUP = re.compile(r"\([^)]*\)|[^\s()]+")
+
+
+def _einops_channels_last_side(side):
+    """One pattern side's groups in the order a channels-last tensor stores them (`b c h w` -> `b h w c`)."""
+    groups = _EINOPS_GROUP.findall(side)
+    return " ".join(groups if len(groups) < 3 else [groups[0], *groups[2:], groups[1]])
+
+
+def _einops_layout_pattern(pattern, layout, layout_out):
+    """`pattern` run on a tensor held in `layout` giving its result in `layout_out` ("source" = torch's order or
+    "channels_last"): the sides read and written in the order the tensors are stored, so no conversion runs."""
+    left, right = pattern.split("->")
+    if layout == "channels_last":
+        left = _einops_channels_last_side(left)
+    if layout_out == "channels_last":
+        right = _einops_channels_last_side(right)
+    return f"{left.strip()} -> {right.strip()}"
+
+
+class _EinopsLayer(TorchLayer):
+    """Shared layout handling of the einops layers: in a container they read the layout the tensor is held in and
+    write the one the next layer wants (a Conformer's `Rearrange('b n c -> b c n')` before a Conv1d runs as no
+    transpose at all); alone they take and give torch's order."""
+
+    writes_any_layout = True  # the pattern's right side is written in the order wanted, at no cost
+
+    def runs_in(self, layout):
+        return type(self).call in (Rearrange.call, Reduce.call, RearrangeChannelsLast.call, ReduceChannelsLast.call) and self.pattern.count("->") == 1 and \
+            (layout == "source" or "..." not in self.pattern)
+
+    def _run(self, x, reduction, layout, layout_out):
+        layout, layout_out = layout or self.porter_layout, layout_out or self.porter_layout
+        if "..." not in self.pattern:
+            pattern = _einops_layout_pattern(self.pattern, layout, layout_out)
+            return _einops_apply(x, pattern, reduction, self.axes_lengths)
+        y = _einops_apply(to_channels_first(x) if layout == "channels_last" else x, self.pattern, reduction,
+                          self.axes_lengths)
+        return to_channels_last(y) if layout_out == "channels_last" else y
+
+
+class Rearrange(_EinopsLayer):
     """einops.layers.torch.Rearrange(pattern, **axes_lengths): rearrange as a layer (no weights)."""
 
     def __init__(self, pattern, **axes_lengths):
@@ -247,14 +288,14 @@ class Rearrange(TorchLayer):
         self.pattern, self.axes_lengths = pattern, axes_lengths
         self.finish_init()
 
-    def call(self, x):
-        return _einops_apply(x, self.pattern, None, self.axes_lengths)
+    def call(self, x, layout=None, layout_out=None):
+        return self._run(x, None, layout, layout_out)
 
     def get_config(self):
         return {**super().get_config(), "pattern": self.pattern, **self.axes_lengths}
 
 
-class Reduce(TorchLayer):
+class Reduce(_EinopsLayer):
     """einops.layers.torch.Reduce(pattern, reduction, **axes_lengths): reduce as a layer (no weights)."""
 
     def __init__(self, pattern, reduction, **axes_lengths):
@@ -263,8 +304,22 @@ class Reduce(TorchLayer):
         self.pattern, self.reduction, self.axes_lengths = pattern, reduction, axes_lengths
         self.finish_init()
 
-    def call(self, x):
-        return _einops_apply(x, self.pattern, self.reduction, self.axes_lengths)
+    def call(self, x, layout=None, layout_out=None):
+        return self._run(x, self.reduction, layout, layout_out)
 
     def get_config(self):
         return {**super().get_config(), "pattern": self.pattern, "reduction": self.reduction, **self.axes_lengths}
+
+
+class RearrangeChannelsLast(Rearrange):
+    """A Rearrange whose pattern keeps an image (porter/rules/einops.py picks it from the literal pattern): alone it
+    takes and gives channels-last (space-to-depth between convs moves no layout)."""
+
+    porter_layout = "channels_last"
+
+
+class ReduceChannelsLast(Reduce):
+    """A Reduce that pools an image to its channels (`b c h w -> b c`) or keeps an image: alone it takes and gives
+    channels-last (a hybrid's pooling head after its convs reads them as they are)."""
+
+    porter_layout = "channels_last"

@@ -79,6 +79,59 @@ def test_einops_on_channels_last_runs_on_that_layout(conv_ported, name):
     assert_same_outputs(pair, [x], tolerance=1e-6, what=f"{name} under XLA", jit=True)
 
 
+LAYER_MODEL = '''
+import torch
+import torch.nn as nn
+from einops.layers.torch import Rearrange, Reduce
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.op = {op}
+        self.after = {after}
+
+    def forward(self, x):
+        return self.after(self.op(self.conv(x)))
+'''
+
+# name -> (einops layer after the Conv2d, the module after it, Transposes traced: the input's conversion, the one a
+# pattern that reorders axes needs, and the output's when the result stays channels-last). A literal pattern that
+# keeps the image or pools it to its channels reads the conv's channels-last output where it lies.
+LAYER_OPS = {
+    "pool_head": ("Reduce('b c h w -> b c', 'mean')", "nn.Linear(8, 5)", 1),
+    "pool_head_in_sequential": ("nn.Sequential(Reduce('b c h w -> b c', 'max'), nn.LayerNorm(8), nn.Linear(8, 5))",
+                                "nn.Identity()", 1),
+    "space_to_depth": ("Rearrange('b c (h p1) (w p2) -> b (c p1 p2) h w', p1=2, p2=2)", "nn.Conv2d(32, 4, 1)", 3),
+    "channel_shuffle": ("Rearrange('b (g c) h w -> b (c g) h w', g=2)", "nn.BatchNorm2d(8)", 3),
+}
+
+
+@pytest.fixture(scope="module")
+def layer_ported(tmp_path_factory):
+    return cached(lambda name: port(tmp_path_factory.mktemp(name), textwrap.dedent(LAYER_MODEL).replace(
+        "{op}", LAYER_OPS[name][0]).replace("{after}", LAYER_OPS[name][1])))
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_OPS))
+@settings(max_examples=8, deadline=None)
+@given(batch=st.integers(1, 3), height=st.sampled_from([2, 4, 6]), width=st.sampled_from([2, 4, 8]),
+       seed=st.integers(0, 2**16))
+def test_einops_layers_on_channels_last_match_torch(layer_ported, name, batch, height, width, seed):
+    pair = layer_ported(name)
+    x = random_input(seed, (batch, 3, height, width))
+    assert_same_outputs(pair, [x], tolerance=1e-5, what=f"{name} x{x.shape}")
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_OPS))
+def test_einops_layers_on_channels_last_run_on_that_layout(layer_ported, name):
+    pair = layer_ported(name)
+    x = random_input(0, (2, 3, 4, 4))
+    assert count_transposes(pair.keras_model, [x]) <= LAYER_OPS[name][2]
+    assert_same_outputs(pair, [x], tolerance=1e-5, what=f"{name} under XLA", jit=True)
+
+
 SEQUENCE_MODEL = '''
 import torch
 import torch.nn as nn

@@ -295,3 +295,33 @@ def test_stride_beyond_the_input_matches_torch(rank, kernel, stride, shape):
     expected = reference(torch.from_numpy(x)).detach().numpy()
     for _ in range(3):  # the wrong values were uninitialized memory: sometimes close, sometimes 1e30
         assert_equivalent(expected, to_first(ported(to_last(x))))
+
+
+def _transposes(fn, x):
+    graph = tf.function(fn).get_concrete_function(tf.TensorSpec(x.shape, tf.float32)).graph
+    return sum(1 for op in graph.get_operations() if op.type == "Transpose")
+
+
+@pytest.mark.parametrize("rank", RANKS)
+@given(data=st.data(), seed=st.integers(0, 2**16), layout_out=st.sampled_from(["source", "channels_last"]))
+def test_pointwise_conv_runs_in_torchs_order(rank, data, seed, layout_out):
+    """A 1x1 convolution (stride 1, no padding, one group) handed torch's order contracts axis 1 in place
+    (MLP-Mixer's token mixing: a Conv1d over the tokens of (b, n, c)): no Transpose, same numbers as torch, eager
+    and under XLA; other convolutions run channels-last only."""
+    cin, cout = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 5))
+    args = {"kernel_size": data.draw(st.sampled_from([1, (1,) * rank])), "bias": data.draw(st.booleans()),
+            "padding": data.draw(st.sampled_from([0, "valid", "same"])), "dilation": data.draw(st.integers(1, 2))}
+    shape = (data.draw(st.integers(1, 2)), cin, *[data.draw(st.integers(1, 4)) for _ in range(rank)])
+    torch.manual_seed(seed)
+    reference = perturb_torch_module(getattr(torch.nn, f"Conv{rank}d")(cin, cout, **args), seed)
+    ported = copy_torch_weights(reference, getattr(runtime, f"Conv{rank}d")(cin, cout, **args))
+    assert ported.runs_in("source") and ported.runs_in("channels_last")
+    assert not getattr(runtime, f"Conv{rank}d")(cin, cout, 3).runs_in("source")
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    expected = reference(torch.from_numpy(x)).detach().numpy()
+    wanted = expected if layout_out == "source" else to_last(expected)
+    for run in (ported, jit(ported)):
+        assert_equivalent(wanted, np.asarray(run(x, layout="source", layout_out=layout_out)))
+    assert_equivalent(expected, np.asarray(ported(to_last(x), layout="channels_last", layout_out="source")))
+    if layout_out == "source":
+        assert _transposes(lambda t: ported(t, layout="source", layout_out="source"), x) == 0

@@ -100,3 +100,51 @@ def test_a_mask_argument_is_the_modules_own(tmp_path):
     with torch.no_grad():
         expected = torch_model(torch.from_numpy(x), torch.from_numpy(mask)).numpy()
     assert np.abs(got - expected).max() <= 1e-5 * np.abs(expected).max()
+
+
+def _traced_transposes(fn, x):
+    import tensorflow as tf
+
+    graph = tf.function(fn).get_concrete_function(tf.TensorSpec(x.shape, tf.float32)).graph
+    return sum(1 for op in graph.get_operations() if op.type == "Transpose")
+
+
+def test_sequential_hands_flexible_layers_the_layout_it_holds():
+    """A Sequential lets an einops layer write the layout the next layer wants and a 1x1 conv run in the layout it
+    is handed: a Conformer conv module (`b n c -> b c n`, convs, `b c n -> b n c`) and an MLP-Mixer token-mixing
+    block called from a module that holds torch's order (call_module) trace no Transpose, and match torch."""
+    import einops.layers.torch as einops_torch
+    import torch
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from porter.runtime.activation import GELU
+    from porter.runtime.conv import Conv1d
+    from porter.runtime.einops import Rearrange
+    from porter.runtime.module import Sequential, call_module
+    from porter.verify.compare import assert_equivalent
+    from porter.verify.torch_bridge import copy_torch_weights, perturb_torch_module
+
+    @settings(max_examples=10, deadline=None)
+    @given(tokens=st.integers(2, 6), width=st.integers(1, 5), batch=st.integers(1, 2), seed=st.integers(0, 2**16))
+    def check(tokens, width, batch, seed):
+        torch.manual_seed(seed)
+        conformer = perturb_torch_module(torch.nn.Sequential(
+            einops_torch.Rearrange("b n c -> b c n"), torch.nn.Conv1d(width, 2 * width, 1),
+            torch.nn.Conv1d(2 * width, width, 3, padding=1), torch.nn.GELU(), torch.nn.Conv1d(width, width, 1),
+            einops_torch.Rearrange("b c n -> b n c")), seed).eval()
+        conformer_port = copy_torch_weights(conformer, Sequential(
+            Rearrange("b n c -> b c n"), Conv1d(width, 2 * width, 1), Conv1d(2 * width, width, 3, padding=1), GELU(),
+            Conv1d(width, width, 1), Rearrange("b c n -> b n c")))
+        mixer = perturb_torch_module(torch.nn.Sequential(
+            torch.nn.Conv1d(tokens, 3, 1), torch.nn.GELU(), torch.nn.Conv1d(3, tokens, 1)), seed).eval()
+        mixer_port = copy_torch_weights(mixer, Sequential(Conv1d(tokens, 3, 1), GELU(), Conv1d(3, tokens, 1)))
+        x = np.random.default_rng(seed).standard_normal((batch, tokens, width)).astype(np.float32)
+        for reference, ported, run in ((conformer, conformer_port, conformer_port),
+                                       (mixer, mixer_port, lambda t: call_module(mixer_port, t, training=False))):
+            with torch.no_grad():
+                expected = reference(torch.from_numpy(x)).numpy()
+            assert_equivalent(expected, np.asarray(run(x)))
+            assert _traced_transposes(run, x) == 0
+
+    check()

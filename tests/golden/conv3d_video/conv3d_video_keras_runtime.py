@@ -764,6 +764,13 @@ class _ConvNd(TorchLayer):
         self.padding = padding if isinstance(padding, str) else _conv_tuple(padding, n, "padding")
         self.padding_mode = padding_mode
         self._conv_pads = _conv_forward_pads(self.padding, self.kernel_size, self.stride, self.dilation)
+        # a 1x1 convolution, stride 1, no padding, one group: a matmul over whichever axis holds the channels
+        self._pointwise = (
+            groups == 1
+            and all(k == 1 for k in self.kernel_size)
+            and all(s == 1 for s in self.stride)
+            and all(p == (0, 0) for p in self._conv_pads)
+        )
         fan_in = in_channels // groups * int(np.prod(self.kernel_size))
         init = uniform_fan_in(fan_in)
         self.weight = self.add_weight(
@@ -772,10 +779,33 @@ class _ConvNd(TorchLayer):
         self.bias = self.add_weight(shape=(out_channels,), initializer=init, name="bias") if bias else None
         self.finish_init()
 
-    def call(self, x):
-        return _conv_forward(
-            x, self.weight, self.bias, self.stride, self._conv_pads, self.dilation, self.groups, self.padding_mode
+    def call(self, x, layout=None, layout_out=None):
+        """`layout` / `layout_out`: the layouts a container holds `x` in and wants the result in (see `runs_in`);
+        by default channels-last. A 1x1 convolution on torch's order contracts axis 1 in place (MLP-Mixer's token
+        mixing: a Conv1d over the tokens of a (b, n, c) sequence moves no data)."""
+        if layout == "source" and self._pointwise:
+            y = tf.einsum(
+                "nc...,co->no...", x, tf.cast(tf.reshape(self.weight, (self.in_channels, self.out_channels)), x.dtype)
+            )
+            if self.bias is not None:
+                y = y + tf.reshape(tf.cast(self.bias, y.dtype), (self.out_channels,) + (1,) * self._conv_rank)
+            return to_channels_last(y) if layout_out == "channels_last" else y
+        y = _conv_forward(
+            to_channels_last(x) if layout == "source" else x,
+            self.weight,
+            self.bias,
+            self.stride,
+            self._conv_pads,
+            self.dilation,
+            self.groups,
+            self.padding_mode,
         )
+        return to_channels_first(y) if layout_out == "source" else y
+
+    def runs_in(self, layout):
+        """Channels-last always; torch's order too for a 1x1 convolution (not a subclass with a forward of its
+        own)."""
+        return type(self).call is _ConvNd.call and (layout == "channels_last" or self._pointwise)
 
     def torch_state(self, prefix=""):
         entries = [StateEntry(prefix + "weight", self.weight, _conv_torch_to_hwio)]

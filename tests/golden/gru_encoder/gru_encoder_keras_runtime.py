@@ -409,6 +409,27 @@ def _to_layout(x, current, wanted):
     return (to_channels_last(x) if wanted == "channels_last" else to_channels_first(x)), wanted
 
 
+def runs_in(layer, layout):
+    """Whether `layer` computes on a tensor held in `layout` as it is (`layer(x, layout=..., layout_out=...)`): a
+    1x1 convolution contracts whichever axis holds the channels, an einops layer reads its pattern in the order
+    the tensor is stored. Such layers take the layout they are handed instead of a conversion."""
+    check = getattr(layer, "runs_in", None)
+    return callable(check) and layout in ("channels_last", "source") and check(layout)
+
+
+def _wanted_after(layers, final):
+    """The layout the first layer of `layers` that needs one of its own wants, else `final`; None when the next
+    layer that cares writes its result in any layout at no cost (an einops layer: then the layout held is kept).
+    Elementwise layers take any layout, and so do flexible ones that hand on the layout they get (a 1x1 conv)."""
+    for layer in layers:
+        if getattr(layer, "writes_any_layout", False) and callable(getattr(layer, "runs_in", None)):
+            return None
+        wanted = _layout_of(layer)
+        if wanted != "any" and not (runs_in(layer, "source") and runs_in(layer, "channels_last")):
+            return wanted
+    return final
+
+
 class Sequential(TorchLayer):
     """torch.nn.Sequential: children keyed "0", "1", ... (or by OrderedDict names), layouts converted between them.
 
@@ -459,15 +480,30 @@ class Sequential(TorchLayer):
             layout = getattr(layer, "layout_out", None) or (_layout_of(layer) if _layout_of(layer) != "any" else layout)
         return layout
 
-    def call(self, x, training=None):
-        current = self.porter_layout
-        for layer in self.items:
+    def call(self, x, training=None, layout=None, layout_out=None):
+        """`layout`: the layout the caller holds `x` in, `layout_out` the one it wants the result in (a flexible
+        layer's call, see `runs_in`); without them, `x` comes in `self.porter_layout` and leaves in
+        `self.layout_out`, as the translator computed them."""
+        current = layout or self.porter_layout
+        final = layout_out or layout or self.layout_out
+        for index, layer in enumerate(self.items):
+            if runs_in(layer, current):
+                after = _wanted_after(self.items[index + 1 :], final)
+                after = current if after in (None, "any") else after
+                x = layer(x, layout=current, layout_out=after)
+                current = after
+                continue
             x, current = _to_layout(x, current, _layout_of(layer))
             x = layer(x)  # Keras passes `training` on to sublayers through its call context
             current = getattr(layer, "layout_out", None) or (
                 current if _layout_of(layer) == "any" else _layout_of(layer)
             )
-        return x
+        return _to_layout(x, current, final)[0]
+
+    def runs_in(self, layout):
+        """A Sequential converts between its layers itself: it takes what its caller holds (not a subclass with a
+        forward of its own)."""
+        return type(self).call is Sequential.call
 
     @property
     def _modules(self):

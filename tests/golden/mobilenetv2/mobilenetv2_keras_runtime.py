@@ -422,6 +422,27 @@ def _to_layout(x, current, wanted):
     return (to_channels_last(x) if wanted == "channels_last" else to_channels_first(x)), wanted
 
 
+def runs_in(layer, layout):
+    """Whether `layer` computes on a tensor held in `layout` as it is (`layer(x, layout=..., layout_out=...)`): a
+    1x1 convolution contracts whichever axis holds the channels, an einops layer reads its pattern in the order
+    the tensor is stored. Such layers take the layout they are handed instead of a conversion."""
+    check = getattr(layer, "runs_in", None)
+    return callable(check) and layout in ("channels_last", "source") and check(layout)
+
+
+def _wanted_after(layers, final):
+    """The layout the first layer of `layers` that needs one of its own wants, else `final`; None when the next
+    layer that cares writes its result in any layout at no cost (an einops layer: then the layout held is kept).
+    Elementwise layers take any layout, and so do flexible ones that hand on the layout they get (a 1x1 conv)."""
+    for layer in layers:
+        if getattr(layer, "writes_any_layout", False) and callable(getattr(layer, "runs_in", None)):
+            return None
+        wanted = _layout_of(layer)
+        if wanted != "any" and not (runs_in(layer, "source") and runs_in(layer, "channels_last")):
+            return wanted
+    return final
+
+
 class Sequential(TorchLayer):
     """torch.nn.Sequential: children keyed "0", "1", ... (or by OrderedDict names), layouts converted between them.
 
@@ -472,15 +493,30 @@ class Sequential(TorchLayer):
             layout = getattr(layer, "layout_out", None) or (_layout_of(layer) if _layout_of(layer) != "any" else layout)
         return layout
 
-    def call(self, x, training=None):
-        current = self.porter_layout
-        for layer in self.items:
+    def call(self, x, training=None, layout=None, layout_out=None):
+        """`layout`: the layout the caller holds `x` in, `layout_out` the one it wants the result in (a flexible
+        layer's call, see `runs_in`); without them, `x` comes in `self.porter_layout` and leaves in
+        `self.layout_out`, as the translator computed them."""
+        current = layout or self.porter_layout
+        final = layout_out or layout or self.layout_out
+        for index, layer in enumerate(self.items):
+            if runs_in(layer, current):
+                after = _wanted_after(self.items[index + 1 :], final)
+                after = current if after in (None, "any") else after
+                x = layer(x, layout=current, layout_out=after)
+                current = after
+                continue
             x, current = _to_layout(x, current, _layout_of(layer))
             x = layer(x)  # Keras passes `training` on to sublayers through its call context
             current = getattr(layer, "layout_out", None) or (
                 current if _layout_of(layer) == "any" else _layout_of(layer)
             )
-        return x
+        return _to_layout(x, current, final)[0]
+
+    def runs_in(self, layout):
+        """A Sequential converts between its layers itself: it takes what its caller holds (not a subclass with a
+        forward of its own)."""
+        return type(self).call is Sequential.call
 
     @property
     def _modules(self):
@@ -892,6 +928,13 @@ class _ConvNd(TorchLayer):
         self.padding = padding if isinstance(padding, str) else _conv_tuple(padding, n, "padding")
         self.padding_mode = padding_mode
         self._conv_pads = _conv_forward_pads(self.padding, self.kernel_size, self.stride, self.dilation)
+        # a 1x1 convolution, stride 1, no padding, one group: a matmul over whichever axis holds the channels
+        self._pointwise = (
+            groups == 1
+            and all(k == 1 for k in self.kernel_size)
+            and all(s == 1 for s in self.stride)
+            and all(p == (0, 0) for p in self._conv_pads)
+        )
         fan_in = in_channels // groups * int(np.prod(self.kernel_size))
         init = uniform_fan_in(fan_in)
         self.weight = self.add_weight(
@@ -900,10 +943,33 @@ class _ConvNd(TorchLayer):
         self.bias = self.add_weight(shape=(out_channels,), initializer=init, name="bias") if bias else None
         self.finish_init()
 
-    def call(self, x):
-        return _conv_forward(
-            x, self.weight, self.bias, self.stride, self._conv_pads, self.dilation, self.groups, self.padding_mode
+    def call(self, x, layout=None, layout_out=None):
+        """`layout` / `layout_out`: the layouts a container holds `x` in and wants the result in (see `runs_in`);
+        by default channels-last. A 1x1 convolution on torch's order contracts axis 1 in place (MLP-Mixer's token
+        mixing: a Conv1d over the tokens of a (b, n, c) sequence moves no data)."""
+        if layout == "source" and self._pointwise:
+            y = tf.einsum(
+                "nc...,co->no...", x, tf.cast(tf.reshape(self.weight, (self.in_channels, self.out_channels)), x.dtype)
+            )
+            if self.bias is not None:
+                y = y + tf.reshape(tf.cast(self.bias, y.dtype), (self.out_channels,) + (1,) * self._conv_rank)
+            return to_channels_last(y) if layout_out == "channels_last" else y
+        y = _conv_forward(
+            to_channels_last(x) if layout == "source" else x,
+            self.weight,
+            self.bias,
+            self.stride,
+            self._conv_pads,
+            self.dilation,
+            self.groups,
+            self.padding_mode,
         )
+        return to_channels_first(y) if layout_out == "source" else y
+
+    def runs_in(self, layout):
+        """Channels-last always; torch's order too for a 1x1 convolution (not a subclass with a forward of its
+        own)."""
+        return type(self).call is _ConvNd.call and (layout == "channels_last" or self._pointwise)
 
     def torch_state(self, prefix=""):
         entries = [StateEntry(prefix + "weight", self.weight, _conv_torch_to_hwio)]
