@@ -22,7 +22,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from porter.frontend.imports import ImportTable, dotted_name
+from porter.frontend.imports import ImportTable, bound_name, dotted_name, top_level_imports
 from porter.frontend.names import bound_names, names_in, top_level_bindings
 from porter.frontend.static_branches import decided_module
 
@@ -69,7 +69,7 @@ def linked_text(path, text, package, covered):
         text = module.code
     module = linker.prepared(linker.decided(module), package, through_attributes)
     linker.owners.update((name, ("", None)) for name in top_level_bindings(module))  # the file's own names win
-    linker.import_targets.update(_import_targets(module, package))
+    linker.import_targets.update(_top_level_table(module, package).aliases)
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
@@ -170,24 +170,14 @@ class _Linker:
         (`from torchvision.models import inception as inception_module` then `inception_module.InceptionA`,
         `import pkg.blocks as blocks` then `blocks.X`, `import pkg.blocks` then `pkg.blocks.X`), or None."""
         top = package.split(".")[0] if package else ""
+        table = _top_level_table(module, package)
         modules = {}  # the dotted text a reference starts with -> the module it names
-        for statement in module.body:
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
-            for small in statement.body:
-                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                    absolute = _absolute(small, package)
-                    if absolute is None or not self.in_project(absolute, top):
-                        continue
-                    for alias in small.names:
-                        name = dotted_name(alias.name)
-                        if self.is_module(f"{absolute}.{name}"):
-                            modules[_local_name(alias)] = f"{absolute}.{name}"
-                elif isinstance(small, cst.Import):
-                    for alias in small.names:
-                        dotted = dotted_name(alias.name) or ""
-                        if self.in_project(dotted, top) and self.is_module(dotted):
-                            modules[alias.asname.name.value if alias.asname else dotted] = dotted
+        for local, (absolute, name) in table.from_names.items():
+            if self.in_project(absolute, top) and self.is_module(f"{absolute}.{name}"):
+                modules[local] = f"{absolute}.{name}"
+        for text, dotted in table.module_names.items():
+            if self.in_project(dotted, top) and self.is_module(dotted):
+                modules[text] = dotted
         if not modules:
             return None
         own = set(top_level_bindings(module)) - set(modules)
@@ -233,21 +223,13 @@ class _Linker:
         return self.imports[key]
 
     def _in_package_imports(self, module, package, depth):
-        stars = []
-        found = _Imports(self, stars, depth)
+        table = _top_level_table(module, package)
         top = package.split(".")[0] if package else ""
-        for statement in _import_froms(module):
-            absolute = _absolute(statement, package)
-            if absolute is None or not self.in_project(absolute, top):
-                continue
-            if isinstance(statement.names, cst.ImportStar):
-                stars.append(absolute)
-                continue
-            for alias in statement.names:
-                name = dotted_name(alias.name)
-                local = alias.asname.name.value if alias.asname else name
-                if not self.covered(f"{absolute}.{name}"):
-                    found[local] = (absolute, name)
+        stars = [absolute for absolute in table.star_modules if self.in_project(absolute, top)]
+        found = _Imports(self, stars, depth)
+        for local, (absolute, name) in table.from_names.items():
+            if self.in_project(absolute, top) and not self.covered(f"{absolute}.{name}"):
+                found[local] = (absolute, name)
         return found
 
     def star_names(self, dotted, depth):
@@ -296,9 +278,9 @@ class _Linker:
         if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return []
         top = package.split(".")[0] if package else ""
-        found = []
+        found, table = [], ImportTable(package)
         for node in self.nested_import_froms(statement):
-            absolute = _absolute(node, package)
+            absolute = table.absolute_from(node)
             if absolute is None or isinstance(node.names, cst.ImportStar) or not self.in_project(absolute, top):
                 continue
             found.extend((absolute, dotted_name(a.name)) for a in node.names
@@ -399,16 +381,17 @@ class _Linker:
         package = self.package_of(dotted)
         lines = [BANNER.format(path=dotted.replace(".", "/") + ".py")]
         in_package = self.in_package_imports(module, package)
+        table = ImportTable(package)
         for statement in module.body:
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
             small = statement.body[0]
             if isinstance(small, cst.Import):
-                self.import_targets.update(_import_targets_of(small, package))
+                self.import_targets.update(ImportTable.from_statements([small], package).aliases)
                 lines.append(module.code_for_node(statement).strip())
             elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                absolute = _absolute(small, package)
-                kept = [a for a in small.names if not self.linked_in(_local_name(a), in_package)]
+                absolute = table.absolute_from(small)
+                kept = [a for a in small.names if not self.linked_in(bound_name(a), in_package)]
                 if absolute is not None and kept:
                     names_text = ", ".join(self.import_alias(dotted, module, absolute, a) for a in kept)
                     lines.append(f"from {absolute} import {names_text}")
@@ -437,7 +420,7 @@ class _Linker:
         """The text of one name a linked module imports. A name the text already binds to something else (the file
         imports torch's `einsum`, the linked module einops' `einsum`) is imported under a name of its own, which that
         module's definitions say (`renamed`): one namespace, each definition still reads what its own file meant."""
-        local, target = _local_name(alias), f"{absolute}.{dotted_name(alias.name)}"
+        local, target = bound_name(alias), f"{absolute}.{dotted_name(alias.name)}"
         bound = self.import_targets.get(local)
         if bound is None or bound == target:
             self.import_targets[local] = target
@@ -567,17 +550,7 @@ def _names_one_of(node, names):
 
 def _imports_mxnet(module):
     """Whether a top-level import of the file names mxnet or GluonCV (a Gluon model-zoo style file)."""
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Import) and any(
-                    (dotted_name(a.name) or "").split(".")[0] in ("mxnet", "gluoncv") for a in small.names):
-                return True
-            if isinstance(small, cst.ImportFrom) and not small.relative and \
-                    (dotted_name(small.module) or "").split(".")[0] in ("mxnet", "gluoncv"):
-                return True
-    return False
+    return any(target.split(".")[0] in ("mxnet", "gluoncv") for target in _top_level_table(module, "").aliases.values())
 
 
 def _calls_any(function, names):
@@ -639,11 +612,6 @@ def _builds_layers(function):
     return bool(found)
 
 
-def _local_name(alias):
-    """The name an import alias binds (`SqueezeExcitation as SElayer` -> SElayer)."""
-    return alias.asname.name.value if alias.asname else dotted_name(alias.name)
-
-
 def _package_root(path, package):
     folder = path.resolve().parent
     for _ in package.split("."):
@@ -651,46 +619,9 @@ def _package_root(path, package):
     return folder
 
 
-def _absolute(node, package):
-    module = dotted_name(node.module) if node.module is not None else ""
-    level = len(node.relative)
-    if not level:
-        return module
-    parts = package.split(".") if package else []
-    if level - 1 >= len(parts):
-        return None
-    base = ".".join(parts[:len(parts) - (level - 1)])
-    return f"{base}.{module}" if module else base
-
-
-def _import_targets(module, package):
-    """{name: the dotted target it is imported as} of a module's top-level imports."""
-    targets = {}
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Import):
-                    targets.update(_import_targets_of(small, package))
-                elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                    absolute = _absolute(small, package)
-                    if absolute is not None:
-                        targets.update((_local_name(a), f"{absolute}.{dotted_name(a.name)}") for a in small.names)
-    return targets
-
-
-def _import_targets_of(statement, package):
-    """{name: target} an `import a.b as c` statement binds (`import a.b` binds `a`, to `a`)."""
-    return {alias.asname.name.value if alias.asname else dotted_name(alias.name).split(".")[0]:
-            dotted_name(alias.name) if alias.asname else dotted_name(alias.name).split(".")[0]
-            for alias in statement.names}
-
-
-def _import_froms(module):
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.ImportFrom):
-                    yield small
+def _top_level_table(module, package):
+    """The ImportTable of a module's top-level imports (the one reader of import statements)."""
+    return ImportTable.from_statements(top_level_imports(module), package)
 
 
 def _local_closure(bindings, name, names_of=names_in):
