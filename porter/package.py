@@ -5,7 +5,7 @@ is (`porter.convert.convert`): the linker brings the in-package definitions a fi
 layouts are chosen for each whole model. Files are converted dependencies first; a definition of another model file
 that translates here exactly as in that file's port (the same specialisations and layouts: a block that runs
 channels-last in both) is imported from that port (`blocks_keras = load_port_module(__file__,
-"../common/blocks_keras.py")`, porter/runtime/port_modules.py) rather than copied; one translated otherwise here (a
+"../common/blocks_keras.py")`, porter/codegen/port_loader.py) rather than copied; one translated otherwise here (a
 block that is its own file's top class, taking torch's layout there, and runs channels-last inside this model)
 stays a copy, and so do helpers of files without module classes. The manifest lists each module's `imports` and
 `copied` definitions. Each module loads by file path, from any working directory, with no `sys.path` entry and no

@@ -15,6 +15,7 @@ from pathlib import Path
 import libcst as cst
 
 from porter import __version__
+from porter.codegen.port_loader import LOADER, LOADER_IMPORTS, loader_source
 from porter.codegen.runtime_bundle import bundle, runtime_bindings, runtime_file_name, runtime_modules_used
 from porter.codegen.signatures import parameter_list
 from porter.codegen.templates import environment
@@ -27,7 +28,6 @@ from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
 from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
 
 INDENT = "    "  # one level, as in the translated body lines
-LOADER_IMPORTS = ["import importlib.util", "import os", "import sys", "import zlib"]  # the runtime loader's
 
 LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})
 
@@ -64,8 +64,9 @@ class ModuleEmitter:
             elif self.shared_by_sibling(names, chunk):
                 continue
             chunks.append(chunk)
+        loader = _free_name(LOADER, set(re.findall(r"\w+", "\n".join(chunks))))
         if self.imported:
-            chunks.insert(0, self.sibling_imports(chunks))
+            chunks.insert(0, self.sibling_imports(chunks, loader))
         for decided in self.source.decided_ifs:  # the branch taken stands at top level; the test and the other go
             if decided.test == "try":
                 text = "try:  (an optional import of a package the port does not have: its ImportError handler is kept)"
@@ -76,15 +77,16 @@ class ModuleEmitter:
         self.ctx.use("TorchModule")
         self.ctx.use("load_state_dict")
         model_code = "\n\n\n".join(chunks)
-        try:
-            bindings = runtime_bindings(model_code, self.ctx.renames, self.ctx.used_runtime)
+        loader_code = loader_source(loader)
+        try:  # the loader is the module's own: it loads the runtime
+            bindings = runtime_bindings(f"{loader_code}\n\n\n{model_code}", self.ctx.renames, self.ctx.used_runtime)
         except SyntaxError as error:  # the self-check would say the same of the formatted module: say it here
             raise InternalError(f"generated code does not compile: {error.msg}", module_name, error.lineno) from None
         runtime_name = runtime_file_name(module_name)
-        taken = set(re.findall(r"\w+", model_code)) | {emitted for emitted, _ in bindings}
+        taken = set(re.findall(r"\w+", model_code)) | {emitted for emitted, _ in bindings} | {loader}
         text = self.env.get_template("model_module.py.j2").render(
             source_name=self.source.path.name, version=__version__, runtime_file=runtime_name,
-            imports=self.imports(model_code, kept_imports), loader=_free_name("_load_runtime", taken),
+            imports=self.imports(model_code, kept_imports), loader=loader, loader_code=loader_code,
             runtime=_free_name("runtime", taken), bindings=bindings, chunks=chunks)
         definitions = bundle([name for _, name in bindings])
         runtime = self.env.get_template("runtime_module.py.j2").render(
@@ -108,11 +110,10 @@ class ModuleEmitter:
         self.copied.extend((name, sibling.source) for name in names)
         return False
 
-    def sibling_imports(self, chunks):
-        """The statements binding what this module imports from its siblings' ports, through the runtime's
-        by-path loader (porter/runtime/port_modules.py)."""
-        taken = set(re.findall(r"\w+", "\n".join(chunks)))
-        loader = self.ctx.use("load_port_module")
+    def sibling_imports(self, chunks, loader):
+        """The statements binding what this module imports from its siblings' ports, through the module's by-path
+        loader (`loader`: porter/codegen/port_loader.py's, copied in)."""
+        taken = set(re.findall(r"\w+", "\n".join(chunks))) | {loader}
         folder = posixpath.dirname(self.module_path or "")
         lines = []
         for sibling, names in sorted(self.imported.items(), key=lambda item: item[0].module):
@@ -171,7 +172,7 @@ class ModuleEmitter:
         return Renamer
 
     def imports(self, text, kept):
-        lines = runtime_modules_used(text) + LOADER_IMPORTS
+        lines = runtime_modules_used(text) + list(LOADER_IMPORTS)
         if "OrderedDict" in text and not any("OrderedDict" in k for k in kept):
             kept.append("from collections import OrderedDict")
         for line in kept:
