@@ -235,6 +235,7 @@ def _convert_package(root, options):
     skipped, failures = list(unreadable), []
     conversions, warnings = [], [f"{Path(root) / item['path']}: not converted: {item['error']}" for item in skipped]
     siblings = {}  # source file (resolved) -> PortedSibling of each module made so far
+    export_names(files)
     for file in dependencies_first(files):
         is_main = file is main_file
         file_options = ConvertOptions(
@@ -305,6 +306,7 @@ def convert_with_siblings(options):
     if not siblings:
         return convert(options)
     ported, made = {}, []
+    export_names(siblings, source)
     for file in dependencies_first(siblings):
         file_options = ConvertOptions(file.path, options.out, module_dir=file.module_dir, reports_only=True,
                                       parsed=file.parsed, siblings=ported, force=options.force)
@@ -413,6 +415,21 @@ def _with_imports(entry, emitter):
                         for sibling, names in sorted(emitter.imported.items(), key=lambda i: i[0].module)]
     entry["copied"] = [{"name": name, "source": source} for name, source in emitter.copied]
     return entry
+
+
+def export_names(files, *importers):
+    """Mark in each file's SourceFile the names the other files (and `importers`, SourceFiles) link from it: its port
+    translates them as model code, so they live there and the others import them rather than keep copies."""
+    by_path = {_resolved(file.path): file for file in files if file.parsed is not None}
+    exported = {}
+    for source in [file.parsed for file in files if file.parsed is not None] + list(importers):
+        for name, origin in source.linked_origins.items():
+            if origin in by_path and by_path[origin].parsed is not source:
+                exported.setdefault(origin, set()).add(name)
+    for origin, names in exported.items():
+        parsed = by_path[origin].parsed
+        parsed.exported = frozenset(names)
+        parsed.__dict__.pop("model_names", None)  # computed again with them
 
 
 def dependencies_first(files):

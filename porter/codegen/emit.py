@@ -26,9 +26,11 @@ from porter.frontend.names import assigned_names, bound_names, mutated_names
 from porter.frontend.source import linked_first
 from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
 from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
+from porter.runtime import runtime_index
 
 INDENT = "    "  # one level, as in the translated body lines
 
+_WORD = re.compile(r"(?<![\w.])(\w+)")  # a name, not an attribute's
 LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})
 
 
@@ -44,7 +46,7 @@ class ModuleEmitter:
         self.model_functions = set(self.source.model_functions())
         self.siblings = siblings or {}  # source file (resolved) -> PortedSibling: modules of the port already made
         self.module_path = module_path  # this module's POSIX path under OUT (a package's modules import siblings)
-        self.own_chunks = {}  # (names a top-level statement of the file's own binds) -> its generated text
+        self.own_chunks = {}  # (names a top-level statement of the file's own binds) -> its text, `comparable`
         self.imported = {}  # PortedSibling -> [names this module imports from its port]
         self.copied = []  # (name, source file) of linked definitions kept as copies: translated otherwise here
 
@@ -60,7 +62,7 @@ class ModuleEmitter:
                 continue
             names = tuple(bound_names(statement))
             if first_linked is None or line < first_linked:
-                self.own_chunks[names] = chunk
+                self.own_chunks[names] = self.comparable(chunk)
             elif self.shared_by_sibling(names, chunk):
                 continue
             chunks.append(chunk)
@@ -104,11 +106,22 @@ class ModuleEmitter:
         sibling = self.siblings.get(origin) if origin is not None else None
         if sibling is None:
             return False
-        if names and sibling.chunks.get(names) == chunk:
+        if names and sibling.chunks.get(names) == self.comparable(chunk):
             self.imported.setdefault(sibling, []).extend(names)
             return True
         self.copied.extend((name, sibling.source) for name in names)
         return False
+
+    def comparable(self, chunk):
+        """`chunk` with each runtime name it reads written as the runtime's own (`torch_item` where the file uses
+        `item` itself, `item` elsewhere): chunks of two modules compare by what they compute, whatever names their
+        files leave free; the imported one runs on its own module's runtime."""
+        runtime_of = self.__dict__.get("_runtime_of")
+        if runtime_of is None:
+            index, renames = runtime_index(), self.ctx.renames
+            runtime_of = self._runtime_of = {**{name: name for name in index if name not in renames},
+                                             **{emitted: name for name, emitted in renames.items()}}
+        return _WORD.sub(lambda m: f"<runtime {runtime_of[m[1]]}>" if m[1] in runtime_of else m[1], chunk)
 
     def sibling_imports(self, chunks, loader):
         """The statements binding what this module imports from its siblings' ports, through the module's by-path

@@ -48,7 +48,8 @@ def source_root(folder):
 
 def linked_text(path, text, package, covered):
     """(text with the needed in-package definitions appended, names defined by them, {name: the file (resolved
-    path) each linked definition comes from}).
+    path) each linked definition comes from}, [(first line in the text, the file it comes from, its line there)] of
+    each linked definition (and its last line in the text), in text order: a stub in it names its own file's line).
 
     `path`: the file; `package`: its dotted package ('' for a loose file: nothing to link, unless it lies under a
     source root); `covered(canonical)`: whether a rule covers an imported name (those stay imports)."""
@@ -56,11 +57,11 @@ def linked_text(path, text, package, covered):
     if not package:
         root, package = _under_source_root(Path(path))
         if root is None:
-            return text, frozenset(), {}
+            return text, frozenset(), {}, []
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
-        return text, frozenset(), {}  # the parser reports it properly
+        return text, frozenset(), {}, []  # the parser reports it properly
     linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
                      if package else True)
     through_attributes = linker.module_attribute_imports(module, package)
@@ -73,13 +74,19 @@ def linked_text(path, text, package, covered):
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
-        return text, frozenset(), {}
+        return text, frozenset(), {}, []
     aliases = [f"{local} = {name}" for local, (_, name) in sorted(linker.in_package_imports(module, package).items())
                if local != name and name in linker.defined]
-    appended = "\n\n".join(blocks + aliases)
+    text = text.rstrip()
+    line, lines = text.count("\n") + 4, []  # the first appended line: after the file's last and two blank ones
+    for block, marks in blocks:
+        lines.extend((line + offset, line + offset + more, origin, origin_line)
+                     for offset, origin, origin_line, more in marks)
+        line += block.count("\n") + 2
+    appended = "\n\n".join([block for block, _ in blocks] + aliases)
     origins = {name: linker.paths[dotted] for name, (dotted, _) in linker.owners.items() if dotted}
-    return f"{text.rstrip()}\n\n\n{appended}\n", frozenset(
-        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins
+    return f"{text}\n\n\n{appended}\n", frozenset(
+        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins, lines
 
 
 def _under_source_root(path):
@@ -112,6 +119,7 @@ class _Linker:
         self.renamed = {}  # module -> {name in it: the name its definitions say instead} (clashes, and imports of them)
         self.final = {}  # (module, name) -> the name its definition has in the appended text
         self.import_targets = {}  # name an import binds in the text (the file's, then linked modules') -> its target
+        self.first_lines = {}  # id(top-level statement of a linked module) -> the line its code starts on there
 
     def module(self, dotted):
         if dotted not in self.parsed:
@@ -125,8 +133,9 @@ class _Linker:
                         break
                     package = self.package_of(dotted)
                     through_attributes = self.module_attribute_imports(parsed, package)
-                    if through_attributes:
+                    if through_attributes:  # the same lines: each statement keeps its line
                         parsed = parsed.visit(_ThroughModuleAttributes(through_attributes))
+                    self.first_lines.update(_first_lines(parsed))
                     self.parsed[dotted] = self.prepared(self.decided(parsed), package, through_attributes)
                     self.paths[dotted] = candidate.resolve()
                     break
@@ -375,8 +384,9 @@ class _Linker:
         return dotted.rsplit(".", 1)[0] if "." in dotted else ""
 
     def block(self, dotted):
-        """The text appended for module `dotted`: its imports (made absolute, without the names linked in) and the
-        definitions taken from it, in its own order."""
+        """(The text appended for module `dotted`: its imports (made absolute, without the names linked in) and the
+        definitions taken from it, in its own order; [(line in that text, its file, its line there)] of each
+        definition whose line is known: a statement of a top-level `if` decided statically has none)."""
         module = self.parsed[dotted]
         package = self.package_of(dotted)
         lines = [BANNER.format(path=dotted.replace(".", "/") + ".py")]
@@ -403,18 +413,29 @@ class _Linker:
                 self.aliases.add(local)
         emitted = self.__dict__.setdefault("emitted", {})  # name -> the definition text already appended
         renamed = self.renamed.get(dotted)
+        starts = []  # (index in lines, the line its code starts on in the module's file)
         for statement in module.body:
             names = set(bound_names(statement))
             if names & self.taken[dotted]:
+                known = self.first_lines.get(id(statement))
+                first_line = known[1] if known is not None and known[0] is statement else None
                 if renamed:  # names linked under names of their own (`visit`), as bound and as used
                     statement = statement.visit(_Renamed(renamed))
                     names = {renamed.get(n, n) for n in names}
-                code = module.code_for_node(statement).strip("\n")
+                full = module.code_for_node(statement)
+                code = full.strip("\n")
                 if names and all(emitted.get(name) == code for name in names):
                     continue  # the very same definition in two package modules (a copied `class LambdaBase`)
                 emitted.update(dict.fromkeys(names, code))
+                if first_line is not None:  # blank lines above it are not appended
+                    starts.append((len(lines), first_line + len(full) - len(full.lstrip("\n")), code.count("\n")))
                 lines.append("\n\n" + code)
-        return "\n".join(lines)
+        offsets, offset = [], 0
+        for line in lines:
+            offsets.append(offset)
+            offset += line.count("\n") + 1
+        marks = [(offsets[index] + 2, self.paths[dotted], first_line, more) for index, first_line, more in starts]
+        return "\n".join(lines), marks
 
     def import_alias(self, dotted, module, absolute, alias):
         """The text of one name a linked module imports. A name the text already binds to something else (the file
@@ -454,6 +475,16 @@ class _Renamed(cst.CSTTransformer):
 
     def leave_Name(self, original, updated):
         return updated.with_changes(value=self.names[original.value]) if original.value in self.names else updated
+
+
+def _first_lines(module):
+    """{id(statement): (statement, the line its code (comment lines above it included) starts on)} of a module's
+    top-level statements."""
+    found, line = {}, 1 + len(module.header)
+    for statement in module.body:
+        found[id(statement)] = (statement, line)  # the node kept beside its line: its id stays its own
+        line += module.code_for_node(statement).count("\n")
+    return found
 
 
 def _free_name(name, taken):
