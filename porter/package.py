@@ -5,10 +5,13 @@ is (`porter.convert.convert`): the linker brings the in-package definitions a fi
 layouts are chosen for each whole model. Files are converted dependencies first; a definition of another model file
 that translates here exactly as in that file's port (the same specialisations and layouts: a block that runs
 channels-last in both) is imported from that port (`blocks_keras = load_port_module(__file__,
-"../common/blocks_keras.py")`, porter/codegen/port_loader.py) rather than copied; one translated otherwise here (a
-block that is its own file's top class, taking torch's layout there, and runs channels-last inside this model)
-stays a copy, and so do helpers of files without module classes. The manifest lists each module's `imports` and
-`copied` definitions. Each module loads by file path, from any working directory, with no `sys.path` entry and no
+"../common/blocks_keras.py")`, porter/codegen/port_loader.py) rather than copied. So that the definitions live in
+their own file's port: what other files take from a file is model code of its port even when its own classes do not
+use it (`export_names`), a stub in a linked definition names its own file's line, and runtime names a file had to
+rename compare as the runtime's. One translated otherwise here (a block that is its own file's top class, taking
+torch's layout there, and runs channels-last inside this model; a call its class here knows more about) stays a
+copy, and so do helpers of files without module classes. The manifest lists each module's `imports` and `copied`
+definitions. Each module loads by file path, from any working directory, with no `sys.path` entry and no
 package import; a sibling is loaded once per port under a name unique to its path and text, so two ports never
 share one. `porter convert FILE` of a file in a package does the same for the model files it imports from
 (`convert_with_siblings`). One
@@ -425,7 +428,7 @@ def export_names(files, *importers):
     for source in [file.parsed for file in files if file.parsed is not None] + list(importers):
         for name, origin in source.linked_origins.items():
             if origin in by_path and by_path[origin].parsed is not source:
-                exported.setdefault(origin, set()).add(name)
+                exported.setdefault(origin, set()).add(source.linked_home_names.get(name, name))
     for origin, names in exported.items():
         parsed = by_path[origin].parsed
         parsed.exported = frozenset(names)

@@ -26,7 +26,6 @@ from porter.frontend.names import assigned_names, bound_names, mutated_names
 from porter.frontend.source import linked_first
 from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
 from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
-from porter.runtime import runtime_index
 
 INDENT = "    "  # one level, as in the translated body lines
 
@@ -100,28 +99,33 @@ class ModuleEmitter:
         """Whether the linked definition of `names` is, translated here, exactly what its own file's port holds
         (the same specialisations and layouts): then this module imports it from that port (recorded in
         `imported`) rather than carrying a copy. A definition translated otherwise here (a block that is its
-        file's top class, taking torch's layout there, and runs channels-last inside this model) stays a copy."""
+        file's top class, taking torch's layout there, and runs channels-last inside this model) stays a copy.
+        One linked under a name of its own (another definition has its name here) is compared, and imported, under
+        the names of its own file."""
         origins = {self.source.linked_origins.get(name) for name in names}
         origin = origins.pop() if len(origins) == 1 else None
         sibling = self.siblings.get(origin) if origin is not None else None
         if sibling is None:
             return False
-        if names and sibling.chunks.get(names) == self.comparable(chunk):
+        home_names = {local: home for local, home in self.source.linked_home_names.items()
+                      if self.source.linked_origins.get(local) == origin}
+        if home_names:
+            chunk = _WORD.sub(lambda m: home_names.get(m[1], m[1]), chunk)
+        if names and sibling.chunks.get(tuple(home_names.get(n, n) for n in names)) == self.comparable(chunk):
             self.imported.setdefault(sibling, []).extend(names)
             return True
         self.copied.extend((name, sibling.source) for name in names)
         return False
 
     def comparable(self, chunk):
-        """`chunk` with each runtime name it reads written as the runtime's own (`torch_item` where the file uses
-        `item` itself, `item` elsewhere): chunks of two modules compare by what they compute, whatever names their
-        files leave free; the imported one runs on its own module's runtime."""
-        runtime_of = self.__dict__.get("_runtime_of")
-        if runtime_of is None:
-            index, renames = runtime_index(), self.ctx.renames
-            runtime_of = self._runtime_of = {**{name: name for name in index if name not in renames},
-                                             **{emitted: name for name, emitted in renames.items()}}
-        return _WORD.sub(lambda m: f"<runtime {runtime_of[m[1]]}>" if m[1] in runtime_of else m[1], chunk)
+        """`chunk` with each runtime name the file had to rename written as the runtime's own (`torch_item` where
+        the file uses `item` itself): chunks of two modules compare by what they compute, whatever names their files
+        leave free (the imported one runs on its own module's runtime). The names of a linked definition are its
+        own file's, so a name it uses makes both files rename alike."""
+        runtime_of = {emitted: name for name, emitted in self.ctx.renames.items()}
+        if not runtime_of:
+            return chunk
+        return _WORD.sub(lambda m: runtime_of.get(m[1], m[1]), chunk)
 
     def sibling_imports(self, chunks, loader):
         """The statements binding what this module imports from its siblings' ports, through the module's by-path
@@ -134,7 +138,8 @@ class ModuleEmitter:
             taken.add(variable)
             relative = posixpath.relpath(sibling.module, folder or ".")
             lines.append(f"{variable} = {loader}(__file__, {relative!r})  # the port of {sibling.source}")
-            lines.extend(f"{name} = {variable}.{name}" for name in names)
+            home_names = self.source.linked_home_names
+            lines.extend(f"{name} = {variable}.{home_names.get(name, name)}" for name in names)
         return "\n".join(lines)
 
     def params_text(self, definition, training=False):

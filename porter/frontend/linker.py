@@ -49,7 +49,8 @@ def source_root(folder):
 def linked_text(path, text, package, covered):
     """(text with the needed in-package definitions appended, names defined by them, {name: the file (resolved
     path) each linked definition comes from}, [(first line in the text, the file it comes from, its line there)] of
-    each linked definition (and its last line in the text), in text order: a stub in it names its own file's line).
+    each linked definition (and its last line in the text), in text order: a stub in it names its own file's line),
+    {name: the name it has in its own file} of definitions linked under a name of their own).
 
     `path`: the file; `package`: its dotted package ('' for a loose file: nothing to link, unless it lies under a
     source root); `covered(canonical)`: whether a rule covers an imported name (those stay imports)."""
@@ -57,11 +58,11 @@ def linked_text(path, text, package, covered):
     if not package:
         root, package = _under_source_root(Path(path))
         if root is None:
-            return text, frozenset(), {}, []
+            return text, frozenset(), {}, [], {}
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
-        return text, frozenset(), {}, []  # the parser reports it properly
+        return text, frozenset(), {}, [], {}  # the parser reports it properly
     linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
                      if package else True)
     through_attributes = linker.module_attribute_imports(module, package)
@@ -74,7 +75,7 @@ def linked_text(path, text, package, covered):
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
-        return text, frozenset(), {}, []
+        return text, frozenset(), {}, [], {}
     aliases = [f"{local} = {name}" for local, (_, name) in sorted(linker.in_package_imports(module, package).items())
                if local != name and name in linker.defined]
     text = text.rstrip()
@@ -85,8 +86,9 @@ def linked_text(path, text, package, covered):
         line += block.count("\n") + 2
     appended = "\n\n".join([block for block, _ in blocks] + aliases)
     origins = {name: linker.paths[dotted] for name, (dotted, _) in linker.owners.items() if dotted}
+    home_names = {linker.renamed[dotted][name]: name for dotted, name in linker.clashes}
     return f"{text}\n\n\n{appended}\n", frozenset(
-        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins, lines
+        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins, lines, home_names
 
 
 def _under_source_root(path):

@@ -4,8 +4,8 @@ Never imports, execs or evals the input.
 """
 
 import ast
-import contextlib
 import bisect
+import contextlib
 import functools
 import io
 import itertools
@@ -89,6 +89,7 @@ class SourceFile:
     linked_origins: dict = field(default_factory=dict)  # linked name -> the file (resolved path) it comes from
     # [(first line in the text, last line, the file it comes from, its first line there)] of each linked definition
     linked_lines: list = field(default_factory=list)
+    linked_home_names: dict = field(default_factory=dict)  # linked under a name of its own -> its name in its file
     # top-level names other files of a converted package take from this one (porter/package.py): model code here too,
     # so their definitions live in this file's port and the others import them
     exported: frozenset = frozenset()
@@ -368,7 +369,7 @@ def parse_source(path, display_path=None):
     check_syntax(text, display_path)
     package = package_of(Path(path))
     own_lines = text.count("\n") + 1
-    text, linked, origins, linked_lines = linked_text(Path(path), text, package, is_covered_by_a_rule)
+    text, linked, origins, linked_lines, home_names = linked_text(Path(path), text, package, is_covered_by_a_rule)
     try:
         with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level
             module = cst.parse_module(text)
@@ -428,7 +429,7 @@ def parse_source(path, display_path=None):
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
                       framework=framework, linked_from_line=first_linked, factories=factories,
                       parsed_nodes=parsed_nodes, decided_ifs=decided_ifs, linked_origins=origins,
-                      linked_lines=linked_lines)
+                      linked_lines=linked_lines, linked_home_names=home_names)
 
 
 _SLICEABLE = {}  # node class -> whether its one-line code is its text's slice (tested once: ABC checks are slow)

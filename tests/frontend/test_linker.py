@@ -116,7 +116,7 @@ def test_loose_files_link_nothing(tmp_path):
     from porter.frontend.linker import linked_text
 
     text = source.read_text()
-    assert linked_text(source, text, "", lambda name: False) == (text, frozenset(), {}, [])
+    assert linked_text(source, text, "", lambda name: False) == (text, frozenset(), {}, [], {})
 
 
 GLUON_PACKAGE = {
@@ -187,7 +187,7 @@ def test_gluon_blocks_factories_and_their_local_imports_are_linked(tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(textwrap.dedent(text))
     source = tmp_path / "cv" / "zoo" / "net.py"
-    _, defined, _, _ = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
+    _, defined, _, _, _ = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
     assert {"ReLU6", "GroupNorm", "Labels"} <= defined
 
 
@@ -299,7 +299,7 @@ def test_linked_modules_come_after_the_modules_they_need(tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     source = tmp_path / "lib" / "net.py"
-    text, defined, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
+    text, defined, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert {"Norm", "NormAct", "make_act", "Thing"} <= defined
     assert text.index("class Norm(") < text.index("class NormAct(Norm)") < text.index("class Thing(")
 
@@ -322,7 +322,7 @@ def test_each_linked_definition_keeps_its_own_files_lines(tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     source = tmp_path / "lib" / "net.py"
-    text, _, _, lines = linked_text(source, source.read_text(), "lib", lambda name: False)
+    text, _, _, lines, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     [(first, last, origin, origin_line)] = lines
     assert origin == (tmp_path / "lib" / "norm.py").resolve() and origin_line == 9 and last == first + 3
     assert text.splitlines()[first - 1:last] == files["lib/norm.py"].splitlines()[8:12]
@@ -432,9 +432,10 @@ def test_a_name_two_linked_modules_define_differently_is_linked_under_a_name_of_
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     source = tmp_path / "lib" / "net.py"
-    text, defined, origins, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
+    text, defined, origins, _, home_names = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert text.count("def helper(") == 1 and text.count("def helper_b(") == 1 and "helper_b" in defined
     assert origins["helper"] == (tmp_path / "lib" / "a.py").resolve()
+    assert home_names == {"helper_b": "helper"}  # its name in b.py: its port holds it so
     assert origins["helper_b"] == (tmp_path / "lib" / "b.py").resolve()
     namespace = {}
     exec(compile(text.replace("from .a import A\nfrom .b import B\nfrom .c import C\n", ""), "linked", "exec"),
@@ -464,7 +465,7 @@ def test_a_name_two_files_import_differently_is_imported_under_a_name_of_its_own
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     source = tmp_path / "lib" / "net.py"
-    text, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
+    text, _, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert "from einops import einsum as einsum_attend" in text and "einsum_attend(q, k, 'b i d" in text
     namespace = {}
     exec(compile(text.replace("from lib.attend import Attend\n", ""), "linked", "exec"), namespace)
