@@ -121,7 +121,7 @@ class _Linker:
         self.renamed = {}  # module -> {name in it: the name its definitions say instead} (clashes, and imports of them)
         self.final = {}  # (module, name) -> the name its definition has in the appended text
         self.import_targets = {}  # name an import binds in the text (the file's, then linked modules') -> its target
-        self.first_lines = {}  # id(top-level statement of a linked module) -> the line its code starts on there
+        self.as_read = {}  # dotted module -> the module as its file reads (before decided `if`s): its lines
 
     def module(self, dotted):
         if dotted not in self.parsed:
@@ -137,7 +137,7 @@ class _Linker:
                     through_attributes = self.module_attribute_imports(parsed, package)
                     if through_attributes:  # the same lines: each statement keeps its line
                         parsed = parsed.visit(_ThroughModuleAttributes(through_attributes))
-                    self.first_lines.update(_first_lines(parsed))
+                    self.as_read[dotted] = parsed
                     self.parsed[dotted] = self.prepared(self.decided(parsed), package, through_attributes)
                     self.paths[dotted] = candidate.resolve()
                     break
@@ -415,11 +415,12 @@ class _Linker:
                 self.aliases.add(local)
         emitted = self.__dict__.setdefault("emitted", {})  # name -> the definition text already appended
         renamed = self.renamed.get(dotted)
-        starts = []  # (index in lines, the line its code starts on in the module's file)
+        starts = []  # (index in lines, the line its code starts on in the module's file, its further lines)
+        first_lines = _first_lines(self.as_read[dotted])  # asked only of modules something is taken from
         for statement in module.body:
             names = set(bound_names(statement))
             if names & self.taken[dotted]:
-                known = self.first_lines.get(id(statement))
+                known = first_lines.get(id(statement))
                 first_line = known[1] if known is not None and known[0] is statement else None
                 if renamed:  # names linked under names of their own (`visit`), as bound and as used
                     statement = statement.visit(_Renamed(renamed))
