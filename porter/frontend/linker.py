@@ -9,8 +9,10 @@ imported. What it appends is read like the file's own code; the emitter places i
 It follows only what is used, transitively (no cap on files: each statement is walked once), through named and star
 imports, re-exports and references through an imported module (`inception_module.InceptionA`). One text holds a
 name once: a definition whose name another linked (or the file's own) definition already has is linked under a
-module-qualified name that the definitions of its module say. Each linked name's origin file is returned too: a
-package port imports from its sibling's port what that port holds translated the same way (porter/package.py).
+module-qualified name that the definitions of its module say. Each linked name's origin file (and the name it has
+there), and each linked definition's lines in its own file, are returned too: a package port imports from its
+sibling's port what that port holds translated the same way (porter/package.py), and a stub says the line of the
+file the definition is written in.
 
 A folder converted as a whole (`porter convert DIR`) without an `__init__.py` is a source root, as when its scripts
 run from it: `from models.common import Conv` in DIR/models/yolo.py names DIR/models/common.py (`SOURCE_ROOTS`).
@@ -48,9 +50,9 @@ def source_root(folder):
 
 def linked_text(path, text, package, covered):
     """(text with the needed in-package definitions appended, names defined by them, {name: the file (resolved
-    path) each linked definition comes from}, [(first line in the text, the file it comes from, its line there)] of
-    each linked definition (and its last line in the text), in text order: a stub in it names its own file's line),
-    {name: the name it has in its own file} of definitions linked under a name of their own).
+    path) each linked definition comes from}, [(first line in the text, last line, the file it comes from, its first
+    line there)] of each linked definition in text order (a stub in it names its own file's line), {name: the name it
+    has in its own file} of the definitions linked under a name of their own).
 
     `path`: the file; `package`: its dotted package ('' for a loose file: nothing to link, unless it lies under a
     source root); `covered(canonical)`: whether a rule covers an imported name (those stay imports)."""
@@ -387,8 +389,9 @@ class _Linker:
 
     def block(self, dotted):
         """(The text appended for module `dotted`: its imports (made absolute, without the names linked in) and the
-        definitions taken from it, in its own order; [(line in that text, its file, its line there)] of each
-        definition whose line is known: a statement of a top-level `if` decided statically has none)."""
+        definitions taken from it, in its own order; [(line in that text, its file, its line there, its further
+        lines)] of each definition whose line is known: a statement of a top-level `if` decided statically has
+        none)."""
         module = self.parsed[dotted]
         package = self.package_of(dotted)
         lines = [BANNER.format(path=dotted.replace(".", "/") + ".py")]
