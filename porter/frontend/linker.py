@@ -123,7 +123,7 @@ class _Linker:
         self.renamed = {}  # module -> {name in it: the name its definitions say instead} (clashes, and imports of them)
         self.final = {}  # (module, name) -> the name its definition has in the appended text
         self.import_targets = {}  # name an import binds in the text (the file's, then linked modules') -> its target
-        self.as_read = {}  # dotted module -> the module as its file reads (before decided `if`s): its lines
+        self.texts = {}  # dotted module -> its text, as the statements linked from it read (their lines)
 
     def module(self, dotted):
         if dotted not in self.parsed:
@@ -132,14 +132,16 @@ class _Linker:
             for candidate in (self.root / f"{relative}.py", self.root / relative / "__init__.py"):
                 if candidate.is_file():
                     try:
-                        parsed = cst.parse_module(candidate.read_text(encoding="utf-8"))
+                        text = candidate.read_text(encoding="utf-8")
+                        parsed = cst.parse_module(text)
                     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
                         break
                     package = self.package_of(dotted)
                     through_attributes = self.module_attribute_imports(parsed, package)
                     if through_attributes:  # the same lines: each statement keeps its line
                         parsed = parsed.visit(_ThroughModuleAttributes(through_attributes))
-                    self.as_read[dotted] = parsed
+                        text = parsed.code
+                    self.texts[dotted] = text
                     self.parsed[dotted] = self.prepared(self.decided(parsed), package, through_attributes)
                     self.paths[dotted] = candidate.resolve()
                     break
@@ -419,16 +421,16 @@ class _Linker:
         emitted = self.__dict__.setdefault("emitted", {})  # name -> the definition text already appended
         renamed = self.renamed.get(dotted)
         starts = []  # (index in lines, the line its code starts on in the module's file, its further lines)
-        first_lines = _first_lines(self.as_read[dotted])  # asked only of modules something is taken from
+        lines_of = _StatementLines(self.texts[dotted])
         for statement in module.body:
             names = set(bound_names(statement))
             if names & self.taken[dotted]:
-                known = first_lines.get(id(statement))
-                first_line = known[1] if known is not None and known[0] is statement else None
+                full = module.code_for_node(statement)
+                first_line = lines_of.first_line(full)  # as read, before renaming
                 if renamed:  # names linked under names of their own (`visit`), as bound and as used
                     statement = statement.visit(_Renamed(renamed))
                     names = {renamed.get(n, n) for n in names}
-                full = module.code_for_node(statement)
+                    full = module.code_for_node(statement)
                 code = full.strip("\n")
                 if names and all(emitted.get(name) == code for name in names):
                     continue  # the very same definition in two package modules (a copied `class LambdaBase`)
@@ -483,14 +485,24 @@ class _Renamed(cst.CSTTransformer):
         return updated.with_changes(value=self.names[original.value]) if original.value in self.names else updated
 
 
-def _first_lines(module):
-    """{id(statement): (statement, the line its code (comment lines above it included) starts on)} of a module's
-    top-level statements."""
-    found, line = {}, 1 + len(module.header)
-    for statement in module.body:
-        found[id(statement)] = (statement, line)  # the node kept beside its line: its id stays its own
-        line += module.code_for_node(statement).count("\n")
-    return found
+class _StatementLines:
+    """The line each of a module's top-level statements (asked in module order) starts on in its text: where its code
+    stands at the start of a line, after the statement asked before it (a search: generating the code of every
+    statement to count its lines cost a quarter of parsing the module). None for one the text does not hold as it
+    is (a statement of a top-level `if` decided statically, dedented)."""
+
+    def __init__(self, text):
+        self.text, self.cursor, self.line = text, 0, 1
+
+    def first_line(self, code):
+        at = self.text.find(code, self.cursor)
+        while at > 0 and self.text[at - 1] != "\n":  # inside another line: a top-level statement starts a line
+            at = self.text.find(code, at + 1)
+        if at < 0:
+            return None
+        self.line += self.text.count("\n", self.cursor, at)
+        self.cursor = at
+        return self.line
 
 
 def _free_name(name, taken):
