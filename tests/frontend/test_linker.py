@@ -330,6 +330,15 @@ def test_each_linked_definition_keeps_its_own_files_lines(tmp_path):
     assert parsed.origin(first + 2) == ("norm.py", 11) and parsed.origin(3) == ("net.py", 3)
     assert parsed.origin(last + 1) == ("net.py", last + 1)  # past the definition: the text's own line
 
+
+def test_a_statements_line_is_where_its_text_starts_a_line_after_the_one_before():
+    from porter.frontend.linker import _StatementLines
+
+    text = "def f():\n    x = 1\n    return x\n\n\nx = 1\ny = 2\n"
+    lines = _StatementLines(text)
+    assert lines.first_line("x = 1\n") == 6  # not the indented line inside f
+    assert lines.first_line("y = 2\n") == 7 and lines.first_line("    x = 1\n") is None
+
 MODULE_ATTRIBUTE_PACKAGE = {
     "zoo/__init__.py": "",
     "zoo/base.py": '''
