@@ -5,10 +5,13 @@ is (`porter.convert.convert`): the linker brings the in-package definitions a fi
 layouts are chosen for each whole model. Files are converted dependencies first; a definition of another model file
 that translates here exactly as in that file's port (the same specialisations and layouts: a block that runs
 channels-last in both) is imported from that port (`blocks_keras = load_port_module(__file__,
-"../common/blocks_keras.py")`, porter/runtime/port_modules.py) rather than copied; one translated otherwise here (a
-block that is its own file's top class, taking torch's layout there, and runs channels-last inside this model)
-stays a copy, and so do helpers of files without module classes. The manifest lists each module's `imports` and
-`copied` definitions. Each module loads by file path, from any working directory, with no `sys.path` entry and no
+"../common/blocks_keras.py")`, porter/codegen/port_loader.py) rather than copied. So that the definitions live in
+their own file's port: what other files take from a file is model code of its port even when its own classes do not
+use it (`export_names`), a stub in a linked definition names its own file's line, and runtime names a file had to
+rename compare as the runtime's. One translated otherwise here (a block that is its own file's top class, taking
+torch's layout there, and runs channels-last inside this model; a call its class here knows more about) stays a
+copy, and so do helpers of files without module classes. The manifest lists each module's `imports` and `copied`
+definitions. Each module loads by file path, from any working directory, with no `sys.path` entry and no
 package import; a sibling is loaded once per port under a name unique to its path and text, so two ports never
 share one. `porter convert FILE` of a file in a package does the same for the model files it imports from
 (`convert_with_siblings`). One
@@ -235,6 +238,7 @@ def _convert_package(root, options):
     skipped, failures = list(unreadable), []
     conversions, warnings = [], [f"{Path(root) / item['path']}: not converted: {item['error']}" for item in skipped]
     siblings = {}  # source file (resolved) -> PortedSibling of each module made so far
+    export_names(files)
     for file in dependencies_first(files):
         is_main = file is main_file
         file_options = ConvertOptions(
@@ -305,6 +309,7 @@ def convert_with_siblings(options):
     if not siblings:
         return convert(options)
     ported, made = {}, []
+    export_names(siblings, source)
     for file in dependencies_first(siblings):
         file_options = ConvertOptions(file.path, options.out, module_dir=file.module_dir, reports_only=True,
                                       parsed=file.parsed, siblings=ported, force=options.force)
@@ -413,6 +418,21 @@ def _with_imports(entry, emitter):
                         for sibling, names in sorted(emitter.imported.items(), key=lambda i: i[0].module)]
     entry["copied"] = [{"name": name, "source": source} for name, source in emitter.copied]
     return entry
+
+
+def export_names(files, *importers):
+    """Mark in each file's SourceFile the names the other files (and `importers`, SourceFiles) link from it: its port
+    translates them as model code, so they live there and the others import them rather than keep copies."""
+    by_path = {_resolved(file.path): file for file in files if file.parsed is not None}
+    exported = {}
+    for source in [file.parsed for file in files if file.parsed is not None] + list(importers):
+        for name, origin in source.linked_origins.items():
+            if origin in by_path and by_path[origin].parsed is not source:
+                exported.setdefault(origin, set()).add(source.linked_home_names.get(name, name))
+    for origin, names in exported.items():
+        parsed = by_path[origin].parsed
+        parsed.exported = frozenset(names)
+        parsed.__dict__.pop("model_names", None)  # computed again with them
 
 
 def dependencies_first(files):

@@ -451,3 +451,73 @@ def test_a_file_of_the_package_brings_the_model_files_it_imports(tmp_path, torch
     with torch.no_grad():
         expected = torch_model(torch.from_numpy(x)).numpy()
     assert_equivalent(expected, np.asarray(keras_model(x, training=False)), tolerance=1e-4, what="TinyNet")
+
+
+SHARED_PACKAGE = {
+    "shop/__init__.py": "",
+    "shop/ops.py": '''import torch
+from torch import nn
+
+
+def scale_boxes(boxes, factor):
+    return torch.clamp(boxes * factor, min=0.0)
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def positives(self, x):
+        return torch.where(x > 0)
+''',
+    "shop/net.py": '''from torch import nn
+
+from .ops import Head, scale_boxes
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Head()
+
+    def forward(self, x):
+        return scale_boxes(self.head(x), 2.0)
+''',
+}
+
+
+def test_definitions_live_in_their_own_files_port(tmp_path, monkeypatch):
+    """What net.py takes from ops.py lives in ops.py's port and net's imports it: a helper only net.py calls
+    (`scale_boxes`) is model code of ops.py's port too, and a stub in a linked class names ops.py's line wherever the
+    class is translated, so the two translations are one text. Net built from its port matches torch."""
+    import torch
+
+    for relative, text in SHARED_PACKAGE.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    out = tmp_path / "out"
+    assert porter(tmp_path / "shop", "-o", out) == 1  # the stub of torch.where(condition)
+    entries = {entry["module"]: entry for entry in json.loads((out / "porter-manifest.json").read_text())["sources"]}
+    assert entries["net_keras.py"]["imports"] == [{"module": "ops_keras.py", "source": "ops.py",
+                                                   "names": ["scale_boxes", "Head"]}]
+    assert entries["net_keras.py"]["copied"] == []
+    assert "torch.where(condition) at ops.py:18 is not supported yet" in (out / "ops_keras.py").read_text()
+    net_text = (out / "net_keras.py").read_text()
+    assert "class Head(" not in net_text and "def scale_boxes(" not in net_text
+    monkeypatch.syspath_prepend(str(tmp_path))
+    torch.manual_seed(0)
+    torch_model = importlib.import_module("shop.net").Net()
+    perturb_torch_module(torch_model, 0)
+    port = import_path(out / "net_keras.py")
+    keras_model = port.Net()
+    port.load_state_dict(keras_model, torch_state_numpy(torch_model))
+    x = np.random.default_rng(2).standard_normal((3, 4)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    assert_equivalent(expected, np.asarray(keras_model(x, training=False)), tolerance=1e-4, what="Net")
+    for name in [name for name in sys.modules if name == "shop" or name.startswith("shop.")]:
+        del sys.modules[name]

@@ -15,6 +15,7 @@ from pathlib import Path
 import libcst as cst
 
 from porter import __version__
+from porter.codegen.port_loader import LOADER, LOADER_IMPORTS, loader_source
 from porter.codegen.runtime_bundle import bundle, runtime_bindings, runtime_file_name, runtime_modules_used
 from porter.codegen.signatures import parameter_list
 from porter.codegen.templates import environment
@@ -27,8 +28,8 @@ from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
 from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
 
 INDENT = "    "  # one level, as in the translated body lines
-LOADER_IMPORTS = ["import importlib.util", "import os", "import sys", "import zlib"]  # the runtime loader's
 
+_WORD = re.compile(r"(?<![\w.])(\w+)")  # a name, not an attribute's
 LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})
 
 
@@ -44,7 +45,7 @@ class ModuleEmitter:
         self.model_functions = set(self.source.model_functions())
         self.siblings = siblings or {}  # source file (resolved) -> PortedSibling: modules of the port already made
         self.module_path = module_path  # this module's POSIX path under OUT (a package's modules import siblings)
-        self.own_chunks = {}  # (names a top-level statement of the file's own binds) -> its generated text
+        self.own_chunks = {}  # (names a top-level statement of the file's own binds) -> its text, `comparable`
         self.imported = {}  # PortedSibling -> [names this module imports from its port]
         self.copied = []  # (name, source file) of linked definitions kept as copies: translated otherwise here
 
@@ -60,12 +61,13 @@ class ModuleEmitter:
                 continue
             names = tuple(bound_names(statement))
             if first_linked is None or line < first_linked:
-                self.own_chunks[names] = chunk
+                self.own_chunks[names] = self.comparable(chunk)
             elif self.shared_by_sibling(names, chunk):
                 continue
             chunks.append(chunk)
+        loader = _free_name(LOADER, set(re.findall(r"\w+", "\n".join(chunks))))
         if self.imported:
-            chunks.insert(0, self.sibling_imports(chunks))
+            chunks.insert(0, self.sibling_imports(chunks, loader))
         for decided in self.source.decided_ifs:  # the branch taken stands at top level; the test and the other go
             if decided.test == "try":
                 text = "try:  (an optional import of a package the port does not have: its ImportError handler is kept)"
@@ -76,15 +78,16 @@ class ModuleEmitter:
         self.ctx.use("TorchModule")
         self.ctx.use("load_state_dict")
         model_code = "\n\n\n".join(chunks)
-        try:
-            bindings = runtime_bindings(model_code, self.ctx.renames, self.ctx.used_runtime)
+        loader_code = loader_source(loader)
+        try:  # the loader is the module's own: it loads the runtime
+            bindings = runtime_bindings(f"{loader_code}\n\n\n{model_code}", self.ctx.renames, self.ctx.used_runtime)
         except SyntaxError as error:  # the self-check would say the same of the formatted module: say it here
             raise InternalError(f"generated code does not compile: {error.msg}", module_name, error.lineno) from None
         runtime_name = runtime_file_name(module_name)
-        taken = set(re.findall(r"\w+", model_code)) | {emitted for emitted, _ in bindings}
+        taken = set(re.findall(r"\w+", model_code)) | {emitted for emitted, _ in bindings} | {loader}
         text = self.env.get_template("model_module.py.j2").render(
             source_name=self.source.path.name, version=__version__, runtime_file=runtime_name,
-            imports=self.imports(model_code, kept_imports), loader=_free_name("_load_runtime", taken),
+            imports=self.imports(model_code, kept_imports), loader=loader, loader_code=loader_code,
             runtime=_free_name("runtime", taken), bindings=bindings, chunks=chunks)
         definitions = bundle([name for _, name in bindings])
         runtime = self.env.get_template("runtime_module.py.j2").render(
@@ -96,23 +99,38 @@ class ModuleEmitter:
         """Whether the linked definition of `names` is, translated here, exactly what its own file's port holds
         (the same specialisations and layouts): then this module imports it from that port (recorded in
         `imported`) rather than carrying a copy. A definition translated otherwise here (a block that is its
-        file's top class, taking torch's layout there, and runs channels-last inside this model) stays a copy."""
+        file's top class, taking torch's layout there, and runs channels-last inside this model) stays a copy.
+        One linked under a name of its own (another definition has its name here) is compared, and imported, under
+        the names of its own file."""
         origins = {self.source.linked_origins.get(name) for name in names}
         origin = origins.pop() if len(origins) == 1 else None
         sibling = self.siblings.get(origin) if origin is not None else None
         if sibling is None:
             return False
-        if names and sibling.chunks.get(names) == chunk:
+        home_names = {local: home for local, home in self.source.linked_home_names.items()
+                      if self.source.linked_origins.get(local) == origin}
+        if home_names:
+            chunk = _WORD.sub(lambda m: home_names.get(m[1], m[1]), chunk)
+        if names and sibling.chunks.get(tuple(home_names.get(n, n) for n in names)) == self.comparable(chunk):
             self.imported.setdefault(sibling, []).extend(names)
             return True
         self.copied.extend((name, sibling.source) for name in names)
         return False
 
-    def sibling_imports(self, chunks):
-        """The statements binding what this module imports from its siblings' ports, through the runtime's
-        by-path loader (porter/runtime/port_modules.py)."""
-        taken = set(re.findall(r"\w+", "\n".join(chunks)))
-        loader = self.ctx.use("load_port_module")
+    def comparable(self, chunk):
+        """`chunk` with each runtime name the file had to rename written as the runtime's own (`torch_item` where
+        the file uses `item` itself): chunks of two modules compare by what they compute, whatever names their files
+        leave free (the imported one runs on its own module's runtime). The names of a linked definition are its
+        own file's, so a name it uses makes both files rename alike."""
+        runtime_of = {emitted: name for name, emitted in self.ctx.renames.items()}
+        if not runtime_of:
+            return chunk
+        return _WORD.sub(lambda m: runtime_of.get(m[1], m[1]), chunk)
+
+    def sibling_imports(self, chunks, loader):
+        """The statements binding what this module imports from its siblings' ports, through the module's by-path
+        loader (`loader`: porter/codegen/port_loader.py's, copied in)."""
+        taken = set(re.findall(r"\w+", "\n".join(chunks))) | {loader}
         folder = posixpath.dirname(self.module_path or "")
         lines = []
         for sibling, names in sorted(self.imported.items(), key=lambda item: item[0].module):
@@ -120,7 +138,8 @@ class ModuleEmitter:
             taken.add(variable)
             relative = posixpath.relpath(sibling.module, folder or ".")
             lines.append(f"{variable} = {loader}(__file__, {relative!r})  # the port of {sibling.source}")
-            lines.extend(f"{name} = {variable}.{name}" for name in names)
+            home_names = self.source.linked_home_names
+            lines.extend(f"{name} = {variable}.{home_names.get(name, name)}" for name in names)
         return "\n".join(lines)
 
     def params_text(self, definition, training=False):
@@ -171,7 +190,7 @@ class ModuleEmitter:
         return Renamer
 
     def imports(self, text, kept):
-        lines = runtime_modules_used(text) + LOADER_IMPORTS
+        lines = runtime_modules_used(text) + list(LOADER_IMPORTS)
         if "OrderedDict" in text and not any("OrderedDict" in k for k in kept):
             kept.append("from collections import OrderedDict")
         for line in kept:

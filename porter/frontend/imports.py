@@ -69,7 +69,10 @@ class ImportTable:
 
     def __init__(self, package=""):
         self.package = package  # dotted package of the file, for relative imports ('' for a loose file)
-        self.aliases = {}
+        self.aliases = {}  # local name -> the dotted name it is bound to (`import a.b` binds `a` to `a`)
+        self.from_names = {}  # local name -> (absolute module, imported name) of a `from M import n` that resolves
+        self.star_modules = []  # absolute modules of `from M import *` (a climb above the package left out)
+        self.module_names = {}  # text naming a module through an `import` (`a.b`, or `c` of `import a.b as c`)
         self.stdlib_imports = []  # source text of imports kept in generated code
 
     @classmethod
@@ -90,15 +93,31 @@ class ImportTable:
                 full = dotted_name(alias.name)
                 if alias.asname is not None:
                     self.aliases[alias.asname.name.value] = full
+                    self.module_names[alias.asname.name.value] = full
                 else:
                     top = full.split(".")[0]
                     self.aliases[top] = top
-        elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+                    self.module_names[full] = full
+        elif isinstance(node, cst.ImportFrom):
             module = self.absolute_module(len(node.relative), _module_name(node.module))
+            resolved = not module.startswith(".")
+            if isinstance(node.names, cst.ImportStar):
+                if resolved:
+                    self.star_modules.append(module)
+                return
             for alias in node.names:
-                name = alias.name.value if isinstance(alias.name, cst.Name) else dotted_name(alias.name)
-                local = alias.asname.name.value if alias.asname is not None else name
+                name = dotted_name(alias.name)
+                local = bound_name(alias)
                 self.aliases[local] = f"{module}.{name}" if module else name
+                if resolved:
+                    self.from_names[local] = (module, name)
+                else:
+                    self.from_names.pop(local, None)
+
+    def absolute_from(self, node):
+        """The absolute module a `from ... import` names, or None when its dots climb above the package."""
+        module = self.absolute_module(len(node.relative), _module_name(node.module))
+        return None if module.startswith(".") else module
 
     def absolute_module(self, level, module):
         """The absolute name of `from <level dots><module> import ...`; relative to an unknown package it keeps
@@ -141,6 +160,20 @@ def mentions_torch(node, imports):
 
     node.visit(Finder())
     return bool(found)
+
+
+def bound_name(alias):
+    """The name an import alias binds in a `from` import (`SqueezeExcitation as SElayer` -> SElayer)."""
+    return alias.asname.name.value if alias.asname is not None else dotted_name(alias.name)
+
+
+def top_level_imports(module):
+    """The Import/ImportFrom statements at a module's top level, in source order."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    yield small
 
 
 def _walk_imports(module):

@@ -9,8 +9,10 @@ imported. What it appends is read like the file's own code; the emitter places i
 It follows only what is used, transitively (no cap on files: each statement is walked once), through named and star
 imports, re-exports and references through an imported module (`inception_module.InceptionA`). One text holds a
 name once: a definition whose name another linked (or the file's own) definition already has is linked under a
-module-qualified name that the definitions of its module say. Each linked name's origin file is returned too: a
-package port imports from its sibling's port what that port holds translated the same way (porter/package.py).
+module-qualified name that the definitions of its module say. Each linked name's origin file (and the name it has
+there), and each linked definition's lines in its own file, are returned too: a package port imports from its
+sibling's port what that port holds translated the same way (porter/package.py), and a stub says the line of the
+file the definition is written in.
 
 A folder converted as a whole (`porter convert DIR`) without an `__init__.py` is a source root, as when its scripts
 run from it: `from models.common import Conv` in DIR/models/yolo.py names DIR/models/common.py (`SOURCE_ROOTS`).
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from porter.frontend.imports import ImportTable, dotted_name
+from porter.frontend.imports import ImportTable, bound_name, dotted_name, top_level_imports
 from porter.frontend.names import bound_names, names_in, top_level_bindings
 from porter.frontend.static_branches import decided_module
 
@@ -48,7 +50,9 @@ def source_root(folder):
 
 def linked_text(path, text, package, covered):
     """(text with the needed in-package definitions appended, names defined by them, {name: the file (resolved
-    path) each linked definition comes from}).
+    path) each linked definition comes from}, [(first line in the text, last line, the file it comes from, its first
+    line there)] of each linked definition in text order (a stub in it names its own file's line), {name: the name it
+    has in its own file} of the definitions linked under a name of their own).
 
     `path`: the file; `package`: its dotted package ('' for a loose file: nothing to link, unless it lies under a
     source root); `covered(canonical)`: whether a rule covers an imported name (those stay imports)."""
@@ -56,11 +60,11 @@ def linked_text(path, text, package, covered):
     if not package:
         root, package = _under_source_root(Path(path))
         if root is None:
-            return text, frozenset(), {}
+            return text, frozenset(), {}, [], {}
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
-        return text, frozenset(), {}  # the parser reports it properly
+        return text, frozenset(), {}, [], {}  # the parser reports it properly
     linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
                      if package else True)
     through_attributes = linker.module_attribute_imports(module, package)
@@ -69,17 +73,24 @@ def linked_text(path, text, package, covered):
         text = module.code
     module = linker.prepared(linker.decided(module), package, through_attributes)
     linker.owners.update((name, ("", None)) for name in top_level_bindings(module))  # the file's own names win
-    linker.import_targets.update(_import_targets(module, package))
+    linker.import_targets.update(_top_level_table(module, package).aliases)
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
     blocks = linker.link(wanted)
     if not blocks:
-        return text, frozenset(), {}
+        return text, frozenset(), {}, [], {}
     aliases = [f"{local} = {name}" for local, (_, name) in sorted(linker.in_package_imports(module, package).items())
                if local != name and name in linker.defined]
-    appended = "\n\n".join(blocks + aliases)
+    text = text.rstrip()
+    line, lines = text.count("\n") + 4, []  # the first appended line: after the file's last and two blank ones
+    for block, marks in blocks:
+        lines.extend((line + offset, line + offset + more, origin, origin_line)
+                     for offset, origin, origin_line, more in marks)
+        line += block.count("\n") + 2
+    appended = "\n\n".join([block for block, _ in blocks] + aliases)
     origins = {name: linker.paths[dotted] for name, (dotted, _) in linker.owners.items() if dotted}
-    return f"{text.rstrip()}\n\n\n{appended}\n", frozenset(
-        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins
+    home_names = {linker.renamed[dotted][name]: name for dotted, name in linker.clashes}
+    return f"{text}\n\n\n{appended}\n", frozenset(
+        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins, lines, home_names
 
 
 def _under_source_root(path):
@@ -112,6 +123,7 @@ class _Linker:
         self.renamed = {}  # module -> {name in it: the name its definitions say instead} (clashes, and imports of them)
         self.final = {}  # (module, name) -> the name its definition has in the appended text
         self.import_targets = {}  # name an import binds in the text (the file's, then linked modules') -> its target
+        self.texts = {}  # dotted module -> its text, as the statements linked from it read (their lines)
 
     def module(self, dotted):
         if dotted not in self.parsed:
@@ -120,13 +132,16 @@ class _Linker:
             for candidate in (self.root / f"{relative}.py", self.root / relative / "__init__.py"):
                 if candidate.is_file():
                     try:
-                        parsed = cst.parse_module(candidate.read_text(encoding="utf-8"))
+                        text = candidate.read_text(encoding="utf-8")
+                        parsed = cst.parse_module(text)
                     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
                         break
                     package = self.package_of(dotted)
                     through_attributes = self.module_attribute_imports(parsed, package)
-                    if through_attributes:
+                    if through_attributes:  # the same lines: each statement keeps its line
                         parsed = parsed.visit(_ThroughModuleAttributes(through_attributes))
+                        text = parsed.code
+                    self.texts[dotted] = text
                     self.parsed[dotted] = self.prepared(self.decided(parsed), package, through_attributes)
                     self.paths[dotted] = candidate.resolve()
                     break
@@ -170,24 +185,14 @@ class _Linker:
         (`from torchvision.models import inception as inception_module` then `inception_module.InceptionA`,
         `import pkg.blocks as blocks` then `blocks.X`, `import pkg.blocks` then `pkg.blocks.X`), or None."""
         top = package.split(".")[0] if package else ""
+        table = _top_level_table(module, package)
         modules = {}  # the dotted text a reference starts with -> the module it names
-        for statement in module.body:
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
-            for small in statement.body:
-                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                    absolute = _absolute(small, package)
-                    if absolute is None or not self.in_project(absolute, top):
-                        continue
-                    for alias in small.names:
-                        name = dotted_name(alias.name)
-                        if self.is_module(f"{absolute}.{name}"):
-                            modules[_local_name(alias)] = f"{absolute}.{name}"
-                elif isinstance(small, cst.Import):
-                    for alias in small.names:
-                        dotted = dotted_name(alias.name) or ""
-                        if self.in_project(dotted, top) and self.is_module(dotted):
-                            modules[alias.asname.name.value if alias.asname else dotted] = dotted
+        for local, (absolute, name) in table.from_names.items():
+            if self.in_project(absolute, top) and self.is_module(f"{absolute}.{name}"):
+                modules[local] = f"{absolute}.{name}"
+        for text, dotted in table.module_names.items():
+            if self.in_project(dotted, top) and self.is_module(dotted):
+                modules[text] = dotted
         if not modules:
             return None
         own = set(top_level_bindings(module)) - set(modules)
@@ -233,21 +238,13 @@ class _Linker:
         return self.imports[key]
 
     def _in_package_imports(self, module, package, depth):
-        stars = []
-        found = _Imports(self, stars, depth)
+        table = _top_level_table(module, package)
         top = package.split(".")[0] if package else ""
-        for statement in _import_froms(module):
-            absolute = _absolute(statement, package)
-            if absolute is None or not self.in_project(absolute, top):
-                continue
-            if isinstance(statement.names, cst.ImportStar):
-                stars.append(absolute)
-                continue
-            for alias in statement.names:
-                name = dotted_name(alias.name)
-                local = alias.asname.name.value if alias.asname else name
-                if not self.covered(f"{absolute}.{name}"):
-                    found[local] = (absolute, name)
+        stars = [absolute for absolute in table.star_modules if self.in_project(absolute, top)]
+        found = _Imports(self, stars, depth)
+        for local, (absolute, name) in table.from_names.items():
+            if self.in_project(absolute, top) and not self.covered(f"{absolute}.{name}"):
+                found[local] = (absolute, name)
         return found
 
     def star_names(self, dotted, depth):
@@ -296,9 +293,9 @@ class _Linker:
         if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return []
         top = package.split(".")[0] if package else ""
-        found = []
+        found, table = [], ImportTable(package)
         for node in self.nested_import_froms(statement):
-            absolute = _absolute(node, package)
+            absolute = table.absolute_from(node)
             if absolute is None or isinstance(node.names, cst.ImportStar) or not self.in_project(absolute, top):
                 continue
             found.extend((absolute, dotted_name(a.name)) for a in node.names
@@ -393,22 +390,25 @@ class _Linker:
         return dotted.rsplit(".", 1)[0] if "." in dotted else ""
 
     def block(self, dotted):
-        """The text appended for module `dotted`: its imports (made absolute, without the names linked in) and the
-        definitions taken from it, in its own order."""
+        """(The text appended for module `dotted`: its imports (made absolute, without the names linked in) and the
+        definitions taken from it, in its own order; [(line in that text, its file, its line there, its further
+        lines)] of each definition whose line is known: a statement of a top-level `if` decided statically has
+        none)."""
         module = self.parsed[dotted]
         package = self.package_of(dotted)
         lines = [BANNER.format(path=dotted.replace(".", "/") + ".py")]
         in_package = self.in_package_imports(module, package)
+        table = ImportTable(package)
         for statement in module.body:
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
             small = statement.body[0]
             if isinstance(small, cst.Import):
-                self.import_targets.update(_import_targets_of(small, package))
+                self.import_targets.update(ImportTable.from_statements([small], package).aliases)
                 lines.append(module.code_for_node(statement).strip())
             elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                absolute = _absolute(small, package)
-                kept = [a for a in small.names if not self.linked_in(_local_name(a), in_package)]
+                absolute = table.absolute_from(small)
+                kept = [a for a in small.names if not self.linked_in(bound_name(a), in_package)]
                 if absolute is not None and kept:
                     names_text = ", ".join(self.import_alias(dotted, module, absolute, a) for a in kept)
                     lines.append(f"from {absolute} import {names_text}")
@@ -420,24 +420,36 @@ class _Linker:
                 self.aliases.add(local)
         emitted = self.__dict__.setdefault("emitted", {})  # name -> the definition text already appended
         renamed = self.renamed.get(dotted)
+        starts = []  # (index in lines, the line its code starts on in the module's file, its further lines)
+        lines_of = _StatementLines(self.texts[dotted])
         for statement in module.body:
             names = set(bound_names(statement))
             if names & self.taken[dotted]:
+                full = module.code_for_node(statement)
+                first_line = lines_of.first_line(full)  # as read, before renaming
                 if renamed:  # names linked under names of their own (`visit`), as bound and as used
                     statement = statement.visit(_Renamed(renamed))
                     names = {renamed.get(n, n) for n in names}
-                code = module.code_for_node(statement).strip("\n")
+                    full = module.code_for_node(statement)
+                code = full.strip("\n")
                 if names and all(emitted.get(name) == code for name in names):
                     continue  # the very same definition in two package modules (a copied `class LambdaBase`)
                 emitted.update(dict.fromkeys(names, code))
+                if first_line is not None:  # blank lines above it are not appended
+                    starts.append((len(lines), first_line + len(full) - len(full.lstrip("\n")), code.count("\n")))
                 lines.append("\n\n" + code)
-        return "\n".join(lines)
+        offsets, offset = [], 0
+        for line in lines:
+            offsets.append(offset)
+            offset += line.count("\n") + 1
+        marks = [(offsets[index] + 2, self.paths[dotted], first_line, more) for index, first_line, more in starts]
+        return "\n".join(lines), marks
 
     def import_alias(self, dotted, module, absolute, alias):
         """The text of one name a linked module imports. A name the text already binds to something else (the file
         imports torch's `einsum`, the linked module einops' `einsum`) is imported under a name of its own, which that
         module's definitions say (`renamed`): one namespace, each definition still reads what its own file meant."""
-        local, target = _local_name(alias), f"{absolute}.{dotted_name(alias.name)}"
+        local, target = bound_name(alias), f"{absolute}.{dotted_name(alias.name)}"
         bound = self.import_targets.get(local)
         if bound is None or bound == target:
             self.import_targets[local] = target
@@ -471,6 +483,26 @@ class _Renamed(cst.CSTTransformer):
 
     def leave_Name(self, original, updated):
         return updated.with_changes(value=self.names[original.value]) if original.value in self.names else updated
+
+
+class _StatementLines:
+    """The line each of a module's top-level statements (asked in module order) starts on in its text: where its code
+    stands at the start of a line, after the statement asked before it (a search: generating the code of every
+    statement to count its lines cost a quarter of parsing the module). None for one the text does not hold as it
+    is (a statement of a top-level `if` decided statically, dedented)."""
+
+    def __init__(self, text):
+        self.text, self.cursor, self.line = text, 0, 1
+
+    def first_line(self, code):
+        at = self.text.find(code, self.cursor)
+        while at > 0 and self.text[at - 1] != "\n":  # inside another line: a top-level statement starts a line
+            at = self.text.find(code, at + 1)
+        if at < 0:
+            return None
+        self.line += self.text.count("\n", self.cursor, at)
+        self.cursor = at
+        return self.line
 
 
 def _free_name(name, taken):
@@ -567,17 +599,7 @@ def _names_one_of(node, names):
 
 def _imports_mxnet(module):
     """Whether a top-level import of the file names mxnet or GluonCV (a Gluon model-zoo style file)."""
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Import) and any(
-                    (dotted_name(a.name) or "").split(".")[0] in ("mxnet", "gluoncv") for a in small.names):
-                return True
-            if isinstance(small, cst.ImportFrom) and not small.relative and \
-                    (dotted_name(small.module) or "").split(".")[0] in ("mxnet", "gluoncv"):
-                return True
-    return False
+    return any(target.split(".")[0] in ("mxnet", "gluoncv") for target in _top_level_table(module, "").aliases.values())
 
 
 def _calls_any(function, names):
@@ -639,11 +661,6 @@ def _builds_layers(function):
     return bool(found)
 
 
-def _local_name(alias):
-    """The name an import alias binds (`SqueezeExcitation as SElayer` -> SElayer)."""
-    return alias.asname.name.value if alias.asname else dotted_name(alias.name)
-
-
 def _package_root(path, package):
     folder = path.resolve().parent
     for _ in package.split("."):
@@ -651,46 +668,9 @@ def _package_root(path, package):
     return folder
 
 
-def _absolute(node, package):
-    module = dotted_name(node.module) if node.module is not None else ""
-    level = len(node.relative)
-    if not level:
-        return module
-    parts = package.split(".") if package else []
-    if level - 1 >= len(parts):
-        return None
-    base = ".".join(parts[:len(parts) - (level - 1)])
-    return f"{base}.{module}" if module else base
-
-
-def _import_targets(module, package):
-    """{name: the dotted target it is imported as} of a module's top-level imports."""
-    targets = {}
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Import):
-                    targets.update(_import_targets_of(small, package))
-                elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                    absolute = _absolute(small, package)
-                    if absolute is not None:
-                        targets.update((_local_name(a), f"{absolute}.{dotted_name(a.name)}") for a in small.names)
-    return targets
-
-
-def _import_targets_of(statement, package):
-    """{name: target} an `import a.b as c` statement binds (`import a.b` binds `a`, to `a`)."""
-    return {alias.asname.name.value if alias.asname else dotted_name(alias.name).split(".")[0]:
-            dotted_name(alias.name) if alias.asname else dotted_name(alias.name).split(".")[0]
-            for alias in statement.names}
-
-
-def _import_froms(module):
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.ImportFrom):
-                    yield small
+def _top_level_table(module, package):
+    """The ImportTable of a module's top-level imports (the one reader of import statements)."""
+    return ImportTable.from_statements(top_level_imports(module), package)
 
 
 def _local_closure(bindings, name, names_of=names_in):

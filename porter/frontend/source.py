@@ -4,6 +4,7 @@ Never imports, execs or evals the input.
 """
 
 import ast
+import bisect
 import contextlib
 import functools
 import io
@@ -86,6 +87,12 @@ class SourceFile:
     parsed_nodes: int | None = None  # how many of `positions` (the first) are the parser's nodes; None: all
     decided_ifs: list = field(default_factory=list)  # top-level `if`s decided statically (static_branches.py)
     linked_origins: dict = field(default_factory=dict)  # linked name -> the file (resolved path) it comes from
+    # [(first line in the text, last line, the file it comes from, its first line there)] of each linked definition
+    linked_lines: list = field(default_factory=list)
+    linked_home_names: dict = field(default_factory=dict)  # linked under a name of its own -> its name in its file
+    # top-level names other files of a converted package take from this one (porter/package.py): model code here too,
+    # so their definitions live in this file's port and the others import them
+    exported: frozenset = frozenset()
 
     def class_named(self, name):
         """The module class `name` stands for: its own, or one it is an alias of (`SElayer = SqueezeExcitation`)."""
@@ -161,13 +168,17 @@ class SourceFile:
         (configs, namedtuples), assigned constants, and builder functions that construct torch layers
         (`make_layers(cfg)`) with what they use. Everything else at module level (training, data, I/O,
         pretrained-weight registries) is not model code, except factories that only build a model class
-        (`def resnet14_tiny(num_classes=10): return ResNet(...)`), which train_tpu.py calls as the source does."""
+        (`def resnet14_tiny(num_classes=10): return ResNet(...)`), which train_tpu.py calls as the source does.
+        Names other files of a converted package take from this one (`exported`) are model code too."""
         bindings = top_level_bindings(self.module)
         builders = [node for name, node in self.functions.items()
                     if builds_torch_layers(node, self.imports) or self._only_builds_a_model(node) or
                     name in self.factories]
         used = {node.name.value for node in builders}
+        exported = [name for name in sorted(self.exported) if name in bindings and name not in self.classes]
+        used.update(exported)
         frontier = [node for info in self.classes.values() for node in _model_parts(info)] + builders
+        frontier += [node for name in exported for node in bindings[name]]
         while frontier:
             node = frontier.pop()
             for name in {name.value for name in self.nodes_in(node, cst.Name)}:
@@ -191,6 +202,19 @@ class SourceFile:
         """Module-level functions the model classes use (directly or through each other): the rest is
         training, data or I/O code, which the model module does not carry."""
         return [name for name in self.functions if name in self.model_names]
+
+    def origin(self, line):
+        """(file name, line) of a line of the text: a line of a linked definition is its own file's line, so a stub
+        in it says the same wherever the definition is translated."""
+        if self.linked_from_line is None or line is None or line < self.linked_from_line:
+            return self.path.name, line
+        index = bisect.bisect_right(self.linked_lines, line, key=lambda entry: entry[0]) - 1
+        if index < 0:
+            return self.path.name, line
+        first, last, origin, origin_line = self.linked_lines[index]
+        if line > last:  # an import or an alias the linker wrote between definitions
+            return self.path.name, line
+        return origin.name, origin_line + line - first
 
     def line_of(self, node):
         position = self.positions.get(node)
@@ -345,7 +369,7 @@ def parse_source(path, display_path=None):
     check_syntax(text, display_path)
     package = package_of(Path(path))
     own_lines = text.count("\n") + 1
-    text, linked, origins = linked_text(Path(path), text, package, is_covered_by_a_rule)
+    text, linked, origins, linked_lines, home_names = linked_text(Path(path), text, package, is_covered_by_a_rule)
     try:
         with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level
             module = cst.parse_module(text)
@@ -404,7 +428,8 @@ def parse_source(path, display_path=None):
         module = module.with_changes(body=[replaced.get(s, s) for s in module.body])
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
                       framework=framework, linked_from_line=first_linked, factories=factories,
-                      parsed_nodes=parsed_nodes, decided_ifs=decided_ifs, linked_origins=origins)
+                      parsed_nodes=parsed_nodes, decided_ifs=decided_ifs, linked_origins=origins,
+                      linked_lines=linked_lines, linked_home_names=home_names)
 
 
 _SLICEABLE = {}  # node class -> whether its one-line code is its text's slice (tested once: ABC checks are slow)

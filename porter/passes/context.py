@@ -97,7 +97,8 @@ class FileContext:
             if record not in owner.unsupported:
                 owner.unsupported.append(record)
         self.used_runtime.add("not_supported")
-        return f"{construct} at {self.source.path.name}:{line} is not supported yet"
+        name, line = self.source.origin(line)  # a linked definition's stub names its own file's line
+        return f"{construct} at {name}:{line} is not supported yet"
 
     def adjust(self, line, text):
         if self.ir is not None and Adjustment(line, text) not in self.ir.adjustments:

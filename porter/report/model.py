@@ -185,7 +185,7 @@ def _build(source, ctx, manifest, dropped, warnings, module_text):
             row = _row_for(item.line, class_walks)
             unsupported.append(UnsupportedItem(
                 item.line, item.construct, item.reason, _advice(item, module_name), name,
-                _stub_line(generated, item, source.path.name), row.anchor_for(item.line, taken) if row else None))
+                _stub_line(generated, item, source), row.anchor_for(item.line, taken) if row else None))
         classes.append(ClassReport(
             name, info.line, ir.status, name == main_class, list(ir.arg_layouts), ir.layout_out, dict(ir.renamed),
             sorted(ir.ops), unsupported, placed, class_walks,
@@ -219,10 +219,11 @@ def _place(note, walks, taken):
     return row.anchor_for(note.line, taken)
 
 
-def _stub_line(generated, item, source_name):
+def _stub_line(generated, item, source):
     if not generated.numbered:
         return None
-    needle = f"{item.construct} at {source_name}:{item.line} is not supported yet"
+    name, line = source.origin(item.line)
+    needle = f"{item.construct} at {name}:{line} is not supported yet"
     for number, line in enumerate(generated.lines, start=1):
         if needle in line:
             return number

@@ -10,6 +10,7 @@ import libcst as cst
 
 from porter import __version__
 from porter.codegen.emit import environment, format_code
+from porter.codegen.port_loader import LOADER, loader_source
 from porter.training.values import Scope, ValueReader
 
 SUPPORT_SOURCE = Path(__file__).with_name("train_support.py")
@@ -70,7 +71,8 @@ class Context:
             "source_name": self.name,
             "main_class": main,
             "model_module": module,
-            "model_module_name": module.removesuffix(".py"),
+            "loader": LOADER,
+            "loader_code": loader_source(),
             "summary": [_docstring_safe(s) for s in plan.summary] or ["nothing (defaults)"],
             "notes": [_docstring_safe(n) for n in self.notes],
             "constants": self.constant_definitions(),

@@ -116,7 +116,7 @@ def test_loose_files_link_nothing(tmp_path):
     from porter.frontend.linker import linked_text
 
     text = source.read_text()
-    assert linked_text(source, text, "", lambda name: False) == (text, frozenset(), {})
+    assert linked_text(source, text, "", lambda name: False) == (text, frozenset(), {}, [], {})
 
 
 GLUON_PACKAGE = {
@@ -187,7 +187,7 @@ def test_gluon_blocks_factories_and_their_local_imports_are_linked(tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(textwrap.dedent(text))
     source = tmp_path / "cv" / "zoo" / "net.py"
-    _, defined, _ = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
+    _, defined, _, _, _ = linked_text(source, source.read_text(), "cv.zoo", lambda name: False)
     assert {"ReLU6", "GroupNorm", "Labels"} <= defined
 
 
@@ -299,10 +299,45 @@ def test_linked_modules_come_after_the_modules_they_need(tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     source = tmp_path / "lib" / "net.py"
-    text, defined, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
+    text, defined, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert {"Norm", "NormAct", "make_act", "Thing"} <= defined
     assert text.index("class Norm(") < text.index("class NormAct(Norm)") < text.index("class Thing(")
 
+
+
+def test_each_linked_definition_keeps_its_own_files_lines(tmp_path):
+    """A linked definition's lines map back to its own file (a stub in it then says `norm.py:8` wherever it is
+    translated, so its port and an importer's translation of it are the same text); the importer's lines stay."""
+    from porter.frontend.linker import linked_text
+    from porter.frontend.source import parse_source
+
+    files = {
+        "lib/__init__.py": "",
+        "lib/norm.py": "# norms\nfrom torch import nn\n\n\nclass Unused(nn.Module):\n    pass\n\n\n"
+                       "# the one we take\nclass Norm(nn.Module):\n    def forward(self, x):\n        return x\n",
+        "lib/net.py": "from torch import nn\nfrom .norm import Norm\n\n\nclass Net(nn.Module):\n"
+                      "    def __init__(self):\n        super().__init__()\n        self.norm = Norm()\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    source = tmp_path / "lib" / "net.py"
+    text, _, _, lines, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
+    [(first, last, origin, origin_line)] = lines
+    assert origin == (tmp_path / "lib" / "norm.py").resolve() and origin_line == 9 and last == first + 3
+    assert text.splitlines()[first - 1:last] == files["lib/norm.py"].splitlines()[8:12]
+    parsed = parse_source(source)
+    assert parsed.origin(first + 2) == ("norm.py", 11) and parsed.origin(3) == ("net.py", 3)
+    assert parsed.origin(last + 1) == ("net.py", last + 1)  # past the definition: the text's own line
+
+
+def test_a_statements_line_is_where_its_text_starts_a_line_after_the_one_before():
+    from porter.frontend.linker import _StatementLines
+
+    text = "def f():\n    x = 1\n    return x\n\n\nx = 1\ny = 2\n"
+    lines = _StatementLines(text)
+    assert lines.first_line("x = 1\n") == 6  # not the indented line inside f
+    assert lines.first_line("y = 2\n") == 7 and lines.first_line("    x = 1\n") is None
 
 MODULE_ATTRIBUTE_PACKAGE = {
     "zoo/__init__.py": "",
@@ -406,9 +441,10 @@ def test_a_name_two_linked_modules_define_differently_is_linked_under_a_name_of_
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     source = tmp_path / "lib" / "net.py"
-    text, defined, origins = linked_text(source, source.read_text(), "lib", lambda name: False)
+    text, defined, origins, _, home_names = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert text.count("def helper(") == 1 and text.count("def helper_b(") == 1 and "helper_b" in defined
     assert origins["helper"] == (tmp_path / "lib" / "a.py").resolve()
+    assert home_names == {"helper_b": "helper"}  # its name in b.py: its port holds it so
     assert origins["helper_b"] == (tmp_path / "lib" / "b.py").resolve()
     namespace = {}
     exec(compile(text.replace("from .a import A\nfrom .b import B\nfrom .c import C\n", ""), "linked", "exec"),
@@ -438,7 +474,7 @@ def test_a_name_two_files_import_differently_is_imported_under_a_name_of_its_own
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     source = tmp_path / "lib" / "net.py"
-    text, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
+    text, _, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert "from einops import einsum as einsum_attend" in text and "einsum_attend(q, k, 'b i d" in text
     namespace = {}
     exec(compile(text.replace("from lib.attend import Attend\n", ""), "linked", "exec"), namespace)

@@ -129,3 +129,41 @@ def test_model_outputs_are_float32_and_blocks_keep_bfloat16(tmp_path):
     assert model.block(tf.constant(x)).dtype == tf.float32  # called on its own, a block is the model
     expected = pair.run_torch([x])[0]
     assert np.abs(output.numpy() - expected).max() <= 0.05 * np.abs(expected).max()
+
+
+def test_a_sibling_runtime_block_inside_the_model_keeps_the_compute_dtype():
+    """A package port's model calls blocks its siblings' ports define, on runtimes of their own: only the model's
+    own call returns float32 under mixed_bfloat16, whichever runtime a block comes from (torchvision's swin called a
+    sibling's StochasticDepth, which took itself for the model and handed float32 to a bfloat16 residual add)."""
+    import importlib.util
+    from pathlib import Path
+
+    runtime_path = Path(__file__).resolve().parents[1] / "golden" / "mlp" / "mlp_keras_runtime.py"
+
+    def load(name):
+        spec = importlib.util.spec_from_file_location(name, runtime_path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    own, sibling = load("own_runtime"), load("sibling_runtime")
+    assert own.TorchModule is not sibling.TorchModule
+
+    class Model(own.TorchModule):
+        def __init__(self):
+            super().__init__()
+            self.inner = sibling.Linear(4, 3)
+
+        def call(self, x, training=None):
+            inner = self.inner(x)
+            self.inner_dtype = inner.dtype
+            return inner + x[:, :3]
+
+    policy = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = Model()
+        output = model(np.ones((2, 4), "float32"))
+    finally:
+        keras.mixed_precision.set_global_policy(policy)
+    assert model.inner_dtype == "bfloat16" and output.dtype == "float32"

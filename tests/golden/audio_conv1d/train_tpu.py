@@ -96,25 +96,27 @@ with quiet_start_up():  # TensorFlow's start-up notes (oneDNN, CPU features) ign
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _load_module(name, filename):
-    """Import a module that sits beside this script, by path (the ported model and train_support)."""
-    path = os.path.join(HERE, filename)
-    loaded = sys.modules.get(name)
-    if loaded is not None and os.path.abspath(getattr(loaded, "__file__", "") or "") == path:
-        return loaded
-    if loaded is not None:  # another output directory's module of the same name is already imported
-        name = f"{name}_{zlib.crc32(path.encode()):08x}"
-        if name in sys.modules:
-            return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
+def load_port_module(anchor, relative):
+    """The generated module at `relative` (a POSIX path from the folder of the file `anchor`, usually `__file__`)."""
+    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(anchor)), *relative.split("/")))
+    with open(path, "rb") as handle:
+        key = zlib.crc32(handle.read(), zlib.crc32(path.encode()))  # the path, then the text
+    name = f"{os.path.splitext(os.path.basename(path))[0]}_{key:08x}"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # before it runs: classes find their module by name (dataclasses, pickle)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
     return module
 
 
-model_lib = _load_module("audio_conv1d_keras", "audio_conv1d_keras.py")
-support = _load_module("train_support", "train_support.py")
+model_lib = load_port_module(__file__, "audio_conv1d_keras.py")  # the ported model and train_support, by path
+support = load_port_module(__file__, "train_support.py")
 
 # --- what the source trains with ---
 MODEL_CLASS = "M5"

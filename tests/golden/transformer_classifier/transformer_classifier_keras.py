@@ -14,19 +14,26 @@ import tensorflow as tf
 import zlib
 
 
-def _load_runtime():
-    """The runtime module beside this file, loaded by path as a fresh module registered under a name unique to that
-    path: no sys.path entry is needed, and two ports in one process keep their own runtimes."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "transformer_classifier_keras_runtime.py")
-    name = f"transformer_classifier_keras_runtime_{zlib.crc32(path.encode()):08x}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # classes find their module by name (dataclasses, pickle)
-    spec.loader.exec_module(module)
+def load_port_module(anchor, relative):
+    """The generated module at `relative` (a POSIX path from the folder of the file `anchor`, usually `__file__`)."""
+    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(anchor)), *relative.split("/")))
+    with open(path, "rb") as handle:
+        key = zlib.crc32(handle.read(), zlib.crc32(path.encode()))  # the path, then the text
+    name = f"{os.path.splitext(os.path.basename(path))[0]}_{key:08x}"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # before it runs: classes find their module by name (dataclasses, pickle)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
     return module
 
 
-runtime = _load_runtime()
+runtime = load_port_module(__file__, "transformer_classifier_keras_runtime.py")
 Dropout = runtime.Dropout
 Embedding = runtime.Embedding
 Linear = runtime.Linear

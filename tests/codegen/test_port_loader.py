@@ -1,8 +1,9 @@
-"""porter/runtime/port_modules.py: a package port's modules load their siblings by path, one instance per port."""
+"""porter/codegen/port_loader.py: generated modules load each other by path, one instance per port, and the loader's
+text is what generated files carry."""
 
 import sys
 
-from porter.runtime.port_modules import load_port_module
+from porter.codegen.port_loader import LOADER_IMPORTS, load_port_module, loader_source
 
 
 def write_port(folder, value):
@@ -40,42 +41,12 @@ def test_a_sibling_that_fails_to_load_is_not_left_half_loaded(tmp_path):
             raise AssertionError("expected the sibling's ImportError")
 
 
-def test_a_sibling_runtime_block_inside_the_model_keeps_the_compute_dtype():
-    """A package port's model calls blocks its siblings' ports define, on runtimes of their own: only the model's
-    own call returns float32 under mixed_bfloat16, whichever runtime a block comes from (torchvision's swin called a
-    sibling's StochasticDepth, which took itself for the model and handed float32 to a bfloat16 residual add)."""
-    import importlib.util
-    from pathlib import Path
-
-    import keras
-    import numpy as np
-
-    runtime_path = Path(__file__).resolve().parents[1] / "golden" / "mlp" / "mlp_keras_runtime.py"
-
-    def load(name):
-        spec = importlib.util.spec_from_file_location(name, runtime_path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    own, sibling = load("own_runtime"), load("sibling_runtime")
-    assert own.TorchModule is not sibling.TorchModule
-
-    class Model(own.TorchModule):
-        def __init__(self):
-            super().__init__()
-            self.inner = sibling.Linear(4, 3)
-
-        def call(self, x, training=None):
-            inner = self.inner(x)
-            self.inner_dtype = inner.dtype
-            return inner + x[:, :3]
-
-    policy = keras.mixed_precision.global_policy()
-    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+def test_the_copied_loader_is_the_function_under_the_name_given(tmp_path):
+    user = write_port(tmp_path / "d", 4)
+    namespace = {}
+    exec("\n".join([*LOADER_IMPORTS, "", loader_source("_load")]), namespace)  # its imports are all it needs
+    loaded = namespace["_load"](str(user), "../shared.py")
     try:
-        model = Model()
-        output = model(np.ones((2, 4), "float32"))
+        assert loaded.VALUE == 4 and load_port_module(str(user), "../shared.py") is loaded  # one mechanism, one name
     finally:
-        keras.mixed_precision.set_global_policy(policy)
-    assert model.inner_dtype == "bfloat16" and output.dtype == "float32"
+        del sys.modules[loaded.__name__]
