@@ -154,7 +154,7 @@ def translate_squeeze(ctx, call):
     bound = call.bind(_SQUEEZE)
     data = bound["data"]
     axes = _static_axes(bound.get("axis"), data.rank) if data.is_tensor and data.rank is not None else None
-    if axes is None:
+    if axes is None or len(axes) == data.rank:  # every axis removed: mxnet's (1,), in Gluon's order
         return ctx.apply_declarative(SQUEEZE, call)
     order = physical_order(data)
     out_order = reduced_order(order, axes)

@@ -18,6 +18,7 @@ import tensorflow as tf
 from porter.runtime.base import StateEntry, TorchLayer
 from porter.runtime.conv import _conv_forward, _conv_torch_to_hwio, _conv_tuple
 from porter.runtime.dropout import _dropout_run
+from porter.runtime.gluon_nn_ops import _check_full_windows
 from porter.runtime.gluon_ops import gluon_activation
 from porter.runtime.norm import _norm_bn_forward, _norm_training
 from porter.runtime.pool import _pool_avg, _pool_max
@@ -381,6 +382,8 @@ class _GluonPool(TorchLayer):
 
     def call(self, x):
         x = tf.convert_to_tensor(x)
+        if self.ceil_mode:  # mxnet keeps a last window starting past the input, torch's ceil_mode drops it
+            _check_full_windows(x, self.pool_size, self.strides, self.padding)
         if self._gluon_kind == "max":
             return _pool_max(x, self._gluon_dims, self.pool_size, self.strides, self.padding, 1, self.ceil_mode,
                              False, type(self).__name__)

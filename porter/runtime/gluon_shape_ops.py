@@ -98,11 +98,12 @@ def gluon_slice_axis(data, axis, begin, end, name=None):
 
 
 def gluon_squeeze(data, axis=None, inplace=False, name=None):
-    """mx.nd.squeeze: the given size-1 axes removed (an int or a tuple); without `axis` every size-1 axis, an
-    all-ones shape keeping one axis as mxnet does (its NDArrays have no rank 0)."""
+    """mx.nd.squeeze: the given size-1 axes removed (an int or a tuple), else every size-1 axis; a result without
+    axes keeps one of size 1, as mxnet's does (its NDArrays have no rank 0)."""
     x = tf.convert_to_tensor(data)
     if axis is None:
         dims = [i for i, size in enumerate(x.shape) if size == 1]  # static sizes: mxnet reads the shape
         return tf.reshape(x, [1]) if len(dims) == len(x.shape) else tf.squeeze(x, dims)
     axes = [axis] if isinstance(axis, int) else list(axis)
-    return tf.squeeze(x, [a % len(x.shape) for a in axes])
+    y = tf.squeeze(x, [a % len(x.shape) for a in axes])
+    return tf.reshape(y, [1]) if len(y.shape) == 0 else y
