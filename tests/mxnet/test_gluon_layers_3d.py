@@ -116,3 +116,60 @@ def test_squeeze_matches_mxnet(mxnet, data, seed):
     actual = np.asarray(gluon_squeeze(x, axis=axis))
     assert actual.shape == expected.shape
     np.testing.assert_array_equal(actual, expected)
+
+
+VIDEO_NET = '''
+import mxnet as mx
+from mxnet import autograd
+from mxnet.gluon import nn
+
+
+class TinyVideoNet(nn.HybridBlock):
+    def __init__(self, classes=3, ctx=mx.cpu(), **kwargs):
+        super().__init__(**kwargs)
+        self.conv = nn.Conv3D(4, kernel_size=(1, 3, 3), padding=(0, 1, 1), strides=(1, 2, 2))
+        self.bn = nn.BatchNorm()
+        self.pool = nn.MaxPool3D(pool_size=(2, 1, 1), strides=(2, 1, 1))
+        self.avg = nn.GlobalAvgPool3D()
+        self.fc = nn.Dense(classes)
+
+    def hybrid_forward(self, F, x):
+        x = self.pool(F.relu(self.bn(self.conv(x))))
+        if not autograd.is_training():  # GluonCV's DropBlock: the identity outside training
+            x = x * 2
+        x = F.squeeze(self.avg(x), axis=(2, 3, 4))
+        return self.fc(x)
+'''
+
+
+def test_video_net_port_keeps_its_layout_and_matches_mxnet(tmp_path):
+    """The rules together: Conv3D/3D pools channels-last, F.squeeze of the pooled (N, 1, 1, 1, C) features removing
+    the axes where they lie (no Transpose), `autograd.is_training()` as `training`, `ctx=mx.cpu()` as None."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    import tensorflow as tf
+
+    from porter.verify.harness import count_transposes
+    from porter.verify.mxnet_reference import run_gluon_reference
+    from porter.weights.gluon_params import read_gluon_params
+
+    source = tmp_path / "video.py"
+    source.write_text(VIDEO_NET)
+    completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(source), "-o", str(tmp_path / "out")],
+                               capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+    text = (tmp_path / "out" / "video_keras.py").read_text()
+    assert "gluon_squeeze(self.avg(x), axis=(1, 2, 3))" in text and "if not bool(training):" in text
+    assert "ctx=None" in text
+    spec = importlib.util.spec_from_file_location("video_keras", tmp_path / "out" / "video_keras.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = _video(0, (2, 3, 4, 8, 8))
+    reference = run_gluon_reference(source, "TinyVideoNet", [x], perturb=True, save_parameters=tmp_path / "v.params")
+    model = module.TinyVideoNet()
+    model(tf.constant(x))
+    module.load_state_dict(model, read_gluon_params(tmp_path / "v.params"))
+    assert_equivalent(reference.outputs[0], np.asarray(model(tf.constant(x), training=False)))
+    assert count_transposes(model, [x]) <= 1  # the input's conversion only
