@@ -18,13 +18,28 @@ KEPT_METHODS = frozenset({"__init__", "forward", "hybrid_forward"})
 def downloading_functions(functions, imports):
     """Names of the module-level functions (`{name: cst.FunctionDef}`) that download or read weights, themselves
     or through each other (`from_pretrained` -> `load_pretrained_weights` -> `model_zoo.load_url`)."""
-    found = {name for name, function in functions.items() if _calls(function, imports, frozenset())}
+    scanned = {name: _scan(function, imports) for name, function in functions.items()}  # each body walked once
+    found = {name for name, (downloads, _) in scanned.items() if downloads}
     while True:
-        more = {name for name, function in functions.items()
-                if name not in found and _calls(function, imports, frozenset(found))}
+        more = {name for name, (_, called) in scanned.items() if name not in found and called & found}
         if not more:
             return frozenset(found)
         found |= more
+
+
+def _scan(function, imports):
+    """(whether `function` calls a weight download itself, the bare names it calls)."""
+    downloads, called = [], set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call):
+            if isinstance(call.func, cst.Name):
+                called.add(call.func.value)
+            if not downloads and imports.resolve(call.func) in WEIGHT_DOWNLOADS:
+                downloads.append(call)
+
+    function.visit(Finder())
+    return bool(downloads), called
 
 
 def weight_loading_methods(methods, imports, downloaders):

@@ -20,4 +20,8 @@ TORCH_HOST_CALLS = {
     # mxnet's numpy-mode switches (`F.npx.activation if is_np_array() else F.Activation`): Gluon code is ported as
     # the classic NDArray API it also supports
     "mxnet.util.is_np_array": "False", "mxnet.util.is_np_shape": "False", "mxnet.is_np_array": "False",
+    # mxnet's contexts (`ctx=cpu()` defaults of GluonCV's constructors and factories): no device objects either
+    "mxnet.cpu": "None", "mxnet.gpu": "None", "mxnet.context.cpu": "None", "mxnet.context.gpu": "None",
+    "mxnet.current_context": "None", "mxnet.context.current_context": "None", "mxnet.context.num_gpus": "0",
+    "mxnet.num_gpus": "0",
 }

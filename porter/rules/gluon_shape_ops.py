@@ -1,5 +1,5 @@
-"""Rules: MXNet's reshape and transpose (`F.reshape`, `F.transpose`, and the NDArray methods `x.reshape(...)`,
-`x.transpose(...)` on Gluon values) -> porter/runtime/gluon_shape_ops.py.
+"""Rules: MXNet's reshape, transpose and squeeze (`F.reshape`, `F.transpose`, `F.squeeze`, and the NDArray methods
+`x.reshape(...)`, `x.transpose(...)`, `x.squeeze(...)` on Gluon values) -> porter/runtime/gluon_shape_ops.py.
 
 A reshape that only splits or merges the channel dim of a channels-last image (GluonCV's channel shuffle,
 `(0, -4, groups, -1, -2)` / swapaxes / `(0, -3, -2)`) keeps the image's layout the way torch's view does
@@ -8,7 +8,8 @@ Gluon's own axis order (a channels-last tensor converted back first; rank-3 sequ
 
 import ast
 
-from porter.ir.values import python
+from porter.ir.layout import layout_of_order, reduced_order
+from porter.ir.values import physical_order, python, tensor
 from porter.rules.registry import Signature, function_rule
 from porter.rules.tensor_ops import layout_kept_result, translate_permute, view_orders_keeping_layout
 
@@ -16,7 +17,9 @@ OPS = "mxnet.ndarray."
 IMAGE_RANK = 4
 _RESHAPE_TEXT = "(data, *dims, shape=None, reverse=False, name=None)"
 _TRANSPOSE_TEXT = "(data, *given, axes=None, name=None)"
+_SQUEEZE_TEXT = "(data, axis=None, inplace=False, name=None)"
 _RESHAPE, _TRANSPOSE = Signature.parse(_RESHAPE_TEXT), Signature.parse(_TRANSPOSE_TEXT)
+_SQUEEZE = Signature.parse(_SQUEEZE_TEXT)
 
 
 def reshape_rank(codes, rank):
@@ -132,3 +135,33 @@ RESHAPE = function_rule(OPS + "reshape", OPS + "Reshape", runtime="gluon_reshape
                         layout="source", translate=translate_reshape)
 TRANSPOSE = function_rule(OPS + "transpose", runtime="gluon_transpose", signature=_TRANSPOSE_TEXT, layout="source",
                           rank_delta=0, translate=translate_transpose)
+
+
+def _static_axes(value, rank):
+    """The literal axis or axes of a squeeze as non-negative dims (None when not literal or out of range)."""
+    static = value.static if value is not None else None
+    axes = [static] if isinstance(static, int) and not isinstance(static, bool) else static
+    if not isinstance(axes, (tuple, list)) or not axes or \
+            not all(isinstance(a, int) and not isinstance(a, bool) and -rank <= a < rank for a in axes):
+        return None
+    return sorted({a + rank if a < 0 else a for a in axes})
+
+
+def translate_squeeze(ctx, call):
+    """F.squeeze(data, axis): literal axes of a tensor of known rank are removed where they lie, whatever its layout
+    (a video net's pooled (N, 1, 1, 1, C) features squeezed over axes (2, 3, 4) give (N, C): no data moved); other
+    calls run in Gluon's order (no axis: every size-1 axis, mxnet keeping one axis of an all-ones shape)."""
+    bound = call.bind(_SQUEEZE)
+    data = bound["data"]
+    axes = _static_axes(bound.get("axis"), data.rank) if data.is_tensor and data.rank is not None else None
+    if axes is None or len(axes) == data.rank:  # every axis removed: mxnet's (1,), in Gluon's order
+        return ctx.apply_declarative(SQUEEZE, call)
+    order = physical_order(data)
+    out_order = reduced_order(order, axes)
+    stored = sorted(order.index(a) for a in axes)
+    result = tensor(f"{ctx.runtime('gluon_squeeze')}({data.code}, axis={tuple(stored)!r})", len(out_order))
+    return result.but(layout=layout_of_order(out_order), dtype=data.dtype)
+
+
+SQUEEZE = function_rule(OPS + "squeeze", runtime="gluon_squeeze", signature=_SQUEEZE_TEXT, layout="source",
+                        translate=translate_squeeze)

@@ -18,6 +18,7 @@ import tensorflow as tf
 from porter.runtime.base import StateEntry, TorchLayer
 from porter.runtime.conv import _conv_forward, _conv_torch_to_hwio, _conv_tuple
 from porter.runtime.dropout import _dropout_run
+from porter.runtime.gluon_nn_ops import _check_full_windows
 from porter.runtime.gluon_ops import gluon_activation
 from porter.runtime.norm import _norm_bn_forward, _norm_training
 from porter.runtime.pool import _pool_avg, _pool_max
@@ -212,6 +213,13 @@ class GluonConv2D(_GluonConv):
     _gluon_layouts = ("NCHW",)
 
 
+class GluonConv3D(_GluonConv):
+    """gluon.nn.Conv3D on (N, D, H, W, C) (video nets: C3D, I3D, R(2+1)D); kernel stored (kd, kh, kw, I, O)."""
+
+    _gluon_dims = 3
+    _gluon_layouts = ("NCDHW",)
+
+
 class GluonBatchNorm(TorchLayer):
     """gluon.nn.BatchNorm over the channel axis (axis=1 in Gluon's layout, the last axis here).
 
@@ -354,7 +362,7 @@ def gluon_flatten(x):
 
 
 class _GluonPool(TorchLayer):
-    """gluon.nn.Max/AvgPool1D/2D on channels-last input (`strides=None` means `pool_size`)."""
+    """gluon.nn.Max/AvgPool1D/2D/3D on channels-last input (`strides=None` means `pool_size`)."""
 
     porter_layout = "channels_last"
     _gluon_dims = 2
@@ -364,7 +372,7 @@ class _GluonPool(TorchLayer):
                  **kwargs):
         super().__init__(**_gluon_keras_kwargs(kwargs))
         n = self._gluon_dims
-        if layout is not None and layout not in ("NCW", "NCHW"):
+        if layout is not None and layout not in ("NCW", "NCHW", "NCDHW"):
             raise NotImplementedError(f"{type(self).__name__}: layout={layout!r} is not supported by porter yet")
         self.pool_size = _conv_tuple(pool_size, n, "pool_size")
         self.strides = _conv_tuple(strides if strides is not None else pool_size, n, "strides")
@@ -374,6 +382,8 @@ class _GluonPool(TorchLayer):
 
     def call(self, x):
         x = tf.convert_to_tensor(x)
+        if self.ceil_mode:  # mxnet keeps a last window starting past the input, torch's ceil_mode drops it
+            _check_full_windows(x, self.pool_size, self.strides, self.padding)
         if self._gluon_kind == "max":
             return _pool_max(x, self._gluon_dims, self.pool_size, self.strides, self.padding, 1, self.ceil_mode,
                              False, type(self).__name__)
@@ -393,6 +403,10 @@ class GluonMaxPool2D(_GluonPool):
     _gluon_dims = 2
 
 
+class GluonMaxPool3D(_GluonPool):
+    _gluon_dims = 3
+
+
 class GluonAvgPool1D(_GluonPool):
     _gluon_dims = 1
     _gluon_kind = "avg"
@@ -403,8 +417,13 @@ class GluonAvgPool2D(_GluonPool):
     _gluon_kind = "avg"
 
 
+class GluonAvgPool3D(_GluonPool):
+    _gluon_dims = 3
+    _gluon_kind = "avg"
+
+
 class _GluonGlobalPool(TorchLayer):
-    """gluon.nn.GlobalAvg/MaxPool1D/2D: the spatial axes reduced to size 1 (kept, as Gluon keeps them)."""
+    """gluon.nn.GlobalAvg/MaxPool1D/2D/3D: the spatial axes reduced to size 1 (kept, as Gluon keeps them)."""
 
     porter_layout = "channels_last"
     _gluon_kind = "avg"
@@ -428,11 +447,19 @@ class GluonGlobalAvgPool2D(_GluonGlobalPool):
     _gluon_kind = "avg"
 
 
+class GluonGlobalAvgPool3D(_GluonGlobalPool):
+    _gluon_kind = "avg"
+
+
 class GluonGlobalMaxPool1D(_GluonGlobalPool):
     _gluon_kind = "max"
 
 
 class GluonGlobalMaxPool2D(_GluonGlobalPool):
+    _gluon_kind = "max"
+
+
+class GluonGlobalMaxPool3D(_GluonGlobalPool):
     _gluon_kind = "max"
 
 

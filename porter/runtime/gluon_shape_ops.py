@@ -1,6 +1,6 @@
 """MXNet's shape operators with Gluon's semantics, as `F.reshape`/`F.transpose` and the NDArray methods
 `x.reshape(...)`/`x.transpose(...)` call them: reshape's special codes (0 copy, -1 infer, -2 copy the rest,
--3 merge two, -4 split one, `reverse=True` right to left) and transpose's `axes` (empty: reversed)."""
+-3 merge two, -4 split one, `reverse=True` right to left), transpose's `axes` (empty: reversed) and squeeze."""
 
 import tensorflow as tf
 
@@ -95,3 +95,15 @@ def gluon_slice_axis(data, axis, begin, end, name=None):
     end = size if end is None else (end + size if end < 0 else end)
     index = [slice(None)] * axis + [slice(begin, end)]
     return x[tuple(index)]
+
+
+def gluon_squeeze(data, axis=None, inplace=False, name=None):
+    """mx.nd.squeeze: the given size-1 axes removed (an int or a tuple), else every size-1 axis; a result without
+    axes keeps one of size 1, as mxnet's does (its NDArrays have no rank 0)."""
+    x = tf.convert_to_tensor(data)
+    if axis is None:
+        dims = [i for i, size in enumerate(x.shape) if size == 1]  # static sizes: mxnet reads the shape
+        return tf.reshape(x, [1]) if len(dims) == len(x.shape) else tf.squeeze(x, dims)
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    y = tf.squeeze(x, [a % len(x.shape) for a in axes])
+    return tf.reshape(y, [1]) if len(y.shape) == 0 else y
