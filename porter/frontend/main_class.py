@@ -6,9 +6,10 @@ builds from the class handed to it first (`ResNet`, or `model_cls` bound to `Eff
 public factories (functions no other function of the file calls) return wins; one returned only under a condition
 (`if features_only: model_cls = EfficientNetFeatures`, the `else` of `LevitDistilled if distilled else Levit`)
 counts less than one returned always, and a part a private helper returns (`_vgg_extractor` building SSD's
-backbone) less than the model a public factory returns. Classes the linker brought in from other modules (timm.layers'
-`SelectAdaptivePool2d`) are never the main class when the file defines one of its own. Without factories: the
-file's last class no other class uses or derives from (the class the others feed into).
+backbone) less than the model a public factory returns. A class the linker brought in from another module is the
+main class only when the file's factories return it (torchvision ssdlite.py builds ssd.py's `SSD`), never because
+nothing uses it (timm.layers' `SelectAdaptivePool2d`). Without factories: the file's own last class no other class
+uses or derives from (the class the others feed into).
 """
 
 import libcst as cst
@@ -17,7 +18,7 @@ import libcst as cst
 def default_main_class(source):
     """The main class of `source` (a SourceFile) when neither `--class` nor training code names one."""
     own = [name for name, info in source.classes.items() if not source.is_linked(info.node)] or list(source.classes)
-    returned = _factory_counts(source, set(own))
+    returned = _factory_counts(source, set(source.classes))  # a factory may return a linked class (ssdlite's SSD)
     fallback = _unused_in_order(source, own)
     if returned:
         return max(returned, key=lambda name: (*returned[name], fallback.index(name) if name in fallback else -1))

@@ -331,7 +331,10 @@ class BodyTranslator(ExpressionTranslator):
         owner, _, name = target.code.rpartition(".")
         if target.kind == "module" or not owner or not name.isidentifier() or "(" in owner:
             return None
-        value = self.as_plain(self.expr(node.with_changes(func=cst.Attribute(receiver, cst.Name(method[:-1])))))
+        value = self.expr(node.with_changes(func=cst.Attribute(receiver, cst.Name(method[:-1]))))
+        if not value.is_tensor:  # no rule translated it (an attribute of unknown kind): left as written
+            return None
+        value = self.as_plain(value)
         return [f"{pad}{self.ctx.use('assign_in_place')}({owner}, {name!r}, {value.code})"]
 
     def indexed_fill(self, node, pad):
