@@ -8,7 +8,7 @@ from porter import __version__
 from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
 from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
-from porter.frontend.main_class import default_main_class
+from porter.frontend.main_class import default_main_class, factory_main_class
 from porter.frontend.script_code import script_line_ranges
 from porter.frontend.source import parse_source
 from porter.frontend.spatial_size import solve_spatial_size
@@ -106,9 +106,7 @@ def choose_main_class(source, requested, trained):
             raise UsageError(f"--class {requested}: no nn.Module subclass of that name in {source.display_path}",
                              hint=f"classes found: {known}")
         return requested
-    if trained is not None:
-        return trained
-    return default_main_class(source)
+    return factory_main_class(source) or trained or default_main_class(source)
 
 
 def infer_example_inputs(source, main_class, init_args):

@@ -15,14 +15,30 @@ uses or derives from (the class the others feed into).
 import libcst as cst
 
 
+def factory_main_class(source):
+    """The class the file's public factories return most (see above), or None when no function returns one. It
+    comes before what training code builds: a model file's helpers build blocks (`create_byob_stem` building
+    `Stem(...)`), which the training-code reader takes for the model."""
+    returned = _factory_counts(source, set(source.classes))  # a factory may return a linked class (ssdlite's SSD)
+    returned = {name: counts for name, counts in returned.items() if counts[0]}
+    if not returned:
+        return None
+    fallback = _unused_in_order(source, _own_classes(source))
+    return max(returned, key=lambda name: (*returned[name], fallback.index(name) if name in fallback else -1))
+
+
 def default_main_class(source):
     """The main class of `source` (a SourceFile) when neither `--class` nor training code names one."""
-    own = [name for name, info in source.classes.items() if not source.is_linked(info.node)] or list(source.classes)
-    returned = _factory_counts(source, set(source.classes))  # a factory may return a linked class (ssdlite's SSD)
+    found = factory_main_class(source)
+    if found is not None:
+        return found
+    own = _own_classes(source)
     fallback = _unused_in_order(source, own)
-    if returned:
-        return max(returned, key=lambda name: (*returned[name], fallback.index(name) if name in fallback else -1))
     return fallback[-1] if fallback else own[-1]
+
+
+def _own_classes(source):
+    return [name for name, info in source.classes.items() if not source.is_linked(info.node)] or list(source.classes)
 
 
 def _unused_in_order(source, own):
@@ -40,11 +56,9 @@ def _factory_counts(source, own_classes):
     """class -> (public factories returning it, of them always, functions returning it, of them always), for the
     classes some own function returns."""
     functions = {name: node for name, node in source.functions.items() if not source.is_linked(node)}
-    called = set()
-    for name, node in functions.items():
-        called.update(call.func.value for call in source.nodes_in(node, cst.Call)
-                      if isinstance(call.func, cst.Name) and call.func.value in functions and call.func.value != name)
-    returns = _Returns(functions, own_classes)
+    # called anywhere in the file's own code (another function, a class's method: ssdlite's `_extra_block`)
+    called = {name for name in functions if any(not source.is_linked(call) for call in source.calls_named(name))}
+    returns = _Returns(functions, own_classes, source.imports.resolve)
     counts = {}
     for name in functions:
         public = name not in called
@@ -59,8 +73,12 @@ class _Returns:
     (`model_cls = EfficientNet`), the own functions it calls and builders it does not define (handed the class
     first: `build_model_with_cfg(ResNet, variant, ...)`)."""
 
-    def __init__(self, functions, own_classes):
-        self.functions, self.own_classes, self.found = functions, own_classes, {}
+    def __init__(self, functions, own_classes, resolve):
+        self.functions, self.own_classes, self.found, self.resolve = functions, own_classes, {}, resolve
+
+    def is_torch(self, callee):
+        """Whether a callee is torch's (`nn.Sequential(block, ...)` holds its first argument, it builds no model)."""
+        return (self.resolve(callee) or "").startswith("torch.")
 
     def of(self, name):
         if name not in self.found:
@@ -79,27 +97,31 @@ class _FunctionReturns(cst.CSTVisitor):
         function.body.visit(self)
         return self.result
 
-    def classes_of(self, expression, conditional=False):
-        """{class: always} an expression may evaluate to (a class, or a model built from one)."""
+    def classes_of(self, expression, conditional=False, class_objects=False):
+        """{class: always} an expression may evaluate to (a class, or a model built from one; only classes
+        themselves with `class_objects`: what a builder is handed first)."""
         always = not (conditional or self.conditions)
         if isinstance(expression, cst.IfExp):  # `A if flag else B`: A is the default
-            found = self.classes_of(expression.body, conditional)
-            for cls, value in self.classes_of(expression.orelse, True).items():
+            found = self.classes_of(expression.body, conditional, class_objects)
+            for cls, value in self.classes_of(expression.orelse, True, class_objects).items():
                 found[cls] = found.get(cls, False) or value
             return found
         if isinstance(expression, cst.Name):
             if expression.value in self.returns.own_classes:
                 return {expression.value: always}
-            return {cls: value and always for cls, value in self.bound.get(expression.value, {}).items()}
-        if isinstance(expression, cst.Call):
+            found, is_class = self.bound.get(expression.value, ({}, True))
+            return {cls: value and always for cls, value in found.items()} if is_class or not class_objects else {}
+        if isinstance(expression, cst.Call) and not class_objects:
             callee = expression.func.value if isinstance(expression.func, cst.Name) else None
             if callee in self.returns.functions:
                 return {cls: value and always for cls, value in self.returns.of(callee).items()}
             if callee in self.returns.own_classes or callee in self.bound:
-                return self.classes_of(expression.func, conditional)
+                return self.classes_of(expression.func, conditional, class_objects=True)
             first = expression.args[0] if expression.args else None
-            if first is not None and first.keyword is None and not first.star:
-                return self.classes_of(first.value, conditional)  # a builder handed the class
+            if first is not None and first.keyword is None and not first.star and \
+                    not self.returns.is_torch(expression.func):
+                # a builder handed the class (`build_model_with_cfg(ResNet, ...)`), not a model (`SSD(backbone)`)
+                return self.classes_of(first.value, conditional, class_objects=True)
         return {}
 
     def visit_If(self, node):
@@ -115,9 +137,10 @@ class _FunctionReturns(cst.CSTVisitor):
 
     def visit_Assign(self, node):
         found = self.classes_of(node.value)
+        is_class = not isinstance(node.value, cst.Call)  # `model_cls = EfficientNet`, not `model = ResNet(...)`
         for target in node.targets:
             if isinstance(target.target, cst.Name) and found:
-                known = self.bound.setdefault(target.target.value, {})
+                known, _ = self.bound.setdefault(target.target.value, ({}, is_class))
                 for cls, always in found.items():
                     known[cls] = known.get(cls, False) or always
 

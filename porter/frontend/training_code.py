@@ -339,9 +339,9 @@ def read_training_code(source):
             if class_name not in examples and len(_forward_params(source, class_name)) == 1:
                 examples[class_name] = [reader.dataset_inputs[0]]
     built = [c for c, _ in reader.calls] + list(reader.model_vars.values()) + reader.constructed
-    # the file's own classes first: a linked part built beside the model (`DefaultBoxGenerator(...)`) is not it
-    main = next((c for c in built if c in source.classes and not source.is_linked(source.classes[c].node)),
-                next((c for c in built if c in source.classes), None))
+    # only the file's own classes: a linked part built beside the model (`DefaultBoxGenerator(...)`, timm regnet's
+    # `ConvNormAct(...)` in a helper) is not it; a linked model a factory returns is main_class.py's to find
+    main = next((c for c in built if c in source.classes and not source.is_linked(source.classes[c].node)), None)
     if main is not None and main not in examples:
         # the model was built but its call is indirect (a train() helper): take the first data tensor
         loose = sorted(reader.tensors.values(), key=lambda v: (v.dtype != "float32", -len(v.shape)))
