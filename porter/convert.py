@@ -106,7 +106,7 @@ def choose_main_class(source, requested, trained):
             raise UsageError(f"--class {requested}: no nn.Module subclass of that name in {source.display_path}",
                              hint=f"classes found: {known}")
         return requested
-    return factory_main_class(source) or trained or default_main_class(source)
+    return factory_main_class(source, trained) or trained or default_main_class(source)
 
 
 def infer_example_inputs(source, main_class, init_args):

@@ -15,16 +15,19 @@ uses or derives from (the class the others feed into).
 import libcst as cst
 
 
-def factory_main_class(source):
+def factory_main_class(source, preferred=None):
     """The class the file's public factories return most (see above), or None when no function returns one. It
     comes before what training code builds: a model file's helpers build blocks (`create_byob_stem` building
-    `Stem(...)`), which the training-code reader takes for the model."""
+    `Stem(...)`), which the training-code reader takes for the model. Between classes the factories return
+    equally (GluonCV's `get_residualAttentionModel` building one of two by input size), `preferred` (what training
+    code builds) wins."""
     returned = _factory_counts(source, set(source.classes))  # a factory may return a linked class (ssdlite's SSD)
     returned = {name: counts for name, counts in returned.items() if counts[0]}
     if not returned:
         return None
     fallback = _unused_in_order(source, _own_classes(source))
-    return max(returned, key=lambda name: (*returned[name], fallback.index(name) if name in fallback else -1))
+    return max(returned, key=lambda name: (*returned[name], name == preferred,
+                                           fallback.index(name) if name in fallback else -1))
 
 
 def default_main_class(source):
