@@ -8,6 +8,7 @@ from porter import __version__
 from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
 from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
+from porter.frontend.main_class import default_main_class, factory_main_class
 from porter.frontend.script_code import script_line_ranges
 from porter.frontend.source import parse_source
 from porter.frontend.spatial_size import solve_spatial_size
@@ -105,17 +106,7 @@ def choose_main_class(source, requested, trained):
             raise UsageError(f"--class {requested}: no nn.Module subclass of that name in {source.display_path}",
                              hint=f"classes found: {known}")
         return requested
-    if trained is not None:
-        return trained
-    used = set()
-    for info in source.classes.values():
-        code = source.span_text(info.node)
-        for other in source.classes:
-            if other != info.name and f"{other}(" in code:
-                used.add(other)
-        used.update(info.bases)
-    candidates = [name for name in source.classes if name not in used]
-    return candidates[-1] if candidates else list(source.classes)[-1]
+    return factory_main_class(source, trained) or trained or default_main_class(source)
 
 
 def infer_example_inputs(source, main_class, init_args):

@@ -220,6 +220,11 @@ class SourceFile:
         position = self.positions.get(node)
         return position.start.line if position else None
 
+    def is_linked(self, node):
+        """Whether `node` is part of a definition the linker appended (library code, not the file's own)."""
+        line = self.line_of(node)
+        return self.linked_from_line is not None and line is not None and line >= self.linked_from_line
+
     def code_of(self, node):
         """The source code of `node`; a one-line expression or simple statement is sliced from the text (regenerating
         code for every expression the translator reads made conversion time grow with nesting depth, and for every

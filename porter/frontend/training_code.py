@@ -61,9 +61,11 @@ class TrainingCodeReader(cst.CSTVisitor):
         self.depth = 0
 
     def visit_ClassDef(self, node):
-        return node.name.value not in self.source.classes
+        return node.name.value not in self.source.classes and not self.source.is_linked(node)
 
     def visit_FunctionDef(self, node):
+        if self.source.is_linked(node):  # library code the linker brought in (timm.layers' `create_conv2d`)
+            return False
         # a Gluon helper that adds layers to a model (`_add_conv(out, ...)`) is model code, not training code
         name = node.name.value
         return not (self.source.framework == "mxnet" and name in self.source.model_names and
@@ -337,7 +339,9 @@ def read_training_code(source):
             if class_name not in examples and len(_forward_params(source, class_name)) == 1:
                 examples[class_name] = [reader.dataset_inputs[0]]
     built = [c for c, _ in reader.calls] + list(reader.model_vars.values()) + reader.constructed
-    main = next((c for c in built if c in source.classes), None)
+    # only the file's own classes: a linked part built beside the model (`DefaultBoxGenerator(...)`, timm regnet's
+    # `ConvNormAct(...)` in a helper) is not it; a linked model a factory returns is main_class.py's to find
+    main = next((c for c in built if c in source.classes and not source.is_linked(source.classes[c].node)), None)
     if main is not None and main not in examples:
         # the model was built but its call is indirect (a train() helper): take the first data tensor
         loose = sorted(reader.tensors.values(), key=lambda v: (v.dtype != "float32", -len(v.shape)))

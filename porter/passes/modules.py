@@ -449,9 +449,11 @@ class ModuleResolver:
         outcomes = []
         for body in branches:
             scope = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
-                     for k, v in before.items()}
+                     for k, v in before.items() if k != REBOUND_UNKNOWN}
+            scope[REBOUND_UNKNOWN] = set()
             for inner in _statements(body):
                 self._scan_statement(inner, scope, owner, in_loop=True)
+            scope.update((name, UNKNOWN_MODULE) for name in scope.pop(REBOUND_UNKNOWN))
             outcomes.append(scope)
         if not isinstance(_last_orelse(statement), cst.Else):
             outcomes.append(before)  # no else: the names may keep what they had
@@ -539,6 +541,13 @@ class ModuleResolver:
                         hint = self.returned_class(dotted_name(statement.value.func))
                     if hint is not None:
                         env[name] = ModuleRef("classobj", elements=(hint,))
+                    elif not (isinstance(statement.value, cst.Name) and statement.value.value == "None"):
+                        # rebound to what porter cannot see (`_NORM_TO_NORM_ACT_MAP.get(name)`): a branch doing so
+                        # makes the name unknown after the if (_scan_branches), not what another branch bound
+                        env.get(REBOUND_UNKNOWN, set()).add(name)
+                        continue
+                if isinstance(env.get(REBOUND_UNKNOWN), set):
+                    env[REBOUND_UNKNOWN].discard(name)
         elif isinstance(statement, cst.AugAssign) and isinstance(statement.operator, cst.AddAssign):
             name = _target_name(statement.target)
             if name is not None and isinstance(env.get(name), list):
@@ -617,6 +626,10 @@ class ModuleResolver:
             else:
                 blocks.append(self.ref_of(arg.value, env, owner))
         return tuple(blocks)
+
+
+# names a branch being scanned rebound to a value porter cannot see (a set, only while scanning an if's branch)
+REBOUND_UNKNOWN = "#rebound_unknown"
 
 
 def _module_level_dict(module, name):

@@ -339,6 +339,9 @@ class BodyTranslator(ExpressionTranslator):
         filled = self.indexed_fill(node, pad)
         if filled is not None:
             return filled
+        updated = self.attribute_update(node, pad)
+        if updated is not None:
+            return updated
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(
                 node.func.value, cst.Name):
             method = node.func.attr.value
@@ -356,6 +359,32 @@ class BodyTranslator(ExpressionTranslator):
         if value.code == "None" and isinstance(node, cst.Call):  # a call with no effect on the model (a rule says)
             return [f"{pad}# porter: {self.code(node.func)}(...) dropped: no effect on the model"]
         return [pad + value.code]
+
+    def attribute_update(self, node, pad):
+        """`module.weight.data.mul_(scale)`, `self.gamma.add_(1)`: in-place arithmetic on an attribute (a weight
+        inside an init function) assigns the functional result back in place, so the variable load_state_dict and
+        the optimizer hold changes (the initialisers `normal_`/`zero_`/... have rules of their own). None otherwise."""
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            return None
+        method = node.func.attr.value
+        rules = self.ctx.function_rules
+        if not method.endswith("_") or method.startswith("_") or f"Tensor.{method}" in rules or \
+                f"Tensor.{method[:-1]}" not in rules:
+            return None
+        receiver = node.func.value
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+            receiver = receiver.value
+        if not (isinstance(receiver, cst.Attribute) and dotted_name(receiver) is not None):
+            return None
+        target = self.expr(receiver)
+        owner, _, name = target.code.rpartition(".")
+        if target.kind == "module" or not owner or not name.isidentifier() or "(" in owner:
+            return None
+        value = self.expr(node.with_changes(func=cst.Attribute(receiver, cst.Name(method[:-1]))))
+        if not value.is_tensor:  # no rule translated it (an attribute of unknown kind): left as written
+            return None
+        value = self.as_plain(value)
+        return [f"{pad}{self.ctx.use('assign_in_place')}({owner}, {name!r}, {value.code})"]
 
     def indexed_fill(self, node, pad):
         """`x[idx].zero_()`, `.fill_(v)`, `.copy_(src)` (also through `.data`): an item assignment. On a local

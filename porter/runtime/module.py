@@ -13,8 +13,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from porter.runtime.base import (StateEntry, TorchLayer, flatten_permutation, no_keras_mask, to_channels_first,
-                                 to_channels_last)
+from porter.runtime.base import (StateEntry, TorchLayer, flatten_permutation, named_children, named_modules,
+                                 no_keras_mask, to_channels_first, to_channels_last)
 
 
 _VARARGS = {}  # function -> (its signature without self, names of its *args/**kwargs parameters)
@@ -210,6 +210,14 @@ class TorchModule(keras.Model):
 
     def children(self):
         return [c for c in self.__dict__.get("_torch_children", {}).values() if isinstance(c, keras.layers.Layer)]
+
+    def named_children(self):
+        """torch's Module.named_children(): (torch name, child) in registration order."""
+        return iter(named_children(self))
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """torch's Module.named_modules(): (dotted torch name, module), parents first."""
+        return named_modules(self, prefix, set() if remove_duplicate else None)
 
     @property
     def _modules(self):

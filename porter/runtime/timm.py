@@ -6,7 +6,7 @@ and friends. `timm.layers.trunc_normal_` is torch's `nn.init.trunc_normal_` (the
 import keras
 import tensorflow as tf
 
-from porter.runtime.base import TorchLayer
+from porter.runtime.base import TorchLayer, named_children
 
 
 def drop_path(x, drop_prob=0.0, training=False, scale_by_keep=True, seed=None):
@@ -94,20 +94,6 @@ def feature_take_indices(num_features, indices=None, as_set=False):
                 raise AssertionError(f"feature index {index} is out of range (0 to {num_features - 1})")
             take_indices.append(index)
     return (set(take_indices) if as_set else take_indices), max(take_indices)
-
-
-def named_children(module):
-    """(torch name, child) pairs of a ported module, a container or a runtime layer (none), as torch's
-    Module.named_children() lists them."""
-    if "_torch_children" in module.__dict__:  # a ported class: its `_modules` table
-        return list(module._modules.items())
-    if "keys_" in module.__dict__:  # ModuleDict
-        return list(zip(module.keys_, module.items_))
-    if "names" in module.__dict__ and "items" in module.__dict__:  # Sequential
-        return list(zip(module.names, module.items))
-    if "child_names" in module.__dict__:  # ModuleList
-        return [(str(module.child_names.get(i, i)), child) for i, child in enumerate(module.items)]
-    return []
 
 
 def named_apply(fn, module, name="", depth_first=True, include_root=False):

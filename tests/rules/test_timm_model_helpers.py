@@ -184,3 +184,15 @@ def test_checkpoint_seq_over_a_list_runs_the_functions_in_turn_as_timm(seed, fla
                                                                                        port_functions[2:]]
     expected = timm_checkpoint_seq(torch_functions, torch.from_numpy(x), flatten=flatten).numpy()
     np.testing.assert_allclose(checkpoint_seq(port_functions, x, flatten=flatten), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("prefix", ["", "model"])
+def test_named_modules_and_children_list_what_torch_lists(net, prefix):
+    """The runtime's Module.named_modules() / named_children() (timm ResNet.init_weights walks named_modules): the
+    same dotted names, in torch's order, as torch's over the torch model."""
+    if not hasattr(net, "keras_model"):
+        net.build()
+    torch_names = [name for name, _ in net.torch_model.named_modules(prefix=prefix)]
+    assert [name for name, _ in net.keras_model.named_modules(prefix=prefix)] == torch_names
+    assert [name for name, _ in net.keras_model.named_children()] == \
+        [name for name, _ in net.torch_model.named_children()]

@@ -27,6 +27,32 @@ class StateEntry:
         return f"StateEntry({self.key!r}, {tuple(self.variable.shape)})"
 
 
+def named_children(module):
+    """(torch name, child) pairs of a ported module, a container or a runtime layer (none), as torch's
+    Module.named_children() lists them."""
+    if "_torch_children" in module.__dict__:  # a ported class: its `_modules` table
+        return list(module._modules.items())
+    if "keys_" in module.__dict__:  # ModuleDict
+        return list(zip(module.keys_, module.items_))
+    if "names" in module.__dict__ and "items" in module.__dict__:  # Sequential
+        return list(zip(module.names, module.items))
+    if "child_names" in module.__dict__:  # ModuleList
+        return [(str(module.child_names.get(i, i)), child) for i, child in enumerate(module.items)]
+    return []
+
+
+def named_modules(module, prefix="", seen=None):
+    """(dotted torch name, module) for `module` and every submodule, parents first, as torch's
+    Module.named_modules() lists them (each module once when `seen` is a set)."""
+    if seen is not None:
+        if id(module) in seen:
+            return
+        seen.add(id(module))
+    yield prefix, module
+    for name, child in named_children(module):
+        yield from named_modules(child, f"{prefix}.{name}" if prefix else name, seen)
+
+
 class TorchLayer(keras.layers.Layer):
     """A Keras layer standing for one torch module: it knows its torch parameter names and weight transforms."""
 
@@ -39,6 +65,14 @@ class TorchLayer(keras.layers.Layer):
     def finish_init(self):
         """Mark a layer whose variables were all created in __init__ as built."""
         self.built = True
+
+    def named_children(self):
+        """torch's Module.named_children(): (torch name, child) of a container; none for a leaf layer."""
+        return iter(named_children(self))
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """torch's Module.named_modules()."""
+        return named_modules(self, prefix, set() if remove_duplicate else None)
 
     def compute_mask(self, inputs, previous_mask=None):
         return no_keras_mask(inputs, previous_mask)
@@ -348,6 +382,14 @@ class TorchModule(keras.Model):
 
     def children(self):
         return [c for c in self.__dict__.get("_torch_children", {}).values() if isinstance(c, keras.layers.Layer)]
+
+    def named_children(self):
+        """torch's Module.named_children(): (torch name, child) in registration order."""
+        return iter(named_children(self))
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """torch's Module.named_modules(): (dotted torch name, module), parents first."""
+        return named_modules(self, prefix, set() if remove_duplicate else None)
 
     @property
     def _modules(self):

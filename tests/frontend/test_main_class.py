@@ -1,0 +1,93 @@
+"""Tests of the main-class choice without `--class` (porter/frontend/main_class.py): the class the file's factory
+functions return wins over blocks and helpers, in the shapes torchvision, timm and user files write factories."""
+
+import textwrap
+
+import pytest
+
+from porter.frontend.main_class import default_main_class
+from porter.frontend.source import parse_source
+
+HEADER = '''
+import torch.nn as nn
+from somewhere import build_model_with_cfg
+
+
+class Block(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, block=Block):
+        super().__init__()
+        self.block = block()
+
+    def forward(self, x):
+        return self.block(x)
+
+
+class NetFeatures(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Head(nn.Module):
+    def forward(self, x):
+        return x
+'''
+
+CASES = {
+    # torchvision: public factories hand a block to a private builder returning the model
+    "private builder": ('''
+def _net(block, **kwargs):
+    model = Net(block, **kwargs)
+    return model
+
+def net18(**kwargs):
+    return _net(Block, **kwargs)
+
+def net34(**kwargs):
+    return _net(Block, **kwargs)
+''', "Net"),
+    # timm: the class handed first to a builder the file does not define; a features class only on request
+    "external builder, conditional features class": ('''
+def _create(variant, pretrained=False, **kwargs):
+    model_cls = Net
+    if kwargs.pop("features_only", False):
+        model_cls = NetFeatures
+    model = build_model_with_cfg(model_cls, variant, pretrained, **kwargs)
+    return model
+
+def net_a(pretrained=False, **kwargs):
+    return _create("net_a", pretrained, **kwargs)
+''', "Net"),
+    # levit / deit: `A if flag else B`, A the default
+    "conditional expression": ('''
+def create(variant, distilled=True, **kwargs):
+    return build_model_with_cfg(NetFeatures if distilled else Net, variant, **kwargs)
+
+def net_b(**kwargs):
+    return create("net_b", **kwargs)
+''', "NetFeatures"),
+    # SSD: a private helper returning a part loses to the model the public factory returns
+    "part from a private helper": ('''
+def _head(channels):
+    return Head()
+
+def detector(**kwargs):
+    head = _head(8)
+    model = Net(Block)
+    return model
+''', "Net"),
+    # no factories: the last class nothing uses or derives from (today's rule)
+    "no factories": ("", "Head"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_main_class_is_what_the_factories_return(tmp_path, name):
+    body, expected = CASES[name]
+    path = tmp_path / "model.py"
+    path.write_text(textwrap.dedent(HEADER) + textwrap.dedent(body))
+    assert default_main_class(parse_source(path)) == expected
