@@ -51,9 +51,9 @@ class ModuleEmitter:
 
     def render(self, module_name):
         """{file name: text}: the model module `module_name` and, beside it, the runtime module it loads."""
-        chunks = []
         kept_imports = []
         first_linked = self.source.linked_from_line
+        translated = []  # (names bound, chunk, the sibling port it comes from or None, whether that port holds it)
         for statement in linked_first(self.source.module.body, self.source.positions, first_linked):
             line = self.source.line_of(statement)
             chunk = self.top_level(statement, kept_imports, line)
@@ -62,9 +62,10 @@ class ModuleEmitter:
             names = tuple(bound_names(statement))
             if first_linked is None or line < first_linked:
                 self.own_chunks[names] = self.comparable(chunk)
-            elif self.shared_by_sibling(names, chunk):
-                continue
-            chunks.append(chunk)
+                translated.append((names, chunk, None, False))
+            else:
+                translated.append((names, chunk, *self.sibling_holding(names, chunk)))
+        chunks = self.import_or_copy(translated)
         loader = _free_name(LOADER, set(re.findall(r"\w+", "\n".join(chunks))))
         if self.imported:
             chunks.insert(0, self.sibling_imports(chunks, loader))
@@ -95,27 +96,50 @@ class ModuleEmitter:
             definitions=definitions)
         return {module_name: format_code(text), runtime_name: format_code(runtime)}
 
-    def shared_by_sibling(self, names, chunk):
-        """Whether the linked definition of `names` is, translated here, exactly what its own file's port holds
-        (the same specialisations and layouts): then this module imports it from that port (recorded in
-        `imported`) rather than carrying a copy. A definition translated otherwise here (a block that is its
-        file's top class, taking torch's layout there, and runs channels-last inside this model) stays a copy.
-        One linked under a name of its own (another definition has its name here) is compared, and imported, under
-        the names of its own file."""
+    def sibling_holding(self, names, chunk):
+        """(the PortedSibling the linked definition of `names` comes from or None, whether its port holds the
+        definition exactly as it is translated here: the same specialisations and layouts). A definition translated
+        otherwise here (a block that is its file's top class, taking torch's layout there, and runs channels-last
+        inside this model) stays a copy. One linked under a name of its own (another definition has its name here)
+        is compared under the names of its own file."""
         origins = {self.source.linked_origins.get(name) for name in names}
         origin = origins.pop() if len(origins) == 1 else None
         sibling = self.siblings.get(origin) if origin is not None else None
-        if sibling is None:
-            return False
+        if sibling is None or not names:
+            return None, False
         home_names = {local: home for local, home in self.source.linked_home_names.items()
                       if self.source.linked_origins.get(local) == origin}
         if home_names:
             chunk = _WORD.sub(lambda m: home_names.get(m[1], m[1]), chunk)
-        if names and sibling.chunks.get(tuple(home_names.get(n, n) for n in names)) == self.comparable(chunk):
-            self.imported.setdefault(sibling, []).extend(names)
-            return True
-        self.copied.extend((name, sibling.source) for name in names)
-        return False
+        return sibling, sibling.chunks.get(tuple(home_names.get(n, n) for n in names)) == self.comparable(chunk)
+
+    def import_or_copy(self, translated):
+        """The chunks this module carries, from `translated` [(names, chunk, the sibling port it is linked from or
+        None, whether that port holds it as it is)]. A definition its sibling's port holds as it is is imported
+        from there (recorded in `imported`) unless it names one this module keeps a copy of
+        (`get_same_padding_conv2d()` returns `Conv2dStaticSamePadding`, a copy here: the imported function would
+        return its own port's class), decided to a fixed point; the other linked ones are copies (`copied`)."""
+        copies = {name for names, _, sibling, same in translated if sibling is not None and not same
+                  for name in names}
+        shared = {index for index, (_, _, sibling, same) in enumerate(translated) if sibling is not None and same}
+        changed = True
+        while changed:
+            changed = False
+            for index in sorted(shared):
+                names, chunk, _, _ = translated[index]
+                if copies & (set(_WORD.findall(chunk)) - set(names)):
+                    shared.discard(index)
+                    copies.update(names)
+                    changed = True
+        chunks = []
+        for index, (names, chunk, sibling, _) in enumerate(translated):
+            if index in shared:
+                self.imported.setdefault(sibling, []).extend(names)
+                continue
+            if sibling is not None:
+                self.copied.extend((name, sibling.source) for name in names)
+            chunks.append(chunk)
+        return chunks
 
     def comparable(self, chunk):
         """`chunk` with each runtime name the file had to rename written as the runtime's own (`torch_item` where

@@ -93,6 +93,8 @@ class SourceFile:
     # top-level names other files of a converted package take from this one (porter/package.py): model code here too,
     # so their definitions live in this file's port and the others import them
     exported: frozenset = frozenset()
+    # module-level functions that download or read pretrained weights (weight_loading.py): I/O, never model code
+    downloaders: frozenset = frozenset()
 
     def class_named(self, name):
         """The module class `name` stands for: its own, or one it is an alias of (`SElayer = SqueezeExcitation`)."""
@@ -169,13 +171,15 @@ class SourceFile:
         (`make_layers(cfg)`) with what they use. Everything else at module level (training, data, I/O,
         pretrained-weight registries) is not model code, except factories that only build a model class
         (`def resnet14_tiny(num_classes=10): return ResNet(...)`), which train_tpu.py calls as the source does.
-        Names other files of a converted package take from this one (`exported`) are model code too."""
+        Names other files of a converted package take from this one (`exported`) are model code too, except
+        functions that download weights (a sibling's `from .utils import load_pretrained_weights`)."""
         bindings = top_level_bindings(self.module)
         builders = [node for name, node in self.functions.items()
                     if builds_torch_layers(node, self.imports) or self._only_builds_a_model(node) or
                     name in self.factories]
         used = {node.name.value for node in builders}
-        exported = [name for name in sorted(self.exported) if name in bindings and name not in self.classes]
+        exported = [name for name in sorted(self.exported)
+                    if name in bindings and name not in self.classes and name not in self.downloaders]
         used.update(exported)
         frontier = [node for info in self.classes.values() for node in _model_parts(info)] + builders
         frontier += [node for name in exported for node in bindings[name]]
@@ -432,7 +436,7 @@ def parse_source(path, display_path=None):
     if any(old is not new for old, new in replaced.items()):
         module = module.with_changes(body=[replaced.get(s, s) for s in module.body])
     return SourceFile(Path(path), display_path, text, module, positions, imports, classes, functions,
-                      framework=framework, linked_from_line=first_linked, factories=factories,
+                      framework=framework, linked_from_line=first_linked, factories=factories, downloaders=downloaders,
                       parsed_nodes=parsed_nodes, decided_ifs=decided_ifs, linked_origins=origins,
                       linked_lines=linked_lines, linked_home_names=home_names)
 
