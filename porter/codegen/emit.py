@@ -4,12 +4,14 @@ Codegen only assembles: every body it places was translated before (by porter.pa
 translator's results; it never translates source itself.
 """
 
+import io
 import json
 import posixpath
 import re
 import shutil
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import libcst as cst
@@ -127,7 +129,7 @@ class ModuleEmitter:
             changed = False
             for index in sorted(shared):
                 names, chunk, _, _ = translated[index]
-                if copies & (set(_WORD.findall(chunk)) - set(names)):
+                if copies & (_names_read(chunk) - set(names)):
                     shared.discard(index)
                     copies.update(names)
                     changed = True
@@ -401,6 +403,19 @@ class ModuleEmitter:
                 text = text.replace(f"    def {method['name']}(", f"    @{decorator}\n    def {method['name']}(", 1)
         ir.code = text
         return text.rstrip("\n")
+
+
+def _names_read(code):
+    """The names `code` reads or binds as names: not attributes (`m.Block`), and nothing in strings or comments."""
+    names, after_dot = set(), False
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.NAME and not after_dot:
+                names.add(token.string)
+            after_dot = token.type == tokenize.OP and token.string == "."
+    except (tokenize.TokenError, SyntaxError):  # not whole code: every word counts
+        return set(_WORD.findall(code))
+    return names
 
 
 class PortedSibling:

@@ -93,7 +93,8 @@ def test_modules_import_what_their_siblings_ports_hold(converted):
     assert ("detection/faster_rcnn_keras.py", "detection/roi_heads_keras.py", "fastrcnn_loss") in imports
     assert ("detection/fcos_keras.py", "detection/transform_keras.py", "_fake_cast_onnx_transform") in imports
     copies = sum(len(entry["copied"]) for entry in entries.values())
-    assert copies <= 50  # 156 when every definition translated otherwise in its own port was copied
+    assert copies <= 55  # 156 when every definition translated otherwise in its own port was copied; 51 since
+    # a definition naming a copy is a copy too (FasterRCNN builds the AnchorGenerator keypoint_rcnn keeps a copy of)
     for module, sibling, _ in imports:
         assert sibling in entries and sibling != module
     text = (out / "segmentation/fcn_keras.py").read_text()
