@@ -197,7 +197,8 @@ def convert(options, read_only=False):
     module_name = module_file_name(source_path)
     emitter = ModuleEmitter(translator, options.siblings,
                             f"{options.module_dir}/{module_name}" if options.module_dir else module_name)
-    module_files = emitter.render(module_name)  # the model module and the runtime module beside it
+    # the model module and the runtime module beside it, formatted by ruff while the TPU lint runs
+    module_files = emitter.render_started(module_name)
     if options.module_dir:  # a file of a package: mirrored under OUT
         module_files = {f"{options.module_dir}/{name}": text for name, text in module_files.items()}
         module_name = f"{options.module_dir}/{module_name}"
@@ -206,7 +207,7 @@ def convert(options, read_only=False):
     manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
                               options.init_args, tpu_findings)
     manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
-    files = dict(module_files)
+    files = {name: pending.result() for name, pending in module_files.items()}
     ctx.generated_files = files  # the reports place generated line numbers from it
     from porter.report.porting_md import render_porting_md
 
