@@ -207,20 +207,19 @@ def _c_tokens(text):
     quietly where `tokenize` raises (a bracket left open, a dedent to no outer level) or types a stray character as
     an operator where `tokenize` gives error tokens; so only a text it reads to its end, every token a known one,
     is taken from it."""
-    tokens = []
     try:
-        for value, kind, line, end_line, _, end_column, _ in _C_TOKENIZER(text):
-            if kind in _UNCERTAIN_TYPES:
-                return None
-            tokens.append((tokenize.OP if kind in _EXACT_OPERATOR_TYPES else kind, value, line))
+        read = list(_C_TOKENIZER(text))  # (string, type, line, end line, column, end column, line text)
     except (SyntaxError, ValueError):
         return None
-    if not tokens or tokens[-1][0] not in (tokenize.NEWLINE, tokenize.DEDENT):
+    if not read or read[-1][1] not in (tokenize.NEWLINE, tokenize.DEDENT):
         return None  # stopped inside a statement: tokenize raises there
-    rest = text.splitlines()[end_line:]
+    if not _UNCERTAIN_TYPES.isdisjoint([token[1] for token in read]):
+        return None
+    rest = text.splitlines()[read[-1][3]:]
     if any(line.strip() and not line.lstrip().startswith("#") for line in rest):
         return None  # stopped before the end: a dedent tokenize rejects
-    return tokens
+    operator, exact = tokenize.OP, _EXACT_OPERATOR_TYPES
+    return [(operator if kind in exact else kind, value, line) for value, kind, line, *_ in read]
 
 
 try:  # Python 3.11: tokenize is pure Python; 3.12's is the C tokenizer already, with another interface
