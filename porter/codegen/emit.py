@@ -455,6 +455,11 @@ def _formatting_threads():
     return concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="porter-format")
 
 
+def forget_formatting_threads():
+    """In a forked child (porter.forked): the parent's threads were not copied, so a new pool is made if needed."""
+    _formatting_threads.cache_clear()
+
+
 def format_code(text):
     """Format with ruff (deterministic); unchanged when ruff is not available."""
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
