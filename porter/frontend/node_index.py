@@ -19,6 +19,22 @@ from porter.frontend.walk import children
 SCOPES = frozenset({cst.Module, cst.ClassDef, cst.FunctionDef})  # exact types: libcst does not subclass them
 
 
+def _token_node_types():
+    """The node types made only of whitespace, comments and one operator or bracket token: they hold no other kind
+    of node, and no question asks for them. Half of a file's nodes: the index neither records nor walks them."""
+    import inspect
+
+    from libcst._nodes import op, whitespace
+
+    found = {kind for module in (op, whitespace) for kind in vars(module).values()
+             if inspect.isclass(kind) and issubclass(kind, cst.CSTNode) and kind.__module__ == module.__name__}
+    return frozenset(found | {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+                              cst.LeftCurlyBrace, cst.RightCurlyBrace})
+
+
+UNINDEXED = _token_node_types()
+
+
 class NodeIndex:
     """nodes_in(scope, *kinds): the nodes of exactly those types inside `scope`, in source (pre-)order."""
 
@@ -29,6 +45,8 @@ class NodeIndex:
         self._walk(module)
 
     def nodes_in(self, scope, *kinds):
+        if not UNINDEXED.isdisjoint(kinds):
+            raise ValueError(f"the node index does not keep whitespace, comment or operator nodes: {kinds}")
         span = self._spans.get(scope)
         if span is None:
             self._walk(scope)
@@ -59,7 +77,8 @@ class NodeIndex:
                 count += 1
             first = count
             for child in children(node):
-                visit(child)
+                if type(child) not in UNINDEXED:
+                    visit(child)
             if node is root or type(node) in SCOPES:
                 spans[node] = (first, count)
 
