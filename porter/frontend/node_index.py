@@ -14,25 +14,14 @@ import heapq
 
 import libcst as cst
 
-from porter.frontend.walk import children
+from porter.frontend.walk import TOKEN_NODES, children
 
 SCOPES = frozenset({cst.Module, cst.ClassDef, cst.FunctionDef})  # exact types: libcst does not subclass them
 
 
-def _token_node_types():
-    """The node types made only of whitespace, comments and one operator or bracket token: they hold no other kind
-    of node, and no question asks for them. Half of a file's nodes: the index neither records nor walks them."""
-    import inspect
-
-    from libcst._nodes import op, whitespace
-
-    found = {kind for module in (op, whitespace) for kind in vars(module).values()
-             if inspect.isclass(kind) and issubclass(kind, cst.CSTNode) and kind.__module__ == module.__name__}
-    return frozenset(found | {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
-                              cst.LeftCurlyBrace, cst.RightCurlyBrace})
-
-
-UNINDEXED = _token_node_types()
+# whitespace, comment and operator nodes: no question asks for them, and they hold no node of another kind (half of
+# a file's nodes: neither recorded nor walked)
+UNINDEXED = TOKEN_NODES
 
 
 class NodeIndex:
