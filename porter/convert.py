@@ -256,7 +256,7 @@ def _outputs_with_reports_aside(source, ctx, manifest, dropped, warnings, produc
     try:
         made = [None if produce in reports else produce(source, ctx, manifest, options) for produce in producers]
         check_generated({**ctx.generated_files, **{k: v for m in made if m for k, v in m.items()}}, source)
-    except Exception:  # made again in order, the error is the one that order meets first
+    except Exception:  # noqa: BLE001 - made again in order, the error is the one that order meets first
         child.abandon()
         return None
     except BaseException:
