@@ -176,6 +176,7 @@ def run_convert(args):
     options = ConvertOptions(source, out, args.class_name, args.input_specs, init_args, args.weights, args.force,
                              args.train_script)
     options.channels_last_io = args.channels_last_io
+    options.reports_aside = True  # a process of its own: the reports are rendered beside the rest (porter.forked)
     if "framework" in getattr(ConvertOptions, "__dataclass_fields__", {}):
         options.framework = args.framework
     conversion = convert(options)

@@ -41,6 +41,7 @@ class ConvertOptions:
     reports_only: bool = False  # of the further outputs, only the reports (a package file that is not the main one)
     parsed: object = None  # the source's SourceFile when the caller has parsed it already (porter.package)
     siblings: dict = field(default_factory=dict)  # source file -> PortedSibling: ports it imports from (package)
+    reports_aside: bool = False  # render the reports in a forked process beside the rest (the command line's way)
 
 
 @dataclass
@@ -197,7 +198,8 @@ def convert(options, read_only=False):
     module_name = module_file_name(source_path)
     emitter = ModuleEmitter(translator, options.siblings,
                             f"{options.module_dir}/{module_name}" if options.module_dir else module_name)
-    module_files = emitter.render(module_name)  # the model module and the runtime module beside it
+    # the model module and the runtime module beside it, formatted by ruff while the TPU lint runs
+    module_files = emitter.render_started(module_name)
     if options.module_dir:  # a file of a package: mirrored under OUT
         module_files = {f"{options.module_dir}/{name}": text for name, text in module_files.items()}
         module_name = f"{options.module_dir}/{module_name}"
@@ -206,18 +208,67 @@ def convert(options, read_only=False):
     manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
                               options.init_args, tpu_findings)
     manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
-    files = dict(module_files)
+    files = {name: pending.result() for name, pending in module_files.items()}
     ctx.generated_files = files  # the reports place generated line numbers from it
-    from porter.report.porting_md import render_porting_md
-
-    files["PORTING.md"] = render_porting_md(source, ctx, manifest, emitter.dropped, warnings)
-    for extra in _extra_outputs(options.reports_only):
-        files.update(extra(source, ctx, manifest, options))
+    producers = _extra_outputs(options.reports_only)
+    outputs = None
+    if options.reports_aside and not options.reports_only:
+        outputs = _outputs_with_reports_aside(source, ctx, manifest, emitter.dropped, warnings, producers, options)
+    checked = outputs is not None
+    if outputs is None:
+        outputs = _outputs(source, ctx, manifest, emitter.dropped, warnings, producers, options)
+    files.update(outputs)
     manifest["files"] = listed_files(files)
     files["porter-manifest.json"] = manifest_text(manifest)
-    check_generated(files, source)
+    if not checked:
+        check_generated(files, source)
     stubbed = any(ir.unsupported for ir in ctx.irs.values())
     return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)
+
+
+def _outputs(source, ctx, manifest, dropped, warnings, producers, options):
+    """{file name: text} of PORTING.md and of the further outputs, made in order."""
+    from porter.report.porting_md import render_porting_md
+
+    outputs = {"PORTING.md": render_porting_md(source, ctx, manifest, dropped, warnings)}
+    for produce in producers:
+        outputs.update(produce(source, ctx, manifest, options))
+    return outputs
+
+
+def _outputs_with_reports_aside(source, ctx, manifest, dropped, warnings, producers, options):
+    """`_outputs`, with PORTING.md and report.html rendered by a forked child (porter.forked) while this process
+    makes the other outputs and runs the self-check on the Python files (the reports are none); None where that
+    cannot be done or did not work out: the caller then makes them in order, which gives the same files or raises
+    the same error."""
+    from porter.forked import Forked, can_fork
+    from porter.report.porting_md import render_porting_md
+
+    reports = [produce for produce in producers if produce.__module__ == REPORT_PRODUCER]
+    if not can_fork() or len(reports) != 1:
+        return None
+
+    def render_reports():
+        return {"PORTING.md": render_porting_md(source, ctx, manifest, dropped, warnings),
+                **reports[0](source, ctx, manifest, options)}
+
+    child = Forked(render_reports)
+    try:
+        made = [None if produce in reports else produce(source, ctx, manifest, options) for produce in producers]
+        check_generated({**ctx.generated_files, **{k: v for m in made if m for k, v in m.items()}}, source)
+    except Exception:  # noqa: BLE001 - made again in order, the error is the one that order meets first
+        child.abandon()
+        return None
+    except BaseException:
+        child.abandon()
+        raise
+    texts = child.result()
+    if texts is None:
+        return None
+    outputs = {"PORTING.md": texts.pop("PORTING.md")}
+    for files in made:
+        outputs.update(texts if files is None else files)
+    return outputs
 
 
 def _extra_outputs(reports_only=False):

@@ -14,9 +14,14 @@ import heapq
 
 import libcst as cst
 
-from porter.frontend.walk import children
+from porter.frontend.walk import TOKEN_NODES, children
 
 SCOPES = frozenset({cst.Module, cst.ClassDef, cst.FunctionDef})  # exact types: libcst does not subclass them
+
+
+# whitespace, comment and operator nodes: no question asks for them, and they hold no node of another kind (half of
+# a file's nodes: neither recorded nor walked)
+UNINDEXED = TOKEN_NODES
 
 
 class NodeIndex:
@@ -29,6 +34,8 @@ class NodeIndex:
         self._walk(module)
 
     def nodes_in(self, scope, *kinds):
+        if not UNINDEXED.isdisjoint(kinds):
+            raise ValueError(f"the node index does not keep whitespace, comment or operator nodes: {kinds}")
         span = self._spans.get(scope)
         if span is None:
             self._walk(scope)
@@ -59,7 +66,8 @@ class NodeIndex:
                 count += 1
             first = count
             for child in children(node):
-                visit(child)
+                if type(child) not in UNINDEXED:
+                    visit(child)
             if node is root or type(node) in SCOPES:
                 spans[node] = (first, count)
 

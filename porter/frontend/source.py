@@ -315,6 +315,7 @@ def read_text(path, display_path):
     return text
 
 
+IMPORT_TYPES = frozenset({cst.Import, cst.ImportFrom})  # exact types: libcst does not subclass them
 MAX_NESTING = 100  # syntax-tree depth porter reads; real model files stay under ~20 (the fixtures: 10 to 14)
 
 
@@ -388,7 +389,7 @@ def parse_source(path, display_path=None):
             # another walk of the module
             # the file's own imports win over those of linked definitions (a linked `functional as F` must not
             # rebind the file's `torch.nn.functional as F`)
-            import_nodes = [node for node in positions if isinstance(node, (cst.Import, cst.ImportFrom))]
+            import_nodes = [node for node in positions if type(node) in IMPORT_TYPES]  # not the ABC isinstance
             boundary = own_lines + 1 if linked else None
             import_nodes.sort(key=lambda node: not (boundary and positions[node].start.line >= boundary))
             imports = ImportTable.from_statements(import_nodes, package)

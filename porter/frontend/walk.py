@@ -86,19 +86,49 @@ def walk(node, visitor):
     """`node.visit(visitor)` for a visitor that only reads: the same hooks in the same order, no copies made."""
     visitor_class = type(visitor)
     if visitor_class.on_visit is _DEFAULT_ON_VISIT and visitor_class.on_leave is _DEFAULT_ON_LEAVE:
-        _walk_hooks(node, visitor, visitor_class)
+        _walk_hooks(node, visitor, visitor_class, _passed_over(visitor_class))
     else:
         _walk(node, visitor)
 
 
-def _walk_hooks(node, visitor, visitor_class):
-    """`walk` for a visitor with libcst's own on_visit/on_leave: its visit_X/leave_X called directly."""
+def _walk_hooks(node, visitor, visitor_class, passed_over):
+    """`walk` for a visitor with libcst's own on_visit/on_leave: its visit_X/leave_X called directly; nodes of
+    the types `passed_over` (none of which has a hook) are not entered."""
     visit, leave = _hooks(visitor_class, type(node))
     if visit is None or visit(visitor, node) is not False:
         for child in children(node):
-            _walk_hooks(child, visitor, visitor_class)
+            if type(child) not in passed_over:
+                _walk_hooks(child, visitor, visitor_class, passed_over)
     if leave is not None:
         leave(visitor, node)
+
+
+def _token_node_types():
+    """The node types made only of whitespace, comments and one operator or bracket token: they hold no node of
+    another kind. Half of a file's nodes."""
+    import inspect
+
+    from libcst._nodes import op, whitespace
+
+    found = {kind for module in (op, whitespace) for kind in vars(module).values()
+             if inspect.isclass(kind) and issubclass(kind, cst.CSTNode) and kind.__module__ == module.__name__}
+    return frozenset(found | {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+                              cst.LeftCurlyBrace, cst.RightCurlyBrace})
+
+
+TOKEN_NODES = _token_node_types()
+_TOKEN_HOOKS = frozenset(f"{prefix}_{kind.__name__}" for kind in TOKEN_NODES for prefix in ("visit", "leave"))
+
+
+def _passed_over(visitor_class):
+    """TOKEN_NODES for a visitor class with no visit_X/leave_X for any of them (a walk need not enter them: what
+    they hold is of the same kinds), else nothing."""
+    for klass in visitor_class.__mro__:
+        if klass is cst.CSTVisitor:
+            break
+        if not _TOKEN_HOOKS.isdisjoint(klass.__dict__):
+            return frozenset()
+    return TOKEN_NODES
 
 
 def descendants(node):

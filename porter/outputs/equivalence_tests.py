@@ -13,6 +13,7 @@ mxnet_driver.py as a string: the reference runs in an mxnet 1.9.1 interpreter ($
 
 import ast
 import functools
+import hashlib
 from pathlib import Path
 
 from porter import __version__
@@ -36,9 +37,24 @@ class SupportDefinition:
 @functools.lru_cache(maxsize=1)
 def support_index():
     """name -> SupportDefinition for the top-level definitions of the support modules (with their imports)."""
+    from porter.cache_folder import installation_kind, read_cached, write_cached
+
+    # the same few thousand lines parsed and walked on every conversion: kept in porter's cache folder under a hash
+    # of their text (a tenth of a second of a small file's conversion)
+    texts = [(VERIFY_DIR / f"{stem}.py").read_text() for stem in SUPPORT_MODULES]
+    kind = installation_kind("test-support-index", VERIFY_DIR)
+    key = hashlib.sha256(repr(list(zip(SUPPORT_MODULES, texts, strict=True))).encode()).hexdigest()[:32]
+    entries = read_cached(kind, key)
+    if not (isinstance(entries, list) and all(isinstance(e, tuple) and len(e) == 5 for e in entries)):
+        entries = [(d.name, d.order, d.source, d.uses, d.imports) for d in _support_definitions(texts)]
+        write_cached(kind, key, entries)
+    return {entry[0]: SupportDefinition(*entry) for entry in entries}
+
+
+def _support_definitions(texts):
+    """The SupportDefinitions of the support modules' texts, in order."""
     index = {}
-    for rank, stem in enumerate(SUPPORT_MODULES):
-        text = (VERIFY_DIR / f"{stem}.py").read_text()
+    for rank, (stem, text) in enumerate(zip(SUPPORT_MODULES, texts, strict=True)):
         tree = ast.parse(text)
         segment_of = _segments(text)
         imports = []
@@ -60,7 +76,7 @@ def support_index():
                 if name in index:
                     raise RuntimeError(f"porter/verify/{stem}.py: {name} is defined twice in the support modules")
                 index[name] = SupportDefinition(name, (rank, position), source, uses - {name}, imports)
-    return index
+    return list(index.values())
 
 
 def _segments(text):

@@ -13,6 +13,7 @@ import libcst as cst
 
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
@@ -807,7 +808,7 @@ class FileTranslator:
                 if isinstance(node.func, cst.Name) and node.func.value == info.name:
                     found.append(node)
 
-        init.body.visit(Finder())
+        walk(init.body, Finder())  # reads only: no copy of the body made
         return bool(found)
 
     def translation_tables(self):

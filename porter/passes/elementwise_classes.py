@@ -11,6 +11,7 @@ pass the layout through in turn (`x * self.act(x)`): its port is the same code w
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 
 MAX_DEPTH = 4
 
@@ -88,7 +89,7 @@ def _is_elementwise_class(source, module_rules, function_rules, class_name, dept
             return True
 
     try:
-        forward.body.visit(Checker())
+        walk(forward.body, Checker())  # reads only: no copy of the body made
     except _Decided:  # the first thing that is not elementwise ends the walk
         return False
     return True

@@ -110,6 +110,8 @@ class ModuleResolver:
             self.depth -= 1
 
     def _ref_of(self, node, env, owner):
+        if type(node) is cst.Call:  # the common case first, by exact type (isinstance on libcst's classes is an ABC
+            return self._call_ref(node, env, owner)  # check); no other test below takes a Call
         if isinstance(node, cst.Name) and node.value in env:
             found = env[node.value]
             if isinstance(found, ModuleRef):  # one module (a list marked unordered may be rebound to one in a loop)
@@ -481,12 +483,14 @@ class ModuleResolver:
                 env[name] = _one_layout_alternative(assigned, self.passes_layout_through)
 
     def _scan_statement(self, statement, env, owner, in_loop):
-        if isinstance(statement, cst.AnnAssign) and statement.value is not None:  # `layers: List[nn.Module] = []`
+        # exact types (libcst's node classes are final): isinstance on them is an ABC check, and most fail here
+        if type(statement) is cst.AnnAssign and statement.value is not None:  # `layers: List[nn.Module] = []`
             statement = cst.Assign(targets=[cst.AssignTarget(statement.target)], value=statement.value)
-        if isinstance(statement, cst.If):
+        kind = type(statement)
+        if kind is cst.If:
             self._scan_branches(statement, env, owner)
             return
-        if isinstance(statement, (cst.For, cst.While, cst.With, cst.Try)):
+        if kind in _SCANNED_BLOCKS:
             for inner in _statements(statement.body):
                 self._scan_statement(inner, env, owner, in_loop=True)
             orelse = getattr(statement, "orelse", None)
@@ -495,7 +499,9 @@ class ModuleResolver:
                     self._scan_statement(inner, env, owner, in_loop=True)
                 orelse = getattr(orelse, "orelse", None)
             return
-        if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(
+        if kind not in _SCANNED_STATEMENTS:
+            return  # nothing below reads another statement
+        if kind is cst.Assign and len(statement.targets) == 1 and isinstance(
                 statement.targets[0].target, cst.Subscript):
             holder = dotted_name(statement.targets[0].target.value)
             if holder in env and isinstance(env[holder], list):  # layers["conv1"] = nn.Conv2d(...)
@@ -886,6 +892,10 @@ def _return_values(body):
     for statement in body.body:
         walk(statement, Visitor())
     return found
+
+
+_SCANNED_BLOCKS = frozenset({cst.For, cst.While, cst.With, cst.Try})  # exact types
+_SCANNED_STATEMENTS = frozenset({cst.Assign, cst.AugAssign, cst.Expr})
 
 
 def stored_parameters(info):

@@ -8,6 +8,7 @@ from markupsafe import Markup, escape
 from porter.codegen.templates import environment
 
 _BACKTICKS = re.compile(r"`([^`]+)`")
+_BACKTICK_RUNS = re.compile(r"`+")
 
 
 def _base(autoescape):
@@ -48,7 +49,7 @@ def markdown_code_cell(lines):
 def _code_span(text):
     stripped = text.lstrip(" ")
     body = ("\u00a0" * (len(text) - len(stripped)) + stripped.rstrip()).replace("|", "\\|") or "\u00a0"
-    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    longest = max((len(run) for run in _BACKTICK_RUNS.findall(body)), default=0) if "`" in body else 0
     fence = "`" * (longest + 1)
     if longest or body.startswith(" ") or body.endswith(" "):
         return f"{fence} {body} {fence}"

@@ -7,8 +7,6 @@ import, so no TensorFlow) and indexes their top-level definitions by name for th
 import ast
 import functools
 import hashlib
-import marshal
-import os
 import symtable
 from pathlib import Path
 
@@ -62,36 +60,18 @@ def _index_entries(texts):
 
 # Parsing the ~9,400 runtime lines was a tenth of converting a 3,500-line file, the same work every run: the
 # entries are kept in porter's cache folder under a hash of the runtime files' paths and text.
-def _cache_path(key):
-    from porter.cache_folder import cache_folder
-
-    folder = cache_folder()
-    return None if folder is None else Path(folder, f"runtime-index-{key}.marshal")
-
-
 def _cached_entries(key):
-    path = _cache_path(key)
-    try:
-        entries = marshal.loads(path.read_bytes()) if path is not None else None
-    except (OSError, ValueError, EOFError, TypeError):
-        return None
+    from porter.cache_folder import installation_kind, read_cached
+
+    entries = read_cached(installation_kind("runtime-index", RUNTIME_DIR), key)
     valid = isinstance(entries, list) and all(isinstance(e, tuple) and len(e) == 6 for e in entries)
     return entries if valid else None
 
 
 def _store_entries(key, entries):
-    path = _cache_path(key)
-    if path is None:
-        return
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        partial.write_bytes(marshal.dumps(entries))
-        os.replace(partial, path)  # whole or absent: a concurrent run never reads half a file
-        for stale in path.parent.glob("runtime-index-*.marshal"):  # an edited runtime's: kept one at a time
-            if stale != path:
-                stale.unlink(missing_ok=True)
-    except OSError:
-        partial.unlink(missing_ok=True)
+    from porter.cache_folder import installation_kind, write_cached
+
+    write_cached(installation_kind("runtime-index", RUNTIME_DIR), key, entries)
 
 
 def global_references(text, filename="<generated>"):

@@ -9,7 +9,7 @@ from pathlib import Path
 import libcst as cst
 
 from porter import __version__
-from porter.codegen.emit import environment, format_code
+from porter.codegen.emit import environment, format_code_started
 from porter.codegen.port_loader import LOADER, loader_source
 from porter.training.values import Scope, ValueReader
 
@@ -30,13 +30,13 @@ def render_outputs(plan, source, code_source, manifest):
     """{file name: text} for the training script, its support module and requirements-tpu.txt."""
     context = Context(plan, source, code_source, manifest)
     env = environment()
-    files = {
-        "train_tpu.py": format_code(env.get_template("train_tpu.py.j2").render(**context.variables())),
-        "train_support.py": format_code(env.get_template("train_support.py.j2").render(
+    formatted = {  # ruff formats the two scripts side by side
+        "train_tpu.py": format_code_started(env.get_template("train_tpu.py.j2").render(**context.variables())),
+        "train_support.py": format_code_started(env.get_template("train_support.py.j2").render(
             version=__version__, source_name=plan.source_name, body=support_text(context.support_sections()))),
-        "requirements-tpu.txt": env.get_template("requirements-tpu.txt.j2").render(version=__version__),
     }
-    return files
+    return {**{name: pending.result() for name, pending in formatted.items()},
+            "requirements-tpu.txt": env.get_template("requirements-tpu.txt.j2").render(version=__version__)}
 
 
 class Context:

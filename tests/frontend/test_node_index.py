@@ -2,8 +2,9 @@
 source order, for the module, classes, methods, nested functions and nodes outside the indexed module."""
 
 import libcst as cst
+import pytest
 
-from porter.frontend.node_index import NodeIndex
+from porter.frontend.node_index import UNINDEXED, NodeIndex
 
 SOURCE = '''
 import torch.nn as nn
@@ -73,3 +74,28 @@ def test_a_node_outside_the_module_is_walked_on_its_own():
     expression = cst.parse_expression("f(g(x), y.z)")
     assert [n.value for n in index.nodes_in(expression, cst.Name)] == ["f", "g", "x", "y", "z"]
     assert index.nodes_in(expression, cst.Call) == walked(expression, cst.Call)
+
+
+def test_every_node_kind_but_tokens_answers_as_a_walk_would():
+    """Whitespace, comment and operator nodes are neither kept nor walked (they hold no other kind of node): every
+    other kind is found as a walk finds it, and asking for one of them is an error rather than a silent []."""
+    module = cst.parse_module(SOURCE + "\nx = [a + b, (c), {d: e}]  # note\n")
+    index = NodeIndex(module)
+    kinds = {type(node) for node in walked(module, *_all_kinds(module))}
+    for kind in kinds - UNINDEXED:
+        assert index.nodes_in(module, kind) == walked(module, kind), kind
+    assert {cst.Comma, cst.Comment, cst.SimpleWhitespace, cst.Add, cst.LeftParen} <= kinds & UNINDEXED
+    with pytest.raises(ValueError):
+        index.nodes_in(module, cst.Comma)
+
+
+def _all_kinds(module):
+    found = set()
+
+    class Collector(cst.CSTVisitor):
+        def on_visit(self, node):
+            found.add(type(node))
+            return True
+
+    module.visit(Collector())
+    return found

@@ -38,6 +38,20 @@ class Recorder(cst.CSTVisitor):
         return node.name.value != "forward"
 
 
+class TokenRecorder(Recorder):
+    """Hooks on token nodes (a comment, a comma, whitespace): a walk enters them then, though it passes over them
+    for a visitor without such hooks."""
+
+    def visit_Comment(self, node):
+        self.seen.append(("visit", "Comment", node.value))
+
+    def leave_Comma(self, node):
+        self.seen.append(("leave", "Comma", id(node)))
+
+    def visit_SimpleWhitespace(self, node):
+        self.seen.append(("visit", "SimpleWhitespace", node.value))
+
+
 class EveryNode(cst.CSTVisitor):
     """Overrides on_visit/on_leave (the generic path)."""
 
@@ -54,7 +68,7 @@ class EveryNode(cst.CSTVisitor):
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
-@pytest.mark.parametrize("visitor_class", [Recorder, EveryNode])
+@pytest.mark.parametrize("visitor_class", [Recorder, TokenRecorder, EveryNode])
 def test_walk_calls_the_hooks_libcst_calls(path, visitor_class):
     module = cst.parse_module(path.read_text())
     by_libcst, by_walk = visitor_class(), visitor_class()

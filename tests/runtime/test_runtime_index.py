@@ -35,11 +35,15 @@ def test_a_damaged_or_stale_cache_is_computed_again(fresh_cache):
     parsed = definitions(runtime.runtime_index())
     (path,) = fresh_cache.glob("runtime-index-*.marshal")
     path.write_bytes(b"\x00 not marshal")
-    stale = fresh_cache / "runtime-index-0000.marshal"
+    kind = path.name.rsplit("-", 1)[0]  # runtime-index-<this checkout's runtime folder>
+    stale = fresh_cache / f"{kind}-0000.marshal"
     stale.write_bytes(marshal.dumps([("x", "y", 0, 0, "x = 1", "f.py")]))
+    other_checkout = fresh_cache / "runtime-index-0123456789ab-0000.marshal"
+    other_checkout.write_bytes(stale.read_bytes())
     runtime.runtime_index.cache_clear()
     assert definitions(runtime.runtime_index()) == parsed
     assert not stale.exists()  # an index of other runtime files is removed when a new one is written
+    assert other_checkout.exists()  # another porter checkout's index is its own: kept
     assert len(marshal.loads(path.read_bytes())) >= len(parsed)
 
 

@@ -81,6 +81,26 @@ def test_support_code_is_dependency_closed():
     assert all("porter" not in line for line in imports)
 
 
+def test_support_index_from_the_cache_folder_equals_the_parsed_one(tmp_path, monkeypatch):
+    import porter.cache_folder
+
+    def fields(index):
+        return [(d.name, d.order, d.source, d.uses, d.imports) for d in index.values()]
+
+    monkeypatch.setattr(porter.cache_folder, "cache_folder", lambda: str(tmp_path))
+    support_index.cache_clear()
+    try:
+        parsed = fields(support_index())  # computed, then stored
+        (stored,) = tmp_path.glob("test-support-index-*.marshal")
+        support_index.cache_clear()
+        assert fields(support_index()) == parsed  # read back
+        stored.write_bytes(b"\x00 damaged")
+        support_index.cache_clear()
+        assert fields(support_index()) == parsed
+    finally:
+        support_index.cache_clear()
+
+
 def test_generated_test_runs_without_porter_and_honours_porter_source(tiny, tmp_path):
     source, out, _ = tiny
     moved = tmp_path / "elsewhere"

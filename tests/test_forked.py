@@ -1,0 +1,66 @@
+"""porter/forked.py: work in a forked child, and `porter convert`'s reports rendered that way (ConvertOptions.
+reports_aside, what the command line sets) are the files the in-order conversion writes."""
+
+import os
+
+import pytest
+
+from porter import forked
+from porter.convert import ConvertOptions, convert
+from tests.golden.goldens import FIXTURES, GOLDEN, read_tree
+
+needs_fork = pytest.mark.skipif(not forked.can_fork(), reason="porter forks only on Linux")
+
+
+@needs_fork
+def test_the_child_returns_its_work():
+    parent = os.getpid()
+    child = forked.Forked(lambda: {"pid": os.getpid(), "text": "x" * 200_000})  # more than a pipe's buffer
+    result = child.result()
+    assert result["pid"] != parent and result["text"] == "x" * 200_000
+
+
+@needs_fork
+def test_a_failing_child_gives_none():
+    def fails():
+        raise ValueError("no")
+
+    assert forked.Forked(fails).result() is None
+    assert forked.Forked(lambda: object()).result() is None  # not marshal-able
+
+
+@needs_fork
+def test_an_abandoned_child_is_stopped():
+    import time
+
+    child = forked.Forked(lambda: time.sleep(60))
+    pid = child.pid
+    child.abandon()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped
+
+
+def test_without_fork_nothing_starts(monkeypatch):
+    monkeypatch.setattr(forked, "can_fork", lambda: False)
+    child = forked.Forked(lambda: 1)
+    assert child.pid is None and child.result() is None
+
+
+@needs_fork
+@pytest.mark.parametrize("name", ["resnet", "gpt_mini", "lstm_tagger", "train_mnist"])
+def test_reports_aside_write_the_golden_files(name):
+    conversion = convert(ConvertOptions(FIXTURES / f"{name}.py", GOLDEN / name, reports_aside=True))
+    assert conversion.files == read_tree(GOLDEN / name)
+
+
+@needs_fork
+def test_a_report_that_fails_fails_as_in_order(monkeypatch):
+    """The child's failure is not the answer: the parent renders the reports itself and meets the same error."""
+    import porter.report.porting_md
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("report broke")
+
+    monkeypatch.setattr(porter.report.porting_md, "render_porting_md", broken)
+    with pytest.raises(RuntimeError, match="report broke"):
+        convert(ConvertOptions(FIXTURES / "lenet.py", GOLDEN / "lenet", reports_aside=True))
