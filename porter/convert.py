@@ -107,7 +107,24 @@ def choose_main_class(source, requested, trained):
             raise UsageError(f"--class {requested}: no nn.Module subclass of that name in {source.display_path}",
                              hint=f"classes found: {known}")
         return requested
-    return factory_main_class(source, trained) or trained or default_main_class(source)
+    returned = factory_main_class(source, trained)
+    if returned is not None and trained is not None and _derives_from(source, trained, returned):
+        return trained  # `class Net(ResNet)` built by the script, `def ResNet8(): return ResNet(...)`: the model
+    return returned or trained or default_main_class(source)
+
+
+def _derives_from(source, name, base):
+    """Whether the module class `name` derives from `base` (through the file's own classes)."""
+    seen, frontier = set(), [name]
+    while frontier:
+        info = source.classes.get(frontier.pop())
+        if info is None or info.name in seen:
+            continue
+        seen.add(info.name)
+        if base in info.bases:
+            return True
+        frontier.extend(info.bases)
+    return False
 
 
 def infer_example_inputs(source, main_class, init_args):

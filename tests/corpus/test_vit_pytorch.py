@@ -40,9 +40,9 @@ CASES = {
     "t2t": ("T2TViT", dict(image_size=32, num_classes=10, dim=32, depth=1, heads=2, mlp_dim=64, dim_head=16,
                            t2t_layers=((7, 4), (3, 2))), IMAGE, 5),  # torch's own data moves: 9
     "levit": ("LeViT", dict(image_size=32, num_classes=10, dim=(16, 32, 48), depth=1, heads=(2, 2, 2), mlp_mult=2,
-                            dim_key=8, dim_value=16), IMAGE, 32),
+                            dim_key=8, dim_value=16), IMAGE, 11),
     "cvt": ("CvT", dict(num_classes=10, s1_emb_dim=16, s1_depth=1, s2_emb_dim=32, s2_heads=2, s2_depth=1,
-                        s3_emb_dim=32, s3_heads=2, s3_depth=1), IMAGE, 16),
+                        s3_emb_dim=32, s3_heads=2, s3_depth=1), IMAGE, 7),
     "nest": ("NesT", dict(image_size=32, patch_size=4, num_classes=10, dim=16, heads=2, num_hierarchies=2,
                           block_repeats=(1, 1), dim_head=8), IMAGE, 12),
     "mobile_vit": ("MobileViT", dict(image_size=(64, 64), dims=[16, 24, 32],
@@ -66,10 +66,10 @@ CASES = {
                            depth=1, heads=2, mlp_dim=64, dim_head=16), (2, 3, 4, 16, 16), 1),
     "cct": ("CCT", dict(img_size=32, embedding_dim=32, n_conv_layers=1, kernel_size=3, stride=1, padding=1,
                         num_layers=1, num_heads=2, mlp_ratio=2, num_classes=10, positional_embedding="learnable",
-                        attention_dropout=0., stochastic_depth_rate=0.), IMAGE, 10),
+                        attention_dropout=0., stochastic_depth_rate=0.), IMAGE, 1),
     "vit_for_small_dataset": ("ViT", VIT, IMAGE, 14),
     "vit_with_patch_dropout": ("ViT", VIT, IMAGE, 9),
-    "simple_vit_with_register_tokens": ("SimpleViT", VIT, IMAGE, 11),
+    "simple_vit_with_register_tokens": ("SimpleViT", VIT, IMAGE, 1),
     "simple_vit_with_specialized_cls": ("SimpleViT", VIT, IMAGE, 9),
 }
 

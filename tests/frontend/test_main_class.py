@@ -91,3 +91,24 @@ def test_main_class_is_what_the_factories_return(tmp_path, name):
     path = tmp_path / "model.py"
     path.write_text(textwrap.dedent(HEADER) + textwrap.dedent(body))
     assert default_main_class(parse_source(path)) == expected
+
+
+def test_a_subclass_the_training_code_builds_wins_over_the_class_a_factory_returns(tmp_path):
+    """kuangliu-style files: `def ResNet8(): return ResNet(BasicBlock, [1, 1])` and `class Net(ResNet)` built by the
+    script with no arguments: Net is the model (ResNet needs a block class no --init-args can give)."""
+    from porter.convert import choose_main_class
+
+    path = tmp_path / "model.py"
+    path.write_text(textwrap.dedent(HEADER) + textwrap.dedent('''
+        def net_small():
+            return Net(Block)
+
+
+        class TinyNet(Net):
+            def __init__(self):
+                super().__init__(Block)
+    '''))
+    source = parse_source(path)
+    assert choose_main_class(source, None, "TinyNet") == "TinyNet"
+    assert choose_main_class(source, None, "Head") == "Net"  # not a subclass: the factory's class still wins
+    assert choose_main_class(source, None, None) == "Net"
