@@ -292,10 +292,15 @@ class ModuleResolver:
                     fake = call.with_changes(func=cst.parse_expression("torch.nn.Sequential"))
                     ref = self._container(fake, "sequential", env, info)
                     added = tuple(env.get("#children", ()))  # self.add_module(name, block) after super().__init__()
-                    return ModuleRef("sequential", elements=ref.elements + added, ordered=ref.ordered and not added)
+                    ordered = ref.ordered and "#children" not in env.get("#unordered", ())
+                    return ModuleRef("sequential", elements=ref.elements + added, ordered=ordered,
+                                     lead=0 if ordered else _lead_of(ref))
         finally:
             self.depth -= 1
-        return ModuleRef("sequential", elements=tuple(env.get("#children", ())), ordered=False)
+        # `self.add_module(name, layer)` appends in order, but not in a loop porter does not run turn by turn
+        ordered = "#children" not in env.get("#unordered", ())
+        return ModuleRef("sequential", elements=tuple(env.get("#children", ())), ordered=ordered,
+                         lead=0 if ordered else env.get("#lead", {}).get("#children", 0))
 
     def _bound_arguments(self, info, call, env, owner):
         """parameter -> ModuleRef for the module-valued arguments of a call of `info`'s __init__."""
@@ -499,8 +504,8 @@ class ModuleResolver:
                 env[name] = {k: min(v[k] for v in assigned if k in v) for v in assigned for k in v}
             elif all(isinstance(v, list) for v in assigned):
                 env[name] = max(assigned, key=len)  # a list grown in some branches: the longest, unordered
-                if not name.startswith("#"):  # what every branch starts it with still leads
-                    _mark_unordered(env, name, _common_prefix(assigned))
+                if not name.startswith("#") or name == "#children" and len({len(v) for v in assigned}) > 1:
+                    _mark_unordered(env, name, _common_prefix(assigned))  # what every branch starts it with leads
             elif _grown_container(assigned):  # a container some branches added children to: the longest, unordered
                 longest = max(assigned, key=lambda ref: len(ref.elements))
                 # Gluon's `if ...: out.add(block)` appends in program order: the blocks a branch may skip
@@ -629,6 +634,8 @@ class ModuleResolver:
                     ref = self.ref_of(args[1], env, owner)
                     if isinstance(args[0], cst.SimpleString):
                         env["self." + args[0].evaluated_value] = ref
+                    if in_loop:
+                        _mark_unordered(env, "#children", len(env.get("#children", ())))
                     env.setdefault("#children", []).append(ref)  # for containers that iterate over themselves
                     return
                 if holder in env and isinstance(env[holder], list) and args:

@@ -2,9 +2,10 @@
 model: `norm_act=bn_relu` (a function returning a Sequential, handed as a parameter default and called
 `norm_act(channels)`), a Sequential built from an OrderedDict of `(name, layer)` pairs that `+` and slices
 rearrange, and containers filled in a loop over a dict (`.keys()` with `d[key]`, `.values()`, `.items()` with
-`add_module(name, layer)`). Each child is known, so every call is a plain channels-last call (no Transpose beyond
-the boundary's); the port matches torch (eager and XLA) for hypothesis-drawn widths, sizes and batches, and the
-Gluon version (HybridSequential filled by `add` in loops over an OrderedDict) matches real mxnet 1.9.1.
+`add_module(name, layer)`, on a held Sequential or in an nn.Sequential subclass's own constructor). Each child is
+known, so every call is a plain channels-last call (no Transpose beyond the boundary's); the port matches torch
+(eager and XLA) for hypothesis-drawn widths, sizes and batches, and the Gluon version (HybridSequential filled by
+`add` in loops over an OrderedDict) matches real mxnet 1.9.1.
 
 The snippet is GluonCV's WiderResNetA2 (IdentityResidualBlock) written with torch, cut down to a few layers.
 """
@@ -82,6 +83,17 @@ class Stage(nn.Module):
         return x
 
 
+class Head(nn.Sequential):
+    def __init__(self, channels, norm_act=bn_relu):
+        super().__init__()
+        layers = OrderedDict()
+        layers["norm"] = norm_act(channels)
+        layers["pool"] = nn.AdaptiveAvgPool2d(1)
+        layers["flat"] = nn.Flatten()
+        for name, layer in layers.items():
+            self.add_module(name, layer)
+
+
 class Net(nn.Module):
     def __init__(self, width=4, norm_act=bn_relu):
         super().__init__()
@@ -89,13 +101,14 @@ class Net(nn.Module):
         self.stem = nn.Conv2d(3, width, 3, padding=1)
         self.stage = Stage(width, 2 * width, norm_act=norm_act)
         self.out = norm_act(2 * width)
-        head = OrderedDict([("pool", nn.AdaptiveAvgPool2d(1)), ("flat", nn.Flatten())])
-        self.head = nn.Sequential()
-        for key in head.keys():
-            self.head.add_module(key, head[key])
+        mid = OrderedDict([("conv", nn.Conv2d(2 * width, 2 * width, 1)), ("act", nn.ReLU())])
+        self.mid = nn.Sequential()
+        for key in mid.keys():
+            self.mid.add_module(key, mid[key])
+        self.head = Head(2 * width)
 
     def forward(self, x):
-        return self.head(self.out(self.stage(self.stem(x))))
+        return self.head(self.mid(self.out(self.stage(self.stem(x)))))
 '''
 
 
