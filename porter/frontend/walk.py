@@ -166,3 +166,27 @@ def _walk(node, visitor):
         for child in children(node):
             _walk(child, visitor)
     visitor.on_leave(node)
+
+
+def has_escape(body):
+    """Whether a block holds `return`, `break` or `continue` (nested functions and classes left out)."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Return(self, node):
+            found.append(node)
+
+        def visit_Break(self, node):
+            found.append(node)
+
+        def visit_Continue(self, node):
+            found.append(node)
+
+        def visit_FunctionDef(self, node):
+            return False
+
+        def visit_ClassDef(self, node):
+            return False
+
+    walk(body, Finder())
+    return bool(found)

@@ -16,6 +16,7 @@ from porter.frontend.walk import descendants, walk
 from porter.ir.containers import CONTAINERS
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
 from porter.passes.elementwise_classes import is_elementwise_class
+from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_names, loop_turns
 from porter.rules.registry import module_rule_for_call
 
 
@@ -114,6 +115,8 @@ class ModuleResolver:
             return self._call_ref(node, env, owner)  # check); no other test below takes a Call
         if isinstance(node, cst.Name) and node.value in env:
             found = env[node.value]
+            if isinstance(found, DictKey):  # a key a loop over a dict binds: a name, not a module
+                return UNKNOWN_MODULE
             if isinstance(found, ModuleRef):  # one module (a list marked unordered may be rebound to one in a loop)
                 return found
             ordered = node.value not in env.get("#unordered", ())
@@ -141,6 +144,9 @@ class ModuleResolver:
                                            self.passes_layout_through)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             return env.get(f"self.{node.attr.value}", UNKNOWN_MODULE)
+        item = dict_item(node, env)
+        if item is not None:  # `layer_dict[key]` on a turn of `for key in layer_dict.keys()`
+            return item
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and \
                 isinstance(env.get(node.value.value), list) and len(node.slice) == 1 and \
                 isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
@@ -235,7 +241,26 @@ class ModuleResolver:
             if info.container_base == "sequential":
                 return self.sequential_subclass(info)
             return ModuleRef("class", class_name=info.name)  # an alias names its class
+        if name in self.source.functions and name not in env:  # `norm_act=bnrelu`: a factory function
+            return self.function_built(name)
         return None
+
+    def function_built(self, name):
+        """The module the in-file function `name` builds when called with only the arguments it needs (`bnrelu`
+        returning a Sequential of BatchNorm and ReLU, handed as `norm_act=bnrelu` and called `norm_act(channels)`);
+        None when what it returns is no module porter can see (a function computing a size)."""
+        built = self.__dict__.setdefault("_function_built", {})
+        if name not in built:
+            built[name] = None  # (a function reaching itself builds nothing porter can see)
+            if self.depth <= 10:
+                self.depth += 1
+                try:
+                    ref = self._function_return(self.source.functions[name], cst.Call(func=cst.Name(name)), {}, None)
+                finally:
+                    self.depth -= 1
+                built[name] = ref if ref.kind in ("rule", "class", "sequential", "list", "dict") or \
+                    ref.alternatives else None
+        return built[name]
 
     def sequential_subclass(self, info, arguments=None):
         """A class deriving from nn.Sequential: its children are what its __init__ hands to super().__init__ (or,
@@ -269,10 +294,15 @@ class ModuleResolver:
                     fake = call.with_changes(func=cst.parse_expression("torch.nn.Sequential"))
                     ref = self._container(fake, "sequential", env, info)
                     added = tuple(env.get("#children", ()))  # self.add_module(name, block) after super().__init__()
-                    return ModuleRef("sequential", elements=ref.elements + added, ordered=ref.ordered and not added)
+                    ordered = ref.ordered and "#children" not in env.get("#unordered", ())
+                    return ModuleRef("sequential", elements=ref.elements + added, ordered=ordered,
+                                     lead=0 if ordered else _lead_of(ref))
         finally:
             self.depth -= 1
-        return ModuleRef("sequential", elements=tuple(env.get("#children", ())), ordered=False)
+        # `self.add_module(name, layer)` appends in order, but not in a loop porter does not run turn by turn
+        ordered = "#children" not in env.get("#unordered", ())
+        return ModuleRef("sequential", elements=tuple(env.get("#children", ())), ordered=ordered,
+                         lead=0 if ordered else env.get("#lead", {}).get("#children", 0))
 
     def _bound_arguments(self, info, call, env, owner):
         """parameter -> ModuleRef for the module-valued arguments of a call of `info`'s __init__."""
@@ -319,7 +349,11 @@ class ModuleResolver:
                         elements.append(inner)
                     extend(inner)
                 elif kind == "sequential" and _is_ordered_dict(arg.value, self.source):
-                    elements.extend(self._ordered_dict_elements(arg.value, env, owner))
+                    pairs = dotted_name(arg.value.args[0].value) if arg.value.args else None
+                    # `OrderedDict(layers)`, layers grown in a branch or a loop: their order is not known
+                    extend(ModuleRef("list", elements=tuple(self._ordered_dict_elements(arg.value, env, owner)),
+                                     ordered=pairs not in env.get("#unordered", ()),
+                                     lead=env.get("#lead", {}).get(pairs, 0)))
                 else:
                     inner = self.ref_of(arg.value, env, owner)
                     if kind == "sequential" and isinstance(arg.value, cst.Name) and arg.value.value in env and \
@@ -332,6 +366,9 @@ class ModuleResolver:
             return ModuleRef(kind, elements=tuple(elements), ordered=ordered, lead=0 if ordered else lead)
 
     def _non_container_call(self, node, env, owner):
+        if isinstance(node.func, cst.Name) and node.func.value in self.source.functions and \
+                node.func.value not in env:  # an in-file function builds with the call's own arguments
+            return self._function_return(self.source.functions[node.func.value], node, env, owner)
         target = self.class_ref(node.func, env)
         info = self.class_of(dotted_name(node.func)) if target is not None and target.kind == "sequential" and \
             dotted_name(node.func) is not None else None
@@ -469,8 +506,8 @@ class ModuleResolver:
                 env[name] = {k: min(v[k] for v in assigned if k in v) for v in assigned for k in v}
             elif all(isinstance(v, list) for v in assigned):
                 env[name] = max(assigned, key=len)  # a list grown in some branches: the longest, unordered
-                if not name.startswith("#"):  # what it held before the if still leads
-                    _mark_unordered(env, name, len(before[name]) if isinstance(before.get(name), list) else 0)
+                if not name.startswith("#") or name == "#children" and len({len(v) for v in assigned}) > 1:
+                    _mark_unordered(env, name, _common_prefix(assigned))  # what every branch starts it with leads
             elif _grown_container(assigned):  # a container some branches added children to: the longest, unordered
                 longest = max(assigned, key=lambda ref: len(ref.elements))
                 # Gluon's `if ...: out.add(block)` appends in program order: the blocks a branch may skip
@@ -489,6 +526,8 @@ class ModuleResolver:
         kind = type(statement)
         if kind is cst.If:
             self._scan_branches(statement, env, owner)
+            return
+        if kind is cst.For and self._scan_turns(statement, env, owner, in_loop):
             return
         if kind in _SCANNED_BLOCKS:
             for inner in _statements(statement.body):
@@ -511,6 +550,8 @@ class ModuleResolver:
             return
         if isinstance(statement, cst.Assign) and isinstance(statement.value, (cst.Call, cst.Dict)) and (
                 _is_ordered_dict(statement.value, self.source) or isinstance(statement.value, cst.Dict)):
+            source = dotted_name(statement.value.args[0].value) if isinstance(statement.value, cst.Call) and \
+                statement.value.args else None
             for target in statement.targets:
                 name = _target_name(target.target)
                 if name is not None and not name.startswith("self."):
@@ -518,6 +559,9 @@ class ModuleResolver:
                         statement.value, cst.Call) else [self.ref_of(e.value, env, owner)
                                                          for e in statement.value.elements
                                                          if isinstance(e, cst.DictElement)]
+                    env.setdefault("#dicts", set()).add(name)  # a loop over it binds its keys
+                    if source in env.get("#unordered", ()):  # `OrderedDict(blocks)`, blocks appended in a loop
+                        _mark_unordered(env, name, env.get("#lead", {}).get(source, 0))
             return
         if isinstance(statement, cst.Assign):
             value = self.ref_of(statement.value, env, owner)
@@ -533,8 +577,13 @@ class ModuleResolver:
                     continue
                 if name is None:
                     continue
+                env.get("#dicts", set()).discard(name)  # (rebound: no longer the dict a loop would read keys of)
                 if isinstance(statement.value, (cst.List, cst.Tuple)) and value.kind == "list":
                     env[name] = list(value.elements)
+                elif isinstance(statement.value, (cst.BinaryOperation, cst.Subscript)) and value.kind == "unknown" \
+                        and list_expression(statement.value, env, lambda n: self.ref_of(n, env, owner)) is not None:
+                    # `layers = layers[0:2] + [("dropout", dropout())] + layers[2:]`
+                    env[name] = list_expression(statement.value, env, lambda n: self.ref_of(n, env, owner))
                 elif value.kind != "unknown" or value.alternatives:
                     env[name] = value
                     if name.startswith("self.") and value.kind == "sequential":
@@ -591,6 +640,8 @@ class ModuleResolver:
                     ref = self.ref_of(args[1], env, owner)
                     if isinstance(args[0], cst.SimpleString):
                         env["self." + args[0].evaluated_value] = ref
+                    if in_loop:
+                        _mark_unordered(env, "#children", len(env.get("#children", ())))
                     env.setdefault("#children", []).append(ref)  # for containers that iterate over themselves
                     return
                 if holder in env and isinstance(env[holder], list) and args:
@@ -614,11 +665,52 @@ class ModuleResolver:
                         ordered = current.ordered
                     else:
                         ref = self.ref_of(args[-1] if method == "add_module" else args[0], env, owner)
-                        extra, ordered = (ref.elements if method == "extend" else (ref,)), False
+                        # `add_module(name, block)` appends (in a loop run turn by turn too: in order)
+                        extra = ref.elements if method == "extend" else (ref,)
+                        ordered = method == "add_module" and current.ordered and not in_loop
                         if method == "add_module" and len(args) == 2 and isinstance(args[0], cst.SimpleString):
                             env[f"{holder}.{args[0].evaluated_value}"] = ref  # `self.path.pad(x)` reads it back
                     env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=ordered,
                                             lead=0 if ordered else _lead_of(current))
+
+    def _scan_turns(self, statement, env, owner, in_loop):
+        """Runs a `for` over a local list or dict of modules once per module (`for key in layer_dict.keys():
+        self.convs.add(layer_dict[key])`), the loop's names bound to that turn's key or module; False (nothing
+        scanned) when porter cannot tell what each turn binds."""
+        found = loop_turns(statement, lambda node: self._iterated_items(node, env, owner))
+        if found is None:
+            return False
+        turns, ordered = found
+        names = loop_names(statement.target)
+        before = {name: env[name] for name in names if name in env}
+        containers = {name: ref for name, ref in env.items() if isinstance(ref, ModuleRef)}
+        for turn in turns:
+            env.update(turn)
+            for inner in _statements(statement.body):
+                self._scan_statement(inner, env, owner, in_loop=in_loop or not ordered)
+        for name in names:  # (the loop's names are not modules after it: porter never followed them there)
+            env.pop(name, None)
+        env.update(before)
+        if not ordered:  # the modules went in in an order porter does not know (Gluon's `add` keeps the turns')
+            for name, ref in list(env.items()):
+                start = containers.get(name)
+                grown = isinstance(ref, ModuleRef) and ref.kind in ("sequential", "list", "dict") and ref.ordered
+                if grown and start is not None and len(ref.elements) > len(start.elements):
+                    env[name] = replace(ref, ordered=False, lead=_lead_of(start))
+        return True
+
+    def _iterated_items(self, node, env, owner):
+        """(modules, is a dict, in known order) for what a loop iterates: a local list or dict of modules, an
+        `OrderedDict(...)` built in place, a literal list; None otherwise."""
+        name = dotted_name(node)
+        if isinstance(env.get(name), list):
+            return env[name], name in env.get("#dicts", ()), name not in env.get("#unordered", ())
+        if _is_ordered_dict(node, self.source):
+            pairs = dotted_name(node.args[0].value) if node.args else None
+            return self._ordered_dict_elements(node, env, owner), True, pairs not in env.get("#unordered", ())
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return self._elements(node.elements, env, owner), False, True
+        return None
 
     def _added_blocks(self, call, env, owner):
         """The blocks `seq.add(a, b)` appends, a starred literal list (`seq.add(*[conv, bn])`) or list local
@@ -699,6 +791,12 @@ def _mark_unordered(env, holder, lead):
     leads = env.setdefault("#lead", {})
     leads[holder] = min(leads.get(holder, lead), lead) if holder in unordered else lead
     unordered.add(holder)
+
+
+def _common_prefix(lists):
+    """How many first items all of `lists` share."""
+    shortest = min(len(items) for items in lists)
+    return next((i for i in range(shortest) if any(items[i] != lists[0][i] for items in lists)), shortest)
 
 
 def _lead_of(ref):

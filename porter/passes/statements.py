@@ -10,6 +10,7 @@ import libcst as cst
 from porter.frontend.annotations import annotation_text
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import flag_truth
+from porter.frontend.walk import has_escape
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
 from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
@@ -675,7 +676,7 @@ class BodyTranslator(ExpressionTranslator):
             message = self.stub_message("elif on a tensor value", "rewrite as nested if/else or torch.where")
             return [f"{pad}raise NotImplementedError({message!r})"], True
         bodies = [statement.body] + ([orelse.body] if orelse is not None else [])
-        if any(_has_escape(body) for body in bodies):
+        if any(has_escape(body) for body in bodies):
             message = self.stub_message("if on a tensor value", "a data-dependent branch that returns or breaks; "
                                         "rewrite with torch.where so it maps to tf.where")
             return [f"{pad}raise NotImplementedError({message!r})"], True
@@ -949,26 +950,6 @@ def _collect_names(target, names):
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             _collect_names(element.value, names)
-
-
-def _has_escape(body):
-    found = []
-
-    class Visitor(cst.CSTVisitor):
-        def visit_Return(self, node):
-            found.append(node)
-
-        def visit_Break(self, node):
-            found.append(node)
-
-        def visit_Continue(self, node):
-            found.append(node)
-
-        def visit_FunctionDef(self, node):
-            return False
-
-    body.visit(Visitor())
-    return bool(found)
 
 
 def _only_assignments(body):

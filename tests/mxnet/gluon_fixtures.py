@@ -76,3 +76,38 @@ def make_inputs(specs, seed=0):
         else:
             inputs.append(generator.integers(bounds[0], bounds[1], size=shape).astype(dtype))
     return inputs
+
+
+def port_gluon_snippet(folder, text, class_name, x):
+    """Convert the Gluon source `text` (written to folder/<lowercase class name>.py), load real mxnet 1.9.1's
+    perturbed parameters into the port of `class_name`, assert its output on `x` matches mxnet's within 1e-4 of the
+    output's scale (eager and XLA) and return the Keras model (to count its Transposes)."""
+    import importlib.util
+
+    import tensorflow as tf
+
+    from porter.convert import ConvertOptions, convert
+    from porter.output import write_tree
+    from porter.verify.mxnet_reference import run_gluon_reference
+    from porter.weights.gluon_params import read_gluon_params
+
+    source = folder / f"{class_name.lower()}.py"
+    source.write_text(text)
+    conversion = convert(ConvertOptions(source, folder / "out", class_name=class_name))
+    assert conversion.exit_code == 0
+    write_tree(folder / "out", conversion.files)
+    spec = importlib.util.spec_from_file_location(f"{source.stem}_port", folder / "out" / f"{source.stem}_keras.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    params = folder / "net.params"
+    reference = run_gluon_reference(source, class_name, [x], perturb=True, save_parameters=params)
+    model = getattr(module, class_name)()
+    model(tf.constant(x))
+    module.load_state_dict(model, read_gluon_params(params))
+    expected = reference.outputs[0]
+    scale = float(np.max(np.abs(expected))) or 1.0
+    for run in (lambda a: model(a, training=False),
+                tf.function(lambda a: model(a, training=False), jit_compile=True)):
+        got = np.asarray(run(tf.constant(x)))
+        assert float(np.max(np.abs(got - expected))) / scale <= 1e-4
+    return model

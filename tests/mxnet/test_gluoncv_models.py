@@ -68,10 +68,9 @@ CASES = [
     ("shufflenet", "shufflenet_v1", {"classes": 10}, 224),
     ("shufflenet", "shufflenet_v2", {"classes": 10}, 224),
     ("resnest", "resnest26", {"classes": 10}, 64),  # DropBlock: `if not mx.autograd.is_training()` is `training`
-    pytest.param("wideresnet", "WiderResNetA2", {"structure": [1, 1, 1, 1, 1, 1], "classes": 10}, 32, marks=_xfail(
-        "45 Transposes (outputs match): IdentityResidualBlock's layers come from `norm_act(in_channels)` (a "
-        "factory passed as a parameter) and a HybridSequential filled from an OrderedDict of (name, layer) pairs, "
-        "whose layouts the translator cannot see, so each block converts its images on the way in and out")),
+    ("wideresnet", "WiderResNetA2", {"structure": [1, 1, 1, 1, 1, 1], "classes": 10}, 32),  # 45 Transposes before
+    # `norm_act(in_channels)` (a factory function as a parameter default) and a HybridSequential filled in a loop
+    # over an OrderedDict of (name, layer) pairs kept their images channels-last
     # video classification (GluonCV's action_recognition/): Conv3D, 3D pools, F.squeeze, clips (N, C, T, H, W)
     ("action_recognition/r2plus1d", "r2plus1d_resnet18_kinetics400", {"nclass": 10}, (1, 3, 2, 16, 16)),
     pytest.param("action_recognition/p3d", "p3d_resnet50_kinetics400", {"nclass": 10, "pretrained_base": False},

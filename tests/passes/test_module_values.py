@@ -10,15 +10,11 @@ Each snippet is the construct as held-out model code writes it (GluonCV's HRNet 
 cut down to a few layers.
 """
 
-import importlib.util
-
 import numpy as np
 import pytest
 
-from porter.convert import ConvertOptions, convert
-from porter.output import write_tree
 from porter.verify.harness import count_transposes
-from tests.mxnet.gluon_fixtures import needs_mxnet
+from tests.mxnet.gluon_fixtures import needs_mxnet, port_gluon_snippet
 from tests.rules.op_ports import assert_same_outputs, port_cache, random_input
 
 HEADER = '''
@@ -258,29 +254,6 @@ class TransitionNet(nn.HybridBlock):
 
 @needs_mxnet
 def test_gluon_transition_layers_match_mxnet_without_transposes(tmp_path):
-    import tensorflow as tf
-
-    from porter.verify.mxnet_reference import run_gluon_reference
-    from porter.weights.gluon_params import read_gluon_params
-
-    source = tmp_path / "transition_net.py"
-    source.write_text(GLUON_SOURCE)
-    conversion = convert(ConvertOptions(source, tmp_path / "out", class_name="TransitionNet"))
-    assert conversion.exit_code == 0
-    write_tree(tmp_path / "out", conversion.files)
-    spec = importlib.util.spec_from_file_location("transition_net_port", tmp_path / "out" / "transition_net_keras.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
-    params = tmp_path / "net.params"
-    reference = run_gluon_reference(source, "TransitionNet", [x], perturb=True, save_parameters=params)
-    model = module.TransitionNet()
-    model(tf.constant(x))
-    module.load_state_dict(model, read_gluon_params(params))
-    expected = reference.outputs[0]
-    scale = float(np.max(np.abs(expected))) or 1.0
-    for run in (lambda a: model(a, training=False),
-                tf.function(lambda a: model(a, training=False), jit_compile=True)):
-        got = np.asarray(run(tf.constant(x)))
-        assert float(np.max(np.abs(got - expected))) / scale <= 1e-4
+    model = port_gluon_snippet(tmp_path, GLUON_SOURCE, "TransitionNet", x)
     assert count_transposes(model, [x]) <= 2
