@@ -106,14 +106,39 @@ def layout_kept_result(code, out_order):
     return tensor(code, count).but(layout=permuted_layout(out_order))
 
 
-def view_orders_keeping_layout(value, count):
+def view_orders_keeping_layout(value, count, channel_out=None):
     """(the stored order of `value`'s torch dims, the stored order of the result's) for a view of tensor `value` to
-    `count` dims that keeps a channels-last-like order, or None (then the view runs in torch's order)."""
+    `count` dims that keeps a channels-last-like order, or None (then the view runs in torch's order).
+
+    `channel_out`: the result's dim that the dim `value` stores last (its channels) becomes, when the source says so
+    (a Gluon reshape's 0 copying it); the view then only merges, splits, inserts or drops the other dims. Without
+    it, a view the channel-group plans below do not cover is taken to keep the dims behind the channels (a video
+    net folding its time axis into the batch around a 2D stage, `x.transpose(1, 2).reshape(n * t, c, h, w)`)."""
     if not value.is_tensor or value.rank is None or value.rank < 3:
         return None
     order, rank = physical_order(value), value.rank
     if count < 3 or order == list(range(rank)):
         return None
+    if channel_out is not None:
+        return _channel_kept_orders(order, count, channel_out)
+    planned = _channel_groups_orders(value, order, count)
+    return planned if planned is not None else _channel_kept_orders(order, count, count - rank + order[-1])
+
+
+def _channel_kept_orders(order, count, channel_out):
+    """(order, out_order) for a view that keeps the dim stored last (the channels) whole as the result's dim
+    `channel_out` and only merges, splits, inserts or drops the dims stored before it, which are stored in torch's
+    order: the result is stored the same way ((N, T, H, W, C) viewed as (N*T, C, H, W) is held (N*T, H, W, C)).
+    None for other storages. The runtime checks at trace time that the sizes pair up so (else it transposes)."""
+    if order[:-1] != sorted(order[:-1]) or not 0 < channel_out < count:
+        return None
+    return order, [d for d in range(count) if d != channel_out] + [channel_out]
+
+
+def _channel_groups_orders(value, order, count):
+    """(order, out_order) for a view that splits the channels of a channels-last tensor into groups, merges its
+    spatial dims, or regroups split channel groups back (a channel shuffle), or None."""
+    rank = value.rank
     if value.channels_last and count > rank:  # (N, C, H, W) -> (N, g, C/g, H, W): held (N, H, W, g, C/g)
         groups = count - rank + 1
         out_order = [0] + list(range(groups + 1, count)) + list(range(1, groups + 1))
