@@ -68,8 +68,9 @@ def translate_view(ctx, call):
 
 def _view_keeping_layout(ctx, value, raw_sizes):
     """A view of a channels-last or permuted tensor that leaves it in a channels-last-like order: the channel dim
-    split into groups, groups merged back (a channel shuffle), or spatial dims merged. The runtime checks at trace
-    time that the sizes group as expected (else it transposes), so the guess costs speed, never correctness."""
+    split into groups, groups merged back (a channel shuffle), spatial dims merged, or the channels kept whole where
+    a size read as a channel count is given (`x.view(nt // s, s, c, h, w)`). The runtime checks at trace time that
+    the sizes group as expected (else it transposes), so the guess costs speed, never correctness."""
     if len(raw_sizes) == 1 and raw_sizes[0].kind == "tuple" and raw_sizes[0].items is not None:
         raw_sizes = list(raw_sizes[0].items)
     elif len(raw_sizes) == 1 and raw_sizes[0].kind == "python":
@@ -77,7 +78,8 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     if not value.is_tensor or value.rank is None or value.rank < 3 or any(
             v.kind == "starred" or v.kind == "tuple" for v in raw_sizes):
         return None
-    orders = view_orders_keeping_layout(value, len(raw_sizes))
+    channels = [i for i, size in enumerate(raw_sizes) if size.channel_count]  # `c` of `nt, c, h, w = x.shape`
+    orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
     if orders is None:
         return None
     order, out_order = orders
