@@ -12,8 +12,17 @@ from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
 from porter.ir.lists import holds_images, images_held, images_with_starred
 from porter.ir.lists import read as read_list
-from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stored_last_dim,
-                               stub_value, tensor)
+from porter.ir.values import (
+    UNKNOWN_MODULE,
+    ModuleRef,
+    Value,
+    is_permuted,
+    physical_order,
+    python,
+    stored_last_dim,
+    stub_value,
+    tensor,
+)
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
 from porter.rules.constants import TORCH_CONSTANTS
 from porter.rules.context import RuleContext

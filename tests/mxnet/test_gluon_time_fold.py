@@ -5,10 +5,6 @@ axis folded into the batch (`F.swapaxes(x, 1, 2)` then `(-3, -2)`) and unfolded 
 and matches the same blocks run by real mxnet 1.9.1 (one long-lived process, tests/mxnet/mxnet_worker.py) for
 hypothesis-drawn shapes, batch 1 and odd sizes included."""
 
-import importlib.util
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,11 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from porter.verify.harness import count_transposes
-from tests.mxnet.gluon_fixtures import needs_mxnet
+from tests.mxnet.gluon_fixtures import needs_mxnet, port_gluon_source
 
 pytestmark = needs_mxnet
 
-REPOSITORY = Path(__file__).resolve().parents[2]
 SOURCE = '''
 from mxnet.gluon import nn
 from mxnet.gluon.nn import HybridBlock
@@ -80,28 +75,8 @@ class InsertTime(HybridBlock):
 
 @pytest.fixture(scope="module")
 def port(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("time_fold")
-    source = folder / "time_fold.py"
-    source.write_text(SOURCE)
-    out = folder / "out"
-    completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(source), "-o", str(out),
-                                "--class", "TimeFold", "--input-shape", "3,2,4,4"], capture_output=True, text=True,
-                               cwd=REPOSITORY, check=False)
-    assert completed.returncode == 0, completed.stderr
-    text = (out / "time_fold_keras.py").read_text()
-    spec = importlib.util.spec_from_file_location("gluon_time_fold_port", out / "time_fold_keras.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, text
-
-
-@pytest.fixture(scope="module")
-def mxnet():
-    from tests.mxnet.mxnet_worker import MxnetWorker
-
-    worker = MxnetWorker()
-    yield worker
-    worker.close()
+    return port_gluon_source(tmp_path_factory.mktemp("time_fold"), SOURCE, "time_fold", "--class", "TimeFold",
+                             "--input-shape", "3,2,4,4")
 
 
 def _body(text, name):
