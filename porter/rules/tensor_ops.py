@@ -113,9 +113,10 @@ def view_orders_keeping_layout(value, count, channel_out=None):
     `count` dims that keeps a channels-last-like order, or None (then the view runs in torch's order).
 
     `channel_out`: the result's dim that the dim `value` stores last (its channels) becomes, when the source says so
-    (a Gluon reshape's 0 copying it); the view then only merges, splits, inserts or drops the other dims. Without
-    it, a view the channel-group plans below do not cover is taken to keep the dims behind the channels (a video
-    net folding its time axis into the batch around a 2D stage, `x.transpose(1, 2).reshape(n * t, c, h, w)`)."""
+    (a Gluon reshape's 0 copying it, a torch view given the size read from it: `c` of `n, c, t, h, w = x.shape` in
+    `x.transpose(1, 2).reshape(n * t, c, h, w)`); the view then only merges, splits, inserts or drops the other
+    dims (a video net folding its time axis into the batch around a 2D stage). Without it, only the channel-group
+    plans below."""
     if not value.is_tensor or value.rank is None or value.rank < 3:
         return None
     order, rank = physical_order(value), value.rank
@@ -123,8 +124,7 @@ def view_orders_keeping_layout(value, count, channel_out=None):
         return None
     if channel_out is not None:
         return _channel_kept_orders(order, count, channel_out)
-    planned = _channel_groups_orders(value, order, count)
-    return planned if planned is not None else _channel_kept_orders(order, count, count - rank + order[-1])
+    return _channel_groups_orders(value, order, count)
 
 
 def _channel_kept_orders(order, count, channel_out):
