@@ -115,16 +115,15 @@ def view_orders_keeping_layout(value, count, channel_out=None):
     `channel_out`: the result's dim that the dim `value` stores last (its channels) becomes, when the source says so
     (a Gluon reshape's 0 copying it, a torch view given the size read from it: `c` of `n, c, t, h, w = x.shape` in
     `x.transpose(1, 2).reshape(n * t, c, h, w)`); the view then only merges, splits, inserts or drops the other
-    dims (a video net folding its time axis into the batch around a 2D stage). Without it, only the channel-group
-    plans below."""
+    dims (a video net folding its time axis into the batch around a 2D stage). Without it, or when the channels are
+    stored behind dims out of torch's order (the groups of a channel shuffle), the channel-group plans below."""
     if not value.is_tensor or value.rank is None or value.rank < 3:
         return None
     order, rank = physical_order(value), value.rank
     if count < 3 or order == list(range(rank)):
         return None
-    if channel_out is not None:
-        return _channel_kept_orders(order, count, channel_out)
-    return _channel_groups_orders(value, order, count)
+    kept = _channel_kept_orders(order, count, channel_out) if channel_out is not None else None
+    return kept if kept is not None else _channel_groups_orders(value, order, count)
 
 
 def _channel_kept_orders(order, count, channel_out):
