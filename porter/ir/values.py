@@ -69,6 +69,9 @@ class Value:
     static: object = field(default=None, compare=False)  # literal Python value when known (ints, tuples)
     dtype: str | None = None  # "int" for integer tensors porter can see (arange, randint), else unknown
     channels: str | None = None  # channel count of a channels-last tensor as code (`self.conv2.out_channels`)
+    # a Python size read from the dim a channels-last or permuted tensor stores last (`c` of `n, c, h, w = x.shape`):
+    # a view given it at one place keeps the channels whole there (porter/rules/tensor_ops.py)
+    channel_count: bool = field(default=False, compare=False)
 
     @property
     def is_tensor(self):
@@ -121,6 +124,13 @@ def physical_order(value):
     if value.layout == "channels_last" and value.rank > 2:
         return [0] + list(range(2, value.rank)) + [1]
     return list(range(value.rank))
+
+
+def stored_last_dim(value):
+    """The torch dim a channels-last or permuted tensor (or its shape) stores last, its channels; None for a value in
+    torch's order or of unknown rank."""
+    order = physical_order(value) if value.kind in ("tensor", "size") else None
+    return order[-1] if order is not None and order != list(range(len(order))) else None
 
 
 def is_permuted(value):

@@ -12,7 +12,17 @@ from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
 from porter.ir.lists import holds_images, images_held, images_with_starred
 from porter.ir.lists import read as read_list
-from porter.ir.values import UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, stub_value, tensor
+from porter.ir.values import (
+    UNKNOWN_MODULE,
+    ModuleRef,
+    Value,
+    is_permuted,
+    physical_order,
+    python,
+    stored_last_dim,
+    stub_value,
+    tensor,
+)
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
 from porter.rules.constants import TORCH_CONSTANTS
 from porter.rules.context import RuleContext
@@ -633,6 +643,12 @@ class ExpressionTranslator(CallTranslator):
             value.kind == "size" and value.layout == "channels_last" and (value.rank or 3) > 2) else ""
 
     def dim_size(self, value, dim):
+        """torch's size of `value`'s dim `dim`, read from the axis that holds it (marked when it is the channels)."""
+        size = self._dim_size(value, dim)
+        channels = stored_last_dim(value)
+        return size.but(channel_count=True) if channels is not None and dim % value.rank == channels else size
+
+    def _dim_size(self, value, dim):
         axis = dim
         if value.layout.startswith("permuted:"):
             order = physical_order(value)

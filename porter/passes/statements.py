@@ -14,7 +14,7 @@ from porter.frontend.walk import has_escape
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
 from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
-from porter.ir.values import Value, physical_order, python, tensor
+from porter.ir.values import Value, physical_order, python, stored_last_dim, tensor
 from porter.passes.expressions import ExpressionTranslator
 
 INDENT = "    "
@@ -273,12 +273,13 @@ class BodyTranslator(ExpressionTranslator):
     def size_unpack(self, targets, value, pad):
         """`b, c, h, w = x.shape`: each name gets torch's dim, read from the right axis of the Keras tensor."""
         lines = []
+        channels = stored_last_dim(value)
         if not value.layout.startswith("permuted:"):
             helper = self.ctx.use("torch_size")
             for target in targets:
-                for element in target.elements:
+                for dim, element in enumerate(target.elements):
                     if isinstance(element.value, cst.Name):
-                        self.env[element.value.value] = python(element.value.value)
+                        self.env[element.value.value] = python(element.value.value).but(channel_count=dim == channels)
             left = " = ".join(self.code(t) for t in targets)
             return [f"{pad}{left} = {helper}({value.code}{self.layout_flag(value)})"]
         for target in targets:
@@ -286,7 +287,7 @@ class BodyTranslator(ExpressionTranslator):
             codes = []
             for dim, name_node in enumerate(names):
                 if isinstance(name_node, cst.Name):
-                    self.env[name_node.value] = python(name_node.value)
+                    self.env[name_node.value] = python(name_node.value).but(channel_count=dim == channels)
                 codes.append(self.dim_size(value, dim).code)
             left = ", ".join(self.code(n) for n in names)
             lines.append(f"{pad}{left} = {', '.join(codes)}")

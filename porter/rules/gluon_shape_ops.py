@@ -48,6 +48,22 @@ def reshape_rank(codes, rank):
     return count if source <= rank and i == len(codes) else None
 
 
+def _copied_to(codes, dim):
+    """The result dim into which shape `codes` (Values, reshape_rank can count them) copy the input's `dim` whole
+    (a 0, or within a -2), or None when a code that reaches it merges, splits or resizes it (-3, -4, -1, a
+    size)."""
+    out, source, i = 0, 0, 0
+    while i < len(codes) and source <= dim:
+        code = codes[i].static if isinstance(codes[i].static, int) else 1  # a size read from the model
+        if code == 0 and source == dim:
+            return out
+        if code == -2:
+            return out + dim - source
+        taken, given = {-3: (2, 1), -4: (1, 2)}.get(code, (1, 1))
+        source, out, i = source + taken, out + given, i + (3 if code == -4 else 1)
+    return None
+
+
 def _is_read_size(code):
     """An entry written as a name or attribute read (`channels`, `self.radix`), not an expression."""
     try:
@@ -99,7 +115,8 @@ def translate_reshape(ctx, call):
     if codes is not None and data.is_tensor and rank is not None and (reverse is None or reverse.static is False):
         data = data.but(rank=rank)
         count = reshape_rank(codes, rank)
-        orders = view_orders_keeping_layout(data, count) if count is not None else None
+        channel_out = _copied_to(codes, physical_order(data)[-1])
+        orders = view_orders_keeping_layout(data, count, channel_out) if count is not None else None
         if orders is not None:
             order, out_order = orders
             shape = f"({', '.join(ctx.plain(v).code for v in codes)}{',' if len(codes) == 1 else ''})"

@@ -68,8 +68,9 @@ def translate_view(ctx, call):
 
 def _view_keeping_layout(ctx, value, raw_sizes):
     """A view of a channels-last or permuted tensor that leaves it in a channels-last-like order: the channel dim
-    split into groups, groups merged back (a channel shuffle), or spatial dims merged. The runtime checks at trace
-    time that the sizes group as expected (else it transposes), so the guess costs speed, never correctness."""
+    split into groups, groups merged back (a channel shuffle), spatial dims merged, or the channels kept whole where
+    a size read as a channel count is given (`x.view(nt // s, s, c, h, w)`). The runtime checks at trace time that
+    the sizes group as expected (else it transposes), so the guess costs speed, never correctness."""
     if len(raw_sizes) == 1 and raw_sizes[0].kind == "tuple" and raw_sizes[0].items is not None:
         raw_sizes = list(raw_sizes[0].items)
     elif len(raw_sizes) == 1 and raw_sizes[0].kind == "python":
@@ -77,7 +78,8 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     if not value.is_tensor or value.rank is None or value.rank < 3 or any(
             v.kind == "starred" or v.kind == "tuple" for v in raw_sizes):
         return None
-    orders = view_orders_keeping_layout(value, len(raw_sizes))
+    channels = [i for i, size in enumerate(raw_sizes) if size.channel_count]  # `c` of `nt, c, h, w = x.shape`
+    orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
     if orders is None:
         return None
     order, out_order = orders
@@ -106,14 +108,38 @@ def layout_kept_result(code, out_order):
     return tensor(code, count).but(layout=permuted_layout(out_order))
 
 
-def view_orders_keeping_layout(value, count):
+def view_orders_keeping_layout(value, count, channel_out=None):
     """(the stored order of `value`'s torch dims, the stored order of the result's) for a view of tensor `value` to
-    `count` dims that keeps a channels-last-like order, or None (then the view runs in torch's order)."""
+    `count` dims that keeps a channels-last-like order, or None (then the view runs in torch's order).
+
+    `channel_out`: the result's dim that the dim `value` stores last (its channels) becomes, when the source says so
+    (a Gluon reshape's 0 copying it, a torch view given the size read from it: `c` of `n, c, t, h, w = x.shape` in
+    `x.transpose(1, 2).reshape(n * t, c, h, w)`); the view then only merges, splits, inserts or drops the other
+    dims (a video net folding its time axis into the batch around a 2D stage). Without it, or when the channels are
+    stored behind dims out of torch's order (the groups of a channel shuffle), the channel-group plans below."""
     if not value.is_tensor or value.rank is None or value.rank < 3:
         return None
     order, rank = physical_order(value), value.rank
     if count < 3 or order == list(range(rank)):
         return None
+    kept = _channel_kept_orders(order, count, channel_out) if channel_out is not None else None
+    return kept if kept is not None else _channel_groups_orders(value, order, count)
+
+
+def _channel_kept_orders(order, count, channel_out):
+    """(order, out_order) for a view that keeps the dim stored last (the channels) whole as the result's dim
+    `channel_out` and only merges, splits, inserts or drops the dims stored before it, which are stored in torch's
+    order: the result is stored the same way ((N, T, H, W, C) viewed as (N*T, C, H, W) is held (N*T, H, W, C)).
+    None for other storages. The runtime checks at trace time that the sizes pair up so (else it transposes)."""
+    if order[:-1] != sorted(order[:-1]) or not 0 < channel_out < count:
+        return None
+    return order, [d for d in range(count) if d != channel_out] + [channel_out]
+
+
+def _channel_groups_orders(value, order, count):
+    """(order, out_order) for a view that splits the channels of a channels-last tensor into groups, merges its
+    spatial dims, or regroups split channel groups back (a channel shuffle), or None."""
+    rank = value.rank
     if value.channels_last and count > rank:  # (N, C, H, W) -> (N, g, C/g, H, W): held (N, H, W, g, C/g)
         groups = count - rank + 1
         out_order = [0] + list(range(groups + 1, count)) + list(range(1, groups + 1))

@@ -31,84 +31,100 @@ def view_in_layout(input, order, out_order, *shape):
 
 def _regroup_plan(torch_shape, order, out_order, sizes):
     """(shape with one axis per run in stored order, [(axis, gather index)], result shape) or None."""
-    if any(s is None for s in torch_shape[1:]) or not sizes:
-        return None
     new_shape = _resolved(torch_shape, sizes)
     if new_shape is None:
         return None
-    runs = _runs(torch_shape[1:], new_shape[1:])
+    runs = _runs(torch_shape, new_shape)
     if runs is None:
         return None
-    runs = [([0], [0])] + [([d + 1 for d in old], [d + 1 for d in new]) for old, new in runs]
     stored_runs = _stored_sequence(order, [old for old, _ in runs])
     result_runs = _stored_sequence(out_order, [new for _, new in runs])
     if stored_runs is None or stored_runs != result_runs:
         return None
-    batch = torch_shape[0] if torch_shape[0] is not None else -1
-    stored_shape, gathers, out_shape = [], [], []
+    stored_shape, gathers = [], []
     for axis, run in enumerate(stored_runs):
         old, new = runs[run]
-        stored_shape.append(batch if run == 0 else int(np.prod([torch_shape[d] for d in old])))
-        if run == 0:
+        old_sizes, new_sizes = [torch_shape[d] for d in old], [new_shape[d] for d in new]
+        if None in old_sizes or None in new_sizes:  # the run holding the unknown sizes (the batch): kept in order
+            if [d for d in order if d in old] != old or [d for d in out_order if d in new] != new:
+                return None
+            stored_shape.append(-1)
             continue
-        index = _gather_index([d for d in order if d in old], [torch_shape[d] for d in old],
-                              [d for d in out_order if d in new], [new_shape[d] for d in new])
+        stored_shape.append(int(np.prod(old_sizes)))
+        index = _gather_index([d for d in order if d in old], old_sizes, [d for d in out_order if d in new],
+                              new_sizes)
         if index is not None:
             gathers.append((axis, index))
-    for d in out_order:
-        out_shape.append(batch if d == 0 else new_shape[d])
+    out_shape = [new_shape[d] if new_shape[d] is not None else sizes[d] for d in out_order]
+    if any(not isinstance(s, int) for s in out_shape):
+        out_shape = tf.stack([tf.cast(s, tf.int32) for s in out_shape])
     return stored_shape, gathers, out_shape
 
 
 def _resolved(torch_shape, sizes):
-    """The view's sizes as ints (one -1 worked out; the batch stays a symbol), or None when not static."""
-    if len(sizes) < 1 or not (sizes[0] == -1 or not isinstance(sizes[0], int) or sizes[0] == torch_shape[0]):
+    """The view's sizes as ints where known (a -1 worked out when the input's size is), None where they are only
+    known when the model runs (a batch read from the input), or None for a view that is not valid."""
+    sizes = [_static_size(s) for s in sizes]
+    if not sizes or sum(s == -1 for s in sizes) > 1 or any(s is not None and s < -1 for s in sizes):
         return None
-    rest = sizes[1:]
-    if not all(isinstance(s, int) for s in rest) or sum(s == -1 for s in rest) > 1 or sizes[0] == -1 and -1 in rest:
-        return None
-    known = int(np.prod([s for s in rest if s != -1]))
-    total = int(np.prod(torch_shape[1:]))
-    if -1 in rest:
+    known = int(np.prod([s for s in sizes if s is not None and s != -1]))
+    if None in torch_shape or None in sizes:
+        return [None if s == -1 else s for s in sizes]
+    total = int(np.prod(torch_shape))
+    if -1 in sizes:
         if known == 0 or total % known:
             return None
-        rest = [total // known if s == -1 else s for s in rest]
-    if int(np.prod(rest)) != total:
-        return None  # then the batch is not dim 0 of the result: let torch's order decide
-    return [torch_shape[0]] + rest
+        return [total // known if s == -1 else s for s in sizes]
+    return sizes if known == total else None
 
 
-def _runs(old_sizes, new_sizes):
-    """Pair runs of adjacent old dims with runs of adjacent new dims of equal size (indices from 0)."""
-    runs, i, j = [], 0, 0
-    while i < len(old_sizes) or j < len(new_sizes):
-        old, new = [i], [j]
-        if i >= len(old_sizes) or j >= len(new_sizes):
-            return None
-        left, right = old_sizes[i], new_sizes[j]
-        i, j = i + 1, j + 1
+def _static_size(size):
+    """A view size as an int, or None when it is only known when the model runs."""
+    if isinstance(size, (int, np.integer)):
+        return int(size)
+    static = tf.get_static_value(size) if hasattr(size, "dtype") else None
+    return int(static) if static is not None and np.ndim(static) == 0 else None
+
+
+def _runs(old_shape, new_shape):
+    """Pair runs of adjacent old dims (torch's) with runs of adjacent new dims of equal size, matched from the last
+    dim back; dims of size 1 belong to no run (they can go anywhere), and the leading dims left when a size is
+    unknown (a batch, or a batch merged with the time axis) form one run. None when the sizes do not pair up."""
+    old = [d for d, s in enumerate(old_shape) if s != 1]
+    new = [d for d, s in enumerate(new_shape) if s != 1]
+    runs, i, j = [], len(old), len(new)
+    while i > 0 and j > 0 and old_shape[old[i - 1]] is not None and new_shape[new[j - 1]] is not None:
+        start_i, start_j = i, j
+        left, right = old_shape[old[i - 1]], new_shape[new[j - 1]]
+        i, j = i - 1, j - 1
         while left != right:
-            if left < right:
-                if i >= len(old_sizes):
-                    return None
-                left *= old_sizes[i]
-                old.append(i)
-                i += 1
+            if left < right and i > 0 and old_shape[old[i - 1]] is not None:
+                left, i = left * old_shape[old[i - 1]], i - 1
+            elif right < left and j > 0 and new_shape[new[j - 1]] is not None:
+                right, j = right * new_shape[new[j - 1]], j - 1
             else:
-                if j >= len(new_sizes):
-                    return None
-                right *= new_sizes[j]
-                new.append(j)
-                j += 1
-        runs.append((old, new))
+                break
+        if left != right:  # an unknown size stops the run: it joins the leading one
+            i, j = start_i, start_j
+            break
+        runs.insert(0, (old[i:start_i], new[j:start_j]))
+    if i > 0 or j > 0:
+        lead_old, lead_new = old[:i], new[:j]
+        if not lead_old or not lead_new or (None not in [old_shape[d] for d in lead_old] + [
+                new_shape[d] for d in lead_new]):
+            return None  # all known and still unpaired: not a view of these sizes
+        runs.insert(0, (lead_old, lead_new))
     return runs
 
 
 def _stored_sequence(order, runs):
-    """The runs in the order `order` stores them, or None when a run's dims are not stored next to each other."""
+    """The runs in the order `order` stores them (dims in no run, of size 1, skipped), or None when a run's dims are
+    not stored next to each other."""
     sequence = []
     for d in order:
-        run = next(r for r, dims in enumerate(runs) if d in dims)
+        run = next((r for r, dims in enumerate(runs) if d in dims), None)
+        if run is None:
+            continue
         if not sequence or sequence[-1] != run:
             if run in sequence:
                 return None

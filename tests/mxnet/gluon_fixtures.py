@@ -111,3 +111,23 @@ def port_gluon_snippet(folder, text, class_name, x):
         got = np.asarray(run(tf.constant(x)))
         assert float(np.max(np.abs(got - expected))) / scale <= 1e-4
     return model
+
+
+def port_gluon_source(folder, source, stem, *convert_args):
+    """Write Gluon `source` to folder/`stem`.py, convert it with `porter convert ... *convert_args` (exit 0 required)
+    and return (the imported port module, its text)."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    path = folder / f"{stem}.py"
+    path.write_text(source)
+    out = folder / "out"
+    completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(path), "-o", str(out), *convert_args],
+                               capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=False)
+    assert completed.returncode == 0, completed.stderr
+    text = (out / f"{stem}_keras.py").read_text()
+    spec = importlib.util.spec_from_file_location(f"gluon_{stem}_port", out / f"{stem}_keras.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, text

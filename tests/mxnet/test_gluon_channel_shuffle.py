@@ -3,10 +3,6 @@
 keeps the image channels-last through it (no Transpose beyond the boundary ones) and matches real mxnet 1.9.1
 (one long-lived process, tests/mxnet/mxnet_worker.py) for hypothesis-drawn shapes and groups."""
 
-import importlib.util
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,11 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from porter.verify.harness import count_transposes
-from tests.mxnet.gluon_fixtures import needs_mxnet
+from tests.mxnet.gluon_fixtures import needs_mxnet, port_gluon_source
 
 pytestmark = needs_mxnet
 
-REPOSITORY = Path(__file__).resolve().parents[2]
 SOURCE = '''
 from mxnet.gluon import nn
 from mxnet.gluon.nn import HybridBlock
@@ -47,28 +42,7 @@ MXNET_SHUFFLE = ("nd.reshape(nd.swapaxes(nd.reshape(x, shape=(0, -4, groups, -1,
 
 @pytest.fixture(scope="module")
 def port(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("shuffle")
-    source = folder / "shuffle.py"
-    source.write_text(SOURCE)
-    out = folder / "out"
-    completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(source), "-o", str(out),
-                                "--input-shape", "6,4,4"], capture_output=True, text=True, cwd=REPOSITORY,
-                               check=False)
-    assert completed.returncode == 0, completed.stderr
-    text = (out / "shuffle_keras.py").read_text()
-    spec = importlib.util.spec_from_file_location("gluon_channel_shuffle_port", out / "shuffle_keras.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, text
-
-
-@pytest.fixture(scope="module")
-def mxnet():
-    from tests.mxnet.mxnet_worker import MxnetWorker
-
-    worker = MxnetWorker()
-    yield worker
-    worker.close()
+    return port_gluon_source(tmp_path_factory.mktemp("shuffle"), SOURCE, "shuffle", "--input-shape", "6,4,4")
 
 
 def test_shuffle_reshapes_the_image_as_it_lies(port):

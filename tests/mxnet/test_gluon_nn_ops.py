@@ -23,15 +23,6 @@ from tests.mxnet.gluon_fixtures import needs_mxnet
 pytestmark = needs_mxnet
 
 
-@pytest.fixture(scope="module")
-def mxnet():
-    from tests.mxnet.mxnet_worker import MxnetWorker
-
-    worker = MxnetWorker()
-    yield worker
-    worker.close()
-
-
 def _image(seed, batch, channels, height, width):
     return np.random.default_rng(seed).standard_normal((batch, channels, height, width)).astype(np.float32)
 

@@ -18,15 +18,6 @@ from tests.mxnet.gluon_fixtures import needs_mxnet
 pytestmark = needs_mxnet
 
 
-@pytest.fixture(scope="module")
-def mxnet():
-    from tests.mxnet.mxnet_worker import MxnetWorker
-
-    worker = MxnetWorker()
-    yield worker
-    worker.close()
-
-
 def _normal(rng, shape):
     return rng.standard_normal(shape).astype(np.float32)
 

@@ -4,10 +4,6 @@ the radix axis, `F.broadcast_mul` of the per-group weights): the port keeps the 
 stored after the spatial axes, no Transpose beyond the boundary's) and matches real mxnet 1.9.1 (one long-lived
 process, tests/mxnet/mxnet_worker.py) for hypothesis-drawn shapes, radix and cardinality."""
 
-import importlib.util
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,11 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from porter.verify.harness import count_transposes
-from tests.mxnet.gluon_fixtures import needs_mxnet
+from tests.mxnet.gluon_fixtures import needs_mxnet, port_gluon_source
 
 pytestmark = needs_mxnet
 
-REPOSITORY = Path(__file__).resolve().parents[2]
 SOURCE = '''
 from mxnet.gluon import nn
 from mxnet.gluon.nn import HybridBlock
@@ -56,28 +51,8 @@ def split_attention(x, radix, cardinality, channels):
 
 @pytest.fixture(scope="module")
 def port(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("split_attention")
-    source = folder / "split_attention.py"
-    source.write_text(SOURCE)
-    out = folder / "out"
-    completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(source), "-o", str(out),
-                                "--input-shape", "8,4,4", "--init-args", '{"channels": 4}'], capture_output=True,
-                               text=True, cwd=REPOSITORY, check=False)
-    assert completed.returncode == 0, completed.stderr
-    text = (out / "split_attention_keras.py").read_text()
-    spec = importlib.util.spec_from_file_location("gluon_split_attention_port", out / "split_attention_keras.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, text
-
-
-@pytest.fixture(scope="module")
-def mxnet():
-    from tests.mxnet.mxnet_worker import MxnetWorker
-
-    worker = MxnetWorker()
-    yield worker
-    worker.close()
+    return port_gluon_source(tmp_path_factory.mktemp("split_attention"), SOURCE, "split_attention", "--input-shape", "8,4,4", "--init-args",
+                             '{"channels": 4}')
 
 
 def test_the_radix_axis_is_split_off_as_the_image_lies(port):

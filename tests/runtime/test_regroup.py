@@ -64,3 +64,48 @@ def test_layouts_porter_asks_for_cost_no_transpose(name, shape, order, out_order
     expected = torch.from_numpy(values).reshape(*sizes).permute(*out_order).numpy()
     np.testing.assert_array_equal(view_in_layout(tf.constant(stored), order, out_order, *sizes).numpy(), expected)
     assert transposes(lambda x: view_in_layout(x, order, out_order, *sizes), stored) == 0, name
+
+
+@st.composite
+def batch_views(draw):
+    """(torch shape, view sizes, storage order, result order, whether the orders are the ones porter plans) for
+    views that fold leading dims into the first (the time axis of a video net into the batch around a 2D stage) or
+    unfold them, a dim behind them stored last like channels and kept whole; size-1 dims may be inserted, the
+    channels then drawn anywhere (not planned: a transpose may be needed)."""
+    lead = draw(st.lists(st.integers(1, 3), min_size=1, max_size=3))
+    tail = draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    shape, merged = lead + tail, [int(np.prod(lead))] + tail
+    if draw(st.booleans()):
+        shape, merged = merged, shape
+    ones = draw(st.integers(0, 2))
+    for _ in range(ones):
+        merged.insert(draw(st.integers(1, len(merged))), 1)
+    channel = len(shape) - len(tail) + draw(st.integers(0, len(tail) - 1))
+    order = [d for d in range(len(shape)) if d != channel] + [channel]
+    out_channel = len(merged) - len(shape) + channel if ones == 0 else draw(st.integers(1, len(merged) - 1))
+    out_order = [d for d in range(len(merged)) if d != out_channel] + [out_channel]
+    return shape, merged, order, out_order, ones == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=batch_views(), seed=st.integers(0, 2**16), dynamic=st.booleans(), infer=st.booleans())
+def test_batch_folding_views_match_torch(case, seed, dynamic, infer):
+    """Exact for every such view, whether the first size is known when traced or not (then the leading dims form
+    one run of unknown size, its size given as -1 or computed from the input's); the planned ones cost no
+    Transpose."""
+    shape, merged, order, out_order, planned = case
+    values = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    expected = torch.from_numpy(values).view(*merged).permute(*out_order).numpy()
+    stored = np.ascontiguousarray(np.transpose(values, order))
+    folds = merged[0] % shape[0] == 0  # the first size is the input's times a factor (n * t), else a given size
+
+    def view(x):
+        first = -1 if infer else tf.shape(x)[0] * (merged[0] // shape[0]) if dynamic and folds else merged[0]
+        return view_in_layout(x, order, out_order, first, *merged[1:])
+
+    spec = [None, *stored.shape[1:]] if dynamic else list(stored.shape)
+    function = tf.function(view, input_signature=[tf.TensorSpec(spec, tf.float32)])
+    np.testing.assert_array_equal(function(tf.constant(stored)).numpy(), expected)
+    if planned:
+        graph = function.get_concrete_function().graph
+        assert sum(op.type == "Transpose" for op in graph.get_operations()) == 0, case
