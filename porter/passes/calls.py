@@ -204,7 +204,9 @@ class CallTranslator:
             inner = self.expr(node.args[0].value)
             rest = "".join(f", {self.code(a)}" for a in node.args[1:])
             if inner.kind == "module" and inner.module is not None:
-                ref = ModuleRef("enumerated", elements=(inner.module.loop_element(),))
+                # `enumerate(zip(self.convs, self.bns))`: each item is the zipped layers, unpacked by the target
+                ref = ModuleRef("enumerated", elements=(
+                    inner.module if inner.module.kind == "zipped" else inner.module.loop_element(),))
                 return Value(f"enumerate({inner.code}{rest})", "module", module=ref)
             if inner.kind == "tuple":
                 template = inner.items[0] if inner.items else (
@@ -222,11 +224,23 @@ class CallTranslator:
             inners = [self.expr(a.value) for a in node.args]
             modules = [i.kind == "module" and i.module is not None and i.module.kind in ("list", "sequential")
                        for i in inners]
-            if any(modules) and all(m or i.kind == "python" for m, i in zip(modules, inners)):
-                # `for conv, norm in zip(self.convs, self.norms)`: one layer of each (plain values beside them)
-                ref = ModuleRef("zipped", elements=tuple(i.module.loop_element() if m else ModuleRef("plain")
-                                                         for m, i in zip(modules, inners)))
-                return Value(f"zip({', '.join(i.code for i in inners)})", "module", module=ref)
+            if any(modules) and all(m or i.kind in ("python", "tuple") for m, i in zip(modules, inners)):
+                # `for conv, norm in zip(self.convs, self.norms)`: one layer of each (plain values beside them);
+                # `zip(self.seg_blocks, [p5, p4])`: images beside the layers, each bound as the list holds it
+                codes, refs = [], []
+                for module, inner in zip(modules, inners):
+                    template = element_template(inner) if inner.kind == "tuple" else None
+                    if inner.kind == "tuple" and template is None:
+                        inner, template = self.as_plain(inner), tensor("")  # unlike items: torch's order
+                    codes.append(inner.code)
+                    refs.append(inner.module.loop_element() if module else ModuleRef(
+                        "plain", static=(template,) if template is not None else ()))
+                return Value(f"zip({', '.join(codes)})", "module", module=ModuleRef("zipped", elements=tuple(refs)))
+        if name == "sum" and len(node.args) == 1 and not node.args[0].star and self.env.get("sum") is None:
+            summed = self.expr(node.args[0].value)
+            template = element_template(summed)
+            if template is not None and template.is_tensor:  # images alike, added elementwise: as the list holds them
+                return template.with_code(f"sum({summed.code})")
         if name == "map" and self.env.get("map") is None:
             mapped = self.map_lambda(node)
             if mapped is not None:

@@ -723,9 +723,9 @@ class ExpressionTranslator(CallTranslator):
                 elif value.kind == "tuple" or value.is_tensor:
                     item = tensor("")
                 elif value.kind == "module" and value.module is not None and value.module.kind == "zipped":
-                    item = Value("", "module", module=value.module.elements[position]) \
-                        if position < len(value.module.elements) and value.module.elements[position].kind != "plain" \
-                        else python("")
+                    zipped = value.module.elements[position] if position < len(value.module.elements) else None
+                    item = python("") if zipped is None else Value("", "module", module=zipped) \
+                        if zipped.kind != "plain" else zipped.static[0] if zipped.static else python("")
                 elif value.kind == "module" and value.module is not None and value.module.kind in ("dict",
                                                                                                   "enumerated"):
                     item = python("") if position == 0 else Value("", "module", module=value.module.element())
