@@ -1,6 +1,7 @@
 """Call translation: module calls, rule-registered functions and tensor methods, in-file helpers, builtins."""
 
 import re
+from dataclasses import replace
 
 import libcst as cst
 
@@ -387,6 +388,7 @@ class CallTranslator:
         ref = target.module or UNKNOWN_MODULE
         args, kwargs = self.arg_values(node)
         self.node_of_call = node  # calls among the arguments (`self.head(self.body(x))`) set it too
+        ref = _own_class(ref)
         if ref.kind in ("rule", "class", "sequential"):
             if ref.kind == "rule":
                 result = self.rule_module_call(target.code, ref.rule, args, kwargs)
@@ -423,6 +425,7 @@ class CallTranslator:
         each alternative translated for what this caller hands (a class for channels-last images then runs
         channels-last whichever it is); when they all take the arguments as the same code and return one layout,
         the call is a plain call, else None (call_module converts at run time)."""
+        ref = replace(ref, alternatives=tuple(_own_class(a) for a in ref.alternatives))
         if any(a.kind == "class" and self.call_unknown_yet(a.class_name, args, kwargs) for a in ref.alternatives):
             return None  # (a class calling itself: what its call takes and returns is not known yet)
         passing = [a for a in ref.alternatives if a.kind == "rule" and a.rule.layout == "any" and
@@ -722,8 +725,10 @@ class CallTranslator:
                     None)
         return node is not None and is_elementwise_function(node, self.source.imports)
 
-    def sequential_call(self, code, ref, args, kwargs):
-        """A Sequential: the runtime converts layouts between children; follow the same steps statically."""
+    def sequential_call(self, code, ref, args, kwargs, explicit=False):
+        """A Sequential: the runtime converts layouts between children; follow the same steps statically.
+        `explicit`: the call names the layouts it hands and wants (a Sequential subclass's own forward reaching its
+        children through `super().forward`: the instance's `porter_layout` is its forward's)."""
         value = args[0] if args else tensor("")
         if not _fully_known(ref) or len(args) != 1:
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
@@ -749,7 +754,10 @@ class CallTranslator:
         if out is None:  # converted at run time: nothing converted here
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         first = to_layout(self.ctx, value, layout_in) if layout_in != "any" else value
-        return out.with_code(f"{code}({first.code}{self.training_kwarg(kwargs)})")
+        layouts = ""
+        if explicit and {first.layout, out.layout} <= {"channels_last", "source"}:
+            layouts = f", layout={first.layout!r}, layout_out={out.layout!r}".replace("'", '"')
+        return out.with_code(f"{code}({first.code}{self.training_kwarg(kwargs)}{layouts})")
 
     def element_layouts(self, ref, incoming):
         """(layout wanted, Value after) for one module element given the incoming Value."""
@@ -1197,3 +1205,9 @@ def _same_state(first, second):
     """Whether two Values a Sequential's children may hand on are one state for the layout reasoning."""
     return (first.kind, first.rank, first.layout if first.is_tensor else None) == (
         second.kind, second.rank, second.layout if second.is_tensor else None)
+
+
+def _own_class(ref):
+    """A Sequential subclass with a forward of its own (ref naming its class) runs that forward: called as its
+    class (`ASPPPooling`: pool, conv, then resized back to its input's size; `forward(self, *features)`)."""
+    return ModuleRef("class", class_name=ref.class_name) if ref.kind == "sequential" and ref.class_name else ref

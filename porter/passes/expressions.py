@@ -670,6 +670,12 @@ class ExpressionTranslator(CallTranslator):
 
     def bind_loop_target(self, target, iterable):
         """Bind the loop variable(s) of `for target in iterable`."""
+        if iterable.kind == "python" and iterable.code == "self" and self.info is not None and \
+                self.info.container_base == "sequential":
+            # `for mod in self:` in a Sequential subclass's forward: its children
+            children = self.module_ref_resolver().sequential_subclass(self.info)
+            iterable = Value("self", "module", module=ModuleRef("list", elements=children.elements,
+                                                                ordered=children.ordered))
         if iterable.kind == "module" and iterable.module is not None and (
                 iterable.module.kind in ("enumerated", "zipped") or (iterable.module.kind == "dict" and isinstance(
                     target, (cst.Tuple, cst.List)))):
