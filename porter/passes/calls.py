@@ -259,6 +259,9 @@ class CallTranslator:
                 return self.dim_size(argument, 0)
             if argument.kind == "size":
                 return python(f"len({self.materialize_size(argument).code})", static=argument.rank)
+            if argument.kind == "tuple":  # a list's length whatever layout its images are held in
+                return python(f"len({argument.code})",
+                              static=len(argument.items) if argument.items is not None else None)
         if name in ("float", "int", "bool") and node.args:
             argument = self.expr(node.args[0].value)
             if argument.is_tensor:
