@@ -424,11 +424,30 @@ class CallTranslator:
         return tensor(self.call_text(helper, self.join_args([target] + converted, kw), self.training_kwarg(kwargs)))
 
     def alternatives_call(self, code, ref, args, kwargs):
+        """See `_alternatives_call`; an image in torch's layout that the alternatives lay out differently is handed
+        to them channels-last when they then agree (ASPP's branches, ASPPPooling's pool, conv, norm and activation
+        met in turn): converted once, as a channels-last image of unknown kind would be."""
+        result = self._alternatives_call(code, ref, args, kwargs)
+        first = args[0] if args else None
+        if result is not None or first is None or not first.is_tensor or first.layout != "source" or (
+                first.rank is not None and first.rank <= 2):
+            return result
+        hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None  # the conversion stays in the call
+        try:
+            converted = to_layout(self.ctx, first, "channels_last", first.rank)
+        finally:
+            self.ctx.hoister = hoister
+        return self._alternatives_call(code, ref, [converted, *args[1:]], kwargs)
+
+    def _alternatives_call(self, code, ref, args, kwargs):
         """A module an if/else in `__init__` chose among known ones (DPN's `c1x1_c`: a CatBnAct or a BnActConv2d):
         each alternative translated for what this caller hands (a class for channels-last images then runs
         channels-last whichever it is); when they all take the arguments as the same code and return one layout,
         the call is a plain call, else None (call_module converts at run time)."""
         ref = replace(ref, alternatives=tuple(_own_class(a) for a in ref.alternatives))
+        if any(a.kind not in ("class", "sequential", "rule") or a.kind == "rule" and a.rule is None
+               for a in ref.alternatives):
+            return None  # one porter cannot tell (a module handed in, a container): converted at run time
         if any(a.kind == "class" and self.call_unknown_yet(a.class_name, args, kwargs) for a in ref.alternatives):
             return None  # (a class calling itself: what its call takes and returns is not known yet)
         passing = [a for a in ref.alternatives if a.kind == "rule" and a.rule.layout == "any" and
@@ -455,23 +474,27 @@ class CallTranslator:
             self.ctx.hoister = hoister
         # a runtime layer ignores `training` (Keras passes it only to a call that takes it): the class's call text
         first = next((r for r in results if "training=" in r.code), results[0])
-        if any(_without_training(r.code) != _without_training(first.code) or not _same_state(r, first) or
+        if any(_without_training(r.code) != _without_training(first.code) or not _alike_state(r, first) or
                r.kind == "tuple" and (
                 r.items is None or first.items is None or len(r.items) != len(first.items) or
                 not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results):
             return None
         if len(active) < len(ref.alternatives) and not self.passes_through(active[0], args, kwargs, first):
             return None  # a pass-through alternative hands back what it takes: so must the others
+        if len(active) < len(ref.alternatives) and first.is_tensor and args[0].rank is None:
+            first = first.but(rank=None)  # what the pass-through hands back
         if first.is_tensor and any(r.channels != first.channels for r in results[1:]):
             first = first.but(channels=None)
+        if first.is_tensor and any(r.rank != first.rank for r in results[1:]):
+            first = first.but(rank=None)  # one image, its rank known to some of them only
         return first
 
     def passes_through(self, alternative, args, kwargs, result):
         """Whether module `alternative`, called on `args`, returns a tensor in the layout and rank it takes them in
         (what a pass-through module such as nn.Identity returns)."""
-        if not (args and args[0].is_tensor and result.is_tensor and args[0].rank is not None and
-                result.rank == args[0].rank):
-            return False
+        if not (args and args[0].is_tensor and result.is_tensor and (
+                None in (args[0].rank, result.rank) or result.rank == args[0].rank)):
+            return False  # (an image whose rank porter does not know: a pass-through hands it back as it is)
         if alternative.kind == "rule":
             return alternative.rule.rank_delta == 0 and result.layout == (
                 args[0].layout if alternative.rule.layout == "any" else alternative.rule.layout)
@@ -1208,6 +1231,13 @@ def _same_state(first, second):
     """Whether two Values a Sequential's children may hand on are one state for the layout reasoning."""
     return (first.kind, first.rank, first.layout if first.is_tensor else None) == (
         second.kind, second.rank, second.layout if second.is_tensor else None)
+
+
+def _alike_state(first, second):
+    """_same_state, a rank one of them does not know matching any."""
+    if first.is_tensor and second.is_tensor and None in (first.rank, second.rank):
+        return first.layout == second.layout
+    return _same_state(first, second)
 
 
 def _own_class(ref):
