@@ -414,7 +414,7 @@ class CallTranslator:
                 return result
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
         helper = self.ctx.use("call_module")
-        if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank is None or args[0].rank > 2) and \
+        if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank or 0) > 2 and \
                 not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) + list(kwargs.values())):
             # an image the caller holds channels-last: the runtime converts only for a module of another layout
             extra = self.training_kwarg(kwargs) + ', held="channels_last"'
