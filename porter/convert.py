@@ -222,8 +222,9 @@ def convert(options, read_only=False):
         module_name = f"{options.module_dir}/{module_name}"
     out = Path(options.out) if options.out else default_out(source_path)
     tpu_findings = lint_tpu(source, ctx)  # advice for TPU: shown in the manifest and reports, never an exit code
+    imported = {name for names in emitter.imported.values() for name in names}  # translated in a sibling's port
     manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
-                              options.init_args, tpu_findings)
+                              options.init_args, tpu_findings, imported)
     manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
     files = {name: pending.result() for name, pending in module_files.items()}
     ctx.generated_files = files  # the reports place generated line numbers from it
@@ -304,13 +305,17 @@ def _extra_outputs(reports_only=False):
 
 
 def build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs, init_args,
-                   tpu_findings=()):
+                   tpu_findings=(), imported=()):
+    """The manifest of one conversion; `imported`: names the module imports from sibling ports (their classes, and
+    the stubs in them, are listed under the sibling's own entry: each stub is counted once, where its code is)."""
     try:
         relative = os.path.relpath(source_path.resolve(), out.resolve())
     except ValueError:
         relative = source_path.name
     classes = []
     for name, info in source.classes.items():
+        if name in imported and name != main_class:
+            continue
         ir = ctx.irs[name]
         inputs = None
         if name == main_class and example_inputs:

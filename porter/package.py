@@ -352,12 +352,21 @@ def _siblings_section(sources):
              "The model files this file takes definitions from are converted too, mirrored by their path in the "
              "package; a module imports from their ports (by path: `load_port_module`) what they hold translated as "
              "it needs it, and keeps a copy of what it uses otherwise (another layout or specialisation).", "",
-             "| Keras module | source | imports | copies |", "|---|---|---|---|"]
+             "| Keras module | source | imports | copies | stubs |", "|---|---|---|---|---:|"]
     for entry in sources:
         imports = "; ".join(f"{', '.join(item['names'])} from `{item['module']}`" for item in entry["imports"])
         copies = ", ".join(sorted({item["name"] for item in entry["copied"]}))
-        lines.append(f"| `{entry['module']}` | `{entry['path']}` | {imports or '-'} | {copies or '-'} |")
+        lines.append(f"| `{entry['module']}` | `{entry['path']}` | {imports or '-'} | {copies or '-'} | "
+                     f"{_stub_count(entry)} |")
+    total = sum(_stub_count(entry) for entry in sources)
+    if total:  # what `porter convert` prints: each stub once, in the module whose code holds it
+        lines += ["", f"Stubs in all the modules written: {total}."]
     return "\n".join(lines) + "\n"
+
+
+def _stub_count(entry):
+    """The stubs of a manifest `sources` entry (its classes' unsupported constructs)."""
+    return sum(len(c["unsupported"]) for c in entry["classes"])
 
 
 def _imported_closure(emitter, made):
@@ -521,7 +530,7 @@ def porting_md(root, conversions, manifest, skipped):
                 "tests are written for it)") + " · the same report as a page: `report.html`",
             "", "| source | Keras module | classes | stubs |", "|---|---|---|---:|"]
     for (file, conversion), entry in zip(conversions, manifest["sources"], strict=True):
-        stubs = sum(len(c["unsupported"]) for c in entry["classes"])
+        stubs = _stub_count(entry)
         classes = ", ".join(f"`{c['name']}`" + (" (main)" if c["name"] == main and entry is manifest["sources"][0]
                                                  else "") for c in entry["classes"])
         lines.append(f"| `{file.relative}` | `{entry['module']}` | {classes} | {stubs} |")
@@ -572,7 +581,7 @@ def report_html(root, conversions, manifest, skipped):
     main = manifest["main_class"]
     rows = []
     for index, ((file, _), entry) in enumerate(zip(conversions, manifest["sources"], strict=True)):
-        stubs = sum(len(c["unsupported"]) for c in entry["classes"])
+        stubs = _stub_count(entry)
         classes = ", ".join(f"<code>{html.escape(c['name'])}</code>" for c in entry["classes"])
         rows.append(f"<tr><td><a href=\"#file-{index}\"><code>{html.escape(file.relative)}</code></a></td>"
                     f"<td><code>{html.escape(entry['module'])}</code></td><td>{classes}</td><td>{stubs}</td></tr>")

@@ -152,6 +152,21 @@ class _Linker:
         dependencies of a definition both ask."""
         return self.statement_facts(statement)[1]
 
+    def used_by(self, statement, imports):
+        """The names `statement` needs linked: those it mentions, less the bases of a module class that are no
+        modules (`class SegmentationModel(nn.Module, SMPHubMixin)`: the port derives from its module bases only, so
+        a mixin, and the third-party classes it derives from, are never needed)."""
+        names = self.names_in(statement)
+        if not isinstance(statement, cst.ClassDef) or len(statement.bases) < 2:
+            return names
+        modules = [_is_module_base(b.value, imports, self, depth=0) for b in statement.bases]
+        if not any(modules):
+            return names
+        dropped = {dotted_name(b.value) for b, module in zip(statement.bases, modules) if not module}
+        kept = set().union(*(names_in(b.value) for b, module in zip(statement.bases, modules) if module),
+                           *(names_in(part) for part in (statement.body, *statement.decorators, *statement.keywords)))
+        return (names - dropped) | (names & kept)
+
     def nested_import_froms(self, statement):
         """The `from ... import` statements inside `statement`, from the same one walk."""
         return self.statement_facts(statement)[2]
@@ -277,7 +292,7 @@ class _Linker:
                 continue
             seen.add(name)
             for statement in bindings.get(name, ()):
-                for used in self.names_in(statement):
+                for used in self.used_by(statement, imports):
                     if used in imports:
                         needed.append((used, imports[used]))
                     elif used in bindings and used not in seen:
@@ -343,7 +358,8 @@ class _Linker:
                 self.visit(*reexported)
                 self.final[(dotted, name)] = self.final.get(reexported, reexported[1])
             return
-        closure = _local_closure(bindings, name, self.names_in)
+        imports = self.in_package_imports(module, self.package_of(dotted))
+        closure = _local_closure(bindings, name, lambda statement: self.used_by(statement, imports))
         renamed = self.renamed.setdefault(dotted, {})
         for n in sorted(closure - set(renamed)):
             code = "\n".join(module.code_for_node(s) for s in bindings[n])
@@ -633,6 +649,8 @@ def _is_module_base(node, imports, linker, depth):
     for statement in defining.body:
         if isinstance(statement, cst.ClassDef) and statement.name.value == imported:
             return any(_is_module_base(b.value, inner_imports, linker, depth + 1) for b in statement.bases)
+    if imported in inner_imports:  # re-exported (`from .model import SegmentationModel` in a package's __init__)
+        return _is_module_base(cst.Name(imported), inner_imports, linker, depth + 1)
     return False
 
 

@@ -41,12 +41,17 @@ class ModuleRef:
         of that length whose item at each position is the elements' common module there, unknown where they
         differ."""
         elements, first = self.elements, self.element()
-        if len(elements) < 2 or not all(e.kind == first.kind and e.kind in ("list", "sequential") and e.ordered and
-                                        len(e.elements) == len(first.elements) for e in elements):
-            return first
 
         def same(a, b):
             return a.kind == b.kind and a.class_name == b.class_name and a.rule == b.rule
+
+        if len(elements) >= 2 and self.kind in ("list", "sequential") and not all(same(first, e) for e in elements):
+            # unlike modules (ASPP's convs, then its pooling branch): whichever one an iteration meets, as an if/else
+            # choosing among them is called (the same code and layouts for all, else converted at run time)
+            return ModuleRef("unknown", alternatives=tuple(dict.fromkeys(elements)))
+        if len(elements) < 2 or not all(e.kind == first.kind and e.kind in ("list", "sequential") and e.ordered and
+                                        len(e.elements) == len(first.elements) for e in elements):
+            return first
 
         items = tuple(column[0] if all(same(column[0], other) for other in column[1:]) else ModuleRef("unknown")
                       for column in zip(*(e.elements for e in elements)))

@@ -1,6 +1,7 @@
 """Call translation: module calls, rule-registered functions and tensor methods, in-file helpers, builtins."""
 
 import re
+from dataclasses import replace
 
 import libcst as cst
 
@@ -204,7 +205,9 @@ class CallTranslator:
             inner = self.expr(node.args[0].value)
             rest = "".join(f", {self.code(a)}" for a in node.args[1:])
             if inner.kind == "module" and inner.module is not None:
-                ref = ModuleRef("enumerated", elements=(inner.module.loop_element(),))
+                # `enumerate(zip(self.convs, self.bns))`: each item is the zipped layers, unpacked by the target
+                ref = ModuleRef("enumerated", elements=(
+                    inner.module if inner.module.kind == "zipped" else inner.module.loop_element(),))
                 return Value(f"enumerate({inner.code}{rest})", "module", module=ref)
             if inner.kind == "tuple":
                 template = inner.items[0] if inner.items else (
@@ -222,11 +225,23 @@ class CallTranslator:
             inners = [self.expr(a.value) for a in node.args]
             modules = [i.kind == "module" and i.module is not None and i.module.kind in ("list", "sequential")
                        for i in inners]
-            if any(modules) and all(m or i.kind == "python" for m, i in zip(modules, inners)):
-                # `for conv, norm in zip(self.convs, self.norms)`: one layer of each (plain values beside them)
-                ref = ModuleRef("zipped", elements=tuple(i.module.loop_element() if m else ModuleRef("plain")
-                                                         for m, i in zip(modules, inners)))
-                return Value(f"zip({', '.join(i.code for i in inners)})", "module", module=ref)
+            if any(modules) and all(m or i.kind in ("python", "tuple") for m, i in zip(modules, inners)):
+                # `for conv, norm in zip(self.convs, self.norms)`: one layer of each (plain values beside them);
+                # `zip(self.seg_blocks, [p5, p4])`: images beside the layers, each bound as the list holds it
+                codes, refs = [], []
+                for module, inner in zip(modules, inners):
+                    template = element_template(inner) if inner.kind == "tuple" else None
+                    if inner.kind == "tuple" and template is None:
+                        inner, template = self.as_plain(inner), tensor("")  # unlike items: torch's order
+                    codes.append(inner.code)
+                    refs.append(inner.module.loop_element() if module else ModuleRef(
+                        "plain", static=(template,) if template is not None else ()))
+                return Value(f"zip({', '.join(codes)})", "module", module=ModuleRef("zipped", elements=tuple(refs)))
+        if name == "sum" and len(node.args) == 1 and not node.args[0].star and self.env.get("sum") is None:
+            summed = self.expr(node.args[0].value)
+            template = element_template(summed)
+            if template is not None and template.is_tensor:  # images alike, added elementwise: as the list holds them
+                return template.with_code(f"sum({summed.code})")
         if name == "map" and self.env.get("map") is None:
             mapped = self.map_lambda(node)
             if mapped is not None:
@@ -244,6 +259,9 @@ class CallTranslator:
                 return self.dim_size(argument, 0)
             if argument.kind == "size":
                 return python(f"len({self.materialize_size(argument).code})", static=argument.rank)
+            if argument.kind == "tuple":  # a list's length whatever layout its images are held in
+                return python(f"len({argument.code})",
+                              static=len(argument.items) if argument.items is not None else None)
         if name in ("float", "int", "bool") and node.args:
             argument = self.expr(node.args[0].value)
             if argument.is_tensor:
@@ -373,6 +391,7 @@ class CallTranslator:
         ref = target.module or UNKNOWN_MODULE
         args, kwargs = self.arg_values(node)
         self.node_of_call = node  # calls among the arguments (`self.head(self.body(x))`) set it too
+        ref = _own_class(ref)
         if ref.kind in ("rule", "class", "sequential"):
             if ref.kind == "rule":
                 result = self.rule_module_call(target.code, ref.rule, args, kwargs)
@@ -405,10 +424,30 @@ class CallTranslator:
         return tensor(self.call_text(helper, self.join_args([target] + converted, kw), self.training_kwarg(kwargs)))
 
     def alternatives_call(self, code, ref, args, kwargs):
+        """See `_alternatives_call`; an image in torch's layout that the alternatives lay out differently is handed
+        to them channels-last when they then agree (ASPP's branches, ASPPPooling's pool, conv, norm and activation
+        met in turn): converted once, as a channels-last image of unknown kind would be."""
+        result = self._alternatives_call(code, ref, args, kwargs)
+        first = args[0] if args else None
+        if result is not None or first is None or not first.is_tensor or first.layout != "source" or (
+                first.rank is not None and first.rank <= 2):
+            return result
+        hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None  # the conversion stays in the call
+        try:
+            converted = to_layout(self.ctx, first, "channels_last", first.rank)
+        finally:
+            self.ctx.hoister = hoister
+        return self._alternatives_call(code, ref, [converted, *args[1:]], kwargs)
+
+    def _alternatives_call(self, code, ref, args, kwargs):
         """A module an if/else in `__init__` chose among known ones (DPN's `c1x1_c`: a CatBnAct or a BnActConv2d):
         each alternative translated for what this caller hands (a class for channels-last images then runs
         channels-last whichever it is); when they all take the arguments as the same code and return one layout,
         the call is a plain call, else None (call_module converts at run time)."""
+        ref = replace(ref, alternatives=tuple(_own_class(a) for a in ref.alternatives))
+        if any(a.kind not in ("class", "sequential", "rule") or a.kind == "rule" and a.rule is None
+               for a in ref.alternatives):
+            return None  # one porter cannot tell (a module handed in, a container): converted at run time
         if any(a.kind == "class" and self.call_unknown_yet(a.class_name, args, kwargs) for a in ref.alternatives):
             return None  # (a class calling itself: what its call takes and returns is not known yet)
         passing = [a for a in ref.alternatives if a.kind == "rule" and a.rule.layout == "any" and
@@ -435,23 +474,27 @@ class CallTranslator:
             self.ctx.hoister = hoister
         # a runtime layer ignores `training` (Keras passes it only to a call that takes it): the class's call text
         first = next((r for r in results if "training=" in r.code), results[0])
-        if any(_without_training(r.code) != _without_training(first.code) or not _same_state(r, first) or
+        if any(_without_training(r.code) != _without_training(first.code) or not _alike_state(r, first) or
                r.kind == "tuple" and (
                 r.items is None or first.items is None or len(r.items) != len(first.items) or
                 not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results):
             return None
         if len(active) < len(ref.alternatives) and not self.passes_through(active[0], args, kwargs, first):
             return None  # a pass-through alternative hands back what it takes: so must the others
+        if len(active) < len(ref.alternatives) and first.is_tensor and args[0].rank is None:
+            first = first.but(rank=None)  # what the pass-through hands back
         if first.is_tensor and any(r.channels != first.channels for r in results[1:]):
             first = first.but(channels=None)
+        if first.is_tensor and any(r.rank != first.rank for r in results[1:]):
+            first = first.but(rank=None)  # one image, its rank known to some of them only
         return first
 
     def passes_through(self, alternative, args, kwargs, result):
         """Whether module `alternative`, called on `args`, returns a tensor in the layout and rank it takes them in
         (what a pass-through module such as nn.Identity returns)."""
-        if not (args and args[0].is_tensor and result.is_tensor and args[0].rank is not None and
-                result.rank == args[0].rank):
-            return False
+        if not (args and args[0].is_tensor and result.is_tensor and (
+                None in (args[0].rank, result.rank) or result.rank == args[0].rank)):
+            return False  # (an image whose rank porter does not know: a pass-through hands it back as it is)
         if alternative.kind == "rule":
             return alternative.rule.rank_delta == 0 and result.layout == (
                 args[0].layout if alternative.rule.layout == "any" else alternative.rule.layout)
@@ -708,8 +751,10 @@ class CallTranslator:
                     None)
         return node is not None and is_elementwise_function(node, self.source.imports)
 
-    def sequential_call(self, code, ref, args, kwargs):
-        """A Sequential: the runtime converts layouts between children; follow the same steps statically."""
+    def sequential_call(self, code, ref, args, kwargs, explicit=False):
+        """A Sequential: the runtime converts layouts between children; follow the same steps statically.
+        `explicit`: the call names the layouts it hands and wants (a Sequential subclass's own forward reaching its
+        children through `super().forward`: the instance's `porter_layout` is its forward's)."""
         value = args[0] if args else tensor("")
         if not _fully_known(ref) or len(args) != 1:
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
@@ -735,7 +780,10 @@ class CallTranslator:
         if out is None:  # converted at run time: nothing converted here
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         first = to_layout(self.ctx, value, layout_in) if layout_in != "any" else value
-        return out.with_code(f"{code}({first.code}{self.training_kwarg(kwargs)})")
+        layouts = ""
+        if explicit and {first.layout, out.layout} <= {"channels_last", "source"}:
+            layouts = f", layout={first.layout!r}, layout_out={out.layout!r}".replace("'", '"')
+        return out.with_code(f"{code}({first.code}{self.training_kwarg(kwargs)}{layouts})")
 
     def element_layouts(self, ref, incoming):
         """(layout wanted, Value after) for one module element given the incoming Value."""
@@ -1183,3 +1231,16 @@ def _same_state(first, second):
     """Whether two Values a Sequential's children may hand on are one state for the layout reasoning."""
     return (first.kind, first.rank, first.layout if first.is_tensor else None) == (
         second.kind, second.rank, second.layout if second.is_tensor else None)
+
+
+def _alike_state(first, second):
+    """_same_state, a rank one of them does not know matching any."""
+    if first.is_tensor and second.is_tensor and None in (first.rank, second.rank):
+        return first.layout == second.layout
+    return _same_state(first, second)
+
+
+def _own_class(ref):
+    """A Sequential subclass with a forward of its own (ref naming its class) runs that forward: called as its
+    class (`ASPPPooling`: pool, conv, then resized back to its input's size; `forward(self, *features)`)."""
+    return ModuleRef("class", class_name=ref.class_name) if ref.kind == "sequential" and ref.class_name else ref

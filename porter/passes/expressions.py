@@ -686,6 +686,12 @@ class ExpressionTranslator(CallTranslator):
 
     def bind_loop_target(self, target, iterable):
         """Bind the loop variable(s) of `for target in iterable`."""
+        if iterable.kind == "python" and iterable.code == "self" and self.info is not None and \
+                self.info.container_base == "sequential":
+            # `for mod in self:` in a Sequential subclass's forward: its children
+            children = self.module_ref_resolver().sequential_subclass(self.info)
+            iterable = Value("self", "module", module=ModuleRef("list", elements=children.elements,
+                                                                ordered=children.ordered))
         if iterable.kind == "module" and iterable.module is not None and (
                 iterable.module.kind in ("enumerated", "zipped") or (iterable.module.kind == "dict" and isinstance(
                     target, (cst.Tuple, cst.List)))):
@@ -739,9 +745,9 @@ class ExpressionTranslator(CallTranslator):
                 elif value.kind == "tuple" or value.is_tensor:
                     item = tensor("")
                 elif value.kind == "module" and value.module is not None and value.module.kind == "zipped":
-                    item = Value("", "module", module=value.module.elements[position]) \
-                        if position < len(value.module.elements) and value.module.elements[position].kind != "plain" \
-                        else python("")
+                    zipped = value.module.elements[position] if position < len(value.module.elements) else None
+                    item = python("") if zipped is None else Value("", "module", module=zipped) \
+                        if zipped.kind != "plain" else zipped.static[0] if zipped.static else python("")
                 elif value.kind == "module" and value.module is not None and value.module.kind in ("dict",
                                                                                                   "enumerated"):
                     item = python("") if position == 0 else Value("", "module", module=value.module.element())

@@ -239,7 +239,7 @@ class ModuleResolver:
         info = self.class_of(name)
         if info is not None:
             if info.container_base == "sequential":
-                return self.sequential_subclass(info)
+                return _own_forward(info, self.sequential_subclass(info))
             return ModuleRef("class", class_name=info.name)  # an alias names its class
         if name in self.source.functions and name not in env:  # `norm_act=bnrelu`: a factory function
             return self.function_built(name)
@@ -374,7 +374,7 @@ class ModuleResolver:
             dotted_name(node.func) is not None else None
         if info is not None and info.container_base == "sequential":
             # `AnyStage(..., block_type, ...)`: the children its __init__ builds from what this call hands it
-            return self.sequential_subclass(info, self._bound_arguments(info, node, env, owner))
+            return _own_forward(info, self.sequential_subclass(info, self._bound_arguments(info, node, env, owner)))
         if target is None and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) != "self":
             alternatives = config_block_classes(self.source, self.class_of).get(node.func.attr.value)
             if alternatives:  # `cnf.block(cnf, ...)`: a block class a config object carries (MBConv, FusedMBConv)
@@ -1090,3 +1090,9 @@ def _same_module(a, b):
     if a.kind == "classobj":
         return len(a.elements) == len(b.elements) and all(_same_module(x, y) for x, y in zip(a.elements, b.elements))
     return True  # containers: their children are followed where they are built
+
+
+def _own_forward(info, ref):
+    """A Sequential subclass's ref, naming the class when it has a forward of its own (`forward(self, *features)`
+    picking what its children take): a call the children cannot take as one Sequential runs that forward."""
+    return replace(ref, class_name=info.name) if info.find_method("forward") is not None else ref

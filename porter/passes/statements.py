@@ -722,10 +722,23 @@ class BodyTranslator(ExpressionTranslator):
         before = dict(self.env)
         self.bind_loop_target(statement.target, iterable)
         body_lines, _ = self.block(statement.body, depth + 1)
+        entering = self.loop_entry_conversions(before)
+        if entering:
+            # an image entering in torch's layout that the body leaves channels-last (`x = self.center(head)`, then
+            # `x = block(x, skip)` per stage): converted once before the loop, the body translated again for it,
+            # rather than converted back and forth in every iteration
+            self.env.clear()
+            self.env.update(before)
+            for name, converted in entering.items():
+                self.env[name] = converted.with_code(name)
+            before = dict(self.env)
+            self.bind_loop_target(statement.target, iterable)
+            body_lines, _ = self.block(statement.body, depth + 1)
         fixes = self.loop_fixes(before, depth + 1)
         for fix in fixes:
             _insert_before_trailing_pass(body_lines, fix)
-        lines = [f"{pad}for {self.code(statement.target)} in {self.iterable_code(iterable)}:"] + body_lines
+        lines = [f"{pad}{name} = {converted.code}" for name, converted in entering.items()] + \
+            [f"{pad}for {self.code(statement.target)} in {self.iterable_code(iterable)}:"] + body_lines
         if statement.orelse is not None:
             else_lines, _ = self.block(statement.orelse.body, depth + 1)
             lines += [f"{pad}else:"] + else_lines
@@ -742,6 +755,28 @@ class BodyTranslator(ExpressionTranslator):
         for fix in self.loop_fixes(before, depth + 1):
             _insert_before_trailing_pass(body_lines, fix)
         return [f"{pad}while {test.code}:"] + body_lines, False
+
+    def loop_entry_conversions(self, before):
+        """{name: its Value converted channels-last} for the loop-carried images a loop body took in torch's layout
+        and left channels-last (each would otherwise be converted back at the end of every iteration)."""
+        entering = {}
+        outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None  # `x = to_channels_last(x)`
+        try:
+            self._loop_entries(before, entering)
+        finally:
+            self.ctx.hoister = outer_hoister
+        return entering
+
+    def _loop_entries(self, before, entering):
+        for name, old in before.items():
+            new = self.env.get(name)
+            if not (isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor and
+                    old.layout == "source" and new.layout == "channels_last"):
+                continue
+            rank = old.rank or new.rank
+            if rank is not None and rank <= 2 or None not in (old.rank, new.rank) and old.rank != new.rank:
+                continue
+            entering[name] = to_layout(self.ctx, old.with_code(name), "channels_last", rank)
 
     def loop_fixes(self, before, depth):
         """Statements that bring loop-carried tensors back to their layout at loop entry (converted in place: a

@@ -34,6 +34,12 @@ def translate_super_forward(translator, owner, node):
         return translator.class_call(code, parent.name, args, kwargs)
     layer_base = owner.layer_base or (parent.layer_base if parent is not None else None)
     rule = translator.ctx.module_rules.get(layer_base) if layer_base else None
-    if rule is None:
+    if rule is not None:
+        return translator.rule_module_call(code, rule, args, kwargs)
+    container = owner.container_base or (parent.container_base if parent is not None else None)
+    if container != "sequential" or translator.info is None:
         return None
-    return translator.rule_module_call(code, rule, args, kwargs)
+    # `class Decoder(nn.Sequential)` whose forward picks its input (`super().forward(features[-1])`): the runtime
+    # Sequential's call over the children its __init__ hands to super().__init__
+    children = translator.module_ref_resolver().sequential_subclass(translator.info)
+    return translator.sequential_call(code, children, args, kwargs, explicit=True) if children is not None else None

@@ -181,7 +181,7 @@ def _build(source, ctx, manifest, dropped, warnings, module_text):
         placed = [(note, _place(note, class_walks, taken)) for note in notes.get(name, [])]
         placed = sorted(placed + context_notes(class_walks, ctx), key=lambda item: item[0].sort_key)
         unsupported = []
-        for item in ir.unsupported:
+        for item in ir.unsupported if name in manifest_classes else ():  # else a sibling port's: counted there
             row = _row_for(item.line, class_walks)
             unsupported.append(UnsupportedItem(
                 item.line, item.construct, item.reason, _advice(item, module_name), name,

@@ -56,6 +56,10 @@ CASES = {
     "mobilenetv3": ("MobileNetV3", lambda m: m.MobileNetV3(blocks(MOBILENET_ARCH), num_classes=10, stem_size=8,
                                                            num_features=32), (2, 3, 32, 32), 41),
     "deit": ("VisionTransformerDistilled", lambda m: m.VisionTransformerDistilled(**VIT_TINY), (2, 3, 32, 32), 5),
+    # dla60_res2net's block (Res2Net splits convolved by `for i, (conv, bn) in enumerate(zip(self.convs, self.bns))`)
+    # in the aggregation trees, and the 1x1 Conv2d classifier timm's create_classifier builds (use_conv=True)
+    "dla": ("DLA", lambda m: m.DLA(levels=(1, 1, 1, 2, 2, 1), channels=(8, 8, 16, 16, 24, 32), num_classes=10,
+                                   block=m.DlaBottle2neck, cardinality=1, base_width=28), (2, 3, 64, 64), 1),
     "swin_transformer": ("SwinTransformer", lambda m: m.SwinTransformer(
         img_size=32, patch_size=4, window_size=4, embed_dim=16, depths=(1, 1), num_heads=(2, 2), num_classes=10),
         (2, 3, 32, 32), 10),

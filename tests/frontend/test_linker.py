@@ -481,3 +481,171 @@ def test_a_name_two_files_import_differently_is_imported_under_a_name_of_its_own
     q, k = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     expected = 2 * torch.einsum("bid,bjd->bij", q, k)
     assert torch.allclose(namespace["Net"]()(q, k), expected, atol=1e-6)
+
+
+# segmentation_models_pytorch's layout: the model class derives from a base a package `__init__` re-exports
+# (`from ..base import SegModel`), that base mixes in a hub class deriving from a third-party one, and a layer module
+# of the package stubs a third-party layer (InPlaceABN) on a branch the model does not take
+SEGMENTATION_PACKAGE = {
+    "hubthing/__init__.py": '''
+        class HubMixin:
+            def push_to_hub(self, repo):
+                raise RuntimeError("offline")
+    ''',
+    "seg/__init__.py": "",
+    "seg/base/__init__.py": '''
+        from .model import SegModel
+        from .layers import ConvBlock
+
+        __all__ = ["SegModel", "ConvBlock"]
+    ''',
+    "seg/base/hub.py": '''
+        from hubthing import HubMixin
+
+
+        class SegHubMixin(HubMixin):
+            def push_to_hub(self, repo, card=None):
+                self.card = card
+                return super().push_to_hub(repo)
+    ''',
+    "seg/base/model.py": '''
+        import torch
+
+        from .hub import SegHubMixin
+
+
+        class SegModel(torch.nn.Module, SegHubMixin):
+            def forward(self, x):
+                features = self.encoder(x)
+                decoded = self.decoder(*features)
+                return self.head(decoded)
+    ''',
+    "seg/base/layers.py": '''
+        import torch.nn as nn
+
+        try:
+            from inplace_abn import InPlaceABN
+        except ImportError:
+            InPlaceABN = None
+
+
+        class ConvBlock(nn.Sequential):
+            def __init__(self, cin, cout, use_batchnorm=True):
+                conv = nn.Conv2d(cin, cout, 3, padding=1, bias=not use_batchnorm)
+                if use_batchnorm == "inplace":
+                    bn = InPlaceABN(cout, activation="leaky_relu")
+                    act = nn.Identity()
+                else:
+                    bn = nn.BatchNorm2d(cout) if use_batchnorm else nn.Identity()
+                    act = nn.ReLU()
+                super().__init__(conv, bn, act)
+    ''',
+    "seg/nets/__init__.py": "",
+    "seg/nets/unet.py": '''
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        from ..base import SegModel, ConvBlock
+
+
+        class Encoder(nn.Module):
+            def __init__(self, widths=(4, 8, 8)):
+                super().__init__()
+                self.stages = nn.ModuleList()
+                cin = 3
+                for w in widths:
+                    self.stages.append(nn.Sequential(nn.Conv2d(cin, w, 3, stride=2, padding=1), nn.ReLU()))
+                    cin = w
+
+            def forward(self, x):
+                features = [x]
+                for stage in self.stages:
+                    x = stage(x)
+                    features.append(x)
+                return features
+
+
+        class Block(nn.Module):
+            def __init__(self, cin, skip, cout):
+                super().__init__()
+                self.conv = ConvBlock(cin + skip, cout)
+
+            def forward(self, x, skip=None):
+                x = F.interpolate(x, scale_factor=2, mode="nearest")
+                if skip is not None:
+                    x = torch.cat([x, skip], dim=1)
+                return self.conv(x)
+
+
+        class Decoder(nn.Module):
+            def __init__(self, encoder_channels=(3, 4, 8, 8), decoder_channels=(8, 4, 4)):
+                super().__init__()
+                encoder_channels = encoder_channels[1:][::-1]
+                in_channels = [encoder_channels[0]] + list(decoder_channels[:-1])
+                skip_channels = list(encoder_channels[1:]) + [0]
+                self.blocks = nn.ModuleList([Block(i, s, o)
+                                             for i, s, o in zip(in_channels, skip_channels, decoder_channels)])
+
+            def forward(self, *features):
+                features = features[1:][::-1]
+                x = features[0]
+                skips = features[1:]
+                for i, block in enumerate(self.blocks):
+                    skip = skips[i] if i < len(skips) else None
+                    x = block(x, skip)
+                return x
+
+
+        class Unet(SegModel):
+            def __init__(self, classes=2):
+                super().__init__()
+                self.encoder = Encoder()
+                self.decoder = Decoder()
+                self.head = nn.Conv2d(4, classes, 3, padding=1)
+    ''',
+}
+
+
+def test_a_re_exported_module_base_with_a_third_party_mixin_converts_and_stubs_count_once(tmp_path, monkeypatch):
+    """`class Unet(SegModel)` with SegModel re-exported by `base/__init__.py` is a module class (main: "no nn.Module
+    subclass found"); SegModel's mixin (deriving from a third-party class) is not linked (main: exit 3, an undefined
+    `HubMixin`); the stubs of layers.py's port are counted once, where its code is, by the CLI and PORTING.md alike;
+    the port takes the encoder's feature list unpacked (`self.decoder(*features)`) channels-last and matches torch."""
+    import torch
+
+    from porter.verify.harness import count_transposes
+
+    for relative, text in SEGMENTATION_PACKAGE.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(tmp_path / "seg/nets/unet.py"),
+                             "-o", str(out), "--input-shape", "3,16,16"], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr  # InPlaceABN's branch is stubbed in base/layers_keras.py
+    text = (out / "unet_keras.py").read_text()
+    assert "HubMixin" not in text and "class SegModel(" in (out / "base/model_keras.py").read_text()
+    manifest = json.loads((out / "porter-manifest.json").read_text())
+    counts = {entry["module"]: sum(len(c["unsupported"]) for c in entry["classes"]) for entry in manifest["sources"]}
+    stubs_in_code = {module: (out / module).read_text().count("is not supported yet") for module in counts}
+    assert counts == stubs_in_code and counts["base/layers_keras.py"] == 1, (counts, stubs_in_code)
+    total = sum(counts.values())
+    assert f"{total} stubs: see PORTING.md" in result.stdout
+    porting = (out / "PORTING.md").read_text()
+    assert f"| Stubs (unsupported constructs) | {counts['unet_keras.py']} |" in porting
+    assert f"Stubs in all the modules written: {total}." in porting
+    try:
+        torch_model = perturbed(importlib.import_module("seg.nets.unet").Unet())
+    finally:
+        for name in [n for n in sys.modules if n.split(".")[0] in ("seg", "hubthing")]:
+            del sys.modules[name]
+    port = import_by_path(out / "unet_keras.py", "segmentation_linked_port")
+    keras_model = port.Unet()
+    port.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    x = np.random.default_rng(3).standard_normal((2, 3, 16, 16)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    got = np.asarray(keras_model(x, training=False))
+    assert float(np.abs(got - expected).max()) <= 1e-4 * float(np.abs(expected).max())
+    assert count_transposes(keras_model, [x]) <= 2
