@@ -227,6 +227,10 @@ class CallTranslator:
                 ref = ModuleRef("zipped", elements=tuple(i.module.loop_element() if m else ModuleRef("plain")
                                                          for m, i in zip(modules, inners)))
                 return Value(f"zip({', '.join(i.code for i in inners)})", "module", module=ref)
+        if self.source.imports.resolve(node.func) == "functools.reduce":
+            reduced = self.reduce_lambda(node)
+            if reduced is not None:
+                return reduced
         if name == "map" and self.env.get("map") is None:
             mapped = self.map_lambda(node)
             if mapped is not None:
@@ -307,6 +311,38 @@ class CallTranslator:
         if body.is_tensor:
             return Value(code, "tuple", items=None, static=("each", body.with_code("")))
         return python(code)
+
+    def reduce_lambda(self, node):
+        """`functools.reduce(lambda a, b: body, items)` over a list whose items share one state (channels-last
+        images from `[m(x) for m in self.paths]`): the body translated with both parameters bound to that item; when
+        it gives back an item of that state (`a + b`, `torch.maximum(a, b)`) the items stay as they are stored and
+        so does the result, else None (the call takes the items in torch's order, as any function does)."""
+        if len(node.args) != 2 or any(a.star or a.keyword for a in node.args) or \
+                not isinstance(node.args[0].value, cst.Lambda):
+            return None
+        function = node.args[0].value
+        params = function.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params or params.posonly_params \
+                or params.star_kwarg is not None or len(params.params) != 2 or \
+                any(p.default is not None for p in params.params):
+            return None
+        items = self.expr(node.args[1].value)
+        template = element_template(items)
+        if template is None or not template.is_tensor:
+            return None
+        env_backup = dict(self.env)
+        try:
+            for param in params.params:
+                self.env[param.name.value] = template.with_code(param.name.value)
+            body = self.expr(function.body)
+        finally:
+            self.env.clear()
+            self.env.update(env_backup)
+        if not (body.is_tensor and body.layout == template.layout and body.rank == template.rank):
+            return None
+        names = ", ".join(p.name.value for p in params.params)
+        return body.with_code(f"{self.code(node.func)}(lambda {names}: {body.code}, {items.code})").but(
+            channels=template.channels, static=None)
 
     # --- arguments ---------------------------------------------------------------------------------------
     def arg_values(self, node):
@@ -857,9 +893,12 @@ class CallTranslator:
     def module_iteration(self, base, method, node):
         ref = base.module or UNKNOWN_MODULE
         if method in ("values", "children", "modules"):
-            return Value(f"{base.code}.{method}()", "module", module=ModuleRef("list", elements=(ref.element(),)))
+            # every child: a loop over them binds one of them (ModuleRef.loop_element)
+            return Value(f"{base.code}.{method}()", "module", module=ModuleRef("list", elements=ref.elements or (
+                ref.element(),), ordered=ref.ordered))
         if method == "items":
-            return Value(f"{base.code}.items()", "module", module=ModuleRef("dict", elements=(ref.element(),)))
+            return Value(f"{base.code}.items()", "module", module=ModuleRef("dict", elements=ref.elements or (
+                ref.element(),), ordered=ref.ordered))
         return python(f"{base.code}.{method}()")
 
     # --- torch functions and tensor methods --------------------------------------------------------------
