@@ -84,6 +84,12 @@ class CallTranslator:
                 return self.method_call(func.attr.value, node)
             container_methods = {"items", "keys", "values", "__iter__", "__len__", "__getitem__", "children",
                                  "modules", "parameters", "named_children", "named_modules"}
+            if self.info is not None and not self.info.container_base and func.attr.value in (
+                    "children", "named_children") and target.kind != "module":
+                # a plain module's children: the module attributes its constructor sets (one of them per turn)
+                kind = "dict" if func.attr.value == "named_children" else "list"
+                return Value(f"self.{func.attr.value}()", "module", module=ModuleRef(kind, elements=self.own_children(),
+                                                                                   ordered=False))
             if self.info is not None and self.info.container_base and func.attr.value in container_methods:
                 children = self.ctx.ir.attributes.get("#children") if self.ctx.ir else None
                 code = f"self.{func.attr.value}({self.plain_args(node)})"
@@ -231,6 +237,12 @@ class CallTranslator:
             reduced = self.reduce_lambda(node)
             if reduced is not None:
                 return reduced
+        if name == "sum" and self.env.get("sum") is None and len(node.args) == 1 and not node.args[0].star and \
+                not node.args[0].keyword:
+            items = self.expr(node.args[0].value)
+            template = element_template(items)
+            if template is not None and template.is_tensor:  # `sum(outs)` of images alike: added as they are stored
+                return template.with_code(f"sum({items.code})").but(static=None)
         if name == "map" and self.env.get("map") is None:
             mapped = self.map_lambda(node)
             if mapped is not None:
@@ -534,7 +546,10 @@ class CallTranslator:
             pooled = self.pool_in_stored_order(code, rule, args[0])
             if pooled is not None:
                 return pooled
-        first = to_layout(self.ctx, args[0], rule.layout, rule.rank)
+        first = args[0]
+        if first.kind == "python" and first.static is None and rule.layout == "channels_last":
+            first = tensor(first.code)  # what porter cannot type (a class's unknown result) comes in torch's layout
+        first = to_layout(self.ctx, first, rule.layout, rule.rank)
         rest = [to_layout(self.ctx, a, "source") for a in args[1:]]
         kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
         training = self.training_kwarg(kwargs) if rule.training else ""

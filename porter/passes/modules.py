@@ -238,8 +238,8 @@ class ModuleResolver:
             return ModuleRef("rule", rule=self.module_rules[canonical])
         info = self.class_of(name)
         if info is not None:
-            if info.container_base == "sequential":
-                return self.sequential_subclass(info)
+            if info.container_base == "sequential" and info.find_method("forward") is None:
+                return self.sequential_subclass(info)  # (one with its own forward is a class: it runs that)
             return ModuleRef("class", class_name=info.name)  # an alias names its class
         if name in self.source.functions and name not in env:  # `norm_act=bnrelu`: a factory function
             return self.function_built(name)
@@ -372,7 +372,7 @@ class ModuleResolver:
         target = self.class_ref(node.func, env)
         info = self.class_of(dotted_name(node.func)) if target is not None and target.kind == "sequential" and \
             dotted_name(node.func) is not None else None
-        if info is not None and info.container_base == "sequential":
+        if info is not None and info.container_base == "sequential" and info.find_method("forward") is None:
             # `AnyStage(..., block_type, ...)`: the children its __init__ builds from what this call hands it
             return self.sequential_subclass(info, self._bound_arguments(info, node, env, owner))
         if target is None and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) != "self":
