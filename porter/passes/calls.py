@@ -243,6 +243,7 @@ class CallTranslator:
             template = element_template(items)
             if template is not None and template.is_tensor:  # `sum(outs)` of images alike: added as they are stored
                 return template.with_code(f"sum({items.code})").but(static=None)
+            return python(f"sum({self.as_plain(items).code})")  # (the argument translated once)
         if name == "map" and self.env.get("map") is None:
             mapped = self.map_lambda(node)
             if mapped is not None:
@@ -325,13 +326,13 @@ class CallTranslator:
         return python(code)
 
     def reduce_lambda(self, node):
-        """`functools.reduce(lambda a, b: body, items)` over a list whose items share one state (channels-last
-        images from `[m(x) for m in self.paths]`): the body translated with both parameters bound to that item; when
+        """`functools.reduce(lambda a, b: body, items)` over a list variable whose items share one state
+        (channels-last images from `[m(x) for m in self.paths]`): the body translated with both parameters bound to that item; when
         it gives back an item of that state (`a + b`, `torch.maximum(a, b)`) the items stay as they are stored and
         so does the result, else None (the call takes the items in torch's order, as any function does)."""
         if len(node.args) != 2 or any(a.star or a.keyword for a in node.args) or \
-                not isinstance(node.args[0].value, cst.Lambda):
-            return None
+                not isinstance(node.args[0].value, cst.Lambda) or not isinstance(node.args[1].value, cst.Name):
+            return None  # (a variable: reading it twice, here and in the plain call when this gives up, records nothing)
         function = node.args[0].value
         params = function.params
         if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params or params.posonly_params \
