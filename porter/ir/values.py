@@ -41,21 +41,26 @@ class ModuleRef:
         of that length whose item at each position is the elements' common module there, unknown where they
         differ."""
         elements, first = self.elements, self.element()
+        if len(elements) < 2 or not all(e.kind == first.kind and e.kind in ("list", "sequential") and e.ordered and
+                                        len(e.elements) == len(first.elements) for e in elements):
+            return first if len(set(elements)) < 2 else self.alternative_element()
 
         def same(a, b):
             return a.kind == b.kind and a.class_name == b.class_name and a.rule == b.rule
 
-        if len(elements) >= 2 and self.kind in ("list", "sequential") and not all(same(first, e) for e in elements):
-            # unlike modules (ASPP's convs, then its pooling branch): whichever one an iteration meets, as an if/else
-            # choosing among them is called (the same code and layouts for all, else converted at run time)
-            return ModuleRef("unknown", alternatives=tuple(dict.fromkeys(elements)))
-        if len(elements) < 2 or not all(e.kind == first.kind and e.kind in ("list", "sequential") and e.ordered and
-                                        len(e.elements) == len(first.elements) for e in elements):
-            return first
-
         items = tuple(column[0] if all(same(column[0], other) for other in column[1:]) else ModuleRef("unknown")
                       for column in zip(*(e.elements for e in elements)))
         return first if items == first.elements else ModuleRef(first.kind, elements=items, ordered=True)
+
+    def alternative_element(self):
+        """The module a loop over children of different kinds binds (`for m in self.paths`, paths a Sequential of
+        convs, a Conv2d and an Identity; `self._modules.values()`): one of them, each turn another, so a call on it
+        is a plain call only when every child takes and returns what it is handed in the same layouts (see
+        `alternatives`); a child porter does not know makes the binding unknown (call_module converts)."""
+        distinct = tuple(dict.fromkeys(self.elements))
+        if any(e.kind == "unknown" and not e.alternatives for e in distinct):
+            return UNKNOWN_MODULE
+        return ModuleRef("unknown", alternatives=distinct)
 
 
 UNKNOWN_MODULE = ModuleRef("unknown")

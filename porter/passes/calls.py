@@ -85,6 +85,12 @@ class CallTranslator:
                 return self.method_call(func.attr.value, node)
             container_methods = {"items", "keys", "values", "__iter__", "__len__", "__getitem__", "children",
                                  "modules", "parameters", "named_children", "named_modules"}
+            if self.info is not None and not self.info.container_base and func.attr.value in (
+                    "children", "named_children") and target.kind != "module":
+                # a plain module's children: the module attributes its constructor sets (one of them per turn)
+                kind = "dict" if func.attr.value == "named_children" else "list"
+                return Value(f"self.{func.attr.value}()", "module", module=ModuleRef(kind, elements=self.own_children(),
+                                                                                   ordered=False))
             if self.info is not None and self.info.container_base and func.attr.value in container_methods:
                 children = self.ctx.ir.attributes.get("#children") if self.ctx.ir else None
                 code = f"self.{func.attr.value}({self.plain_args(node)})"
@@ -237,11 +243,16 @@ class CallTranslator:
                     refs.append(inner.module.loop_element() if module else ModuleRef(
                         "plain", static=(template,) if template is not None else ()))
                 return Value(f"zip({', '.join(codes)})", "module", module=ModuleRef("zipped", elements=tuple(refs)))
-        if name == "sum" and len(node.args) == 1 and not node.args[0].star and self.env.get("sum") is None:
-            summed = self.expr(node.args[0].value)
-            template = element_template(summed)
-            if template is not None and template.is_tensor:  # images alike, added elementwise: as the list holds them
-                return template.with_code(f"sum({summed.code})")
+        if self.source.imports.resolve(node.func) == "functools.reduce":
+            reduced = self.reduce_lambda(node)
+            if reduced is not None:
+                return reduced
+        if name == "sum" and self.env.get("sum") is None and len(node.args) == 1 and not node.args[0].star and \
+                not node.args[0].keyword:
+            items = self.expr(node.args[0].value)
+            template = element_template(items)
+            if template is not None and template.is_tensor:  # `sum(outs)` of images alike: added as they are stored
+                return template.with_code(f"sum({items.code})").but(static=None)
         if name == "map" and self.env.get("map") is None:
             mapped = self.map_lambda(node)
             if mapped is not None:
@@ -325,6 +336,38 @@ class CallTranslator:
         if body.is_tensor:
             return Value(code, "tuple", items=None, static=("each", body.with_code("")))
         return python(code)
+
+    def reduce_lambda(self, node):
+        """`functools.reduce(lambda a, b: body, items)` over a list variable whose items share one state
+        (channels-last images from `[m(x) for m in self.paths]`): the body translated with both parameters bound to that item; when
+        it gives back an item of that state (`a + b`, `torch.maximum(a, b)`) the items stay as they are stored and
+        so does the result, else None (the call takes the items in torch's order, as any function does)."""
+        if len(node.args) != 2 or any(a.star or a.keyword for a in node.args) or \
+                not isinstance(node.args[0].value, cst.Lambda) or not isinstance(node.args[1].value, cst.Name):
+            return None  # (a variable: reading it twice, here and in the plain call when this gives up, records nothing)
+        function = node.args[0].value
+        params = function.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params or params.posonly_params \
+                or params.star_kwarg is not None or len(params.params) != 2 or \
+                any(p.default is not None for p in params.params):
+            return None
+        items = self.expr(node.args[1].value)
+        template = element_template(items)
+        if template is None or not template.is_tensor:
+            return None
+        env_backup = dict(self.env)
+        try:
+            for param in params.params:
+                self.env[param.name.value] = template.with_code(param.name.value)
+            body = self.expr(function.body)
+        finally:
+            self.env.clear()
+            self.env.update(env_backup)
+        if not (body.is_tensor and body.layout == template.layout and body.rank == template.rank):
+            return None
+        names = ", ".join(p.name.value for p in params.params)
+        return body.with_code(f"{self.code(node.func)}(lambda {names}: {body.code}, {items.code})").but(
+            channels=template.channels, static=None)
 
     # --- arguments ---------------------------------------------------------------------------------------
     def arg_values(self, node):
@@ -541,7 +584,10 @@ class CallTranslator:
             pooled = self.pool_in_stored_order(code, rule, args[0])
             if pooled is not None:
                 return pooled
-        first = to_layout(self.ctx, args[0], rule.layout, rule.rank)
+        first = args[0]
+        if first.kind == "python" and first.static is None and rule.layout == "channels_last":
+            first = tensor(first.code)  # what porter cannot type (a class's unknown result) comes in torch's layout
+        first = to_layout(self.ctx, first, rule.layout, rule.rank)
         rest = [to_layout(self.ctx, a, "source") for a in args[1:]]
         kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
         training = self.training_kwarg(kwargs) if rule.training else ""
@@ -905,9 +951,12 @@ class CallTranslator:
     def module_iteration(self, base, method, node):
         ref = base.module or UNKNOWN_MODULE
         if method in ("values", "children", "modules"):
-            return Value(f"{base.code}.{method}()", "module", module=ModuleRef("list", elements=(ref.element(),)))
+            # every child: a loop over them binds one of them (ModuleRef.loop_element)
+            return Value(f"{base.code}.{method}()", "module", module=ModuleRef("list", elements=ref.elements or (
+                ref.element(),), ordered=ref.ordered))
         if method == "items":
-            return Value(f"{base.code}.items()", "module", module=ModuleRef("dict", elements=(ref.element(),)))
+            return Value(f"{base.code}.items()", "module", module=ModuleRef("dict", elements=ref.elements or (
+                ref.element(),), ordered=ref.ordered))
         return python(f"{base.code}.{method}()")
 
     # --- torch functions and tensor methods --------------------------------------------------------------

@@ -229,6 +229,11 @@ class FileTranslator:
             if info.container_base and module_env.get("#children"):
                 ir.attributes["#children"] = ModuleRef(info.container_base, elements=tuple(module_env["#children"]),
                                                        ordered=False)
+            elif info.container_base == "sequential":  # the children its __init__ hands to super().__init__
+                children = resolver.sequential_subclass(info)
+                if children.elements:
+                    ir.attributes["#children"] = \
+                        ModuleRef("sequential", elements=children.elements, ordered=False)
         finally:
             self.ctx.current.pop()
 

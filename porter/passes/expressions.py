@@ -171,8 +171,8 @@ class ExpressionTranslator(CallTranslator):
         if kind is None and self.info is not None and any(attr in _registered_tensors(info.node)
                                                           for info in _lineage(self.info)):
             kind = "buffer"  # registered by a helper method __init__ calls, not translated yet
-        if attr == "_modules" and kind is None:  # torch's name -> child dict: children whose layouts vary
-            return Value("self._modules", "module", module=ModuleRef("dict", elements=(UNKNOWN_MODULE,),
+        if attr == "_modules" and kind is None:  # torch's name -> child dict: a loop binds any one of them
+            return Value("self._modules", "module", module=ModuleRef("dict", elements=self.own_children(),
                                                                      ordered=False))
         keras_name = self.keras_attr(attr)
         if attr == "weight" and kind is None and self.info is not None and \
@@ -185,6 +185,20 @@ class ExpressionTranslator(CallTranslator):
             rank = ir.attributes.get(f"{attr}#rank")
             return tensor(f"self.{keras_name}", rank)
         return python(f"self.{keras_name}")
+
+    def own_children(self):
+        """The modules `self.children()` / `self._modules` hold, as far as porter knows them: a container subclass's
+        children, else the module attributes the constructor sets; an unknown one among them when some may be
+        missing (set by `setattr` or handed to a Sequential base porter could not follow)."""
+        ir = self.ctx.ir
+        if ir is None or self.info is None:
+            return (UNKNOWN_MODULE,)
+        if self.info.container_base:
+            children = ir.attributes.get("#children")
+            return children.elements if children is not None and children.elements else (UNKNOWN_MODULE,)
+        refs = tuple(ref for name, ref in ir.attributes.items() if not name.startswith("#") and
+                     isinstance(ref, ModuleRef) and ref.kind != "classobj")
+        return refs + ((UNKNOWN_MODULE,) if ir.attributes.get("#setattr") is not None or not refs else ())
 
     def tensor_attribute(self, base, attr, node):
         if attr in ("shape",):

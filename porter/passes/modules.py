@@ -239,7 +239,7 @@ class ModuleResolver:
         info = self.class_of(name)
         if info is not None:
             if info.container_base == "sequential":
-                return _own_forward(info, self.sequential_subclass(info))
+                return self.sequential_class(info)
             return ModuleRef("class", class_name=info.name)  # an alias names its class
         if name in self.source.functions and name not in env:  # `norm_act=bnrelu`: a factory function
             return self.function_built(name)
@@ -261,6 +261,16 @@ class ModuleResolver:
                 built[name] = ref if ref.kind in ("rule", "class", "sequential", "list", "dict") or \
                     ref.alternatives else None
         return built[name]
+
+    def sequential_class(self, info, arguments=None):
+        """What an instance of the nn.Sequential subclass `info` is: the container of its children, or, when it has a
+        forward of its own and porter knows every child (a loop over `self._modules.values()` binds one of them),
+        that class, whose forward runs. With a child porter cannot see (`super().__init__(*args)`) it stays the
+        container of unknown children: called through call_module, which converts at run time."""
+        ref = self.sequential_subclass(info, arguments)
+        if info.find_method("forward") is not None and _known_throughout(ref):
+            return ModuleRef("class", class_name=info.name)
+        return _own_forward(info, ref)
 
     def sequential_subclass(self, info, arguments=None):
         """A class deriving from nn.Sequential: its children are what its __init__ hands to super().__init__ (or,
@@ -374,7 +384,10 @@ class ModuleResolver:
             dotted_name(node.func) is not None else None
         if info is not None and info.container_base == "sequential":
             # `AnyStage(..., block_type, ...)`: the children its __init__ builds from what this call hands it
-            return _own_forward(info, self.sequential_subclass(info, self._bound_arguments(info, node, env, owner)))
+            ref = self.sequential_class(info, self._bound_arguments(info, node, env, owner))
+            if ref.kind != "class":
+                return ref
+            target = ref
         if target is None and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) != "self":
             alternatives = config_block_classes(self.source, self.class_of).get(node.func.attr.value)
             if alternatives:  # `cnf.block(cnf, ...)`: a block class a config object carries (MBConv, FusedMBConv)
@@ -901,6 +914,14 @@ def _alternatives(refs):
     if refs and all(r.kind in ("class", "rule", "sequential") for r in refs):
         return ModuleRef("unknown", alternatives=tuple(dict.fromkeys(refs)))
     return UNKNOWN_MODULE
+
+
+def _known_throughout(ref):
+    """Whether every module in `ref` (recursively, each alternative too) is a rule, an in-file class or a container
+    of such."""
+    if ref.kind == "unknown":
+        return bool(ref.alternatives) and all(_known_throughout(a) for a in ref.alternatives)
+    return ref.kind != "sequential" or all(_known_throughout(e) for e in ref.elements)
 
 
 def _channels_last_throughout(ref):

@@ -99,7 +99,10 @@ TRANSPOSES_LEFT = {
            "to `x[0]`/`x[1]` (rank 3) in the other: the merge keeps torch's order (5 Transposes; 24 before the "
            "if/else-chosen c1x1_c and the (resid, dense) tuple kept channels-last)",
     "resnext": "resnext_features' LambdaMap/LambdaReduce run their children from `self._modules.values()` and "
-               "combine a list: each converts at run time (77 Transposes)",
+               "combine a list: each converts at run time (77 Transposes). The loop over children and "
+               "reduce(lambda, images) keep channels-last (tests/passes/test_children_loops.py), but these classes "
+               "take their children as `*args` and their function as `fn` (a lambda per construction), which the "
+               "class cannot see: per-construction children and lambdas are what is missing",
 }
 
 
