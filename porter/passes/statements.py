@@ -179,6 +179,10 @@ class BodyTranslator(ExpressionTranslator):
 
     def assign(self, small, pad):
         targets = [t.target for t in small.targets]
+        stubbed = next((c for c in map(self.third_party_target, targets) if c is not None), None)
+        if stubbed is not None:  # `plt.rcParams["figure.figsize"] = size`: a library the port does not import
+            message = self.stub_message(stubbed, "third-party code porter does not translate; port it by hand")
+            return [f"{pad}{self.ctx.use('not_supported')}({message!r})"]
         if len(targets) == 1 and isinstance(targets[0], cst.Subscript):
             base = self.expr(targets[0].value)
             if base.is_tensor or (base.kind == "python" and _masked(targets[0])):
@@ -228,6 +232,16 @@ class BodyTranslator(ExpressionTranslator):
             self.bind_target(target, value)
         left = " = ".join(self.target_code(t) for t in targets)
         return [f"{pad}{left} = {value.code}"]
+
+    def third_party_target(self, target):
+        """The canonical id of the third-party name an assignment target stores into (`plt.rcParams[...]`), or
+        None."""
+        while isinstance(target, (cst.Attribute, cst.Subscript)):
+            canonical = self.source.imports.resolve(target) if isinstance(target, cst.Attribute) else None
+            if canonical is not None:
+                return canonical if self.is_third_party(canonical) else None
+            target = target.value
+        return None
 
     def tensor_unpack(self, value, count):
         """`q, k, v = qkv` (a tensor of known rank): torch iterates the tensor's first dim; the port unstacks the

@@ -1,0 +1,111 @@
+"""Idioms of long library files (d2l's `torch.py`), normalised before the frontend reads the classes:
+
+- `d2l = sys.modules[__name__]`: the module naming itself; `d2l.Module` is the file's own `Module`, so
+  `X.attr` becomes `attr` wherever X is such a name (bases, decorators, calls alike);
+- `self.save_hyperparameters()` (d2l's HyperParameters, PyTorch Lightning): every constructor parameter becomes an
+  attribute of `self`, so the call becomes those assignments (`ignore=[...]` names left out);
+- `nn_Module = nn.Module`, `ones_like = torch.ones_like`: a top-level name bound to an imported framework name is
+  one more import alias of it (`module_aliases`), and the statement is not carried over.
+
+The text rewrites keep every line where it is (the assignments share the call's line), so reported lines are the
+source's.
+"""
+
+import re
+
+import libcst as cst
+
+from porter.frontend.imports import dotted_name
+from porter.frontend.names import top_level_bindings
+
+_SELF_MODULE = re.compile(r"^([A-Za-z_]\w*)\s*=\s*sys\.modules\[\s*__name__\s*\]\s*$", re.MULTILINE)
+
+
+def normalised_text(text):
+    """`text` with the self-module names and `save_hyperparameters()` calls rewritten (unchanged when it has
+    neither: the common case costs two string searches)."""
+    names = set(_SELF_MODULE.findall(text))
+    if not names and "save_hyperparameters(" not in text:
+        return text
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return text  # the frontend reports the syntax error with its own message
+    return module.visit(_Rewriter(names)).code
+
+
+class _Rewriter(cst.CSTTransformer):
+    """`d2l.X` -> `X`; `self.save_hyperparameters(...)` -> `self.a = a; self.b = b` in the enclosing function."""
+
+    def __init__(self, self_module_names):
+        super().__init__()
+        self.self_module_names = self_module_names
+        self.functions = []
+
+    def leave_Attribute(self, original, updated):
+        if isinstance(updated.value, cst.Name) and updated.value.value in self.self_module_names:
+            return updated.attr
+        return updated
+
+    def visit_FunctionDef(self, node):
+        self.functions.append(node)
+
+    def leave_FunctionDef(self, original, updated):
+        self.functions.pop()
+        return updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if not self.functions or len(updated.body) != 1 or not isinstance(updated.body[0], cst.Expr):
+            return updated
+        call = updated.body[0].value
+        if not (isinstance(call, cst.Call) and dotted_name(call.func) == "self.save_hyperparameters"):
+            return updated
+        function = self.functions[-1]
+        ignored = _ignored_names(call)
+        names = [p.name.value for p in [*function.params.posonly_params, *function.params.params,
+                                        *function.params.kwonly_params]
+                 if p.name.value != "self" and p.name.value not in ignored and not p.name.value.startswith("_")]
+        if not names:
+            return updated.with_changes(body=[cst.Pass()])
+        assignments = [cst.Assign(targets=[cst.AssignTarget(cst.Attribute(cst.Name("self"), cst.Name(name)))],
+                                  value=cst.Name(name)) for name in names]
+        return updated.with_changes(body=assignments)
+
+
+def _ignored_names(call):
+    """The names of `save_hyperparameters(ignore=[...])` (or its first positional argument)."""
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value == "ignore":
+            if isinstance(arg.value, (cst.List, cst.Tuple, cst.Set)):
+                return {e.value.evaluated_value for e in arg.value.elements
+                        if isinstance(e.value, cst.SimpleString)}
+    return set()
+
+
+def module_aliases(module, imports):
+    """{name: canonical} of top-level `name = <imported framework name>` statements (`nn_Module = nn.Module`,
+    `concat = torch.cat`), where every top-level statement binding the name says the same."""
+    aliases = {}
+    for name, statements in top_level_bindings(module).items():
+        found = {_statement_alias(statement, name, imports) for statement in statements}
+        if len(found) == 1 and None not in found:
+            aliases[name] = found.pop()
+    return aliases
+
+
+def _statement_alias(statement, name, imports):
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    canonical = alias_assignment(statement.body[0], imports)
+    return canonical if canonical is not None and statement.body[0].targets[0].target.value == name else None
+
+
+def alias_assignment(small, imports):
+    """The canonical id `small` (`name = torch.cat`) binds its one plain name to, or None."""
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and
+            isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, (cst.Name, cst.Attribute))):
+        return None
+    canonical = imports.resolve(small.value)
+    if canonical is None or not (imports.is_torch(canonical) or canonical.startswith("mxnet")):
+        return None
+    return canonical
