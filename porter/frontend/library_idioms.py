@@ -101,11 +101,35 @@ def _statement_alias(statement, name, imports):
 
 
 def alias_assignment(small, imports):
-    """The canonical id `small` (`name = torch.cat`) binds its one plain name to, or None."""
-    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and
-            isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, (cst.Name, cst.Attribute))):
+    """The canonical id `small` (`name = torch.cat`) binds its one plain name to, or None. A lambda forwarding to a
+    tensor method (`swapaxes = lambda x, *args, **kwargs: x.swapaxes(*args, **kwargs)`) is torch's function of that
+    name where a rule covers it."""
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target,
+                                                                                       cst.Name)):
+        return None
+    if isinstance(small.value, cst.Lambda):
+        return _forwarded_method(small.value)
+    if not isinstance(small.value, (cst.Name, cst.Attribute)):
         return None
     canonical = imports.resolve(small.value)
     if canonical is None or not (imports.is_torch(canonical) or canonical.startswith("mxnet")):
         return None
     return canonical
+
+
+def _forwarded_method(function):
+    """`torch.<m>` for `lambda x, *args, **kwargs: x.<m>(*args, **kwargs)` when a rule covers torch.<m>."""
+    from porter.rules.registry import load_all_rules
+
+    params = function.params
+    if len(params.params) != 1 or not isinstance(params.star_arg, cst.Param) or params.star_kwarg is None or \
+            params.kwonly_params or params.posonly_params:
+        return None
+    body = function.body
+    if not (isinstance(body, cst.Call) and isinstance(body.func, cst.Attribute) and
+            dotted_name(body.func.value) == params.params[0].name.value and len(body.args) == 2 and
+            body.args[0].star == "*" and dotted_name(body.args[0].value) == params.star_arg.name.value and
+            body.args[1].star == "**" and dotted_name(body.args[1].value) == params.star_kwarg.name.value):
+        return None
+    canonical = f"torch.{body.func.attr.value}"
+    return canonical if canonical in load_all_rules()[1] else None

@@ -425,8 +425,16 @@ class FileTranslator:
         config = ", ".join(f"{p!r}: {p}" for p in init_params)
         # `Base.__init__(self, ...)` (the pre-super() spelling) of an in-file base is the base's constructor too
         base_calls = tuple(f"{base}.__init__(self" for base in info.bases[:1])
+        # `d2l.Module.__init__(self)` in GRU(RNN): an ancestor's constructor, skipping the direct base's
+        ancestor_calls = tuple(f"{name}.__init__(self" for name in _further_ancestors(info))
         for line in body:
             stripped = line.strip()
+            if not done and ancestor_calls and stripped.startswith(ancestor_calls) and stripped.endswith(")"):
+                pad = line[:len(line) - len(stripped)]
+                lines.append(f"{pad}{stripped[:stripped.rindex(')')].rstrip()}, {keras_kwargs})")
+                lines.append(f"{pad}self.init_args = {{{config}}}")
+                done = True
+                continue
             explicit_base = stripped.startswith(base_calls) and stripped.endswith(")")
             if not done and (stripped.startswith("super(") and "__init__(" in stripped or explicit_base or
                              stripped.startswith("nn.Module.__init__(self")):
@@ -1480,3 +1488,15 @@ def _params(definition):
     if parameters.star_kwarg is not None:
         result.append(parameters.star_kwarg.with_changes(star="**"))
     return result
+
+
+def _further_ancestors(info):
+    """In-file ancestors of a module class other than its first base (their bases, transitively)."""
+    found, frontier = [], [info.family[b] for b in info.bases[:1] if b in (info.family or {})]
+    while frontier:
+        current = frontier.pop()
+        for base in current.bases:
+            if base not in found and base in current.family:
+                found.append(base)
+                frontier.append(current.family[base])
+    return [name for name in found if name not in info.bases[:1]]
