@@ -19,28 +19,60 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.names import top_level_bindings
 
 _SELF_MODULE = re.compile(r"^([A-Za-z_]\w*)\s*=\s*sys\.modules\[\s*__name__\s*\]\s*$", re.MULTILINE)
+_FORWARDING_LAMBDA = re.compile(r"^[A-Za-z_]\w*\s*=\s*lambda\s+\w+\s*,\s*\*\w+\s*,\s*\*\*\w+\s*:", re.MULTILINE)
 
 
 def normalised_text(text):
     """`text` with the self-module names and `save_hyperparameters()` calls rewritten (unchanged when it has
     neither: the common case costs two string searches)."""
     names = set(_SELF_MODULE.findall(text))
-    if not names and "save_hyperparameters(" not in text:
+    if not names and "save_hyperparameters(" not in text and not _FORWARDING_LAMBDA.search(text):
         return text
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return text  # the frontend reports the syntax error with its own message
-    return module.visit(_Rewriter(names)).code
+    return module.visit(_Rewriter(names, forwarding_lambdas(module))).code
+
+
+def forwarding_lambdas(module):
+    """{name: method} of top-level `name = lambda x, *args, **kwargs: x.method(*args, **kwargs)` (d2l's
+    `astype = lambda x, *args, **kwargs: x.type(*args, **kwargs)`), each name bound once."""
+    found, seen = {}, set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            for target in getattr(small, "targets", ()):
+                name = dotted_name(target.target)
+                if name in seen:
+                    found.pop(name, None)
+                    continue
+                seen.add(name)
+                method = _forwarded_method_name(small.value) if len(small.targets) == 1 else None
+                if method is not None:
+                    found[name] = method
+    return found
 
 
 class _Rewriter(cst.CSTTransformer):
     """`d2l.X` -> `X`; `self.save_hyperparameters(...)` -> `self.a = a; self.b = b` in the enclosing function."""
 
-    def __init__(self, self_module_names):
+    def __init__(self, self_module_names, lambdas):
         super().__init__()
         self.self_module_names = self_module_names
+        self.lambdas = lambdas
         self.functions = []
+
+    def leave_Call(self, original, updated):
+        # `astype(x, int64)` with `astype = lambda x, *args, **kwargs: x.type(*args, **kwargs)`: `x.type(int64)`
+        method = self.lambdas.get(updated.func.value) if isinstance(updated.func, cst.Name) else None
+        if method is None or not updated.args or updated.args[0].keyword is not None or updated.args[0].star:
+            return updated
+        receiver = updated.args[0].value
+        if not isinstance(receiver, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not receiver.lpar:
+            receiver = receiver.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # `(a == b).type(t)`
+        return updated.with_changes(func=cst.Attribute(receiver, cst.Name(method)), args=updated.args[1:])
 
     def leave_Attribute(self, original, updated):
         if isinstance(updated.value, cst.Name) and updated.value.value in self.self_module_names:
@@ -121,6 +153,15 @@ def _forwarded_method(function):
     """`torch.<m>` for `lambda x, *args, **kwargs: x.<m>(*args, **kwargs)` when a rule covers torch.<m>."""
     from porter.rules.registry import load_all_rules
 
+    method = _forwarded_method_name(function)
+    canonical = f"torch.{method}"
+    return canonical if method is not None and canonical in load_all_rules()[1] else None
+
+
+def _forwarded_method_name(function):
+    """`m` for `lambda x, *args, **kwargs: x.<m>(*args, **kwargs)`, else None."""
+    if not isinstance(function, cst.Lambda):
+        return None
     params = function.params
     if len(params.params) != 1 or not isinstance(params.star_arg, cst.Param) or params.star_kwarg is None or \
             params.kwonly_params or params.posonly_params:
@@ -131,5 +172,4 @@ def _forwarded_method(function):
             body.args[0].star == "*" and dotted_name(body.args[0].value) == params.star_arg.name.value and
             body.args[1].star == "**" and dotted_name(body.args[1].value) == params.star_kwarg.name.value):
         return None
-    canonical = f"torch.{body.func.attr.value}"
-    return canonical if canonical in load_all_rules()[1] else None
+    return body.func.attr.value

@@ -2,17 +2,25 @@
 gives in_features / in_channels / num_features at the first call, as in torch; until then the layer has no weights,
 so a model holding one is called once on a sample input before `load_state_dict`."""
 
+import tensorflow as tf
+
 from porter.runtime.base import TorchLayer
 from porter.runtime.conv import _ConvNd
 from porter.runtime.linear import Linear
 from porter.runtime.norm import _BatchNormBase
 
 
+def _unmade():
+    """What a lazy layer's parameters hold before its first call: torch's uninitialised parameter reads as an empty
+    tensor, so an init in __init__ (`net.weight.data.normal_(0, 0.01)`) does nothing, as in torch."""
+    return tf.zeros((0,))
+
+
 class _LazyWeights:
     """Weights made by `make_weights(input's last dim)` in Keras's build, i.e. at the first call."""
 
     def build(self, input_shape):
-        if self.weight is None and not getattr(self, "_lazy_made", False):
+        if not getattr(self, "_lazy_made", False):
             self._lazy_made = True
             self.make_weights(int(input_shape[-1]))
         self.built = True
@@ -30,7 +38,7 @@ class LazyLinear(_LazyWeights, Linear):
     def __init__(self, out_features, bias=True, device=None, dtype=None, **kwargs):
         TorchLayer.__init__(self, **kwargs)
         self.in_features, self.out_features, self.use_bias = 0, out_features, bias
-        self.weight = self.bias = None
+        self.weight, self.bias = _unmade(), _unmade() if bias else None
 
     def get_config(self):
         return {**TorchLayer.get_config(self), "out_features": self.out_features, "bias": self.use_bias}
@@ -44,6 +52,7 @@ class _LazyConvNd(_LazyWeights, _ConvNd):
                  padding_mode="zeros", device=None, dtype=None, **kwargs):
         super().__init__(None, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
                          **kwargs)
+        self.weight, self.bias = _unmade(), _unmade() if bias else None
 
     def runs_in(self, layout):
         return layout == "channels_last"
@@ -74,7 +83,9 @@ class _LazyBatchNorm(_LazyWeights, _BatchNormBase):
         TorchLayer.__init__(self, **kwargs)
         self.num_features, self.eps, self.momentum = 0, eps, momentum
         self.affine, self.track_running_stats, self.use_bias = affine, track_running_stats, True
-        self.weight = self.bias = self.running_mean = self.running_var = self.num_batches_tracked = None
+        self.weight, self.bias = (_unmade(), _unmade()) if affine else (None, None)
+        self.running_mean, self.running_var = (_unmade(), _unmade()) if track_running_stats else (None, None)
+        self.num_batches_tracked = None
 
     def get_config(self):
         config = super().get_config()
