@@ -17,7 +17,7 @@ from porter.frontend.walk import walk
 from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
-from porter.passes.context import KERAS_RESERVED, ClassSignature
+from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
@@ -1265,7 +1265,12 @@ class FileTranslator:
                 elif _uses_torch(item, self.source.imports):
                     env = {p.name.value: python(p.name.value) for p in _params(item)}
                     translator = ClassBodyTranslator(self, None, "function", env, None)
-                    body, _ = translator.block(item.body, 2)
+                    # a method that draws (d2l's ProgressBoard.draw): what it cannot translate is display code
+                    self.ctx.display_code = _uses_torch(item, self.source.imports, DISPLAY_LIBRARIES)
+                    try:
+                        body, _ = translator.block(item.body, 2)
+                    finally:
+                        self.ctx.display_code = False
                     self.config_method_code[(statement.name.value, item.name.value)] = clean_body(body)
 
     def translate_plain_method(self, info, definition):
@@ -1351,20 +1356,21 @@ def _one_kind(refs):
     return ModuleRef("unknown")
 
 
-def _uses_torch(node, imports):
-    """True when `node` reads a name that resolves into torch (`torch.arange`, `nn.Linear`, `F.relu`)."""
+def _uses_torch(node, imports, roots=("torch",)):
+    """True when `node` reads a name that resolves into torch (`torch.arange`, `nn.Linear`, `F.relu`), or into
+    one of the packages `roots` names."""
     found = []
 
     class Finder(cst.CSTVisitor):
         def visit_Attribute(self, attribute):
             canonical = imports.resolve(attribute)
-            if canonical is not None and canonical.startswith("torch"):
+            if canonical is not None and canonical.split(".")[0] in roots:
                 found.append(attribute)
             return not found
 
         def visit_Name(self, name):
             canonical = imports.resolve(name)
-            if canonical is not None and canonical.startswith("torch"):
+            if canonical is not None and canonical.split(".")[0] in roots:
                 found.append(name)
 
     node.visit(Finder())

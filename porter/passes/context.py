@@ -60,6 +60,7 @@ class FileContext:
     main_class: str | None = None
     init_args: dict = field(default_factory=dict)
     used_runtime: set = field(default_factory=set)
+    display_code: bool = False  # translating code that draws: what it cannot translate is listed, not a stub
     irs: dict = field(default_factory=dict)  # class name -> ModuleIR
     signatures: dict = field(default_factory=dict)  # class name -> ClassSignature
     method_signatures: dict = field(default_factory=dict)  # (class, method) -> ClassSignature
@@ -96,7 +97,7 @@ class FileContext:
             owner = self.ir_for(self.source.classes[self.main_class])
         elif owner is None:
             owner = self.irs.get(self.main_class)
-        if owner is not None and construct.split(".")[0] in DISPLAY_LIBRARIES:
+        if owner is not None and (construct.split(".")[0] in DISPLAY_LIBRARIES or self.display_code):
             # plotting and notebook display code the model's helpers reach (d2l's ProgressBoard): not model code,
             # so listed, not counted as a stub of the model
             note = Adjustment(line, f"{construct}: plotting/display code, a stub that raises if called")
