@@ -107,10 +107,9 @@ class _Rewriter(cst.CSTTransformer):
 def _ignored_names(call):
     """The names of `save_hyperparameters(ignore=[...])` (or its first positional argument)."""
     for arg in call.args:
-        if arg.keyword is None or arg.keyword.value == "ignore":
-            if isinstance(arg.value, (cst.List, cst.Tuple, cst.Set)):
-                return {e.value.evaluated_value for e in arg.value.elements
-                        if isinstance(e.value, cst.SimpleString)}
+        if (arg.keyword is None or arg.keyword.value == "ignore") and isinstance(arg.value, (cst.List, cst.Tuple,
+                                                                                             cst.Set)):
+            return {e.value.evaluated_value for e in arg.value.elements if isinstance(e.value, cst.SimpleString)}
     return set()
 
 

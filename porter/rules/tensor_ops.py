@@ -13,8 +13,8 @@ from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout,
                                remap_axis, tensor)
 from porter.rules.registry import Signature, function_rule
 
-
 FLOAT_DTYPES = frozenset({"tf.float16", "tf.bfloat16", "tf.float32", "tf.float64"})
+
 
 def _bind(ctx, call, signature_text):
     return call.bind(Signature.parse(signature_text))

@@ -8,7 +8,6 @@ import inspect
 import math
 import sys
 
-import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -27,7 +26,7 @@ def set_figsize(figsize=(3.5, 2.5)):
 
 
 class HyperParameters:
-    def save_hyperparameters(self, ignore=[]):
+    def save_hyperparameters(self, ignore=[]):  # noqa: B006 - d2l's own spelling
         frame = inspect.currentframe().f_back
         _, _, _, local_vars = inspect.getargvalues(frame)
         self.hparams = {k: v for k, v in local_vars.items()
