@@ -8,7 +8,7 @@ from porter import __version__
 from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
 from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
-from porter.frontend.main_class import default_main_class, factory_main_class
+from porter.frontend.main_class import default_main_class, factory_main_class, is_loss_class
 from porter.frontend.script_code import script_line_ranges
 from porter.frontend.source import parse_source
 from porter.frontend.spatial_size import solve_spatial_size
@@ -107,6 +107,8 @@ def choose_main_class(source, requested, trained):
             raise UsageError(f"--class {requested}: no nn.Module subclass of that name in {source.display_path}",
                              hint=f"classes found: {known}")
         return requested
+    if trained is not None and is_loss_class(source, trained):
+        trained = None  # `loss = MaskedSoftmaxCELoss()` in the training code (d2l's train_seq2seq): not the model
     returned = factory_main_class(source, trained)
     if returned is not None and trained is not None and _derives_from(source, trained, returned):
         return trained  # `class Net(ResNet)` built by the script, `def ResNet8(): return ResNet(...)`: the model

@@ -48,6 +48,10 @@ pip_quiet --no-deps "vit-pytorch==1.26.14" "pretrainedmodels==0.7.4" "efficientn
 # torch + einops (einops>=0.8 comes with the dev extras)
 step "installing mlp-mixer-pytorch 0.3.1, g-mlp-pytorch 0.1.5, perceiver-pytorch 0.11.0, conformer 0.3.2 (corpus, --no-deps)..."
 pip_quiet --no-deps "mlp-mixer-pytorch==0.3.1" "g-mlp-pytorch==0.1.5" "perceiver-pytorch==0.11.0" "conformer==0.3.2"
+# d2l 1.0.3 (tests/corpus/test_d2l.py): its torch.py is a 140 KB library file mixing dozens of model classes with
+# plotting, data and training utilities; only the file is read (its plotting/data dependencies are not needed)
+step "installing d2l 1.0.3 (corpus, --no-deps)..."
+pip_quiet --no-deps "d2l==1.0.3"
 step "checking that porter, torch, tensorflow and keras import..."
 .venv/bin/python -c "import porter, torch, tensorflow, keras" 2>/dev/null || {
   echo "setup: the virtual environment is incomplete" >&2; exit 1; }

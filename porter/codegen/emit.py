@@ -26,6 +26,7 @@ from porter.codegen.templates import environment
 from porter.errors import InternalError
 from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
+from porter.frontend.library_idioms import alias_assignment
 from porter.frontend.names import assigned_names, bound_names, mutated_names
 from porter.frontend.source import linked_first
 from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
@@ -245,6 +246,9 @@ class ModuleEmitter:
             if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString,
                                                                           cst.ConcatenatedString)):
                 return None  # the module docstring: the generated one replaces it
+            if any(name in self.source.imports.aliases for name in assigned_names(statement)) and \
+                    alias_assignment(small, self.source.imports) is not None:
+                return None  # `concat = torch.cat`: an import alias (frontend/library_idioms.py), as imports are
             if statement in getattr(self.translator, "module_code", {}):  # computed with torch: translated
                 return self.translator.module_code[statement]
             if any(name in self.source.model_names for name in [*assigned_names(statement), *mutated_names(statement)]):

@@ -37,7 +37,17 @@ def default_main_class(source):
         return found
     own = _own_classes(source)
     fallback = _unused_in_order(source, own)
+    # a loss (`class MaskedSoftmaxCELoss(nn.CrossEntropyLoss)` closing d2l's torch.py) is what training uses,
+    # not the model
+    models = [name for name in fallback if not is_loss_class(source, name)]
+    fallback = models or fallback
     return fallback[-1] if fallback else own[-1]
+
+
+def is_loss_class(source, name):
+    """Whether module class `name` derives from a torch loss (`class MaskedSoftmaxCELoss(nn.CrossEntropyLoss)`)."""
+    info = source.classes.get(name)
+    return info is not None and (info.layer_base or "").endswith("Loss")
 
 
 def _own_classes(source):

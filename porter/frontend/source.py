@@ -19,6 +19,7 @@ import libcst as cst
 from porter.errors import SourceError
 from porter.frontend import gluon
 from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_id, dotted_name
+from porter.frontend.library_idioms import module_aliases, normalised_text
 from porter.frontend.linker import linked_text
 from porter.frontend.names import top_level_bindings
 from porter.frontend.node_index import NodeIndex
@@ -380,6 +381,7 @@ def parse_source(path, display_path=None):
     package = package_of(Path(path))
     own_lines = text.count("\n") + 1
     text, linked, origins, linked_lines, home_names = linked_text(Path(path), text, package, is_covered_by_a_rule)
+    text = normalised_text(text)  # `d2l = sys.modules[__name__]`, `self.save_hyperparameters()`
     try:
         with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level
             module = cst.parse_module(text)
@@ -395,6 +397,7 @@ def parse_source(path, display_path=None):
             imports = ImportTable.from_statements(import_nodes, package)
             for name in linked:  # defined by the linked text now, not imported
                 imports.aliases.pop(name, None)
+            imports.aliases.update(module_aliases(module, imports))  # `nn_Module = nn.Module`
     except (cst.ParserSyntaxError, RecursionError) as error:
         raise SourceError(f"cannot parse the file ({str(error).splitlines()[0]})", display_path) from None
     body, decided_ifs = decided_body(module, imports.resolve, is_covered_by_a_rule)

@@ -17,7 +17,7 @@ from porter.frontend.walk import walk
 from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
-from porter.passes.context import KERAS_RESERVED, ClassSignature
+from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
@@ -430,8 +430,16 @@ class FileTranslator:
         config = ", ".join(f"{p!r}: {p}" for p in init_params)
         # `Base.__init__(self, ...)` (the pre-super() spelling) of an in-file base is the base's constructor too
         base_calls = tuple(f"{base}.__init__(self" for base in info.bases[:1])
+        # `d2l.Module.__init__(self)` in GRU(RNN): an ancestor's constructor, skipping the direct base's
+        ancestor_calls = tuple(f"{name}.__init__(self" for name in _further_ancestors(info))
         for line in body:
             stripped = line.strip()
+            if not done and ancestor_calls and stripped.startswith(ancestor_calls) and stripped.endswith(")"):
+                pad = line[:len(line) - len(stripped)]
+                lines.append(f"{pad}{stripped[:stripped.rindex(')')].rstrip()}, {keras_kwargs})")
+                lines.append(f"{pad}self.init_args = {{{config}}}")
+                done = True
+                continue
             explicit_base = stripped.startswith(base_calls) and stripped.endswith(")")
             if not done and (stripped.startswith("super(") and "__init__(" in stripped or explicit_base or
                              stripped.startswith("nn.Module.__init__(self")):
@@ -1262,7 +1270,12 @@ class FileTranslator:
                 elif _uses_torch(item, self.source.imports):
                     env = {p.name.value: python(p.name.value) for p in _params(item)}
                     translator = ClassBodyTranslator(self, None, "function", env, None)
-                    body, _ = translator.block(item.body, 2)
+                    # a method that draws (d2l's ProgressBoard.draw): what it cannot translate is display code
+                    self.ctx.display_code = _uses_torch(item, self.source.imports, DISPLAY_LIBRARIES)
+                    try:
+                        body, _ = translator.block(item.body, 2)
+                    finally:
+                        self.ctx.display_code = False
                     self.config_method_code[(statement.name.value, item.name.value)] = clean_body(body)
 
     def translate_plain_method(self, info, definition):
@@ -1348,20 +1361,21 @@ def _one_kind(refs):
     return ModuleRef("unknown")
 
 
-def _uses_torch(node, imports):
-    """True when `node` reads a name that resolves into torch (`torch.arange`, `nn.Linear`, `F.relu`)."""
+def _uses_torch(node, imports, roots=("torch",)):
+    """True when `node` reads a name that resolves into torch (`torch.arange`, `nn.Linear`, `F.relu`), or into
+    one of the packages `roots` names."""
     found = []
 
     class Finder(cst.CSTVisitor):
         def visit_Attribute(self, attribute):
             canonical = imports.resolve(attribute)
-            if canonical is not None and canonical.startswith("torch"):
+            if canonical is not None and canonical.split(".")[0] in roots:
                 found.append(attribute)
             return not found
 
         def visit_Name(self, name):
             canonical = imports.resolve(name)
-            if canonical is not None and canonical.startswith("torch"):
+            if canonical is not None and canonical.split(".")[0] in roots:
                 found.append(name)
 
     node.visit(Finder())
@@ -1485,3 +1499,15 @@ def _params(definition):
     if parameters.star_kwarg is not None:
         result.append(parameters.star_kwarg.with_changes(star="**"))
     return result
+
+
+def _further_ancestors(info):
+    """In-file ancestors of a module class other than its first base (their bases, transitively)."""
+    found, frontier = [], [info.family[b] for b in info.bases[:1] if b in (info.family or {})]
+    while frontier:
+        current = frontier.pop()
+        for base in current.bases:
+            if base not in found and base in current.family:
+                found.append(base)
+                frontier.append(current.family[base])
+    return [name for name in found if name not in info.bases[:1]]

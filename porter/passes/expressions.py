@@ -454,6 +454,13 @@ class ExpressionTranslator(CallTranslator):
             return value.but(code=f"tf.cast({value.code}, {target})", dtype=None)
         return value
 
+    def promote_compared(self, value, other):
+        """`arange(n, dtype=torch.float32)[None, :] < valid_len[:, None]`: torch compares an integer tensor with a
+        float one in float; TensorFlow refuses, so the side whose dtype is not known float is promoted."""
+        if other.is_tensor and other.dtype == "float" and value.is_tensor and value.dtype in (None, "int"):
+            return value.but(code=f"{self.ctx.use('promote_like_torch')}({value.code}, {other.code})", dtype=None)
+        return value
+
     def _expr_BooleanOperation(self, node):
         left, right = self.expr(node.left), self.expr(node.right)
         operator = "and" if isinstance(node.operator, cst.And) else "or"
@@ -475,6 +482,7 @@ class ExpressionTranslator(CallTranslator):
             if operator in ("is", "is not"):
                 return python(f"{values[0].code} {operator} {values[1].code}")
             (a, b), layout, rank = unify(self.ctx, values)
+            a, b = self.promote_compared(a, b), self.promote_compared(b, a)
             return tensor(f"{self.wrap(a.code)} {operator} {self.wrap(b.code)}", rank, layout).but(dtype="bool")
         parts.append(self.wrap(values[0].code))
         for target, value in zip(node.comparisons, values[1:]):
@@ -742,6 +750,8 @@ class ExpressionTranslator(CallTranslator):
             self.env[target.value] = value.with_code(target.value)
             for key in [k for k in getattr(self, "hoisted", {}) if k[0] == target.value]:
                 del self.hoisted[key]
+            if getattr(self, "rebound", None) is not None:
+                self.rebound.add(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
             if value.kind == "size":

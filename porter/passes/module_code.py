@@ -8,6 +8,7 @@ broadcasts MEAN in that layout); the code replaces the source statement in the m
 import libcst as cst
 
 from porter.frontend.imports import mentions_torch
+from porter.frontend.library_idioms import alias_assignment
 from porter.frontend.names import assigned_names
 from porter.ir.layout import to_layout
 
@@ -23,6 +24,9 @@ def translate_module_assignments(file_translator, body_translator_class):
         small = statement.body[0]
         if not isinstance(small, cst.Assign) or not mentions_torch(small.value, source.imports):
             continue
+        if alias_assignment(small, source.imports) is not None and \
+                small.targets[0].target.value in source.imports.aliases:
+            continue  # `concat = torch.cat`: an import alias (frontend/library_idioms.py), not carried over
         names = assigned_names(statement)
         if not names or not any(name in source.model_names for name in names):
             continue

@@ -54,6 +54,7 @@ class BodyTranslator(ExpressionTranslator):
         self.module_env = {}
         self.pending = []  # statements to emit before the current one (hoisted layout conversions)
         self.hoisted = {}  # (variable, layout) -> name holding the converted tensor
+        self.rebound = set()  # variables the block being translated assigns (their hoisted conversions are stale)
         self.calls_itself = None  # a class calling itself on images: the image template (ClassBodyTranslator)
         self.parameter_names = set(env)  # (the body's parameters: env holds them at the start)
 
@@ -76,7 +77,7 @@ class BodyTranslator(ExpressionTranslator):
         statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
         if isinstance(body, cst.SimpleStatementSuite):
             statements = [cst.SimpleStatementLine(body=body.body)]
-        hoisted_before = dict(self.hoisted)
+        hoisted_before, rebound_before, self.rebound = dict(self.hoisted), self.rebound, set()
         for statement in statements:
             if terminated:
                 break
@@ -93,7 +94,9 @@ class BodyTranslator(ExpressionTranslator):
             lines.extend(INDENT * depth + line for line in self.pending)
             self.pending = outer_pending
             lines.extend(produced)
-        self.hoisted = hoisted_before
+        # `if self.conv3: X = self.conv3(X)`: a conversion of X hoisted before the block is stale after it
+        self.hoisted = {key: name for key, name in hoisted_before.items() if key[0] not in self.rebound}
+        self.rebound = rebound_before | self.rebound
         if self.nested_functions:
             self._fill_local_functions(lines)
         if isinstance(body, cst.IndentedBlock):
@@ -179,9 +182,14 @@ class BodyTranslator(ExpressionTranslator):
 
     def assign(self, small, pad):
         targets = [t.target for t in small.targets]
+        stubbed = next((c for c in map(self.third_party_target, targets) if c is not None), None)
+        if stubbed is not None:  # `plt.rcParams["figure.figsize"] = size`: a library the port does not import
+            message = self.stub_message(stubbed, "third-party code porter does not translate; port it by hand")
+            return [f"{pad}{self.ctx.use('not_supported')}({message!r})"]
         if len(targets) == 1 and isinstance(targets[0], cst.Subscript):
             base = self.expr(targets[0].value)
-            if base.is_tensor or (base.kind == "python" and _masked(targets[0])):
+            if base.is_tensor or (base.kind == "python" and (_masked(targets[0]) or self.tensor_attribute_target(
+                    targets[0].value))):
                 # a value porter could not type, indexed by a comparison (`logits[logits < v] = -inf`): a tensor
                 return self.item_assignment(targets[0], base.but(kind="tensor"), small, pad)
             held = images_held(base)
@@ -228,6 +236,22 @@ class BodyTranslator(ExpressionTranslator):
             self.bind_target(target, value)
         left = " = ".join(self.target_code(t) for t in targets)
         return [f"{pad}{left} = {value.code}"]
+
+    def tensor_attribute_target(self, target):
+        """Whether `target` is `self.name` holding a plain tensor (`self.P = torch.zeros(...)` in __init__, then
+        `self.P[:, :, 0::2] = torch.sin(X)`: a scatter, as TensorFlow tensors are immutable)."""
+        return isinstance(target, cst.Attribute) and dotted_name(target.value) == "self" and \
+            self.ctx.ir is not None and self.ctx.ir.attributes.get(target.attr.value) == "tensor"
+
+    def third_party_target(self, target):
+        """The canonical id of the third-party name an assignment target stores into (`plt.rcParams[...]`), or
+        None."""
+        while isinstance(target, (cst.Attribute, cst.Subscript)):
+            canonical = self.source.imports.resolve(target) if isinstance(target, cst.Attribute) else None
+            if canonical is not None:
+                return canonical if self.is_third_party(canonical) else None
+            target = target.value
+        return None
 
     def tensor_unpack(self, value, count):
         """`q, k, v = qkv` (a tensor of known rank): torch iterates the tensor's first dim; the port unstacks the

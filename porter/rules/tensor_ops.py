@@ -13,6 +13,8 @@ from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout,
                                remap_axis, tensor)
 from porter.rules.registry import Signature, function_rule
 
+FLOAT_DTYPES = frozenset({"tf.float16", "tf.bfloat16", "tf.float32", "tf.float64"})
+
 
 def _bind(ctx, call, signature_text):
     return call.bind(Signature.parse(signature_text))
@@ -618,6 +620,8 @@ def _creation(runtime, rank_from_args=True):
                 isinstance(v.static, int) or v.kind == "python" and v.static is None and "." not in v.code
                 for v in args):
             result = result.but(dtype="int")
+        elif "dtype" in kwargs and kwargs["dtype"].code in FLOAT_DTYPES:
+            result = result.but(dtype="float")  # a comparison with an integer tensor promotes that one
         return result
 
     return translate

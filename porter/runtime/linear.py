@@ -13,10 +13,16 @@ class Linear(TorchLayer):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, **kwargs):
         super().__init__(**kwargs)
         self.in_features, self.out_features, self.use_bias = in_features, out_features, bias
-        init = uniform_fan_in(in_features)
-        self.weight = self.add_weight(shape=(out_features, in_features), initializer=init, name="weight")
-        self.bias = self.add_weight(shape=(out_features,), initializer=init, name="bias") if bias else None
+        self.make_weights(in_features)
         self.finish_init()
+
+    def make_weights(self, in_features):
+        """weight (out, in) and bias, torch's init; LazyLinear calls it once the input gives `in_features`."""
+        self.in_features = in_features
+        init = uniform_fan_in(in_features)
+        self.weight = self.add_weight(shape=(self.out_features, in_features), initializer=init, name="weight")
+        self.bias = self.add_weight(shape=(self.out_features,), initializer=init, name="bias") if self.use_bias \
+            else None
 
     def call(self, x):
         return linear(x, self.weight, self.bias)

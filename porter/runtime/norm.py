@@ -202,13 +202,20 @@ class _BatchNormBase(TorchLayer):
         super().__init__(**kwargs)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats, self.use_bias = affine, track_running_stats, bias
+        self.make_weights(num_features)
+        self.finish_init()
+
+    def make_weights(self, num_features):
+        """weight, bias and the running statistics; the Lazy batch norms call it once the input gives
+        `num_features`."""
+        self.num_features = num_features
         self.weight = self.bias = None
-        if affine:
+        if self.affine:
             self.weight = self.add_weight(shape=(num_features,), initializer="ones", name="weight", autocast=False)
-            if bias:
+            if self.use_bias:
                 self.bias = self.add_weight(shape=(num_features,), initializer="zeros", name="bias", autocast=False)
         self.running_mean = self.running_var = self.num_batches_tracked = None
-        if track_running_stats:
+        if self.track_running_stats:
             self.running_mean = self.add_weight(shape=(num_features,), initializer="zeros", name="running_mean",
                                                 trainable=False, autocast=False)
             self.running_var = self.add_weight(shape=(num_features,), initializer="ones", name="running_var",
@@ -216,7 +223,6 @@ class _BatchNormBase(TorchLayer):
             # torch bookkeeping; load_state_dict ignores it (see base.IGNORED_SUFFIXES), so it restarts at 0
             self.num_batches_tracked = self.add_weight(shape=(), initializer="zeros", dtype="int64",
                                                        name="num_batches_tracked", trainable=False, autocast=False)
-        self.finish_init()
 
     def call(self, x, training=None):
         x = tf.convert_to_tensor(x)

@@ -168,6 +168,17 @@ class _RecurrentBase(TorchLayer):
         self._recurrent_seed = (keras.random.SeedGenerator() if self.dropout > 0 and num_layers > 1 else None)
         self.finish_init()
 
+    @property
+    def _flat_weights_names(self):
+        """torch's RNNBase._flat_weights_names: the parameter names, layer by layer (init code walks them and reads
+        `_parameters[name]`)."""
+        return [entry.key for entry in self.torch_state()]
+
+    @property
+    def _parameters(self):
+        """torch's Module._parameters of an RNN: name -> parameter."""
+        return {entry.key: entry.variable for entry in self.torch_state()}
+
     def _recurrent_param(self, name, suffix, dtype):
         return _recurrent_cast(getattr(self, name + suffix, None), dtype)
 

@@ -112,3 +112,35 @@ def test_a_subclass_the_training_code_builds_wins_over_the_class_a_factory_retur
     assert choose_main_class(source, None, "TinyNet") == "TinyNet"
     assert choose_main_class(source, None, "Head") == "Net"  # not a subclass: the factory's class still wins
     assert choose_main_class(source, None, None) == "Net"
+
+
+LOSS_LAST = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class MaskedCELoss(nn.CrossEntropyLoss):
+    def forward(self, pred, label):
+        return super().forward(pred, label)
+
+
+def train(net):
+    loss = MaskedCELoss()
+    for x, y in []:
+        loss(net(x), y).backward()
+'''
+
+
+def test_a_loss_closing_the_file_is_not_the_model(tmp_path):
+    from porter.convert import choose_main_class
+
+    path = tmp_path / "lib.py"
+    path.write_text(LOSS_LAST)
+    source = parse_source(path)
+    assert default_main_class(source) == "Model"
+    assert choose_main_class(source, None, "MaskedCELoss") == "Model"  # what the training code builds

@@ -919,10 +919,17 @@ class Linear(TorchLayer):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, **kwargs):
         super().__init__(**kwargs)
         self.in_features, self.out_features, self.use_bias = in_features, out_features, bias
-        init = uniform_fan_in(in_features)
-        self.weight = self.add_weight(shape=(out_features, in_features), initializer=init, name="weight")
-        self.bias = self.add_weight(shape=(out_features,), initializer=init, name="bias") if bias else None
+        self.make_weights(in_features)
         self.finish_init()
+
+    def make_weights(self, in_features):
+        """weight (out, in) and bias, torch's init; LazyLinear calls it once the input gives `in_features`."""
+        self.in_features = in_features
+        init = uniform_fan_in(in_features)
+        self.weight = self.add_weight(shape=(self.out_features, in_features), initializer=init, name="weight")
+        self.bias = (
+            self.add_weight(shape=(self.out_features,), initializer=init, name="bias") if self.use_bias else None
+        )
 
     def call(self, x):
         return linear(x, self.weight, self.bias)
@@ -1115,6 +1122,17 @@ class _RecurrentBase(TorchLayer):
                 self._recurrent_suffixes.append(suffix)
         self._recurrent_seed = keras.random.SeedGenerator() if self.dropout > 0 and num_layers > 1 else None
         self.finish_init()
+
+    @property
+    def _flat_weights_names(self):
+        """torch's RNNBase._flat_weights_names: the parameter names, layer by layer (init code walks them and reads
+        `_parameters[name]`)."""
+        return [entry.key for entry in self.torch_state()]
+
+    @property
+    def _parameters(self):
+        """torch's Module._parameters of an RNN: name -> parameter."""
+        return {entry.key: entry.variable for entry in self.torch_state()}
 
     def _recurrent_param(self, name, suffix, dtype):
         return _recurrent_cast(getattr(self, name + suffix, None), dtype)

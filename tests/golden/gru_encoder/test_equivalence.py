@@ -279,6 +279,9 @@ class PortedPair:
 
         torch.manual_seed(self.seed)
         self.torch_model = getattr(self.torch_module, self.class_name)(**self.init_args)
+        lazy = _has_lazy_modules(self.torch_model)
+        if lazy:  # nn.LazyLinear & co. make their weights at the first call: one on example inputs, both sides
+            self.run_torch(self.example_inputs(batch=1))
         perturb_torch_module(self.torch_model, self.seed)
         self.torch_model.eval()
         self.reference_state = torch_state_numpy(self.torch_model)
@@ -287,6 +290,8 @@ class PortedPair:
         try:
             self.keras_model = getattr(self.keras_module, self.class_name)(**self.init_args)
             self.keras_model.channels_last_io = False  # compared with torch in torch's layout
+            if lazy:
+                self.run_keras(self.example_inputs(batch=1))
         finally:
             keras.config.set_dtype_policy(previous)
         self.keras_module.load_state_dict(self.keras_model, self.reference_state)
@@ -355,6 +360,13 @@ class PortedPair:
         else:
             result = self.keras_model(*[tf.constant(i) for i in inputs], training=False)
         return _flatten_outputs(result, lambda t: np.asarray(t))
+
+
+def _has_lazy_modules(torch_model):
+    """Whether a torch model holds lazy modules whose parameters are not made yet."""
+    from torch.nn.modules.lazy import LazyModuleMixin
+
+    return any(isinstance(m, LazyModuleMixin) and m.has_uninitialized_params() for m in torch_model.modules())
 
 
 def smallest_embedding_size(keras_model):

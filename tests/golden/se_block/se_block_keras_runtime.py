@@ -975,7 +975,7 @@ class _ConvNd(TorchLayer):
     ):
         super().__init__(**kwargs)
         n = self._conv_rank
-        if groups <= 0 or in_channels % groups or out_channels % groups:
+        if groups <= 0 or out_channels % groups:
             raise ValueError("in_channels and out_channels must be divisible by groups (a positive integer)")
         if padding_mode not in _CONV_PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_CONV_PADDING_MODES}, got {padding_mode!r}")
@@ -1004,13 +1004,26 @@ class _ConvNd(TorchLayer):
             and all(s == 1 for s in self.stride)
             and all(p == (0, 0) for p in self._conv_pads)
         )
-        fan_in = in_channels // groups * int(np.prod(self.kernel_size))
-        init = uniform_fan_in(fan_in)
+        self.weight = self.bias = None
+        if in_channels is not None:  # None: a Lazy convolution (runtime/lazy.py), made at its first call
+            self.make_weights(in_channels)
+            self.finish_init()
+
+    def make_weights(self, in_channels):
+        """The HWIO kernel and bias, torch's init; the Lazy convolutions call it once the input gives
+        `in_channels`."""
+        if in_channels % self.groups:
+            raise ValueError("in_channels and out_channels must be divisible by groups (a positive integer)")
+        self.in_channels = self._conv_config["in_channels"] = in_channels
+        init = uniform_fan_in(in_channels // self.groups * int(np.prod(self.kernel_size)))
         self.weight = self.add_weight(
-            shape=self.kernel_size + (in_channels // groups, out_channels), initializer=init, name="weight"
+            shape=self.kernel_size + (in_channels // self.groups, self.out_channels), initializer=init, name="weight"
         )
-        self.bias = self.add_weight(shape=(out_channels,), initializer=init, name="bias") if bias else None
-        self.finish_init()
+        self.bias = (
+            self.add_weight(shape=(self.out_channels,), initializer=init, name="bias")
+            if self._conv_config["bias"]
+            else None
+        )
 
     def call(self, x, layout=None, layout_out=None):
         """`layout` / `layout_out`: the layouts a container holds `x` in and wants the result in (see `runs_in`);
@@ -1095,10 +1108,17 @@ class Linear(TorchLayer):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, **kwargs):
         super().__init__(**kwargs)
         self.in_features, self.out_features, self.use_bias = in_features, out_features, bias
-        init = uniform_fan_in(in_features)
-        self.weight = self.add_weight(shape=(out_features, in_features), initializer=init, name="weight")
-        self.bias = self.add_weight(shape=(out_features,), initializer=init, name="bias") if bias else None
+        self.make_weights(in_features)
         self.finish_init()
+
+    def make_weights(self, in_features):
+        """weight (out, in) and bias, torch's init; LazyLinear calls it once the input gives `in_features`."""
+        self.in_features = in_features
+        init = uniform_fan_in(in_features)
+        self.weight = self.add_weight(shape=(self.out_features, in_features), initializer=init, name="weight")
+        self.bias = (
+            self.add_weight(shape=(self.out_features,), initializer=init, name="bias") if self.use_bias else None
+        )
 
     def call(self, x):
         return linear(x, self.weight, self.bias)
@@ -1348,13 +1368,20 @@ class _BatchNormBase(TorchLayer):
         super().__init__(**kwargs)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats, self.use_bias = affine, track_running_stats, bias
+        self.make_weights(num_features)
+        self.finish_init()
+
+    def make_weights(self, num_features):
+        """weight, bias and the running statistics; the Lazy batch norms call it once the input gives
+        `num_features`."""
+        self.num_features = num_features
         self.weight = self.bias = None
-        if affine:
+        if self.affine:
             self.weight = self.add_weight(shape=(num_features,), initializer="ones", name="weight", autocast=False)
-            if bias:
+            if self.use_bias:
                 self.bias = self.add_weight(shape=(num_features,), initializer="zeros", name="bias", autocast=False)
         self.running_mean = self.running_var = self.num_batches_tracked = None
-        if track_running_stats:
+        if self.track_running_stats:
             self.running_mean = self.add_weight(
                 shape=(num_features,), initializer="zeros", name="running_mean", trainable=False, autocast=False
             )
@@ -1370,7 +1397,6 @@ class _BatchNormBase(TorchLayer):
                 trainable=False,
                 autocast=False,
             )
-        self.finish_init()
 
     def call(self, x, training=None):
         x = tf.convert_to_tensor(x)

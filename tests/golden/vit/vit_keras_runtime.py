@@ -1335,7 +1335,7 @@ class _ConvNd(TorchLayer):
     ):
         super().__init__(**kwargs)
         n = self._conv_rank
-        if groups <= 0 or in_channels % groups or out_channels % groups:
+        if groups <= 0 or out_channels % groups:
             raise ValueError("in_channels and out_channels must be divisible by groups (a positive integer)")
         if padding_mode not in _CONV_PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_CONV_PADDING_MODES}, got {padding_mode!r}")
@@ -1364,13 +1364,26 @@ class _ConvNd(TorchLayer):
             and all(s == 1 for s in self.stride)
             and all(p == (0, 0) for p in self._conv_pads)
         )
-        fan_in = in_channels // groups * int(np.prod(self.kernel_size))
-        init = uniform_fan_in(fan_in)
+        self.weight = self.bias = None
+        if in_channels is not None:  # None: a Lazy convolution (runtime/lazy.py), made at its first call
+            self.make_weights(in_channels)
+            self.finish_init()
+
+    def make_weights(self, in_channels):
+        """The HWIO kernel and bias, torch's init; the Lazy convolutions call it once the input gives
+        `in_channels`."""
+        if in_channels % self.groups:
+            raise ValueError("in_channels and out_channels must be divisible by groups (a positive integer)")
+        self.in_channels = self._conv_config["in_channels"] = in_channels
+        init = uniform_fan_in(in_channels // self.groups * int(np.prod(self.kernel_size)))
         self.weight = self.add_weight(
-            shape=self.kernel_size + (in_channels // groups, out_channels), initializer=init, name="weight"
+            shape=self.kernel_size + (in_channels // self.groups, self.out_channels), initializer=init, name="weight"
         )
-        self.bias = self.add_weight(shape=(out_channels,), initializer=init, name="bias") if bias else None
-        self.finish_init()
+        self.bias = (
+            self.add_weight(shape=(self.out_channels,), initializer=init, name="bias")
+            if self._conv_config["bias"]
+            else None
+        )
 
     def call(self, x, layout=None, layout_out=None):
         """`layout` / `layout_out`: the layouts a container holds `x` in and wants the result in (see `runs_in`);
@@ -1561,10 +1574,17 @@ class Linear(TorchLayer):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, **kwargs):
         super().__init__(**kwargs)
         self.in_features, self.out_features, self.use_bias = in_features, out_features, bias
-        init = uniform_fan_in(in_features)
-        self.weight = self.add_weight(shape=(out_features, in_features), initializer=init, name="weight")
-        self.bias = self.add_weight(shape=(out_features,), initializer=init, name="bias") if bias else None
+        self.make_weights(in_features)
         self.finish_init()
+
+    def make_weights(self, in_features):
+        """weight (out, in) and bias, torch's init; LazyLinear calls it once the input gives `in_features`."""
+        self.in_features = in_features
+        init = uniform_fan_in(in_features)
+        self.weight = self.add_weight(shape=(self.out_features, in_features), initializer=init, name="weight")
+        self.bias = (
+            self.add_weight(shape=(self.out_features,), initializer=init, name="bias") if self.use_bias else None
+        )
 
     def call(self, x):
         return linear(x, self.weight, self.bias)
