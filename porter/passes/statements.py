@@ -8,7 +8,9 @@ end of the body. A branch on a tensor value (data-dependent) becomes `tf.where` 
 import libcst as cst
 
 from porter.frontend.annotations import annotation_text
+from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name
+from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
 from porter.frontend.walk import has_escape
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
@@ -542,6 +544,20 @@ class BodyTranslator(ExpressionTranslator):
         return self.as_plain(value) if value.kind == "tuple" else value
 
     # --- compound statements -----------------------------------------------------------------------------
+    def _stmt_ClassDef(self, statement, depth):
+        """A layer class defined inside a method (GluonNLP's MLPAttentionCell defines `_NormalizedScoreProj` in its
+        `__init__`): not translated yet; the name stands for a stub that raises when the class is built, so the
+        method's other paths still run. Any other class is carried over as written."""
+        bases = {self.source.imports.resolve(arg.value) for arg in statement.bases}
+        if not bases & (BLOCK_BASES | MODULE_BASES):
+            text = self.code(statement).strip("\n")
+            return [INDENT * depth + line for line in _dedent(text).splitlines()], False
+        message = self.stub_message(f"class {statement.name.value}", "a layer class defined inside a method is "
+                                    "not translated yet; move it to module level")
+        stub = f"(lambda *args, **kwargs: {self.ctx.use('not_supported')}({message!r}))"
+        self.env[statement.name.value] = python(statement.name.value)
+        return [f"{INDENT * depth}{statement.name.value} = {stub}"], False
+
     def _stmt_If(self, statement, depth):
         pad = INDENT * depth
         decided = flag_truth(statement.test, self.source.module_flags, self.source.imports.resolve)

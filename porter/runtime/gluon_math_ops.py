@@ -1,6 +1,6 @@
 """MXNet operators attention and sequence code calls through `F`: batch_dot and dot (with transpose_a/b),
-broadcast_* arithmetic, expand_dims, split (num_outputs, squeeze_axis), repeat, SequenceMask and one_hot, with mxnet 1.9.1's
-semantics and parameter names (`name=` ignored)."""
+broadcast_* arithmetic, expand_dims, split (num_outputs, squeeze_axis), repeat, SequenceMask, one_hot and where,
+with mxnet 1.9.1's semantics and parameter names (`name=` ignored)."""
 
 import tensorflow as tf
 
@@ -135,3 +135,15 @@ def gluon_one_hot(indices, depth, on_value=1.0, off_value=0.0, dtype="float32", 
     dtype = tf.as_dtype(getattr(dtype, "__name__", dtype))
     return tf.one_hot(indices, depth, on_value=tf.cast(on_value, dtype), off_value=tf.cast(off_value, dtype),
                       dtype=dtype)
+
+
+def gluon_where(condition, x, y, name=None):
+    """F.where: x where `condition` is nonzero, else y (mxnet's condition is a number tensor, not a boolean one);
+    a condition of rank 1 against higher-rank x picks whole rows, as in mxnet."""
+    x = tf.convert_to_tensor(x)
+    y = tf.cast(tf.convert_to_tensor(y), x.dtype)
+    condition = tf.convert_to_tensor(condition)
+    keep = condition if condition.dtype == tf.bool else tf.not_equal(condition, tf.zeros([], condition.dtype))
+    if len(keep.shape) == 1 and len(x.shape) > 1:
+        keep = tf.reshape(keep, [-1] + [1] * (len(x.shape) - 1))
+    return tf.where(keep, x, y)

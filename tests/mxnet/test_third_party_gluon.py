@@ -222,3 +222,36 @@ def _flat(result):
 def _error(got, expected):
     assert got.shape == expected.shape, (got.shape, expected.shape)
     return float(np.max(np.abs(got - expected))) / (float(np.max(np.abs(expected))) or 1.0)
+
+
+MASKED_SCORE = Path(__file__).resolve().parent / "models" / "masked_score.py"
+
+
+@needs_mxnet
+def test_gluonnlp_style_masked_score_matches_mxnet(scratch):
+    """GluonNLP's idioms convert (exit 1: the class defined inside `__init__` is a stub naming its line) and the
+    port of the other path matches mxnet: `amp._amp_initialized` is False, `F == mx.nd` True, F.where masks with a
+    number mask, `isinstance(..., gluon.Block)` / `ndarray.NDArray` read the port's layers and tensors."""
+    from porter.verify.mxnet_reference import run_gluon_reference
+
+    out = scratch / "masked_score"
+    completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(MASKED_SCORE), "-o", str(out)],
+                               capture_output=True, text=True, cwd=REPOSITORY, check=False)
+    assert completed.returncode == 1, completed.stderr
+    manifest = json.loads((out / "porter-manifest.json").read_text())
+    [cell] = [c for c in manifest["sources"][0]["classes"] if c["name"] == "MaskedScore"]
+    assert [u["construct"] for u in cell["unsupported"]] == ["class _NormalizedProjection"]
+    spec = importlib.util.spec_from_file_location("third_party_masked_score", out / "masked_score_keras.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    generator = np.random.default_rng(2)
+    x = generator.standard_normal((2, 3, 4)).astype(np.float32)
+    mask = (generator.random((2, 3, 4)) > 0.3).astype(np.float32)
+    params = scratch / "masked_score.params"
+    reference = run_gluon_reference(MASKED_SCORE, "MaskedScore", [x, mask], init_kwargs={"units": 4}, perturb=True,
+                                    save_parameters=params)
+    error, transposes = _matches(module.MaskedScore(units=4), [x, mask], reference, params, module)
+    assert error <= 1e-5
+    assert transposes == 0
+    with pytest.raises(NotImplementedError, match="masked_score.py:24"):
+        module.MaskedScore(units=4, normalized=True)
