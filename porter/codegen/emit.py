@@ -29,7 +29,7 @@ from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.names import assigned_names, bound_names, mutated_names
 from porter.frontend.source import linked_first
 from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
-from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
+from porter.rules.constants import CARRIED_CLASSES, TORCH_CONSTANTS, TORCH_HOST_CALLS
 
 INDENT = "    "  # one level, as in the translated body lines
 
@@ -221,7 +221,8 @@ class ModuleEmitter:
                 rule = ctx.module_rules.get(canonical) or ctx.function_rules.get(canonical)
                 runtime = getattr(rule, "runtime", None) if canonical else None
                 if runtime is None and canonical is not None:  # `make=nn.Sequential`, `base=Module`
-                    runtime = container_runtime(canonical) or ("TorchModule" if canonical == "torch.nn.Module" else None)
+                    runtime = container_runtime(canonical) or ("TorchModule" if canonical == "torch.nn.Module" else
+                                                               CARRIED_CLASSES.get(canonical))
                 return cst.Name(ctx.use(runtime)) if runtime else None
 
         return Renamer
@@ -360,7 +361,9 @@ class ModuleEmitter:
             call_signature, call_body = None, None
         methods = []
         for name, definition in info.methods.items():
-            if name in ("__init__", "forward"):
+            if name in ("__init__", "forward") or name == "__call__" and _delegates_to_super_call(definition):
+                # GluonNLP documents `__call__(self, inputs, begin_state=None)` by overriding it to call the base's:
+                # kept, it would hide Keras's `__call__` (and its `training` argument) for nothing
                 continue
             key = (info.name, name)
             if key in translator.method_code:
@@ -535,3 +538,16 @@ class _MethodBodies(cst.CSTTransformer):
         parsed = cst.parse_statement("def _translated():\n" + "\n".join(line[4:] for line in lines) + "\n")
         return updated.with_changes(body=parsed.body)
 
+
+def _delegates_to_super_call(definition):
+    """Whether method `definition` (a `__call__`) does nothing but return `super(...).__call__(...)`."""
+    statements = [s for s in definition.body.body if not (
+        isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr) and
+        isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return False
+    small = statements[0].body[0]
+    value = small.value if isinstance(small, (cst.Return, cst.Expr)) else None
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+        value.func.attr.value == "__call__" and isinstance(value.func.value, cst.Call) and \
+        isinstance(value.func.value.func, cst.Name) and value.func.value.func.value == "super"

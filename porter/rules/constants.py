@@ -31,3 +31,10 @@ TORCH_HOST_CALLS = {
     "mxnet.current_context": "None", "mxnet.context.current_context": "None", "mxnet.context.num_gpus": "0",
     "mxnet.num_gpus": "0",
 }
+
+# framework classes code carried over as written may derive from or name, and what stands for them in the port:
+# Gluon's Block as any layer; classes porter has no port of as a base that raises when built
+CARRIED_CLASSES = {"mxnet.gluon.Parameter": "NotTranslatedBase",
+                   "mxnet.gluon.parameter.Parameter": "NotTranslatedBase",
+                   "mxnet.gluon.Block": "GluonBlock", "mxnet.gluon.HybridBlock": "GluonBlock",
+                   "mxnet.gluon.block.Block": "GluonBlock", "mxnet.gluon.block.HybridBlock": "GluonBlock"}
