@@ -27,7 +27,7 @@ from porter.errors import InternalError
 from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.names import assigned_names, bound_names, mutated_names
-from porter.frontend.source import linked_first
+from porter.frontend.source import body_without_docstring, linked_first
 from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
 from porter.rules.constants import CARRIED_CLASSES, TORCH_CONSTANTS, TORCH_HOST_CALLS
 
@@ -541,9 +541,7 @@ class _MethodBodies(cst.CSTTransformer):
 
 def _delegates_to_super_call(definition):
     """Whether method `definition` (a `__call__`) does nothing but return `super(...).__call__(...)`."""
-    statements = [s for s in definition.body.body if not (
-        isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr) and
-        isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]
+    statements = body_without_docstring(definition)
     if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
         return False
     small = statements[0].body[0]
