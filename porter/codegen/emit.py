@@ -28,9 +28,9 @@ from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.library_idioms import alias_assignment
 from porter.frontend.names import assigned_names, bound_names, mutated_names
-from porter.frontend.source import linked_first
+from porter.frontend.source import body_without_docstring, linked_first
 from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
-from porter.rules.constants import TORCH_CONSTANTS, TORCH_HOST_CALLS
+from porter.rules.constants import CARRIED_CLASSES, TORCH_CONSTANTS, TORCH_HOST_CALLS
 
 INDENT = "    "  # one level, as in the translated body lines
 
@@ -222,7 +222,8 @@ class ModuleEmitter:
                 rule = ctx.module_rules.get(canonical) or ctx.function_rules.get(canonical)
                 runtime = getattr(rule, "runtime", None) if canonical else None
                 if runtime is None and canonical is not None:  # `make=nn.Sequential`, `base=Module`
-                    runtime = container_runtime(canonical) or ("TorchModule" if canonical == "torch.nn.Module" else None)
+                    runtime = container_runtime(canonical) or ("TorchModule" if canonical == "torch.nn.Module" else
+                                                               CARRIED_CLASSES.get(canonical))
                 return cst.Name(ctx.use(runtime)) if runtime else None
 
         return Renamer
@@ -364,7 +365,9 @@ class ModuleEmitter:
             call_signature, call_body = None, None
         methods = []
         for name, definition in info.methods.items():
-            if name in ("__init__", "forward"):
+            if name in ("__init__", "forward") or name == "__call__" and _delegates_to_super_call(definition):
+                # GluonNLP documents `__call__(self, inputs, begin_state=None)` by overriding it to call the base's:
+                # kept, it would hide Keras's `__call__` (and its `training` argument) for nothing
                 continue
             key = (info.name, name)
             if key in translator.method_code:
@@ -539,3 +542,14 @@ class _MethodBodies(cst.CSTTransformer):
         parsed = cst.parse_statement("def _translated():\n" + "\n".join(line[4:] for line in lines) + "\n")
         return updated.with_changes(body=parsed.body)
 
+
+def _delegates_to_super_call(definition):
+    """Whether method `definition` (a `__call__`) does nothing but return `super(...).__call__(...)`."""
+    statements = body_without_docstring(definition)
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return False
+    small = statements[0].body[0]
+    value = small.value if isinstance(small, (cst.Return, cst.Expr)) else None
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+        value.func.attr.value == "__call__" and isinstance(value.func.value, cst.Call) and \
+        isinstance(value.func.value.func, cst.Name) and value.func.value.func.value == "super"

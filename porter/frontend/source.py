@@ -194,9 +194,7 @@ class SourceFile:
 
     def _only_builds_a_model(self, function):
         """True for `def f(...): [docstring] return ModelClass(...)` with an in-file module class."""
-        statements = [s for s in function.body.body if not (
-            isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr) and
-            isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]
+        statements = body_without_docstring(function)
         if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
             return False
         returned = statements[0].body[0]
@@ -573,3 +571,10 @@ def _model_parts(info):
     left_out = set(info.left_out.values())
     return [*(b.value for b in info.node.bases), *(d.decorator for d in info.node.decorators),
             *(s for s in info.node.body.body if s not in left_out)]
+
+
+def body_without_docstring(function):
+    """The statements of `function`'s body, its docstring (any string-only statement) left out."""
+    return [s for s in function.body.body if not (
+        isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr) and
+        isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]

@@ -38,6 +38,10 @@ SEQUENCE_CHECKPOINTS = frozenset({"timm.models._manipulate.checkpoint_seq", "tim
 CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint", "timm.models._manipulate.checkpoint",
                          "timm.models.checkpoint"}) | SEQUENCE_CHECKPOINTS
 
+# what `isinstance(x, ...)` asks when it asks whether x is a tensor (Gluon's `isinstance(states, ndarray.NDArray)`)
+TENSOR_TYPES = ("torch.Tensor", "torch.nn.Parameter", "mxnet.ndarray.NDArray", "mxnet.ndarray.ndarray.NDArray",
+                "mxnet.gluon.Parameter")
+
 
 class Call:
     """A call bound for a rule: positional and keyword argument Values, in source order."""
@@ -200,7 +204,7 @@ class CallTranslator:
             if subject.is_tensor and kinds.strip("() ").replace(" ", "") in ("list", "tuple", "list,tuple",
                                                                               "tuple,list"):
                 return python("False", static=False)  # a tensor is never a list: the branch is decided here
-            if self.source.imports.resolve(node.args[1].value) in ("torch.Tensor", "torch.nn.Parameter"):
+            if self.source.imports.resolve(node.args[1].value) in TENSOR_TYPES:
                 if subject.is_tensor and subject.rank is not None:  # a tensor a caller handed over (rank known)
                     return python("True", static=True)
                 if subject.kind in ("tuple", "module") or subject.static is not None:

@@ -7,6 +7,7 @@ raises NotImplementedError naming file:line, so the generated module stays impor
 
 import libcst as cst
 
+from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name, mentions_torch
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
@@ -85,7 +86,7 @@ class ExpressionTranslator(CallTranslator):
             return self.ctx.module_values[name]
         canonical = self.source.imports.resolve(node)
         if canonical is not None and canonical != name and not canonical.startswith("Tensor.") and (
-                canonical in self.ctx.function_rules or canonical in TORCH_CONSTANTS or
+                canonical in self.ctx.function_rules or canonical in TORCH_CONSTANTS or canonical in BLOCK_BASES or
                 self.source.imports.is_torch(canonical)):
             # `from torch import is_tensor` / `from torch.nn import Linear` used as a value (`partial(Linear, ...)`)
             return self.canonical_attribute(canonical, node)
@@ -141,6 +142,8 @@ class ExpressionTranslator(CallTranslator):
             return python(self.ctx.use(container_runtime(canonical)))
         if canonical in ("torch.nn.Module",):
             return python(self.ctx.use("TorchModule"))
+        if canonical in BLOCK_BASES:  # `isinstance(act, gluon.Block)`: any layer of the port
+            return python(self.ctx.use("GluonBlock"))
         if canonical in ("mxnet.ndarray.zeros", "mxnet.ndarray.ones"):  # `begin_state(func=mx.nd.zeros)`: named
             return python(repr(canonical.rsplit(".", 1)[1]))
         if canonical.startswith("torch"):

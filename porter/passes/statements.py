@@ -8,7 +8,9 @@ end of the body. A branch on a tensor value (data-dependent) becomes `tf.where` 
 import libcst as cst
 
 from porter.frontend.annotations import annotation_text
+from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name
+from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
 from porter.frontend.walk import has_escape
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
@@ -564,6 +566,20 @@ class BodyTranslator(ExpressionTranslator):
         return self.as_plain(value) if value.kind == "tuple" else value
 
     # --- compound statements -----------------------------------------------------------------------------
+    def _stmt_ClassDef(self, statement, depth):
+        """A layer class defined inside a method (GluonNLP's MLPAttentionCell defines `_NormalizedScoreProj` in its
+        `__init__`): not translated yet; the name stands for a stub that raises when the class is built, so the
+        method's other paths still run. Any other class is carried over as written."""
+        bases = {self.source.imports.resolve(arg.value) for arg in statement.bases}
+        if not bases & (BLOCK_BASES | MODULE_BASES):
+            text = self.code(statement).strip("\n")
+            return [INDENT * depth + line for line in _dedent(text).splitlines()], False
+        message = self.stub_message(f"class {statement.name.value}", "a layer class defined inside a method is "
+                                    "not translated yet; move it to module level")
+        stub = f"(lambda *args, **kwargs: {self.ctx.use('not_supported')}({message!r}))"
+        self.env[statement.name.value] = python(statement.name.value)
+        return [f"{INDENT * depth}{statement.name.value} = {stub}"], False
+
     def _stmt_If(self, statement, depth):
         pad = INDENT * depth
         decided = flag_truth(statement.test, self.source.module_flags, self.source.imports.resolve)
@@ -589,7 +605,7 @@ class BodyTranslator(ExpressionTranslator):
             if orelse is None:
                 return [], False
             return self._stmt_If(orelse, depth) if isinstance(orelse, cst.If) else self.block(orelse.body, depth)
-        before = dict(self.env)
+        before, hoisted_before = dict(self.env), dict(self.hoisted)
         body_lines, body_done = self.block(statement.body, depth + 1)
         after_body = dict(self.env)
         self.env.clear()
@@ -611,7 +627,7 @@ class BodyTranslator(ExpressionTranslator):
             merged = {"env": after_body if test.static else after_else, "else_extra": []}
         else:
             merged = self.merge(after_body, body_done, body_lines, after_else, else_done, else_lines, depth + 1,
-                                keyword)
+                                keyword, unchanged=_unchanged_copies(before, hoisted_before))
         lines.extend(body_lines)
         if keyword == "elif":
             lines.extend(else_lines)
@@ -625,16 +641,19 @@ class BodyTranslator(ExpressionTranslator):
         self.env.update(merged["env"])
         return lines, body_done and else_done and orelse is not None
 
-    def merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword):
+    def merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged=None):
         """Join two paths: variables whose layouts disagree go back to torch's order on both paths (converted in
-        place on each path, never through a conversion hoisted before the branch)."""
+        place on each path, never through a conversion hoisted inside the branch). `unchanged` maps a variable's
+        value before the branch to the name of its channels-last copy hoisted before it: a path that leaves the
+        variable as it was takes that copy instead, so the variable stays channels-last after the join (a residual
+        block's `if self.conv3: X = self.conv3(X)` converts nothing)."""
         outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
         try:
-            return self._merge(env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword)
+            return self._merge(env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged or {})
         finally:
             self.ctx.hoister = outer_hoister
 
-    def _merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword):
+    def _merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged):
         pad = INDENT * depth
         if done_a and not done_b:
             return {"env": env_b, "else_extra": []}
@@ -666,16 +685,22 @@ class BodyTranslator(ExpressionTranslator):
                 continue
             fix_a = f"{pad}{name} = {to_layout(self.ctx, value_a.with_code(name), 'source').code}"
             fix_b = f"{pad}{name} = {to_layout(self.ctx, value_b.with_code(name), 'source').code}"
-            if value_a.layout != "source":
+            copy_a, copy_b = unchanged.get((name, id(value_a))), unchanged.get((name, id(value_b)))
+            if copy_b is not None and value_a.channels_last and value_b.rank in (None, value_a.rank):
+                fix_a, fix_b, merged[name] = None, f"{pad}{name} = {copy_b}", value_a.with_code(name)
+            elif copy_a is not None and value_b.channels_last and value_a.rank in (None, value_b.rank):
+                fix_a, fix_b, merged[name] = f"{pad}{name} = {copy_a}", None, value_b.with_code(name)
+            else:
+                merged[name] = tensor(name, value_a.rank)
+            if fix_a is not None and (value_a.layout != "source" or copy_a is not None):
                 _insert_before_trailing_pass(lines_a, fix_a)
-            if value_b.layout != "source":
+            if fix_b is not None and (value_b.layout != "source" or copy_b is not None):
                 if keyword == "else":
                     _insert_before_trailing_pass(lines_b, fix_b)
                 elif keyword is None:
                     else_extra.append(fix_b)
                 else:  # elif chain: convert after its own branch lines (best effort)
                     lines_b.append(fix_b)
-            merged[name] = tensor(name, value_a.rank)
         return {"env": merged, "else_extra": else_extra}
 
     def list_relaid(self, name, value, wanted):
@@ -1042,3 +1067,10 @@ def _masked(subscript):
     """Whether an index of `subscript` is a comparison (a boolean mask: only tensors are indexed by one)."""
     return any(isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Comparison)
                for element in subscript.slice)
+
+
+def _unchanged_copies(before, hoisted):
+    """(variable, id of its value before a branch) -> the name of the channels-last copy hoisted before the branch:
+    a path whose variable still holds that very value can take the copy at the join."""
+    return {(name, id(before[name])): copy for (name, layout), copy in hoisted.items()
+            if layout == "channels_last" and name in before}

@@ -9,6 +9,12 @@ TORCH_CONSTANTS = {
     "torch.int16": "tf.int16", "torch.complex64": "tf.complex64", "torch.cfloat": "tf.complex64",
     "math.pi": "math.pi", "math.e": "math.e", "math.inf": "math.inf", "torch.inf": "math.inf", "torch.pi": "math.pi",
     "torch.nan": "math.nan", "math.nan": "math.nan",
+    # mxnet's automatic mixed precision (float16 on GPUs; GluonNLP picks a smaller mask value under it): the port
+    # runs mixed precision through Keras policies (bfloat16 on TPU, fp32's range), never through mxnet's AMP
+    "mxnet.contrib.amp.amp._amp_initialized": "False", "mxnet.contrib.amp._amp_initialized": "False",
+    # `F` itself and mxnet's two APIs as values (`elif F == mx.nd:` runs shape checks imperatively only): the port
+    # runs `F` as the imperative NDArray API, so the comparison says so
+    "mxnet.ndarray": "'ndarray'", "mxnet.nd": "'ndarray'", "mxnet.symbol": "'symbol'", "mxnet.sym": "'symbol'",
 }
 
 # Calls that ask the host about torch's devices: the port has no device objects (TensorFlow places ops itself, and
@@ -25,3 +31,10 @@ TORCH_HOST_CALLS = {
     "mxnet.current_context": "None", "mxnet.context.current_context": "None", "mxnet.context.num_gpus": "0",
     "mxnet.num_gpus": "0",
 }
+
+# framework classes code carried over as written may derive from or name, and what stands for them in the port:
+# Gluon's Block as any layer; classes porter has no port of as a base that raises when built
+CARRIED_CLASSES = {"mxnet.gluon.Parameter": "NotTranslatedBase",
+                   "mxnet.gluon.parameter.Parameter": "NotTranslatedBase",
+                   "mxnet.gluon.Block": "GluonBlock", "mxnet.gluon.HybridBlock": "GluonBlock",
+                   "mxnet.gluon.block.Block": "GluonBlock", "mxnet.gluon.block.HybridBlock": "GluonBlock"}

@@ -1,4 +1,4 @@
-"""Rules: MXNet's batch_dot/dot, broadcast_* arithmetic, expand_dims, split, repeat and SequenceMask (as `F.*` and
+"""Rules: MXNet's batch_dot/dot, broadcast_* arithmetic, expand_dims, split, repeat, SequenceMask, one_hot and where (as `F.*` and
 `mx.nd.*` call them) -> porter/runtime/gluon_math_ops.py. Ops that read axes run in Gluon's own order; the
 broadcast arithmetic runs on whatever layout its operands arrive in (an SE block's channel weights, (N, C, 1, 1),
 scale a channels-last image as it lies: `unify` moves both to one layout, a lower-rank operand broadcast first)."""
@@ -30,3 +30,8 @@ function_rule(OPS + "SequenceMask", runtime="gluon_sequence_mask", layout="sourc
               signature="(data, sequence_length=None, use_sequence_length=False, value=0.0, axis=0, name=None)")
 function_rule(OPS + "FullyConnected", runtime="gluon_fully_connected", layout="source",
               signature="(data, weight, bias=None, num_hidden=None, no_bias=False, flatten=True, name=None)")
+# the index tensor gains a last axis (in Gluon's order: token ids are not images)
+function_rule(OPS + "one_hot", runtime="gluon_one_hot", layout="source", rank_delta=1,
+              signature="(indices, depth, on_value=1.0, off_value=0.0, dtype='float32', name=None)")
+# elementwise like the broadcast arithmetic: the operands in whatever layout they arrive in
+function_rule(OPS + "where", runtime="gluon_where", signature="(condition, x, y, name=None)", layout="any")

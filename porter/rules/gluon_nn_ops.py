@@ -56,9 +56,14 @@ def translate_dropout(ctx, call):
     if mode is not None and mode.static not in ("training", "always"):
         raise ValueError(f"mode={mode.code} is not supported")
     axes = bound.get("axes")
-    if axes is not None and axes.static not in ((), [], None):
-        raise ValueError("axes= (a mask shared along axes) is not supported")
     always = mode is not None and mode.static == "always"
+    if axes is not None and axes.static not in ((), [], None):
+        # one mask shared along `axes` (GluonNLP's variational dropout over time, `axes=(0,)`): Gluon's axis order
+        data = ctx.to_layout(bound["data"], "source")
+        p = bound.get("p", python("0.5", static=0.5))
+        active = "True" if always else "training"
+        return tensor(f"{ctx.runtime('gluon_shared_dropout')}({data.code}, p={p.code}, axes={axes.code}, "
+                      f"training={active})", data.rank, "source")
     kwargs = {"p": bound.get("p", python("0.5", static=0.5)),
               "training": python("True", static=True) if always else python("training")}
     rule = FUNCTION_RULES["torch.nn.functional.dropout"]

@@ -62,6 +62,10 @@ def named_modules(module, prefix="", seen=None):
         yield from named_modules(child, f"{prefix}.{name}" if prefix else name, seen)
 
 
+# Gluon's Block/HybridBlock as a value (`assert isinstance(act, gluon.Block)`): any of the port's layers and models
+GluonBlock = keras.layers.Layer
+
+
 class TorchLayer(keras.layers.Layer):
     """A Keras layer standing for one torch module: it knows its torch parameter names and weight transforms."""
 

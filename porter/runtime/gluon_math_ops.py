@@ -1,6 +1,6 @@
 """MXNet operators attention and sequence code calls through `F`: batch_dot and dot (with transpose_a/b),
-broadcast_* arithmetic, expand_dims, split (num_outputs, squeeze_axis), repeat and SequenceMask, with mxnet 1.9.1's
-semantics and parameter names (`name=` ignored)."""
+broadcast_* arithmetic, expand_dims, split (num_outputs, squeeze_axis), repeat, SequenceMask, one_hot and where,
+with mxnet 1.9.1's semantics and parameter names (`name=` ignored)."""
 
 import tensorflow as tf
 
@@ -123,3 +123,27 @@ def gluon_fully_connected(data, weight, bias=None, num_hidden=None, no_bias=Fals
     if bias is not None and not no_bias:
         y = y + tf.cast(tf.convert_to_tensor(bias), y.dtype)
     return y
+
+
+def gluon_one_hot(indices, depth, on_value=1.0, off_value=0.0, dtype="float32", name=None):
+    """F.one_hot: a new last axis of `depth` entries, `on_value` at each index and `off_value` elsewhere; float
+    indices (Gluon's token ids) are truncated to integers, and an index outside [0, depth) gives a row of
+    `off_value`, as in mxnet."""
+    indices = tf.convert_to_tensor(indices)
+    if not indices.dtype.is_integer:
+        indices = tf.cast(indices, tf.int64)
+    dtype = tf.as_dtype(getattr(dtype, "__name__", dtype))
+    return tf.one_hot(indices, depth, on_value=tf.cast(on_value, dtype), off_value=tf.cast(off_value, dtype),
+                      dtype=dtype)
+
+
+def gluon_where(condition, x, y, name=None):
+    """F.where: x where `condition` is nonzero, else y (mxnet's condition is a number tensor, not a boolean one);
+    a condition of rank 1 against higher-rank x picks whole rows, as in mxnet."""
+    x = tf.convert_to_tensor(x)
+    y = tf.cast(tf.convert_to_tensor(y), x.dtype)
+    condition = tf.convert_to_tensor(condition)
+    keep = condition if condition.dtype == tf.bool else tf.not_equal(condition, tf.zeros([], condition.dtype))
+    if len(keep.shape) == 1 and len(x.shape) > 1:
+        keep = tf.reshape(keep, [-1] + [1] * (len(x.shape) - 1))
+    return tf.where(keep, x, y)

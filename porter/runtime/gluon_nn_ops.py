@@ -154,3 +154,16 @@ def gluon_ones_like(data, name=None):
 def gluon_zeros_like(data, name=None):
     """F.zeros_like: zeros of `data`'s shape and dtype (in whatever layout it lies)."""
     return tf.zeros_like(tf.convert_to_tensor(data))
+
+
+def gluon_shared_dropout(data, p=0.5, axes=(), training=None):
+    """F.Dropout(axes=...): one dropout mask shared along `axes` (variational dropout over time), the kept values
+    scaled by 1 / (1 - p) as in mxnet; the data unchanged outside training."""
+    x = tf.convert_to_tensor(data)
+    if not training or not p:
+        return x
+    rank = len(x.shape)
+    shared = {axis % rank for axis in (axes if isinstance(axes, (tuple, list)) else (axes,))}
+    shape = tf.shape(x)
+    noise_shape = tf.stack([1 if axis in shared else shape[axis] for axis in range(rank)])
+    return tf.nn.dropout(x, rate=p, noise_shape=noise_shape)

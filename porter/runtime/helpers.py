@@ -38,6 +38,15 @@ def not_supported(message):
     raise NotImplementedError(message)
 
 
+class NotTranslatedBase:
+    """Stands for a framework class porter has no port of where code carried over as written derives from it
+    (GluonNLP's `class WeightDropParameter(gluon.Parameter)`): the subclass is defined, building one raises."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} derives from a framework class porter does not translate "
+                                  f"({type(self).__mro__[1].__name__} stands for it): port it by hand")
+
+
 class UnsupportedModule(TorchLayer):
     """Stands for a torch module porter has no rule for: constructible, raises NotImplementedError when called."""
 

@@ -1,4 +1,4 @@
-"""The port's Gluon batch_dot/dot, broadcast_*, expand_dims, split, repeat and SequenceMask
+"""The port's Gluon batch_dot/dot, broadcast_*, expand_dims, split, repeat, SequenceMask, one_hot and where
 (porter/runtime/gluon_math_ops.py) against real mxnet 1.9.1 on the same random inputs."""
 
 import subprocess
@@ -31,9 +31,15 @@ CASES = {
     "sequence_mask_axis0": "nd.SequenceMask(t, sequence_length=lengths, use_sequence_length=True, value=-1e9)",
     "sequence_mask_axis1": "nd.SequenceMask(a, sequence_length=lengths, use_sequence_length=True, value=2.0, axis=1)",
     "sequence_mask_off": "nd.SequenceMask(a)",
+    "one_hot": "nd.one_hot(lengths, 6)",
+    "one_hot_out_of_range": "nd.one_hot(lengths, 4, on_value=2.5, off_value=-1.0)",
+    "one_hot_tokens": "nd.one_hot(tokens, 7, dtype='float64')",
+    "where": "nd.where(a > 0, a, c)",
+    "where_numbers": "nd.where(nd.round(c), a, -1e4 * nd.ones_like(a))",
+    "where_rows": "nd.where(lengths > 2, a, c)",
 }
 PORT = {name: expression.replace("nd.", "gluon_", 1).replace("gluon_SequenceMask", "gluon_sequence_mask")
-        for name, expression in CASES.items()}
+        .replace("nd.round", "tf.round").replace("nd.ones_like", "tf.ones_like") for name, expression in CASES.items()}
 
 
 def _arrays():
@@ -45,7 +51,8 @@ def _arrays():
             "g": generator.standard_normal((1, 5, 1)).astype(np.float32),
             "s": generator.standard_normal((2, 6, 4)).astype(np.float32),
             "t": generator.standard_normal((5, 4, 3)).astype(np.float32),
-            "lengths": np.array([5, 2, 1, 4], dtype=np.float32)}
+            "lengths": np.array([5, 2, 1, 4], dtype=np.float32),
+            "tokens": generator.integers(-1, 8, (3, 5)).astype(np.int32)}
 
 
 MXNET_SCRIPT = """
@@ -81,7 +88,7 @@ def test_op_matches_mxnet(name, mxnet_outputs):
     from porter.runtime import gluon_math_ops
 
     env = {k: tf.constant(v) for k, v in _arrays().items()}
-    env.update({k: getattr(gluon_math_ops, k) for k in dir(gluon_math_ops) if k.startswith("gluon_")})
+    env.update({k: getattr(gluon_math_ops, k) for k in dir(gluon_math_ops) if k.startswith("gluon_")}, tf=tf)
     actual = np.asarray(eval(PORT[name], env))
     expected = mxnet_outputs[name]
     assert actual.shape == expected.shape

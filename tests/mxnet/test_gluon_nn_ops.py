@@ -152,3 +152,22 @@ def test_ones_and_zeros_like_match_mxnet(mxnet, shape, op, seed):
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     expected = mxnet.evaluate(f"nd.{op}(x)", {"x": x})
     assert_equivalent(expected, np.asarray(getattr(gluon_nn_ops, f"gluon_{op}")(x)))
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.tuples(st.integers(2, 5), st.integers(1, 3), st.integers(1, 4)), axes=st.sampled_from([(0,), (1,),
+       (0, 2), (2,)]), p=st.sampled_from([0.25, 0.5]), seed=st.integers(0, 2**16))
+def test_shared_dropout_keeps_mxnet_semantics(mxnet, shape, axes, p, seed):
+    """F.Dropout(axes=...): the masks are random, so what is compared is their law: each kept value scaled by
+    1 / (1 - p), dropped ones 0, one mask shared along `axes` (mxnet's, mode='always', and the port's in training),
+    and the data unchanged outside training."""
+    from porter.runtime.gluon_nn_ops import gluon_shared_dropout
+
+    x = (np.abs(np.random.default_rng(seed).standard_normal(shape)) + 0.5).astype(np.float32)
+    expected = mxnet.evaluate(f"nd.Dropout(x, p={p}, axes={axes!r}, mode='always')", {"x": x})
+    for result in (np.asarray(expected), np.asarray(gluon_shared_dropout(x, p=p, axes=axes, training=True))):
+        scale = result / x
+        assert np.all(np.isclose(scale, 0) | np.isclose(scale, 1 / (1 - p)))
+        for axis in axes:
+            np.testing.assert_allclose(scale, np.broadcast_to(np.take(scale, [0], axis=axis), scale.shape), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(gluon_shared_dropout(x, p=p, axes=axes, training=False)), x)

@@ -535,6 +535,20 @@ class Sequential(TorchLayer):
             layout = getattr(layer, "layout_out", None) or (_layout_of(layer) if _layout_of(layer) != "any" else layout)
         return layout
 
+    def __call__(self, *args, **kwargs):
+        """Called from outside any model (the model itself, as a factory returns it: d2lzh's `resnet18()` is an
+        `nn.Sequential`), it takes and returns the source framework's layout like a generated class; inside one,
+        the layouts the translator computed."""
+        outermost = _OPEN_CALLS[0] == 0
+        if outermost and kwargs.get("layout") is None and self.porter_layout != "any":
+            kwargs["layout"] = "source"
+            kwargs["layout_out"] = kwargs.get("layout_out") or ("source" if self.layout_out != "any" else None)
+        _OPEN_CALLS[0] += 1
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            _OPEN_CALLS[0] -= 1
+
     def call(self, x, training=None, layout=None, layout_out=None):
         """`layout`: the layout the caller holds `x` in, `layout_out` the one it wants the result in (a flexible
         layer's call, see `runs_in`); without them, `x` comes in `self.porter_layout` and leaves in
