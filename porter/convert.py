@@ -110,23 +110,9 @@ def choose_main_class(source, requested, trained):
     if trained is not None and is_loss_class(source, trained):
         trained = None  # `loss = MaskedSoftmaxCELoss()` in the training code (d2l's train_seq2seq): not the model
     returned = factory_main_class(source, trained)
-    if returned is not None and trained is not None and _derives_from(source, trained, returned):
+    if returned is not None and trained in source.classes and source.classes[trained].derives_from(returned):
         return trained  # `class Net(ResNet)` built by the script, `def ResNet8(): return ResNet(...)`: the model
     return returned or trained or default_main_class(source)
-
-
-def _derives_from(source, name, base):
-    """Whether the module class `name` derives from `base` (through the file's own classes)."""
-    seen, frontier = set(), [name]
-    while frontier:
-        info = source.classes.get(frontier.pop())
-        if info is None or info.name in seen:
-            continue
-        seen.add(info.name)
-        if base in info.bases:
-            return True
-        frontier.extend(info.bases)
-    return False
 
 
 def infer_example_inputs(source, main_class, init_args):

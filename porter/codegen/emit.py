@@ -135,14 +135,16 @@ class ModuleEmitter:
         return its own port's class), decided to a fixed point; the other linked ones are copies (`copied`)."""
         copies = {name for names, _, sibling, same in translated if sibling is not None and not same
                   for name in names}
-        shared = {index for index, (_, _, sibling, same) in enumerate(translated) if sibling is not None and same}
+        # each shared definition's names read, tokenized once for all the rounds below
+        shared = {index: _names_read(chunk) - set(names) for index, (names, chunk, sibling, same)
+                  in enumerate(translated) if sibling is not None and same}
         changed = True
         while changed:
             changed = False
-            for index in sorted(shared):
-                names, chunk, _, _ = translated[index]
-                if copies & (_names_read(chunk) - set(names)):
-                    shared.discard(index)
+            for index, read in list(shared.items()):
+                names = translated[index][0]
+                if copies & read:
+                    del shared[index]
                     copies.update(names)
                     changed = True
         chunks = []

@@ -59,6 +59,11 @@ class ClassInfo:
                 return found
         return None
 
+    def derives_from(self, name):
+        """Whether the class derives from the class `name`, directly or through in-file base classes."""
+        return any(base == name or (base in self.family and self.family[base].derives_from(name))
+                   for base in self.bases)
+
     def owner_of(self, name):
         """The class (self or an in-file base) that defines method `name`."""
         if name in self.methods:
