@@ -189,9 +189,11 @@ class SourceFile:
         used.update(exported)
         frontier = [node for info in self.classes.values() for node in _model_parts(info)] + builders
         frontier += [node for name in exported for node in bindings[name]]
+        # `gluon.Trainer(...)`, `self.data`: an attribute's name is not the module-level name it spells
+        attributes = {id(attribute.attr) for attribute in self.nodes_in(self.module, cst.Attribute)}
         while frontier:
             node = frontier.pop()
-            for name in {name.value for name in self.nodes_in(node, cst.Name)}:
+            for name in {name.value for name in self.nodes_in(node, cst.Name) if id(name) not in attributes}:
                 if name in bindings and name not in used and name not in self.classes:
                     used.add(name)
                     frontier.extend(bindings[name])

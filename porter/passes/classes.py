@@ -1248,7 +1248,8 @@ class FileTranslator:
 
     def translate_config_methods(self):
         """Methods of plain classes the model uses (configs such as `BlockParams.from_init_params`) that compute
-        with torch: translated like module-level functions (torch.arange -> TensorFlow, eager in __init__)."""
+        with torch or mxnet, or that draw: translated like module-level functions (torch.arange -> TensorFlow,
+        eager in __init__; plotting calls become stubs that raise when called)."""
         for statement in self.source.module.body:
             if not (isinstance(statement, cst.ClassDef) and statement.name.value not in self.source.classes and
                     statement.name.value in self.source.model_names):
@@ -1267,7 +1268,7 @@ class FileTranslator:
                     translator.autograd_ctx = params[0].name.value if params else None
                     body, _ = translator.block(item.body, 2)
                     self.config_method_code[(statement.name.value, item.name.value)] = clean_body(body)
-                elif _uses_torch(item, self.source.imports):
+                elif _uses_torch(item, self.source.imports, SOURCE_FRAMEWORKS + tuple(DISPLAY_LIBRARIES)):
                     env = {p.name.value: python(p.name.value) for p in _params(item)}
                     translator = ClassBodyTranslator(self, None, "function", env, None)
                     # a method that draws (d2l's ProgressBoard.draw): what it cannot translate is display code
@@ -1361,6 +1362,10 @@ def _one_kind(refs):
     return ModuleRef("unknown")
 
 
+# the source frameworks a plain class's method may compute with (translated like module-level functions)
+SOURCE_FRAMEWORKS = ("torch", "mxnet")
+
+
 def _uses_torch(node, imports, roots=("torch",)):
     """True when `node` reads a name that resolves into torch (`torch.arange`, `nn.Linear`, `F.relu`), or into
     one of the packages `roots` names."""
@@ -1371,7 +1376,9 @@ def _uses_torch(node, imports, roots=("torch",)):
             canonical = imports.resolve(attribute)
             if canonical is not None and canonical.split(".")[0] in roots:
                 found.append(attribute)
-            return not found
+            if not found:
+                attribute.value.visit(self)  # `self.data`'s `data` is an attribute, not the module-level name
+            return False
 
         def visit_Name(self, name):
             canonical = imports.resolve(name)

@@ -146,6 +146,10 @@ class ExpressionTranslator(CallTranslator):
             return python(self.ctx.use("GluonBlock"))
         if canonical in ("mxnet.ndarray.zeros", "mxnet.ndarray.ones"):  # `begin_state(func=mx.nd.zeros)`: named
             return python(repr(canonical.rsplit(".", 1)[1]))
+        if canonical.split(".")[0] in ("torch", "mxnet") and canonical.rsplit(".", 1)[-1][:1].isupper():
+            # a framework class porter has no port of, as a value (`isinstance(params, gluon.ParameterDict)`): a
+            # class no object of the port is an instance of, which raises when built
+            return python(self.ctx.use("NotTranslatedBase"))
         if canonical.startswith("torch"):
             return python(self.ctx.use("not_supported") and repr(canonical))
         if self.is_third_party(canonical):
