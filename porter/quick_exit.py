@@ -6,8 +6,8 @@ collection) took ~0.3 s of a 3,500-line file's ~2 s (benchmarks/convert_scale.py
 writes is written and closed and its child processes are waited for; only the standard streams are flushed here.
 
 Only where porter is the program (`porter ...`, `python -m porter ...`) and the command asked for it (`keep`): a
-caller of `porter.cli.main(argv)` (the tests) gets the exit code back as always, and a process measured by
-coverage.py ends normally (it saves its data at exit).
+caller of `porter.cli.main(argv)` (the tests) gets the exit code back as always, and a process run under a
+profiler, a debugger or coverage.py ends normally (`python -m cProfile -o OUT -m porter ...` writes OUT at exit).
 """
 
 import os
@@ -24,7 +24,12 @@ def keep(*objects):
 
 def wanted(argv):
     """Whether `main(argv)` should end the process itself: run as the program by a command that asked for it."""
-    return bool(_KEPT) and argv is None and _porter_is_the_program() and "coverage" not in sys.modules
+    return bool(_KEPT) and argv is None and _porter_is_the_program() and not _observed()
+
+
+def _observed():
+    """A profiler or tracer (cProfile, a debugger, coverage.py) is watching: it has work to do at exit."""
+    return sys.getprofile() is not None or sys.gettrace() is not None or "coverage" in sys.modules
 
 
 def end(code):

@@ -67,3 +67,14 @@ def test_only_porter_is_the_program(monkeypatch):
                             ("", False)]:
         monkeypatch.setattr(sys, "argv", [argv0])
         assert quick_exit._porter_is_the_program() is expected, argv0
+
+
+def test_a_profiled_run_writes_its_profile(tmp_path):
+    """`python -m cProfile -o OUT -m porter convert ...`: the profile is written at exit, so no quick exit."""
+    source = write_source(tmp_path / "net.py", MINIMAL_MODEL)
+    profile = tmp_path / "convert.prof"
+    result = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "porter", "convert",
+                             str(source), "-o", str(tmp_path / "out"), "--input-shape", "4"], capture_output=True,
+                            text=True, cwd=REPO, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert profile.is_file() and profile.stat().st_size > 0
