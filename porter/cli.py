@@ -262,9 +262,9 @@ def main(argv=None):
     try:
         with fewer_collections():  # a quarter of a large conversion's CPU went to the collector (gc_tuning.py)
             code = _run(argv)
-        sys.stdout.flush()
-        if quick_exit.wanted(argv):  # the program ends here, without freeing the conversion (quick_exit.py)
-            quick_exit.end(code)
+            sys.stdout.flush()
+            if quick_exit.wanted(argv):  # the program ends here, without freeing the conversion (quick_exit.py),
+                quick_exit.end(code)  # and before the default thresholds are back: they start a 0.2 s collection
         return code
     except BrokenPipeError:
         # the reader went away: stop writing, and keep the interpreter's final flush from failing again
