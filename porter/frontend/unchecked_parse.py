@@ -1,11 +1,12 @@
-"""libcst's parse of a source CPython has compiled, without re-validating every node the parser builds.
+"""libcst's parse of a module without re-validating every node the parser builds.
 
 Every libcst node checks itself when it is made (`CSTNode.__post_init__` calls `_validate`: balanced parentheses,
-whitespace between keywords, ...). That guards trees put together by hand; a tree the parser built from valid
-Python holds by construction, and the checks were ~40% of parsing a 3,500-line file (0.19 s of 0.45 s of CPU;
-libcst's own comment on `__post_init__` suggests skipping them for parsed files). `parsed_module` turns them off
-for the parse alone: nodes made afterwards (porter's rewrites, `with_changes`) are checked as always. A text that
-is not Python still fails: the parser, not the checks, reports syntax errors (`libcst.ParserSyntaxError`).
+whitespace between keywords, ...). That guards trees put together by hand; a tree the parser built holds by
+construction (the model file is compiled by CPython first, too: frontend/source.py's check_syntax), and the checks
+were ~40% of parsing a 3,500-line file (0.19 s of 0.45 s of CPU; libcst's own comment on `__post_init__` suggests
+skipping them for parsed files). `parsed_module` turns them off for the parse alone: nodes made afterwards (porter's
+rewrites, `with_changes`) are checked as always. A text that is not Python still fails: the parser, not the checks,
+reports syntax errors (`libcst.ParserSyntaxError`).
 """
 
 import contextlib
