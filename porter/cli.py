@@ -8,7 +8,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from porter import __version__
+from porter import __version__, quick_exit
 from porter.errors import InternalError, PorterError, UsageError, WeightsError
 from porter.gc_tuning import fewer_collections
 
@@ -180,6 +180,7 @@ def run_convert(args):
     if "framework" in getattr(ConvertOptions, "__dataclass_fields__", {}):
         options.framework = args.framework
     conversion = convert(options)
+    quick_exit.keep(conversion)  # dropped with the process, not freed object by object
     main_source = getattr(conversion.translator, "source", None)  # a package's main file
     shown = main_source.display_path if package and main_source is not None else str(source)
     check_framework(conversion, args.framework, shown)
@@ -261,7 +262,9 @@ def main(argv=None):
     try:
         with fewer_collections():  # a quarter of a large conversion's CPU went to the collector (gc_tuning.py)
             code = _run(argv)
-        sys.stdout.flush()
+            sys.stdout.flush()
+            if quick_exit.wanted(argv):  # the program ends here, without freeing the conversion (quick_exit.py),
+                quick_exit.end(code)  # and before the default thresholds are back: they start a 0.2 s collection
         return code
     except BrokenPipeError:
         # the reader went away: stop writing, and keep the interpreter's final flush from failing again

@@ -132,12 +132,15 @@ class ImportTable:
 
     def resolve(self, node):
         """Canonical id of an expression like `nn.Conv2d` or `F.relu`, or None when it is not an import."""
+        head = node
+        while type(head) is cst.Attribute:  # the chain's first name decides; most (`self.fc`, `x`) are no import
+            head = head.value
+        if type(head) is not cst.Name or head.value not in self.aliases:
+            return None
         name = dotted_name(node)
         if name is None:
             return None
         head, _, rest = name.partition(".")
-        if head not in self.aliases:
-            return None
         return canonical_id(self.aliases[head] + ("." + rest if rest else ""))
 
     def is_torch(self, canonical):

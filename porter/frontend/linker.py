@@ -27,6 +27,7 @@ import libcst as cst
 from porter.frontend.imports import ImportTable, bound_name, dotted_name, top_level_imports
 from porter.frontend.names import bound_names, names_in, top_level_bindings
 from porter.frontend.static_branches import decided_module
+from porter.frontend.unchecked_parse import parsed_module
 
 MAX_STAR_DEPTH = 4  # `from .a import *` of a module that star-imports in turn, this deep
 BANNER = "# --- porter: definitions imported from {path} ---"
@@ -62,7 +63,7 @@ def linked_text(path, text, package, covered):
         if root is None:
             return text, frozenset(), {}, [], {}
     try:
-        module = cst.parse_module(text)
+        module = parsed_module(text)
     except cst.ParserSyntaxError:
         return text, frozenset(), {}, [], {}  # the parser reports it properly
     linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
@@ -133,7 +134,7 @@ class _Linker:
                 if candidate.is_file():
                     try:
                         text = candidate.read_text(encoding="utf-8")
-                        parsed = cst.parse_module(text)
+                        parsed = parsed_module(text)
                     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
                         break
                     package = self.package_of(dotted)

@@ -25,6 +25,7 @@ from porter.frontend.names import top_level_bindings
 from porter.frontend.node_index import NodeIndex
 from porter.frontend.positions import node_positions
 from porter.frontend.static_branches import decided_body, module_flags
+from porter.frontend.unchecked_parse import parsed_module
 from porter.frontend.weight_loading import WEIGHT_DOWNLOADS, downloading_functions, weight_loading_methods
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
@@ -389,7 +390,7 @@ def parse_source(path, display_path=None):
     text = normalised_text(text)  # `d2l = sys.modules[__name__]`, `self.save_hyperparameters()`
     try:
         with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level
-            module = cst.parse_module(text)
+            module = parsed_module(text)  # the text compiled above: libcst's per-node checks are skipped
             positions = node_positions(module)  # a dict: Gluon's normalised methods add nodes
             parsed_nodes = len(positions)
             # every node has a position, in source order among nodes that do not nest: the imports without

@@ -1,8 +1,10 @@
 """porter/frontend/imports.py: the import table, the one reader of import statements (the resolver and the linker)."""
 
 import libcst as cst
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from porter.frontend.imports import ImportTable, top_level_imports
+from porter.frontend.imports import ImportTable, canonical_id, dotted_name, top_level_imports
 
 SOURCE = """\
 import torch.nn as nn
@@ -48,3 +50,20 @@ def test_a_loose_file_resolves_no_relative_import():
     assert found.star_modules == [] and "ConvBN" not in found.from_names and "F" in found.from_names
     statement = cst.parse_module("from .x import y\n").body[0].body[0]
     assert found.absolute_from(statement) is None and table().absolute_from(statement) == "pkg.models.x"
+
+
+HEADS = ["nn", "F", "layers", "ConvBN", "self", "x", "torch", "f(x)", "a[0]", "(nn)"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(HEADS), st.lists(st.sampled_from(["Conv2d", "relu", "fc", "weight", "functional"]),
+                                        max_size=3))
+def test_resolve_is_the_dotted_name_looked_up_by_its_first_name(head, attributes):
+    """resolve looks at the chain's first name before spelling the chain out; the answer is the same."""
+    imports = table()
+    node = cst.parse_expression(".".join([head, *attributes]))
+    name = dotted_name(node)
+    first, _, rest = (name or "").partition(".")
+    expected = canonical_id(imports.aliases[first] + ("." + rest if rest else "")) \
+        if name is not None and first in imports.aliases else None
+    assert imports.resolve(node) == expected
