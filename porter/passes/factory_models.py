@@ -1,0 +1,99 @@
+"""Models a factory function builds as a container (`def resnet18(num_classes): net = nn.Sequential(); net.add(...);
+return net`, kuangliu's `make_layers(cfg)` returning `nn.Sequential(*layers)`): laid out as one model.
+
+No `forward` porter reads calls the blocks such a container holds, so each block class is laid out alone (a "top
+class": torch's layout in and out) and would convert on the way in and out of every block. Here the container's
+call is followed as the runtime Sequential runs it when called as the model (torch's layout handed in, each child
+converted to the layout it takes): the block classes are handed images channels-last, so each gets a case of its
+`call` for those layouts (the generic one stays, for an instance built anywhere else), and every instance the
+factory, or a helper only factories use, builds is told at construction to run that case
+(`Block(...).with_layouts("channels_last", "channels_last")`). The model then converts once on entry and once
+on exit.
+"""
+
+import libcst as cst
+
+from porter.frontend.walk import walk
+from porter.ir.values import tensor
+from porter.passes.modules import ModuleResolver
+
+FACTORY_SITE = "#factory"  # the owner of the site of a block a factory builds (FileTranslator.bound_sites)
+
+
+def lay_out_factory_models(file_translator, body_translator_class):
+    """Follow the call of every factory-built container model; returns the names of the functions whose class
+    constructions are told the layouts found (the factories and the helpers only they call)."""
+    source = file_translator.source
+    resolver = ModuleResolver(source, file_translator.ctx.module_rules, source.class_named,
+                              file_translator.param_hints)
+    callers = _callers(source)
+    models = []
+    for name in source.model_functions():
+        if callers.get(name) or source.is_linked(source.functions[name]):
+            continue  # a helper of other code (or library code the linker brought in): not a model itself
+        built = resolver.function_built(name)
+        rank = _image_rank(file_translator, built) if built is not None and built.kind == "sequential" else None
+        if rank is not None and _holds_own_class(built, source.classes):
+            models.append((name, built, rank))
+    if not models:
+        return frozenset()
+    follower = body_translator_class(file_translator, None, "forward", {}, None)
+    follower.construction_site = FACTORY_SITE  # each block class it reaches is called where the factory built it
+    for _, built, rank in models:
+        follower.simulate_sequential(built, tensor("", rank, "source"))
+    return _factory_only(source, [name for name, _, _ in models], callers)
+
+
+def _image_rank(file_translator, ref, depth=0):
+    """The rank of the image the first spatial layer of container `ref` takes (Conv2d: 4), or None."""
+    for element in ref.elements:
+        if depth > 8:
+            return None
+        if element.kind == "rule" and element.rule.layout == "channels_last" and element.rule.rank:
+            return element.rule.rank
+        if element.kind == "rule" and element.rule.layout == "source":
+            return None  # a Linear, an Embedding first: no image comes in
+        if element.kind in ("sequential", "list"):
+            found = _image_rank(file_translator, element, depth + 1)
+            if found is not None:
+                return found
+        elif element.kind == "class" and element.class_name in file_translator.source.classes:
+            return file_translator.spatial_rank(file_translator.source.classes[element.class_name])
+    return None
+
+
+def _holds_own_class(ref, classes):
+    return any(element.kind == "class" and element.class_name in classes or _holds_own_class(element, classes)
+               for element in ref.elements)
+
+
+def _callers(source):
+    """Own function -> the names of the own functions and classes whose code calls it (by its plain name)."""
+    callers = {}
+    for statement in source.module.body:
+        if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or source.is_linked(statement):
+            continue
+        found = set()
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, node):
+                if isinstance(node.func, cst.Name) and node.func.value in source.functions:
+                    found.add(node.func.value)
+
+        walk(statement, Calls())
+        for callee in found - {statement.name.value}:
+            callers.setdefault(callee, set()).add(statement.name.value)
+    return callers
+
+
+def _factory_only(source, factories, callers):
+    """The factories and the own functions reached from them that nothing else calls."""
+    reached = set(factories)
+    changed = True
+    while changed:
+        changed = False
+        for name, by in callers.items():
+            if name not in reached and by and by <= reached:
+                reached.add(name)
+                changed = True
+    return frozenset(reached)
