@@ -18,7 +18,7 @@ from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
-from porter.passes.factory_models import FACTORY_SITE, lay_out_factory_models
+from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
@@ -68,11 +68,11 @@ class ClassBodyTranslator(BodyTranslator):
     def ctx_method_signature(self, method, args, kwargs):
         return self.translator.method_signature(self.info, method, args, kwargs)
 
-    def construction_code(self, class_name, code):
-        """`code` building a `class_name` instance, told the layouts a factory-built model runs it in when this is
-        a function only factories use (factory_models.py)."""
+    def construction_code(self, class_name, code, node):
+        """`code` building a `class_name` instance (at `node`), told the layouts a factory-built model runs it in
+        when this is a function only factories use (factory_models.py)."""
         told = self.translator.factory_layouts(self.function_name, class_name)
-        if told is None:
+        if told is None or id(node) in self.translator.factory_handed:
             return code
         return f"{code}.with_layouts({told[0]!r}, {told[1]!r})".replace("'", '"')
 
@@ -156,6 +156,7 @@ class FileTranslator:
         self.recursive_calls = {}  # class -> [(args, kwargs)] its own call hands it while being translated
         self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
         self.factory_functions = frozenset()  # functions whose constructions are told a factory model's layouts
+        self.factory_handed = frozenset()  # ids of their constructor calls handed to other classes: not told
 
     # --- entry point -------------------------------------------------------------------------------------
     def translate(self, main_class):
@@ -197,6 +198,7 @@ class FileTranslator:
             if info.name not in self.ctx.signatures:
                 self.translate_forward(info, None, output_layout="source")
         self.factory_functions = lay_out_factory_models(self, ClassBodyTranslator)
+        self.factory_handed = handed_constructions(self.source, self.factory_functions)
         for name in self.factory_functions:  # (translated before the layouts were known: again, telling them)
             self.ctx.function_signatures.pop(name, None)
             self.function_code.pop(name, None)

@@ -13,7 +13,8 @@ on exit.
 
 import libcst as cst
 
-from porter.frontend.walk import walk
+from porter.frontend.imports import dotted_name
+from porter.frontend.walk import descendants, walk
 from porter.ir.values import tensor
 from porter.passes.modules import ModuleResolver
 
@@ -42,6 +43,39 @@ def lay_out_factory_models(file_translator, body_translator_class):
     for _, built, rank in models:
         follower.simulate_sequential(built, tensor("", rank, "source"))
     return _factory_only(source, [name for name, _, _ in models], callers)
+
+
+def handed_constructions(source, functions):
+    """The ids of the constructor calls of in-file classes in `functions` whose instance goes to another in-file
+    class's constructor (`Net(block=Block(4))`, `b = Block(4); Net(b)`): that class's own code calls it, in the
+    layouts its translation chose (telling it so itself where they differ), so no factory layout is told there."""
+    handed = set()
+
+    def built(node):
+        return isinstance(node, cst.Call) and source.class_named(dotted_name(node.func) or "") is not None
+
+    for name in functions:
+        constructed = {}  # local name -> the constructor calls assigned to it
+
+        class Constructions(cst.CSTVisitor):
+            def visit_Assign(self, node):
+                if built(node.value):
+                    for target in node.targets:
+                        if isinstance(target.target, cst.Name):
+                            constructed.setdefault(target.target.value, []).append(node.value)
+
+            def visit_Call(self, node):
+                if not built(node):
+                    return
+                for arg in node.args:
+                    for inner in descendants(arg.value):
+                        if built(inner):
+                            handed.add(id(inner))
+                        elif isinstance(inner, cst.Name):
+                            handed.update(id(call) for call in constructed.get(inner.value, ()))
+
+        walk(source.functions[name], Constructions())
+    return frozenset(handed)
 
 
 def _image_rank(file_translator, ref, depth=0):

@@ -464,7 +464,8 @@ class ModuleResolver:
     def _callable_return(self, method, params, call, env, owner, closure=False):
         """What `method` returns when `call` calls it; `closure`: a function defined in the body being scanned,
         which reads that body's names too."""
-        local = {key: value for key, value in env.items() if closure or key.startswith("self.")}
+        local = {key: value for key, value in env.items()
+                 if key.startswith("self.") or closure and not key.startswith("#")}
         for param in params:  # (a parameter shadows the name it shares with the enclosing body)
             local.pop(param, None)
         for param, arg in zip(params, [a for a in call.args if not a.keyword]):

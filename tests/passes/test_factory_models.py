@@ -124,14 +124,32 @@ def model(num_classes=5):
     return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), Block(4, 4), Body(), Block(6, 6),
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, num_classes))
 ''',
+    # the block is a factory's child and, built there too, handed to a wrapper class whose own call runs it: that
+    # one runs as the wrapper's translation expects, so the factory tells no Block its case
+    "block_handed_to_class": HEADER + BLOCK + '''
+
+class Wrap(nn.Module):
+    def __init__(self, inner, channels):
+        super().__init__()
+        self.inner = inner
+        self.norm = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        return torch.flatten(self.norm(self.inner(x)), 2).mean(2)
+
+
+def wrapped(num_classes=5):
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), Block(4, 4), Wrap(Block(4, 6, stride=2), 6),
+                         nn.Linear(6, num_classes))
+''',
 }
-FACTORIES = {"module_helper": "small_resnet", "nested_helper": "resnet", "make_layers": "vgg",
-             "class_model_and_factory": "model"}
+FACTORIES = {"block_handed_to_class": "wrapped", "module_helper": "small_resnet", "nested_helper": "resnet",
+             "make_layers": "vgg", "class_model_and_factory": "model"}
 # the model class where the training-code reader would take a block the factory builds for it
 MAIN_CLASS = {"class_model_and_factory": "Body"}
 # block classes built standalone too: they take torch's layout there, and convert only at their own boundary
-STANDALONE = {"module_helper": ("Block", (4, 6, 2)), "nested_helper": ("Block", (3, 5)),
-              "make_layers": ("ConvBnRelu", (3, 4)), "class_model_and_factory": ("Body", ())}
+STANDALONE = {"block_handed_to_class": ("Block", (3, 4)), "module_helper": ("Block", (4, 6, 2)),
+              "nested_helper": ("Block", (3, 5)), "make_layers": ("ConvBnRelu", (3, 4)), "class_model_and_factory": ("Body", ())}
 
 
 @pytest.fixture(scope="module")
