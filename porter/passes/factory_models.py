@@ -25,8 +25,10 @@ def lay_out_factory_models(file_translator, body_translator_class):
     """Follow the call of every factory-built container model; returns the names of the functions whose class
     constructions are told the layouts found (the factories and the helpers only they call)."""
     source = file_translator.source
-    resolver = ModuleResolver(source, file_translator.ctx.module_rules, source.class_named,
-                              file_translator.param_hints)
+    # what the translation learnt of constructor arguments, read (a copy: following the factories changes nothing)
+    hints = {name: {key: dict(value) if isinstance(value, dict) else value for key, value in learnt.items()}
+             for name, learnt in file_translator.param_hints.items()}
+    resolver = ModuleResolver(source, file_translator.ctx.module_rules, source.class_named, hints)
     callers = _callers(source)
     models = []
     for name in source.model_functions():
