@@ -52,32 +52,37 @@ def handed_constructions(source, functions):
     class's constructor (`Net(block=Block(4))`, `b = Block(4); Net(b)`): that class's own code calls it, in the
     layouts its translation chose (telling it so itself where they differ), so no factory layout is told there."""
     handed = set()
-
-    def built(node):
-        return isinstance(node, cst.Call) and source.class_named(dotted_name(node.func) or "") is not None
-
     for name in functions:
-        constructed = {}  # local name -> the constructor calls assigned to it
-
-        class Constructions(cst.CSTVisitor):
-            def visit_Assign(self, node):
-                if built(node.value):
-                    for target in node.targets:
-                        if isinstance(target.target, cst.Name):
-                            constructed.setdefault(target.target.value, []).append(node.value)
-
-            def visit_Call(self, node):
-                if not built(node):
-                    return
-                for arg in node.args:
-                    for inner in descendants(arg.value):
-                        if built(inner):
-                            handed.add(id(inner))
-                        elif isinstance(inner, cst.Name):
-                            handed.update(id(call) for call in constructed.get(inner.value, ()))
-
-        walk(source.functions[name], Constructions())
+        walk(source.functions[name], _HandedConstructions(source, handed))
     return frozenset(handed)
+
+
+class _HandedConstructions(cst.CSTVisitor):
+    """Adds to `handed` the ids of the constructions one function hands to a class constructor."""
+
+    def __init__(self, source, handed):
+        super().__init__()
+        self.source, self.handed = source, handed
+        self.constructed = {}  # local name -> the constructor calls assigned to it
+
+    def builds(self, node):
+        return isinstance(node, cst.Call) and self.source.class_named(dotted_name(node.func) or "") is not None
+
+    def visit_Assign(self, node):
+        if self.builds(node.value):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.constructed.setdefault(target.target.value, []).append(node.value)
+
+    def visit_Call(self, node):
+        if not self.builds(node):
+            return
+        for arg in node.args:
+            for inner in descendants(arg.value):
+                if self.builds(inner):
+                    self.handed.add(id(inner))
+                elif isinstance(inner, cst.Name):
+                    self.handed.update(id(call) for call in self.constructed.get(inner.value, ()))
 
 
 def _image_rank(file_translator, ref, depth=0):
@@ -109,14 +114,8 @@ def _callers(source):
     for statement in source.module.body:
         if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or source.is_linked(statement):
             continue
-        found = set()
-
-        class Calls(cst.CSTVisitor):
-            def visit_Call(self, node):
-                if isinstance(node.func, cst.Name) and node.func.value in source.functions:
-                    found.add(node.func.value)
-
-        walk(statement, Calls())
+        found = {node.func.value for node in descendants(statement) if isinstance(node, cst.Call) and
+                 isinstance(node.func, cst.Name) and node.func.value in source.functions}
         for callee in found - {statement.name.value}:
             callers.setdefault(callee, set()).add(statement.name.value)
     return callers

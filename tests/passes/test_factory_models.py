@@ -149,7 +149,8 @@ FACTORIES = {"block_handed_to_class": "wrapped", "module_helper": "small_resnet"
 MAIN_CLASS = {"class_model_and_factory": "Body"}
 # block classes built standalone too: they take torch's layout there, and convert only at their own boundary
 STANDALONE = {"block_handed_to_class": ("Block", (3, 4)), "module_helper": ("Block", (4, 6, 2)),
-              "nested_helper": ("Block", (3, 5)), "make_layers": ("ConvBnRelu", (3, 4)), "class_model_and_factory": ("Body", ())}
+              "nested_helper": ("Block", (3, 5)), "make_layers": ("ConvBnRelu", (3, 4)),
+              "class_model_and_factory": ("Body", ())}
 
 
 @pytest.fixture(scope="module")
