@@ -197,7 +197,8 @@ class CallTranslator:
         if name in self.source.functions:
             return self.function_call(name, node)
         if name in self.source.classes:
-            return Value(f"{name}({self.plain_args(node)})", "module", module=ModuleRef("class", class_name=name))
+            return Value(self.construction_code(name, f"{name}({self.plain_args(node)})", node), "module",
+                         module=ModuleRef("class", class_name=name))
         if name == "isinstance" and len(node.args) == 2:
             subject = self.expr(node.args[0].value)
             kinds = self.code(node.args[1].value)
@@ -282,6 +283,10 @@ class CallTranslator:
             if argument.is_tensor:
                 return self.tensor_method(argument, {"float": "item", "int": "item", "bool": "item"}[name], node)
         return python(f"{callee.code}({self.plain_args(node)})")
+
+    def construction_code(self, class_name, code, node):
+        """The code building an instance of the in-file class `class_name` (`code`: its constructor call `node`)."""
+        return code
 
     def put_in_list(self, base, method, node):
         """`xs.append(t)`, `xs.insert(i, t)`, `xs.extend(ts)` on a list of channels-last images: what goes in is

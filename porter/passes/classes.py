@@ -18,6 +18,7 @@ from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
+from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
@@ -31,8 +32,14 @@ class ClassBodyTranslator(BodyTranslator):
         super().__init__(translator.ctx, info, mode, env, output_layout)
         self.translator = translator
         self.static_attrs = static_attrs or {}  # self attribute -> the literal value this specialisation has
+        # following a factory's container as the model (factory_models.py): the owner of every class call's site
+        self.construction_site = None
+        self.function_name = None  # translating a module-level function: its name
 
     def ctx_class_signature(self, class_name, args, kwargs, static=(), site=None):
+        if self.construction_site is not None:
+            return self.translator.class_signature(class_name, args, kwargs, static,
+                                                   site=(self.construction_site, class_name))
         owner = self.ctx.ir.name if site is not None and self.ctx.ir is not None else None
         return self.translator.class_signature(class_name, args, kwargs, static,
                                                site=(owner, site) if owner is not None else None)
@@ -60,6 +67,14 @@ class ClassBodyTranslator(BodyTranslator):
 
     def ctx_method_signature(self, method, args, kwargs):
         return self.translator.method_signature(self.info, method, args, kwargs)
+
+    def construction_code(self, class_name, code, node):
+        """`code` building a `class_name` instance (at `node`), told the layouts a factory-built model runs it in
+        when this is a function only factories use (factory_models.py)."""
+        told = self.translator.factory_layouts(self.function_name, class_name)
+        if told is None or id(node) in self.translator.factory_handed:
+            return code
+        return f"{code}.with_layouts({told[0]!r}, {told[1]!r})".replace("'", '"')
 
     def ctx_function_signature(self, name, args, kwargs):
         return self.translator.function_signature(name, args, kwargs)
@@ -140,6 +155,8 @@ class FileTranslator:
         self.generic_sites = set()  # (class, attribute) whose instance a translated call runs in the generic case
         self.recursive_calls = {}  # class -> [(args, kwargs)] its own call hands it while being translated
         self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
+        self.factory_functions = frozenset()  # functions whose constructions are told a factory model's layouts
+        self.factory_handed = frozenset()  # ids of their constructor calls handed to other classes: not told
 
     # --- entry point -------------------------------------------------------------------------------------
     def translate(self, main_class):
@@ -180,6 +197,11 @@ class FileTranslator:
         for info in self.outermost_first(self.source.classes.values()):
             if info.name not in self.ctx.signatures:
                 self.translate_forward(info, None, output_layout="source")
+        self.factory_functions = lay_out_factory_models(self, ClassBodyTranslator)
+        self.factory_handed = handed_constructions(self.source, self.factory_functions)
+        for name in self.factory_functions:  # (translated before the layouts were known: again, telling them)
+            self.ctx.function_signatures.pop(name, None)
+            self.function_code.pop(name, None)
         for name in self.source.model_functions():
             if name not in self.ctx.function_signatures:
                 self.function_signature(name, [], {})
@@ -965,7 +987,7 @@ class FileTranslator:
                 if told_condition is not None:
                     taken = [names.get(p, p) for p in layouts[0] if p != "python"]
                     lines.append(f"{INDENT * 2}# porter: `call` specialised for instances called with "
-                                 f"{', '.join(taken)} (their owner says so), {names[layouts[1]]} out")
+                                 f"{', '.join(taken)} (told where they are built), {names[layouts[1]]} out")
                     lines.append(f"{INDENT * 2}if {told_condition}:")
                     case = body[_body_docstring_lines(body):]
                     lines.extend(INDENT + line if line.strip() else line for line in case)
@@ -1026,8 +1048,11 @@ class FileTranslator:
     def built_by_init(self, site):
         """Whether the attribute `site` ((class, Keras attribute)) is set by a top-level statement of that class's
         own __init__ (`self.drop = DropPath(p)`), so its __init__ can tell the instance its layouts after it (no
-        in-file base or subclass of the class shares the attribute)."""
+        in-file base or subclass of the class shares the attribute); a block a factory builds is told where it is
+        constructed."""
         owner, attribute = site
+        if owner == FACTORY_SITE:
+            return True
         info = self.source.classes.get(owner)
         init = info.methods.get("__init__") if info is not None else None
         if init is None or not isinstance(init.body, cst.IndentedBlock) or info.bases or any(
@@ -1051,6 +1076,8 @@ class FileTranslator:
         trial_layouts = self.layout_trials[(name, static, layouts)][1]
         layout_in = next((p for p in trial_layouts[0] if p in ("channels_last", "source")), "source")
         for owner, attribute in self.layout_sites.get((name, static, layouts), ()):
+            if owner == FACTORY_SITE:
+                continue  # told where a factory constructs it (construction_code)
             keras_name = next((k for k, v in self.ctx.irs[owner].renamed.items() if v == attribute), attribute)
             line = (f"{INDENT * 2}self.{keras_name}.porter_layout, self.{keras_name}.layout_out = {layout_in!r}, "
                     f"{trial_layouts[1]!r}").replace("'", '"')
@@ -1059,6 +1086,19 @@ class FileTranslator:
                 comment = f"{INDENT * 2}# porter: `{attribute}` runs the case of its call for the layouts `forward` " \
                           f"hands it"
                 self.class_code[(owner, "__init__")] = init + [comment, line]
+
+    def factory_layouts(self, function, class_name):
+        """(layout in, layout out) the `class_name` instances function `function` builds are told (a factory-built
+        model runs them in a case of their call for those layouts), or None."""
+        if function not in self.factory_functions:
+            return None
+        site = (FACTORY_SITE, class_name)
+        for (name, static, layouts), sites in self.layout_sites.items():
+            if name == class_name and site in sites:
+                trial_layouts = self.layout_trials[(name, static, layouts)][1]
+                layout_in = next((p for p in trial_layouts[0] if p in ("channels_last", "source")), "source")
+                return layout_in, trial_layouts[1]
+        return None
 
     def forget_runtime(self, names):
         """Runtime definitions only dropped specialisations used: no longer needed (unless other code names them)."""
@@ -1189,6 +1229,7 @@ class FileTranslator:
         signature.kwarg_values = {p.name.value: env[p.name.value] for p in params if p.name.value in env}
         register(signature)
         translator = ClassBodyTranslator(self, None, "function", env, None)
+        translator.function_name = name
         body, _ = translator.block(definition.body, 1)
         signature.output = translator.return_template
         return signature, clean_body(body)

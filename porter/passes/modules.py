@@ -6,7 +6,7 @@ it takes and returns, without executing anything.
 
 import ast
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -115,8 +115,8 @@ class ModuleResolver:
             return self._call_ref(node, env, owner)  # check); no other test below takes a Call
         if isinstance(node, cst.Name) and node.value in env:
             found = env[node.value]
-            if isinstance(found, DictKey):  # a key a loop over a dict binds: a name, not a module
-                return UNKNOWN_MODULE
+            if isinstance(found, (DictKey, LocalFunction)):  # a key a loop over a dict binds, a function the
+                return UNKNOWN_MODULE  # body defines: not a module
             if isinstance(found, ModuleRef):  # one module (a list marked unordered may be rebound to one in a loop)
                 return found
             ordered = node.value not in env.get("#unordered", ())
@@ -376,6 +376,10 @@ class ModuleResolver:
             return ModuleRef(kind, elements=tuple(elements), ordered=ordered, lead=0 if ordered else lead)
 
     def _non_container_call(self, node, env, owner):
+        local = env.get(node.func.value) if isinstance(node.func, cst.Name) else None
+        if isinstance(local, LocalFunction):  # `resnet_block(64, 2)`, defined in the body building the model
+            return self._callable_return(local.definition, [p.name.value for p in local.definition.params.params],
+                                         node, env, owner, closure=True)
         if isinstance(node.func, cst.Name) and node.func.value in self.source.functions and \
                 node.func.value not in env:  # an in-file function builds with the call's own arguments
             return self._function_return(self.source.functions[node.func.value], node, env, owner)
@@ -457,8 +461,13 @@ class ModuleResolver:
             return UNKNOWN_MODULE
         return self._callable_return(method, [p.name.value for p in method.params.params][1:], call, env, owner)
 
-    def _callable_return(self, method, params, call, env, owner):
-        local = {key: value for key, value in env.items() if key.startswith("self.")}
+    def _callable_return(self, method, params, call, env, owner, closure=False):
+        """What `method` returns when `call` calls it; `closure`: a function defined in the body being scanned,
+        which reads that body's names too."""
+        local = {key: value for key, value in env.items()
+                 if key.startswith("self.") or closure and not key.startswith("#")}
+        for param in params:  # (a parameter shadows the name it shares with the enclosing body)
+            local.pop(param, None)
         for param, arg in zip(params, [a for a in call.args if not a.keyword]):
             bound = self.class_ref(arg.value, env)
             if bound is not None:
@@ -518,7 +527,9 @@ class ModuleResolver:
             elif all(isinstance(v, dict) for v in assigned):  # "#lead": the fewest children known to lead
                 env[name] = {k: min(v[k] for v in assigned if k in v) for v in assigned for k in v}
             elif all(isinstance(v, list) for v in assigned):
-                env[name] = max(assigned, key=len)  # a list grown in some branches: the longest, unordered
+                # a list grown in some branches: what they all start it with, then what any of them adds (a
+                # make_layers loop appending a pool in one branch and a block in the other holds both), unordered
+                env[name] = _branches_grown(assigned)
                 if not name.startswith("#") or name == "#children" and len({len(v) for v in assigned}) > 1:
                     _mark_unordered(env, name, _common_prefix(assigned))  # what every branch starts it with leads
             elif _grown_container(assigned):  # a container some branches added children to: the longest, unordered
@@ -537,6 +548,9 @@ class ModuleResolver:
         if type(statement) is cst.AnnAssign and statement.value is not None:  # `layers: List[nn.Module] = []`
             statement = cst.Assign(targets=[cst.AssignTarget(statement.target)], value=statement.value)
         kind = type(statement)
+        if kind is cst.FunctionDef:  # a helper defined in the body (d2l's `resnet_block` inside `resnet18`)
+            env[statement.name.value] = LocalFunction(statement)
+            return
         if kind is cst.If:
             self._scan_branches(statement, env, owner)
             return
@@ -739,6 +753,13 @@ class ModuleResolver:
         return tuple(blocks)
 
 
+@dataclass(frozen=True, eq=False)
+class LocalFunction:
+    """A function defined inside the body being scanned: a call of it builds what it returns."""
+
+    definition: cst.FunctionDef
+
+
 # names a branch being scanned rebound to a value porter cannot see (a set, only while scanning an if's branch)
 REBOUND_UNKNOWN = "#rebound_unknown"
 
@@ -810,6 +831,15 @@ def _common_prefix(lists):
     """How many first items all of `lists` share."""
     shortest = min(len(items) for items in lists)
     return next((i for i in range(shortest) if any(items[i] != lists[0][i] for items in lists)), shortest)
+
+
+def _branches_grown(lists):
+    """The items of lists branches grew from one start: the longest, then what the others add besides."""
+    grown = list(max(lists, key=len))
+    shared = _common_prefix(lists)
+    for items in lists:
+        grown.extend(item for item in items[shared:] if item not in grown)
+    return grown
 
 
 def _lead_of(ref):

@@ -26,7 +26,7 @@ import pytest
 from porter.convert import ConvertOptions, convert
 from porter.output import write_tree
 from porter.verify.compare import assert_equivalent
-from porter.verify.harness import import_path
+from porter.verify.harness import count_transposes, import_path
 
 SPEC = importlib.util.find_spec("d2l")
 pytestmark = pytest.mark.skipif(SPEC is None, reason="d2l 1.0.3 is not installed (scripts/setup.sh installs it "
@@ -141,7 +141,13 @@ def test_model_class_matches_torch(converted, name):
     inputs = [i.astype(np.float32) if i.dtype.kind == "f" else i.astype(np.int64)
               for i in MODELS[name][1](np.random.default_rng(0))]
     torch.manual_seed(0)
-    reference = _build(reference_module, name)
+    _assert_matches(_build(reference_module, name), _build(keras_module, name), keras_module, inputs, name)
+
+
+def _assert_matches(reference, port, keras_module, inputs, name):
+    """The port matches `reference` on `inputs` (weights moved off their defaults, copied over); the worst error."""
+    import torch
+
     with torch.no_grad():
         reference(*[torch.from_numpy(i) for i in inputs])  # lazy layers are sized at the first call
         for key, value in reference.state_dict().items():
@@ -150,10 +156,25 @@ def test_model_class_matches_torch(converted, name):
     reference.eval()
     with torch.no_grad():
         expected = _outputs(reference(*[torch.from_numpy(i) for i in inputs]), lambda t: t.numpy())
-    port = _build(keras_module, name)
     port(*inputs)
     keras_module.load_state_dict(port, {k: v.numpy() for k, v in reference.state_dict().items()})
     actual = _outputs(port(*inputs, training=False), np.asarray)
     assert len(actual) == len(expected)
-    for want, got in zip(expected, actual, strict=True):
-        assert_equivalent(want, got, tolerance=1e-4, what=name)
+    return max(assert_equivalent(want, got, tolerance=1e-4, what=name) for want, got in zip(expected, actual,
+                                                                                           strict=True))
+
+
+def test_resnet18_factory_matches_torch_and_runs_channels_last(converted):
+    """`resnet18(num_classes)` builds an nn.Sequential of Residual blocks through a helper defined inside it: the
+    blocks it builds run their channels-last case, so the model converts only on entry (one channel here: a
+    reshape) and exit (a flat vector), where each block converted in and out before."""
+    import torch
+
+    _, reference_module, keras_module = converted
+    inputs = [np.random.default_rng(0).standard_normal((2, 1, 16, 16)).astype(np.float32)]
+    torch.manual_seed(0)
+    port = keras_module.resnet18(10)
+    error = _assert_matches(reference_module.resnet18(10), port, keras_module, inputs, "resnet18")
+    transposes = count_transposes(port, inputs)
+    print(f"d2l resnet18: worst error {error:.2e} of the output scale, {transposes} Transposes")
+    assert transposes <= 2

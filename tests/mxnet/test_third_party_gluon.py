@@ -108,9 +108,10 @@ def _matches(model, inputs, reference, params, module):
 
 D2LZH_CASES = [
     ("residual", {"num_channels": 8, "use_1x1conv": True, "strides": 2}, (2, 4, 12, 12), 2),
-    # 24 Transposes: the factory puts Residual blocks straight into an nn.Sequential and nothing calls them in a
-    # `forward` porter reads, so each runs its generic call (torch's order in and out); to bring to 2
-    ("resnet18", {"num_classes": 10}, (2, 1, 32, 32), 24),
+    # the factory puts Residual blocks straight into nn.Sequentials and nothing calls them in a `forward` porter
+    # reads: the factory tells each one to run its channels-last case (0 Transposes: one input channel goes
+    # channels-last by a reshape, the Dense reads a flat vector; 24 when each block converted in and out)
+    ("resnet18", {"num_classes": 10}, (2, 1, 32, 32), 2),
 ]
 
 

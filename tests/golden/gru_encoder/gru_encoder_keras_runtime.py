@@ -252,6 +252,13 @@ class TorchModule(keras.Model):
     def compute_mask(self, inputs, previous_mask=None):
         return no_keras_mask(inputs, previous_mask)
 
+    def with_layouts(self, layout, layout_out):
+        """This instance, told to run the case of its `call` that takes its first image in `layout` and returns
+        `layout_out` (a block a factory-built model holds: the container hands it channels-last images); the
+        containers holding it read both."""
+        self.porter_layout, self.layout_out = layout, layout_out
+        return self
+
     def io_input(self, x):
         """A forward argument the model works on channels-last: transposed from torch's layout unless the model
         takes channels-last input."""
