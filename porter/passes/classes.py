@@ -929,9 +929,10 @@ class FileTranslator:
             groups = []  # [(body, layouts, [static, ...])] in the order callers met them
             for static, (body, layouts, notes, runtime) in cases.items():
                 if layouts == generic_layouts and _conversions(body) >= _conversions(generic) or \
-                        notes["flatten_inputs"] != ir.flatten_inputs or notes["plain_linears"] != ir.plain_linears:
+                        notes["flatten_inputs"] != ir.flatten_inputs or notes["plain_linears"] != ir.plain_linears \
+                        or self.kind_case_takes(name, static):
                     dropped.update(runtime)  # no layout gained (or weights it would load otherwise): the generic
-                    continue  # call serves such instances
+                    continue  # call serves such instances (or the case for the kind handed, which `call` tests first)
                 kept.update(runtime)
                 for field in ("adjustments", "unsupported"):
                     getattr(ir, field).extend(n for n in notes[field] if n not in getattr(ir, field))
@@ -998,6 +999,16 @@ class FileTranslator:
                 self.class_code[(name, "__init__")] = list(self.class_code.get((name, "__init__"), [])) + init_lines
             ir.specialisations = tuple(static for _, _, statics in groups for static in statics)
         self.forget_runtime(dropped - kept)
+
+    def kind_case_takes(self, name, static):
+        """Whether the instances built with `static` were handed another kind (a tuple where the generic call takes
+        a tensor) than the generic call's: `call` tests for the kind cases first, so such a case would never run."""
+        if not self.kind_cases.get(name):
+            return False
+        generic, case = self.ctx.signatures.get(name), self.ctx.signatures.get((name, static))
+        if generic is None or case is None or not generic.arg_values or not case.arg_values:
+            return False
+        return generic.arg_values[0].kind != case.arg_values[0].kind
 
     def kind_case_lines(self, name, forward, ir):
         """`if isinstance(x, (tuple, list)):` cases of `call` for the kinds callers hand besides the generic one."""

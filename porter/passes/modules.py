@@ -16,6 +16,7 @@ from porter.frontend.walk import descendants, walk
 from porter.ir.containers import CONTAINERS
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
 from porter.passes.elementwise_classes import is_elementwise_class
+from porter.passes.init_statics import decided_attributes
 from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_names, loop_turns
 from porter.rules.registry import module_rule_for_call
 
@@ -77,10 +78,11 @@ class ModuleResolver:
                 info.name in other.bases for other in self.source.classes.values()):
             return ()  # (a subclass would inherit the per-instance layouts its own call does not follow)
         stored = stored_parameters(info)
-        if not stored:
+        decidable = decided_attribute_names(info)
+        if not stored and not decidable:
             return ()
         names = [p.name.value for p in init.params.params][1:]
-        pairs, given, splat = {}, set(), False
+        pairs, given, splat, bound = {}, set(), False, {}
         for position, arg in enumerate(node.args):
             if arg.star:
                 splat = True
@@ -88,16 +90,25 @@ class ModuleResolver:
             name = arg.keyword.value if arg.keyword is not None else (names[position] if position < len(names)
                                                                       else None)
             given.add(name)
-            text = literal_text(self.source.code_of(arg.value)) if name in stored else None
+            text = literal_text(self.source.code_of(arg.value))
             if text is not None:
-                pairs[stored[name]] = text
+                bound[name] = ast.literal_eval(text)
+                if name in stored:
+                    pairs[stored[name]] = text
         if not splat:  # what the call leaves out takes its literal default (`ChannelNorm(dim)`)
             for param in (*init.params.params, *init.params.kwonly_params):
                 name = param.name.value
-                if name in stored and name not in given and param.default is not None:
+                if name not in given and param.default is not None:
                     text = literal_text(self.source.code_of(param.default))
                     if text is not None:
-                        pairs[stored[name]] = text
+                        bound[name] = ast.literal_eval(text)
+                        if name in stored:
+                            pairs[stored[name]] = text
+        if decidable and not splat:  # `self.has_proj = True` under `if block_type is 'proj'`: known per construction
+            for attr, value in decided_attributes(init, bound, self.source.code_of).items():
+                text = literal_text(repr(value))
+                if attr in decidable and attr not in pairs and text is not None:
+                    pairs[attr] = text
         return tuple(sorted(pairs.items()))
 
     def ref_of(self, node, env, owner=None):
@@ -1055,6 +1066,35 @@ def stored_parameters(info):
                   attr in read and attr not in assigned_elsewhere}
     info.__dict__["_stored_parameters"] = result
     return result
+
+
+def decided_attribute_names(info):
+    """The `self` attributes `info.__init__` assigns (other than from a parameter unchanged, which
+    `stored_parameters` covers) that `forward` reads and no other method assigns: those a construction's literal
+    arguments may decide (`init_statics`). Empty for a class with in-file bases (their __init__ may set them too)."""
+    cached = info.__dict__.get("_decided_attribute_names")
+    if cached is not None:
+        return cached
+    init, forward = info.find_method("__init__"), info.find_method("forward")
+    result = frozenset()
+    if init is not None and forward is not None and not info.bases and "__init__" in info.methods:
+        elsewhere = {name for method_name, method in info.methods.items() if method_name != "__init__"
+                     for name in _self_targets(method.body)}
+        read = {n.attr.value for n in _walk(forward.body) if isinstance(n, cst.Attribute) and
+                dotted_name(n.value) == "self"}
+        result = frozenset((set(_self_targets(init.body)) & read) - elsewhere - set(stored_parameters(info).values()))
+    info.__dict__["_decided_attribute_names"] = result
+    return result
+
+
+def _self_targets(body):
+    """The names of the `self` attributes assigned anywhere in `body`."""
+    for node in _walk(body):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+            [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else []
+        for target in targets:
+            if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
+                yield target.attr.value
 
 
 def literal_text(code):

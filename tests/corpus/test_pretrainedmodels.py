@@ -95,9 +95,6 @@ CASES = {
 SLOW = {"nasnet", "bninception", "vggm", "inceptionv4", "inceptionresnetv2", "resnext", "pnasnet", "polynet"}
 # ports that match but still trace more Transpose ops than the boundary's two, and why
 TRANSPOSES_LEFT = {
-    "dpn": "DualPathBlock.forward given a tensor binds x_s1/x_s2 to a (N, H, W, C) conv output in one branch and "
-           "to `x[0]`/`x[1]` (rank 3) in the other: the merge keeps torch's order (5 Transposes; 24 before the "
-           "if/else-chosen c1x1_c and the (resid, dense) tuple kept channels-last)",
     "resnext": "resnext_features' LambdaMap/LambdaReduce run their children from `self._modules.values()` and "
                "combine a list: each converts at run time (77 Transposes). The loop over children and "
                "reduce(lambda, images) keep channels-last (tests/passes/test_children_loops.py), but these classes "
