@@ -14,12 +14,14 @@ import libcst as cst
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
 from porter.frontend.walk import walk
+from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
+from porter.passes.function_attributes import LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
-from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes
+from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes, stored_parameters
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
 from porter.passes.statements import INDENT, BodyTranslator
 
@@ -56,6 +58,10 @@ class ClassBodyTranslator(BodyTranslator):
         value = super().self_attribute(attr)
         if attr in self.static_attrs:  # a literal the constructor stored (never a module, whatever the scan made of
             return python(value.code, static=self.static_attrs[attr])  # a list argument)
+        if value.kind == "python" and self.mode == "forward" and self.info is not None:
+            free = self.translator.layout_free_function(self.info, attr, self)
+            if free is not None:  # a lambda every construction hands in, computing alike in any layout
+                return value.but(static=free)
         return value
 
     def ctx_method_signature(self, method, args, kwargs):
@@ -138,6 +144,7 @@ class FileTranslator:
         self.in_progress = set()
         self.kind_cases = {}  # class -> {kind handed ("tuple"/"tensor"): trial key}: cases `call` picks at run time
         self.generic_sites = set()  # (class, attribute) whose instance a translated call runs in the generic case
+        self.function_attributes = {}  # (class, attribute) -> LayoutFreeFunction or None (function_attributes.py)
         self.recursive_calls = {}  # class -> [(args, kwargs)] its own call hands it while being translated
         self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
 
@@ -231,7 +238,7 @@ class FileTranslator:
                                                        ordered=False)
             elif info.container_base == "sequential":  # the children its __init__ hands to super().__init__
                 children = resolver.sequential_subclass(info)
-                if children.elements:
+                if children.elements or resolver.handed_no_children(info):  # (none: `LambdaReduce(fn)` everywhere)
                     ir.attributes["#children"] = \
                         ModuleRef("sequential", elements=children.elements, ordered=False)
         finally:
@@ -467,6 +474,41 @@ class FileTranslator:
             lines.insert(0, f"{INDENT * 2}super().__init__({keras_kwargs})")
             lines.insert(1, f"{INDENT * 2}self.init_args = {{{config}}}")
         return lines
+
+    def layout_free_function(self, info, attr, translator):
+        """LayoutFreeFunction when every construction of `info` in the file hands the attribute `attr` a lambda
+        whose body `translator` translates to the same code for tensors held channels-last as for tensors in
+        torch's order (and keeps their layout), else None (passes/function_attributes.py)."""
+        key = (info.name, attr)
+        if key not in self.function_attributes:
+            lambdas = constructed_lambdas(self.source, info, stored_parameters(info)).get(attr)
+            free = lambdas is not None and same_arity(lambdas) is not None and all(
+                self.lambda_layout_free(function, translator) for function in lambdas)
+            self.function_attributes[key] = LayoutFreeFunction(lambdas) if free else None
+        return self.function_attributes[key]
+
+    def lambda_layout_free(self, function, translator):
+        """Whether `function`'s body is the same code on images held channels-last and in torch's order, handing
+        back an image in the layout it was given (`x`, `x + y`); translated aside: nothing it notes is kept."""
+        names = [p.name.value for p in function.params.params]
+        env, pending, used = dict(translator.env), list(translator.pending), set(self.ctx.used_runtime)
+        hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
+        results = []
+        try:
+            for layout in ("channels_last", "source"):
+                for name in names:
+                    translator.env[name] = tensor(name, 4, layout)
+                results.append(translator.expr(function.body))
+        finally:
+            translator.env.clear()
+            translator.env.update(env)
+            translator.pending[:] = pending
+            self.ctx.used_runtime.clear()
+            self.ctx.used_runtime.update(used)
+            self.ctx.hoister = hoister
+        last, plain = results
+        return last.is_tensor and plain.is_tensor and last.code == plain.code and last.rank == plain.rank == 4 and \
+            last.layout == "channels_last" and plain.layout == "source"
 
     # --- forward -----------------------------------------------------------------------------------------
     def recursion_unknown(self, class_name, args, kwargs):
@@ -1314,8 +1356,9 @@ def _layout_out(template):
     (call_module converts each for a caller that cannot follow them)."""
     if template is None:
         return "source"
-    images = [template] if template.is_tensor else [i for i in template.items or () if i.is_tensor] if \
-        template.kind == "tuple" else []
+    each = element_template(template) if template.kind == "tuple" and template.items is None else None
+    images = [template] if template.is_tensor else [each] if each is not None and each.is_tensor else [
+        i for i in template.items or () if i.is_tensor] if template.kind == "tuple" else []
     return "channels_last" if any(i.channels_last for i in images) else "source"
 
 

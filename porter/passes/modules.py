@@ -67,6 +67,36 @@ class ModuleResolver:
             refs = list(seen.values())
             hints[name] = refs[0] if all(_same_module(refs[0], other) for other in refs[1:]) else \
                 _alternatives(list(dict.fromkeys(refs)))
+        if isinstance(init.params.star_arg, cst.Param):
+            self.note_star_children(class_name, init, node, env, owner)
+
+    def handed_no_children(self, info):
+        """Whether every construction of the Sequential subclass `info` hands its `*args` children parameter no
+        module (known: the class has no children)."""
+        init = info.find_method("__init__")
+        star = init.params.star_arg if init is not None else None
+        hint = self.param_hints.get(info.name, {}).get(star.name.value) if isinstance(star, cst.Param) else None
+        return hint is not None and hint.kind == "list" and not hint.elements
+
+    def note_star_children(self, class_name, init, node, env, owner):
+        """The modules a construction hands the constructor's `*args` (`LambdaMap(fn, nn.Sequential(...),
+        Lambda(fn))`, which __init__ hands on to nn.Sequential): the parameter's hint is every module any
+        construction hands it (a list of unknown order), unknown when one hands a starred list or no module."""
+        star = init.params.star_arg.name.value
+        positional = len([p for p in init.params.params][1:])
+        handed = [a for a in node.args if a.keyword is None]
+        refs = None if any(a.star for a in handed) else tuple(self.ref_of(a.value, env, owner)
+                                                               for a in handed[positional:])
+        if refs is not None and any(r.kind in ("unknown", "classobj") for r in refs):
+            refs = None
+        seen = self.param_hints.setdefault("#star_sites", {}).setdefault((class_name, star), {})
+        seen[(getattr(owner, "name", owner), self.source.line_of(node), self.source.code_of(node))] = refs
+        hints = self.param_hints.setdefault(class_name, {})
+        if any(r is None for r in seen.values()):
+            hints[star] = UNKNOWN_MODULE
+        else:
+            hints[star] = ModuleRef("list", elements=tuple(dict.fromkeys(r for refs in seen.values() for r in refs)),
+                                    ordered=False)
 
     def static_arguments(self, class_name, node):
         """(attribute, literal text) pairs for the literal constructor arguments of `class_name(...)` at `node` that
@@ -133,6 +163,10 @@ class ModuleResolver:
             ordered = node.value not in env.get("#unordered", ())
             lead = 0 if ordered else min(env.get("#lead", {}).get(node.value, 0), len(found))
             return ModuleRef("list", elements=tuple(found), ordered=ordered, lead=lead)
+        if isinstance(node, cst.Name) and node.value not in env:
+            built = module_level_construction(self.source, node.value)
+            if built is not None:  # `self.features = resnext101_32x4d_features`, built once at module level
+                return self.ref_of(built, {}, None)
         if isinstance(node, (cst.List, cst.Tuple)):
             return ModuleRef("list", elements=tuple(self._elements(node.elements, env, owner)))
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
@@ -290,11 +324,12 @@ class ModuleResolver:
         init = info.methods.get("__init__")
         if init is None or self.depth > 10:
             base = self.class_of(info.bases[0]) if info.bases else None
-            if init is None and base is not None and self.depth <= 10:
-                return self.sequential_subclass(base, arguments)
+            if init is None and base is not None and self.depth <= 10:  # (its constructions fill the base's
+                return self.sequential_subclass(base, {**self.param_hints.get(info.name, {}), **(arguments or {})})
             return ModuleRef("sequential", elements=(), ordered=False)
         env = {}
-        for param in (*init.params.params, *init.params.kwonly_params):  # `conv_layer=nn.Conv2d` defaults
+        star = [init.params.star_arg] if isinstance(init.params.star_arg, cst.Param) else []
+        for param in (*init.params.params, *star, *init.params.kwonly_params):  # `conv_layer=nn.Conv2d` defaults
             hint = (arguments or {}).get(param.name.value) or self.param_hints.get(info.name, {}).get(
                 param.name.value)
             cls = self.class_ref(param.default, {}) if param.default is not None else None
@@ -1066,6 +1101,32 @@ def stored_parameters(info):
                   attr in read and attr not in assigned_elsewhere}
     info.__dict__["_stored_parameters"] = result
     return result
+
+
+def module_level_construction(source, name):
+    """The call expression a module-level statement binds `name` to, when it is that statement's only target, the
+    only top-level binding of `name` and a call of a container (`features = nn.Sequential(...)`: a model part built
+    once at import, which a class then holds); else None."""
+    cached = source.__dict__.get("_module_level_constructions")
+    if cached is None:
+        cached, seen = {}, set()
+        for statement in source.module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else []
+                for target in targets:
+                    bound = target.value if isinstance(target, cst.Name) else None
+                    if bound in seen:
+                        cached.pop(bound, None)
+                    elif bound is not None:
+                        seen.add(bound)
+                        if len(targets) == 1 and isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) \
+                                and source.imports.resolve(small.value.func) in CONTAINERS:
+                            cached[bound] = small.value
+        source.__dict__["_module_level_constructions"] = cached
+    return cached.get(name)
 
 
 def decided_attribute_names(info):
