@@ -356,8 +356,6 @@ class ExpressionTranslator(CallTranslator):
 
     def _expr_IfExp(self, node):
         test = self.expr(node.test)
-        if test.kind == "tuple" and test.items == ():  # a list known to stay empty (`output if output else input`)
-            test = test.but(static=False)
         if test.static is True or test.static is False:
             return self.expr(node.body if test.static else node.orelse)  # decided statically
         body, orelse = self.expr(node.body), self.expr(node.orelse)
