@@ -20,6 +20,7 @@ from porter.passes.channels import (
     channels_after_rule,
     rebase,
 )
+from porter.passes.function_attributes import LayoutFreeFunction
 from porter.passes.modules import ModuleResolver, attribute_by_pattern
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TORCH_HOST_CALLS
@@ -102,6 +103,10 @@ class CallTranslator:
                     kind = "dict" if func.attr.value == "items" else "list"
                     return Value(code, "module", module=ModuleRef(kind, elements=children.elements, ordered=False))
                 return python(code)
+            if isinstance(target.static, LayoutFreeFunction):  # a lambda every construction hands in
+                applied = self.layout_free_call(target, node)
+                if applied is not None:
+                    return applied
             if self.mode == "forward":  # an attribute porter could not type (a module passed in): torch layout
                 return self.module_call(target.but(kind="module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
@@ -319,10 +324,11 @@ class CallTranslator:
         """`map(lambda t: body, xs, ...)`: the body translated with each parameter bound as a loop over its
         iterable binds it (a layer of a ModuleList, a tensor of a tuple), so `map(lambda conv: conv(x), self.convs)`
         calls layers and `map(lambda t: rearrange(t, ...), qkv)` knows its ranks; None when not of that form."""
-        if len(node.args) < 2 or any(a.star or a.keyword for a in node.args) or \
-                not isinstance(node.args[0].value, cst.Lambda):
+        if len(node.args) < 2 or any(a.star or a.keyword for a in node.args):
             return None
-        function = node.args[0].value
+        function, function_code = self.lambda_of(node.args[0].value)
+        if function is None:
+            return None
         params = function.params
         if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params or params.posonly_params \
                 or params.star_kwarg is not None or any(p.default is not None for p in params.params) or \
@@ -337,11 +343,15 @@ class CallTranslator:
         finally:
             self.env.clear()
             self.env.update(env_backup)
-        if body.is_tensor and not is_permuted(body) and not (body.channels_last and body.rank is not None):
+        if function_code is not None:  # the instance's own (layout-free) function: each item as it is held
+            if not body.is_tensor:
+                return python(f"map({function_code}, {', '.join(self.as_plain(i).code for i in iterables)})")
+        elif body.is_tensor and not is_permuted(body) and not (body.channels_last and body.rank is not None):
             body = to_layout(self.ctx, body, "source")  # (a pending transpose stays pending, a channels-last image
             # channels-last: each item has it, and a consumer in torch's order converts every item)
         names = ", ".join(p.name.value for p in params.params)
-        code = f"map(lambda {names}: {body.code}, {', '.join(self.iterable_code(i) for i in iterables)})"
+        function_code = function_code or f"lambda {names}: {body.code}"
+        code = f"map({function_code}, {', '.join(self.iterable_code(i) for i in iterables)})"
         if body.is_tensor:
             return Value(code, "tuple", items=None, static=("each", body.with_code("")))
         return python(code)
@@ -351,10 +361,11 @@ class CallTranslator:
         (channels-last images from `[m(x) for m in self.paths]`): the body translated with both parameters bound to that item; when
         it gives back an item of that state (`a + b`, `torch.maximum(a, b)`) the items stay as they are stored and
         so does the result, else None (the call takes the items in torch's order, as any function does)."""
-        if len(node.args) != 2 or any(a.star or a.keyword for a in node.args) or \
-                not isinstance(node.args[0].value, cst.Lambda) or not isinstance(node.args[1].value, cst.Name):
+        if len(node.args) != 2 or any(a.star or a.keyword for a in node.args):
+            return None
+        function, function_code = self.lambda_of(node.args[0].value)
+        if function is None or not isinstance(node.args[1].value, cst.Name) and function_code is None:
             return None  # (a variable: reading it twice, here and in the plain call when this gives up, records nothing)
-        function = node.args[0].value
         params = function.params
         if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params or params.posonly_params \
                 or params.star_kwarg is not None or len(params.params) != 2 or \
@@ -362,21 +373,67 @@ class CallTranslator:
             return None
         items = self.expr(node.args[1].value)
         template = element_template(items)
-        if template is None or not template.is_tensor:
-            return None
-        env_backup = dict(self.env)
-        try:
-            for param in params.params:
-                self.env[param.name.value] = template.with_code(param.name.value)
-            body = self.expr(function.body)
-        finally:
-            self.env.clear()
-            self.env.update(env_backup)
-        if not (body.is_tensor and body.layout == template.layout and body.rank == template.rank):
-            return None
+        body = None
+        if function_code is not None and template is not None and template.is_tensor:
+            # a layout-free function (function_attributes.py) hands back an image as its items are held
+            return template.with_code(f"{self.code(node.func)}({function_code}, {items.code})").but(static=None)
+        if template is not None and template.is_tensor:
+            env_backup = dict(self.env)
+            try:
+                for param in params.params:
+                    self.env[param.name.value] = template.with_code(param.name.value)
+                body = self.expr(function.body)
+            finally:
+                self.env.clear()
+                self.env.update(env_backup)
+        if body is None or not (body.is_tensor and body.layout == template.layout and body.rank == template.rank):
+            if function_code is None:
+                return None
+            # the instance's own function on items in torch's order (read once: no second reading below)
+            return tensor(f"{self.code(node.func)}({function_code}, {self.as_plain(items).code})")
         names = ", ".join(p.name.value for p in params.params)
-        return body.with_code(f"{self.code(node.func)}(lambda {names}: {body.code}, {items.code})").but(
-            channels=template.channels, static=None)
+        return body.with_code(f"{self.code(node.func)}({function_code or f'lambda {names}: {body.code}'}, "
+                              f"{items.code})").but(channels=template.channels, static=None)
+
+    def lambda_of(self, node):
+        """(lambda, None) for a lambda written in place; (one of the lambdas, the attribute's code) for `self.f`
+        holding a layout-free lambda in every construction (passes/function_attributes.py); (None, None) else."""
+        if isinstance(node, cst.Lambda):
+            return node, None
+        if isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
+            value = self.self_attribute(node.attr.value)
+            if isinstance(value.static, LayoutFreeFunction):
+                return value.static.lambdas[0], value.code
+        return None, None
+
+    def layout_free_call(self, target, node):
+        """`self.f(args)` where every construction hands the instance a layout-free lambda: called on the values as
+        they are held; the result is what the lambdas' bodies give (one state for all of them), else None."""
+        args, kwargs = self.arg_values(node)
+        if kwargs or any(a.kind == "starred" for a in args):
+            return None
+        results = []
+        for function in target.static.lambdas:
+            if len(function.params.params) != len(args):
+                return None
+            env_backup = dict(self.env)
+            try:
+                for param, arg in zip(function.params.params, args):
+                    self.env[param.name.value] = arg.with_code(param.name.value)
+                results.append(self.expr(function.body))
+            finally:
+                self.env.clear()
+                self.env.update(env_backup)
+        first = results[0]
+        if any(r.kind != first.kind or r.layout != first.layout for r in results[1:]):
+            return None
+        if any(r.rank != first.rank for r in results[1:]):
+            first = first.but(rank=None)
+        code = f"{target.code}({', '.join(a.code for a in args)})"
+        if first.kind == "tuple":  # (its items are read through the result, not the lambda's own names)
+            template = element_template(first)
+            return Value(code, "tuple", items=None, static=("each", template) if template is not None else None)
+        return first.with_code(f"{target.code}({', '.join(a.code for a in args)})").but(channels=None)
 
     # --- arguments ---------------------------------------------------------------------------------------
     def arg_values(self, node):
@@ -842,6 +899,7 @@ class CallTranslator:
 
     def element_layouts(self, ref, incoming):
         """(layout wanted, Value after) for one module element given the incoming Value."""
+        ref = _own_class(ref)
         if ref.kind == "rule":
             rule = ref.rule
             if rule.layout == "any":
@@ -959,6 +1017,8 @@ class CallTranslator:
 
     def module_iteration(self, base, method, node):
         ref = base.module or UNKNOWN_MODULE
+        if base.code == "self._modules" and not ref.elements and method in ("values", "items"):
+            return Value(f"{base.code}.{method}()", "module", module=ModuleRef("list", elements=()))  # (none at all)
         if method in ("values", "children", "modules"):
             # every child: a loop over them binds one of them (ModuleRef.loop_element)
             return Value(f"{base.code}.{method}()", "module", module=ModuleRef("list", elements=ref.elements or (
@@ -1247,6 +1307,8 @@ def _fully_known(ref):
     """True when every element of a container (recursively) is a rule, an in-file class or a known container."""
     if ref.kind == "unknown":  # one of several known modules: known when each of them is
         return bool(ref.alternatives) and all(_fully_known(a) for a in ref.alternatives)
+    if ref.kind == "sequential" and ref.class_name:  # a subclass running its own forward (its children may be
+        return True  # unknown: that forward calls them through call_module)
     return all(_fully_known(element) for element in ref.elements) if ref.kind in ("sequential", "list", "dict") \
         else True
 

@@ -14,13 +14,15 @@ import libcst as cst
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
 from porter.frontend.walk import walk
+from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
+from porter.passes.function_attributes import LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
-from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes
+from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes, stored_parameters
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
 from porter.passes.statements import INDENT, BodyTranslator
 
@@ -63,6 +65,10 @@ class ClassBodyTranslator(BodyTranslator):
         value = super().self_attribute(attr)
         if attr in self.static_attrs:  # a literal the constructor stored (never a module, whatever the scan made of
             return python(value.code, static=self.static_attrs[attr])  # a list argument)
+        if value.kind == "python" and self.mode == "forward" and self.info is not None:
+            free = self.translator.layout_free_function(self.info, attr, self)
+            if free is not None:  # a lambda every construction hands in, computing alike in any layout
+                return value.but(static=free)
         return value
 
     def ctx_method_signature(self, method, args, kwargs):
@@ -153,6 +159,7 @@ class FileTranslator:
         self.in_progress = set()
         self.kind_cases = {}  # class -> {kind handed ("tuple"/"tensor"): trial key}: cases `call` picks at run time
         self.generic_sites = set()  # (class, attribute) whose instance a translated call runs in the generic case
+        self.function_attributes = {}  # (class, attribute) -> LayoutFreeFunction or None (function_attributes.py)
         self.recursive_calls = {}  # class -> [(args, kwargs)] its own call hands it while being translated
         self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
         self.factory_functions = frozenset()  # functions whose constructions are told a factory model's layouts
@@ -253,7 +260,7 @@ class FileTranslator:
                                                        ordered=False)
             elif info.container_base == "sequential":  # the children its __init__ hands to super().__init__
                 children = resolver.sequential_subclass(info)
-                if children.elements:
+                if children.elements or resolver.handed_no_children(info):  # (none: `LambdaReduce(fn)` everywhere)
                     ir.attributes["#children"] = \
                         ModuleRef("sequential", elements=children.elements, ordered=False)
         finally:
@@ -489,6 +496,41 @@ class FileTranslator:
             lines.insert(0, f"{INDENT * 2}super().__init__({keras_kwargs})")
             lines.insert(1, f"{INDENT * 2}self.init_args = {{{config}}}")
         return lines
+
+    def layout_free_function(self, info, attr, translator):
+        """LayoutFreeFunction when every construction of `info` in the file hands the attribute `attr` a lambda
+        whose body `translator` translates to the same code for tensors held channels-last as for tensors in
+        torch's order (and keeps their layout), else None (passes/function_attributes.py)."""
+        key = (info.name, attr)
+        if key not in self.function_attributes:
+            lambdas = constructed_lambdas(self.source, info, stored_parameters(info)).get(attr)
+            free = lambdas is not None and same_arity(lambdas) is not None and all(
+                self.lambda_layout_free(function, translator) for function in lambdas)
+            self.function_attributes[key] = LayoutFreeFunction(lambdas) if free else None
+        return self.function_attributes[key]
+
+    def lambda_layout_free(self, function, translator):
+        """Whether `function`'s body is the same code on images held channels-last and in torch's order, handing
+        back an image in the layout it was given (`x`, `x + y`); translated aside: nothing it notes is kept."""
+        names = [p.name.value for p in function.params.params]
+        env, pending, used = dict(translator.env), list(translator.pending), set(self.ctx.used_runtime)
+        hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
+        results = []
+        try:
+            for layout in ("channels_last", "source"):
+                for name in names:
+                    translator.env[name] = tensor(name, 4, layout)
+                results.append(translator.expr(function.body))
+        finally:
+            translator.env.clear()
+            translator.env.update(env)
+            translator.pending[:] = pending
+            self.ctx.used_runtime.clear()
+            self.ctx.used_runtime.update(used)
+            self.ctx.hoister = hoister
+        last, plain = results
+        return last.is_tensor and plain.is_tensor and last.code == plain.code and last.rank == plain.rank == 4 and \
+            last.layout == "channels_last" and plain.layout == "source"
 
     # --- forward -----------------------------------------------------------------------------------------
     def recursion_unknown(self, class_name, args, kwargs):
@@ -951,9 +993,10 @@ class FileTranslator:
             groups = []  # [(body, layouts, [static, ...])] in the order callers met them
             for static, (body, layouts, notes, runtime) in cases.items():
                 if layouts == generic_layouts and _conversions(body) >= _conversions(generic) or \
-                        notes["flatten_inputs"] != ir.flatten_inputs or notes["plain_linears"] != ir.plain_linears:
+                        notes["flatten_inputs"] != ir.flatten_inputs or notes["plain_linears"] != ir.plain_linears \
+                        or self.kind_case_takes(name, static):
                     dropped.update(runtime)  # no layout gained (or weights it would load otherwise): the generic
-                    continue  # call serves such instances
+                    continue  # call serves such instances (or the case for the kind handed, which `call` tests first)
                 kept.update(runtime)
                 for field in ("adjustments", "unsupported"):
                     getattr(ir, field).extend(n for n in notes[field] if n not in getattr(ir, field))
@@ -1020,6 +1063,16 @@ class FileTranslator:
                 self.class_code[(name, "__init__")] = list(self.class_code.get((name, "__init__"), [])) + init_lines
             ir.specialisations = tuple(static for _, _, statics in groups for static in statics)
         self.forget_runtime(dropped - kept)
+
+    def kind_case_takes(self, name, static):
+        """Whether the instances built with `static` were handed another kind (a tuple where the generic call takes
+        a tensor) than the generic call's: `call` tests for the kind cases first, so such a case would never run."""
+        if not self.kind_cases.get(name):
+            return False
+        generic, case = self.ctx.signatures.get(name), self.ctx.signatures.get((name, static))
+        if generic is None or case is None or not generic.arg_values or not case.arg_values:
+            return False
+        return generic.arg_values[0].kind != case.arg_values[0].kind
 
     def kind_case_lines(self, name, forward, ir):
         """`if isinstance(x, (tuple, list)):` cases of `call` for the kinds callers hand besides the generic one."""
@@ -1345,8 +1398,9 @@ def _layout_out(template):
     (call_module converts each for a caller that cannot follow them)."""
     if template is None:
         return "source"
-    images = [template] if template.is_tensor else [i for i in template.items or () if i.is_tensor] if \
-        template.kind == "tuple" else []
+    each = element_template(template) if template.kind == "tuple" and template.items is None else None
+    images = [template] if template.is_tensor else [each] if each is not None and each.is_tensor else [
+        i for i in template.items or () if i.is_tensor] if template.kind == "tuple" else []
     return "channels_last" if any(i.channels_last for i in images) else "source"
 
 

@@ -202,7 +202,7 @@ class ExpressionTranslator(CallTranslator):
             return (UNKNOWN_MODULE,)
         if self.info.container_base:
             children = ir.attributes.get("#children")
-            return children.elements if children is not None and children.elements else (UNKNOWN_MODULE,)
+            return children.elements if children is not None else (UNKNOWN_MODULE,)  # (none: a known-empty one)
         refs = tuple(ref for name, ref in ir.attributes.items() if not name.startswith("#") and
                      isinstance(ref, ModuleRef) and ref.kind != "classobj")
         return refs + ((UNKNOWN_MODULE,) if ir.attributes.get("#setattr") is not None or not refs else ())
@@ -368,6 +368,10 @@ class ExpressionTranslator(CallTranslator):
             return tensor(f"tf.where({test.code}, {body.code}, {orelse.code})", rank, layout)
         if body.is_tensor and orelse.is_tensor and body.layout != orelse.layout:
             body, orelse = to_layout(self.ctx, body, "source"), to_layout(self.ctx, orelse, "source")
+        elif body.kind == "tuple" and orelse.kind == "tuple" and not _lists_alike(body, orelse):
+            # `output if output else input`: two lists whose images are held differently, both in torch's order
+            body, orelse = self.as_plain(body), self.as_plain(orelse)
+            return Value(f"{body.code} if {test.code} else {orelse.code}", "tuple", items=None)
         template = body if body.kind != "python" else orelse
         return template.with_code(f"{body.code} if {test.code} else {orelse.code}")
 
@@ -884,3 +888,10 @@ def _registered_tensors(class_node):
     class_node.visit(Finder())
     _REGISTERED[id(class_node)] = (class_node, frozenset(names))
     return _REGISTERED[id(class_node)][1]
+
+
+def _lists_alike(first, second):
+    """False for two list Values each holding images of one state, in different layouts; True otherwise (what
+    porter cannot tell of their items stays as it was)."""
+    a, b = element_template(first), element_template(second)
+    return not (a is not None and b is not None and a.is_tensor and b.is_tensor and a.layout != b.layout)

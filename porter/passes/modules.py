@@ -16,6 +16,7 @@ from porter.frontend.walk import descendants, walk
 from porter.ir.containers import CONTAINERS
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
 from porter.passes.elementwise_classes import is_elementwise_class
+from porter.passes.init_statics import decided_attributes
 from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_names, loop_turns
 from porter.rules.registry import module_rule_for_call
 
@@ -66,6 +67,36 @@ class ModuleResolver:
             refs = list(seen.values())
             hints[name] = refs[0] if all(_same_module(refs[0], other) for other in refs[1:]) else \
                 _alternatives(list(dict.fromkeys(refs)))
+        if isinstance(init.params.star_arg, cst.Param):
+            self.note_star_children(class_name, init, node, env, owner)
+
+    def handed_no_children(self, info):
+        """Whether every construction of the Sequential subclass `info` hands its `*args` children parameter no
+        module (known: the class has no children)."""
+        init = info.find_method("__init__")
+        star = init.params.star_arg if init is not None else None
+        hint = self.param_hints.get(info.name, {}).get(star.name.value) if isinstance(star, cst.Param) else None
+        return hint is not None and hint.kind == "list" and not hint.elements
+
+    def note_star_children(self, class_name, init, node, env, owner):
+        """The modules a construction hands the constructor's `*args` (`LambdaMap(fn, nn.Sequential(...),
+        Lambda(fn))`, which __init__ hands on to nn.Sequential): the parameter's hint is every module any
+        construction hands it (a list of unknown order), unknown when one hands a starred list or no module."""
+        star = init.params.star_arg.name.value
+        positional = len([p for p in init.params.params][1:])
+        handed = [a for a in node.args if a.keyword is None]
+        refs = None if any(a.star for a in handed) else tuple(self.ref_of(a.value, env, owner)
+                                                               for a in handed[positional:])
+        if refs is not None and any(r.kind in ("unknown", "classobj") for r in refs):
+            refs = None
+        seen = self.param_hints.setdefault("#star_sites", {}).setdefault((class_name, star), {})
+        seen[(getattr(owner, "name", owner), self.source.line_of(node), self.source.code_of(node))] = refs
+        hints = self.param_hints.setdefault(class_name, {})
+        if any(r is None for r in seen.values()):
+            hints[star] = UNKNOWN_MODULE
+        else:
+            hints[star] = ModuleRef("list", elements=tuple(dict.fromkeys(r for refs in seen.values() for r in refs)),
+                                    ordered=False)
 
     def static_arguments(self, class_name, node):
         """(attribute, literal text) pairs for the literal constructor arguments of `class_name(...)` at `node` that
@@ -77,10 +108,11 @@ class ModuleResolver:
                 info.name in other.bases for other in self.source.classes.values()):
             return ()  # (a subclass would inherit the per-instance layouts its own call does not follow)
         stored = stored_parameters(info)
-        if not stored:
+        decidable = decided_attribute_names(info)
+        if not stored and not decidable:
             return ()
         names = [p.name.value for p in init.params.params][1:]
-        pairs, given, splat = {}, set(), False
+        pairs, given, splat, bound = {}, set(), False, {}
         for position, arg in enumerate(node.args):
             if arg.star:
                 splat = True
@@ -88,16 +120,25 @@ class ModuleResolver:
             name = arg.keyword.value if arg.keyword is not None else (names[position] if position < len(names)
                                                                       else None)
             given.add(name)
-            text = literal_text(self.source.code_of(arg.value)) if name in stored else None
+            text = literal_text(self.source.code_of(arg.value))
             if text is not None:
-                pairs[stored[name]] = text
+                bound[name] = ast.literal_eval(text)
+                if name in stored:
+                    pairs[stored[name]] = text
         if not splat:  # what the call leaves out takes its literal default (`ChannelNorm(dim)`)
             for param in (*init.params.params, *init.params.kwonly_params):
                 name = param.name.value
-                if name in stored and name not in given and param.default is not None:
+                if name not in given and param.default is not None:
                     text = literal_text(self.source.code_of(param.default))
                     if text is not None:
-                        pairs[stored[name]] = text
+                        bound[name] = ast.literal_eval(text)
+                        if name in stored:
+                            pairs[stored[name]] = text
+        if decidable and not splat:  # `self.has_proj = True` under `if block_type is 'proj'`: known per construction
+            for attr, value in decided_attributes(init, bound, self.source.code_of).items():
+                text = literal_text(repr(value))
+                if attr in decidable and attr not in pairs and text is not None:
+                    pairs[attr] = text
         return tuple(sorted(pairs.items()))
 
     def ref_of(self, node, env, owner=None):
@@ -122,6 +163,10 @@ class ModuleResolver:
             ordered = node.value not in env.get("#unordered", ())
             lead = 0 if ordered else min(env.get("#lead", {}).get(node.value, 0), len(found))
             return ModuleRef("list", elements=tuple(found), ordered=ordered, lead=lead)
+        if isinstance(node, cst.Name) and node.value not in env:
+            built = module_level_construction(self.source, node.value)
+            if built is not None:  # `self.features = resnext101_32x4d_features`, built once at module level
+                return self.ref_of(built, {}, None)
         if isinstance(node, (cst.List, cst.Tuple)):
             return ModuleRef("list", elements=tuple(self._elements(node.elements, env, owner)))
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
@@ -279,11 +324,12 @@ class ModuleResolver:
         init = info.methods.get("__init__")
         if init is None or self.depth > 10:
             base = self.class_of(info.bases[0]) if info.bases else None
-            if init is None and base is not None and self.depth <= 10:
-                return self.sequential_subclass(base, arguments)
+            if init is None and base is not None and self.depth <= 10:  # (its constructions fill the base's
+                return self.sequential_subclass(base, {**self.param_hints.get(info.name, {}), **(arguments or {})})
             return ModuleRef("sequential", elements=(), ordered=False)
         env = {}
-        for param in (*init.params.params, *init.params.kwonly_params):  # `conv_layer=nn.Conv2d` defaults
+        star = [init.params.star_arg] if isinstance(init.params.star_arg, cst.Param) else []
+        for param in (*init.params.params, *star, *init.params.kwonly_params):  # `conv_layer=nn.Conv2d` defaults
             hint = (arguments or {}).get(param.name.value) or self.param_hints.get(info.name, {}).get(
                 param.name.value)
             cls = self.class_ref(param.default, {}) if param.default is not None else None
@@ -1085,6 +1131,61 @@ def stored_parameters(info):
                   attr in read and attr not in assigned_elsewhere}
     info.__dict__["_stored_parameters"] = result
     return result
+
+
+def module_level_construction(source, name):
+    """The call expression a module-level statement binds `name` to, when it is that statement's only target, the
+    only top-level binding of `name` and a call of a container (`features = nn.Sequential(...)`: a model part built
+    once at import, which a class then holds); else None."""
+    cached = source.__dict__.get("_module_level_constructions")
+    if cached is None:
+        cached, seen = {}, set()
+        for statement in source.module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else []
+                for target in targets:
+                    bound = target.value if isinstance(target, cst.Name) else None
+                    if bound in seen:
+                        cached.pop(bound, None)
+                    elif bound is not None:
+                        seen.add(bound)
+                        if len(targets) == 1 and isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) \
+                                and source.imports.resolve(small.value.func) in CONTAINERS:
+                            cached[bound] = small.value
+        source.__dict__["_module_level_constructions"] = cached
+    return cached.get(name)
+
+
+def decided_attribute_names(info):
+    """The `self` attributes `info.__init__` assigns (other than from a parameter unchanged, which
+    `stored_parameters` covers) that `forward` reads and no other method assigns: those a construction's literal
+    arguments may decide (`init_statics`). Empty for a class with in-file bases (their __init__ may set them too)."""
+    cached = info.__dict__.get("_decided_attribute_names")
+    if cached is not None:
+        return cached
+    init, forward = info.find_method("__init__"), info.find_method("forward")
+    result = frozenset()
+    if init is not None and forward is not None and not info.bases and "__init__" in info.methods:
+        elsewhere = {name for method_name, method in info.methods.items() if method_name != "__init__"
+                     for name in _self_targets(method.body)}
+        read = {n.attr.value for n in _walk(forward.body) if isinstance(n, cst.Attribute) and
+                dotted_name(n.value) == "self"}
+        result = frozenset((set(_self_targets(init.body)) & read) - elsewhere - set(stored_parameters(info).values()))
+    info.__dict__["_decided_attribute_names"] = result
+    return result
+
+
+def _self_targets(body):
+    """The names of the `self` attributes assigned anywhere in `body`."""
+    for node in _walk(body):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+            [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else []
+        for target in targets:
+            if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
+                yield target.attr.value
 
 
 def literal_text(code):

@@ -783,9 +783,12 @@ class BodyTranslator(ExpressionTranslator):
             before = dict(self.env)
             self.bind_loop_target(statement.target, iterable)
             body_lines, _ = self.block(statement.body, depth + 1)
-        fixes = self.loop_fixes(before, depth + 1)
-        for fix in fixes:
-            _insert_before_trailing_pass(body_lines, fix)
+        if _no_children(iterable):  # the class's constructions hand it no child: the body never runs
+            self.env.clear()
+            self.env.update(before)
+        else:
+            for fix in self.loop_fixes(before, depth + 1):
+                _insert_before_trailing_pass(body_lines, fix)
         lines = [f"{pad}{name} = {converted.code}" for name, converted in entering.items()] + \
             [f"{pad}for {self.code(statement.target)} in {self.iterable_code(iterable)}:"] + body_lines
         if statement.orelse is not None:
@@ -1074,3 +1077,10 @@ def _unchanged_copies(before, hoisted):
     a path whose variable still holds that very value can take the copy at the join."""
     return {(name, id(before[name])): copy for (name, layout), copy in hoisted.items()
             if layout == "channels_last" and name in before}
+
+
+def _no_children(iterable):
+    """Whether a loop iterates over the children of a container subclass known to have none
+    (`for module in self._modules.values()` in `LambdaReduce`, which every construction builds without children)."""
+    return iterable.kind == "module" and iterable.module is not None and iterable.module.kind in ("dict", "list") \
+        and not iterable.module.elements and iterable.code.startswith(("self._modules", "self.children()"))

@@ -94,16 +94,7 @@ CASES = {
 # full-size networks (the fixed pooling at the end fixes the input size): minutes on one core
 SLOW = {"nasnet", "bninception", "vggm", "inceptionv4", "inceptionresnetv2", "resnext", "pnasnet", "polynet"}
 # ports that match but still trace more Transpose ops than the boundary's two, and why
-TRANSPOSES_LEFT = {
-    "dpn": "DualPathBlock.forward given a tensor binds x_s1/x_s2 to a (N, H, W, C) conv output in one branch and "
-           "to `x[0]`/`x[1]` (rank 3) in the other: the merge keeps torch's order (5 Transposes; 24 before the "
-           "if/else-chosen c1x1_c and the (resid, dense) tuple kept channels-last)",
-    "resnext": "resnext_features' LambdaMap/LambdaReduce run their children from `self._modules.values()` and "
-               "combine a list: each converts at run time (77 Transposes). The loop over children and "
-               "reduce(lambda, images) keep channels-last (tests/passes/test_children_loops.py), but these classes "
-               "take their children as `*args` and their function as `fn` (a lambda per construction), which the "
-               "class cannot see: per-construction children and lambdas are what is missing",
-}
+TRANSPOSES_LEFT = {}
 
 
 def case_param(stem, xfail=None):

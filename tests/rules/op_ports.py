@@ -84,3 +84,12 @@ def assert_same_outputs(pair, inputs, tolerance=1e-5, what="output", jit=False):
     assert len(expected) == len(actual), f"{what}: {len(actual)} Keras outputs for {len(expected)} torch outputs"
     return max((assert_equivalent(want, got, tolerance=tolerance, what=what)
                 for want, got in zip(expected, actual, strict=True)), default=0.0)
+
+
+def assert_matches_converting_at_the_boundary(pair, x, tolerance=1e-4):
+    """The port matches torch on `x` eagerly and under XLA, and traces no Transpose beyond the boundary's two."""
+    from porter.verify.harness import count_transposes
+
+    assert_same_outputs(pair, [x], tolerance=tolerance)
+    assert_same_outputs(pair, [x], tolerance=tolerance, jit=True)
+    assert count_transposes(pair.keras_model, [x]) <= 2

@@ -1,0 +1,76 @@
+"""Functions a class's constructions hand it and it keeps on `self`: resnext_features' `LambdaMap(lambda x: x, ...)`,
+`LambdaReduce(lambda x, y: x + y)`, stored as `self.lambda_func = fn` and applied in `forward`
+(`self.lambda_func(...)`, `map(self.lambda_func, ...)`, `functools.reduce(self.lambda_func, ...)`).
+
+Which function an instance holds is decided per construction, so the class's `call` reads what every construction of
+the file hands it: when each is a lambda whose body computes the same code whether its tensors are held channels-last
+or in torch's order (`x`, `x + y`: layout-free), the port calls the instance's own function on the tensors as they are
+stored and its result keeps their layout. Otherwise (`lambda x: x.view(x.size(0), -1)` among them, or a function
+porter cannot see) the function gets torch's layout, as any plain callable does.
+"""
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from porter.frontend.walk import descendants
+
+
+@dataclass(frozen=True)
+class LayoutFreeFunction:
+    """The static of a `self` attribute holding, in every construction, one of `lambdas` (layout-free)."""
+
+    lambdas: tuple
+
+
+def constructed_lambdas(source, info, stored):
+    """{attribute: (lambda, ...)} for the attributes `stored` ({constructor parameter: attribute}) that every
+    construction of `info` in the file (a call of the class by name) fills with a lambda; attributes some
+    construction fills otherwise (or leaves to a default) are left out."""
+    cache = source.__dict__.setdefault("_constructed_lambdas", {})
+    if info.name in cache:
+        return cache[info.name]
+    init = info.find_method("__init__")
+    found = {}
+    if init is not None and stored:
+        names = [p.name.value for p in init.params.params][1:]
+        sites = [node for node in descendants(source.module) if isinstance(node, cst.Call) and
+                 isinstance(node.func, cst.Name) and node.func.value == info.name]
+        for param, attr in stored.items():
+            lambdas = []
+            for call in sites:
+                handed = _argument(call, names, param)
+                if not isinstance(handed, cst.Lambda):
+                    lambdas = []
+                    break
+                lambdas.append(handed)
+            if lambdas:
+                found[attr] = tuple(lambdas)
+    cache[info.name] = found
+    return found
+
+
+def _argument(call, names, param):
+    """The expression `call` hands for constructor parameter `param` (None if not given or behind a star)."""
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == param:
+                return arg.value
+        elif position < len(names) and names[position] == param:
+            return arg.value
+    return None
+
+
+def same_arity(lambdas):
+    """The number of plain positional parameters every lambda takes (None when they differ or take others)."""
+    counts = set()
+    for function in lambdas:
+        params = function.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params or \
+                params.posonly_params or params.star_kwarg is not None or \
+                any(p.default is not None for p in params.params):
+            return None
+        counts.add(len(params.params))
+    return counts.pop() if len(counts) == 1 else None
