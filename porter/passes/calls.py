@@ -306,6 +306,9 @@ class CallTranslator:
         rules = self.ctx.function_rules
         if method in TENSOR_ONLY_METHODS or getattr(rules.get(f"Tensor.{method}"), "extra", {}).get("tensor_only"):
             return True
+        if self.source.framework == "mxnet" and \
+                getattr(rules.get(f"{GLUON_OPS}{method}"), "extra", {}).get("tensor_only"):
+            return True  # an NDArray method no Python value has (`masked_positions.astype('int32')`)
         if canonical is not None or method.startswith("__") or method in PYTHON_BUILTIN_METHODS:
             return False
         return f"Tensor.{method}" in rules or method.endswith("_") and f"Tensor.{method[:-1]}" in rules
