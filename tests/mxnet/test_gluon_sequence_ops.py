@@ -2,7 +2,7 @@
 operators (porter/runtime/gluon_sequence_ops.py) on hypothesis-drawn shapes and values: contrib.arange_like
 (start/step/repeat, an axis or the whole shape, int32 data), broadcast_like (whole or by axes), broadcast_axis, the
 broadcast comparisons (dtype kept), cast, the Embedding operator (float ids, ids out of range), gather_nd,
-reshape_like (spans with negative bounds), shape_array and stack."""
+reshape_like (spans with negative bounds), shape_array, stack, and broadcast_div of integers."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -122,3 +122,16 @@ def test_shape_array_and_stack_match_mxnet(mxnet, shape, count, axis, seed):
     _same(mxnet.evaluate("nd.shape_array(a0)", arrays), ops.gluon_shape_array(arrays["a0"]))
     expected = mxnet.evaluate(f"nd.stack({', '.join(arrays)}, axis={axis})", arrays)
     _same(expected, ops.gluon_stack(*arrays.values(), axis=axis))
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=shapes, dtype=st.sampled_from(["int32", "int64", "float32"]), seed=seeds)
+def test_broadcast_div_of_integers_matches_mxnet(mxnet, shape, dtype, seed):
+    """BERT's masked-LM batch index, `broadcast_div(arange_like(int32), count)`: integer operands divide to an
+    integer quotient in their dtype (negative ones included), floats as usual."""
+    from porter.runtime.gluon_math_ops import gluon_broadcast_div
+
+    generator = np.random.default_rng(seed)
+    lhs = generator.integers(-9, 10, size=shape).astype(dtype)
+    rhs = generator.choice([-3, -2, 1, 2, 4], size=shape[-1:]).astype(dtype)
+    _same(mxnet.evaluate("nd.broadcast_div(a, b)", {"a": lhs, "b": rhs}), gluon_broadcast_div(lhs, rhs))

@@ -1,7 +1,8 @@
 """Gluon model code written outside this project, converted as it is (the files are vendored unchanged under
 tests/mxnet/third_party/, see its README for sources and licenses): d2lzh 1.0.0's `utils.py` (a library file of the
 Chinese "Dive into Deep Learning" book: a Residual block, the `resnet18(num_classes)` factory and RNNModel mixed
-with plotting, data loading and training loops). Every port loads the `.params` file real mxnet 1.9.1 wrote
+with plotting, data loading and training loops), and GluonNLP 0.10.0's model files (StandardRNN, BERTEncoder and
+BERTModel, TransformerEncoder; fetched by scripts/setup.sh). Every port loads the `.params` file real mxnet 1.9.1 wrote
 (BatchNorm statistics and affine parameters moved off their defaults) and matches mxnet within 1e-4 of the output's
 scale, eagerly and under XLA; convnets trace at most 2 Transposes, sequence models none.
 
@@ -264,10 +265,13 @@ def test_gluonnlp_style_masked_score_matches_mxnet(scratch):
         module.MaskedScore(units=4, normalized=True)
 
 
-# GluonNLP 0.10's sources (Apache-2.0), not vendored yet: the tests below run where the sdist is unpacked
-GLUONNLP_SOURCE = Path(os.environ.get("PORTER_GLUONNLP_SRC", REPOSITORY / ".cache" / "gluonnlp-0.10.0" / "src")) / "gluonnlp"
-needs_gluonnlp = pytest.mark.skipif(not (GLUONNLP_SOURCE / "model").is_dir(), reason="GluonNLP 0.10's sources are "
-                                    "not unpacked (set PORTER_GLUONNLP_SRC to the sdist's src folder)")
+# GluonNLP 0.10's sources (Apache-2.0), not vendored: scripts/setup.sh fetches the sdist from the package index and
+# unpacks it into the git-ignored .cache/gluonnlp-0.10.0 (PORTER_GLUONNLP_SRC names another `src` folder)
+GLUONNLP_SOURCE = Path(os.environ.get("PORTER_GLUONNLP_SRC", REPOSITORY / ".cache" / "gluonnlp-0.10.0" / "src")) / \
+    "gluonnlp"
+needs_gluonnlp = pytest.mark.skipif(not (GLUONNLP_SOURCE / "model").is_dir(), reason=f"GluonNLP 0.10's sources are "
+                                    f"not in {GLUONNLP_SOURCE.parent} (scripts/setup.sh fetches them; or set "
+                                    "PORTER_GLUONNLP_SRC to an unpacked sdist's src folder)")
 # the reference side enters gluonnlp.model without the package initialisers (they import the data pipeline, whose
 # Cython tokenizer is not built), with empty stand-ins for the two names the model files import but the language
 # models never use (pretrained-vocabulary loading, the multi-GPU helper)
@@ -460,7 +464,8 @@ TRANSFORMER_SIZES = {"attention_cell": "multi_head", "num_layers": 2, "units": 1
 def test_gluonnlp_transformer_encoder_matches_mxnet(scratch, with_lengths):
     """GluonNLP's TransformerEncoder (model/transformer.py; its attention cells from attention_cell.py come along):
     batch-major (N, T, C) input, a `broadcast_lesser` padding mask, multi-head scaled dot-product attention
-    (`div_sqrt_dim`, `broadcast_axis`), the sinusoidal positions held as a constant; no Transpose."""
+    (`div_sqrt_dim`, `broadcast_axis`), the sinusoidal positions held as a constant; the only Transposes are the
+    attention cell's own (heads split and merged with F.transpose)."""
     _, module = _port(scratch, GLUONNLP_SOURCE / "model" / "transformer.py")
     generator = np.random.default_rng(6)
     batch, steps = 3, 7
@@ -475,4 +480,4 @@ def test_gluonnlp_transformer_encoder_matches_mxnet(scratch, with_lengths):
     print(f"gluonnlp TransformerEncoder ({tag}): worst error {error:.2e} of the output scale (eager and XLA), "
           f"{transposes} Transposes")
     assert error <= 1e-4
-    assert transposes == 0
+    assert transposes <= 8  # the source's own F.transpose: per layer, 3 head splits and 1 merge
