@@ -96,15 +96,16 @@ if [ -d "$GLUONNLP_DIR/src/gluonnlp/model" ]; then
   step "GluonNLP 0.10.0's sources are already unpacked in $GLUONNLP_DIR"
 else
   step "fetching GluonNLP 0.10.0's sdist into $GLUONNLP_DIR (held-out Gluon corpus, not installed)..."
-  mkdir -p .cache/downloads
   # --no-build-isolation: pip reads the sdist's metadata with .venv's setuptools instead of building a fresh
   # environment (minutes); the isolated way is the fallback
-  { PYTHONWARNINGS=ignore .venv/bin/python -m pip download --quiet --no-deps --no-build-isolation \
-      "gluonnlp==0.10.0" -d .cache/downloads >/dev/null 2>&1 ||
-    PYTHONWARNINGS=ignore .venv/bin/python -m pip download --quiet --no-deps "gluonnlp==0.10.0" \
-      -d .cache/downloads >/dev/null 2>&1; } &&
-    tar -xzf .cache/downloads/gluonnlp-0.10.0.tar.gz -C .cache ||
+  if ! { mkdir -p .cache/downloads 2>/dev/null &&
+         { PYTHONWARNINGS=ignore .venv/bin/python -m pip download --quiet --no-deps --no-build-isolation \
+             "gluonnlp==0.10.0" -d .cache/downloads >/dev/null 2>&1 ||
+           PYTHONWARNINGS=ignore .venv/bin/python -m pip download --quiet --no-deps "gluonnlp==0.10.0" \
+             -d .cache/downloads >/dev/null 2>&1; } &&
+         tar -xzf .cache/downloads/gluonnlp-0.10.0.tar.gz -C .cache 2>/dev/null; }; then
     echo "setup: warning: could not fetch GluonNLP 0.10.0's sdist (no network?); its tests are skipped" >&2
+  fi
 fi
 if [ "$BROWSER" = "1" ]; then
   if command -v chromium >/dev/null 2>&1; then

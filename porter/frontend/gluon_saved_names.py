@@ -9,8 +9,8 @@ GluonNLP's BERT attention cell keeps `query_weight`, `key_bias`... but saves the
         ret = {prefix + 'proj_' + k.replace('_', '.') : v for k, v in self._reg_params.items()}
         ...
 
-The dict comprehension's key over `self._reg_params.items()` is evaluated for each parameter's registered name
-(the first argument of `self.params.get(...)`), `prefix` empty, when it is made only of string literals, those two
+The dict comprehension's key over `self._reg_params.items()` is evaluated for each parameter's attribute name (what
+mxnet's `_reg_params` is keyed by), `prefix` empty, when it is made only of string literals, those two
 names, `+` and the string methods below; the result ({attribute: saved name}) becomes the port's `torch_names`, so
 that a `.params` file mxnet wrote loads under its own keys. Anything else gives no names (the attribute names)."""
 
@@ -34,8 +34,8 @@ def saved_parameter_names(methods, imports):
         return {}
     expression, variable = key
     names = {}
-    for attribute, registered in _registered_names(init, imports).items():
-        saved = _evaluate(expression, {"prefix": "", variable: registered})
+    for attribute in _parameter_attributes(init, imports):
+        saved = _evaluate(expression, {"prefix": "", variable: attribute})
         if isinstance(saved, str) and saved != attribute:
             names[attribute] = saved
     return names
@@ -88,27 +88,23 @@ def _only_string_arithmetic(node, names):
 def _evaluate(tree, values):
     """The checked string expression's value (only literals, the given names, + and string methods: no builtins)."""
     try:
-        return eval(compile(tree, "<saved name>", "eval"), {"__builtins__": {}}, dict(values))  # noqa: S307
+        return eval(compile(tree, "<saved name>", "eval"), {"__builtins__": {}}, dict(values))
     except Exception:  # noqa: BLE001 - a key that does not evaluate gives no name
         return None
 
 
-def _registered_names(init, imports):
-    """{attribute: registered name} of `self.attr = self.params.get('name', ...)` in `__init__` (literal names)."""
-    found = {}
+def _parameter_attributes(init, imports):
+    """The attributes `__init__` assigns Gluon Parameters to (`self.attr = self.params.get(...)`), in order."""
+    found = []
 
     class Finder(cst.CSTVisitor):
         def visit_Assign(self, node):
-            if not is_parameter_construction(node.value, imports) or not node.value.args:
-                return
-            first = node.value.args[0]
-            if first.keyword not in (None,) and first.keyword.value != "name" or \
-                    not isinstance(first.value, cst.SimpleString):
+            if not is_parameter_construction(node.value, imports):
                 return
             for target in node.targets:
                 name = dotted_name(target.target)
-                if name is not None and name.startswith("self.") and name.count(".") == 1:
-                    found[name[5:]] = first.value.evaluated_value
+                if name is not None and name.startswith("self.") and name.count(".") == 1 and name[5:] not in found:
+                    found.append(name[5:])
 
     init.visit(Finder())
     return found

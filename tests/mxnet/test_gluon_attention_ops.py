@@ -9,9 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from porter.runtime.gluon_attention_ops import (gluon_div_sqrt_dim, gluon_interleaved_matmul_selfatt_qk,
-                                                gluon_interleaved_matmul_selfatt_valatt, gluon_log_softmax,
-                                                gluon_softmax)
+from porter.runtime.gluon_attention_ops import (
+    gluon_div_sqrt_dim,
+    gluon_interleaved_matmul_selfatt_qk,
+    gluon_interleaved_matmul_selfatt_valatt,
+    gluon_log_softmax,
+    gluon_softmax,
+)
 from porter.verify.compare import assert_equivalent
 from tests.mxnet.gluon_fixtures import needs_mxnet
 
