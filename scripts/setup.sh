@@ -88,6 +88,25 @@ if mxnet_works && ! "$MXNET_VENV/bin/python" -c "import tqdm, PIL, scipy" >/dev/
   step "installing tqdm, Pillow and scipy in $MXNET_VENV (gluoncv.data, numpy kept at 1.23.5)..."
   mxnet_pip "tqdm==4.70.1" "Pillow==13.0.0" "scipy==1.15.3" "numpy==1.23.5"
 fi
+# GluonNLP 0.10.0's sources: held-out Gluon model files (BERT, the Transformer, language models) that
+# tests/mxnet/test_third_party_gluon.py converts as they are; only the sdist is fetched and unpacked (its compiled
+# tokenizer and data pipeline are not used), into the git-ignored .cache/gluonnlp-0.10.0
+GLUONNLP_DIR=.cache/gluonnlp-0.10.0
+if [ -d "$GLUONNLP_DIR/src/gluonnlp/model" ]; then
+  step "GluonNLP 0.10.0's sources are already unpacked in $GLUONNLP_DIR"
+else
+  step "fetching GluonNLP 0.10.0's sdist into $GLUONNLP_DIR (held-out Gluon corpus, not installed)..."
+  # --no-build-isolation: pip reads the sdist's metadata with .venv's setuptools instead of building a fresh
+  # environment (minutes); the isolated way is the fallback
+  if ! { mkdir -p .cache/downloads 2>/dev/null &&
+         { PYTHONWARNINGS=ignore .venv/bin/python -m pip download --quiet --no-deps --no-build-isolation \
+             "gluonnlp==0.10.0" -d .cache/downloads >/dev/null 2>&1 ||
+           PYTHONWARNINGS=ignore .venv/bin/python -m pip download --quiet --no-deps "gluonnlp==0.10.0" \
+             -d .cache/downloads >/dev/null 2>&1; } &&
+         tar -xzf .cache/downloads/gluonnlp-0.10.0.tar.gz -C .cache 2>/dev/null; }; then
+    echo "setup: warning: could not fetch GluonNLP 0.10.0's sdist (no network?); its tests are skipped" >&2
+  fi
+fi
 if [ "$BROWSER" = "1" ]; then
   if command -v chromium >/dev/null 2>&1; then
     step "chromium is already installed"

@@ -355,6 +355,8 @@ class ModuleEmitter:
                 init_body.append(f"{INDENT * 2}self.init_args = {{}}  # the layer's own get_config has its arguments")
             elif not info.bases:
                 init_body = [f"{INDENT * 2}super().__init__(**kwargs)", f"{INDENT * 2}self.init_args = {{}}"]
+                if self.source.framework == "mxnet":  # Gluon's Block(prefix=None, params=None), which a subclass
+                    init_signature = "self, *args, prefix=None, params=None, **kwargs"  # passes on: not Keras's
         call_entry = translator.class_code.get((info.name, "call"))
         if call_entry is not None:
             forward, call_body = call_entry

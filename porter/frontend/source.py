@@ -18,6 +18,7 @@ import libcst as cst
 
 from porter.errors import SourceError
 from porter.frontend import gluon
+from porter.frontend.gluon_saved_names import saved_parameter_names
 from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_id, dotted_name
 from porter.frontend.library_idioms import module_aliases, normalised_text
 from porter.frontend.linker import linked_text
@@ -49,6 +50,8 @@ class ClassInfo:
     layer_base: str | None = None  # a torch layer a rule covers that the class derives from (`nn.LayerNorm`)
     framework: str = "torch"  # "mxnet" for Gluon Blocks
     left_out: dict = field(default_factory=dict)  # name -> cst.FunctionDef: pretrained-weight methods, not model code
+    # Gluon: attribute -> the name its parameter is saved under (a `_collect_params_with_prefix` override)
+    saved_names: dict = field(default_factory=dict)
 
     def find_method(self, name):
         """The method `name` as Python would find it through in-file base classes (None if not in the file)."""
@@ -561,10 +564,13 @@ def _class_info(node, imports, known, positions):
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
                         small.targets[0].target, cst.Name):
                     attributes[small.targets[0].target.value] = small.value
+    saved_names = {}
     if framework == "mxnet":
+        saved_names = saved_parameter_names(methods, imports)
         inherited = [known[b].find_method("__init__") for b in in_file_bases]  # their parameters are this Block's
         methods = gluon.normalised_methods(methods, positions, imports, [i for i in inherited if i is not None])
     info = ClassInfo(node.name.value, node, positions[node].start.line, in_file_bases, methods, attributes)
+    info.saved_names = saved_names
     info.framework = framework
     info.container_base = container or next((known[b].container_base for b in in_file_bases
                                              if known[b].container_base), None)

@@ -168,7 +168,8 @@ class CallTranslator:
             return stub_value(f"{self.ctx.use('not_supported')}({message!r})")
         if isinstance(func, cst.Attribute):
             base = self.expr(func.value)
-            if base.is_tensor or (base.kind == "python" and self.tensor_only_method(func.attr.value, canonical)):
+            if base.is_tensor or (base.kind == "python" and self.tensor_only_method(func.attr.value, canonical) and
+                                  not self.numpy_result(func.value)):
                 return self.tensor_method(base.but(kind="tensor") if not base.is_tensor else base, func.attr.value,
                                           node)
             if base.kind == "size":
@@ -308,6 +309,11 @@ class CallTranslator:
             item = to_layout(self.ctx, item if item.is_tensor else tensor(item.code), "channels_last", held.rank)
         return python(f"{base.code}.{method}({self.join_args([*args[:-1], item], {})})")
 
+    def numpy_result(self, node):
+        """Whether `node` is a numpy call (`np.arange(dim)` in `np.arange(dim).reshape((1, -1))`): its methods are
+        numpy's, not a tensor's."""
+        return isinstance(node, cst.Call) and (self.source.imports.resolve(node.func) or "").startswith("numpy.")
+
     def tensor_only_method(self, method, canonical):
         """True when `value.method(...)` on a value of unknown kind can only be a tensor's method: a name porter
         knows only tensors to have, or any Tensor method no Python built-in type has (`b_k.sum(dim=-2)` on an
@@ -316,6 +322,9 @@ class CallTranslator:
         rules = self.ctx.function_rules
         if method in TENSOR_ONLY_METHODS or getattr(rules.get(f"Tensor.{method}"), "extra", {}).get("tensor_only"):
             return True
+        if self.source.framework == "mxnet" and \
+                getattr(rules.get(f"{GLUON_OPS}{method}"), "extra", {}).get("tensor_only"):
+            return True  # an NDArray method no Python value has (`masked_positions.astype('int32')`)
         if canonical is not None or method.startswith("__") or method in PYTHON_BUILTIN_METHODS:
             return False
         return f"Tensor.{method}" in rules or method.endswith("_") and f"Tensor.{method[:-1]}" in rules
@@ -793,8 +802,10 @@ class CallTranslator:
         if forward is None or isinstance(forward.params.star_arg, cst.Param):  # `*args`: positions matter
             return args, kwargs
         names = [p.name.value for p in forward.params.params][1:]
-        first_plain = next((i for i, v in enumerate(args) if i > 0 and v.kind not in ("tensor", "tuple", "starred")),
-                           None)
+        # a parameter named `mask` goes by keyword too, tensor or None: Keras fills `mask=` itself when a layer
+        # called with one tensor has it (GluonNLP's `cell(inputs, mask)`: "multiple values for argument 'mask'")
+        first_plain = next((i for i, v in enumerate(args) if i > 0 and (
+            v.kind not in ("tensor", "tuple", "starred") or i < len(names) and names[i] == "mask")), None)
         if first_plain is None or len(args) > len(names) or any(v.kind == "starred" for v in args):
             return args, kwargs
         moved = {names[i]: v for i, v in enumerate(args) if i >= first_plain}

@@ -235,6 +235,7 @@ class FileTranslator:
                     ir.renamed.update(base_ir.renamed)
                     module_env.update({f"self.{k}": v for k, v in base_ir.attributes.items()
                                        if isinstance(v, ModuleRef)})
+            ir.renamed.update(info.saved_names)  # a Gluon Block saving its parameters under other names
             if init is not None:
                 resolver.scan_body(init.body, module_env, info)
             for key, ref in module_env.items():
@@ -251,7 +252,10 @@ class FileTranslator:
                 lines = self.fix_super_init(info, body)
             self.class_code[(info.name, "__init__")] = lines
             for name, ref in module_env.items():
-                if name.startswith("self.") and isinstance(ref, ModuleRef):
+                if name.startswith("self.") and isinstance(ref, ModuleRef) and not (
+                        ref.kind == "unknown" and ir.attributes.get(name[5:]) in ("parameter", "buffer")):
+                    # (a Gluon parameter made under an `if`, `if use_bias: self.bias = self.params.get(...)`, is
+                    # one: the translated constructor said so)
                     ir.attributes[name[5:]] = ref
             if module_env.get("#setattr"):
                 ir.attributes["#setattr"] = _one_kind(module_env["#setattr"])

@@ -1,5 +1,6 @@
 """Rules: MXNet operators as Gluon code calls them through `F` in `hybrid_forward` (or `mx.nd.*`), canonical
-`mxnet.ndarray.<op>`: activations, clip, flatten, concat, softmax/log_softmax and the mean/sum/max/min reductions.
+`mxnet.ndarray.<op>`: activations, clip, flatten, concat and the mean/sum/max/min reductions (softmax and
+log_softmax: rules/gluon_attention_ops.py).
 
 Ops that are torch's under other parameter names (`axis` for `dim`, `keepdims` for `keepdim`) are translated by
 the torch rule, so their layout handling (axis remapping on channels-last tensors) is the same.
@@ -84,10 +85,6 @@ def as_gluon_reduction(torch_name):
 
 for _name, _torch in (("mean", "torch.mean"), ("sum", "torch.sum"), ("max", "torch.amax"), ("min", "torch.amin")):
     function_rule(OPS + _name, layout="any", translate=as_gluon_reduction(_torch))
-for _name in ("softmax", "log_softmax"):
-    function_rule(OPS + _name, layout="any", translate=as_torch_op(
-        f"torch.nn.functional.{_name}", "(data, axis=-1, temperature=None, dtype=None, use_length=False, name=None)",
-        {"axis": "dim"}, defaults={"dim": "-1"}, refused={"temperature": "None", "use_length": "False"}))
 function_rule("mxnet.init.Constant", "mxnet.initializer.Constant", runtime="GluonConstant", signature="(value)")
 for _name, _runtime, _signature in (
         ("Xavier", "GluonXavier", "(rnd_type='uniform', factor_type='avg', magnitude=3)"),

@@ -10,6 +10,7 @@ import contextlib
 import tensorflow as tf
 
 from porter.runtime.base import TorchLayer
+from porter.runtime.gluon_layers import gluon_collect_params
 from porter.runtime.module import Sequential, _layout_of, _to_layout
 
 
@@ -29,6 +30,10 @@ class GluonSequential(Sequential):
     def name_scope(self):
         """`with out.name_scope():` names parameters in mxnet; in the port it is an empty context."""
         return contextlib.nullcontext()
+
+    def collect_params(self, select=None):
+        """Its variables by state name (`nn.Dense(..., params=embed.collect_params())` shares them)."""
+        return gluon_collect_params(self)
 
 
 class GluonConcurrent(GluonSequential):

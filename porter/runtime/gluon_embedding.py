@@ -30,6 +30,10 @@ class GluonEmbedding(TorchLayer):
     def torch_state(self, prefix=""):
         return [StateEntry(prefix + "weight", self.weight)]
 
+    def collect_params(self, select=None):
+        """Its weight by state name, for a layer that shares it (`params=embed.collect_params()`)."""
+        return {"weight": self.weight}
+
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
                 "sparse_grad": self.sparse_grad}

@@ -37,6 +37,20 @@ def _gluon_xavier(shape, fan_in, fan_out):
     return keras.initializers.RandomUniform(-bound, bound)
 
 
+def gluon_shared_variable(params, name, shape):
+    """The variable a layer built with `params=block.collect_params()` shares for its parameter `name`: the first of
+    those parameters whose name ends with `name` and whose shape is `shape` (None: the layer makes its own)."""
+    for key, variable in (params or {}).items():
+        if key.rsplit(".", 1)[-1] == name and tuple(variable.shape) == tuple(shape):
+            return variable
+    return None
+
+
+def gluon_collect_params(block):
+    """block.collect_params(): its variables by state name, for another layer's `params=` (shared weights)."""
+    return {entry.key: entry.variable for entry in block.torch_state()}
+
+
 class GluonPendingVariable:
     """Stands for a variable a deferred layer (Gluon's `in_units=0`) has not created yet; once the layer exists it
     answers for the real one. Lets `load_state_dict` size such layers from the saved arrays, without a sample call."""
@@ -82,6 +96,8 @@ class GluonDense(TorchLayer):
 
     def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32", weight_initializer=None,
                  bias_initializer="zeros", in_units=0, **kwargs):
+        # `params=other.collect_params()` shares other's weight (GluonNLP ties BERT's decoder to its embedding)
+        self._gluon_shared = kwargs.get("params")
         super().__init__(**_gluon_keras_kwargs({**kwargs, "dtype": dtype}))
         self.units, self.activation_name, self.use_bias, self.flatten = units, activation, use_bias, flatten
         self.in_units = in_units
@@ -92,7 +108,9 @@ class GluonDense(TorchLayer):
     def _gluon_create(self, in_units):
         self.in_units = int(in_units)
         init = _gluon_xavier((self.units, self.in_units), self.in_units, self.units)
-        self.weight = self.add_weight(shape=(self.units, self.in_units), initializer=init, name="weight")
+        self.weight = gluon_shared_variable(self._gluon_shared, "weight", (self.units, self.in_units))
+        if self.weight is None:
+            self.weight = self.add_weight(shape=(self.units, self.in_units), initializer=init, name="weight")
         if self.use_bias:
             self.bias = self.add_weight(shape=(self.units,), initializer="zeros", name="bias")
         self.built = True

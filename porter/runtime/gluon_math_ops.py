@@ -53,9 +53,9 @@ def gluon_broadcast_mul(lhs, rhs, name=None):
 
 
 def gluon_broadcast_div(lhs, rhs, name=None):
-    """F.broadcast_div."""
+    """F.broadcast_div (integer operands: the quotient truncated toward zero in their dtype, as mxnet does)."""
     lhs, rhs = _gluon_pair(lhs, rhs)
-    return lhs / rhs
+    return tf.truncatediv(lhs, rhs) if lhs.dtype.is_integer else lhs / rhs
 
 
 def gluon_broadcast_maximum(lhs, rhs, name=None):

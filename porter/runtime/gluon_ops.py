@@ -25,12 +25,17 @@ def gluon_activation(data, act_type, name=None):
 
 
 def gluon_leaky_relu(data, act_type="leaky", slope=0.25, name=None):
-    """F.LeakyReLU(data, act_type='leaky', slope): x if x >= 0 else slope * x ('elu': slope * (e^x - 1))."""
+    """F.LeakyReLU(data, act_type='leaky', slope): x if x >= 0 else slope * x ('elu': slope * (e^x - 1); 'gelu':
+    the exact x * Phi(x), GluonNLP's BERT; 'selu': its fixed scale and alpha)."""
     x = tf.convert_to_tensor(data)
     if act_type == "leaky":
         return tf.where(x >= 0, x, x * tf.cast(slope, x.dtype))
     if act_type == "elu":
         return tf.where(x > 0, x, tf.cast(slope, x.dtype) * tf.math.expm1(x))
+    if act_type == "gelu":
+        return 0.5 * x * (1.0 + tf.math.erf(x / tf.cast(1.4142135623730951, x.dtype)))
+    if act_type == "selu":
+        return tf.nn.selu(x)
     raise NotImplementedError(f"LeakyReLU: act_type={act_type!r} is not supported by porter yet")
 
 

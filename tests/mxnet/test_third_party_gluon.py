@@ -1,7 +1,8 @@
 """Gluon model code written outside this project, converted as it is (the files are vendored unchanged under
 tests/mxnet/third_party/, see its README for sources and licenses): d2lzh 1.0.0's `utils.py` (a library file of the
 Chinese "Dive into Deep Learning" book: a Residual block, the `resnet18(num_classes)` factory and RNNModel mixed
-with plotting, data loading and training loops). Every port loads the `.params` file real mxnet 1.9.1 wrote
+with plotting, data loading and training loops), and GluonNLP 0.10.0's model files (StandardRNN, BERTEncoder and
+BERTModel, TransformerEncoder; fetched by scripts/setup.sh). Every port loads the `.params` file real mxnet 1.9.1 wrote
 (BatchNorm statistics and affine parameters moved off their defaults) and matches mxnet within 1e-4 of the output's
 scale, eagerly and under XLA; convnets trace at most 2 Transposes, sequence models none.
 
@@ -93,17 +94,23 @@ def test_d2lzh_library_file_converts_models_and_lists_the_rest(scratch):
         assert helper in porting.split("## Not carried over", 1)[1]
 
 
-def _matches(model, inputs, reference, params, module):
+def _matches(model, inputs, reference, params, module, keywords=()):
+    """The worst error of `model`'s outputs on `inputs` (the last len(keywords) passed by those names) against
+    mxnet's, eagerly and under XLA, once the .params file is loaded; and the Transposes its graph traces."""
     import tensorflow as tf
 
+    def run(*arrays, training=False):
+        split = len(arrays) - len(keywords)
+        return model(*arrays[:split], **dict(zip(keywords, arrays[split:])), training=training)
+
     tensors = [tf.constant(x) for x in inputs]
-    model(*tensors)  # deferred (in_units=0) layers are built on a first call
+    run(*tensors)  # deferred (in_units=0) layers are built on a first call
     module.load_state_dict(model, read_gluon_params(params))
-    eager = _flat(model(*tensors, training=False))
-    xla = _flat(tf.function(lambda *a: model(*a, training=False), jit_compile=True)(*tensors))
+    eager = _flat(run(*tensors))
+    xla = _flat(tf.function(run, jit_compile=True)(*tensors))
     assert len(eager) == len(xla) == len(reference.outputs)
-    errors = [_error(got, expected) for run in (eager, xla) for got, expected in zip(run, reference.outputs)]
-    return max(errors), count_transposes(model, inputs)
+    errors = [_error(got, expected) for outputs in (eager, xla) for got, expected in zip(outputs, reference.outputs)]
+    return max(errors), count_transposes(run, inputs)
 
 
 D2LZH_CASES = [
@@ -259,10 +266,13 @@ def test_gluonnlp_style_masked_score_matches_mxnet(scratch):
         module.MaskedScore(units=4, normalized=True)
 
 
-# GluonNLP 0.10's sources (Apache-2.0), not vendored yet: the tests below run where the sdist is unpacked
-GLUONNLP_SOURCE = Path(os.environ.get("PORTER_GLUONNLP_SRC", "/tmp/h/pk/ex/gluonnlp-0.10.0/src")) / "gluonnlp"
-needs_gluonnlp = pytest.mark.skipif(not (GLUONNLP_SOURCE / "model").is_dir(), reason="GluonNLP 0.10's sources are "
-                                    "not unpacked (set PORTER_GLUONNLP_SRC to the sdist's src folder)")
+# GluonNLP 0.10's sources (Apache-2.0), not vendored: scripts/setup.sh fetches the sdist from the package index and
+# unpacks it into the git-ignored .cache/gluonnlp-0.10.0 (PORTER_GLUONNLP_SRC names another `src` folder)
+GLUONNLP_SOURCE = Path(os.environ.get("PORTER_GLUONNLP_SRC", REPOSITORY / ".cache" / "gluonnlp-0.10.0" / "src")) / \
+    "gluonnlp"
+needs_gluonnlp = pytest.mark.skipif(not (GLUONNLP_SOURCE / "model").is_dir(), reason=f"GluonNLP 0.10's sources are "
+                                    f"not in {GLUONNLP_SOURCE.parent} (scripts/setup.sh fetches them; or set "
+                                    "PORTER_GLUONNLP_SRC to an unpacked sdist's src folder)")
 # the reference side enters gluonnlp.model without the package initialisers (they import the data pipeline, whose
 # Cython tokenizer is not built), with empty stand-ins for the two names the model files import but the language
 # models never use (pretrained-vocabulary loading, the multi-GPU helper)
@@ -331,3 +341,144 @@ def test_gluonnlp_standard_rnn_matches_mxnet(scratch, mode):
           f"{transposes} Transposes")
     assert error <= 1e-4
     assert transposes == 0
+
+
+# BERT and the Transformer encoder: the model files import the package's data, pretrained-weight and multi-GPU
+# helpers, which these models never call; on the reference side those modules are empty stand-ins
+GLUONNLP_MODEL_REFERENCE = '''
+import sys, types
+import numpy as np
+import mxnet as mx
+source = {source!r}
+for name, path in (("gluonnlp", source), ("gluonnlp.model", source + "/model"), ("gluonnlp.utils", None),
+                   ("gluonnlp.utils.parallel", None), ("gluonnlp.data", None), ("gluonnlp.data.utils", None)):
+    module = types.ModuleType(name)
+    if path is not None:
+        module.__path__ = [path]
+    sys.modules[name] = module
+sys.modules["gluonnlp.utils"].Parallelizable = sys.modules["gluonnlp.utils.parallel"].Parallelizable = object
+sys.modules["gluonnlp.data.utils"]._load_pretrained_vocab = None
+import gluonnlp.model.{module} as models
+mx.random.seed(0)
+net = {factory}
+net.initialize()
+arrays = dict(np.load({inputs!r}))
+inputs = [mx.nd.array(arrays["arr_%d" % i], dtype=arrays["arr_%d" % i].dtype) for i in range(len(arrays))]
+keywords = {keywords!r}
+split = len(inputs) - len(keywords)
+call = lambda: net(*inputs[:split], **dict(zip(keywords, inputs[split:])))
+call()
+rng = np.random.RandomState(0)
+for key, parameter in sorted(net.collect_params().items()):
+    scale = 1.0 if key.endswith(("gamma", "beta")) else 0.3
+    parameter.set_data(mx.nd.array(rng.standard_normal(parameter.shape).astype(np.float32) * scale))
+net.save_parameters({params!r})
+def flat(x):
+    return [a for item in x for a in flat(item)] if isinstance(x, (list, tuple)) else [x.asnumpy()]
+np.savez({outputs!r}, *flat(call()))
+'''
+
+
+def _gluonnlp_reference(scratch, tag, module, factory, inputs, keywords=()):
+    """mxnet's outputs of `factory` (Python text building the model from `models`, GluonNLP's `module`) on
+    `inputs` (the last len(keywords) passed by those names), its parameters perturbed and saved to
+    <scratch>/<tag>.params: (outputs, params path)."""
+    from porter.verify.mxnet_reference import mxnet_python
+
+    np.savez(scratch / f"{tag}_in.npz", *inputs)
+    params, outputs = scratch / f"{tag}.params", scratch / f"{tag}_out.npz"
+    script = GLUONNLP_MODEL_REFERENCE.format(source=str(GLUONNLP_SOURCE), module=module, factory=factory,
+                                             inputs=str(scratch / f"{tag}_in.npz"), params=str(params),
+                                             outputs=str(outputs), keywords=tuple(keywords))
+    completed = subprocess.run([str(mxnet_python()), "-c", script], capture_output=True, text=True, timeout=600,
+                               check=False)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    with np.load(outputs) as archive:
+        return [archive[f"arr_{i}"] for i in range(len(archive.files))], params
+
+
+class _Reference:
+    def __init__(self, outputs):
+        self.outputs = outputs
+
+
+BERT_SIZES = {"num_layers": 2, "units": 16, "hidden_size": 32, "max_length": 12, "num_heads": 2, "dropout": 0.1}
+
+
+@needs_mxnet
+@needs_gluonnlp
+@pytest.mark.parametrize("with_lengths", [True, False], ids=["valid-length", "no-length"])
+def test_gluonnlp_bert_encoder_matches_mxnet(scratch, with_lengths):
+    """GluonNLP's BERTEncoder (model/bert.py as it sits in the package): time-major (T, N, C) input, learned
+    positions (`F.Embedding` of `arange_like`), the fused interleaved self-attention with its masked softmax
+    (`use_length`), GELU feed-forward; outputs match mxnet eagerly and under XLA with no Transpose."""
+    _, module = _port(scratch, GLUONNLP_SOURCE / "model" / "bert.py")
+    generator = np.random.default_rng(4)
+    steps, batch = 7, 3
+    inputs = [generator.standard_normal((steps, batch, 16)).astype(np.float32)]
+    if with_lengths:
+        inputs.append(np.array([7, 3, 1], np.float32))
+    tag, keywords = f"bert_encoder_{with_lengths}", ("valid_length",) if with_lengths else ()
+    reference, params = _gluonnlp_reference(scratch, tag, "bert", f"models.BERTEncoder(**{BERT_SIZES!r})", inputs,
+                                            keywords)
+    error, transposes = _matches(module.BERTEncoder(**BERT_SIZES), inputs, _Reference(reference), params, module,
+                                 keywords)
+    print(f"gluonnlp BERTEncoder ({tag}): worst error {error:.2e} of the output scale (eager and XLA), "
+          f"{transposes} Transposes")
+    assert error <= 1e-4
+    assert transposes == 0
+
+
+@needs_mxnet
+@needs_gluonnlp
+def test_gluonnlp_bert_model_matches_mxnet(scratch):
+    """BERTModel (word and token-type embeddings, the encoder, pooler, next-sentence classifier and the masked-LM
+    decoder reading `masked_positions` by gather_nd + reshape_like, its output Dense sharing the word embedding's
+    weight): every output matches mxnet; the source's own two transposes (batch-major in and out) are the only
+    ones."""
+    _, module = _port(scratch, GLUONNLP_SOURCE / "model" / "bert.py")
+    generator = np.random.default_rng(5)
+    batch, steps, vocab = 2, 6, 50
+    tokens = generator.integers(0, vocab, (batch, steps)).astype(np.float32)
+    types = generator.integers(0, 2, (batch, steps)).astype(np.float32)
+    lengths = np.array([6, 4], np.float32)
+    masked = np.array([[1, 3], [0, 2]], np.float32)
+    inputs = [tokens, types, lengths, masked]
+    factory = (f"models.BERTModel(models.BERTEncoder(**{BERT_SIZES!r}), vocab_size={vocab}, "
+               f"token_type_vocab_size=2, units=16, embed_size=16)")
+    reference, params = _gluonnlp_reference(scratch, "bert_model", "bert", factory, inputs)
+    model = module.BERTModel(module.BERTEncoder(**BERT_SIZES), vocab_size=vocab, token_type_vocab_size=2, units=16,
+                             embed_size=16)
+    error, transposes = _matches(model, inputs, _Reference(reference), params, module)
+    print(f"gluonnlp BERTModel: worst error {error:.2e} of the output scale (eager and XLA), {transposes} Transposes")
+    assert error <= 1e-4
+    assert transposes <= 2
+
+
+TRANSFORMER_SIZES = {"attention_cell": "multi_head", "num_layers": 2, "units": 16, "hidden_size": 32,
+                     "max_length": 12, "num_heads": 2, "scaled": True, "dropout": 0.1}
+
+
+@needs_mxnet
+@needs_gluonnlp
+@pytest.mark.parametrize("with_lengths", [True, False], ids=["valid-length", "no-length"])
+def test_gluonnlp_transformer_encoder_matches_mxnet(scratch, with_lengths):
+    """GluonNLP's TransformerEncoder (model/transformer.py; its attention cells from attention_cell.py come along):
+    batch-major (N, T, C) input, a `broadcast_lesser` padding mask, multi-head scaled dot-product attention
+    (`div_sqrt_dim`, `broadcast_axis`), the sinusoidal positions held as a constant; the only Transposes are the
+    attention cell's own (heads split and merged with F.transpose)."""
+    _, module = _port(scratch, GLUONNLP_SOURCE / "model" / "transformer.py")
+    generator = np.random.default_rng(6)
+    batch, steps = 3, 7
+    inputs = [generator.standard_normal((batch, steps, 16)).astype(np.float32)]
+    if with_lengths:
+        inputs.append(np.array([7, 2, 5], np.float32))
+    tag, keywords = f"transformer_encoder_{with_lengths}", ("valid_length",) if with_lengths else ()
+    reference, params = _gluonnlp_reference(scratch, tag, "transformer",
+                                            f"models.TransformerEncoder(**{TRANSFORMER_SIZES!r})", inputs, keywords)
+    error, transposes = _matches(module.TransformerEncoder(**TRANSFORMER_SIZES), inputs, _Reference(reference),
+                                 params, module, keywords)
+    print(f"gluonnlp TransformerEncoder ({tag}): worst error {error:.2e} of the output scale (eager and XLA), "
+          f"{transposes} Transposes")
+    assert error <= 1e-4
+    assert transposes <= 8  # the source's own F.transpose: per layer, 3 head splits and 1 merge
