@@ -181,8 +181,8 @@ for _name in ("softmax", "log_softmax"):
         f"torch.nn.functional.{_name}", "(data, length=None, axis=-1, temperature=None, use_length=False, "
                                         "dtype=None)", {"axis": "dim"}, defaults={"dim": "-1"},
         refused={"temperature": "None", "use_length": "False", "length": "None"}), layout="any")
-_register("masked_softmax", NPX, runtime="npx_masked_softmax",
-          signature="(data, mask, axis=-1, temperature=1.0, normalize=True, dtype=None)", layout="source")
+_register("erf", NPX, translate=via_rule("torch.erf", "(data)"), layout="any")
+_register("cast", NPX, runtime="np_astype", signature="(x, dtype)", layout="any")
 _register("batch_dot", NPX, runtime="gluon_batch_dot", signature="(lhs, rhs, transpose_a=False, transpose_b=False, "
                                                                  "forward_stype=None)", layout="source")
 _register("one_hot", NPX, runtime="gluon_one_hot", layout="source", rank_delta=1,

@@ -1,6 +1,6 @@
 """MXNet's NumPy interface (`mxnet.np`, `mxnet.npx`, np.ndarray methods under `npx.set_np()`), for the operators
 whose NumPy semantics differ from torch's: np.dot on N-D operands, float32 as the default dtype of creation
-(`np.arange(5)`, `np.array([1, 2])`), np.split's sections, np.power of a Python base, `astype`, npx.masked_softmax,
+(`np.arange(5)`, `np.array([1, 2])`), np.split's sections, np.power of a Python base, `astype`,
 and the np.random draws models make their scratch parameters with. The rest reuse the torch or Gluon runtime."""
 
 import numpy as np
@@ -124,19 +124,6 @@ def np_split(ary, indices_or_sections, axis=0):
     size = x.shape[axis]
     cuts = [0] + [int(i) for i in indices_or_sections] + [size]
     return [tf.gather(x, tf.range(lo, max(lo, hi)), axis=axis) for lo, hi in zip(cuts[:-1], cuts[1:])]
-
-
-def npx_masked_softmax(data, mask, axis=-1, temperature=1.0, normalize=True, dtype=None):
-    """npx.masked_softmax: softmax over the entries `mask` keeps (masked entries give 0; a row with none kept gives
-    zeros)."""
-    x = tf.convert_to_tensor(data)
-    keep = tf.cast(mask, tf.bool)
-    x = x / tf.cast(temperature, x.dtype)
-    shifted = tf.where(keep, x, tf.cast(-1e30, x.dtype))
-    exponent = tf.where(keep, tf.exp(shifted - tf.reduce_max(shifted, axis=axis, keepdims=True)),
-                        tf.zeros_like(x))
-    total = tf.reduce_sum(exponent, axis=axis, keepdims=True)
-    return tf.math.divide_no_nan(exponent, total)
 
 
 def np_random_normal(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, device=None, out=None):
