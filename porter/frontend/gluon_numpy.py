@@ -1,11 +1,10 @@
 """Whether a Gluon source uses mxnet's NumPy interface (`from mxnet import np, npx`, `from mxnet import numpy as np`):
 then its ndarray methods have NumPy's semantics (`x.reshape(-1, 1)`, `x.sum()` of rank 0, `x.argmax(axis=1)` of
-int64) and their rules live under NUMPY_METHODS (porter/rules/gluon_numpy_methods.py), read before the legacy
-NDArray methods'."""
+int64) and their rules live under `mxnet.np.ndarray.` (porter/rules/gluon_numpy_methods.py), read before the
+legacy NDArray methods'."""
 
 import functools
 
-NUMPY_METHODS = "mxnet.np.ndarray."
 NUMPY_MODULES = ("mxnet.np", "mxnet.numpy", "mxnet.npx", "mxnet.numpy_extension")
 
 

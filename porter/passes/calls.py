@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from porter.frontend.gluon_numpy import NUMPY_METHODS, uses_numpy_interface
+from porter.frontend.gluon_numpy import uses_numpy_interface
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
 from porter.ir.containers import CONTAINERS, container_runtime
@@ -24,6 +24,7 @@ from porter.passes.channels import (
 from porter.passes.modules import ModuleResolver, attribute_by_pattern
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TORCH_HOST_CALLS
+from porter.rules.gluon_numpy import NUMPY_METHODS
 from porter.rules.registry import module_rule_for_call
 
 PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple", "dict", "zip", "enumerate",

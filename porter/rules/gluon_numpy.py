@@ -15,6 +15,7 @@ from porter.rules.registry import FUNCTION_RULES, Signature, function_rule
 NP = ("mxnet.np.", "mxnet.numpy.")
 NPX = ("mxnet.npx.", "mxnet.numpy_extension.")
 LEGACY = "mxnet.ndarray."
+NUMPY_METHODS = "mxnet.np.ndarray."  # the np.ndarray methods' rules (gluon_numpy_methods.py)
 
 
 def np_names(name, spaces=NP):
