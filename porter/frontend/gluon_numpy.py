@@ -9,9 +9,10 @@ NUMPY_MODULES = ("mxnet.np", "mxnet.numpy", "mxnet.npx", "mxnet.numpy_extension"
 
 
 @functools.lru_cache(maxsize=64)
-def uses_numpy_interface(imports):
-    """Whether the ImportTable `imports` binds a name to one of mxnet's NumPy modules or something in them."""
+def uses_numpy_interface(imports, text=""):
+    """Whether the ImportTable `imports` binds a name to one of mxnet's NumPy modules or something in them, or the
+    source `text` switches NumPy mode on (`mx.npx.set_np()` with only `import mxnet as mx`)."""
     for full in imports.aliases.values():
         if any(full == module or full.startswith(module + ".") for module in NUMPY_MODULES):
             return True
-    return False
+    return "set_np(" in text

@@ -1025,7 +1025,7 @@ class CallTranslator:
         args, kwargs = self.arg_values(node)
         if self.source.framework == "mxnet":  # NDArray methods are mxnet's operators (`x.reshape((0, -1))`)
             numpy_method = f"{NUMPY_METHODS}{method}"  # under npx.set_np(), NumPy's (`x.reshape(-1, 1)`)
-            if numpy_method in rules and uses_numpy_interface(self.source.imports):
+            if numpy_method in rules and uses_numpy_interface(self.source.imports, self.source.text):
                 return self.apply_rule(rules[numpy_method], Call(numpy_method, args, kwargs, self.line,
                                                                  receiver=base))
             gluon = f"{GLUON_OPS}{method}"

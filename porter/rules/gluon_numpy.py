@@ -23,12 +23,13 @@ def np_names(name, spaces=NP):
     return tuple(space + name for space in spaces)
 
 
-def via_rule(target, signature_text, renames=None, positional=1, refused=None, defaults=None):
+def via_rule(target, signature_text, renames=None, positional=1, refused=None, defaults=None, keywords=False):
     """A translate callable: bind the call by NumPy's `signature_text`, then translate it with the rule registered
     as `target` (a torch or legacy Gluon name): its first `positional` parameters passed positionally, the others
     under `renames` (NumPy name -> the target's; parameters not named there are dropped: `out=`, `ctx=`, `order=`).
     `refused`: NumPy parameter -> the only literal porter supports; `defaults`: target parameter -> literal it gets
-    when the call does not set it."""
+    when the call does not set it; `keywords`: the other keyword arguments pass on under their own names (a method
+    handed to the function of the same parameters)."""
     signature = Signature.parse(signature_text)
     renames = renames or {}
 
@@ -41,7 +42,7 @@ def via_rule(target, signature_text, renames=None, positional=1, refused=None, d
         args = [bound.pop(name) for name in names[:positional] if name in bound]
         if signature.vararg in bound:
             args.extend(bound.pop(signature.vararg))
-        kwargs = {renames[k]: v for k, v in bound.items() if k in renames}
+        kwargs = {renames.get(k, k): v for k, v in bound.items() if k in renames or keywords}
         for name, literal in (defaults or {}).items():
             kwargs.setdefault(name, python(literal, static=_literal(literal)))
         rule = FUNCTION_RULES[target]
@@ -140,6 +141,17 @@ for _name in ("zeros_like", "ones_like", "full_like"):
     _register(_name, NP, runtime=f"np_{_name}", layout="source",
               signature=f"(a, {'fill_value, ' if _name == 'full_like' else ''}dtype=None, order='C', ctx=None, "
                         "out=None)")
+
+
+for _name, _signature in (("tile", "(A, reps)"), ("broadcast_to", "(array, shape)"), ("flip", "(m, axis=None)"),
+                          ("cumsum", "(a, axis=None, dtype=None, out=None)"), ("roll", "(a, shift, axis=None)"),
+                          ("take", "(a, indices, axis=None, mode='raise', out=None)"), ("sort", "(a, axis=-1)"),
+                          ("argsort", "(a, axis=-1)")):
+    _register(_name, NP, runtime=f"np_{_name}", signature=_signature, layout="source")
+_register("meshgrid", NP, runtime="np_meshgrid", signature="(*xi, indexing='xy')", layout="source",
+          outputs="tuple")
+_register("tril", NP, translate=via_rule("torch.tril", "(m, k=0)", {"k": "diagonal"}), layout="source")
+_register("outer", NP, translate=via_rule("torch.outer", "(a, b, out=None)", positional=2), layout="source")
 
 
 def translate_dot(ctx, call):

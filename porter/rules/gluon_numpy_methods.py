@@ -41,3 +41,6 @@ _method("clip", translate=via_rule("torch.clamp", "(a, min=None, max=None, out=N
 _method("dot", translate=via_rule("mxnet.np.dot", "(a, b, out=None)", positional=2), layout="source")
 for _name in ("as_in_ctx", "as_in_context", "copyto", "detach", "as_np_ndarray", "as_nd_ndarray"):
     _method(_name, translate=translate_same, layout="any")
+for _name in ("cumsum", "take", "argsort", "broadcast_to", "std", "var"):  # (mxnet's ndarray has no tile, flip)
+    _method(_name, translate=via_rule(f"mxnet.np.{_name}", "(a, *args, **kwargs)", keywords=True),
+            layout="source")

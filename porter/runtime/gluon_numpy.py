@@ -165,3 +165,77 @@ def np_full_like(a, fill_value, dtype=None, order="C", ctx=None, out=None):
     a = tf.convert_to_tensor(a)
     dtype = np_dtype(dtype) or a.dtype
     return tf.fill(tf.shape(a), tf.cast(fill_value, dtype))
+
+
+def np_tile(A, reps):  # noqa: N803 - NumPy's parameter name
+    """np.tile: `reps` shorter than A's rank repeats the trailing axes; longer, A gains leading axes of size 1."""
+    x = tf.convert_to_tensor(A)
+    reps = [int(reps)] if isinstance(reps, (int, np.integer)) else [int(r) for r in reps]
+    rank = x.shape.rank
+    if len(reps) > rank:
+        x = tf.reshape(x, tf.concat([tf.ones([len(reps) - rank], tf.int32), tf.shape(x)], axis=0))
+    reps = [1] * (x.shape.rank - len(reps)) + reps
+    return tf.tile(x, reps)
+
+
+def np_broadcast_to(array, shape):
+    """np.broadcast_to."""
+    return tf.broadcast_to(tf.convert_to_tensor(array), _shape(shape))
+
+
+def _axes(axis, rank):
+    return list(range(rank)) if axis is None else [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+
+
+def np_flip(m, axis=None):
+    """np.flip: along `axis` (every axis when None)."""
+    x = tf.convert_to_tensor(m)
+    return tf.reverse(x, _axes(axis, x.shape.rank))
+
+
+def np_cumsum(a, axis=None, dtype=None, out=None):
+    """np.cumsum: of the flattened array when `axis` is None."""
+    x = tf.convert_to_tensor(a)
+    if dtype is not None:
+        x = tf.cast(x, np_dtype(dtype))
+    return tf.cumsum(tf.reshape(x, [-1]) if axis is None else x, axis=0 if axis is None else axis)
+
+
+def np_roll(a, shift, axis=None):
+    """np.roll: of the flattened array (shape kept) when `axis` is None."""
+    x = tf.convert_to_tensor(a)
+    if axis is None:
+        return tf.reshape(tf.roll(tf.reshape(x, [-1]), shift, axis=0), tf.shape(x))
+    return tf.roll(x, shift, axis=axis)
+
+
+def np_take(a, indices, axis=None, mode="raise", out=None):
+    """np.take: entries of the flattened array (or along `axis`) at `indices` (mxnet clips out-of-range indices
+    unless told to wrap)."""
+    x = tf.convert_to_tensor(a)
+    if axis is None:
+        x, axis = tf.reshape(x, [-1]), 0
+    size = tf.shape(x)[axis]
+    indices = tf.cast(tf.convert_to_tensor(indices), tf.int64)
+    size = tf.cast(size, tf.int64)
+    indices = tf.math.floormod(indices, size) if mode == "wrap" else tf.clip_by_value(indices, 0, size - 1)
+    return tf.gather(x, indices, axis=axis)
+
+
+def np_sort(a, axis=-1):
+    """np.sort: ascending along `axis` (of the flattened array when None)."""
+    x = tf.convert_to_tensor(a)
+    return tf.sort(tf.reshape(x, [-1]) if axis is None else x, axis=0 if axis is None else axis)
+
+
+def np_argsort(a, axis=-1):
+    """np.argsort: int64 indices that sort `a` ascending (stable)."""
+    x = tf.convert_to_tensor(a)
+    flat = axis is None
+    order = tf.argsort(tf.reshape(x, [-1]) if flat else x, axis=0 if flat else axis, stable=True)
+    return tf.cast(order, tf.int64)
+
+
+def np_meshgrid(*xi, indexing="xy", **kwargs):
+    """np.meshgrid: 'xy' (Cartesian, NumPy's default) or 'ij' indexing."""
+    return tf.meshgrid(*[tf.convert_to_tensor(x) for x in xi], indexing=indexing)

@@ -47,6 +47,14 @@ EXPRESSIONS = {
     "select": ("(np.where(a > 0, a, b), np.clip(a, -0.5, 0.5), np.maximum(a, 0), np.minimum(a, b))", "ab"),
     "flatten": ("(a.flatten(), npx.batch_flatten(a))", "a"),
     "split": ("np.split(a, 2, axis=0)", "a"),
+    "rearrange": ("(np.tile(a, 2), np.tile(a, (2, 1, 1, 1)), np.flip(a, 1), np.roll(a, 2), np.roll(a, -1, axis=2), "
+                  "np.broadcast_to(a[:1], a.shape), a.broadcast_to((2,) + a.shape), np.tril(a[0]), "
+                  "np.outer(a[0, 0], a[0, -1]), np.take(a, np.array([0, 2, 0]), axis=2), a.take(np.array([1]), 1))",
+                  "a"),
+    "order": ("(np.cumsum(a), np.cumsum(a, axis=1), a.cumsum(axis=2), np.sort(a, axis=1), a.argsort(axis=-1), "
+              "np.argsort(a, axis=0))", "a"),
+    "spread": ("(a.std(axis=0), np.var(a), a.var(axis=(1, 2), keepdims=True), np.std(a, axis=-1))", "a"),
+    "meshgrid": ("np.meshgrid(np.arange(a.shape[0]), np.arange(a.shape[1]) * 2)", "a"),
     "split_indices": ("np.split(a, [1, 2], axis=1)", "a"),
 }
 
@@ -123,16 +131,25 @@ def test_batch_dot_and_sequence_mask_match_mxnet(mxnet, ported, batch, rows, col
     _check(mxnet, ported, "sequence_mask", [_normal(generator, (batch, cols, depth)), lengths])
 
 
-@settings(max_examples=10, deadline=None)
-@given(shape=st.lists(sizes, min_size=3, max_size=3), seed=st.integers(0, 2**16),
-       name=st.sampled_from(["repeat_flat", "repeat_axis", "reshape", "reductions", "argmax", "astype", "dims",
-                             "power", "softmax", "creation", "axes", "elementwise", "flatten"]))
+SINGLE_ARRAY = ["repeat_flat", "repeat_axis", "reshape", "reductions", "argmax", "astype", "dims", "power", "softmax",
+                "creation", "axes", "elementwise", "flatten", "order", "spread", "meshgrid"]
+
+
+@pytest.mark.parametrize("name", SINGLE_ARRAY)
+@settings(max_examples=5, deadline=None)
+@given(shape=st.lists(sizes, min_size=3, max_size=3), seed=st.integers(0, 2**16))
 def test_single_array_ops_match_mxnet(mxnet, ported, shape, seed, name):
     generator = np.random.default_rng(seed)
     a = _normal(generator, shape)
     if name == "power":
         a = np.round(a).astype(np.float32)  # small integral exponents: exact powers on both sides
     _check(mxnet, ported, name, [a])
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(st.integers(3, 4), min_size=3, max_size=3), seed=st.integers(0, 2**16))
+def test_tile_flip_roll_take_match_mxnet(mxnet, ported, shape, seed):
+    _check(mxnet, ported, "rearrange", [_normal(np.random.default_rng(seed), shape)])
 
 
 @settings(max_examples=10, deadline=None)
