@@ -204,3 +204,15 @@ _register("sequence_mask", NPX, runtime="gluon_sequence_mask", layout="source",
           signature="(data, sequence_length=None, use_sequence_length=False, value=0.0, axis=0)")
 _register("batch_flatten", NPX, runtime="gluon_flatten", signature="(data)", layout="source", rank=2)
 
+_register("reshape", NPX, runtime="npx_reshape", signature="(a, newshape, reverse=False, order='C')",
+          layout="source")
+_register("pick", NPX, runtime="npx_pick", signature="(data, index, axis=-1, mode='clip', keepdims=False)",
+          layout="source")
+_register("topk", NPX, runtime="npx_topk", layout="source",
+          signature="(data, axis=-1, k=1, ret_typ='indices', is_ascend=False, dtype='float32')")
+_register("layer_norm", NPX, runtime="npx_layer_norm", layout="source",
+          signature="(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False)")
+_register("dropout", NPX, translate=via_rule(LEGACY + "Dropout", "(data, p=0.5, mode='training', axes=None, "
+                                                                  "cudnn_off=True)", keywords=True), layout="any")
+_register("linalg.norm", NP, runtime="np_linalg_norm", signature="(x, ord=None, axis=None, keepdims=False)",
+          layout="source")

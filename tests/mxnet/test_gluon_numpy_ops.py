@@ -54,6 +54,15 @@ EXPRESSIONS = {
     "order": ("(np.cumsum(a), np.cumsum(a, axis=1), a.cumsum(axis=2), np.sort(a, axis=1), a.argsort(axis=-1), "
               "np.argsort(a, axis=0))", "a"),
     "spread": ("(a.std(axis=0), np.var(a), a.var(axis=(1, 2), keepdims=True), np.std(a, axis=-1))", "a"),
+    "npx_reshape": ("(npx.reshape(a, (-2, -1)), npx.reshape(a, (-5, -2)), npx.reshape(a, (-6, 1, -1, -4)), "
+                    "npx.reshape(np.expand_dims(a, 1), (-2, -3, -4)), npx.reshape(a, (-1,)))", "a"),
+    "norms": ("(npx.layer_norm(a, np.arange(a.shape[-1]) + 1, np.ones((a.shape[-1],)), axis=-1, eps=1e-5), "
+              "np.linalg.norm(a), np.linalg.norm(a, axis=-1, keepdims=True), np.linalg.norm(a, ord=1, axis=0), "
+              "a * a.size)", "a"),
+    "pick": ("(npx.pick(a, b, axis=-1), npx.pick(a, b, axis=1, keepdims=True), npx.pick(a, b, mode='wrap'))", "ab"),
+    "topk": ("(npx.topk(a, k=2, ret_typ='value'), npx.topk(a, axis=0, k=1), npx.topk(a, k=2, ret_typ='mask'), "
+             "npx.topk(a, k=2, dtype='int32', is_ascend=True))", "a"),
+    "topk_both": ("npx.topk(a, k=2, ret_typ='both', axis=1)", "a"),
     "meshgrid": ("np.meshgrid(np.arange(a.shape[0]), np.arange(a.shape[1]) * 2)", "a"),
     "split_indices": ("np.split(a, [1, 2], axis=1)", "a"),
 }
@@ -132,7 +141,7 @@ def test_batch_dot_and_sequence_mask_match_mxnet(mxnet, ported, batch, rows, col
 
 
 SINGLE_ARRAY = ["repeat_flat", "repeat_axis", "reshape", "reductions", "argmax", "astype", "dims", "power", "softmax",
-                "creation", "axes", "elementwise", "flatten", "order", "spread", "meshgrid"]
+                "creation", "axes", "elementwise", "flatten", "order", "spread", "meshgrid", "npx_reshape", "norms"]
 
 
 @pytest.mark.parametrize("name", SINGLE_ARRAY)
@@ -168,3 +177,15 @@ def test_split_and_one_hot_match_mxnet(mxnet, ported, half, cols, depth, seed):
     _check(mxnet, ported, "split_indices", [a])
     indices = generator.integers(-1, 6, size=(half, cols)).astype(np.float32)  # outside [0, 5) included
     _check(mxnet, ported, "one_hot", [indices])
+
+
+@settings(max_examples=10, deadline=None)
+@given(rows=sizes, cols=st.integers(2, 5), seed=st.integers(0, 2**16))
+def test_pick_and_topk_match_mxnet(mxnet, ported, rows, cols, seed):
+    """npx.pick with indices outside the axis (clipped or wrapped), npx.topk's values, float32 indices, masks."""
+    generator = np.random.default_rng(seed)
+    a = _normal(generator, (rows, cols))
+    index = generator.integers(-2, cols + 2, size=rows).astype(np.float32)
+    _check(mxnet, ported, "pick", [a, index])
+    _check(mxnet, ported, "topk", [a])
+    _check(mxnet, ported, "topk_both", [_normal(generator, (rows, cols, 2))])
