@@ -1,6 +1,7 @@
 """Rules: MXNet's NumPy interface as Gluon 2 code calls it (`from mxnet import np, npx; npx.set_np()`: d2l's MXNet
-edition): the `mxnet.np` functions (also spelled `mxnet.numpy`), the `mxnet.npx` operators (`mxnet.numpy_extension`)
-and, in porter/rules/gluon_numpy_methods.py, the np.ndarray methods.
+edition): the `mxnet.np` functions (also spelled `mxnet.numpy`, or `F.np` in hybrid_forward), the `mxnet.npx`
+operators (`mxnet.numpy_extension`, `F.npx`) and, in porter/rules/gluon_numpy_methods.py, the np.ndarray
+methods.
 
 NumPy's operators are torch's under other parameter names (`axis` for `dim`, `keepdims` for `keepdim`, `a` for
 `input`) for elementwise math, reductions, reshape, concatenate/stack, expand_dims, where, clip, matmul and einsum:
@@ -12,8 +13,9 @@ reduction's rank-0 result) the rule calls porter/runtime/gluon_numpy.py or the l
 from porter.ir.values import python, tensor
 from porter.rules.registry import FUNCTION_RULES, Signature, function_rule
 
-NP = ("mxnet.np.", "mxnet.numpy.")
-NPX = ("mxnet.npx.", "mxnet.numpy_extension.")
+# hybrid_forward's `F` in NumPy mode reaches them as `F.np.dot`, `F.npx.relu` (F reads as mxnet.ndarray)
+NP = ("mxnet.np.", "mxnet.numpy.", "mxnet.ndarray.np.")
+NPX = ("mxnet.npx.", "mxnet.numpy_extension.", "mxnet.ndarray.npx.")
 LEGACY = "mxnet.ndarray."
 NUMPY_METHODS = "mxnet.np.ndarray."  # the np.ndarray methods' rules (gluon_numpy_methods.py)
 

@@ -7,8 +7,10 @@ The file (3,400 lines) is written against mxnet's NumPy interface (`from mxnet i
 and training code. Each model class is built small in mxnet, called once (deferred shapes are sized then), its
 parameters moved off their defaults (BatchNorm statistics included), saved with `save_parameters` (the V3 .params
 format numpy mode writes) and called again; the port loads that file and must match within 1e-4 of the output's
-scale, eagerly and under XLA. Convnets trace at most 2 Transposes; sequence and attention models none beyond the
-source's own `transpose`/`.T`/`swapaxes` calls (MultiHeadAttention's head split: 3 + 1 per attention).
+scale, eagerly and under XLA. The scratch models (LinearRegressionScratch, RNNScratch, RNNLMScratch) hold their
+weights as plain arrays, which save_parameters does not write: both sides set them to the same drawn values.
+Convnets trace at most 2 Transposes; sequence and attention models none beyond the source's own
+`transpose`/`.T`/`swapaxes` calls (MultiHeadAttention's head split: 3 + 1 per attention).
 
 The reference runs in .venv-mxnet by subprocess (one process for every class): it imports d2l/mxnet.py by path after
 registering empty modules for what that environment lacks (pandas, IPython, matplotlib, matplotlib_inline: imported
@@ -36,6 +38,12 @@ pytestmark = [needs_mxnet, pytest.mark.skipif(SPEC is None, reason="d2l 1.0.3 is
                                                                     "installs it with --no-deps)")]
 SOURCE = Path(SPEC.submodule_search_locations[0]) / "mxnet.py" if SPEC is not None else None
 RNN_ARGUMENT = "RNN(8)"  # RNNLM takes a recurrent model as its first argument: built on each side
+SCRATCH_RNN_ARGUMENT = "RNNScratch(6, 8)"  # and RNNLMScratch a scratch one
+ARGUMENTS = {RNN_ARGUMENT: ("RNN", (8,)), SCRATCH_RNN_ARGUMENT: ("RNNScratch", (6, 8))}
+# the scratch models hold their weights as plain arrays (`self.W_xh = d2l.randn(...) * sigma`), which
+# save_parameters does not write: both sides set these attributes to the same drawn values instead
+SCRATCH = {"LinearRegressionScratch": ("w", "b"), "RNNScratch": ("W_xh", "W_hh", "b_h"),
+           "RNNLMScratch": ("W_hq", "b_q", "rnn.W_xh", "rnn.W_hh", "rnn.b_h")}
 
 
 def _valid_lens():
@@ -70,6 +78,9 @@ MODELS = {
     "NextSentencePred": ((), lambda r: [r.standard_normal((2, 8))], 0),
     "BERTModel": ((11, 8, 16, 2, 2, 0.0, 50), lambda r: [r.integers(0, 11, (2, 5)), r.integers(0, 2, (2, 5)),
                                                          _valid_lens(), r.integers(0, 5, (2, 3))], 8),
+    "LinearRegressionScratch": ((3, 0.1), lambda r: [r.standard_normal((2, 3))], 0),
+    "RNNScratch": ((5, 6), lambda r: [r.standard_normal((4, 2, 5))], 0),
+    "RNNLMScratch": ((SCRATCH_RNN_ARGUMENT, 6), lambda r: [r.integers(0, 6, (2, 4))], 1),  # the source's X.T
 }
 
 REFERENCE = r'''
@@ -104,7 +115,8 @@ def flat(result):
 
 for name, args in request["models"].items():
     mx.random.seed(0)
-    model = getattr(d2l, name)(*[d2l.RNN(8) if a == "RNN(8)" else a for a in args])
+    built = {text: getattr(d2l, cls)(*given) for text, (cls, given) in request["arguments"].items()}
+    model = getattr(d2l, name)(*[built.get(a, a) if isinstance(a, str) else a for a in args])
     model.initialize()  # (a second call for the classes that initialize themselves only warns)
     arrays = onp.load(f"{folder}/{name}_in.npz")
     inputs = [np.array(arrays[f"arr_{i}"], dtype=arrays[f"arr_{i}"].dtype) for i in range(len(arrays.files))]
@@ -116,6 +128,15 @@ for name, args in request["models"].items():
         parameter.set_data(np.array(value.astype(onp.float32)))
     if list(model.collect_params().keys()):
         model.save_parameters(f"{folder}/{name}.params")
+    scratch = {}
+    for path in request["scratch"].get(name, ()):
+        owner, _, attribute = ("model." + path).rpartition(".")
+        owner = eval(owner)
+        value = (generator.standard_normal(getattr(owner, attribute).shape) * 0.5).astype(onp.float32)
+        setattr(owner, attribute, np.array(value))
+        scratch[path] = value
+    if scratch:
+        onp.savez(f"{folder}/{name}_scratch.npz", **scratch)
     onp.savez(f"{folder}/{name}_out.npz", *flat(model(*inputs)))
 '''
 
@@ -135,7 +156,8 @@ def converted_and_reference(tmp_path_factory):
     for name in MODELS:
         np.savez(folder / f"{name}_in.npz", *_inputs(name))
     request = folder / "request.json"
-    request.write_text(json.dumps({"folder": str(folder), "models": {n: list(m[0]) for n, m in MODELS.items()}}))
+    request.write_text(json.dumps({"folder": str(folder), "models": {n: list(m[0]) for n, m in MODELS.items()},
+                                   "arguments": ARGUMENTS, "scratch": SCRATCH}))
     script = folder / "reference.py"
     script.write_text(REFERENCE)
     process = subprocess.Popen([str(mxnet_python()), str(script), str(SOURCE), str(request)],
@@ -187,7 +209,24 @@ def _flat(result):
 
 
 def _build(module, name):
-    return getattr(module, name)(*[module.RNN(8) if a == RNN_ARGUMENT else a for a in MODELS[name][0]])
+    built = {text: getattr(module, cls)(*given) for text, (cls, given) in ARGUMENTS.items()}
+    return getattr(module, name)(*[built.get(a, a) if isinstance(a, str) else a for a in MODELS[name][0]])
+
+
+def _set_scratch(port, arrays):
+    """The scratch weights mxnet drew, set on the port (a variable is assigned, a plain array replaced)."""
+    import tensorflow as tf
+
+    for path in arrays.files:
+        owner = port
+        *parents, attribute = path.split(".")
+        for parent in parents:
+            owner = getattr(owner, parent)
+        current = getattr(owner, attribute)
+        if hasattr(current, "assign"):
+            current.assign(arrays[path])
+        else:
+            setattr(owner, attribute, tf.constant(arrays[path]))
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -203,6 +242,9 @@ def test_model_class_matches_mxnet(converted, reference, name):
     params = reference / f"{name}.params"
     if params.exists():  # (attention and positional encoding have no parameters)
         module.load_state_dict(port, read_gluon_params(params))
+    if (reference / f"{name}_scratch.npz").exists():
+        with np.load(reference / f"{name}_scratch.npz") as arrays:
+            _set_scratch(port, arrays)
     eager = _flat(port(*inputs, training=False))
     xla = _flat(tf.function(lambda *a: port(*a, training=False), jit_compile=True)(*[tf.constant(i) for i in inputs]))
     assert len(eager) == len(xla) == len(expected)
