@@ -10,6 +10,8 @@ from torch (np.dot on N-D operands, float32 creation defaults, np.split's sectio
 reduction's rank-0 result) the rule calls porter/runtime/gluon_numpy.py or the legacy Gluon op of the same meaning.
 """
 
+import ast
+
 from porter.ir.values import python, tensor
 from porter.rules.registry import FUNCTION_RULES, Signature, function_rule
 
@@ -55,8 +57,6 @@ def via_rule(target, signature_text, renames=None, positional=1, refused=None, d
 
 
 def _literal(text):
-    import ast
-
     try:
         return ast.literal_eval(text)
     except ValueError:
@@ -123,8 +123,7 @@ _register("squeeze", NP, translate=via_rule(LEGACY + "squeeze", "(a, axis=None)"
 _register("ravel", NP, translate=via_rule("torch.flatten", "(x, order='C')", refused={"order": "'C'"}),
           layout="any")
 _register("concatenate", NP, translate=via_rule("torch.cat", "(seq, axis=0, out=None)", {"axis": "dim"},
-                                                defaults={"dim": "0"}),
-          layout="any")
+                                                defaults={"dim": "0"}), layout="any")
 _register("stack", NP, translate=via_rule("torch.stack", "(arrays, axis=0, out=None)", {"axis": "dim"},
                                           defaults={"dim": "0"}), layout="any")
 # without an axis the flattened array, as the legacy op
@@ -143,8 +142,6 @@ for _name in ("zeros_like", "ones_like", "full_like"):
     _register(_name, NP, runtime=f"np_{_name}", layout="source",
               signature=f"(a, {'fill_value, ' if _name == 'full_like' else ''}dtype=None, order='C', ctx=None, "
                         "out=None)")
-
-
 for _name, _signature in (("tile", "(A, reps)"), ("broadcast_to", "(array, shape)"), ("flip", "(m, axis=None)"),
                           ("cumsum", "(a, axis=None, dtype=None, out=None)"), ("roll", "(a, shift, axis=None)"),
                           ("take", "(a, indices, axis=None, mode='raise', out=None)"), ("sort", "(a, axis=-1)"),
@@ -184,37 +181,5 @@ for _name, _signature in (("normal", "(loc=0.0, scale=1.0, size=None, dtype=None
                           ("uniform", "(low=0.0, high=1.0, size=None, dtype=None, ctx=None, out=None)"),
                           ("randn", "(*size, **kwargs)"), ("rand", "(*size, **kwargs)")):
     _register(f"random.{_name}", NP, runtime=f"np_random_{_name}", signature=_signature, layout="source")
-
-# mxnet.npx: the legacy operators under NumPy-mode names
-for _name, _legacy in (("relu", "gluon_relu"), ("sigmoid", "gluon_sigmoid")):
-    _register(_name, NPX, runtime=_legacy, signature="(data)", layout="any")
-_register("activation", NPX, runtime="gluon_activation", signature="(data, act_type='relu')", layout="any")
-_register("leaky_relu", NPX, runtime="gluon_leaky_relu", signature="(data, act_type='leaky', slope=0.25)",
-          layout="any")
-for _name in ("softmax", "log_softmax"):
-    _register(_name, NPX, translate=via_rule(
-        f"torch.nn.functional.{_name}", "(data, length=None, axis=-1, temperature=None, use_length=False, "
-                                        "dtype=None)", {"axis": "dim"}, defaults={"dim": "-1"},
-        refused={"temperature": "None", "use_length": "False", "length": "None"}), layout="any")
-_register("erf", NPX, translate=via_rule("torch.erf", "(data)"), layout="any")
-_register("cast", NPX, runtime="np_astype", signature="(x, dtype)", layout="any")
-_register("batch_dot", NPX, runtime="gluon_batch_dot", signature="(lhs, rhs, transpose_a=False, transpose_b=False, "
-                                                                 "forward_stype=None)", layout="source")
-_register("one_hot", NPX, runtime="gluon_one_hot", layout="source", rank_delta=1,
-          signature="(indices, depth, on_value=1.0, off_value=0.0, dtype='float32')")
-_register("sequence_mask", NPX, runtime="gluon_sequence_mask", layout="source",
-          signature="(data, sequence_length=None, use_sequence_length=False, value=0.0, axis=0)")
-_register("batch_flatten", NPX, runtime="gluon_flatten", signature="(data)", layout="source", rank=2)
-
-_register("reshape", NPX, runtime="npx_reshape", signature="(a, newshape, reverse=False, order='C')",
-          layout="source")
-_register("pick", NPX, runtime="npx_pick", signature="(data, index, axis=-1, mode='clip', keepdims=False)",
-          layout="source")
-_register("topk", NPX, runtime="npx_topk", layout="source",
-          signature="(data, axis=-1, k=1, ret_typ='indices', is_ascend=False, dtype='float32')")
-_register("layer_norm", NPX, runtime="npx_layer_norm", layout="source",
-          signature="(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False)")
-_register("dropout", NPX, translate=via_rule(LEGACY + "Dropout", "(data, p=0.5, mode='training', axes=None, "
-                                                                  "cudnn_off=True)", keywords=True), layout="any")
 _register("linalg.norm", NP, runtime="np_linalg_norm", signature="(x, ord=None, axis=None, keepdims=False)",
           layout="source")

@@ -3,6 +3,8 @@ whose NumPy semantics differ from torch's: np.dot on N-D operands, float32 as th
 (`np.arange(5)`, `np.array([1, 2])`), np.split's sections, np.power of a Python base, `astype`,
 and the np.random draws models make their scratch parameters with. The rest reuse the torch or Gluon runtime."""
 
+import itertools
+
 import numpy as np
 import tensorflow as tf
 
@@ -90,7 +92,7 @@ def np_arange(start, stop=None, step=1, dtype=None, ctx=None, device=None):
     return tf.cast(tf.range(start, stop, step, dtype=tf.float64 if dtype.is_floating else dtype), dtype)
 
 
-def np_array(object, dtype=None, ctx=None, device=None):  # noqa: A002 - NumPy's parameter name
+def np_array(object, dtype=None, ctx=None, device=None):
     """np.array: a tensor's own dtype, else float32 unless told (mxnet's default for Python data)."""
     if dtype is not None:
         return tf.cast(tf.convert_to_tensor(object), np_dtype(dtype))
@@ -108,7 +110,7 @@ def np_linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, a
     return tf.cast(start + tf.range(num, dtype=tf.float64) * step, dtype)
 
 
-def np_eye(N, M=None, k=0, dtype=None, ctx=None, device=None):  # noqa: N803 - NumPy's parameter names
+def np_eye(N, M=None, k=0, dtype=None, ctx=None, device=None):
     """np.eye: ones on the k-th diagonal, float32 unless told."""
     columns = N if M is None else M
     rows = tf.range(N)[:, None]
@@ -123,7 +125,7 @@ def np_split(ary, indices_or_sections, axis=0):
         return tf.split(x, int(indices_or_sections), axis=axis)
     size = x.shape[axis]
     cuts = [0] + [int(i) for i in indices_or_sections] + [size]
-    return [tf.gather(x, tf.range(lo, max(lo, hi)), axis=axis) for lo, hi in zip(cuts[:-1], cuts[1:])]
+    return [tf.gather(x, tf.range(lo, max(lo, hi)), axis=axis) for lo, hi in itertools.pairwise(cuts)]
 
 
 def np_random_normal(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, device=None, out=None):
@@ -167,7 +169,7 @@ def np_full_like(a, fill_value, dtype=None, order="C", ctx=None, out=None):
     return tf.fill(tf.shape(a), tf.cast(fill_value, dtype))
 
 
-def np_tile(A, reps):  # noqa: N803 - NumPy's parameter name
+def np_tile(A, reps):
     """np.tile: `reps` shorter than A's rank repeats the trailing axes; longer, A gains leading axes of size 1."""
     x = tf.convert_to_tensor(A)
     reps = [int(reps)] if isinstance(reps, (int, np.integer)) else [int(r) for r in reps]

@@ -112,7 +112,7 @@ def npx_layer_norm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False):
     return (x - mean) * tf.math.rsqrt(variance + eps) * gamma + beta
 
 
-def np_linalg_norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's parameter name
+def np_linalg_norm(x, ord=None, axis=None, keepdims=False):
     """np.linalg.norm: the 2-norm (Frobenius for matrices, of every entry when `axis` is None); ord 1 and inf of
     vectors along an int axis."""
     x = tf.convert_to_tensor(x)

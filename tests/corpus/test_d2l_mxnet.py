@@ -81,7 +81,13 @@ MODELS = {
     "LinearRegressionScratch": ((3, 0.1), lambda r: [r.standard_normal((2, 3))], 0),
     "RNNScratch": ((5, 6), lambda r: [r.standard_normal((4, 2, 5))], 0),
     "RNNLMScratch": ((SCRATCH_RNN_ARGUMENT, 6), lambda r: [r.integers(0, 6, (2, 4))], 1),  # the source's X.T
+    "resnet18": ((10,), lambda r: [r.standard_normal((2, 1, 16, 16))], 2),  # a factory: returns an nn.Sequential
 }
+FACTORIES = frozenset({"resnet18"})  # module-level functions that build a model (not classes)
+# classes that match mxnet but trace more Transposes than their bound, and why
+TRANSPOSES_LEFT = {"resnet18": "24 Transposes: the factory puts Residual blocks straight into an nn.Sequential that "
+                               "no forward porter reads calls, so each runs its generic call (source layout in and "
+                               "out), as d2lzh's resnet18 in tests/mxnet/test_third_party_gluon.py"}
 
 REFERENCE = r'''
 import importlib.util, json, sys, types
@@ -191,9 +197,9 @@ def test_the_file_converts_in_one_call_with_every_model_class(converted):
     conversion, _ = converted
     assert conversion.exit_code in (0, 1)  # 1: losses and trainers in the training methods are stubs
     classes = {c["name"]: c for c in conversion.manifest["sources"][0]["classes"]}
-    assert set(MODELS) <= set(classes)
+    assert set(MODELS) - FACTORIES <= set(classes)
     training = ("mxnet.gluon.Trainer", "mxnet.gluon.loss.", "mxnet.autograd.")
-    for name in MODELS:  # the only stubs: training code (losses, trainers) the models inherit
+    for name in set(MODELS) - FACTORIES:  # the only stubs: training code (losses, trainers) the models inherit
         assert all(u["construct"].startswith(training) or u["construct"] == "Tensor.data"
                    for u in classes[name]["unsupported"]), (name, classes[name]["unsupported"])
     # not one mxnet.np / mxnet.npx call of the file is left a stub
@@ -252,6 +258,17 @@ def test_model_class_matches_mxnet(converted, reference, name):
         assert want.shape == got.shape == compiled.shape, (name, want.shape, got.shape)
         assert_equivalent(want, got, tolerance=1e-4, what=name)
         assert_equivalent(want, compiled, tolerance=1e-4, what=f"{name} (XLA)")
-    transposes = count_transposes(port, inputs)
-    print(f"d2l mxnet {name}: {transposes} Transposes")
-    assert transposes <= MODELS[name][2]
+    if name not in TRANSPOSES_LEFT:
+        transposes = count_transposes(port, inputs)
+        print(f"d2l mxnet {name}: {transposes} Transposes")
+        assert transposes <= MODELS[name][2]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=reason))
+                                  for n, reason in sorted(TRANSPOSES_LEFT.items())])
+def test_model_class_transposes_within_bound(converted, name):
+    _, module = converted
+    inputs = _inputs(name)
+    port = _build(module, name)
+    port(*inputs)
+    assert count_transposes(port, inputs) <= MODELS[name][2]

@@ -124,3 +124,19 @@ def test_numpy_mode_model_matches_mxnet(ported, name):
     transposes = count_transposes(port, inputs)
     print(f"{name}: {transposes} Transposes")
     assert transposes <= MODELS[name][2]
+
+
+def test_porter_verify_runs_a_numpy_mode_source(tmp_path):
+    """`porter verify` builds the source in mxnet with its own inputs and perturbed weights: for a file that switches
+    NumPy mode on, the driver hands the Blocks mxnet.np arrays and zeroes gradients without the legacy operator
+    mxnet 1.9.1's Parameter.zero_grad calls (it raises on NumPy-mode arrays)."""
+    repository = Path(__file__).resolve().parents[2]
+    out = tmp_path / "se"
+    converted = subprocess.run([sys.executable, "-m", "porter", "convert", str(SOURCE), "-o", str(out), "--class",
+                                "SEBlock", "--input-shape", "8,6,6", "--init-args", '{"channels": 8}'],
+                               capture_output=True, text=True, cwd=repository, check=False)
+    assert converted.returncode == 0, converted.stderr
+    verified = subprocess.run([sys.executable, "-m", "porter", "verify", str(out), "--examples", "2"],
+                              capture_output=True, text=True, cwd=repository, check=False)
+    assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr[-2000:]
+    assert "equal" in verified.stdout

@@ -39,29 +39,29 @@ EXPRESSIONS = {
     "sequence_mask": ("npx.sequence_mask(a, b, True, value=-1e6, axis=1)", "ab"),
     "softmax": ("(npx.softmax(a), npx.log_softmax(a, axis=0))", "a"),
     "one_hot": ("npx.one_hot(a, 5)", "a"),
-    "creation": ("(np.arange(a.shape[0]) + np.zeros((a.shape[0],)), np.arange(0, a.shape[1], 2) / a.shape[1], "
-                 "np.ones((2, 3)), np.full((2,), 1.5), np.zeros_like(a), np.ones_like(a))", "a"),
+    "creation": (("(np.arange(a.shape[0]) + np.zeros((a.shape[0],)), np.arange(0, a.shape[1], 2) / a.shape[1], "
+                  "np.ones((2, 3)), np.full((2,), 1.5), np.zeros_like(a), np.ones_like(a))"), "a"),
     "axes": ("(a.swapaxes(0, 1), np.transpose(a), a.T, np.transpose(a, (1, 0, 2)), np.swapaxes(a, 1, 2))", "a"),
-    "elementwise": ("(np.tanh(a) + np.sin(a) * np.cos(a), np.exp(-np.abs(a)), npx.relu(a), npx.sigmoid(a), "
-                    "np.sqrt(np.abs(a)), np.log(np.abs(a) + 1))", "a"),
+    "elementwise": (("(np.tanh(a) + np.sin(a) * np.cos(a), np.exp(-np.abs(a)), npx.relu(a), npx.sigmoid(a), "
+                     "np.sqrt(np.abs(a)), np.log(np.abs(a) + 1))"), "a"),
     "select": ("(np.where(a > 0, a, b), np.clip(a, -0.5, 0.5), np.maximum(a, 0), np.minimum(a, b))", "ab"),
     "flatten": ("(a.flatten(), npx.batch_flatten(a))", "a"),
     "split": ("np.split(a, 2, axis=0)", "a"),
-    "rearrange": ("(np.tile(a, 2), np.tile(a, (2, 1, 1, 1)), np.flip(a, 1), np.roll(a, 2), np.roll(a, -1, axis=2), "
-                  "np.broadcast_to(a[:1], a.shape), a.broadcast_to((2,) + a.shape), np.tril(a[0]), "
-                  "np.outer(a[0, 0], a[0, -1]), np.take(a, np.array([0, 2, 0]), axis=2), a.take(np.array([1]), 1))",
+    "rearrange": (("(np.tile(a, 2), np.tile(a, (2, 1, 1, 1)), np.flip(a, 1), np.roll(a, 2), np.roll(a, -1, axis=2), "
+                   "np.broadcast_to(a[:1], a.shape), a.broadcast_to((2,) + a.shape), np.tril(a[0]), "
+                   "np.outer(a[0, 0], a[0, -1]), np.take(a, np.array([0, 2, 0]), axis=2), a.take(np.array([1]), 1))"),
                   "a"),
-    "order": ("(np.cumsum(a), np.cumsum(a, axis=1), a.cumsum(axis=2), np.sort(a, axis=1), a.argsort(axis=-1), "
-              "np.argsort(a, axis=0))", "a"),
+    "order": (("(np.cumsum(a), np.cumsum(a, axis=1), a.cumsum(axis=2), np.sort(a, axis=1), a.argsort(axis=-1), "
+               "np.argsort(a, axis=0))"), "a"),
     "spread": ("(a.std(axis=0), np.var(a), a.var(axis=(1, 2), keepdims=True), np.std(a, axis=-1))", "a"),
-    "npx_reshape": ("(npx.reshape(a, (-2, -1)), npx.reshape(a, (-5, -2)), npx.reshape(a, (-6, 1, -1, -4)), "
-                    "npx.reshape(np.expand_dims(a, 1), (-2, -3, -4)), npx.reshape(a, (-1,)))", "a"),
-    "norms": ("(npx.layer_norm(a, np.arange(a.shape[-1]) + 1, np.ones((a.shape[-1],)), axis=-1, eps=1e-5), "
-              "np.linalg.norm(a), np.linalg.norm(a, axis=-1, keepdims=True), np.linalg.norm(a, ord=1, axis=0), "
-              "a * a.size)", "a"),
+    "npx_reshape": (("(npx.reshape(a, (-2, -1)), npx.reshape(a, (-5, -2)), npx.reshape(a, (-6, 1, -1, -4)), "
+                     "npx.reshape(np.expand_dims(a, 1), (-2, -3, -4)), npx.reshape(a, (-1,)))"), "a"),
+    "norms": (("(npx.layer_norm(a, np.arange(a.shape[-1]) + 1, np.ones((a.shape[-1],)), axis=-1, eps=1e-5), "
+               "np.linalg.norm(a), np.linalg.norm(a, axis=-1, keepdims=True), np.linalg.norm(a, ord=1, axis=0), "
+               "a * a.size)"), "a"),
     "pick": ("(npx.pick(a, b, axis=-1), npx.pick(a, b, axis=1, keepdims=True), npx.pick(a, b, mode='wrap'))", "ab"),
-    "topk": ("(npx.topk(a, k=2, ret_typ='value'), npx.topk(a, axis=0, k=1), npx.topk(a, k=2, ret_typ='mask'), "
-             "npx.topk(a, k=2, dtype='int32', is_ascend=True))", "a"),
+    "topk": (("(npx.topk(a, k=2, ret_typ='value'), npx.topk(a, axis=0, k=1), npx.topk(a, k=2, ret_typ='mask'), "
+              "npx.topk(a, k=2, dtype='int32', is_ascend=True))"), "a"),
     "topk_both": ("npx.topk(a, k=2, ret_typ='both', axis=1)", "a"),
     "meshgrid": ("np.meshgrid(np.arange(a.shape[0]), np.arange(a.shape[1]) * 2)", "a"),
     "split_indices": ("np.split(a, [1, 2], axis=1)", "a"),

@@ -4,7 +4,7 @@ the seq2seq decoder (np.tile of the context, X.T, swapaxes), an SE block spelled
 a batch-norm written with reductions and a parameter of its own, an MLP head with NumPy reshapes, and a
 HybridBlock whose hybrid_forward reaches the namespaces as `F.np` / `F.npx`."""
 import mxnet as mx
-from mxnet import np, npx, init
+from mxnet import init, np, npx
 from mxnet.gluon import nn, rnn
 
 npx.set_np()
