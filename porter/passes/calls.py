@@ -12,17 +12,8 @@ from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, layout_of_order, separable_order, to_layout, unify
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
-from porter.ir.values import (
-    UNKNOWN_MODULE,
-    ModuleRef,
-    Value,
-    is_permuted,
-    physical_order,
-    python,
-    remap_axis,
-    stub_value,
-    tensor,
-)
+from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, remap_axis,
+                               stub_value, tensor)
 from porter.passes.channels import (
     CHANNEL_ATTRIBUTES,
     CHANNELS_KEPT,
