@@ -18,20 +18,13 @@ by the book's plotting and data helpers, which no model calls); mxnet and every 
 """
 
 import importlib.util
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from porter.convert import ConvertOptions, convert
-from porter.output import write_tree
-from porter.verify.compare import assert_equivalent
-from porter.verify.harness import count_transposes
-from porter.weights.gluon_params import read_gluon_params
 from tests.mxnet.gluon_fixtures import needs_mxnet
+from tests.mxnet.numpy_mode_support import assert_matches_mxnet, convert_with_reference, model_inputs
 
 SPEC = importlib.util.find_spec("d2l")
 pytestmark = [needs_mxnet, pytest.mark.skipif(SPEC is None, reason="d2l 1.0.3 is not installed (scripts/setup.sh "
@@ -85,97 +78,19 @@ MODELS = {
 }
 FACTORIES = frozenset({"resnet18"})  # module-level functions that build a model (not classes)
 
-REFERENCE = r'''
-import importlib.util, json, sys, types
-import numpy as onp
-for _name in ("pandas", "requests", "IPython", "IPython.display", "matplotlib", "matplotlib.pyplot",
-              "matplotlib_inline", "matplotlib_inline.backend_inline"):
-    try:
-        __import__(_name)
-    except ImportError:
-        sys.modules[_name] = types.ModuleType(_name)
-for _name in list(sys.modules):
-    _parent, _, _child = _name.rpartition(".")
-    if _parent in sys.modules and not hasattr(sys.modules[_parent], _child):
-        setattr(sys.modules[_parent], _child, sys.modules[_name])
-import mxnet as mx
-from mxnet import np, npx
-_spec = importlib.util.spec_from_file_location("d2l_mxnet_reference", sys.argv[1])
-d2l = importlib.util.module_from_spec(_spec)
-sys.modules["d2l_mxnet_reference"] = d2l
-_spec.loader.exec_module(d2l)
-npx.set_np()
-request = json.loads(open(sys.argv[2]).read())
-folder = request["folder"]
-
-
-def flat(result):
-    if isinstance(result, (list, tuple)):
-        return [y for item in result for y in flat(item)]
-    return [] if result is None else [result.asnumpy()]
-
-
-for name, args in request["models"].items():
-    mx.random.seed(0)
-    built = {text: getattr(d2l, cls)(*given) for text, (cls, given) in request["arguments"].items()}
-    model = getattr(d2l, name)(*[built.get(a, a) if isinstance(a, str) else a for a in args])
-    model.initialize()  # (a second call for the classes that initialize themselves only warns)
-    arrays = onp.load(f"{folder}/{name}_in.npz")
-    inputs = [np.array(arrays[f"arr_{i}"], dtype=arrays[f"arr_{i}"].dtype) for i in range(len(arrays.files))]
-    model(*inputs)
-    generator = onp.random.RandomState(0)
-    for key, parameter in sorted(model.collect_params().items()):
-        value = generator.rand(*parameter.shape) + 0.5 if key.endswith("var") else \
-            generator.standard_normal(parameter.shape) * 0.5
-        parameter.set_data(np.array(value.astype(onp.float32)))
-    if list(model.collect_params().keys()):
-        model.save_parameters(f"{folder}/{name}.params")
-    scratch = {}
-    for path in request["scratch"].get(name, ()):
-        owner, _, attribute = ("model." + path).rpartition(".")
-        owner = eval(owner)
-        value = (generator.standard_normal(getattr(owner, attribute).shape) * 0.5).astype(onp.float32)
-        setattr(owner, attribute, np.array(value))
-        scratch[path] = value
-    if scratch:
-        onp.savez(f"{folder}/{name}_scratch.npz", **scratch)
-    onp.savez(f"{folder}/{name}_out.npz", *flat(model(*inputs)))
-'''
-
-
-def _inputs(name):
-    return [i.astype(np.float32) if i.dtype.kind == "f" else i.astype(np.int32)
-            for i in MODELS[name][1](np.random.default_rng(0))]
+# imported at the top of d2l/mxnet.py for plotting and data, never by a model class; .venv-mxnet lacks some
+NOT_MODEL_MODULES = ["pandas", "requests", "IPython", "IPython.display", "matplotlib", "matplotlib.pyplot",
+                     "matplotlib_inline", "matplotlib_inline.backend_inline"]
 
 
 @pytest.fixture(scope="module")
 def converted_and_reference(tmp_path_factory):
-    """The port's module, and the folder of mxnet's outputs and saved parameters of every model class (one mxnet
-    process, started first: it runs while porter converts)."""
-    from porter.verify.mxnet_reference import mxnet_python
-
+    """(conversion, the port's module, the folder of mxnet's outputs and .params files of every model)."""
     folder = tmp_path_factory.mktemp("d2l_mxnet_reference")
-    for name in MODELS:
-        np.savez(folder / f"{name}_in.npz", *_inputs(name))
-    request = folder / "request.json"
-    request.write_text(json.dumps({"folder": str(folder), "models": {n: list(m[0]) for n, m in MODELS.items()},
-                                   "arguments": ARGUMENTS, "scratch": SCRATCH}))
-    script = folder / "reference.py"
-    script.write_text(REFERENCE)
-    process = subprocess.Popen([str(mxnet_python()), str(script), str(SOURCE), str(request)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        out = tmp_path_factory.mktemp("d2l_mxnet") / "out"
-        conversion = convert(ConvertOptions(SOURCE, out))
-        write_tree(out, conversion.files)
-        spec = importlib.util.spec_from_file_location("d2l_mxnet_port",
-                                                      out / conversion.manifest["sources"][0]["module"])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["d2l_mxnet_port"] = module
-        spec.loader.exec_module(module)
-    finally:
-        _, errors = process.communicate(timeout=600)
-    assert process.returncode == 0, errors[-3000:]
+    conversion, module = convert_with_reference(
+        SOURCE, folder, tmp_path_factory.mktemp("d2l_mxnet") / "out", {n: list(m[0]) for n, m in MODELS.items()},
+        {n: model_inputs(m[1]) for n, m in MODELS.items()}, arguments=ARGUMENTS, scratch=SCRATCH,
+        stand_ins=NOT_MODEL_MODULES)
     return conversion, module, folder
 
 
@@ -204,56 +119,13 @@ def test_the_file_converts_in_one_call_with_every_model_class(converted):
     assert not {"Trainer", "DataModule", "ProgressBoard", "Animator", "Timer", "Vocab"} & set(classes)
 
 
-def _flat(result):
-    if isinstance(result, (tuple, list)):
-        return [y for item in result for y in _flat(item)]
-    return [] if result is None else [np.asarray(result)]
-
-
 def _build(module, name):
     built = {text: getattr(module, cls)(*given) for text, (cls, given) in ARGUMENTS.items()}
     return getattr(module, name)(*[built.get(a, a) if isinstance(a, str) else a for a in MODELS[name][0]])
 
 
-def _set_scratch(port, arrays):
-    """The scratch weights mxnet drew, set on the port (a variable is assigned, a plain array replaced)."""
-    import tensorflow as tf
-
-    for path in arrays.files:
-        owner = port
-        *parents, attribute = path.split(".")
-        for parent in parents:
-            owner = getattr(owner, parent)
-        current = getattr(owner, attribute)
-        if hasattr(current, "assign"):
-            current.assign(arrays[path])
-        else:
-            setattr(owner, attribute, tf.constant(arrays[path]))
-
-
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_model_class_matches_mxnet(converted, reference, name):
-    import tensorflow as tf
-
     _, module = converted
-    inputs = _inputs(name)
-    with np.load(reference / f"{name}_out.npz") as archive:
-        expected = [archive[f"arr_{i}"] for i in range(len(archive.files))]
-    port = _build(module, name)
-    port(*inputs)  # deferred shapes are sized at the first call
-    params = reference / f"{name}.params"
-    if params.exists():  # (attention and positional encoding have no parameters)
-        module.load_state_dict(port, read_gluon_params(params))
-    if (reference / f"{name}_scratch.npz").exists():
-        with np.load(reference / f"{name}_scratch.npz") as arrays:
-            _set_scratch(port, arrays)
-    eager = _flat(port(*inputs, training=False))
-    xla = _flat(tf.function(lambda *a: port(*a, training=False), jit_compile=True)(*[tf.constant(i) for i in inputs]))
-    assert len(eager) == len(xla) == len(expected)
-    for want, got, compiled in zip(expected, eager, xla, strict=True):
-        assert want.shape == got.shape == compiled.shape, (name, want.shape, got.shape)
-        assert_equivalent(want, got, tolerance=1e-4, what=name)
-        assert_equivalent(want, compiled, tolerance=1e-4, what=f"{name} (XLA)")
-    transposes = count_transposes(port, inputs)
-    print(f"d2l mxnet {name}: {transposes} Transposes")
-    assert transposes <= MODELS[name][2]
+    assert_matches_mxnet(_build(module, name), module, model_inputs(MODELS[name][1]), reference, name,
+                         MODELS[name][2])
