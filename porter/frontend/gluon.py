@@ -24,6 +24,7 @@ The rewritten nodes take the source positions of the nodes they replace, so line
 import libcst as cst
 
 from porter.frontend.gluon_namespace import DEFAULT_NAMES, without_namespace_arguments
+from porter.frontend.gluon_runtime_calls import without_runtime_calls
 from porter.frontend.imports import dotted_name
 
 # Canonical ids (after imports.CANONICAL_PREFIXES) of the classes a Gluon model class derives from.
@@ -67,6 +68,7 @@ def normalised_methods(methods, positions, imports=None, inherited_inits=()):
     for name, method in methods.items():
         method = _unwrap_name_scopes(method, positions)
         method = _children_as_container(method, positions)
+        method = without_runtime_calls(method, positions, methods, imports)
         if name != "__init__":  # helpers take the namespace as hybrid_forward passes it (`self.shuffle(F, x)`)
             method, dropped = without_namespace_arguments(method, namespace_names, positions,
                                                           own_namespace if name == "hybrid_forward" else None)

@@ -19,6 +19,7 @@ import libcst as cst
 from porter.errors import SourceError
 from porter.frontend import gluon
 from porter.frontend.gluon_saved_names import saved_parameter_names
+from porter.frontend.gluon_lambdas import lambdas_as_functions
 from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_id, dotted_name
 from porter.frontend.library_idioms import module_aliases, normalised_text
 from porter.frontend.linker import linked_text
@@ -429,6 +430,8 @@ def parse_source(path, display_path=None):
     framework = "torch"
     if any(info.framework == "mxnet" for info in classes.values()):
         framework = "mxnet"
+        module, lambdas = lambdas_as_functions(module, positions)  # `transpose = lambda a: a.T` (d2l's helpers)
+        functions.update({name: f for name, f in lambdas.items() if name not in functions})
         for info in classes.values():  # `F` in hybrid_forward names the op namespace
             hybrid = info.node.body.body and next((s for s in info.node.body.body if isinstance(
                 s, cst.FunctionDef) and s.name.value == "hybrid_forward"), None)

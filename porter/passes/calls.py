@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from porter.frontend.gluon_numpy import uses_numpy_interface
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
 from porter.ir.containers import CONTAINERS, container_runtime
@@ -24,6 +25,7 @@ from porter.passes.function_attributes import LayoutFreeFunction
 from porter.passes.modules import ModuleResolver, attribute_by_pattern
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TORCH_HOST_CALLS
+from porter.rules.gluon_numpy import NUMPY_METHODS
 from porter.rules.registry import module_rule_for_call
 
 PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple", "dict", "zip", "enumerate",
@@ -1093,6 +1095,10 @@ class CallTranslator:
         canonical = f"Tensor.{method}"
         args, kwargs = self.arg_values(node)
         if self.source.framework == "mxnet":  # NDArray methods are mxnet's operators (`x.reshape((0, -1))`)
+            numpy_method = f"{NUMPY_METHODS}{method}"  # under npx.set_np(), NumPy's (`x.reshape(-1, 1)`)
+            if numpy_method in rules and uses_numpy_interface(self.source.imports, self.source.text):
+                return self.apply_rule(rules[numpy_method], Call(numpy_method, args, kwargs, self.line,
+                                                                 receiver=base))
             gluon = f"{GLUON_OPS}{method}"
             if gluon in rules:
                 return self.apply_rule(rules[gluon], Call(gluon, args, kwargs, self.line, receiver=base))

@@ -210,6 +210,8 @@ class ExpressionTranslator(CallTranslator):
     def tensor_attribute(self, base, attr, node):
         if attr in ("shape",):
             return Value(base.code, "size", base.rank, base.layout)
+        if attr == "size" and self.source.framework == "mxnet":  # an NDArray's element count (torch: a method)
+            return python(f"math.prod({self.ctx.use('torch_size')}({base.code}))")
         if attr == "T":
             source = to_layout(self.ctx, base, "source")
             return tensor(f"tf.transpose({source.code})", source.rank)

@@ -14,6 +14,9 @@ TORCH_CONSTANTS = {
     "mxnet.contrib.amp.amp._amp_initialized": "False", "mxnet.contrib.amp._amp_initialized": "False",
     # `F` itself and mxnet's two APIs as values (`elif F == mx.nd:` runs shape checks imperatively only): the port
     # runs `F` as the imperative NDArray API, so the comparison says so
+    **{f"mxnet.{space}.{name}": f"tf.{name.rstrip('_')}" for space in ("np", "numpy") for name in (
+        "float16", "float32", "float64", "int8", "int32", "int64", "uint8", "bool_")},  # mxnet.np's dtypes
+    "mxnet.np.pi": "math.pi", "mxnet.np.e": "math.e", "mxnet.np.inf": "math.inf", "mxnet.np.nan": "math.nan",
     "mxnet.ndarray": "'ndarray'", "mxnet.nd": "'ndarray'", "mxnet.symbol": "'symbol'", "mxnet.sym": "'symbol'",
 }
 

@@ -67,7 +67,7 @@ def main(request_path):
 
 def run(request, out_dir, request_path):
     with stage("import mxnet"):
-        import mxnet as mx
+        import mxnet  # noqa: F401 - a failure here is reported as this stage's
     with stage("import the model file"):
         module = import_by_path(Path(request["model_path"]))
     with stage("construct the model"):
@@ -75,7 +75,7 @@ def run(request, out_dir, request_path):
     if os.environ.get("MXNET_MKLDNN_ENABLED") == "0" and uses_fused_rnn(net):
         restart_with_mkldnn(request_path)
     with stage("load the inputs"):
-        inputs = [mx.nd.array(array, dtype=array.dtype) for array in load_npz(out_dir / request["inputs"])]
+        inputs = ndarrays(load_npz(out_dir / request["inputs"]))
     with stage("initialize the parameters"):
         parameters = initialize(net, inputs, request)
         save_npz(out_dir / "parameters.npz", {name: p.data().asnumpy() for name, p in parameters.items()})
@@ -144,7 +144,7 @@ def run_batch(request, out_dir, request_path):
             if case.get("parameters"):  # other values for this case only (restored below)
                 with np.load(out_dir / case["parameters"], allow_pickle=False) as archive:
                     for name in archive.files:
-                        parameters[name].set_data(mx.nd.array(archive[name], dtype=archive[name].dtype))
+                        parameters[name].set_data(ndarrays([archive[name]])[0])
             outputs, gradients = weighted_backward(net, inputs, case["seed"], case["training"])
             save_npz(out_dir / f"{case['name']}_outputs.npz",
                      {f"output_{i}": out.asnumpy() for i, out in enumerate(outputs)})
@@ -302,9 +302,12 @@ def run_training(request, out_dir):
 
 
 def ndarrays(arrays):
+    """mxnet arrays of numpy `arrays`: NDArrays, or mxnet.np arrays when the model file switched NumPy mode on
+    (`npx.set_np()`: its Blocks take those only)."""
     import mxnet as mx
 
-    return [mx.nd.array(array, dtype=array.dtype) for array in arrays]
+    made = [mx.nd.array(array, dtype=array.dtype) for array in arrays]
+    return [a.as_np_ndarray() for a in made] if mx.util.is_np_array() else made
 
 
 def switch_off_dropout(net):
@@ -330,7 +333,8 @@ def restore(parameters, saved):
         parameter.set_data(saved[name])
     for parameter in parameters.values():
         if parameter.grad_req != "null":
-            parameter.zero_grad()
+            for gradient in parameter.list_grad():  # (Parameter.zero_grad calls a legacy operator: NumPy mode
+                gradient[:] = 0                      # arrays make it raise in mxnet 1.9.1)
 
 
 def weighted_backward(net, inputs, seed, training):
@@ -358,7 +362,7 @@ def _weighted_backward(net, inputs, seed, training, input_gradients):
         differentiable = [out for out in outputs if np.issubdtype(out.dtype, np.floating)]
         generator = np.random.default_rng([seed, 1])
         weights = [generator.standard_normal(tuple(out.shape)).astype(np.float32) for out in differentiable]
-        terms = [(out * mx.nd.array(w, dtype=out.dtype)).sum() for out, w in zip(differentiable, weights)]
+        terms = [(out * ndarrays([w.astype(out.dtype)])[0]).sum() for out, w in zip(differentiable, weights)]
         total = sum(terms[1:], terms[0]) if terms else None
     if total is not None:
         # backward in the forward's mode: NDArray.backward defaults to train_mode=True, where BatchNorm's backward
