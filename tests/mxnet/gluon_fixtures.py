@@ -82,8 +82,6 @@ def port_gluon_snippet(folder, text, class_name, x):
     """Convert the Gluon source `text` (written to folder/<lowercase class name>.py), load real mxnet 1.9.1's
     perturbed parameters into the port of `class_name`, assert its output on `x` matches mxnet's within 1e-4 of the
     output's scale (eager and XLA) and return the Keras model (to count its Transposes)."""
-    import importlib.util
-
     import tensorflow as tf
 
     from porter.convert import ConvertOptions, convert
@@ -96,9 +94,7 @@ def port_gluon_snippet(folder, text, class_name, x):
     conversion = convert(ConvertOptions(source, folder / "out", class_name=class_name))
     assert conversion.exit_code == 0
     write_tree(folder / "out", conversion.files)
-    spec = importlib.util.spec_from_file_location(f"{source.stem}_port", folder / "out" / f"{source.stem}_keras.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _import_port(folder / "out" / f"{source.stem}_keras.py", f"{source.stem}_port")
     params = folder / "net.params"
     reference = run_gluon_reference(source, class_name, [x], perturb=True, save_parameters=params)
     model = getattr(module, class_name)()
@@ -116,7 +112,6 @@ def port_gluon_snippet(folder, text, class_name, x):
 def port_gluon_source(folder, source, stem, *convert_args):
     """Write Gluon `source` to folder/`stem`.py, convert it with `porter convert ... *convert_args` (exit 0 required)
     and return (the imported port module, its text)."""
-    import importlib.util
     import subprocess
     import sys
 
@@ -127,7 +122,14 @@ def port_gluon_source(folder, source, stem, *convert_args):
                                capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=False)
     assert completed.returncode == 0, completed.stderr
     text = (out / f"{stem}_keras.py").read_text()
-    spec = importlib.util.spec_from_file_location(f"gluon_{stem}_port", out / f"{stem}_keras.py")
+    return _import_port(out / f"{stem}_keras.py", f"gluon_{stem}_port"), text
+
+
+def _import_port(path, name):
+    """The generated model module at `path`, imported by file path under the module name `name`."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module, text
+    return module
