@@ -72,11 +72,13 @@ def gluon_full_reduction(value):
 
 
 def _gluon_dtype(dtype, default="float32"):
-    """mxnet's dtype argument (a name, a numpy type or None) as a TF dtype; None is mxnet's float32."""
+    """mxnet's dtype argument (a name, a numpy type, a tf.DType or None) as a TF dtype; None is mxnet's float32."""
     import numpy as np
 
     if dtype is None:
         return tf.as_dtype(default)
+    if isinstance(dtype, tf.DType):
+        return dtype
     return tf.as_dtype(np.dtype(dtype).name if not isinstance(dtype, str) else dtype)
 
 

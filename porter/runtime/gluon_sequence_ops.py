@@ -5,10 +5,7 @@ Embedding truncates float ids and clips them into range; `name=` ignored)."""
 
 import tensorflow as tf
 
-
-def _gluon_dtype(dtype):
-    """A dtype as Gluon code writes it ('int32', np.float32, a tf.DType) as a tf.DType."""
-    return tf.as_dtype(getattr(dtype, "__name__", dtype))
+from porter.runtime.gluon_ops import _gluon_dtype
 
 
 def gluon_arange_like(data, start=0.0, step=1.0, repeat=1, ctx=None, axis=None, name=None):
