@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 
 # canonical torch name -> (kind, spatial dims, keyword of the size that the input must match)
 LAYERS = {
@@ -143,20 +144,29 @@ def _first_call_on(forward, name):
 
 def _constructed_attribute(info, attribute):
     """The expression assigned once to `self.<attribute>` in __init__ (None when absent or reassigned)."""
+    values = _init_assignments(info).get(attribute, ())
+    return values[0] if len(values) == 1 else None
+
+
+def _init_assignments(info):
+    """{attribute: [expressions assigned to `self.<attribute>` in __init__]}, found by one read-only walk and kept
+    on `info` (the spatial-size search asks again for every size it tries: thousands of times for a 1-d input)."""
+    cached = info.__dict__.get("_init_assignments")
+    if cached is not None:
+        return cached
     owner = info.owner_of("__init__")
+    assigned = info.__dict__["_init_assignments"] = {}
     if owner is None:
-        return None
-    values = []
+        return assigned
 
     class Visitor(cst.CSTVisitor):
         def visit_Assign(self, node):
             for target in node.targets:
-                if isinstance(target.target, cst.Attribute) and dotted_name(target.target.value) == "self" and \
-                        target.target.attr.value == attribute:
-                    values.append(node.value)
+                if isinstance(target.target, cst.Attribute) and dotted_name(target.target.value) == "self":
+                    assigned.setdefault(target.target.attr.value, []).append(node.value)
 
-    owner.methods["__init__"].visit(Visitor())
-    return values[0] if len(values) == 1 else None
+    walk(owner.methods["__init__"], Visitor())
+    return assigned
 
 
 def _init_bindings(source, info, init_args):

@@ -62,10 +62,24 @@ def solve_spatial_size(source, class_name, channels, spatial, init_args=None):
         return None
     fits = set(fitting)
     size = next((s for s in PREFERRED if s in fits), None) or next((s for s in fitting if s % 8 == 0), fitting[0])
-    reason = "any size from there on fits (an adaptive pool)" if len(fitting) > 32 else \
-        f"the sizes that reach {simulator.linear_text} exactly: {', '.join(map(str, fitting[:6]))}" + (
-            ", ..." if len(fitting) > 6 else "")
+    largest = LARGEST[spatial]
+    if len(fitting) > 32 and fitting[-1] == largest and fitting[-1] - fitting[0] == len(fitting) - 1:
+        reason = "any size from there on fits (an adaptive pool)"
+    else:
+        reason = f"the sizes that reach {simulator.linear_text} exactly: {_size_ranges(fitting)}"
     return size, reason
+
+
+def _size_ranges(sizes, shown=6):
+    """`sizes` (ascending) as text, runs of consecutive sizes as ranges: "1984-2239" or "28, 32, 36, ..."."""
+    runs = []
+    for size in sizes:
+        if runs and size == runs[-1][1] + 1:
+            runs[-1][1] = size
+        else:
+            runs.append([size, size])
+    text = [str(a) if a == b else f"{a}-{b}" for a, b in runs]
+    return ", ".join(text[:shown]) + (", ..." if len(text) > shown else "")
 
 
 class _Simulator:

@@ -128,6 +128,16 @@ def test_inferred_size_runs_in_torch(tmp_path, name):
         model(torch.zeros((2,) + shape))  # the inferred input really fits the model
 
 
+def test_reason_names_the_fitting_sizes_or_the_adaptive_pool(tmp_path):
+    """A bounded run of sizes (M5: 1984-2239 reach Linear(56)) is named as a range; only sizes fitting up to the
+    largest tried read as an adaptive pool."""
+    path = write(tmp_path, "\n\n".join(textwrap.dedent(MODELS[name][0]) for name in ("audio_1d", "adaptive_pool")))
+    source = parse_source(path, path.name)
+    assert solve_spatial_size(source, "M5", 1, 1) == (1984, "the sizes that reach Linear(56) exactly: 1984-2239")
+    adaptive = next(name for name in source.classes if name != "M5")
+    assert solve_spatial_size(source, adaptive, 3, 2)[1] == "any size from there on fits (an adaptive pool)"
+
+
 def test_control_flow_or_unknown_blocks_stay_unknown(tmp_path):
     path = write(tmp_path, """
         class Gated(nn.Module):
