@@ -289,7 +289,9 @@ class CallTranslator:
         if name in ("float", "int", "bool") and node.args:
             argument = self.expr(node.args[0].value)
             if argument.is_tensor:
-                return self.tensor_method(argument, {"float": "item", "int": "item", "bool": "item"}[name], node)
+                # torch reads the value on the host: a Python number (the tensor is the only argument)
+                self.ctx.use("python_scalar")
+                return tensor(f"python_scalar({to_layout(self.ctx, argument, 'source').code}, {name})", 0)
         return python(f"{callee.code}({self.plain_args(node)})")
 
     def construction_code(self, class_name, code, node):

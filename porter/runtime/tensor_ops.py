@@ -457,6 +457,17 @@ def item(input):
     return tf.reshape(input, [])
 
 
+def python_scalar(input, kind):
+    """`int(t)`, `float(t)`, `bool(t)` of a one-element tensor: run eagerly, the Python number torch gives (`kind` of
+    the value); traced (tf.function, XLA: the value is not known until run time), a scalar tensor: bool for `bool`,
+    else float32, which meets the float tensors a Python number usually scales without a dtype clash (exact for
+    integers up to 2**24)."""
+    value = tf.reshape(input, [])
+    if tf.executing_eagerly():
+        return kind(value.numpy())
+    return tf.cast(value, tf.bool if kind is bool else tf.float32)
+
+
 def tolist(input):
     """Tensor.tolist(): Python numbers in nested lists, read on the host (eager code such as a config computed in
     __init__; TPU lint flags it inside forward). A constant the port computes with numpy (`np.linspace(...)`) is
