@@ -55,7 +55,8 @@ EXPRESSIONS = {
                "np.argsort(a, axis=0))"), "a"),
     "spread": ("(a.std(axis=0), np.var(a), a.var(axis=(1, 2), keepdims=True), np.std(a, axis=-1))", "a"),
     "npx_reshape": (("(npx.reshape(a, (-2, -1)), npx.reshape(a, (-5, -2)), npx.reshape(a, (-6, 1, -1, -4)), "
-                     "npx.reshape(np.expand_dims(a, 1), (-2, -3, -4)), npx.reshape(a, (-1,)))"), "a"),
+                     "npx.reshape(np.expand_dims(a, 1), (-2, -3, -4)), npx.reshape(a, (-1,)), "
+                     "npx.reshape(a, (-1, -2), reverse=True), npx.reshape(a, (-5, -2), reverse=True))"), "a"),
     "norms": (("(npx.layer_norm(a, np.arange(a.shape[-1]) + 1, np.ones((a.shape[-1],)), axis=-1, eps=1e-5), "
                "np.linalg.norm(a), np.linalg.norm(a, axis=-1, keepdims=True), np.linalg.norm(a, ord=1, axis=0), "
                "a * a.size)"), "a"),
