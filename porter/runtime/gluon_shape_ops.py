@@ -8,7 +8,6 @@ import tensorflow as tf
 from porter.runtime.base import static_dims
 from porter.runtime.regroup import view_in_layout
 
-
 # The special codes of mxnet's two reshapes, by what each does (reshape_target): the legacy operator's (F.reshape,
 # nd.reshape, x.reshape in Gluon 1) and npx.reshape's, which renumbers them and adds "drop". Any other code >= 0 is
 # a size (npx's 0 too: an empty dim).

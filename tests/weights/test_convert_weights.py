@@ -103,7 +103,7 @@ def test_weights_output_is_deterministic(tmp_path, capsys):
 def test_the_callers_environment_is_left_as_it_was(tmp_path, capsys, monkeypatch):
     """TensorFlow's start-up settings hold only while the generated module is imported: a variable the caller set
     keeps its value throughout, one it had not set is unset again afterwards."""
-    import porter.verify.harness as harness
+    from porter.verify import harness
 
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "1")
     for name in ("TF_ENABLE_ONEDNN_OPTS", "KERAS_BACKEND"):
