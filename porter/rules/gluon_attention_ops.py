@@ -5,7 +5,7 @@ and softmax / log_softmax when they use mxnet's extra arguments (softmax's `leng
 in Gluon's order."""
 
 from porter.ir.values import tensor
-from porter.rules.gluon_ops import as_torch_op
+from porter.rules.gluon_routing import via_rule
 from porter.rules.registry import Signature, function_rule
 
 OPS = "mxnet.ndarray."
@@ -26,7 +26,7 @@ _PLAIN = ("data", "axis", "name")
 
 def _softmax_rule(name):
     signature = Signature.parse(_SOFTMAX[name])
-    as_torch = as_torch_op(f"torch.nn.functional.{name}", _SOFTMAX[name], {"axis": "dim"}, defaults={"dim": "-1"})
+    as_torch = via_rule(f"torch.nn.functional.{name}", _SOFTMAX[name], {"axis": "dim"}, defaults={"dim": "-1"})
 
     def translate(ctx, call):
         """F.softmax / F.log_softmax: torch's when only the axis is given (or the extras hold their defaults), else

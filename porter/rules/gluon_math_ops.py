@@ -1,9 +1,9 @@
-"""Rules: MXNet's batch_dot/dot, broadcast_* arithmetic, expand_dims, split, repeat, SequenceMask, one_hot and where (as `F.*` and
-`mx.nd.*` call them) -> porter/runtime/gluon_math_ops.py. Ops that read axes run in Gluon's own order; the
-broadcast arithmetic runs on whatever layout its operands arrive in (an SE block's channel weights, (N, C, 1, 1),
+"""Rules: MXNet's batch_dot/dot, broadcast_* arithmetic, expand_dims, split, repeat, SequenceMask, one_hot and where
+(as `F.*` and `mx.nd.*` call them) -> porter/runtime/gluon_math_ops.py. Ops that read axes run in Gluon's own order;
+the broadcast arithmetic runs on whatever layout its operands arrive in (an SE block's channel weights, (N, C, 1, 1),
 scale a channels-last image as it lies: `unify` moves both to one layout, a lower-rank operand broadcast first)."""
 
-from porter.rules.gluon_ops import as_torch_op
+from porter.rules.gluon_routing import via_rule
 from porter.rules.registry import function_rule
 
 OPS = "mxnet.ndarray."
@@ -20,7 +20,7 @@ for _name in ("add", "sub", "mul", "div"):  # same-shape operands: whatever layo
                   layout="any")
 # torch's unsqueeze under another parameter name: a channels-last image keeps its layout (the new axis is stored
 # where the data lies)
-function_rule(OPS + "expand_dims", layout="source", rank_delta=1, translate=as_torch_op(
+function_rule(OPS + "expand_dims", layout="source", rank_delta=1, translate=via_rule(
     "torch.unsqueeze", "(data, axis, name=None)", {"axis": "dim"}))
 function_rule(OPS + "split", OPS + "SliceChannel", runtime="gluon_split",
               signature="(data, num_outputs, axis=1, squeeze_axis=False, name=None)", layout="source", outputs="tuple")

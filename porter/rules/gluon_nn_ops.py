@@ -7,7 +7,7 @@ it lies, its begin/end/step entries or axis reordered)."""
 import ast
 
 from porter.ir.values import python, remap_axis, tensor
-from porter.rules.gluon_ops import as_torch_op
+from porter.rules.gluon_routing import via_rule
 from porter.rules.registry import FUNCTION_RULES, Signature, function_rule
 
 OPS = "mxnet.ndarray."
@@ -72,7 +72,7 @@ def translate_dropout(ctx, call):
 
 
 function_rule(OPS + "Dropout", translate=translate_dropout, layout="any")
-function_rule(OPS + "swapaxes", OPS + "SwapAxis", layout="any", translate=as_torch_op(
+function_rule(OPS + "swapaxes", OPS + "SwapAxis", layout="any", translate=via_rule(
     "torch.transpose", "(data, dim1=0, dim2=0, name=None)", {"dim1": "dim0", "dim2": "dim1"},
     defaults={"dim0": "0", "dim1": "0"}))
 for _name in ("ones_like", "zeros_like"):  # the same shape in whatever layout `data` lies

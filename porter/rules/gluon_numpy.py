@@ -10,10 +10,9 @@ from torch (np.dot on N-D operands, float32 creation defaults, np.split's sectio
 reduction's rank-0 result) the rule calls porter/runtime/gluon_numpy.py or the legacy Gluon op of the same meaning.
 """
 
-import ast
-
-from porter.ir.values import python, tensor
-from porter.rules.registry import FUNCTION_RULES, Signature, function_rule
+from porter.ir.values import tensor
+from porter.rules.gluon_routing import via_rule
+from porter.rules.registry import Signature, function_rule
 
 # hybrid_forward's `F` in NumPy mode reaches them as `F.np.dot`, `F.npx.relu` (F reads as mxnet.ndarray)
 NP = ("mxnet.np.", "mxnet.numpy.", "mxnet.ndarray.np.")
@@ -25,42 +24,6 @@ NUMPY_METHODS = "mxnet.np.ndarray."  # the np.ndarray methods' rules (gluon_nump
 def np_names(name, spaces=NP):
     """Every canonical name of `name` in one of mxnet's NumPy namespaces."""
     return tuple(space + name for space in spaces)
-
-
-def via_rule(target, signature_text, renames=None, positional=1, refused=None, defaults=None, keywords=False):
-    """A translate callable: bind the call by NumPy's `signature_text`, then translate it with the rule registered
-    as `target` (a torch or legacy Gluon name): its first `positional` parameters passed positionally, the others
-    under `renames` (NumPy name -> the target's; parameters not named there are dropped: `out=`, `ctx=`, `order=`).
-    `refused`: NumPy parameter -> the only literal porter supports; `defaults`: target parameter -> literal it gets
-    when the call does not set it; `keywords`: the other keyword arguments pass on under their own names (a method
-    handed to the function of the same parameters)."""
-    signature = Signature.parse(signature_text)
-    renames = renames or {}
-
-    def translate(ctx, call):
-        bound = call.bind(signature)
-        for parameter, supported in (refused or {}).items():
-            if parameter in bound and bound[parameter].code != supported:
-                raise ValueError(f"{parameter}={bound[parameter].code} is not supported")
-        names = list(signature.params)
-        args = [bound.pop(name) for name in names[:positional] if name in bound]
-        if signature.vararg in bound:
-            args.extend(bound.pop(signature.vararg))
-        kwargs = {renames.get(k, k): v for k, v in bound.items() if k in renames or keywords}
-        for name, literal in (defaults or {}).items():
-            kwargs.setdefault(name, python(literal, static=_literal(literal)))
-        rule = FUNCTION_RULES[target]
-        routed = type(call)(target, args, kwargs, call.line)
-        return rule.translate(ctx, routed) if rule.translate is not None else ctx.apply_declarative(rule, routed)
-
-    return translate
-
-
-def _literal(text):
-    try:
-        return ast.literal_eval(text)
-    except ValueError:
-        return None
 
 
 def _register(name, spaces, **kwargs):

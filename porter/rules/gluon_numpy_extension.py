@@ -3,7 +3,8 @@ NumPy mode: the legacy operators under their NumPy-mode names (relu, sigmoid, ac
 one_hot, sequence_mask, batch_flatten, dropout), and porter/runtime/gluon_numpy_extension.py for those of a meaning
 of their own (reshape's shape codes, pick, topk, layer_norm)."""
 
-from porter.rules.gluon_numpy import LEGACY, NPX, np_names, via_rule
+from porter.rules.gluon_numpy import LEGACY, NPX, np_names
+from porter.rules.gluon_routing import via_rule
 from porter.rules.registry import function_rule
 
 

@@ -4,7 +4,8 @@ reduction is rank 0), `x.argmax(axis=1)` (int64), `x.astype(dtype)`, `x.flatten(
 `x.swapaxes(0, 1)`, `x.as_in_ctx(ctx)` ... The translator looks here first for a file that imports mxnet's NumPy
 interface (porter/frontend/gluon_numpy.py), then at the legacy NDArray methods and torch's."""
 
-from porter.rules.gluon_numpy import LEGACY, NUMPY_METHODS, via_rule
+from porter.rules.gluon_numpy import LEGACY, NUMPY_METHODS
+from porter.rules.gluon_routing import via_rule
 from porter.rules.registry import function_rule
 
 _KEYS = {"axis": "dim", "keepdims": "keepdim"}

@@ -8,7 +8,8 @@ the torch rule, so their layout handling (axis remapping on channels-last tensor
 
 from porter.ir.lists import images_with_starred
 from porter.ir.values import Value, python, tensor
-from porter.rules.registry import FUNCTION_RULES, Signature, function_rule
+from porter.rules.gluon_routing import via_rule
+from porter.rules.registry import Signature, function_rule
 from porter.rules.tensor_ops import translate_cat
 
 OPS = "mxnet.ndarray."
@@ -39,29 +40,6 @@ def translate_concat(ctx, call):
 function_rule(OPS + "concat", OPS + "Concat", translate=translate_concat, layout="any", starred_images=True)
 
 
-def as_torch_op(torch_name, gluon_signature, renames, defaults=None, refused=None):
-    """A translate callable: bind the Gluon call by `gluon_signature`, rename its parameters to torch's (`renames`),
-    fill torch parameters Gluon defaults differently (`defaults`: name -> literal), and translate with the torch
-    rule. `refused`: Gluon parameter -> the only literal porter supports for it."""
-    signature = Signature.parse(gluon_signature)
-
-    def translate(ctx, call):
-        bound = call.bind(signature)
-        for parameter, supported in (refused or {}).items():
-            if parameter in bound and bound[parameter].code != supported:
-                raise ValueError(f"{parameter}={bound[parameter].code} is not supported")
-        data = bound.pop(signature.params[0])
-        kwargs = {renames[k]: v for k, v in bound.items() if k in renames}
-        for name, literal in (defaults or {}).items():
-            kwargs.setdefault(name, python(literal, static=int(literal)))
-        rule = FUNCTION_RULES[torch_name]
-        torch_call = type(call)(torch_name, [data], kwargs, call.line)
-        return rule.translate(ctx, torch_call) if rule.translate is not None else \
-            ctx.apply_declarative(rule, torch_call)
-
-    return translate
-
-
 _REDUCTION = "(data, axis=None, keepdims=False, exclude=False, name=None)"
 
 
@@ -69,7 +47,7 @@ def as_gluon_reduction(torch_name):
     """F.sum/mean/max/min: torch's reduction, except that reducing every axis (no `axis`, keepdims False) gives
     mxnet's shape (1,), not a scalar (mxnet 1.x NDArrays have no rank 0)."""
     signature = Signature.parse(_REDUCTION)
-    translate = as_torch_op(torch_name, _REDUCTION, {"axis": "dim", "keepdims": "keepdim"},
+    translate = via_rule(torch_name, _REDUCTION, {"axis": "dim", "keepdims": "keepdim"},
                             refused={"exclude": "False"})
 
     def reduce(ctx, call):

@@ -5,6 +5,7 @@ block holds), gather_nd, reshape_like, shape_array and stack. All run in Gluon's
 never laid out channels-last); the NDArray methods (`x.astype('int32')`, `x.reshape_like(y, ...)`) are the same
 rules, and those no Python value has are read as tensor methods on arguments of unknown kind (an optional input)."""
 
+from porter.ir.values import python
 from porter.rules.registry import Signature, function_rule
 
 OPS = "mxnet.ndarray."
@@ -26,8 +27,27 @@ function_rule(OPS + "broadcast_like", runtime="gluon_broadcast_like", layout=SOU
               signature="(lhs, rhs, lhs_axes=None, rhs_axes=None, name=None)")
 function_rule(OPS + "broadcast_axis", OPS + "broadcast_axes", runtime="gluon_broadcast_axis", layout=SOURCE,
               same_rank=True, signature="(data, axis=(), size=(), name=None)")
-for _name in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"):
-    function_rule(OPS + f"broadcast_{_name}", runtime=f"gluon_broadcast_{_name}", layout=SOURCE, same_rank=True,
+# F.broadcast_<comparison> -> the tf.math comparison gluon_broadcast_compare applies (a comparison is one entry)
+COMPARISONS = {"equal": "equal", "not_equal": "not_equal", "greater": "greater", "greater_equal": "greater_equal",
+               "lesser": "less", "lesser_equal": "less_equal"}
+_COMPARISON = Signature.parse("(lhs, rhs, name=None)")
+_COMPARE = function_rule(runtime="gluon_broadcast_compare", layout=SOURCE, same_rank=True,
+                         signature="(lhs, rhs, compare, name=None)")  # no name of its own: the comparisons' runtime
+
+
+def _comparison(compare):
+    def translate(ctx, call):
+        """F.broadcast_<comparison>(lhs, rhs): gluon_broadcast_compare(lhs, rhs, compare=<the tf.math name>)."""
+        bound = call.bind(_COMPARISON)
+        named = {"compare": python(repr(compare), static=compare)}
+        return ctx.apply_declarative(_COMPARE, type(call)(call.canonical, [bound["lhs"], bound["rhs"]], named,
+                                                          call.line))
+
+    return translate
+
+
+for _name, _compare in COMPARISONS.items():
+    function_rule(OPS + f"broadcast_{_name}", translate=_comparison(_compare), layout=SOURCE, same_rank=True,
                   signature="(lhs, rhs, name=None)")
 function_rule(OPS + "cast", OPS + "Cast", runtime="gluon_cast", layout=SOURCE, same_rank=True,
               signature="(data, dtype, name=None)")

@@ -5,6 +5,8 @@ contrib.div_sqrt_dim, and softmax / log_softmax with their extra arguments (soft
 
 import tensorflow as tf
 
+from porter.runtime.gluon_ops import _gluon_dtype
+
 
 def _gluon_heads_split(queries_keys_values, heads):
     """(T, N, heads * 3 * D) -> (T, N, heads, 3, D) and D."""
@@ -53,14 +55,16 @@ def _gluon_valid(x, length, axis):
     return steps < lengths
 
 
+def _gluon_softmax_logits(data, temperature, dtype):
+    """F.softmax's and F.log_softmax's input: in `dtype` when given, divided by `temperature` when given."""
+    x = tf.convert_to_tensor(data) if dtype is None else tf.cast(data, _gluon_dtype(dtype))
+    return x if temperature is None else x / tf.cast(temperature, x.dtype)
+
+
 def gluon_softmax(data, length=None, axis=-1, temperature=None, dtype=None, use_length=False, name=None):
     """F.softmax: softmax(data / temperature) along `axis`; with `use_length`, only the first `length` positions of
     each row take part and the others are 0 (a row of length 0 is all 0); the result in `dtype` when given."""
-    x = tf.convert_to_tensor(data)
-    if dtype is not None:
-        x = tf.cast(x, tf.as_dtype(getattr(dtype, "__name__", dtype)))
-    if temperature is not None:
-        x = x / tf.cast(temperature, x.dtype)
+    x = _gluon_softmax_logits(data, temperature, dtype)
     if not use_length:
         return tf.nn.softmax(x, axis=axis)
     valid = _gluon_valid(x, length, axis)
@@ -73,9 +77,5 @@ def gluon_softmax(data, length=None, axis=-1, temperature=None, dtype=None, use_
 def gluon_log_softmax(data, axis=-1, temperature=None, dtype=None, use_length=False, name=None):
     """F.log_softmax: log-softmax(data / temperature) along `axis`, in `dtype` when given (mxnet 1.9's
     log_softmax takes no `length`, so `use_length` changes nothing)."""
-    x = tf.convert_to_tensor(data)
-    if dtype is not None:
-        x = tf.cast(x, tf.as_dtype(getattr(dtype, "__name__", dtype)))
-    if temperature is not None:
-        x = x / tf.cast(temperature, x.dtype)
+    x = _gluon_softmax_logits(data, temperature, dtype)
     return tf.nn.log_softmax(x, axis=axis)

@@ -150,7 +150,8 @@ class GluonDense(TorchLayer):
 
 
 class _GluonConv(TorchLayer):
-    """gluon.nn.Conv1D/2D on channels-last input; the kernel is stored HWIO, loaded from Gluon's OIHW."""
+    """gluon.nn.Conv1D/2D/3D on channels-last input; the kernel is stored HWIO, loaded from Gluon's OIHW (the
+    transposed convolutions of gluon_conv_transpose.py change how the kernel is stored, loaded and run)."""
 
     porter_layout = "channels_last"
     _gluon_dims = 2
@@ -179,13 +180,24 @@ class _GluonConv(TorchLayer):
         self.in_channels = int(in_channels)
         if self.in_channels % self.groups or self.channels % self.groups:
             raise ValueError("in_channels and channels must be divisible by groups")
-        fan_in = self.in_channels // self.groups * int(np.prod(self.kernel_size))
-        init = _gluon_xavier(None, fan_in, self.channels * int(np.prod(self.kernel_size)))
-        self.weight = self.add_weight(shape=self.kernel_size + (self.in_channels // self.groups, self.channels),
-                                      initializer=init, name="weight")
+        shape, fan_in, fan_out = self._gluon_kernel()
+        self.weight = self.add_weight(shape=shape, initializer=_gluon_xavier(None, fan_in, fan_out), name="weight")
         if self.use_bias:
             self.bias = self.add_weight(shape=(self.channels,), initializer="zeros", name="bias")
         self.built = True
+
+    def _gluon_kernel(self):
+        """(the kernel's shape as stored, Xavier's fan in, fan out) once in_channels is known."""
+        taps = int(np.prod(self.kernel_size))
+        shape = self.kernel_size + (self.in_channels // self.groups, self.channels)
+        return shape, self.in_channels // self.groups * taps, self.channels * taps
+
+    def _gluon_in_channels(self, weight_shape):
+        """in_channels as a Gluon weight of `weight_shape` (O, I / groups, k...) tells it (a deferred load)."""
+        return weight_shape[1] * self.groups
+
+    def _gluon_weight_to_keras(self, weight):
+        return _conv_torch_to_hwio(weight)  # (O, I, k...) -> (k..., I, O)
 
     def build(self, input_shape):
         if self.weight is None:
@@ -204,9 +216,9 @@ class _GluonConv(TorchLayer):
     def torch_state(self, prefix=""):
         if self.weight is None:
             return _gluon_deferred_state(self, prefix, ("weight", "bias") if self.use_bias else ("weight",),
-                                         lambda shape: self._gluon_create(shape[1] * self.groups),
-                                         _conv_torch_to_hwio)
-        entries = [StateEntry(prefix + "weight", self.weight, _conv_torch_to_hwio)]
+                                         lambda shape: self._gluon_create(self._gluon_in_channels(shape)),
+                                         self._gluon_weight_to_keras)
+        entries = [StateEntry(prefix + "weight", self.weight, self._gluon_weight_to_keras)]
         if self.bias is not None:
             entries.append(StateEntry(prefix + "bias", self.bias))
         return entries

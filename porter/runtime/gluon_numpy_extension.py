@@ -4,55 +4,18 @@ npx.pick, npx.topk (float32 indices by default), npx.layer_norm, and np.linalg.n
 import numpy as np
 import tensorflow as tf
 
-
-def npx_reshape_shape(shape, codes):
-    """The shape npx.reshape makes of `shape` (a list of sizes) with `codes`: -1 infers one size, -2 copies an
-    input dim, -3 drops an input dim of size 1, -4 copies every remaining input dim, -5 merges two input dims, -6
-    splits one input dim into the two sizes after it (one of them may be -1)."""
-    out, source, i = [], 0, 0
-    codes = list(codes)
-    while i < len(codes):
-        code = codes[i]
-        if code == -2:
-            out.append(shape[source])
-            source += 1
-        elif code == -3:
-            if shape[source] != 1:
-                raise ValueError(f"npx.reshape: -3 drops a dim of size 1, got {shape[source]}")
-            source += 1
-        elif code == -4:
-            out.extend(shape[source:])
-            source = len(shape)
-        elif code == -5:
-            out.append(shape[source] * shape[source + 1])
-            source += 2
-        elif code == -6:
-            first, second = codes[i + 1], codes[i + 2]
-            size = shape[source]
-            first = size // second if first == -1 else first
-            second = size // first if second == -1 else second
-            out.extend([first, second])
-            source, i = source + 1, i + 2
-        elif code >= -1:
-            out.append(code)
-            source += 1
-        else:
-            raise ValueError(f"npx.reshape: unknown shape code {code}")
-        i += 1
-    return out
+from porter.runtime.gluon_shape_ops import NPX_RESHAPE_CODES, reshape_by_codes
 
 
 def npx_reshape(a, newshape, reverse=False, order="C"):
-    """npx.reshape(a, newshape): NumPy's reshape with mxnet's shape codes (npx_reshape_shape)."""
-    if reverse:
-        raise NotImplementedError("npx.reshape(reverse=True) is not supported by porter yet")
-    x = tf.convert_to_tensor(a)
-    codes = [int(newshape)] if isinstance(newshape, (int, np.integer)) else [int(c) for c in newshape]
-    static = x.shape.as_list()
-    if None in static:
-        dynamic = tf.unstack(tf.shape(x))
-        static = [s if s is not None else d for s, d in zip(static, dynamic)]
-    return tf.reshape(x, npx_reshape_shape(static, codes))
+    """npx.reshape(a, newshape): NumPy's reshape with mxnet's shape codes (NPX_RESHAPE_CODES: -1 infers one size,
+    -2 copies an input dim, -3 drops an input dim of size 1, -4 copies every remaining input dim, -5 merges two
+    input dims, -6 splits one input dim into the two sizes after it); reverse=True reads them from the right. Unlike
+    the legacy reshape, it refuses a second -1 anywhere in newshape, a split's sizes included."""
+    codes = [int(newshape)] if isinstance(newshape, (int, np.integer)) else [int(code) for code in newshape]
+    if codes.count(-1) > 1:
+        raise ValueError(f"npx.reshape: newshape {tuple(codes)} has more than one -1")
+    return reshape_by_codes(a, codes, NPX_RESHAPE_CODES, reverse=reverse, what="npx.reshape")
 
 
 def _along(x, axis):

@@ -42,43 +42,12 @@ def gluon_broadcast_axis(data, axis=(), size=(), name=None):
     return tf.broadcast_to(x, tf.stack(shape))
 
 
-def _gluon_compare(compare):
-    def gluon_comparison(lhs, rhs, name=None):
-        lhs = tf.convert_to_tensor(lhs)
-        rhs = tf.cast(tf.convert_to_tensor(rhs), lhs.dtype)
-        return tf.cast(compare(lhs, rhs), lhs.dtype)
-
-    return gluon_comparison
-
-
-def gluon_broadcast_equal(lhs, rhs, name=None):
-    """F.broadcast_equal: 1 where equal, else 0, in lhs's dtype (numpy broadcasting)."""
-    return _gluon_compare(tf.equal)(lhs, rhs)
-
-
-def gluon_broadcast_not_equal(lhs, rhs, name=None):
-    """F.broadcast_not_equal."""
-    return _gluon_compare(tf.not_equal)(lhs, rhs)
-
-
-def gluon_broadcast_greater(lhs, rhs, name=None):
-    """F.broadcast_greater."""
-    return _gluon_compare(tf.greater)(lhs, rhs)
-
-
-def gluon_broadcast_greater_equal(lhs, rhs, name=None):
-    """F.broadcast_greater_equal."""
-    return _gluon_compare(tf.greater_equal)(lhs, rhs)
-
-
-def gluon_broadcast_lesser(lhs, rhs, name=None):
-    """F.broadcast_lesser: 1 where lhs < rhs, else 0, in lhs's dtype."""
-    return _gluon_compare(tf.less)(lhs, rhs)
-
-
-def gluon_broadcast_lesser_equal(lhs, rhs, name=None):
-    """F.broadcast_lesser_equal."""
-    return _gluon_compare(tf.less_equal)(lhs, rhs)
+def gluon_broadcast_compare(lhs, rhs, compare, name=None):
+    """F.broadcast_<comparison> (equal, lesser, ...: porter/rules/gluon_sequence_ops.py's COMPARISONS): 1 where the
+    tf.math comparison named `compare` holds, else 0, in lhs's dtype (numpy broadcasting)."""
+    lhs = tf.convert_to_tensor(lhs)
+    rhs = tf.cast(tf.convert_to_tensor(rhs), lhs.dtype)
+    return tf.cast(getattr(tf.math, compare)(lhs, rhs), lhs.dtype)
 
 
 def gluon_cast(data, dtype, copy=True, name=None):

@@ -1,62 +1,90 @@
 """MXNet's shape operators with Gluon's semantics, as `F.reshape`/`F.transpose` and the NDArray methods
 `x.reshape(...)`/`x.transpose(...)` call them: reshape's special codes (0 copy, -1 infer, -2 copy the rest,
--3 merge two, -4 split one, `reverse=True` right to left), transpose's `axes` (empty: reversed) and squeeze."""
+-3 merge two, -4 split one, `reverse=True` right to left), transpose's `axes` (empty: reversed) and squeeze.
+The one interpreter of reshape codes (reshape_target) serves npx.reshape too, through its own code table."""
 
 import tensorflow as tf
 
 from porter.runtime.base import static_dims
 from porter.runtime.regroup import view_in_layout
 
+# The special codes of mxnet's two reshapes, by what each does (reshape_target): the legacy operator's (F.reshape,
+# nd.reshape, x.reshape in Gluon 1) and npx.reshape's, which renumbers them and adds "drop". Any other code >= 0 is
+# a size (npx's 0 too: an empty dim).
+GLUON_RESHAPE_CODES = {0: "copy", -1: "infer", -2: "rest", -3: "merge", -4: "split"}
+NPX_RESHAPE_CODES = {-1: "infer", -2: "copy", -3: "drop", -4: "rest", -5: "merge", -6: "split"}
 
-def gluon_reshape_target(dims, shape):
-    """mxnet's InferReshapeShape: the target shape (a list; -1 left for tf.reshape to infer) for input `dims`."""
-    shape, out, source, i = list(shape), [], 0, 0
-    while i < len(shape):
-        code = int(shape[i])
-        if code > 0:
-            out.append(code)
-            source += 1
-        elif code == 0:
-            out.append(dims[source])
-            source += 1
-        elif code == -1:
-            out.append(-1)
-            source += 1
-        elif code == -2:
-            out.extend(dims[source:])
-            source = len(dims)
-        elif code == -3:
-            out.append(dims[source] * dims[source + 1])
-            source += 2
-        elif code == -4:
-            first, second = int(shape[i + 1]), int(shape[i + 2])
-            size = dims[source]
-            first = size // second if first == -1 else first
-            second = size // first if second == -1 else second
-            out.extend([first, second])
-            source += 1
-            i += 2
-        else:
-            raise ValueError(f"reshape: unknown special code {code} in {tuple(shape)}")
-        i += 1
-    return out
+
+def reshape_target(dims, codes, meanings, reverse=False, what="reshape"):
+    """mxnet's reshape shape inference (InferReshapeShape, NumpyXReshapeInferShape): the target shape (a list; -1
+    left for tf.reshape to infer) for input `dims` (ints, scalar tensors where unknown) and shape `codes`, each
+    special code doing what `meanings` (GLUON_RESHAPE_CODES, NPX_RESHAPE_CODES) says: "copy" one input dim, "infer"
+    (-1), "drop" an input dim of size 1, "rest" copies every remaining input dim, "merge" two input dims into their
+    product, "split" one input dim into the two sizes after the code (one may be -1). reverse=True reads both lists
+    from the right, as mxnet does (a split's two sizes then stand before it)."""
+    written = tuple(int(code) for code in codes)
+    dims, codes = list(dims), list(written)
+    if reverse:
+        dims, codes = dims[::-1], codes[::-1]
+    out, source, i = [], 0, 0
+    try:
+        while i < len(codes):
+            code = codes[i]
+            meaning = meanings.get(code, "size" if code >= 0 else None)
+            if meaning in ("size", "infer"):
+                out.append(code)
+                source += 1
+            elif meaning == "copy":
+                out.append(dims[source])
+                source += 1
+            elif meaning == "drop":
+                if isinstance(dims[source], int) and dims[source] != 1:
+                    raise ValueError(f"drops input dim {source} of size {dims[source]}, not 1")
+                source += 1
+            elif meaning == "rest":
+                out.extend(dims[source:])
+                source = len(dims)
+            elif meaning == "merge":
+                out.append(dims[source] * dims[source + 1])
+                source += 2
+            elif meaning == "split":
+                out.extend(_split_sizes(dims[source], codes[i + 1], codes[i + 2]))
+                source, i = source + 1, i + 2
+            else:
+                raise ValueError(f"unknown special code {code}")
+            i += 1
+    except IndexError:
+        raise ValueError(f"{what}: shape {written} does not fit input dims {tuple(dims)}") from None
+    except ValueError as error:
+        raise ValueError(f"{what}: shape {written} on input dims {tuple(dims)}: {error}") from None
+    return out[::-1] if reverse else out
+
+
+def _split_sizes(size, first, second):
+    """The two sizes a split code makes of an input dim of `size` (either written -1: inferred from the other)."""
+    if first == -1 and second == -1:
+        raise ValueError("a split's two sizes cannot both be -1")
+    first = size // second if first == -1 else first
+    second = size // first if second == -1 else second
+    if isinstance(size, int) and first * second != size:
+        raise ValueError(f"split sizes {first}, {second} do not make input dim {size}")
+    return [first, second]
+
+
+def reshape_by_codes(data, codes, meanings, reverse=False, what="reshape"):
+    """`data` reshaped to the target reshape_target makes of its dims (an unknown dim kept as a tensor)."""
+    x = tf.convert_to_tensor(data)
+    target = reshape_target(static_dims(x), codes, meanings, reverse=reverse, what=what)
+    if any(isinstance(size, tf.Tensor) for size in target):
+        target = tf.stack([tf.cast(size, tf.int32) for size in target])
+    return tf.reshape(x, target)
 
 
 def gluon_reshape(data, *dims, shape=None, reverse=False, name=None):
     """F.reshape(data, shape) / x.reshape(shape) / x.reshape(d0, d1, ...) with mxnet's special codes."""
-    x = tf.convert_to_tensor(data)
     if shape is None:
         shape = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
-    sizes = static_dims(x)
-    if reverse:
-        if -4 in [int(s) for s in shape]:
-            raise NotImplementedError("reshape: reverse=True with -4 is not supported by porter yet")
-        target = list(reversed(gluon_reshape_target(list(reversed(sizes)), list(reversed(list(shape))))))
-    else:
-        target = gluon_reshape_target(sizes, shape)
-    if any(isinstance(size, tf.Tensor) for size in target):
-        target = tf.stack([tf.cast(size, tf.int32) for size in target])
-    return tf.reshape(x, target)
+    return reshape_by_codes(data, shape, GLUON_RESHAPE_CODES, reverse=reverse)
 
 
 def gluon_reshape_in_layout(data, order, out_order, shape):
@@ -68,7 +96,7 @@ def gluon_reshape_in_layout(data, order, out_order, shape):
         raise ValueError(f"reshape: the port expected a rank-{len(order)} tensor here, got shape {data.shape}")
     stored = static_dims(data)
     dims = [stored[order.index(d)] for d in range(len(order))]
-    target = gluon_reshape_target(dims, shape)
+    target = reshape_target(dims, shape, GLUON_RESHAPE_CODES)
     if len(target) != len(out_order):
         raise ValueError(f"reshape: the port expected a rank-{len(out_order)} result for shape {tuple(shape)}, got "
                          f"{target}")

@@ -71,7 +71,6 @@ def weights_file(conversion, weights_path, options):
     init_args = dict(conversion.manifest.get("init_args") or {})
     main_class = conversion.main_class
     has_stubs = conversion.exit_code != 0
-    _quiet_tensorflow()
     with tempfile.TemporaryDirectory(prefix="porter-weights-") as workdir:
         module = _import_generated(Path(workdir), module_name, conversion.files)
         try:
@@ -107,7 +106,6 @@ def model_layout(module_name, files, main_class, init_args):
 
     Raises LayoutUnknown when the model does not build (stubs in its constructor, arguments that do not fit).
     """
-    _quiet_tensorflow()
     with tempfile.TemporaryDirectory(prefix="porter-layout-") as workdir:
         names = set(sys.modules)
         try:
@@ -180,10 +178,25 @@ def fresh_layer_names():
         global_state.set_global_attribute("object_name_uids", saved)
 
 
-def _quiet_tensorflow():
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TensorFlow's C++ start-up chatter
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")  # its start-up notice; nothing is computed here
-    os.environ.setdefault("KERAS_BACKEND", "tensorflow")  # the generated module is written against TensorFlow
+# What the generated module's import of Keras and TensorFlow starts with, where the caller has not set it
+_START_UP_ENVIRONMENT = {
+    "TF_CPP_MIN_LOG_LEVEL": "3",  # TensorFlow's C++ start-up chatter
+    "TF_ENABLE_ONEDNN_OPTS": "0",  # its start-up notice; nothing is computed here
+    "KERAS_BACKEND": "tensorflow",  # the generated module is written against TensorFlow
+}
+
+
+@contextlib.contextmanager
+def _start_up_environment():
+    """_START_UP_ENVIRONMENT's variables the caller has not set, set only while the block runs: the caller's
+    environment is as it was afterwards (a process that goes on to run TensorFlow itself gets its own settings)."""
+    added = [name for name in _START_UP_ENVIRONMENT if name not in os.environ]
+    os.environ.update({name: _START_UP_ENVIRONMENT[name] for name in added})
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
 
 
 def _import_generated(workdir, module_name, files):
@@ -197,7 +210,8 @@ def _import_generated(workdir, module_name, files):
             (workdir / name).parent.mkdir(parents=True, exist_ok=True)
             (workdir / name).write_text(text, encoding="utf-8")
     path = workdir / module_name
-    return import_path(path, f"porter_generated_{Path(module_name).stem}_{os.getpid()}_{id(workdir)}")
+    with _start_up_environment():  # the first import of Keras and TensorFlow in this process happens here
+        return import_path(path, f"porter_generated_{Path(module_name).stem}_{os.getpid()}_{id(workdir)}")
 
 
 def _check_init_args(model_class, main_class, init_args):

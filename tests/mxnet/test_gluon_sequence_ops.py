@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from porter.rules.gluon_sequence_ops import COMPARISONS
 from porter.runtime import gluon_sequence_ops as ops
 from porter.verify.compare import assert_equivalent
 from tests.mxnet.gluon_fixtures import needs_mxnet
@@ -57,15 +58,14 @@ def test_broadcast_like_and_axis_match_mxnet(mxnet, shape, ones, by_axes, seed):
 
 
 @settings(max_examples=20, deadline=None)
-@given(shape=shapes, name=st.sampled_from(["equal", "not_equal", "greater", "greater_equal", "lesser",
-                                           "lesser_equal"]), rows=st.booleans(),
+@given(shape=shapes, name=st.sampled_from(sorted(COMPARISONS)), rows=st.booleans(),
        dtype=st.sampled_from(["float32", "int32"]), seed=seeds)
 def test_broadcast_comparisons_match_mxnet(mxnet, shape, name, rows, dtype, seed):
     generator = np.random.default_rng(seed)
     lhs = generator.integers(-2, 3, size=shape).astype(dtype)
     rhs = generator.integers(-2, 3, size=[1] * (len(shape) - 1) + [shape[-1]] if rows else shape).astype(dtype)
     expected = mxnet.evaluate(f"nd.broadcast_{name}(a, b)", {"a": lhs, "b": rhs})
-    _same(expected, getattr(ops, f"gluon_broadcast_{name}")(lhs, rhs))
+    _same(expected, ops.gluon_broadcast_compare(lhs, rhs, COMPARISONS[name]))
 
 
 @settings(max_examples=15, deadline=None)

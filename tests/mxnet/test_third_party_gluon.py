@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -403,30 +404,57 @@ class _Reference:
 
 
 BERT_SIZES = {"num_layers": 2, "units": 16, "hidden_size": 32, "max_length": 12, "num_heads": 2, "dropout": 0.1}
+TRANSFORMER_SIZES = {"attention_cell": "multi_head", "num_layers": 2, "units": 16, "hidden_size": 32,
+                     "max_length": 12, "num_heads": 2, "scaled": True, "dropout": 0.1}
+
+
+class _Encoder(NamedTuple):
+    """A GluonNLP encoder as it sits in the package, and what its port is held to."""
+    module: str  # model/<module>.py
+    name: str
+    sizes: dict
+    seed: int
+    time_major: bool  # (T, N, C) input, else (N, T, C)
+    lengths: list  # the valid lengths of the three sequences
+    most_transposes: int
+
+
+GLUONNLP_ENCODERS = {
+    # time-major input, learned positions (`F.Embedding` of `arange_like`), the fused interleaved self-attention
+    # with its masked softmax (`use_length`), GELU feed-forward: no Transpose
+    "bert": _Encoder("bert", "BERTEncoder", BERT_SIZES, 4, True, [7, 3, 1], 0),
+    # batch-major input, a `broadcast_lesser` padding mask, multi-head scaled dot-product attention (`div_sqrt_dim`,
+    # `broadcast_axis`; the cells of attention_cell.py come along), the sinusoidal positions held as a constant:
+    # the only Transposes are the source's own F.transpose, per layer 3 head splits and 1 merge
+    "transformer": _Encoder("transformer", "TransformerEncoder", TRANSFORMER_SIZES, 6, False, [7, 2, 5], 8),
+}
 
 
 @needs_mxnet
 @needs_gluonnlp
 @pytest.mark.parametrize("with_lengths", [True, False], ids=["valid-length", "no-length"])
-def test_gluonnlp_bert_encoder_matches_mxnet(scratch, with_lengths):
-    """GluonNLP's BERTEncoder (model/bert.py as it sits in the package): time-major (T, N, C) input, learned
-    positions (`F.Embedding` of `arange_like`), the fused interleaved self-attention with its masked softmax
-    (`use_length`), GELU feed-forward; outputs match mxnet eagerly and under XLA with no Transpose."""
-    _, module = _port(scratch, GLUONNLP_SOURCE / "model" / "bert.py")
-    generator = np.random.default_rng(4)
+@pytest.mark.parametrize("kind", sorted(GLUONNLP_ENCODERS))
+def test_gluonnlp_encoder_matches_mxnet(scratch, kind, with_lengths):
+    """GluonNLP's BERTEncoder (model/bert.py) and TransformerEncoder (model/transformer.py), converted as they sit
+    in the package: outputs match mxnet eagerly and under XLA, with no more Transposes than GLUONNLP_ENCODERS
+    allows (see there what each exercises)."""
+    encoder = GLUONNLP_ENCODERS[kind]
+    _, module = _port(scratch, GLUONNLP_SOURCE / "model" / f"{encoder.module}.py")
+    generator = np.random.default_rng(encoder.seed)
     steps, batch = 7, 3
-    inputs = [generator.standard_normal((steps, batch, 16)).astype(np.float32)]
+    shape = (steps, batch, 16) if encoder.time_major else (batch, steps, 16)
+    inputs = [generator.standard_normal(shape).astype(np.float32)]
     if with_lengths:
-        inputs.append(np.array([7, 3, 1], np.float32))
-    tag, keywords = f"bert_encoder_{with_lengths}", ("valid_length",) if with_lengths else ()
-    reference, params = _gluonnlp_reference(scratch, tag, "bert", f"models.BERTEncoder(**{BERT_SIZES!r})", inputs,
-                                            keywords)
-    error, transposes = _matches(module.BERTEncoder(**BERT_SIZES), inputs, _Reference(reference), params, module,
-                                 keywords)
-    print(f"gluonnlp BERTEncoder ({tag}): worst error {error:.2e} of the output scale (eager and XLA), "
+        inputs.append(np.array(encoder.lengths, np.float32))
+    tag, keywords = f"{kind}_encoder_{with_lengths}", ("valid_length",) if with_lengths else ()
+    reference, params = _gluonnlp_reference(scratch, tag, encoder.module,
+                                            f"models.{encoder.name}(**{encoder.sizes!r})", inputs, keywords)
+    error, transposes = _matches(getattr(module, encoder.name)(**encoder.sizes), inputs, _Reference(reference),
+                                 params, module, keywords)
+    print(f"gluonnlp {encoder.name} ({tag}): worst error {error:.2e} of the output scale (eager and XLA), "
           f"{transposes} Transposes")
     assert error <= 1e-4
-    assert transposes == 0
+    assert transposes <= encoder.most_transposes
 
 
 @needs_mxnet
@@ -453,32 +481,3 @@ def test_gluonnlp_bert_model_matches_mxnet(scratch):
     print(f"gluonnlp BERTModel: worst error {error:.2e} of the output scale (eager and XLA), {transposes} Transposes")
     assert error <= 1e-4
     assert transposes <= 2
-
-
-TRANSFORMER_SIZES = {"attention_cell": "multi_head", "num_layers": 2, "units": 16, "hidden_size": 32,
-                     "max_length": 12, "num_heads": 2, "scaled": True, "dropout": 0.1}
-
-
-@needs_mxnet
-@needs_gluonnlp
-@pytest.mark.parametrize("with_lengths", [True, False], ids=["valid-length", "no-length"])
-def test_gluonnlp_transformer_encoder_matches_mxnet(scratch, with_lengths):
-    """GluonNLP's TransformerEncoder (model/transformer.py; its attention cells from attention_cell.py come along):
-    batch-major (N, T, C) input, a `broadcast_lesser` padding mask, multi-head scaled dot-product attention
-    (`div_sqrt_dim`, `broadcast_axis`), the sinusoidal positions held as a constant; the only Transposes are the
-    attention cell's own (heads split and merged with F.transpose)."""
-    _, module = _port(scratch, GLUONNLP_SOURCE / "model" / "transformer.py")
-    generator = np.random.default_rng(6)
-    batch, steps = 3, 7
-    inputs = [generator.standard_normal((batch, steps, 16)).astype(np.float32)]
-    if with_lengths:
-        inputs.append(np.array([7, 2, 5], np.float32))
-    tag, keywords = f"transformer_encoder_{with_lengths}", ("valid_length",) if with_lengths else ()
-    reference, params = _gluonnlp_reference(scratch, tag, "transformer",
-                                            f"models.TransformerEncoder(**{TRANSFORMER_SIZES!r})", inputs, keywords)
-    error, transposes = _matches(module.TransformerEncoder(**TRANSFORMER_SIZES), inputs, _Reference(reference),
-                                 params, module, keywords)
-    print(f"gluonnlp TransformerEncoder ({tag}): worst error {error:.2e} of the output scale (eager and XLA), "
-          f"{transposes} Transposes")
-    assert error <= 1e-4
-    assert transposes <= 8  # the source's own F.transpose: per layer, 3 head splits and 1 merge

@@ -4,6 +4,7 @@ Real torch checkpoints of the fixtures (parameters and BatchNorm statistics off 
 plain state_dict, a nested DataParallel checkpoint and safetensors; weights that do not fit are named.
 """
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,32 @@ def test_weights_output_is_deterministic(tmp_path, capsys):
         assert code == 0, err
         payloads.append({p.name: p.read_bytes() for p in (tmp_path / attempt).iterdir()})
     assert payloads[0] == payloads[1]
+
+
+def test_the_callers_environment_is_left_as_it_was(tmp_path, capsys, monkeypatch):
+    """TensorFlow's start-up settings hold only while the generated module is imported: a variable the caller set
+    keeps its value throughout, one it had not set is unset again afterwards."""
+    from porter.verify import harness
+
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "1")
+    for name in ("TF_ENABLE_ONEDNN_OPTS", "KERAS_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+    before = dict(os.environ)
+    during = []
+
+    def recording_import(*args, **kwargs):
+        during.append({name: os.environ.get(name) for name in ("TF_CPP_MIN_LOG_LEVEL", "TF_ENABLE_ONEDNN_OPTS",
+                                                               "KERAS_BACKEND")})
+        return real_import(*args, **kwargs)
+
+    real_import = harness.import_path
+    monkeypatch.setattr(harness, "import_path", recording_import)
+    weights = save(torch_model("lenet").state_dict(), tmp_path / "w.pt", "pt")
+    code, err = run(["convert", FIXTURES / "lenet.py", "-o", tmp_path / "out", "--weights", weights], capsys)
+    assert code == 0, err
+    assert during and all(seen == {"TF_CPP_MIN_LOG_LEVEL": "1", "TF_ENABLE_ONEDNN_OPTS": "0",
+                                   "KERAS_BACKEND": "tensorflow"} for seen in during), during
+    assert dict(os.environ) == before
 
 
 def test_init_args_reach_the_weights(tmp_path, capsys):
