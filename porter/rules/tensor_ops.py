@@ -836,6 +836,8 @@ function_rule("Tensor.dim", "Tensor.ndimension", translate=translate_dim, layout
 function_rule("Tensor.numel", "torch.numel", translate=translate_numel, layout="any")
 function_rule("Tensor.item", runtime="item", signature="(input)", layout="source")
 function_rule("Tensor.tolist", runtime="tolist", signature="(input)", layout="source", outputs="python")
+function_rule("Tensor.numpy", runtime="numpy_value", signature="(input, force=False)", layout="source",
+              same_rank=True)
 
 function_rule("torch.arange", translate=_creation("arange", rank_from_args=False), layout="source")
 for _name in ("zeros", "ones", "empty", "randn", "rand"):

@@ -13,6 +13,8 @@ concrete (eager code), else (traced code: `tf.function`, XLA) the padded input's
 XLA needs; positions past each length hold `padding_value` either way.
 """
 
+import itertools
+
 import tensorflow as tf
 
 from porter.runtime.recurrent import _recurrent_batch_major
@@ -53,7 +55,7 @@ def _packed_check_lengths(lengths, steps, enforce_sorted):
                          "<= 0")
     if isinstance(steps, int) and known and max(known) > steps:
         raise ValueError(f"pack_padded_sequence: a length ({max(known)}) exceeds the padded time size ({steps})")
-    if enforce_sorted and any(a < b for a, b in zip(known, known[1:])):
+    if enforce_sorted and any(a < b for a, b in itertools.pairwise(known)):
         raise ValueError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can "
                          "pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this "
                          "requirement if you do not need ONNX exportability.")

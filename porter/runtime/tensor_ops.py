@@ -460,8 +460,19 @@ def item(input):
 def tolist(input):
     """Tensor.tolist(): Python numbers in nested lists, read on the host (eager code such as a config computed in
     __init__; TPU lint flags it inside forward). A constant the port computes with numpy (`np.linspace(...)`) is
-    read the same way."""
+    read the same way. Traced code (tf.function, XLA) has no host values: a traced tensor stays a tensor, for the
+    consumers that take one (`pack_padded_sequence(x, lengths.tolist())`)."""
+    if tf.is_tensor(input) and tf.get_static_value(input) is None:
+        return input
     return np.asarray(input).tolist()
+
+
+def numpy_value(input, force=False):
+    """Tensor.numpy(): the values as a NumPy array, read on the host; a traced tensor stays a tensor (see
+    `tolist`), so `pack_padded_sequence(x, lengths.cpu().numpy())` runs under tf.function and XLA too."""
+    if tf.is_tensor(input) and tf.get_static_value(input) is None:
+        return input
+    return np.asarray(input)
 
 
 def promote_like_torch(input, other):
