@@ -73,11 +73,13 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 def _packed_swap_leading(x):
     """(a, b, *) -> (b, a, *) with one row Gather (porter's runtime emits no Transpose in sequence models)."""
     shape = tf.shape(x)
-    flat = tf.reshape(x, tf.concat([shape[:2], [-1]], axis=0))
-    flat.set_shape(x.shape[:2].concatenate([None]))
+    trailing = x.shape[2:]
+    features = trailing.num_elements() if trailing.is_fully_defined() else -1
+    flat = tf.reshape(x, tf.stack([shape[0], shape[1], features]))
+    flat.set_shape(x.shape[:2].concatenate([None if features == -1 else features]))
     swapped = _recurrent_batch_major(flat)
     out = tf.reshape(swapped, tf.concat([[shape[1], shape[0]], shape[2:]], axis=0))
-    out.set_shape(tf.TensorShape([x.shape[1], x.shape[0]]).concatenate(x.shape[2:]))
+    out.set_shape(tf.TensorShape([x.shape[1], x.shape[0]]).concatenate(trailing))
     return out
 
 
@@ -98,19 +100,19 @@ def _packed_width(lengths, steps, total_length):
     return steps
 
 
-def _packed_resize_time(x, width, padding_value):
-    """x (B, T, *) cut or padded (with padding_value) to `width` steps on axis 1."""
-    steps = x.shape[1]
+def _packed_resize_time(x, axis, width, padding_value):
+    """x cut or padded (with padding_value) to `width` steps on `axis` (0 or 1)."""
+    steps = x.shape[axis]
+    pads = [[0, 0]] * len(x.shape)
     if isinstance(width, int) and steps is not None:
-        if width < steps:
-            return x[:, :width]
         if width == steps:
             return x
-        pads = [[0, 0], [0, width - steps]] + [[0, 0]] * (len(x.shape) - 2)
+        if width < steps:
+            return x[:width] if axis == 0 else x[:, :width]
+        pads[axis] = [0, width - steps]
         return tf.pad(x, pads, constant_values=tf.cast(padding_value, x.dtype))
-    x = x[:, :width]
-    extra = tf.maximum(width - tf.shape(x)[1], 0)
-    pads = [[0, 0], [0, extra]] + [[0, 0]] * (len(x.shape) - 2)
+    x = x[:width] if axis == 0 else x[:, :width]
+    pads[axis] = [0, tf.maximum(width - tf.shape(x)[axis], 0)]
     return tf.pad(x, pads, constant_values=tf.cast(padding_value, x.dtype))
 
 
@@ -118,16 +120,16 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     """torch.nn.utils.rnn.pad_packed_sequence: PackedSequence -> (padded, lengths as int64); steps past each length
     hold `padding_value` (the time size: see the module docstring)."""
     padded = sequence.padded
+    axis = 1 if sequence.batch_first else 0
+    steps = padded.shape[axis] if padded.shape[axis] is not None else tf.shape(padded)[axis]
+    padded = _packed_resize_time(padded, axis, _packed_width(sequence.lengths, steps, total_length), padding_value)
+    steps = padded.shape[axis] if padded.shape[axis] is not None else tf.shape(padded)[axis]
+    valid = tf.range(steps)[None, :] < sequence.lengths[:, None]  # (B, T)
     if not sequence.batch_first:
-        padded = _packed_swap_leading(padded)
-    width = _packed_width(sequence.lengths, padded.shape[1] if padded.shape[1] is not None else tf.shape(padded)[1],
-                          total_length)
-    padded = _packed_resize_time(padded, width, padding_value)
-    steps = padded.shape[1] if padded.shape[1] is not None else tf.shape(padded)[1]
-    valid = tf.range(steps)[None, :] < sequence.lengths[:, None]
+        valid = tf.range(steps)[:, None] < sequence.lengths[None, :]  # (T, B)
     valid = tf.reshape(valid, tf.concat([tf.shape(valid), tf.ones([len(padded.shape) - 2], tf.int32)], axis=0))
     padded = tf.where(valid, padded, tf.cast(padding_value, padded.dtype))
-    if not batch_first:
+    if batch_first != sequence.batch_first:
         padded = _packed_swap_leading(padded)
     return padded, tf.cast(sequence.lengths, tf.int64)
 
