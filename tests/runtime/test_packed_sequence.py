@@ -2,6 +2,7 @@
 pack_padded_sequence -> RNN / LSTM / GRU -> pad_packed_sequence (outputs, final states, lengths), eager and under XLA,
 and pad_sequence / pack_sequence on their own."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -37,6 +38,7 @@ def packed_cases(draw):
         lengths = sorted(lengths, reverse=True)
     return {"kind": draw(st.sampled_from(sorted(KINDS))), "layers": draw(st.integers(1, 2)),
             "bidirectional": draw(st.booleans()), "batch_first": draw(st.booleans()), "batch": batch,
+            "layer_batch_first": draw(st.booleans()),  # a packed sequence runs the same whatever the layer's says
             "steps": steps, "lengths": np.array(lengths, np.int64), "enforce_sorted": enforce_sorted,
             "hidden": draw(st.integers(1, 5)), "padding_value": draw(st.sampled_from([0.0, -1.5])),
             "total": draw(st.booleans()), "with_state": draw(st.booleans()), "seed": draw(st.integers(0, 2**16))}
@@ -45,7 +47,7 @@ def packed_cases(draw):
 def _run_both(case, jit=False):
     """(torch's results, the port's results) as lists of arrays: padded output, lengths, final states."""
     arguments = {"input_size": 3, "hidden_size": case["hidden"], "num_layers": case["layers"],
-                 "bidirectional": case["bidirectional"], "batch_first": case["batch_first"]}
+                 "bidirectional": case["bidirectional"], "batch_first": case["layer_batch_first"]}
     reference, ported = _pair(case["kind"], case["seed"], **arguments)
     rng = np.random.default_rng(case["seed"])
     batch, steps, batch_first = case["batch"], case["steps"], case["batch_first"]
@@ -198,3 +200,22 @@ def test_pack_sequence_into_gru_matches_torch(sizes, enforce_sorted, seed):
     assert_equivalent(padded.numpy(), got_padded.numpy(), tolerance=1e-5, what="output")
     assert_equivalent(h.numpy(), got_h.numpy(), tolerance=1e-5, what="h_n")
     np.testing.assert_array_equal(lengths.numpy(), got_lengths.numpy())
+
+
+def test_packed_lstm_under_mixed_bfloat16_computes_in_bfloat16():
+    """Keras' autocast does not reach inside a packed sequence: the layer casts the padded tensor itself."""
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        reference, ported = _pair("lstm", 5, input_size=3, hidden_size=4, bidirectional=True, batch_first=True)
+    finally:
+        keras.config.set_dtype_policy(previous)
+    x = np.random.default_rng(5).standard_normal((2, 4, 3)).astype(np.float32)
+    lengths = np.array([4, 2])
+    output, (h, _) = ported(pack_padded_sequence(x, lengths, batch_first=True))
+    padded, _ = pad_packed_sequence(output, batch_first=True)
+    assert padded.dtype == tf.bfloat16 and h.dtype == tf.bfloat16
+    with torch.no_grad():
+        expected, _ = torch_rnn.pad_packed_sequence(reference(torch_rnn.pack_padded_sequence(
+            torch.from_numpy(x), torch.from_numpy(lengths), batch_first=True))[0], batch_first=True)
+    assert_equivalent(expected.numpy(), tf.cast(padded, tf.float32).numpy(), tolerance=3e-2, what="bfloat16 output")
