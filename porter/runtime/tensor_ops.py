@@ -452,6 +452,26 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return MaxResult(values if largest else -values, tf.cast(indices, tf.int64))
 
 
+def sort(input, dim=-1, descending=False, stable=False):
+    """torch.sort: (values, indices as int64) along `dim`. Ties keep their order (torch's stable=True; its default
+    leaves the order of ties unspecified)."""
+    direction = "DESCENDING" if descending else "ASCENDING"
+    values = tf.sort(input, axis=dim, direction=direction)
+    return MaxResult(values, argsort(input, dim, descending))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """torch.argsort: the int64 indices that sort `input` along `dim` (ties in their order, see `sort`)."""
+    direction = "DESCENDING" if descending else "ASCENDING"
+    return tf.cast(tf.argsort(input, axis=dim, direction=direction, stable=True), tf.int64)
+
+
+def index_select(input, dim, index):
+    """torch.index_select: the entries `index` (1-D) of axis `dim`, in that order (an axis already remapped for a
+    channels-last input)."""
+    return tf.gather(input, tf.reshape(index, [-1]), axis=dim)
+
+
 def item(input):
     """Tensor.item(): a host sync in torch; here the scalar tensor itself (keeps the graph compilable)."""
     return tf.reshape(input, [])

@@ -126,7 +126,29 @@ class Model(nn.Module):
         return self.proj(out)
 '''
 
-SOURCES = {"packed_rnn": PACKED_RNN, "tagger": TAGGER, "seq2seq_encoder": SEQ2SEQ_ENCODER, "wrapped": WRAPPED}
+SORTED_BY_HAND = '''
+import torch
+import torch.nn as nn
+
+
+class SortedEncoder(nn.Module):
+    """Packs the way code written before enforce_sorted=False does: sorted by length, restored afterwards."""
+
+    def __init__(self, size=4, hidden=5):
+        super().__init__()
+        self.rnn = nn.GRU(size, hidden, batch_first=True, bidirectional=True)
+
+    def forward(self, x, lengths):
+        sorted_lengths, order = lengths.sort(0, descending=True)
+        _, restore = torch.sort(order)
+        packed = nn.utils.rnn.pack_padded_sequence(x.index_select(0, order), sorted_lengths, batch_first=True)
+        out, h = self.rnn(packed)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
+        return out.index_select(0, restore), h.index_select(1, restore)
+'''
+
+SOURCES = {"packed_rnn": PACKED_RNN, "tagger": TAGGER, "seq2seq_encoder": SEQ2SEQ_ENCODER, "wrapped": WRAPPED,
+           "sorted_by_hand": SORTED_BY_HAND}
 TACOTRON2_ENCODER = Path(__file__).with_name("tacotron2_encoder.py")
 TACOTRON2_ARGS = {"encoder_embedding_dim": 16, "encoder_n_convolution": 2, "encoder_kernel_size": 5}
 
@@ -236,8 +258,10 @@ def test_seq2seq_encoder_time_major_final_states_match_torch(ported):
     _assert_all(expected, pair.run_keras([source, lengths], jit=True), "xla")
 
 
-def test_module_handed_a_packed_sequence_matches_torch(ported):
-    pair = PortedPair(ported("wrapped"))
+@pytest.mark.parametrize("name", ["wrapped", "sorted_by_hand"])
+def test_wrapper_module_and_sorting_by_hand_match_torch(ported, name):
+    """A module handed the packed sequence; lengths sorted, the batch reordered and restored by the model itself."""
+    pair = PortedPair(ported(name))
     x = np.random.default_rng(2).standard_normal((3, 6, 4)).astype(np.float32)
     lengths = np.array([2, 6, 4], np.int64)
     expected = pair.run_torch([x, lengths])
