@@ -375,7 +375,11 @@ class ExpressionTranslator(CallTranslator):
             body, orelse = self.as_plain(body), self.as_plain(orelse)
             return Value(f"{body.code} if {test.code} else {orelse.code}", "tuple", items=None)
         template = body if body.kind != "python" else orelse
-        return template.with_code(f"{body.code} if {test.code} else {orelse.code}")
+        result = template.with_code(f"{body.code} if {test.code} else {orelse.code}")
+        agree = type(body.static) is type(orelse.static) and body.static == orelse.static
+        if result.static is not None and not agree:  # `1 if self.batch_first else 0`: unknown unless both agree
+            result = result.but(static=None)
+        return result
 
     def _expr_UnaryOperation(self, node):
         operand = self.expr(node.expression)

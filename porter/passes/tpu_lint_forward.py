@@ -13,8 +13,9 @@ from porter.passes.tpu_lint_values import STATIC, STATIC_ATTRIBUTES, ValueKinds
 INT64 = {"torch.long", "torch.int64", "torch.LongTensor"}
 DYNAMIC_RESULT_OPS = {"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"}
 HOST_SYNC_METHODS = {"item", "tolist", "numpy"}
-PACKED_SEQUENCES = {"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pad_packed_sequence",
-                    "torch.nn.utils.rnn.pack_sequence", "torch.nn.utils.rnn.pad_sequence"}
+# lists of differently long tensors padded in the step (pack_padded_sequence / pad_packed_sequence keep the padded
+# tensor's static size in the port: porter/runtime/packed_sequence.py)
+PACKED_SEQUENCES = {"torch.nn.utils.rnn.pack_sequence", "torch.nn.utils.rnn.pad_sequence"}
 SIZE_METHODS = {"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_full", "new_empty", "narrow"}
 SIZE_FUNCTIONS = {f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "arange", "randn", "rand",
                                                  "randint", "linspace", "eye", "reshape", "narrow")}
@@ -59,8 +60,8 @@ SUGGESTIONS = {
     "topk": "use a constant k (the largest you need) and mask the extra entries",
     "recompile": "pad to a fixed length (or a few bucket lengths) in the data pipeline and pass a mask; slice "
                  "with sizes that come from shapes, not values",
-    "packed": "pad every batch to a fixed length (or a few bucket lengths) and mask the padding instead of "
-              "packing; the port's recurrent layers take a mask",
+    "packed": "pad every batch to a fixed length (or a few bucket lengths) in the data pipeline and pack it with "
+              "`pack_padded_sequence` (the port runs that at the padded length)",
 }
 
 

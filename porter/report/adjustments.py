@@ -105,6 +105,8 @@ def _rule_notes(torch_name, rule, args, emitted):
         notes.extend(_pool_notes(name, args))
     elif family == "recurrent":
         notes.extend(_recurrent_notes(name, args))
+    elif family == "packed_sequence":
+        notes.extend(_packed_sequence_notes(name, args))
     elif family == "attention":
         notes.extend(_attention_notes(name, args))
     elif family == "embedding":
@@ -285,6 +287,19 @@ def _recurrent_notes(name, args):
             notes.append(_pair("training", f"`{name}` dropout={dropout}: applied between stacked layers (not after the "
                                       "last) and only when `training` is true, as torch"))
     return notes
+
+
+def _packed_sequence_notes(name, args):
+    if name in ("pack_padded_sequence", "pack_sequence"):
+        return [_pair("recurrent", f"`{name}`: the port keeps the padded tensor and the lengths (nothing is packed "
+                                   "or sorted); the RNN layers hold each sequence's state past its length and output "
+                                   "zeros there, so outputs and final states match torch's")]
+    if name == "pad_packed_sequence" and not _present(args.get("total_length")):
+        return [_pair("recurrent", "`pad_packed_sequence` without total_length: torch trims to the longest length; "
+                                   "the port does in eager code, but traced (tf.function, XLA) it keeps the padded "
+                                   "input's time size, a static shape (past each length: padding_value); pass "
+                                   "total_length for one width everywhere")]
+    return []
 
 
 def _attention_notes(name, args):

@@ -834,8 +834,16 @@ for _method, _dtype in (("float", "float32"), ("double", "float64"), ("half", "f
 function_rule("Tensor.size", translate=translate_size, layout="any")
 function_rule("Tensor.dim", "Tensor.ndimension", translate=translate_dim, layout="any")
 function_rule("Tensor.numel", "torch.numel", translate=translate_numel, layout="any")
+function_rule("torch.sort", "Tensor.sort", runtime="sort", signature="(input, dim=-1, descending=False, stable=False)",
+              layout="source", outputs="tuple")
+function_rule("torch.argsort", "Tensor.argsort", runtime="argsort",
+              signature="(input, dim=-1, descending=False, stable=False)", layout="source", same_rank=True)
+function_rule("torch.index_select", "Tensor.index_select", runtime="index_select", signature="(input, dim, index)",
+              layout="any", axis_params=("dim",))
 function_rule("Tensor.item", runtime="item", signature="(input)", layout="source")
 function_rule("Tensor.tolist", runtime="tolist", signature="(input)", layout="source", outputs="python")
+function_rule("Tensor.numpy", runtime="numpy_value", signature="(input, force=False)", layout="source",
+              same_rank=True)
 
 function_rule("torch.arange", translate=_creation("arange", rank_from_args=False), layout="source")
 for _name in ("zeros", "ones", "empty", "randn", "rand"):

@@ -452,6 +452,26 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return MaxResult(values if largest else -values, tf.cast(indices, tf.int64))
 
 
+def sort(input, dim=-1, descending=False, stable=False):
+    """torch.sort: (values, indices as int64) along `dim`. Ties keep their order (torch's stable=True; its default
+    leaves the order of ties unspecified)."""
+    direction = "DESCENDING" if descending else "ASCENDING"
+    values = tf.sort(input, axis=dim, direction=direction)
+    return MaxResult(values, argsort(input, dim, descending))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """torch.argsort: the int64 indices that sort `input` along `dim` (ties in their order, see `sort`)."""
+    direction = "DESCENDING" if descending else "ASCENDING"
+    return tf.cast(tf.argsort(input, axis=dim, direction=direction, stable=True), tf.int64)
+
+
+def index_select(input, dim, index):
+    """torch.index_select: the entries `index` (1-D) of axis `dim`, in that order (an axis already remapped for a
+    channels-last input)."""
+    return tf.gather(input, tf.reshape(index, [-1]), axis=dim)
+
+
 def item(input):
     """Tensor.item(): a host sync in torch; here the scalar tensor itself (keeps the graph compilable)."""
     return tf.reshape(input, [])
@@ -471,8 +491,19 @@ def python_scalar(input, kind):
 def tolist(input):
     """Tensor.tolist(): Python numbers in nested lists, read on the host (eager code such as a config computed in
     __init__; TPU lint flags it inside forward). A constant the port computes with numpy (`np.linspace(...)`) is
-    read the same way."""
+    read the same way. Traced code (tf.function, XLA) has no host values: a traced tensor stays a tensor, for the
+    consumers that take one (`pack_padded_sequence(x, lengths.tolist())`)."""
+    if tf.is_tensor(input) and tf.get_static_value(input) is None:
+        return input
     return np.asarray(input).tolist()
+
+
+def numpy_value(input, force=False):
+    """Tensor.numpy(): the values as a NumPy array, read on the host; a traced tensor stays a tensor (see
+    `tolist`), so `pack_padded_sequence(x, lengths.cpu().numpy())` runs under tf.function and XLA too."""
+    if tf.is_tensor(input) and tf.get_static_value(input) is None:
+        return input
+    return np.asarray(input)
 
 
 def promote_like_torch(input, other):

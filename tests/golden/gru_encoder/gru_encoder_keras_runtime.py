@@ -248,6 +248,7 @@ class TorchModule(keras.Model):
             base = re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__.lstrip("_") or "module").lower()
             kwargs["name"] = f"{base}_{keras.backend.get_uid(base)}"
         super().__init__(**kwargs)
+        self._allow_non_tensor_positional_args = True  # torch passes any value positionally (a packed sequence)
 
     def compute_mask(self, inputs, previous_mask=None):
         return no_keras_mask(inputs, previous_mask)
@@ -1070,12 +1071,13 @@ def _recurrent_batch_major(y):
     return out
 
 
-def _recurrent_scan(inputs, states, step, time_axis, steps, out_size):
+def _recurrent_scan(inputs, states, step, time_axis, steps, out_size, lengths=None):
     """Run one layer (all its directions) over time.
 
     inputs: per direction, the input projection (time on `time_axis`); states: per direction, a tuple of state
     tensors; step(d, x_t, state) -> (state, output). Direction d > 0 runs reversed. Returns the time-major
-    outputs concatenated over directions on the last axis, and the final states.
+    outputs concatenated over directions on the last axis, and the final states. `lengths` (B,) int32: steps at or
+    past a sequence's length keep its state and output zeros (a packed sequence).
     """
     dtype = inputs[0].dtype
     batch = inputs[0].shape[1 - time_axis]
@@ -1091,6 +1093,10 @@ def _recurrent_scan(inputs, states, step, time_axis, steps, out_size):
             index = last - t if d else t
             x_t = tf.gather(inputs[d], index, axis=time_axis)
             state, out = step(d, x_t, states[d])
+            if lengths is not None:
+                valid = (index < lengths)[:, None]
+                state = tuple(tf.where(valid, new, old) for new, old in zip(state, states[d]))
+                out = tf.where(valid, out, tf.zeros_like(out))
             new_states.append(state)
             new_arrays.append(arrays[d].write(index, out))
         return t + 1, tuple(new_states), tuple(new_arrays)
@@ -1148,6 +1154,7 @@ class _RecurrentBase(TorchLayer):
                     setattr(self, name + suffix, self.add_weight(shape=shape, initializer=init, name=name + suffix))
                 self._recurrent_suffixes.append(suffix)
         self._recurrent_seed = keras.random.SeedGenerator() if self.dropout > 0 and num_layers > 1 else None
+        self._allow_non_tensor_positional_args = True  # a packed sequence comes positionally, as in torch
         self.finish_init()
 
     @property
@@ -1160,6 +1167,9 @@ class _RecurrentBase(TorchLayer):
     def _parameters(self):
         """torch's Module._parameters of an RNN: name -> parameter."""
         return {entry.key: entry.variable for entry in self.torch_state()}
+
+    def flatten_parameters(self):
+        """torch's cuDNN weight compaction (`self.lstm.flatten_parameters()` in __init__ or forward): nothing to do."""
 
     def _recurrent_param(self, name, suffix, dtype):
         return _recurrent_cast(getattr(self, name + suffix, None), dtype)
@@ -1208,6 +1218,10 @@ class _RecurrentBase(TorchLayer):
         return h0, c0
 
     def call(self, x, hx=None, training=None):
+        packed = x if hasattr(x, "lengths") and hasattr(x, "padded") else None
+        if packed is not None:  # Keras' autocast does not reach inside it
+            x = tf.convert_to_tensor(packed.padded)
+            x = tf.cast(x, self.compute_dtype) if x.dtype.is_floating and self.autocast else x
         x = tf.convert_to_tensor(x)
         if not x.dtype.is_floating:
             x = tf.cast(x, self.compute_dtype)
@@ -1220,10 +1234,12 @@ class _RecurrentBase(TorchLayer):
                 f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {x.shape[-1]}"
             )
         batched = rank == 3
+        if packed is not None and not batched:
+            raise ValueError(f"{type(self).__name__}: a packed sequence must hold a 3-D padded tensor, got {rank}D")
         h0, c0 = self._recurrent_split_hx(hx, dtype, batched)
         if not batched:
             x = tf.expand_dims(x, 1)  # (T, I) -> (T, 1, I), time-major
-        batch_first = self.batch_first and batched
+        batch_first = packed.batch_first if packed is not None else self.batch_first and batched
         time_axis = 1 if batch_first else 0
         steps = x.shape[time_axis]
         if steps is None:
@@ -1269,7 +1285,13 @@ class _RecurrentBase(TorchLayer):
                 return (h,), h
 
             layer_input, finals = _recurrent_scan(
-                inputs, states, step, time_axis if layer == 0 else 0, steps, real_hidden
+                inputs,
+                states,
+                step,
+                time_axis if layer == 0 else 0,
+                steps,
+                real_hidden,
+                None if packed is None else packed.lengths,
             )
             for state in finals:
                 h_finals.append(state[0])
@@ -1289,6 +1311,8 @@ class _RecurrentBase(TorchLayer):
             output = tf.squeeze(output, 1)
             h_n = tf.squeeze(h_n, 1)
             c_n = None if c_n is None else tf.squeeze(c_n, 1)
+        if packed is not None:
+            output = packed.with_padded(output)
         return (output, (h_n, c_n)) if lstm else (output, h_n)
 
 

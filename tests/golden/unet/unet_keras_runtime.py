@@ -261,6 +261,7 @@ class TorchModule(keras.Model):
             base = re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__.lstrip("_") or "module").lower()
             kwargs["name"] = f"{base}_{keras.backend.get_uid(base)}"
         super().__init__(**kwargs)
+        self._allow_non_tensor_positional_args = True  # torch passes any value positionally (a packed sequence)
 
     def compute_mask(self, inputs, previous_mask=None):
         return no_keras_mask(inputs, previous_mask)
