@@ -8,8 +8,8 @@ rebuilding every node, that finds nothing); the provider's codegen state keeps e
 (which nobody reads), enters a generator-based context manager per node and builds frozen dataclasses; and half
 the nodes are whitespace, whose positions nothing asks for. `node_positions` runs the provider's own codegen state
 without those, and for the pass replaces libcst's per-node codegen wrapper, its generator-based parentheses and a
-Name's codegen with plain functions (a third of the pass, 0.23 -> 0.15 s of CPU). The figures are libcst's (tests/frontend/test_positions.py compares them), as named tuples with the
-same fields (`positions[node].start.line`).
+Name's codegen with plain functions (a third of the pass, 0.23 -> 0.15 s of CPU). The figures are libcst's
+(tests/frontend/test_positions.py compares them), as named tuples with the same fields (`positions[node].start.line`).
 """
 
 import contextlib
