@@ -155,7 +155,7 @@ def run_convert(args):
     from porter.frontend.syntax_check import abandon_early_checks, start_early_check
 
     source = Path(args.source)
-    if _is_file(source):  # CPython's check of the file runs beside the imports below (frontend/syntax_check.py)
+    if _is_file(source):  # CPython's check and libcst's parse of it run beside the imports below (syntax_check.py)
         start_early_check(source, str(source))
     try:
         return _run_convert(args)

@@ -7,7 +7,10 @@ process imports libcst and the passes; `parse_source` then takes the child's ver
 about the same text, and checks the text itself otherwise. The verdict is the same either way: the child runs the
 same `check_syntax` and sends back the same error (message, line, column, hint), raised where the check always
 raised it (after the file was read, before libcst parses it: libcst's native parser crashes on absurd nesting the
-check refuses). This module imports no libcst, so the fork happens in a small process.
+check refuses). Once the child passed the text, a thread parses it with libcst (whose native parser lets go of the
+interpreter for much of the parse), beside the imports; `unchecked_parse.parsed_module` takes that module, or the
+error its parse raised, for the same text (`early_parse`), once. This module imports no libcst, so the fork happens
+in a small process (libcst is imported after the fork).
 """
 
 import ast
@@ -98,39 +101,107 @@ def deepest_line(tree):
     return best, best_line
 
 
-_EARLY = {}  # display path -> (resolved path text, Forked): checks started by `start_early_check`
+_EARLY = {}  # display path -> _EarlyRead: checks started by `start_early_check`
 
 
 def start_early_check(path, display_path):
-    """Start `check_syntax` of the file `path` in a forked child (nothing where fork is not the platform's way)."""
+    """Start `check_syntax` of the file `path` in a forked child, and libcst's parse of the file once the check passed
+    it (nothing where fork is not the platform's way)."""
     from porter.forked import Forked, can_fork
 
     if not can_fork():
         return
     abandon_early_checks()
-    _EARLY[display_path] = (str(path), Forked(lambda: _verdict(path, display_path)))
+    child = Forked(lambda: _verdict(path, display_path))  # forked first: a small process to copy
+    from porter.frontend.unchecked_parse import parsed_module  # libcst, imported here: the thread imports nothing
+
+    _EARLY[display_path] = _EarlyRead(path, display_path, child, parsed_module)
 
 
 def abandon_early_checks():
-    """Stop the checks nobody took (the command failed before parsing its source)."""
+    """Stop the checks and parses nobody took (the command failed before parsing its source, or is done)."""
     while _EARLY:
-        _, (_, child) = _EARLY.popitem()
-        child.abandon()
+        _, early = _EARLY.popitem()
+        early.abandon()
 
 
 def checked_syntax(text, display_path, path):
     """`check_syntax(text, display_path)`, answered by the early check of the same file where one ran on the same
     text (its error raised as it was found there), done here otherwise."""
-    early = _EARLY.pop(display_path, None)
+    early = _EARLY.get(display_path)
     verdict = None
-    if early is not None:
-        verdict = early[1].result() if early[0] == str(path) else early[1].abandon()
+    if early is not None and early.path == str(path):
+        verdict = early.verdict_taken()
+    elif early is not None:
+        _EARLY.pop(display_path).abandon()
     if verdict is None or verdict[0] != _fingerprint(text):
         check_syntax(text, display_path)
         return
     if verdict[1] is not None:
         message, line, column, hint = verdict[1]
         raise SourceError(message, display_path, line, column, hint=hint)
+
+
+def early_parse(text):
+    """libcst's module of `text` parsed early (or the error its parse raised, raised here), taken once; None where
+    no early parse was of this text. Waits for an early parse still running: no parse runs beside another."""
+    for display_path, early in list(_EARLY.items()):
+        parsed = early.parsed()
+        if parsed is not None and parsed[0] == text:
+            del _EARLY[display_path]
+            if parsed[2] is not None:
+                raise parsed[2]
+            return parsed[1]
+    return None
+
+
+class _EarlyRead:
+    """The early check (a forked child), and a thread that waits for its verdict and, where the text passed, parses
+    it with libcst. libcst's native parser lets go of the interpreter while it parses, so the parse runs beside the
+    command line's imports; the check comes first because the parser crashes on nesting the check refuses."""
+
+    def __init__(self, path, display_path, child, parse):
+        import threading
+
+        self.path, self.display_path, self.child, self._parse = str(path), display_path, child, parse
+        self.verdict, self.parse, self.abandoned = None, None, False
+        self.checked = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="porter-early-parse", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            self.verdict = self.child.result()
+        finally:
+            self.checked.set()
+        if self.abandoned or self.verdict is None or self.verdict[1] is not None:
+            return
+        try:
+            text = read_text(self.path, self.display_path)
+        except SourceError:
+            return
+        if _fingerprint(text) != self.verdict[0]:
+            return
+        try:
+            self.parse = (text, self._parse(text, early=False), None)
+        except Exception as error:  # noqa: BLE001 - raised where the parse is taken, as the parse there would
+            self.parse = (text, None, error)
+
+    def verdict_taken(self):
+        """The child's verdict (waiting for it): (fingerprint, None or the error's fields), or None."""
+        self.checked.wait()
+        return self.verdict
+
+    def parsed(self):
+        """(text, module, error) of the early parse (waiting for it), or None."""
+        self.thread.join()
+        found, self.parse = self.parse, None
+        return found
+
+    def abandon(self):
+        self.abandoned = True
+        self.thread.join()
+        self.parse = None
 
 
 def _verdict(path, display_path):

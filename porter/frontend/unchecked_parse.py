@@ -15,8 +15,15 @@ import libcst as cst
 from libcst._nodes.base import CSTNode
 
 
-def parsed_module(text):
-    """`libcst.parse_module(text)` without the per-node checks (same tree; only the parser's own errors)."""
+def parsed_module(text, early=True):
+    """`libcst.parse_module(text)` without the per-node checks (same tree; only the parser's own errors); the
+    command line's early parse of the same text where it made one (frontend/syntax_check.py), taken once."""
+    if early:
+        from porter.frontend.syntax_check import early_parse
+
+        module = early_parse(text)
+        if module is not None:
+            return module
     with _nodes_unchecked():
         return cst.parse_module(text)
 

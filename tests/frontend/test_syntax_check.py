@@ -83,9 +83,9 @@ def test_an_untaken_check_is_abandoned(tmp_path):
     path = tmp_path / "net.py"
     path.write_text(TEXTS["fine"])
     start_early_check(path, str(path))
-    child = syntax_check._EARLY[str(path)][1]
+    early = syntax_check._EARLY[str(path)]
     abandon_early_checks()
-    assert syntax_check._EARLY == {} and child.pid is None
+    assert syntax_check._EARLY == {} and early.child.pid is None and not early.thread.is_alive()
 
 
 def test_the_command_line_reports_a_syntax_error_as_before(tmp_path, capsys):
@@ -96,3 +96,77 @@ def test_the_command_line_reports_a_syntax_error_as_before(tmp_path, capsys):
     assert main(["convert", str(path), "-o", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == f"porter: error: {path}:2:5: syntax error: '(' was never closed\n"
     assert syntax_check._EARLY == {}
+
+
+def test_the_early_parse_is_the_module_parse_source_reads(tmp_path, monkeypatch):
+    """Once the check passed the file, a thread parses it: `parsed_module` of the same text takes that module (no
+    parse of its own), once; the module is libcst's."""
+    import libcst as cst
+
+    from porter.frontend.unchecked_parse import parsed_module
+
+    path = tmp_path / "net.py"
+    path.write_text(TEXTS["fine"])
+    start_early_check(path, str(path))
+    checked_syntax(TEXTS["fine"], str(path), path)
+    syntax_check._EARLY[str(path)].thread.join()  # the thread's own parse done before parses are counted
+    parses = []
+    original = cst.parse_module
+    monkeypatch.setattr(cst, "parse_module", lambda text, *args: parses.append(text) or original(text, *args))
+    module = parsed_module(TEXTS["fine"])
+    assert parses == [] and module.code == TEXTS["fine"] and module.deep_equals(original(TEXTS["fine"]))
+    assert syntax_check._EARLY == {}
+    assert parsed_module(TEXTS["fine"]) is not module and parses == [TEXTS["fine"]]  # taken once
+
+
+def test_the_early_parse_of_another_text_is_not_taken(tmp_path):
+    from porter.frontend.unchecked_parse import parsed_module
+
+    path = tmp_path / "net.py"
+    path.write_text(TEXTS["fine"])
+    start_early_check(path, str(path))
+    checked_syntax(TEXTS["fine"], str(path), path)
+    other = TEXTS["fine"] + "x = 1\n"  # the text parse_source reads after its rewrites (the linker's, d2l's idioms)
+    assert parsed_module(other).code == other
+    abandon_early_checks()
+    assert syntax_check._EARLY == {}
+
+
+def test_the_early_parse_raises_its_error_where_the_parse_is_taken(tmp_path, monkeypatch):
+    from porter.frontend import unchecked_parse
+
+    def refused(text, early=True):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    path = tmp_path / "net.py"
+    path.write_text(TEXTS["fine"])
+    monkeypatch.setattr(unchecked_parse, "parsed_module", refused)  # the function the thread is handed
+    start_early_check(path, str(path))
+    checked_syntax(TEXTS["fine"], str(path), path)
+    monkeypatch.undo()
+    with pytest.raises(RecursionError, match="maximum recursion"):
+        unchecked_parse.parsed_module(TEXTS["fine"])
+
+
+def test_no_parse_after_a_failed_check(tmp_path):
+    path = tmp_path / "deep.py"
+    path.write_text(TEXTS["too_deep"])
+    start_early_check(path, str(path))
+    with pytest.raises(SourceError, match="code nested"):
+        checked_syntax(TEXTS["too_deep"], str(path), path)
+    early = syntax_check._EARLY[str(path)]
+    assert early.parsed() is None  # libcst never saw the text the check refused
+    abandon_early_checks()
+
+
+def test_the_command_line_writes_what_the_in_order_conversion_makes(tmp_path):
+    """`porter convert` (the early check and parse, the TPU lint and the reports aside) writes the files of a
+    conversion run in order in this process (none of those aside)."""
+    from porter.cli import main
+    from porter.convert import ConvertOptions, convert
+    from tests.golden.goldens import FIXTURES, read_tree
+
+    out = tmp_path / "resnet"
+    in_order = convert(ConvertOptions(FIXTURES / "resnet.py", out)).files
+    assert main(["convert", str(FIXTURES / "resnet.py"), "-o", str(out)]) == 0
+    assert read_tree(out) == in_order
