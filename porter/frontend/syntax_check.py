@@ -9,7 +9,7 @@ same `check_syntax` and sends back the same error (message, line, column, hint),
 raised it (after the file was read, before libcst parses it: libcst's native parser crashes on absurd nesting the
 check refuses). Once the child passed the text, a thread parses it with libcst (whose native parser lets go of the
 interpreter for much of the parse), beside the imports; `unchecked_parse.parsed_module` takes that module, or the
-error its parse raised, for the same text (`early_parse`), once. This module imports no libcst, so the fork happens
+error its parse raised, for the same text, once. This module imports no libcst, so the fork happens
 in a small process (libcst is imported after the fork).
 """
 
@@ -113,9 +113,10 @@ def start_early_check(path, display_path):
         return
     abandon_early_checks()
     child = Forked(lambda: _verdict(path, display_path))  # forked first: a small process to copy
-    from porter.frontend.unchecked_parse import parsed_module  # libcst, imported here: the thread imports nothing
+    from porter.frontend import unchecked_parse  # libcst, imported here: the thread imports nothing
 
-    _EARLY[display_path] = _EarlyRead(path, display_path, child, parsed_module)
+    early = _EARLY[display_path] = _EarlyRead(path, display_path, child, unchecked_parse.parsed_module)
+    unchecked_parse.expect_early_parse(early)
 
 
 def abandon_early_checks():
@@ -140,19 +141,6 @@ def checked_syntax(text, display_path, path):
     if verdict[1] is not None:
         message, line, column, hint = verdict[1]
         raise SourceError(message, display_path, line, column, hint=hint)
-
-
-def early_parse(text):
-    """libcst's module of `text` parsed early (or the error its parse raised, raised here), taken once; None where
-    no early parse was of this text. Waits for an early parse still running: no parse runs beside another."""
-    for display_path, early in list(_EARLY.items()):
-        parsed = early.parsed()
-        if parsed is not None and parsed[0] == text:
-            del _EARLY[display_path]
-            if parsed[2] is not None:
-                raise parsed[2]
-            return parsed[1]
-    return None
 
 
 class _EarlyRead:
@@ -199,9 +187,13 @@ class _EarlyRead:
         return found
 
     def abandon(self):
+        """No parse wanted (any more): the thread ends, its module (if any) is dropped."""
+        from porter.frontend.unchecked_parse import forget_early_parse
+
         self.abandoned = True
         self.thread.join()
         self.parse = None
+        forget_early_parse(self)
 
 
 def _verdict(path, display_path):

@@ -103,6 +103,7 @@ def test_the_early_parse_is_the_module_parse_source_reads(tmp_path, monkeypatch)
     parse of its own), once; the module is libcst's."""
     import libcst as cst
 
+    from porter.frontend import unchecked_parse
     from porter.frontend.unchecked_parse import parsed_module
 
     path = tmp_path / "net.py"
@@ -115,11 +116,12 @@ def test_the_early_parse_is_the_module_parse_source_reads(tmp_path, monkeypatch)
     monkeypatch.setattr(cst, "parse_module", lambda text, *args: parses.append(text) or original(text, *args))
     module = parsed_module(TEXTS["fine"])
     assert parses == [] and module.code == TEXTS["fine"] and module.deep_equals(original(TEXTS["fine"]))
-    assert syntax_check._EARLY == {}
+    assert unchecked_parse._EARLY == []
     assert parsed_module(TEXTS["fine"]) is not module and parses == [TEXTS["fine"]]  # taken once
 
 
 def test_the_early_parse_of_another_text_is_not_taken(tmp_path):
+    from porter.frontend import unchecked_parse
     from porter.frontend.unchecked_parse import parsed_module
 
     path = tmp_path / "net.py"
@@ -129,7 +131,7 @@ def test_the_early_parse_of_another_text_is_not_taken(tmp_path):
     other = TEXTS["fine"] + "x = 1\n"  # the text parse_source reads after its rewrites (the linker's, d2l's idioms)
     assert parsed_module(other).code == other
     abandon_early_checks()
-    assert syntax_check._EARLY == {}
+    assert syntax_check._EARLY == {} and unchecked_parse._EARLY == []
 
 
 def test_the_early_parse_raises_its_error_where_the_parse_is_taken(tmp_path, monkeypatch):
