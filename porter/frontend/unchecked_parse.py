@@ -55,7 +55,9 @@ def _early_parse(text):
 
 @contextlib.contextmanager
 def _nodes_unchecked():
-    """Nodes made in the block skip `_validate` (porter parses on one thread: no other thread makes nodes then)."""
+    """Nodes made in the block skip `_validate`. One parse at a time: the command line's early parse runs on a thread
+    of its own while the main thread imports porter (which makes no nodes), and a parse on the main thread waits for
+    it first (`_early_parse`)."""
     check = CSTNode.__dict__["__post_init__"]
     CSTNode.__post_init__ = _unchecked
     try:
