@@ -152,6 +152,25 @@ def check_framework(conversion, requested, source_display):
 
 
 def run_convert(args):
+    from porter.frontend.syntax_check import abandon_early_checks, start_early_check
+
+    source = Path(args.source)
+    if _is_file(source):  # CPython's check and libcst's parse of it run beside the imports below (syntax_check.py)
+        start_early_check(source, str(source))
+    try:
+        return _run_convert(args)
+    finally:
+        abandon_early_checks()
+
+
+def _is_file(path):
+    try:
+        return path.is_file()
+    except (OSError, ValueError):  # a name the system refuses: reported where it always was
+        return False
+
+
+def _run_convert(args):
     from porter.convert import ConvertOptions, convert, default_out
     from porter.output import check_target, write_tree
 

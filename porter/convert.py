@@ -203,13 +203,20 @@ def convert(options, read_only=False):
     module_name = module_file_name(source_path)
     emitter = ModuleEmitter(translator, options.siblings,
                             f"{options.module_dir}/{module_name}" if options.module_dir else module_name)
-    # the model module and the runtime module beside it, formatted by ruff while the TPU lint runs
-    module_files = emitter.render_started(module_name)
+    # the TPU lint (advice for TPU: shown in the manifest and reports, never an exit code) in a forked child while
+    # this process renders the model module and the runtime module beside it, which ruff formats meanwhile
+    lint = _lint_started(source, ctx) if options.reports_aside else None
+    try:
+        module_files = emitter.render_started(module_name)
+    except BaseException:
+        if lint is not None:
+            lint.abandon()
+        raise
     if options.module_dir:  # a file of a package: mirrored under OUT
         module_files = {f"{options.module_dir}/{name}": text for name, text in module_files.items()}
         module_name = f"{options.module_dir}/{module_name}"
     out = Path(options.out) if options.out else default_out(source_path)
-    tpu_findings = lint_tpu(source, ctx)  # advice for TPU: shown in the manifest and reports, never an exit code
+    tpu_findings = _lint_result(lint, source, ctx)
     imported = {name for names in emitter.imported.values() for name in names}  # translated in a sibling's port
     manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
                               options.init_args, tpu_findings, imported)
@@ -230,6 +237,38 @@ def convert(options, read_only=False):
         check_generated(files, source)
     stubbed = any(ir.unsupported for ir in ctx.irs.values())
     return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)
+
+
+def _lint_started(source, ctx):
+    """`lint_tpu(source, ctx)` started in a forked child (porter.forked), its findings sent back as tuples."""
+    from porter.forked import Forked, can_fork
+
+    if not can_fork():
+        return None
+
+    def findings():
+        return [_finding_fields(finding) for finding in lint_tpu(source, ctx)]
+
+    return Forked(findings)
+
+
+def _lint_result(lint, source, ctx):
+    """The TPU lint's findings, each class's also set on its ModuleIR, as `lint_tpu` leaves them: the forked
+    child's, or (no child, or it failed) the lint run here, which raises what the child met."""
+    fields = lint.result() if lint is not None else None
+    if fields is None:
+        return lint_tpu(source, ctx)
+    from porter.ir.module_ir import TpuFinding
+
+    findings = [TpuFinding(*entry) for entry in fields]
+    for name in source.classes:  # lint_tpu's per-class lists: its sorted findings of the class, in that order
+        if name in ctx.irs:
+            ctx.irs[name].tpu_findings = [finding for finding in findings if finding.class_name == name]
+    return findings
+
+
+def _finding_fields(finding):
+    return finding.line, finding.kind, finding.message, finding.suggestion, finding.class_name
 
 
 def _outputs(source, ctx, manifest, dropped, warnings, producers, options):

@@ -64,3 +64,63 @@ def test_a_report_that_fails_fails_as_in_order(monkeypatch):
     monkeypatch.setattr(porter.report.porting_md, "render_porting_md", broken)
     with pytest.raises(RuntimeError, match="report broke"):
         convert(ConvertOptions(FIXTURES / "lenet.py", GOLDEN / "lenet", reports_aside=True))
+
+
+TPU_LINTED = '''import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        if x.sum().item() > 0:
+            x = x.double()
+        return self.fc(x.float())
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.out = nn.Linear(8, 3)
+
+    def forward(self, x):
+        y = self.block(x)
+        z = torch.zeros(int(y.shape[0]), 3, dtype=torch.float64)
+        print(y.mean().item())
+        return self.out(y) + z.float()
+'''
+
+
+def _lint_outcome(conversion):
+    return conversion.files, {name: ir.tpu_findings for name, ir in conversion.translator.ctx.irs.items()}
+
+
+@needs_fork
+def test_the_tpu_lint_aside_finds_what_it_finds_in_order(tmp_path):
+    """The forked TPU lint (ConvertOptions.reports_aside) gives the manifest's findings and each class's, in order."""
+    source = tmp_path / "net.py"
+    source.write_text(TPU_LINTED)
+    aside = convert(ConvertOptions(source, tmp_path / "out", input_specs=["8"], reports_aside=True))
+    files, findings = _lint_outcome(aside)
+    assert (files, findings) == _lint_outcome(convert(ConvertOptions(source, tmp_path / "out", input_specs=["8"])))
+    assert [(f.line, f.class_name) for f in findings["Block"] + findings["Net"]] == [
+        (11, "Block"), (12, "Block"), (24, "Net"), (25, "Net")]
+
+
+@needs_fork
+def test_a_tpu_lint_that_fails_fails_as_in_order(monkeypatch, tmp_path):
+    """The lint child's failure is not the answer: the parent lints itself and meets the same error."""
+    import porter.convert
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("lint broke")
+
+    monkeypatch.setattr(porter.convert, "lint_tpu", broken)
+    source = tmp_path / "net.py"
+    source.write_text(TPU_LINTED)
+    with pytest.raises(RuntimeError, match="lint broke"):
+        convert(ConvertOptions(source, tmp_path / "out", input_specs=["8"], reports_aside=True))

@@ -3,14 +3,11 @@
 Never imports, execs or evals the input.
 """
 
-import ast
 import bisect
 import contextlib
 import functools
-import io
 import itertools
 import sys
-import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,8 +15,8 @@ import libcst as cst
 
 from porter.errors import SourceError
 from porter.frontend import gluon
-from porter.frontend.gluon_saved_names import saved_parameter_names
 from porter.frontend.gluon_lambdas import lambdas_as_functions
+from porter.frontend.gluon_saved_names import saved_parameter_names
 from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_id, dotted_name
 from porter.frontend.library_idioms import module_aliases, normalised_text
 from porter.frontend.linker import linked_text
@@ -27,6 +24,12 @@ from porter.frontend.names import top_level_bindings
 from porter.frontend.node_index import NodeIndex
 from porter.frontend.positions import node_positions
 from porter.frontend.static_branches import decided_body, module_flags
+from porter.frontend.syntax_check import (
+    MAX_NESTING,
+    check_syntax,  # noqa: F401 - porter.package's name for it, from here
+    checked_syntax,
+    read_text,
+)
 from porter.frontend.unchecked_parse import parsed_module
 from porter.frontend.weight_loading import WEIGHT_DOWNLOADS, downloading_functions, weight_loading_methods
 
@@ -287,86 +290,7 @@ class SourceFile:
         return None if "\r" in self.text else self.text.split("\n")
 
 
-MAX_SOURCE_BYTES = 32 * 2**20  # a 10,000-line model file is about 0.4 MiB
-
-
-def read_text(path, display_path):
-    """Decode a source file honouring PEP 263 coding cookies; clean errors for binary or undecodable files."""
-    path = Path(path)
-    if path.exists() and not path.is_dir() and not path.is_file():  # a FIFO or device would block or never end
-        raise SourceError("not a regular file", display_path)
-    try:
-        size = path.stat().st_size if path.is_file() else 0
-    except OSError:
-        size = 0  # reading below reports the problem
-    if size > MAX_SOURCE_BYTES:
-        raise SourceError(f"{size / 2**20:.0f} MiB is too large for a model source (porter reads up to "
-                          f"{MAX_SOURCE_BYTES // 2**20} MiB)", display_path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SourceError("no such file", display_path, hint="check the path") from None
-    except IsADirectoryError:
-        raise SourceError("is a directory, not a Python file", display_path) from None
-    except PermissionError:
-        raise SourceError("cannot read the file (permission denied)", display_path) from None
-    except OSError as error:
-        raise SourceError(f"cannot read the file ({error.strerror})", display_path) from None
-    if b"\x00" in raw:
-        raise SourceError("binary file, not Python source", display_path)
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-        text = raw.decode(encoding)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        raise SourceError(f"cannot decode the file as Python source ({error})", display_path,
-                          hint="save it as UTF-8 or declare its encoding (PEP 263)") from None
-    text = text.removeprefix("\ufeff")
-    if not text.strip():
-        raise SourceError("empty file", display_path)
-    return text
-
-
 IMPORT_TYPES = frozenset({cst.Import, cst.ImportFrom})  # exact types: libcst does not subclass them
-MAX_NESTING = 100  # syntax-tree depth porter reads; real model files stay under ~20 (the fixtures: 10 to 14)
-
-
-def check_syntax(text, display_path):
-    """Report syntax errors at CPython's location (libcst's own positions differ); refuse absurd nesting."""
-    try:
-        tree = compile(text, str(display_path), "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        # Compiling the tree as well finds what the symbol table rejects: `return` outside a function,
-        # duplicate parameters, `nonlocal` at module level. Compiling runs nothing.
-        compile(tree, str(display_path), "exec", dont_inherit=True)
-    except SyntaxError as error:
-        raise SourceError(f"syntax error: {error.msg}", display_path, error.lineno, error.offset) from None
-    except (ValueError, RecursionError, MemoryError) as error:
-        raise SourceError(f"cannot parse the file ({error or type(error).__name__})", display_path) from None
-    depth, line = deepest_line(tree)
-    if depth > MAX_NESTING:
-        raise SourceError(f"code nested {depth} levels deep; porter reads up to {MAX_NESTING}", display_path, line,
-                          hint="split the expression into several statements")
-
-
-def deepest_line(tree):
-    """(depth, line) of the most deeply nested syntax-tree node, found without recursion."""
-    best, best_line = 0, None
-    stack = [(tree, 1, None)]
-    pop, push, node_class = stack.pop, stack.append, ast.AST
-    while stack:
-        node, depth, line = pop()
-        line = getattr(node, "lineno", line)
-        if depth > best:
-            best, best_line = depth, line
-        depth += 1
-        for name in node._fields:  # ast.iter_child_nodes, without its generators (half this walk's time)
-            value = getattr(node, name, None)
-            if isinstance(value, node_class):
-                push((value, depth, line))
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, node_class):
-                        push((item, depth, line))
-    return best, best_line
 
 
 PARSE_RECURSION_LIMIT = 20 * MAX_NESTING + 1000
@@ -387,7 +311,7 @@ def parse_source(path, display_path=None):
     """Read and parse `path`; find module classes and functions."""
     display_path = display_path or str(path)
     text = read_text(path, display_path)
-    check_syntax(text, display_path)
+    checked_syntax(text, display_path, path)  # check_syntax, or its verdict from the command line's early check
     package = package_of(Path(path))
     own_lines = text.count("\n") + 1
     text, linked, origins, linked_lines, home_names = linked_text(Path(path), text, package, is_covered_by_a_rule)

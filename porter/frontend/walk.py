@@ -144,21 +144,34 @@ def descendants(node):
 
 
 def children(node):
-    """The nodes directly below `node`, in libcst's visit order (its fields, lists spread), as a list. Node-ness is
-    looked up per class (NODE_TYPES), not asked of isinstance: libcst's node classes are ABCs, and this runs for
-    every node of every walk."""
-    found = []
-    for name in _CHILD_FIELDS.get(type(node)) or child_fields(node):
-        value = getattr(node, name)
-        kind = type(value)
-        is_node = NODE_TYPES.get(kind)
-        if is_node is None:
-            is_node = is_node_type(kind)
-        if is_node:
-            found.append(value)
-        elif kind is tuple or kind is list:
-            found.extend(value)
-    return found
+    """The nodes directly below `node`, in libcst's visit order (its fields, lists spread), as a list."""
+    try:
+        return _CHILDREN[type(node)](node)
+    except KeyError:
+        return _children_function(node)(node)
+
+
+# node class -> a function made for it (`_children_function`) that lists the children of one of its nodes
+_CHILDREN = {}
+
+
+def _children_function(node):
+    """`children` for nodes of `node`'s class, written out field by field (no loop over the names, no getattr):
+    it runs for every node of every walk. Node-ness is looked up per value type (NODE_TYPES), not asked of
+    isinstance: libcst's node classes are ABCs."""
+    kind = type(node)
+    lines = ["def children(node):", "    found = []"]
+    for name in child_fields(node):
+        lines += [f"    value = node.{name}", "    kind = type(value)", "    if kind is tuple or kind is list:",
+                  "        found.extend(value)", "    else:", "        is_node = NODE_TYPES.get(kind)",
+                  "        if is_node is None:", "            is_node = is_node_type(kind)", "        if is_node:",
+                  "            found.append(value)"]
+    lines.append("    return found")
+    namespace = {"NODE_TYPES": NODE_TYPES, "is_node_type": is_node_type}
+    code = compile("\n".join(lines), f"<porter.frontend.walk children of {kind.__name__}>", "exec")
+    exec(code, namespace)  # noqa: S102 - porter's own code, written from libcst's field names (never the input)
+    function = _CHILDREN[kind] = namespace["children"]
+    return function
 
 
 def _walk(node, visitor):

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.frontend.positions import WHITESPACE, node_positions
@@ -73,3 +75,28 @@ def test_whitespace_has_no_position():
 @pytest.mark.parametrize("text", ["", "\n", "# only a comment", "# only a comment\n", "x = 1", "x = 1\n\n\n"])
 def test_module_ends_match_libcst(text):
     assert_same_positions(text)
+
+
+NAMES = st.lists(st.sampled_from(["x", "self", "nn", "é", "_a1"]), min_size=1, max_size=4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(names=NAMES, parens=st.lists(st.integers(0, 2), min_size=4, max_size=4), first=st.booleans())
+def test_names_and_parentheses_match_libcst(names, parens, first):
+    """The pass's own codegen of names and parenthesised expressions: a name first in the file, names in any
+    number of parentheses, in calls, attributes and subscripts over several lines."""
+    def wrapped(text, depth):
+        return "(" * depth + text + ")" * depth
+
+    call = wrapped(f"{names[0]}(\n    {', '.join(wrapped(n, parens[1]) for n in names)},\n)", parens[0])
+    lines = [f"{wrapped(names[-1], parens[2])} = {call}.{names[0]}[{wrapped(names[0], parens[3])}]"]
+    if not first:
+        lines.insert(0, "# a comment first")
+    assert_same_positions("\n".join(lines) + "\n")
+
+
+def test_libcst_codegen_is_its_own_after_the_pass():
+    module = cst.parse_module(TRICKY)
+    node_positions(module)
+    assert module.code == TRICKY
+    assert libcst_positions(module)  # libcst's provider, with its own codegen state, still works
