@@ -10,7 +10,7 @@ from pathlib import Path
 
 from porter import __version__, quick_exit
 from porter.errors import InternalError, PorterError, UsageError, WeightsError
-from porter.gc_tuning import fewer_collections
+from porter.gc_tuning import fewer_collections, pause_until_settled
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader closed the pipe
@@ -154,6 +154,7 @@ def check_framework(conversion, requested, source_display):
 def run_convert(args):
     from porter.frontend.syntax_check import abandon_early_checks, start_early_check
 
+    pause_until_settled()  # the parse below makes no garbage: no collection until it is done (gc_tuning.py)
     source = Path(args.source)
     if _is_file(source):  # CPython's check and libcst's parse of it run beside the imports below (syntax_check.py)
         start_early_check(source, str(source))

@@ -13,6 +13,7 @@ from porter.frontend.script_code import script_line_ranges
 from porter.frontend.source import parse_source
 from porter.frontend.spatial_size import solve_spatial_size
 from porter.frontend.training_code import ExampleInput, read_training_code
+from porter.gc_tuning import settled
 from porter.ir.values import tensor
 from porter.output import listed_files, manifest_text
 from porter.passes.classes import FileTranslator
@@ -167,6 +168,7 @@ def convert(options, read_only=False):
     source_path = Path(options.source)
     display = str(options.source)
     source = options.parsed or parse_source(source_path, display)
+    settled()  # the parse's objects live to the end: out of the collector's way from here (gc_tuning.py)
     if not source.classes:
         unbound = unbound_module_bases(source)
         raise SourceError("no nn.Module subclass found", display, hint=(

@@ -114,7 +114,9 @@ def _callers(source):
     for statement in source.module.body:
         if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or source.is_linked(statement):
             continue
-        found = {node.func.value for node in descendants(statement) if isinstance(node, cst.Call) and
+        # the node index's calls of the statement (one walk of the module for all such questions), not a walk
+        # of every node of the statement, whitespace included
+        found = {node.func.value for node in source.nodes_in(statement, cst.Call) if
                  isinstance(node.func, cst.Name) and node.func.value in source.functions}
         for callee in found - {statement.name.value}:
             callers.setdefault(callee, set()).add(statement.name.value)
