@@ -242,24 +242,45 @@ def convert(options, read_only=False):
 
 
 def _lint_started(source, ctx):
-    """`lint_tpu(source, ctx)` started in a forked child (porter.forked), its findings sent back as tuples."""
+    """`lint_tpu(source, ctx)` started in a forked child (porter.forked), its findings sent back as tuples; the
+    child also derives the reports' notes (`derive_notes`: they read only the source and the translation, settled
+    before the fork), which the report child would otherwise derive after the module is formatted: here they are
+    made while this process renders the module."""
     from porter.forked import Forked, can_fork
 
     if not can_fork():
         return None
 
     def findings():
-        return [_finding_fields(finding) for finding in lint_tpu(source, ctx)]
+        return [_finding_fields(finding) for finding in lint_tpu(source, ctx)], _notes_fields(source, ctx)
 
     return Forked(findings)
 
 
+def _notes_fields(source, ctx):
+    """`derive_notes(source, ctx)` as plain data ({owner: [Note fields]}), or None where it fails: the reports then
+    derive the notes themselves and meet the error where they always did."""
+    from porter.report.adjustments import derive_notes
+
+    try:
+        notes = derive_notes(source, ctx)
+    except Exception:  # noqa: BLE001 - raised again, in order, by the reports
+        return None
+    return {owner: [(n.line, n.kind, n.text, n.owner, n.method) for n in found] for owner, found in notes.items()}
+
+
 def _lint_result(lint, source, ctx):
     """The TPU lint's findings, each class's also set on its ModuleIR, as `lint_tpu` leaves them: the forked
-    child's, or (no child, or it failed) the lint run here, which raises what the child met."""
+    child's, or (no child, or it failed) the lint run here, which raises what the child met. The child's notes go
+    to `ctx.derived_notes` (read by porter.report.model)."""
     fields = lint.result() if lint is not None else None
     if fields is None:
         return lint_tpu(source, ctx)
+    fields, notes = fields
+    if notes is not None:
+        from porter.report.adjustments import Note
+
+        ctx.derived_notes = {owner: [Note(*entry) for entry in found] for owner, found in notes.items()}
     from porter.ir.module_ir import TpuFinding
 
     findings = [TpuFinding(*entry) for entry in fields]

@@ -166,7 +166,9 @@ def _build(source, ctx, manifest, dropped, warnings, module_text):
     numbered = module_text is not None
     generated = GeneratedText(module_text if numbered else _fallback_text(source, ctx), numbered=numbered)
     walks = build_walks(source, ctx, generated)
-    notes = derive_notes(source, ctx)
+    notes = getattr(ctx, "derived_notes", None)  # derived beside the module's rendering (convert._lint_started)
+    if notes is None:
+        notes = derive_notes(source, ctx)
     module_name = manifest["sources"][0]["module"]
     main_class = manifest["main_class"]
     manifest_classes = {c["name"]: c for c in manifest["sources"][0]["classes"]}
