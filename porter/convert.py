@@ -208,23 +208,26 @@ def convert(options, read_only=False):
     # the TPU lint (advice for TPU: shown in the manifest and reports, never an exit code) in a forked child while
     # this process renders the model module and the runtime module beside it, which ruff formats meanwhile
     lint = _lint_started(source, ctx) if options.reports_aside else None
+    notes = _notes_started(source, ctx) if options.reports_aside else None  # the reports' notes, in a second child
     try:
         module_files = emitter.render_started(module_name)
+        if options.module_dir:  # a file of a package: mirrored under OUT
+            module_files = {f"{options.module_dir}/{name}": text for name, text in module_files.items()}
+            module_name = f"{options.module_dir}/{module_name}"
+        out = Path(options.out) if options.out else default_out(source_path)
+        tpu_findings = _lint_result(lint, source, ctx)
+        imported = {name for names in emitter.imported.values() for name in names}  # translated in a sibling's port
+        manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
+                                  options.init_args, tpu_findings, imported)
+        manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
+        files = {name: pending.result() for name, pending in module_files.items()}
+        ctx.generated_files = files  # the reports place generated line numbers from it
+        _take_notes(notes, ctx)
     except BaseException:
-        if lint is not None:
-            lint.abandon()
+        for child in (lint, notes):
+            if child is not None:
+                child.abandon()
         raise
-    if options.module_dir:  # a file of a package: mirrored under OUT
-        module_files = {f"{options.module_dir}/{name}": text for name, text in module_files.items()}
-        module_name = f"{options.module_dir}/{module_name}"
-    out = Path(options.out) if options.out else default_out(source_path)
-    tpu_findings = _lint_result(lint, source, ctx)
-    imported = {name for names in emitter.imported.values() for name in names}  # translated in a sibling's port
-    manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
-                              options.init_args, tpu_findings, imported)
-    manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
-    files = {name: pending.result() for name, pending in module_files.items()}
-    ctx.generated_files = files  # the reports place generated line numbers from it
     producers = _extra_outputs(options.reports_only)
     outputs = None
     if options.reports_aside and not options.reports_only:
@@ -242,45 +245,52 @@ def convert(options, read_only=False):
 
 
 def _lint_started(source, ctx):
-    """`lint_tpu(source, ctx)` started in a forked child (porter.forked), its findings sent back as tuples; the
-    child also derives the reports' notes (`derive_notes`: they read only the source and the translation, settled
-    before the fork), which the report child would otherwise derive after the module is formatted: here they are
-    made while this process renders the module."""
+    """`lint_tpu(source, ctx)` started in a forked child (porter.forked), its findings sent back as tuples."""
     from porter.forked import Forked, can_fork
 
     if not can_fork():
         return None
 
     def findings():
-        return [_finding_fields(finding) for finding in lint_tpu(source, ctx)], _notes_fields(source, ctx)
+        return [_finding_fields(finding) for finding in lint_tpu(source, ctx)]
 
     return Forked(findings)
 
 
-def _notes_fields(source, ctx):
-    """`derive_notes(source, ctx)` as plain data ({owner: [Note fields]}), or None where it fails: the reports then
-    derive the notes themselves and meet the error where they always did."""
-    from porter.report.adjustments import derive_notes
+def _notes_started(source, ctx):
+    """The reports' notes (`derive_notes`: they read only the source and the translation, settled here) derived in
+    a forked child while this process renders and formats the module, sent back as plain data: the report child,
+    forked once the module is formatted, then starts with them made (a third of its work)."""
+    from porter.forked import Forked, can_fork
 
-    try:
-        notes = derive_notes(source, ctx)
-    except Exception:  # noqa: BLE001 - raised again, in order, by the reports
+    if not can_fork():
         return None
-    return {owner: [(n.line, n.kind, n.text, n.owner, n.method) for n in found] for owner, found in notes.items()}
+
+    def notes():
+        from porter.report.adjustments import derive_notes
+
+        return {owner: [(n.line, n.kind, n.text, n.owner, n.method) for n in found]
+                for owner, found in derive_notes(source, ctx).items()}
+
+    return Forked(notes)
+
+
+def _take_notes(notes, ctx):
+    """The notes child's notes as `ctx.derived_notes` (read by porter.report.model); nothing where there is no
+    child or it failed: the reports derive the notes themselves, and meet any error where they always did."""
+    fields = notes.result() if notes is not None else None
+    if fields is not None:
+        from porter.report.adjustments import Note
+
+        ctx.derived_notes = {owner: [Note(*entry) for entry in found] for owner, found in fields.items()}
 
 
 def _lint_result(lint, source, ctx):
     """The TPU lint's findings, each class's also set on its ModuleIR, as `lint_tpu` leaves them: the forked
-    child's, or (no child, or it failed) the lint run here, which raises what the child met. The child's notes go
-    to `ctx.derived_notes` (read by porter.report.model)."""
+    child's, or (no child, or it failed) the lint run here, which raises what the child met."""
     fields = lint.result() if lint is not None else None
     if fields is None:
         return lint_tpu(source, ctx)
-    fields, notes = fields
-    if notes is not None:
-        from porter.report.adjustments import Note
-
-        ctx.derived_notes = {owner: [Note(*entry) for entry in found] for owner, found in notes.items()}
     from porter.ir.module_ir import TpuFinding
 
     findings = [TpuFinding(*entry) for entry in fields]

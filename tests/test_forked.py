@@ -124,3 +124,30 @@ def test_a_tpu_lint_that_fails_fails_as_in_order(monkeypatch, tmp_path):
     source.write_text(TPU_LINTED)
     with pytest.raises(RuntimeError, match="lint broke"):
         convert(ConvertOptions(source, tmp_path / "out", input_specs=["8"], reports_aside=True))
+
+
+@needs_fork
+@pytest.mark.parametrize("name", ["resnet", "gpt_mini"])
+def test_the_notes_aside_are_the_notes_derived_in_order(name):
+    """The reports' notes derived in a forked child (convert._notes_started) are derive_notes' own, in its order."""
+    from porter.report.adjustments import derive_notes
+
+    conversion = convert(ConvertOptions(FIXTURES / f"{name}.py", GOLDEN / name, reports_aside=True))
+    ctx = conversion.translator.ctx
+    assert any(ctx.derived_notes.values())
+    assert list(ctx.derived_notes.items()) == list(derive_notes(conversion.translator.source, ctx).items())
+
+
+@needs_fork
+def test_notes_that_fail_fail_as_in_order(monkeypatch):
+    """The notes child's failure is not the answer: the reports derive the notes themselves and meet the error."""
+    import porter.report.adjustments
+    import porter.report.model
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("notes broke")
+
+    monkeypatch.setattr(porter.report.adjustments, "derive_notes", broken)
+    monkeypatch.setattr(porter.report.model, "derive_notes", broken)
+    with pytest.raises(RuntimeError, match="notes broke"):
+        convert(ConvertOptions(FIXTURES / "lenet.py", GOLDEN / "lenet", reports_aside=True))
