@@ -219,7 +219,8 @@ def _c_tokens(text):
     if any(line.strip() and not line.lstrip().startswith("#") for line in rest):
         return None  # stopped before the end: a dedent tokenize rejects
     operator, exact = tokenize.OP, _EXACT_OPERATOR_TYPES
-    return [(operator if kind in exact else kind, value, line) for value, kind, line, *_ in read]
+    # seven fields named, not `*_`: a starred target builds a list per token (a tenth of the report's model)
+    return [(operator if kind in exact else kind, value, line) for value, kind, line, _, _, _, _ in read]
 
 
 try:  # Python 3.11: tokenize is pure Python; 3.12's is the C tokenizer already, with another interface
