@@ -230,3 +230,42 @@ def test_gradients_of_g_and_v_match_torch(api, layer, dim):
         transform = entries[key].to_keras or (lambda a: a)
         np.testing.assert_allclose(gradients[key].numpy(), transform(parameter.grad.numpy()), rtol=1e-4, atol=1e-5,
                                    err_msg=key)
+
+
+SPECTRAL_MODEL = '''
+import torch
+import torch.nn as nn
+from torch.nn.utils import parametrizations, spectral_norm
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = spectral_norm(nn.Conv2d(3, 6, 3, padding=1))
+        self.b = parametrizations.spectral_norm(nn.ConvTranspose2d(6, 4, 3, stride=2, groups=2))
+        self.c = nn.utils.spectral_norm(nn.Conv2d(4, 4, 1), dim=1)
+
+    def forward(self, x):
+        return self.c(torch.nn.functional.leaky_relu(self.b(self.a(x)), 0.2))
+'''
+
+
+@pytest.fixture(scope="module")
+def spectral(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("spectral"), textwrap.dedent(SPECTRAL_MODEL), input_specs=("3,5,6",))
+
+
+@settings(max_examples=6, deadline=None)
+@given(batch=st.integers(1, 3), extra=st.integers(0, 3), seed=st.integers(0, 2**16))
+def test_spectral_norm_matches_torch_in_evaluation(spectral, batch, extra, seed):
+    """After torch's training-time power iterations moved u and v, the evaluated port equals torch (legacy and
+    parametrizations), eagerly and under XLA."""
+    torch.manual_seed(seed)
+    spectral.torch_model.train()
+    for _ in range(2):
+        spectral.torch_model(torch.randn(2, 3, 5, 6))
+    spectral.torch_model.eval()
+    copy_torch_weights(spectral.torch_model, spectral.keras_model)
+    x = random_input(seed, (batch, 3, 4 + extra, 5 + extra))
+    assert_same_outputs(spectral, [x], tolerance=1e-5, what=f"spectral x{x.shape}")
+    assert_same_outputs(spectral, [x], tolerance=1e-5, what=f"spectral x{x.shape} (XLA)", jit=True)
