@@ -60,7 +60,7 @@ def _spectral_norm_value(layer):
     return weight / sigma
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _spectral_normed_class(cls, name):
     # a value written to the computed weight changes nothing in torch (it is recomputed before each forward)
     weight = property(_spectral_norm_value, lambda self, value: None)

@@ -117,7 +117,7 @@ class WeightNormed:
                           StateEntry(v_key, self.weight_norm_v, spec.v_to_keras)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parametrized_class(cls, name):
     # torch recomputes the weight from g and v before each forward: a value written to it (TCN's
     # `self.conv1.weight.data.normal_(0, 0.01)`) changes nothing, so the setter keeps g and v as they are
