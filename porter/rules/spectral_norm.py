@@ -10,6 +10,8 @@ from porter.rules.weight_norm import translate_module_wrapper
 SIGNATURE = Signature.parse("(module, name='weight', n_power_iterations=1, eps=1e-12, dim=None)")
 
 function_rule("torch.nn.utils.spectral_norm", "torch.nn.utils.spectral_norm.spectral_norm",
-              translate=translate_module_wrapper("spectral_norm", SIGNATURE), layout="source")
+              translate=translate_module_wrapper("spectral_norm", SIGNATURE), layout="source",
+              returns_module_argument=True)
 function_rule("torch.nn.utils.parametrizations.spectral_norm",
-              translate=translate_module_wrapper("parametrized_spectral_norm", SIGNATURE), layout="source")
+              translate=translate_module_wrapper("parametrized_spectral_norm", SIGNATURE), layout="source",
+              returns_module_argument=True)

@@ -31,9 +31,12 @@ def translate_module_wrapper(runtime, signature):
 
 
 function_rule("torch.nn.utils.weight_norm", "torch.nn.utils.weight_norm.weight_norm",
-              translate=translate_module_wrapper("weight_norm", APPLY_SIGNATURE), layout="source")
+              translate=translate_module_wrapper("weight_norm", APPLY_SIGNATURE), layout="source",
+              returns_module_argument=True)
 function_rule("torch.nn.utils.parametrizations.weight_norm",
-              translate=translate_module_wrapper("parametrized_weight_norm", APPLY_SIGNATURE), layout="source")
+              translate=translate_module_wrapper("parametrized_weight_norm", APPLY_SIGNATURE), layout="source",
+              returns_module_argument=True)
 function_rule("torch.nn.utils.remove_weight_norm", "torch.nn.utils.weight_norm.remove_weight_norm",
               "torch.nn.utils.parametrize.remove_parametrizations",
-              translate=translate_module_wrapper("remove_weight_norm", REMOVE_SIGNATURE), layout="source")
+              translate=translate_module_wrapper("remove_weight_norm", REMOVE_SIGNATURE), layout="source",
+              returns_module_argument=True)

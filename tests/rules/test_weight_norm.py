@@ -269,3 +269,13 @@ def test_spectral_norm_matches_torch_in_evaluation(spectral, batch, extra, seed)
     x = random_input(seed, (batch, 3, 4 + extra, 5 + extra))
     assert_same_outputs(spectral, [x], tolerance=1e-5, what=f"spectral x{x.shape}")
     assert_same_outputs(spectral, [x], tolerance=1e-5, what=f"spectral x{x.shape} (XLA)", jit=True)
+
+
+@pytest.mark.parametrize("name", ["tcn", "sequence"])
+def test_weight_normed_layers_keep_their_layout(ported, name):
+    """A weight-normed conv is the conv to the layout pass (a Sequential of them runs channels-last): the traced
+    graph holds no Transpose beyond the boundary's two."""
+    from porter.verify.harness import count_transposes
+
+    x = random_input(0, (2, 3, 20) if name == "tcn" else (2, 4, 9))
+    assert count_transposes(ported(name).keras_model, [x]) <= 2
