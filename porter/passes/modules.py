@@ -465,7 +465,16 @@ class ModuleResolver:
             return self._function_return(self.source.functions[node.func.value], node, env, owner)
         if dotted_name(node.func) in ("copy.deepcopy", "deepcopy") and node.args:
             return self.ref_of(node.args[0].value, env, owner)
+        if node.args and self.hands_back_its_module(node.func):  # `weight_norm(nn.Conv1d(...))`: that layer
+            return self.ref_of(node.args[0].value, env, owner)
         return UNKNOWN_MODULE
+
+    def hands_back_its_module(self, func):
+        """Whether `func` is a function rule that returns the layer it is given (reparametrized in place)."""
+        from porter.rules.registry import load_all_rules
+
+        rule = load_all_rules()[1].get(self.source.imports.resolve(func))
+        return rule is not None and rule.extra.get("returns_module_argument", False)
 
     def _elements(self, elements, env, owner):
         refs = []

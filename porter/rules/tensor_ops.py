@@ -859,6 +859,7 @@ function_rule("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTen
 for _kind in ("zeros", "ones", "full", "empty"):
     function_rule(f"Tensor.new_{_kind}", translate=translate_new_tensor("zeros" if _kind == "empty" else _kind),
                   layout="source")
+function_rule("Tensor.new", runtime="tensor_new", signature="(input, *args)", layout="source")
 function_rule("torch.tril", "Tensor.tril", runtime="tril", signature="(input, diagonal=0)", layout="source",
               same_rank=True)
 function_rule("torch.triu", "Tensor.triu", runtime="triu", signature="(input, diagonal=0)", layout="source",

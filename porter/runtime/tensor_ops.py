@@ -524,3 +524,15 @@ def floor_divide(input, other):
 
 def clone(input, **unused):
     return tf.identity(input)
+
+
+def tensor_new(input, *args):
+    """torch's legacy `x.new(...)`: x's dtype. No argument: an empty (0,) tensor; ints or a torch.Size: that size
+    (torch leaves it uninitialised, here zeros); a tensor, array, list or tuple: its values (tuples are data, as in
+    torch: `x.new((2, 3))` is the 2-vector [2, 3])."""
+    if not args:
+        return tf.zeros([0], input.dtype)
+    if len(args) == 1 and not isinstance(args[0], (int, tf.TensorShape)):
+        return tf.cast(tf.convert_to_tensor(args[0]), input.dtype)
+    sizes = list(args[0]) if isinstance(args[0], tf.TensorShape) else list(args)
+    return tf.zeros(_shape_args(sizes), input.dtype)

@@ -55,6 +55,8 @@ OPS = {
     "arange_scale": "y = y * torch.arange(y.shape[1], dtype=torch.float32).view(1, -1, 1, 1)",
     "size_unpack": "b, c, h, w = y.shape\n        y = y.reshape(b, c * h, w)",
     "new_zeros_cat": "y = torch.cat([y, y.new_zeros(y.shape[0], 1, y.shape[2], y.shape[3])], 1)",
+    "tensor_new": "y = y.new(y) * 2.0 + y.new([0.5, 1.5]).sum() + y.new(y.size(0), 1, 1, 1).zero_() + "
+                  "y.new().numel()",
     "tril_bmm": "z = y.flatten(2)\n        y = torch.bmm(z, z.transpose(1, 2)).tril()",
     "slice_channels_last": "y = y[:, 2:, 1:-1, ::2] * 2.0",
     "index_pending_permute": "z = y.permute(1, 0, 3, 2)\n        y = z[0] + z[1, ..., :1]",
