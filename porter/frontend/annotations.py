@@ -11,6 +11,7 @@ import functools
 import libcst as cst
 
 from porter.frontend.imports import KEPT_STDLIB, dotted_name
+from porter.frontend.walk import walk
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -58,7 +59,7 @@ def _names_needed(node):
         def visit_SimpleString(self, string):
             found.add("<string annotation>")
 
-    node.visit(Collector())
+    walk(node, Collector())
     return found
 
 

@@ -124,11 +124,11 @@ def _first_call_on(forward, name):
             self.calls.pop()
 
         def visit_Assign(self, node):
-            node.value.visit(self)  # `x = self.conv(x)` reads x before it rebinds it
+            walk(node.value, self)  # `x = self.conv(x)` reads x before it rebinds it
             return False
 
         def visit_Attribute(self, node):
-            node.value.visit(self)  # `self.x` names an attribute, not the argument x
+            walk(node.value, self)  # `self.x` names an attribute, not the argument x
             return False
 
         def visit_Name(self, node):
@@ -138,7 +138,7 @@ def _first_call_on(forward, name):
             first = [a for a in call.args if a.keyword is None] if call is not None else []
             found.append(call if first and first[0].value is node and not first[0].star else None)
 
-    forward.body.visit(Visitor())
+    walk(forward.body, Visitor())
     return found[0] if found else None
 
 

@@ -26,6 +26,7 @@ import libcst as cst
 from porter.frontend.gluon_namespace import DEFAULT_NAMES, without_namespace_arguments
 from porter.frontend.gluon_runtime_calls import without_runtime_calls
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 
 # Canonical ids (after imports.CANONICAL_PREFIXES) of the classes a Gluon model class derives from.
 BLOCK_BASES = {"mxnet.gluon.Block", "mxnet.gluon.HybridBlock", "mxnet.gluon.nn.Block",
@@ -123,7 +124,7 @@ def _own_parameters(init, imports):
                     if name is not None and name.startswith("self.") and name.count(".") == 1:
                         found.add(name[5:])
 
-    init.visit(Finder())
+    walk(init, Finder())
     return frozenset(found)
 
 
@@ -242,7 +243,7 @@ def _mentions_name_scope(method):
             if any(_is_name_scope(item) for item in node.items):
                 found.append(node)
 
-    method.visit(Finder())
+    walk(method, Finder())
     return bool(found)
 
 
@@ -301,7 +302,7 @@ def _locals_of(function):
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in TRAINING_CALLS:
                 training.append(node)
 
-    function.visit(Finder())
+    walk(function, Finder())
     return returns, assigned, training
 
 
@@ -480,7 +481,7 @@ def _foreign(node, imports):
                     is_gluon(canonical) or canonical == "os" or canonical.startswith("os.")):
                 found.append(name)
 
-    node.visit(Finder())
+    walk(node, Finder())
     return bool(found)
 
 
@@ -493,7 +494,7 @@ def _loads_weights(node, imports):
             if name in WEIGHT_LOADERS:
                 found.append(call)
 
-    node.visit(Finder())
+    walk(node, Finder())
     return bool(found)
 
 
@@ -592,7 +593,7 @@ def table_calls(call, function, classes, module):
                 if isinstance(target.target, cst.Name):
                     assigned.setdefault(target.target.value, []).append(node.value)
 
-    function.visit(Finder())
+    walk(function, Finder())
     tables = _top_level_values(module)
     callees = [c for c in dict.fromkeys(_class_of(call.func, classes, tables, assigned, set()))]
     if not callees or isinstance(call.func, cst.Name) and call.func.value in classes:

@@ -10,6 +10,8 @@ becomes `super().forward(x)`, as hybrid_forward itself becomes `forward`.
 
 import libcst as cst
 
+from porter.frontend.walk import walk
+
 DEFAULT_NAMES = frozenset({"F"})  # what Gluon code calls the namespace everywhere (its documentation's spelling)
 
 
@@ -31,7 +33,7 @@ def namespace_parameters(function, names):
                     node.value.value in candidates:
                 used.add(node.value.value)
 
-    function.body.visit(Finder())
+    walk(function.body, Finder())
     return frozenset(used)
 
 

@@ -20,6 +20,7 @@ import libcst as cst
 
 from porter.frontend.gluon import is_parameter_construction
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 
 STRING_METHODS = frozenset({"replace", "lower", "upper", "strip", "lstrip", "rstrip"})
 
@@ -55,7 +56,7 @@ def _comprehension_key(function):
                     dotted_name(loop.iter.func) == "self._reg_params.items":
                 found.append((cst.Module([]).code_for_node(node.key), target.elements[0].value.value))
 
-    function.visit(Finder())
+    walk(function, Finder())
     if len(found) != 1:
         return None
     code, variable = found[0]
@@ -106,5 +107,5 @@ def _parameter_attributes(init, imports):
                 if name is not None and name.startswith("self.") and name.count(".") == 1 and name[5:] not in found:
                     found.append(name[5:])
 
-    init.visit(Finder())
+    walk(init, Finder())
     return found

@@ -10,6 +10,8 @@ import functools
 
 import libcst as cst
 
+from porter.frontend.walk import walk
+
 # Standard-library modules whose imports the port keeps (and whose names annotations may use).
 KEPT_STDLIB = frozenset({"math", "collections", "dataclasses", "typing", "functools", "itertools", "enum", "numbers",
                          "abc", "warnings", "copy", "inspect", "operator", "string", "re", "random", "types",
@@ -161,7 +163,7 @@ def mentions_torch(node, imports):
             if imports.is_torch(imports.resolve(name)):
                 found.append(name)
 
-    node.visit(Finder())
+    walk(node, Finder())
     return bool(found)
 
 
@@ -189,5 +191,5 @@ def _walk_imports(module):
         def visit_ImportFrom(self, node):
             found.append(node)
 
-    module.visit(Visitor())
+    walk(module, Visitor())
     return found

@@ -28,6 +28,7 @@ from porter.frontend.imports import ImportTable, bound_name, dotted_name, top_le
 from porter.frontend.names import bound_names, names_in, top_level_bindings
 from porter.frontend.static_branches import decided_module
 from porter.frontend.unchecked_parse import parsed_module
+from porter.frontend.walk import walk
 
 MAX_STAR_DEPTH = 4  # `from .a import *` of a module that star-imports in turn, this deep
 BANNER = "# --- porter: definitions imported from {path} ---"
@@ -184,7 +185,7 @@ class _Linker:
                 def visit_ImportFrom(self, node):
                     imports.append(node)
 
-            statement.visit(Collector())
+            walk(statement, Collector())
             self.statement_names[key] = (statement, names, imports)
         return self.statement_names[key]
 
@@ -226,7 +227,7 @@ class _Linker:
                     return
                 names[name] = (target, name)
 
-        module.visit(Finder())
+        walk(module, Finder())
         found = {name: target for name, target in names.items() if self.defines(*target)}
         return _ModuleAttributes(modules, found) if found else None
 
@@ -628,7 +629,7 @@ def _calls_any(function, names):
             if isinstance(call.func, cst.Name) and call.func.value in wanted:
                 found.append(call)
 
-    function.visit(Finder())
+    walk(function, Finder())
     return bool(found)
 
 
@@ -676,7 +677,7 @@ def _builds_layers(function):
             if (name.startswith("nn.") or name.startswith("torch.nn.")) and name.rsplit(".", 1)[-1][:1].isupper():
                 found.append(call)
 
-    function.visit(Finder())
+    walk(function, Finder())
     return bool(found)
 
 

@@ -14,6 +14,8 @@ uses or derives from (the class the others feed into).
 
 import libcst as cst
 
+from porter.frontend.walk import walk
+
 
 def factory_main_class(source, preferred=None):
     """The class the file's public factories return most (see above), or None when no function returns one. It
@@ -107,7 +109,7 @@ class _FunctionReturns(cst.CSTVisitor):
         self.returns, self.bound, self.result, self.conditions = returns, {}, {}, 0
 
     def read(self, function):
-        function.body.visit(self)
+        walk(function.body, self)
         return self.result
 
     def classes_of(self, expression, conditional=False, class_objects=False):
@@ -139,9 +141,9 @@ class _FunctionReturns(cst.CSTVisitor):
 
     def visit_If(self, node):
         self.conditions += 1
-        node.body.visit(self)
+        walk(node.body, self)
         if node.orelse is not None:
-            node.orelse.visit(self)
+            walk(node.orelse, self)
         self.conditions -= 1
         return False
 

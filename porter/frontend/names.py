@@ -3,6 +3,8 @@ the linker)."""
 
 import libcst as cst
 
+from porter.frontend.walk import walk
+
 
 def names_in(node):
     """Every plain name `node` mentions (reads, writes, attribute names alike)."""
@@ -12,7 +14,7 @@ def names_in(node):
         def visit_Name(self, name):
             names.add(name.value)
 
-    node.visit(Collector())
+    walk(node, Collector())
     return names
 
 

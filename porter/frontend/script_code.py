@@ -13,6 +13,7 @@ classification: `SourceFile.model_names`).
 import libcst as cst
 
 from porter.frontend.names import top_level_bindings
+from porter.frontend.walk import walk
 
 
 def script_line_ranges(source):
@@ -60,7 +61,7 @@ def _calls_anything(statement):
             found.append(node)
             return False
 
-    statement.visit(Finder())
+    walk(statement, Finder())
     return bool(found)
 
 
@@ -86,7 +87,7 @@ def _bound_inside(statement):
         def visit_ImportAlias(self, node):
             names.add(node.asname.name.value if node.asname else cst.Module([]).code_for_node(node.name).split(".")[0])
 
-    statement.visit(Finder())
+    walk(statement, Finder())
     return names
 
 

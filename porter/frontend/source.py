@@ -31,6 +31,7 @@ from porter.frontend.syntax_check import (
     read_text,
 )
 from porter.frontend.unchecked_parse import parsed_module
+from porter.frontend.walk import walk
 from porter.frontend.weight_loading import WEIGHT_DOWNLOADS, downloading_functions, weight_loading_methods
 
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
@@ -164,7 +165,7 @@ class SourceFile:
                 if isinstance(value, str):
                     found.add(value)
 
-        self.module.visit(Collector())
+        walk(self.module, Collector())
         return frozenset(found)
 
     @functools.cached_property
@@ -457,7 +458,7 @@ def builds_torch_layers(function, imports):
         def visit_FunctionDef(self, node):
             return node is function  # nested functions return for themselves
 
-    function.visit(Finder())
+    walk(function, Finder())
     return bool(found) and bool(returns) and not training
 
 

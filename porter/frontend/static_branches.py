@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 # what a `try` may import and still be left as it is: numpy, and the frameworks and libraries porter translates or
@@ -234,7 +235,7 @@ def _names_bound(node):
         def visit_ImportAlias(self, alias):
             names.add(alias.asname.name.value if alias.asname else (dotted_name(alias.name) or "").split(".")[0])
 
-    node.visit(Finder())
+    walk(node, Finder())
     return names
 
 
@@ -253,5 +254,5 @@ def _global_names(module):
         def visit_Global(self, statement):
             names.update(item.name.value for item in statement.names)
 
-    module.visit(Finder())
+    walk(module, Finder())
     return names

@@ -11,6 +11,7 @@ import libcst as cst
 
 from porter.frontend.gluon import literal_array_example
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 
 CREATORS = {"torch.randn": "float32", "torch.rand": "float32", "torch.zeros": "float32", "torch.ones": "float32",
             "torch.empty": "float32", "torch.randint": "int64", "torch.normal": "float32"}
@@ -157,7 +158,7 @@ class TrainingCodeReader(cst.CSTVisitor):
                 returns.append(node.value)
 
         function = self.source.functions[function_name]
-        function.visit(Returns())
+        walk(function, Returns())
         examples = [self.example_of(value) if value is not None else None for value in returns]
         found = examples[0] if examples and all(e is not None and e == examples[0] for e in examples) else None
         self.returned[function_name] = found
@@ -326,7 +327,7 @@ def _literal(node, constants=None):
 def read_training_code(source):
     """(class the training code builds and calls, {class: [ExampleInput per forward arg]})."""
     reader = TrainingCodeReader(source)
-    source.module.visit(reader)
+    walk(source.module, reader)
     examples = {}
     for class_name, args in reader.calls:
         inputs = []

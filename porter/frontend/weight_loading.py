@@ -8,6 +8,8 @@ as not carried over) instead of becoming stubs, and the functions they call are 
 
 import libcst as cst
 
+from porter.frontend.walk import walk
+
 # calls that fetch or read pretrained weights: a function making them is I/O, not model code
 WEIGHT_DOWNLOADS = frozenset({"torch.utils.model_zoo.load_url", "torch.hub.load_state_dict_from_url", "torch.hub.load",
                               "torch.hub.download_url_to_file", "torch.load", "urllib.request.urlretrieve"})
@@ -38,7 +40,7 @@ def _scan(function, imports):
             if not downloads and imports.resolve(call.func) in WEIGHT_DOWNLOADS:
                 downloads.append(call)
 
-    function.visit(Finder())
+    walk(function, Finder())
     return bool(downloads), called
 
 
@@ -60,5 +62,5 @@ def _calls(function, imports, downloaders):
                 found.append(call)
             return not found
 
-    function.visit(Finder())
+    walk(function, Finder())
     return bool(found)

@@ -306,7 +306,7 @@ class FileTranslator:
                     calls.extend((self.function[-1], call) for call in gluon.table_calls(
                         node, functions[self.function[-1]], classes, module))
 
-        self.source.module.visit(Finder())
+        walk(self.source.module, Finder())
         handed_up = []  # (base class, the call of its __init__ in a subclass's __init__, leading args to skip)
         for info in classes.values():
             init = info.methods.get("__init__")
@@ -368,7 +368,7 @@ class FileTranslator:
                 if isinstance(node.func, cst.Name) and node.func.value == class_name:
                     found.extend(a for a in node.args if isinstance(a.value, cst.Name) and a.value.value == parameter)
 
-        function.visit(Finder())
+        walk(function, Finder())
         return bool(found)
 
     def share_sibling_hints(self):
@@ -1425,7 +1425,7 @@ def _base_init_calls(init, base):
                     isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "self":
                 found.append((node, 1))
 
-    init.body.visit(Finder())
+    walk(init.body, Finder())
     return found
 
 
@@ -1476,7 +1476,7 @@ def _uses_torch(node, imports, roots=("torch",)):
             if canonical is not None and canonical.split(".")[0] in roots:
                 found.append(attribute)
             if not found:
-                attribute.value.visit(self)  # `self.data`'s `data` is an attribute, not the module-level name
+                walk(attribute.value, self)  # `self.data`'s `data` is an attribute, not the module-level name
             return False
 
         def visit_Name(self, name):
@@ -1484,7 +1484,7 @@ def _uses_torch(node, imports, roots=("torch",)):
             if canonical is not None and canonical.split(".")[0] in roots:
                 found.append(name)
 
-    node.visit(Finder())
+    walk(node, Finder())
     return bool(found)
 
 
@@ -1580,7 +1580,7 @@ def _loop_bound_modules(body, attributes):
                 if ref is not None:
                     bind(node.args[0].value.params.params[0].name, ref.element())
 
-    body.visit(Visitor())
+    walk(body, Visitor())
     return bound
 
 
@@ -1592,7 +1592,7 @@ def _calls_in_order(body):
         def leave_Call(self, node):
             calls.append(node)
 
-    body.visit(Visitor())
+    walk(body, Visitor())
     return calls
 
 

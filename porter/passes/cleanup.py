@@ -12,6 +12,7 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.frontend.names import names_in
+from porter.frontend.walk import walk
 
 # Calls without side effects: a dead assignment of an expression made only of these (and names, attributes,
 # constants, arithmetic) can go. Layers are never here: dropout draws random numbers, BatchNorm updates statistics.
@@ -145,7 +146,7 @@ def _is_pure(node):
         def visit_Lambda(self, node):
             pure[0] = False
 
-    node.visit(Checker())
+    walk(node, Checker())
     return pure[0] and isinstance(node, cst.Call)
 
 

@@ -10,6 +10,8 @@ layout at the call.
 
 import libcst as cst
 
+from porter.frontend.walk import walk
+
 ELEMENTWISE_FUNCTIONS = frozenset({
     "torch.sigmoid", "torch.tanh", "torch.exp", "torch.log", "torch.log1p", "torch.expm1", "torch.relu",
     "torch.abs", "torch.sqrt", "torch.rsqrt", "torch.sign", "torch.erf", "torch.neg", "torch.reciprocal",
@@ -35,7 +37,7 @@ def is_elementwise_function(class_node, imports):
         return False
     checker = _Checker(imports)
     for method in methods:
-        method.body.visit(checker)
+        walk(method.body, checker)
     return checker.elementwise
 
 

@@ -9,6 +9,7 @@ import libcst as cst
 
 from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name, mentions_torch
+from porter.frontend.walk import walk
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
 from porter.ir.lists import holds_images, images_held, images_with_starred
@@ -891,7 +892,7 @@ def _registered_tensors(class_node):
                 names.update(t.target.attr.value for t in node.targets if isinstance(t.target, cst.Attribute)
                              and dotted_name(t.target.value) == "self")
 
-    class_node.visit(Finder())
+    walk(class_node, Finder())
     _REGISTERED[id(class_node)] = (class_node, frozenset(names))
     return _REGISTERED[id(class_node)][1]
 

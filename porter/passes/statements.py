@@ -12,7 +12,7 @@ from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name
 from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
-from porter.frontend.walk import has_escape
+from porter.frontend.walk import has_escape, walk
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
 from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
@@ -1028,7 +1028,7 @@ def _assigned_names(body):
         def visit_For(self, node):
             _collect_names(node.target, names)
 
-    body.visit(Visitor())
+    walk(body, Visitor())
     return names
 
 

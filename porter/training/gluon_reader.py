@@ -17,6 +17,7 @@ Read statically with libcst; nothing is imported or executed.
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 from porter.training import loops
 from porter.training.argparse_flags import namespace_names, read_flags
 from porter.training.gluon_losses import gluon_loss_name, read_gluon_loss, summed
@@ -372,7 +373,7 @@ def _read_multipliers(plan, code, values, index):
             if found:
                 rules.append((pattern, found, index.line(node)))
 
-    code.module.visit(Visitor())
+    walk(code.module, Visitor())
     if not rules:
         return
     if any(p is None or not isinstance(p.value, str) or any(v is None for v in a.values()) for p, a, _ in rules):

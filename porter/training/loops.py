@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 from porter.training.values import LOADERS, Scope, keyword_args, positional_args
 
 WRAPPERS = {"enumerate", "iter", "tqdm", "tqdm.tqdm", "zip", "list"}
@@ -278,5 +279,5 @@ def log_interval_of(index, info):
                     test.left.operator, cst.Modulo):
                 found.append(test.left.right)
 
-    loop.visit(Visitor())
+    walk(loop, Visitor())
     return (found[0], Scope(info.function)) if found else None

@@ -9,6 +9,7 @@ import sys
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 from porter.training import loops
 from porter.training.argparse_flags import namespace_names, read_flags
 from porter.training.clipping import CLIPPERS, read_clip
@@ -293,7 +294,7 @@ def _mentions(node, name):
             if n.value == name:
                 found.append(n)
 
-    node.visit(Visitor())
+    walk(node, Visitor())
     return bool(found)
 
 
@@ -374,7 +375,7 @@ def _defaults_without_training_code(plan, source, main_class):
             def visit_Return(self, node):
                 returns.append(node.value)
 
-        forward.visit(Visitor())
+        walk(forward, Visitor())
         for value in returns:
             if isinstance(value, cst.Call):
                 canonical = source.imports.resolve(value.func) or dotted_name(value.func) or ""

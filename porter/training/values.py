@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import walk
 
 
 class _Unknown:
@@ -381,7 +382,7 @@ def _single_return(function):
         def visit_Return(self, node):
             found.append(node.value)
 
-    function.visit(Visitor())
+    walk(function, Visitor())
     return found[0] if len(found) == 1 and found[0] is not None else None
 
 
