@@ -378,7 +378,8 @@ class ExpressionTranslator(CallTranslator):
         template = body if body.kind != "python" else orelse
         result = template.with_code(f"{body.code} if {test.code} else {orelse.code}")
         agree = type(body.static) is type(orelse.static) and body.static == orelse.static
-        if result.static is not None and not agree:  # `1 if self.batch_first else 0`: unknown unless both agree
+        if result.kind == "python" and result.static is not None and not agree:  # `1 if self.batch_first else 0`:
+            # a Python value is unknown unless both agree (a container's static says what it holds: kept)
             result = result.but(static=None)
         return result
 
