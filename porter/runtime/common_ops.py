@@ -357,7 +357,7 @@ def _kth_along(input, position, dim, keepdim):
 
 def _running_extreme(input, dim, better):
     """(values, int64 indices) of a running max/min along `dim`: torch's cummax/cummin, a NaN taking over from where
-    it appears and an equal value taking the later index."""
+    it appears (each later NaN taking the index) and an equal value taking the later index."""
     input = tf.convert_to_tensor(input)
     rank = len(input.shape)
     if rank == 0:
@@ -373,7 +373,7 @@ def _running_extreme(input, dim, better):
         value, index = item
         nan = tf.math.is_nan(value) if value.dtype.is_floating else tf.zeros_like(value, tf.bool)
         best_nan = tf.math.is_nan(best) if best.dtype.is_floating else tf.zeros_like(best, tf.bool)
-        take = (better(value, best) | tf.equal(value, best) | nan) & ~best_nan
+        take = nan | ((better(value, best) | tf.equal(value, best)) & ~best_nan)
         return tf.where(take, value, best), tf.where(take, index, best_index)
 
     values, indices = tf.scan(step, (moved, positions), initializer=(moved[0], positions[0]))
