@@ -1,4 +1,4 @@
-"""Rules: elementwise math without a one-line TensorFlow twin (`torch.addcmul`/`addcdiv`, `lerp`, `logaddexp`,
+"""Rules: elementwise math (`torch.special` twins included) without a one-line TensorFlow twin (`torch.addcmul`/`addcdiv`, `lerp`, `logaddexp`,
 `log10`, `lgamma`, `erfinv`, `hypot`, `xlogy`, `logit`, `nan_to_num`, `signbit`, `heaviside`).
 
 Layout "any": they run on whatever layout arrives, several tensor operands brought to one layout first, so a
@@ -23,7 +23,10 @@ SIGNATURES = {
     "nan_to_num": "(input, nan=0.0, posinf=None, neginf=None)",
     "heaviside": "(input, values)",
 }
+SPECIAL_ALIASES = {"erfinv": ("torch.special.erfinv",), "logit": ("torch.special.logit",),
+                   "xlogy": ("torch.special.xlogy",), "lgamma": ("torch.special.gammaln",)}
 for _name, _signature in SIGNATURES.items():
-    function_rule(f"torch.{_name}", f"Tensor.{_name}", runtime=_name, signature=_signature, layout="any")
+    function_rule(f"torch.{_name}", f"Tensor.{_name}", *SPECIAL_ALIASES.get(_name, ()), runtime=_name,
+                  signature=_signature, layout="any")
 function_rule("torch.signbit", "Tensor.signbit", runtime="signbit", signature="(input)", layout="any",
               translate=declarative_with_dtype("bool"))

@@ -7,7 +7,7 @@ torch dims (no transpose); the others run in torch's order (layout "source"). Dt
 integers, as in torch).
 """
 
-from porter.ir.values import physical_order, tensor
+from porter.ir.values import physical_order, python, tensor
 from porter.rules.op_helpers import fixed_rank, rank_of, source_call
 from porter.rules.registry import function_rule
 
@@ -47,8 +47,6 @@ def translate_flip(ctx, call):
 def translate_fliplr(ctx, call):
     value = call.all_args()[0] if call.all_args() else call.kwargs["input"]
     dim = 0 if call.canonical.endswith("flipud") else 1
-    from porter.ir.values import python
-
     return _flip(ctx, value, (dim,), [python(repr((dim,)), static=(dim,))])
 
 

@@ -5,7 +5,7 @@ under XLA."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.rules.op_ports import assert_same_outputs, port_cache, random_input, conv_model
+from tests.rules.op_ports import assert_same_outputs, conv_model, port_cache, random_input
 
 
 def ported_cases(tmp_path_factory, ops):
@@ -19,8 +19,8 @@ def check_case(ported, name, batch, height, width, seed, tolerance=1e-5, jit=Tru
         assert_same_outputs(ported(name), [x], tolerance=tolerance, what=f"{name} XLA x{x.shape}", jit=True)
 
 
-SHAPES = dict(batch=st.integers(1, 3), height=st.sampled_from([1, 2, 3, 5]), width=st.sampled_from([1, 2, 4, 7]),
-              seed=st.integers(0, 2**16))
+SHAPES = {"batch": st.integers(1, 3), "height": st.sampled_from([1, 2, 3, 5]),
+          "width": st.sampled_from([1, 2, 4, 7]), "seed": st.integers(0, 2**16)}
 
 
 def drawn(test):

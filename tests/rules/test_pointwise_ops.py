@@ -20,11 +20,14 @@ OPS = {
     "log10": "y = torch.log10(y.abs() + 1e-3)",
     "lgamma": "y = torch.lgamma(y.abs() + 0.1)",
     "erfinv": "y = torch.erfinv(torch.tanh(y) * 0.9)",
+    "special_aliases": "y = torch.special.gammaln(y.abs() + 0.1)"
+                       " + torch.special.xlogy(y.abs(), torch.special.logit(torch.sigmoid(y)).abs())",
     "hypot": "y = torch.hypot(y, y.mean(1, keepdim=True))",
     "xlogy": "y = torch.xlogy(torch.relu(y), y.abs() + 0.5)",
     "logit_eps": "y = torch.logit(torch.sigmoid(3 * y), eps=1e-3)",
     "logit_method": "y = torch.sigmoid(y).logit()",
-    "nan_to_num": "y = torch.nan_to_num(torch.log(y), posinf=7.0, neginf=-3.0) + torch.nan_to_num(1.0 / torch.relu(y), 2.0, 7.0)",
+    "nan_to_num": "y = torch.nan_to_num(torch.log(y), posinf=7.0, neginf=-3.0)"
+                  " + torch.nan_to_num(1.0 / torch.relu(y), 2.0, 7.0)",
     "nan_to_num_default_max": "y = (torch.nan_to_num(1.0 / torch.relu(y)) == 3.4028234663852886e38).float() + torch.relu(y)",
     "nan_to_num_default_min": "y = (torch.nan_to_num(-1.0 / torch.relu(y)) == -3.4028234663852886e38).float() + torch.relu(y)",
     "signbit": "y = torch.signbit(y).float() + torch.signbit(-torch.relu(y)).float()",
