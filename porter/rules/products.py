@@ -1,0 +1,37 @@
+"""Rules: products and distances (`torch.tensordot`, `dot`/`inner` of vectors, `mv`, `baddbmm`, `cdist`, `dist`).
+
+Layout "source": their dim arguments and matrix axes are torch's, so operands go back to torch's order first.
+"""
+
+from porter.rules.op_helpers import fixed_rank, rank_of, source_call
+from porter.rules.registry import function_rule
+
+
+def _tensordot_rank(bound):
+    a, b, dims = bound.get("a"), bound.get("b"), bound.get("dims")
+    if a is None or b is None or a.rank is None or b.rank is None:
+        return None
+    if dims is None:
+        contracted = 2
+    elif isinstance(dims.static, int) and not isinstance(dims.static, bool):
+        contracted = dims.static
+    elif isinstance(dims.static, (tuple, list)) and len(dims.static) == 2:
+        first = dims.static[0]
+        contracted = len(first) if isinstance(first, (tuple, list)) else 1
+    else:
+        return None
+    return a.rank + b.rank - 2 * contracted
+
+
+function_rule("torch.tensordot", translate=source_call("tensordot", "(a, b, dims=2)", _tensordot_rank),
+              layout="source")
+function_rule("torch.dot", "Tensor.dot", "torch.vdot", "Tensor.vdot",
+              translate=source_call("dot", "(input, other)", fixed_rank(0)), layout="source")
+function_rule("torch.mv", "Tensor.mv", translate=source_call("mv", "(input, vec)", fixed_rank(1)), layout="source")
+function_rule("torch.baddbmm", "Tensor.baddbmm",
+              translate=source_call("baddbmm", "(input, batch1, batch2, beta=1, alpha=1)", fixed_rank(3)),
+              layout="source")
+function_rule("torch.cdist", translate=source_call("cdist", "(x1, x2, p=2.0, compute_mode=None)", rank_of("x1")),
+              layout="source")
+function_rule("torch.dist", "Tensor.dist", translate=source_call("dist", "(input, other, p=2)", fixed_rank(0)),
+              layout="source")

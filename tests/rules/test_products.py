@@ -1,0 +1,39 @@
+"""Property tests of the product and distance rules (porter/rules/products.py: tensordot, dot, mv, baddbmm, cdist
+for p in 0/1/2/3/inf, dist) against real torch, operands cut from a Conv2d's channels-last output."""
+
+import pytest
+import torch
+
+from tests.rules.common_op_cases import check_case, drawn, ported_cases
+
+OPS = {
+    "tensordot_lists": "y = torch.tensordot(y, y[0, :, :, :1], dims=([1, 2], [0, 1]))",
+    "tensordot_int": "y = torch.tensordot(y, y[0].transpose(0, 2), 1)",
+    "tensordot_default": "y = torch.tensordot(y, y[0, 0], dims=2)",
+    "dot": "y = torch.dot(y[0, 0, 0], y[-1, 1, 0]) * y",
+    "dot_method": "y = y[0, 0, :, 0].dot(y[0, 3, :, -1]) + y",
+    "mv": "y = torch.mv(y[0, 0], y[0, 1, 0])",
+    "baddbmm": "y = torch.baddbmm(y[:, 0, :, :1], y[:, 1], y[:, 2].transpose(1, 2), beta=0.5, alpha=2.0)",
+    "baddbmm_beta_zero": "y = y[:, 0, :, :1].log().baddbmm(y[:, 1], y[:, 2].transpose(1, 2), beta=0)",
+    "cdist": "y = torch.cdist(y.flatten(2).transpose(1, 2), y[:, :, 0].transpose(1, 2))",
+    "cdist_p1": "y = torch.cdist(y.flatten(2).transpose(1, 2), y[:, :, 0].transpose(1, 2), p=1)",
+    "cdist_p0_rounded": "y = torch.cdist(torch.round(y[:, :, 0]), torch.round(y[:, :, -1]), 0.0)",
+    "cdist_p3": "y = torch.cdist(y[:, :, 0], y[:, :, -1], p=3.0)",
+    "cdist_inf": "y = torch.cdist(y[:, :, 0], y[:, :, -1], p=float('inf'))",
+    "dist": "y = torch.dist(y[:, 0], y[:, 1], 3) * y",
+    "dist_default": "y = y[:, 0].dist(y[:, 1]) + y",
+}
+
+
+@pytest.fixture(scope="module")
+def ported(tmp_path_factory):
+    return ported_cases(tmp_path_factory, OPS)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+@drawn
+def test_products_match_torch(ported, name, batch, height, width, seed):
+    check_case(ported, name, batch, height, width, seed, tolerance=1e-4)
+
+
+torch.set_num_threads(1)
