@@ -269,10 +269,16 @@ class _ScopeReader:
         if kind is cst.UnaryOperation:
             operand = self.value(node.expression, env)
             return operand if isinstance(node.operator, (cst.Minus, cst.Plus)) else None
-        for child in node.children if isinstance(node, cst.BaseExpression) else ():
+        self.inner(node, env)
+        return None
+
+    def inner(self, node, env):
+        """Read the expressions inside `node` (tuple elements, subscripts, comprehensions) for what they fix."""
+        for child in node.children:
             if isinstance(child, cst.BaseExpression):
                 self.value(child, env)
-        return None
+            elif not isinstance(child, (cst.BaseStatement, cst.BaseSmallStatement)):
+                self.inner(child, env)
 
     def call(self, node, env):
         args = [self.value(a.value, env) if not a.star else None for a in node.args if a.keyword is None]
