@@ -90,6 +90,9 @@ def infer_argument_ranks(translator):
         opaque |= reader.opaque
     ranks = {}
     for scope, params in reader.params.items():
+        info = translator.source.classes.get(scope[0]) if scope[0] is not None else None
+        if info is not None and translator.constructs_itself(info):
+            continue  # a recursive class (DLA's Tree): recursion.py settles what its own calls hand it
         for name in params:
             rank = reader.groups.rank_of(_Symbol((scope, name)))
             if rank is not None:
