@@ -23,6 +23,7 @@ from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay
 from porter.passes.function_attributes import LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes, stored_parameters
+from porter.passes.rank_inference import infer_argument_ranks
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
 from porter.passes.statements import INDENT, BodyTranslator
 
@@ -164,6 +165,7 @@ class FileTranslator:
         self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
         self.factory_functions = frozenset()  # functions whose constructions are told a factory model's layouts
         self.factory_handed = frozenset()  # ids of their constructor calls handed to other classes: not told
+        self.argument_ranks = {}  # (scope, parameter) -> the rank its uses fix (rank_inference.py)
 
     # --- entry point -------------------------------------------------------------------------------------
     def translate(self, main_class):
@@ -196,6 +198,7 @@ class FileTranslator:
         for info in self.source.classes.values():
             self.translate_init(info)
         self.class_statement_code = translate_class_statements(self, ClassBodyTranslator)
+        self.argument_ranks = infer_argument_ranks(self)  # what the uses of untyped arguments fix
         self.siblings.extend(self.container_class_groups())
         if main_class is not None:
             args = self.example_values.get(main_class)
@@ -829,7 +832,7 @@ class FileTranslator:
                   {k: list(v) for k, v in self.layout_sites.items()}, self.translated_keys()) if unsettled else None
         try:
             params = [p for p in _params(forward) if p.name.value != "self"]
-            env, arg_values = self.bind_call_values(params, call_values)
+            env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"))
             env, arg_values = self.settle_recursion(info, params, env, arg_values, signature)
             signature.arg_values = tuple(arg_values)
             signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
@@ -931,7 +934,7 @@ class FileTranslator:
         self.speculative += 1
         try:
             params = [p for p in _params(forward) if p.name.value != "self"]
-            env, arg_values = self.bind_call_values(params, call_values)
+            env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"))
             signature = ClassSignature(arg_values=())
             env, arg_values = self.settle_recursion(info, params, env, arg_values, signature)
             signature.arg_values = tuple(arg_values)
@@ -1187,8 +1190,9 @@ class FileTranslator:
                 names.append(name)
         return names
 
-    def bind_call_values(self, params, call_values):
-        """Forward parameters -> Values: what the first caller passes (positional, then keyword)."""
+    def bind_call_values(self, params, call_values, scope=None):
+        """Forward parameters -> Values: what the first caller passes (positional, then keyword); a tensor of
+        unknown rank takes the rank rank_inference.py read off the uses of parameter `name` in `scope`."""
         env, arg_values = {}, []
         args, kwargs = call_values if call_values else ([], {})
         starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
@@ -1226,6 +1230,8 @@ class FileTranslator:
                 value = value.but(layout="source")  # callers settle pending transposes before the call
             if isinstance(value.static, EinsumRecipe):  # the caller's operands are not the callee's names:
                 value = value.but(static=None)  # re-emitting that einsum here would name undefined variables
+            if value.is_tensor and value.rank is None and (scope, name) in self.argument_ranks:
+                value = value.but(rank=self.argument_ranks[(scope, name)])
             env[name] = value.with_code(name)
             arg_values.append(env[name])
         return env, arg_values
@@ -1241,7 +1247,7 @@ class FileTranslator:
         speculative, self.speculative = self.speculative, 0  # a method is translated once, and kept
         try:
             params = [p for p in _params(definition) if p.name.value != "self"]
-            env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)))
+            env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)), key)
             signature = ClassSignature(arg_values=tuple(arg_values))
             self.ctx.method_signatures[key] = signature
             translator = ClassBodyTranslator(self, info, "forward", env, None)
@@ -1276,7 +1282,7 @@ class FileTranslator:
         before the body is translated (a recursive call finds it)."""
         definition = self.source.functions[name]
         params = list(_params(definition))
-        env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)))
+        env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)), (None, name))
         for position, param in enumerate(params):  # what no caller handed over is a plain Python value
             given = position < len(args) or param.name.value in kwargs
             if not given and param.star not in ("*", "**"):

@@ -810,7 +810,8 @@ class BodyTranslator(ExpressionTranslator):
 
     def loop_entry_conversions(self, before):
         """{name: its Value converted channels-last} for the loop-carried images a loop body took in torch's layout
-        and left channels-last (each would otherwise be converted back at the end of every iteration)."""
+        and left channels-last (each would otherwise be converted back at the end of every iteration), or in
+        torch's layout for those that entered as a pending transpose the body rebinds."""
         entering = {}
         outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None  # `x = to_channels_last(x)`
         try:
@@ -822,6 +823,12 @@ class BodyTranslator(ExpressionTranslator):
     def _loop_entries(self, before, entering):
         for name, old in before.items():
             new = self.env.get(name)
+            if isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor and \
+                    old.layout.startswith("permuted:") and new.layout != old.layout:
+                # a pending transpose the body rebinds (`x = layer(x)` per layer): settled once before the loop,
+                # not inside the body, where later iterations would move the layer's result again
+                entering[name] = to_layout(self.ctx, old.with_code(name), "source")
+                continue
             if not (isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor and
                     old.layout == "source" and new.layout == "channels_last"):
                 continue
