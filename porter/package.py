@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 
 from porter import __version__
 from porter.codegen.emit import PortedSibling
+from porter.codegen.shared_runtime import share_runtime
 from porter.convert import Conversion, ConvertOptions, convert, missing_constructs, module_file_name
 from porter.errors import InternalError, SourceError, UsageError
 from porter.frontend.linker import source_root
@@ -274,6 +275,7 @@ def _convert_package(root, options):
             if name in package_files_out:
                 raise InternalError(f"two files of the package would write {name}", str(root))
             package_files_out[name] = text
+    package_files_out = _one_runtime(package_files_out, [c for _, c in conversions])
     source_root_path = None if (root / "__init__.py").is_file() else _relative_posix(root, out)
     if "test_equivalence.py" in package_files_out:
         package_files_out["test_equivalence.py"] = with_package_import(package_files_out["test_equivalence.py"],
@@ -338,12 +340,23 @@ def convert_with_siblings(options):
         entry["classes"] = [c for c in entry["classes"] if c["name"] in file.classes]
         sources.append(entry)
     manifest["sources"] = sources
+    files = _one_runtime(files, [main] + [conversion for _, conversion in made])
     files["PORTING.md"] = files["PORTING.md"].rstrip("\n") + "\n\n" + _siblings_section(sources)
     manifest["files"] = listed_files(files)
     files[MANIFEST] = manifest_text(manifest)
     stubbed = main.exit_code or any(c.exit_code for _, c in made)
     return Conversion(files, manifest, main.warnings, 1 if stubbed else 0, main.translator, main.emitter,
                       main.main_class)
+
+
+def _one_runtime(files, conversions):
+    """`files` with one runtime module shared by the model modules of `conversions` (the main one first;
+    porter.codegen.shared_runtime), the modules it rewrote checked as every generated file is."""
+    modules = [conversion.manifest["sources"][0]["module"] for conversion in conversions]
+    names = {module: conversion.emitter.runtime_names for module, conversion in zip(modules, conversions)}
+    shared = share_runtime(files, modules, names)
+    check_generated({name: text for name, text in shared.items() if text is not files.get(name)})
+    return shared
 
 
 def _siblings_section(sources):

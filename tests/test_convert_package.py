@@ -175,7 +175,7 @@ def porter(*args):
 def forget_mypkg():
     """Each test's `mypkg` is its own: the package imported as such (torch, `porter verify`) leaves sys.modules."""
     yield
-    for name in [name for name in sys.modules if name == "mypkg" or name.startswith("mypkg.")]:
+    for name in [name for name in sys.modules if name.split(".")[0] in ("mypkg", "zoo")]:
         del sys.modules[name]
 
 
@@ -416,14 +416,21 @@ def test_a_source_root_without_init_links_its_absolute_imports(tmp_path, monkeyp
                              "test_equivalence.py", "-k", "baseline"], cwd=out, capture_output=True, text=True,
                             check=False, env={**os.environ, "PORTER_EXAMPLES": "2"})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert_port_matches(torch_model, out / "netlib/yolo_keras.py", "Detect", (2, 3, 16, 16), seed=4)
+
+
+def assert_port_matches(torch_model, module_path, class_name, shape, seed):
+    """The port's `class_name` (built with its defaults) loads the perturbed torch model's weights and matches it."""
+    import torch
+
     perturb_torch_module(torch_model, 0)
-    port = import_path(out / "netlib/yolo_keras.py")
-    keras_model = port.Detect()
+    port = import_path(module_path)
+    keras_model = getattr(port, class_name)()
     port.load_state_dict(keras_model, torch_state_numpy(torch_model))
-    x = np.random.default_rng(4).standard_normal((2, 3, 16, 16)).astype("float32")
+    x = np.random.default_rng(seed).standard_normal(shape).astype("float32")
     with torch.no_grad():
         expected = torch_model.eval()(torch.from_numpy(x)).numpy()
-    assert_equivalent(expected, np.asarray(keras_model(x, training=False)), tolerance=1e-4, what="Detect")
+    assert_equivalent(expected, np.asarray(keras_model(x, training=False)), tolerance=1e-4, what=class_name)
 
 
 
@@ -438,7 +445,9 @@ def test_a_file_of_the_package_brings_the_model_files_it_imports(tmp_path, torch
     manifest = json.loads((out / "porter-manifest.json").read_text())
     assert [entry["module"] for entry in manifest["sources"]] == ["net_keras.py", "common/blocks_keras.py"]
     assert manifest["sources"][0]["imports"][0]["names"] == ["ConvBNReLU"]
-    assert {"common/blocks_keras.py", "common/blocks_keras_runtime.py"} <= set(manifest["files"])
+    # one runtime module for the port: the sibling loads net_keras.py's (one BatchNorm2d class, one TorchLayer)
+    assert "common/blocks_keras.py" in manifest["files"] and "common/blocks_keras_runtime.py" not in manifest["files"]
+    assert '(__file__, "../net_keras_runtime.py")' in (out / "common/blocks_keras.py").read_text()
     monkeypatch.chdir(tmp_path / "mypkg")
     port = import_path(out / "net_keras.py")
     torch.manual_seed(0)
@@ -521,3 +530,68 @@ def test_definitions_live_in_their_own_files_port(tmp_path, monkeypatch):
     assert_equivalent(expected, np.asarray(keras_model(x, training=False)), tolerance=1e-4, what="Net")
     for name in [name for name in sys.modules if name == "shop" or name.startswith("shop.")]:
         del sys.modules[name]
+
+
+FACTORY_PACKAGE = {  # pytorchcv's pattern: layer factories in one file, blocks that check what they built in another
+    "zoo/__init__.py": "",
+    "zoo/common/__init__.py": "",
+    "zoo/common/norm.py": '''from inspect import isfunction
+
+from torch import nn
+
+
+def lambda_batchnorm2d(eps=1e-5):
+    return lambda num_features: nn.BatchNorm2d(num_features=num_features, eps=eps)
+
+
+def create_normalization_layer(normalization, **kwargs):
+    if isfunction(normalization):
+        return normalization(**kwargs)
+    assert isinstance(normalization, nn.Module)
+    return normalization
+''',
+    "zoo/net.py": '''import torch
+from torch import nn
+
+from .common.norm import create_normalization_layer, lambda_batchnorm2d
+
+
+class ConvBlock(nn.Module):
+    def __init__(self, in_channels, out_channels, normalization=lambda_batchnorm2d()):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1, bias=False)
+        self.bn = create_normalization_layer(normalization, num_features=out_channels)
+        assert isinstance(self.bn, nn.BatchNorm2d)
+        assert isinstance(self.bn, (nn.Module, nn.Identity))
+        assert issubclass(type(self.bn), nn.Module)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class Net(nn.Module):
+    def __init__(self, width=8, num_classes=4):
+        super().__init__()
+        self.features = nn.Sequential(ConvBlock(3, width), ConvBlock(width, width))
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean(dim=(2, 3)))
+''',
+}
+
+
+@pytest.mark.parametrize("whole_package", [True, False], ids=["package", "file-with-siblings"])
+def test_layers_built_in_another_file_are_the_classes_the_user_checks(tmp_path, monkeypatch, whole_package):
+    """One runtime module for the whole port: a BatchNorm2d a sibling file's factory builds is the BatchNorm2d of
+    the file that asserts `isinstance(self.bn, nn.BatchNorm2d)`, and `nn.Module` there means any layer of the
+    port; the port matches torch."""
+    for relative, text in FACTORY_PACKAGE.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    out = tmp_path / "out"
+    source = tmp_path / "zoo" if whole_package else tmp_path / "zoo/net.py"
+    assert porter(source, "-o", out, "--class", "Net", "--input-shape", "3,9,9") == 0
+    assert not list(out.rglob("norm_keras_runtime.py"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert_port_matches(importlib.import_module("zoo.net").Net(), out / "net_keras.py", "Net", (2, 3, 9, 9), seed=5)

@@ -53,6 +53,7 @@ class ModuleEmitter:
         self.own_chunks = {}  # (names a top-level statement of the file's own binds) -> its text, `comparable`
         self.imported = {}  # PortedSibling -> [names this module imports from its port]
         self.copied = []  # (name, source file) of linked definitions kept as copies: translated otherwise here
+        self.runtime_names = []  # the runtime definitions the module binds (set when it is rendered)
 
     def render(self, module_name):
         """{file name: text}: the model module `module_name` and, beside it, the runtime module it loads."""
@@ -104,7 +105,8 @@ class ModuleEmitter:
             source_name=self.source.path.name, version=__version__, runtime_file=runtime_name,
             imports=self.imports(model_code, kept_imports), loader=loader, loader_code=loader_code,
             runtime=_free_name("runtime", taken), bindings=bindings, chunks=chunks)
-        definitions = bundle([name for _, name in bindings])
+        self.runtime_names = [name for _, name in bindings]  # a port of several files shares one runtime module
+        definitions = bundle(self.runtime_names)
         runtime = self.env.get_template("runtime_module.py.j2").render(
             model_module=module_name, version=__version__, imports=runtime_modules_used(definitions),
             definitions=definitions)

@@ -61,8 +61,9 @@ def to_layout(ctx, value, wanted, rank=None):
     return tensor(f"to_channels_last({value.code})", rank, "channels_last").but(layout="channels_last")
 
 
-def unify(ctx, values):
-    """Bring tensor operands of an elementwise op to one layout; returns (converted values, layout, rank)."""
+def unify(ctx, values, unknown_rank=False):
+    """Bring tensor operands of an elementwise op to one layout; returns (converted values, layout, rank).
+    `unknown_rank`: the caller takes a channels-last result of unknown rank (an operator's, which needs no axis)."""
     if any(v.is_tensor and v.layout == "flat_channels_last" for v in values):
         values = [to_layout(ctx, v, "source") if v.is_tensor and v.layout == "flat_channels_last" else v
                   for v in values]
@@ -85,7 +86,11 @@ def unify(ctx, values):
         ranks = [v.rank for v in tensors]
         rank = max(ranks) if ranks and None not in ranks else None
         return list(values), "source", rank
-    if leader.rank is None:  # unknown rank: fall back to torch's layout for everyone
+    if leader.rank is None and unknown_rank and all(v.channels_last for v in tensors):
+        # images held channels-last, none of known rank (`self.body(x) + identity`, both results of modules
+        # call_module keeps channels-last): one layout already; a tensor of rank <= 2 has no other
+        return list(values), "channels_last", None
+    if leader.rank is None:  # unknown rank meets torch's layout: everyone in torch's layout
         return [to_layout(ctx, v, "source") for v in values], "source", None
     converted = []
     for value in values:

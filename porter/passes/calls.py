@@ -219,7 +219,9 @@ class CallTranslator:
                 if subject.kind in ("tuple", "module") or subject.static is not None:
                     return python("False", static=False)
                 return python(f"tf.is_tensor({subject.code})")
-            return python(f"isinstance({subject.code}, {self.expr(node.args[1].value).code})")
+            return python(f"isinstance({subject.code}, {self.class_test_operand(node.args[1].value)})")
+        if name == "issubclass" and len(node.args) == 2:
+            return python(f"issubclass({self.code(node.args[0].value)}, {self.class_test_operand(node.args[1].value)})")
         if name == "enumerate" and node.args:
             inner = self.expr(node.args[0].value)
             rest = "".join(f", {self.code(a)}" for a in node.args[1:])
@@ -293,6 +295,16 @@ class CallTranslator:
                 self.ctx.use("python_scalar")
                 return tensor(f"python_scalar({to_layout(self.ctx, argument, 'source').code}, {name})", 0)
         return python(f"{callee.code}({self.plain_args(node)})")
+
+    def class_test_operand(self, node):
+        """The class (or tuple of classes) of an isinstance/issubclass check: torch's nn.Module, as any of the
+        port's layers (its own classes and its built-in layers alike), else the expression as it translates."""
+        if isinstance(node, cst.Tuple):
+            items = [self.class_test_operand(element.value) for element in node.elements]
+            return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+        if self.source.imports.resolve(node) == "torch.nn.Module":
+            return self.ctx.use("AnyLayer")
+        return self.expr(node).code
 
     def construction_code(self, class_name, code, node):
         """The code building an instance of the in-file class `class_name` (`code`: its constructor call `node`)."""
@@ -536,9 +548,10 @@ class CallTranslator:
                 return result
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
         helper = self.ctx.use("call_module")
-        if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank or 0) > 2 and \
+        if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank or 3) > 2 and \
                 not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) + list(kwargs.values())):
-            # an image the caller holds channels-last: the runtime converts only for a module of another layout
+            # an image the caller holds channels-last (of unknown rank: what such a call returned; a tensor of
+            # rank <= 2 has no other layout): the runtime converts only for a module of another layout
             extra = self.training_kwarg(kwargs) + ', held="channels_last"'
             return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
                           "channels_last")

@@ -163,6 +163,7 @@ class FileTranslator:
         self.function_attributes = {}  # (class, attribute) -> LayoutFreeFunction or None (function_attributes.py)
         self.recursive_calls = {}  # class -> [(args, kwargs)] its own call hands it while being translated
         self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
+        self.plain_returns = set()  # classes whose returns disagree (a tuple here, a tensor there): torch's layout
         self.factory_functions = frozenset()  # functions whose constructions are told a factory model's layouts
         self.factory_handed = frozenset()  # ids of their constructor calls handed to other classes: not told
         self.argument_ranks = {}  # (scope, parameter) -> the rank its uses fix (rank_inference.py)
@@ -798,9 +799,11 @@ class FileTranslator:
     def translate_forward(self, info, call_values, output_layout, static=()):
         if static:
             return self.translate_specialisation(info, call_values, static)
-        signature = self.translate_generic_call(info, call_values, output_layout)
-        if signature is None:  # it calls itself: once more, the recursion settled
+        signature = None
+        for _ in range(3):  # again when it calls itself (the recursion settled) or its returns disagree
             signature = self.translate_generic_call(info, call_values, output_layout)
+            if signature is not None:
+                break
         return signature
 
     def translate_generic_call(self, info, call_values, output_layout):
@@ -827,9 +830,12 @@ class FileTranslator:
         ir = self.ctx.ir_for(info)
         self.ctx.current.append(ir)
         speculative, self.speculative = self.speculative, 0  # the generic call is always kept
+        if info.name in self.plain_returns:
+            output_layout = "source"  # its returns disagree: every one in torch's layout, callers take it so
         unsettled = output_layout is None and info.name not in self.recursion_outputs
         before = (_ir_state(ir), dict(self.bound_sites), set(self.generic_sites),
-                  {k: list(v) for k, v in self.layout_sites.items()}, self.translated_keys()) if unsettled else None
+                  {k: list(v) for k, v in self.layout_sites.items()},
+                  self.translated_keys()) if output_layout is None else None
         try:
             params = [p for p in declared_params(forward) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"))
@@ -852,6 +858,12 @@ class FileTranslator:
                     self.bound_sites, self.generic_sites, self.layout_sites = before[1:4]
                     self.forget_translations_since(before[4])  # (classes it called first: for what it handed)
                     return None
+            if translator.returns_disagree and before is not None:  # made again, returning in torch's layout
+                self.plain_returns.add(info.name)
+                _restore_ir_state(ir, before[0])
+                self.bound_sites, self.generic_sites, self.layout_sites = before[1:4]
+                self.forget_translations_since(before[4])
+                return None
             _raising_output(translator, terminated)
             if io_inputs:  # the main class takes its images once, channels-last from here on
                 at = _body_docstring_lines(body)  # (a docstring may be one element of `body`)
@@ -924,6 +936,12 @@ class FileTranslator:
         """`info`'s forward for instances built with the literal values `static`: translated like the generic call,
         with those `self` attributes known (`torch.permute(x, self.dims)` then relabels axes instead of moving
         data). Kept in `specialised_code`; `finish_specialisations` turns the ones that differ into cases of `call`."""
+        signature = self._translate_specialisation(info, call_values, static, trial)
+        if signature is None:  # its returns disagree: again, each in torch's layout
+            signature = self._translate_specialisation(info, call_values, static, trial)
+        return signature
+
+    def _translate_specialisation(self, info, call_values, static, trial):
         forward = info.find_method("forward")
         owner = info.owner_of("forward")
         key = (info.name, static) if trial is None else (info.name, static, trial)
@@ -941,12 +959,16 @@ class FileTranslator:
             signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
             self.ctx.signatures[key] = signature
             values = {attr: ast.literal_eval(text) for attr, text in static}
-            translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env, None,
-                                             static_attrs=values)
+            plain = info.name in self.plain_returns
+            translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
+                                             "source" if plain else None, static_attrs=values)
             translator.info = info
             translator.calls_itself = self.recursion_image(info, arg_values)
             translator.return_template = signature.output
             body, terminated = translator.block(forward.body, 2)
+            if translator.returns_disagree and not plain:
+                self.plain_returns.add(info.name)
+                return None
             _raising_output(translator, terminated)
             signature.output = translator.return_template
             template = translator.return_template
@@ -1230,6 +1252,8 @@ class FileTranslator:
                 value = value.but(layout="source")  # callers settle pending transposes before the call
             if isinstance(value.static, EinsumRecipe):  # the caller's operands are not the callee's names:
                 value = value.but(static=None)  # re-emitting that einsum here would name undefined variables
+            if value.is_tensor and value.channels:  # `self.stem.out_channels` names the caller's layer: the
+                value = value.but(channels=None)  # callee's `self` has none (its flatten converts first)
             if value.is_tensor and value.rank is None and (scope, name) in self.argument_ranks:
                 value = value.but(rank=self.argument_ranks[(scope, name)])
             env[name] = value.with_code(name)

@@ -5,6 +5,8 @@ Calls go through the rule registry; anything porter cannot translate becomes a `
 raises NotImplementedError naming file:line, so the generated module stays importable.
 """
 
+import re
+
 import libcst as cst
 
 from porter.frontend.gluon import BLOCK_BASES
@@ -39,6 +41,9 @@ COMPARISONS = {
     cst.Equal: "==", cst.NotEqual: "!=", cst.Is: "is", cst.IsNot: "is not", cst.In: "in", cst.NotIn: "not in",
 }
 UNARY = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not "}
+
+# a string or number literal written as one token (`"relu"`, `1e-5`): an atom, never parenthesised
+_LITERAL_ATOM = re.compile(r"""[rRbBuU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|\d[\w.]*(?:[eE][+-]?\d+)?""")
 
 
 class ExpressionTranslator(CallTranslator):
@@ -144,7 +149,7 @@ class ExpressionTranslator(CallTranslator):
         if canonical in ("torch.nn.Module",):
             return python(self.ctx.use("TorchModule"))
         if canonical in BLOCK_BASES:  # `isinstance(act, gluon.Block)`: any layer of the port
-            return python(self.ctx.use("GluonBlock"))
+            return python(self.ctx.use("AnyLayer"))
         if canonical in ("mxnet.ndarray.zeros", "mxnet.ndarray.ones"):  # `begin_state(func=mx.nd.zeros)`: named
             return python(repr(canonical.rsplit(".", 1)[1]))
         if canonical.split(".")[0] in ("torch", "mxnet") and canonical.rsplit(".", 1)[-1][:1].isupper():
@@ -390,9 +395,12 @@ class ExpressionTranslator(CallTranslator):
             if operator == "not ":
                 return tensor(f"tf.logical_not({operand.code})", operand.rank, operand.layout).but(dtype="bool")
             return operand.with_code(f"{operator}{self.wrap(operand.code)}")
-        return python(f"{operator}{self.wrap(operand.code)}",
-                      static=-operand.static if operator == "-" and isinstance(operand.static, (int, float))
-                      else None)
+        static = None
+        if operator == "-" and isinstance(operand.static, (int, float)):
+            static = -operand.static
+        elif operator == "not " and isinstance(operand.static, (bool, int)):
+            static = not operand.static  # `if not self.use_conv:` in a call specialised for use_conv=True
+        return python(f"{operator}{self.wrap(operand.code)}", static=static)
 
     def _expr_BinaryOperation(self, node):
         left, right = self.expr(node.left), self.expr(node.right)
@@ -427,7 +435,7 @@ class ExpressionTranslator(CallTranslator):
             rank = (max(ranks) - 1 if min(ranks) == 1 else max(ranks)) if len(ranks) == 2 else None
             return tensor(f"{self.ctx.use('matmul')}({left.code}, {right.code})", rank)
         left, right = self.promote_int(left, right, operator), self.promote_int(right, left, operator)
-        (left, right), layout, rank = unify(self.ctx, [left, right])
+        (left, right), layout, rank = unify(self.ctx, [left, right], unknown_rank=True)
         return tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout)
 
     def concatenated_lists(self, left, right):
@@ -512,7 +520,7 @@ class ExpressionTranslator(CallTranslator):
     def wrap(self, code):
         """Parenthesise `code` unless it is a single atom."""
         stripped = code.strip()
-        if stripped.replace("_", "").replace(".", "").isalnum() or (
+        if stripped.replace("_", "").replace(".", "").isalnum() or _LITERAL_ATOM.fullmatch(stripped) or (
                 stripped.endswith((")", "]")) and _balanced_call(stripped)):
             return stripped
         return f"({stripped})"

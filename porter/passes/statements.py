@@ -51,6 +51,7 @@ class BodyTranslator(ExpressionTranslator):
         super().__init__(ctx, info, mode, env)
         self.output_layout = output_layout  # "source" for the main class: the boundary converts back
         self.return_template = None
+        self.returns_disagree = False  # one return gave a tuple, another a tensor (the class translator retries)
         self.nested_returns = None  # inside a function defined in the body: the values its returns give
         self.nested_functions = {}  # name -> NestedFunction defined in the blocks being translated
         self.module_env = {}
@@ -521,6 +522,10 @@ class BodyTranslator(ExpressionTranslator):
             self.return_template = value
             return value
         template = self.return_template
+        if (value.is_tensor and template.kind == "tuple") or (value.kind == "tuple" and template.is_tensor):
+            # `return x, x_pre_activ` under a constructor flag, else `return x`: no one template fits both; the
+            # class is translated again returning everything in torch's layout (ClassTranslator.plain_returns)
+            self.returns_disagree = True
         if value.kind == "python" and isinstance(value.static, list) and template.kind == "tuple":
             value = Value(value.code, "tuple", items=None)  # a list the body filled (`x_fuse.append(...)`): its
             # items in torch's layout
@@ -690,8 +695,8 @@ class BodyTranslator(ExpressionTranslator):
                 fix_a, fix_b, merged[name] = None, f"{pad}{name} = {copy_b}", value_a.with_code(name)
             elif copy_a is not None and value_b.channels_last and value_a.rank in (None, value_b.rank):
                 fix_a, fix_b, merged[name] = f"{pad}{name} = {copy_a}", None, value_b.with_code(name)
-            else:
-                merged[name] = tensor(name, value_a.rank)
+            else:  # torch's layout on both paths; of one rank only when both agree (a flattened vector on one)
+                merged[name] = tensor(name, value_a.rank if value_a.rank == value_b.rank else None)
             if fix_a is not None and (value_a.layout != "source" or copy_a is not None):
                 _insert_before_trailing_pass(lines_a, fix_a)
             if fix_b is not None and (value_b.layout != "source" or copy_b is not None):

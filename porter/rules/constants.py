@@ -39,5 +39,5 @@ TORCH_HOST_CALLS = {
 # Gluon's Block as any layer; classes porter has no port of as a base that raises when built
 CARRIED_CLASSES = {"mxnet.gluon.Parameter": "NotTranslatedBase",
                    "mxnet.gluon.parameter.Parameter": "NotTranslatedBase",
-                   "mxnet.gluon.Block": "GluonBlock", "mxnet.gluon.HybridBlock": "GluonBlock",
-                   "mxnet.gluon.block.Block": "GluonBlock", "mxnet.gluon.block.HybridBlock": "GluonBlock"}
+                   "mxnet.gluon.Block": "AnyLayer", "mxnet.gluon.HybridBlock": "AnyLayer",
+                   "mxnet.gluon.block.Block": "AnyLayer", "mxnet.gluon.block.HybridBlock": "AnyLayer"}

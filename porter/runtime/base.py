@@ -62,8 +62,10 @@ def named_modules(module, prefix="", seen=None):
         yield from named_modules(child, f"{prefix}.{name}" if prefix else name, seen)
 
 
-# Gluon's Block/HybridBlock as a value (`assert isinstance(act, gluon.Block)`): any of the port's layers and models
-GluonBlock = keras.layers.Layer
+# torch's nn.Module or Gluon's Block/HybridBlock as the class of an isinstance/issubclass check
+# (`assert isinstance(self.bn, nn.Module)`, `isinstance(act, gluon.Block)`): any of the port's layers and models; the
+# port's own classes derive TorchModule, its built-in layers TorchLayer, both Keras layers
+AnyLayer = keras.layers.Layer
 
 
 class TorchLayer(keras.layers.Layer):

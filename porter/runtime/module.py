@@ -605,17 +605,23 @@ def call_module(module, *args, held="source", **kwargs):
                                  not getattr(module, "_call_has_training_arg", True)):
         kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
     if args and layout in ("channels_last", "source") and layout != held and runs_in(module, held):
-        return module(*args, layout=held, layout_out=held, **kwargs)  # it computes on the layout held
+        result = module(*args, layout=held, layout_out=held, **kwargs)  # it computes on the layout held
+        return _items_in_torch_layout(result, held)
     if args and layout in ("channels_last", "source") and layout != held:
         args = ((to_channels_last if layout == "channels_last" else to_channels_first)(args[0]),) + tuple(args[1:])
     result = module(*args, **kwargs)
     layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else held)
-    if layout_out in ("channels_last", "source") and layout_out != held:
-        convert = to_channels_last if held == "channels_last" else to_channels_first
-        if hasattr(result, "shape"):
-            result = convert(result)
-        elif isinstance(result, tuple):  # a block's (x, x_prev): its images (rank > 2) in the module's layout
-            result = tuple(convert(r) if len(getattr(r, "shape", ())) > 2 else r for r in result)
+    if layout_out in ("channels_last", "source") and layout_out != held and hasattr(result, "shape"):
+        result = (to_channels_last if held == "channels_last" else to_channels_first)(result)
+    return _items_in_torch_layout(result, layout_out)
+
+
+def _items_in_torch_layout(result, layout):
+    """A tuple a module returned (a block's `(x, x_prev)`) with its images (rank > 2) in torch's layout: a caller
+    that could not see the module unpacks it into values it takes in torch's layout, whatever layout it holds its
+    tensors in."""
+    if isinstance(result, tuple) and layout == "channels_last":
+        return tuple(to_channels_first(r) if len(getattr(r, "shape", ())) > 2 else r for r in result)
     return result
 
 

@@ -58,7 +58,7 @@ CFG = [16, 16, "M", 32, 32, "M", 64, 64, "M"]
 def make_layers(cfg, in_channels=3, batch_norm=True):
     layers = []
     for v in cfg:
-        if v == ("M"):
+        if v == "M":
             layers += [MaxPool2d(kernel_size=2, stride=2)]
         else:
             conv2d = Conv2d(in_channels, v, kernel_size=3, padding=1)
@@ -81,7 +81,7 @@ class VGGSmall(TorchModule):
         super().__init__(**kwargs)
         self.init_args = {"cfg": cfg, "num_classes": num_classes, "dropout": dropout}
         self.features = make_layers(cfg)
-        last_channels = [v for v in cfg if v != ("M")][-1]
+        last_channels = [v for v in cfg if v != "M"][-1]
         self.classifier = Sequential(
             Linear(last_channels * 4 * 4, 128), ReLU(True), Dropout(p=dropout), Linear(128, num_classes)
         )
