@@ -16,7 +16,7 @@ from porter.frontend.walk import has_escape, walk
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
 from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
-from porter.ir.values import Value, physical_order, python, stored_last_dim, tensor
+from porter.ir.values import Value, physical_order, python, result_of, stored_last_dim, tensor
 from porter.passes.expressions import ExpressionTranslator
 
 INDENT = "    "
@@ -910,7 +910,7 @@ class BodyTranslator(ExpressionTranslator):
         template = nested.template if nested is not None else None
         if template is not None and ranks != nested.ranks:  # other ranks than it was translated for
             template = template.but(rank=None) if template.layout == "source" else None
-        return template.with_code(code) if template is not None else python(code)
+        return result_of(template, code) if template is not None else python(code)
 
     def _plain_item(self, value):
         """Tensors in torch's layout; lists and unpacked lists as they are (their items keep their layouts, which
