@@ -854,6 +854,7 @@ function_rule("torch.full", translate=_creation("full", rank_from_args=False), l
 function_rule("torch.randint", translate=_creation("randint", rank_from_args=False), layout="source")
 function_rule("torch.eye", translate=_creation("eye", rank_from_args=False), layout="source")
 function_rule("torch.linspace", translate=_creation("linspace", rank_from_args=False), layout="source")
+function_rule("torch.logspace", translate=_creation("logspace", rank_from_args=False), layout="source")
 for _name in ("zeros_like", "ones_like", "full_like", "rand_like", "randn_like"):
     function_rule(f"torch.{_name}", translate=_creation(_name), layout="any")
 function_rule("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",

@@ -426,6 +426,15 @@ def linspace(start, end, steps, dtype=None, **unused):
     return tf.cast(tf.linspace(float(start), float(end), steps), _as_dtype(dtype) or tf.float32)
 
 
+def logspace(start, end, steps, base=10.0, dtype=None, **unused):
+    """torch.logspace: `steps` powers base ** e for e evenly spaced from start to end (float32 unless `dtype`; an
+    integer dtype truncates powers computed in float64, as torch does)."""
+    dtype = _as_dtype(dtype) or tf.float32
+    compute = tf.float64 if dtype.is_integer else dtype
+    exponents = tf.linspace(tf.cast(start, compute), tf.cast(end, compute), steps)
+    return tf.cast(tf.pow(tf.cast(base, compute), exponents), dtype)
+
+
 def tril(input, diagonal=0):
     rows, cols = input.shape[-2], input.shape[-1]
     mask = np.tril(np.ones((rows, cols), dtype=bool), diagonal)
