@@ -170,6 +170,9 @@ class CallTranslator:
             return stub_value(f"{self.ctx.use('not_supported')}({message!r})")
         if isinstance(func, cst.Attribute):
             base = self.expr(func.value)
+            if func.attr.value in LIST_ONLY_METHODS and base.is_tensor:
+                # a method torch.Tensor lacks: the value is a list whatever porter last bound to the name
+                return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
             if base.is_tensor or (base.kind == "python" and self.tensor_only_method(func.attr.value, canonical) and
                                   not self.numpy_result(func.value)):
                 return self.tensor_method(base.but(kind="tensor") if not base.is_tensor else base, func.attr.value,
@@ -1352,6 +1355,9 @@ INT_PRESERVING = {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute
 # unknown kind
 PYTHON_BUILTIN_METHODS = frozenset(name for kind in (str, bytes, list, tuple, dict, set, frozenset, int, float, complex,
                                                      bool, range, slice) for name in dir(kind))
+
+# list methods torch.Tensor does not have (`x.extend(...)` is a list's, even where porter typed `x` as a tensor)
+LIST_ONLY_METHODS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "count", "reverse"})
 
 TENSOR_ONLY_METHODS = {
     "view", "reshape", "permute", "transpose", "contiguous", "unsqueeze", "squeeze", "flatten", "size", "softmax",

@@ -30,9 +30,10 @@ class NestedFunction:
     """A function defined inside a translated body: where it goes (a placeholder line), and once translated its
     header, body lines and what a call gives (a tensor template, or None)."""
 
-    def __init__(self, statement, depth, marker):
+    def __init__(self, statement, depth, marker, env=None):
         self.statement, self.depth, self.marker = statement, depth, marker
         self.header, self.lines, self.template, self.ranks = None, None, None, ()
+        self.env = env or {}  # the enclosing variables where it is defined (an uncalled one is translated with them)
 
 
 def _empty_list_or_default(node):
@@ -889,7 +890,7 @@ class BodyTranslator(ExpressionTranslator):
             text = self.code(statement).strip("\n")
             return [INDENT * depth + line if line else line for line in _dedent(text).splitlines()], False
         name = statement.name.value
-        nested = NestedFunction(statement, depth, f"#porter-nested-function {name} {id(statement)}")
+        nested = NestedFunction(statement, depth, f"#porter-nested-function {name} {id(statement)}", dict(self.env))
         self.nested_functions[name] = nested
         self.env[name] = python(name, static=("local-function", name))
         return [nested.marker], False
@@ -978,8 +979,15 @@ class BodyTranslator(ExpressionTranslator):
                 at = lines.index(nested.marker)
             except ValueError:
                 continue
-            if nested.lines is None:
-                self.translate_local_function(nested, [], {})
+            if nested.lines is None:  # never called: the enclosing variables as they were where it is defined
+                # (`idc = []` then `def f(): idc.extend(...)`, `idc = torch.tensor(idc)` after it: idc is a list)
+                current = dict(self.env)
+                self.env.update(nested.env)
+                try:
+                    self.translate_local_function(nested, [], {})
+                finally:
+                    self.env.clear()
+                    self.env.update(current)
             lines[at:at + 1] = [nested.header, *nested.lines]
             if self.nested_functions.get(name) is nested:
                 del self.nested_functions[name]
