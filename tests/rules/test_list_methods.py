@@ -3,31 +3,11 @@
 does) and `torch.jit.annotate(List[Tensor], [])`: plain list calls, never `Tensor.extend` stubs. Compared with
 torch on drawn batches, eagerly and under XLA."""
 
-import textwrap
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.rules.op_ports import assert_same_outputs, cached, port, random_input
-
-MODEL = '''
-from typing import List
-
-import torch
-import torch.nn as nn
-from torch import Tensor
-
-
-class OpModel(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        y = self.fc(x)
-        {body}
-'''
+from tests.rules.op_ports import assert_same_outputs, linear_model_cache, random_input
 
 CASES = {
     "closure_filled_list": '''pieces = []
@@ -51,8 +31,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
-    sources = {name: textwrap.dedent(MODEL).replace("{body}", body) for name, body in CASES.items()}
-    return cached(lambda name: port(tmp_path_factory.mktemp(name), sources[name], input_specs=("4",)))
+    return linear_model_cache(tmp_path_factory, CASES)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
