@@ -108,6 +108,23 @@ class Value:
 _VALUE_FIELDS = frozenset(Value.__dataclass_fields__)
 
 
+def result_of(template, code):
+    """`template` (what a call returns) as the value of the call `code`: a tuple's known items are read through it,
+    `code[i]` (nested tuples too), never by the callee's own return expressions (`self.a(x)` of the block that
+    returned `self.a(x), self.b(x)`)."""
+    if template.kind == "tuple" and template.items is not None:
+        items = tuple(result_of(item, f"{code}[{i}]") for i, item in enumerate(template.items))
+        return template.but(code=code, items=items)
+    return template.with_code(code)
+
+
+def reads_through(value):
+    """Whether tuple `value`'s items are read through its own code (`f(x)[0]`, `f(x)[1]`, as `result_of` gives them)
+    where that code is an expression, not a name: listing the items one by one would evaluate it once per item."""
+    return value.kind == "tuple" and bool(value.items) and not value.code.isidentifier() and all(
+        item.code == f"{value.code}[{i}]" for i, item in enumerate(value.items))
+
+
 def tensor(code, rank=None, layout="source"):
     if rank is not None and rank <= 2 and layout == "channels_last":
         layout = "source"

@@ -12,8 +12,8 @@ from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, layout_of_order, separable_order, to_layout, unify
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
-from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, remap_axis,
-                               stub_value, tensor)
+from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, reads_through,
+                               remap_axis, result_of, stub_value, tensor)
 from porter.passes.channels import (
     CHANNEL_ATTRIBUTES,
     CHANNELS_KEPT,
@@ -170,6 +170,9 @@ class CallTranslator:
             return stub_value(f"{self.ctx.use('not_supported')}({message!r})")
         if isinstance(func, cst.Attribute):
             base = self.expr(func.value)
+            if func.attr.value in LIST_ONLY_METHODS and base.is_tensor:
+                # a method torch.Tensor lacks: the value is a list whatever porter last bound to the name
+                return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
             if base.is_tensor or (base.kind == "python" and self.tensor_only_method(func.attr.value, canonical) and
                                   not self.numpy_result(func.value)):
                 return self.tensor_method(base.but(kind="tensor") if not base.is_tensor else base, func.attr.value,
@@ -293,7 +296,9 @@ class CallTranslator:
             if argument.is_tensor:
                 # torch reads the value on the host: a Python number (the tensor is the only argument)
                 self.ctx.use("python_scalar")
-                return tensor(f"python_scalar({to_layout(self.ctx, argument, 'source').code}, {name})", 0)
+                # traced, a scalar tensor of that kind: an int64 `int` is promoted where it meets a float
+                return tensor(f"python_scalar({to_layout(self.ctx, argument, 'source').code}, {name})", 0).but(
+                    dtype=name)
         return python(f"{callee.code}({self.plain_args(node)})")
 
     def class_test_operand(self, node):
@@ -508,6 +513,11 @@ class CallTranslator:
         any item's code changed."""
         if [i.code for i in items] == [i.code for i in value.items]:
             return value.but(items=tuple(items))
+        if reads_through(value):  # `torch.cat(self.features(x), 1)`: the call evaluated once, its items converted
+            bodies = {item.code.replace(f"{value.code}[{i}]", "_each") for i, item in enumerate(items)}
+            code = f"tuple({bodies.pop()} for _each in {value.code})" if len(bodies) == 1 else \
+                f"(lambda _items: ({', '.join(i.code.replace(value.code, '_items') for i in items)},))({value.code})"
+            return result_of(value.but(items=tuple(items)), code)
         opener, closer = ("[", "]") if value.code.startswith("[") else ("(", ")")
         code = opener + ", ".join(i.code for i in items) + ("," if len(items) == 1 and opener == "(" else "") + closer
         return value.but(code=code, items=tuple(items))
@@ -830,8 +840,7 @@ class CallTranslator:
 
     def output_value(self, call, template):
         if template.kind == "tuple" and template.items is not None:
-            items = tuple(item.with_code(f"{call}[{i}]") for i, item in enumerate(template.items))
-            return Value(call, "tuple", items=items)
+            return result_of(Value(call, "tuple", items=template.items), call)
         return template.with_code(call)
 
     def to_value_layout(self, value, wanted):
@@ -910,7 +919,7 @@ class CallTranslator:
                                            f"are permuted once at load time for the channels-last order")
                 rest = ModuleRef("sequential", elements=ref.elements[linear + 1:], ordered=True)
                 out = self.simulate_sequential(rest, tensor("", 2))
-                return out.with_code(f"{code}({value.code}{self.training_kwarg(kwargs)})")
+                return result_of(out, f"{code}({value.code}{self.training_kwarg(kwargs)})")
         incoming = to_layout(self.ctx, value.with_code(""), layout_in) if layout_in != "any" else value
         self.sequential_code = code
         try:
@@ -923,7 +932,7 @@ class CallTranslator:
         layouts = ""
         if explicit and {first.layout, out.layout} <= {"channels_last", "source"}:
             layouts = f", layout={first.layout!r}, layout_out={out.layout!r}".replace("'", '"')
-        return out.with_code(f"{code}({first.code}{self.training_kwarg(kwargs)}{layouts})")
+        return result_of(out, f"{code}({first.code}{self.training_kwarg(kwargs)}{layouts})")
 
     def element_layouts(self, ref, incoming):
         """(layout wanted, Value after) for one module element given the incoming Value."""
@@ -1359,6 +1368,9 @@ INT_PRESERVING = {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute
 # unknown kind
 PYTHON_BUILTIN_METHODS = frozenset(name for kind in (str, bytes, list, tuple, dict, set, frozenset, int, float, complex,
                                                      bool, range, slice) for name in dir(kind))
+
+# list methods torch.Tensor does not have (`x.extend(...)` is a list's, even where porter typed `x` as a tensor)
+LIST_ONLY_METHODS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "count", "reverse"})
 
 TENSOR_ONLY_METHODS = {
     "view", "reshape", "permute", "transpose", "contiguous", "unsqueeze", "squeeze", "flatten", "size", "softmax",

@@ -436,7 +436,11 @@ class ExpressionTranslator(CallTranslator):
             return tensor(f"{self.ctx.use('matmul')}({left.code}, {right.code})", rank)
         left, right = self.promote_int(left, right, operator), self.promote_int(right, left, operator)
         (left, right), layout, rank = unify(self.ctx, [left, right], unknown_rank=True)
-        return tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout)
+        result = tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout)
+        # integer tensors (and Python numbers promote_int left as they are) give one: `lengths * (n + int(t))`
+        if operator in ("+", "-", "*", "//", "%") and all(v.dtype == "int" for v in (left, right) if v.is_tensor):
+            result = result.but(dtype="int")
+        return result
 
     def concatenated_lists(self, left, right):
         """[a] + rest for lists of tensors: the elements stay known when every element is alike (channels-last

@@ -16,7 +16,7 @@ from porter.frontend.walk import has_escape, walk
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
 from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
-from porter.ir.values import Value, physical_order, python, stored_last_dim, tensor
+from porter.ir.values import Value, physical_order, python, result_of, stored_last_dim, tensor
 from porter.passes.expressions import ExpressionTranslator
 
 INDENT = "    "
@@ -30,9 +30,10 @@ class NestedFunction:
     """A function defined inside a translated body: where it goes (a placeholder line), and once translated its
     header, body lines and what a call gives (a tensor template, or None)."""
 
-    def __init__(self, statement, depth, marker):
+    def __init__(self, statement, depth, marker, env=None):
         self.statement, self.depth, self.marker = statement, depth, marker
         self.header, self.lines, self.template, self.ranks = None, None, None, ()
+        self.env = env or {}  # the enclosing variables where it is defined (an uncalled one is translated with them)
 
 
 def _empty_list_or_default(node):
@@ -894,7 +895,7 @@ class BodyTranslator(ExpressionTranslator):
             text = self.code(statement).strip("\n")
             return [INDENT * depth + line if line else line for line in _dedent(text).splitlines()], False
         name = statement.name.value
-        nested = NestedFunction(statement, depth, f"#porter-nested-function {name} {id(statement)}")
+        nested = NestedFunction(statement, depth, f"#porter-nested-function {name} {id(statement)}", dict(self.env))
         self.nested_functions[name] = nested
         self.env[name] = python(name, static=("local-function", name))
         return [nested.marker], False
@@ -915,7 +916,7 @@ class BodyTranslator(ExpressionTranslator):
         template = nested.template if nested is not None else None
         if template is not None and ranks != nested.ranks:  # other ranks than it was translated for
             template = template.but(rank=None) if template.layout == "source" else None
-        return template.with_code(code) if template is not None else python(code)
+        return result_of(template, code) if template is not None else python(code)
 
     def _plain_item(self, value):
         """Tensors in torch's layout; lists and unpacked lists as they are (their items keep their layouts, which
@@ -983,8 +984,15 @@ class BodyTranslator(ExpressionTranslator):
                 at = lines.index(nested.marker)
             except ValueError:
                 continue
-            if nested.lines is None:
-                self.translate_local_function(nested, [], {})
+            if nested.lines is None:  # never called: the enclosing variables as they were where it is defined
+                # (`idc = []` then `def f(): idc.extend(...)`, `idc = torch.tensor(idc)` after it: idc is a list)
+                current = dict(self.env)
+                self.env.update(nested.env)
+                try:
+                    self.translate_local_function(nested, [], {})
+                finally:
+                    self.env.clear()
+                    self.env.update(current)
             lines[at:at + 1] = [nested.header, *nested.lines]
             if self.nested_functions.get(name) is nested:
                 del self.nested_functions[name]

@@ -1,6 +1,7 @@
-"""Rules: MultiheadAttention, the nn.Transformer family and F.scaled_dot_product_attention (all "source" layout)."""
+"""Rules: MultiheadAttention, the nn.Transformer family, F.scaled_dot_product_attention and the private mask helpers
+torch's MultiheadAttention calls, `F._canonical_mask` / `F._none_or_dtype` (all "source" layout)."""
 
-from porter.ir.values import EinsumRecipe, is_permuted, physical_order, tensor
+from porter.ir.values import EinsumRecipe, is_permuted, physical_order, python, tensor
 from porter.rules.registry import Signature, function_rule, module_rule
 
 module_rule("torch.nn.MultiheadAttention", runtime="MultiheadAttention", layout="source", training=True,
@@ -52,3 +53,26 @@ def translate_sdpa(ctx, call):
 function_rule("torch.nn.functional.scaled_dot_product_attention", translate=translate_sdpa, layout="source")
 function_rule("torch.nn.Transformer.generate_square_subsequent_mask", runtime="generate_square_subsequent_mask",
               signature="(sz, device=None, dtype=None)", layout="source")
+
+
+def translate_canonical_mask(ctx, call):
+    """F._canonical_mask: the mask in torch's order as a float mask (None stays None, so a None mask is code too)."""
+    bound = call.bind(Signature.parse(CANONICAL_MASK_SIGNATURE))
+    mask = bound.get("mask")
+    args = [ctx.plain(v) for v in call.all_args()]
+    kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
+    code = f"{ctx.runtime('canonical_mask')}({ctx.join_args(args, kwargs)})"
+    if mask is None or not mask.is_tensor:
+        return python(code)
+    return tensor(code, mask.rank)
+
+
+def translate_none_or_dtype(ctx, call):
+    args = [ctx.plain(v) for v in call.all_args()]
+    kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
+    return python(f"{ctx.runtime('none_or_dtype')}({ctx.join_args(args, kwargs)})")
+
+
+CANONICAL_MASK_SIGNATURE = "(mask, mask_name, other_type, other_name, target_type, check_other=True)"
+function_rule("torch.nn.functional._canonical_mask", translate=translate_canonical_mask, layout="source")
+function_rule("torch.nn.functional._none_or_dtype", translate=translate_none_or_dtype, layout="source")

@@ -3,7 +3,8 @@
 torchvision's model constructors call `_log_api_usage_once(self)` (PyTorch's API-usage telemetry); the port has no
 such telemetry, so the call becomes `None` and, as a statement, a comment naming the dropped call.
 `Variable(x)` (pre-0.4 autograd) is `x` itself, and so is `torch.compile(fn_or_module, **options)`: TensorFlow
-compiles the port itself (tf.function, jit_compile=True in train_tpu.py).
+compiles the port itself (tf.function, jit_compile=True in train_tpu.py). `torch.jit.annotate(type, value)` (a
+TorchScript type hint, `torch.jit.annotate(List[Tensor], [])`) is `value`.
 """
 
 from porter.ir.values import python
@@ -26,3 +27,12 @@ def translate_identity(ctx, call):
 function_rule("torch.autograd.Variable", "torch.autograd.variable.Variable", translate=translate_identity,
               layout="any")
 function_rule("torch.compile", translate=translate_identity, layout="any")
+
+
+def translate_annotate(ctx, call):
+    arguments = call.all_args()
+    value = arguments[1] if len(arguments) > 1 else call.kwargs.get("the_value")
+    return value if value is not None else python("None")
+
+
+function_rule("torch.jit.annotate", translate=translate_annotate, layout="any")

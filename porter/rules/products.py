@@ -1,4 +1,5 @@
-"""Rules: products and distances (`torch.tensordot`, `dot`/`inner` of vectors, `mv`, `baddbmm`, `cdist`, `dist`).
+"""Rules: products and distances (`torch.tensordot`, `dot`/`inner` of vectors, `mv`, `baddbmm`, `cdist`, `dist`,
+`cross`/`linalg.cross`).
 
 Layout "source": their dim arguments and matrix axes are torch's, so operands go back to torch's order first.
 """
@@ -34,4 +35,15 @@ function_rule("torch.baddbmm", "Tensor.baddbmm",
 function_rule("torch.cdist", translate=source_call("cdist", "(x1, x2, p=2.0, compute_mode=None)", rank_of("x1")),
               layout="source")
 function_rule("torch.dist", "Tensor.dist", translate=source_call("dist", "(input, other, p=2)", fixed_rank(0)),
+              layout="source")
+
+
+def _broadcast_rank(bound):
+    ranks = [bound[name].rank for name in ("input", "other") if name in bound and bound[name].is_tensor]
+    return max(ranks) if len(ranks) == 2 and None not in ranks else None
+
+
+function_rule("torch.cross", "Tensor.cross",
+              translate=source_call("cross", "(input, other, dim=None)", _broadcast_rank), layout="source")
+function_rule("torch.linalg.cross", translate=source_call("linalg_cross", "(input, other, dim=-1)", _broadcast_rank),
               layout="source")

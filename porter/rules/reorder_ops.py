@@ -1,6 +1,6 @@
 """Rules: ops that reorder, cut, repeat or regroup a tensor's entries (`torch.flip`/`fliplr`/`flipud`, `rot90`,
 `narrow`, `movedim`/`moveaxis`, `tile`, `broadcast_to`, `diagonal`/`diag`/`diag_embed`/`trace`, `take`,
-`hstack`/`vstack`/`dstack`, `kron`).
+`hstack`/`vstack`/`dstack`, `kron`, `block_diag`).
 
 Layout: flip with literal dims and narrow run on whatever layout arrives along the physical axes that hold the
 torch dims (no transpose); the others run in torch's order (layout "source"). Dtype: kept (trace: int64 for
@@ -104,3 +104,4 @@ function_rule("torch.take", "Tensor.take", translate=source_call("take", "(input
 for _name in ("hstack", "vstack", "dstack"):
     function_rule(f"torch.{_name}", translate=source_call(_name, "(tensors)"), layout="source")
 function_rule("torch.kron", "Tensor.kron", translate=source_call("kron", "(input, other)"), layout="source")
+function_rule("torch.block_diag", translate=source_call("block_diag", "(*tensors)", fixed_rank(2)), layout="source")

@@ -10,7 +10,7 @@ import re
 
 from porter.ir.layout import element_template, layout_of_order, reduced_order, unsqueezed_order
 from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
-                               remap_axis, tensor)
+                               reads_through, remap_axis, tensor)
 from porter.rules.registry import Signature, function_rule
 
 FLOAT_DTYPES = frozenset({"tf.float16", "tf.bfloat16", "tf.float32", "tf.float64"})
@@ -327,7 +327,8 @@ def translate_cat(ctx, call):
     unified, layout, rank = ctx.unify(list(items))
     if layout == "channels_last" and not is_stack:
         axis = remap_axis(dim, rank)
-        unchanged = [v.code for v in unified] == [v.code for v in items] and tensors.code.isidentifier()
+        unchanged = [v.code for v in unified] == [v.code for v in items] and (
+            tensors.code.isidentifier() or reads_through(tensors))
         listed = tensors.code if unchanged else f"[{', '.join(v.code for v in unified)}]"  # `cat(inputs, 3)`
         return tensor(f"{runtime}({listed}, {axis})", rank, "channels_last")
     plain = [ctx.plain(v) for v in items]
@@ -335,7 +336,8 @@ def translate_cat(ctx, call):
     rank = next(iter(ranks)) if len(ranks) == 1 else None
     if is_stack and rank is not None:
         rank += 1
-    return tensor(f"{runtime}([{', '.join(v.code for v in plain)}], {dim_value.code})", rank)
+    listed = ctx.plain(tensors).code if reads_through(tensors) else f"[{', '.join(v.code for v in plain)}]"
+    return tensor(f"{runtime}({listed}, {dim_value.code})", rank)
 
 
 def translate_split(ctx, call):
@@ -852,6 +854,7 @@ function_rule("torch.full", translate=_creation("full", rank_from_args=False), l
 function_rule("torch.randint", translate=_creation("randint", rank_from_args=False), layout="source")
 function_rule("torch.eye", translate=_creation("eye", rank_from_args=False), layout="source")
 function_rule("torch.linspace", translate=_creation("linspace", rank_from_args=False), layout="source")
+function_rule("torch.logspace", translate=_creation("logspace", rank_from_args=False), layout="source")
 for _name in ("zeros_like", "ones_like", "full_like", "rand_like", "randn_like"):
     function_rule(f"torch.{_name}", translate=_creation(_name), layout="any")
 function_rule("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",

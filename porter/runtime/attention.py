@@ -670,6 +670,24 @@ class TransformerDecoder(TorchLayer):
                 "norm": self.norm}
 
 
+def canonical_mask(mask, mask_name="mask", other_type=None, other_name="", target_type=None, check_other=True):
+    """torch.nn.functional._canonical_mask (torch's MultiheadAttention and code copied from it): a bool mask as a
+    float one of `target_type`, -inf where True and 0 elsewhere; a float mask unchanged; None stays None."""
+    if mask is None:
+        return None
+    mask = tf.convert_to_tensor(mask)
+    if mask.dtype == tf.bool:
+        return _attn_additive_mask(mask, tf.as_dtype(target_type) if target_type is not None else tf.float32)
+    if not mask.dtype.is_floating:
+        raise TypeError(f"only bool and floating types of {mask_name} are supported")
+    return mask
+
+
+def none_or_dtype(input):
+    """torch.nn.functional._none_or_dtype: None for None, else the tensor's dtype."""
+    return None if input is None else tf.convert_to_tensor(input).dtype
+
+
 def generate_square_subsequent_mask(sz, device=None, dtype=None):
     """torch.nn.Transformer.generate_square_subsequent_mask: (sz, sz) float mask, -inf above the diagonal."""
     return _attn_causal_mask(sz, sz, tf.float32 if dtype is None else dtype)

@@ -463,3 +463,39 @@ def empty_like(input, dtype=None, **unused):
     """torch.empty_like: uninitialised in torch; zeros here."""
     input = tf.convert_to_tensor(input)
     return tf.zeros_like(input, dtype=dtype)
+
+
+def block_diag(*tensors):
+    """torch.block_diag: the tensors (scalars and vectors count as one row) on the diagonal of one matrix, zeros
+    elsewhere, in the dtype torch promotes them to (the first float dtype among them, else the first one's)."""
+    if not tensors:
+        return tf.zeros([1, 0])
+    blocks = [tf.convert_to_tensor(t) for t in tensors]
+    blocks = [tf.reshape(b, [1, -1]) if len(b.shape) < 2 else b for b in blocks]
+    dtype = next((b.dtype for b in blocks if b.dtype.is_floating), blocks[0].dtype)
+    widths = [b.shape[1] if b.shape[1] is not None else tf.shape(b)[1] for b in blocks]
+    rows, before = [], 0
+    for block, width in zip(blocks, widths):
+        after = sum(widths) - before - width
+        rows.append(tf.pad(tf.cast(block, dtype), [[0, 0], [before, after]]))
+        before += width
+    return tf.concat(rows, 0)
+
+
+def cross(input, other, dim=None):
+    """torch.cross / torch.linalg.cross: the 3-vector cross product along `dim` (operands broadcast; `dim` None: the
+    first dim of size 3, as torch.cross without a dim takes)."""
+    a, b = tf.convert_to_tensor(input), tf.convert_to_tensor(other)
+    shape = tf.broadcast_static_shape(a.shape, b.shape).as_list()
+    a, b = (tf.reshape(t, [1] * (len(shape) - len(t.shape)) + t.shape.as_list()) if len(t.shape) < len(shape) else t
+            for t in (a, b))
+    if dim is None:
+        dim = shape.index(3)
+    dim = dim - len(shape) if dim >= 0 else dim  # counted from the end: the operands may differ in rank
+    (a0, a1, a2), (b0, b1, b2) = tf.unstack(a, 3, axis=dim), tf.unstack(b, 3, axis=dim)
+    return tf.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=dim)
+
+
+def linalg_cross(input, other, dim=-1):
+    """torch.linalg.cross: `cross` along `dim`, the last by default."""
+    return cross(input, other, dim)

@@ -337,8 +337,16 @@ def arange(start=0, end=None, step=1, dtype=None, **unused):
         start, end = 0, start
     dtype = _as_dtype(dtype)
     if dtype is None:
-        dtype = tf.int64 if all(isinstance(v, int) for v in (start, end, step)) else tf.float32
-    return tf.range(start, end, step, dtype=dtype)
+        dtype = tf.int64 if all(_integral(v) for v in (start, end, step)) else tf.float32
+    return tf.range(*(tf.cast(v, dtype) if tf.is_tensor(v) else v for v in (start, end, step)), dtype=dtype)
+
+
+def _integral(value):
+    """A Python int or an integer tensor (a traced `int(t)`, a size read at run time): torch's arange of it gives
+    int64."""
+    if tf.is_tensor(value):
+        return value.dtype.is_integer
+    return isinstance(value, (int, np.integer))
 
 
 def _size_and_dtype(size, dtype, default=tf.float32):
@@ -418,6 +426,15 @@ def linspace(start, end, steps, dtype=None, **unused):
     return tf.cast(tf.linspace(float(start), float(end), steps), _as_dtype(dtype) or tf.float32)
 
 
+def logspace(start, end, steps, base=10.0, dtype=None, **unused):
+    """torch.logspace: `steps` powers base ** e for e evenly spaced from start to end (float32 unless `dtype`; an
+    integer dtype truncates powers computed in float64, as torch does)."""
+    dtype = _as_dtype(dtype) or tf.float32
+    compute = tf.float64 if dtype.is_integer else dtype
+    exponents = tf.linspace(tf.cast(start, compute), tf.cast(end, compute), steps)
+    return tf.cast(tf.pow(tf.cast(base, compute), exponents), dtype)
+
+
 def tril(input, diagonal=0):
     rows, cols = input.shape[-2], input.shape[-1]
     mask = np.tril(np.ones((rows, cols), dtype=bool), diagonal)
@@ -479,13 +496,13 @@ def item(input):
 
 def python_scalar(input, kind):
     """`int(t)`, `float(t)`, `bool(t)` of a one-element tensor: run eagerly, the Python number torch gives (`kind` of
-    the value); traced (tf.function, XLA: the value is not known until run time), a scalar tensor: bool for `bool`,
-    else float32, which meets the float tensors a Python number usually scales without a dtype clash (exact for
-    integers up to 2**24)."""
+    the value); traced (tf.function, XLA: the value is not known until run time), a scalar tensor of that kind:
+    int64 for `int` (torch's integer dtype, truncated toward zero as `int` truncates; the port promotes it where it
+    meets a float), bool for `bool` (nonzero), float32 for `float`."""
     value = tf.reshape(input, [])
     if tf.executing_eagerly():
         return kind(value.numpy())
-    return tf.cast(value, tf.bool if kind is bool else tf.float32)
+    return tf.cast(value, tf.bool if kind is bool else tf.int64 if kind is int else tf.float32)
 
 
 def tolist(input):
@@ -508,8 +525,9 @@ def numpy_value(input, force=False):
 
 def promote_like_torch(input, other):
     """An integer tensor meeting `other` in arithmetic, promoted as torch promotes it: to float32 (or the other
-    tensor's float dtype) when `other` is a Python float or a floating tensor; unchanged otherwise."""
-    if not input.dtype.is_integer:
+    tensor's float dtype) when `other` is a Python float or a floating tensor; unchanged otherwise (a Python int, an
+    eager `int(t)`, meets anything as it is)."""
+    if not tf.is_tensor(input) or not input.dtype.is_integer:
         return input
     if isinstance(other, float):
         return tf.cast(input, tf.float32)

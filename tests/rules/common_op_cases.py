@@ -2,6 +2,7 @@
 the channels-last output of a Conv2d in the port; hypothesis draws odd and size-1 inputs, compared eagerly and
 under XLA."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,3 +27,19 @@ SHAPES = {"batch": st.integers(1, 3), "height": st.sampled_from([1, 2, 3, 5]),
 def drawn(test):
     """The hypothesis decoration every case test uses (a modest number of examples: each runs eager and XLA)."""
     return settings(max_examples=8, deadline=None)(given(**SHAPES)(test))
+
+
+def op_family_tests(ops, tolerance=1e-5, jit=True):
+    """(the module-scoped `ported` fixture, the test comparing every op of `ops` with torch on drawn sizes, eagerly
+    and under XLA): a family test module binds them to `ported` and its own `test_..._matches_torch` name."""
+
+    @pytest.fixture(scope="module")
+    def ported(tmp_path_factory):
+        return ported_cases(tmp_path_factory, ops)
+
+    @pytest.mark.parametrize("name", sorted(ops))
+    @drawn
+    def test_matches_torch(ported, name, batch, height, width, seed):
+        check_case(ported, name, batch, height, width, seed, tolerance=tolerance, jit=jit)
+
+    return ported, test_matches_torch

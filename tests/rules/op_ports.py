@@ -39,6 +39,33 @@ def conv_model(op, channels=6):
     return textwrap.dedent(CONV_TEMPLATE).replace("{channels}", str(channels)).replace("{op}", op)
 
 
+# A model whose statements `{body}` (ending in a return) read `y`, a Linear's output in torch's layout.
+LINEAR_TEMPLATE = '''
+from typing import List
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch import Tensor
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        {body}
+'''
+
+
+def linear_model_cache(tmp_path_factory, bodies, input_specs=("4",)):
+    """name -> PortedPair of the LINEAR_TEMPLATE model with `bodies[name]` (lines after the first indented by 8)."""
+    sources = {name: textwrap.dedent(LINEAR_TEMPLATE).replace("{body}", body) for name, body in bodies.items()}
+    return port_cache(tmp_path_factory, sources, input_specs)
+
+
 def port(folder, source, input_specs=("3,8,8",), init_args=None):
     """Write `source` to folder/op_model.py, convert it (exit code 0 required) and return the PortedPair."""
     path = folder / "op_model.py"

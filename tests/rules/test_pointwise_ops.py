@@ -4,10 +4,9 @@ output, operands broadcast across layouts, NaN/inf/-0.0 inputs made on purpose."
 
 import inspect
 
-import pytest
 import torch
 
-from tests.rules.common_op_cases import check_case, drawn, ported_cases
+from tests.rules.common_op_cases import op_family_tests
 
 OPS = {
     "addcmul": "y = torch.addcmul(y, y.sin(), y.cos(), value=0.5)",
@@ -35,15 +34,7 @@ OPS = {
 }
 
 
-@pytest.fixture(scope="module")
-def ported(tmp_path_factory):
-    return ported_cases(tmp_path_factory, OPS)
-
-
-@pytest.mark.parametrize("name", sorted(OPS))
-@drawn
-def test_pointwise_matches_torch(ported, name, batch, height, width, seed):
-    check_case(ported, name, batch, height, width, seed, tolerance=1e-5)
+ported, test_pointwise_matches_torch = op_family_tests(OPS)
 
 
 def test_keeps_channels_last(ported):

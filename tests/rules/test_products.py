@@ -1,10 +1,10 @@
 """Property tests of the product and distance rules (porter/rules/products.py: tensordot, dot, mv, baddbmm, cdist
-for p in 0/1/2/3/inf, dist) against real torch, operands cut from a Conv2d's channels-last output."""
+for p in 0/1/2/3/inf, dist, cross/linalg.cross with the dim given, negative, defaulted and operands broadcast)
+against real torch, operands cut from a Conv2d's channels-last output."""
 
-import pytest
 import torch
 
-from tests.rules.common_op_cases import check_case, drawn, ported_cases
+from tests.rules.common_op_cases import op_family_tests
 
 OPS = {
     "tensordot_lists": "y = torch.tensordot(y, y[0, :, :, :1], dims=([1, 2], [0, 1]))",
@@ -22,18 +22,16 @@ OPS = {
     "cdist_inf": "y = torch.cdist(y[:, :, 0], y[:, :, -1], p=float('inf'))",
     "dist": "y = torch.dist(y[:, 0], y[:, 1], 3) * y",
     "dist_default": "y = y[:, 0].dist(y[:, 1]) + y",
+    "cross_channels": "y = torch.cross(y[:, :3], y[:, 3:], dim=1)",
+    "cross_negative_dim": "y = torch.cross(y[:, 3:], y[:, :3], dim=-3) * 2.0",
+    "cross_method_default_dim": "y = y[0, :3].cross(y[-1, 3:])",
+    "linalg_cross": "y = torch.linalg.cross(y[:, :3].permute(0, 2, 3, 1), y[:, 3:].permute(0, 2, 3, 1))",
+    "linalg_cross_broadcast": "y = torch.linalg.cross(y[:, :3].transpose(1, 3), y[:1, 3:].transpose(1, 3), dim=-1)",
+    "linalg_cross_dim": "y = torch.linalg.cross(y[:, :3], y[:, 3:], dim=1) + y[:, :3]",
 }
 
 
-@pytest.fixture(scope="module")
-def ported(tmp_path_factory):
-    return ported_cases(tmp_path_factory, OPS)
-
-
-@pytest.mark.parametrize("name", sorted(OPS))
-@drawn
-def test_products_match_torch(ported, name, batch, height, width, seed):
-    check_case(ported, name, batch, height, width, seed, tolerance=1e-4)
+ported, test_products_match_torch = op_family_tests(OPS, tolerance=1e-4)
 
 
 torch.set_num_threads(1)

@@ -1,13 +1,13 @@
 """Property tests of the reorder rules (porter/rules/reorder_ops.py: flip, narrow, movedim, tile, broadcast_to,
-diagonal/diag/diag_embed/trace, take, h/v/dstack, kron, rot90) against real torch, on a Conv2d's channels-last
-output, every dim form (positive, negative, keyword, method, varargs)."""
+diagonal/diag/diag_embed/trace, take, h/v/dstack, kron, rot90, block_diag) against real torch, on a Conv2d's
+channels-last output, every dim form (positive, negative, keyword, method, varargs)."""
 
 import inspect
 
 import pytest
 import torch
 
-from tests.rules.common_op_cases import check_case, drawn, ported_cases
+from tests.rules.common_op_cases import op_family_tests
 
 OPS = {
     "flip_channels": "y = torch.flip(y, [1])",
@@ -46,18 +46,14 @@ OPS = {
     "rot90_three": "y = y.rot90(3, [1, 3])",
     "rot90_negative": "y = torch.rot90(y, -2, [3, 2])",
     "rot90_default": "y = torch.rot90(y)",
+    "block_diag": "y = torch.block_diag(y[0, 0], y[-1, 1, :1], y[0, 2, 0, 0])",
+    "block_diag_vector_first": "y = torch.block_diag(y[0, 0, 0], y[0, 1]) * 2.0",
+    "block_diag_promoted": "y = torch.block_diag(torch.round(y[0, 0]).long(), y[0, 1].transpose(0, 1))",
+    "block_diag_one": "y = torch.block_diag(y[0, 3])",
 }
 
 
-@pytest.fixture(scope="module")
-def ported(tmp_path_factory):
-    return ported_cases(tmp_path_factory, OPS)
-
-
-@pytest.mark.parametrize("name", sorted(OPS))
-@drawn
-def test_reorder_matches_torch(ported, name, batch, height, width, seed):
-    check_case(ported, name, batch, height, width, seed)
+ported, test_reorder_matches_torch = op_family_tests(OPS)
 
 
 @pytest.mark.parametrize("name, call", [("flip_channels", "flip(y, (3,))"), ("narrow_channels", "narrow(y, 3, 1, 4)")])

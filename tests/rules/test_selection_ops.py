@@ -2,10 +2,9 @@
 cummax/cummin (ties and indices), logcumsumexp, searchsorted/bucketize (both sides, ties), scatter/scatter_add
 (in place too), count_nonzero, empty_like) against real torch, on a Conv2d's channels-last output."""
 
-import pytest
 import torch
 
-from tests.rules.common_op_cases import check_case, drawn, ported_cases
+from tests.rules.common_op_cases import op_family_tests
 
 OPS = {
     "median_all": "y = torch.median(y) * y",
@@ -44,15 +43,7 @@ OPS = {
 }
 
 
-@pytest.fixture(scope="module")
-def ported(tmp_path_factory):
-    return ported_cases(tmp_path_factory, OPS)
-
-
-@pytest.mark.parametrize("name", sorted(OPS))
-@drawn
-def test_selection_matches_torch(ported, name, batch, height, width, seed):
-    check_case(ported, name, batch, height, width, seed, tolerance=1e-5)
+ported, test_selection_matches_torch = op_family_tests(OPS)
 
 
 torch.set_num_threads(1)

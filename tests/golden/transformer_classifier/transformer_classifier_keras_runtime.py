@@ -1539,8 +1539,16 @@ def arange(start=0, end=None, step=1, dtype=None, **unused):
         start, end = 0, start
     dtype = _as_dtype(dtype)
     if dtype is None:
-        dtype = tf.int64 if all(isinstance(v, int) for v in (start, end, step)) else tf.float32
-    return tf.range(start, end, step, dtype=dtype)
+        dtype = tf.int64 if all(_integral(v) for v in (start, end, step)) else tf.float32
+    return tf.range(*(tf.cast(v, dtype) if tf.is_tensor(v) else v for v in (start, end, step)), dtype=dtype)
+
+
+def _integral(value):
+    """A Python int or an integer tensor (a traced `int(t)`, a size read at run time): torch's arange of it gives
+    int64."""
+    if tf.is_tensor(value):
+        return value.dtype.is_integer
+    return isinstance(value, (int, np.integer))
 
 
 def _size_and_dtype(size, dtype, default=tf.float32):
