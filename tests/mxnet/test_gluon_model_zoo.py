@@ -7,6 +7,7 @@ relative imports reach mxnet itself (`from .... import base`): framework code, n
 import importlib.util
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,8 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 ZOO = {
     "resnet": [("resnet18_v1", 32), ("resnet50_v2", 32)],
     "alexnet": [("alexnet", 224)],
-    "vgg": [("vgg11_bn", 224)],
+    "vgg": [("vgg11_bn", 64)],  # the 4096-unit Dense layers take any size (in_units deferred): at 64 the
+    # flattened features are 2x2x512 (channels-last flattening still has to reorder them), 8M weights, not 100M
     "densenet": [("densenet121", 224)],
     "inception": [("inception_v3", 299)],
     "squeezenet": [("squeezenet1_1", 224)],
@@ -31,7 +33,9 @@ ZOO = {
 CASES = [(stem, factory, size) for stem, entries in ZOO.items() for factory, size in entries]
 
 
+@cache
 def zoo_folder():
+    """The installed mxnet's model_zoo/vision folder (asked of the mxnet venv once: importing mxnet takes seconds)."""
     completed = subprocess.run([str(mxnet_python()), "-c", "import mxnet, os; print(os.path.dirname(mxnet.__file__))"],
                                capture_output=True, text=True, check=True)
     return Path(completed.stdout.strip()) / "gluon" / "model_zoo" / "vision"
