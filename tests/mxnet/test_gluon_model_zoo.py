@@ -3,7 +3,8 @@ converted as they are and built through the file's own factory functions: each p
 mxnet wrote (parameters and BatchNorm statistics moved off their defaults) and matches mxnet within 1e-4 of the
 output's scale, eagerly and under XLA, tracing at most 2 Transposes. Inputs at the smallest size each architecture
 takes (AlexNet and VGG, whose Dense layers take any size: the smallest that leaves 2x2 features to flatten), batch 1.
-The zoo files' relative imports reach mxnet itself (`from .... import base`): framework code, never linked into the port."""
+The zoo files' relative imports reach mxnet itself (`from .... import base`): framework code, never linked into the
+port."""
 
 import importlib.util
 import subprocess
