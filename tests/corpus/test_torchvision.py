@@ -5,7 +5,7 @@ BatchNorm statistics moved off their defaults; the port must import, load torch'
 under XLA within 1e-4 of the output's scale, and convert layouts only at its boundary: at most 2 Transpose ops,
 or for the models that move data between axes in torch itself (window partitions), at most torch's own data
 moves plus those 2 (the ports that still trace more are strict xfails naming why). Every file of
-torchvision/models is also converted as it is: a port reported as written must import.
+torchvision/models converted as it is: tests/corpus/test_torchvision_every_file.py.
 """
 
 import importlib.util
@@ -158,7 +158,7 @@ def ported(tmp_path_factory):
             file = CASE_FILES.get(stem, stem)
             result = subprocess.run([sys.executable, "-m", "porter.cli", "convert",
                                      str(model_file(torchvision, file)), "-o", str(out), "--class", main_class],
-                                    capture_output=True, text=True)
+                                    capture_output=True, text=True, check=False)
             assert result.returncode in (0, 1), result.stderr[-2000:]
             port = import_by_path(out / f"{file}_keras.py", f"torchvision_port_{stem}")
             torch_model = perturbed(build_torch(torchvision))
@@ -214,25 +214,3 @@ def test_torchvision_model_keeps_centred_cosine_under_mixed_bfloat16(stem, porte
         keras.config.set_dtype_policy(previous)
     assert model.compute_dtype == "bfloat16"
     assert centred_cosine(expected, actual) >= 0.99
-
-
-MODELS = model_file(torchvision, "resnet").parent if torchvision is not None else None
-
-
-@pytest.mark.parametrize("path", sorted(p.relative_to(MODELS).as_posix() for p in MODELS.rglob("*.py"))
-                         if MODELS is not None else [])
-def test_every_model_file_is_reported_honestly(path, tmp_path):
-    """Whatever porter makes of a torchvision model file (classification, detection, segmentation, video, optical
-    flow, quantization): exit 0/1 means the port imports; anything else is one line, never a traceback."""
-    out = tmp_path / "out"
-    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(MODELS / path), "-o", str(out)],
-                            capture_output=True, text=True)
-    assert "Traceback" not in result.stderr
-    if result.returncode not in (0, 1):
-        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-        return
-    module = out / f"{path.rsplit('/', 1)[-1][:-3]}_keras.py"
-    probe = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('m', sys.argv[1]); "
-             "spec.loader.exec_module(importlib.util.module_from_spec(spec))")
-    imported = subprocess.run([sys.executable, "-c", probe, str(module)], capture_output=True, text=True)
-    assert imported.returncode == 0, imported.stderr[-2000:]

@@ -22,14 +22,30 @@ def test_table_covers_every_gluon_fixture():
     assert len(on_disk) >= 10
 
 
+@pytest.fixture(scope="module")
+def imperative_run(tmp_path_factory):
+    """imperative_run(case name) -> (inputs, GluonReference, .params path): each case's imperative mxnet run, made
+    once for both tests below (a run starts mxnet in a fresh process)."""
+    runs = {}
+
+    def get(case_name):
+        if case_name not in runs:
+            filename, case = ALL_CASES[case_name]
+            inputs = make_inputs(case.inputs)
+            params_path = tmp_path_factory.mktemp("gluon_fixture") / "model.params"
+            reference = run_gluon_reference(GLUON_FIXTURES_DIR / filename, case.main, inputs,
+                                            init_kwargs=case.init_kwargs, perturb=True, save_parameters=params_path)
+            runs[case_name] = inputs, reference, params_path
+        return runs[case_name]
+
+    return get
+
+
 @needs_mxnet
 @pytest.mark.parametrize("case_name", sorted(ALL_CASES))
-def test_fixture_runs_forward_and_backward(case_name, tmp_path):
+def test_fixture_runs_forward_and_backward(case_name, imperative_run):
     filename, case = ALL_CASES[case_name]
-    inputs = make_inputs(case.inputs)
-    params_path = tmp_path / "model.params"
-    reference = run_gluon_reference(GLUON_FIXTURES_DIR / filename, case.main, inputs, init_kwargs=case.init_kwargs,
-                                    perturb=True, save_parameters=params_path)
+    inputs, reference, params_path = imperative_run(case_name)
 
     assert reference.outputs[0].shape == case.output_shape
     assert all(np.isfinite(output).all() for output in reference.outputs)
@@ -52,12 +68,11 @@ def test_fixture_runs_forward_and_backward(case_name, tmp_path):
 
 @needs_mxnet
 @pytest.mark.parametrize("filename", sorted(set(GLUON_FIXTURES) - IMPERATIVE_ONLY))
-def test_hybridized_fixture_matches_imperative(filename):
+def test_hybridized_fixture_matches_imperative(filename, imperative_run):
     case = GLUON_FIXTURES[filename]
-    inputs = make_inputs(case.inputs, seed=1)
-    runs = [run_gluon_reference(GLUON_FIXTURES_DIR / filename, case.main, inputs, init_kwargs=case.init_kwargs,
-                                perturb=True, hybridize=hybridize) for hybridize in (False, True)]
-    imperative, hybridized = runs
+    inputs, imperative, _ = imperative_run(filename)  # the same perturbed parameters: the same seed
+    hybridized = run_gluon_reference(GLUON_FIXTURES_DIR / filename, case.main, inputs, init_kwargs=case.init_kwargs,
+                                     perturb=True, hybridize=True)
     for ours, theirs in zip(imperative.outputs, hybridized.outputs):
         np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-6)
     for name, gradient in imperative.parameter_gradients.items():

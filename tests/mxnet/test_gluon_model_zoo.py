@@ -1,12 +1,15 @@
 """mxnet 1.9.1's own model zoo files (`mxnet/gluon/model_zoo/vision/*.py`, as installed in `.venv-mxnet`),
 converted as they are and built through the file's own factory functions: each port loads the `.params` file real
 mxnet wrote (parameters and BatchNorm statistics moved off their defaults) and matches mxnet within 1e-4 of the
-output's scale, eagerly and under XLA, tracing at most 2 Transposes. Inputs at the smallest size each architecture takes, batch 1. The zoo files'
-relative imports reach mxnet itself (`from .... import base`): framework code, never linked into the port."""
+output's scale, eagerly and under XLA, tracing at most 2 Transposes. Inputs at the smallest size each architecture
+takes (AlexNet and VGG, whose Dense layers take any size: the smallest that leaves 2x2 features to flatten), batch 1.
+The zoo files' relative imports reach mxnet itself (`from .... import base`): framework code, never linked into the
+port."""
 
 import importlib.util
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +24,9 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 # file stem -> (factory, input size)
 ZOO = {
     "resnet": [("resnet18_v1", 32), ("resnet50_v2", 32)],
-    "alexnet": [("alexnet", 224)],
-    "vgg": [("vgg11_bn", 224)],
+    "alexnet": [("alexnet", 96)],  # as VGG: 2x2x256 features (23 11 5 2 through its pools, as 55 27 13 6 at 224)
+    "vgg": [("vgg11_bn", 64)],  # the 4096-unit Dense layers take any size (in_units deferred): at 64 the
+    # flattened features are 2x2x512 (channels-last flattening still has to reorder them), 8M weights, not 100M
     "densenet": [("densenet121", 224)],
     "inception": [("inception_v3", 299)],
     "squeezenet": [("squeezenet1_1", 224)],
@@ -31,7 +35,9 @@ ZOO = {
 CASES = [(stem, factory, size) for stem, entries in ZOO.items() for factory, size in entries]
 
 
+@cache
 def zoo_folder():
+    """The installed mxnet's model_zoo/vision folder (asked of the mxnet venv once: importing mxnet takes seconds)."""
     completed = subprocess.run([str(mxnet_python()), "-c", "import mxnet, os; print(os.path.dirname(mxnet.__file__))"],
                                capture_output=True, text=True, check=True)
     return Path(completed.stdout.strip()) / "gluon" / "model_zoo" / "vision"
