@@ -205,28 +205,28 @@ def convert(options, read_only=False):
     module_name = module_file_name(source_path)
     emitter = ModuleEmitter(translator, options.siblings,
                             f"{options.module_dir}/{module_name}" if options.module_dir else module_name)
-    # the TPU lint (advice for TPU: shown in the manifest and reports, never an exit code) in a forked child while
-    # this process renders the model module and the runtime module beside it, which ruff formats meanwhile
-    lint = _lint_started(source, ctx) if options.reports_aside else None
-    notes = _notes_started(source, ctx) if options.reports_aside else None  # the reports' notes, in a second child
+    # the TPU lint (advice for TPU: shown in the manifest and reports, never an exit code) and the reports' notes in
+    # one forked child while this process renders the model module and the runtime module beside it, which ruff
+    # formats meanwhile
+    aside = _lint_and_notes_started(source, ctx) if options.reports_aside else None
     try:
         module_files = emitter.render_started(module_name)
         if options.module_dir:  # a file of a package: mirrored under OUT
             module_files = {f"{options.module_dir}/{name}": text for name, text in module_files.items()}
             module_name = f"{options.module_dir}/{module_name}"
         out = Path(options.out) if options.out else default_out(source_path)
-        tpu_findings = _lint_result(lint, source, ctx)
+        files = {name: pending.result() for name, pending in module_files.items()}
+        lint_fields, note_fields = (aside.result() if aside is not None else None) or (None, None)
+        tpu_findings = _lint_result(lint_fields, source, ctx)
         imported = {name for names in emitter.imported.values() for name in names}  # translated in a sibling's port
         manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
                                   options.init_args, tpu_findings, imported)
         manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
-        files = {name: pending.result() for name, pending in module_files.items()}
         ctx.generated_files = files  # the reports place generated line numbers from it
-        _take_notes(notes, ctx)
+        _take_notes(note_fields, ctx)
     except BaseException:
-        for child in (lint, notes):
-            if child is not None:
-                child.abandon()
+        if aside is not None:
+            aside.abandon()
         raise
     producers = _extra_outputs(options.reports_only)
     outputs = None
@@ -244,51 +244,51 @@ def convert(options, read_only=False):
     return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)
 
 
-def _lint_started(source, ctx):
-    """`lint_tpu(source, ctx)` started in a forked child (porter.forked), its findings sent back as tuples."""
+def _lint_and_notes_started(source, ctx):
+    """`lint_tpu(source, ctx)` (its findings as tuples) and the reports' notes (`derive_notes`: they read only the
+    source and the translation, settled here) in one forked child (porter.forked) while this process renders and
+    formats the module, sent back as plain data: (findings or None, notes or None), None for a part that raised
+    (this process then does that part itself, and meets the error where it always did). One child, not one each: a
+    fork of the grown process costs both processes a copy of every memory page either writes afterwards. The
+    report child, forked once the module is formatted, then starts with the notes made (a third of its work)."""
     from porter.forked import Forked, can_fork
 
     if not can_fork():
         return None
 
-    def findings():
-        return [_finding_fields(finding) for finding in lint_tpu(source, ctx)]
+    def findings_and_notes():
+        return _or_none(lambda: [_finding_fields(finding) for finding in lint_tpu(source, ctx)]), _or_none(
+            lambda: _note_fields(source, ctx))
 
-    return Forked(findings)
+    return Forked(findings_and_notes)
 
 
-def _notes_started(source, ctx):
-    """The reports' notes (`derive_notes`: they read only the source and the translation, settled here) derived in
-    a forked child while this process renders and formats the module, sent back as plain data: the report child,
-    forked once the module is formatted, then starts with them made (a third of its work)."""
-    from porter.forked import Forked, can_fork
-
-    if not can_fork():
+def _or_none(work):
+    try:
+        return work()
+    except Exception:  # noqa: BLE001 - the parent does the work again and meets the error in order
         return None
 
-    def notes():
-        from porter.report.adjustments import derive_notes
 
-        return {owner: [(n.line, n.kind, n.text, n.owner, n.method) for n in found]
-                for owner, found in derive_notes(source, ctx).items()}
+def _note_fields(source, ctx):
+    from porter.report.adjustments import derive_notes
 
-    return Forked(notes)
+    return {owner: [(n.line, n.kind, n.text, n.owner, n.method) for n in found]
+            for owner, found in derive_notes(source, ctx).items()}
 
 
-def _take_notes(notes, ctx):
-    """The notes child's notes as `ctx.derived_notes` (read by porter.report.model); nothing where there is no
-    child or it failed: the reports derive the notes themselves, and meet any error where they always did."""
-    fields = notes.result() if notes is not None else None
+def _take_notes(fields, ctx):
+    """The child's notes as `ctx.derived_notes` (read by porter.report.model); nothing where there is no child or
+    its notes failed: the reports derive the notes themselves, and meet any error where they always did."""
     if fields is not None:
         from porter.report.adjustments import Note
 
         ctx.derived_notes = {owner: [Note(*entry) for entry in found] for owner, found in fields.items()}
 
 
-def _lint_result(lint, source, ctx):
+def _lint_result(fields, source, ctx):
     """The TPU lint's findings, each class's also set on its ModuleIR, as `lint_tpu` leaves them: the forked
-    child's, or (no child, or it failed) the lint run here, which raises what the child met."""
-    fields = lint.result() if lint is not None else None
+    child's `fields`, or (no child, or its lint failed) the lint run here, which raises what the child met."""
     if fields is None:
         return lint_tpu(source, ctx)
     from porter.ir.module_ir import TpuFinding

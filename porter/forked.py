@@ -42,7 +42,6 @@ class Forked:
             try:
                 gc.freeze()  # the inherited objects are never garbage here: the collector leaves them (and their
                 # memory pages, shared with the parent until written) alone
-                _after_fork_in_child()
                 payload = marshal.dumps(work())
                 with os.fdopen(write, "wb") as pipe:
                     pipe.write(payload)
@@ -83,10 +82,3 @@ class Forked:
         os.waitpid(self.pid, 0)
         self.pid = None
 
-
-def _after_fork_in_child():
-    """State the fork copied that is not true in the child: the background formatting threads (porter.codegen.emit)
-    do not exist there."""
-    emit = sys.modules.get("porter.codegen.emit")
-    if emit is not None:
-        emit.forget_formatting_threads()

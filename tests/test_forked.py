@@ -129,7 +129,7 @@ def test_a_tpu_lint_that_fails_fails_as_in_order(monkeypatch, tmp_path):
 @needs_fork
 @pytest.mark.parametrize("name", ["resnet", "gpt_mini"])
 def test_the_notes_aside_are_the_notes_derived_in_order(name):
-    """The reports' notes derived in a forked child (convert._notes_started) are derive_notes' own, in its order."""
+    """The reports' notes derived in a forked child (convert._lint_and_notes_started) are derive_notes' own, in its order."""
     from porter.report.adjustments import derive_notes
 
     conversion = convert(ConvertOptions(FIXTURES / f"{name}.py", GOLDEN / name, reports_aside=True))
