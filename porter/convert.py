@@ -206,9 +206,9 @@ def convert(options, read_only=False):
     emitter = ModuleEmitter(translator, options.siblings,
                             f"{options.module_dir}/{module_name}" if options.module_dir else module_name)
     # the TPU lint (advice for TPU: shown in the manifest and reports, never an exit code) and the reports' notes in
-    # one forked child while this process renders the model module and the runtime module beside it, which ruff
-    # formats meanwhile
-    aside = _lint_and_notes_started(source, ctx) if options.reports_aside else None
+    # a forked child while this process renders the model module and the runtime module beside it, which ruff
+    # formats meanwhile; the same child renders the reports later (_outputs_with_reports_aside)
+    aside = _aside_started(source, ctx, options) if options.reports_aside else None
     try:
         module_files = emitter.render_started(module_name)
         if options.module_dir:  # a file of a package: mirrored under OUT
@@ -216,7 +216,7 @@ def convert(options, read_only=False):
             module_name = f"{options.module_dir}/{module_name}"
         out = Path(options.out) if options.out else default_out(source_path)
         files = {name: pending.result() for name, pending in module_files.items()}
-        lint_fields, note_fields = (aside.result() if aside is not None else None) or (None, None)
+        lint_fields, note_fields = (aside.receive() if aside is not None else None) or (None, None)
         tpu_findings = _lint_result(lint_fields, source, ctx)
         imported = {name for names in emitter.imported.values() for name in names}  # translated in a sibling's port
         manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
@@ -230,8 +230,9 @@ def convert(options, read_only=False):
         raise
     producers = _extra_outputs(options.reports_only)
     outputs = None
-    if options.reports_aside and not options.reports_only:
-        outputs = _outputs_with_reports_aside(source, ctx, manifest, emitter.dropped, warnings, producers, options)
+    if aside is not None:
+        outputs = _outputs_with_reports_aside(aside, source, ctx, manifest, emitter.dropped, warnings, producers,
+                                              options)
     checked = outputs is not None
     if outputs is None:
         outputs = _outputs(source, ctx, manifest, emitter.dropped, warnings, producers, options)
@@ -244,23 +245,48 @@ def convert(options, read_only=False):
     return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)
 
 
-def _lint_and_notes_started(source, ctx):
-    """`lint_tpu(source, ctx)` (its findings as tuples) and the reports' notes (`derive_notes`: they read only the
-    source and the translation, settled here) in one forked child (porter.forked) while this process renders and
-    formats the module, sent back as plain data: (findings or None, notes or None), None for a part that raised
-    (this process then does that part itself, and meets the error where it always did). One child, not one each: a
-    fork of the grown process costs both processes a copy of every memory page either writes afterwards. The
-    report child, forked once the module is formatted, then starts with the notes made (a third of its work)."""
+def _aside_started(source, ctx, options):
+    """A forked child (porter.forked, a conversation) started once the translation is done: it sends back the TPU
+    lint's findings (`lint_tpu(source, ctx)`, as tuples) and the reports' notes (`derive_notes`: they read only the
+    source and the translation, settled here) as plain data, (findings or None, notes or None), None for a part that
+    raised (this process then does that part itself, and meets the error where it always did); then it waits for
+    what the reports read that is settled later (the formatted files, the manifest, the dropped code, the warnings)
+    and sends back PORTING.md and report.html (`_outputs_with_reports_aside`). One child for the three: a fork of the
+    grown process costs both processes a copy of every memory page either writes afterwards, and the reports start
+    without a fork, in a process that has loaded their templates meanwhile."""
     from porter.forked import Forked, can_fork
 
     if not can_fork():
         return None
+    reports = [produce for produce in _extra_outputs() if produce.__module__ == REPORT_PRODUCER]
 
-    def findings_and_notes():
-        return _or_none(lambda: [_finding_fields(finding) for finding in lint_tpu(source, ctx)]), _or_none(
-            lambda: _note_fields(source, ctx))
+    def conversation(channel):
+        note_fields = _or_none(lambda: _note_fields(source, ctx))
+        channel.send((_or_none(lambda: [_finding_fields(finding) for finding in lint_tpu(source, ctx)]), note_fields))
+        _take_notes(note_fields, ctx)  # the notes the reports read, as the parent takes them
+        _warm_report_templates()
+        told = channel.receive()
+        if told is None or len(reports) != 1:  # no reports wanted here
+            return
+        from porter.report.porting_md import render_porting_md
 
-    return Forked(findings_and_notes)
+        files, manifest, dropped, warnings = told
+        ctx.generated_files = files
+        channel.send({"PORTING.md": render_porting_md(source, ctx, manifest, dropped, warnings),
+                      **reports[0](source, ctx, manifest, options)})
+
+    return Forked(conversation, conversation=True)
+
+
+def _warm_report_templates():
+    """Load the reports' templates in the child while it waits for the parent (the same environments, kept)."""
+    try:
+        from porter.report.render import html_environment, markdown_environment
+
+        markdown_environment().get_template("PORTING.md.j2")
+        html_environment().get_template("report.html.j2")
+    except Exception:  # noqa: BLE001 - only a head start: the rendering loads them again and meets any error
+        pass
 
 
 def _or_none(work):
@@ -314,33 +340,28 @@ def _outputs(source, ctx, manifest, dropped, warnings, producers, options):
     return outputs
 
 
-def _outputs_with_reports_aside(source, ctx, manifest, dropped, warnings, producers, options):
-    """`_outputs`, with PORTING.md and report.html rendered by a forked child (porter.forked) while this process
-    makes the other outputs and runs the self-check on the Python files (the reports are none); None where that
-    cannot be done or did not work out: the caller then makes them in order, which gives the same files or raises
-    the same error."""
-    from porter.forked import Forked, can_fork
-    from porter.report.porting_md import render_porting_md
-
+def _outputs_with_reports_aside(aside, source, ctx, manifest, dropped, warnings, producers, options):
+    """`_outputs`, with PORTING.md and report.html rendered by the forked child `aside` (`_aside_started`) while this
+    process makes the other outputs and runs the self-check on the Python files (the reports are none); None where
+    that cannot be done or did not work out: the caller then makes them in order, which gives the same files or
+    raises the same error."""
     reports = [produce for produce in producers if produce.__module__ == REPORT_PRODUCER]
-    if not can_fork() or len(reports) != 1:
+    if options.reports_only or len(reports) != 1:
+        aside.abandon()
         return None
-
-    def render_reports():
-        return {"PORTING.md": render_porting_md(source, ctx, manifest, dropped, warnings),
-                **reports[0](source, ctx, manifest, options)}
-
-    child = Forked(render_reports)
+    if not aside.tell((ctx.generated_files, manifest, list(dropped), list(warnings))):
+        aside.abandon()
+        return None
     try:
         made = [None if produce in reports else produce(source, ctx, manifest, options) for produce in producers]
         check_generated({**ctx.generated_files, **{k: v for m in made if m for k, v in m.items()}}, source)
     except Exception:  # noqa: BLE001 - made again in order, the error is the one that order meets first
-        child.abandon()
+        aside.abandon()
         return None
     except BaseException:
-        child.abandon()
+        aside.abandon()
         raise
-    texts = child.result()
+    texts = aside.result()
     if texts is None:
         return None
     outputs = {"PORTING.md": texts.pop("PORTING.md")}
