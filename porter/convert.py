@@ -216,14 +216,12 @@ def convert(options, read_only=False):
             module_name = f"{options.module_dir}/{module_name}"
         out = Path(options.out) if options.out else default_out(source_path)
         files = {name: pending.result() for name, pending in module_files.items()}
-        lint_fields, note_fields = (aside.receive() if aside is not None else None) or (None, None)
-        tpu_findings = _lint_result(lint_fields, source, ctx)
+        tpu_findings = _lint_result(aside.receive() if aside is not None else None, source, ctx)
         imported = {name for names in emitter.imported.values() for name in names}  # translated in a sibling's port
         manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
                                   options.init_args, tpu_findings, imported)
         manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
         ctx.generated_files = files  # the reports place generated line numbers from it
-        _take_notes(note_fields, ctx)
     except BaseException:
         if aside is not None:
             aside.abandon()
@@ -247,13 +245,14 @@ def convert(options, read_only=False):
 
 def _aside_started(source, ctx, options):
     """A forked child (porter.forked, a conversation) started once the translation is done: it sends back the TPU
-    lint's findings (`lint_tpu(source, ctx)`, as tuples) and the reports' notes (`derive_notes`: they read only the
-    source and the translation, settled here) as plain data, (findings or None, notes or None), None for a part that
-    raised (this process then does that part itself, and meets the error where it always did); then it waits for
-    what the reports read that is settled later (the formatted files, the manifest, the dropped code, the warnings)
-    and sends back PORTING.md and report.html (`_outputs_with_reports_aside`). One child for the three: a fork of the
-    grown process costs both processes a copy of every memory page either writes afterwards, and the reports start
-    without a fork, in a process that has loaded their templates meanwhile."""
+    lint's findings (`lint_tpu(source, ctx)`, as tuples; None where the lint raised: this process then lints itself
+    and meets the error where it always did), derives the reports' notes (`derive_notes`: they read only the source
+    and the translation, settled here) while this process renders and formats the module, waits for what the reports
+    read that is settled later (the formatted files, the manifest, the dropped code, the warnings) and sends back the
+    notes (as plain data, None where they raised: the reports met the error, this process renders them in order and
+    meets it too) with PORTING.md and report.html (`_outputs_with_reports_aside`). One child for the three: a fork
+    of the grown process costs both processes a copy of every memory page either writes afterwards, and the reports
+    start without a fork, in a process that has loaded their templates meanwhile."""
     from porter.forked import Forked, can_fork
 
     if not can_fork():
@@ -261,8 +260,8 @@ def _aside_started(source, ctx, options):
     reports = [produce for produce in _extra_outputs() if produce.__module__ == REPORT_PRODUCER]
 
     def conversation(channel):
-        note_fields = _or_none(lambda: _note_fields(source, ctx))
-        channel.send((_or_none(lambda: [_finding_fields(finding) for finding in lint_tpu(source, ctx)]), note_fields))
+        channel.send(_or_none(lambda: [_finding_fields(finding) for finding in lint_tpu(source, ctx)]))
+        note_fields = _or_none(lambda: _note_fields(source, ctx))  # while the parent renders and formats the module
         _take_notes(note_fields, ctx)  # the notes the reports read, as the parent takes them
         _warm_report_templates()
         told = channel.receive()
@@ -272,8 +271,8 @@ def _aside_started(source, ctx, options):
 
         files, manifest, dropped, warnings = told
         ctx.generated_files = files
-        channel.send({"PORTING.md": render_porting_md(source, ctx, manifest, dropped, warnings),
-                      **reports[0](source, ctx, manifest, options)})
+        channel.send((note_fields, {"PORTING.md": render_porting_md(source, ctx, manifest, dropped, warnings),
+                                    **reports[0](source, ctx, manifest, options)}))
 
     return Forked(conversation, conversation=True)
 
@@ -361,9 +360,11 @@ def _outputs_with_reports_aside(aside, source, ctx, manifest, dropped, warnings,
     except BaseException:
         aside.abandon()
         raise
-    texts = aside.result()
-    if texts is None:
+    answer = aside.result()
+    if answer is None:
         return None
+    note_fields, texts = answer
+    _take_notes(note_fields, ctx)  # the notes the reports placed (ctx.derived_notes), as in order
     outputs = {"PORTING.md": texts.pop("PORTING.md")}
     for files in made:
         outputs.update(texts if files is None else files)
