@@ -25,7 +25,13 @@ class ArgumentParser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def build_parser():
+BUILT_IN_COMMANDS = ("convert", "ops")
+
+
+def build_parser(command=None):
+    """porter's argument parser; `command`: the built-in command the arguments name, whose parse needs no other
+    command's parser (the other commands' modules are not imported then: a tenth of a second's start-up before
+    `porter convert` starts reading its source)."""
     parser = ArgumentParser(prog="porter", description="Port PyTorch model code to Keras that trains on TPUs.")
     parser.add_argument("--version", action="version", version=f"porter {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
@@ -72,6 +78,8 @@ def build_parser():
                      help="instead: what PATH (a model file, or a package folder: each of its model files) uses that "
                           "porter does not translate yet, one 'FILE:LINE<TAB>construct<TAB>reason' line each (the "
                           "stubs a conversion would write; nothing is written)")
+    if command in BUILT_IN_COMMANDS:
+        return parser
     from porter.commands import COMMANDS
 
     for module in COMMANDS.values():
@@ -308,14 +316,17 @@ def keep_negative_sizes(argv):
 
 
 def _run(argv):
-    parser = build_parser()
-    args = parser.parse_args(keep_negative_sizes(argv))
+    argv = keep_negative_sizes(argv)
+    built_in = argv[0] if argv and argv[0] in BUILT_IN_COMMANDS else None  # `porter convert ...`: no other command
+    parser = build_parser(built_in)
+    args = parser.parse_args(argv)
     handlers = {"convert": run_convert, "ops": run_ops}
-    try:
-        from porter.commands import EXTRA_COMMANDS
-    except ImportError:
-        EXTRA_COMMANDS = {}
-    handlers.update(EXTRA_COMMANDS)
+    if built_in is None:
+        try:
+            from porter.commands import EXTRA_COMMANDS
+        except ImportError:
+            EXTRA_COMMANDS = {}
+        handlers.update(EXTRA_COMMANDS)
     try:
         return handlers[args.command](args)
     except InternalError as error:

@@ -205,33 +205,32 @@ def convert(options, read_only=False):
     module_name = module_file_name(source_path)
     emitter = ModuleEmitter(translator, options.siblings,
                             f"{options.module_dir}/{module_name}" if options.module_dir else module_name)
-    # the TPU lint (advice for TPU: shown in the manifest and reports, never an exit code) in a forked child while
-    # this process renders the model module and the runtime module beside it, which ruff formats meanwhile
-    lint = _lint_started(source, ctx) if options.reports_aside else None
-    notes = _notes_started(source, ctx) if options.reports_aside else None  # the reports' notes, in a second child
+    # the TPU lint (advice for TPU: shown in the manifest and reports, never an exit code) and the reports' notes in
+    # a forked child while this process renders the model module and the runtime module beside it, which ruff
+    # formats meanwhile; the same child renders the reports later (_outputs_with_reports_aside)
+    aside = _aside_started(source, ctx, options) if options.reports_aside else None
     try:
         module_files = emitter.render_started(module_name)
         if options.module_dir:  # a file of a package: mirrored under OUT
             module_files = {f"{options.module_dir}/{name}": text for name, text in module_files.items()}
             module_name = f"{options.module_dir}/{module_name}"
         out = Path(options.out) if options.out else default_out(source_path)
-        tpu_findings = _lint_result(lint, source, ctx)
+        files = {name: pending.result() for name, pending in module_files.items()}
+        tpu_findings = _lint_result(aside.receive() if aside is not None else None, source, ctx)
         imported = {name for names in emitter.imported.values() for name in names}  # translated in a sibling's port
         manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
                                   options.init_args, tpu_findings, imported)
         manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
-        files = {name: pending.result() for name, pending in module_files.items()}
         ctx.generated_files = files  # the reports place generated line numbers from it
-        _take_notes(notes, ctx)
     except BaseException:
-        for child in (lint, notes):
-            if child is not None:
-                child.abandon()
+        if aside is not None:
+            aside.abandon()
         raise
     producers = _extra_outputs(options.reports_only)
     outputs = None
-    if options.reports_aside and not options.reports_only:
-        outputs = _outputs_with_reports_aside(source, ctx, manifest, emitter.dropped, warnings, producers, options)
+    if aside is not None:
+        outputs = _outputs_with_reports_aside(aside, source, ctx, manifest, emitter.dropped, warnings, producers,
+                                              options)
     checked = outputs is not None
     if outputs is None:
         outputs = _outputs(source, ctx, manifest, emitter.dropped, warnings, producers, options)
@@ -244,51 +243,77 @@ def convert(options, read_only=False):
     return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)
 
 
-def _lint_started(source, ctx):
-    """`lint_tpu(source, ctx)` started in a forked child (porter.forked), its findings sent back as tuples."""
+def _aside_started(source, ctx, options):
+    """A forked child (porter.forked, a conversation) started once the translation is done: it sends back the TPU
+    lint's findings (`lint_tpu(source, ctx)`, as tuples; None where the lint raised: this process then lints itself
+    and meets the error where it always did), derives the reports' notes (`derive_notes`: they read only the source
+    and the translation, settled here) while this process renders and formats the module, waits for what the reports
+    read that is settled later (the formatted files, the manifest, the dropped code, the warnings) and sends back the
+    notes (as plain data, None where they raised: the reports met the error, this process renders them in order and
+    meets it too) with PORTING.md and report.html (`_outputs_with_reports_aside`). One child for the three: a fork
+    of the grown process costs both processes a copy of every memory page either writes afterwards, and the reports
+    start without a fork, in a process that has loaded their templates meanwhile."""
     from porter.forked import Forked, can_fork
 
     if not can_fork():
         return None
+    reports = [produce for produce in _extra_outputs() if produce.__module__ == REPORT_PRODUCER]
 
-    def findings():
-        return [_finding_fields(finding) for finding in lint_tpu(source, ctx)]
+    def conversation(channel):
+        channel.send(_or_none(lambda: [_finding_fields(finding) for finding in lint_tpu(source, ctx)]))
+        note_fields = _or_none(lambda: _note_fields(source, ctx))  # while the parent renders and formats the module
+        _take_notes(note_fields, ctx)  # the notes the reports read, as the parent takes them
+        _warm_report_templates()
+        told = channel.receive()
+        if told is None or len(reports) != 1:  # no reports wanted here
+            return
+        from porter.report.porting_md import render_porting_md
 
-    return Forked(findings)
+        files, manifest, dropped, warnings = told
+        ctx.generated_files = files
+        channel.send((note_fields, {"PORTING.md": render_porting_md(source, ctx, manifest, dropped, warnings),
+                                    **reports[0](source, ctx, manifest, options)}))
+
+    return Forked(conversation, conversation=True)
 
 
-def _notes_started(source, ctx):
-    """The reports' notes (`derive_notes`: they read only the source and the translation, settled here) derived in
-    a forked child while this process renders and formats the module, sent back as plain data: the report child,
-    forked once the module is formatted, then starts with them made (a third of its work)."""
-    from porter.forked import Forked, can_fork
+def _warm_report_templates():
+    """Load the reports' templates in the child while it waits for the parent (the same environments, kept)."""
+    try:
+        from porter.report.render import html_environment, markdown_environment
 
-    if not can_fork():
+        markdown_environment().get_template("PORTING.md.j2")
+        html_environment().get_template("report.html.j2")
+    except Exception:  # noqa: BLE001 - only a head start: the rendering loads them again and meets any error
+        pass
+
+
+def _or_none(work):
+    try:
+        return work()
+    except Exception:  # noqa: BLE001 - the parent does the work again and meets the error in order
         return None
 
-    def notes():
-        from porter.report.adjustments import derive_notes
 
-        return {owner: [(n.line, n.kind, n.text, n.owner, n.method) for n in found]
-                for owner, found in derive_notes(source, ctx).items()}
+def _note_fields(source, ctx):
+    from porter.report.adjustments import derive_notes
 
-    return Forked(notes)
+    return {owner: [(n.line, n.kind, n.text, n.owner, n.method) for n in found]
+            for owner, found in derive_notes(source, ctx).items()}
 
 
-def _take_notes(notes, ctx):
-    """The notes child's notes as `ctx.derived_notes` (read by porter.report.model); nothing where there is no
-    child or it failed: the reports derive the notes themselves, and meet any error where they always did."""
-    fields = notes.result() if notes is not None else None
+def _take_notes(fields, ctx):
+    """The child's notes as `ctx.derived_notes` (read by porter.report.model); nothing where there is no child or
+    its notes failed: the reports derive the notes themselves, and meet any error where they always did."""
     if fields is not None:
         from porter.report.adjustments import Note
 
         ctx.derived_notes = {owner: [Note(*entry) for entry in found] for owner, found in fields.items()}
 
 
-def _lint_result(lint, source, ctx):
+def _lint_result(fields, source, ctx):
     """The TPU lint's findings, each class's also set on its ModuleIR, as `lint_tpu` leaves them: the forked
-    child's, or (no child, or it failed) the lint run here, which raises what the child met."""
-    fields = lint.result() if lint is not None else None
+    child's `fields`, or (no child, or its lint failed) the lint run here, which raises what the child met."""
     if fields is None:
         return lint_tpu(source, ctx)
     from porter.ir.module_ir import TpuFinding
@@ -314,35 +339,32 @@ def _outputs(source, ctx, manifest, dropped, warnings, producers, options):
     return outputs
 
 
-def _outputs_with_reports_aside(source, ctx, manifest, dropped, warnings, producers, options):
-    """`_outputs`, with PORTING.md and report.html rendered by a forked child (porter.forked) while this process
-    makes the other outputs and runs the self-check on the Python files (the reports are none); None where that
-    cannot be done or did not work out: the caller then makes them in order, which gives the same files or raises
-    the same error."""
-    from porter.forked import Forked, can_fork
-    from porter.report.porting_md import render_porting_md
-
+def _outputs_with_reports_aside(aside, source, ctx, manifest, dropped, warnings, producers, options):
+    """`_outputs`, with PORTING.md and report.html rendered by the forked child `aside` (`_aside_started`) while this
+    process makes the other outputs and runs the self-check on the Python files (the reports are none); None where
+    that cannot be done or did not work out: the caller then makes them in order, which gives the same files or
+    raises the same error."""
     reports = [produce for produce in producers if produce.__module__ == REPORT_PRODUCER]
-    if not can_fork() or len(reports) != 1:
+    if options.reports_only or len(reports) != 1:
+        aside.abandon()
         return None
-
-    def render_reports():
-        return {"PORTING.md": render_porting_md(source, ctx, manifest, dropped, warnings),
-                **reports[0](source, ctx, manifest, options)}
-
-    child = Forked(render_reports)
+    if not aside.tell((ctx.generated_files, manifest, list(dropped), list(warnings))):
+        aside.abandon()
+        return None
     try:
         made = [None if produce in reports else produce(source, ctx, manifest, options) for produce in producers]
         check_generated({**ctx.generated_files, **{k: v for m in made if m for k, v in m.items()}}, source)
     except Exception:  # noqa: BLE001 - made again in order, the error is the one that order meets first
-        child.abandon()
+        aside.abandon()
         return None
     except BaseException:
-        child.abandon()
+        aside.abandon()
         raise
-    texts = child.result()
-    if texts is None:
+    answer = aside.result()
+    if answer is None:
         return None
+    note_fields, texts = answer
+    _take_notes(note_fields, ctx)  # the notes the reports placed (ctx.derived_notes), as in order
     outputs = {"PORTING.md": texts.pop("PORTING.md")}
     for files in made:
         outputs.update(texts if files is None else files)

@@ -322,3 +322,18 @@ def test_ops_missing_on_a_package_lists_every_model_file(tmp_path):
     assert all(construct == "torch.special.zeta" for _, construct in lines)
     assert "construct(s) porter does not translate" in result.stderr
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "__pycache__" not in p.parts) == before
+
+
+def test_convert_imports_no_other_command(model, tmp_path):
+    """`porter convert` parses its arguments without the other commands' parsers: their modules (verify, diff, data,
+    ir) stay unimported, a tenth of a second's start-up; the full parser still lists them."""
+    script = ("import sys; from porter.cli import main; code = main(sys.argv[1:]); "
+              "print(sorted(m for m in sys.modules if m in ('porter.commands', 'porter.verify.command', "
+              "'porter.diff_command', 'porter.data_command', 'porter.ir_command'))); sys.exit(code)")
+    result = subprocess.run([sys.executable, "-c", script, "convert", str(model), "-o", str(tmp_path / "out"),
+                             "--input-shape", "4"], capture_output=True, text=True, check=False,
+                            cwd=Path(__file__).resolve().parents[1])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+    assert {"verify", "diff", "data", "ir"} <= set(build_parser()._subparsers._group_actions[0].choices)
+    assert set(build_parser("convert")._subparsers._group_actions[0].choices) == {"convert", "ops"}

@@ -40,6 +40,66 @@ def test_an_abandoned_child_is_stopped():
         os.waitpid(pid, os.WNOHANG)  # reaped
 
 
+@needs_fork
+def test_a_conversation_answers_in_stages():
+    """A conversation child sends several answers and hears what the parent tells it between them."""
+    def talk(channel):
+        channel.send(("first", os.getpid()))
+        told = channel.receive()
+        channel.send({"echo": told, "text": "y" * 200_000})  # more than a pipe's buffer
+
+    child = forked.Forked(talk, conversation=True)
+    first, pid = child.receive()
+    assert first == "first" and pid != os.getpid()
+    assert child.tell(["x" * 200_000, 3])
+    assert child.result() == {"echo": ["x" * 200_000, 3], "text": "y" * 200_000}
+    assert child.pid is None  # reaped
+
+
+@needs_fork
+def test_a_conversation_that_fails_gives_none():
+    def talk(channel):
+        channel.send(1)
+        if channel.receive() == "fail":
+            raise ValueError("no")
+        channel.send(2)
+
+    child = forked.Forked(talk, conversation=True)
+    assert child.receive() == 1 and child.tell("fail")
+    assert child.result() is None and child.receive() is None  # ended: nothing more
+    assert not child.tell("more")
+
+    child = forked.Forked(lambda channel: None, conversation=True)
+    assert child.receive() is None  # ended without an answer
+
+
+@needs_fork
+def test_a_parent_that_tells_nothing_ends_the_conversation():
+    told = []
+
+    def talk(channel):
+        channel.send("ready")
+        told.append(channel.receive())
+        channel.send(told)
+
+    child = forked.Forked(talk, conversation=True)
+    assert child.receive() == "ready"
+    child._asks.close()  # the parent's end closed: the child hears None
+    assert child.result() == [None]
+
+
+@needs_fork
+def test_an_abandoned_conversation_is_stopped():
+    import time
+
+    child = forked.Forked(lambda channel: time.sleep(60), conversation=True)
+    pid = child.pid
+    child.abandon()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped
+    assert child.receive() is None and not child.tell(1)
+
+
 def test_without_fork_nothing_starts(monkeypatch):
     monkeypatch.setattr(forked, "can_fork", lambda: False)
     child = forked.Forked(lambda: 1)
@@ -129,7 +189,7 @@ def test_a_tpu_lint_that_fails_fails_as_in_order(monkeypatch, tmp_path):
 @needs_fork
 @pytest.mark.parametrize("name", ["resnet", "gpt_mini"])
 def test_the_notes_aside_are_the_notes_derived_in_order(name):
-    """The reports' notes derived in a forked child (convert._notes_started) are derive_notes' own, in its order."""
+    """The reports' notes derived in a forked child (convert._lint_and_notes_started) are derive_notes' own, in its order."""
     from porter.report.adjustments import derive_notes
 
     conversion = convert(ConvertOptions(FIXTURES / f"{name}.py", GOLDEN / name, reports_aside=True))

@@ -4,7 +4,6 @@ Codegen only assembles: every body it places was translated before (by porter.pa
 translator's results; it never translates source itself.
 """
 
-import concurrent.futures
 import functools
 import io
 import json
@@ -499,17 +498,32 @@ def _docstring(node, source):
 def format_code_started(text):
     """A future of `format_code(text)`: ruff formats in a background thread (which only waits on its processes)
     while porter goes on. Run one after another, a conversion's ten ruff processes added ~0.3 s to its wall time."""
-    return _formatting_threads().submit(format_code, text)
+    return _Formatting(text)
 
 
-@functools.lru_cache(maxsize=1)
-def _formatting_threads():
-    return concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="porter-format")
+class _Formatting:
+    """`format_code(text)` on a thread of its own; `result()` waits for it (and raises what it raised). A plain
+    thread per text, not a concurrent.futures pool: importing that package (and the logging it imports) was ~1% of
+    converting a 3,500-line file, for the half-dozen texts a conversion formats."""
 
+    def __init__(self, text):
+        import threading
 
-def forget_formatting_threads():
-    """In a forked child (porter.forked): the parent's threads were not copied, so a new pool is made if needed."""
-    _formatting_threads.cache_clear()
+        self._text, self._value, self._error = text, None, None
+        self._thread = threading.Thread(target=self._run, name="porter-format", daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        try:
+            self._value = format_code(self._text)
+        except BaseException as error:  # noqa: BLE001 - raised by result(), in the caller's thread
+            self._error = error
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def format_code(text):

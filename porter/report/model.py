@@ -166,7 +166,7 @@ def _build(source, ctx, manifest, dropped, warnings, module_text):
     numbered = module_text is not None
     generated = GeneratedText(module_text if numbered else _fallback_text(source, ctx), numbered=numbered)
     walks = build_walks(source, ctx, generated)
-    notes = getattr(ctx, "derived_notes", None)  # derived beside the module's rendering (convert._lint_started)
+    notes = getattr(ctx, "derived_notes", None)  # derived beside the module's rendering (convert._lint_and_notes_started)
     if notes is None:
         notes = derive_notes(source, ctx)
     module_name = manifest["sources"][0]["module"]

@@ -100,3 +100,5 @@ def test_libcst_codegen_is_its_own_after_the_pass():
     node_positions(module)
     assert module.code == TRICKY
     assert libcst_positions(module)  # libcst's provider, with its own codegen state, still works
+    # the whitespace and newline shortcuts are the pass's alone: those classes codegen as CSTNode says again
+    assert "_codegen" not in cst.SimpleWhitespace.__dict__ and "_codegen" not in cst.Newline.__dict__
