@@ -25,8 +25,10 @@ OPS = {
     "xlogy": "y = torch.xlogy(torch.relu(y), y.abs() + 0.5)",
     "logit_eps": "y = torch.logit(torch.sigmoid(3 * y), eps=1e-3)",
     "logit_method": "y = torch.sigmoid(y).logit()",
-    "nan_to_num": "y = torch.nan_to_num(torch.log(y), posinf=7.0, neginf=-3.0)"
-                  " + torch.nan_to_num(1.0 / torch.relu(y), 2.0, 7.0)",
+    "nan_to_num": "y = torch.nan_to_num(torch.log(torch.floor(y)), posinf=7.0, neginf=-3.0)"
+                  # 1/0 = inf and 0/0 = nan on whole numbers (floor): the same on both sides, unlike 1/y near 0
+                  " + torch.nan_to_num(1.0 / torch.floor(y), 2.0, 7.0)"
+                  " + torch.nan_to_num(torch.floor(y) / torch.floor(y), 2.0, 7.0)",
     "nan_to_num_default_max": "y = (torch.nan_to_num(1.0 / torch.relu(y)) == 3.4028234663852886e38).float() + torch.relu(y)",
     "nan_to_num_default_min": "y = (torch.nan_to_num(-1.0 / torch.relu(y)) == -3.4028234663852886e38).float() + torch.relu(y)",
     "signbit": "y = torch.signbit(y).float() + torch.signbit(-torch.relu(y)).float()",
