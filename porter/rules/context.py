@@ -41,9 +41,10 @@ class RuleContext:
         """`value` converted to `wanted` ("channels_last" | "source" | "any"); `rank` when the value's is unknown."""
         return to_layout(self._translator.ctx, value, wanted, rank)
 
-    def unify(self, values):
-        """Tensor operands of an elementwise op brought to one layout: (converted values, layout, rank)."""
-        return unify(self._translator.ctx, values)
+    def unify(self, values, unknown_rank=False):
+        """Tensor operands of an elementwise op brought to one layout: (converted values, layout, rank);
+        `unknown_rank`: channels-last images of unknown rank may stay so (the rule needs no axis, or the channel's)."""
+        return unify(self._translator.ctx, values, unknown_rank=unknown_rank)
 
     def dim_size(self, value, dim):
         """The size of torch dim `dim` of `value` (a tensor or size Value in any layout), as a python Value."""

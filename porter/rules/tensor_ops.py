@@ -324,9 +324,11 @@ def translate_cat(ctx, call):
         if rank is not None and is_stack:
             rank += 1
         return tensor(f"{runtime}({plain.code}, {ctx.plain(dim_value).code})", rank)
-    unified, layout, rank = ctx.unify(list(items))
+    # images channels-last of unknown rank (results of layers porter could not type) join along the channel dim,
+    # the last axis at any rank (a rank-2 tensor lies as torch's does); another dim needs their rank
+    unified, layout, rank = ctx.unify(list(items), unknown_rank=dim == 1 and not is_stack)
     if layout == "channels_last" and not is_stack:
-        axis = remap_axis(dim, rank)
+        axis = remap_axis(dim, rank) if rank is not None else -1
         unchanged = [v.code for v in unified] == [v.code for v in items] and (
             tensors.code.isidentifier() or reads_through(tensors))
         listed = tensors.code if unchanged else f"[{', '.join(v.code for v in unified)}]"  # `cat(inputs, 3)`
