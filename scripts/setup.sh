@@ -52,6 +52,10 @@ pip_quiet --no-deps "mlp-mixer-pytorch==0.3.1" "g-mlp-pytorch==0.1.5" "perceiver
 # plotting, data and training utilities; only the file is read (its plotting/data dependencies are not needed)
 step "installing d2l 1.0.3 (corpus, --no-deps)..."
 pip_quiet --no-deps "d2l==1.0.3"
+# pytorchcv 0.0.74 (tests/corpus/test_pytorchcv.py): osmr's zoo of ~150 model files built from layer factories
+# (`conv1x1_block(normalization=lambda_batchnorm2d())`) spread over a common/ package; pure Python
+step "installing pytorchcv 0.0.74 (corpus, --no-deps)..."
+pip_quiet --no-deps "pytorchcv==0.0.74"
 step "checking that porter, torch, tensorflow and keras import..."
 .venv/bin/python -c "import porter, torch, tensorflow, keras" 2>/dev/null || {
   echo "setup: the virtual environment is incomplete" >&2; exit 1; }
