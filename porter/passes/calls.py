@@ -534,9 +534,11 @@ class CallTranslator:
                 return result
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
         helper = self.ctx.use("call_module")
-        if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank or 0) > 2 and \
+        if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank is None or
+                                                                                args[0].rank > 2) and \
                 not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) + list(kwargs.values())):
-            # an image the caller holds channels-last: the runtime converts only for a module of another layout
+            # an image the caller holds channels-last (of unknown rank: what another such call returned): the
+            # runtime converts only for a module of another layout, and only a tensor of rank > 2
             extra = self.training_kwarg(kwargs) + ', held="channels_last"'
             return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
                           "channels_last")

@@ -201,9 +201,11 @@ class FileTranslator:
             args = self.example_values.get(main_class)
             self.translate_forward(self.source.classes[main_class], args, output_layout="io")
         self.specialise_siblings()
+        held = self.held_classes()
         for info in self.outermost_first(self.source.classes.values()):
             if info.name not in self.ctx.signatures:
-                self.translate_forward(info, None, output_layout="source")
+                handed = self.runtime_held_args(info) if info.name in held else None
+                self.translate_forward(info, handed, output_layout="source" if handed is None else None)
         self.factory_functions = lay_out_factory_models(self, ClassBodyTranslator)
         self.factory_handed = handed_constructions(self.source, self.factory_functions)
         for name in self.factory_functions:  # (translated before the layouts were known: again, telling them)
@@ -393,6 +395,41 @@ class FileTranslator:
                     if len(names) > 1 and names not in groups:
                         groups.append(names)
         return groups
+
+    def held_classes(self):
+        """Names of the classes another class's modules or constructor arguments hold (blocks, not models)."""
+        held = set()
+
+        def collect(ref):
+            if isinstance(ref, ModuleRef):
+                if ref.kind == "class":
+                    held.add(ref.class_name)
+                for inner in tuple(ref.elements) + tuple(ref.alternatives or ()):
+                    collect(inner)
+
+        for ir in self.ctx.irs.values():
+            for ref in ir.attributes.values():
+                collect(ref)
+        for hints in self.param_hints.values():
+            for ref in hints.values():
+                collect(ref)
+        for group in self.siblings:
+            held.update(group)
+        return held
+
+    def runtime_held_args(self, info):
+        """The arguments a block no translated code calls (a factory or a helper function builds it, a container
+        or `call_module` runs it) is translated for: its image channels-last when its first use of it is a
+        channels-last layer (the containers and `call_module` read the layout its instances declare and convert
+        only for another), else None (torch's layout in and out)."""
+        forward = info.find_method("forward")
+        params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
+        if not params or params[0].star in ("*", "**") or params[0].default is not None:
+            return None
+        rank = self.spatial_rank(info)
+        if (rank or 0) <= 2 or not self.prefers_channels_last(info, params[0].name.value, depth=0):
+            return None
+        return [tensor(params[0].name.value, rank, "channels_last")], {}
 
     def outermost_first(self, infos):
         """Classes the main class does not reach, those no other class holds first (a second model in the file,
