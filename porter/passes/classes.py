@@ -49,6 +49,17 @@ class ClassBodyTranslator(BodyTranslator):
     def call_unknown_yet(self, class_name, args=(), kwargs=None):
         return self.translator.recursion_unknown(class_name, args, kwargs or {})
 
+    def fixes_other_layout(self, class_name, args):
+        translator = self.translator
+        info = translator.source.classes.get(class_name)
+        forward = info.find_method("forward") if info is not None else None
+        if forward is None or class_name in self.ctx.signatures or not args or not args[0].is_tensor or \
+                not args[0].channels_last or (args[0].rank is not None and args[0].rank <= 2):
+            return False
+        params = [p for p in _params(forward) if p.name.value != "self"]
+        return bool(params) and params[0].star not in ("*", "**") and \
+            translator.layout_preference(info, params[0].name.value, depth=0) not in ("channels_last", "any")
+
     def takes_arguments(self, class_name, args, kwargs):
         info = self.translator.source.classes.get(class_name)
         forward = info.find_method("forward") if info is not None else None
@@ -427,8 +438,8 @@ class FileTranslator:
         if not params or params[0].star in ("*", "**") or params[0].default is not None:
             return None
         rank = self.spatial_rank(info)
-        if (rank or 0) <= 2 or not self.prefers_channels_last(info, params[0].name.value, depth=0):
-            return None
+        if (rank or 0) <= 2 or self.layout_preference(info, params[0].name.value, depth=0) != "channels_last":
+            return None  # (a first module porter cannot type: which tensors it is handed is not known here)
         return [tensor(params[0].name.value, rank, "channels_last")], {}
 
     def outermost_first(self, infos):
@@ -715,10 +726,15 @@ class FileTranslator:
                 args[0] = args[0].but(layout="source")
         return args
 
-    def prefers_channels_last(self, info, param, depth, method="forward"):
+    def prefers_channels_last(self, info, param, depth, method="forward", rank=None):
         """Whether `forward`'s first real use of `param` is a channels-last layer (conv, norm, pool ...), looking
-        into the class's own methods it is handed to (`scale = self._scale(input)`)."""
-        return self.layout_preference(info, param, depth, method) == "channels_last"
+        into the class's own methods it is handed to (`scale = self._scale(input)`); or, for an image of rank 4 or
+        more (no sequence), a module porter cannot type (a factory's layer, one handed in): `call_module` hands it
+        the image in the layout it takes, and convnets' blocks, norms, pools and activations all take channels-last
+        ones (the model's own input: a caller's rank-4 tensor in torch's layout may be one `permute(0, 2, 3, 1)`
+        made channels-last already)."""
+        preference = self.layout_preference(info, param, depth, method)
+        return preference == "channels_last" or preference == "unknown" and (rank or 0) >= 4
 
     def layout_preference(self, info, param, depth, method="forward"):
         """The layout `forward`'s first real use of `param` works in: "channels_last" (a conv, norm, pool ...),
@@ -787,7 +803,8 @@ class FileTranslator:
             func = node.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
                 ref = ir.attributes.get(func.attr.value) if ir else None
-                return self.ref_preference(ref, 0) if hasattr(ref, "kind") else None
+                layout = self.ref_preference(ref, 0) if hasattr(ref, "kind") else None
+                return "source" if layout == "unknown" else layout
             return None
         return None
 
@@ -802,6 +819,8 @@ class FileTranslator:
                 return ref.rule.rank
             if ref.kind in ("sequential", "list", "dict"):
                 stack[:0] = list(ref.elements)
+            elif ref.kind == "unknown" and ref.alternatives:  # (one of several modules: those porter knows)
+                stack[:0] = list(ref.alternatives)
             elif ref.kind == "class" and ref.class_name in self.source.classes and ref.class_name != info.name:
                 found = self.spatial_rank(self.source.classes[ref.class_name], depth + 1)
                 if found:
@@ -826,8 +845,11 @@ class FileTranslator:
             return "any"
         if ref.alternatives:  # one of several modules: the layout every one of them that has one prefers
             layouts = {self.ref_preference(a, depth + 1) for a in ref.alternatives} - {"any"}
+            if len(layouts) == 2 and "unknown" in layouts:  # (the one layout the alternatives porter knows take)
+                layouts.discard("unknown")
             return layouts.pop() if len(layouts) == 1 else "any" if not layouts else "source"
-        return "source"
+        return "unknown" if ref.kind == "unknown" else "source"  # (a module porter cannot type: see
+        # `prefers_channels_last`)
 
     def translate_forward(self, info, call_values, output_layout, static=()):
         if static:
@@ -1219,7 +1241,7 @@ class FileTranslator:
             if not (isinstance(value, Value) and value.is_tensor and value.layout == "source"):
                 continue
             rank = value.rank or self.spatial_rank(info)
-            if (rank or 0) > 2 and self.prefers_channels_last(info, name, depth=0):
+            if (rank or 0) > 2 and self.prefers_channels_last(info, name, depth=0, rank=rank):
                 env[name] = value.but(layout="channels_last", rank=rank)
                 names.append(name)
         return names
