@@ -438,8 +438,8 @@ class FileTranslator:
         if not params or params[0].star in ("*", "**") or params[0].default is not None:
             return None
         rank = self.spatial_rank(info)
-        if (rank or 0) <= 2 or self.layout_preference(info, params[0].name.value, depth=0) != "channels_last":
-            return None  # (a first module porter cannot type: which tensors it is handed is not known here)
+        if (rank or 0) <= 2 or not self.prefers_channels_last(info, params[0].name.value, depth=0, rank=rank):
+            return None
         return [tensor(params[0].name.value, rank, "channels_last")], {}
 
     def outermost_first(self, infos):
@@ -810,7 +810,10 @@ class FileTranslator:
 
     def spatial_rank(self, info, depth=0):
         """The tensor rank the first spatial layer `info` builds takes (Conv2d: 4), looking into its containers
-        and blocks, or None."""
+        and blocks (a subclass of such a layer: the layer's), or None."""
+        base = self.ctx.module_rules.get(info.layer_base) if info.layer_base else None
+        if base is not None and base.layout == "channels_last" and base.rank:
+            return base.rank
         ir = self.ctx.irs.get(info.name)
         stack = [ref for ref in (ir.attributes.values() if ir else ()) if hasattr(ref, "kind")]
         while stack and depth < 8:
@@ -847,6 +850,8 @@ class FileTranslator:
             layouts = {self.ref_preference(a, depth + 1) for a in ref.alternatives} - {"any"}
             if len(layouts) == 2 and "unknown" in layouts:  # (the one layout the alternatives porter knows take)
                 layouts.discard("unknown")
+            if len(layouts) > 1 and ref.kind == "unknown":
+                return "unknown"  # (alternatives that disagree, and others porter does not know: call_module)
             return layouts.pop() if len(layouts) == 1 else "any" if not layouts else "source"
         return "unknown" if ref.kind == "unknown" else "source"  # (a module porter cannot type: see
         # `prefers_channels_last`)
