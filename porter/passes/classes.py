@@ -13,7 +13,7 @@ import libcst as cst
 
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
-from porter.frontend.walk import walk
+from porter.frontend.walk import descendants, walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
@@ -213,10 +213,14 @@ class FileTranslator:
             self.translate_forward(self.source.classes[main_class], args, output_layout="io")
         self.specialise_siblings()
         held = self.held_classes()
-        for info in self.outermost_first(self.source.classes.values()):
-            if info.name not in self.ctx.signatures:
+        alone = self.outermost_first(self.source.classes.values())
+        for first in (True, False):  # the blocks that take channels-last images first: the classes they call
+            for info in alone:  # are laid out for them
+                if info.name in self.ctx.signatures:
+                    continue
                 handed = self.runtime_held_args(info) if info.name in held else None
-                self.translate_forward(info, handed, output_layout="source" if handed is None else None)
+                if handed is not None or not first:
+                    self.translate_forward(info, handed, output_layout="source" if handed is None else None)
         self.factory_functions = lay_out_factory_models(self, ClassBodyTranslator)
         self.factory_handed = handed_constructions(self.source, self.factory_functions)
         for name in self.factory_functions:  # (translated before the layouts were known: again, telling them)
@@ -426,20 +430,28 @@ class FileTranslator:
                 collect(ref)
         for group in self.siblings:
             held.update(group)
+        for statement in self.source.module.body:  # built or named by another class, a function or a table (a
+            # stage builder, a layer factory and its `_NORM_ACT_MAP`); a model used alone still takes torch's
+            # layout (TorchModule.__call__ converts for it)
+            own = statement.name.value if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) else None
+            held.update(node.value for node in descendants(statement) if isinstance(node, cst.Name) and
+                        node.value != own and node.value in self.source.classes)
+        held.discard(self.ctx.main_class)
         return held
 
     def runtime_held_args(self, info):
         """The arguments a block no translated code calls (a factory or a helper function builds it, a container
         or `call_module` runs it) is translated for: its image channels-last when its first use of it is a
-        channels-last layer (the containers and `call_module` read the layout its instances declare and convert
+        channels-last layer, one porter cannot type or one that does not care, and its layers are spatial (the containers and `call_module` read the layout its instances declare and convert
         only for another), else None (torch's layout in and out)."""
         forward = info.find_method("forward")
         params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
         if not params or params[0].star in ("*", "**") or params[0].default is not None:
             return None
         rank = self.spatial_rank(info)
-        if (rank or 0) <= 2 or not self.prefers_channels_last(info, params[0].name.value, depth=0, rank=rank):
-            return None
+        if (rank or 0) <= 2 or not self.prefers_channels_last(info, params[0].name.value, depth=0, rank=rank) and \
+                self.layout_preference(info, params[0].name.value, depth=0) != "any":
+            return None  # ("any": nothing it does with the image cares, and its own layers are spatial)
         return [tensor(params[0].name.value, rank, "channels_last")], {}
 
     def outermost_first(self, infos):
@@ -812,8 +824,10 @@ class FileTranslator:
         """The tensor rank the first spatial layer `info` builds takes (Conv2d: 4), looking into its containers
         and blocks (a subclass of such a layer: the layer's), or None."""
         base = self.ctx.module_rules.get(info.layer_base) if info.layer_base else None
-        if base is not None and base.layout == "channels_last" and base.rank:
-            return base.rank
+        if base is not None and base.layout == "channels_last":
+            suffix = re.search(r"([123])d$", info.layer_base)  # (a rule of several ranks: the one the name says)
+            if base.rank or suffix:
+                return base.rank or int(suffix.group(1)) + 2
         ir = self.ctx.irs.get(info.name)
         stack = [ref for ref in (ir.attributes.values() if ir else ()) if hasattr(ref, "kind")]
         while stack and depth < 8:
@@ -848,10 +862,9 @@ class FileTranslator:
             return "any"
         if ref.alternatives:  # one of several modules: the layout every one of them that has one prefers
             layouts = {self.ref_preference(a, depth + 1) for a in ref.alternatives} - {"any"}
-            if len(layouts) == 2 and "unknown" in layouts:  # (the one layout the alternatives porter knows take)
-                layouts.discard("unknown")
-            if len(layouts) > 1 and ref.kind == "unknown":
-                return "unknown"  # (alternatives that disagree, and others porter does not know: call_module)
+            if ref.kind == "unknown":  # some of the modules it may be, and others porter does not know
+                # (`call_module` runs it): channels-last when those it knows all are, else not known
+                return "channels_last" if layouts - {"unknown"} == {"channels_last"} else "unknown"
             return layouts.pop() if len(layouts) == 1 else "any" if not layouts else "source"
         return "unknown" if ref.kind == "unknown" else "source"  # (a module porter cannot type: see
         # `prefers_channels_last`)

@@ -374,8 +374,14 @@ class ExpressionTranslator(CallTranslator):
             # `output if output else input`: two lists whose images are held differently, both in torch's order
             body, orelse = self.as_plain(body), self.as_plain(orelse)
             return Value(f"{body.code} if {test.code} else {orelse.code}", "tuple", items=None)
+        code = f"{body.code} if {test.code} else {orelse.code}"
+        if {body.kind, orelse.kind} == {"module", "python"} and "None" not in (body.code, orelse.code):
+            # `se_layer(ch) if se_layer else nn.Identity()`: the module one branch builds or one porter cannot
+            # type (a factory's, a class handed in): unknown, so its calls convert at run time
+            known = body if body.kind == "module" else orelse
+            return known.but(module=UNKNOWN_MODULE).with_code(code)
         template = body if body.kind != "python" else orelse
-        return template.with_code(f"{body.code} if {test.code} else {orelse.code}")
+        return template.with_code(code)
 
     def _expr_UnaryOperation(self, node):
         operand = self.expr(node.expression)
