@@ -442,16 +442,20 @@ class FileTranslator:
     def runtime_held_args(self, info):
         """The arguments a block no translated code calls (a factory or a helper function builds it, a container
         or `call_module` runs it) is translated for: its image channels-last when its first use of it is a
-        channels-last layer, one porter cannot type or one that does not care, and its layers are spatial (the containers and `call_module` read the layout its instances declare and convert
+        channels-last layer, or one porter cannot type or one that does not care in a block that convolves images
+        (pools and norms also run on (N, H, W, C) tensors in torch's order: a Swin stage's) (the containers and `call_module` read the layout its instances declare and convert
         only for another), else None (torch's layout in and out)."""
         forward = info.find_method("forward")
         params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
         if not params or params[0].star in ("*", "**") or params[0].default is not None:
             return None
         rank = self.spatial_rank(info)
-        if (rank or 0) <= 2 or not self.prefers_channels_last(info, params[0].name.value, depth=0, rank=rank) and \
-                self.layout_preference(info, params[0].name.value, depth=0) != "any":
-            return None  # ("any": nothing it does with the image cares, and its own layers are spatial)
+        if (rank or 0) <= 2:
+            return None
+        preference = self.layout_preference(info, params[0].name.value, depth=0)
+        if preference != "channels_last" and (preference not in ("unknown", "any") or
+                                              (self.spatial_rank(info, family="conv") or 0) < 4):
+            return None  # (not known to take channels-last images: only a block convolving images is taken to)
         return [tensor(params[0].name.value, rank, "channels_last")], {}
 
     def outermost_first(self, infos):
@@ -820,11 +824,11 @@ class FileTranslator:
             return None
         return None
 
-    def spatial_rank(self, info, depth=0):
+    def spatial_rank(self, info, depth=0, family=None):
         """The tensor rank the first spatial layer `info` builds takes (Conv2d: 4), looking into its containers
         and blocks (a subclass of such a layer: the layer's), or None."""
         base = self.ctx.module_rules.get(info.layer_base) if info.layer_base else None
-        if base is not None and base.layout == "channels_last":
+        if base is not None and base.layout == "channels_last" and family in (None, base.family):
             suffix = re.search(r"([123])d$", info.layer_base)  # (a rule of several ranks: the one the name says)
             if base.rank or suffix:
                 return base.rank or int(suffix.group(1)) + 2
@@ -832,14 +836,15 @@ class FileTranslator:
         stack = [ref for ref in (ir.attributes.values() if ir else ()) if hasattr(ref, "kind")]
         while stack and depth < 8:
             ref = stack.pop(0)
-            if ref.kind == "rule" and ref.rule.layout == "channels_last" and ref.rule.rank:
+            if ref.kind == "rule" and ref.rule.layout == "channels_last" and ref.rule.rank and \
+                    family in (None, ref.rule.family):
                 return ref.rule.rank
             if ref.kind in ("sequential", "list", "dict"):
                 stack[:0] = list(ref.elements)
             elif ref.kind == "unknown" and ref.alternatives:  # (one of several modules: those porter knows)
                 stack[:0] = list(ref.alternatives)
             elif ref.kind == "class" and ref.class_name in self.source.classes and ref.class_name != info.name:
-                found = self.spatial_rank(self.source.classes[ref.class_name], depth + 1)
+                found = self.spatial_rank(self.source.classes[ref.class_name], depth + 1, family)
                 if found:
                     return found
         return None
@@ -863,8 +868,7 @@ class FileTranslator:
         if ref.alternatives:  # one of several modules: the layout every one of them that has one prefers
             layouts = {self.ref_preference(a, depth + 1) for a in ref.alternatives} - {"any"}
             if ref.kind == "unknown":  # some of the modules it may be, and others porter does not know
-                # (`call_module` runs it): channels-last when those it knows all are, else not known
-                return "channels_last" if layouts - {"unknown"} == {"channels_last"} else "unknown"
+                return "unknown"  # (`call_module` runs it: see `prefers_channels_last`)
             return layouts.pop() if len(layouts) == 1 else "any" if not layouts else "source"
         return "unknown" if ref.kind == "unknown" else "source"  # (a module porter cannot type: see
         # `prefers_channels_last`)
