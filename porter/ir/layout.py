@@ -85,6 +85,8 @@ def unify(ctx, values):
         ranks = [v.rank for v in tensors]
         rank = max(ranks) if ranks and None not in ranks else None
         return list(values), "source", rank
+    if leader.rank is None and all(v.channels_last for v in tensors):
+        return list(values), "channels_last", None  # images of unknown rank, all held channels-last: kept so
     if leader.rank is None:  # unknown rank: fall back to torch's layout for everyone
         return [to_layout(ctx, v, "source") for v in values], "source", None
     converted = []

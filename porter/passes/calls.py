@@ -536,9 +536,11 @@ class CallTranslator:
                 return result
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
         helper = self.ctx.use("call_module")
-        if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank or 0) > 2 and \
+        if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank is None or
+                                                                                args[0].rank > 2) and \
                 not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) + list(kwargs.values())):
-            # an image the caller holds channels-last: the runtime converts only for a module of another layout
+            # an image the caller holds channels-last (of unknown rank: what another such call returned): the
+            # runtime converts only for a module of another layout, and only a tensor of rank > 2
             extra = self.training_kwarg(kwargs) + ', held="channels_last"'
             return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
                           "channels_last")
@@ -572,6 +574,8 @@ class CallTranslator:
             return None  # one porter cannot tell (a module handed in, a container): converted at run time
         if any(a.kind == "class" and self.call_unknown_yet(a.class_name, args, kwargs) for a in ref.alternatives):
             return None  # (a class calling itself: what its call takes and returns is not known yet)
+        if any(a.kind == "class" and self.fixes_other_layout(a.class_name, args) for a in ref.alternatives):
+            return None  # (an alternative not laid out yet that works in another layout: its own uses decide it)
         passing = [a for a in ref.alternatives if a.kind == "rule" and a.rule.layout == "any" and
                    a.rule.rank_delta == 0 and a.rule.outputs == "tensor" or
                    a.kind == "sequential" and not a.elements]  # (`nn.Identity()`, an empty Sequential)
@@ -635,6 +639,11 @@ class CallTranslator:
     def call_unknown_yet(self, class_name, args=(), kwargs=None):
         """Whether `class_name`'s call is being translated and what it returns is not known yet (a class calling
         itself, before its recursion is settled: ClassBodyTranslator knows)."""
+        return False
+
+    def fixes_other_layout(self, class_name, args):
+        """Whether translating `class_name` for `args` here would fix its call to an image layout it does not
+        prefer (ClassBodyTranslator knows): a call that may fall back to `call_module` must not decide it."""
         return False
 
     def training_kwarg(self, kwargs):
