@@ -23,7 +23,7 @@ from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay
 from porter.passes.function_attributes import LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes, stored_parameters
-from porter.passes.rank_inference import infer_argument_ranks
+from porter.passes.rank_inference import declared_params, infer_argument_ranks
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
 from porter.passes.statements import INDENT, BodyTranslator
 
@@ -66,7 +66,7 @@ class ClassBodyTranslator(BodyTranslator):
         forward = info.find_method("forward") if info is not None else None
         if forward is None:
             return True
-        params = [p for p in _params(forward) if p.name.value != "self"]
+        params = [p for p in declared_params(forward) if p.name.value != "self"]
         if any(p.star == "*" for p in params) or any(v.kind == "starred" for v in args):
             return True
         names = {p.name.value for p in params}
@@ -243,7 +243,7 @@ class FileTranslator:
         self.ctx.current.append(ir)
         try:
             init = info.methods.get("__init__")
-            params = _params(init) if init is not None else []
+            params = declared_params(init) if init is not None else []
             ir.init_params = [(p.name.value, self.source.code_of(p.default) if p.default is not None else None)
                               for p in params if p.name.value != "self"]
             resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named, self.param_hints)
@@ -731,7 +731,7 @@ class FileTranslator:
                 args[0] = args[0].but(rank=rank)
         if args and args[0].is_tensor and not args[0].channels_last and (rank or 0) > 2:
             forward = info.find_method("forward")
-            params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
+            params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
             if params and self.prefers_channels_last(info, params[0].name.value, depth=0):
                 # the caller converts once; blocks then chain
                 args[0] = args[0].but(layout="channels_last", rank=rank)
@@ -739,7 +739,7 @@ class FileTranslator:
             # a sequence (N, L, C) held channels-last, handed to a block whose first layer works in torch's order
             # (LayerNorm, attention, Linear): the caller converts once instead of every layer inside converting
             forward = info.find_method("forward")
-            params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
+            params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
             if params and not self.prefers_channels_last(info, params[0].name.value, depth=0) and \
                     self.first_layer_layout(info, params[0].name.value) == "source":
                 args[0] = args[0].but(layout="source")
@@ -784,7 +784,7 @@ class FileTranslator:
             if ref is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
                     func.value.value == "self" and func.attr.value not in ("forward", method) and \
                     info.find_method(func.attr.value) is not None:
-                inner = [p for p in _params(info.find_method(func.attr.value)) if p.name.value != "self"]
+                inner = [p for p in declared_params(info.find_method(func.attr.value)) if p.name.value != "self"]
                 if not inner or inner[0].star in ("*", "**"):
                     return "source"
                 return self.layout_preference(info, inner[0].name.value, depth + 1, method=func.attr.value)
@@ -858,7 +858,7 @@ class FileTranslator:
         if ref.kind == "class" and ref.class_name in self.source.classes:
             info = self.source.classes[ref.class_name]
             forward = info.find_method("forward")
-            params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
+            params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
             if not params:
                 return "source"
             return self.layout_preference(info, params[0].name.value, depth + 1)
@@ -912,7 +912,7 @@ class FileTranslator:
         before = (_ir_state(ir), dict(self.bound_sites), set(self.generic_sites),
                   {k: list(v) for k, v in self.layout_sites.items()}, self.translated_keys()) if unsettled else None
         try:
-            params = [p for p in _params(forward) if p.name.value != "self"]
+            params = [p for p in declared_params(forward) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"))
             env, arg_values = self.settle_recursion(info, params, env, arg_values, signature)
             signature.arg_values = tuple(arg_values)
@@ -1014,7 +1014,7 @@ class FileTranslator:
         state, runtime_before = _ir_state(ir), set(self.ctx.used_runtime)
         self.speculative += 1
         try:
-            params = [p for p in _params(forward) if p.name.value != "self"]
+            params = [p for p in declared_params(forward) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"))
             signature = ClassSignature(arg_values=())
             env, arg_values = self.settle_recursion(info, params, env, arg_values, signature)
@@ -1164,7 +1164,7 @@ class FileTranslator:
 
     def kind_case_lines(self, name, forward, ir):
         """`if isinstance(x, (tuple, list)):` cases of `call` for the kinds callers hand besides the generic one."""
-        params = [p.name.value for p in _params(forward) if p.name.value != "self"]
+        params = [p.name.value for p in declared_params(forward) if p.name.value != "self"]
         lines = []
         for kind, key in self.kind_cases.get(name, {}).items():
             body, _, notes, _ = self.layout_trials[key]
@@ -1327,7 +1327,7 @@ class FileTranslator:
         self.in_progress.add(key)
         speculative, self.speculative = self.speculative, 0  # a method is translated once, and kept
         try:
-            params = [p for p in _params(definition) if p.name.value != "self"]
+            params = [p for p in declared_params(definition) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)), key)
             signature = ClassSignature(arg_values=tuple(arg_values))
             self.ctx.method_signatures[key] = signature
@@ -1362,7 +1362,7 @@ class FileTranslator:
         """(signature, body) of module-level function `name` translated for `args`; `register(signature)` runs
         before the body is translated (a recursive call finds it)."""
         definition = self.source.functions[name]
-        params = list(_params(definition))
+        params = list(declared_params(definition))
         env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)), (None, name))
         for position, param in enumerate(params):  # what no caller handed over is a plain Python value
             given = position < len(args) or param.name.value in kwargs
@@ -1446,7 +1446,7 @@ class FileTranslator:
                     continue
                 if autograd and item.name.value in ("forward", "backward"):
                     # forward(ctx, *inputs) / backward(ctx, *grads): the arguments after ctx are tensors
-                    params = list(_params(item))
+                    params = list(declared_params(item))
                     env = {p.name.value: (tensor(p.name.value) if index else python(p.name.value))
                            for index, p in enumerate(params)}
                     translator = ClassBodyTranslator(self, None, "function", env, None)
@@ -1454,7 +1454,7 @@ class FileTranslator:
                     body, _ = translator.block(item.body, 2)
                     self.config_method_code[(statement.name.value, item.name.value)] = clean_body(body)
                 elif _uses_torch(item, self.source.imports, SOURCE_FRAMEWORKS + tuple(DISPLAY_LIBRARIES)):
-                    env = {p.name.value: python(p.name.value) for p in _params(item)}
+                    env = {p.name.value: python(p.name.value) for p in declared_params(item)}
                     translator = ClassBodyTranslator(self, None, "function", env, None)
                     # a method that draws (d2l's ProgressBoard.draw): what it cannot translate is display code
                     self.ctx.display_code = _uses_torch(item, self.source.imports, DISPLAY_LIBRARIES)
@@ -1465,7 +1465,7 @@ class FileTranslator:
                     self.config_method_code[(statement.name.value, item.name.value)] = clean_body(body)
 
     def translate_plain_method(self, info, definition):
-        params = _params(definition)
+        params = declared_params(definition)
         env = {p.name.value: python(p.name.value) for p in params}
         translator = ClassBodyTranslator(self, info, "init", env)
         ir = self.ctx.ir_for(info)
@@ -1681,17 +1681,6 @@ def _calls_in_order(body):
 
     walk(body, Visitor())
     return calls
-
-
-def _params(definition):
-    parameters = definition.params
-    result = list(parameters.posonly_params) + list(parameters.params)
-    if isinstance(parameters.star_arg, cst.Param):
-        result.append(parameters.star_arg.with_changes(star="*"))
-    result.extend(parameters.kwonly_params)
-    if parameters.star_kwarg is not None:
-        result.append(parameters.star_kwarg.with_changes(star="**"))
-    return result
 
 
 def _further_ancestors(info):

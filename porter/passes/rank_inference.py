@@ -119,7 +119,7 @@ class _Reader:
 
     def read_all(self):
         for scope, info, definition in self.scopes():
-            params = [p for p in _params(definition) if p.name.value != "self"]
+            params = [p for p in declared_params(definition) if p.name.value != "self"]
             self.params[scope] = [p.name.value for p in params if p.star not in ("*", "**")]
             self.positional[scope] = [p.name.value for p in list(definition.params.posonly_params) +
                                       list(definition.params.params) if p.name.value != "self"]
@@ -348,7 +348,8 @@ def _is_number(node):
     return isinstance(node, (cst.Integer, cst.Float))
 
 
-def _params(definition):
+def declared_params(definition):
+    """A function's parameters in order, `*args` and `**kwargs` marked with their stars (classes.py uses it too)."""
     parameters = definition.params
     result = list(parameters.posonly_params) + list(parameters.params)
     if isinstance(parameters.star_arg, cst.Param):
