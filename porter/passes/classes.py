@@ -57,7 +57,7 @@ class ClassBodyTranslator(BodyTranslator):
         if forward is None or class_name in self.ctx.signatures or not args or not args[0].is_tensor or \
                 not args[0].channels_last or (args[0].rank is not None and args[0].rank <= 2):
             return False
-        params = [p for p in _params(forward) if p.name.value != "self"]
+        params = [p for p in declared_params(forward) if p.name.value != "self"]
         return bool(params) and params[0].star not in ("*", "**") and \
             translator.layout_preference(info, params[0].name.value, depth=0) not in ("channels_last", "any")
 
@@ -449,7 +449,7 @@ class FileTranslator:
         (pools and norms also run on (N, H, W, C) tensors in torch's order: a Swin stage's) (the containers and `call_module` read the layout its instances declare and convert
         only for another), else None (torch's layout in and out)."""
         forward = info.find_method("forward")
-        params = [p for p in _params(forward) if p.name.value != "self"] if forward is not None else []
+        params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
         if not params or params[0].star in ("*", "**") or params[0].default is not None:
             return None
         rank = self.spatial_rank(info)
