@@ -452,7 +452,7 @@ class FileTranslator:
         params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
         if not params or params[0].star in ("*", "**") or params[0].default is not None:
             return None
-        rank = self.spatial_rank(info)
+        rank = self.spatial_rank(info) or self.permuted_image_rank(info, params[0].name.value)
         if (rank or 0) <= 2:
             return None
         preference = self.layout_preference(info, params[0].name.value, depth=0)
@@ -770,6 +770,8 @@ class FileTranslator:
         bound = _loop_bound_modules(forward.body, ir.attributes if ir else {})
         undecided = False
         for node in calls:
+            if _channels_last_permute_rank(node, aliases):
+                return "channels_last"  # (`x.permute(0, 2, 3, 1)`: the image channels-last, then free to relabel)
             if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in aliases):
                 continue
             ref = None
@@ -810,6 +812,16 @@ class FileTranslator:
                         if layout != "any":
                             return layout
         return "any"
+
+    def permuted_image_rank(self, info, param):
+        """The rank of the image `forward` moves channels-last with its first call on `param` (`x.permute(0, 2, 3,
+        1)`: 4; timm's LayerNorm2d), else None."""
+        forward = info.find_method("forward")
+        for node in _calls_in_order(forward.body) if forward is not None else ():
+            rank = _channels_last_permute_rank(node, {param})
+            if rank or node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == param:
+                return rank
+        return None
 
     def first_layer_layout(self, info, param):
         """The layout the first layer `forward` hands `param` to works in ("source", "channels_last", "any"), or
@@ -870,7 +882,8 @@ class FileTranslator:
             return "any"
         if ref.alternatives:  # one of several modules: the layout every one of them that has one prefers
             layouts = {self.ref_preference(a, depth + 1) for a in ref.alternatives} - {"any"}
-            if ref.kind == "unknown":  # some of the modules it may be, and others porter does not know
+            if ref.kind == "unknown" and (any(a.kind == "unknown" for a in ref.alternatives) or "unknown" in layouts):
+                # some of the modules it may be, and others porter does not know
                 return "unknown"  # (`call_module` runs it: see `prefers_channels_last`)
             return layouts.pop() if len(layouts) == 1 else "any" if not layouts else "source"
         return "unknown" if ref.kind == "unknown" else "source"  # (a module porter cannot type: see
@@ -1634,20 +1647,31 @@ def _body_docstring_lines(body):
     return 0
 
 
+_OWN_CHILDREN = ("self._modules.values", "self.children", "self.values")
+
+
 def _loop_bound_modules(body, attributes):
     """Names a forward binds to the layers of its own containers, with the ModuleRef each stands for: loop targets
-    over `self.layers` (`for cel, transformer in self.layers:`, one per position of the elements) and the parameter
-    of `map(lambda conv: conv(x), self.convs)`. Only names bound to known modules are listed."""
+    over `self.layers` (`for cel, transformer in self.layers:`, one per position of the elements) or over a
+    container subclass's own children (`for module in self._modules.values():`; none: an empty Sequential, the loop
+    never runs) and the parameter of `map(lambda conv: conv(x), self.convs)`. Only names bound to known modules
+    are listed."""
     bound = {}
 
     def container(node):
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             ref = attributes.get(node.attr.value)
             return ref if hasattr(ref, "kind") and ref.kind in ("list", "sequential", "dict") else None
+        children = attributes.get("#children")  # a container subclass's own children, as its constructions hand them
+        if hasattr(children, "kind") and (dotted_name(node) == "self" or isinstance(node, cst.Call) and not node.args
+                                          and dotted_name(node.func) in _OWN_CHILDREN):
+            return children
         return None
 
     def bind(target, ref):
-        if isinstance(target, cst.Name) and ref.kind != "unknown":
+        if isinstance(target, cst.Name) and ref.kind == "sequential" and not ref.elements:
+            bound[target.value] = ref  # (a loop over no children never runs: what it calls takes no image)
+        elif isinstance(target, cst.Name) and (ref.kind != "unknown" or ref.alternatives):
             bound[target.value] = ref
         elif isinstance(target, (cst.Tuple, cst.List)) and ref.kind in ("list", "sequential") and ref.ordered and \
                 len(ref.elements) == len(target.elements):
@@ -1658,7 +1682,7 @@ def _loop_bound_modules(body, attributes):
         def visit_For(self, node):
             ref = container(node.iter)
             if ref is not None:
-                bind(node.target, ref.loop_element())
+                bind(node.target, ref if ref.kind == "sequential" and not ref.elements else ref.loop_element())
 
         def visit_Call(self, node):
             if isinstance(node.func, cst.Name) and node.func.value == "map" and len(node.args) == 2 and \
@@ -1681,6 +1705,26 @@ def _calls_in_order(body):
 
     walk(body, Visitor())
     return calls
+
+
+def _channels_last_permute_rank(node, names):
+    """The rank of `name.permute(0, 2, ..., 1)` / `torch.permute(name, (0, 2, ..., 1))` moving the channels of an
+    image named in `names` last (torch's order of the channels-last tensor: a relabelling, no data moved), else
+    None."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "permute" and isinstance(func.value, cst.Name) and \
+            func.value.value in names:
+        args = node.args
+    elif dotted_name(func) == "torch.permute" and node.args and isinstance(node.args[0].value, cst.Name) and \
+            node.args[0].value.value in names:
+        args = node.args[1:]
+    else:
+        return None
+    if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
+        args = args[0].value.elements
+    dims = [int(a.value.value) if isinstance(a.value, cst.Integer) else None for a in args]
+    rank = len(dims)
+    return rank if rank > 2 and dims == [0] + list(range(2, rank)) + [1] else None
 
 
 def _further_ancestors(info):
