@@ -87,6 +87,15 @@ def unify(ctx, values):
         return list(values), "source", rank
     if leader.rank is None and all(v.channels_last for v in tensors):
         return list(values), "channels_last", None  # images of unknown rank, all held channels-last: kept so
+    if leader.rank is None and leader.code.isidentifier() and all(
+            v.channels_last or v.rank is not None for v in tensors):
+        # an image of unknown rank (a module's output call_module keeps channels-last) meets tensors in torch's
+        # order of known rank (`x * gamma.reshape(1, -1, 1, 1)`): those broadcast against the image's rank, read
+        # when it runs, and move their channels last
+        ctx.use("broadcast_channels_last")
+        return [v if not v.is_tensor or v.channels_last else tensor(
+            f"broadcast_channels_last({v.code}, len({leader.code}.shape))", None, "channels_last").but(
+            layout="channels_last", dtype=v.dtype) for v in values], "channels_last", None
     if leader.rank is None:  # unknown rank: fall back to torch's layout for everyone
         return [to_layout(ctx, v, "source") for v in values], "source", None
     converted = []

@@ -43,8 +43,8 @@ def blocks(arch):
 # images, and the blocks themselves (built by `make_blocks` / the EfficientNet builder, run by Sequentials) are laid
 # out channels-last: resnet and mobilenetv3 convert once on entry. Left: efficientnet's SelectAdaptivePool2d takes
 # torch's layout (its pool is untyped and it convolves nothing: Swin hands such pools (N, H, W, C) tensors in
-# torch's order), and convnext's LayerNorm2d (`permute` / `F.layer_norm` / `permute`, laid out in torch's layout)
-# and the ConvNeXtBlock's `permute(0, 2, 3, 1)` MLP path convert per block
+# torch's order), as does convnext's NormMlpClassifierHead. convnext's LayerNorm2d (`permute` / `F.layer_norm` /
+# `permute`) takes its image channels-last, so both permutes are relabellings, as in the ConvNeXtBlock's MLP path
 CASES = {
     "vgg": ("VGG", lambda m: m.VGG([8, "M", 16, "M", 16, "M", 32, "M", 32, "M"], num_classes=10),
             (2, 3, 64, 64), 1),
@@ -53,7 +53,7 @@ CASES = {
                                                  embed_dim=16), (2, 3, 32, 32), 5),
     "resnet": ("ResNet", lambda m: m.ResNet(m.BasicBlock, [1, 1, 1, 1], num_classes=10), (2, 3, 32, 32), 1),
     "convnext": ("ConvNeXt", lambda m: m.ConvNeXt(depths=(1, 1, 1, 1), dims=(8, 16, 24, 32), num_classes=10),
-                 (2, 3, 64, 64), 21),
+                 (2, 3, 64, 64), 3),
     "efficientnet": ("EfficientNet", lambda m: m.EfficientNet(blocks(EFFNET_ARCH), num_classes=10, stem_size=8,
                                                               num_features=32), (2, 3, 32, 32), 3),
     "mobilenetv3": ("MobileNetV3", lambda m: m.MobileNetV3(blocks(MOBILENET_ARCH), num_classes=10, stem_size=8,

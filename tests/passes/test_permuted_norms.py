@@ -1,7 +1,8 @@
 """A norm over the channels written as a permute sandwich (timm's LayerNorm2d: `x.permute(0, 2, 3, 1)`,
 `F.layer_norm` over the last dim, `x.permute(0, 3, 1, 2)`), built through a constructor argument as timm's ConvNeXt
 does, and a block whose MLP runs on the permuted image (`permute(0, 2, 3, 1)` -> an untyped norm -> Linear layers ->
-`permute(0, 3, 1, 2)`): a forward whose first op on its image moves the channels last takes the image channels-last,
+`permute(0, 3, 1, 2)`), its image scaled by `gamma.reshape(1, -1, 1, 1)` after an untyped activation (an image of
+unknown rank held channels-last: the per-channel scale is broadcast to it and moved channels-last): a forward whose first op on its image moves the channels last takes the image channels-last,
 so both permutes are relabellings and the norm runs over the stored channel axis. The port matches torch (eager and
 XLA) for drawn widths, sizes, batches and weights, and traces only the boundary's Transposes.
 """
@@ -44,15 +45,18 @@ class Mlp(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, width, norm_layer_cl=nn.LayerNorm):
+    def __init__(self, width, norm_layer_cl=nn.LayerNorm, act_layer=nn.GELU):
         super().__init__()
         self.conv_dw = nn.Conv2d(width, width, 3, padding=1, groups=width)
+        self.act = act_layer()
+        self.gamma = nn.Parameter(torch.linspace(0.5, 1.5, width))
         self.norm = norm_layer_cl(width)
         self.mlp = Mlp(width)
 
     def forward(self, x):
         shortcut = x
-        x = self.conv_dw(x)
+        x = self.act(self.conv_dw(x))
+        x = x * self.gamma.reshape(1, -1, 1, 1)
         x = x.permute(0, 2, 3, 1)
         x = self.norm(x)
         x = self.mlp(x)
