@@ -882,9 +882,10 @@ class FileTranslator:
             return "any"
         if ref.alternatives:  # one of several modules: the layout every one of them that has one prefers
             layouts = {self.ref_preference(a, depth + 1) for a in ref.alternatives} - {"any"}
-            if ref.kind == "unknown" and (any(a.kind == "unknown" for a in ref.alternatives) or "unknown" in layouts):
-                # some of the modules it may be, and others porter does not know
-                return "unknown"  # (`call_module` runs it: see `prefers_channels_last`)
+            if ref.kind == "unknown" and (any(a.kind == "unknown" for a in ref.alternatives) or
+                                          layouts != {"channels_last"}):
+                # some of the modules it may be, and others porter does not know, or known ones not all taking
+                return "unknown"  # channels-last images (`call_module` runs it: see `prefers_channels_last`)
             return layouts.pop() if len(layouts) == 1 else "any" if not layouts else "source"
         return "unknown" if ref.kind == "unknown" else "source"  # (a module porter cannot type: see
         # `prefers_channels_last`)
