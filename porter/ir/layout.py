@@ -61,9 +61,10 @@ def to_layout(ctx, value, wanted, rank=None):
     return tensor(f"to_channels_last({value.code})", rank, "channels_last").but(layout="channels_last")
 
 
-def unify(ctx, values, unknown_rank=False):
+def unify(ctx, values, unknown_rank=True):
     """Bring tensor operands of an elementwise op to one layout; returns (converted values, layout, rank).
-    `unknown_rank`: the caller takes a channels-last result of unknown rank (an operator's, which needs no axis)."""
+    `unknown_rank`: the caller takes a channels-last result of unknown rank (an elementwise op needs no axis; a
+    concatenation along another dim than the channels' does, and passes False)."""
     if any(v.is_tensor and v.layout == "flat_channels_last" for v in values):
         values = [to_layout(ctx, v, "source") if v.is_tensor and v.layout == "flat_channels_last" else v
                   for v in values]
@@ -90,7 +91,16 @@ def unify(ctx, values, unknown_rank=False):
         # images held channels-last, none of known rank (`self.body(x) + identity`, both results of modules
         # call_module keeps channels-last): one layout already; a tensor of rank <= 2 has no other
         return list(values), "channels_last", None
-    if leader.rank is None:  # unknown rank meets torch's layout: everyone in torch's layout
+    if leader.rank is None and unknown_rank and leader.code.isidentifier() and all(
+            v.channels_last or v.rank is not None for v in tensors):
+        # an image of unknown rank (a module's output call_module keeps channels-last) meets tensors in torch's
+        # order of known rank (`x * gamma.reshape(1, -1, 1, 1)`): those broadcast against the image's rank, read
+        # when it runs, and move their channels last
+        ctx.use("broadcast_channels_last")
+        return [v if not v.is_tensor or v.channels_last else tensor(
+            f"broadcast_channels_last({v.code}, len({leader.code}.shape))", None, "channels_last").but(
+            layout="channels_last", dtype=v.dtype) for v in values], "channels_last", None
+    if leader.rank is None:  # unknown rank: fall back to torch's layout for everyone
         return [to_layout(ctx, v, "source") for v in values], "source", None
     converted = []
     for value in values:

@@ -595,6 +595,8 @@ class CallTranslator:
             return None  # one porter cannot tell (a module handed in, a container): converted at run time
         if any(a.kind == "class" and self.call_unknown_yet(a.class_name, args, kwargs) for a in ref.alternatives):
             return None  # (a class calling itself: what its call takes and returns is not known yet)
+        if any(a.kind == "class" and self.fixes_other_layout(a.class_name, args) for a in ref.alternatives):
+            return None  # (an alternative not laid out yet that works in another layout: its own uses decide it)
         passing = [a for a in ref.alternatives if a.kind == "rule" and a.rule.layout == "any" and
                    a.rule.rank_delta == 0 and a.rule.outputs == "tensor" or
                    a.kind == "sequential" and not a.elements]  # (`nn.Identity()`, an empty Sequential)
@@ -658,6 +660,11 @@ class CallTranslator:
     def call_unknown_yet(self, class_name, args=(), kwargs=None):
         """Whether `class_name`'s call is being translated and what it returns is not known yet (a class calling
         itself, before its recursion is settled: ClassBodyTranslator knows)."""
+        return False
+
+    def fixes_other_layout(self, class_name, args):
+        """Whether translating `class_name` for `args` here would fix its call to an image layout it does not
+        prefer (ClassBodyTranslator knows): a call that may fall back to `call_module` must not decide it."""
         return False
 
     def training_kwarg(self, kwargs):

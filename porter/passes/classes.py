@@ -13,7 +13,7 @@ import libcst as cst
 
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
-from porter.frontend.walk import walk
+from porter.frontend.walk import descendants, walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
@@ -49,6 +49,17 @@ class ClassBodyTranslator(BodyTranslator):
 
     def call_unknown_yet(self, class_name, args=(), kwargs=None):
         return self.translator.recursion_unknown(class_name, args, kwargs or {})
+
+    def fixes_other_layout(self, class_name, args):
+        translator = self.translator
+        info = translator.source.classes.get(class_name)
+        forward = info.find_method("forward") if info is not None else None
+        if forward is None or class_name in self.ctx.signatures or not args or not args[0].is_tensor or \
+                not args[0].channels_last or (args[0].rank is not None and args[0].rank <= 2):
+            return False
+        params = [p for p in declared_params(forward) if p.name.value != "self"]
+        return bool(params) and params[0].star not in ("*", "**") and \
+            translator.layout_preference(info, params[0].name.value, depth=0) not in ("channels_last", "any")
 
     def takes_arguments(self, class_name, args, kwargs):
         info = self.translator.source.classes.get(class_name)
@@ -205,9 +216,15 @@ class FileTranslator:
             args = self.example_values.get(main_class)
             self.translate_forward(self.source.classes[main_class], args, output_layout="io")
         self.specialise_siblings()
-        for info in self.outermost_first(self.source.classes.values()):
-            if info.name not in self.ctx.signatures:
-                self.translate_forward(info, None, output_layout="source")
+        held = self.held_classes()
+        alone = self.outermost_first(self.source.classes.values())
+        for first in (True, False):  # the blocks that take channels-last images first: the classes they call
+            for info in alone:  # are laid out for them
+                if info.name in self.ctx.signatures:
+                    continue
+                handed = self.runtime_held_args(info) if info.name in held else None
+                if handed is not None or not first:
+                    self.translate_forward(info, handed, output_layout="source" if handed is None else None)
         self.factory_functions = lay_out_factory_models(self, ClassBodyTranslator)
         self.factory_handed = handed_constructions(self.source, self.factory_functions)
         for name in self.factory_functions:  # (translated before the layouts were known: again, telling them)
@@ -397,6 +414,53 @@ class FileTranslator:
                     if len(names) > 1 and names not in groups:
                         groups.append(names)
         return groups
+
+    def held_classes(self):
+        """Names of the classes another class's modules or constructor arguments hold (blocks, not models)."""
+        held = set()
+
+        def collect(ref):
+            if isinstance(ref, ModuleRef):
+                if ref.kind == "class":
+                    held.add(ref.class_name)
+                for inner in tuple(ref.elements) + tuple(ref.alternatives or ()):
+                    collect(inner)
+
+        for ir in self.ctx.irs.values():
+            for ref in ir.attributes.values():
+                collect(ref)
+        for hints in self.param_hints.values():
+            for ref in hints.values():
+                collect(ref)
+        for group in self.siblings:
+            held.update(group)
+        for statement in self.source.module.body:  # built or named by another class, a function or a table (a
+            # stage builder, a layer factory and its `_NORM_ACT_MAP`); a model used alone still takes torch's
+            # layout (TorchModule.__call__ converts for it)
+            own = statement.name.value if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) else None
+            held.update(node.value for node in descendants(statement) if isinstance(node, cst.Name) and
+                        node.value != own and node.value in self.source.classes)
+        held.discard(self.ctx.main_class)
+        return held
+
+    def runtime_held_args(self, info):
+        """The arguments a block no translated code calls (a factory or a helper function builds it, a container
+        or `call_module` runs it) is translated for: its image channels-last when its first use of it is a
+        channels-last layer, or one porter cannot type or one that does not care in a block that convolves images
+        (pools and norms also run on (N, H, W, C) tensors in torch's order: a Swin stage's) (the containers and `call_module` read the layout its instances declare and convert
+        only for another), else None (torch's layout in and out)."""
+        forward = info.find_method("forward")
+        params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
+        if not params or params[0].star in ("*", "**") or params[0].default is not None:
+            return None
+        rank = self.spatial_rank(info) or self.permuted_image_rank(info, params[0].name.value)
+        if (rank or 0) <= 2:
+            return None
+        preference = self.layout_preference(info, params[0].name.value, depth=0)
+        if preference != "channels_last" and (preference not in ("unknown", "any") or
+                                              (self.spatial_rank(info, family="conv") or 0) < 4):
+            return None  # (not known to take channels-last images: only a block convolving images is taken to)
+        return [tensor(params[0].name.value, rank, "channels_last")], {}
 
     def outermost_first(self, infos):
         """Classes the main class does not reach, those no other class holds first (a second model in the file,
@@ -682,10 +746,15 @@ class FileTranslator:
                 args[0] = args[0].but(layout="source")
         return args
 
-    def prefers_channels_last(self, info, param, depth, method="forward"):
+    def prefers_channels_last(self, info, param, depth, method="forward", rank=None):
         """Whether `forward`'s first real use of `param` is a channels-last layer (conv, norm, pool ...), looking
-        into the class's own methods it is handed to (`scale = self._scale(input)`)."""
-        return self.layout_preference(info, param, depth, method) == "channels_last"
+        into the class's own methods it is handed to (`scale = self._scale(input)`); or, for an image of rank 4 or
+        more (no sequence), a module porter cannot type (a factory's layer, one handed in): `call_module` hands it
+        the image in the layout it takes, and convnets' blocks, norms, pools and activations all take channels-last
+        ones (the model's own input: a caller's rank-4 tensor in torch's layout may be one `permute(0, 2, 3, 1)`
+        made channels-last already)."""
+        preference = self.layout_preference(info, param, depth, method)
+        return preference == "channels_last" or preference == "unknown" and (rank or 0) >= 4
 
     def layout_preference(self, info, param, depth, method="forward"):
         """The layout `forward`'s first real use of `param` works in: "channels_last" (a conv, norm, pool ...),
@@ -702,6 +771,8 @@ class FileTranslator:
         bound = _loop_bound_modules(forward.body, ir.attributes if ir else {})
         undecided = False
         for node in calls:
+            if _channels_last_permute_rank(node, aliases):
+                return "channels_last"  # (`x.permute(0, 2, 3, 1)`: the image channels-last, then free to relabel)
             if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in aliases):
                 continue
             ref = None
@@ -743,6 +814,16 @@ class FileTranslator:
                             return layout
         return "any"
 
+    def permuted_image_rank(self, info, param):
+        """The rank of the image `forward` moves channels-last with its first call on `param` (`x.permute(0, 2, 3,
+        1)`: 4; timm's LayerNorm2d), else None."""
+        forward = info.find_method("forward")
+        for node in _calls_in_order(forward.body) if forward is not None else ():
+            rank = _channels_last_permute_rank(node, {param})
+            if rank or node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == param:
+                return rank
+        return None
+
     def first_layer_layout(self, info, param):
         """The layout the first layer `forward` hands `param` to works in ("source", "channels_last", "any"), or
         None when porter cannot tell."""
@@ -754,23 +835,32 @@ class FileTranslator:
             func = node.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
                 ref = ir.attributes.get(func.attr.value) if ir else None
-                return self.ref_preference(ref, 0) if hasattr(ref, "kind") else None
+                layout = self.ref_preference(ref, 0) if hasattr(ref, "kind") else None
+                return "source" if layout == "unknown" else layout
             return None
         return None
 
-    def spatial_rank(self, info, depth=0):
+    def spatial_rank(self, info, depth=0, family=None):
         """The tensor rank the first spatial layer `info` builds takes (Conv2d: 4), looking into its containers
-        and blocks, or None."""
+        and blocks (a subclass of such a layer: the layer's), or None."""
+        base = self.ctx.module_rules.get(info.layer_base) if info.layer_base else None
+        if base is not None and base.layout == "channels_last" and family in (None, base.family):
+            suffix = re.search(r"([123])d$", info.layer_base)  # (a rule of several ranks: the one the name says)
+            if base.rank or suffix:
+                return base.rank or int(suffix.group(1)) + 2
         ir = self.ctx.irs.get(info.name)
         stack = [ref for ref in (ir.attributes.values() if ir else ()) if hasattr(ref, "kind")]
         while stack and depth < 8:
             ref = stack.pop(0)
-            if ref.kind == "rule" and ref.rule.layout == "channels_last" and ref.rule.rank:
+            if ref.kind == "rule" and ref.rule.layout == "channels_last" and ref.rule.rank and \
+                    family in (None, ref.rule.family):
                 return ref.rule.rank
             if ref.kind in ("sequential", "list", "dict"):
                 stack[:0] = list(ref.elements)
+            elif ref.kind == "unknown" and ref.alternatives:  # (one of several modules: those porter knows)
+                stack[:0] = list(ref.alternatives)
             elif ref.kind == "class" and ref.class_name in self.source.classes and ref.class_name != info.name:
-                found = self.spatial_rank(self.source.classes[ref.class_name], depth + 1)
+                found = self.spatial_rank(self.source.classes[ref.class_name], depth + 1, family)
                 if found:
                     return found
         return None
@@ -793,8 +883,13 @@ class FileTranslator:
             return "any"
         if ref.alternatives:  # one of several modules: the layout every one of them that has one prefers
             layouts = {self.ref_preference(a, depth + 1) for a in ref.alternatives} - {"any"}
+            if ref.kind == "unknown" and (any(a.kind == "unknown" for a in ref.alternatives) or
+                                          layouts != {"channels_last"}):
+                # some of the modules it may be, and others porter does not know, or known ones not all taking
+                return "unknown"  # channels-last images (`call_module` runs it: see `prefers_channels_last`)
             return layouts.pop() if len(layouts) == 1 else "any" if not layouts else "source"
-        return "source"
+        return "unknown" if ref.kind == "unknown" else "source"  # (a module porter cannot type: see
+        # `prefers_channels_last`)
 
     def translate_forward(self, info, call_values, output_layout, static=()):
         if static:
@@ -1207,7 +1302,7 @@ class FileTranslator:
             if not (isinstance(value, Value) and value.is_tensor and value.layout == "source"):
                 continue
             rank = value.rank or self.spatial_rank(info)
-            if (rank or 0) > 2 and self.prefers_channels_last(info, name, depth=0):
+            if (rank or 0) > 2 and self.prefers_channels_last(info, name, depth=0, rank=rank):
                 env[name] = value.but(layout="channels_last", rank=rank)
                 names.append(name)
         return names
@@ -1577,20 +1672,31 @@ def _body_docstring_lines(body):
     return 0
 
 
+_OWN_CHILDREN = ("self._modules.values", "self.children", "self.values")
+
+
 def _loop_bound_modules(body, attributes):
     """Names a forward binds to the layers of its own containers, with the ModuleRef each stands for: loop targets
-    over `self.layers` (`for cel, transformer in self.layers:`, one per position of the elements) and the parameter
-    of `map(lambda conv: conv(x), self.convs)`. Only names bound to known modules are listed."""
+    over `self.layers` (`for cel, transformer in self.layers:`, one per position of the elements) or over a
+    container subclass's own children (`for module in self._modules.values():`; none: an empty Sequential, the loop
+    never runs) and the parameter of `map(lambda conv: conv(x), self.convs)`. Only names bound to known modules
+    are listed."""
     bound = {}
 
     def container(node):
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             ref = attributes.get(node.attr.value)
             return ref if hasattr(ref, "kind") and ref.kind in ("list", "sequential", "dict") else None
+        children = attributes.get("#children")  # a container subclass's own children, as its constructions hand them
+        if hasattr(children, "kind") and (dotted_name(node) == "self" or isinstance(node, cst.Call) and not node.args
+                                          and dotted_name(node.func) in _OWN_CHILDREN):
+            return children
         return None
 
     def bind(target, ref):
-        if isinstance(target, cst.Name) and ref.kind != "unknown":
+        if isinstance(target, cst.Name) and ref.kind == "sequential" and not ref.elements:
+            bound[target.value] = ref  # (a loop over no children never runs: what it calls takes no image)
+        elif isinstance(target, cst.Name) and (ref.kind != "unknown" or ref.alternatives):
             bound[target.value] = ref
         elif isinstance(target, (cst.Tuple, cst.List)) and ref.kind in ("list", "sequential") and ref.ordered and \
                 len(ref.elements) == len(target.elements):
@@ -1601,7 +1707,7 @@ def _loop_bound_modules(body, attributes):
         def visit_For(self, node):
             ref = container(node.iter)
             if ref is not None:
-                bind(node.target, ref.loop_element())
+                bind(node.target, ref if ref.kind == "sequential" and not ref.elements else ref.loop_element())
 
         def visit_Call(self, node):
             if isinstance(node.func, cst.Name) and node.func.value == "map" and len(node.args) == 2 and \
@@ -1624,6 +1730,26 @@ def _calls_in_order(body):
 
     walk(body, Visitor())
     return calls
+
+
+def _channels_last_permute_rank(node, names):
+    """The rank of `name.permute(0, 2, ..., 1)` / `torch.permute(name, (0, 2, ..., 1))` moving the channels of an
+    image named in `names` last (torch's order of the channels-last tensor: a relabelling, no data moved), else
+    None."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "permute" and isinstance(func.value, cst.Name) and \
+            func.value.value in names:
+        args = node.args
+    elif dotted_name(func) == "torch.permute" and node.args and isinstance(node.args[0].value, cst.Name) and \
+            node.args[0].value.value in names:
+        args = node.args[1:]
+    else:
+        return None
+    if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
+        args = args[0].value.elements
+    dims = [int(a.value.value) if isinstance(a.value, cst.Integer) else None for a in args]
+    rank = len(dims)
+    return rank if rank > 2 and dims == [0] + list(range(2, rank)) + [1] else None
 
 
 def _further_ancestors(info):

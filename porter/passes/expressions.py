@@ -380,8 +380,14 @@ class ExpressionTranslator(CallTranslator):
             # `output if output else input`: two lists whose images are held differently, both in torch's order
             body, orelse = self.as_plain(body), self.as_plain(orelse)
             return Value(f"{body.code} if {test.code} else {orelse.code}", "tuple", items=None)
+        code = f"{body.code} if {test.code} else {orelse.code}"
+        if {body.kind, orelse.kind} == {"module", "python"} and "None" not in (body.code, orelse.code):
+            # `se_layer(ch) if se_layer else nn.Identity()`: the module one branch builds or one porter cannot
+            # type (a factory's, a class handed in): unknown, so its calls convert at run time
+            known = body if body.kind == "module" else orelse
+            return known.but(module=UNKNOWN_MODULE).with_code(code)
         template = body if body.kind != "python" else orelse
-        result = template.with_code(f"{body.code} if {test.code} else {orelse.code}")
+        result = template.with_code(code)
         agree = type(body.static) is type(orelse.static) and body.static == orelse.static
         if result.kind == "python" and result.static is not None and not agree:  # `1 if self.batch_first else 0`:
             # a Python value is unknown unless both agree (a container's static says what it holds: kept)

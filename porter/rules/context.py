@@ -41,7 +41,7 @@ class RuleContext:
         """`value` converted to `wanted` ("channels_last" | "source" | "any"); `rank` when the value's is unknown."""
         return to_layout(self._translator.ctx, value, wanted, rank)
 
-    def unify(self, values, unknown_rank=False):
+    def unify(self, values, unknown_rank=True):
         """Tensor operands of an elementwise op brought to one layout: (converted values, layout, rank);
         `unknown_rank`: channels-last images of unknown rank may stay so (the rule needs no axis, or the channel's)."""
         return unify(self._translator.ctx, values, unknown_rank=unknown_rank)

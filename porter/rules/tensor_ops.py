@@ -230,8 +230,8 @@ def translate_permute(ctx, call):
         dims = call.kwargs["dims"].static
     else:
         dims = [v.static for v in dims_values] if dims_values else None
-    if value.rank is None and value.is_tensor and value.layout != "source" and dims is not None and \
-            len(dims) > 2 and all(isinstance(d, int) for d in dims):
+    if value.rank is None and value.is_tensor and dims is not None and len(dims) > 2 and \
+            all(isinstance(d, int) for d in dims):
         value = value.but(rank=len(dims))  # torch's permute names every dim: the rank is len(dims)
     if value.rank is None or dims is None or not all(isinstance(d, int) for d in dims) or len(dims) != value.rank:
         return _plain_call(ctx, "permute", call)

@@ -37,24 +37,27 @@ def blocks(arch):
     return decode_arch_def(arch)
 
 
-# file stem -> (main class, constructor (module -> model), input shape, Transpose bound: today's count). The convnets
-# are far above the <= 2 of DESIGN.md: blocks whose norm / activation / drop-path / downsample come from timm's
-# layer factories (`get_norm_act_layer`, `create_act_layer`, `DropPath(...) if rate else None` handed in) are modules
-# porter cannot type statically, called through `call_module` in torch's layout, so each block converts at its
-# boundary
+# file stem -> (main class, constructor (module -> model), input shape, Transpose bound: today's count). Blocks whose
+# norm / activation / drop-path / downsample come from timm's layer factories (`get_norm_act_layer`,
+# `create_act_layer`, `DropPath(...) if rate else None` handed in) run those through `call_module` on channels-last
+# images, and the blocks themselves (built by `make_blocks` / the EfficientNet builder, run by Sequentials) are laid
+# out channels-last: resnet and mobilenetv3 convert once on entry. Left: efficientnet's SelectAdaptivePool2d takes
+# torch's layout (its pool is untyped and it convolves nothing: Swin hands such pools (N, H, W, C) tensors in
+# torch's order), as does convnext's NormMlpClassifierHead. convnext's LayerNorm2d (`permute` / `F.layer_norm` /
+# `permute`) takes its image channels-last, so both permutes are relabellings, as in the ConvNeXtBlock's MLP path
 CASES = {
     "vgg": ("VGG", lambda m: m.VGG([8, "M", 16, "M", 16, "M", 32, "M", 32, "M"], num_classes=10),
-            (2, 3, 64, 64), 3),
+            (2, 3, 64, 64), 1),
     "vision_transformer": ("VisionTransformer", lambda m: m.VisionTransformer(**VIT_TINY), (2, 3, 32, 32), 5),
     "mlp_mixer": ("MlpMixer", lambda m: m.MlpMixer(num_classes=10, img_size=32, patch_size=8, num_blocks=2,
                                                  embed_dim=16), (2, 3, 32, 32), 5),
-    "resnet": ("ResNet", lambda m: m.ResNet(m.BasicBlock, [1, 1, 1, 1], num_classes=10), (2, 3, 32, 32), 14),
+    "resnet": ("ResNet", lambda m: m.ResNet(m.BasicBlock, [1, 1, 1, 1], num_classes=10), (2, 3, 32, 32), 1),
     "convnext": ("ConvNeXt", lambda m: m.ConvNeXt(depths=(1, 1, 1, 1), dims=(8, 16, 24, 32), num_classes=10),
-                 (2, 3, 64, 64), 35),
+                 (2, 3, 64, 64), 3),
     "efficientnet": ("EfficientNet", lambda m: m.EfficientNet(blocks(EFFNET_ARCH), num_classes=10, stem_size=8,
-                                                              num_features=32), (2, 3, 32, 32), 45),
+                                                              num_features=32), (2, 3, 32, 32), 3),
     "mobilenetv3": ("MobileNetV3", lambda m: m.MobileNetV3(blocks(MOBILENET_ARCH), num_classes=10, stem_size=8,
-                                                           num_features=32), (2, 3, 32, 32), 41),
+                                                           num_features=32), (2, 3, 32, 32), 1),
     "deit": ("VisionTransformerDistilled", lambda m: m.VisionTransformerDistilled(**VIT_TINY), (2, 3, 32, 32), 5),
     # dla60_res2net's block (Res2Net splits convolved by `for i, (conv, bn) in enumerate(zip(self.convs, self.bns))`)
     # in the aggregation trees, and the 1x1 Conv2d classifier timm's create_classifier builds (use_conv=True)

@@ -287,6 +287,11 @@ class TorchModule(keras.Model):
         """Under a mixed policy (mixed_bfloat16: float32 variables, bfloat16 compute) the model's own call returns
         float32, as TPU training wants its logits for the loss; calls of submodules keep the compute dtype."""
         outermost = _OPEN_CALLS[0] == 0
+        boundary = outermost and self.porter_layout == "channels_last" and kwargs.get("layout") is None
+        if boundary and args and hasattr(args[0], "shape"):
+            # a block laid out channels-last used as a model of its own (a second model of the file, a block
+            # tried alone): it takes torch's layout like any model, converted here
+            args = (to_channels_last(args[0]),) + tuple(args[1:])
         _OPEN_CALLS[0] += 1
         try:
             if not outermost and self.built and _mixes_tensors_in_varargs(self.call, args, kwargs):
@@ -298,6 +303,10 @@ class TorchModule(keras.Model):
                 outputs = super().__call__(*args, **kwargs)
         finally:
             _OPEN_CALLS[0] -= 1
+        if boundary and (getattr(self, "layout_out", None) or "channels_last") == "channels_last":
+            outputs = tf.nest.map_structure(
+                lambda y: to_channels_first(y) if hasattr(y, "shape") and len(y.shape) > 2 else y, outputs
+            )
         if outermost and self.compute_dtype != self.variable_dtype:
             return tf.nest.map_structure(_float32_output, outputs)
         return outputs
