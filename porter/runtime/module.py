@@ -613,15 +613,26 @@ def call_module(module, *args, held="source", **kwargs):
                                  not getattr(module, "_call_has_training_arg", True)):
         kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
     if args and layout in ("channels_last", "source") and layout != held and runs_in(module, held):
-        result = module(*args, layout=held, layout_out=held, **kwargs)  # it computes on the layout held
-        return _items_in_torch_layout(result, held)
+        result = _inner_call(module, args, dict(kwargs, layout=held, layout_out=held))  # it computes on the layout
+        return _items_in_torch_layout(result, held)  # held
     if args and layout in ("channels_last", "source") and layout != held:
         args = ((to_channels_last if layout == "channels_last" else to_channels_first)(args[0]),) + tuple(args[1:])
-    result = module(*args, **kwargs)
+    result = _inner_call(module, args, kwargs)
     layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else held)
     if layout_out in ("channels_last", "source") and layout_out != held and hasattr(result, "shape"):
         result = (to_channels_last if held == "channels_last" else to_channels_first)(result)
     return _items_in_torch_layout(result, layout_out)
+
+
+def _inner_call(module, args, kwargs):
+    """`module(*args, **kwargs)` as a call inside the model: a block laid out channels-last does not take it for a
+    model's own call and convert at its boundary again (`self.sequence_length()` in `__init__` calls the block on a
+    torch-layout tensor this function has converted already)."""
+    _OPEN_CALLS[0] += 1
+    try:
+        return module(*args, **kwargs)
+    finally:
+        _OPEN_CALLS[0] -= 1
 
 
 def _items_in_torch_layout(result, layout):
