@@ -6,14 +6,15 @@ from porter.verify.harness import PortedPair
 from tests.rules.op_ports import assert_same_outputs, cached, random_input
 
 
-def snippet_ports(tmp_path_factory, source, input_spec, argument):
-    """value -> output folder of `source` converted with `Net(**{argument: value})` (cached; a failure is kept)."""
+def snippet_ports(tmp_path_factory, source, input_spec, argument=None):
+    """value -> output folder of `source` converted with `Net(**{argument: value})`, or with Net's defaults when
+    `argument` is None (the value then only names the port); cached, a failure is kept."""
 
     def port(value):
         folder = tmp_path_factory.mktemp("snippet")
         (folder / "op_model.py").write_text(source)
         conversion = convert(ConvertOptions(folder / "op_model.py", folder / "out", class_name="Net",
-                                            input_specs=[input_spec], init_args={argument: value}))
+                                            input_specs=[input_spec], init_args={argument: value} if argument else {}))
         assert conversion.exit_code == 0, conversion.manifest
         write_tree(folder / "out", conversion.files)
         return folder / "out"

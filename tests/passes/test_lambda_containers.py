@@ -14,10 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from porter.convert import ConvertOptions, convert
-from porter.output import write_tree
 from porter.verify.harness import PortedPair
-from tests.rules.op_ports import assert_matches_converting_at_the_boundary, cached, random_input
+from tests.passes.snippet_ports import snippet_ports
+from tests.rules.op_ports import assert_matches_converting_at_the_boundary, random_input
 
 SOURCE = '''
 from functools import reduce
@@ -92,19 +91,8 @@ class Net(nn.Module):
 
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
-    """name -> output folder of converting that source with Net as the main class."""
-    sources = {"lambdas": SOURCE}
-
-    def port(name):
-        folder = tmp_path_factory.mktemp(name)
-        (folder / "op_model.py").write_text(sources[name])
-        conversion = convert(ConvertOptions(folder / "op_model.py", folder / "out", class_name="Net",
-                                            input_specs=["3,16,16"]))
-        assert conversion.exit_code == 0, conversion.manifest
-        write_tree(folder / "out", conversion.files)
-        return folder / "out"
-
-    return cached(port)
+    """name -> output folder of the snippet's port (Net's defaults)."""
+    return snippet_ports(tmp_path_factory, SOURCE, "3,16,16")
 
 
 @settings(max_examples=2, deadline=None)
