@@ -949,15 +949,11 @@ class FileTranslator:
                 rank = settled_rank(translator.return_template, arg_values)
                 if rank is not None:  # it calls itself: translated again, the recursion settled (recursion.py)
                     self.recursion_outputs[info.name] = rank
-                    _restore_ir_state(ir, before[0])
-                    self.bound_sites, self.generic_sites, self.layout_sites = before[1:4]
-                    self.forget_translations_since(before[4])  # (classes it called first: for what it handed)
+                    self.undo_translation(ir, before)  # (classes it called first: for what it handed)
                     return None
             if translator.returns_disagree and before is not None:  # made again, returning in torch's layout
                 self.plain_returns.add(info.name)
-                _restore_ir_state(ir, before[0])
-                self.bound_sites, self.generic_sites, self.layout_sites = before[1:4]
-                self.forget_translations_since(before[4])
+                self.undo_translation(ir, before)
                 return None
             _raising_output(translator, terminated)
             if io_inputs:  # the main class takes its images once, channels-last from here on
@@ -978,6 +974,13 @@ class FileTranslator:
             self.speculative = speculative
             self.ctx.current.pop()
             self.in_progress.discard(info.name)
+
+    def undo_translation(self, ir, before):
+        """Back to the state `before` a generic call's translation (its IR notes, call sites and the translations
+        made since), so that it is made again."""
+        _restore_ir_state(ir, before[0])
+        self.bound_sites, self.generic_sites, self.layout_sites = before[1:4]
+        self.forget_translations_since(before[4])
 
     def recursion_image(self, info, arg_values):
         """For a class that builds itself and is called on a channels-last image: that image's template (lists
