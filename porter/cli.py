@@ -51,7 +51,8 @@ def build_parser(command=None):
                               "class no other class uses)")
     convert.add_argument("--input-shape", dest="input_specs", action="append", default=[], metavar="SPEC",
                          help="example input of the main class, batch excluded, one per forward argument: "
-                              "'1,28,28' (float32) or '32:int64:0:64' (dtype and value range)")
+                              "'1,28,28' (float32), '32:int64:0:64' (dtype and value range), or '():int64:1:33' "
+                              "(one value per example: sequence lengths, timesteps)")
     convert.add_argument("--init-args", metavar="JSON", default=None,
                          help="constructor arguments of the main class as a JSON object, e.g. '{\"width\": 32}'")
     convert.add_argument("--weights", metavar="FILE", type=Path,

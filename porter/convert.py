@@ -59,13 +59,16 @@ class Conversion:
 
 
 def parse_input_spec(spec):
-    """`1,28,28` (float32) or `32:int64:0:64` -> ExampleInput (batch excluded)."""
+    """`1,28,28` (float32), `32:int64:0:64`, or `():int64:1:33` (one value per example: a (batch,) tensor such as
+    sequence lengths or a diffusion model's timesteps) -> ExampleInput (batch excluded)."""
     parts = spec.split(":")
-    hint = "sizes of one example, batch excluded: e.g. --input-shape 3,32,32 or --input-shape 32:int64:0:1000"
-    if not parts[0].strip():
-        raise UsageError(f"--input-shape {spec!r}: no sizes given (porter takes no scalar examples)", hint=hint)
+    hint = ("sizes of one example, batch excluded: e.g. --input-shape 3,32,32 or --input-shape 32:int64:0:1000; "
+            "one number per example (a (batch,) tensor such as sequence lengths): --input-shape ():int64:1:33")
+    sizes = parts[0].strip()
+    if not sizes:
+        raise UsageError(f"--input-shape {spec!r}: no sizes given", hint=hint)
     try:
-        shape = [int(p) for p in parts[0].split(",")]
+        shape = [] if sizes == "()" else [int(p) for p in sizes.split(",")]
     except ValueError:
         raise UsageError(f"--input-shape {spec!r}: sizes must be positive integers separated by commas",
                          hint=hint) from None

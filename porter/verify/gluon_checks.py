@@ -270,7 +270,7 @@ class GluonEquivalence:
         return input_arrays(self.specs, self.variants[case.variant], case)
 
     def describe_variants(self):
-        return "; ".join(f"{i}: {', '.join('x'.join(map(str, s)) for s in shapes)}"
+        return "; ".join(f"{i}: {', '.join('x'.join(map(str, s)) or '()' for s in shapes)}"
                          for i, shapes in enumerate(self.variants))
 
     # ---------------------------------------------------------------------------------------------- reference

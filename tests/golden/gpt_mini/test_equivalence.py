@@ -571,7 +571,7 @@ class Equivalence:
 
     def describe_variants(self):
         return "; ".join(
-            f"{i}: {', '.join('x'.join(map(str, s)) for s in shapes)}" for i, shapes in enumerate(self.variants)
+            f"{i}: {', '.join('x'.join(map(str, s)) or '()' for s in shapes)}" for i, shapes in enumerate(self.variants)
         )
 
     def _torch_accepts(self, shapes):

@@ -155,6 +155,14 @@ def input_shape(spec):
     return shape
 
 
+def build_input(spec, shape):
+    """One example (batch 1) to build the model with: zeros, or the range's low end where 0 is outside it
+    (sequence lengths drawn from [1, 33) must not be 0)."""
+    low, high = spec.get("low"), spec.get("high")
+    value = 0 if low is None or (low <= 0 and (high is None or high > 0)) else low
+    return tf.fill((1, *shape), tf.constant(value, spec["dtype"]))
+
+
 def channels_last_io_problem(wanted, data):
     """None when the run can use channels-last images as `wanted` (--channels-last-io) and `data` say; else why not.
     Data written by `porter data --channels-last-io` turns it on."""
@@ -750,9 +758,7 @@ def main(argv=None):
         )
         iterator = iter(dataset)
         specs = EXAMPLE_INPUTS or (read_schema(args.data)["inputs"] if args.data else [])
-        sample = [
-            tf.zeros((1, *(input_shape(spec) if EXAMPLE_INPUTS else spec["shape"])), spec["dtype"]) for spec in specs
-        ]
+        sample = [build_input(spec, input_shape(spec) if EXAMPLE_INPUTS else spec["shape"]) for spec in specs]
         with strategy.scope():
             model = build_model()
             if sample:
