@@ -3,31 +3,18 @@
 A memory-efficient activation (`SwishImplementation`: `i * torch.sigmoid(i)` forward, the matching elementwise
 gradient backward) neither mixes positions nor names an axis, so it runs on channels-last tensors as on torch's
 order: the caller hands its tensors over as they are (no Transpose) and gets the result in the same layout.
-The check is conservative: every call in the class's methods is an elementwise torch function, an elementwise
-tensor method or `ctx` bookkeeping, and the only subscripts read `ctx.saved_tensors`; anything else keeps torch's
-layout at the call.
+The check is conservative: every call in the class's methods is a torch function or tensor method whose rule is
+pointwise (`pointwise_rule` in porter/rules) or `ctx` bookkeeping, and the only subscripts read
+`ctx.saved_tensors`; anything else keeps torch's layout at the call.
 """
 
 import libcst as cst
 
 from porter.frontend.walk import walk
+from porter.rules.registry import function_rule_named, is_pointwise, method_rule
 
-ELEMENTWISE_FUNCTIONS = frozenset({
-    "torch.sigmoid", "torch.tanh", "torch.exp", "torch.log", "torch.log1p", "torch.expm1", "torch.relu",
-    "torch.abs", "torch.sqrt", "torch.rsqrt", "torch.sign", "torch.erf", "torch.neg", "torch.reciprocal",
-    "torch.clamp", "torch.clip", "torch.where", "torch.mul", "torch.add", "torch.sub", "torch.div", "torch.pow",
-    "torch.maximum", "torch.minimum", "torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.sin",
-    "torch.cos", "torch.nn.functional.relu", "torch.nn.functional.relu6", "torch.nn.functional.sigmoid",
-    "torch.nn.functional.silu", "torch.nn.functional.softplus", "torch.nn.functional.gelu",
-    "torch.nn.functional.hardtanh", "torch.nn.functional.hardsigmoid", "torch.nn.functional.hardswish",
-    "torch.nn.functional.leaky_relu", "torch.nn.functional.elu", "torch.nn.functional.mish",
-})
-ELEMENTWISE_METHODS = frozenset({
-    "sigmoid", "tanh", "exp", "log", "log1p", "relu", "abs", "sqrt", "rsqrt", "sign", "neg", "reciprocal",
-    "clamp", "clamp_min", "clamp_max", "clip", "mul", "add", "sub", "div", "pow", "lt", "le", "gt", "ge", "eq",
-    "float", "type_as", "to", "clone", "detach", "contiguous", "sin", "cos",
-    "save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads",  # ctx bookkeeping
-})
+# what a Function's `ctx` does besides computing: bookkeeping, no values
+CTX_BOOKKEEPING = frozenset({"save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"})
 
 
 def is_elementwise_function(class_node, imports):
@@ -48,10 +35,10 @@ class _Checker(cst.CSTVisitor):
 
     def visit_Call(self, node):
         canonical = self.imports.resolve(node.func)
-        if canonical in ELEMENTWISE_FUNCTIONS:
+        if canonical is not None and is_pointwise(function_rule_named(canonical)):
             return
-        if canonical is None and isinstance(node.func, cst.Attribute) and \
-                node.func.attr.value in ELEMENTWISE_METHODS:
+        if canonical is None and isinstance(node.func, cst.Attribute) and (
+                node.func.attr.value in CTX_BOOKKEEPING or is_pointwise(method_rule(node.func.attr.value))):
             return
         self.elementwise = False
 

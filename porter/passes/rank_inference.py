@@ -13,23 +13,9 @@ pass never guesses. Annotations and `x.dim()` checks are no evidence.
 
 import libcst as cst
 
+from porter.rules.registry import function_rule_named, keeps_rank, method_rule
+
 CONFLICT = "conflict"
-# tensor methods whose result has their subject's rank
-_SAME_RANK_METHODS = frozenset({
-    "transpose", "swapaxes", "swapdims", "contiguous", "clone", "detach", "float", "double", "half", "bfloat16",
-    "relu", "sigmoid", "tanh", "exp", "log", "abs", "neg", "sqrt", "rsqrt", "softmax", "log_softmax", "masked_fill",
-    "type_as", "to", "cpu", "cuda", "add", "sub", "mul", "div", "pow", "clamp", "clamp_min", "clamp_max",
-    "relu_", "add_", "mul_", "sigmoid_", "tanh_", "masked_fill_", "clamp_", "div_", "sub_", "expand_as"})
-# torch functions whose result has their first argument's rank
-_SAME_RANK_FUNCTIONS = frozenset({
-    "torch.transpose", "torch.swapaxes", "torch.swapdims", "torch.relu", "torch.sigmoid", "torch.tanh", "torch.exp",
-    "torch.log", "torch.abs", "torch.neg", "torch.sqrt", "torch.rsqrt", "torch.softmax", "torch.log_softmax",
-    "torch.clamp", "torch.nn.functional.relu", "torch.nn.functional.relu6", "torch.nn.functional.gelu",
-    "torch.nn.functional.silu", "torch.nn.functional.elu", "torch.nn.functional.leaky_relu",
-    "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.nn.functional.hardswish",
-    "torch.nn.functional.hardsigmoid", "torch.nn.functional.mish", "torch.nn.functional.glu",
-    "torch.nn.functional.softmax", "torch.nn.functional.log_softmax", "torch.nn.functional.dropout",
-    "torch.nn.functional.layer_norm", "torch.nn.functional.pad", "torch.nn.functional.softplus"})
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
 
 
@@ -296,7 +282,7 @@ class _ScopeReader:
         canonical = self.reader.source.imports.resolve(func)
         if canonical is not None:
             first = args[0] if args else kwargs.get("input")
-            return first if canonical in _SAME_RANK_FUNCTIONS and isinstance(first, _Symbol) else None
+            return first if keeps_rank(function_rule_named(canonical)) and isinstance(first, _Symbol) else None
         if isinstance(func, cst.Attribute) and not (isinstance(func.value, cst.Name) and func.value.value == "self"):
             subject = self.value(func.value, env)
             return self.tensor_method(subject, func.attr.value, node) if isinstance(subject, _Symbol) else None
@@ -313,7 +299,7 @@ class _ScopeReader:
                 self.groups.fix(subject, count)
                 return subject
             return None
-        return subject if method in _SAME_RANK_METHODS else None
+        return subject if keeps_rank(method_rule(method)) else None  # the rule says (pointwise, same_rank)
 
     def module(self, ref, first, args=(), kwargs=None):
         """The result of calling module `ref` on `first` (its first tensor), after noting what it fixes."""

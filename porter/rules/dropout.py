@@ -16,7 +16,8 @@ module_rule("torch.nn.FeatureAlphaDropout", runtime="FeatureAlphaDropout", layou
 
 F = "torch.nn.functional."
 _SIGNATURE = "(input, p=0.5, training=True, inplace=False)"
-function_rule(F + "dropout", runtime="dropout", signature=_SIGNATURE, layout="any", training_param="training")
+function_rule(F + "dropout", runtime="dropout", signature=_SIGNATURE, layout="any", training_param="training",
+              same_rank=True)
 for _rank, _name in ((3, "dropout1d"), (4, "dropout2d"), (5, "dropout3d")):
     function_rule(F + _name, runtime=_name, signature=_SIGNATURE, layout="channels_last", training_param="training")
 function_rule(F + "alpha_dropout", runtime="alpha_dropout", signature="(input, p=0.5, training=False, inplace=False)",

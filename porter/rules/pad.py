@@ -22,4 +22,4 @@ def translate_pad(ctx, call):
     return ctx.apply_declarative(CHANNELS_LAST if channels_last else TORCH_ORDER, call)
 
 
-function_rule(*NAMES, translate=translate_pad, layout="any")
+function_rule(*NAMES, translate=translate_pad, layout="any", same_rank=True)

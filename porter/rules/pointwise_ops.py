@@ -7,7 +7,7 @@ signbit gives bool. In-place methods (`x.addcmul_(...)`) are the translator's: t
 """
 
 from porter.rules.op_helpers import declarative_with_dtype
-from porter.rules.registry import function_rule
+from porter.rules.registry import pointwise_rule
 
 SIGNATURES = {
     "addcmul": "(input, tensor1, tensor2, value=1)",
@@ -26,7 +26,7 @@ SIGNATURES = {
 SPECIAL_ALIASES = {"erfinv": ("torch.special.erfinv",), "logit": ("torch.special.logit",),
                    "xlogy": ("torch.special.xlogy",), "lgamma": ("torch.special.gammaln",)}
 for _name, _signature in SIGNATURES.items():
-    function_rule(f"torch.{_name}", f"Tensor.{_name}", *SPECIAL_ALIASES.get(_name, ()), runtime=_name,
-                  signature=_signature, layout="any")
-function_rule("torch.signbit", "Tensor.signbit", runtime="signbit", signature="(input)", layout="any",
+    pointwise_rule(f"torch.{_name}", f"Tensor.{_name}", *SPECIAL_ALIASES.get(_name, ()), runtime=_name,
+                   signature=_signature, layout="any")
+pointwise_rule("torch.signbit", "Tensor.signbit", runtime="signbit", signature="(input)", layout="any",
               translate=declarative_with_dtype("bool"))

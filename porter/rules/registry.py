@@ -134,6 +134,40 @@ def function_rule(*names, runtime=None, signature=None, layout="any", rank=None,
     return rule
 
 
+def pointwise_rule(*names, **options):
+    """`function_rule` for an op whose every output element depends only on the inputs' elements at the same
+    position (broadcast): it names no axis and keeps its input's shape, so it runs on any layout, keeps the rank,
+    and a `torch.autograd.Function` built only of such ops computes elementwise too."""
+    return function_rule(*names, pointwise=True, **options)
+
+
+def is_pointwise(rule):
+    """True for a rule registered by `pointwise_rule` (or with `pointwise=True`)."""
+    return rule is not None and bool(rule.extra.get("pointwise"))
+
+
+def keeps_rank(rule):
+    """True when the op's result has its first tensor argument's rank: a pointwise op, or one registered with
+    `same_rank=True` (transpose, softmax, layer_norm, pad, ...)."""
+    return rule is not None and bool(rule.extra.get("pointwise") or rule.extra.get("same_rank"))
+
+
+def method_rule(method):
+    """The rule of the tensor method `method` (`x.relu()`); an in-place method without a rule of its own
+    (`x.add_(y)`, which porter translates by rebinding the name) has the rule of its out-of-place twin."""
+    load_all_rules()
+    rule = FUNCTION_RULES.get(f"Tensor.{method}")
+    if rule is None and method.endswith("_") and not method.endswith("__"):
+        rule = FUNCTION_RULES.get(f"Tensor.{method[:-1]}")
+    return rule
+
+
+def function_rule_named(canonical):
+    """The rule registered for the canonical name `canonical` (`torch.nn.functional.relu`), or None."""
+    load_all_rules()
+    return FUNCTION_RULES.get(canonical)
+
+
 _LOADED = []
 
 

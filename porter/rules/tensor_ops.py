@@ -11,7 +11,7 @@ import re
 from porter.ir.layout import element_template, layout_of_order, reduced_order, unsqueezed_order
 from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
                                reads_through, remap_axis, tensor)
-from porter.rules.registry import Signature, function_rule
+from porter.rules.registry import Signature, function_rule, pointwise_rule
 
 FLOAT_DTYPES = frozenset({"tf.float16", "tf.bfloat16", "tf.float32", "tf.float64"})
 
@@ -748,8 +748,8 @@ function_rule("torch.flatten", "Tensor.flatten", translate=translate_flatten, la
 function_rule("torch.unflatten", "Tensor.unflatten", runtime="unflatten", signature="(input, dim, sizes)",
               layout="source")
 function_rule("torch.permute", "Tensor.permute", translate=translate_permute, layout="any")
-function_rule("torch.transpose", "Tensor.transpose", "torch.swapaxes", "Tensor.swapaxes", "Tensor.swapdims",
-              translate=translate_transpose, layout="any")
+function_rule("torch.transpose", "Tensor.transpose", "torch.swapaxes", "Tensor.swapaxes", "torch.swapdims",
+              "Tensor.swapdims", translate=translate_transpose, layout="any", same_rank=True)
 function_rule("torch.t", "Tensor.t", translate=translate_t, layout="source")
 function_rule("torch.squeeze", "Tensor.squeeze", translate=_rank_change(-1), layout="source")
 function_rule("torch.unsqueeze", "Tensor.unsqueeze", translate=_rank_change(+1), layout="source")
@@ -790,7 +790,7 @@ _UNARY = {
     "sinh": "tf.sinh({0})", "cosh": "tf.cosh({0})", "frac": "{0} - tf.truncatediv({0}, 1)",
 }
 for _name, _template in _UNARY.items():
-    function_rule(f"torch.{_name}", f"Tensor.{_name}", translate=_elementwise(_template, 1), layout="any")
+    pointwise_rule(f"torch.{_name}", f"Tensor.{_name}", translate=_elementwise(_template, 1), layout="any")
 
 _BINARY = {
     "add": "{0} + {1}", "sub": "{0} - {1}", "subtract": "{0} - {1}", "mul": "{0} * {1}", "multiply": "{0} * {1}",
@@ -804,8 +804,8 @@ _BINARY = {
 _BOOLEAN_RESULTS = {"eq", "ne", "lt", "gt", "le", "ge", "logical_and", "logical_or", "logical_xor"}
 for _name, _template in _BINARY.items():
     _names = [f"torch.{_name}", f"Tensor.{_name}"]
-    function_rule(*_names, translate=_elementwise(_template, 2, "bool" if _name in _BOOLEAN_RESULTS else None),
-                  layout="any")
+    pointwise_rule(*_names, translate=_elementwise(_template, 2, "bool" if _name in _BOOLEAN_RESULTS else None),
+                   layout="any")
 
 
 def translate_pow(ctx, call):
@@ -814,26 +814,26 @@ def translate_pow(ctx, call):
     return tensor(f"{_runtime(ctx, 'torch_pow')}({base.code}, {exponent.code})", rank, layout)
 
 
-function_rule("torch.pow", "Tensor.pow", translate=translate_pow, layout="any")
-function_rule("torch.masked_fill", "Tensor.masked_fill", translate=translate_masked_fill, layout="any")
-function_rule("torch.where", "Tensor.where", translate=translate_where, layout="any")
-function_rule("torch.clamp", "Tensor.clamp", "torch.clip", "Tensor.clip", translate=translate_clamp, layout="any")
-function_rule("torch.clamp_min", "Tensor.clamp_min", translate=_elementwise("tf.maximum({0}, {1})", 2),
-              layout="any")
-function_rule("torch.clamp_max", "Tensor.clamp_max", translate=_elementwise("tf.minimum({0}, {1})", 2),
-              layout="any")
+pointwise_rule("torch.pow", "Tensor.pow", translate=translate_pow, layout="any")
+pointwise_rule("torch.masked_fill", "Tensor.masked_fill", translate=translate_masked_fill, layout="any")
+pointwise_rule("torch.where", "Tensor.where", translate=translate_where, layout="any")
+pointwise_rule("torch.clamp", "Tensor.clamp", "torch.clip", "Tensor.clip", translate=translate_clamp, layout="any")
+pointwise_rule("torch.clamp_min", "Tensor.clamp_min", translate=_elementwise("tf.maximum({0}, {1})", 2),
+               layout="any")
+pointwise_rule("torch.clamp_max", "Tensor.clamp_max", translate=_elementwise("tf.minimum({0}, {1})", 2),
+               layout="any")
 
-function_rule("Tensor.contiguous", "Tensor.detach", "Tensor.cpu", "Tensor.cuda", "Tensor.requires_grad_",
-              "torch.detach", "Tensor.float32", translate=translate_contiguous, layout="any")
-function_rule("Tensor.clone", "torch.clone", translate=_keep_layout("clone"), layout="any")
+pointwise_rule("Tensor.contiguous", "Tensor.detach", "Tensor.cpu", "Tensor.cuda", "Tensor.requires_grad_",
+               "torch.detach", "Tensor.float32", translate=translate_contiguous, layout="any")
+pointwise_rule("Tensor.clone", "torch.clone", translate=_keep_layout("clone"), layout="any")
 function_rule("Tensor.is_contiguous", translate=translate_is_contiguous, layout="any")
 function_rule("torch.var_mean", "torch.std_mean", translate=translate_moments)
-function_rule("Tensor.to", translate=translate_to, layout="any", tensor_only=True)  # a value porter could not type: a tensor
+pointwise_rule("Tensor.to", translate=translate_to, layout="any", tensor_only=True)  # a value porter could not type: a tensor
 function_rule("Tensor.type", translate=translate_type, layout="any")
-function_rule("Tensor.type_as", runtime="type_as", signature="(input, other)", layout="any")
+pointwise_rule("Tensor.type_as", runtime="type_as", signature="(input, other)", layout="any")
 for _method, _dtype in (("float", "float32"), ("double", "float64"), ("half", "float16"), ("bfloat16", "bfloat16"),
                         ("long", "int64"), ("int", "int32"), ("bool", "bool"), ("byte", "uint8")):
-    function_rule(f"Tensor.{_method}", translate=_cast(_dtype), layout="any")
+    pointwise_rule(f"Tensor.{_method}", translate=_cast(_dtype), layout="any")
 
 function_rule("Tensor.size", translate=translate_size, layout="any")
 function_rule("Tensor.dim", "Tensor.ndimension", translate=translate_dim, layout="any")
@@ -858,7 +858,7 @@ function_rule("torch.eye", translate=_creation("eye", rank_from_args=False), lay
 function_rule("torch.linspace", translate=_creation("linspace", rank_from_args=False), layout="source")
 function_rule("torch.logspace", translate=_creation("logspace", rank_from_args=False), layout="source")
 for _name in ("zeros_like", "ones_like", "full_like", "rand_like", "randn_like"):
-    function_rule(f"torch.{_name}", translate=_creation(_name), layout="any")
+    pointwise_rule(f"torch.{_name}", translate=_creation(_name), layout="any")
 function_rule("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
               translate=translate_tensor_literal, layout="source")
 for _kind in ("zeros", "ones", "full", "empty"):
