@@ -14,13 +14,8 @@ from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, reads_through,
                                remap_axis, result_of, stub_value, tensor)
-from porter.passes.channels import (
-    CHANNEL_ATTRIBUTES,
-    CHANNELS_KEPT,
-    channels_after_function,
-    channels_after_rule,
-    rebase,
-)
+from porter.passes.channels import (channels_after_function, channels_after_rule, counts_channels, passes_channels,
+                                   rebase)
 from porter.passes.function_attributes import LayoutFreeFunction
 from porter.passes.modules import ModuleResolver, attribute_by_pattern
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
@@ -997,9 +992,8 @@ class CallTranslator:
         current = self.simulate_in_order(ref, value) if ref.ordered else self.simulate_unordered(ref, value)
         if current is not None and current.is_tensor and current.channels_last and not current.channels and \
                 self.sequential_code and all(
-                e.kind == "rule" and (e.rule.runtime in CHANNEL_ATTRIBUTES or e.rule.layout == "any" or
-                                      CHANNELS_KEPT.match(e.rule.runtime)) for e in ref.elements) and any(
-                e.rule.runtime in CHANNEL_ATTRIBUTES for e in ref.elements):
+                e.kind == "rule" and (counts_channels(e.rule) or passes_channels(e.rule))
+                for e in ref.elements) and any(counts_channels(e.rule) for e in ref.elements):
             current = current.but(channels=f"{self.ctx.use('last_channels')}({self.sequential_code})")
         return current
 
@@ -1214,7 +1208,7 @@ class CallTranslator:
                 kwargs[primary_key] = converted
             kwargs = {k: (v if k == primary_key else self.as_plain(v)) for k, v in kwargs.items()}
             result_layout, result_rank = "channels_last", rule.rank if rule.rank is not None else primary.rank
-            channels_out = channels_after_function(rule.runtime, primary)
+            channels_out = channels_after_function(rule, primary)
         else:
             positional = [self.as_plain(v) for v in positional]
             kwargs = {k: self.as_plain(v) for k, v in kwargs.items()}

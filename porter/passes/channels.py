@@ -2,31 +2,30 @@
 
 They let a flatten of a channels-last tensor stay a plain reshape: the Linear that consumes it gets its
 weight columns permuted once at load time (torch flattens (C, H, W), the port flattens (H, W, C)).
+What each layer or function does to the channel count is its rule's declaration (porter/rules: a module rule's
+`channels`, a function rule's `keeps_channels` or `pointwise`); this pass only follows it through the calls.
 """
 
-import re
+from porter.rules.registry import KEEPS_CHANNELS, keeps_channels
 
-CHANNEL_ATTRIBUTES = {
-    "Conv1d": "out_channels", "Conv2d": "out_channels", "Conv3d": "out_channels",
-    "ConvTranspose1d": "out_channels", "ConvTranspose2d": "out_channels", "ConvTranspose3d": "out_channels",
-    "BatchNorm1d": "num_features", "BatchNorm2d": "num_features", "BatchNorm3d": "num_features",
-    "SyncBatchNorm": "num_features", "InstanceNorm1d": "num_features", "InstanceNorm2d": "num_features",
-    "InstanceNorm3d": "num_features", "GroupNorm": "num_channels",
-}
-CHANNELS_KEPT = re.compile(r"^(MaxPool|AvgPool|AdaptiveAvgPool|AdaptiveMaxPool|Upsample|UpsamplingNearest|"
-                           r"UpsamplingBilinear|Dropout[123]d|FeatureAlphaDropout|PReLU|LocalResponseNorm|"
-                           r"ZeroPad|ConstantPad|ReflectionPad|ReplicationPad|CircularPad)")
+
+def counts_channels(rule):
+    """True when layers of module rule `rule` hold their output's channel count in an attribute (a conv's
+    `out_channels`)."""
+    return rule.channels not in (None, KEEPS_CHANNELS)
+
+
+def passes_channels(rule):
+    """True when layers of module rule `rule` give out as many channels as they take (pools, pads, elementwise)."""
+    return rule.layout == "any" or rule.channels == KEEPS_CHANNELS
 
 
 def channels_after_rule(rule, layer_code, incoming):
     """Channel expression after module `layer_code` (a runtime layer of `rule`) given the incoming Value."""
-    if rule.layout == "any":
+    if passes_channels(rule):
         return incoming.channels
-    attribute = CHANNEL_ATTRIBUTES.get(rule.runtime)
-    if attribute is not None:
-        return f"{layer_code}.{attribute}"
-    if CHANNELS_KEPT.match(rule.runtime):
-        return incoming.channels
+    if counts_channels(rule):
+        return f"{layer_code}.{rule.channels}"
     return None
 
 
@@ -37,10 +36,6 @@ def rebase(expression, target_code):
     return target_code + expression[4:]
 
 
-FUNCTIONS_KEEPING_CHANNELS = re.compile(r"^(max_pool|avg_pool|adaptive_|interpolate|upsample|dropout|pad$|"
-                                        r"relu|leaky_relu|gelu|silu|hardswish|elu|selu|celu|sigmoid|tanh|mish|"
-                                        r"hardsigmoid|hardtanh|softplus|prelu|local_response_norm)")
-
-
-def channels_after_function(runtime, incoming):
-    return incoming.channels if FUNCTIONS_KEEPING_CHANNELS.match(runtime) else None
+def channels_after_function(rule, incoming):
+    """Channel expression after a channels-last call of function rule `rule` on the incoming Value."""
+    return incoming.channels if keeps_channels(rule) else None

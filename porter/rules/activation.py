@@ -5,7 +5,7 @@ their rule's `extra`: the runtime returns the result, the translator rebinds the
 are accepted and ignored by the runtime.
 """
 
-from porter.rules.registry import function_rule, module_rule, pointwise_rule
+from porter.rules.registry import KEEPS_CHANNELS, function_rule, module_rule, pointwise_rule
 
 # Elementwise modules: any layout.
 for _name in ("ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Hardswish",
@@ -15,7 +15,7 @@ for _name in ("ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU
 module_rule("torch.nn.RReLU", runtime="RReLU", layout="any", training=True)
 # Channel-wise weight on torch dim 1 = the last axis of a channels-last tensor. (A single-parameter PReLU is
 # elementwise; its runtime instance reports porter_layout "any", but a rule has one layout.)
-module_rule("torch.nn.PReLU", runtime="PReLU", layout="channels_last")
+module_rule("torch.nn.PReLU", runtime="PReLU", layout="channels_last", channels=KEEPS_CHANNELS)
 # `dim` is a constructor argument in torch's axis order.
 for _name in ("Softmax", "LogSoftmax", "Softmin", "GLU"):
     module_rule(f"torch.nn.{_name}", runtime=_name, layout="source")
@@ -28,12 +28,12 @@ pointwise_rule(F + "relu6", runtime="relu6", signature="(input, inplace=False)")
 pointwise_rule(F + "leaky_relu", runtime="leaky_relu", signature="(input, negative_slope=0.01, inplace=False)")
 pointwise_rule(F + "leaky_relu_", runtime="leaky_relu", signature="(input, negative_slope=0.01)", inplace=True)
 function_rule(F + "prelu", "torch.prelu", "Tensor.prelu", runtime="prelu", signature="(input, weight)",
-              layout="channels_last")
+              layout="channels_last", keeps_channels=True)
 pointwise_rule(F + "rrelu", "torch.rrelu", runtime="rrelu",
-              signature="(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False)",
-              training_param="training")
+               signature="(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False)",
+               training_param="training")
 pointwise_rule(F + "rrelu_", "torch.rrelu_", runtime="rrelu", signature="(input, lower=1.0 / 8, upper=1.0 / 3, "
-              "training=False)", training_param="training", inplace=True)
+               "training=False)", training_param="training", inplace=True)
 pointwise_rule(F + "elu", runtime="elu", signature="(input, alpha=1.0, inplace=False)")
 pointwise_rule(F + "elu_", runtime="elu", signature="(input, alpha=1.0)", inplace=True)
 pointwise_rule(F + "selu", "torch.selu", runtime="selu", signature="(input, inplace=False)")
@@ -48,7 +48,7 @@ pointwise_rule(F + "hardsigmoid", runtime="hardsigmoid", signature="(input, inpl
 pointwise_rule(F + "hardtanh", runtime="hardtanh", signature="(input, min_val=-1.0, max_val=1.0, inplace=False)")
 pointwise_rule(F + "hardtanh_", runtime="hardtanh", signature="(input, min_val=-1.0, max_val=1.0)", inplace=True)
 pointwise_rule(F + "sigmoid", "torch.sigmoid", "Tensor.sigmoid", "torch.special.expit", runtime="sigmoid",
-              signature="(input)")
+               signature="(input)")
 pointwise_rule("torch.sigmoid_", "Tensor.sigmoid_", runtime="sigmoid", signature="(input)", inplace=True)
 pointwise_rule(F + "tanh", "torch.tanh", "Tensor.tanh", runtime="tanh", signature="(input)")
 pointwise_rule("torch.tanh_", "Tensor.tanh_", runtime="tanh", signature="(input)", inplace=True)
@@ -57,11 +57,11 @@ pointwise_rule(F + "softsign", runtime="softsign", signature="(input)")
 pointwise_rule(F + "tanhshrink", runtime="tanhshrink", signature="(input)")
 pointwise_rule(F + "logsigmoid", runtime="logsigmoid", signature="(input)")
 pointwise_rule(F + "threshold", "torch.threshold", runtime="threshold",
-              signature="(input, threshold, value, inplace=False)")
+               signature="(input, threshold, value, inplace=False)")
 pointwise_rule(F + "threshold_", "torch.threshold_", runtime="threshold", signature="(input, threshold, value)",
-              inplace=True)
+               inplace=True)
 pointwise_rule(F + "hardshrink", "torch.hardshrink", "Tensor.hardshrink", runtime="hardshrink",
-              signature="(input, lambd=0.5)")
+               signature="(input, lambd=0.5)")
 pointwise_rule(F + "softshrink", runtime="softshrink", signature="(input, lambd=0.5)")
 
 # Softmax family: the runtime receives `dim` remapped to the tensor's actual layout. dim=None means torch's legacy
@@ -71,7 +71,8 @@ _SOFTMAX = "(input, dim=None, _stacklevel=3, dtype=None)"
 function_rule(F + "softmax", "torch.softmax", "Tensor.softmax", "torch.special.softmax", runtime="softmax",
               signature=_SOFTMAX, axis_params=("dim",), implicit_dim_needs_source=True, same_rank=True)
 function_rule(F + "log_softmax", "torch.log_softmax", "Tensor.log_softmax", "torch.special.log_softmax",
-              runtime="log_softmax", signature=_SOFTMAX, axis_params=("dim",), implicit_dim_needs_source=True, same_rank=True)
+              runtime="log_softmax", signature=_SOFTMAX, axis_params=("dim",), implicit_dim_needs_source=True,
+              same_rank=True)
 function_rule(F + "softmin", runtime="softmin", signature=_SOFTMAX, axis_params=("dim",),
               implicit_dim_needs_source=True, same_rank=True)
 function_rule(F + "glu", runtime="glu", signature="(input, dim=-1)", axis_params=("dim",), same_rank=True)

@@ -5,12 +5,10 @@ from porter.rules.registry import function_rule, module_rule
 CONV_SIGNATURE = "(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)"
 CONV_TRANSPOSE_SIGNATURE = "(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1)"
 
-module_rule("torch.nn.Conv1d", runtime="Conv1d", layout="channels_last", rank=3)
-module_rule("torch.nn.Conv2d", runtime="Conv2d", layout="channels_last", rank=4)
-module_rule("torch.nn.Conv3d", runtime="Conv3d", layout="channels_last", rank=5)
-module_rule("torch.nn.ConvTranspose1d", runtime="ConvTranspose1d", layout="channels_last", rank=3)
-module_rule("torch.nn.ConvTranspose2d", runtime="ConvTranspose2d", layout="channels_last", rank=4)
-module_rule("torch.nn.ConvTranspose3d", runtime="ConvTranspose3d", layout="channels_last", rank=5)
+for _kind in ("Conv", "ConvTranspose"):
+    for _dims in (1, 2, 3):
+        module_rule(f"torch.nn.{_kind}{_dims}d", runtime=f"{_kind}{_dims}d", layout="channels_last", rank=_dims + 2,
+                    channels="out_channels")
 
 function_rule("torch.nn.functional.conv1d", "torch.conv1d", runtime="conv1d", signature=CONV_SIGNATURE,
               layout="channels_last", rank=3)

@@ -2,18 +2,15 @@
 LocalResponseNorm) and their functional forms (F.batch_norm, F.instance_norm, F.group_norm, F.layer_norm,
 F.rms_norm, F.local_response_norm, F.normalize)."""
 
-from porter.rules.registry import function_rule, module_rule
+from porter.rules.registry import KEEPS_CHANNELS, function_rule, module_rule
 
 # Channel-axis norms run channels-last; all of them keep the input's rank (rank=None).
-module_rule("torch.nn.BatchNorm1d", runtime="BatchNorm1d", layout="channels_last", training=True)
-module_rule("torch.nn.BatchNorm2d", runtime="BatchNorm2d", layout="channels_last", training=True)
-module_rule("torch.nn.BatchNorm3d", runtime="BatchNorm3d", layout="channels_last", training=True)
-module_rule("torch.nn.SyncBatchNorm", runtime="SyncBatchNorm", layout="channels_last", training=True)
-module_rule("torch.nn.InstanceNorm1d", runtime="InstanceNorm1d", layout="channels_last", training=True)
-module_rule("torch.nn.InstanceNorm2d", runtime="InstanceNorm2d", layout="channels_last", training=True)
-module_rule("torch.nn.InstanceNorm3d", runtime="InstanceNorm3d", layout="channels_last", training=True)
-module_rule("torch.nn.GroupNorm", runtime="GroupNorm", layout="channels_last")
-module_rule("torch.nn.LocalResponseNorm", runtime="LocalResponseNorm", layout="channels_last")
+for _name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d",
+              "InstanceNorm3d"):
+    module_rule(f"torch.nn.{_name}", runtime=_name, layout="channels_last", training=True, channels="num_features")
+module_rule("torch.nn.GroupNorm", runtime="GroupNorm", layout="channels_last", channels="num_channels")
+module_rule("torch.nn.LocalResponseNorm", runtime="LocalResponseNorm", layout="channels_last",
+            channels=KEEPS_CHANNELS)
 # Trailing-dims norms compute in torch's own axis order.
 module_rule("torch.nn.LayerNorm", runtime="LayerNorm", layout="source")
 module_rule("torch.nn.RMSNorm", runtime="RMSNorm", layout="source")
@@ -29,7 +26,7 @@ function_rule("torch.nn.functional.instance_norm", runtime="instance_norm",
 function_rule("torch.nn.functional.group_norm", runtime="group_norm",
               signature="(input, num_groups, weight=None, bias=None, eps=1e-05)", layout="channels_last")
 function_rule("torch.nn.functional.local_response_norm", runtime="local_response_norm",
-              signature="(input, size, alpha=0.0001, beta=0.75, k=1.0)", layout="channels_last")
+              signature="(input, size, alpha=0.0001, beta=0.75, k=1.0)", layout="channels_last", keeps_channels=True)
 function_rule("torch.nn.functional.layer_norm", runtime="layer_norm",
               signature="(input, normalized_shape, weight=None, bias=None, eps=1e-05)", layout="source", same_rank=True)
 function_rule("torch.nn.functional.rms_norm", runtime="rms_norm",

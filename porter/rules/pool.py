@@ -4,49 +4,55 @@ All of them are channels-last: the runtime takes (N, *spatial, C). F.pad, which 
 arrives, is in pad.py.
 """
 
-from porter.rules.registry import function_rule, module_rule
+from porter.rules.registry import KEEPS_CHANNELS, function_rule, module_rule
 
 CL = "channels_last"
 
 for _dims in (1, 2, 3):
     _rank = _dims + 2
     module_rule(f"torch.nn.MaxPool{_dims}d", runtime=f"MaxPool{_dims}d", layout=CL, rank=_rank,
-                spatial_order_free=True)
+                spatial_order_free=True, channels=KEEPS_CHANNELS)
     module_rule(f"torch.nn.AvgPool{_dims}d", runtime=f"AvgPool{_dims}d", layout=CL, rank=_rank,
-                spatial_order_free=True)
-    module_rule(f"torch.nn.AdaptiveAvgPool{_dims}d", runtime=f"AdaptiveAvgPool{_dims}d", layout=CL, rank=_rank)
-    module_rule(f"torch.nn.AdaptiveMaxPool{_dims}d", runtime=f"AdaptiveMaxPool{_dims}d", layout=CL, rank=_rank)
+                spatial_order_free=True, channels=KEEPS_CHANNELS)
+    module_rule(f"torch.nn.AdaptiveAvgPool{_dims}d", runtime=f"AdaptiveAvgPool{_dims}d", layout=CL, rank=_rank,
+                channels=KEEPS_CHANNELS)
+    module_rule(f"torch.nn.AdaptiveMaxPool{_dims}d", runtime=f"AdaptiveMaxPool{_dims}d", layout=CL, rank=_rank,
+                channels=KEEPS_CHANNELS)
     for _kind in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad", "CircularPad"):
-        module_rule(f"torch.nn.{_kind}{_dims}d", runtime=f"{_kind}{_dims}d", layout=CL, rank=_rank)
+        module_rule(f"torch.nn.{_kind}{_dims}d", runtime=f"{_kind}{_dims}d", layout=CL, rank=_rank,
+                    channels=KEEPS_CHANNELS)
 
     function_rule(f"torch.nn.functional.max_pool{_dims}d", f"torch.max_pool{_dims}d", runtime=f"max_pool{_dims}d",
                   signature="(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
-                            "return_indices=False)", layout=CL, rank=_rank)
+                            "return_indices=False)", layout=CL, rank=_rank, keeps_channels=True)
     _avg_signature = "(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True"
     _avg_signature += ")" if _dims == 1 else ", divisor_override=None)"
     function_rule(f"torch.nn.functional.avg_pool{_dims}d", *(("torch.avg_pool1d",) if _dims == 1 else ()),
-                  runtime=f"avg_pool{_dims}d", signature=_avg_signature, layout=CL, rank=_rank)
+                  runtime=f"avg_pool{_dims}d", signature=_avg_signature, layout=CL, rank=_rank, keeps_channels=True)
     function_rule(f"torch.nn.functional.adaptive_avg_pool{_dims}d",
                   *(("torch.adaptive_avg_pool1d",) if _dims == 1 else ()), runtime=f"adaptive_avg_pool{_dims}d",
-                  signature="(input, output_size)", layout=CL, rank=_rank)
+                  signature="(input, output_size)", layout=CL, rank=_rank, keeps_channels=True)
     function_rule(f"torch.nn.functional.adaptive_max_pool{_dims}d", runtime=f"adaptive_max_pool{_dims}d",
-                  signature="(input, output_size, return_indices=False)", layout=CL, rank=_rank)
+                  signature="(input, output_size, return_indices=False)", layout=CL, rank=_rank,
+                  keeps_channels=True)
 
-module_rule("torch.nn.Upsample", runtime="Upsample", layout=CL)
-module_rule("torch.nn.UpsamplingNearest2d", runtime="UpsamplingNearest2d", layout=CL, rank=4)
-module_rule("torch.nn.UpsamplingBilinear2d", runtime="UpsamplingBilinear2d", layout=CL, rank=4)
+module_rule("torch.nn.Upsample", runtime="Upsample", layout=CL, channels=KEEPS_CHANNELS)
+module_rule("torch.nn.UpsamplingNearest2d", runtime="UpsamplingNearest2d", layout=CL, rank=4, channels=KEEPS_CHANNELS)
+module_rule("torch.nn.UpsamplingBilinear2d", runtime="UpsamplingBilinear2d", layout=CL, rank=4,
+            channels=KEEPS_CHANNELS)
 module_rule("torch.nn.PixelShuffle", runtime="PixelShuffle", layout=CL, rank=4)
 module_rule("torch.nn.PixelUnshuffle", runtime="PixelUnshuffle", layout=CL, rank=4)
 
 function_rule("torch.nn.functional.interpolate", runtime="interpolate",
               signature="(input, size=None, scale_factor=None, mode='nearest', align_corners=None, "
-                        "recompute_scale_factor=None, antialias=False)", layout=CL)
+                        "recompute_scale_factor=None, antialias=False)", layout=CL, keeps_channels=True)
 function_rule("torch.nn.functional.upsample", runtime="upsample",
-              signature="(input, size=None, scale_factor=None, mode='nearest', align_corners=None)", layout=CL)
+              signature="(input, size=None, scale_factor=None, mode='nearest', align_corners=None)", layout=CL,
+              keeps_channels=True)
 function_rule("torch.nn.functional.upsample_nearest", runtime="upsample_nearest",
-              signature="(input, size=None, scale_factor=None)", layout=CL)
+              signature="(input, size=None, scale_factor=None)", layout=CL, keeps_channels=True)
 function_rule("torch.nn.functional.upsample_bilinear", runtime="upsample_bilinear",
-              signature="(input, size=None, scale_factor=None)", layout=CL, rank=4)
+              signature="(input, size=None, scale_factor=None)", layout=CL, rank=4, keeps_channels=True)
 function_rule("torch.nn.functional.pixel_shuffle", "torch.pixel_shuffle", runtime="pixel_shuffle",
               signature="(input, upscale_factor)", layout=CL, rank=4)
 function_rule("torch.nn.functional.pixel_unshuffle", "torch.pixel_unshuffle", runtime="pixel_unshuffle",

@@ -65,6 +65,13 @@ class ModuleRule:
     # axes are stored in another order, told that order (`axis_order=`), so a channel axis made a pooling axis
     # (`x.unsqueeze(1)` pooled across channels) is pooled where it lies
     spatial_order_free: bool = False
+    # the output's channel count: the name of the layer attribute holding it ("out_channels" for a conv,
+    # "num_features" for a batch norm), KEEPS_CHANNELS (a pool, a pad: what came in), or None (unknown). A flatten
+    # of a channels-last tensor whose channel count is known stays a reshape (porter/passes/channels.py)
+    channels: str | None = None
+
+
+KEEPS_CHANNELS = "kept"
 
 
 @dataclass(frozen=True)
@@ -93,11 +100,11 @@ def _family(stack_depth=2):
 
 
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
-                spatial_order_free=False):
+                spatial_order_free=False, channels=None):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
-                      spatial_order_free)
+                      spatial_order_free, channels)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule
@@ -144,6 +151,12 @@ def pointwise_rule(*names, **options):
 def is_pointwise(rule):
     """True for a rule registered by `pointwise_rule` (or with `pointwise=True`)."""
     return rule is not None and bool(rule.extra.get("pointwise"))
+
+
+def keeps_channels(rule):
+    """True when a channels-last function's result has as many channels as its input (a pool, an interpolation,
+    a channel dropout): registered with `keeps_channels=True`, or pointwise."""
+    return rule is not None and bool(rule.extra.get("keeps_channels") or rule.extra.get("pointwise"))
 
 
 def keeps_rank(rule):

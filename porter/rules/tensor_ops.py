@@ -828,7 +828,8 @@ pointwise_rule("Tensor.contiguous", "Tensor.detach", "Tensor.cpu", "Tensor.cuda"
 pointwise_rule("Tensor.clone", "torch.clone", translate=_keep_layout("clone"), layout="any")
 function_rule("Tensor.is_contiguous", translate=translate_is_contiguous, layout="any")
 function_rule("torch.var_mean", "torch.std_mean", translate=translate_moments)
-pointwise_rule("Tensor.to", translate=translate_to, layout="any", tensor_only=True)  # a value porter could not type: a tensor
+# `tensor_only`: a value porter could not type, `x.to(...)`, is a tensor
+pointwise_rule("Tensor.to", translate=translate_to, layout="any", tensor_only=True)
 function_rule("Tensor.type", translate=translate_type, layout="any")
 pointwise_rule("Tensor.type_as", runtime="type_as", signature="(input, other)", layout="any")
 for _method, _dtype in (("float", "float32"), ("double", "float64"), ("half", "float16"), ("bfloat16", "bfloat16"),

@@ -1,11 +1,14 @@
 """A rule's declarations are true of the real torch op: every name a `pointwise_rule` registers is a torch op whose
 result keeps its input's shape and commutes with any permutation of the axes (so it runs on any layout, keeps the
 rank, and an autograd Function built of such ops is elementwise: porter/passes/elementwise_function.py and
-porter/passes/rank_inference.py ask the registry, not tables of their own); every `same_rank=True` op keeps the rank.
+porter/passes/rank_inference.py ask the registry, not tables of their own); every `same_rank=True` op keeps the rank;
+a module rule's `channels` names the torch layer's own channel-count argument, or says the layer keeps the count.
 
 Each op is called on hypothesis-drawn 4-d float tensors (odd sizes, size-1 axes) with the first calling form torch
 accepts: (x), (x, y), (x, y, z), (cond, x, y), (x, mask, value), (x, scalar).
 """
+
+import inspect
 
 import numpy as np
 import pytest
@@ -14,7 +17,8 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from porter.rules.registry import is_pointwise, keeps_rank, load_all_rules
+from porter.passes.channels import counts_channels
+from porter.rules.registry import KEEPS_CHANNELS, is_pointwise, keeps_rank, load_all_rules
 
 RULES = load_all_rules()[1]
 POINTWISE = sorted(n for n, r in RULES.items() if is_pointwise(r) and n.startswith(("torch.", "Tensor.")))
@@ -90,3 +94,31 @@ def test_same_rank_op_keeps_the_rank(name):
             assert result.ndim == x.dim(), (name, args)
             return
     pytest.fail(f"{name}: no calling form accepted")
+
+
+MODULE_RULES = load_all_rules()[0]
+COUNTING = sorted(n for n, r in MODULE_RULES.items() if n.startswith("torch.nn.") and counts_channels(r))
+KEEPING = {"torch.nn.MaxPool2d": (3, 2), "torch.nn.AvgPool1d": (3,), "torch.nn.AdaptiveAvgPool3d": (2,),
+           "torch.nn.ReflectionPad2d": (2,), "torch.nn.Upsample": (None, 2.0), "torch.nn.PReLU": (5,),
+           "torch.nn.Dropout2d": (), "torch.nn.LocalResponseNorm": (2,)}
+
+
+def torch_module_class(name):
+    return getattr(torch.nn, name.rsplit(".", 1)[1])
+
+
+@pytest.mark.parametrize("name", COUNTING)
+def test_channel_count_attribute_is_the_torch_layers_own(name):
+    """A module rule's `channels` names the torch layer's constructor argument that fixes its output channels."""
+    attribute = MODULE_RULES[name].channels
+    assert attribute in inspect.signature(torch_module_class(name).__init__).parameters, (name, attribute)
+
+
+@pytest.mark.parametrize("name", sorted(KEEPING))
+def test_layers_declared_to_keep_channels_keep_them(name):
+    rule = MODULE_RULES[name]
+    assert rule.channels == KEEPS_CHANNELS
+    layer = torch_module_class(name)(*KEEPING[name]).eval()
+    rank = rule.rank or 4
+    x = torch.rand((2, 5) + (6,) * (rank - 2))
+    assert layer(x).shape[1] == 5, name
