@@ -93,10 +93,14 @@ MODULE_RULES: dict = {}
 FUNCTION_RULES: dict = {}
 
 
-def _family(stack_depth=2):
+def _family():
+    """The rule file (its stem) whose registration is running: the first caller outside this module."""
     import sys
 
-    return sys._getframe(stack_depth).f_code.co_filename.rsplit("/", 1)[-1].removesuffix(".py")
+    frame = sys._getframe(1)
+    while frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return frame.f_code.co_filename.rsplit("/", 1)[-1].removesuffix(".py")
 
 
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
