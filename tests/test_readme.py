@@ -1,5 +1,6 @@
-"""README.md's command synopsis names every option of `porter convert` (a new flag must be documented there), and
-the set-up section documents the browser opt-in that scripts/setup.sh reads."""
+"""README.md's command synopsis names every option of `porter convert` (a new flag must be documented there), its
+supported-ops table is the registry's, and the set-up section documents the browser opt-in that scripts/setup.sh
+reads."""
 
 import argparse
 import re
@@ -39,3 +40,19 @@ def test_readme_documents_the_browser_opt_in():
     setup = (ROOT / "scripts" / "setup.sh").read_text()
     for switch in ("PORTER_INSTALL_BROWSER=1", "--with-browser"):
         assert switch in readme and switch in setup
+
+
+def test_supported_ops_table_is_the_registrys():
+    """The "Supported ops" table is `porter ops --format markdown` as it prints today: a new rule shows up there."""
+    import contextlib
+    import io
+
+    from porter.cli import main
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["ops", "--format", "markdown"]) == 0
+    table = printed.getvalue().strip("\n")  # the table, a blank line, the count
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("| family | torch names |")
+    assert readme[start:start + len(table)] == table, "regenerate README's table: porter ops --format markdown"
