@@ -21,7 +21,7 @@ from porter.passes.modules import ModuleResolver, attribute_by_pattern
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TORCH_HOST_CALLS
 from porter.rules.gluon_numpy import NUMPY_METHODS
-from porter.rules.registry import module_rule_for_call
+from porter.rules.registry import module_rule_for_call, with_kept_dtype
 
 PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple", "dict", "zip", "enumerate",
                         "isinstance", "min", "max", "abs", "round", "sum", "print", "hasattr", "getattr",
@@ -1153,11 +1153,7 @@ class CallTranslator:
             # malformed call (missing required arguments ...): torch would raise too; keep the port importable
             return self.stub(call.canonical.replace("Tensor.", "tensor ."), f"arguments porter cannot map "
                              f"({type(error).__name__}); check the call against torch's signature")
-        first = call.all_args()[0] if call.all_args() else None
-        if first is not None and first.dtype in ("int", "bool") and result.is_tensor and result.dtype is None and \
-                call.canonical.rsplit(".", 1)[-1] in INT_PRESERVING:
-            result = result.but(dtype=first.dtype)
-        return result
+        return with_kept_dtype(rule, call, result)
 
     def declarative_rule(self, rule, call):
         positional = call.all_args()
@@ -1359,11 +1355,6 @@ def _fully_known(ref):
 TRANSLATABLE_LIBRARIES = {"math", "collections", "functools", "itertools", "operator", "typing", "dataclasses",
                           "copy", "warnings", "enum", "numbers", "string", "re", "abc", "inspect", "numpy", "random",
                           "types", "logging"}
-
-INT_PRESERVING = {"view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose", "expand",
-                  "expand_as", "repeat", "clone", "contiguous", "detach", "long", "int", "t", "tril", "triu",
-                  "repeat_interleave", "view_as", "unflatten", "clamp", "clip", "masked_fill", "where",
-                  "cumsum"}
 
 # methods of Python's built-in types (and numbers): `xs.index(t)`, `x.conjugate()` stay as written on a value of
 # unknown kind

@@ -183,7 +183,7 @@ def translate_unpack(ctx, call):
 
 
 for _op in SIGNATURES:
-    function_rule(f"einops.{_op}", translate=_translate(_op), layout="any")
+    function_rule(f"einops.{_op}", translate=_translate(_op), layout="any", keeps_dtype=_op != "reduce")
 function_rule("einops.einsum", translate=translate_einsum, layout="source")
 function_rule("einops.pack", translate=translate_pack, layout="source")
 function_rule("einops.unpack", translate=translate_unpack, layout="source")

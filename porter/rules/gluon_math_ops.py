@@ -25,7 +25,7 @@ function_rule(OPS + "expand_dims", layout="source", rank_delta=1, translate=via_
 function_rule(OPS + "split", OPS + "SliceChannel", runtime="gluon_split",
               signature="(data, num_outputs, axis=1, squeeze_axis=False, name=None)", layout="source", outputs="tuple")
 function_rule(OPS + "repeat", runtime="gluon_repeat", signature="(data, repeats, axis=None, name=None)",
-              layout="source")
+              layout="source", keeps_dtype=True)
 function_rule(OPS + "SequenceMask", runtime="gluon_sequence_mask", layout="source",
               signature="(data, sequence_length=None, use_sequence_length=False, value=0.0, axis=0, name=None)")
 function_rule(OPS + "FullyConnected", runtime="gluon_fully_connected", layout="source",
@@ -34,4 +34,5 @@ function_rule(OPS + "FullyConnected", runtime="gluon_fully_connected", layout="s
 function_rule(OPS + "one_hot", runtime="gluon_one_hot", layout="source", rank_delta=1,
               signature="(indices, depth, on_value=1.0, off_value=0.0, dtype='float32', name=None)")
 # elementwise like the broadcast arithmetic: the operands in whatever layout they arrive in
-function_rule(OPS + "where", runtime="gluon_where", signature="(condition, x, y, name=None)", layout="any")
+function_rule(OPS + "where", runtime="gluon_where", signature="(condition, x, y, name=None)", layout="any",
+              keeps_dtype=True)

@@ -109,7 +109,8 @@ for _name, _signature in (("tile", "(A, reps)"), ("broadcast_to", "(array, shape
                           ("cumsum", "(a, axis=None, dtype=None, out=None)"), ("roll", "(a, shift, axis=None)"),
                           ("take", "(a, indices, axis=None, mode='raise', out=None)"), ("sort", "(a, axis=-1)"),
                           ("argsort", "(a, axis=-1)")):
-    _register(_name, NP, runtime=f"np_{_name}", signature=_signature, layout="source")
+    _register(_name, NP, runtime=f"np_{_name}", signature=_signature, layout="source",
+              keeps_dtype=_name != "argsort")  # the others move or sum elements: an int array stays int
 _register("meshgrid", NP, runtime="np_meshgrid", signature="(*xi, indexing='xy')", layout="source",
           outputs="tuple")
 _register("tril", NP, translate=via_rule("torch.tril", "(m, k=0)", {"k": "diagonal"}), layout="source")

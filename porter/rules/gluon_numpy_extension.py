@@ -30,7 +30,8 @@ _register("one_hot", runtime="gluon_one_hot", layout="source", rank_delta=1,
 _register("sequence_mask", runtime="gluon_sequence_mask", layout="source",
           signature="(data, sequence_length=None, use_sequence_length=False, value=0.0, axis=0)")
 _register("batch_flatten", runtime="gluon_flatten", signature="(data)", layout="source", rank=2)
-_register("reshape", runtime="npx_reshape", signature="(a, newshape, reverse=False, order='C')", layout="source")
+_register("reshape", runtime="npx_reshape", signature="(a, newshape, reverse=False, order='C')", layout="source",
+          keeps_dtype=True)
 _register("pick", runtime="npx_pick", signature="(data, index, axis=-1, mode='clip', keepdims=False)",
           layout="source")
 _register("topk", runtime="npx_topk", layout="source",

@@ -21,9 +21,9 @@ function_rule(OPS + "relu", runtime="gluon_relu", signature="(data, name=None)")
 function_rule(OPS + "sigmoid", runtime="gluon_sigmoid", signature="(data, name=None)")
 function_rule(OPS + "tanh", runtime="gluon_tanh", signature="(data, name=None)")
 function_rule(OPS + "softsign", runtime="gluon_softsign", signature="(data, name=None)")
-function_rule(OPS + "clip", runtime="gluon_clip", signature="(data, a_min, a_max, name=None)")
+function_rule(OPS + "clip", runtime="gluon_clip", signature="(data, a_min, a_max, name=None)", keeps_dtype=True)
 function_rule(OPS + "flatten", OPS + "Flatten", runtime="gluon_flatten", signature="(data, name=None)",
-              layout="source", rank=2)
+              layout="source", rank=2, keeps_dtype=True)
 
 
 def translate_concat(ctx, call):

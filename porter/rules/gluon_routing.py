@@ -4,7 +4,7 @@ legacy Gluon one of the same meaning under other parameter names, so that the tw
 import ast
 
 from porter.ir.values import python
-from porter.rules.registry import FUNCTION_RULES, Signature
+from porter.rules.registry import FUNCTION_RULES, Signature, with_kept_dtype
 
 
 def via_rule(target, signature_text, renames=None, positional=1, refused=None, defaults=None, keywords=False):
@@ -31,7 +31,8 @@ def via_rule(target, signature_text, renames=None, positional=1, refused=None, d
             kwargs.setdefault(name, python(literal, static=_literal(literal)))
         rule = FUNCTION_RULES[target]
         routed = type(call)(target, args, kwargs, call.line)
-        return rule.translate(ctx, routed) if rule.translate is not None else ctx.apply_declarative(rule, routed)
+        result = rule.translate(ctx, routed) if rule.translate is not None else ctx.apply_declarative(rule, routed)
+        return with_kept_dtype(rule, routed, result)
 
     return translate
 

@@ -149,9 +149,9 @@ def _literal(dims):
 
 # the declared behaviour (Gluon's order) is what a call falls back to when its translate cannot keep the layout
 RESHAPE = function_rule(OPS + "reshape", OPS + "Reshape", runtime="gluon_reshape", signature=_RESHAPE_TEXT,
-                        layout="source", translate=translate_reshape)
+                        layout="source", translate=translate_reshape, keeps_dtype=True)
 TRANSPOSE = function_rule(OPS + "transpose", runtime="gluon_transpose", signature=_TRANSPOSE_TEXT, layout="source",
-                          rank_delta=0, translate=translate_transpose)
+                          rank_delta=0, translate=translate_transpose, keeps_dtype=True)
 
 
 def _static_axes(value, rank):
@@ -181,4 +181,4 @@ def translate_squeeze(ctx, call):
 
 
 SQUEEZE = function_rule(OPS + "squeeze", runtime="gluon_squeeze", signature=_SQUEEZE_TEXT, layout="source",
-                        translate=translate_squeeze)
+                        translate=translate_squeeze, keeps_dtype=True)

@@ -163,6 +163,18 @@ def keeps_channels(rule):
     return rule is not None and bool(rule.extra.get("keeps_channels") or rule.extra.get("pointwise"))
 
 
+def with_kept_dtype(rule, call, result):
+    """`result` of translating `call` with `rule`, given the integer or bool dtype of its first operand when the rule
+    is registered with `keeps_dtype=True` (it moves or copies elements: reshape, permute, repeat, where, clamp, ...)
+    and its translation left the dtype open."""
+    args = call.all_args()
+    first = args[0] if args else None
+    if rule is not None and rule.extra.get("keeps_dtype") and first is not None and \
+            first.dtype in ("int", "bool") and result.is_tensor and result.dtype is None:
+        return result.but(dtype=first.dtype)
+    return result
+
+
 def keeps_rank(rule):
     """True when the op's result has its first tensor argument's rank: a pointwise op, or one registered with
     `same_rank=True` (transpose, softmax, layer_norm, pad, ...)."""

@@ -742,25 +742,27 @@ def translate_expand(ctx, call):
 
 
 # --- registrations ----------------------------------------------------------------------------------------
-function_rule("Tensor.view", "Tensor.reshape", "torch.reshape", translate=translate_view, layout="source")
-function_rule("Tensor.view_as", "Tensor.reshape_as", runtime="view_as", signature="(input, other)", layout="source")
-function_rule("torch.flatten", "Tensor.flatten", translate=translate_flatten, layout="any")
+function_rule("Tensor.view", "Tensor.reshape", "torch.reshape", translate=translate_view, layout="source",
+              keeps_dtype=True)
+function_rule("Tensor.view_as", "Tensor.reshape_as", runtime="view_as", signature="(input, other)", layout="source",
+              keeps_dtype=True)
+function_rule("torch.flatten", "Tensor.flatten", translate=translate_flatten, layout="any", keeps_dtype=True)
 function_rule("torch.unflatten", "Tensor.unflatten", runtime="unflatten", signature="(input, dim, sizes)",
-              layout="source")
-function_rule("torch.permute", "Tensor.permute", translate=translate_permute, layout="any")
+              layout="source", keeps_dtype=True)
+function_rule("torch.permute", "Tensor.permute", translate=translate_permute, layout="any", keeps_dtype=True)
 function_rule("torch.transpose", "Tensor.transpose", "torch.swapaxes", "Tensor.swapaxes", "torch.swapdims",
-              "Tensor.swapdims", translate=translate_transpose, layout="any", same_rank=True)
-function_rule("torch.t", "Tensor.t", translate=translate_t, layout="source")
-function_rule("torch.squeeze", "Tensor.squeeze", translate=_rank_change(-1), layout="source")
-function_rule("torch.unsqueeze", "Tensor.unsqueeze", translate=_rank_change(+1), layout="source")
+              "Tensor.swapdims", translate=translate_transpose, layout="any", same_rank=True, keeps_dtype=True)
+function_rule("torch.t", "Tensor.t", translate=translate_t, layout="source", keeps_dtype=True)
+function_rule("torch.squeeze", "Tensor.squeeze", translate=_rank_change(-1), layout="source", keeps_dtype=True)
+function_rule("torch.unsqueeze", "Tensor.unsqueeze", translate=_rank_change(+1), layout="source", keeps_dtype=True)
 function_rule("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", translate=translate_cat,
               layout="any")
 function_rule("torch.split", "Tensor.split", "torch.chunk", "Tensor.chunk", "torch.unbind", "Tensor.unbind",
               translate=translate_split, layout="any")
-function_rule("Tensor.expand", "Tensor.expand_as", translate=translate_expand, layout="source")
-function_rule("Tensor.repeat", runtime="repeat", signature="(input, *sizes)", layout="source")
+function_rule("Tensor.expand", "Tensor.expand_as", translate=translate_expand, layout="source", keeps_dtype=True)
+function_rule("Tensor.repeat", runtime="repeat", signature="(input, *sizes)", layout="source", keeps_dtype=True)
 function_rule("torch.repeat_interleave", "Tensor.repeat_interleave", runtime="repeat_interleave",
-              signature="(input, repeats, dim=None, output_size=None)", layout="source")
+              signature="(input, repeats, dim=None, output_size=None)", layout="source", keeps_dtype=True)
 function_rule("torch.matmul", "Tensor.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm",
               translate=translate_matmul, layout="source")
 function_rule("torch.einsum", translate=translate_einsum, layout="source")
@@ -776,7 +778,7 @@ for _name, _runtime_name in (("sum", "torch_sum"), ("mean", "mean"), ("prod", "p
     function_rule(f"torch.{_name}", f"Tensor.{_name}", translate=_reduction(_runtime_name, _signature),
                   layout="any")
 function_rule("torch.cumsum", "Tensor.cumsum", runtime="cumsum", signature="(input, dim, dtype=None)",
-              layout="any", axis_params=("dim",))
+              layout="any", axis_params=("dim",), keeps_dtype=True)
 
 _UNARY = {
     "abs": "tf.abs({0})", "exp": "tf.exp({0})", "log": "tf.math.log({0})", "sqrt": "tf.sqrt({0})",
@@ -815,17 +817,19 @@ def translate_pow(ctx, call):
 
 
 pointwise_rule("torch.pow", "Tensor.pow", translate=translate_pow, layout="any")
-pointwise_rule("torch.masked_fill", "Tensor.masked_fill", translate=translate_masked_fill, layout="any")
-pointwise_rule("torch.where", "Tensor.where", translate=translate_where, layout="any")
-pointwise_rule("torch.clamp", "Tensor.clamp", "torch.clip", "Tensor.clip", translate=translate_clamp, layout="any")
+pointwise_rule("torch.masked_fill", "Tensor.masked_fill", translate=translate_masked_fill, layout="any",
+               keeps_dtype=True)
+pointwise_rule("torch.where", "Tensor.where", translate=translate_where, layout="any", keeps_dtype=True)
+pointwise_rule("torch.clamp", "Tensor.clamp", "torch.clip", "Tensor.clip", translate=translate_clamp, layout="any",
+               keeps_dtype=True)
 pointwise_rule("torch.clamp_min", "Tensor.clamp_min", translate=_elementwise("tf.maximum({0}, {1})", 2),
                layout="any")
 pointwise_rule("torch.clamp_max", "Tensor.clamp_max", translate=_elementwise("tf.minimum({0}, {1})", 2),
                layout="any")
 
 pointwise_rule("Tensor.contiguous", "Tensor.detach", "Tensor.cpu", "Tensor.cuda", "Tensor.requires_grad_",
-               "torch.detach", "Tensor.float32", translate=translate_contiguous, layout="any")
-pointwise_rule("Tensor.clone", "torch.clone", translate=_keep_layout("clone"), layout="any")
+               "torch.detach", "Tensor.float32", translate=translate_contiguous, layout="any", keeps_dtype=True)
+pointwise_rule("Tensor.clone", "torch.clone", translate=_keep_layout("clone"), layout="any", keeps_dtype=True)
 function_rule("Tensor.is_contiguous", translate=translate_is_contiguous, layout="any")
 function_rule("torch.var_mean", "torch.std_mean", translate=translate_moments)
 # `tensor_only`: a value porter could not type, `x.to(...)`, is a tensor
@@ -867,9 +871,9 @@ for _kind in ("zeros", "ones", "full", "empty"):
                   layout="source")
 function_rule("Tensor.new", runtime="tensor_new", signature="(input, *args)", layout="source")
 function_rule("torch.tril", "Tensor.tril", runtime="tril", signature="(input, diagonal=0)", layout="source",
-              same_rank=True)
+              same_rank=True, keeps_dtype=True)
 function_rule("torch.triu", "Tensor.triu", runtime="triu", signature="(input, diagonal=0)", layout="source",
-              same_rank=True)
+              same_rank=True, keeps_dtype=True)
 function_rule("torch.gather", "Tensor.gather", runtime="gather", signature="(input, dim, index)", layout="source")
 function_rule("torch.topk", "Tensor.topk", runtime="topk", signature="(input, k, dim=-1, largest=True, sorted=True)",
               layout="source", outputs="tuple")

@@ -122,3 +122,25 @@ def test_layers_declared_to_keep_channels_keep_them(name):
     rank = rule.rank or 4
     x = torch.rand((2, 5) + (6,) * (rank - 2))
     assert layer(x).shape[1] == 5, name
+
+
+KEEPING_DTYPE = sorted(n for n, r in RULES.items() if r.extra.get("keeps_dtype") and n.startswith(("torch.",
+                                                                                                  "Tensor."))
+                       and n not in NOT_IN_TORCH + list(NEEDS_DEVICE) + ["Tensor.requires_grad_"])  # floats only
+
+
+@pytest.mark.parametrize("name", KEEPING_DTYPE)
+def test_ops_declared_to_keep_the_dtype_keep_an_integer_dtype(name):
+    """`keeps_dtype=True` (the port carries an int or bool operand's dtype to the result) holds in torch."""
+    x, matrix = torch.arange(24).reshape(2, 3, 4), torch.arange(6).reshape(2, 3)
+    op = torch_op(name)
+    for args in [(x, 0, 1), (x, 1), (x, (0, 2, 1)), (x, [-1]), (x, 2), (x, 1, (3, 1)), (x,), (x, x),
+                 (x, x > 5, 0), (x > 5, x, x), (x, 0, 5), (x, 2, 3, 4), (matrix,)]:
+        try:
+            result = op(*args)
+        except (TypeError, RuntimeError, ValueError, IndexError):
+            continue
+        if isinstance(result, torch.Tensor):
+            assert result.dtype == torch.int64, (name, args, result.dtype)
+            return
+    pytest.fail(f"{name}: no calling form accepted")
