@@ -28,9 +28,11 @@ pytorchcv = pytest.importorskip("pytorchcv", reason="pytorchcv is not installed 
 CASES = {
     "resnet": ("ResNet", "resnet10", 2),
     "seresnet": ("SEResNet", "seresnet10", 2),
-    # PreConvBlock returns (x, x_pre_activ) or x by a constructor flag its factory passes on (`**kwargs`): porter
-    # cannot tell which instance returns which, so every return is in torch's layout (correct, 32 Transposes)
-    "preresnet": ("PreResNet", "preresnet10", 32),
+    # PreConvBlock returns (x, x_pre_activ) or x by a constructor flag its factories hand on through `**kwargs`:
+    # each instance's flag is carried to it (call_literals.py), its call specialised (32 Transposes before)
+    "preresnet": ("PreResNet", "preresnet10", 2),
+    "sepreresnet": ("SEPreResNet", "sepreresnet10", 2),
+    "densenet": ("DenseNet", "densenet121", 2),  # (its units' PreConvBlocks: 355 before)
     "mobilenetv2": ("MobileNetV2", "mobilenetv2_wd4", 2),
     "shufflenetv2": ("ShuffleNetV2", "shufflenetv2_wd2", 2),
     "squeezenet": ("SqueezeNet", "squeezenet_v1_1", 2),
