@@ -35,6 +35,9 @@ CASES = {
     "sepreresnet": ("SEPreResNet", "sepreresnet10", 2),
     # its units' PreConvBlocks (densenet121: 355 before); two units a stage, growth 8: densenet121's layout, quicker
     "densenet": ("DenseNet", lambda m: m.DenseNet(channels=[[24, 32]] * 4, init_block_channels=16), 2),
+    # its index buffers are `torch.LongTensor(n)` (n entries, not the number n); one unit a stage, growth 8
+    "condensenet": ("CondenseNet", lambda m: m.CondenseNet(channels=[[24], [32], [40], [48], [56]],
+                                                           init_block_channels=16, groups=4), 2),
     "mobilenet": ("MobileNet", "mobilenet_wd4", 2),  # (its factory hands `dw_activation=lambda_relu()`)
     "mobilenetv2": ("MobileNetV2", "mobilenetv2_wd4", 2),
     "shufflenetv2": ("ShuffleNetV2", "shufflenetv2_wd2", 2),
