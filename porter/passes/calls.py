@@ -1184,13 +1184,20 @@ class CallTranslator:
             else:
                 positional, kwargs = remapped
         if layout == "any":
-            tensors = [v for v in positional + list(kwargs.values()) if v.is_tensor]
+            # index arguments (`index_select`'s `index`) are positions, not operands the image broadcasts with
+            indices = _index_arguments(rule, positional, kwargs)
+            positional = [self.as_plain(v) if ("#", i) in indices else v for i, v in enumerate(positional)]
+            kwargs = {k: self.as_plain(v) if k in indices else v for k, v in kwargs.items()}
+            operands = [v for i, v in enumerate(positional) if ("#", i) not in indices] + \
+                [v for k, v in kwargs.items() if k not in indices]
+            tensors = [v for v in operands if v.is_tensor]
             result_layout, result_rank = ("channels_last", primary.rank) if primary.channels_last else (
                 primary.layout if primary.is_tensor else "source", primary.rank)
             if len(tensors) > 1:
-                unified, out_layout, rank = unify(self.ctx, positional + list(kwargs.values()))
-                positional = unified[:len(positional)]
-                kwargs = dict(zip(kwargs, unified[len(positional):]))
+                unified, out_layout, rank = unify(self.ctx, operands)
+                converted = iter(unified)
+                positional = [v if ("#", i) in indices else next(converted) for i, v in enumerate(positional)]
+                kwargs = {k: v if k in indices else next(converted) for k, v in kwargs.items()}
                 if out_layout == "channels_last" and not primary.channels_last or (
                         out_layout.startswith("permuted:") and out_layout != primary.layout):  # another operand led
                     result_layout, result_rank = out_layout, rank
@@ -1400,3 +1407,14 @@ def _own_class(ref):
     """A Sequential subclass with a forward of its own (ref naming its class) runs that forward: called as its
     class (`ASPPPooling`: pool, conv, then resized back to its input's size; `forward(self, *features)`)."""
     return ModuleRef("class", class_name=ref.class_name) if ref.kind == "sequential" and ref.class_name else ref
+
+
+def _index_arguments(rule, positional, kwargs):
+    """The arguments of a call of `rule` that its `index_params` name: ("#", position) for positional ones, the
+    keyword for the others."""
+    names = rule.extra.get("index_params", ())
+    if not names or rule.signature is None:
+        return set()
+    params = list(rule.signature.params)
+    return {("#", params.index(n)) for n in names if n in params and params.index(n) < len(positional)} | \
+        {n for n in names if n in kwargs}

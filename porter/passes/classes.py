@@ -58,8 +58,11 @@ class ClassBodyTranslator(BodyTranslator):
                 not args[0].channels_last or (args[0].rank is not None and args[0].rank <= 2):
             return False
         params = [p for p in declared_params(forward) if p.name.value != "self"]
+        # (a first use porter cannot type, PreConvBlock's norm from a factory, takes a channels-last image as
+        # well: `prefers_channels_last`)
         return bool(params) and params[0].star not in ("*", "**") and \
-            translator.layout_preference(info, params[0].name.value, depth=0) not in ("channels_last", "any")
+            translator.layout_preference(info, params[0].name.value, depth=0) != "any" and \
+            not translator.prefers_channels_last(info, params[0].name.value, depth=0, rank=args[0].rank)
 
     def takes_arguments(self, class_name, args, kwargs):
         info = self.translator.source.classes.get(class_name)
@@ -175,6 +178,7 @@ class FileTranslator:
         self.recursive_calls = {}  # class -> [(args, kwargs)] its own call hands it while being translated
         self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
         self.plain_returns = set()  # classes whose returns disagree (a tuple here, a tensor there): torch's layout
+        # ((class, static) for a specialisation's)
         self.factory_functions = frozenset()  # functions whose constructions are told a factory model's layouts
         self.factory_handed = frozenset()  # ids of their constructor calls handed to other classes: not told
         self.argument_ranks = {}  # (scope, parameter) -> the rank its uses fix (rank_inference.py)
@@ -1057,7 +1061,8 @@ class FileTranslator:
             signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
             self.ctx.signatures[key] = signature
             values = {attr: ast.literal_eval(text) for attr, text in static}
-            plain = info.name in self.plain_returns
+            plain = (info.name, static) in self.plain_returns  # (the generic call's returns may disagree where
+            # the instance's literals settle which one returns: `return x, x_pre_activ` under `if self.return_preact`)
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
                                              "source" if plain else None, static_attrs=values)
             translator.info = info
@@ -1065,7 +1070,7 @@ class FileTranslator:
             translator.return_template = signature.output
             body, terminated = translator.block(forward.body, 2)
             if translator.returns_disagree and not plain:
-                self.plain_returns.add(info.name)
+                self.plain_returns.add((info.name, static))
                 return None
             _raising_output(translator, terminated)
             signature.output = translator.return_template

@@ -15,6 +15,7 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.walk import descendants, walk
 from porter.ir.containers import CONTAINERS
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
+from porter.passes.call_literals import LITERALS, argument_literals, call_literals, literal_text
 from porter.passes.elementwise_classes import is_elementwise_class
 from porter.passes.init_statics import decided_attributes
 from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_names, loop_turns
@@ -98,10 +99,12 @@ class ModuleResolver:
             hints[star] = ModuleRef("list", elements=tuple(dict.fromkeys(r for refs in seen.values() for r in refs)),
                                     ordered=False)
 
-    def static_arguments(self, class_name, node):
+    def static_arguments(self, class_name, node, env=None):
         """(attribute, literal text) pairs for the literal constructor arguments of `class_name(...)` at `node` that
         its __init__ stores on self unchanged and its forward reads back (`Permute([0, 2, 3, 1])` storing
-        `self.dims = dims`): what its `call` can be specialised for; () when there are none."""
+        `self.dims = dims`): what its `call` can be specialised for; () when there are none. In a factory function
+        (`env` holds its literal parameters, call_literals.py) its parameters and `**kwargs` read as what its
+        caller handed it."""
         info = self.class_of(class_name)
         init = info.find_method("__init__") if info is not None else None
         if init is None or info.container_base or info.layer_base or any(
@@ -112,15 +115,10 @@ class ModuleResolver:
         if not stored and not decidable:
             return ()
         names = [p.name.value for p in init.params.params][1:]
-        pairs, given, splat, bound = {}, set(), False, {}
-        for position, arg in enumerate(node.args):
-            if arg.star:
-                splat = True
-                continue
-            name = arg.keyword.value if arg.keyword is not None else (names[position] if position < len(names)
-                                                                      else None)
-            given.add(name)
-            text = literal_text(self.source.code_of(arg.value))
+        handed, known = argument_literals(node, names, self.source.code_of, (env or {}).get(LITERALS, {}))
+        splat = not known
+        pairs, bound = {}, {}
+        for name, text in handed.items():
             if text is not None:
                 bound[name] = ast.literal_eval(text)
                 if name in stored:
@@ -128,7 +126,7 @@ class ModuleResolver:
         if not splat:  # what the call leaves out takes its literal default (`ChannelNorm(dim)`)
             for param in (*init.params.params, *init.params.kwonly_params):
                 name = param.name.value
-                if name not in given and param.default is not None:
+                if name not in handed and param.default is not None:
                     text = literal_text(self.source.code_of(param.default))
                     if text is not None:
                         bound[name] = ast.literal_eval(text)
@@ -455,7 +453,7 @@ class ModuleResolver:
                 target = ModuleRef("rule", rule=module_rule_for_call(target.rule, node))
             if target.kind == "class":
                 self.note_constructor_args(target.class_name, node, env, owner)
-                static = self.static_arguments(target.class_name, node)
+                static = self.static_arguments(target.class_name, node, env)
                 if static:
                     target = replace(target, static=static)
             return target
@@ -523,6 +521,8 @@ class ModuleResolver:
                  if key.startswith("self.") or closure and not key.startswith("#")}
         for param in params:  # (a parameter shadows the name it shares with the enclosing body)
             local.pop(param, None)
+        # the literals the call hands (`return_preact=True` through a factory's `**kwargs`): the blocks it builds
+        local[LITERALS] = call_literals(method, call, self.source.code_of, env.get(LITERALS, {}))
         for param, arg in zip(params, [a for a in call.args if not a.keyword]):
             bound = self.class_ref(arg.value, env)
             if bound is not None:
@@ -1195,22 +1195,6 @@ def _self_targets(body):
         for target in targets:
             if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
                 yield target.attr.value
-
-
-def literal_text(code):
-    """The canonical text of a Python literal made of ints, strings, booleans, lists and tuples (`[0, 2, 3, 1]`),
-    or None for anything else."""
-    try:
-        value = ast.literal_eval(code)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-
-    def plain(item):  # floats (eps, scales) never decide a layout, nor does None (an optional module): left out
-        if isinstance(item, (list, tuple)):
-            return all(plain(i) for i in item)
-        return isinstance(item, (bool, int, str))
-
-    return repr(value) if plain(value) else None
 
 
 def _walk(node):

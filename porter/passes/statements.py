@@ -550,9 +550,10 @@ class BodyTranslator(ExpressionTranslator):
 
     def returned_tuple(self, value):
         """The first tuple a class returns: its images stay channels-last (a NASNet cell's `(x, x_prev)`, a DPN
-        block's `(resid, dense)`: callers read the items' layouts from the template); other items in torch's
-        layout."""
-        return self.tuple_in_layouts(value, [i if i.is_tensor and i.channels_last and (i.rank or 0) > 2 else
+        block's `(resid, dense)`: callers read the items' layouts from the template, and `call_module` takes every
+        image of a channels-last block's tuple so: one of unknown rank too, PreConvBlock's `x_pre_activ` after an
+        activation porter cannot see); other items in torch's layout."""
+        return self.tuple_in_layouts(value, [i if i.is_tensor and i.channels_last and (i.rank is None or i.rank > 2) else
                                              self.as_plain(i) for i in value.items])
 
     def io_result(self, value):

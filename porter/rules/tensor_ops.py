@@ -631,7 +631,17 @@ def _creation(runtime, rank_from_args=True):
     return translate
 
 
+LEGACY_CONSTRUCTORS = {"torch.Tensor": "tf.float32", "torch.FloatTensor": "tf.float32", "torch.LongTensor": "tf.int64"}
+
+
 def translate_tensor_literal(ctx, call):
+    if call.canonical in LEGACY_CONSTRUCTORS and not call.kwargs:  # `torch.LongTensor(n)`: n entries (sizes or data)
+        args = [ctx.plain(v) for v in call.all_args()]
+        statics = [v.static for v in call.all_args()]
+        rank = len(statics) if statics and all(isinstance(v, int) for v in statics) else \
+            _nesting(statics[0]) if len(statics) == 1 and isinstance(statics[0], (list, tuple)) else None
+        dtype = LEGACY_CONSTRUCTORS[call.canonical]
+        return tensor(f"{_runtime(ctx, 'legacy_tensor')}({', '.join(a.code for a in args)}, dtype={dtype})", rank)
     args = [ctx.plain(v) for v in call.all_args()]
     kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k in ("dtype",)}
     static = call.all_args()[0].static if call.all_args() else None
@@ -848,7 +858,7 @@ function_rule("torch.sort", "Tensor.sort", runtime="sort", signature="(input, di
 function_rule("torch.argsort", "Tensor.argsort", runtime="argsort",
               signature="(input, dim=-1, descending=False, stable=False)", layout="source", same_rank=True)
 function_rule("torch.index_select", "Tensor.index_select", runtime="index_select", signature="(input, dim, index)",
-              layout="any", axis_params=("dim",))
+              layout="any", axis_params=("dim",), index_params=("index",))
 function_rule("Tensor.item", runtime="item", signature="(input)", layout="source")
 function_rule("Tensor.tolist", runtime="tolist", signature="(input)", layout="source", outputs="python")
 function_rule("Tensor.numpy", runtime="numpy_value", signature="(input, force=False)", layout="source",

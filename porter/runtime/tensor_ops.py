@@ -1,6 +1,7 @@
 """torch tensor functions and methods on TensorFlow tensors, in torch's axis order, with torch's signatures."""
 
 import collections
+import numbers
 
 import numpy as np
 import tensorflow as tf
@@ -420,6 +421,14 @@ def tensor_from(data, dtype=None, **unused):
     if dtype is None:
         dtype = tf.float32 if array.dtype.kind == "f" else tf.int64 if array.dtype.kind in "iu" else None
     return tf.constant(array, dtype=_as_dtype(dtype) if dtype is not None else None)
+
+
+def legacy_tensor(*args, dtype=tf.float32):
+    """torch.Tensor / FloatTensor / LongTensor: sizes (`torch.LongTensor(4)`: 4 entries, zeros where torch leaves
+    them uninitialised) or the data of a sequence."""
+    if args and all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
+        return tf.zeros([int(a) for a in args], dtype=_as_dtype(dtype))
+    return tf.constant(np.asarray(args[0] if args else []), dtype=_as_dtype(dtype))
 
 
 def linspace(start, end, steps, dtype=None, **unused):

@@ -14,6 +14,7 @@ Run time: each file converts once (in process), one 224x224 image.
 
 import importlib
 import importlib.util
+import inspect
 
 import numpy as np
 import pytest
@@ -24,13 +25,20 @@ from tests.corpus.test_torchvision import assert_port_matches, perturbed
 pytorchcv = pytest.importorskip("pytorchcv", reason="pytorchcv is not installed (scripts/setup.sh installs "
                                                     "pytorchcv==0.0.74 with --no-deps)")
 
-# file stem -> (network class, factory function, Transpose bound)
+# file stem -> (network class, factory function (or a function making the network of the module), Transpose bound)
 CASES = {
     "resnet": ("ResNet", "resnet10", 2),
     "seresnet": ("SEResNet", "seresnet10", 2),
-    # PreConvBlock returns (x, x_pre_activ) or x by a constructor flag its factory passes on (`**kwargs`): porter
-    # cannot tell which instance returns which, so every return is in torch's layout (correct, 32 Transposes)
-    "preresnet": ("PreResNet", "preresnet10", 32),
+    # PreConvBlock returns (x, x_pre_activ) or x by a constructor flag its factories hand on through `**kwargs`:
+    # each instance's flag is carried to it (call_literals.py), its call specialised (32 Transposes before)
+    "preresnet": ("PreResNet", "preresnet10", 2),
+    "sepreresnet": ("SEPreResNet", "sepreresnet10", 2),
+    # its units' PreConvBlocks (densenet121: 355 before); two units a stage, growth 8: densenet121's layout, quicker
+    "densenet": ("DenseNet", lambda m: m.DenseNet(channels=[[24, 32]] * 4, init_block_channels=16), 2),
+    # its index buffers are `torch.LongTensor(n)` (n entries, not the number n); one unit a stage, growth 8
+    "condensenet": ("CondenseNet", lambda m: m.CondenseNet(channels=[[24], [32], [40], [48], [56]],
+                                                           init_block_channels=16, groups=4), 2),
+    "mobilenet": ("MobileNet", "mobilenet_wd4", 2),  # (its factory hands `dw_activation=lambda_relu()`)
     "mobilenetv2": ("MobileNetV2", "mobilenetv2_wd4", 2),
     "shufflenetv2": ("ShuffleNetV2", "shufflenetv2_wd2", 2),
     "squeezenet": ("SqueezeNet", "squeezenet_v1_1", 2),
@@ -40,7 +48,9 @@ CASES = {
 
 
 def built_by_factory(module, class_name, factory):
-    """(torch model made by `module.factory()`, (args, kwargs) the factory handed `class_name`)."""
+    """(torch model made by `module.factory()` (or `factory(module)`), (args, kwargs) it handed `class_name`); a
+    function handed for a parameter whose default is made the same way (`dw_activation=lambda_relu()`, a torch layer
+    maker) is left out: the port's class makes its own default."""
     klass = getattr(module, class_name)
     handed, original = [], klass.__init__
 
@@ -51,10 +61,13 @@ def built_by_factory(module, class_name, factory):
 
     klass.__init__ = recording
     try:
-        model = getattr(module, factory)()
+        model = factory(module) if callable(factory) else getattr(module, factory)()
     finally:
         klass.__init__ = original
-    return model, handed[0]
+    args, kwargs = handed[0]
+    defaults = {name: p.default for name, p in inspect.signature(original).parameters.items()}
+    return model, (args, {name: value for name, value in kwargs.items() if not (
+        inspect.isfunction(value) and getattr(defaults.get(name), "__qualname__", None) == value.__qualname__)})
 
 
 @pytest.fixture(scope="module")

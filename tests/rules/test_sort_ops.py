@@ -1,6 +1,7 @@
 """Property tests of `torch.sort` / `torch.argsort` / `torch.index_select` (porter/rules/tensor_ops.py) against real
-torch, on the channels-last output of a Conv2d (index_select runs there along the remapped axis) and on plain
-integer tensors with ties (the packing idiom `lengths.sort(0, descending=True)` then `x.index_select(0, order)`)."""
+torch, on the channels-last output of a Conv2d (index_select runs there along the remapped axis, its index also a
+legacy `torch.LongTensor`) and on plain integer tensors with ties (the packing idiom `lengths.sort(0,
+descending=True)` then `x.index_select(0, order)`)."""
 
 import numpy as np
 import pytest
@@ -8,12 +9,15 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from porter.runtime.tensor_ops import argsort, index_select, sort
+from porter.runtime.tensor_ops import argsort, index_select, legacy_tensor, sort
 from tests.rules.op_ports import assert_same_outputs, conv_model, port_cache, random_input
 
 OPS = {
     "index_select_channels": "y = torch.index_select(y, 1, torch.tensor([5, 0, 0, 2]))",
     "index_select_width_method": "y = y.index_select(-1, torch.tensor([1, 0])) * 2.0",
+    # torch's legacy constructors: `torch.LongTensor(2)` two entries (CondenseNet's index buffer), or the data given
+    "index_select_channels_legacy_index": "y = torch.index_select(y, 1, torch.LongTensor([2, 0])) * "
+                                          "torch.LongTensor(2).numel()",
     "sort_channels_descending": "y = y.sort(1, descending=True)[0] + torch.sort(y, dim=-1).values",
     "argsort_height": "y = torch.argsort(y, dim=2, descending=True).float()",
 }
@@ -44,3 +48,9 @@ def test_sort_of_lengths_with_ties_matches_torch_stable_sort(values, descending)
     rows = np.arange(len(values) * 2, dtype=np.float32).reshape(len(values), 2)
     np.testing.assert_array_equal(torch.from_numpy(rows).index_select(0, want_indices).numpy(),
                                   index_select(rows, 0, got_indices).numpy())
+
+
+def test_legacy_constructors_take_sizes_or_data_as_torch():
+    assert legacy_tensor(3, 2).shape == tuple(torch.Tensor(3, 2).shape)
+    assert legacy_tensor(4, dtype="int64").shape == tuple(torch.LongTensor(4).shape)
+    np.testing.assert_array_equal(legacy_tensor([2, 0], dtype="int64").numpy(), torch.LongTensor([2, 0]).numpy())
