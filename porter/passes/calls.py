@@ -565,6 +565,13 @@ class CallTranslator:
             extra = self.training_kwarg(kwargs) + ', held="channels_last"'
             return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
                           "channels_last")
+        if args and is_permuted(args[0]) and not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) +
+                                                     list(kwargs.values())):
+            # a pending permute (attention's q before its optional `q_norm`): an elementwise module (Identity)
+            # takes it as it lies, the runtime permutes for any other and back, so it stays pending
+            extra = self.training_kwarg(kwargs) + f", held={physical_order(args[0])}"
+            return args[0].but(code=self.call_text(helper, self.join_args([target] + list(args), kw), extra),
+                               static=None)
         converted = [self.as_plain(v) for v in args]
         return tensor(self.call_text(helper, self.join_args([target] + converted, kw), self.training_kwarg(kwargs)))
 
