@@ -549,8 +549,9 @@ class FileTranslator:
                     inside = stripped[stripped.index("__init__(") + len("__init__("):stripped.rindex(")")]
                     if explicit_base:
                         inside = inside[len("self"):].lstrip().removeprefix(",").strip()
-                    if info.layer_base and not info.bases and star and f"**{star}" in inside.replace(" ", ""):
-                        # a torch layer's subclass hands its torch keywords on: the runtime layer takes them
+                    if (info.layer_base or info.bases) and star and f"**{star}" in inside.replace(" ", ""):
+                        # a torch layer's subclass (or an in-file class's: timm's LayerNorm2dNoBias) hands its torch
+                        # keywords on: the runtime layer, or the base's own filter, takes them (not twice)
                         call = f"super().__init__({inside})"
                     elif stripped.startswith("super()") or "super(" in stripped or explicit_base or \
                             info.layer_base:
