@@ -168,6 +168,8 @@ class CallTranslator:
             if func.attr.value in LIST_ONLY_METHODS and base.is_tensor:
                 # a method torch.Tensor lacks: the value is a list whatever porter last bound to the name
                 return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
+            if (base.is_tensor or base.kind == "python") and _string_method_call(node):
+                return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")  # `name.split("-")`
             if base.is_tensor or (base.kind == "python" and self.tensor_only_method(func.attr.value, canonical) and
                                   not self.numpy_result(func.value)):
                 return self.tensor_method(base.but(kind="tensor") if not base.is_tensor else base, func.attr.value,
@@ -560,6 +562,13 @@ class CallTranslator:
             extra = self.training_kwarg(kwargs) + ', held="channels_last"'
             return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
                           "channels_last")
+        if args and is_permuted(args[0]) and not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) +
+                                                     list(kwargs.values())):
+            # a pending permute (attention's q before its optional `q_norm`): an elementwise module (Identity)
+            # takes it as it lies, the runtime permutes for any other and back, so it stays pending
+            extra = self.training_kwarg(kwargs) + f", held={physical_order(args[0])}"
+            return args[0].but(code=self.call_text(helper, self.join_args([target] + list(args), kw), extra),
+                               static=None)
         converted = [self.as_plain(v) for v in args]
         return tensor(self.call_text(helper, self.join_args([target] + converted, kw), self.training_kwarg(kwargs)))
 
@@ -1367,6 +1376,17 @@ TRANSLATABLE_LIBRARIES = {"math", "collections", "functools", "itertools", "oper
 # unknown kind
 PYTHON_BUILTIN_METHODS = frozenset(name for kind in (str, bytes, list, tuple, dict, set, frozenset, int, float, complex,
                                                      bool, range, slice) for name in dir(kind))
+
+def _string_method_call(node):
+    """`s.split("-")`, `s.replace("_", "")`: a method of str (some, like `split`, a Tensor's too) whose first argument
+    is a string literal, which no Tensor method takes there: the receiver is a string."""
+    first = node.args[0] if node.args else None
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value in STR_METHODS and first is not None and \
+        first.keyword is None and not first.star and isinstance(first.value, (cst.SimpleString,
+                                                                             cst.ConcatenatedString, cst.FormattedString))
+
+
+STR_METHODS = frozenset(dir(str))
 
 # list methods torch.Tensor does not have (`x.extend(...)` is a list's, even where porter typed `x` as a tensor)
 LIST_ONLY_METHODS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "count", "reverse"})

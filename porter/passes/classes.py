@@ -553,8 +553,9 @@ class FileTranslator:
                     inside = stripped[stripped.index("__init__(") + len("__init__("):stripped.rindex(")")]
                     if explicit_base:
                         inside = inside[len("self"):].lstrip().removeprefix(",").strip()
-                    if info.layer_base and not info.bases and star and f"**{star}" in inside.replace(" ", ""):
-                        # a torch layer's subclass hands its torch keywords on: the runtime layer takes them
+                    if (info.layer_base or info.bases) and star and f"**{star}" in inside.replace(" ", ""):
+                        # a torch layer's subclass (or an in-file class's: timm's LayerNorm2dNoBias) hands its torch
+                        # keywords on: the runtime layer, or the base's own filter, takes them (not twice)
                         call = f"super().__init__({inside})"
                     elif stripped.startswith("super()") or "super(" in stripped or explicit_base or \
                             info.layer_base:
@@ -760,13 +761,14 @@ class FileTranslator:
         preference = self.layout_preference(info, param, depth, method)
         return preference == "channels_last" or preference == "unknown" and (rank or 0) >= 4
 
-    def layout_preference(self, info, param, depth, method="forward"):
+    def layout_preference(self, info, param, depth, method="forward", function=None):
         """The layout `forward`'s first real use of `param` works in: "channels_last" (a conv, norm, pool ...),
         "source", or "any" when nothing it does with it cares (a channel LayerNorm written with `torch.var(x,
-        dim=1, keepdim=True)` and per-channel parameters): then whoever calls it decides, by what comes next."""
+        dim=1, keepdim=True)` and per-channel parameters): then whoever calls it decides, by what comes next.
+        `function`: a module-level function of the file read instead of the method (a helper `forward` hands it to)."""
         if depth > 8:
             return "source"
-        forward = info.find_method(method)
+        forward = function if function is not None else info.find_method(method)
         if forward is None:
             return "source"
         ir = self.ctx.irs.get(info.name)
@@ -795,6 +797,15 @@ class FileTranslator:
                 if not inner or inner[0].star in ("*", "**"):
                     return "source"
                 return self.layout_preference(info, inner[0].name.value, depth + 1, method=func.attr.value)
+            helper = self.source.functions.get(func.value) if isinstance(func, cst.Name) and ref is None else None
+            if isinstance(helper, cst.FunctionDef):  # a helper of the file (timm's `adaptive_avgmax_pool2d`):
+                inner = declared_params(helper)  # the layout it takes its first argument in
+                if not inner or inner[0].star in ("*", "**"):
+                    return "source"
+                layout = self.layout_preference(info, inner[0].name.value, depth + 1, function=helper)
+                if layout == "any":
+                    continue
+                return layout
             if ref is None or not hasattr(ref, "kind"):
                 canonical = self.source.imports.resolve(func)
                 rule = self.ctx.function_rules.get(canonical) if canonical else None

@@ -16,7 +16,7 @@ from porter.frontend.walk import has_escape, walk
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
 from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
-from porter.ir.values import Value, physical_order, python, result_of, stored_last_dim, tensor
+from porter.ir.values import EinsumRecipe, Value, physical_order, python, result_of, stored_last_dim, tensor
 from porter.passes.expressions import ExpressionTranslator
 
 INDENT = "    "
@@ -686,9 +686,11 @@ class BodyTranslator(ExpressionTranslator):
                 merged[name] = value_b  # that path raises first: the other one says what the name holds
                 continue
             if merge_layouts(value_a, value_b) is None:
+                if isinstance(value_a, Value) and isinstance(value_a.static, EinsumRecipe) and value_a is not value_b:
+                    merged[name] = value_a.but(static=None)  # (one path's einsum: re-emitting it would drop the other)
                 if isinstance(value_a, Value) and isinstance(value_b, Value) and value_a.is_tensor and \
                         value_b.is_tensor and value_a.rank != value_b.rank:
-                    merged[name] = value_a.but(rank=None) if not value_a.channels_last else value_a
+                    merged[name] = merged[name].but(rank=None) if not value_a.channels_last else merged[name]
                 continue
             fix_a = f"{pad}{name} = {to_layout(self.ctx, value_a.with_code(name), 'source').code}"
             fix_b = f"{pad}{name} = {to_layout(self.ctx, value_b.with_code(name), 'source').code}"

@@ -360,6 +360,13 @@ def translate_split(ctx, call):
         item = tensor("", rank, "source" if name == "unbind" and dim in (1, 1 - value.rank) else "channels_last")
         args = [value] + [ctx.plain(m) for m in middle] + [python(str(axis))]
         return _pieces(f"{runtime}({ctx.join_args(args, {})})", item, bound, name)
+    order = physical_order(value) if is_permuted(value) and name == "unbind" and dim is not None else None
+    if order is not None:  # a pending permute (attention's `qkv.permute(2, 0, 3, 1, 4).unbind(0)`): unstacked along
+        dim = dim % len(order)  # the axis that dim lies on, each piece keeps the rest of the permute pending
+        rest = [d - (d > dim) for d in order if d != dim]
+        item = tensor("", len(rest))
+        item = item.but(layout=permuted_layout(rest)) if rest != sorted(rest) else item
+        return _pieces(f"{runtime}({value.code}, {order.index(dim)})", item, bound, name)
     plain = ctx.plain(value)
     args = [plain] + [ctx.plain(m) for m in middle] + [ctx.plain(dim_value)]
     rank = plain.rank - 1 if name == "unbind" and plain.rank else plain.rank

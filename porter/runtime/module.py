@@ -612,6 +612,12 @@ def call_module(module, *args, held="source", **kwargs):
     if "training" in kwargs and (not isinstance(module, keras.layers.Layer) or
                                  not getattr(module, "_call_has_training_arg", True)):
         kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
+    if isinstance(held, list):  # a tensor whose axes hold torch's dims in this order (a permute not yet made)
+        if layout == "any" and getattr(module, "layout_out", None) is None:
+            return _inner_call(module, args, kwargs)  # elementwise: as it lies
+        source = tf.transpose(args[0], [held.index(d) for d in range(len(held))])
+        result = call_module(module, source, *args[1:], **kwargs)
+        return tf.transpose(result, held) if len(getattr(result, "shape", ())) == len(held) else result
     if args and layout in ("channels_last", "source") and layout != held and runs_in(module, held):
         result = _inner_call(module, args, dict(kwargs, layout=held, layout_out=held))  # it computes on the layout
         return _items_in_torch_layout(result, held)  # held

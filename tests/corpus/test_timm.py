@@ -41,24 +41,30 @@ def blocks(arch):
 # norm / activation / drop-path / downsample come from timm's layer factories (`get_norm_act_layer`,
 # `create_act_layer`, `DropPath(...) if rate else None` handed in) run those through `call_module` on channels-last
 # images, and the blocks themselves (built by `make_blocks` / the EfficientNet builder, run by Sequentials) are laid
-# out channels-last: resnet and mobilenetv3 convert once on entry. Left: efficientnet's SelectAdaptivePool2d takes
-# torch's layout (its pool is untyped and it convolves nothing: Swin hands such pools (N, H, W, C) tensors in
-# torch's order), as does convnext's NormMlpClassifierHead. convnext's LayerNorm2d (`permute` / `F.layer_norm` /
-# `permute`) takes its image channels-last, so both permutes are relabellings, as in the ConvNeXtBlock's MLP path
+# out channels-last: resnet, mobilenetv3, efficientnet and convnext convert once on entry. The classifier heads'
+# SelectAdaptivePool2d (its pool picked from a string: Identity, timm's pools handing the image to a helper function
+# of the file such as `adaptive_avgmax_pool2d`, or torch's adaptive pools) takes channels-last images, as does
+# convnext's NormMlpClassifierHead. convnext's LayerNorm2d (`permute` / `F.layer_norm` / `permute`) takes its image
+# channels-last, so both permutes are relabellings, as in the ConvNeXtBlock's MLP path. Attention: q, k and v
+# unbound from `qkv.permute(2, 0, 3, 1, 4)` stay permuted through the untyped q_norm / k_norm into SDPA's einsums;
+# left, one per block: `x.transpose(1, 2)` after `if self.fused_attn: SDPA else: the einsums written out` (the two
+# paths' results are not re-emitted in another order). Swin also partitions windows (a real permute) and its head's
+# pool takes the (N, H, W, C) stage output (torch's order) channels-last. mlp_mixer's token MLP runs on
+# `x.transpose(1, 2)`, a Transpose each way
 CASES = {
     "vgg": ("VGG", lambda m: m.VGG([8, "M", 16, "M", 16, "M", 32, "M", 32, "M"], num_classes=10),
             (2, 3, 64, 64), 1),
-    "vision_transformer": ("VisionTransformer", lambda m: m.VisionTransformer(**VIT_TINY), (2, 3, 32, 32), 5),
+    "vision_transformer": ("VisionTransformer", lambda m: m.VisionTransformer(**VIT_TINY), (2, 3, 32, 32), 3),
     "mlp_mixer": ("MlpMixer", lambda m: m.MlpMixer(num_classes=10, img_size=32, patch_size=8, num_blocks=2,
                                                  embed_dim=16), (2, 3, 32, 32), 5),
     "resnet": ("ResNet", lambda m: m.ResNet(m.BasicBlock, [1, 1, 1, 1], num_classes=10), (2, 3, 32, 32), 1),
     "convnext": ("ConvNeXt", lambda m: m.ConvNeXt(depths=(1, 1, 1, 1), dims=(8, 16, 24, 32), num_classes=10),
-                 (2, 3, 64, 64), 3),
+                 (2, 3, 64, 64), 1),
     "efficientnet": ("EfficientNet", lambda m: m.EfficientNet(blocks(EFFNET_ARCH), num_classes=10, stem_size=8,
-                                                              num_features=32), (2, 3, 32, 32), 3),
+                                                              num_features=32), (2, 3, 32, 32), 1),
     "mobilenetv3": ("MobileNetV3", lambda m: m.MobileNetV3(blocks(MOBILENET_ARCH), num_classes=10, stem_size=8,
                                                            num_features=32), (2, 3, 32, 32), 1),
-    "deit": ("VisionTransformerDistilled", lambda m: m.VisionTransformerDistilled(**VIT_TINY), (2, 3, 32, 32), 5),
+    "deit": ("VisionTransformerDistilled", lambda m: m.VisionTransformerDistilled(**VIT_TINY), (2, 3, 32, 32), 3),
     # dla60_res2net's block (Res2Net splits convolved by `for i, (conv, bn) in enumerate(zip(self.convs, self.bns))`)
     # in the aggregation trees, and the 1x1 Conv2d classifier timm's create_classifier builds (use_conv=True)
     "dla": ("DLA", lambda m: m.DLA(levels=(1, 1, 1, 2, 2, 1), channels=(8, 8, 16, 16, 24, 32), num_classes=10,
@@ -66,6 +72,17 @@ CASES = {
     "swin_transformer": ("SwinTransformer", lambda m: m.SwinTransformer(
         img_size=32, patch_size=4, window_size=4, embed_dim=16, depths=(1, 1), num_heads=(2, 2), num_classes=10),
         (2, 3, 32, 32), 10),
+    # held-out families swept as installed; today's counts, causes not yet fixed: densenet's DenseLayer registers its
+    # children with `self.add_module(...)` (untyped: call_module in torch's layout) and concatenates a list of
+    # features; metaformer's blocks and stages take their images in torch's layout around each token mixer / norm
+    # (Pooling's `self.pool(x) - x`, LayerNorm2dNoBias); pvt_v2's attention keeps the q/kv reshapes and permutes and
+    # its MlpWithDepthwiseConv folds tokens back into an image (`x.transpose(1, 2).view(B, C, H, W)`) in torch's order
+    "densenet": ("DenseNet", lambda m: m.DenseNet(growth_rate=8, block_config=(1, 1, 1, 1), num_classes=10),
+                 (2, 3, 32, 32), 25),
+    "metaformer": ("MetaFormer", lambda m: m.MetaFormer(depths=(1, 1, 1, 1), dims=(8, 16, 24, 32), num_classes=10),
+                   (2, 3, 32, 32), 19),
+    "pvt_v2": ("PyramidVisionTransformerV2", lambda m: m.PyramidVisionTransformerV2(
+        depths=(1, 1, 1, 1), embed_dims=(8, 16, 24, 32), num_heads=(1, 2, 2, 4), num_classes=10), (2, 3, 32, 32), 23),
 }
 # stem -> why it still fails (strict xfail: fixing it turns the test red until the entry is removed)
 FAILING = {}

@@ -1,5 +1,7 @@
 """Ports of a test's torch snippet (main class Net), one per set of constructor arguments, made once per module."""
 
+import numpy as np
+
 from porter.convert import ConvertOptions, convert
 from porter.output import write_tree
 from porter.verify.harness import PortedPair
@@ -28,3 +30,19 @@ def assert_matches_torch(out, seed, shape, tolerance=1e-4):
     x = random_input(seed, shape)
     assert_same_outputs(pair, [x], tolerance=tolerance)
     assert_same_outputs(pair, [x], tolerance=tolerance, jit=True)
+
+
+def assert_built_matches_torch(pair, x, tolerance=1e-5, **init_args):
+    """`Net(**init_args)` built on both sides of the ported `pair`, torch's weights loaded, matches torch on `x`
+    (eagerly); returns the Keras model."""
+    import torch
+
+    torch_model = pair.torch_module.Net(**init_args).eval()
+    keras_model = pair.keras_module.Net(**init_args)
+    keras_model(x)
+    pair.keras_module.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    got = np.asarray(keras_model(x, training=False))
+    assert np.abs(got - expected).max() <= tolerance * max(1.0, float(np.abs(expected).max()))
+    return keras_model

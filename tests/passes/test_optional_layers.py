@@ -2,12 +2,12 @@
 is the class when present: the receiver's `self.norm = norm_layer(dim)` (else None) is that layer, its call stays a
 direct call in the layout the layer takes (no run-time dispatch, no transposes), and both choices match torch."""
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from porter.verify.harness import count_transposes
+from tests.passes.snippet_ports import assert_built_matches_torch
 from tests.rules.op_ports import assert_same_outputs, port, random_input
 
 MODEL = '''
@@ -57,17 +57,8 @@ def test_the_optional_layer_is_called_directly(net):
 @settings(max_examples=4, deadline=None)
 @given(batch=st.integers(1, 3), seed=st.integers(0, 2**16), patch_norm=st.booleans())
 def test_either_choice_matches_torch(net, batch, seed, patch_norm):
-    import torch
-
     x = random_input(seed, (batch, 3, 8, 8))
-    torch_model = net.torch_module.Net(patch_norm=patch_norm).eval()
-    keras_model = net.keras_module.Net(patch_norm=patch_norm)
-    keras_model(x)
-    net.keras_module.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
-    with torch.no_grad():
-        expected = torch_model(torch.from_numpy(x)).numpy()
-    got = np.asarray(keras_model(x, training=False))
-    assert np.abs(got - expected).max() <= 1e-5 * max(1.0, float(np.abs(expected).max()))
+    assert_built_matches_torch(net, x, patch_norm=patch_norm)
 
 
 def test_no_transposes_beyond_the_boundary(net):

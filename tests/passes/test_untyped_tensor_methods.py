@@ -1,7 +1,8 @@
 """Tensor methods on values porter cannot type: a helper reached through `partial` stored on `self` has untyped
 parameters, and `map(named_lambda, (q, k))` untyped items (linear_attention_transformer's `causal_linear_attn`:
 `b_k.sum(dim=-2)` was left as written, a TypeError in the port). Any Tensor method no Python built-in type has is a
-tensor's; names the imports resolve (`math.floor`) and built-in methods (`xs.index`) stay as written."""
+tensor's; names the imports resolve (`math.floor`) and built-in methods (`xs.index`) stay as written, as does a str
+method handed a string literal (`name.lower().split('-')`, which is a Tensor method too)."""
 
 import textwrap
 
@@ -36,15 +37,20 @@ def bucketed(q, k, bucket_size=2, eps=1e-3):
     return out.flatten(1)
 
 
+def kind_of(name):
+    return name.replace('_', '').lower().split('-')[0]
+
+
 class Net(nn.Module):
-    def __init__(self, dim=6):
+    def __init__(self, dim=6, norm='Batch_Norm-2d'):
         super().__init__()
         self.proj = nn.Linear(dim, 2 * dim)
         self.attn_fn = partial(bucketed, bucket_size=2)
+        self.scale = 2.0 if kind_of(norm) == 'batchnorm' else 1.0
 
     def forward(self, x):
         q, k = self.proj(x).chunk(2, dim=-1)
-        return self.attn_fn(q, k)
+        return self.attn_fn(q, k) * self.scale
 '''
 
 
@@ -65,6 +71,7 @@ def test_untyped_values_get_tensor_methods_only(untyped_port):
     text = pair.keras_module.__loader__.get_source(pair.keras_module.__name__).split("def load_state_dict")[0]
     assert ".sum(dim" not in text and ".masked_fill_(" not in text and ".cumsum(" not in text
     assert "math.floor(math.sqrt(n))" in text and "sizes.index(2)" in text
+    assert '.lower().split("-")[0]' in text  # (a string's split: timm's `get_norm_act_layer`)
     x = random_input(0, (2, 8, 6))
     assert_same_outputs(pair, [x], tolerance=1e-5, what="under XLA", jit=True)
     pair.build()
