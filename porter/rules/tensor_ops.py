@@ -189,6 +189,9 @@ def translate_flatten(ctx, call):
             merged_rank = rank - (end_n - start_n)
             code = f"{_runtime(ctx, 'flatten')}({source.code}, {start_n - 1}, {rank - 2})"
             return tensor(code, merged_rank, "channels_last")
+    merged = _flatten_in_layout(ctx, source, start, end)
+    if merged is not None:
+        return merged
     plain = ctx.plain(source)
     rank = None
     if plain.rank is not None and start is not None and end is not None:
@@ -199,6 +202,32 @@ def translate_flatten(ctx, call):
     if "end_dim" in bound:
         args.append(ctx.plain(bound["end_dim"]))
     return tensor(f"{_runtime(ctx, 'flatten')}({ctx.join_args(args, {})})", rank)
+
+
+def _flatten_in_layout(ctx, source, start, end):
+    """flatten(start, end) of a tensor held in another order whose merged dims lie side by side where it is stored
+    (a channel shuffle's `x.permute(0, 2, 1, 3, 4).flatten(1, 2)` of an image held (N, H, W, G, C/G)): those axes
+    merge where they lie (a gather puts them in torch's order when they are stored in another, never a transpose
+    of the tensor); None for any other flatten."""
+    if not source.is_tensor or source.rank is None or start is None or end is None or not (
+            is_permuted(source) or source.channels_last):
+        return None
+    rank, order = source.rank, physical_order(source)
+    start, end = start % rank, end % rank
+    if end <= start:
+        return None
+    positions = [order.index(d) for d in range(start, end + 1)]
+    if max(positions) - min(positions) != end - start:
+        return None
+    new_order = [d if d < start else start if d <= end else d - (end - start) for d in order]
+    new_order = list(dict.fromkeys(new_order))
+    if positions == sorted(positions):
+        code = f"{_runtime(ctx, 'flatten')}({source.code}, {positions[0]}, {positions[-1]})"
+    elif is_permuted(source):
+        code = f"{_runtime(ctx, 'flatten_in_layout')}({source.code}, {positions})"
+    else:  # (an image's channels and spatial dims: flattened in torch's order, the Linear after it reads that)
+        return None
+    return tensor(code, len(new_order), layout_of_order(new_order)).but(dtype=source.dtype)
 
 
 def _permuted(ctx, value, dims):
