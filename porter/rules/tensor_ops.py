@@ -309,6 +309,11 @@ def _rank_change_in_layout(ctx, call, delta):
     size 1, as the rank torch's order gives it does; the runtime's tf.squeeze refuses any other size."""
     bound = _bind(ctx, call, "(input, dim)")
     value, dim = bound.get("input"), _static_int(bound.get("dim"))
+    if delta > 0 and dim == 1 and value is not None and value.is_tensor and value.rank == 3 and \
+            value.layout == "source" and value.dtype in (None, *FLOAT_DTYPES) and len(call.kwargs) <= 1:
+        # a map (N, H, W) given a channel axis (CBAM's `x.max(1)[0].unsqueeze(1)`): its size-1 channel is stored
+        # last at no cost, so the (N, 1, H, W) image is held channels-last, as the convolutions after it take it
+        return tensor(f"tf.expand_dims({value.code}, -1)", 4, "channels_last")
     if value is None or dim is None or not value.is_tensor or value.rank is None or len(call.kwargs) > 1 or not (
             is_permuted(value) or (value.channels_last and delta > 0)):
         return None
@@ -343,6 +348,9 @@ def translate_cat(ctx, call):
     template = element_template(tensors)
     is_stack = call.canonical.rsplit(".", 1)[1] not in ("cat", "concat", "concatenate")
     runtime = _runtime(ctx, "stack" if is_stack else "cat")
+    stacked = _stack_in_layout(runtime, tensors, items, template, dim) if is_stack else None
+    if stacked is not None:
+        return stacked
     if items is None and template is not None and template.channels_last and template.rank and dim is not None \
             and not is_stack:
         axis = remap_axis(dim, template.rank)
@@ -369,6 +377,23 @@ def translate_cat(ctx, call):
         rank += 1
     listed = ctx.plain(tensors).code if reads_through(tensors) else f"[{', '.join(v.code for v in plain)}]"
     return tensor(f"{runtime}({listed}, {dim_value.code})", rank)
+
+
+def _stack_in_layout(runtime, tensors, items, template, dim):
+    """stack along a literal dim of images all held channels-last (WaveNet's skips): the new axis is stored where
+    it goes without moving their data (`stack(skips, 0)` of (N, L, C) images is held (S, N, L, C)), the result
+    permuted; None for anything else."""
+    held = [template] if items is None else list(items)
+    if dim is None or not held or any(v is None or not v.is_tensor or not v.channels_last or not v.rank or
+                                      v.rank != held[0].rank for v in held):
+        return None
+    rank = held[0].rank
+    dim = dim + rank + 1 if dim < 0 else dim
+    if not 0 <= dim <= rank:
+        return None
+    out_order = unsqueezed_order(physical_order(held[0]), dim)
+    listed = tensors.code if items is None or reads_through(tensors) else f"[{', '.join(v.code for v in items)}]"
+    return tensor(f"{runtime}({listed}, {out_order.index(dim)})", rank + 1, layout_of_order(out_order))
 
 
 def translate_split(ctx, call):

@@ -1,0 +1,47 @@
+"""New axes added to images held channels-last without moving them: `torch.stack(skips, dim=0)` of WaveNet's skip
+outputs (the new axis stored first, the sum over it gives the image back channels-last) and CBAM's channel pool
+`torch.cat((x.max(1)[0].unsqueeze(1), x.mean(1).unsqueeze(1)), dim=1)` (a map given a size-1 channel axis, held
+last, so the 2-channel image goes to its convolution channels-last). Before, each skip and each pooled image was
+transposed to torch's order and back. The ports match torch and trace only the boundary's Transposes.
+"""
+
+import pytest
+
+from porter.verify.harness import PortedPair
+from tests.passes.snippet_ports import snippet_ports
+from tests.rules.op_ports import assert_matches_converting_at_the_boundary, random_input
+
+SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, kind="stack"):
+        super().__init__()
+        self.kind = kind
+        self.convs = nn.ModuleList([nn.Conv2d(3, 4, 3, padding=1) for _ in range(3)])
+        self.spatial = nn.Conv2d(2, 1, 7, padding=3)
+
+    def forward(self, x):
+        if self.kind == "stack":
+            skips = []
+            for conv in self.convs:
+                skips.append(conv(x))
+            return torch.stack(skips, dim=0).sum(dim=0)
+        pooled = torch.cat((torch.max(x, 1)[0].unsqueeze(1), torch.mean(x, 1).unsqueeze(1)), dim=1)
+        return x * torch.sigmoid(self.spatial(pooled))
+'''
+
+
+@pytest.fixture(scope="module")
+def ported(tmp_path_factory):
+    """kind -> output folder of the snippet's port."""
+    return snippet_ports(tmp_path_factory, SOURCE, "3,6,5", "kind")
+
+
+@pytest.mark.parametrize("kind", ["stack", "pool"])
+def test_new_axes_keep_images_where_they_lie(ported, kind):
+    pair = PortedPair(ported(kind), seed=4)
+    x = random_input(4, (2, 3, 6, 5))
+    assert_matches_converting_at_the_boundary(pair, x)
