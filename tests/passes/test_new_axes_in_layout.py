@@ -5,8 +5,6 @@ last, so the 2-channel image goes to its convolution channels-last). Before, eac
 transposed to torch's order and back. The ports match torch and trace only the boundary's Transposes.
 """
 
-import pytest
-
 from porter.verify.harness import PortedPair
 from tests.passes.snippet_ports import snippet_ports
 from tests.rules.op_ports import assert_matches_converting_at_the_boundary, random_input
@@ -34,14 +32,8 @@ class Net(nn.Module):
 '''
 
 
-@pytest.fixture(scope="module")
-def ported(tmp_path_factory):
-    """kind -> output folder of the snippet's port."""
-    return snippet_ports(tmp_path_factory, SOURCE, "3,6,5", "kind")
-
-
-@pytest.mark.parametrize("kind", ["stack", "pool"])
-def test_new_axes_keep_images_where_they_lie(ported, kind):
-    pair = PortedPair(ported(kind), seed=4)
+def test_new_axes_keep_images_where_they_lie(tmp_path_factory):
+    ported = snippet_ports(tmp_path_factory, SOURCE, "3,6,5", "kind")
     x = random_input(4, (2, 3, 6, 5))
-    assert_matches_converting_at_the_boundary(pair, x)
+    for kind in ("stack", "pool"):
+        assert_matches_converting_at_the_boundary(PortedPair(ported(kind), seed=4), x)
