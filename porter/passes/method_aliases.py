@@ -30,8 +30,17 @@ def _aliased_methods(info, attribute):
             return None  # (`self.f, self.g = ...`: bound to what porter does not follow)
         if not any(dotted_name(t) == f"self.{attribute}" for t in targets):
             continue
-        value = dotted_name(node.value) if isinstance(node, cst.Assign) else None
-        if value is None or not value.startswith("self.") or info.find_method(value[5:]) is None:
-            return None
-        methods.append(value[5:])
+        values = _choices(node.value) if isinstance(node, cst.Assign) else [None]
+        for value in values:
+            if value is None or not value.startswith("self.") or info.find_method(value[5:]) is None:
+                return None
+            methods.append(value[5:])
     return tuple(dict.fromkeys(methods)) or None
+
+
+def _choices(node):
+    """The dotted names an expression may evaluate to (`self._add if add else self._concat`: both); None stands for
+    anything else."""
+    if isinstance(node, cst.IfExp):
+        return _choices(node.body) + _choices(node.orelse)
+    return [dotted_name(node)]

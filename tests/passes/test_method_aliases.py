@@ -1,5 +1,5 @@
 """A constructor binding an attribute to one of the class's own methods, chosen by a flag (ShuffleNet v1's unit:
-`self._combine_func = self._add` or `= self._concat`, two staticmethods), called in forward as
+`self._combine_func = self._add` or `= self._concat`, two staticmethods; here through a conditional expression), called in forward as
 `self._combine_func(residual, out)`: the call is translated as a call of those methods, which take the images
 channels-last, instead of a callable porter cannot see (torch's order both ways: two Transposes per unit). The port
 matches torch for both flags and traces only the boundary's Transposes.
@@ -20,19 +20,16 @@ import torch.nn.functional as F
 class Unit(nn.Module):
     def __init__(self, c, combine="add"):
         super().__init__()
-        if combine == "add":
-            self._combine_func = self._add
-        else:
-            self._combine_func = self._concat
         self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self._combine_func = self._plus if combine == "add" else self._join
 
     @staticmethod
-    def _add(x, out):
-        return x + out
+    def _plus(x, out):
+        return out + x
 
     @staticmethod
-    def _concat(x, out):
-        return torch.cat((x, out), 1)
+    def _join(x, out):
+        return torch.cat([x, out], dim=1)
 
     def forward(self, x):
         residual = x
