@@ -315,7 +315,7 @@ def _rank_change_in_layout(ctx, call, delta):
         # last at no cost, so the (N, 1, H, W) image is held channels-last, as the convolutions after it take it
         return tensor(f"tf.expand_dims({value.code}, -1)", 4, "channels_last")
     if value is None or dim is None or not value.is_tensor or value.rank is None or len(call.kwargs) > 1 or not (
-            is_permuted(value) or (value.channels_last and delta > 0)):
+            is_permuted(value) or value.channels_last):
         return None
     order, rank = physical_order(value), value.rank
     if delta > 0:
