@@ -41,13 +41,13 @@ class ModuleRef:
         of that length whose item at each position is the elements' common module there, unknown where they
         differ."""
         elements, first = self.elements, self.element()
-        alike = all(e.kind == first.kind and e.kind in ("list", "sequential") and e.ordered and
-                    len(e.elements) == len(first.elements) for e in elements)
-        if len(set(elements)) >= 2 and not alike and all(e.kind in ("list", "sequential") for e in elements):
-            # containers not alike (`for stage in (self.stage1, self.stage2)`, then `for block in stage`): one of
-            # them each turn, so what a loop over it binds is any of their children
-            return ModuleRef("list", elements=tuple(c for e in elements for c in e.elements), ordered=False)
-        if len(elements) < 2 or not alike:
+        if not elements and self.alternatives and all(a.kind in ("list", "sequential") for a in self.alternatives):
+            # one of several containers (`for stage in (self.stage1, self.stage2)`, then `for block in stage`):
+            # what a loop over it binds is any of their children
+            children = tuple(c for a in self.alternatives for c in a.elements)
+            return ModuleRef("list", elements=children, ordered=False).loop_element()
+        if len(elements) < 2 or not all(e.kind == first.kind and e.kind in ("list", "sequential") and e.ordered and
+                                        len(e.elements) == len(first.elements) for e in elements):
             return first if len(set(elements)) < 2 else self.alternative_element()
 
         def same(a, b):
