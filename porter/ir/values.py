@@ -41,6 +41,11 @@ class ModuleRef:
         of that length whose item at each position is the elements' common module there, unknown where they
         differ."""
         elements, first = self.elements, self.element()
+        if not elements and self.alternatives and all(a.kind in ("list", "sequential") for a in self.alternatives):
+            # one of several containers (`for stage in (self.stage1, self.stage2)`, then `for block in stage`):
+            # what a loop over it binds is any of their children
+            children = tuple(c for a in self.alternatives for c in a.elements)
+            return ModuleRef("list", elements=children, ordered=False).loop_element()
         if len(elements) < 2 or not all(e.kind == first.kind and e.kind in ("list", "sequential") and e.ordered and
                                         len(e.elements) == len(first.elements) for e in elements):
             return first if len(set(elements)) < 2 else self.alternative_element()

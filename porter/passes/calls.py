@@ -17,6 +17,7 @@ from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, phy
 from porter.passes.channels import (channels_after_function, channels_after_rule, counts_channels, passes_channels,
                                    rebase)
 from porter.passes.function_attributes import LayoutFreeFunction
+from porter.passes.method_aliases import aliased_methods
 from porter.passes.modules import ModuleResolver, attribute_by_pattern
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TORCH_HOST_CALLS
@@ -80,6 +81,11 @@ class CallTranslator:
             # `call`, reached through call_module so the class's own layouts apply
             return self.module_call(Value("self", "module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+            aliases = aliased_methods(self.info, func.attr.value) if self.info is not None else None
+            if aliases and self.mode == "forward":
+                applied = self.method_alias_call(func.attr.value, aliases, node)
+                if applied is not None:
+                    return applied
             target = self.self_attribute(func.attr.value)
             if target.kind == "module":
                 return self.module_call(target, node)
@@ -1311,6 +1317,20 @@ class CallTranslator:
         call = self.call_text(f"self.{method}", self.join_args(converted, kw), extra)
         output = signature.output if signature is not None and signature.output is not None else tensor("")
         return self.output_value(call, output)
+
+    def method_alias_call(self, attribute, methods, node):
+        """`self.<attribute>(...)`, the attribute bound by `__init__` to one of `methods`: each method translated
+        for the arguments as they are held; when they all take them as the same code and return alike, the call
+        keeps those layouts (else None: a callable porter cannot see, converted at run time)."""
+        if any(arg.star or not isinstance(arg.value, (cst.Name, cst.Attribute)) for arg in node.args):
+            return None  # (arguments translated once per method: only plain names, which translate the same)
+        results = [self.method_call(method, node) for method in methods]
+        codes = {r.code.replace(f"self.{m}(", f"self.{attribute}(", 1) for r, m in zip(results, methods)}
+        first = results[0]
+        if len(codes) > 1 or any((r.kind, r.layout, r.rank) != (first.kind, first.layout, first.rank)
+                                 for r in results):
+            return None
+        return first.but(code=codes.pop())
 
     def init_method_call(self, method, node):
         ref = self.module_ref_of(node)

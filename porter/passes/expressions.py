@@ -264,6 +264,9 @@ class ExpressionTranslator(CallTranslator):
         static = statics if all(s is not None for s in statics) else None
         if any(i.is_tensor or i.kind == "tuple" for i in items):
             return Value(code, "tuple", items=items)
+        if any(i.kind == "module" for i in items):  # `for stage in (self.stage1, self.stage2):` as over a list
+            return Value(code, "module", module=ModuleRef("list", elements=tuple(
+                i.module or UNKNOWN_MODULE for i in items)))
         return python(code, static=static)
 
     def _expr_List(self, node):
@@ -537,6 +540,11 @@ class ExpressionTranslator(CallTranslator):
 
     def _expr_Subscript(self, node):
         base = self.expr(node.value)
+        children = self.ctx.ir.attributes.get("#children") if self.ctx.ir is not None and self.info is not None and \
+            self.info.container_base and dotted_name(node.value) == "self" else None
+        if isinstance(children, ModuleRef):  # `self[name]` in a ModuleDict subclass: one of its own children
+            element = ModuleRef("list", elements=children.elements, ordered=False).loop_element()
+            return Value(f"self[{self.slice_code(node)}]", "module", module=element)
         if base.kind == "size":
             return self.size_subscript(base, node)
         if base.kind == "module":

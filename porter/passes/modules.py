@@ -625,6 +625,9 @@ class ModuleResolver:
         if kind is cst.Assign and len(statement.targets) == 1 and isinstance(
                 statement.targets[0].target, cst.Subscript):
             holder = dotted_name(statement.targets[0].target.value)
+            if holder == "self" and owner is not None:  # `self["down"] = block` in a ModuleDict subclass
+                holder = "#children"  # a child, as `self.add_module("down", block)` adds one
+                env.setdefault(holder, [])
             if holder in env and isinstance(env[holder], list):  # layers["conv1"] = nn.Conv2d(...)
                 if in_loop:
                     _mark_unordered(env, holder, len(env[holder]))

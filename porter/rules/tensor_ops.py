@@ -189,6 +189,9 @@ def translate_flatten(ctx, call):
             merged_rank = rank - (end_n - start_n)
             code = f"{_runtime(ctx, 'flatten')}({source.code}, {start_n - 1}, {rank - 2})"
             return tensor(code, merged_rank, "channels_last")
+    merged = _flatten_in_layout(ctx, source, start, end)
+    if merged is not None:
+        return merged
     plain = ctx.plain(source)
     rank = None
     if plain.rank is not None and start is not None and end is not None:
@@ -199,6 +202,32 @@ def translate_flatten(ctx, call):
     if "end_dim" in bound:
         args.append(ctx.plain(bound["end_dim"]))
     return tensor(f"{_runtime(ctx, 'flatten')}({ctx.join_args(args, {})})", rank)
+
+
+def _flatten_in_layout(ctx, source, start, end):
+    """flatten(start, end) of a tensor held in another order whose merged dims lie side by side where it is stored
+    (a channel shuffle's `x.permute(0, 2, 1, 3, 4).flatten(1, 2)` of an image held (N, H, W, G, C/G)): those axes
+    merge where they lie (a gather puts them in torch's order when they are stored in another, never a transpose
+    of the tensor); None for any other flatten."""
+    if not source.is_tensor or source.rank is None or start is None or end is None or not (
+            is_permuted(source) or source.channels_last):
+        return None
+    rank, order = source.rank, physical_order(source)
+    start, end = start % rank, end % rank
+    if end <= start:
+        return None
+    positions = [order.index(d) for d in range(start, end + 1)]
+    if max(positions) - min(positions) != end - start:
+        return None
+    new_order = [d if d < start else start if d <= end else d - (end - start) for d in order]
+    new_order = list(dict.fromkeys(new_order))
+    if positions == sorted(positions):
+        code = f"{_runtime(ctx, 'flatten')}({source.code}, {positions[0]}, {positions[-1]})"
+    elif is_permuted(source):
+        code = f"{_runtime(ctx, 'flatten_in_layout')}({source.code}, {positions})"
+    else:  # (an image's channels and spatial dims: flattened in torch's order, the Linear after it reads that)
+        return None
+    return tensor(code, len(new_order), layout_of_order(new_order)).but(dtype=source.dtype)
 
 
 def _permuted(ctx, value, dims):
@@ -280,8 +309,13 @@ def _rank_change_in_layout(ctx, call, delta):
     size 1, as the rank torch's order gives it does; the runtime's tf.squeeze refuses any other size."""
     bound = _bind(ctx, call, "(input, dim)")
     value, dim = bound.get("input"), _static_int(bound.get("dim"))
+    if delta > 0 and dim == 1 and value is not None and value.is_tensor and value.rank == 3 and \
+            value.layout == "source" and value.dtype in (None, *FLOAT_DTYPES) and len(call.kwargs) <= 1:
+        # a map (N, H, W) given a channel axis (CBAM's `x.max(1)[0].unsqueeze(1)`): its size-1 channel is stored
+        # last at no cost, so the (N, 1, H, W) image is held channels-last, as the convolutions after it take it
+        return tensor(f"tf.expand_dims({value.code}, -1)", 4, "channels_last")
     if value is None or dim is None or not value.is_tensor or value.rank is None or len(call.kwargs) > 1 or not (
-            is_permuted(value) or (value.channels_last and delta > 0)):
+            is_permuted(value) or value.channels_last):
         return None
     order, rank = physical_order(value), value.rank
     if delta > 0:
@@ -314,6 +348,9 @@ def translate_cat(ctx, call):
     template = element_template(tensors)
     is_stack = call.canonical.rsplit(".", 1)[1] not in ("cat", "concat", "concatenate")
     runtime = _runtime(ctx, "stack" if is_stack else "cat")
+    stacked = _stack_in_layout(runtime, tensors, items, template, dim) if is_stack else None
+    if stacked is not None:
+        return stacked
     if items is None and template is not None and template.channels_last and template.rank and dim is not None \
             and not is_stack:
         axis = remap_axis(dim, template.rank)
@@ -340,6 +377,23 @@ def translate_cat(ctx, call):
         rank += 1
     listed = ctx.plain(tensors).code if reads_through(tensors) else f"[{', '.join(v.code for v in plain)}]"
     return tensor(f"{runtime}({listed}, {dim_value.code})", rank)
+
+
+def _stack_in_layout(runtime, tensors, items, template, dim):
+    """stack along a literal dim of images all held channels-last (WaveNet's skips): the new axis is stored where
+    it goes without moving their data (`stack(skips, 0)` of (N, L, C) images is held (S, N, L, C)), the result
+    permuted; None for anything else."""
+    held = [template] if items is None else list(items)
+    if dim is None or not held or any(v is None or not v.is_tensor or not v.channels_last or not v.rank or
+                                      v.rank != held[0].rank for v in held):
+        return None
+    rank = held[0].rank
+    dim = dim + rank + 1 if dim < 0 else dim
+    if not 0 <= dim <= rank:
+        return None
+    out_order = unsqueezed_order(physical_order(held[0]), dim)
+    listed = tensors.code if items is None or reads_through(tensors) else f"[{', '.join(v.code for v in items)}]"
+    return tensor(f"{runtime}({listed}, {out_order.index(dim)})", rank + 1, layout_of_order(out_order))
 
 
 def translate_split(ctx, call):

@@ -12,6 +12,7 @@ tf.shape), so the ops compile under XLA.
 import math
 import re
 
+import numpy as np
 import tensorflow as tf
 
 from porter.runtime.base import TorchLayer, static_dims, to_channels_first, to_channels_last
@@ -116,6 +117,9 @@ def _einops_apply(x, pattern, reduction=None, axes_lengths=None):
         left_names = [name for i, name in enumerate(left_names) if i not in reduced]
     kept = [name for name in right_names if name in left_names]
     order = [left_names.index(name) for name in kept]
+    gathered = _einops_gathered(x, left_names, sizes, right) if order != sorted(order) else None
+    if gathered is not None:
+        return gathered
     if order != sorted(order):
         x = _einops_permute(x, order)
     # new axes (repeat) and anonymous sizes: inserted as size 1, then broadcast to their sizes
@@ -136,6 +140,34 @@ def _einops_apply(x, pattern, reduction=None, axes_lengths=None):
         x = tf.broadcast_to(x, [_einops_int(size) for size in target])
     shape = [_einops_product([target[i] for i in indices]) for indices in _einops_group_indices(right)]
     return tf.reshape(x, [_einops_int(size) for size in shape])
+
+
+def _einops_gathered(x, left_names, sizes, right):
+    """The rearrangement when each right group merges a run of adjacent left axes, in the runs' order, reordered only
+    inside a run (`b h w (g c) -> b h w (c g)`, a channel shuffle): a reshape into the groups and a gather along each
+    reordered one, with an index fixed when traced, instead of a transpose of the whole tensor; None otherwise."""
+    position, shape, gathers = 0, [], []
+    for axis, group in enumerate(right):
+        if any(isinstance(token, int) or token not in left_names for token in group):
+            return None
+        indices = [left_names.index(token) for token in group]
+        if sorted(indices) != list(range(position, position + len(indices))):
+            return None
+        position += len(indices)
+        shape.append(_einops_product([sizes[token] for token in group]))
+        if indices != sorted(indices):
+            run = [sizes[left_names[i]] for i in sorted(indices)]
+            if not all(isinstance(size, int) for size in run):
+                return None
+            start = position - len(indices)
+            index = np.arange(math.prod(run)).reshape(run).transpose([i - start for i in indices]).reshape(-1)
+            gathers.append((axis, index))
+    if position != len(left_names):
+        return None
+    x = tf.reshape(x, [_einops_int(size) for size in shape])
+    for axis, index in gathers:
+        x = tf.gather(x, index, axis=axis)
+    return x
 
 
 def _einops_permute(x, order):

@@ -148,3 +148,21 @@ def _gather_index(stored, stored_sizes_by_dim, wanted, wanted_sizes_by_dim):
     if np.array_equal(result, np.arange(count)):
         return None
     return tf.constant(result.astype(np.int32))
+
+
+def flatten_in_layout(input, positions):
+    """torch's `flatten(start, end)` of a tensor whose merged dims (start first) are stored at axes `positions`,
+    side by side in some order: the axes merge where they lie, and one gather puts the merged elements in torch's
+    order when they are stored in another (a channel shuffle's `permute(0, 2, 1, 3, 4).flatten(1, 2)`)."""
+    low, high = min(positions), max(positions)
+    sizes = [_static_size(input.shape[p]) for p in range(low, high + 1)]
+    shape = [input.shape[i] if input.shape[i] is not None else tf.shape(input)[i] for i in range(len(input.shape))]
+    if any(s is None for s in sizes):  # sizes unknown when traced: the run put in torch's order first
+        order = list(range(low)) + list(positions) + list(range(high + 1, len(shape)))
+        input, shape = tf.transpose(input, order), [shape[i] for i in order]
+        positions = sorted(positions)
+    merged = tf.reshape(input, shape[:low] + [-1] + shape[high + 1:])
+    if list(positions) == sorted(positions):
+        return merged
+    index = np.arange(int(np.prod(sizes))).reshape(sizes).transpose([p - low for p in positions]).reshape(-1)
+    return merged if (index == np.arange(index.size)).all() else tf.gather(merged, index, axis=low)

@@ -8,6 +8,7 @@ The torch-semantics layers and functions below come from depthwise_separable_ker
 import importlib.util
 import os
 import sys
+import tensorflow as tf
 import zlib
 
 
@@ -41,8 +42,6 @@ TorchModule = runtime.TorchModule
 collect_state = runtime.collect_state
 hardswish = runtime.hardswish
 load_state_dict = runtime.load_state_dict
-squeeze = runtime.squeeze
-to_channels_first = runtime.to_channels_first
 
 
 # --- ported from depthwise_separable.py ---
@@ -95,7 +94,7 @@ class DSCNet(TorchModule):
         x = self.io_input(x)
         x = hardswish(self.stem_bn(self.stem(x), training=training))
         x = self.blocks(x, training=training)
-        x = squeeze(squeeze(to_channels_first(self.pool(x)), -1), -1)
+        x = tf.squeeze(tf.squeeze(self.pool(x), 2), 1)
         return self.fc(x)
 
     def get_config(self):

@@ -1546,11 +1546,3 @@ class AdaptiveAvgPool2d(_PoolAdaptiveAvgNd):
     """torch.nn.AdaptiveAvgPool2d on (N, H, W, C); None entries keep the input size."""
 
     _pool_dims = 2
-
-
-def squeeze(input, dim=None):
-    if dim is None:
-        return tf.squeeze(input)
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    dims = [d % len(input.shape) for d in dims if input.shape[d] == 1]
-    return tf.squeeze(input, dims) if dims else input
