@@ -1,9 +1,12 @@
-"""Shared test setup: quiet TensorFlow, deterministic fp32 math, hypothesis profiles."""
+"""Shared test setup: quiet TensorFlow, deterministic fp32 math, hypothesis profiles, a resident mxnet process."""
 
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+# Gluon references from one resident mxnet process that forks per run (porter/verify/mxnet_resident.py): mxnet's
+# import costs seconds, and the suite runs hundreds of references.
+os.environ.setdefault("PORTER_MXNET_RESIDENT", "1")
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 

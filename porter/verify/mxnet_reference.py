@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from porter.errors import SourceError, UsageError
+from porter.verify import mxnet_resident
 
 DRIVER = Path(__file__).resolve().with_name("mxnet_driver.py")
 REPOSITORY_VENV = Path(__file__).resolve().parents[2] / ".venv-mxnet"
@@ -113,13 +114,22 @@ def _run_driver(python, request_path, timeout, model_path):
     # run-to-run varying weight gradients (apache/mxnet#10994; measured on the LeNet fixture against torch); the
     # plain CPU kernels match torch within 1e-7 and are deterministic. The driver turns it back on for models with
     # fused RNN layers, which run on the CPU only through MKLDNN.
+    # $PORTER_MXNET_RESIDENT (the test suite sets it): one resident process, mxnet imported once, forks per run.
     environment = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
                    "MXNET_MKLDNN_ENABLED": "0"}
     try:
+        if os.environ.get(mxnet_resident.SWITCH_VARIABLE):
+            return _resident_driver(str(python), environment["OMP_NUM_THREADS"]).run(request_path, timeout)
         return subprocess.run([str(python), "-I", str(DRIVER), str(request_path)], capture_output=True, text=True,
                               timeout=timeout, env=environment, check=False)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, mxnet_resident.ResidentTimeout):
         raise SourceError(f"the mxnet reference did not finish within {timeout} s", str(model_path)) from None
+
+
+@cache
+def _resident_driver(python, threads):
+    environment = {**os.environ, "OMP_NUM_THREADS": threads, "MXNET_MKLDNN_ENABLED": "0"}
+    return mxnet_resident.ResidentDriver(python, DRIVER, environment)
 
 
 def _read_results(scratch, input_count):

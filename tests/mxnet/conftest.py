@@ -3,11 +3,11 @@
 import pytest
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def mxnet():
-    """One long-lived mxnet 1.9.1 process per test module (tests/mxnet/mxnet_worker.py): each request brings its own
-    arrays and names, and starting mxnet takes seconds. Not one per session: a module that turns on mxnet's numpy
-    mode (`npx.set_np()`) leaves it on in the process, and the next module's NDArray code then fails."""
+    """One long-lived mxnet 1.9.1 process per test session (tests/mxnet/mxnet_worker.py): each request brings its own
+    arrays and names, and starting mxnet takes seconds. The worker switches numpy mode (`npx.set_np()` in a request's
+    setup) off after every request, so a numpy-mode module leaves nothing behind for the next module's NDArray code."""
     from tests.mxnet.mxnet_worker import MxnetWorker
 
     worker = MxnetWorker()

@@ -1,7 +1,8 @@
 """One long-lived mxnet 1.9.1 process for property tests: hypothesis draws many small cases, and starting mxnet's
 venv for each would take a second or more. `MxnetWorker.evaluate(expression, arrays)` sends the arrays (an .npz) and
 an expression over them (names of the arrays, `nd`, `mx`, `np`) and returns mxnet's result as numpy arrays (a
-list for a list or tuple result)."""
+list for a list or tuple result). Each request starts in mxnet's NDArray mode (numpy mode, which a request's setup
+may turn on, is switched off after it), so one worker serves the whole session."""
 
 import json
 import subprocess
@@ -32,6 +33,8 @@ for line in sys.stdin:
         reply = {"ok": True, "count": len(results), "listed": isinstance(result, (list, tuple))}
     except Exception as error:
         reply = {"ok": False, "error": f"{type(error).__name__}: {str(error).strip().splitlines()[-1:]}"}
+    finally:
+        mx.npx.reset_np()  # a request's setup may turn numpy mode on: the next request starts in NDArray mode
     print(json.dumps(reply), flush=True)
 """
 
