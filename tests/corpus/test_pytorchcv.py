@@ -42,7 +42,12 @@ CASES = {
     "mobilenetv2": ("MobileNetV2", "mobilenetv2_wd4", 2),
     "shufflenetv2": ("ShuffleNetV2", "shufflenetv2_wd2", 2),
     "squeezenet": ("SqueezeNet", "squeezenet_v1_1", 2),
-    "ghostnet": ("GhostNet", "ghostnet", 2),
+    # ghostnet's every kind of unit (3x3 or not, SE or not, fractional expansion), one or two a stage: quicker
+    "ghostnet": ("GhostNet", lambda m: m.GhostNet(
+        channels=[[16], [24], [40], [80, 112], [160, 160]], init_block_channels=16, final_block_channels=240,
+        classifier_mid_channels=320, kernels3=[[1], [1], [0], [1, 1], [0, 0]],
+        exp_factors=[[1], [3], [3], [6, 2.5], [6, 6]], use_se=[[0], [0], [1], [0, 1], [1, 0]], first_stride=False),
+        2),
     "resnext": ("ResNeXt", "resnext14_16x4d", 2),
 }
 
