@@ -152,6 +152,8 @@ class ModuleResolver:
                         bound[name] = ast.literal_eval(text)
                         if name in stored:
                             pairs[stored[name]] = text
+                    elif self.source.code_of(param.default).strip() == "None":
+                        bound[name] = None  # decides `if merge_type is not None:` (never a specialisation's key)
         if decidable and not splat:  # `self.has_proj = True` under `if block_type is 'proj'`: known per construction
             for attr, value in decided_attributes(init, bound, self.source.code_of).items():
                 text = literal_text(repr(value))
@@ -622,6 +624,11 @@ class ModuleResolver:
         # exact types (libcst's node classes are final): isinstance on them is an ABC check, and most fail here
         if type(statement) is cst.AnnAssign and statement.value is not None:  # `layers: List[nn.Module] = []`
             statement = cst.Assign(targets=[cst.AssignTarget(statement.target)], value=statement.value)
+        if type(statement) is cst.Expr and type(statement.value) is cst.Tuple and all(
+                type(e.value) is cst.Call for e in statement.value.elements):
+            for element in statement.value.elements:  # `self.add_module('norm1', norm),` (a stray comma: a tuple)
+                self._scan_statement(statement.with_changes(value=element.value), env, owner, in_loop)
+            return
         kind = type(statement)
         if kind is cst.FunctionDef:  # a helper defined in the body (d2l's `resnet_block` inside `resnet18`)
             env[statement.name.value] = LocalFunction(statement)
