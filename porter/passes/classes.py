@@ -289,7 +289,14 @@ class FileTranslator:
                                                        ordered=False)
             elif info.container_base == "sequential":  # the children its __init__ hands to super().__init__
                 children = resolver.sequential_subclass(info)
-                if children.elements or resolver.handed_no_children(info):  # (none: `LambdaReduce(fn)` everywhere)
+                added = resolver.added_children(info)  # and those its owners add (`self.branches.add_module(...)`)
+                if added and children.kind == "sequential" and (
+                        children.elements or not (init is not None and isinstance(init.params.star_arg, cst.Param))):
+                    ir.attributes["#children"] = ModuleRef(
+                        "sequential", elements=tuple(dict.fromkeys((*children.elements, *added))), ordered=False)
+                elif added is None:
+                    pass  # (a child porter cannot see: call_module converts at run time)
+                elif children.elements or resolver.handed_no_children(info):  # (none: `LambdaReduce(fn)` everywhere)
                     ir.attributes["#children"] = \
                         ModuleRef("sequential", elements=children.elements, ordered=False)
         finally:

@@ -124,6 +124,9 @@ def _value(node, env, attrs):
         if isinstance(node.op, ast.Not):
             return not operand
         return -operand if isinstance(node.op, ast.USub) and type(operand) is int else UNKNOWN
+    if isinstance(node, ast.IfExp):  # `"stack" if stack else "cat"`
+        test = _value(node.test, env, attrs)
+        return UNKNOWN if test is UNKNOWN else _value(node.body if test else node.orelse, env, attrs)
     if isinstance(node, ast.BoolOp):
         for operand in node.values:  # left to right, as Python stops: `False and <unknown>` is False
             result = _value(operand, env, attrs)

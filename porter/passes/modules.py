@@ -99,6 +99,26 @@ class ModuleResolver:
             hints[star] = ModuleRef("list", elements=tuple(dict.fromkeys(r for refs in seen.values() for r in refs)),
                                     ordered=False)
 
+    def note_added_children(self, class_name, refs):
+        """Remember the modules an owner adds to its instance of the container subclass `class_name`
+        (`self.branches = Concurrent()` then `self.branches.add_module("branch1", block)`): the children that
+        class's own forward iterates (`for module in self._modules.values()`), of every instance, in no known
+        order; unknown when one of them is."""
+        info = self.class_of(class_name)
+        if info is None or not info.container_base:
+            return
+        added = self.param_hints.setdefault("#added_children", {})
+        known = added.get(class_name, ())
+        if known is None or any(r.kind == "unknown" for r in refs):
+            added[class_name] = None
+        else:
+            added[class_name] = tuple(dict.fromkeys((*known, *refs)))
+
+    def added_children(self, info):
+        """The modules owners add to instances of the container subclass `info` (note_added_children): () when
+        none, None when one is unknown."""
+        return self.param_hints.get("#added_children", {}).get(info.name, ())
+
     def static_arguments(self, class_name, node, env=None):
         """(attribute, literal text) pairs for the literal constructor arguments of `class_name(...)` at `node` that
         its __init__ stores on self unchanged and its forward reads back (`Permute([0, 2, 3, 1])` storing
@@ -107,7 +127,7 @@ class ModuleResolver:
         caller handed it."""
         info = self.class_of(class_name)
         init = info.find_method("__init__") if info is not None else None
-        if init is None or info.container_base or info.layer_base or any(
+        if init is None or info.container_base and info.find_method("forward") is None or info.layer_base or any(
                 info.name in other.bases for other in self.source.classes.values()):
             return ()  # (a subclass would inherit the per-instance layouts its own call does not follow)
         stored = stored_parameters(info)
@@ -132,6 +152,8 @@ class ModuleResolver:
                         bound[name] = ast.literal_eval(text)
                         if name in stored:
                             pairs[stored[name]] = text
+                    elif self.source.code_of(param.default).strip() == "None":
+                        bound[name] = None  # decides `if merge_type is not None:` (never a specialisation's key)
         if decidable and not splat:  # `self.has_proj = True` under `if block_type is 'proj'`: known per construction
             for attr, value in decided_attributes(init, bound, self.source.code_of).items():
                 text = literal_text(repr(value))
@@ -602,6 +624,11 @@ class ModuleResolver:
         # exact types (libcst's node classes are final): isinstance on them is an ABC check, and most fail here
         if type(statement) is cst.AnnAssign and statement.value is not None:  # `layers: List[nn.Module] = []`
             statement = cst.Assign(targets=[cst.AssignTarget(statement.target)], value=statement.value)
+        if type(statement) is cst.Expr and type(statement.value) is cst.Tuple and all(
+                type(e.value) is cst.Call for e in statement.value.elements):
+            for element in statement.value.elements:  # `self.add_module('norm1', norm),` (a stray comma: a tuple)
+                self._scan_statement(statement.with_changes(value=element.value), env, owner, in_loop)
+            return
         kind = type(statement)
         if kind is cst.FunctionDef:  # a helper defined in the body (d2l's `resnet_block` inside `resnet18`)
             env[statement.name.value] = LocalFunction(statement)
@@ -755,6 +782,10 @@ class ModuleResolver:
                         ordered = method == "add_module" and current.ordered and not in_loop
                         if method == "add_module" and len(args) == 2 and isinstance(args[0], cst.SimpleString):
                             env[f"{holder}.{args[0].evaluated_value}"] = ref  # `self.path.pad(x)` reads it back
+                        if method == "add_module" and current.kind == "class":
+                            # a container subclass with a forward of its own: its children are its class's
+                            self.note_added_children(current.class_name, (ref,))
+                            return  # (the owner keeps its class ref)
                     env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=ordered,
                                             lead=0 if ordered else _lead_of(current))
 

@@ -210,7 +210,7 @@ class BodyTranslator(ExpressionTranslator):
             value = self.expr(small.value)
         finally:
             self.storing_list = False
-        if isinstance(small.value, cst.List) and value.kind == "tuple":
+        if _list_display(small.value) and value.kind == "tuple":
             template = element_template(value)  # mutable: appends follow, converted to the elements' layout
             value = value.but(items=None, static=("each", template) if template is not None else None)
         elif isinstance(small.value, cst.List) and not small.value.elements and \
@@ -1107,3 +1107,10 @@ def _no_children(iterable):
     (`for module in self._modules.values()` in `LambdaReduce`, which every construction builds without children)."""
     return iterable.kind == "module" and iterable.module is not None and iterable.module.kind in ("dict", "list") \
         and not iterable.module.elements and iterable.code.startswith(("self._modules", "self.children()"))
+
+
+def _list_display(node):
+    """Whether `node` makes a new (mutable) list: `[x]`, or `[x] if flag else []` (a list either way)."""
+    if isinstance(node, cst.IfExp):
+        return _list_display(node.body) and _list_display(node.orelse)
+    return isinstance(node, cst.List)

@@ -351,9 +351,9 @@ def translate_cat(ctx, call):
     stacked = _stack_in_layout(runtime, tensors, items, template, dim) if is_stack else None
     if stacked is not None:
         return stacked
-    if items is None and template is not None and template.channels_last and template.rank and dim is not None \
-            and not is_stack:
-        axis = remap_axis(dim, template.rank)
+    if items is None and template is not None and template.channels_last and dim is not None and not is_stack and \
+            (template.rank or dim == 1):  # (of unknown rank: along the channel dim, the last axis at any rank)
+        axis = remap_axis(dim, template.rank) if template.rank else -1
         return tensor(f"{runtime}({tensors.code}, {axis})", template.rank, "channels_last")
     if items is None or dim is None:
         plain = ctx.plain(tensors)

@@ -49,6 +49,10 @@ CASES = {
         exp_factors=[[1], [3], [3], [6, 2.5], [6, 6]], use_se=[[0], [0], [1], [0, 1], [1, 0]], first_stride=False),
         2),
     "resnext": ("ResNeXt", "resnext14_16x4d", 2),
+    # its units' SequentialConcurrent gets its branches from the unit (`self.branches.add_module(...)`): they are the
+    # container's children, run channels-last (vovnet27s: 49 before, 1 now); one unit a stage, narrow branches
+    "vovnet": ("VoVNet", lambda m: m.VoVNet(channels=[[32], [32], [48], [48]], branch_channels=[[8]] * 4,
+                                            num_branches=2), 2),
 }
 
 
