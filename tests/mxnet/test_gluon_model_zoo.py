@@ -21,18 +21,20 @@ from porter.weights.gluon_params import read_gluon_params
 from tests.mxnet.gluon_fixtures import needs_mxnet
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-# file stem -> (factory, input size)
+# file stem -> (factory or class, input size[, constructor arguments besides classes=10])
 ZOO = {
     "resnet": [("resnet18_v1", 32), ("resnet50_v2", 32)],
     "alexnet": [("alexnet", 96)],  # as VGG: 2x2x256 features (23 11 5 2 through its pools, as 55 27 13 6 at 224)
     "vgg": [("vgg11_bn", 64)],  # the 4096-unit Dense layers take any size (in_units deferred): at 64 the
     # flattened features are 2x2x512 (channels-last flattening still has to reorder them), 8M weights, not 100M
-    "densenet": [("densenet121", 224)],
+    "densenet": [("DenseNet", 224, {"num_init_features": 16, "growth_rate": 8, "block_config": [2, 3, 2, 2]})],
+    # densenet121's code with fewer, narrower layers (26 s -> about 10 s): AvgPool2D(7) still needs 224
     "inception": [("inception_v3", 299)],
     "squeezenet": [("squeezenet1_1", 224)],
     "mobilenet": [("mobilenet0_25", 224), ("mobilenet_v2_0_25", 224)],
 }
-CASES = [(stem, factory, size) for stem, entries in ZOO.items() for factory, size in entries]
+CASES = [(stem, entry[0], entry[1], {**(entry[2] if len(entry) > 2 else {}), "classes": 10})
+         for stem, entries in ZOO.items() for entry in entries]
 
 
 @cache
@@ -49,8 +51,8 @@ def ports(tmp_path_factory):
 
 
 @needs_mxnet
-@pytest.mark.parametrize("stem, factory, size", CASES, ids=[c[1] for c in CASES])
-def test_model_zoo_network_matches_mxnet(ports, stem, factory, size):
+@pytest.mark.parametrize("stem, factory, size, kwargs", CASES, ids=[c[1] for c in CASES])
+def test_model_zoo_network_matches_mxnet(ports, stem, factory, size, kwargs):
     import tensorflow as tf
 
     from porter.verify.mxnet_reference import run_gluon_reference
@@ -63,12 +65,12 @@ def test_model_zoo_network_matches_mxnet(ports, stem, factory, size):
         assert completed.returncode in (0, 1), completed.stderr
     x = np.random.default_rng(0).standard_normal((1, 3, size, size)).astype(np.float32)
     params = ports / f"{factory}.params"
-    reference = run_gluon_reference(source, factory, [x], init_kwargs={"classes": 10}, perturb=True,
+    reference = run_gluon_reference(source, factory, [x], init_kwargs=kwargs, perturb=True,
                                     save_parameters=params)
     spec = importlib.util.spec_from_file_location(f"zoo_{stem}", out / f"{stem}_keras.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    model = getattr(module, factory)(classes=10)
+    model = getattr(module, factory)(**kwargs)
     model(tf.constant(x))  # deferred (in_channels=0) layers are built on a first call
     module.load_state_dict(model, read_gluon_params(params))
     expected = reference.outputs[0]

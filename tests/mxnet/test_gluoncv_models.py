@@ -48,7 +48,8 @@ CASES = [
     # alexnet.py and vgg.py are left to tests/mxnet/test_gluon_model_zoo.py: their classes are line for line mxnet's
     # own model zoo files (only the imports and the pretrained-weights branch differ, as in every file here)
     ("squeezenet", "squeezenet1_0", {"classes": 10}, 224),
-    ("densenet", "densenet121", {"classes": 10}, 224),
+    ("densenet", "DenseNet", {"num_init_features": 16, "growth_rate": 8, "block_config": [2, 3, 2, 2],
+                             "classes": 10}, 224),  # densenet121's code, fewer and narrower layers (31 s -> 12 s)
     ("googlenet", "googlenet", {"classes": 10}, 224),
     ("inception", "inception_v3", {"classes": 10}, 299),
     ("mobilenet", "mobilenet0_25", {"classes": 10}, 224),
@@ -56,15 +57,17 @@ CASES = [
     ("xception", "get_xcetption", {"classes": 10}, 43),  # global pooling: any size; 43 halves through the same
     # odd/even sizes as 299 (22 11 6 3 2 against 150 75 38 19 10), so fixed_padding meets the same cases
     ("mobilenetv3", "mobilenet_v3_small", {"classes": 10}, 224),
-    ("senet", "get_senet", {"num_layers": 50, "cardinality": 4, "classes": 10}, 32),
+    ("senet", "SENet", {"layers": [1, 2, 1, 1], "cardinality": 4, "bottleneck_width": 4, "classes": 10},
+     32),  # get_senet(50)'s class with fewer blocks a stage (15 s -> 8 s)
     ("residual_attentionnet", "cifar_residualattentionnet56", {"classes": 10}, 32),
     ("resnest", "resnest14", {"classes": 10}, 224),  # 47 Transposes before reshapes, sums and softmax over the
     # radix axis kept the image's layout
     ("dla", "dla34", {"classes": 10}, 64),  # 76 Transposes before Tree's recursion was settled and its
     # `children` list and Root's `*x` kept their images channels-last
-    ("nasnet", "nasnet_4_1056", {"classes": 10}, 96),  # global pooling: 96 gives the odd/even sizes of 224 (47 24
-    # 12 6 3 against 111 56 28 14 7) that the padded-and-cropped pools depend on, at a fifth of the work; cells
-    # return (x, x_prev): 57 Transposes before tuples kept their images channels-last
+    ("nasnet", "get_nasnet", {"repeat": 2, "penultimate_filters": 480, "classes": 10}, 96),  # nasnet_4_1056's
+    # code, fewer and narrower cells (41 s -> 32 s). Global pooling: 96 gives the odd/even sizes of 224 (47 24 12 6
+    # 3 against 111 56 28 14 7) that the padded-and-cropped pools depend on; cells return (x, x_prev): 57
+    # Transposes before tuples kept their images channels-last
     ("hrnet", "hrnet_w18_small_v1_c", {"classes": 10}, 224),  # 97 Transposes before lists started empty kept
     # the channels-last images appended to them (`x_list.append(...)`, `s(*y_list)`, `return x_fuse`)
     ("shufflenet", "shufflenet_v1", {"classes": 10}, 224),
