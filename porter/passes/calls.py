@@ -904,7 +904,10 @@ class CallTranslator:
                      static=("each", targets[0].with_code("")))
 
     def to_parameter_layout(self, value, wanted):
-        """A function argument in the layout the function was translated for (torch's when it took no tensor)."""
+        """A function argument in the layout the function was translated for (torch's when it took no tensor; a
+        list's items as the function's translation held them)."""
+        if wanted is not None and wanted.kind == "tuple" and value.kind == "tuple":
+            return self.to_value_layout(value, wanted)
         if wanted is None or not wanted.is_tensor or value.kind == "starred":
             return self.as_plain(value)
         return self.to_value_layout(value, wanted)

@@ -89,3 +89,47 @@ def test_every_pool_matches_torch_without_transposes(net, batch, seed, pool_type
 def test_the_default_port_converts_once(net):
     assert count_transposes(net.keras_model, [random_input(0, (2, 3, 8, 8))]) <= 1
     assert_same_outputs(net, [random_input(1, (2, 3, 8, 8))], tolerance=1e-5)
+
+
+LIST_MODEL = '''
+import torch
+from torch import nn
+
+
+def stack_maps(maps):
+    return torch.stack(maps, 1)
+
+
+def join_maps(maps, extra):
+    return torch.cat(maps + [extra], dim=1)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(3, 4, 3, padding=1) for _ in range(3)])
+        self.head = nn.Conv2d(15, 2, 1)
+
+    def forward(self, x):
+        maps = []
+        for conv in self.convs:
+            maps.append(conv(x))
+        joined = self.head(join_maps(maps, x))
+        return stack_maps(maps), joined
+'''
+
+
+@pytest.fixture(scope="module")
+def list_net(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("helper_lists"), LIST_MODEL, input_specs=("3,7,5",))
+
+
+@settings(max_examples=3, deadline=None)
+@given(batch=st.integers(1, 3), seed=st.integers(0, 2**16))
+def test_a_helper_taking_a_list_of_images_gets_them_in_its_own_layout(list_net, batch, seed):
+    """A list of channels-last images handed to a helper function that stacks or joins them reaches it as the
+    helper was translated for: the stacked maps came out (N, 3, 7, 4, 5) instead of (N, 3, 4, 7, 5) when the call
+    converted the items to torch's order for a helper translated for channels-last items."""
+    x = random_input(seed, (batch, 3, 7, 5))
+    assert_same_outputs(list_net, [x], tolerance=1e-5)
+    assert count_transposes(list_net.keras_model, [x]) <= 3  # the input, and each output back to torch's order
