@@ -159,6 +159,12 @@ def element_template(value):
     return None
 
 
+def kernel_layout(rank):
+    """The layout of a torch convolution weight (O, I/g, k...) held as a channels-last convolution stores its kernel:
+    (k..., I/g, O)."""
+    return layout_of_order(list(range(2, rank)) + [1, 0])
+
+
 def layout_of_order(order):
     """The layout name of a tensor whose physical axes hold torch dims `order`."""
     rank = len(order)

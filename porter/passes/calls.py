@@ -9,7 +9,7 @@ from porter.frontend.gluon_numpy import uses_numpy_interface
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
 from porter.ir.containers import CONTAINERS, container_runtime
-from porter.ir.layout import element_template, layout_of_order, separable_order, to_layout, unify
+from porter.ir.layout import element_template, kernel_layout, layout_of_order, separable_order, to_layout, unify
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, reads_through,
@@ -1223,11 +1223,12 @@ class CallTranslator:
             converted = to_layout(self.ctx, primary, "channels_last", rule.rank)
             if rule.extra.get("implicit_dim_needs_source"):
                 pass
+            kernel = self.kernel_argument(rule, params)
             if primary_key == 0:
-                positional = [converted] + [self.as_plain(v) for v in positional[1:]]
+                positional = [converted] + [kernel(v, i) for i, v in enumerate(positional[1:], 1)]
             else:
                 kwargs[primary_key] = converted
-            kwargs = {k: (v if k == primary_key else self.as_plain(v)) for k, v in kwargs.items()}
+            kwargs = {k: (v if k == primary_key else kernel(v, k)) for k, v in kwargs.items()}
             result_layout, result_rank = "channels_last", rule.rank if rule.rank is not None else primary.rank
             channels_out = channels_after_function(rule, primary)
         else:
@@ -1249,6 +1250,21 @@ class CallTranslator:
         if layout == "channels_last":
             carried = channels_out
         return tensor(code, result_rank, result_layout).but(channels=carried)
+
+    def kernel_argument(self, rule, params):
+        """(value, position or keyword) -> the argument as a channels-last rule's runtime takes it: torch's order,
+        except the rule's `kernel_param` (a functional convolution's weight) when it is held as a Conv layer stores
+        its kernel: handed over as stored, in the runtime's TorchKernel view (no Transpose)."""
+        name = rule.extra.get("kernel_param")
+        position = list(params).index(name) if name in params else None
+
+        def argument(value, key):
+            if name is not None and key in (name, position) and value.is_tensor and value.rank is not None and \
+                    value.layout == kernel_layout(value.rank):
+                return value.with_code(f"{self.ctx.use('TorchKernel')}({value.code})")
+            return self.as_plain(value)
+
+        return argument
 
     def remap_axis_args(self, rule, positional, kwargs, rank, mapper=remap_axis):
         """Remap literal axis arguments for a channels-last (or permuted) tensor; None when not literal."""

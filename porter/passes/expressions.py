@@ -13,7 +13,7 @@ from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name, mentions_torch
 from porter.frontend.walk import walk
 from porter.ir.containers import CONTAINERS, container_runtime
-from porter.ir.layout import element_template, index_in_layout, layout_of_order, to_layout, unify
+from porter.ir.layout import element_template, index_in_layout, kernel_layout, layout_of_order, to_layout, unify
 from porter.ir.lists import holds_images, images_held, images_with_starred
 from porter.ir.lists import read as read_list
 from porter.ir.values import (
@@ -190,8 +190,11 @@ class ExpressionTranslator(CallTranslator):
         keras_name = self.keras_attr(attr)
         if attr == "weight" and kind is None and self.info is not None and \
                 self.info.layer_base in CONV_LAYER_RANKS:
-            # a torch Conv subclass's forward reads its kernel in torch's order (the runtime keeps it HWIO)
-            return tensor("self.torch_weight", CONV_LAYER_RANKS[self.info.layer_base] + 2)
+            # a torch Conv subclass's forward reads its kernel, which the runtime keeps channels-last (k..., I/g,
+            # O): a tensor in that layout (reductions and arithmetic on it stay there; a functional convolution
+            # takes it as stored, through TorchKernel; any other op converts it to torch's order)
+            rank = CONV_LAYER_RANKS[self.info.layer_base] + 2
+            return tensor("self.weight", rank, kernel_layout(rank))
         if isinstance(kind, ModuleRef):
             return Value(f"self.{keras_name}", "module", module=kind)
         if kind in ("parameter", "buffer"):

@@ -1,4 +1,6 @@
-"""Rules: Conv1d/2d/3d, ConvTranspose1d/2d/3d and their functional forms (all channels-last)."""
+"""Rules: Conv1d/2d/3d, ConvTranspose1d/2d/3d and their functional forms (all channels-last). The functional
+convolutions' `kernel_param` takes a weight held as a Conv layer stores its kernel (k..., I/g, O) as it is, wrapped in
+the runtime's TorchKernel (a Conv subclass's forward computing on `self.weight`: weight standardisation)."""
 
 from porter.rules.registry import function_rule, module_rule
 
@@ -11,11 +13,11 @@ for _kind in ("Conv", "ConvTranspose"):
                     channels="out_channels")
 
 function_rule("torch.nn.functional.conv1d", "torch.conv1d", runtime="conv1d", signature=CONV_SIGNATURE,
-              layout="channels_last", rank=3)
+              layout="channels_last", rank=3, kernel_param="weight")
 function_rule("torch.nn.functional.conv2d", "torch.conv2d", runtime="conv2d", signature=CONV_SIGNATURE,
-              layout="channels_last", rank=4)
+              layout="channels_last", rank=4, kernel_param="weight")
 function_rule("torch.nn.functional.conv3d", "torch.conv3d", runtime="conv3d", signature=CONV_SIGNATURE,
-              layout="channels_last", rank=5)
+              layout="channels_last", rank=5, kernel_param="weight")
 function_rule("torch.nn.functional.conv_transpose1d", "torch.conv_transpose1d", runtime="conv_transpose1d",
               signature=CONV_TRANSPOSE_SIGNATURE, layout="channels_last", rank=3)
 function_rule("torch.nn.functional.conv_transpose2d", "torch.conv_transpose2d", runtime="conv_transpose2d",

@@ -727,8 +727,19 @@ def translate_is_contiguous(ctx, call):
 
 
 def translate_moments(ctx, call):
-    """torch.var_mean / std_mean: the (spread, mean) pair, in torch's layout."""
+    """torch.var_mean / std_mean: the (spread, mean) pair; over literal dims of a channels-last or permuted tensor
+    (a Conv subclass's kernel, standardised) the stored axes that hold them are reduced, else in torch's layout."""
     name = call.canonical.rsplit(".", 1)[1]
+    bound = _bind(ctx, call, "(input, dim=None, unbiased=True, keepdim=False, *, correction=None)")
+    value, dims = bound["input"], bound["dim"].static if "dim" in bound else None
+    dims = (dims,) if isinstance(dims, int) and not isinstance(dims, bool) else dims
+    if value.is_tensor and value.rank is not None and physical_order(value) != list(range(value.rank)) and \
+            isinstance(dims, (tuple, list)) and dims and all(isinstance(d, int) and not isinstance(d, bool)
+                                                             for d in dims):
+        keepdim = bound.get("keepdim")
+        keep = bool(keepdim.static) if keepdim is not None and keepdim.static is not None else False
+        extra = {k: ctx.plain(v) for k, v in bound.items() if k in ("unbiased", "correction")}
+        return _reduction_in_layout(ctx, _runtime(ctx, name), value, dims, keep, extra, tuple_result=True)
     args = [ctx.plain(v) for v in call.all_args()]
     kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
     code = f"{_runtime(ctx, name)}({ctx.join_args(args, kwargs)})"
