@@ -1,8 +1,6 @@
 """Numeric tests of porter.runtime.activation against real torch activation modules and functions."""
 
-import importlib
 import inspect
-import sys
 import warnings
 
 import keras
@@ -19,6 +17,7 @@ from porter.runtime import activation as A
 from porter.runtime.base import to_channels_first, to_channels_last
 from porter.verify.compare import assert_equivalent
 from porter.verify.torch_bridge import copy_torch_weights
+from tests.runtime.rule_families import family_rules
 
 TOLERANCE = 1e-5  # relative to max(1, |output|); the measured errors are ~1e-6 and below
 
@@ -263,27 +262,8 @@ def test_mixed_precision_keeps_dtype():
     assert layer.weight.dtype == "float32" and layer(x).dtype == tf.float16
 
 
-def _family_rules(family):
-    """The registered rules of one rule module, imported on its own.
-
-    registry._family calls inspect.stack(), which costs O(frames x sys.modules) per rule once TensorFlow and torch
-    are loaded (minutes under pytest); a first import here goes through an equivalent sys._getframe lookup.
-    """
-    module_name = f"porter.rules.{family}"
-    if module_name not in sys.modules:
-        original = registry._family
-        registry._family = lambda stack_depth=2: \
-            sys._getframe(stack_depth).f_code.co_filename.rsplit("/", 1)[-1].removesuffix(".py")
-        try:
-            importlib.import_module(module_name)
-        finally:
-            registry._family = original
-    rules = list(registry.MODULE_RULES.values()) + list(registry.FUNCTION_RULES.values())
-    return [rule for rule in rules if rule.family == family]
-
-
 def test_rules_resolve_and_signatures_fit_runtime():
-    rules = _family_rules("activation")
+    rules = family_rules("activation")
     assert len(rules) > 50
     for rule in rules:
         target = getattr(A, rule.runtime)

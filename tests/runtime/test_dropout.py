@@ -1,9 +1,7 @@
 """Tests of porter.runtime.dropout: inference is the identity, training matches torch's structure and scaling."""
 
-import importlib
 import inspect
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -17,6 +15,7 @@ from porter.rules import registry
 from porter.runtime import dropout as D
 from porter.runtime.base import to_channels_first, to_channels_last
 from porter.verify.compare import assert_equivalent
+from tests.runtime.rule_families import family_rules
 
 LAYERS = ["Dropout", "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]
 FUNCTIONS = {"Dropout": "dropout", "AlphaDropout": "alpha_dropout", "Dropout1d": "dropout1d",
@@ -159,23 +158,8 @@ def test_layers_keep_independent_seed_state():
     assert D.Dropout(0.3).get_config()["p"] == 0.3
 
 
-def _family_rules(family):
-    """The registered rules of one rule module (see test_activation._family_rules for the fast import)."""
-    module_name = f"porter.rules.{family}"
-    if module_name not in sys.modules:
-        original = registry._family
-        registry._family = lambda stack_depth=2: \
-            sys._getframe(stack_depth).f_code.co_filename.rsplit("/", 1)[-1].removesuffix(".py")
-        try:
-            importlib.import_module(module_name)
-        finally:
-            registry._family = original
-    rules = list(registry.MODULE_RULES.values()) + list(registry.FUNCTION_RULES.values())
-    return [rule for rule in rules if rule.family == family]
-
-
 def test_rules_resolve_and_signatures_fit_runtime():
-    rules = _family_rules("dropout")
+    rules = family_rules("dropout")
     assert len(rules) == 12
     for rule in rules:
         target = getattr(D, rule.runtime)

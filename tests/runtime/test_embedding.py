@@ -1,8 +1,6 @@
 """Numeric tests of porter.runtime.embedding against torch.nn.Embedding / EmbeddingBag / F.one_hot."""
 
-import importlib
 import inspect
-import sys
 
 import numpy as np
 import pytest
@@ -16,6 +14,7 @@ from porter.rules import registry
 from porter.runtime import embedding as E
 from porter.verify.compare import assert_equivalent
 from porter.verify.torch_bridge import copy_torch_weights
+from tests.runtime.rule_families import family_rules
 
 TOLERANCE = 1e-6
 
@@ -227,23 +226,8 @@ def test_one_hot_requires_num_classes():
         E.one_hot(np.array([1, 2]), tf.constant(3))
 
 
-def _family_rules(family):
-    """The registered rules of one rule module (see test_activation._family_rules for the fast import)."""
-    module_name = f"porter.rules.{family}"
-    if module_name not in sys.modules:
-        original = registry._family
-        registry._family = lambda stack_depth=2: \
-            sys._getframe(stack_depth).f_code.co_filename.rsplit("/", 1)[-1].removesuffix(".py")
-        try:
-            importlib.import_module(module_name)
-        finally:
-            registry._family = original
-    rules = list(registry.MODULE_RULES.values()) + list(registry.FUNCTION_RULES.values())
-    return [rule for rule in rules if rule.family == family]
-
-
 def test_rules_resolve_and_signatures_fit_runtime():
-    rules = _family_rules("embedding")
+    rules = family_rules("embedding")
     assert len(rules) == 5
     for rule in rules:
         target = getattr(E, rule.runtime)

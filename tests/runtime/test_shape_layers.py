@@ -1,7 +1,5 @@
 """Numeric tests of porter.runtime.shape_layers against torch.nn.Flatten / Unflatten / Softmax2d."""
 
-import importlib
-import sys
 
 import numpy as np
 import pytest
@@ -14,6 +12,7 @@ from porter.rules import registry
 from porter.runtime import shape_layers as S
 from porter.runtime.base import to_channels_first, to_channels_last
 from porter.verify.compare import assert_equivalent
+from tests.runtime.rule_families import family_rules
 
 
 @given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=5), data=st.data(), seed=st.integers(0, 2**16))
@@ -94,16 +93,7 @@ def test_softmax2d_jit_and_rank_check():
 
 
 def test_rules_resolve():
-    module_name = "porter.rules.shape_layers"
-    if module_name not in sys.modules:  # see test_activation._family_rules for why _family is swapped
-        original = registry._family
-        registry._family = lambda stack_depth=2: \
-            sys._getframe(stack_depth).f_code.co_filename.rsplit("/", 1)[-1].removesuffix(".py")
-        try:
-            importlib.import_module(module_name)
-        finally:
-            registry._family = original
-    rules = [rule for rule in registry.MODULE_RULES.values() if rule.family == "shape_layers"]
+    rules = [rule for rule in family_rules("shape_layers") if isinstance(rule, registry.ModuleRule)]
     assert sorted(rule.runtime for rule in rules) == ["Flatten", "Softmax2d", "Unflatten"]
     for rule in rules:
         assert rule.layout == getattr(S, rule.runtime).porter_layout
