@@ -13,8 +13,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from porter.runtime.base import (StateEntry, TorchLayer, flatten_permutation, named_children, named_modules,
-                                 no_keras_mask, to_channels_first, to_channels_last)
+from porter.runtime.base import (StateEntry, TorchLayer, collect_state, flatten_permutation, named_children,
+                                 named_modules, no_keras_mask, to_channels_first, to_channels_last)
 
 
 _VARARGS = {}  # function -> (its signature without self, names of its *args/**kwargs parameters)
@@ -195,7 +195,7 @@ class TorchModule(keras.Model):
             if isinstance(child, keras.Variable):
                 entries.append(StateEntry(prefix + torch_name, child))
             elif hasattr(child, "torch_state"):
-                entries.extend(child.torch_state(prefix + torch_name + "."))
+                entries.extend(collect_state(child, prefix + torch_name + "."))
         for path, channels in self.torch_flatten_inputs.items():
             entries = self._flatten_permuted(entries, f"{prefix}{path}.weight", channels)
         return entries
@@ -451,7 +451,7 @@ class Sequential(TorchLayer):
 
 
 def _child_state(layer, prefix):
-    return layer.torch_state(prefix) if hasattr(layer, "torch_state") else []
+    return collect_state(layer, prefix) if hasattr(layer, "torch_state") else []
 
 
 class ModuleList(TorchLayer):

@@ -63,6 +63,45 @@ class TorchLayer(keras.layers.Layer):
         """List of StateEntry for this layer's parameters and persistent buffers, keys prefixed."""
         return []
 
+    def parameter(self, value, requires_grad=True, name=None):
+        """nn.Parameter(value) made by a subclass of a torch layer (timm's ScaledStdConv2d: `self.gain =
+        nn.Parameter(...)`): a variable initialised from `value`, in the state after the layer's own entries under
+        the attribute name it is assigned to."""
+        value = np.asarray(value)
+        variable = self.add_weight(
+            shape=value.shape,
+            dtype="float32" if value.dtype.kind == "f" else value.dtype,
+            initializer=keras.initializers.Constant(value),
+            trainable=requires_grad,
+            name=name,
+        )
+        self.__dict__.setdefault("_torch_pending", []).append(variable)
+        return variable
+
+    def register_buffer(self, name, value, persistent=True):
+        """torch's register_buffer in a subclass of a torch layer: a persistent buffer is a non-trainable variable
+        in the state (after the layer's own entries); a non-persistent one a plain tensor."""
+        if value is None or not persistent:
+            object.__setattr__(self, name, None if value is None else tf.convert_to_tensor(value))
+            return
+        value = tf.convert_to_tensor(value)
+        variable = self.add_weight(
+            shape=tuple(value.shape),
+            dtype=value.dtype,
+            trainable=False,
+            name=name,
+            initializer=keras.initializers.Constant(value.numpy()),
+        )
+        self.__dict__.setdefault("_torch_pending", []).append(variable)
+        setattr(self, name, variable)
+
+    def __setattr__(self, name, value):
+        pending = self.__dict__.get("_torch_pending")
+        if pending and any(value is p for p in pending):  # a subclass's own parameter or buffer, named now
+            pending[:] = [p for p in pending if p is not value]
+            self.__dict__.setdefault("_torch_extra_state", {})[name] = value
+        super().__setattr__(name, value)
+
     def finish_init(self):
         """Mark a layer whose variables were all created in __init__ as built."""
         self.built = True
@@ -145,8 +184,16 @@ def to_channels_first(x):
 
 
 def collect_state(layer, prefix=""):
-    """The StateEntry list of `layer` (a generated module or a runtime layer)."""
-    return layer.torch_state(prefix)
+    """The StateEntry list of `layer` (a generated module or a runtime layer): its own entries, then the parameters
+    and buffers a generated subclass of a runtime layer added (TorchLayer.parameter / register_buffer)."""
+    entries = layer.torch_state(prefix)
+    extra = layer.__dict__.get("_torch_extra_state")
+    if extra:
+        known = {e.key for e in entries}
+        entries = entries + [
+            StateEntry(prefix + name, variable) for name, variable in extra.items() if prefix + name not in known
+        ]
+    return entries
 
 
 IGNORED_SUFFIXES = ("num_batches_tracked",)  # torch bookkeeping with no Keras counterpart
@@ -382,7 +429,7 @@ class TorchModule(keras.Model):
             if isinstance(child, keras.Variable):
                 entries.append(StateEntry(prefix + torch_name, child))
             elif hasattr(child, "torch_state"):
-                entries.extend(child.torch_state(prefix + torch_name + "."))
+                entries.extend(collect_state(child, prefix + torch_name + "."))
         for path, channels in self.torch_flatten_inputs.items():
             entries = self._flatten_permuted(entries, f"{prefix}{path}.weight", channels)
         return entries
@@ -636,7 +683,7 @@ class Sequential(TorchLayer):
 
 
 def _child_state(layer, prefix):
-    return layer.torch_state(prefix) if hasattr(layer, "torch_state") else []
+    return collect_state(layer, prefix) if hasattr(layer, "torch_state") else []
 
 
 def last_channels(sequential):
