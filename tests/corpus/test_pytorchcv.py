@@ -51,6 +51,13 @@ CASES = {
     "resnext": ("ResNeXt", "resnext14_16x4d", 2),
     # its units' SequentialConcurrent gets its branches from the unit (`self.branches.add_module(...)`): they are the
     # container's children, run channels-last (vovnet27s: 49 before, 1 now); one unit a stage, narrow branches
+    # its units run their blocks through `zip(self.links_list, self.blocks._modules.values())` and keep every other
+    # image by `enumerate` (wrong layout before: the blocks were handed torch's layout, the count became a tensor)
+    "hardnet": ("HarDNet", "hardnet39ds", 2),
+    # its channel shuffle unpacks `x.size()` of a ConvBlock's result (its norm made by a helper: rank unknown) into
+    # four names: the image's rank (97 Transposes before); wd4: w1's layout, within 1e-4 (w1's deep stack of
+    # perturbed layers drifts to 2.4e-4 in fp32, as it did before)
+    "igcv3": ("IGCV3", "igcv3_wd4", 2),
     "vovnet": ("VoVNet", lambda m: m.VoVNet(channels=[[32], [32], [48], [48]], branch_channels=[[8]] * 4,
                                             num_branches=2), 2),
 }
