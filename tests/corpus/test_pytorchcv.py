@@ -53,11 +53,19 @@ CASES = {
     # container's children, run channels-last (vovnet27s: 49 before, 1 now); one unit a stage, narrow branches
     # its units run their blocks through `zip(self.links_list, self.blocks._modules.values())` and keep every other
     # image by `enumerate` (wrong layout before: the blocks were handed torch's layout, the count became a tensor)
-    "hardnet": ("HarDNet", "hardnet39ds", 2),
+    # (hardnet39ds's first stage, then three of its last stage's shape, narrow: depthwise units, every kind of link)
+    "hardnet": ("HarDNet", lambda m: m.HarDNet(
+        init_block_channels=48,
+        unit_in_channels=[[[48, 64, 26, 90, 72]], [[96, 112, 26, 138, 72]]] + [[[128, 144, 26, 170, 72]]] * 2,
+        unit_out_channels=[[[16, 26, 16, 40, 96]]] + [[[16, 26, 16, 40, 128]]] * 3,
+        unit_links=[[[[0], [1, 0], [2], [3, 2, 0]]]] * 4, use_deptwise=True, use_last_dropout=False,
+        output_dropout_rate=0.05), 2),
     # its channel shuffle unpacks `x.size()` of a ConvBlock's result (its norm made by a helper: rank unknown) into
-    # four names: the image's rank (97 Transposes before); wd4: w1's layout, within 1e-4 (w1's deep stack of
-    # perturbed layers drifts to 2.4e-4 in fp32, as it did before)
-    "igcv3": ("IGCV3", "igcv3_wd4", 2),
+    # four names: the image's rank (igcv3_w1: 97 Transposes before); igcv3_wd4's widths, two units a stage (every
+    # kind: expansion or not, residual or not, strided): quicker (w1's deep stack of perturbed layers drifts to
+    # 2.4e-4 of the output's scale in fp32, as it did before)
+    "igcv3": ("IGCV3", lambda m: m.IGCV3(channels=[[4], [6, 6], [8, 8], [16, 24], [40, 80]], init_block_channels=8,
+                                         final_block_channels=320), 2),
     "vovnet": ("VoVNet", lambda m: m.VoVNet(channels=[[32], [32], [48], [48]], branch_channels=[[8]] * 4,
                                             num_branches=2), 2),
 }
