@@ -60,6 +60,9 @@ CASES = {
         unit_out_channels=[[[16, 26, 16, 40, 96]]] + [[[16, 26, 16, 40, 128]]] * 3,
         unit_links=[[[[0], [1, 0], [2], [3, 2, 0]]]] * 4, use_deptwise=True, use_last_dropout=False,
         output_dropout_rate=0.05), 2),
+    # (7 Transposes, measured on an earlier main); two units a stage, growth 16: peleenet's layout, quicker
+    "peleenet": ("PeleeNet", lambda m: m.PeleeNet(channels=[[48, 64], [80, 96], [112, 128], [144, 160]],
+                                                  init_block_channels=32, bottleneck_sizes=[1, 2, 4, 4]), 2),
     # its channel shuffle unpacks `x.size()` of a ConvBlock's result (its norm made by a helper: rank unknown) into
     # four names: the image's rank (igcv3_w1: 97 Transposes before); igcv3_wd4's widths, two units a stage (every
     # kind: expansion or not, residual or not, strided): quicker (w1's deep stack of perturbed layers drifts to
