@@ -69,6 +69,11 @@ CASES = {
     # 2.4e-4 of the output's scale in fp32, as it did before)
     "igcv3": ("IGCV3", lambda m: m.IGCV3(channels=[[4], [6, 6], [8, 8], [16, 24], [40, 80]], init_block_channels=8,
                                          final_block_channels=320), 2),
+    # drnc26's kinds of unit (dilated, strided, residual or not), narrow: quicker
+    "drn": ("DRN", lambda m: m.DRN(channels=[[16], [32], [32, 32], [64, 64, 64, 64]], init_block_channels=16,
+                                   dilations=[[1], [1], [1, 1], [1, 2, 4, 1]], bottlenecks=[[0], [0], [0, 0], [0] * 4],
+                                   simplifieds=[[0], [0], [0, 0], [0] * 4], residuals=[[1], [1], [1, 1], [1, 1, 0, 0]]),
+            2),
     "vovnet": ("VoVNet", lambda m: m.VoVNet(channels=[[32], [32], [48], [48]], branch_channels=[[8]] * 4,
                                             num_branches=2), 2),
 }
