@@ -8,6 +8,7 @@ import libcst as cst
 from porter.frontend.gluon_numpy import uses_numpy_interface
 from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
+from porter.frontend.walk import descendants
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, kernel_layout, layout_of_order, separable_order, to_layout, unify
 from porter.ir.lists import holds_images, images_held, starred_images
@@ -16,7 +17,7 @@ from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, phy
                                remap_axis, result_of, stub_value, tensor)
 from porter.passes.channels import (channels_after_function, channels_after_rule, counts_channels, passes_channels,
                                    rebase)
-from porter.passes.function_attributes import LayoutFreeFunction
+from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction
 from porter.passes.method_aliases import aliased_methods
 from porter.passes.modules import ModuleResolver, attribute_by_pattern
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
@@ -70,6 +71,7 @@ class CallTranslator:
     """Mixin for ExpressionTranslator: everything about `f(...)`."""
 
     sequential_code = None  # the Sequential being simulated (its children are indexed from it)
+    positions_kept = False  # translating a lambda to be run as written: class calls keep their positional arguments
 
     def _expr_Call(self, node):
         func = node.func
@@ -106,7 +108,7 @@ class CallTranslator:
                     kind = "dict" if func.attr.value == "items" else "list"
                     return Value(code, "module", module=ModuleRef(kind, elements=children.elements, ordered=False))
                 return python(code)
-            if isinstance(target.static, LayoutFreeFunction):  # a lambda every construction hands in
+            if isinstance(target.static, (LayoutFreeFunction, HandedLambdas)):  # lambdas every construction hands in
                 applied = self.layout_free_call(target, node)
                 if applied is not None:
                     return applied
@@ -428,6 +430,76 @@ class CallTranslator:
         return body.with_code(f"{self.code(node.func)}({function_code or f'lambda {names}: {body.code}'}, "
                               f"{items.code})").but(channels=template.channels, static=None)
 
+    def lambda_body(self, function, args, as_written):
+        """What lambda `function`'s body gives for `args` bound to its parameters; with `as_written`, None unless
+        that is the code the body is written as (see lambda_body_as_written)."""
+        if not as_written:
+            env = dict(self.env)
+            try:
+                for param, arg in zip(function.params.params, args):
+                    self.env[param.name.value] = arg.with_code(param.name.value)
+                return self.expr(function.body)
+            finally:
+                self.env.clear()
+                self.env.update(env)
+        if any(a.kind == "python" and a.static is None and a.code != "None" for a in args):
+            return None  # (a value porter cannot type, None here and an image there: a class called on it would be
+            # laid out for the one it meets first)
+        choices = [args]
+        for index, arg in enumerate(args):  # a module that is one of several (a container's child in a loop)
+            ref = arg.module if arg.kind == "module" else None
+            if ref is not None and ref.kind == "unknown" and ref.alternatives:
+                if any(a.kind == "class" and self.in_translation(a.class_name) for a in ref.alternatives):
+                    return None  # (the container itself one level down: what its call takes is not known yet)
+                choices = [[*chosen[:index], arg.but(module=alternative), *chosen[index + 1:]]
+                           for chosen in choices for alternative in ref.alternatives
+                           if self.module_takes(alternative, function, function.params.params[index].name.value,
+                                                chosen)]
+        results = [self.lambda_body_as_written(function, chosen) for chosen in choices]
+        return None if not results or None in results else held_alike(results)
+
+    def module_takes(self, ref, function, name, args):
+        """Whether module `ref`, bound to the lambda's parameter `name`, can take each call the lambda's body makes
+        of it (`module(x1, x2)`: not a one-image layer, not a Sequential, not a class whose forward takes one
+        argument); the lambda's parameters bound to `args`."""
+        calls = [node for node in descendants(function.body) if isinstance(node, cst.Call) and
+                 isinstance(node.func, cst.Name) and node.func.value == name]
+        for call in calls:
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            if ref.kind == "class":
+                bound = dict(zip((p.name.value for p in function.params.params), args))
+                handed = [bound.get(a.value.value, python("x")) if isinstance(a.value, cst.Name) else python("x")
+                          for a in positional]
+                if not self.takes_arguments(ref.class_name, handed, {a.keyword.value: python("x") for a in
+                                                                     call.args if a.keyword is not None}):
+                    return False
+            elif len(positional) > 1 and (ref.kind == "sequential" or ref.kind == "rule" and ref.rule is not None and
+                                          ref.rule.layout == "channels_last"):
+                return False  # (a Sequential or an image layer takes one input)
+        return True
+
+    def lambda_body_as_written(self, function, args):
+        """Lambda `function`'s body for `args` bound to its parameters when that is the code it is written as (less
+        `training=training`, which Keras hands on by itself), else None; nothing the translation noted is kept when
+        it is not (a conversion hoisted, a runtime helper used)."""
+        env, pending, used = dict(self.env), list(self.pending), set(self.ctx.used_runtime)
+        hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
+        result, kept, self.positions_kept = None, self.positions_kept, True  # (a None stays where it is handed)
+        try:
+            for param, arg in zip(function.params.params, args):
+                self.env[param.name.value] = arg.with_code(param.name.value)
+            result = self.expr(function.body)
+        finally:
+            self.env.clear()
+            self.env.update(env)
+            self.ctx.hoister, self.positions_kept = hoister, kept
+            if result is None or _without_training(result.code) != self.code(function.body):
+                self.pending[:] = pending
+                self.ctx.used_runtime.clear()
+                self.ctx.used_runtime.update(used)
+                result = None
+        return result
+
     def lambda_of(self, node):
         """(lambda, None) for a lambda written in place; (one of the lambdas, the attribute's code) for `self.f`
         holding a layout-free lambda in every construction (passes/function_attributes.py); (None, None) else."""
@@ -440,29 +512,30 @@ class CallTranslator:
         return None, None
 
     def layout_free_call(self, target, node):
-        """`self.f(args)` where every construction hands the instance a layout-free lambda: called on the values as
-        they are held; the result is what the lambdas' bodies give (one state for all of them), else None."""
+        """`self.f(args)` where every construction hands the instance a lambda, layout-free or (HandedLambdas) each
+        translated for these values to the very code it is written as (a child called on what it takes as held):
+        called on the values as they are held; the result is what the lambdas' bodies give (one state for all of
+        them), else None."""
         args, kwargs = self.arg_values(node)
         if kwargs or any(a.kind == "starred" for a in args):
             return None
+        as_written = isinstance(target.static, HandedLambdas)
         results = []
         for function in target.static.lambdas:
             if len(function.params.params) != len(args):
                 return None
-            env_backup = dict(self.env)
-            try:
-                for param, arg in zip(function.params.params, args):
-                    self.env[param.name.value] = arg.with_code(param.name.value)
-                results.append(self.expr(function.body))
-            finally:
-                self.env.clear()
-                self.env.update(env_backup)
+            result = self.lambda_body(function, args, as_written)
+            if result is None:
+                return None
+            results.append(result)
         first = results[0]
         if any(r.kind != first.kind or r.layout != first.layout for r in results[1:]):
             return None
         if any(r.rank != first.rank for r in results[1:]):
             first = first.but(rank=None)
         code = f"{target.code}({', '.join(a.code for a in args)})"
+        if as_written and first.kind == "tuple" and first.items is not None:
+            return result_of(first, code)  # (its items read through the result, not by the lambda's own names)
         if first.kind == "tuple":  # (its items are read through the result, not the lambda's own names)
             template = element_template(first)
             return Value(code, "tuple", items=None, static=("each", template) if template is not None else None)
@@ -667,6 +740,10 @@ class CallTranslator:
         """Whether `class_name`'s call accepts these arguments (ClassBodyTranslator reads its signature)."""
         return True
 
+    def in_translation(self, class_name):
+        """Whether `class_name`'s call is being translated (ClassBodyTranslator knows)."""
+        return False
+
     def call_unknown_yet(self, class_name, args=(), kwargs=None):
         """Whether `class_name`'s call is being translated and what it returns is not known yet (a class calling
         itself, before its recursion is settled: ClassBodyTranslator knows)."""
@@ -843,8 +920,8 @@ class CallTranslator:
         by the name the class's forward gives it (from the first plain value on; tensors stay where they are)."""
         info = self.source.classes.get(class_name)
         forward = info.find_method("forward") if info is not None else None
-        if forward is None or isinstance(forward.params.star_arg, cst.Param):  # `*args`: positions matter
-            return args, kwargs
+        if forward is None or isinstance(forward.params.star_arg, cst.Param) or self.positions_kept:
+            return args, kwargs  # (`*args`: positions matter; a lambda run as written hands them by position)
         names = [p.name.value for p in forward.params.params][1:]
         # a parameter named `mask` goes by keyword too, tensor or None: Keras fills `mask=` itself when a layer
         # called with one tensor has it (GluonNLP's `cell(inputs, mask)`: "multiple values for argument 'mask'")
@@ -1453,6 +1530,31 @@ def _same_state(first, second):
     """Whether two Values a Sequential's children may hand on are one state for the layout reasoning."""
     return (first.kind, first.rank, first.layout if first.is_tensor else None) == (
         second.kind, second.rank, second.layout if second.is_tensor else None)
+
+
+def held_alike(results):
+    """One Value for what a call gives when it is any one of `results` (the lambda run on one of a container's
+    children): their state where they share it; an image held channels-last (of unknown rank) where each is one or
+    a tuple of such images (a child returning `(x, None)`, another an image: the caller unpacks what it runs); item by
+    item for tuples of one length; None where they disagree otherwise."""
+    first = results[0]
+    if all(_alike_state(r, first) for r in results[1:]) and not (first.kind == "tuple" and first.items is not None):
+        return first if all(r.rank == first.rank for r in results) else first.but(rank=None)
+    if all(r.kind == "tuple" and r.items is not None and len(r.items) == len(first.items) for r in results):
+        items = [held_alike([r.items[i] for r in results]) for i in range(len(first.items))]
+        return None if None in items else first.but(items=tuple(items))
+    if all(_held_channels_last(r) or r.kind == "python" for r in results) and \
+            any(_held_channels_last(r) for r in results):
+        return tensor(first.code, None, "channels_last")
+    return None
+
+
+def _held_channels_last(value):
+    """An image held channels-last, or a tuple whose every item is one or a plain value (`(x, None)`)."""
+    if value.is_tensor:
+        return value.layout == "channels_last"
+    return value.kind == "tuple" and value.items is not None and all(
+        _held_channels_last(item) or item.kind == "python" for item in value.items)
 
 
 def _alike_state(first, second):

@@ -20,7 +20,7 @@ from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value,
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
-from porter.passes.function_attributes import LayoutFreeFunction, constructed_lambdas, same_arity
+from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes, stored_parameters
 from porter.passes.rank_inference import declared_params, infer_argument_ranks
@@ -49,6 +49,9 @@ class ClassBodyTranslator(BodyTranslator):
 
     def call_unknown_yet(self, class_name, args=(), kwargs=None):
         return self.translator.recursion_unknown(class_name, args, kwargs or {})
+
+    def in_translation(self, class_name):
+        return class_name in self.translator.in_progress
 
     def fixes_other_layout(self, class_name, args):
         translator = self.translator
@@ -82,7 +85,7 @@ class ClassBodyTranslator(BodyTranslator):
             return python(value.code, static=self.static_attrs[attr])  # a list argument)
         if value.kind == "python" and self.mode == "forward" and self.info is not None:
             free = self.translator.layout_free_function(self.info, attr, self)
-            if free is not None:  # a lambda every construction hands in, computing alike in any layout
+            if free is not None:  # a lambda every construction hands in (computing alike in any layout, or not)
                 return value.but(static=free)
         return value
 
@@ -174,7 +177,7 @@ class FileTranslator:
         self.in_progress = set()
         self.kind_cases = {}  # class -> {kind handed ("tuple"/"tensor"): trial key}: cases `call` picks at run time
         self.generic_sites = set()  # (class, attribute) whose instance a translated call runs in the generic case
-        self.function_attributes = {}  # (class, attribute) -> LayoutFreeFunction or None (function_attributes.py)
+        self.function_attributes = {}  # (class, attribute) -> LayoutFreeFunction, HandedLambdas or None (function_attributes.py)
         self.recursive_calls = {}  # class -> [(args, kwargs)] its own call hands it while being translated
         self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
         self.plain_returns = set()  # classes whose returns disagree (a tuple here, a tensor there): torch's layout
@@ -584,13 +587,17 @@ class FileTranslator:
     def layout_free_function(self, info, attr, translator):
         """LayoutFreeFunction when every construction of `info` in the file hands the attribute `attr` a lambda
         whose body `translator` translates to the same code for tensors held channels-last as for tensors in
-        torch's order (and keeps their layout), else None (passes/function_attributes.py)."""
+        torch's order (and keeps their layout); HandedLambdas when they are lambdas of one number of parameters
+        that are not; else None (passes/function_attributes.py)."""
         key = (info.name, attr)
         if key not in self.function_attributes:
             lambdas = constructed_lambdas(self.source, info, stored_parameters(info)).get(attr)
-            free = lambdas is not None and same_arity(lambdas) is not None and all(
-                self.lambda_layout_free(function, translator) for function in lambdas)
-            self.function_attributes[key] = LayoutFreeFunction(lambdas) if free else None
+            if lambdas is None or same_arity(lambdas) is None:
+                self.function_attributes[key] = None
+            elif all(self.lambda_layout_free(function, translator) for function in lambdas):
+                self.function_attributes[key] = LayoutFreeFunction(lambdas)
+            else:
+                self.function_attributes[key] = HandedLambdas(lambdas)
         return self.function_attributes[key]
 
     def lambda_layout_free(self, function, translator):

@@ -252,6 +252,10 @@ class ExpressionTranslator(CallTranslator):
             named = getattr(self, "module_env", {}).get(f"self.{holder}.{attr}") or attributes.get(f"{holder}.{attr}")
         if isinstance(named, ModuleRef):  # a container's child `add_module` named (`self.path.pad`)
             return Value(f"{base.code}.{attr}", "module", module=named)
+        if attr == "_modules" and ref is not None and ref.kind in ("list", "sequential", "dict"):
+            # a container's name -> child dict (`self.blocks._modules.values()`): its children
+            return Value(f"{base.code}._modules", "module", module=ModuleRef("dict", elements=ref.elements,
+                                                                             ordered=ref.ordered, lead=ref.lead))
         if ref is not None and ref.kind == "class":
             inner_ir = self.ctx.irs.get(ref.class_name)
             if inner_ir is not None and isinstance(inner_ir.attributes.get(attr), ModuleRef):
@@ -814,6 +818,9 @@ class ExpressionTranslator(CallTranslator):
                     item = items[position]
                 elif value.kind == "tuple" and isinstance(value.static, tuple) and value.static[:1] == ("each",):
                     item = value.static[1]  # q, k, v = map(lambda t: ..., qkv): each as the lambda makes it
+                elif value.kind == "tuple" and isinstance(value.static, tuple) and value.static[:1] == (
+                        "enumerated",):
+                    item = python("") if position == 0 else value.static[1]  # (a count, then the item)
                 elif value.kind == "tuple" or value.is_tensor:
                     item = tensor("")
                 elif value.kind == "module" and value.module is not None and value.module.kind == "zipped":
@@ -823,9 +830,6 @@ class ExpressionTranslator(CallTranslator):
                 elif value.kind == "module" and value.module is not None and value.module.kind in ("dict",
                                                                                                   "enumerated"):
                     item = python("") if position == 0 else Value("", "module", module=value.module.element())
-                elif value.kind == "tuple" and isinstance(value.static, tuple) and value.static[:1] == (
-                        "enumerated",):
-                    item = python("") if position == 0 else value.static[1]
                 elif value.kind == "module" and value.module is not None and value.module.kind in (
                         "list", "sequential") and value.module.ordered and len(value.module.elements) == len(elements):
                     item = Value("", "module", module=value.module.elements[position])  # for a, b in [[A, B], ...]

@@ -6,7 +6,10 @@ Which function an instance holds is decided per construction, so the class's `ca
 the file hands it: when each is a lambda whose body computes the same code whether its tensors are held channels-last
 or in torch's order (`x`, `x + y`: layout-free), the port calls the instance's own function on the tensors as they are
 stored and its result keeps their layout. Otherwise (`lambda x: x.view(x.size(0), -1)` among them, or a function
-porter cannot see) the function gets torch's layout, as any plain callable does.
+porter cannot see) the function is read at each call (HandedLambdas): where every lambda, translated for the values
+that call hands it, is the code it is written as (`lambda module, x1, x2: (module(x1), x2)` on a child that takes x1
+as it is held), the instance's own function runs on them as they are held; else it gets torch's layout, as any plain
+callable does.
 """
 
 from dataclasses import dataclass
@@ -23,10 +26,19 @@ class LayoutFreeFunction:
     lambdas: tuple
 
 
+@dataclass(frozen=True)
+class HandedLambdas:
+    """The static of a `self` attribute holding, in every construction, one of `lambdas` (the same number of
+    parameters each) that are not layout-free on their own: each call decides what they compute (calls.py)."""
+
+    lambdas: tuple
+
+
 def constructed_lambdas(source, info, stored):
     """{attribute: (lambda, ...)} for the attributes `stored` ({constructor parameter: attribute}) that every
-    construction of `info` in the file (a call of the class by name) fills with a lambda; attributes some
-    construction fills otherwise (or leaves to a default) are left out."""
+    construction of `info` in the file (a call of the class by name) fills with a lambda, handed or left to the
+    parameter's default (pytorchcv's `DualPathSequential(dual_path_scheme=(lambda module, x1, x2: module(x1, x2)))`);
+    attributes some construction fills otherwise are left out."""
     cache = source.__dict__.setdefault("_constructed_lambdas", {})
     if info.name in cache:
         return cache[info.name]
@@ -34,18 +46,21 @@ def constructed_lambdas(source, info, stored):
     found = {}
     if init is not None and stored:
         names = [p.name.value for p in init.params.params][1:]
+        defaults = {p.name.value: p.default for p in (*init.params.params, *init.params.kwonly_params)}
         sites = [node for node in descendants(source.module) if isinstance(node, cst.Call) and
                  isinstance(node.func, cst.Name) and node.func.value == info.name]
         for param, attr in stored.items():
             lambdas = []
             for call in sites:
                 handed = _argument(call, names, param)
+                if handed is None and not any(arg.star for arg in call.args):
+                    handed = defaults.get(param)  # (left to the default)
                 if not isinstance(handed, cst.Lambda):
                     lambdas = []
                     break
                 lambdas.append(handed)
             if lambdas:
-                found[attr] = tuple(lambdas)
+                found[attr] = tuple(dict.fromkeys(lambdas))  # (the default once, however many take it)
     cache[info.name] = found
     return found
 

@@ -299,8 +299,15 @@ class BodyTranslator(ExpressionTranslator):
         return self.ctx.unsupported(self.line, construct, reason)
 
     def size_unpack(self, targets, value, pad):
-        """`b, c, h, w = x.shape`: each name gets torch's dim, read from the right axis of the Keras tensor."""
+        """`b, c, h, w = x.shape`: each name gets torch's dim, read from the right axis of the Keras tensor; a
+        tensor whose rank porter did not know has as many dims as the names unpacked (a block's unknown result)."""
         lines = []
+        counts = {len(t.elements) for t in targets if not any(isinstance(e, cst.StarredElement) for e in t.elements)}
+        held = self.env.get(value.code)
+        if value.rank is None and len(counts) == 1 and isinstance(held, Value) and held.is_tensor and held.rank is None:
+            rank = counts.pop()
+            value = value.but(rank=rank)
+            self.env[value.code] = held.but(rank=rank)
         channels = stored_last_dim(value)
         if not value.layout.startswith("permuted:"):
             helper = self.ctx.use("torch_size")

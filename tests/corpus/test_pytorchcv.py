@@ -51,6 +51,29 @@ CASES = {
     "resnext": ("ResNeXt", "resnext14_16x4d", 2),
     # its units' SequentialConcurrent gets its branches from the unit (`self.branches.add_module(...)`): they are the
     # container's children, run channels-last (vovnet27s: 49 before, 1 now); one unit a stage, narrow branches
+    # its units run their blocks through `zip(self.links_list, self.blocks._modules.values())` and keep every other
+    # image by `enumerate` (wrong layout before: the blocks were handed torch's layout, the count became a tensor)
+    # (hardnet39ds's first stage, then three of its last stage's shape, narrow: depthwise units, every kind of link)
+    "hardnet": ("HarDNet", lambda m: m.HarDNet(
+        init_block_channels=48,
+        unit_in_channels=[[[48, 64, 26, 90, 72]], [[96, 112, 26, 138, 72]]] + [[[128, 144, 26, 170, 72]]] * 2,
+        unit_out_channels=[[[16, 26, 16, 40, 96]]] + [[[16, 26, 16, 40, 128]]] * 3,
+        unit_links=[[[[0], [1, 0], [2], [3, 2, 0]]]] * 4, use_deptwise=True, use_last_dropout=False,
+        output_dropout_rate=0.05), 2),
+    # (7 Transposes, measured on an earlier main); two units a stage, growth 16: peleenet's layout, quicker
+    "peleenet": ("PeleeNet", lambda m: m.PeleeNet(channels=[[48, 64], [80, 96], [112, 128], [144, 160]],
+                                                  init_block_channels=32, bottleneck_sizes=[1, 2, 4, 4]), 2),
+    # its channel shuffle unpacks `x.size()` of a ConvBlock's result (its norm made by a helper: rank unknown) into
+    # four names: the image's rank (igcv3_w1: 97 Transposes before); igcv3_wd4's widths, two units a stage (every
+    # kind: expansion or not, residual or not, strided): quicker (w1's deep stack of perturbed layers drifts to
+    # 2.4e-4 of the output's scale in fp32, as it did before)
+    "igcv3": ("IGCV3", lambda m: m.IGCV3(channels=[[4], [6, 6], [8, 8], [16, 24], [40, 80]], init_block_channels=8,
+                                         final_block_channels=320), 2),
+    # drnc26's kinds of unit (dilated, strided, residual or not), narrow: quicker
+    "drn": ("DRN", lambda m: m.DRN(channels=[[16], [32], [32, 32], [64, 64, 64, 64]], init_block_channels=16,
+                                   dilations=[[1], [1], [1, 1], [1, 2, 4, 1]], bottlenecks=[[0], [0], [0, 0], [0] * 4],
+                                   simplifieds=[[0], [0], [0, 0], [0] * 4], residuals=[[1], [1], [1, 1], [1, 1, 0, 0]]),
+            2),
     "vovnet": ("VoVNet", lambda m: m.VoVNet(channels=[[32], [32], [48], [48]], branch_channels=[[8]] * 4,
                                             num_branches=2), 2),
 }
