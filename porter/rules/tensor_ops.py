@@ -697,11 +697,16 @@ LEGACY_CONSTRUCTORS = {"torch.Tensor": "tf.float32", "torch.FloatTensor": "tf.fl
 
 def translate_tensor_literal(ctx, call):
     if call.canonical in LEGACY_CONSTRUCTORS and not call.kwargs:  # `torch.LongTensor(n)`: n entries (sizes or data)
-        args = [ctx.plain(v) for v in call.all_args()]
-        statics = [v.static for v in call.all_args()]
-        rank = len(statics) if statics and all(isinstance(v, int) for v in statics) else \
-            _nesting(statics[0]) if len(statics) == 1 and isinstance(statics[0], (list, tuple)) else None
+        given = call.all_args()
         dtype = LEGACY_CONSTRUCTORS[call.canonical]
+        if len(given) == 1 and given[0].kind == "size":  # `torch.Tensor(x.size())`: a torch.Size gives sizes
+            code = f"*{ctx.plain(given[0]).code}"
+            return tensor(f"{_runtime(ctx, 'legacy_tensor')}({code}, dtype={dtype})", given[0].rank)
+        args = [ctx.plain(v) for v in given]
+        statics = [v.static for v in given]
+        # two or more arguments are always sizes (the data form takes one)
+        rank = len(statics) if len(statics) > 1 or statics and isinstance(statics[0], int) else \
+            _nesting(statics[0]) if len(statics) == 1 and isinstance(statics[0], (list, tuple)) else None
         return tensor(f"{_runtime(ctx, 'legacy_tensor')}({', '.join(a.code for a in args)}, dtype={dtype})", rank)
     args = [ctx.plain(v) for v in call.all_args()]
     kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k in ("dtype",)}
