@@ -93,6 +93,18 @@ class TorchLayer(keras.layers.Layer):
         return no_keras_mask(inputs, previous_mask)
 
 
+def call_in_training():
+    """Whether the Keras call in progress runs in training mode, for code inside a layer's call that takes no
+    `training` argument (a Gluon cell's `unroll`, a spectrally normalised weight read by its layer): the outer call's
+    is in Keras's call context (mxnet reads autograd's mode the same way)."""
+    try:
+        from keras.src.backend.common.global_state import get_global_attribute
+    except ImportError:  # another Keras layout: inference
+        return False
+    context = get_global_attribute("current_call_ctx")
+    return bool(context is not None and context.training)
+
+
 def no_keras_mask(inputs, previous_mask=None):
     """compute_mask of porter's layers and models: none. A torch module's `mask` argument is its own (an attention
     mask), not a Keras mask to pass on; overriding compute_mask makes Keras count the layer as taking masks, so a
