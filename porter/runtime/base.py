@@ -227,6 +227,10 @@ def broadcast_channels_last(y, rank):
     """A torch-layout operand broadcast against a channels-last tensor of `rank`: pad its rank, move channels last."""
     y = tf.convert_to_tensor(y)
     missing = rank - len(y.shape)
+    if missing < 0:  # torch's result would have y's dims, not the image's: porter took y for one of lower rank
+        raise ValueError(f"a tensor of rank {len(y.shape)} broadcast against a channels-last image of rank {rank}: "
+                         f"the port assumed it had at most the image's dims; convert the source with the tensor's "
+                         f"rank known (a literal view/reshape)")
     if missing > 0:
         sizes = [1] * missing + [-1 if size is None else size for size in y.shape]
         y = tf.reshape(y, sizes) if sizes.count(-1) <= 1 else tf.reshape(
