@@ -575,7 +575,8 @@ def tensor_new(input, *args):
     torch: `x.new((2, 3))` is the 2-vector [2, 3])."""
     if not args:
         return tf.zeros([0], input.dtype)
-    if len(args) == 1 and not isinstance(args[0], (int, tf.TensorShape)):
+    if len(args) == 1 and not isinstance(args[0], tf.TensorShape) and not _is_size(args[0]):  # (a size read from
+        # an input traced with its batch unknown is a scalar integer tensor: still a size)
         return tf.cast(tf.convert_to_tensor(args[0]), input.dtype)
     sizes = list(args[0]) if isinstance(args[0], tf.TensorShape) else list(args)
     return tf.zeros(_shape_args(sizes), input.dtype)

@@ -1,11 +1,12 @@
-"""Property tests of torch's legacy constructors `torch.Tensor` / `torch.FloatTensor` / `torch.LongTensor`
-(porter/rules/tensor_ops.py `translate_tensor_literal`, runtime `legacy_tensor`) against real torch: sizes (none,
-zeros, ones, several; torch leaves the entries uninitialised, the port gives zeros: shape and dtype compared), data
-(nested lists of ints, floats and bools, the floats truncated into a LongTensor as torch does), and in a model: sizes
-read from a channels-last image (`torch.Tensor(y.size(0), y.size(1), 1, 1)`, `torch.Tensor(y.size())`: a
-torch.Size gives sizes, not data, `torch.FloatTensor(*y.shape)`, `torch.LongTensor(y.size(0))`) and data read
-from a constructor list, on drawn image sizes, eagerly, under XLA and traced with the batch unknown (a size read
-from the input is then a scalar tensor, which still stands for a size)."""
+"""Property tests of torch's legacy constructors `torch.Tensor` / `torch.FloatTensor` / `torch.LongTensor` and
+`x.new(...)` (porter/rules/tensor_ops.py `translate_tensor_literal` / `translate_tensor_new`, runtime
+`legacy_tensor` / `tensor_new`) against real torch: sizes (none, zeros, ones, several; torch leaves the entries
+uninitialised, the port gives zeros: shape and dtype compared), data (nested lists of ints, floats and bools, the
+floats truncated into a LongTensor as torch does), and in a model: sizes read from a channels-last image
+(`torch.Tensor(y.size(0), y.size(1), 1, 1)`, `torch.Tensor(y.size())` and `y.new(y.size())`: a torch.Size gives
+sizes, not data, `torch.FloatTensor(*y.shape)`, `torch.LongTensor(y.size(0))`) and data read from a constructor
+list, on drawn image sizes, eagerly, under XLA and traced with the batch unknown (a size read from the input is
+then a scalar tensor, which still stands for a size)."""
 
 import numpy as np
 import pytest
@@ -82,6 +83,8 @@ OPS = {
     "spread_shape": "y = y * torch.FloatTensor(*y.shape).fill_(3.0)",
     "long_count": "y = y * torch.LongTensor(y.size(1)).numel()",
     "data_from_a_constructor_list": "y = y.mean((2, 3))[:, :3] * torch.Tensor(self.weights)",
+    "new_of_a_size": "y = y + y.new(y.size()).fill_(1.5) + y.new(y.size(0), 1, 1, 1).fill_(0.5)",
+    "new_of_a_traced_size": "y = y + y.new(y.size(0)).fill_(2.0).view(-1, 1, 1, 1)",
     "long_data": "y = y.index_select(1, torch.LongTensor([2, 0, 5])) - torch.FloatTensor([[[1.5]], [[2.5]], [[-0.5]]])",
 }
 
