@@ -83,7 +83,7 @@ class CallTranslator:
             # `call`, reached through call_module so the class's own layouts apply
             return self.module_call(Value("self", "module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
-            aliases = aliased_methods(self.info, func.attr.value) if self.info is not None else None
+            aliases = aliased_methods(self.source, self.info, func.attr.value) if self.info is not None else None
             if aliases and self.mode == "forward":
                 applied = self.method_alias_call(func.attr.value, aliases, node)
                 if applied is not None:

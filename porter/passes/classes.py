@@ -13,7 +13,7 @@ import libcst as cst
 
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
-from porter.frontend.walk import descendants, walk
+from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
 from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
@@ -452,7 +452,7 @@ class FileTranslator:
             # stage builder, a layer factory and its `_NORM_ACT_MAP`); a model used alone still takes torch's
             # layout (TorchModule.__call__ converts for it)
             own = statement.name.value if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) else None
-            held.update(node.value for node in descendants(statement) if isinstance(node, cst.Name) and
+            held.update(node.value for node in self.source.nodes_in(statement, cst.Name) if
                         node.value != own and node.value in self.source.classes)
         held.discard(self.ctx.main_class)
         return held

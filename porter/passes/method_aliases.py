@@ -5,36 +5,49 @@ as a call of those methods rather than of a callable porter cannot see."""
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
-from porter.frontend.walk import descendants
+
+ASSIGNMENTS = (cst.Assign, cst.AugAssign, cst.AnnAssign)
 
 
-def aliased_methods(info, attribute):
+def aliased_methods(source, info, attribute):
     """The methods of `info` that its `__init__` binds `self.<attribute>` to (in order, without repeats), or None when
     the constructor binds it to anything else too (or never)."""
-    cache = info.__dict__.setdefault("_aliased_methods", {})
-    if attribute not in cache:
-        cache[attribute] = _aliased_methods(info, attribute)
-    return cache[attribute]
+    cache = info.__dict__.get("_aliased_methods")
+    if cache is None:  # every attribute from one look at the constructor's assignments (asked once per self call)
+        cache = info.__dict__["_aliased_methods"] = _aliased_methods(source, info)
+    return cache.get(attribute)
 
 
-def _aliased_methods(info, attribute):
+def _aliased_methods(source, info):
+    """{attribute: its methods or None} for every `self.<attribute>` the constructor of `info` assigns."""
     init = info.find_method("__init__")
     if init is None:
-        return None
-    methods = []
-    for node in descendants(init):
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
-            [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else []
-        names = [dotted_name(e.value) for t in targets if isinstance(t, (cst.Tuple, cst.List)) for e in t.elements]
-        if f"self.{attribute}" in names:
-            return None  # (`self.f, self.g = ...`: bound to what porter does not follow)
-        if not any(dotted_name(t) == f"self.{attribute}" for t in targets):
-            continue
+        return {}
+    bindings = {}  # attribute -> [method names, None for anything else]
+    for node in source.nodes_in(init, *ASSIGNMENTS):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, (cst.Tuple, cst.List)):  # (`self.f, self.g = ...`: bound to what porter does
+                # not follow)
+                for element in target.elements:
+                    _bind(bindings, dotted_name(element.value), [None])
         values = _choices(node.value) if isinstance(node, cst.Assign) else [None]
-        for value in values:
-            if value is None or not value.startswith("self.") or info.find_method(value[5:]) is None:
-                return None
-            methods.append(value[5:])
+        for name in dict.fromkeys(dotted_name(t) for t in targets):
+            _bind(bindings, name, values)
+    return {attribute: _methods(info, values) for attribute, values in bindings.items()}
+
+
+def _bind(bindings, name, values):
+    if name is not None and name.startswith("self.") and name.count(".") == 1:
+        bindings.setdefault(name[5:], []).extend(values)
+
+
+def _methods(info, values):
+    methods = []
+    for value in values:
+        if value is None or not value.startswith("self.") or info.find_method(value[5:]) is None:
+            return None
+        methods.append(value[5:])
     return tuple(dict.fromkeys(methods)) or None
 
 

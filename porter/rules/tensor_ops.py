@@ -695,13 +695,28 @@ def _creation(runtime, rank_from_args=True):
 LEGACY_CONSTRUCTORS = {"torch.Tensor": "tf.float32", "torch.FloatTensor": "tf.float32", "torch.LongTensor": "tf.int64"}
 
 
+def translate_tensor_new(ctx, call):
+    """`x.new(...)`: a torch.Size argument (`x.new(y.size())`) gives sizes, spread; anything else as given. Only x's
+    dtype is read: x is passed as it lies (no conversion to torch's layout)."""
+    given = call.all_args()
+    source, args = given[0], [ctx.plain(v) for v in given[1:]]
+    codes = [f"*{args[0].code}"] if len(given) == 2 and given[1].kind == "size" else [a.code for a in args]
+    rank = given[1].rank if len(given) == 2 and given[1].kind == "size" else len(args) if len(args) > 1 else None
+    return tensor(f"{_runtime(ctx, 'tensor_new')}({', '.join([source.code, *codes])})", rank)
+
+
 def translate_tensor_literal(ctx, call):
     if call.canonical in LEGACY_CONSTRUCTORS and not call.kwargs:  # `torch.LongTensor(n)`: n entries (sizes or data)
-        args = [ctx.plain(v) for v in call.all_args()]
-        statics = [v.static for v in call.all_args()]
-        rank = len(statics) if statics and all(isinstance(v, int) for v in statics) else \
-            _nesting(statics[0]) if len(statics) == 1 and isinstance(statics[0], (list, tuple)) else None
+        given = call.all_args()
         dtype = LEGACY_CONSTRUCTORS[call.canonical]
+        if len(given) == 1 and given[0].kind == "size":  # `torch.Tensor(x.size())`: a torch.Size gives sizes
+            code = f"*{ctx.plain(given[0]).code}"
+            return tensor(f"{_runtime(ctx, 'legacy_tensor')}({code}, dtype={dtype})", given[0].rank)
+        args = [ctx.plain(v) for v in given]
+        statics = [v.static for v in given]
+        # two or more arguments are always sizes (the data form takes one)
+        rank = len(statics) if len(statics) > 1 or statics and isinstance(statics[0], int) else \
+            _nesting(statics[0]) if len(statics) == 1 and isinstance(statics[0], (list, tuple)) else None
         return tensor(f"{_runtime(ctx, 'legacy_tensor')}({', '.join(a.code for a in args)}, dtype={dtype})", rank)
     args = [ctx.plain(v) for v in call.all_args()]
     kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k in ("dtype",)}
@@ -951,7 +966,8 @@ function_rule("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTen
 for _kind in ("zeros", "ones", "full", "empty"):
     function_rule(f"Tensor.new_{_kind}", translate=translate_new_tensor("zeros" if _kind == "empty" else _kind),
                   layout="source")
-function_rule("Tensor.new", runtime="tensor_new", signature="(input, *args)", layout="source")
+function_rule("Tensor.new", translate=translate_tensor_new, runtime="tensor_new", signature="(input, *args)",
+              layout="source")
 function_rule("torch.tril", "Tensor.tril", runtime="tril", signature="(input, diagonal=0)", layout="source",
               same_rank=True, keeps_dtype=True)
 function_rule("torch.triu", "Tensor.triu", runtime="triu", signature="(input, diagonal=0)", layout="source",

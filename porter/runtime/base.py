@@ -123,6 +123,18 @@ class TorchLayer(keras.layers.Layer):
         return no_keras_mask(inputs, previous_mask)
 
 
+def call_in_training():
+    """Whether the Keras call in progress runs in training mode, for code inside a layer's call that takes no
+    `training` argument (a Gluon cell's `unroll`, a spectrally normalised weight read by its layer): the outer call's
+    is in Keras's call context (mxnet reads autograd's mode the same way)."""
+    try:
+        from keras.src.backend.common.global_state import get_global_attribute
+    except ImportError:  # another Keras layout: inference
+        return False
+    context = get_global_attribute("current_call_ctx")
+    return bool(context is not None and context.training)
+
+
 def no_keras_mask(inputs, previous_mask=None):
     """compute_mask of porter's layers and models: none. A torch module's `mask` argument is its own (an attention
     mask), not a Keras mask to pass on; overriding compute_mask makes Keras count the layer as taking masks, so a
@@ -252,6 +264,10 @@ def broadcast_channels_last(y, rank):
     """A torch-layout operand broadcast against a channels-last tensor of `rank`: pad its rank, move channels last."""
     y = tf.convert_to_tensor(y)
     missing = rank - len(y.shape)
+    if missing < 0:  # torch's result would have y's dims, not the image's: porter took y for one of lower rank
+        raise ValueError(f"a tensor of rank {len(y.shape)} broadcast against a channels-last image of rank {rank}: "
+                         f"the port assumed it had at most the image's dims; convert the source with the tensor's "
+                         f"rank known (a literal view/reshape)")
     if missing > 0:
         sizes = [1] * missing + [-1 if size is None else size for size in y.shape]
         y = tf.reshape(y, sizes) if sizes.count(-1) <= 1 else tf.reshape(

@@ -32,7 +32,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from porter.runtime.base import StateEntry, TorchLayer, uniform_fan_in
+from porter.runtime.base import StateEntry, TorchLayer, call_in_training, uniform_fan_in
 from porter.runtime.gluon_layers import GluonPendingVariable, _gluon_keras_kwargs
 from porter.runtime.gluon_ops import gluon_activation
 from porter.runtime.recurrent import (
@@ -546,17 +546,6 @@ class GluonBidirectionalCell(_GluonRecurrentCell):
         return self.l_cell.torch_state(prefix + "l_cell.") + self.r_cell.torch_state(prefix + "r_cell.")
 
 
-def _gluon_call_training():
-    """Whether the Keras call in progress runs in training mode: `unroll` is a plain method, called without a
-    `training` argument inside the model's call (mxnet reads autograd's mode the same way)."""
-    try:
-        from keras.src.backend.common.global_state import get_global_attribute
-    except ImportError:  # another Keras layout: inference
-        return False
-    context = get_global_attribute("current_call_ctx")
-    return bool(context is not None and context.training)
-
-
 class GluonDropoutCell(_GluonRecurrentCell):
     """gluon.rnn.DropoutCell(rate, axes=()): dropout on the input in training, no states, no parameters."""
 
@@ -572,7 +561,7 @@ class GluonDropoutCell(_GluonRecurrentCell):
         return []
 
     def _gluon_dropout(self, x, training):
-        training = _gluon_call_training() if training is None else training
+        training = call_in_training() if training is None else training
         if not training or self._gluon_seed is None:
             return x
         shape = None
@@ -598,7 +587,7 @@ class GluonZoneoutCell(_GluonRecurrentCell):
         self.built = True
 
     def _gluon_check(self, training):
-        training = _gluon_call_training() if training is None else training
+        training = call_in_training() if training is None else training
         if training and (self.zoneout_outputs or self.zoneout_states):
             raise NotImplementedError("gluon.rnn.ZoneoutCell in training mode is not supported by porter yet")
 

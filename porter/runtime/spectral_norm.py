@@ -4,8 +4,10 @@
 
 weight = weight_orig / sigma with sigma = u . (W v), W the weight with torch's `dim` first, flattened to a matrix.
 u and v are the power-iteration state torch keeps as buffers (non-trainable variables here, loaded from the
-state_dict). Evaluation matches torch exactly; the port does not run torch's training-time power iteration (u and v
-stay as loaded), so in training sigma drifts from torch's as the weights change.
+state_dict). Evaluation matches torch exactly. In training (the Keras call in progress runs with training=True), every
+read of the weight runs torch's `n_power_iterations` power-iteration steps first, outside the gradient, and stores
+the new u and v, as torch does on each forward: the legacy API updates v from u then u from v, the parametrizations
+API u from v then v from u.
 
 sigma is computed on the stored (Keras-layout) weight as sum(W * outer(u, v)), outer(u, v) laid out as the weight is.
 """
@@ -15,7 +17,7 @@ import functools
 import numpy as np
 import tensorflow as tf
 
-from porter.runtime.base import StateEntry
+from porter.runtime.base import StateEntry, call_in_training
 from porter.runtime.weight_norm import _weight_norm_torch_shape
 
 SPECTRAL_NORM_KEYS = {"legacy": ("{name}_orig", "{name}_u", "{name}_v"),
@@ -24,12 +26,19 @@ SPECTRAL_NORM_KEYS = {"legacy": ("{name}_orig", "{name}_u", "{name}_v"),
 
 
 class SpectralNormSpec:
-    def __init__(self, name, dim, api, torch_shape, index, to_keras):
+    def __init__(self, name, dim, api, torch_shape, index, to_keras, n_power_iterations=1, eps=1e-12):
         self.name, self.dim, self.api, self.torch_shape, self.index = name, dim, api, torch_shape, index
         self.to_keras = to_keras
+        self.n_power_iterations, self.eps = int(n_power_iterations), float(eps)
         order = [dim] + [d for d in range(len(torch_shape)) if d != dim]
         self.order = order  # torch dims in the matrix's order (dim first)
         self.rows = torch_shape[dim]
+        self.from_stored = np.argsort(index.reshape(-1))  # stored position of each torch (row-major) entry
+
+    def matrix(self, stored):
+        """The stored weight as torch's matrix: `dim` first, the other dims flattened."""
+        torch_order = tf.reshape(tf.gather(tf.reshape(stored, [-1]), self.from_stored), self.torch_shape)
+        return tf.reshape(tf.transpose(torch_order, self.order), [self.rows, -1])
 
     def keys(self, prefix):
         return tuple(prefix + key.format(name=self.name) for key in SPECTRAL_NORM_KEYS[self.api])
@@ -56,8 +65,30 @@ class SpectralNormed:
 def _spectral_norm_value(layer):
     spec = layer._porter_spectral_norm
     weight = layer.spectral_norm_original
-    sigma = tf.reduce_sum(weight * spec.outer_to_stored(layer.spectral_norm_u, layer.spectral_norm_v))
+    u, v = layer.spectral_norm_u, layer.spectral_norm_v
+    if spec.n_power_iterations > 0 and call_in_training():
+        u, v = _power_iteration(spec, tf.stop_gradient(weight), tf.cast(u, weight.dtype), tf.cast(v, weight.dtype))
+        layer.spectral_norm_u.assign(tf.cast(u, layer.spectral_norm_u.dtype))
+        layer.spectral_norm_v.assign(tf.cast(v, layer.spectral_norm_v.dtype))
+    sigma = tf.reduce_sum(weight * spec.outer_to_stored(u, v))
     return weight / sigma
+
+
+def _power_iteration(spec, weight, u, v):
+    """torch's power-iteration steps on the weight's matrix: (u, v) after them."""
+    matrix = spec.matrix(weight)
+
+    def normalize(x):
+        return x / tf.maximum(tf.norm(x), tf.cast(spec.eps, x.dtype))
+
+    for _ in range(spec.n_power_iterations):
+        if spec.api == "legacy":  # torch.nn.utils.spectral_norm: v from u, then u from v
+            v = normalize(tf.linalg.matvec(matrix, u, transpose_a=True))
+            u = normalize(tf.linalg.matvec(matrix, v))
+        else:  # parametrizations.spectral_norm's _power_method: u from v, then v from u
+            u = normalize(tf.linalg.matvec(matrix, v))
+            v = normalize(tf.linalg.matvec(matrix, u, transpose_a=True))
+    return tf.stop_gradient(u), tf.stop_gradient(v)
 
 
 @functools.cache
@@ -67,7 +98,7 @@ def _spectral_normed_class(cls, name):
     return type(f"Parametrized{cls.__name__}", (SpectralNormed, cls), {name: weight})
 
 
-def _spectral_norm_apply(module, name, dim, eps, api):
+def _spectral_norm_apply(module, name, dim, eps, api, n_power_iterations=1):
     entries = [e for e in module.torch_state("") if e.key == name]
     if not entries:
         raise ValueError(f"spectral_norm: {type(module).__name__} has no parameter {name!r}")
@@ -78,7 +109,7 @@ def _spectral_norm_apply(module, name, dim, eps, api):
     dim = dim % len(torch_shape)
     flat = np.arange(int(np.prod(torch_shape)), dtype=np.int64).reshape(torch_shape)
     index = to_keras(flat) if to_keras is not None else flat
-    spec = SpectralNormSpec(name, dim, api, torch_shape, index, to_keras)
+    spec = SpectralNormSpec(name, dim, api, torch_shape, index, to_keras, n_power_iterations, eps)
     columns = int(np.prod(torch_shape)) // spec.rows
     rng = np.random.default_rng(0)
     u, v = rng.standard_normal(spec.rows), rng.standard_normal(columns)
@@ -101,9 +132,9 @@ def _spectral_norm_apply(module, name, dim, eps, api):
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
     """torch.nn.utils.spectral_norm (legacy): `{name}_orig`, buffers `{name}_u` / `{name}_v`."""
-    return _spectral_norm_apply(module, name, dim, eps, "legacy")
+    return _spectral_norm_apply(module, name, dim, eps, "legacy", n_power_iterations)
 
 
 def parametrized_spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
     """torch.nn.utils.parametrizations.spectral_norm: `parametrizations.{name}.original`, `...0._u`, `...0._v`."""
-    return _spectral_norm_apply(module, name, dim, eps, "parametrizations")
+    return _spectral_norm_apply(module, name, dim, eps, "parametrizations", n_power_iterations)

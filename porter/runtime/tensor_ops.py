@@ -425,10 +425,26 @@ def tensor_from(data, dtype=None, **unused):
 
 def legacy_tensor(*args, dtype=tf.float32):
     """torch.Tensor / FloatTensor / LongTensor: sizes (`torch.LongTensor(4)`: 4 entries, zeros where torch leaves
-    them uninitialised) or the data of a sequence."""
-    if args and all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
-        return tf.zeros([int(a) for a in args], dtype=_as_dtype(dtype))
-    return tf.constant(np.asarray(args[0] if args else []), dtype=_as_dtype(dtype))
+    them uninitialised; a size read from an input traced with its batch unknown, `torch.LongTensor(x.size(0))`, is a
+    scalar integer tensor here, so such a tensor stands for a size, not for data) or the data of a sequence."""
+    dtype = _as_dtype(dtype)
+    if args and all(_is_size(a) for a in args):
+        return tf.zeros([int(a) if isinstance(a, numbers.Integral) else tf.cast(a, tf.int32) for a in args],
+                        dtype=dtype)
+    data = args[0] if args else []
+    try:
+        return tf.constant(np.asarray(data), dtype=dtype)
+    except (TypeError, ValueError, NotImplementedError):  # a tensor, or a list holding traced sizes
+        return tf.cast(tf.convert_to_tensor(data), dtype)
+
+
+def _is_size(value):
+    """An int, or a scalar integer tensor (a size of a traced input)."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, numbers.Integral):
+        return True
+    return tf.is_tensor(value) and value.shape.rank == 0 and value.dtype.is_integer
 
 
 def linspace(start, end, steps, dtype=None, **unused):
@@ -559,7 +575,8 @@ def tensor_new(input, *args):
     torch: `x.new((2, 3))` is the 2-vector [2, 3])."""
     if not args:
         return tf.zeros([0], input.dtype)
-    if len(args) == 1 and not isinstance(args[0], (int, tf.TensorShape)):
+    if len(args) == 1 and not isinstance(args[0], tf.TensorShape) and not _is_size(args[0]):  # (a size read from
+        # an input traced with its batch unknown is a scalar integer tensor: still a size)
         return tf.cast(tf.convert_to_tensor(args[0]), input.dtype)
     sizes = list(args[0]) if isinstance(args[0], tf.TensorShape) else list(args)
     return tf.zeros(_shape_args(sizes), input.dtype)

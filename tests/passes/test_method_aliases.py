@@ -62,3 +62,39 @@ def test_a_method_bound_to_an_attribute_matches_torch_without_conversions(ported
     assert_matches_converting_at_the_boundary(pair, random_input(2, (2, 3, 6, 6)))
     code = (ported(combine) / "op_model_keras.py").read_text()
     assert "out = self._combine_func(residual, out)" in code
+
+
+def test_every_attribute_is_read_from_one_look_at_the_constructor(tmp_path):
+    """`self.<attribute>(...)` calls ask for the attribute's methods once per call site; the constructor's assignments
+    are read once per class for all of them (a 3,500-line file asked 871 times, each a walk of the constructor), and
+    an attribute also bound to something else, or unpacked into, has none."""
+    from porter.frontend.source import parse_source
+    from porter.passes.method_aliases import aliased_methods
+
+    path = tmp_path / "unit.py"
+    path.write_text(SOURCE + '''
+
+class Other(nn.Module):
+    def __init__(self, flag=True):
+        super().__init__()
+        self.f = self._a if flag else self.conv
+        self.g, self.h = self._a, self._a
+        self.k = self._a
+        self.k = self._b
+
+    def _a(self, x):
+        return x
+
+    def _b(self, x):
+        return x
+''')
+    source = parse_source(path, str(path))
+    looks = []
+    nodes_in = source.nodes_in
+    source.nodes_in = lambda scope, *kinds: looks.append(scope) or nodes_in(scope, *kinds)
+    unit, other = source.classes["Unit"], source.classes["Other"]
+    assert aliased_methods(source, unit, "_combine_func") == ("_plus", "_join")
+    assert aliased_methods(source, unit, "conv") is None
+    assert [aliased_methods(source, other, name) for name in ("f", "g", "h", "k", "missing")] == [
+        None, None, None, ("_a", "_b"), None]
+    assert len(looks) == 2

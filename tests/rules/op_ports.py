@@ -66,6 +66,13 @@ def linear_model_cache(tmp_path_factory, bodies, input_specs=("4",)):
     return port_cache(tmp_path_factory, sources, input_specs)
 
 
+def template_cache(tmp_path_factory, template, ops, input_specs=("3,8,8",)):
+    """name -> PortedPair of `template` with its `{op}` replaced by `ops[name]` (lines after the first indented by
+    8), converted on first use."""
+    sources = {name: textwrap.dedent(template).replace("{op}", op) for name, op in ops.items()}
+    return port_cache(tmp_path_factory, sources, input_specs)
+
+
 def port(folder, source, input_specs=("3,8,8",), init_args=None):
     """Write `source` to folder/op_model.py, convert it (exit code 0 required) and return the PortedPair."""
     path = folder / "op_model.py"

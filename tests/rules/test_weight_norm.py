@@ -2,13 +2,15 @@
 real torch: legacy `weight_norm` (weight_g/weight_v) and `parametrizations.weight_norm` (original0/original1) on
 Conv1d/Conv2d/Linear/ConvTranspose1d/ConvTranspose2d with groups, dim 0 / 1 / 2 / None, eagerly and under XLA; a
 TCN residual block (weight-normed dilated causal convolutions, as in locuslab's TCN); torchaudio wav2vec2's
-ConvolutionalPositionalEmbedding as published (tests/rules/wav2vec2_positional.py); removal; gradients of g and v."""
+ConvolutionalPositionalEmbedding as published (tests/rules/wav2vec2_positional.py); removal; gradients of g and v;
+spectral norm (legacy and parametrizations) in evaluation and through a training step (power iteration)."""
 
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tensorflow as tf
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -243,10 +245,12 @@ class OpModel(nn.Module):
         super().__init__()
         self.a = spectral_norm(nn.Conv2d(3, 6, 3, padding=1))
         self.b = parametrizations.spectral_norm(nn.ConvTranspose2d(6, 4, 3, stride=2, groups=2))
-        self.c = nn.utils.spectral_norm(nn.Conv2d(4, 4, 1), dim=1)
+        self.c = nn.utils.spectral_norm(nn.Conv2d(4, 4, 1), n_power_iterations=2, dim=1)
+        self.d = parametrizations.spectral_norm(nn.Linear(4, 3), n_power_iterations=3)
 
     def forward(self, x):
-        return self.c(torch.nn.functional.leaky_relu(self.b(self.a(x)), 0.2))
+        y = self.c(torch.nn.functional.leaky_relu(self.b(self.a(x)), 0.2))
+        return self.d(y.mean((2, 3)))
 '''
 
 
@@ -269,6 +273,63 @@ def test_spectral_norm_matches_torch_in_evaluation(spectral, batch, extra, seed)
     x = random_input(seed, (batch, 3, 4 + extra, 5 + extra))
     assert_same_outputs(spectral, [x], tolerance=1e-5, what=f"spectral x{x.shape}")
     assert_same_outputs(spectral, [x], tolerance=1e-5, what=f"spectral x{x.shape} (XLA)", jit=True)
+
+
+LEARNING_RATE = 0.5
+
+
+def assert_state_matches(torch_model, keras_model, what):
+    expected = {k: v.detach().numpy() for k, v in torch_model.state_dict().items()}
+    got = {e.key: e for e in keras_model.torch_state("")}
+    assert sorted(expected) == sorted(got), what
+    for key, value in expected.items():
+        entry = got[key]
+        want = entry.to_keras(value) if entry.to_keras is not None else value
+        np.testing.assert_allclose(entry.variable.numpy(), want, rtol=1e-4, atol=1e-5, err_msg=f"{what}: {key}")
+
+
+@settings(max_examples=6, deadline=None)
+@given(batch=st.integers(1, 3), extra=st.integers(0, 3), seed=st.integers(0, 2**16))
+def test_a_spectral_norm_training_step_updates_u_v_and_the_weights_as_torch(spectral, batch, extra, seed):
+    """Each training forward runs torch's power iteration (`n_power_iterations` steps; the legacy API updates v then
+    u, the parametrizations API u then v) and stores the new u and v: one SGD step on both models from the same
+    weights, then a second training forward and an evaluation give torch's outputs, u, v and weights."""
+    torch_model, keras_model = spectral.torch_model, spectral.keras_model
+    torch.manual_seed(seed)
+    torch_model.train()
+    for _ in range(2):  # u and v moved off their initial values by torch's own iterations
+        torch_model(torch.randn(2, 3, 5, 6))
+    copy_torch_weights(torch_model, keras_model)
+    x = random_input(seed, (batch, 3, 4 + extra, 5 + extra))
+    weights = np.random.default_rng(seed).standard_normal((batch, 3)).astype(np.float32)
+
+    torch_out = torch_model(torch.from_numpy(x))
+    (torch_out * torch.from_numpy(weights)).sum().backward()
+    with torch.no_grad():
+        for parameter in torch_model.parameters():
+            parameter.sub_(LEARNING_RATE * parameter.grad)
+            parameter.grad = None
+    with tf.GradientTape() as tape:
+        keras_out = keras_model(x, training=True)
+        loss = tf.reduce_sum(keras_out * weights)
+    variables = keras_model.trainable_variables
+    for variable, gradient in zip(variables, tape.gradient(loss, variables), strict=True):
+        variable.assign_sub(LEARNING_RATE * gradient)
+    scale = max(1.0, float(np.abs(torch_out.detach().numpy()).max()))
+    np.testing.assert_allclose(np.asarray(keras_out), torch_out.detach().numpy(), rtol=1e-4, atol=1e-5 * scale,
+                               err_msg="training forward")
+    assert_state_matches(torch_model, keras_model, "after one step")
+
+    torch_again = torch_model(torch.from_numpy(x)).detach().numpy()  # another iteration, on the new weights
+    np.testing.assert_allclose(np.asarray(keras_model(x, training=True)), torch_again, rtol=1e-4, atol=1e-5 * scale,
+                               err_msg="second training forward")
+    assert_state_matches(torch_model, keras_model, "after a second training forward")
+    torch_model.eval()
+    with torch.no_grad():
+        evaluated = torch_model(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(np.asarray(keras_model(x, training=False)), evaluated, rtol=1e-4, atol=1e-5 * scale,
+                               err_msg="evaluation")
+    assert_state_matches(torch_model, keras_model, "evaluation leaves u and v")
 
 
 @pytest.mark.parametrize("name", ["tcn", "sequence"])
