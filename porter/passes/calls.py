@@ -703,6 +703,9 @@ class CallTranslator:
             pooled = self.pool_in_stored_order(code, rule, args[0])
             if pooled is not None:
                 return pooled
+        if _runs_as_held(rule, args[0]) and len(args) == 1 and not kwargs:
+            self.record_module_op(rule)
+            return args[0].but(code=self.call_text(code, args[0].code, ', layout="channels_last"'), static=None)
         first = args[0]
         if first.kind == "python" and first.static is None and rule.layout == "channels_last":
             first = tensor(first.code)  # what porter cannot type (a class's unknown result) comes in torch's layout
@@ -947,6 +950,8 @@ class CallTranslator:
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         first = to_layout(self.ctx, value, layout_in) if layout_in != "any" else value
         layouts = ""
+        explicit = explicit or (first.channels_last and any(
+            e.kind == "rule" and e.rule.runs_channels_last for e in ref.elements))  # the runtime's default: source
         if explicit and {first.layout, out.layout} <= {"channels_last", "source"}:
             layouts = f", layout={first.layout!r}, layout_out={out.layout!r}".replace("'", '"')
         return result_of(out, f"{code}({first.code}{self.training_kwarg(kwargs)}{layouts})")
@@ -956,7 +961,7 @@ class CallTranslator:
         ref = _own_class(ref)
         if ref.kind == "rule":
             rule = ref.rule
-            if rule.layout == "any":
+            if rule.layout == "any" or _runs_as_held(rule, incoming):
                 return "any", incoming
             after = tensor("", self.rule_rank(rule, incoming), rule.layout) if rule.outputs in (
                 "tensor", "tensor_or_tuple") else Value("", "tuple", items=None)
@@ -1366,6 +1371,11 @@ def _unstarred(args):
         else:
             spelled.append(value)
     return spelled
+
+
+def _runs_as_held(rule, value):
+    """Whether the layer of `rule` computes on `value`, a channels-last tensor of rank > 2, as it lies."""
+    return rule.runs_channels_last and value.is_tensor and value.channels_last and value.rank is not None
 
 
 def _module_name(ref):

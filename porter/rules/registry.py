@@ -69,6 +69,9 @@ class ModuleRule:
     # "num_features" for a batch norm), KEEPS_CHANNELS (a pool, a pad: what came in), or None (unknown). A flatten
     # of a channels-last tensor whose channel count is known stays a reshape (porter/passes/channels.py)
     channels: str | None = None
+    # the layer also computes on a channels-last tensor of rank > 2 as it lies, keeping that layout
+    # (`layer(x, layout="channels_last")`): a Linear contracts torch's last dim where channels-last stores it
+    runs_channels_last: bool = False
 
 
 KEEPS_CHANNELS = "kept"
@@ -104,11 +107,11 @@ def _family():
 
 
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
-                spatial_order_free=False, channels=None):
+                spatial_order_free=False, channels=None, runs_channels_last=False):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
-                      spatial_order_free, channels)
+                      spatial_order_free, channels, runs_channels_last)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule

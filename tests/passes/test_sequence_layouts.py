@@ -1,0 +1,107 @@
+"""Rank-3 token tensors are not images: `x.transpose(1, 2)` of a (N, L, C) sequence is held as it lies (a
+channels-last relabel) and a Linear on it contracts the tokens where they are stored, so MLP-Mixer's token mixing
+(`mlp(norm(x).transpose(1, 2)).transpose(1, 2)`, a Sequential or a lone Linear) moves no data and the residual stream
+stays in torch's order: the port traces only the entry's Transpose and matches torch."""
+
+import pytest
+
+from porter.verify.harness import count_transposes
+from tests.rules.op_ports import assert_same_outputs, port, random_input
+
+MIXER = '''
+import torch
+from torch import nn
+
+
+class MixerBlock(nn.Module):
+    def __init__(self, tokens, dim, lone):
+        super().__init__()
+        self.lone = lone
+        self.norm1 = nn.LayerNorm(dim)
+        self.token_mix = nn.Sequential(nn.Linear(tokens, 8), nn.GELU(), nn.Linear(8, tokens))
+        self.token_fc = nn.Linear(tokens, tokens)
+        self.norm2 = nn.LayerNorm(dim)
+        self.channel_mix = nn.Sequential(nn.Linear(dim, 32), nn.GELU(), nn.Linear(32, dim))
+
+    def forward(self, x):
+        y = self.norm1(x).transpose(1, 2)
+        if self.lone:
+            y = self.token_fc(y)
+        else:
+            y = self.token_mix(y)
+        x = x + y.transpose(1, 2)
+        return x + self.channel_mix(self.norm2(x))
+
+
+class Net(nn.Module):
+    def __init__(self, lone=False, dim=16):
+        super().__init__()
+        self.embed = nn.Conv2d(3, dim, 4, 4)
+        self.blocks = nn.ModuleList([MixerBlock(16, dim, lone) for _ in range(2)])
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, 5)
+
+    def forward(self, x):
+        x = self.embed(x).flatten(2).transpose(1, 2)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x).mean(dim=1))
+'''
+
+
+@pytest.mark.parametrize("lone", [False, True])
+def test_token_mixing_linear_runs_on_the_transposed_sequence(tmp_path, lone):
+    pair = port(tmp_path, MIXER, input_specs=("3,16,16",), init_args={"lone": lone})
+    x = random_input(3, (2, 3, 16, 16))
+    assert_same_outputs(pair, [x], tolerance=1e-5)
+    assert_same_outputs(pair, [x], tolerance=1e-5, jit=True)
+    assert count_transposes(pair.keras_model, [x]) == 1  # the entry's (13 when the tokens were an image)
+
+
+ATTENTION = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim=16, num_heads=2, fused=True):
+        super().__init__()
+        self.num_heads, self.head_dim = num_heads, dim // num_heads
+        self.scale = self.head_dim ** -0.5
+        self.fused = fused
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+        if self.fused:
+            x = F.scaled_dot_product_attention(q, k, v)
+        else:
+            attn = (q * self.scale) @ k.transpose(-2, -1)
+            x = attn.softmax(dim=-1) @ v
+        x = x.transpose(1, 2).reshape(B, N, C)
+        return self.proj(x)
+
+
+class Net(nn.Module):
+    def __init__(self, fused=True):
+        super().__init__()
+        self.attn = Attention(fused=fused)
+        self.norm = nn.LayerNorm(16)
+
+    def forward(self, x):
+        return x + self.attn(self.norm(x))
+'''
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_attention_paths_write_their_output_in_the_order_the_transpose_wants(tmp_path, fused):
+    """`x.transpose(1, 2).reshape(B, N, C)` after an if/else of SDPA or the einsums written out: each path writes
+    its (B, heads, N, head_dim) result as (B, N, heads, head_dim), so the transpose and the reshape move no data."""
+    pair = port(tmp_path, ATTENTION, input_specs=("5,16",), init_args={"fused": fused})
+    x = random_input(4, (2, 5, 16))
+    assert_same_outputs(pair, [x], tolerance=1e-5)
+    assert_same_outputs(pair, [x], tolerance=1e-5, jit=True)
+    assert count_transposes(pair.keras_model, [x]) == 0  # (1 when the if/else's result was in torch's order)
