@@ -706,6 +706,10 @@ class CallTranslator:
         if _runs_as_held(rule, args[0]) and len(args) == 1 and not kwargs:
             self.record_module_op(rule)
             return args[0].but(code=self.call_text(code, args[0].code, ', layout="channels_last"'), static=None)
+        if len(args) == 1 and is_permuted(args[0]) and (rule.gathers or rule.swaps_batch_axis):
+            held = self.permuted_module_call(code, rule, args[0], kwargs)
+            if held is not None:
+                return held
         first = args[0]
         if first.kind == "python" and first.static is None and rule.layout == "channels_last":
             first = tensor(first.code)  # what porter cannot type (a class's unknown result) comes in torch's layout
@@ -723,6 +727,23 @@ class CallTranslator:
         if rule.layout == "channels_last":
             result = result.but(channels=channels_after_rule(rule, code, first))
         return result
+
+    def permuted_module_call(self, code, rule, value, kwargs):
+        """A layer that takes a permuted tensor as it lies: an Embedding of indices `src.transpose(0, 1)` (its vectors
+        stored after them), a sequence-first Transformer encoder on that sequence held batch-first (told
+        `swapped=True`: it runs batch-first and hands its result back so). None for any other case."""
+        order = physical_order(value)
+        kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
+        training = self.training_kwarg(kwargs) if rule.training else ""
+        if rule.gathers and not kwargs:
+            result = tensor(self.call_text(code, value.code), value.rank + 1)
+            self.record_module_op(rule)
+            return result.but(layout=layout_of_order(order + [value.rank]))
+        if rule.swaps_batch_axis and order == [1, 0, 2]:
+            result = tensor(self.call_text(code, self.join_args([value], kw), training + ", swapped=True"), 3)
+            self.record_module_op(rule)
+            return result.but(layout=value.layout)
+        return None
 
     def pool_in_stored_order(self, code, rule, value):
         """A per-axis layer (a pool) on a permuted tensor: the channel axis moved last where it is not (a reshape

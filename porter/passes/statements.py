@@ -312,7 +312,8 @@ class BodyTranslator(ExpressionTranslator):
             for target in targets:
                 for dim, element in enumerate(target.elements):
                     if isinstance(element.value, cst.Name):
-                        self.env[element.value.value] = python(element.value.value).but(channel_count=dim == channels)
+                        self.env[element.value.value] = python(element.value.value).but(
+                            channel_count=dim == channels, spatial_size=_spatial(dim, value.rank))
             left = " = ".join(self.code(t) for t in targets)
             return [f"{pad}{left} = {helper}({value.code}{self.layout_flag(value)})"]
         for target in targets:
@@ -320,7 +321,8 @@ class BodyTranslator(ExpressionTranslator):
             codes = []
             for dim, name_node in enumerate(names):
                 if isinstance(name_node, cst.Name):
-                    self.env[name_node.value] = python(name_node.value).but(channel_count=dim == channels)
+                    self.env[name_node.value] = python(name_node.value).but(
+                        channel_count=dim == channels, spatial_size=_spatial(dim, value.rank))
                 codes.append(self.dim_size(value, dim).code)
             left = ", ".join(self.code(n) for n in names)
             lines.append(f"{pad}{left} = {', '.join(codes)}")
@@ -1033,6 +1035,11 @@ def _dedent(text):
     import textwrap
 
     return textwrap.dedent(text)
+
+
+def _spatial(dim, rank):
+    """Whether torch dim `dim` of a tensor of `rank` comes after an image's channels."""
+    return rank is not None and rank > 2 and dim > 1
 
 
 def _einsums_in_order_wanted(env_a, lines_a, env_b, lines_b, depth, following):

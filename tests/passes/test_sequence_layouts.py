@@ -105,3 +105,85 @@ def test_attention_paths_write_their_output_in_the_order_the_transpose_wants(tmp
     assert_same_outputs(pair, [x], tolerance=1e-5)
     assert_same_outputs(pair, [x], tolerance=1e-5, jit=True)
     assert count_transposes(pair.keras_model, [x]) == 0  # (1 when the if/else's result was in torch's order)
+
+
+NON_LOCAL = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class NonLocal(nn.Module):
+    def __init__(self, channels=8, inner=4):
+        super().__init__()
+        self.inner = inner
+        self.theta = nn.Conv2d(channels, inner, 1)
+        self.phi = nn.Conv2d(channels, inner, 1)
+        self.g = nn.Conv2d(channels, inner, 1)
+        self.out = nn.Conv2d(inner, channels, 1)
+
+    def forward(self, x):
+        b = x.size(0)
+        theta = self.theta(x).view(b, self.inner, -1).permute(0, 2, 1)
+        phi = self.phi(x).view(b, self.inner, -1)
+        g = self.g(x).view(b, self.inner, -1).permute(0, 2, 1)
+        y = torch.matmul(F.softmax(torch.matmul(theta, phi), dim=-1), g)
+        y = y.permute(0, 2, 1).contiguous().view(b, self.inner, *x.size()[2:])
+        return x + self.out(y)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.block = NonLocal()
+
+    def forward(self, x):
+        return self.block(self.stem(x))
+'''
+
+
+def test_view_with_starred_spatial_sizes_splits_the_tokens_where_they_lie(tmp_path):
+    """`y.view(b, c, *x.size()[2:])` of a (N, C, H*W) held channels-last: the sizes after dim 1 are x's spatial
+    sizes, so the view splits the tokens back into H, W and the image stays channels-last."""
+    pair = port(tmp_path, NON_LOCAL, input_specs=("3,6,6",))
+    x = random_input(5, (2, 3, 6, 6))
+    assert_same_outputs(pair, [x], tolerance=1e-5)
+    assert_same_outputs(pair, [x], tolerance=1e-5, jit=True)
+    assert count_transposes(pair.keras_model, [x]) == 2  # the boundary's (4 when the view ran in torch's order)
+
+
+SEQUENCE_FIRST = '''
+import math
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, ntoken=50, d_model=16, nhead=2, batch_first=False, norm_first=False):
+        super().__init__()
+        self.embedding = nn.Embedding(ntoken, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, nhead, 32, 0.1, batch_first=batch_first, norm_first=norm_first)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.last = nn.TransformerEncoderLayer(d_model, nhead, 32, 0.1, batch_first=batch_first)
+        self.d_model = d_model
+        self.classifier = nn.Linear(d_model, 4)
+
+    def forward(self, src):
+        src = src.transpose(0, 1)
+        x = self.embedding(src) * math.sqrt(self.d_model)
+        x = self.last(self.encoder(x))
+        return self.classifier(x.mean(dim=0))
+'''
+
+
+@pytest.mark.parametrize("init_args", [{}, {"norm_first": True}, {"batch_first": True}])
+def test_sequence_first_encoder_runs_on_the_batch_first_tokens(tmp_path, init_args):
+    """`src.transpose(0, 1)` of (N, S) token ids: the Embedding gathers them as they lie, (N, S, E) held for torch's
+    (S, N, E), and the encoder runs on that told `swapped=True` (batch-first inside, or sequence-first for a
+    batch_first layer handed a sequence-first tensor): no Transpose."""
+    pair = port(tmp_path, SEQUENCE_FIRST, input_specs=("7:int64:0:50",), init_args=init_args)
+    x = pair.example_inputs(batch=3, seed=6)
+    assert_same_outputs(pair, x, tolerance=1e-5)
+    assert_same_outputs(pair, x, tolerance=1e-5, jit=True)
+    assert count_transposes(pair.keras_model, x) == 0  # (1 when the ids were transposed first)
