@@ -277,6 +277,9 @@ def translate_transpose(ctx, call):
     bound = _bind(ctx, call, "(input, dim0, dim1)")
     value = bound["input"]
     dim0, dim1 = _static_int(bound.get("dim0")), _static_int(bound.get("dim1"))
+    if value.rank is None and value.channels_last and dim0 is not None and dim1 is not None and len(call.all_args()) == 3:
+        # an image or sequence held channels-last whose rank the runtime reads: one permutation there, or none
+        return tensor(f"{_runtime(ctx, 'transpose')}({value.code}, {dim0}, {dim1}, channels_last=True)")
     if value.rank is None or dim0 is None or dim1 is None:
         return _plain_call(ctx, "transpose", call, rank=value.rank)
     dims = list(range(value.rank))

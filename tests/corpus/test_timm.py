@@ -50,13 +50,14 @@ def blocks(arch):
 # `x.transpose(1, 2).reshape(B, N, C)` after `if self.fused_attn: SDPA else: the einsums written out` is a
 # relabelling: both paths write their result in the order that transpose wants (porter/passes/order_wanted.py). Swin
 # also partitions windows (a real permute) and its head's pool takes the (N, H, W, C) stage output (torch's order)
-# channels-last. mlp_mixer's token MLP runs on `x.transpose(1, 2)`, a Transpose each way
+# channels-last. mlp_mixer's token MLP (timm's Mlp, its Linears one of two layers) runs on `x.transpose(1, 2)` held
+# channels-last, and the transpose of what it returns undoes that order (no Transpose)
 CASES = {
     "vgg": ("VGG", lambda m: m.VGG([8, "M", 16, "M", 16, "M", 32, "M", 32, "M"], num_classes=10),
             (2, 3, 64, 64), 1),
     "vision_transformer": ("VisionTransformer", lambda m: m.VisionTransformer(**VIT_TINY), (2, 3, 32, 32), 1),
     "mlp_mixer": ("MlpMixer", lambda m: m.MlpMixer(num_classes=10, img_size=32, patch_size=8, num_blocks=2,
-                                                 embed_dim=16), (2, 3, 32, 32), 5),
+                                                 embed_dim=16), (2, 3, 32, 32), 1),
     "resnet": ("ResNet", lambda m: m.ResNet(m.BasicBlock, [1, 1, 1, 1], num_classes=10), (2, 3, 32, 32), 1),
     "convnext": ("ConvNeXt", lambda m: m.ConvNeXt(depths=(1, 1, 1, 1), dims=(8, 16, 24, 32), num_classes=10),
                  (2, 3, 64, 64), 1),

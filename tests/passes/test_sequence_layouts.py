@@ -187,3 +187,79 @@ def test_sequence_first_encoder_runs_on_the_batch_first_tokens(tmp_path, init_ar
     assert_same_outputs(pair, x, tolerance=1e-5)
     assert_same_outputs(pair, x, tolerance=1e-5, jit=True)
     assert count_transposes(pair.keras_model, x) == 0  # (1 when the ids were transposed first)
+
+
+LIBRARY_MIXER = '''
+from functools import partial
+
+import torch
+from torch import nn
+
+
+class PatchEmbed(nn.Module):
+    def __init__(self, dim, flatten=True, output_fmt=None, device=None, dtype=None):
+        super().__init__()
+        if output_fmt is not None:
+            self.flatten = False
+        else:
+            self.flatten = flatten
+        self.proj = nn.Conv2d(3, dim, 4, 4, device=device, dtype=dtype)
+
+    def forward(self, x):
+        x = self.proj(x)
+        if self.flatten:
+            x = x.flatten(2).transpose(1, 2)
+        return x
+
+
+class Mlp(nn.Module):
+    def __init__(self, features, hidden, norm_layer=None, use_conv=False, device=None, dtype=None):
+        super().__init__()
+        linear_layer = partial(nn.Conv2d, kernel_size=1) if use_conv else nn.Linear
+        self.fc1 = linear_layer(features, hidden)
+        self.act = nn.GELU()
+        self.norm = norm_layer(hidden) if norm_layer is not None else nn.Identity()
+        self.fc2 = linear_layer(hidden, features)
+
+    def forward(self, x):
+        return self.fc2(self.norm(self.act(self.fc1(x))))
+
+
+class MixerBlock(nn.Module):
+    def __init__(self, dim, tokens, mlp_layer=Mlp, norm_layer=nn.LayerNorm, device=None, dtype=None):
+        super().__init__()
+        dd = {'device': device, 'dtype': dtype}
+        self.norm1 = norm_layer(dim, **dd)
+        self.mlp_tokens = mlp_layer(tokens, 8, **dd)
+        self.norm2 = norm_layer(dim, **dd)
+        self.mlp_channels = mlp_layer(dim, 32, **dd)
+
+    def forward(self, x):
+        x = x + self.mlp_tokens(self.norm1(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.mlp_channels(self.norm2(x))
+
+
+class Net(nn.Module):
+    def __init__(self, dim=16, device=None, dtype=None):
+        super().__init__()
+        dd = {'device': device, 'dtype': dtype}
+        self.stem = PatchEmbed(dim, **dd)
+        self.blocks = nn.Sequential(*[MixerBlock(dim, 16, **dd) for _ in range(2)])
+        self.head = nn.Linear(dim, 5)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.stem(x)).mean(dim=1))
+'''
+
+
+def test_library_style_mixer_keeps_its_tokens_in_place(tmp_path):
+    """timm's style: layers built by factories handed in, `**dd` of a dict written in `__init__` (its keywords known,
+    so PatchEmbed's `if self.flatten:` is decided per construction and the tokens have rank 3), an Mlp whose
+    Linear is one of two layers (`partial(nn.Conv2d, kernel_size=1) if use_conv else nn.Linear`) taking the
+    transposed tokens as they lie, and `.transpose(1, 2)` of what a module porter cannot type returned (its rank read
+    at run time): only the entry's Transpose."""
+    pair = port(tmp_path, LIBRARY_MIXER, input_specs=("3,16,16",))
+    x = random_input(7, (2, 3, 16, 16))
+    assert_same_outputs(pair, [x], tolerance=1e-5)
+    assert_same_outputs(pair, [x], tolerance=1e-5, jit=True)
+    assert count_transposes(pair.keras_model, [x]) == 1
