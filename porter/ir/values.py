@@ -87,6 +87,9 @@ class Value:
     # a Python size read from the dim a channels-last or permuted tensor stores last (`c` of `n, c, h, w = x.shape`):
     # a view given it at one place keeps the channels whole there (porter/rules/tensor_ops.py)
     channel_count: bool = field(default=False, compare=False)
+    # a Python size read from a dim after an image's channels (`h` of `n, c, h, w = x.shape`, the items of
+    # `x.size()[2:]`): a view given such sizes after its dim 1 splits the spatial dims, not the channels
+    spatial_size: bool = field(default=False, compare=False)
 
     @property
     def is_tensor(self):

@@ -780,6 +780,13 @@ class CallTranslator:
             pooled = self.pool_in_stored_order(code, rule, args[0])
             if pooled is not None:
                 return pooled
+        if _runs_as_held(rule, args[0]) and len(args) == 1 and not kwargs:
+            self.record_module_op(rule)
+            return args[0].but(code=self.call_text(code, args[0].code, ', layout="channels_last"'), static=None)
+        if len(args) == 1 and is_permuted(args[0]) and (rule.gathers or rule.swaps_batch_axis):
+            held = self.permuted_module_call(code, rule, args[0], kwargs)
+            if held is not None:
+                return held
         first = args[0]
         if first.kind == "python" and first.static is None and rule.layout == "channels_last":
             first = tensor(first.code)  # what porter cannot type (a class's unknown result) comes in torch's layout
@@ -797,6 +804,23 @@ class CallTranslator:
         if rule.layout == "channels_last":
             result = result.but(channels=channels_after_rule(rule, code, first))
         return result
+
+    def permuted_module_call(self, code, rule, value, kwargs):
+        """A layer that takes a permuted tensor as it lies: an Embedding of indices `src.transpose(0, 1)` (its vectors
+        stored after them), a sequence-first Transformer encoder on that sequence held batch-first (told
+        `swapped=True`: it runs batch-first and hands its result back so). None for any other case."""
+        order = physical_order(value)
+        kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
+        training = self.training_kwarg(kwargs) if rule.training else ""
+        if rule.gathers and not kwargs:
+            result = tensor(self.call_text(code, value.code), value.rank + 1)
+            self.record_module_op(rule)
+            return result.but(layout=layout_of_order(order + [value.rank]))
+        if rule.swaps_batch_axis and order == [1, 0, 2]:
+            result = tensor(self.call_text(code, self.join_args([value], kw), training + ", swapped=True"), 3)
+            self.record_module_op(rule)
+            return result.but(layout=value.layout)
+        return None
 
     def pool_in_stored_order(self, code, rule, value):
         """A per-axis layer (a pool) on a permuted tensor: the channel axis moved last where it is not (a reshape
@@ -1027,6 +1051,8 @@ class CallTranslator:
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         first = to_layout(self.ctx, value, layout_in) if layout_in != "any" else value
         layouts = ""
+        explicit = explicit or (first.channels_last and any(
+            e.kind == "rule" and e.rule.runs_channels_last for e in ref.elements))  # the runtime's default: source
         if explicit and {first.layout, out.layout} <= {"channels_last", "source"}:
             layouts = f", layout={first.layout!r}, layout_out={out.layout!r}".replace("'", '"')
         return result_of(out, f"{code}({first.code}{self.training_kwarg(kwargs)}{layouts})")
@@ -1036,7 +1062,7 @@ class CallTranslator:
         ref = _own_class(ref)
         if ref.kind == "rule":
             rule = ref.rule
-            if rule.layout == "any":
+            if rule.layout == "any" or _runs_as_held(rule, incoming):
                 return "any", incoming
             after = tensor("", self.rule_rank(rule, incoming), rule.layout) if rule.outputs in (
                 "tensor", "tensor_or_tuple") else Value("", "tuple", items=None)
@@ -1462,6 +1488,11 @@ def _unstarred(args):
         else:
             spelled.append(value)
     return spelled
+
+
+def _runs_as_held(rule, value):
+    """Whether the layer of `rule` computes on `value`, a channels-last tensor of rank > 2, as it lies."""
+    return rule.runs_channels_last and value.is_tensor and value.channels_last and value.rank is not None
 
 
 def _module_name(ref):

@@ -761,7 +761,8 @@ class FileTranslator:
             forward = info.find_method("forward")
             params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
             if params and not self.prefers_channels_last(info, params[0].name.value, depth=0) and \
-                    self.first_layer_layout(info, params[0].name.value) == "source":
+                    self.first_layer_layout(info, params[0].name.value) == "source" and \
+                    not _runs_on_held_sequence(self.first_layer(info, params[0].name.value)):
                 args[0] = args[0].but(layout="source")
         return args
 
@@ -856,6 +857,12 @@ class FileTranslator:
     def first_layer_layout(self, info, param):
         """The layout the first layer `forward` hands `param` to works in ("source", "channels_last", "any"), or
         None when porter cannot tell."""
+        ref = self.first_layer(info, param)
+        layout = self.ref_preference(ref, 0) if hasattr(ref, "kind") else None
+        return "source" if layout == "unknown" else layout
+
+    def first_layer(self, info, param):
+        """The ModuleRef of the layer `forward` first hands `param` to (`self.fc1(x)`), or None."""
         forward = info.find_method("forward")
         ir = self.ctx.irs.get(info.name)
         for node in _calls_in_order(forward.body) if forward is not None else ():
@@ -863,9 +870,7 @@ class FileTranslator:
                 continue
             func = node.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-                ref = ir.attributes.get(func.attr.value) if ir else None
-                layout = self.ref_preference(ref, 0) if hasattr(ref, "kind") else None
-                return "source" if layout == "unknown" else layout
+                return ir.attributes.get(func.attr.value) if ir else None
             return None
         return None
 
@@ -1672,6 +1677,19 @@ def _ir_state(ir):
 def _restore_ir_state(ir, state):
     for field, value in state.items():
         setattr(ir, field, value)
+
+
+def _runs_on_held_sequence(ref):
+    """Whether the layer `ref` computes on a sequence held channels-last as it lies: a Linear (it contracts the
+    features where they are stored), or a layer chosen at run time among such layers and channels-last ones
+    (timm's Mlp: `partial(nn.Conv2d, kernel_size=1) if use_conv else nn.Linear`)."""
+    if not hasattr(ref, "kind"):
+        return False
+    if ref.kind == "rule":
+        return ref.rule.runs_channels_last
+    return ref.kind == "unknown" and bool(ref.alternatives) and any(_runs_on_held_sequence(a) for a in ref.alternatives) \
+        and all(_runs_on_held_sequence(a) or a.kind == "rule" and a.rule.layout == "channels_last"
+                for a in ref.alternatives)
 
 
 def _conversions(body):

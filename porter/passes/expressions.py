@@ -708,9 +708,18 @@ class ExpressionTranslator(CallTranslator):
             if isinstance(index.static, int):
                 return self.dim_size(base, index.static)
         if base.layout.startswith("permuted:"):  # (a pending transpose: its sizes read in torch's dim order)
-            return python(f"{self.materialize_size(base.but(kind='size')).code}[{self.slice_code(node)}]")
-        self.ctx.use("torch_size")
-        return python(f"torch_size({base.code}{self.layout_flag(base)})[{self.slice_code(node)}]")
+            sliced = python(f"{self.materialize_size(base.but(kind='size')).code}[{self.slice_code(node)}]")
+        else:
+            self.ctx.use("torch_size")
+            sliced = python(f"torch_size({base.code}{self.layout_flag(base)})[{self.slice_code(node)}]")
+        dims = _sliced_dims(node, base.rank)
+        if dims is None:
+            return sliced
+        # `x.size()[2:]` of a tensor of known rank: a tuple whose items are known (`*` of it gives a view its count)
+        channels = stored_last_dim(base)
+        return Value(sliced.code, "tuple", items=tuple(
+            python(f"{sliced.code}[{k}]").but(channel_count=d == channels, spatial_size=d > 1 and base.rank > 2)
+            for k, d in enumerate(dims)))
 
     def layout_flag(self, value):
         return ", channels_last=True" if value.channels_last or (
@@ -720,6 +729,8 @@ class ExpressionTranslator(CallTranslator):
         """torch's size of `value`'s dim `dim`, read from the axis that holds it (marked when it is the channels)."""
         size = self._dim_size(value, dim)
         channels = stored_last_dim(value)
+        if value.rank is not None and value.rank > 2 and dim % value.rank > 1:
+            size = size.but(spatial_size=True)
         return size.but(channel_count=True) if channels is not None and dim % value.rank == channels else size
 
     def _dim_size(self, value, dim):
@@ -936,3 +947,23 @@ def _lists_alike(first, second):
     porter cannot tell of their items stays as it was)."""
     a, b = element_template(first), element_template(second)
     return not (a is not None and b is not None and a.is_tensor and b.is_tensor and a.layout != b.layout)
+
+
+def _sliced_dims(node, rank):
+    """The dims `x.shape[a:b]` (a Subscript with one slice of integer literals, or none) selects of a tensor of
+    `rank`, or None."""
+    if rank is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+        return None
+    part = node.slice[0].slice
+    bounds = []
+    for bound in (part.lower, part.upper, part.step):
+        if bound is None:
+            bounds.append(None)
+        elif isinstance(bound, cst.Integer):
+            bounds.append(int(bound.value))
+        elif isinstance(bound, cst.UnaryOperation) and isinstance(bound.operator, cst.Minus) and isinstance(
+                bound.expression, cst.Integer):
+            bounds.append(-int(bound.expression.value))
+        else:
+            return None
+    return list(range(rank))[slice(*bounds)]

@@ -15,7 +15,7 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.walk import descendants, walk
 from porter.ir.containers import CONTAINERS
 from porter.ir.values import UNKNOWN_MODULE, ModuleRef
-from porter.passes.call_literals import LITERALS, argument_literals, call_literals, literal_text
+from porter.passes.call_literals import FORWARDED, LITERALS, argument_literals, call_literals, literal_text
 from porter.passes.elementwise_classes import is_elementwise_class
 from porter.passes.init_statics import decided_attributes
 from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_names, loop_turns
@@ -601,6 +601,8 @@ class ModuleResolver:
                 env[name] = assigned[-1]
             elif all(isinstance(v, set) for v in assigned):
                 env[name] = set().union(*assigned)
+            elif name == LITERALS:  # what every path binds alike (a dict written on one path only: unknown after)
+                env[name] = {k: v for k, v in assigned[0].items() if all(o.get(k, not v) == v for o in assigned)}
             elif all(isinstance(v, dict) for v in assigned):  # "#lead": the fewest children known to lead
                 env[name] = {k: min(v[k] for v in assigned if k in v) for v in assigned for k in v}
             elif all(isinstance(v, list) for v in assigned):
@@ -672,6 +674,9 @@ class ModuleResolver:
                                                          for e in statement.value.elements
                                                          if isinstance(e, cst.DictElement)]
                     env.setdefault("#dicts", set()).add(name)  # a loop over it binds its keys
+                    if isinstance(statement.value, cst.Dict):  # `dd = {'device': device, ...}`, handed as `**dd`
+                        env[LITERALS] = {**env.get(LITERALS, {}),
+                                         FORWARDED + name: _dict_literals(statement.value, self.source.code_of)}
                     if source in env.get("#unordered", ()):  # `OrderedDict(blocks)`, blocks appended in a loop
                         _mark_unordered(env, name, env.get("#lead", {}).get(source, 0))
             return
@@ -1090,6 +1095,17 @@ def _named_children(call, ref):
             return []
         names.append(item.value.elements[0].value.evaluated_value)
     return list(zip(names, ref.elements)) if len(names) == len(ref.elements) else []
+
+
+def _dict_literals(node, code_of):
+    """{keyword: literal text or None} of a dict display whose keys are all strings (what `**name` of it hands a
+    call: every keyword known), or None (then `**name` is an unknown mapping)."""
+    found = {}
+    for element in node.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+            return None
+        found[element.key.evaluated_value] = literal_text(code_of(element.value))
+    return found
 
 
 def _is_ordered_dict(node, source):

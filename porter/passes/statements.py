@@ -18,6 +18,7 @@ from porter.ir.lists import GrowingList, decide, growing, holds_images, images_h
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import EinsumRecipe, Value, physical_order, python, result_of, stored_last_dim, tensor
 from porter.passes.expressions import ExpressionTranslator
+from porter.passes.order_wanted import order_wanted_next
 
 INDENT = "    "
 
@@ -57,6 +58,7 @@ class BodyTranslator(ExpressionTranslator):
         self.nested_functions = {}  # name -> NestedFunction defined in the blocks being translated
         self.module_env = {}
         self.pending = []  # statements to emit before the current one (hoisted layout conversions)
+        self.following = ()  # the statements after the one being translated, in its block
         self.hoisted = {}  # (variable, layout) -> name holding the converted tensor
         self.rebound = set()  # variables the block being translated assigns (their hoisted conversions are stale)
         self.calls_itself = None  # a class calling itself on images: the image template (ClassBodyTranslator)
@@ -82,9 +84,11 @@ class BodyTranslator(ExpressionTranslator):
         if isinstance(body, cst.SimpleStatementSuite):
             statements = [cst.SimpleStatementLine(body=body.body)]
         hoisted_before, rebound_before, self.rebound = dict(self.hoisted), self.rebound, set()
-        for statement in statements:
+        outer_following = self.following
+        for index, statement in enumerate(statements):
             if terminated:
                 break
+            self.following = statements[index + 1:]  # (what an if/else's einsums are written for: order_wanted)
             lines.extend(self.comments(statement, depth))
             outer_pending, self.pending = self.pending, []
             # conversions hoist into this body only: a class or function translated on the way (its first call)
@@ -98,6 +102,7 @@ class BodyTranslator(ExpressionTranslator):
             lines.extend(INDENT * depth + line for line in self.pending)
             self.pending = outer_pending
             lines.extend(produced)
+        self.following = outer_following
         # `if self.conv3: X = self.conv3(X)`: a conversion of X hoisted before the block is stale after it
         self.hoisted = {key: name for key, name in hoisted_before.items() if key[0] not in self.rebound}
         self.rebound = rebound_before | self.rebound
@@ -314,7 +319,8 @@ class BodyTranslator(ExpressionTranslator):
             for target in targets:
                 for dim, element in enumerate(target.elements):
                     if isinstance(element.value, cst.Name):
-                        self.env[element.value.value] = python(element.value.value).but(channel_count=dim == channels)
+                        self.env[element.value.value] = python(element.value.value).but(
+                            channel_count=dim == channels, spatial_size=_spatial(dim, value.rank))
             left = " = ".join(self.code(t) for t in targets)
             return [f"{pad}{left} = {helper}({value.code}{self.layout_flag(value)})"]
         for target in targets:
@@ -322,7 +328,8 @@ class BodyTranslator(ExpressionTranslator):
             codes = []
             for dim, name_node in enumerate(names):
                 if isinstance(name_node, cst.Name):
-                    self.env[name_node.value] = python(name_node.value).but(channel_count=dim == channels)
+                    self.env[name_node.value] = python(name_node.value).but(
+                        channel_count=dim == channels, spatial_size=_spatial(dim, value.rank))
                 codes.append(self.dim_size(value, dim).code)
             left = ", ".join(self.code(n) for n in names)
             lines.append(f"{pad}{left} = {', '.join(codes)}")
@@ -619,7 +626,7 @@ class BodyTranslator(ExpressionTranslator):
             if orelse is None:
                 return [], False
             return self._stmt_If(orelse, depth) if isinstance(orelse, cst.If) else self.block(orelse.body, depth)
-        before, hoisted_before = dict(self.env), dict(self.hoisted)
+        before, hoisted_before, following = dict(self.env), dict(self.hoisted), self.following
         body_lines, body_done = self.block(statement.body, depth + 1)
         after_body = dict(self.env)
         self.env.clear()
@@ -640,6 +647,8 @@ class BodyTranslator(ExpressionTranslator):
         if test.static is True or test.static is False:  # decided statically: only the branch taken binds names
             merged = {"env": after_body if test.static else after_else, "else_extra": []}
         else:
+            if keyword == "else":
+                _einsums_in_order_wanted(after_body, body_lines, after_else, else_lines, depth + 1, following)
             merged = self.merge(after_body, body_done, body_lines, after_else, else_done, else_lines, depth + 1,
                                 keyword, unchanged=_unchanged_copies(before, hoisted_before))
         lines.extend(body_lines)
@@ -1033,6 +1042,44 @@ def _dedent(text):
     import textwrap
 
     return textwrap.dedent(text)
+
+
+def _spatial(dim, rank):
+    """Whether torch dim `dim` of a tensor of `rank` comes after an image's channels."""
+    return rank is not None and rank > 2 and dim > 1
+
+
+def _einsums_in_order_wanted(env_a, lines_a, env_b, lines_b, depth, following):
+    """Variables both paths of an if/else bind last to an einsum (attention's SDPA, or its einsums written out) that
+    the statements after read first through a transpose (`x.transpose(1, 2).reshape(B, N, C)`): each path's einsum is
+    written in the order that makes that transpose a relabelling, and the variable holds that order (no Transpose).
+    `env_a`/`env_b` are updated, `lines_a`/`lines_b` rewritten in place."""
+    pad = INDENT * depth
+    for name in sorted(set(env_a) & set(env_b)):
+        value_a, value_b = env_a[name], env_b[name]
+        if not all(isinstance(v, Value) and isinstance(v.static, EinsumRecipe) and v.is_tensor and
+                   v.layout == "source" and v.rank is not None for v in (value_a, value_b)) or \
+                value_a.rank != value_b.rank or value_a is value_b:
+            continue
+        order = order_wanted_next(following, name, value_a.rank)
+        if order is None or order == list(range(value_a.rank)):
+            continue
+        written = [_last_code_line(lines) for lines in (lines_a, lines_b)]
+        if any(index is None or lines[index] != f"{pad}{name} = {value.static.code()}"
+               for index, lines, value in zip(written, (lines_a, lines_b), (value_a, value_b))):
+            continue  # (not the path's last statement: something after it read the einsum as written)
+        for index, lines, env in zip(written, (lines_a, lines_b), (env_a, env_b)):
+            recipe = env[name].static
+            lines[index] = f"{pad}{name} = {recipe.code(''.join(recipe.output[d] for d in order))}"
+            env[name] = tensor(name, env[name].rank).but(layout=layout_of_order(order), dtype=env[name].dtype)
+
+
+def _last_code_line(lines):
+    """Index of the last line of `lines` that is not a comment or blank (None when there is none)."""
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].strip() and not lines[index].strip().startswith("#"):
+            return index
+    return None
 
 
 def _insert_before_trailing_pass(lines, fix):

@@ -6,9 +6,11 @@ from porter.rules.registry import Signature, function_rule, module_rule
 
 module_rule("torch.nn.MultiheadAttention", runtime="MultiheadAttention", layout="source", training=True,
             outputs="tuple")
-module_rule("torch.nn.TransformerEncoderLayer", runtime="TransformerEncoderLayer", layout="source", training=True)
+module_rule("torch.nn.TransformerEncoderLayer", runtime="TransformerEncoderLayer", layout="source", training=True,
+            swaps_batch_axis=True)
 module_rule("torch.nn.TransformerDecoderLayer", runtime="TransformerDecoderLayer", layout="source", training=True)
-module_rule("torch.nn.TransformerEncoder", runtime="TransformerEncoder", layout="source", training=True)
+module_rule("torch.nn.TransformerEncoder", runtime="TransformerEncoder", layout="source", training=True,
+            swaps_batch_axis=True)
 module_rule("torch.nn.TransformerDecoder", runtime="TransformerDecoder", layout="source", training=True)
 module_rule("torch.nn.Transformer", runtime="Transformer", layout="source", training=True)
 SDPA_SIGNATURE = "(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False)"

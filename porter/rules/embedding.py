@@ -4,7 +4,7 @@ from porter.rules.registry import function_rule, module_rule
 
 # Embedding's result has the index rank + 1 (a rule cannot say so yet: rank=None makes the translator assume the
 # input's rank); EmbeddingBag's is always (bags, embedding_dim).
-module_rule("torch.nn.Embedding", runtime="Embedding", layout="source", rank_delta=1)
+module_rule("torch.nn.Embedding", runtime="Embedding", layout="source", rank_delta=1, gathers=True)
 module_rule("torch.nn.EmbeddingBag", runtime="EmbeddingBag", layout="source", rank=2)
 
 F = "torch.nn.functional."

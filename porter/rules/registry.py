@@ -69,6 +69,15 @@ class ModuleRule:
     # "num_features" for a batch norm), KEEPS_CHANNELS (a pool, a pad: what came in), or None (unknown). A flatten
     # of a channels-last tensor whose channel count is known stays a reshape (porter/passes/channels.py)
     channels: str | None = None
+    # the layer also computes on a channels-last tensor of rank > 2 as it lies, keeping that layout
+    # (`layer(x, layout="channels_last")`): a Linear contracts torch's last dim where channels-last stores it
+    runs_channels_last: bool = False
+    # the layer maps each input element to a vector on a new last axis (Embedding): it takes a permuted input as it
+    # lies, its result stored in the input's order with the new axis last
+    gathers: bool = False
+    # a sequence-first layer (torch's (L, N, E) unless batch_first) that also takes its input held with the first two
+    # axes swapped (`layer(x, swapped=True)`, the result held so): `src.transpose(0, 1)` before it moves no data
+    swaps_batch_axis: bool = False
 
 
 KEEPS_CHANNELS = "kept"
@@ -104,11 +113,12 @@ def _family():
 
 
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
-                spatial_order_free=False, channels=None):
+                spatial_order_free=False, channels=None, runs_channels_last=False, gathers=False,
+                swaps_batch_axis=False):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
-                      spatial_order_free, channels)
+                      spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule

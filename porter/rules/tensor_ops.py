@@ -77,15 +77,20 @@ def _view_keeping_layout(ctx, value, raw_sizes):
         raw_sizes = list(raw_sizes[0].items)
     elif len(raw_sizes) == 1 and raw_sizes[0].kind == "python":
         raw_sizes = _written_sizes(raw_sizes[0]) or raw_sizes
+    written = raw_sizes
+    raw_sizes = [item for v in raw_sizes for item in (v.items if v.kind == "starred" and v.items else [v])]
     if not value.is_tensor or value.rank is None or value.rank < 3 or any(
             v.kind == "starred" or v.kind == "tuple" for v in raw_sizes):
         return None
     channels = [i for i, size in enumerate(raw_sizes) if size.channel_count]  # `c` of `nt, c, h, w = x.shape`
+    if not channels and value.channels_last and len(raw_sizes) > value.rank and not raw_sizes[1].spatial_size and \
+            all(v.spatial_size for v in raw_sizes[2:]):
+        channels = [1]  # `y.view(b, c, *x.size()[2:])` of a (N, C, H*W) held channels-last: the spatial dim split
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
     if orders is None:
         return None
     order, out_order = orders
-    sizes = [ctx.plain(v).code for v in raw_sizes]
+    sizes = [ctx.plain(v).code for v in written]
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     return layout_kept_result(code, out_order)
 
@@ -272,6 +277,9 @@ def translate_transpose(ctx, call):
     bound = _bind(ctx, call, "(input, dim0, dim1)")
     value = bound["input"]
     dim0, dim1 = _static_int(bound.get("dim0")), _static_int(bound.get("dim1"))
+    if value.rank is None and value.channels_last and dim0 is not None and dim1 is not None and len(call.all_args()) == 3:
+        # an image or sequence held channels-last whose rank the runtime reads: one permutation there, or none
+        return tensor(f"{_runtime(ctx, 'transpose')}({value.code}, {dim0}, {dim1}, channels_last=True)")
     if value.rank is None or dim0 is None or dim1 is None:
         return _plain_call(ctx, "transpose", call, rank=value.rank)
     dims = list(range(value.rank))

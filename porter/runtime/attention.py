@@ -344,7 +344,9 @@ class MultiheadAttention(TorchLayer):
         return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
 
     def call(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-             average_attn_weights=True, is_causal=False, training=None):
+             average_attn_weights=True, is_causal=False, training=None, swapped=False):
+        """`swapped`: the caller holds query, key and value with their first two axes swapped (a sequence-first
+        input held batch-first): they are attended so and the output is held so."""
         query = tf.convert_to_tensor(query)
         dtype = query.dtype
         key, value = tf.cast(key, dtype), tf.cast(value, dtype)
@@ -353,7 +355,7 @@ class MultiheadAttention(TorchLayer):
             query, key, value = (tf.expand_dims(t, 0) for t in (query, key, value))
             if key_padding_mask is not None:
                 key_padding_mask = tf.expand_dims(tf.convert_to_tensor(key_padding_mask), 0)
-        batch_first = self.batch_first or not batched
+        batch_first = self.batch_first != bool(swapped) or not batched
         seq_axis = 1 if batch_first else 0
         heads, depth = self.num_heads, self.head_dim
 
@@ -474,22 +476,23 @@ class TransformerEncoderLayer(TorchLayer):
         self.activation_relu_or_gelu = _transformer_is_relu_or_gelu(activation)
         self.finish_init()
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal, training):
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal, training, swapped=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal, training=training)[0]
+                           is_causal=is_causal, training=training, swapped=swapped)[0]
         return self.dropout1(x, training=training)
 
     def _ff_block(self, x, training):
         x = self.linear2(self.dropout(self.activation(self.linear1(x)), training=training))
         return self.dropout2(x, training=training)
 
-    def call(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False, training=None):
+    def call(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False, training=None, swapped=False):
+        """`swapped`: the caller holds src with its first two axes swapped (see MultiheadAttention)."""
         x = tf.convert_to_tensor(src)
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal, training)
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal, training, swapped)
             x = x + self._ff_block(self.norm2(x), training)
         else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal, training))
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal, training, swapped))
             x = self.norm2(x + self._ff_block(x, training))
         return x
 
@@ -601,15 +604,16 @@ class TransformerEncoder(TorchLayer):
         self.use_nested_tensor = _transformer_nested_eligible(encoder_layer, enable_nested_tensor)
         self.finish_init()
 
-    def call(self, src, mask=None, src_key_padding_mask=None, is_causal=None, training=None):
+    def call(self, src, mask=None, src_key_padding_mask=None, is_causal=None, training=None, swapped=False):
+        """`swapped`: the caller holds src with its first two axes swapped (see MultiheadAttention)."""
         output = tf.convert_to_tensor(src)
         # is_causal=None: torch detects a causal mask only to pick a kernel; using the mask itself is the same.
         for layer in self.layers:
             output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
-                           is_causal=bool(is_causal), training=training)
+                           is_causal=bool(is_causal), training=training, **({"swapped": True} if swapped else {}))
         if (self.use_nested_tensor and not training and src_key_padding_mask is not None and mask is None
                 and len(output.shape) == 3):
-            output = _transformer_zero_padding(output, src_key_padding_mask)
+            output = _transformer_zero_padding(output, src_key_padding_mask, swapped)
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -625,13 +629,15 @@ class TransformerEncoder(TorchLayer):
                 "norm": self.norm, "enable_nested_tensor": self.enable_nested_tensor, "mask_check": self.mask_check}
 
 
-def _transformer_zero_padding(output, key_padding_mask):
-    """torch's nested-tensor round trip: with a left-aligned padding mask (N, S), padded rows of (N, S, E) -> 0."""
+def _transformer_zero_padding(output, key_padding_mask, swapped=False):
+    """torch's nested-tensor round trip: with a left-aligned padding mask (N, S), padded rows of (N, S, E) -> 0
+    (of (S, N, E) when `swapped`: the output held with its first two axes swapped)."""
     key_padding_mask = tf.convert_to_tensor(key_padding_mask)
     padded = key_padding_mask if key_padding_mask.dtype == tf.bool else tf.not_equal(key_padding_mask, 0)
     steps = tf.cast(padded, tf.int32)
     left_aligned = tf.reduce_all(steps[:, 1:] >= steps[:, :-1])
-    drop = tf.logical_and(padded, left_aligned)[:, :, None]
+    drop = tf.logical_and(padded, left_aligned)
+    drop = (tf.transpose(drop) if swapped else drop)[:, :, None]
     return tf.where(drop, tf.zeros_like(output), output)
 
 

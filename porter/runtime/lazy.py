@@ -35,6 +35,10 @@ class _LazyWeights:
 class LazyLinear(_LazyWeights, Linear):
     """torch.nn.LazyLinear(out_features, bias=True)."""
 
+    def runs_in(self, layout):
+        """Torch's order only: the input's last axis gives `in_features` at the first call."""
+        return layout == "source"
+
     def __init__(self, out_features, bias=True, device=None, dtype=None, **kwargs):
         TorchLayer.__init__(self, **kwargs)
         self.in_features, self.out_features, self.use_bias = 0, out_features, bias

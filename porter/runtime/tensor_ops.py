@@ -6,6 +6,8 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
+from porter.runtime.base import channels_first_perm, permute_axes
+
 DTYPES = {"float32": tf.float32, "float": tf.float32, "float64": tf.float64, "double": tf.float64,
           "float16": tf.float16, "half": tf.float16, "bfloat16": tf.bfloat16, "int64": tf.int64,
           "long": tf.int64, "int32": tf.int32, "int": tf.int32, "bool": tf.bool, "uint8": tf.uint8,
@@ -66,10 +68,16 @@ def permute(input, *dims):
     return tf.transpose(input, _shape_args(dims))
 
 
-def transpose(input, dim0, dim1):
+def transpose(input, dim0, dim1, channels_last=False):
+    """torch's transpose; `channels_last`: `input` is held channels-last (its rank read here), the result in torch's
+    order: one permutation for both moves, none when the transpose only undoes the channels-last order (a (N, L, C)
+    sequence held (N, C, L) given `transpose(1, 2)`)."""
     rank = len(input.shape)
     perm = list(range(rank))
     perm[dim0 % rank], perm[dim1 % rank] = perm[dim1 % rank], perm[dim0 % rank]
+    if channels_last and rank > 2:
+        to_torch = channels_first_perm(rank)
+        return permute_axes(input, [to_torch[d] for d in perm])
     return tf.transpose(input, perm)
 
 

@@ -47,16 +47,17 @@ def blocks(arch):
 # convnext's NormMlpClassifierHead. convnext's LayerNorm2d (`permute` / `F.layer_norm` / `permute`) takes its image
 # channels-last, so both permutes are relabellings, as in the ConvNeXtBlock's MLP path. Attention: q, k and v
 # unbound from `qkv.permute(2, 0, 3, 1, 4)` stay permuted through the untyped q_norm / k_norm into SDPA's einsums;
-# left, one per block: `x.transpose(1, 2)` after `if self.fused_attn: SDPA else: the einsums written out` (the two
-# paths' results are not re-emitted in another order). Swin also partitions windows (a real permute) and its head's
-# pool takes the (N, H, W, C) stage output (torch's order) channels-last. mlp_mixer's token MLP runs on
-# `x.transpose(1, 2)`, a Transpose each way
+# `x.transpose(1, 2).reshape(B, N, C)` after `if self.fused_attn: SDPA else: the einsums written out` is a
+# relabelling: both paths write their result in the order that transpose wants (porter/passes/order_wanted.py). Swin
+# also partitions windows (a real permute) and its head's pool takes the (N, H, W, C) stage output (torch's order)
+# channels-last. mlp_mixer's token MLP (timm's Mlp, its Linears one of two layers) runs on `x.transpose(1, 2)` held
+# channels-last, and the transpose of what it returns undoes that order (no Transpose)
 CASES = {
     "vgg": ("VGG", lambda m: m.VGG([8, "M", 16, "M", 16, "M", 32, "M", 32, "M"], num_classes=10),
             (2, 3, 64, 64), 1),
-    "vision_transformer": ("VisionTransformer", lambda m: m.VisionTransformer(**VIT_TINY), (2, 3, 32, 32), 3),
+    "vision_transformer": ("VisionTransformer", lambda m: m.VisionTransformer(**VIT_TINY), (2, 3, 32, 32), 1),
     "mlp_mixer": ("MlpMixer", lambda m: m.MlpMixer(num_classes=10, img_size=32, patch_size=8, num_blocks=2,
-                                                 embed_dim=16), (2, 3, 32, 32), 5),
+                                                 embed_dim=16), (2, 3, 32, 32), 1),
     "resnet": ("ResNet", lambda m: m.ResNet(m.BasicBlock, [1, 1, 1, 1], num_classes=10), (2, 3, 32, 32), 1),
     "convnext": ("ConvNeXt", lambda m: m.ConvNeXt(depths=(1, 1, 1, 1), dims=(8, 16, 24, 32), num_classes=10),
                  (2, 3, 64, 64), 1),
@@ -64,14 +65,14 @@ CASES = {
                                                               num_features=32), (2, 3, 32, 32), 1),
     "mobilenetv3": ("MobileNetV3", lambda m: m.MobileNetV3(blocks(MOBILENET_ARCH), num_classes=10, stem_size=8,
                                                            num_features=32), (2, 3, 32, 32), 1),
-    "deit": ("VisionTransformerDistilled", lambda m: m.VisionTransformerDistilled(**VIT_TINY), (2, 3, 32, 32), 3),
+    "deit": ("VisionTransformerDistilled", lambda m: m.VisionTransformerDistilled(**VIT_TINY), (2, 3, 32, 32), 1),
     # dla60_res2net's block (Res2Net splits convolved by `for i, (conv, bn) in enumerate(zip(self.convs, self.bns))`)
     # in the aggregation trees, and the 1x1 Conv2d classifier timm's create_classifier builds (use_conv=True)
     "dla": ("DLA", lambda m: m.DLA(levels=(1, 1, 1, 2, 2, 1), channels=(8, 8, 16, 16, 24, 32), num_classes=10,
                                    block=m.DlaBottle2neck, cardinality=1, base_width=28), (2, 3, 64, 64), 1),
     "swin_transformer": ("SwinTransformer", lambda m: m.SwinTransformer(
         img_size=32, patch_size=4, window_size=4, embed_dim=16, depths=(1, 1), num_heads=(2, 2), num_classes=10),
-        (2, 3, 32, 32), 10),
+        (2, 3, 32, 32), 8),
     # held-out families swept as installed. densenet's DenseLayer registers its children with
     # `self.add_module(...),` (a stray comma: a tuple statement, scanned as its calls; 25 Transposes before).
     # Today's counts, causes not yet fixed: metaformer's blocks and stages take their images in torch's layout around

@@ -1015,8 +1015,22 @@ class Linear(TorchLayer):
             self.add_weight(shape=(self.out_features,), initializer=init, name="bias") if self.use_bias else None
         )
 
-    def call(self, x):
-        return linear(x, self.weight, self.bias)
+    def call(self, x, layout=None, layout_out=None):
+        """`layout` / `layout_out`: the layouts a caller holds `x` in and wants the result in (see `runs_in`); by
+        default torch's order. On a channels-last tensor of rank > 2 the dim torch contracts (its last) is stored
+        second to last: a broadcast matmul contracts it there and the result stays channels-last (MLP-Mixer's
+        token mixing after `x.transpose(1, 2)` of a (b, n, c) sequence moves no data)."""
+        if layout == "channels_last" and len(x.shape) > 2:
+            y = tf.matmul(tf.cast(self.weight, x.dtype), x)
+            if self.bias is not None:
+                y = y + tf.reshape(tf.cast(self.bias, y.dtype), (-1, 1))
+            return to_channels_first(y) if layout_out == "source" else y
+        y = linear(x, self.weight, self.bias)
+        return to_channels_last(y) if layout_out == "channels_last" else y
+
+    def runs_in(self, layout):
+        """Torch's order, and channels-last too (not a subclass with a forward of its own)."""
+        return type(self).call is Linear.call and layout in ("source", "channels_last")
 
     def torch_state(self, prefix=""):
         entries = [StateEntry(prefix + "weight", self.weight)]

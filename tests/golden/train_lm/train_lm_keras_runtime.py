@@ -799,7 +799,10 @@ class MultiheadAttention(TorchLayer):
         average_attn_weights=True,
         is_causal=False,
         training=None,
+        swapped=False,
     ):
+        """`swapped`: the caller holds query, key and value with their first two axes swapped (a sequence-first
+        input held batch-first): they are attended so and the output is held so."""
         query = tf.convert_to_tensor(query)
         dtype = query.dtype
         key, value = tf.cast(key, dtype), tf.cast(value, dtype)
@@ -808,7 +811,7 @@ class MultiheadAttention(TorchLayer):
             query, key, value = (tf.expand_dims(t, 0) for t in (query, key, value))
             if key_padding_mask is not None:
                 key_padding_mask = tf.expand_dims(tf.convert_to_tensor(key_padding_mask), 0)
-        batch_first = self.batch_first or not batched
+        batch_first = self.batch_first != bool(swapped) or not batched
         seq_axis = 1 if batch_first else 0
         heads, depth = self.num_heads, self.head_dim
 
@@ -949,7 +952,7 @@ class TransformerEncoderLayer(TorchLayer):
         self.activation_relu_or_gelu = _transformer_is_relu_or_gelu(activation)
         self.finish_init()
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal, training):
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal, training, swapped=False):
         x = self.self_attn(
             x,
             x,
@@ -959,6 +962,7 @@ class TransformerEncoderLayer(TorchLayer):
             need_weights=False,
             is_causal=is_causal,
             training=training,
+            swapped=swapped,
         )[0]
         return self.dropout1(x, training=training)
 
@@ -966,13 +970,14 @@ class TransformerEncoderLayer(TorchLayer):
         x = self.linear2(self.dropout(self.activation(self.linear1(x)), training=training))
         return self.dropout2(x, training=training)
 
-    def call(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False, training=None):
+    def call(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False, training=None, swapped=False):
+        """`swapped`: the caller holds src with its first two axes swapped (see MultiheadAttention)."""
         x = tf.convert_to_tensor(src)
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal, training)
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal, training, swapped)
             x = x + self._ff_block(self.norm2(x), training)
         else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal, training))
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal, training, swapped))
             x = self.norm2(x + self._ff_block(x, training))
         return x
 
@@ -1024,7 +1029,8 @@ class TransformerEncoder(TorchLayer):
         self.use_nested_tensor = _transformer_nested_eligible(encoder_layer, enable_nested_tensor)
         self.finish_init()
 
-    def call(self, src, mask=None, src_key_padding_mask=None, is_causal=None, training=None):
+    def call(self, src, mask=None, src_key_padding_mask=None, is_causal=None, training=None, swapped=False):
+        """`swapped`: the caller holds src with its first two axes swapped (see MultiheadAttention)."""
         output = tf.convert_to_tensor(src)
         # is_causal=None: torch detects a causal mask only to pick a kernel; using the mask itself is the same.
         for layer in self.layers:
@@ -1034,6 +1040,7 @@ class TransformerEncoder(TorchLayer):
                 src_key_padding_mask=src_key_padding_mask,
                 is_causal=bool(is_causal),
                 training=training,
+                **({"swapped": True} if swapped else {}),
             )
         if (
             self.use_nested_tensor
@@ -1042,7 +1049,7 @@ class TransformerEncoder(TorchLayer):
             and mask is None
             and len(output.shape) == 3
         ):
-            output = _transformer_zero_padding(output, src_key_padding_mask)
+            output = _transformer_zero_padding(output, src_key_padding_mask, swapped)
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -1064,13 +1071,15 @@ class TransformerEncoder(TorchLayer):
         }
 
 
-def _transformer_zero_padding(output, key_padding_mask):
-    """torch's nested-tensor round trip: with a left-aligned padding mask (N, S), padded rows of (N, S, E) -> 0."""
+def _transformer_zero_padding(output, key_padding_mask, swapped=False):
+    """torch's nested-tensor round trip: with a left-aligned padding mask (N, S), padded rows of (N, S, E) -> 0
+    (of (S, N, E) when `swapped`: the output held with its first two axes swapped)."""
     key_padding_mask = tf.convert_to_tensor(key_padding_mask)
     padded = key_padding_mask if key_padding_mask.dtype == tf.bool else tf.not_equal(key_padding_mask, 0)
     steps = tf.cast(padded, tf.int32)
     left_aligned = tf.reduce_all(steps[:, 1:] >= steps[:, :-1])
-    drop = tf.logical_and(padded, left_aligned)[:, :, None]
+    drop = tf.logical_and(padded, left_aligned)
+    drop = (tf.transpose(drop) if swapped else drop)[:, :, None]
     return tf.where(drop, tf.zeros_like(output), output)
 
 
@@ -1492,8 +1501,22 @@ class Linear(TorchLayer):
             self.add_weight(shape=(self.out_features,), initializer=init, name="bias") if self.use_bias else None
         )
 
-    def call(self, x):
-        return linear(x, self.weight, self.bias)
+    def call(self, x, layout=None, layout_out=None):
+        """`layout` / `layout_out`: the layouts a caller holds `x` in and wants the result in (see `runs_in`); by
+        default torch's order. On a channels-last tensor of rank > 2 the dim torch contracts (its last) is stored
+        second to last: a broadcast matmul contracts it there and the result stays channels-last (MLP-Mixer's
+        token mixing after `x.transpose(1, 2)` of a (b, n, c) sequence moves no data)."""
+        if layout == "channels_last" and len(x.shape) > 2:
+            y = tf.matmul(tf.cast(self.weight, x.dtype), x)
+            if self.bias is not None:
+                y = y + tf.reshape(tf.cast(self.bias, y.dtype), (-1, 1))
+            return to_channels_first(y) if layout_out == "source" else y
+        y = linear(x, self.weight, self.bias)
+        return to_channels_last(y) if layout_out == "channels_last" else y
+
+    def runs_in(self, layout):
+        """Torch's order, and channels-last too (not a subclass with a forward of its own)."""
+        return type(self).call is Linear.call and layout in ("source", "channels_last")
 
     def torch_state(self, prefix=""):
         entries = [StateEntry(prefix + "weight", self.weight)]

@@ -1,0 +1,83 @@
+"""The axis order the statements after a branch want a variable in: when the first thing they do with it is a
+transpose or permute with literal dims (`x = x.transpose(1, 2).reshape(B, N, C)` after attention's if/else of SDPA
+or the einsums written out), the order that makes that permute a relabelling, so the branches can write their
+einsums in it."""
+
+import libcst as cst
+
+PERMUTES = ("transpose", "permute", "swapaxes", "swapdims")
+
+
+def order_wanted_next(statements, name, rank):
+    """The stored order (torch dims) `name` should have for its first use in `statements` to move no data, or None
+    when that use is no transpose/permute of literal dims (or the name is rebound first)."""
+    for statement in statements:
+        finder = _FirstUse(name)
+        statement.visit(finder)
+        if finder.found:
+            return _order(finder.call, rank) if finder.call is not None else None
+    return None
+
+
+class _FirstUse(cst.CSTVisitor):
+    """Finds the first read of Name `name` in a statement, and the call `name.<permute>(...)` it is the receiver of."""
+
+    def __init__(self, name):
+        self.name, self.found, self.call = name, False, None
+
+    def visit_Assign(self, node):
+        """The value is read before the targets are bound."""
+        node.value.visit(self)
+        for target in node.targets:
+            target.visit(self)
+        return False
+
+    def visit_Call(self, node):
+        if self.found:
+            return False
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self.name \
+                and func.attr.value in PERMUTES:
+            self.found, self.call = True, node
+            return False
+        return True
+
+    def visit_Name(self, node):
+        if not self.found and node.value == self.name:
+            self.found = True
+        return False
+
+
+def _order(call, rank):
+    """The permutation `call` (a transpose/permute of a tensor of `rank`) applies, as a list of torch dims; None when
+    its dims are not integer literals."""
+    dims = []
+    for arg in call.args:
+        if arg.keyword is not None or arg.star:
+            return None
+        value = arg.value
+        if isinstance(value, (cst.List, cst.Tuple)):
+            items = [e.value for e in value.elements]
+        else:
+            items = [value]
+        for item in items:
+            number = _integer(item)
+            if number is None:
+                return None
+            dims.append(number + rank if number < 0 else number)
+    if call.func.attr.value == "permute":
+        return dims if sorted(dims) == list(range(rank)) else None
+    if len(dims) != 2 or not all(0 <= d < rank for d in dims):
+        return None
+    order = list(range(rank))
+    order[dims[0]], order[dims[1]] = order[dims[1]], order[dims[0]]
+    return order
+
+
+def _integer(node):
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(
+            node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return None
