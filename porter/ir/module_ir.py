@@ -93,6 +93,10 @@ def describe_ref(ref):
     """What an attribute holds, in a few words: `Conv2d (channels_last)`, `class Block`, `sequential[...]`."""
     if isinstance(ref, str):
         return ref
+    if isinstance(ref, (list, tuple)):  # what a name holds several of (`#lambdas`: the lambdas handed to it)
+        return "[" + ", ".join(describe_ref(item) for item in ref) + "]"
+    if not hasattr(ref, "kind"):
+        return type(ref).__name__
     if ref.kind == "rule":
         return f"{ref.rule.runtime} ({ref.rule.layout})"
     if ref.kind == "class":

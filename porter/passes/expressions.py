@@ -347,8 +347,10 @@ class ExpressionTranslator(CallTranslator):
             clauses.append(f"for {self.code(for_in.target)} in {self.iterable_code(iterable)}{ifs}")
             for_in = for_in.inner_for_in
         element = self.expr(node.elt)
-        if element.is_tensor and not holds_images(element):  # (images stay channels-last: the list's template
-            element = to_layout(self.ctx, element, "source")  # says so, and its readers take them as stored)
+        if element.is_tensor and not holds_images(element) and not (is_permuted(element) and element.rank):
+            # (images stay channels-last and permuted heads stay permuted, `[t.view(b, n, h, -1).transpose(1, 2)
+            # for t in qkv]`: the list's template says so, and its readers take them as stored)
+            element = to_layout(self.ctx, element, "source")
         self.env.clear()
         self.env.update(env_backup)
         code = f"{open_}{element.code} {' '.join(clauses)}{close}"

@@ -57,3 +57,12 @@ def test_cli_prints_and_refuses_unknown_class(tmp_path):
                                capture_output=True, text=True, cwd=ROOT, check=False)
     assert completed.returncode == 2 and "no module class 'Nope'" in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+def test_an_attribute_holding_several_values_is_described():
+    """A name the passes record several values for (a list) is printed item by item; `porter ir` on timm's
+    convnext.py failed with AttributeError: 'list' object has no attribute 'kind'."""
+    from porter.ir.module_ir import describe_ref
+    from porter.ir.values import ModuleRef
+
+    assert describe_ref([ModuleRef("class", class_name="Block"), "python", 3]) == "[class Block, python, int]"
