@@ -81,6 +81,10 @@ def _view_keeping_layout(ctx, value, raw_sizes):
             v.kind == "starred" or v.kind == "tuple" for v in raw_sizes):
         return None
     channels = [i for i, size in enumerate(raw_sizes) if size.channel_count]  # `c` of `nt, c, h, w = x.shape`
+    if value.channels_last and len(raw_sizes) < value.rank and not channels and raw_sizes[-1].static != -1:
+        return None  # nothing says the channels stay whole and the spatial dims merge ((N, C, H*W) is written with
+        # a -1 or a size read off the image): (N, R*C, 1, 1) viewed (N, R, C) reads as well (SKNet's branch
+        # weights after a global pool), and in torch's order it costs a reshape where the guess costs a transpose
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
     if orders is None:
         return None
