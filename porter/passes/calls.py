@@ -637,11 +637,9 @@ class CallTranslator:
         if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank or 3) > 2 and \
                 not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) + list(kwargs.values())):
             # an image the caller holds channels-last (of unknown rank: what such a call returned; a tensor of
-            # rank <= 2 has no other layout): the runtime converts only for a module of another layout. Its rank
-            # is taken as kept, as for a pending permute below (a factory's norm or activation after a Conv2d:
-            # pytorchcv's ConvBlock), so that a later stack or reduction along a dim can stay channels-last
+            # rank <= 2 has no other layout): the runtime converts only for a module of another layout
             extra = self.training_kwarg(kwargs) + ', held="channels_last"'
-            return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), args[0].rank,
+            return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
                           "channels_last")
         if args and is_permuted(args[0]) and not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) +
                                                      list(kwargs.values())):
