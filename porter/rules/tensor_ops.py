@@ -86,6 +86,10 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     if not channels and value.channels_last and len(raw_sizes) > value.rank and not raw_sizes[1].spatial_size and \
             all(v.spatial_size for v in raw_sizes[2:]):
         channels = [1]  # `y.view(b, c, *x.size()[2:])` of a (N, C, H*W) held channels-last: the spatial dim split
+    if value.channels_last and len(raw_sizes) < value.rank and not channels and raw_sizes[-1].static != -1:
+        return None  # nothing says the channels stay whole and the spatial dims merge ((N, C, H*W) is written with
+        # a -1 or a size read off the image): (N, R*C, 1, 1) viewed (N, R, C) reads as well (SKNet's branch
+        # weights after a global pool), and in torch's order it costs a reshape where the guess costs a transpose
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
     if orders is None:
         return None
