@@ -54,6 +54,7 @@ class BodyTranslator(ExpressionTranslator):
         self.output_layout = output_layout  # "source" for the main class: the boundary converts back
         self.return_template = None
         self.returns_disagree = False  # one return gave a tuple, another a tensor (the class translator retries)
+        self.dead_branches = 0  # inside a branch a static test never takes (its returns set no return template)
         self.nested_returns = None  # inside a function defined in the body: the values its returns give
         self.nested_functions = {}  # name -> NestedFunction defined in the blocks being translated
         self.module_env = {}
@@ -505,6 +506,15 @@ class BodyTranslator(ExpressionTranslator):
     def note_init_call(self, node):
         """Hook for the class translator (register_buffer etc.)."""
 
+    def in_branch(self, dead, translate, *args):
+        """`translate(*args)` for one branch of an if; `dead`: a static test never takes it (`if x.dim() == 4:` in
+        a call translated for 3-d x), so what it returns does not decide the class's output layout."""
+        self.dead_branches += bool(dead)
+        try:
+            return translate(*args)
+        finally:
+            self.dead_branches -= bool(dead)
+
     def return_statement(self, small, pad):
         if small.value is None:
             return [pad + "return"]
@@ -531,6 +541,8 @@ class BodyTranslator(ExpressionTranslator):
             return self.io_result(value)  # in the layout the model exchanges (`self.io_output`)
         if self.output_layout in ("source", "io") or self.mode not in ("forward", "function"):
             return self.as_plain(value) if value.is_tensor or value.kind == "tuple" else value
+        if self.return_template is None and self.dead_branches:
+            return value  # never runs: the returns that do run set the template
         if self.return_template is None:
             if value.kind == "tuple" and value.items is not None:
                 value = self.returned_tuple(value)
@@ -627,7 +639,7 @@ class BodyTranslator(ExpressionTranslator):
                 return [], False
             return self._stmt_If(orelse, depth) if isinstance(orelse, cst.If) else self.block(orelse.body, depth)
         before, hoisted_before, following = dict(self.env), dict(self.hoisted), self.following
-        body_lines, body_done = self.block(statement.body, depth + 1)
+        body_lines, body_done = self.in_branch(test.static is False, self.block, statement.body, depth + 1)
         after_body = dict(self.env)
         self.env.clear()
         self.env.update(before)
@@ -638,11 +650,11 @@ class BodyTranslator(ExpressionTranslator):
         if orelse is not None:
             if isinstance(orelse, cst.If):
                 keyword = "elif"
-                else_lines, else_done = self._stmt_If(orelse, depth)
+                else_lines, else_done = self.in_branch(test.static is True, self._stmt_If, orelse, depth)
                 else_lines[0] = else_lines[0].replace(f"{pad}if ", f"{pad}elif ", 1)
             else:
                 keyword = "else"
-                else_lines, else_done = self.block(orelse.body, depth + 1)
+                else_lines, else_done = self.in_branch(test.static is True, self.block, orelse.body, depth + 1)
             after_else = dict(self.env)
         if test.static is True or test.static is False:  # decided statically: only the branch taken binds names
             merged = {"env": after_body if test.static else after_else, "else_extra": []}
