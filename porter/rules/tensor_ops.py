@@ -86,10 +86,12 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     if not channels and value.channels_last and len(raw_sizes) > value.rank and not raw_sizes[1].spatial_size and \
             all(v.spatial_size for v in raw_sizes[2:]):
         channels = [1]  # `y.view(b, c, *x.size()[2:])` of a (N, C, H*W) held channels-last: the spatial dim split
-    if value.channels_last and len(raw_sizes) < value.rank and not channels and raw_sizes[-1].static != -1:
+    if value.channels_last and len(raw_sizes) < value.rank and not channels and raw_sizes[-1].static != -1 and \
+            _NAMED_SIZE.fullmatch(raw_sizes[-1].code):
         return None  # nothing says the channels stay whole and the spatial dims merge ((N, C, H*W) is written with
-        # a -1 or a size read off the image): (N, R*C, 1, 1) viewed (N, R, C) reads as well (SKNet's branch
-        # weights after a global pool), and in torch's order it costs a reshape where the guess costs a transpose
+        # a -1, a size read off the image, or a product such as torchvision ViT's `n_h * n_w`): (N, R*C, 1, 1)
+        # viewed (N, R, self.channels) reads as well (SKNet's branch weights after a global pool), and in torch's
+        # order it costs a reshape where the guess costs a transpose
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
     if orders is None:
         return None
@@ -98,6 +100,9 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     return layout_kept_result(code, out_order)
 
+
+# a last view size that is a name or a literal (`self.out_channels`, `64`), not a product of sizes
+_NAMED_SIZE = re.compile(r"[A-Za-z_][\w.]*|\d+")
 
 def _written_sizes(value):
     """The entries of a shape written out as a tuple or list (`x.reshape((B, self.radix, RC // self.radix, H, W))`)
