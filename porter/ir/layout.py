@@ -102,7 +102,7 @@ def unify(ctx, values, unknown_rank=True):
             layout="channels_last", dtype=v.dtype) for v in values], "channels_last", None
     if leader.rank is None:  # unknown rank: fall back to torch's layout for everyone
         return [to_layout(ctx, v, "source") for v in values], "source", None
-    higher = [v.rank for v in tensors if v.rank is not None and v.rank > leader.rank]
+    higher = [v.rank for v in tensors if v.rank is not None and v.rank > leader.rank and not v.channels_last]
     if higher:  # the image broadcasts against a tensor of more dims (`y * g.view(2, 1, c, 1, 1)`): the result has
         # those dims, in torch's order; the image's channels-last axes would pair with the wrong ones
         return [to_layout(ctx, v, "source") for v in values], "source", max(higher)
