@@ -81,10 +81,7 @@ class TorchLayer(keras.layers.Layer):
         """nn.Parameter(value) made by a subclass of a torch layer (timm's ScaledStdConv2d: `self.gain =
         nn.Parameter(...)`): a variable initialised from `value`, in the state after the layer's own entries under
         the attribute name it is assigned to."""
-        value = np.asarray(value)
-        variable = self.add_weight(shape=value.shape, dtype="float32" if value.dtype.kind == "f" else value.dtype,
-                                   initializer=keras.initializers.Constant(value), trainable=requires_grad,
-                                   name=name)
+        variable = parameter_weight(self, value, requires_grad, name)
         self.__dict__.setdefault("_torch_pending", []).append(variable)
         return variable
 
@@ -94,9 +91,7 @@ class TorchLayer(keras.layers.Layer):
         if value is None or not persistent:
             object.__setattr__(self, name, None if value is None else tf.convert_to_tensor(value))
             return
-        value = tf.convert_to_tensor(value)
-        variable = self.add_weight(shape=tuple(value.shape), dtype=value.dtype, trainable=False, name=name,
-                                   initializer=keras.initializers.Constant(value.numpy()))
+        variable = buffer_weight(self, value, name)
         self.__dict__.setdefault("_torch_pending", []).append(variable)
         setattr(self, name, variable)
 
@@ -134,6 +129,20 @@ def call_in_training():
     context = get_global_attribute("current_call_ctx")
     return bool(context is not None and context.training)
 
+
+
+def parameter_weight(layer, value, trainable=True, name=None):
+    """nn.Parameter(value) as a variable of `layer`, initialised from `value` (floats as float32)."""
+    value = np.asarray(value)
+    return layer.add_weight(shape=value.shape, dtype="float32" if value.dtype.kind == "f" else value.dtype,
+                            initializer=keras.initializers.Constant(value), trainable=trainable, name=name)
+
+
+def buffer_weight(layer, value, name):
+    """A persistent buffer (register_buffer) as a non-trainable variable of `layer`, in `value`'s own dtype."""
+    value = tf.convert_to_tensor(value)
+    return layer.add_weight(shape=tuple(value.shape), dtype=value.dtype, trainable=False, name=name,
+                            initializer=keras.initializers.Constant(value.numpy()))
 
 def no_keras_mask(inputs, previous_mask=None):
     """compute_mask of porter's layers and models: none. A torch module's `mask` argument is its own (an attention

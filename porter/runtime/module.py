@@ -13,8 +13,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from porter.runtime.base import (StateEntry, TorchLayer, collect_state, flatten_permutation, named_children,
-                                 named_modules, no_keras_mask, to_channels_first, to_channels_last)
+from porter.runtime.base import (StateEntry, TorchLayer, buffer_weight, collect_state, flatten_permutation,
+                                 named_children, named_modules, no_keras_mask, parameter_weight, to_channels_first,
+                                 to_channels_last)
 
 
 _VARARGS = {}  # function -> (its signature without self, names of its *args/**kwargs parameters)
@@ -160,13 +161,10 @@ class TorchModule(keras.Model):
         if value is None:
             object.__setattr__(self, name, None)
             return
-        value = tf.convert_to_tensor(value)
         if persistent:
-            variable = self.add_weight(shape=tuple(value.shape), dtype=value.dtype, trainable=False, name=name,
-                                       initializer=keras.initializers.Constant(value.numpy()))
-            setattr(self, name, variable)
+            setattr(self, name, buffer_weight(self, value, name))
         else:
-            object.__setattr__(self, name, value)
+            object.__setattr__(self, name, tf.convert_to_tensor(value))
 
     def register_parameter(self, name, value):
         """torch's register_parameter / nn.Parameter assignment."""
@@ -179,13 +177,12 @@ class TorchModule(keras.Model):
         """nn.Parameter(value): a variable initialised from `value` (numpy/tf); inside a ParameterBuild, what that
         build makes of it (a parameter whose rows live elsewhere gets no variable)."""
         value = np.asarray(value)
-        dtype = "float32" if value.dtype.kind == "f" else value.dtype
 
         def variable():
-            return self.add_weight(shape=value.shape, dtype=dtype, initializer=keras.initializers.Constant(value),
-                                   trainable=requires_grad, name=name)
+            return parameter_weight(self, value, requires_grad, name)
 
         build = ParameterBuild.current()
+        dtype = "float32" if value.dtype.kind == "f" else value.dtype
         return variable() if build is None else build.parameter(value.shape, dtype, variable)
 
     def torch_state(self, prefix=""):

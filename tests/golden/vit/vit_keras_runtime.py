@@ -66,14 +66,7 @@ class TorchLayer(keras.layers.Layer):
         """nn.Parameter(value) made by a subclass of a torch layer (timm's ScaledStdConv2d: `self.gain =
         nn.Parameter(...)`): a variable initialised from `value`, in the state after the layer's own entries under
         the attribute name it is assigned to."""
-        value = np.asarray(value)
-        variable = self.add_weight(
-            shape=value.shape,
-            dtype="float32" if value.dtype.kind == "f" else value.dtype,
-            initializer=keras.initializers.Constant(value),
-            trainable=requires_grad,
-            name=name,
-        )
+        variable = parameter_weight(self, value, requires_grad, name)
         self.__dict__.setdefault("_torch_pending", []).append(variable)
         return variable
 
@@ -83,14 +76,7 @@ class TorchLayer(keras.layers.Layer):
         if value is None or not persistent:
             object.__setattr__(self, name, None if value is None else tf.convert_to_tensor(value))
             return
-        value = tf.convert_to_tensor(value)
-        variable = self.add_weight(
-            shape=tuple(value.shape),
-            dtype=value.dtype,
-            trainable=False,
-            name=name,
-            initializer=keras.initializers.Constant(value.numpy()),
-        )
+        variable = buffer_weight(self, value, name)
         self.__dict__.setdefault("_torch_pending", []).append(variable)
         setattr(self, name, variable)
 
@@ -115,6 +101,30 @@ class TorchLayer(keras.layers.Layer):
 
     def compute_mask(self, inputs, previous_mask=None):
         return no_keras_mask(inputs, previous_mask)
+
+
+def parameter_weight(layer, value, trainable=True, name=None):
+    """nn.Parameter(value) as a variable of `layer`, initialised from `value` (floats as float32)."""
+    value = np.asarray(value)
+    return layer.add_weight(
+        shape=value.shape,
+        dtype="float32" if value.dtype.kind == "f" else value.dtype,
+        initializer=keras.initializers.Constant(value),
+        trainable=trainable,
+        name=name,
+    )
+
+
+def buffer_weight(layer, value, name):
+    """A persistent buffer (register_buffer) as a non-trainable variable of `layer`, in `value`'s own dtype."""
+    value = tf.convert_to_tensor(value)
+    return layer.add_weight(
+        shape=tuple(value.shape),
+        dtype=value.dtype,
+        trainable=False,
+        name=name,
+        initializer=keras.initializers.Constant(value.numpy()),
+    )
 
 
 def no_keras_mask(inputs, previous_mask=None):
@@ -370,18 +380,10 @@ class TorchModule(keras.Model):
         if value is None:
             object.__setattr__(self, name, None)
             return
-        value = tf.convert_to_tensor(value)
         if persistent:
-            variable = self.add_weight(
-                shape=tuple(value.shape),
-                dtype=value.dtype,
-                trainable=False,
-                name=name,
-                initializer=keras.initializers.Constant(value.numpy()),
-            )
-            setattr(self, name, variable)
+            setattr(self, name, buffer_weight(self, value, name))
         else:
-            object.__setattr__(self, name, value)
+            object.__setattr__(self, name, tf.convert_to_tensor(value))
 
     def register_parameter(self, name, value):
         """torch's register_parameter / nn.Parameter assignment."""
@@ -394,18 +396,12 @@ class TorchModule(keras.Model):
         """nn.Parameter(value): a variable initialised from `value` (numpy/tf); inside a ParameterBuild, what that
         build makes of it (a parameter whose rows live elsewhere gets no variable)."""
         value = np.asarray(value)
-        dtype = "float32" if value.dtype.kind == "f" else value.dtype
 
         def variable():
-            return self.add_weight(
-                shape=value.shape,
-                dtype=dtype,
-                initializer=keras.initializers.Constant(value),
-                trainable=requires_grad,
-                name=name,
-            )
+            return parameter_weight(self, value, requires_grad, name)
 
         build = ParameterBuild.current()
+        dtype = "float32" if value.dtype.kind == "f" else value.dtype
         return variable() if build is None else build.parameter(value.shape, dtype, variable)
 
     def torch_state(self, prefix=""):
