@@ -363,7 +363,8 @@ class ModuleEmitter:
             forward, call_body = call_entry
             call_signature = self.params_text(forward, training=True)
             call_signature = call_signature.replace(", *, training=None", ", training=None")
-        elif info.find_method("forward") is None and not info.bases and not info.container_base:
+        elif info.find_method("forward") is None and not info.bases and not info.container_base and \
+                not info.layer_base:  # a torch layer subclass without a forward runs the layer's own
             call_signature, call_body = "self, *args, training=None", [
                 f"{INDENT * 2}raise NotImplementedError({info.name + ' has no forward in the source'!r})"]
         else:
@@ -404,7 +405,9 @@ class ModuleEmitter:
         inherits = bool(info.bases) or bool(info.container_base) or bool(info.layer_base)
         template = self.env.get_template("class.py.j2")
         text = template.render(name=info.name, bases=bases, docstring=docstring, class_lines=class_lines,
-                               container=bool(info.container_base) and call_signature is None,
+                               # a container, or a torch layer subclass without a forward: the runtime base's
+                               # layouts hold (it runs the layer's own call)
+                               container=bool(info.container_base or info.layer_base) and call_signature is None,
                                flatten_inputs=json.dumps(dict(sorted(ir.flatten_inputs.items())))
                                if ir.flatten_inputs else "",
                                # TorchModule's defaults (source in, out as in) go unsaid

@@ -200,6 +200,10 @@ class CallTranslator:
                 child = self.module_attribute(base, func.attr.value)
                 if child.kind == "module" and child.module is not None:  # `self.path.pad(x)`: a named child
                     return self.module_call(child, node)
+                if self.mode == "forward" and base.module is not None and base.module.kind == "class":
+                    called = self.child_method_call(base, func.attr.value, node)
+                    if called is not None:
+                        return called
                 return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
             return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
         callee = self.expr(func)
@@ -1128,6 +1132,8 @@ class CallTranslator:
             if ref.ordered and self.sequential_code is not None and current.is_tensor:
                 if element.kind == "rule":
                     channels = channels_after_rule(element.rule, f"{self.sequential_code}[{index}]", current)
+                elif element.kind == "class" and layout == "any":
+                    channels = current.channels  # an elementwise class hands the incoming channels on, as they are
                 elif element.kind == "class" and after is not None and after.is_tensor:
                     channels = rebase(after.channels, f"{self.sequential_code}[{index}]")
             current = after if layout != "any" else current
@@ -1429,16 +1435,35 @@ class CallTranslator:
         if self.mode == "init":
             return self.init_method_call(method, node)
         signature = self.ctx_method_signature(method, args, kwargs)
-        converted = [self.to_value_layout(v, signature.arg_values[i] if i < len(signature.arg_values) else None)
+        return self.translated_method_call(f"self.{method}", signature, args, kwargs)
+
+    def translated_method_call(self, target, signature, args, kwargs):
+        """The call of method `target` (code) translated as `signature` (None: while it is being translated): its
+        arguments in the layouts it was translated for, what it returns as it returns it."""
+        arg_values = signature.arg_values if signature is not None else ()
+        converted = [self.to_value_layout(v, arg_values[i] if i < len(arg_values) else None)
                      for i, v in enumerate(args)]
         # a tensor handed by keyword (`self.channel_shuffle(data=x)`) takes the layout the method was translated for
-        by_name = {w.code: w for w in signature.arg_values} if signature is not None else {}
+        by_name = {w.code: w for w in arg_values}
         kw = {k: self.to_value_layout(v, by_name[k]) if k in by_name else self.as_plain(v) for k, v in kwargs.items()}
         needs_training = signature is not None and getattr(signature, "takes_training", False)
         extra = self.training_kwarg(kwargs) if needs_training else ""
-        call = self.call_text(f"self.{method}", self.join_args(converted, kw), extra)
+        call = self.call_text(target, self.join_args(converted, kw), extra)
         output = signature.output if signature is not None and signature.output is not None else tensor("")
         return self.output_value(call, output)
+
+    def child_method_call(self, base, method, node):
+        """`self.cell.init_hidden(b, (h, w))`: a method of an in-file class's instance other than its forward, as
+        that class's method was translated (what it returns: ConvLSTM's zero states, tensors in torch's order);
+        None when the class has no such method."""
+        info = self.source.classes.get(base.module.class_name)
+        if info is None or method in ("forward", "__init__") or info.find_method(method) is None:
+            return None
+        args, kwargs = self.arg_values(node)
+        signature = self.translator.method_signature(info, method, args, kwargs)
+        if signature is None:
+            return None
+        return self.translated_method_call(f"{base.code}.{method}", signature, args, kwargs)
 
     def method_alias_call(self, attribute, methods, node):
         """`self.<attribute>(...)`, the attribute bound by `__init__` to one of `methods`: each method translated

@@ -13,6 +13,7 @@ import libcst as cst
 
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
+from porter.frontend.returns import returns_once_at_end
 from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
@@ -1408,6 +1409,7 @@ class FileTranslator:
             signature = ClassSignature(arg_values=tuple(arg_values))
             self.ctx.method_signatures[key] = signature
             translator = ClassBodyTranslator(self, info, "forward", env, None)
+            translator.returns_pending_permute = returns_once_at_end(definition)
             body, _ = translator.block(definition.body, 2)
             signature.output = translator.return_template
             signature.takes_training = "training" in "\n".join(body)

@@ -305,10 +305,18 @@ class ModuleResolver:
         if info is not None:
             if info.container_base == "sequential":
                 return self.sequential_class(info)
-            return ModuleRef("class", class_name=info.name)  # an alias names its class
+            return self.instance_ref(info)  # an alias names its class
         if name in self.source.functions and name not in env:  # `norm_act=bnrelu`: a factory function
             return self.function_built(name)
         return None
+
+    def instance_ref(self, info):
+        """What an instance of the in-file class `info` is: that class, or, for a subclass of a torch layer without
+        a forward of its own (`class GroupNorm(nn.GroupNorm)` fixing the groups in __init__), the layer's rule: it
+        runs the layer's call, in the layer's layouts."""
+        if info.layer_base in self.module_rules and info.find_method("forward") is None:
+            return ModuleRef("rule", rule=self.module_rules[info.layer_base])
+        return ModuleRef("class", class_name=info.name)
 
     def function_built(self, name):
         """The module the in-file function `name` builds when called with only the arguments it needs (`bnrelu`

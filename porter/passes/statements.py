@@ -16,7 +16,8 @@ from porter.frontend.walk import has_escape, walk
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
 from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
-from porter.ir.values import EinsumRecipe, Value, physical_order, python, result_of, stored_last_dim, tensor
+from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, python, result_of, stored_last_dim, \
+    tensor
 from porter.passes.expressions import ExpressionTranslator
 from porter.passes.order_wanted import order_wanted_next
 
@@ -53,6 +54,7 @@ class BodyTranslator(ExpressionTranslator):
         super().__init__(ctx, info, mode, env)
         self.output_layout = output_layout  # "source" for the main class: the boundary converts back
         self.return_template = None
+        self.returns_pending_permute = False  # a method whose one return is its last statement (method_signature)
         self.returns_disagree = False  # one return gave a tuple, another a tensor (the class translator retries)
         self.dead_branches = 0  # inside a branch a static test never takes (its returns set no return template)
         self.nested_returns = None  # inside a function defined in the body: the values its returns give
@@ -102,6 +104,9 @@ class BodyTranslator(ExpressionTranslator):
                 self.ctx.hoister = outer_hoister
             lines.extend(INDENT * depth + line for line in self.pending)
             self.pending = outer_pending
+            assigned = _assigned_name(statement)
+            if assigned is not None and not terminated:
+                _einsum_in_order_wanted(self.env, produced, assigned, depth, self.following)
             lines.extend(produced)
         self.following = outer_following
         # `if self.conv3: X = self.conv3(X)`: a conversion of X hoisted before the block is stale after it
@@ -522,6 +527,10 @@ class BodyTranslator(ExpressionTranslator):
         value = self.shape_return(value)
         if self.nested_returns is not None:
             self.nested_returns.append(value)
+        if is_permuted(value):
+            order = value.layout.split(":", 1)[1]
+            return [f"{pad}# porter: returned before its permute ({order}): the callers fold it into what they do next",
+                    f"{pad}return {value.code}"]
         return [f"{pad}return {value.code}"]
 
     def shape_return(self, value):
@@ -529,6 +538,9 @@ class BodyTranslator(ExpressionTranslator):
         if value.kind == "size":
             value = self.materialize_size(value)
         if value.is_tensor and value.layout.startswith("permuted:"):
+            if self.returns_pending_permute and self.return_template is None and not self.dead_branches:
+                self.return_template = value  # a method's one return: its callers take the permute pending
+                return value
             value = to_layout(self.ctx, value, "source")
         if value.kind == "tuple" and value.items:
             items = tuple(to_layout(self.ctx, i, "source") if i.is_tensor and i.layout.startswith("permuted:") else i
@@ -1081,9 +1093,43 @@ def _einsums_in_order_wanted(env_a, lines_a, env_b, lines_b, depth, following):
                for index, lines, value in zip(written, (lines_a, lines_b), (value_a, value_b))):
             continue  # (not the path's last statement: something after it read the einsum as written)
         for index, lines, env in zip(written, (lines_a, lines_b), (env_a, env_b)):
-            recipe = env[name].static
-            lines[index] = f"{pad}{name} = {recipe.code(''.join(recipe.output[d] for d in order))}"
-            env[name] = tensor(name, env[name].rank).but(layout=layout_of_order(order), dtype=env[name].dtype)
+            _write_einsum_in_order(env, lines, index, name, order, pad)
+
+
+def _einsum_in_order_wanted(env, lines, name, depth, following):
+    """`name = <einsum>` (`context = torch.matmul(probs, value)`) whose next use is a transpose
+    (`context.permute(0, 2, 1, 3)`, then a view merging the heads): the einsum is written in the order that makes the
+    transpose a relabelling (no Transpose, and no second einsum written for the merge). `env` and `lines` (the
+    statement's) are updated in place."""
+    value = env.get(name)
+    if not (isinstance(value, Value) and isinstance(value.static, EinsumRecipe) and value.is_tensor and
+            value.layout == "source" and value.rank is not None):
+        return
+    order = order_wanted_next(following, name, value.rank)
+    if order is None or order == list(range(value.rank)):
+        return
+    pad = INDENT * depth
+    index = _last_code_line(lines)
+    if index is None or lines[index] != f"{pad}{name} = {value.static.code()}":
+        return
+    _write_einsum_in_order(env, lines, index, name, order, pad)
+
+
+def _write_einsum_in_order(env, lines, index, name, order, pad):
+    """Line `index` of `lines` binds `name` to its einsum written in the stored order `order` (torch dims)."""
+    recipe = env[name].static
+    lines[index] = f"{pad}{name} = {recipe.code(''.join(recipe.output[d] for d in order))}"
+    env[name] = tensor(name, env[name].rank).but(layout=layout_of_order(order), dtype=env[name].dtype)
+
+
+def _assigned_name(statement):
+    """The one Name a simple `name = value` statement line binds, else None."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value
+    return None
 
 
 def _last_code_line(lines):

@@ -4,6 +4,8 @@ handing its `**kwargs` on (timm's LayerNorm2dNoBias) hands them once: its base f
 
 import numpy as np
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.rules.op_ports import port
 
@@ -59,3 +61,70 @@ def test_layer_subclass_with_its_own_forward_matches_torch(tmp_path):
         expected = torch_model(torch.from_numpy(x)).numpy()
     assert np.abs(np.asarray(keras_model(x, training=False)) - expected).max() <= 1e-5 * np.abs(expected).max()
     assert set(torch_model.state_dict()) >= {"norm.weight", "norm.bias"}
+
+
+WITHOUT_FORWARD = '''
+import torch
+import torch.nn as nn
+
+
+class GroupNorm(nn.GroupNorm):
+    def __init__(self, num_channels, **kwargs):
+        super().__init__(1, num_channels, **kwargs)
+
+
+class Swish(nn.Module):
+    def forward(self, x):
+        return x * torch.sigmoid(x)
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), Swish())
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.norm = GroupNorm(8, eps=1e-5)
+        self.block = Block(8)
+        self.conv = nn.Sequential(nn.Conv2d(8, 6, 1), nn.BatchNorm2d(6), Swish())
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        x = self.conv(self.block(self.norm(self.stem(x))))
+        return self.fc(self.pool(x).view(x.size(0), -1))
+'''
+
+
+@settings(max_examples=3, deadline=None)
+@given(batch=st.integers(1, 3), size=st.integers(5, 9), seed=st.integers(0, 2**16))
+def test_layer_subclass_without_a_forward_runs_the_layer(tmp_path_factory, batch, size, seed):
+    """`class GroupNorm(nn.GroupNorm)` fixing the groups in its __init__ (PoolFormer), no forward: it runs the
+    runtime layer's call in the layer's layout (it was a `call` raising NotImplementedError). An elementwise class
+    (Swish) closing a Sequential hands on the channel count the layer before it knows, as the caller's expression
+    (it was rebased into the class: `self.conv[2].conv[1].num_features`, an AttributeError at build)."""
+    from porter.verify.harness import count_transposes
+    from tests.passes.snippet_ports import assert_built_matches_torch
+
+    pair = _without_forward(tmp_path_factory)
+    code = (pair.out_dir / "op_model_keras.py").read_text()
+    assert "has no forward" not in code and "conv[2]" not in code
+    x = np.random.default_rng(seed).standard_normal((batch, 3, size, size)).astype("float32")
+    keras_model = assert_built_matches_torch(pair, x)
+    assert count_transposes(keras_model, [x]) <= 1
+
+
+_PORTED = {}
+
+
+def _without_forward(tmp_path_factory):
+    if "pair" not in _PORTED:
+        _PORTED["pair"] = port(tmp_path_factory.mktemp("without_forward"), WITHOUT_FORWARD, input_specs=("3,8,8",))
+    return _PORTED["pair"]

@@ -1,0 +1,35 @@
+"""Where a function returns: whether its one `return` is the last statement of its body."""
+
+import libcst as cst
+
+from porter.frontend.walk import walk
+
+
+class _ReturnCounter(cst.CSTVisitor):
+    """Counts the `return` statements of one function, not of the functions and lambdas defined inside it."""
+
+    def __init__(self, function):
+        super().__init__()
+        self.function, self.count = function, 0
+
+    def visit_FunctionDef(self, node):
+        return node is self.function
+
+    def visit_ClassDef(self, node):
+        return False
+
+    def visit_Return(self, node):
+        self.count += 1
+
+
+def returns_once_at_end(function):
+    """Whether `function` (a cst.FunctionDef) has exactly one `return`, the last statement of its body, returning a
+    value: every call ends there, so what it returns is the same kind of thing on every call."""
+    statements = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    last = statements[-1] if statements else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Return)
+            and last.body[0].value is not None):
+        return False
+    counter = _ReturnCounter(function)
+    walk(function, counter)
+    return counter.count == 1
