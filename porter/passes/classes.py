@@ -288,9 +288,9 @@ class FileTranslator:
                     ir.attributes[name[5:]] = ref
             if module_env.get("#setattr"):
                 ir.attributes["#setattr"] = _one_kind(module_env["#setattr"])
-            if info.container_base and module_env.get("#children"):
-                ir.attributes["#children"] = ModuleRef(info.container_base, elements=tuple(module_env["#children"]),
-                                                       ordered=False)
+            if module_env.get("#children"):  # (a plain module's `self.add_module(f"b{i}", block)`: its children too)
+                ir.attributes["#children"] = ModuleRef(info.container_base or "list",
+                                                       elements=tuple(module_env["#children"]), ordered=False)
             elif info.container_base == "sequential":  # the children its __init__ hands to super().__init__
                 children = resolver.sequential_subclass(info)
                 added = resolver.added_children(info)  # and those its owners add (`self.branches.add_module(...)`)
@@ -1741,6 +1741,11 @@ def _loop_bound_modules(body, attributes):
             ref = attributes.get(node.attr.value)
             return ref if hasattr(ref, "kind") and ref.kind in ("list", "sequential", "dict") else None
         children = attributes.get("#children")  # a container subclass's own children, as its constructions hand them
+        # (or those a plain module's `add_module` adds, when they are all its children)
+        others = [ref for name, ref in attributes.items() if not name.startswith("#") and hasattr(ref, "kind") and
+                  ref.kind != "classobj"]
+        if hasattr(children, "kind") and children.kind == "list" and any(r not in children.elements for r in others):
+            children = None
         if hasattr(children, "kind") and (dotted_name(node) == "self" or isinstance(node, cst.Call) and not node.args
                                           and dotted_name(node.func) in _OWN_CHILDREN):
             return children

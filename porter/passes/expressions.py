@@ -214,6 +214,8 @@ class ExpressionTranslator(CallTranslator):
             return children.elements if children is not None else (UNKNOWN_MODULE,)  # (none: a known-empty one)
         refs = tuple(ref for name, ref in ir.attributes.items() if not name.startswith("#") and
                      isinstance(ref, ModuleRef) and ref.kind != "classobj")
+        added = ir.attributes.get("#children")  # those `self.add_module(name, block)` adds
+        refs = tuple(dict.fromkeys(refs + (added.elements if added is not None else ())))
         return refs + ((UNKNOWN_MODULE,) if ir.attributes.get("#setattr") is not None or not refs else ())
 
     def tensor_attribute(self, base, attr, node):

@@ -87,6 +87,8 @@ def table_global_references(table):
     while tables:
         table = tables.pop()
         found.update(s.get_name() for s in table.get_symbols() if s.is_global() and s.is_referenced())
+        if table.get_type() == "class":  # `mask = staticmethod(mask)` in a class body reads the global `mask`
+            found.update(s.get_name() for s in table.get_symbols() if s.is_local() and s.is_referenced())
         tables.extend(table.get_children())
     return found
 

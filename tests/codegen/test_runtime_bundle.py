@@ -35,6 +35,15 @@ def test_dependencies_are_global_names_only():
         assert local not in index[name].uses, f"{name} depends on {local}, which is only its local name"
 
 
+def test_a_class_body_rebinding_a_global_reads_it():
+    """`generate_square_subsequent_mask = staticmethod(generate_square_subsequent_mask)` in the runtime's
+    Transformer: the class body reads the module's function (a port of nn.Transformer named it undefined)."""
+    assert "mask" in global_references("def mask(n):\n    return n\n\n\nclass T:\n    mask = staticmethod(mask)\n")
+    assert "generate_square_subsequent_mask" in closure(["Transformer"])
+    text = bundle(["Transformer"])
+    assert not global_references(text) - _module_level(text) - _BUILTINS - {"keras", "np", "tf", "math"}
+
+
 def test_closure_follows_base_classes_and_helpers():
     needed = closure(["Conv2d"])
     assert {"Conv2d", "TorchLayer", "StateEntry"} <= needed

@@ -7,7 +7,8 @@ The loop variable is any one of the children: each call is a plain channels-last
 hands back the image as it is stored, and the combination keeps that layout, so the model converts only at its
 boundary. Before, the loop bound the first child only (a ModuleList whose children differ came out with the wrong
 shape), a Sequential subclass with its own forward was simulated as a chain of its children (it crashed), and
-`self.children()` of a plain module was called as a module. The port matches torch (eager and XLA) for
+`self.children()` of a plain module was called as a module (and, when its children were added by `add_module` in
+a loop, pycls's RegNet AnyStage, each was called through call_module, converting in and out). The port matches torch (eager and XLA) for
 hypothesis-drawn widths, sizes and batches.
 """
 
@@ -58,6 +59,28 @@ class Kids(nn.Module):
         return sum([m(x) for m in self.children()])
 
 
+class Block(nn.Module):
+    def __init__(self, w_in, w_out):
+        super().__init__()
+        self.conv = nn.Conv2d(w_in, w_out, 3, padding=1)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.conv(x))
+
+
+class Stage(nn.Module):
+    def __init__(self, w_in, w_out, depth, block_fun):
+        super().__init__()
+        for i in range(depth):
+            self.add_module("b{}".format(i + 1), block_fun(w_in if i == 0 else w_out, w_out))
+
+    def forward(self, x):
+        for block in self.children():
+            x = block(x)
+        return x
+
+
 class Net(nn.Module):
     def __init__(self, width=4):
         super().__init__()
@@ -65,10 +88,10 @@ class Net(nn.Module):
         self.branches = Branches(width)
         self.paths = Paths(width)
         self.kids = Kids(3 * width)
-        self.head = nn.Conv2d(3 * width, width, 1)
+        self.stage = Stage(3 * width, width, 2, Block)
 
     def forward(self, x):
-        return self.head(self.kids(self.paths(self.branches(self.stem(x)))))
+        return self.stage(self.kids(self.paths(self.branches(self.stem(x)))))
 '''
 
 
@@ -93,3 +116,4 @@ def test_the_loops_call_the_children_as_they_are_stored(ported):
     assert "outputs.append(module(x, training=training))" in code
     assert "sum([m(x, training=training) for m in self.children()])" in code
     assert "call_module" not in code.split("class Branches")[1]
+    assert "x = block(x, training=training)" in code  # (pycls's AnyStage: the blocks `add_module` named in a loop)
