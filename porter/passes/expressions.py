@@ -594,6 +594,17 @@ class ExpressionTranslator(CallTranslator):
         """Basic indexing (integers, slices, one `...`) of a channels-last or permuted tensor: each index goes to
         the axis that holds its torch dim, and the result keeps the layout (`qkv[0]` of a pending permute, the
         crop of a channels-last map): nothing transposes. None when the index is anything else."""
+        found = self.physical_index(base, items, index_values)
+        if found is None:
+            return None
+        physical, result_order = found
+        code = f"{self.wrap(base.code)}[{', '.join(code for code, _ in physical)}]" if physical else base.code
+        return tensor(code, len(result_order)).but(layout=layout_of_order(result_order), dtype=base.dtype)
+
+    def physical_index(self, base, items, index_values):
+        """(index items in stored order, stored order of the result's torch dims) for basic indexing (integers,
+        slices, one `...`) of a channels-last or permuted tensor `base`; None for a tensor in torch's order or any
+        other index."""
         order = physical_order(base) if base.rank is not None else None
         if order is None or order == list(range(base.rank)):
             return None
@@ -616,8 +627,7 @@ class ExpressionTranslator(CallTranslator):
         physical, result_order = index_in_layout(order, parts)
         while physical and physical[-1] == (":", False):
             physical.pop()
-        code = f"{self.wrap(base.code)}[{', '.join(code for code, _ in physical)}]" if physical else base.code
-        return tensor(code, len(result_order)).but(layout=layout_of_order(result_order), dtype=base.dtype)
+        return physical, result_order
 
     def tuple_subscript(self, base, node):
         item = node.slice[0].slice

@@ -13,7 +13,7 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
 from porter.frontend.walk import has_escape, walk
-from porter.ir.layout import element_template, layout_of_order, merge_layouts, to_layout, unify
+from porter.ir.layout import element_template, layout_of_order, merge_layouts, settle, to_layout, unify
 from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, python, result_of, stored_last_dim, \
@@ -283,6 +283,9 @@ class BodyTranslator(ExpressionTranslator):
 
     def item_assignment(self, target, base, small, pad):
         """`x[idx] = v` -> x = setitem(x, np.s_[idx], v): a static scatter (TensorFlow tensors are immutable)."""
+        held = self.item_assignment_in_layout(target, base, small, pad)
+        if held is not None:
+            return held
         value = self.as_plain(self.expr(small.value))
         source = self.as_plain(base)
         index = self.slice_code(target)
@@ -290,6 +293,38 @@ class BodyTranslator(ExpressionTranslator):
         name = self.code(target.value)
         self.bind_target(target.value, source.with_code(name))
         return [f"{pad}{self.target_code(target.value)} = {helper}({source.code}, np.s_[{index}], {value.code})"]
+
+    def item_assignment_in_layout(self, target, base, small, pad):
+        """`out[:, :-1, :fold] = x[:, 1:, :fold]` on a channels-last or permuted tensor (TSM's temporal shift of
+        a 5-d view of images): the index goes to the axes that hold its dims and the value comes in the layout
+        that part is stored in, so the tensor keeps its layout; None for an index that is not basic (then the
+        scatter runs in torch's order)."""
+        if base.rank is None or not all(isinstance(e.slice, (cst.Slice, cst.Index)) for e in target.slice):
+            return None
+        items = [e.slice for e in target.slice]
+        index_values = [self.expr(i.value) for i in items if isinstance(i, cst.Index)]
+        if any(v.is_tensor for v in index_values):
+            return None
+        found = self.physical_index(base, items, index_values)
+        if found is None or not found[0]:
+            return None
+        physical, part_order = found
+        value = self.expr(small.value)
+        if value.is_tensor:
+            if value.rank != len(part_order):
+                return None
+            if physical_order(value) != part_order:
+                value = to_layout(self.ctx, value, "source")
+                if part_order != list(range(len(part_order))):
+                    value = tensor(settle(value, part_order, self.ctx), value.rank).but(
+                        layout=layout_of_order(part_order), dtype=value.dtype)
+        elif value.kind != "python":
+            return None
+        helper = self.ctx.use("setitem")
+        name = self.code(target.value)
+        self.bind_target(target.value, base.with_code(name))
+        index = ", ".join(code for code, _ in physical)
+        return [f"{pad}{self.target_code(target.value)} = {helper}({base.code}, np.s_[{index}], {value.code})"]
 
     def item_aug_assignment(self, small, base, pad):
         """`x[idx] += v` -> x = setitem(x, np.s_[idx], x[idx] + v), on x in torch's layout (a pending transpose is
