@@ -6,17 +6,30 @@ einsums in it."""
 import libcst as cst
 
 PERMUTES = ("transpose", "permute", "swapaxes", "swapdims")
+VIEWS = ("view", "reshape")
 
 
 def order_wanted_next(statements, name, rank):
     """The stored order (torch dims) `name` should have for its first use in `statements` to move no data, or None
-    when that use is no transpose/permute of literal dims (or the name is rebound first)."""
+    when that use is no transpose/permute of literal dims (or the name is rebound first). A (N, C, L) result whose
+    first use is a view to more dims (`out.view(b, c, h, w)`, SAGAN's attention output back to an image) wants
+    (N, L, C): the view then splits L into the image's spatial axes held channels-last."""
     for statement in statements:
         finder = _FirstUse(name)
         statement.visit(finder)
         if finder.found:
-            return _order(finder.call, rank) if finder.call is not None else None
+            if finder.call is None:
+                return None
+            if finder.call.func.attr.value in VIEWS:
+                return [0, 2, 1] if rank == 3 and _splits_last_dim(finder.call) else None
+            return _order(finder.call, rank)
     return None
+
+
+def _splits_last_dim(call):
+    """Whether a view/reshape call of a rank-3 tensor names four or more sizes one by one (no starred sizes, no
+    tuple): (N, C, L) to (N, C, H, W...)."""
+    return len(call.args) >= 4 and all(a.keyword is None and not a.star for a in call.args)
 
 
 class _FirstUse(cst.CSTVisitor):
@@ -37,7 +50,7 @@ class _FirstUse(cst.CSTVisitor):
             return False
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self.name \
-                and func.attr.value in PERMUTES:
+                and func.attr.value in PERMUTES + VIEWS:
             self.found, self.call = True, node
             return False
         return True
