@@ -104,9 +104,11 @@ class CallTranslator:
             if self.info is not None and self.info.container_base and func.attr.value in container_methods:
                 children = self.ctx.ir.attributes.get("#children") if self.ctx.ir else None
                 code = f"self.{func.attr.value}({self.plain_args(node)})"
-                if children is not None and func.attr.value in ("items", "values", "children", "__iter__"):
+                if func.attr.value in ("items", "values", "children", "__iter__"):
                     kind = "dict" if func.attr.value == "items" else "list"
-                    return Value(code, "module", module=ModuleRef(kind, elements=children.elements, ordered=False))
+                    # (children porter cannot see are modules still: called through call_module)
+                    elements = children.elements if children is not None else (UNKNOWN_MODULE,)
+                    return Value(code, "module", module=ModuleRef(kind, elements=elements, ordered=False))
                 return python(code)
             if isinstance(target.static, (LayoutFreeFunction, HandedLambdas)):  # lambdas every construction hands in
                 applied = self.layout_free_call(target, node)
@@ -258,9 +260,11 @@ class CallTranslator:
             inners = [self.expr(a.value) for a in node.args]
             modules = [i.kind == "module" and i.module is not None and i.module.kind in ("list", "sequential")
                        for i in inners]
-            if any(modules) and all(m or i.kind in ("python", "tuple") for m, i in zip(modules, inners)):
+            lists = all(i.kind == "tuple" for i in inners) and any(element_template(i) is not None for i in inners)
+            if lists or any(modules) and all(m or i.kind in ("python", "tuple") for m, i in zip(modules, inners)):
                 # `for conv, norm in zip(self.convs, self.norms)`: one layer of each (plain values beside them);
-                # `zip(self.seg_blocks, [p5, p4])`: images beside the layers, each bound as the list holds it
+                # `zip(self.seg_blocks, [p5, p4])`: images beside the layers, each bound as the list holds it;
+                # `zip(attens, splits)` (ResNeSt): an item of each list, as that list holds its items
                 codes, refs = [], []
                 for module, inner in zip(modules, inners):
                     template = element_template(inner) if inner.kind == "tuple" else None

@@ -291,6 +291,11 @@ class FileTranslator:
             if module_env.get("#children"):  # (a plain module's `self.add_module(f"b{i}", block)`: its children too)
                 ir.attributes["#children"] = ModuleRef(info.container_base or "list",
                                                        elements=tuple(module_env["#children"]), ordered=False)
+            elif info.container_base in ("list", "dict") and init is not None:  # `super().__init__({...})`
+                children = resolver.sequential_subclass(info)
+                if children.elements:
+                    ir.attributes["#children"] = ModuleRef(info.container_base, elements=children.elements,
+                                                           ordered=False)
             elif info.container_base == "sequential":  # the children its __init__ hands to super().__init__
                 children = resolver.sequential_subclass(info)
                 added = resolver.added_children(info)  # and those its owners add (`self.branches.add_module(...)`)
@@ -1763,9 +1768,16 @@ def _loop_bound_modules(body, attributes):
 
     class Visitor(cst.CSTVisitor):
         def visit_For(self, node):
-            ref = container(node.iter)
+            target = node.target
+            if isinstance(node.iter, cst.Call) and not node.iter.args and dotted_name(node.iter.func) in (
+                    "self.items", "self._modules.items", "self.named_children") and isinstance(
+                    target, cst.Tuple) and len(target.elements) == 2:
+                ref = container(node.iter.with_changes(func=cst.parse_expression("self.values")))
+                target = target.elements[1].value  # `for name, layer in self.items():` binds the layer
+            else:
+                ref = container(node.iter)
             if ref is not None:
-                bind(node.target, ref if ref.kind == "sequential" and not ref.elements else ref.loop_element())
+                bind(target, ref if ref.kind == "sequential" and not ref.elements else ref.loop_element())
 
         def visit_Call(self, node):
             if isinstance(node.func, cst.Name) and node.func.value == "map" and len(node.args) == 2 and \

@@ -342,17 +342,23 @@ class ExpressionTranslator(CallTranslator):
         """[f(x) for x in xs]: the element translated with the loop variable bound (layouts forced to torch's)."""
         clauses, env_backup = [], dict(self.env)
         for_in = node.for_in
-        while for_in is not None:
-            iterable = self.expr(for_in.iter)
-            self.bind_loop_target(for_in.target, iterable)
-            ifs = "".join(f" if {self.expr(test.test).code}" for test in for_in.ifs)
-            clauses.append(f"for {self.code(for_in.target)} in {self.iterable_code(iterable)}{ifs}")
-            for_in = for_in.inner_for_in
-        element = self.expr(node.elt)
-        if element.is_tensor and not holds_images(element) and not (is_permuted(element) and element.rank):
-            # (images stay channels-last and permuted heads stay permuted, `[t.view(b, n, h, -1).transpose(1, 2)
-            # for t in qkv]`: the list's template says so, and its readers take them as stored)
-            element = to_layout(self.ctx, element, "source")
+        iterable = self.expr(for_in.iter)  # (the first iterable is read outside the comprehension's scope)
+        # conversions of the comprehension's own names stay inside it: none is hoisted before the statement
+        hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
+        try:
+            while for_in is not None:
+                self.bind_loop_target(for_in.target, iterable)
+                ifs = "".join(f" if {self.expr(test.test).code}" for test in for_in.ifs)
+                clauses.append(f"for {self.code(for_in.target)} in {self.iterable_code(iterable)}{ifs}")
+                for_in = for_in.inner_for_in
+                iterable = self.expr(for_in.iter) if for_in is not None else None
+            element = self.expr(node.elt)
+            if element.is_tensor and not holds_images(element) and not (is_permuted(element) and element.rank):
+                # (images stay channels-last and permuted heads stay permuted, `[t.view(b, n, h, -1).transpose(1,
+                # 2) for t in qkv]`: the list's template says so, and its readers take them as stored)
+                element = to_layout(self.ctx, element, "source")
+        finally:
+            self.ctx.hoister = hoister
         self.env.clear()
         self.env.update(env_backup)
         code = f"{open_}{element.code} {' '.join(clauses)}{close}"

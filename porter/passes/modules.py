@@ -346,9 +346,10 @@ class ModuleResolver:
         return _own_forward(info, ref)
 
     def sequential_subclass(self, info, arguments=None):
-        """A class deriving from nn.Sequential: its children are what its __init__ hands to super().__init__ (or,
-        for a subclass of such an in-file class, what the base builds from the arguments handed to it).
-        `arguments`: parameter -> ModuleRef known from the caller (a subclass's super().__init__ call)."""
+        """A class deriving from nn.Sequential (or nn.ModuleList / nn.ModuleDict: a container of that kind): its
+        children are what its __init__ hands to super().__init__ (or, for a subclass of such an in-file class, what
+        the base builds from the arguments handed to it). `arguments`: parameter -> ModuleRef known from the caller
+        (a subclass's super().__init__ call)."""
         init = info.methods.get("__init__")
         if init is None or self.depth > 10:
             base = self.class_of(info.bases[0]) if info.bases else None
@@ -375,8 +376,10 @@ class ModuleResolver:
                     base = self.class_of(info.bases[0]) if info.bases else None
                     if base is not None:  # `super().__init__(cin, cout, ..., norm_layer, torch.nn.Conv2d)`
                         return self.sequential_subclass(base, self._bound_arguments(base, call, env, info))
-                    fake = call.with_changes(func=cst.parse_expression("torch.nn.Sequential"))
-                    ref = self._container(fake, "sequential", env, info)
+                    kind = info.container_base if info.container_base in ("list", "dict") else "sequential"
+                    fake = call.with_changes(func=cst.parse_expression(
+                        {"list": "torch.nn.ModuleList", "dict": "torch.nn.ModuleDict"}.get(kind, "torch.nn.Sequential")))
+                    ref = self._container(fake, kind, env, info)
                     added = tuple(env.get("#children", ()))  # self.add_module(name, block) after super().__init__()
                     ordered = ref.ordered and "#children" not in env.get("#unordered", ())
                     return ModuleRef("sequential", elements=ref.elements + added, ordered=ordered,
@@ -669,6 +672,13 @@ class ModuleResolver:
                 if in_loop:
                     _mark_unordered(env, holder, len(env[holder]))
                 env[holder].append(self.ref_of(statement.value, env, owner))
+            elif holder in env and isinstance(env[holder], ModuleRef) and env[holder].kind == "dict":
+                # `self.stages[f"stage{i}"] = Stage(...)` into an nn.ModuleDict: a child, as add_module adds one
+                current = env[holder]
+                env[holder] = ModuleRef("dict", elements=current.elements + (self.ref_of(statement.value, env, owner),),
+                                        ordered=current.ordered and not in_loop,
+                                        lead=len(current.elements) if current.ordered and in_loop else
+                                        _lead_of(current))
             return
         if isinstance(statement, cst.Assign) and isinstance(statement.value, (cst.Call, cst.Dict)) and (
                 _is_ordered_dict(statement.value, self.source) or isinstance(statement.value, cst.Dict)):
