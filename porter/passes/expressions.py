@@ -516,6 +516,11 @@ class ExpressionTranslator(CallTranslator):
         float one in float; TensorFlow refuses, so the side whose dtype is not known float is promoted."""
         if other.is_tensor and other.dtype == "float" and value.is_tensor and value.dtype in (None, "int"):
             return value.but(code=f"{self.ctx.use('promote_like_torch')}({value.code}, {other.code})", dtype=None)
+        if value.is_tensor and value.dtype == "bool" and not other.is_tensor and \
+                isinstance(other.static, (int, float)) and not isinstance(other.static, bool):
+            # `mask == 0` of a bool mask: torch counts True as 1; TensorFlow will not compare a bool with a number
+            number = "float" if isinstance(other.static, float) else "int"
+            return value.but(code=f"tf.cast({value.code}, tf.{number}32)", dtype=number)
         return value
 
     def _expr_BooleanOperation(self, node):

@@ -573,7 +573,8 @@ class BodyTranslator(ExpressionTranslator):
         if value.kind == "size":
             value = self.materialize_size(value)
         if value.is_tensor and value.layout.startswith("permuted:"):
-            if self.returns_pending_permute and self.return_template is None and not self.dead_branches:
+            if self.returns_pending_permute and self.return_template is None and not self.dead_branches and \
+                    (value.rank or 0) >= 4:  # (attention heads; a mask or a matrix is returned as torch makes it)
                 self.return_template = value  # a method's one return: its callers take the permute pending
                 return value
             value = to_layout(self.ctx, value, "source")

@@ -234,3 +234,44 @@ def test_an_attention_result_viewed_back_to_an_image_is_written_channels_last(sa
     keras_model = assert_built_matches_torch(sagan_net, x)
     assert count_transposes(keras_model, [x]) <= 2
     assert "to_channels_last(" not in (sagan_net.out_dir / "op_model_keras.py").read_text().split("class Net")[0]
+
+
+MASK_MODEL = '''
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def generate_square_subsequent_mask(self, sz):
+        mask = (torch.triu(torch.ones(sz, sz)) == 1).transpose(0, 1)
+        return mask.float().masked_fill(mask == 0, float('-inf')).masked_fill(mask == 1, float(0.0))
+
+    def forward(self, x):
+        mask = self.generate_square_subsequent_mask(x.size(1))
+        scores = torch.matmul(self.proj(x), x.transpose(1, 2)) + mask
+        return torch.matmul(scores.softmax(-1), x)
+'''
+
+
+@pytest.fixture(scope="module")
+def mask_net(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("mask_method"), MASK_MODEL, input_specs=("6,8",))
+
+
+@settings(max_examples=3, deadline=None)
+@given(batch=st.integers(1, 3), length=st.integers(1, 7), seed=st.integers(0, 2**16))
+def test_a_mask_method_returns_the_mask_torch_makes(mask_net, batch, length, seed):
+    """The PyTorch tutorial's `generate_square_subsequent_mask` (a `(triu(...) == 1).transpose(0, 1)`, then
+    `mask == 0` on that bool mask): a method callers outside `forward` use (a training loop) returns what torch's
+    returns; only a rank-4 permute (attention heads) is handed on pending. Comparing a bool mask with a number casts
+    it as torch counts True (TensorFlow refused: a TypeError)."""
+    import numpy as np
+
+    assert_built_matches_torch(mask_net, random_input(seed, (batch, length, 8)))
+    keras_model = mask_net.keras_module.Net()
+    expected = mask_net.torch_module.Net().generate_square_subsequent_mask(length).numpy()
+    assert np.array_equal(np.asarray(keras_model.generate_square_subsequent_mask(length)), expected)
