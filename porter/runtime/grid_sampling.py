@@ -37,6 +37,8 @@ def affine_grid(theta, size, align_corners=None):
     theta = tf.convert_to_tensor(theta)
     if not theta.dtype.is_floating:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype.name}")
+    if theta.dtype.size < 4:  # 16-bit compute (mixed precision): the coordinates stay float32, as the sampler uses
+        theta = tf.cast(theta, tf.float32)
     if theta.shape.rank != 3 or theta.shape[1] != dims or theta.shape[2] != dims + 1:
         raise ValueError(f"Expected a batch of {dims}D affine matrices of shape Nx{dims}x{dims + 1} for size "
                          f"{tuple(size)}. Got {tuple(theta.shape)}.")
@@ -136,6 +138,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     input = tf.convert_to_tensor(input)
+    if input.dtype.size < 4:  # 16-bit compute (mixed precision): pixel coordinates need float32's mantissa
+        return tf.cast(grid_sample(tf.cast(input, tf.float32), grid, mode, padding_mode, align_corners), input.dtype)
     grid = tf.cast(tf.convert_to_tensor(grid), input.dtype)
     dims = len(input.shape) - 2
     if dims not in (2, 3) or grid.shape.rank != dims + 2 or grid.shape[-1] != dims:
