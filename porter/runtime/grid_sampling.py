@@ -3,9 +3,10 @@
 `affine_grid` works in torch's order: theta (N, 2, 3) or (N, 3, 4), the grid (N, H, W, 2) or (N, D, H, W, 3) of
 (x, y[, z]) coordinates in [-1, 1] (a grid has no channel axis). `grid_sample` takes the image channels-last,
 (N, H, W, C) or (N, D, H, W, C), and the grid in torch's order, and returns the samples channels-last,
-(N, H_out, W_out, C). Sampling gathers whole pixel rows (`tf.gather` with `batch_dims=1`) at indices clamped into
-the image and weighted by zero where torch reads outside it: static shapes, no host callbacks, so XLA and TPUs
-compile it.
+(N, H_out, W_out, C). Each sample is one `tf.gather` (`batch_dims=1`) of every tap it reads (1 nearest, 4 bilinear,
+8 trilinear, 16 bicubic pixels, each with all its channels) at indices clamped into the image, read as zero where
+torch reads outside it: static shapes, no host callbacks, so XLA and TPUs compile it. Coordinates are float32 also
+under 16-bit compute.
 """
 
 import numpy as np
@@ -18,7 +19,7 @@ def _grid_linspace(steps, align_corners):
     """torch's `linspace_from_neg_one`: the normalised centres (align_corners False) or corners (True) of `steps`
     pixels along one axis, as float32 numpy."""
     if steps <= 1:
-        return np.zeros([max(int(steps), 1)], np.float32)
+        return np.zeros([1], np.float32)
     values = np.linspace(-1.0, 1.0, int(steps), dtype=np.float32)
     if not align_corners:
         values = values * np.float32(steps - 1) / np.float32(steps)
@@ -28,7 +29,7 @@ def _grid_linspace(steps, align_corners):
 def affine_grid(theta, size, align_corners=None):
     """torch.nn.functional.affine_grid: for each output position, theta @ (x, y[, z], 1) with (x, y[, z]) the
     position's normalised coordinates; `size` is torch's (N, C, H, W) or (N, C, D, H, W) (spatial sizes static)."""
-    size = [s for s in size]
+    size = list(size)
     if len(size) not in (4, 5):
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
                                   f"respectively. Got size {tuple(size)}.")
