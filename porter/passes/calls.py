@@ -585,7 +585,7 @@ class CallTranslator:
             i.code for i in value.items)) else None
         if template is not None and template.is_tensor and template.layout != "source":
             element = to_layout(self.ctx, template.with_code("_each"), "source")  # every item converted
-            return Value(f"[{element.code} for _each in {value.code}]", "tuple", items=None,
+            return Value(_converted_items(element.code, value.code), "tuple", items=None,
                          static=("each", element.with_code("")))
         if value.kind == "tuple" and value.items:
             return self.tuple_in_layouts(value, [self.as_plain(i) for i in value.items])
@@ -1009,7 +1009,7 @@ class CallTranslator:
             return self.tuple_in_layouts(value, [to_layout(self.ctx, i, "channels_last", targets[0].rank)
                                                  if i.is_tensor else i for i in value.items])
         self.ctx.use("to_channels_last")
-        return Value(f"[to_channels_last(_each) for _each in {value.code}]", "tuple", items=None,
+        return Value(_converted_items("to_channels_last(_each)", value.code), "tuple", items=None,
                      static=("each", targets[0].with_code("")))
 
     def to_parameter_layout(self, value, wanted):
@@ -1622,6 +1622,13 @@ def _alike_state(first, second):
     if first.is_tensor and second.is_tensor and None in (first.rank, second.rank):
         return first.layout == second.layout
     return _same_state(first, second)
+
+
+def _converted_items(element, container):
+    """Code of the items of `container` (code) each converted by `element` (code over `_each`): a tuple when the
+    container is written as one (`(x2, x1) + tuple(extra)` adds a tuple to a tuple), else a list."""
+    comprehension = f"{element} for _each in {container}"
+    return f"tuple({comprehension})" if container.startswith(("tuple(", "(")) else f"[{comprehension}]"
 
 
 def _own_class(ref):

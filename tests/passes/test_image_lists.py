@@ -328,3 +328,13 @@ def test_skips_pushed_and_popped_match_torch(skips, batch, eighth, seed):
 @given(batch=st.integers(1, 3), size=st.integers(3, 9), seed=st.integers(0, 2**16))
 def test_a_list_read_before_its_first_append_matches_torch(chain, batch, size, seed):
     assert_same_outputs(chain, [random_input(seed, (batch, 3, size, size))], tolerance=1e-5)
+
+
+def test_items_converted_in_a_tuple_stay_a_tuple():
+    """DLA's root: `torch.cat((x2, x1) + tuple(extra), dim=1)` with the list's images converted one by one: a tuple
+    added to a tuple stays a tuple (a list comprehension there was a TypeError at run time)."""
+    from porter.passes.calls import _converted_items
+
+    assert _converted_items("f(_each)", "tuple(extra)") == "tuple(f(_each) for _each in tuple(extra))"
+    assert _converted_items("f(_each)", "(a, b)") == "tuple(f(_each) for _each in (a, b))"
+    assert _converted_items("f(_each)", "features") == "[f(_each) for _each in features]"
