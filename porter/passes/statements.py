@@ -812,7 +812,9 @@ class BodyTranslator(ExpressionTranslator):
         pad = INDENT * depth
         iterable = self.expr(statement.iter)
         before = dict(self.env)
-        mark = self.translation_mark()
+        entering_none = [name for name in assigned_names(statement.body) if isinstance(before.get(name), Value) and
+                         holds_none(before[name])]
+        mark = self.translation_mark() if entering_none else None  # (taken only where it may be needed)
         self.bind_loop_target(statement.target, iterable)
         body_lines, _ = self.block(statement.body, depth + 1)
         entering = self.loop_entry_conversions(before)
@@ -827,7 +829,7 @@ class BodyTranslator(ExpressionTranslator):
             before = dict(self.env)
             self.bind_loop_target(statement.target, iterable)
             body_lines, _ = self.block(statement.body, depth + 1)
-        optional = self.images_after_none(statement, before)
+        optional = self.images_after_none(entering_none, before) if mark is not None else {}
         if optional:
             # a name entering as None that the body leaves an image (x2 of a dual-path container, None before its
             # first dual-path child): the body again, the name entering as that image, and what the first pass
@@ -864,15 +866,13 @@ class BodyTranslator(ExpressionTranslator):
             _insert_before_trailing_pass(body_lines, fix)
         return [f"{pad}while {test.code}:"] + body_lines, False
 
-    def images_after_none(self, statement, before):
-        """{name: the image, as its own name} for the names the loop body binds that entered as None and leave as an
-        image (optional_values.py); empty where a mark of the translations cannot be taken back."""
-        if self.translation_mark() is None:
-            return {}
+    def images_after_none(self, names, before):
+        """{name: the image, as its own name} for those of `names` (bound by the loop body, None on entry: held in
+        `before`) that the body leaves an image (optional_values.py)."""
         found = {}
-        for name in assigned_names(statement.body):
-            old, new = before.get(name), self.env.get(name)
-            if isinstance(old, Value) and isinstance(new, Value) and holds_none(old) and new.is_tensor:
+        for name in names:
+            new = self.env.get(name)
+            if isinstance(new, Value) and new.is_tensor:
                 found[name] = new.but(channels=None, static=None).with_code(name)
         return found
 
