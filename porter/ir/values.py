@@ -192,6 +192,18 @@ class EinsumRecipe:
         return f"tf.einsum({spec!r}, {', '.join(self.operands)})"
 
 
+@dataclass(frozen=True)
+class NoneDefault:
+    """The static of a forward parameter the call being translated leaves at (or is handed) `None`: unlike an untyped
+    value, known to be None there (falsy, as None is; no literal porter folds). passes/optional_values.py."""
+
+    def __bool__(self):
+        return False
+
+
+NONE_DEFAULT = NoneDefault()
+
+
 def python(code, static=None):
     return Value(code, "python", static=static)
 

@@ -20,6 +20,8 @@ from porter.passes.channels import (channels_after_function, channels_after_rule
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction
 from porter.passes.method_aliases import aliased_methods
 from porter.passes.modules import ModuleResolver, attribute_by_pattern
+from porter.passes.held_recursion import held_channels_last, recursive_calls
+from porter.passes.optional_values import holds_none
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TORCH_HOST_CALLS
 from porter.rules.gluon_numpy import NUMPY_METHODS
@@ -230,7 +232,7 @@ class CallTranslator:
             if self.source.imports.resolve(node.args[1].value) in TENSOR_TYPES:
                 if subject.is_tensor and subject.rank is not None:  # a tensor a caller handed over (rank known)
                     return python("True", static=True)
-                if subject.kind in ("tuple", "module") or subject.static is not None:
+                if subject.kind in ("tuple", "module") or subject.static is not None and not holds_none(subject):
                     return python("False", static=False)
                 return python(f"tf.is_tensor({subject.code})")
             return python(f"isinstance({subject.code}, {self.class_test_operand(node.args[1].value)})")
@@ -450,19 +452,26 @@ class CallTranslator:
             finally:
                 self.env.clear()
                 self.env.update(env)
-        if any(a.kind == "python" and a.static is None and a.code != "None" for a in args):
+        if any(a.kind == "python" and a.static is None and not holds_none(a)
+               for a in args):
             return None  # (a value porter cannot type, None here and an image there: a class called on it would be
             # laid out for the one it meets first)
         choices = [args]
         for index, arg in enumerate(args):  # a module that is one of several (a container's child in a loop)
             ref = arg.module if arg.kind == "module" else None
             if ref is not None and ref.kind == "unknown" and ref.alternatives:
-                if any(a.kind == "class" and self.in_translation(a.class_name) for a in ref.alternatives):
-                    return None  # (the container itself one level down: what its call takes is not known yet)
+                ref = replace(ref, alternatives=_flat_alternatives(ref))
+                name = function.params.params[index].name.value
+                itself = [a for a in ref.alternatives if a.kind == "class" and self.in_translation(a.class_name)]
+                if itself and not self.holds_recursion(itself):
+                    return None  # (the container itself one level down, its call not run as written)
+                for alternative in itself:  # taken to take what it is handed as held: checked when translated
+                    for chosen in choices:
+                        if self.module_takes(alternative, function, name, chosen):
+                            self.note_held_recursions(recursive_calls(alternative, function, name, chosen))
                 choices = [[*chosen[:index], arg.but(module=alternative), *chosen[index + 1:]]
-                           for chosen in choices for alternative in ref.alternatives
-                           if self.module_takes(alternative, function, function.params.params[index].name.value,
-                                                chosen)]
+                           for chosen in choices for alternative in ref.alternatives if alternative not in itself
+                           and self.module_takes(alternative, function, name, chosen)]
         results = [self.lambda_body_as_written(function, chosen) for chosen in choices]
         return None if not results or None in results else held_alike(results)
 
@@ -751,6 +760,14 @@ class CallTranslator:
     def in_translation(self, class_name):
         """Whether `class_name`'s call is being translated (ClassBodyTranslator knows)."""
         return False
+
+    def holds_recursion(self, refs):
+        """Whether a lambda run as written may call the classes `refs`, whose call is being translated, taking
+        their call to hand back what it is handed as held (held_recursion.py; ClassBodyTranslator knows)."""
+        return False
+
+    def note_held_recursions(self, calls):
+        """Note the HeldRecursion `calls` taken so, for a check once their class is translated."""
 
     def call_unknown_yet(self, class_name, args=(), kwargs=None):
         """Whether `class_name`'s call is being translated and what it returns is not known yet (a class calling
@@ -1096,7 +1113,10 @@ class CallTranslator:
         cannot tell (None: the container converts at run time)."""
         if any(a.kind == "class" and self.call_unknown_yet(a.class_name, [incoming], {}) for a in ref.alternatives):
             return "source", None
-        found = [(a, *self.element_layouts(a, incoming)) for a in ref.alternatives]
+        taking = [a for a in ref.alternatives if a.kind != "class" or self.takes_arguments(a.class_name, [incoming], {})]
+        # (a block that takes two images is not the child a Sequential hands one: SelecSLS's unit in a stage built
+        # as `DualPathSequential() if k < 0 else nn.Sequential()`)
+        found = [(a, *self.element_layouts(a, incoming)) for a in taking or ref.alternatives]
         active = [(layout, after) for _, layout, after in found if layout != "any"]
         if not active:
             return "any", incoming
@@ -1592,6 +1612,17 @@ def _same_state(first, second):
         second.kind, second.rank, second.layout if second.is_tensor else None)
 
 
+def _flat_alternatives(ref):
+    """The modules `ref` (one of several) may be, those that are one of several themselves spelt out."""
+    flat = []
+    for alternative in ref.alternatives:
+        for module in _flat_alternatives(alternative) if alternative.kind == "unknown" and \
+                alternative.alternatives else (alternative,):
+            if module not in flat:
+                flat.append(module)
+    return tuple(flat)
+
+
 def held_alike(results):
     """One Value for what a call gives when it is any one of `results` (the lambda run on one of a container's
     children): their state where they share it; an image held channels-last (of unknown rank) where each is one or
@@ -1603,18 +1634,11 @@ def held_alike(results):
     if all(r.kind == "tuple" and r.items is not None and len(r.items) == len(first.items) for r in results):
         items = [held_alike([r.items[i] for r in results]) for i in range(len(first.items))]
         return None if None in items else first.but(items=tuple(items))
-    if all(_held_channels_last(r) or r.kind == "python" for r in results) and \
-            any(_held_channels_last(r) for r in results):
-        return tensor(first.code, None, "channels_last")
+    if all(held_channels_last(r) or r.kind == "python" for r in results) and \
+            any(held_channels_last(r) for r in results):
+        ranks = {r.rank for r in results if r.kind != "python"}  # (None where one is a tuple or of unknown rank)
+        return tensor(first.code, ranks.pop() if len(ranks) == 1 else None, "channels_last")
     return None
-
-
-def _held_channels_last(value):
-    """An image held channels-last, or a tuple whose every item is one or a plain value (`(x, None)`)."""
-    if value.is_tensor:
-        return value.layout == "channels_last"
-    return value.kind == "tuple" and value.items is not None and all(
-        _held_channels_last(item) or item.kind == "python" for item in value.items)
 
 
 def _alike_state(first, second):

@@ -17,13 +17,15 @@ from porter.frontend.returns import returns_once_at_end
 from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
-from porter.ir.values import EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
+from porter.ir.values import NONE_DEFAULT, EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction, constructed_lambdas, same_arity
+from porter.passes.held_recursion import held_alike_call
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes, stored_parameters
+from porter.passes.optional_values import holds_none
 from porter.passes.rank_inference import declared_params, infer_argument_ranks
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
 from porter.passes.statements import INDENT, BodyTranslator
@@ -54,6 +56,23 @@ class ClassBodyTranslator(BodyTranslator):
     def in_translation(self, class_name):
         return class_name in self.translator.in_progress
 
+    def translation_mark(self):
+        ir, translator = self.ctx.ir, self.translator
+        if ir is None or self.mode != "forward":
+            return None
+        return (ir, (_ir_state(ir), dict(translator.bound_sites), set(translator.generic_sites),
+                     {k: list(v) for k, v in translator.layout_sites.items()}, translator.translated_keys()))
+
+    def forget_translations(self, mark):
+        if mark is not None:
+            self.translator.undo_translation(*mark)
+
+    def holds_recursion(self, refs):
+        return not any(ref.class_name in self.translator.unheld_recursions for ref in refs)
+
+    def note_held_recursions(self, calls):
+        self.translator.held_recursions.extend(calls)
+
     def fixes_other_layout(self, class_name, args):
         translator = self.translator
         info = translator.source.classes.get(class_name)
@@ -77,6 +96,9 @@ class ClassBodyTranslator(BodyTranslator):
         if any(p.star == "*" for p in params) or any(v.kind == "starred" for v in args):
             return True
         names = {p.name.value for p in params}
+        required = [p.name.value for p in params[len(args):] if p.default is None and p.star not in ("*", "**")]
+        if not any(k.startswith("**") for k in kwargs) and any(name not in kwargs for name in required):
+            return False  # (`DPNFinalBlock(x1, x2)` never takes an ordinal child's one image)
         return len(args) <= len(params) and (any(p.star == "**" for p in params) or
                                               all(k.startswith("**") or k in names for k in kwargs))
 
@@ -181,6 +203,8 @@ class FileTranslator:
         self.function_attributes = {}  # (class, attribute) -> LayoutFreeFunction, HandedLambdas or None (function_attributes.py)
         self.recursive_calls = {}  # class -> [(args, kwargs)] its own call hands it while being translated
         self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
+        self.held_recursions = []  # HeldRecursion calls a lambda run as written makes (held_recursion.py)
+        self.unheld_recursions = set()  # classes whose call, reached so, does not take what it is handed as held
         self.plain_returns = set()  # classes whose returns disagree (a tuple here, a tensor there): torch's layout
         # ((class, static) for a specialisation's)
         self.factory_functions = frozenset()  # functions whose constructions are told a factory model's layouts
@@ -644,6 +668,7 @@ class FileTranslator:
         if static:
             return self.specialised_signature(class_name, args, kwargs, static, site)
         if class_name in self.ctx.signatures:
+            self.widen_optional(class_name, (), args)
             variant = self.kind_variant(class_name, self.ctx.signatures[class_name], args, kwargs)
             if variant is not None:
                 return variant
@@ -660,12 +685,46 @@ class FileTranslator:
         generic = self.class_signature(class_name, args, kwargs)
         key = (class_name, static)
         if key in self.ctx.signatures:
+            self.widen_optional(class_name, static, args)
             return self.layout_variant(class_name, self.ctx.signatures[key], args, kwargs, static, site)
         if generic is None or class_name in self.in_progress:
             return generic
         info = self.source.classes[class_name]
         return self.translate_forward(info, (self.handed_args(info, args), dict(kwargs)), output_layout=None,
                                       static=static)
+
+    def widen_optional(self, class_name, static, args):
+        """A caller handing an image for a parameter the class's call (its case for `static`) was translated with at
+        its None default (a dual-path unit's x2, None from the container's first turn): that case translated again
+        taking the image there (None at run time still reads as absent: `x2 is not None` is a run-time test), kept
+        when it takes the other arguments and returns as before (its earlier callers' code holds), else dropped
+        (optional_values.py)."""
+        key = class_name if not static else (class_name, static)
+        old = self.ctx.signatures.get(key)
+        info = self.source.classes.get(class_name)
+        if old is None or not old.done or info is None or class_name in self.in_progress or \
+                self.speculative or not any(a.is_tensor and w.kind == "python" and holds_none(w)
+                                            for a, w in zip(args, old.arg_values)):
+            return
+        handed = [a.but(channels=None, static=None) if a.is_tensor and w.kind == "python" and holds_none(w) else w
+                  for a, w in zip(args, old.arg_values)] + list(old.arg_values[len(args):])
+        code_key = (class_name, "call")
+        kept = (old, self.class_code.get(code_key), dict(self.specialised_code.get(class_name, {})))
+        del self.ctx.signatures[key]
+        if static:
+            self.specialised_code.get(class_name, {}).pop(static, None)
+            new = self.translate_specialisation(info, (handed, {}), static)
+        else:
+            self.class_code.pop(code_key, None)
+            new = self.translate_forward(info, (handed, {}), output_layout=None)
+        if new is not None and new.done and _same_held(new.output, old.output) and all(
+                _same_held(n, o) for n, o, a in zip(new.arg_values, old.arg_values, args)
+                if not (a.is_tensor and holds_none(o))):
+            return
+        self.ctx.signatures[key] = kept[0]  # (another layout than its earlier callers were translated for)
+        if kept[1] is not None:
+            self.class_code[code_key] = kept[1]
+        self.specialised_code[class_name] = kept[2]
 
     def kind_variant(self, class_name, signature, args, kwargs):
         """The signature for a caller handing a tuple where the class was translated for a tensor (or the other
@@ -800,6 +859,8 @@ class FileTranslator:
         for node in calls:
             if _channels_last_permute_rank(node, aliases):
                 return "channels_last"  # (`x.permute(0, 2, 3, 1)`: the image channels-last, then free to relabel)
+            if self.hands_to_lambda(info, node, aliases):
+                return "unknown"  # (the children a kept lambda runs it through: `call_module`'s layouts, or held)
             if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in aliases):
                 continue
             ref = None
@@ -849,6 +910,15 @@ class FileTranslator:
                         if layout != "any":
                             return layout
         return "any"
+
+    def hands_to_lambda(self, info, node, aliases):
+        """Whether call `node` hands one of `aliases` to `self.f(...)`, a function every construction of `info`
+        hands in as a lambda (`self.dual_path_scheme(module, x1, x2)`: the child it runs takes the image)."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and any(
+                isinstance(a.value, cst.Name) and a.value.value in aliases for a in node.args)):
+            return False
+        return func.attr.value in constructed_lambdas(self.source, info, stored_parameters(info))
 
     def permuted_image_rank(self, info, param):
         """The rank of the image `forward` moves channels-last with its first call on `param` (`x.permute(0, 2, 3,
@@ -971,6 +1041,7 @@ class FileTranslator:
         before = (_ir_state(ir), dict(self.bound_sites), set(self.generic_sites),
                   {k: list(v) for k, v in self.layout_sites.items()},
                   self.translated_keys()) if output_layout is None else None
+        held_from = len(self.held_recursions)
         try:
             params = [p for p in declared_params(forward) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"))
@@ -985,6 +1056,10 @@ class FileTranslator:
             translator.calls_itself = self.recursion_image(info, arg_values)
             translator.return_template = signature.output if output_layout is None else None
             body, terminated = translator.block(forward.body, 2)
+            if not self.recursion_held(info, (), held_from, signature, translator.return_template):
+                if before is not None:  # again, its own call made at run time (held_recursion.py)
+                    self.undo_translation(ir, before)
+                return None
             if unsettled and info.name in self.recursive_calls:
                 rank = settled_rank(translator.return_template, arg_values)
                 if rank is not None:  # it calls itself: translated again, the recursion settled (recursion.py)
@@ -1014,6 +1089,33 @@ class FileTranslator:
             self.speculative = speculative
             self.ctx.current.pop()
             self.in_progress.discard(info.name)
+
+    def recursion_held(self, info, static, start, signature, output):
+        """Whether every call of `info` that a lambda run as written made while `info` (its case for `static`) was
+        translated (noted from `start` on) meets its instance's case taking what it hands as held and returning
+        images held channels-last (`signature`, `output`: the case just translated); else the class is marked to
+        make such calls at run time (held_recursion.py)."""
+        calls = [c for c in self.held_recursions[start:] if c.class_name == info.name]
+        if not calls:
+            return True
+        # the call handing the most images first: a case is translated for all it may be handed (the ordinal
+        # child's `module(x1)` leaves x2 at its default, where `module(x1, x2)` hands it)
+        calls.sort(key=lambda call: -sum(1 for a in call.args if a.is_tensor))
+        self.held_recursions[start:] = [c for c in self.held_recursions[start:] if c.class_name != info.name]
+        self.in_progress.discard(info.name)  # (the instance's own case: translated now, for what it is handed)
+        try:
+            for call in calls:
+                if call.static == static:
+                    case, returned = signature, output
+                else:
+                    case = self.class_signature(info.name, list(call.args), dict(call.kwargs), call.static)
+                    returned = case.output if case is not None else None
+                if not held_alike_call(case, call, returned):
+                    self.unheld_recursions.add(info.name)
+                    return False
+        finally:
+            self.in_progress.add(info.name)
+        return True
 
     def undo_translation(self, ir, before):
         """Back to the state `before` a generic call's translation (its IR notes, call sites and the translations
@@ -1088,6 +1190,7 @@ class FileTranslator:
         self.ctx.current.append(ir)
         state, runtime_before = _ir_state(ir), set(self.ctx.used_runtime)
         self.speculative += 1
+        held_from = len(self.held_recursions)
         try:
             params = [p for p in declared_params(forward) if p.name.value != "self"]
             env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"))
@@ -1105,6 +1208,8 @@ class FileTranslator:
             translator.calls_itself = self.recursion_image(info, arg_values)
             translator.return_template = signature.output
             body, terminated = translator.block(forward.body, 2)
+            if not self.recursion_held(info, static, held_from, signature, translator.return_template):
+                return None  # again, its own call made at run time (held_recursion.py)
             if translator.returns_disagree and not plain:
                 self.plain_returns.add((info.name, static))
                 return None
@@ -1386,7 +1491,8 @@ class FileTranslator:
                     for k, i in enumerate(value.items or ()))) if value.items else \
                     Value(name, "tuple", items=None, static=value.static)
             if value.kind not in ("tensor", "tuple", "module"):
-                value = python(name)
+                value = python(name, static=NONE_DEFAULT if holds_none(value) or value.code == name and
+                               dotted_name(param.default) == "None" else None)  # (the caller left it None)
             if value.is_tensor and value.layout.startswith("permuted:"):
                 value = value.but(layout="source")  # callers settle pending transposes before the call
             if isinstance(value.static, EinsumRecipe):  # the caller's operands are not the callee's names:
@@ -1566,6 +1672,18 @@ def _raising_output(translator, terminated):
     if translator.return_template is None and terminated:
         translator.return_template = stub_value("")
 
+
+def _same_held(new, old):
+    """Whether Value `new` is held as `old` is (kind, image layout, known ranks; item by item for tuples)."""
+    if new is None or old is None:
+        return new is old
+    if new.kind != old.kind:
+        return False
+    if new.is_tensor:
+        return new.layout == old.layout and (None in (new.rank, old.rank) or new.rank == old.rank)
+    if new.kind == "tuple" and new.items is not None and old.items is not None:
+        return len(new.items) == len(old.items) and all(_same_held(n, o) for n, o in zip(new.items, old.items))
+    return new.kind != "tuple" or new.items is None and old.items is None
 
 def _layout_out(template):
     """The layout a class's call returns its images in, as its `layout_out` says: a returned tuple's images count

@@ -109,7 +109,7 @@ class ModuleResolver:
             return
         added = self.param_hints.setdefault("#added_children", {})
         known = added.get(class_name, ())
-        if known is None or any(r.kind == "unknown" for r in refs):
+        if known is None or any(r.kind == "unknown" and not r.alternatives for r in refs):
             added[class_name] = None
         else:
             added[class_name] = tuple(dict.fromkeys((*known, *refs)))
@@ -790,6 +790,11 @@ class ModuleResolver:
                         env[holder].append(ref)
                     else:
                         env[holder].extend(ref.elements)
+                elif holder in env and isinstance(env[holder], ModuleRef) and env[holder].kind == "unknown" and \
+                        env[holder].alternatives and call.func.attr.value == "add_module" and len(args) == 2:
+                    # `stage = DualPathSequential() if k < 0 else nn.Sequential()`, then `stage.add_module(...)`:
+                    # each container it may be gets the child
+                    env[holder] = self._added_to_each(env[holder], self.ref_of(args[-1], env, owner))
                 elif holder in env and isinstance(env[holder], ModuleRef) and env[holder].kind != "rule" and args:
                     current = env[holder]  # self.features.add_module(name, block) / blocks.append(block)
                     method = call.func.attr.value
@@ -811,6 +816,20 @@ class ModuleResolver:
                             return  # (the owner keeps its class ref)
                     env[holder] = ModuleRef(current.kind, elements=current.elements + extra, ordered=ordered,
                                             lead=0 if ordered else _lead_of(current))
+
+    def _added_to_each(self, current, ref):
+        """`current` (one of several containers) with child `ref` added to each of them: a container subclass
+        with a forward of its own notes it as its class's child; a Sequential grows by it (in no known order)."""
+        grown = []
+        for alternative in current.alternatives:
+            if alternative.kind == "class":
+                self.note_added_children(alternative.class_name, (ref,))
+                grown.append(alternative)
+            elif alternative.kind in ("sequential", "list"):
+                grown.append(replace(alternative, elements=alternative.elements + (ref,), ordered=False))
+            else:
+                return UNKNOWN_MODULE
+        return replace(current, alternatives=tuple(grown))
 
     def _scan_turns(self, statement, env, owner, in_loop):
         """Runs a `for` over a local list or dict of modules once per module (`for key in layer_dict.keys():

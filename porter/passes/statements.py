@@ -19,6 +19,7 @@ from porter.ir.module_ir import LineMapping
 from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, python, result_of, stored_last_dim, \
     tensor
 from porter.passes.expressions import ExpressionTranslator
+from porter.passes.optional_values import assigned_names, holds_none, optional_image
 from porter.passes.order_wanted import order_wanted_next
 
 INDENT = "    "
@@ -761,6 +762,11 @@ class BodyTranslator(ExpressionTranslator):
             if isinstance(value_a, Value) and value_a.layout == "raises":
                 merged[name] = value_b  # that path raises first: the other one says what the name holds
                 continue
+            image = optional_image(value_a, value_b) if isinstance(value_a, Value) and isinstance(value_b, Value) \
+                else None
+            if image is not None:  # None on one path, an image on the other: the image, absent on a first turn
+                merged[name] = image.with_code(name)
+                continue
             if merge_layouts(value_a, value_b) is None:
                 if isinstance(value_a, Value) and isinstance(value_a.static, EinsumRecipe) and value_a is not value_b:
                     merged[name] = value_a.but(static=None)  # (one path's einsum: re-emitting it would drop the other)
@@ -854,6 +860,9 @@ class BodyTranslator(ExpressionTranslator):
         pad = INDENT * depth
         iterable = self.expr(statement.iter)
         before = dict(self.env)
+        entering_none = [name for name in assigned_names(statement.body) if isinstance(before.get(name), Value) and
+                         holds_none(before[name])]
+        mark = self.translation_mark() if entering_none else None  # (taken only where it may be needed)
         self.bind_loop_target(statement.target, iterable)
         body_lines, _ = self.block(statement.body, depth + 1)
         entering = self.loop_entry_conversions(before)
@@ -865,6 +874,18 @@ class BodyTranslator(ExpressionTranslator):
             self.env.update(before)
             for name, converted in entering.items():
                 self.env[name] = converted.with_code(name)
+            before = dict(self.env)
+            self.bind_loop_target(statement.target, iterable)
+            body_lines, _ = self.block(statement.body, depth + 1)
+        optional = self.images_after_none(entering_none, before) if mark is not None else {}
+        if optional:
+            # a name entering as None that the body leaves an image (x2 of a dual-path container, None before its
+            # first dual-path child): the body again, the name entering as that image, and what the first pass
+            # translated for None forgotten (the children a later turn hands the image)
+            self.forget_translations(mark)
+            self.env.clear()
+            self.env.update(before)
+            self.env.update(optional)
             before = dict(self.env)
             self.bind_loop_target(statement.target, iterable)
             body_lines, _ = self.block(statement.body, depth + 1)
@@ -892,6 +913,24 @@ class BodyTranslator(ExpressionTranslator):
         for fix in self.loop_fixes(before, depth + 1):
             _insert_before_trailing_pass(body_lines, fix)
         return [f"{pad}while {test.code}:"] + body_lines, False
+
+    def images_after_none(self, names, before):
+        """{name: the image, as its own name} for those of `names` (bound by the loop body, None on entry: held in
+        `before`) that the body leaves an image (optional_values.py)."""
+        found = {}
+        for name in names:
+            new = self.env.get(name)
+            if isinstance(new, Value) and new.is_tensor:
+                found[name] = new.but(channels=None, static=None).with_code(name)
+        return found
+
+    def translation_mark(self):
+        """A mark of the translations made so far, to take back with `forget_translations` (ClassBodyTranslator
+        keeps them); None where there is none."""
+        return None
+
+    def forget_translations(self, mark):
+        """Take back the translations made since `mark` (ClassBodyTranslator)."""
 
     def loop_entry_conversions(self, before):
         """{name: its Value converted channels-last} for the loop-carried images a loop body took in torch's layout

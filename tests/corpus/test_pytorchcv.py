@@ -25,6 +25,16 @@ from tests.corpus.test_torchvision import assert_port_matches, perturbed
 pytorchcv = pytest.importorskip("pytorchcv", reason="pytorchcv is not installed (scripts/setup.sh installs "
                                                     "pytorchcv==0.0.74 with --no-deps)")
 
+def small_dpn(module):
+    """dpn68's layout (its init block, grouped units, every unit kind: projecting or not, first of a stage), narrow,
+    one or two units a stage."""
+    k_sec, incs, bws, rs = (1, 2, 1, 1), (8, 8, 8, 16), (16, 32, 64, 128), (16, 32, 64, 128)
+    channels = [[bws[i] + (3 + j) * incs[i] for j in range(k_sec[i])] for i in range(4)]
+    return module.DPN(channels=channels, init_block_channels=10, init_block_kernel_size=3, init_block_padding=1,
+                      rs=list(rs), bws=list(bws), incs=list(incs), groups=4, b_case=False, for_training=False,
+                      test_time_pool=True)
+
+
 # file stem -> (network class, factory function (or a function making the network of the module), Transpose bound)
 CASES = {
     "resnet": ("ResNet", "resnet10", 2),
@@ -78,6 +88,15 @@ CASES = {
     # results have unknown rank, so Concurrent(stack=True) stacks them in torch's order, and even where it could hold
     # the stack in place, a class's result is settled to torch's order (no class returns a pending permute): 4 a unit
     # (sknet50 65; 81 before its branch weights' view ran in torch's order). Narrow, one or two a stage
+    # its features and stages are DualPathSequentials, each running its children through a lambda kept on self: the
+    # features reach the stages' class through it while it is translated, and x2 is None until a unit returns it
+    # (dpn68: failed when built before, as selecsls42 did)
+    "dpn": ("DPN", small_dpn, 2),
+    # its stages are `DualPathSequential() if k < 0 else nn.Sequential()` of two-image units or ConvBlocks;
+    # selecsls42's layout, narrow
+    "selecsls": ("SelecSLS", lambda m: m.SelecSLS(
+        channels=[[16, 32], [32, 48], [48, 64], [64, 64], [64, 80]], skip_channels=[[0, 16], [0, 32], [0, 48]],
+        mid_channels=[[16, 16], [32, 32], [48, 48]], kernels3=[[1, 1], [1, 0]]), 2),
     "sknet": ("SKNet", lambda m: m.SKNet(channels=[[64], [64, 64], [128], [128]], init_block_channels=32), 21),
     "vovnet": ("VoVNet", lambda m: m.VoVNet(channels=[[32], [32], [48], [48]], branch_channels=[[8]] * 4,
                                             num_branches=2), 2),
