@@ -10,7 +10,8 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
 from porter.frontend.walk import descendants
 from porter.ir.containers import CONTAINERS, container_runtime
-from porter.ir.layout import element_template, kernel_layout, layout_of_order, separable_order, to_layout, unify
+from porter.ir.layout import (element_template, kernel_layout, layout_of_order, separable_order, settle, to_layout,
+                              unify)
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, reads_through,
@@ -965,6 +966,12 @@ class CallTranslator:
         if value.kind == "starred":  # `block(*xs)`: the items go in torch's layout, which `*args` takes them in
             plain = self.as_plain(value.but(code=value.code[1:], kind="tuple"))
             return plain.but(code="*" + plain.code, kind="starred")
+        if value.is_tensor and wanted is not None and is_permuted(wanted):  # a call translated for a permuted
+            if value.layout == wanted.layout:  # tensor (its first caller held it so): handed as it lies
+                return value
+            value = to_layout(self.ctx, value, "source").but(rank=wanted.rank)
+            return tensor(settle(value, physical_order(wanted), self.ctx), wanted.rank).but(layout=wanted.layout,
+                                                                                            dtype=value.dtype)
         if value.is_tensor and value.layout.startswith("permuted:") and not (
                 wanted is not None and wanted.is_tensor and wanted.channels_last):
             value = to_layout(self.ctx, value, "source")  # a channels-last parameter takes it in one transpose
