@@ -781,7 +781,7 @@ class CallTranslator:
             pooled = self.pool_in_stored_order(code, rule, args[0])
             if pooled is not None:
                 return pooled
-        if _runs_as_held(rule, args[0]) and len(args) == 1 and not kwargs:
+        if _runs_as_held(rule.runs_channels_last, args[0]) and len(args) == 1 and not kwargs:
             self.record_module_op(rule)
             return args[0].but(code=self.call_text(code, args[0].code, ', layout="channels_last"'), static=None)
         if len(args) == 1 and is_permuted(args[0]) and (rule.gathers or rule.swaps_batch_axis):
@@ -1069,7 +1069,7 @@ class CallTranslator:
         ref = _own_class(ref)
         if ref.kind == "rule":
             rule = ref.rule
-            if rule.layout == "any" or _runs_as_held(rule, incoming):
+            if rule.layout == "any" or _runs_as_held(rule.runs_channels_last, incoming):
                 return "any", incoming
             after = tensor("", self.rule_rank(rule, incoming), rule.layout) if rule.outputs in (
                 "tensor", "tensor_or_tuple") else Value("", "tuple", items=None)
@@ -1291,6 +1291,8 @@ class CallTranslator:
         primary_key = 0 if positional else (next(iter(kwargs)) if kwargs else None)
         if primary is None:
             return tensor(f"{self.ctx.use(rule.runtime)}()")
+        if primary_key == 0 and _runs_as_held(rule.extra.get("runs_channels_last"), primary):
+            return self.function_as_held(rule, positional, kwargs)
         layout = rule.layout
         axis_names = set(rule.axis_params)
         if rule.extra.get("implicit_dim_needs_source") and "dim" not in kwargs and len(positional) < 2:
@@ -1360,6 +1362,16 @@ class CallTranslator:
         if layout == "channels_last":
             carried = channels_out
         return tensor(code, result_rank, result_layout).but(channels=carried)
+
+    def function_as_held(self, rule, positional, kwargs):
+        """A function that also computes on a channels-last tensor of rank > 2 as it lies (F.linear contracts torch's
+        last dim where channels-last stores it), told so: its other arguments in torch's order, the result
+        channels-last."""
+        primary = positional[0]
+        rest = [self.as_plain(v) for v in positional[1:]]
+        kwargs = {**{k: self.as_plain(v) for k, v in kwargs.items()}, "layout": python('"channels_last"')}
+        code = f"{self.ctx.use(rule.runtime)}({self.join_args([primary] + rest, kwargs)})"
+        return tensor(code, primary.rank, "channels_last")
 
     def kernel_argument(self, rule, params):
         """(value, position or keyword) -> the argument as a channels-last rule's runtime takes it: torch's order,
@@ -1497,9 +1509,10 @@ def _unstarred(args):
     return spelled
 
 
-def _runs_as_held(rule, value):
-    """Whether the layer of `rule` computes on `value`, a channels-last tensor of rank > 2, as it lies."""
-    return rule.runs_channels_last and value.is_tensor and value.channels_last and value.rank is not None
+def _runs_as_held(runs_channels_last, value):
+    """Whether an op that also computes on channels-last tensors of rank > 2 as they lie (a rule's
+    `runs_channels_last`) does so on `value`."""
+    return bool(runs_channels_last) and value.is_tensor and value.channels_last and value.rank is not None
 
 
 def _module_name(ref):
