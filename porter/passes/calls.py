@@ -15,7 +15,7 @@ from porter.ir.layout import (element_template, kernel_layout, layout_of_order, 
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, reads_through,
-                               remap_axis, result_of, stub_value, tensor)
+                               remap_axis, result_of, stub_value, tensor, written_channels)
 from porter.passes.channels import (channels_after_function, channels_after_rule, counts_channels, passes_channels,
                                    rebase)
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction
@@ -772,7 +772,8 @@ class CallTranslator:
             return self.linear_after_flatten(code, rule, args[0])
         if rule.runtime == "Linear" and code.startswith("self.") and self.ctx.ir is not None:
             self.ctx.ir.plain_linears.add(code[5:])
-        if rule.runtime == "Flatten" and args[0].channels_last and args[0].channels and not kwargs and len(args) == 1 \
+        if rule.runtime == "Flatten" and args[0].channels_last and written_channels(args[0]) and not kwargs and \
+                len(args) == 1 \
                 and self.flatten_module_defaults(code):
             from porter.rules.tensor_ops import flatten_channels_last
 
@@ -906,7 +907,7 @@ class CallTranslator:
         call = self.call_text(code, self.join_args(converted, kw), self.training_kwarg(kwargs))
         output = signature.output if signature is not None and signature.output is not None else tensor("")
         if output.is_tensor and output.channels:
-            output = output.but(channels=rebase(output.channels, code))
+            output = output.but(channels=rebase(output.channels, code, converted[0] if converted else None))
         return self.output_value(call, output)
 
     def star_parameter_images(self, class_name, signature):
@@ -1136,7 +1137,7 @@ class CallTranslator:
                 if element.kind == "rule":
                     channels = channels_after_rule(element.rule, f"{self.sequential_code}[{index}]", current)
                 elif element.kind == "class" and after is not None and after.is_tensor:
-                    channels = rebase(after.channels, f"{self.sequential_code}[{index}]")
+                    channels = rebase(after.channels, f"{self.sequential_code}[{index}]", current)
             current = after if layout != "any" else current
             if current is None:
                 return None  # a child whose output porter cannot tell: the call goes through call_module

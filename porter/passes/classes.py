@@ -16,7 +16,7 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
-from porter.ir.values import EinsumRecipe, ModuleRef, Value, is_permuted, python, stub_value, tensor
+from porter.ir.values import HANDED_CHANNELS, EinsumRecipe, ModuleRef, Value, is_permuted, python, stub_value, tensor
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
@@ -1015,7 +1015,7 @@ class FileTranslator:
                   self.translated_keys()) if output_layout is None else None
         try:
             params = [p for p in declared_params(forward) if p.name.value != "self"]
-            env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"), held_orders=True)
+            env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"), class_call=True)
             env, arg_values = self.settle_recursion(info, params, env, arg_values, signature)
             signature.arg_values = tuple(arg_values)
             signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
@@ -1132,7 +1132,7 @@ class FileTranslator:
         self.speculative += 1
         try:
             params = [p for p in declared_params(forward) if p.name.value != "self"]
-            env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"), held_orders=True)
+            env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"), class_call=True)
             signature = ClassSignature(arg_values=())
             env, arg_values = self.settle_recursion(info, params, env, arg_values, signature)
             signature.arg_values = tuple(arg_values)
@@ -1393,11 +1393,11 @@ class FileTranslator:
                 names.append(name)
         return names
 
-    def bind_call_values(self, params, call_values, scope=None, held_orders=False):
+    def bind_call_values(self, params, call_values, scope=None, class_call=False):
         """Forward parameters -> Values: what the first caller passes (positional, then keyword); a tensor of
         unknown rank takes the rank rank_inference.py read off the uses of parameter `name` in `scope`.
-        `held_orders`: a tensor handed permuted is taken so (a class's call: `handed_values` decided), else in
-        torch's order."""
+        `class_call`: binding a class's call: a tensor handed permuted is taken so (`handed_values` decided), else
+        in torch's order; its first image's channel count is HANDED_CHANNELS."""
         env, arg_values = {}, []
         args, kwargs = call_values if call_values else ([], {})
         starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
@@ -1431,12 +1431,14 @@ class FileTranslator:
                     Value(name, "tuple", items=None, static=value.static)
             if value.kind not in ("tensor", "tuple", "module"):
                 value = python(name)
-            if value.is_tensor and value.layout.startswith("permuted:") and not held_orders:
+            if value.is_tensor and value.layout.startswith("permuted:") and not class_call:
                 value = value.but(layout="source")  # callers settle pending transposes before the call
             if isinstance(value.static, EinsumRecipe):  # the caller's operands are not the callee's names:
                 value = value.but(static=None)  # re-emitting that einsum here would name undefined variables
-            if value.is_tensor and value.channels:  # `self.stem.out_channels` names the caller's layer: the
-                value = value.but(channels=None)  # callee's `self` has none (its flatten converts first)
+            if value.is_tensor:  # `self.stem.out_channels` names the caller's layer: the callee's `self` has none
+                # (its flatten converts first); a call returning its first image's count gives the caller's back
+                value = value.but(channels=HANDED_CHANNELS if position == 0 and class_call and value.channels_last
+                                  else None)
             if value.is_tensor and value.rank is None and (scope, name) in self.argument_ranks:
                 value = value.but(rank=self.argument_ranks[(scope, name)])
             env[name] = value.with_code(name)
