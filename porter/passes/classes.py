@@ -1240,7 +1240,8 @@ class FileTranslator:
                 if told_condition is not None:
                     taken = [names.get(p, p) for p in layouts[0] if p != "python"]
                     lines.append(f"{INDENT * 2}# porter: `call` specialised for instances called with "
-                                 f"{', '.join(taken)} (told where they are built), {names[layouts[1]]} out")
+                                 f"{', '.join(taken)} (told where they are built), {names.get(layouts[1], layouts[1])} "
+                                 f"out")
                     lines.append(f"{INDENT * 2}if {told_condition}:")
                     case = body[_body_docstring_lines(body):]
                     lines.extend(INDENT + line if line.strip() else line for line in case)
@@ -1253,7 +1254,7 @@ class FileTranslator:
                 taken = [names.get(p, p) for p in layouts[0] if p != "python"]
                 comment = f"{INDENT * 2}# porter: `call` specialised for {described}"
                 if taken:
-                    comment += f" ({', '.join(taken)} in, {names[layouts[1]]} out)"
+                    comment += f" ({', '.join(taken)} in, {names.get(layouts[1], layouts[1])} out)"
                 lines.append(comment)
                 lines.append(f"{INDENT * 2}if {condition}:")
                 case = body[_body_docstring_lines(body):]
@@ -1625,6 +1626,8 @@ def _layout_out(template):
     (call_module converts each for a caller that cannot follow them)."""
     if template is None:
         return "source"
+    if is_permuted(template):  # (a class only translated code calls, returning a pending transpose)
+        return template.layout
     each = element_template(template) if template.kind == "tuple" and template.items is None else None
     images = [template] if template.is_tensor else [each] if each is not None and each.is_tensor else [
         i for i in template.items or () if i.is_tensor] if template.kind == "tuple" else []

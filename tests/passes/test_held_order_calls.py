@@ -72,3 +72,19 @@ def test_caller_in_torch_order_converts_to_the_class_layout(net):
     x = tokens(2)
     keras_model = assert_built_matches_torch(net, x, memory=True)
     assert count_transposes(keras_model, [x]) == 1  # the memory, brought to the layout the class takes
+
+
+def test_class_used_alone_takes_and_returns_torch_order(net):
+    """The block says the layout its call takes (`porter_layout`): called as a model of its own, it converts from
+    and back to torch's order as a channels-last block does."""
+    import numpy as np
+    import torch
+
+    x = random_input(3, (6, 2, 16))
+    block = net.keras_module.PositionalEncoding(16)
+    torch_block = net.torch_module.PositionalEncoding(16).eval()
+    block(x)
+    net.keras_module.load_state_dict(block, {k: v.numpy() for k, v in torch_block.state_dict().items()})
+    with torch.no_grad():
+        expected = torch_block(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(np.asarray(block(x)), expected, rtol=1e-5, atol=1e-5)
