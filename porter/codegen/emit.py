@@ -398,8 +398,8 @@ class ModuleEmitter:
                 signature = f"{signature}, training=None" if signature.strip() else "training=None"
             methods.append({"name": name, "signature": signature, "body": body,
                             "decorators": kept_decorators(self.source, definition)})
-        layout_in = ir.arg_layouts[0] if ir.arg_layouts and ir.arg_layouts[0] in ("channels_last", "source") \
-            else "source"
+        layout_in = ir.arg_layouts[0] if ir.arg_layouts and (ir.arg_layouts[0] in ("channels_last", "source") or
+                                                             ir.arg_layouts[0].startswith("permuted:")) else "source"
         # an in-file base, or a container base deriving layouts from its children, may declare other layouts:
         # then this class always says its own
         inherits = bool(info.bases) or bool(info.container_base) or bool(info.layer_base)

@@ -204,6 +204,16 @@ class NoneDefault:
 NONE_DEFAULT = NoneDefault()
 
 
+# the channel count of a class call's image parameter: whatever its caller hands in (a call returning it, as an
+# attention gate's `x * scale` does, gives the caller's count back); no expression the callee can write
+HANDED_CHANNELS = "<channels handed in>"
+
+
+def written_channels(value):
+    """The channel count of `value` as an expression the code may use (`self.conv2.out_channels`), or None."""
+    return None if value.channels == HANDED_CHANNELS else value.channels
+
+
 def python(code, static=None):
     return Value(code, "python", static=static)
 

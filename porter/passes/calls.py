@@ -10,11 +10,12 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.static_branches import torch_has
 from porter.frontend.walk import descendants
 from porter.ir.containers import CONTAINERS, container_runtime
-from porter.ir.layout import element_template, kernel_layout, layout_of_order, separable_order, to_layout, unify
+from porter.ir.layout import (element_template, kernel_layout, layout_of_order, separable_order, settle, to_layout,
+                              unify)
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, reads_through,
-                               remap_axis, result_of, stub_value, tensor)
+                               remap_axis, result_of, stub_value, tensor, written_channels)
 from porter.passes.channels import (channels_after_function, channels_after_rule, counts_channels, passes_channels,
                                    rebase)
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction
@@ -796,7 +797,8 @@ class CallTranslator:
             return self.linear_after_flatten(code, rule, args[0])
         if rule.runtime == "Linear" and code.startswith("self.") and self.ctx.ir is not None:
             self.ctx.ir.plain_linears.add(code[5:])
-        if rule.runtime == "Flatten" and args[0].channels_last and args[0].channels and not kwargs and len(args) == 1 \
+        if rule.runtime == "Flatten" and args[0].channels_last and written_channels(args[0]) and not kwargs and \
+                len(args) == 1 \
                 and self.flatten_module_defaults(code):
             from porter.rules.tensor_ops import flatten_channels_last
 
@@ -805,7 +807,7 @@ class CallTranslator:
             pooled = self.pool_in_stored_order(code, rule, args[0])
             if pooled is not None:
                 return pooled
-        if _runs_as_held(rule, args[0]) and len(args) == 1 and not kwargs:
+        if _runs_as_held(rule.runs_channels_last, args[0]) and len(args) == 1 and not kwargs:
             self.record_module_op(rule)
             return args[0].but(code=self.call_text(code, args[0].code, ', layout="channels_last"'), static=None)
         if len(args) == 1 and is_permuted(args[0]) and (rule.gathers or rule.swaps_batch_axis):
@@ -930,7 +932,7 @@ class CallTranslator:
         call = self.call_text(code, self.join_args(converted, kw), self.training_kwarg(kwargs))
         output = signature.output if signature is not None and signature.output is not None else tensor("")
         if output.is_tensor and output.channels:
-            output = output.but(channels=rebase(output.channels, code))
+            output = output.but(channels=rebase(output.channels, code, converted[0] if converted else None))
         return self.output_value(call, output)
 
     def star_parameter_images(self, class_name, signature):
@@ -990,6 +992,12 @@ class CallTranslator:
         if value.kind == "starred":  # `block(*xs)`: the items go in torch's layout, which `*args` takes them in
             plain = self.as_plain(value.but(code=value.code[1:], kind="tuple"))
             return plain.but(code="*" + plain.code, kind="starred")
+        if value.is_tensor and wanted is not None and is_permuted(wanted):  # a call translated for a permuted
+            if value.layout == wanted.layout:  # tensor (its first caller held it so): handed as it lies
+                return value
+            value = to_layout(self.ctx, value, "source").but(rank=wanted.rank)
+            return tensor(settle(value, physical_order(wanted), self.ctx), wanted.rank).but(layout=wanted.layout,
+                                                                                            dtype=value.dtype)
         if value.is_tensor and value.layout.startswith("permuted:") and not (
                 wanted is not None and wanted.is_tensor and wanted.channels_last):
             value = to_layout(self.ctx, value, "source")  # a channels-last parameter takes it in one transpose
@@ -1087,7 +1095,7 @@ class CallTranslator:
         ref = _own_class(ref)
         if ref.kind == "rule":
             rule = ref.rule
-            if rule.layout == "any" or _runs_as_held(rule, incoming):
+            if rule.layout == "any" or _runs_as_held(rule.runs_channels_last, incoming):
                 return "any", incoming
             after = tensor("", self.rule_rank(rule, incoming), rule.layout) if rule.outputs in (
                 "tensor", "tensor_or_tuple") else Value("", "tuple", items=None)
@@ -1159,7 +1167,7 @@ class CallTranslator:
                 elif element.kind == "class" and layout == "any":
                     channels = current.channels  # an elementwise class hands the incoming channels on, as they are
                 elif element.kind == "class" and after is not None and after.is_tensor:
-                    channels = rebase(after.channels, f"{self.sequential_code}[{index}]")
+                    channels = rebase(after.channels, f"{self.sequential_code}[{index}]", current)
             current = after if layout != "any" else current
             if current is None:
                 return None  # a child whose output porter cannot tell: the call goes through call_module
@@ -1314,6 +1322,8 @@ class CallTranslator:
         primary_key = 0 if positional else (next(iter(kwargs)) if kwargs else None)
         if primary is None:
             return tensor(f"{self.ctx.use(rule.runtime)}()")
+        if primary_key == 0 and _runs_as_held(rule.extra.get("runs_channels_last"), primary):
+            return self.function_as_held(rule, positional, kwargs)
         layout = rule.layout
         axis_names = set(rule.axis_params)
         if rule.extra.get("implicit_dim_needs_source") and "dim" not in kwargs and len(positional) < 2:
@@ -1383,6 +1393,16 @@ class CallTranslator:
         if layout == "channels_last":
             carried = channels_out
         return tensor(code, result_rank, result_layout).but(channels=carried)
+
+    def function_as_held(self, rule, positional, kwargs):
+        """A function that also computes on a channels-last tensor of rank > 2 as it lies (F.linear contracts torch's
+        last dim where channels-last stores it), told so: its other arguments in torch's order, the result
+        channels-last."""
+        primary = positional[0]
+        rest = [self.as_plain(v) for v in positional[1:]]
+        kwargs = {**{k: self.as_plain(v) for k, v in kwargs.items()}, "layout": python('"channels_last"')}
+        code = f"{self.ctx.use(rule.runtime)}({self.join_args([primary] + rest, kwargs)})"
+        return tensor(code, primary.rank, "channels_last")
 
     def kernel_argument(self, rule, params):
         """(value, position or keyword) -> the argument as a channels-last rule's runtime takes it: torch's order,
@@ -1539,9 +1559,10 @@ def _unstarred(args):
     return spelled
 
 
-def _runs_as_held(rule, value):
-    """Whether the layer of `rule` computes on `value`, a channels-last tensor of rank > 2, as it lies."""
-    return rule.runs_channels_last and value.is_tensor and value.channels_last and value.rank is not None
+def _runs_as_held(runs_channels_last, value):
+    """Whether an op that also computes on channels-last tensors of rank > 2 as they lie (a rule's
+    `runs_channels_last`) does so on `value`."""
+    return bool(runs_channels_last) and value.is_tensor and value.channels_last and value.rank is not None
 
 
 def _module_name(ref):

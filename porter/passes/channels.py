@@ -6,6 +6,7 @@ What each layer or function does to the channel count is its rule's declaration 
 `channels`, a function rule's `keeps_channels` or `pointwise`); this pass only follows it through the calls.
 """
 
+from porter.ir.values import HANDED_CHANNELS
 from porter.rules.registry import KEEPS_CHANNELS, keeps_channels
 
 
@@ -29,9 +30,13 @@ def channels_after_rule(rule, layer_code, incoming):
     return None
 
 
-def rebase(expression, target_code):
-    """A callee's `self.x.out_channels` seen from its caller, where the callee is `target_code`."""
-    if expression is None or not expression.startswith("self."):
+def rebase(expression, target_code, handed=None):
+    """A callee's `self.x.out_channels` seen from its caller, where the callee is `target_code`; HANDED_CHANNELS (the
+    count of the image the callee was handed) is that of `handed`, the caller's first argument."""
+    if expression == HANDED_CHANNELS:
+        return handed.channels if handed is not None and handed.is_tensor and handed.channels_last else None
+    if expression is None or not expression.startswith("self.") or not target_code.startswith("self."):
+        # (a loop's `block(x)`: no expression the model's `__init__` and weight loading can read)
         return None
     return target_code + expression[4:]
 

@@ -17,7 +17,8 @@ from porter.frontend.returns import returns_once_at_end
 from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
-from porter.ir.values import NONE_DEFAULT, EinsumRecipe, ModuleRef, Value, python, stub_value, tensor
+from porter.ir.values import (HANDED_CHANNELS, NONE_DEFAULT, EinsumRecipe, ModuleRef, Value, is_permuted, python,
+                                 stub_value, tensor)
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
@@ -41,6 +42,7 @@ class ClassBodyTranslator(BodyTranslator):
         # following a factory's container as the model (factory_models.py): the owner of every class call's site
         self.construction_site = None
         self.function_name = None  # translating a module-level function: its name
+        self.translates_call = False  # translating a class's `call` (its forward), not another method
 
     def ctx_class_signature(self, class_name, args, kwargs, static=(), site=None):
         if self.construction_site is not None:
@@ -52,6 +54,9 @@ class ClassBodyTranslator(BodyTranslator):
 
     def call_unknown_yet(self, class_name, args=(), kwargs=None):
         return self.translator.recursion_unknown(class_name, args, kwargs or {})
+
+    def returns_held_orders(self):
+        return self.translates_call and self.output_layout is None and self.translator.takes_held_orders(self.info)
 
     def in_translation(self, class_name):
         return class_name in self.translator.in_progress
@@ -210,6 +215,7 @@ class FileTranslator:
         self.factory_functions = frozenset()  # functions whose constructions are told a factory model's layouts
         self.factory_handed = frozenset()  # ids of their constructor calls handed to other classes: not told
         self.argument_ranks = {}  # (scope, parameter) -> the rank its uses fix (rank_inference.py)
+        self.runtime_run = frozenset()  # classes the runtime may call (`runtime_run_classes`)
 
     # --- entry point -------------------------------------------------------------------------------------
     def translate(self, main_class):
@@ -244,6 +250,7 @@ class FileTranslator:
         self.class_statement_code = translate_class_statements(self, ClassBodyTranslator)
         self.argument_ranks = infer_argument_ranks(self)  # what the uses of untyped arguments fix
         self.siblings.extend(self.container_class_groups())
+        self.runtime_run = frozenset(self.runtime_run_classes())
         if main_class is not None:
             args = self.example_values.get(main_class)
             self.translate_forward(self.source.classes[main_class], args, output_layout="io")
@@ -676,7 +683,7 @@ class FileTranslator:
         if class_name in self.in_progress or class_name not in self.source.classes:
             return None
         info = self.source.classes[class_name]
-        return self.translate_forward(info, (self.handed_args(info, args), dict(kwargs)), output_layout=None)
+        return self.translate_forward(info, self.handed_values(info, args, kwargs, site), output_layout=None)
 
     def specialised_signature(self, class_name, args, kwargs, static, site=None):
         """The signature of `class_name`'s call specialised for an instance built with the literal values `static`
@@ -690,7 +697,7 @@ class FileTranslator:
         if generic is None or class_name in self.in_progress:
             return generic
         info = self.source.classes[class_name]
-        return self.translate_forward(info, (self.handed_args(info, args), dict(kwargs)), output_layout=None,
+        return self.translate_forward(info, self.handed_values(info, args, kwargs, site), output_layout=None,
                                       static=static)
 
     def widen_optional(self, class_name, static, args):
@@ -750,7 +757,7 @@ class FileTranslator:
             return None
         key = (class_name, (), trial)
         if key not in self.layout_trials:
-            self.translate_specialisation(info, (call_args, dict(kwargs)), (), trial=trial)
+            self.translate_specialisation(info, _settled_values(call_args, kwargs), (), trial=trial)
         if key not in self.layout_trials:
             return None
         base = self.class_code.get((class_name, "call"))
@@ -770,7 +777,7 @@ class FileTranslator:
         info = self.source.classes.get(class_name)
         if info is None or not signature.done or class_name in self.in_progress or not signature.arg_values:
             return self.generic_use(site, signature)
-        handed = self.handed_args(info, args)
+        handed, handed_kwargs = self.handed_values(info, args, kwargs, None)
         swapped = [a for a, w in zip(handed, signature.arg_values) if a.is_tensor and w.is_tensor and
                    (a.rank is None or a.rank > 2) and {a.layout, w.layout} == {"source", "channels_last"}]
         if not swapped:
@@ -784,7 +791,7 @@ class FileTranslator:
                 self.class_code.get((class_name, "call"))
             if base is None:
                 return signature
-            self.translate_specialisation(info, (handed, dict(kwargs)), static, trial=layouts)
+            self.translate_specialisation(info, (handed, handed_kwargs), static, trial=layouts)
         body, trial_layouts = self.layout_trials[key][:2]
         base = self.specialised_code[class_name][static][0] if static else self.class_code[(class_name, "call")][1]
         if body == base:
@@ -804,6 +811,48 @@ class FileTranslator:
         if site is not None and not self.speculative:
             self.generic_sites.add(site)
         return signature
+
+    def handed_values(self, info, args, kwargs, site):
+        """(args, kwargs) `info`'s call is translated for when the caller at `site` hands it `args` and `kwargs`
+        (see `handed_args`); a tensor held permuted (a sequence-first `src.transpose(0, 1)`, stored batch-first) is
+        taken as it lies by a class its caller calls directly, else in torch's order (the caller settles it)."""
+        args = self.handed_args(info, args)
+        if site is not None and self.takes_held_orders(info):
+            return args, dict(kwargs)
+        return _settled_values(args, kwargs)
+
+    def takes_held_orders(self, info):
+        """Whether `info`'s call may be translated for tensors in a permuted order: only translated code calls it,
+        directly (no container, `call_module`, factory or constructor argument runs it, none of which hands
+        anything but torch's order or channels-last), and it is a plain module class (no layer or container base)."""
+        return not (info.container_base or info.layer_base or info.name in self.recursive_calls or
+                    info.name in self.runtime_run)
+
+    def runtime_run_classes(self):
+        """Names of the classes the runtime may call: held in a container, among an attribute's alternatives, handed
+        to a constructor, side by side with other blocks, or built by a module-level function."""
+        found = set()
+
+        def collect(ref, inside):
+            if isinstance(ref, ModuleRef):
+                if ref.kind == "class" and inside:
+                    found.add(ref.class_name)
+                for inner in tuple(ref.elements) + tuple(ref.alternatives or ()):
+                    collect(inner, True)
+
+        for ir in self.ctx.irs.values():
+            for ref in ir.attributes.values():
+                collect(ref, False)
+        for hints in self.param_hints.values():
+            for ref in hints.values():
+                collect(ref, True)
+        for group in self.siblings:
+            found.update(group)
+        for statement in self.source.module.body:  # (a stage builder, a layer factory, a table of classes)
+            if not isinstance(statement, cst.ClassDef):
+                found.update(node.value for node in self.source.nodes_in(statement, cst.Name)
+                             if node.value in self.source.classes)
+        return found
 
     def handed_args(self, info, args):
         """The argument Values `info`'s call is translated for when a caller hands it `args`: an image the block
@@ -1044,7 +1093,7 @@ class FileTranslator:
         held_from = len(self.held_recursions)
         try:
             params = [p for p in declared_params(forward) if p.name.value != "self"]
-            env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"))
+            env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"), class_call=True)
             env, arg_values = self.settle_recursion(info, params, env, arg_values, signature)
             signature.arg_values = tuple(arg_values)
             signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
@@ -1052,7 +1101,7 @@ class FileTranslator:
             io_inputs = self.boundary_inputs(info, params, env) if output_layout == "io" else []
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
                                              output_layout)
-            translator.info = info
+            translator.info, translator.translates_call = info, True
             translator.calls_itself = self.recursion_image(info, arg_values)
             translator.return_template = signature.output if output_layout is None else None
             body, terminated = translator.block(forward.body, 2)
@@ -1193,7 +1242,7 @@ class FileTranslator:
         held_from = len(self.held_recursions)
         try:
             params = [p for p in declared_params(forward) if p.name.value != "self"]
-            env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"))
+            env, arg_values = self.bind_call_values(params, call_values, (info.name, "forward"), class_call=True)
             signature = ClassSignature(arg_values=())
             env, arg_values = self.settle_recursion(info, params, env, arg_values, signature)
             signature.arg_values = tuple(arg_values)
@@ -1204,7 +1253,7 @@ class FileTranslator:
             # the instance's literals settle which one returns: `return x, x_pre_activ` under `if self.return_preact`)
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
                                              "source" if plain else None, static_attrs=values)
-            translator.info = info
+            translator.info, translator.translates_call = info, True
             translator.calls_itself = self.recursion_image(info, arg_values)
             translator.return_template = signature.output
             body, terminated = translator.block(forward.body, 2)
@@ -1303,7 +1352,8 @@ class FileTranslator:
                 if told_condition is not None:
                     taken = [names.get(p, p) for p in layouts[0] if p != "python"]
                     lines.append(f"{INDENT * 2}# porter: `call` specialised for instances called with "
-                                 f"{', '.join(taken)} (told where they are built), {names[layouts[1]]} out")
+                                 f"{', '.join(taken)} (told where they are built), {names.get(layouts[1], layouts[1])} "
+                                 f"out")
                     lines.append(f"{INDENT * 2}if {told_condition}:")
                     case = body[_body_docstring_lines(body):]
                     lines.extend(INDENT + line if line.strip() else line for line in case)
@@ -1316,7 +1366,7 @@ class FileTranslator:
                 taken = [names.get(p, p) for p in layouts[0] if p != "python"]
                 comment = f"{INDENT * 2}# porter: `call` specialised for {described}"
                 if taken:
-                    comment += f" ({', '.join(taken)} in, {names[layouts[1]]} out)"
+                    comment += f" ({', '.join(taken)} in, {names.get(layouts[1], layouts[1])} out)"
                 lines.append(comment)
                 lines.append(f"{INDENT * 2}if {condition}:")
                 case = body[_body_docstring_lines(body):]
@@ -1456,9 +1506,11 @@ class FileTranslator:
                 names.append(name)
         return names
 
-    def bind_call_values(self, params, call_values, scope=None):
+    def bind_call_values(self, params, call_values, scope=None, class_call=False):
         """Forward parameters -> Values: what the first caller passes (positional, then keyword); a tensor of
-        unknown rank takes the rank rank_inference.py read off the uses of parameter `name` in `scope`."""
+        unknown rank takes the rank rank_inference.py read off the uses of parameter `name` in `scope`.
+        `class_call`: binding a class's call: a tensor handed permuted is taken so (`handed_values` decided), else
+        in torch's order; its first image's channel count is HANDED_CHANNELS."""
         env, arg_values = {}, []
         args, kwargs = call_values if call_values else ([], {})
         starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
@@ -1493,12 +1545,14 @@ class FileTranslator:
             if value.kind not in ("tensor", "tuple", "module"):
                 value = python(name, static=NONE_DEFAULT if holds_none(value) or value.code == name and
                                dotted_name(param.default) == "None" else None)  # (the caller left it None)
-            if value.is_tensor and value.layout.startswith("permuted:"):
+            if value.is_tensor and value.layout.startswith("permuted:") and not class_call:
                 value = value.but(layout="source")  # callers settle pending transposes before the call
             if isinstance(value.static, EinsumRecipe):  # the caller's operands are not the callee's names:
                 value = value.but(static=None)  # re-emitting that einsum here would name undefined variables
-            if value.is_tensor and value.channels:  # `self.stem.out_channels` names the caller's layer: the
-                value = value.but(channels=None)  # callee's `self` has none (its flatten converts first)
+            if value.is_tensor:  # `self.stem.out_channels` names the caller's layer: the callee's `self` has none
+                # (its flatten converts first); a call returning its first image's count gives the caller's back
+                value = value.but(channels=HANDED_CHANNELS if position == 0 and class_call and value.channels_last
+                                  else None)
             if value.is_tensor and value.rank is None and (scope, name) in self.argument_ranks:
                 value = value.but(rank=self.argument_ranks[(scope, name)])
             env[name] = value.with_code(name)
@@ -1666,6 +1720,14 @@ class FileTranslator:
         return body
 
 
+def _settled_values(args, kwargs):
+    """(args, kwargs) with the tensors handed permuted taken in torch's order (the caller settles them)."""
+    def settled(value):
+        return value.but(layout="source") if is_permuted(value) else value
+
+    return [settled(a) for a in args], {k: settled(v) for k, v in kwargs.items()}
+
+
 def _raising_output(translator, terminated):
     """A call body every path of which raises (a stub) returns nothing a caller could convert: its value is a stub's,
     which takes any layout (GluonCV's DropBlock, stubbed, must not make the blocks around it convert)."""
@@ -1690,6 +1752,8 @@ def _layout_out(template):
     (call_module converts each for a caller that cannot follow them)."""
     if template is None:
         return "source"
+    if is_permuted(template):  # (a class only translated code calls, returning a pending transpose)
+        return template.layout
     each = element_template(template) if template.kind == "tuple" and template.items is None else None
     images = [template] if template.is_tensor else [each] if each is not None and each.is_tensor else [
         i for i in template.items or () if i.is_tensor] if template.kind == "tuple" else []

@@ -463,6 +463,10 @@ class ExpressionTranslator(CallTranslator):
         left, right = self.promote_int(left, right, operator), self.promote_int(right, left, operator)
         (left, right), layout, rank = unify(self.ctx, [left, right], unknown_rank=True)
         result = tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout)
+        if result.channels_last and rank is not None:  # an image broadcast with a per-channel scale, a gate or
+            # another image of its size keeps its channel count (the other's is the same or 1)
+            counted = [v.channels for v in (left, right) if v.channels_last and v.rank == rank and v.channels]
+            result = result.but(channels=counted[0] if counted else None)
         # integer tensors (and Python numbers promote_int left as they are) give one: `lengths * (n + int(t))`
         if operator in ("+", "-", "*", "//", "%") and all(v.dtype == "int" for v in (left, right) if v.is_tensor):
             result = result.but(dtype="int")

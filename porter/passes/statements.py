@@ -578,6 +578,9 @@ class BodyTranslator(ExpressionTranslator):
                     (value.rank or 0) >= 4:  # (attention heads; a mask or a matrix is returned as torch makes it)
                 self.return_template = value  # a method's one return: its callers take the permute pending
                 return value
+        held = value.is_tensor and value.layout.startswith("permuted:") and self.returns_held_orders() and (
+            self.return_template is None or self.return_template.layout.startswith("permuted:"))
+        if value.is_tensor and value.layout.startswith("permuted:") and not held:
             value = to_layout(self.ctx, value, "source")
         if value.kind == "tuple" and value.items:
             items = tuple(to_layout(self.ctx, i, "source") if i.is_tensor and i.layout.startswith("permuted:") else i
@@ -605,6 +608,8 @@ class BodyTranslator(ExpressionTranslator):
         if value.kind == "python" and isinstance(value.static, list) and template.kind == "tuple":
             value = Value(value.code, "tuple", items=None)  # a list the body filled (`x_fuse.append(...)`): its
             # items in torch's layout
+        if value.is_tensor and template.is_tensor and template.layout.startswith("permuted:"):
+            return self.to_value_layout(value, template)  # (the first return's pending transpose, kept)
         if value.is_tensor and template.is_tensor:
             return to_layout(self.ctx, value, "channels_last" if template.channels_last else "source", template.rank)
         if value.kind == "tuple" and template.kind == "tuple" and template.items is not None:
@@ -622,6 +627,11 @@ class BodyTranslator(ExpressionTranslator):
             return self.tuple_in_layouts(value, [to_layout(self.ctx, i, "channels_last", held.rank) if i.is_tensor
                                                  else i for i in value.items])
         return self.as_plain(value)
+
+    def returns_held_orders(self):
+        """Whether this call may return a tensor in a permuted order, its pending transpose left to its callers
+        (ClassBodyTranslator knows: a class only translated code calls)."""
+        return False
 
     def returned_tuple(self, value):
         """The first tuple a class returns: its images stay channels-last (a NASNet cell's `(x, x_prev)`, a DPN

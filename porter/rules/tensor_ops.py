@@ -10,7 +10,7 @@ import re
 
 from porter.ir.layout import element_template, layout_of_order, reduced_order, unsqueezed_order
 from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
-                               reads_through, remap_axis, tensor)
+                               reads_through, remap_axis, tensor, written_channels)
 from porter.rules.registry import Signature, function_rule, pointwise_rule
 
 FLOAT_DTYPES = frozenset({"tf.float16", "tf.bfloat16", "tf.float32", "tf.float64"})
@@ -51,7 +51,7 @@ def translate_view(ctx, call):
     """view/reshape run in torch's order: channels-last input goes back first (one transpose, or a reshape)."""
     value = call.all_args()[0]
     raw_sizes = call.all_args()[1:]
-    if value.channels_last and value.channels and _flattens_everything(raw_sizes):
+    if value.channels_last and written_channels(value) and _flattens_everything(raw_sizes):
         size_codes = [ctx.plain(v).code for v in raw_sizes]
         code = f"{_runtime(ctx, 'view')}({value.code}, {', '.join(size_codes)})"
         return tensor(code, 2, "flat_channels_last").but(channels=value.channels)
@@ -192,7 +192,7 @@ def translate_flatten(ctx, call):
     default_start = 1 if call.canonical == "torch.nn.functional.flatten" else 0
     start = _static_int(bound.get("start_dim")) if "start_dim" in bound else default_start
     end = _static_int(bound.get("end_dim")) if "end_dim" in bound else -1
-    if source.channels_last and source.channels and start is not None and end is not None and \
+    if source.channels_last and written_channels(source) and start is not None and end is not None and \
             start % (source.rank or 4) == 1 and end % (source.rank or 4) == (source.rank or 4) - 1:
         return flatten_channels_last(ctx, source)
     if source.channels_last and source.rank is not None and start is not None and end is not None:

@@ -20,6 +20,7 @@ from porter.runtime.conv import _conv_forward, _conv_torch_to_hwio, _conv_tuple
 from porter.runtime.dropout import _dropout_run
 from porter.runtime.gluon_nn_ops import _check_full_windows
 from porter.runtime.gluon_ops import gluon_activation
+from porter.runtime.linear import linear
 from porter.runtime.norm import _norm_bn_forward, _norm_training
 from porter.runtime.pool import _pool_avg, _pool_max
 
@@ -121,18 +122,19 @@ class GluonDense(TorchLayer):
             self._gluon_create(int(np.prod(sizes[1:])) if self.flatten else sizes[-1])
         self.built = True
 
-    def call(self, x):
+    def __call__(self, x, *args, layout=None, **kwargs):
+        if self.weight is None and layout == "channels_last" and not self.flatten and len(x.shape) > 2:
+            self._gluon_create(x.shape[-2])  # (deferred `in_units`: the contracted axis is stored second to last)
+        return super().__call__(x, *args, layout=layout, **kwargs)
+
+    def call(self, x, layout=None):
+        """`layout="channels_last"` (flatten=False, rank > 2): `x` held channels-last, its last dim contracted where
+        it is stored, the result channels-last (see `linear`)."""
         x = tf.convert_to_tensor(x)
         if self.flatten and len(x.shape) != 2:
             x = tf.reshape(x, [-1, self.in_units])
-        if len(x.shape) == 2:
-            y = tf.matmul(x, tf.cast(self.weight, x.dtype), transpose_b=True)
-        else:
-            leading = tf.shape(x)[:-1]
-            y = tf.matmul(tf.reshape(x, [-1, x.shape[-1]]), tf.cast(self.weight, x.dtype), transpose_b=True)
-            y = tf.reshape(y, tf.concat([leading, [self.units]], axis=0))
-        if self.bias is not None:
-            y = tf.nn.bias_add(y, tf.cast(self.bias, y.dtype))
+        y = linear(x, tf.cast(self.weight, x.dtype), None if self.bias is None else tf.cast(self.bias, x.dtype),
+                   layout=None if self.flatten else layout)
         return gluon_activation(y, self.activation_name) if self.activation_name else y
 
     def torch_state(self, prefix=""):

@@ -29,12 +29,9 @@ class Linear(TorchLayer):
         default torch's order. On a channels-last tensor of rank > 2 the dim torch contracts (its last) is stored
         second to last: a broadcast matmul contracts it there and the result stays channels-last (MLP-Mixer's
         token mixing after `x.transpose(1, 2)` of a (b, n, c) sequence moves no data)."""
+        y = linear(x, self.weight, self.bias, layout=layout)
         if layout == "channels_last" and len(x.shape) > 2:
-            y = tf.matmul(tf.cast(self.weight, x.dtype), x)
-            if self.bias is not None:
-                y = y + tf.reshape(tf.cast(self.bias, y.dtype), (-1, 1))
             return to_channels_first(y) if layout_out == "source" else y
-        y = linear(x, self.weight, self.bias)
         return to_channels_last(y) if layout_out == "channels_last" else y
 
     def runs_in(self, layout):
@@ -74,8 +71,14 @@ def _linear_add_bias(y, bias):
     return y + bias
 
 
-def linear(x, weight, bias=None):
-    """torch.nn.functional.linear with a torch-oriented (out, in) weight."""
+def linear(x, weight, bias=None, layout=None):
+    """torch.nn.functional.linear with a torch-oriented (out, in) weight. `layout="channels_last"`: `x` (rank > 2)
+    is held channels-last, the dim torch contracts (its last) stored second to last: a broadcast matmul contracts it
+    there and the result stays channels-last (MLP-Mixer's token mixing after `x.transpose(1, 2)` of a (b, n, c)
+    sequence moves no data)."""
+    if layout == "channels_last" and len(x.shape) > 2:
+        y = tf.matmul(tf.cast(weight, x.dtype), x)
+        return y if bias is None else y + tf.reshape(tf.cast(bias, y.dtype), (-1, 1))
     if len(x.shape) == 2:
         return _linear_add_bias(tf.matmul(x, weight, transpose_b=True), bias)
     # fold leading axes into one: a plain MatMul (no Transpose op in the graph), the bias added before unfolding

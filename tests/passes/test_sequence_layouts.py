@@ -1,7 +1,8 @@
 """Rank-3 token tensors are not images: `x.transpose(1, 2)` of a (N, L, C) sequence is held as it lies (a
 channels-last relabel) and a Linear on it contracts the tokens where they are stored, so MLP-Mixer's token mixing
 (`mlp(norm(x).transpose(1, 2)).transpose(1, 2)`, a Sequential or a lone Linear) moves no data and the residual stream
-stays in torch's order: the port traces only the entry's Transpose and matches torch."""
+stays in torch's order: the port traces only the entry's Transpose and matches torch. `F.linear(y, w, b)` on such a
+tensor contracts the tokens where they lie the same way (3 Transposes before: the tokens to torch's order and back)."""
 
 import pytest
 
@@ -10,6 +11,7 @@ from tests.rules.op_ports import assert_same_outputs, port, random_input
 
 MIXER = '''
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -25,7 +27,9 @@ class MixerBlock(nn.Module):
 
     def forward(self, x):
         y = self.norm1(x).transpose(1, 2)
-        if self.lone:
+        if self.lone == "functional":
+            y = F.linear(F.gelu(F.linear(y, self.token_fc.weight, self.token_fc.bias)), self.token_fc.weight)
+        elif self.lone:
             y = self.token_fc(y)
         else:
             y = self.token_mix(y)
@@ -49,7 +53,7 @@ class Net(nn.Module):
 '''
 
 
-@pytest.mark.parametrize("lone", [False, True])
+@pytest.mark.parametrize("lone", [False, True, "functional"])
 def test_token_mixing_linear_runs_on_the_transposed_sequence(tmp_path, lone):
     pair = port(tmp_path, MIXER, input_specs=("3,16,16",), init_args={"lone": lone})
     x = random_input(3, (2, 3, 16, 16))

@@ -258,6 +258,13 @@ def flatten_permutation(channels):
 _VARARGS = {}  # function -> (its signature without self, names of its *args/**kwargs parameters)
 
 
+def _stored_order(layout):
+    """The torch dims a tensor in `layout` "permuted:1,0,2" stores in order ([1, 0, 2]), None for any other layout."""
+    if not isinstance(layout, str) or not layout.startswith("permuted:"):
+        return None
+    return [int(d) for d in layout.split(":", 1)[1].split(",")]
+
+
 def _varargs_signature(call):
     """`call`'s signature and its variadic parameter names, worked out once per function (it runs on every call)."""
     function = getattr(call, "__func__", call)
@@ -354,6 +361,9 @@ class TorchModule(keras.Model):
             # a block laid out channels-last used as a model of its own (a second model of the file, a block
             # tried alone): it takes torch's layout like any model, converted here
             args = (to_channels_last(args[0]),) + tuple(args[1:])
+        held = _stored_order(self.porter_layout) if outermost and kwargs.get("layout") is None else None
+        if held is not None and args and hasattr(args[0], "shape"):  # a block its caller hands a tensor held
+            args = (tf.transpose(args[0], held),) + tuple(args[1:])  # permuted, used alone: torch's order too
         _OPEN_CALLS[0] += 1
         try:
             if not outermost and self.built and _mixes_tensors_in_varargs(self.call, args, kwargs):
@@ -369,6 +379,9 @@ class TorchModule(keras.Model):
             outputs = tf.nest.map_structure(
                 lambda y: to_channels_first(y) if hasattr(y, "shape") and len(y.shape) > 2 else y, outputs
             )
+        returned = _stored_order(getattr(self, "layout_out", None) or self.porter_layout) if held is not None else None
+        if returned is not None and hasattr(outputs, "shape"):
+            outputs = tf.transpose(outputs, [returned.index(d) for d in range(len(returned))])
         if outermost and self.compute_dtype != self.variable_dtype:
             return tf.nest.map_structure(_float32_output, outputs)
         return outputs
@@ -1100,12 +1113,9 @@ class Linear(TorchLayer):
         default torch's order. On a channels-last tensor of rank > 2 the dim torch contracts (its last) is stored
         second to last: a broadcast matmul contracts it there and the result stays channels-last (MLP-Mixer's
         token mixing after `x.transpose(1, 2)` of a (b, n, c) sequence moves no data)."""
+        y = linear(x, self.weight, self.bias, layout=layout)
         if layout == "channels_last" and len(x.shape) > 2:
-            y = tf.matmul(tf.cast(self.weight, x.dtype), x)
-            if self.bias is not None:
-                y = y + tf.reshape(tf.cast(self.bias, y.dtype), (-1, 1))
             return to_channels_first(y) if layout_out == "source" else y
-        y = linear(x, self.weight, self.bias)
         return to_channels_last(y) if layout_out == "channels_last" else y
 
     def runs_in(self, layout):
@@ -1136,8 +1146,14 @@ def _linear_add_bias(y, bias):
     return y + bias
 
 
-def linear(x, weight, bias=None):
-    """torch.nn.functional.linear with a torch-oriented (out, in) weight."""
+def linear(x, weight, bias=None, layout=None):
+    """torch.nn.functional.linear with a torch-oriented (out, in) weight. `layout="channels_last"`: `x` (rank > 2)
+    is held channels-last, the dim torch contracts (its last) stored second to last: a broadcast matmul contracts it
+    there and the result stays channels-last (MLP-Mixer's token mixing after `x.transpose(1, 2)` of a (b, n, c)
+    sequence moves no data)."""
+    if layout == "channels_last" and len(x.shape) > 2:
+        y = tf.matmul(tf.cast(weight, x.dtype), x)
+        return y if bias is None else y + tf.reshape(tf.cast(bias, y.dtype), (-1, 1))
     if len(x.shape) == 2:
         return _linear_add_bias(tf.matmul(x, weight, transpose_b=True), bias)
     # fold leading axes into one: a plain MatMul (no Transpose op in the graph), the bias added before unfolding

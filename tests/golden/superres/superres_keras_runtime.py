@@ -251,6 +251,13 @@ def flatten_permutation(channels):
 _VARARGS = {}  # function -> (its signature without self, names of its *args/**kwargs parameters)
 
 
+def _stored_order(layout):
+    """The torch dims a tensor in `layout` "permuted:1,0,2" stores in order ([1, 0, 2]), None for any other layout."""
+    if not isinstance(layout, str) or not layout.startswith("permuted:"):
+        return None
+    return [int(d) for d in layout.split(":", 1)[1].split(",")]
+
+
 def _varargs_signature(call):
     """`call`'s signature and its variadic parameter names, worked out once per function (it runs on every call)."""
     function = getattr(call, "__func__", call)
@@ -347,6 +354,9 @@ class TorchModule(keras.Model):
             # a block laid out channels-last used as a model of its own (a second model of the file, a block
             # tried alone): it takes torch's layout like any model, converted here
             args = (to_channels_last(args[0]),) + tuple(args[1:])
+        held = _stored_order(self.porter_layout) if outermost and kwargs.get("layout") is None else None
+        if held is not None and args and hasattr(args[0], "shape"):  # a block its caller hands a tensor held
+            args = (tf.transpose(args[0], held),) + tuple(args[1:])  # permuted, used alone: torch's order too
         _OPEN_CALLS[0] += 1
         try:
             if not outermost and self.built and _mixes_tensors_in_varargs(self.call, args, kwargs):
@@ -362,6 +372,9 @@ class TorchModule(keras.Model):
             outputs = tf.nest.map_structure(
                 lambda y: to_channels_first(y) if hasattr(y, "shape") and len(y.shape) > 2 else y, outputs
             )
+        returned = _stored_order(getattr(self, "layout_out", None) or self.porter_layout) if held is not None else None
+        if returned is not None and hasattr(outputs, "shape"):
+            outputs = tf.transpose(outputs, [returned.index(d) for d in range(len(returned))])
         if outermost and self.compute_dtype != self.variable_dtype:
             return tf.nest.map_structure(_float32_output, outputs)
         return outputs
