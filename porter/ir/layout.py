@@ -8,6 +8,7 @@ whenever only size-1 axes move.
 
 from porter.ir.op_nodes import record
 from porter.ir.values import EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, tensor
+from porter.ir.varying import moved_without_transpose
 
 
 def settle(value, wanted_order=None, ctx=None):
@@ -22,6 +23,9 @@ def settle(value, wanted_order=None, ctx=None):
         output = "".join(recipe.output[order.index(d)] for d in wanted_order)
         return recipe.code(output)
     perm = [order.index(d) for d in wanted_order]
+    copied = moved_without_transpose(value, perm) if ctx is not None else None
+    if copied is not None:  # (built from sizes: its copies broadcast again in the new order)
+        return f"{ctx.use('permute_broadcast')}({value.code}, {perm}, {copied})"
     if ctx is not None:
         ctx.use("permute_axes")
         return f"permute_axes({value.code}, {perm})"
@@ -35,14 +39,19 @@ def to_layout(ctx, value, wanted, rank=None):
     if is_permuted(value):
         if wanted == "channels_last" and value.rank > 2:
             cl_order = [0] + list(range(2, value.rank)) + [1]
-            return tensor(settle(value, cl_order, ctx), value.rank, "channels_last").but(dtype=value.dtype)
-        value = tensor(settle(value, ctx=ctx), value.rank, "source").but(dtype=value.dtype)
+            return tensor(settle(value, cl_order, ctx), value.rank, "channels_last").but(
+                dtype=value.dtype, varies_along=value.varies_along)
+        value = tensor(settle(value, ctx=ctx), value.rank, "source").but(dtype=value.dtype,
+                                                                         varies_along=value.varies_along)
     if value.layout == "flat_channels_last":
         ctx.use("flat_to_torch_order")
         value = tensor(f"flat_to_torch_order({value.code}, {value.channels})", 2).but(dtype=value.dtype)
     if wanted == "source":
         if not value.channels_last:
             return value
+        built = _built_in_order(ctx, value, "source")
+        if built is not None:
+            return built
         ctx.use("to_channels_first")
         result = tensor(f"to_channels_first({value.code})", value.rank, "source")
         record(ctx, "convert", "to_channels_first", value.code, [value], result)
@@ -52,6 +61,9 @@ def to_layout(ctx, value, wanted, rank=None):
     rank = value.rank if value.rank is not None else rank
     if rank is not None and rank <= 2:
         return value.but(rank=rank)
+    built = _built_in_order(ctx, value.but(rank=rank), "channels_last")
+    if built is not None:
+        return built
     ctx.use("to_channels_last")
     record(ctx, "convert", "to_channels_last", value.code, [value], tensor("", rank, "channels_last"))
     hoister = getattr(ctx, "hoister", None)
@@ -59,6 +71,23 @@ def to_layout(ctx, value, wanted, rank=None):
         name = hoister.hoist(value.code, f"to_channels_last({value.code})", "channels_last")
         return tensor(name, rank, "channels_last").but(layout="channels_last", dtype=value.dtype)
     return tensor(f"to_channels_last({value.code})", rank, "channels_last").but(layout="channels_last")
+
+
+def _built_in_order(ctx, value, wanted):
+    """A tensor built from sizes (a coordinate map) moved to `wanted` ("source" | "channels_last") by broadcasting its
+    copies again in that order (`permute_broadcast`: no data transposed), or None when it differs along dims whose
+    order changes (or nothing is known of it)."""
+    if value.rank is None or value.rank <= 2 or value.varies_along is None:
+        return None
+    channels_last = [0] + list(range(2, value.rank)) + [1]
+    order = physical_order(value)
+    wanted_order = channels_last if wanted == "channels_last" else list(range(value.rank))
+    perm = [order.index(d) for d in wanted_order]
+    copied = moved_without_transpose(value, perm)
+    if copied is None:
+        return None
+    code = f"{ctx.use('permute_broadcast')}({value.code}, {perm}, {copied})"
+    return tensor(code, value.rank, wanted).but(dtype=value.dtype, varies_along=value.varies_along)
 
 
 def unify(ctx, values, unknown_rank=True):
@@ -72,9 +101,9 @@ def unify(ctx, values, unknown_rank=True):
     permuted = [v for v in tensors if is_permuted(v)]
     if permuted:
         if len(tensors) == len(permuted) and len({v.layout for v in tensors}) == 1 and len(
-                {v.rank for v in tensors}) == 1:
+                {v.rank for v in tensors}) == 1 and not _settle_apart(tensors):
             return list(values), tensors[0].layout, tensors[0].rank  # same pending transpose: stays pending
-        joined = _joined_to_permuted(ctx, values, permuted)
+        joined = None if _settle_apart(permuted) else _joined_to_permuted(ctx, values, permuted)
         if joined is not None:
             return joined
         values = [to_layout(ctx, v, "source") if is_permuted(v) else v for v in values]
@@ -117,6 +146,20 @@ def unify(ctx, values, unknown_rank=True):
             converted.append(tensor(f"broadcast_channels_last({value.code}, {leader.rank})", leader.rank,
                                     "channels_last"))
     return converted, "channels_last", leader.rank
+
+
+def _settle_apart(tensors):
+    """Whether operands of one pending transpose, each built from sizes and differing along one dim (`xx ** 2 + yy ** 2`
+    of coordinate maps), settle for free one by one but not once joined: the result would differ along dims whose
+    stored order the transpose changes, so each is brought to torch's order first."""
+    rank = tensors[0].rank
+    if rank is None or any(v.varies_along is None or v.layout != tensors[0].layout or v.rank != rank
+                           for v in tensors):
+        return False
+    perm = [physical_order(tensors[0]).index(d) for d in range(rank)]
+    whole = tensors[0].but(varies_along=tuple(sorted({d for v in tensors for d in v.varies_along})))
+    return moved_without_transpose(whole, perm) is None and all(
+        moved_without_transpose(v, perm) is not None for v in tensors)
 
 
 def _joined_to_permuted(ctx, values, permuted):

@@ -90,6 +90,9 @@ class Value:
     # a Python size read from a dim after an image's channels (`h` of `n, c, h, w = x.shape`, the items of
     # `x.size()[2:]`): a view given such sizes after its dim 1 splits the spatial dims, not the channels
     spatial_size: bool = field(default=False, compare=False)
+    # the torch dims a tensor built from sizes differs along, copies along the rest (porter/ir/varying.py); None:
+    # nothing known
+    varies_along: tuple | None = field(default=None, compare=False)
 
     @property
     def is_tensor(self):

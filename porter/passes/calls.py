@@ -16,6 +16,7 @@ from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, reads_through,
                                remap_axis, result_of, stub_value, tensor, written_channels)
+from porter.ir.varying import varying_after
 from porter.passes.channels import (channels_after_function, channels_after_rule, counts_channels, passes_channels,
                                    rebase)
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction
@@ -26,7 +27,7 @@ from porter.passes.optional_values import holds_none
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TORCH_HOST_CALLS
 from porter.rules.gluon_numpy import NUMPY_METHODS
-from porter.rules.registry import module_rule_for_call, with_kept_dtype
+from porter.rules.registry import is_pointwise, module_rule_for_call, with_kept_dtype
 
 PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple", "dict", "zip", "enumerate",
                         "isinstance", "min", "max", "abs", "round", "sum", "print", "hasattr", "getattr",
@@ -1312,7 +1313,11 @@ class CallTranslator:
             # malformed call (missing required arguments ...): torch would raise too; keep the port importable
             return self.stub(call.canonical.replace("Tensor.", "tensor ."), f"arguments porter cannot map "
                              f"({type(error).__name__}); check the call against torch's signature")
-        return with_kept_dtype(rule, call, result)
+        result = with_kept_dtype(rule, call, result)
+        if result.is_tensor:  # (set on every result: a rule may hand back its operand's Value, marked for it)
+            result = result.but(varies_along=varying_after(call.canonical, is_pointwise(rule), call.all_args() + list(
+                call.kwargs.values()), result))
+        return result
 
     def declarative_rule(self, rule, call):
         positional = call.all_args()

@@ -939,13 +939,16 @@ class FileTranslator:
                 return layout
             if ref is None or not hasattr(ref, "kind"):
                 canonical = self.source.imports.resolve(func)
+                if canonical is None and isinstance(func, cst.Attribute):  # a method of another tensor handed the
+                    canonical = f"Tensor.{func.attr.value}"  # parameter (`xx.type_as(x)`, `y.add(x)`)
                 rule = self.ctx.function_rules.get(canonical) if canonical else None
                 if rule is not None and rule.layout == "any":
                     undecided = True  # elementwise / cat: the parameter flows on under another name
                     break
                 return "channels_last" if rule is not None and rule.layout == "channels_last" else "source"
             layout = self.ref_preference(ref, depth)
-            if layout == "any":
+            if layout == "any":  # a layout-free block: what its result meets next decides, unless a later use
+                undecided = True  # of the parameter itself does
                 continue
             return layout
         if undecided:  # decide by the first layer the forward calls at all

@@ -27,6 +27,7 @@ from porter.ir.values import (
     stub_value,
     tensor,
 )
+from porter.ir.varying import joined
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
 from porter.rules.constants import TORCH_CONSTANTS
 from porter.rules.context import RuleContext
@@ -276,6 +277,8 @@ class ExpressionTranslator(CallTranslator):
         if any(i.kind == "module" for i in items):  # `for stage in (self.stage1, self.stage2):` as over a list
             return Value(code, "module", module=ModuleRef("list", elements=tuple(
                 i.module or UNKNOWN_MODULE for i in items)))
+        if any(i.spatial_size or i.channel_count for i in items):  # `n_h, n_w = h // p, w // p`: unpacked,
+            return python(code, static=static).but(items=items)  # each name is a spatial size still
         return python(code, static=static)
 
     def _expr_List(self, node):
@@ -444,9 +447,13 @@ class ExpressionTranslator(CallTranslator):
                 static = {"+": left.static + right.static, "-": left.static - right.static,
                           "*": left.static * right.static,
                           "//": left.static // right.static if right.static else None}.get(operator)
+            # a spatial size scaled, divided or multiplied by another (`h // p`, `h * w`) is one still; one met with
+            # a channel count (`c * h * w`) is not
+            spatial = (left.spatial_size or right.spatial_size) and not (left.channel_count or right.channel_count)
             if left.code == self.code(node.left) and right.code == self.code(node.right):
-                return python(self.code(node), static=static)
-            return python(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", static=static)
+                return python(self.code(node), static=static).but(spatial_size=spatial)
+            return python(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", static=static).but(
+                spatial_size=spatial)
         if operator == "@":
             if left.is_tensor and right.is_tensor and left.rank is not None and left.rank == right.rank and \
                     left.rank >= 2 and (is_permuted(left) or is_permuted(right)):
@@ -462,7 +469,8 @@ class ExpressionTranslator(CallTranslator):
             return tensor(f"{self.ctx.use('matmul')}({left.code}, {right.code})", rank)
         left, right = self.promote_int(left, right, operator), self.promote_int(right, left, operator)
         (left, right), layout, rank = unify(self.ctx, [left, right], unknown_rank=True)
-        result = tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout)
+        result = tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout).but(
+            varies_along=joined([left, right], rank))
         if result.channels_last and rank is not None:  # an image broadcast with a per-channel scale, a gate or
             # another image of its size keeps its channel count (the other's is the same or 1)
             counted = [v.channels for v in (left, right) if v.channels_last and v.rank == rank and v.channels]
@@ -851,8 +859,8 @@ class ExpressionTranslator(CallTranslator):
                     if isinstance(element.value, cst.Name):
                         self.env[element.value.value] = python(element.value.value)
                 return
-            items = value.items if value.kind == "tuple" and value.items is not None and len(
-                value.items) == len(elements) else None
+            items = value.items if value.kind in ("tuple", "python") and value.items is not None and len(
+                value.items) == len(elements) else None  # (a Python tuple's items: sizes that say what they are)
             for position, element in enumerate(elements):
                 if items is not None:
                     item = items[position]

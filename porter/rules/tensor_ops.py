@@ -87,11 +87,12 @@ def _view_keeping_layout(ctx, value, raw_sizes):
             all(v.spatial_size for v in raw_sizes[2:]):
         channels = [1]  # `y.view(b, c, *x.size()[2:])` of a (N, C, H*W) held channels-last: the spatial dim split
     if value.channels_last and len(raw_sizes) < value.rank and not channels and raw_sizes[-1].static != -1 and \
-            _NAMED_SIZE.fullmatch(raw_sizes[-1].code):
+            not raw_sizes[-1].spatial_size:
         return None  # nothing says the channels stay whole and the spatial dims merge ((N, C, H*W) is written with
-        # a -1, a size read off the image, or a product such as torchvision ViT's `n_h * n_w`): (N, R*C, 1, 1)
-        # viewed (N, R, self.channels) reads as well (SKNet's branch weights after a global pool), and in torch's
-        # order it costs a reshape where the guess costs a transpose
+        # a -1, the channel count read off the image, or a size made of its spatial sizes, such as torchvision
+        # ViT's `n_h * n_w` of `n_h = h // p`): (N, R*C, 1, 1) viewed (N, R, self.channels) reads as well (SKNet's
+        # branch weights after a global pool), and in torch's order it costs a reshape where the guess costs a
+        # transpose
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
     if orders is None:
         return None
@@ -100,9 +101,6 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     return layout_kept_result(code, out_order)
 
-
-# a last view size that is a name or a literal (`self.out_channels`, `64`), not a product of sizes
-_NAMED_SIZE = re.compile(r"[A-Za-z_][\w.]*|\d+")
 
 def _written_sizes(value):
     """The entries of a shape written out as a tuple or list (`x.reshape((B, self.radix, RC // self.radix, H, W))`)
@@ -603,6 +601,16 @@ def _cast(dtype):
     return translate
 
 
+def translate_type_as(ctx, call):
+    """`x.type_as(other)`: x cast to other's dtype, in the layout x lies in (other's layout says nothing of it)."""
+    bound = _bind(ctx, call, "(input, other)")
+    value, other = bound["input"], bound["other"]
+    if not value.is_tensor:
+        value = ctx.plain(value)
+    return value.but(code=f"{_runtime(ctx, 'type_as')}({value.code}, {other.code})", dtype=other.dtype,
+                     static=None)
+
+
 def translate_size(ctx, call):
     """x.size() / x.size(i) / x.shape: torch's dims read from the right axes."""
     value = call.all_args()[0]
@@ -697,6 +705,8 @@ def _creation(runtime, rank_from_args=True):
             args[0] = source
             code = f"{_runtime(ctx, runtime)}({ctx.join_args(args, kwargs)})"
             return tensor(code, rank, source.layout)
+        if runtime in ("arange", "linspace", "logspace"):
+            rank = 1
         result = tensor(f"{_runtime(ctx, runtime)}({ctx.join_args(args, kwargs)})", rank)
         if runtime in ("arange", "randint") and "dtype" not in kwargs and all(
                 isinstance(v.static, int) or v.kind == "python" and v.static is None and "." not in v.code
@@ -855,6 +865,16 @@ def translate_expand(ctx, call):
     return tensor(f"{_runtime(ctx, 'expand')}({ctx.join_args([value] + sizes, {})})", rank)
 
 
+def translate_repeat(ctx, call):
+    """`x.repeat(*sizes)` in torch's order: the result has a dim per size (leading ones added)."""
+    args = call.all_args()
+    sizes = args[1:]
+    rank = len(sizes) if len(sizes) > 1 and all(v.kind == "python" for v in sizes) else (
+        len(sizes[0].static) if len(sizes) == 1 and isinstance(sizes[0].static, (tuple, list)) else
+        1 if len(sizes) == 1 and isinstance(sizes[0].static, int) else None)
+    return _plain_call(ctx, "repeat", call, rank=rank)
+
+
 # --- registrations ----------------------------------------------------------------------------------------
 function_rule("Tensor.view", "Tensor.reshape", "torch.reshape", translate=translate_view, layout="source",
               keeps_dtype=True)
@@ -874,7 +894,7 @@ function_rule("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", t
 function_rule("torch.split", "Tensor.split", "torch.chunk", "Tensor.chunk", "torch.unbind", "Tensor.unbind",
               translate=translate_split, layout="any")
 function_rule("Tensor.expand", "Tensor.expand_as", translate=translate_expand, layout="source", keeps_dtype=True)
-function_rule("Tensor.repeat", runtime="repeat", signature="(input, *sizes)", layout="source", keeps_dtype=True)
+function_rule("Tensor.repeat", translate=translate_repeat, layout="source", keeps_dtype=True)
 function_rule("torch.repeat_interleave", "Tensor.repeat_interleave", runtime="repeat_interleave",
               signature="(input, repeats, dim=None, output_size=None)", layout="source", keeps_dtype=True)
 function_rule("torch.matmul", "Tensor.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm",
@@ -949,7 +969,7 @@ function_rule("torch.var_mean", "torch.std_mean", translate=translate_moments)
 # `tensor_only`: a value porter could not type, `x.to(...)`, is a tensor
 pointwise_rule("Tensor.to", translate=translate_to, layout="any", tensor_only=True)
 function_rule("Tensor.type", translate=translate_type, layout="any")
-pointwise_rule("Tensor.type_as", runtime="type_as", signature="(input, other)", layout="any")
+pointwise_rule("Tensor.type_as", translate=translate_type_as, layout="any")
 for _method, _dtype in (("float", "float32"), ("double", "float64"), ("half", "float16"), ("bfloat16", "bfloat16"),
                         ("long", "int64"), ("int", "int32"), ("bool", "bool"), ("byte", "uint8")):
     pointwise_rule(f"Tensor.{_method}", translate=_cast(_dtype), layout="any")

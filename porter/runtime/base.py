@@ -202,6 +202,21 @@ def permute_axes(x, perm):
     return _permute(x, list(perm))
 
 
+def permute_broadcast(x, perm, varying):
+    """tf.transpose(x, perm) of a tensor whose values differ only along the axes `varying`, which `perm` keeps in
+    order (a coordinate map built from sizes, copied over the batch and channel): read once along those axes, put in
+    the new order by a reshape, broadcast back to the permuted shape; no data transposed."""
+    x = tf.convert_to_tensor(x)
+    profile = x[tuple(slice(None) if axis in varying else slice(0, 1) for axis in range(len(x.shape)))]
+    moved = tf.reshape(profile, _permuted_shape(profile, perm))
+    return tf.broadcast_to(moved, _permuted_shape(x, perm))
+
+
+def _permuted_shape(x, perm):
+    static = [x.shape[axis] for axis in perm]
+    return static if None not in static else tf.gather(tf.shape(x), perm)
+
+
 def broadcast_in_order(y, perm):
     """A torch-layout operand broadcast against a tensor whose axes hold torch dims `perm`: its rank padded with
     leading size-1 axes (torch's broadcasting), then its axes put in that order (a reshape when only size-1 axes
