@@ -575,7 +575,9 @@ class BodyTranslator(ExpressionTranslator):
             value = self.materialize_size(value)
         if value.is_tensor and value.layout.startswith("permuted:"):
             if self.returns_pending_permute and self.return_template is None and not self.dead_branches and \
-                    (value.rank or 0) >= 4:  # (attention heads; a mask or a matrix is returned as torch makes it)
+                    (value.rank or 0) >= 4 and physical_order(value)[0] == 0:
+                # (attention heads split off a batch of tokens; a mask, a bias or a matrix is returned as torch
+                # makes it: its callers add it to what they hold)
                 self.return_template = value  # a method's one return: its callers take the permute pending
                 return value
         held = value.is_tensor and value.layout.startswith("permuted:") and self.returns_held_orders() and (
