@@ -1540,11 +1540,15 @@ class FileTranslator:
             else:
                 value = tensor(name)
             if value.kind == "tuple":
-                # items are read through the parameter (`inputs[1]`), not the caller's expressions
+                # items are read through the parameter (`inputs[1]`), not the caller's expressions; what the first
+                # caller's values are made of (a constant, a coordinate map) is not what later callers hand
                 value = Value(name, "tuple", items=tuple(
-                    (i.but(layout="source") if i.is_tensor and not i.channels_last else i).with_code(f"{name}[{k}]")
+                    (i.but(layout="source") if i.is_tensor and not i.channels_last else i).but(
+                        varies_along=None).with_code(f"{name}[{k}]")
                     for k, i in enumerate(value.items or ()))) if value.items else \
-                    Value(name, "tuple", items=None, static=value.static)
+                    Value(name, "tuple", items=None, static=_without_variation(value.static))
+            if value.is_tensor:
+                value = value.but(varies_along=None)
             if value.kind not in ("tensor", "tuple", "module"):
                 value = python(name, static=NONE_DEFAULT if holds_none(value) or value.code == name and
                                dotted_name(param.default) == "None" else None)  # (the caller left it None)
@@ -2017,3 +2021,10 @@ def _further_ancestors(info):
                 found.append(base)
                 frontier.append(current.family[base])
     return [name for name in found if name not in info.bases[:1]]
+
+
+def _without_variation(static):
+    """A list's static with its item template (`("each", template)`) no longer saying what the values are made of."""
+    if isinstance(static, tuple) and len(static) == 2 and static[0] == "each" and isinstance(static[1], Value):
+        return ("each", static[1].but(varies_along=None))
+    return static

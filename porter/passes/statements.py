@@ -876,6 +876,7 @@ class BodyTranslator(ExpressionTranslator):
                          holds_none(before[name])]
         mark = self.translation_mark() if entering_none else None  # (taken only where it may be needed)
         self.bind_loop_target(statement.target, iterable)
+        self.forget_variation(statement.body)
         body_lines, _ = self.block(statement.body, depth + 1)
         entering = self.loop_entry_conversions(before)
         if entering:
@@ -888,6 +889,7 @@ class BodyTranslator(ExpressionTranslator):
                 self.env[name] = converted.with_code(name)
             before = dict(self.env)
             self.bind_loop_target(statement.target, iterable)
+            self.forget_variation(statement.body)
             body_lines, _ = self.block(statement.body, depth + 1)
         optional = self.images_after_none(entering_none, before) if mark is not None else {}
         if optional:
@@ -900,6 +902,7 @@ class BodyTranslator(ExpressionTranslator):
             self.env.update(optional)
             before = dict(self.env)
             self.bind_loop_target(statement.target, iterable)
+            self.forget_variation(statement.body)
             body_lines, _ = self.block(statement.body, depth + 1)
         if _no_children(iterable):  # the class's constructions hand it no child: the body never runs
             self.env.clear()
@@ -921,10 +924,19 @@ class BodyTranslator(ExpressionTranslator):
             message = self.stub_message("while on a tensor value", "data-dependent loop; not compilable by XLA")
             return [f"{pad}raise NotImplementedError({message!r})"], True
         before = dict(self.env)
+        self.forget_variation(statement.body)
         body_lines, _ = self.block(statement.body, depth + 1)
         for fix in self.loop_fixes(before, depth + 1):
             _insert_before_trailing_pass(body_lines, fix)
         return [f"{pad}while {test.code}:"] + body_lines, False
+
+    def forget_variation(self, body):
+        """The names a loop body rebinds hold, from its second turn on, what the body computes: not the constant or
+        the coordinate map they may enter as (ir/varying.py), so nothing in the body converts them as one."""
+        for name in assigned_names(body):
+            value = self.env.get(name)
+            if isinstance(value, Value) and value.varies_along is not None:
+                self.env[name] = value.but(varies_along=None)
 
     def images_after_none(self, names, before):
         """{name: the image, as its own name} for those of `names` (bound by the loop body, None on entry: held in
