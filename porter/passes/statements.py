@@ -284,10 +284,11 @@ class BodyTranslator(ExpressionTranslator):
 
     def item_assignment(self, target, base, small, pad):
         """`x[idx] = v` -> x = setitem(x, np.s_[idx], v): a static scatter (TensorFlow tensors are immutable)."""
-        held = self.item_assignment_in_layout(target, base, small, pad)
+        value = self.expr(small.value)
+        held = self.item_assignment_in_layout(target, base, value, pad)
         if held is not None:
             return held
-        value = self.as_plain(self.expr(small.value))
+        value = self.as_plain(value)
         source = self.as_plain(base)
         index = self.slice_code(target)
         helper = self.ctx.use("setitem")
@@ -295,7 +296,7 @@ class BodyTranslator(ExpressionTranslator):
         self.bind_target(target.value, source.with_code(name))
         return [f"{pad}{self.target_code(target.value)} = {helper}({source.code}, np.s_[{index}], {value.code})"]
 
-    def item_assignment_in_layout(self, target, base, small, pad):
+    def item_assignment_in_layout(self, target, base, value, pad):
         """`out[:, :-1, :fold] = x[:, 1:, :fold]` on a channels-last or permuted tensor (TSM's temporal shift of
         a 5-d view of images): the index goes to the axes that hold its dims and the value comes in the layout
         that part is stored in, so the tensor keeps its layout; None for an index that is not basic (then the
@@ -310,7 +311,6 @@ class BodyTranslator(ExpressionTranslator):
         if found is None or not found[0]:
             return None
         physical, part_order = found
-        value = self.expr(small.value)
         if value.is_tensor:
             if value.rank != len(part_order):
                 return None
