@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from porter.verify.harness import count_transposes
-from tests.corpus.test_torchvision import assert_port_matches, perturbed
+from tests.corpus.test_torchvision import assert_port_matches, perturbed, xla_transposes
 from tests.corpus.torchvision_support import import_torchvision
 
 import_torchvision()  # timm imports torchvision, whose compiled ops need their schemas registered first
@@ -133,4 +132,4 @@ def test_timm_model_file_matches_torch(stem, ported):
 @pytest.mark.parametrize("stem", sorted(set(CASES) - set(FAILING)))
 def test_timm_port_transposes_within_bound(stem, ported):
     _, keras_model, x = ported(stem)
-    assert count_transposes(keras_model, [x]) <= CASES[stem][3]
+    assert xla_transposes(keras_model, x) <= CASES[stem][3]

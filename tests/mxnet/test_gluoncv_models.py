@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from porter.verify.harness import count_transposes
+from porter.verify.harness import inference_trace, transposes_in
 from porter.verify.mxnet_reference import mxnet_python
 from porter.weights.gluon_params import read_gluon_params
 from tests.mxnet.gluon_fixtures import needs_mxnet
@@ -138,8 +138,9 @@ def test_gluoncv_network_matches_mxnet(ports, stem, factory, kwargs, size):
     model(tf.constant(x))  # deferred (in_channels=0) layers are built on a first call
     module.load_state_dict(model, read_gluon_params(params))
     eager = _flat(model(tf.constant(x), training=False))
-    xla = _flat(tf.function(lambda a: model(a, training=False), jit_compile=True)(tf.constant(x)))
-    transposes = count_transposes(model, [x])
+    compiled, trace = inference_trace(model, [x], jit_compile=True)  # one trace: run under XLA, Transposes counted
+    xla = _flat(compiled(tf.constant(x)))
+    transposes = transposes_in(trace)
     assert len(eager) == len(xla) == len(reference.outputs)  # NASNet's auxiliary head: two outputs
     errors = [_error(got, expected) for run in (eager, xla) for got, expected in zip(run, reference.outputs)]
     print(f"{factory}: worst error {max(errors):.2e} of the output scale (eager and XLA), {transposes} Transposes")
