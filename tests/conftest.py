@@ -22,12 +22,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 def pytest_configure(config):
     # loadfile's default deals the files with the most tests first, which would undo the longest-first order below
-    if getattr(config.option, "dist", "no") == "loadfile":
+    # (without a table of seconds that default stays)
+    if getattr(config.option, "dist", "no") == "loadfile" and recorded_seconds():
         config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(session, config, items):
     # on xdist workers only: they hand the controller this order, which deals files from it; a run without xdist
     # keeps the collection order
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        items[:] = longest_file_first(items, recorded_seconds())
+    seconds = recorded_seconds() if os.environ.get("PYTEST_XDIST_WORKER") else {}
+    if seconds:
+        items[:] = longest_file_first(items, seconds)
