@@ -9,8 +9,6 @@ torchvision/models converted as it is: tests/corpus/test_torchvision_every_file.
 """
 
 import importlib.util
-import subprocess
-import sys
 import weakref
 
 import numpy as np
@@ -19,6 +17,7 @@ import pytest
 from porter.verify.harness import inference_trace, transposes_in
 from porter.verify.torch_moves import count_torch_data_moves
 from tests.corpus.torchvision_support import import_torchvision, model_file
+from tests.training.helpers import convert_source
 
 torchvision = import_torchvision()
 pytestmark = pytest.mark.skipif(torchvision is None, reason="torchvision 0.28.0 is not installed (scripts/setup.sh "
@@ -177,10 +176,8 @@ def ported(tmp_path_factory):
             main_class, build_torch, build_keras, shape = CASES[stem]
             out = tmp_path_factory.mktemp(stem) / "out"
             file = CASE_FILES.get(stem, stem)
-            result = subprocess.run([sys.executable, "-m", "porter.cli", "convert",
-                                     str(model_file(torchvision, file)), "-o", str(out), "--class", main_class],
-                                    capture_output=True, text=True, check=False)
-            assert result.returncode in (0, 1), result.stderr[-2000:]
+            convert_source(model_file(torchvision, file), out, "--class", main_class)  # in process: no Python
+            # started per file (tests/test_cli.py runs the command as a program)
             port = import_by_path(out / f"{file}_keras.py", f"torchvision_port_{stem}")
             torch_model = perturbed(build_torch(torchvision))
             keras_model = build_keras(port)
