@@ -33,9 +33,11 @@ def test_files_run_longest_first_each_kept_whole_and_in_order():
                                                  "tests/a.py::t1", "tests/a.py::t2", "tests/d.py::t1"]
 
 
-def test_files_without_a_figure_keep_their_collection_order():
-    collected = items("tests/z.py::t", "tests/y.py::t", "tests/x.py::t")
-    assert longest_file_first(collected, {}) == collected
+def test_files_without_a_figure_come_after_by_number_of_tests_as_xdist_deals_them():
+    collected = items("tests/z.py::t", "tests/y.py::t1", "tests/y.py::t2", "tests/x.py::t", "tests/w.py::t")
+    ordered = longest_file_first(collected, {"tests/w.py": 0.5})
+    assert [item.nodeid for item in ordered] == ["tests/w.py::t", "tests/y.py::t1", "tests/y.py::t2", "tests/z.py::t",
+                                                 "tests/x.py::t"]
     assert item_file(collected[0]) == "tests/z.py"
 
 
