@@ -429,7 +429,8 @@ class ExpressionTranslator(CallTranslator):
             static = -operand.static
         elif operator == "not " and isinstance(operand.static, (bool, int)):
             static = not operand.static  # `if not self.use_conv:` in a call specialised for use_conv=True
-        return python(f"{operator}{self.wrap(operand.code)}", static=static)
+        return python(f"{operator}{self.wrap(operand.code)}", static=static).but(
+            dtype=operand.dtype if operator == "-" else None)
 
     def _expr_BinaryOperation(self, node):
         left, right = self.expr(node.left), self.expr(node.right)
@@ -450,10 +451,13 @@ class ExpressionTranslator(CallTranslator):
             # a spatial size scaled, divided or multiplied by another (`h // p`, `h * w`) is one still; one met with
             # a channel count (`c * h * w`) is not
             spatial = (left.spatial_size or right.spatial_size) and not (left.channel_count or right.channel_count)
+            # a number known to be a float (true division, `np.log(n) / k`) promotes an integer tensor it meets
+            floating = "float" if operator == "/" or (operator in ("+", "-", "*", "//", "%", "**") and any(
+                v.dtype == "float" or isinstance(v.static, float) for v in (left, right))) else None
             if left.code == self.code(node.left) and right.code == self.code(node.right):
-                return python(self.code(node), static=static).but(spatial_size=spatial)
+                return python(self.code(node), static=static).but(spatial_size=spatial, dtype=floating)
             return python(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", static=static).but(
-                spatial_size=spatial)
+                spatial_size=spatial, dtype=floating)
         if operator == "@":
             if left.is_tensor and right.is_tensor and left.rank is not None and left.rank == right.rank and \
                     left.rank >= 2 and (is_permuted(left) or is_permuted(right)):
@@ -512,7 +516,7 @@ class ExpressionTranslator(CallTranslator):
         if not (value.is_tensor and value.dtype == "int"):
             return value
         float_other = other.kind == "python" and not isinstance(other.static, int) and (
-            isinstance(other.static, float) or "." in other.code or "/" in other.code)
+            isinstance(other.static, float) or other.dtype == "float" or "." in other.code or "/" in other.code)
         if operator in ("+", "-", "*") and other.kind == "python" and other.static is None and \
                 other.code.isidentifier():  # `arange(n) * w_a`: torch promotes to float when w_a is a float
             return value.but(code=f"{self.ctx.use('promote_like_torch')}({value.code}, {other.code})", dtype=None)
