@@ -55,7 +55,7 @@ class Call:
         self.receiver = receiver
 
     def all_args(self):
-        return ([self.receiver] if self.receiver is not None else []) + list(self.args)
+        return ([self.receiver] if self.receiver is not None else []) + _spread(self.args)
 
     def bind(self, signature):
         """Map parameters of `signature` to Values (receiver first for Tensor methods)."""
@@ -69,6 +69,20 @@ class Call:
         for name, value in self.kwargs.items():
             bound[name] = value
         return bound
+
+
+def _spread(args):
+    """Positional arguments with a starred one whose value porter knows (`x.transpose(*self.shape)` in a class built
+    with `shape=(1, 2)`) spelt out item by item, so a rule reads its dims as it reads literal ones."""
+    spread = []
+    for value in args:
+        items = value.static if value.kind == "starred" and value.code[1:].replace(".", "").replace("_", "") \
+            .isalnum() else None
+        if isinstance(items, (tuple, list)) and all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+            spread.extend(python(f"{value.code[1:]}[{index}]", static=item) for index, item in enumerate(items))
+        else:
+            spread.append(value)
+    return spread
 
 
 class CallTranslator:

@@ -5,6 +5,7 @@ example inputs in torch's layout); later callers convert to those layouts. That 
 one conversion at the boundary and none between blocks.
 """
 
+import os
 import ast
 import copy
 import re
@@ -1552,7 +1553,7 @@ class FileTranslator:
             if value.kind not in ("tensor", "tuple", "module"):
                 value = python(name, static=NONE_DEFAULT if holds_none(value) or value.code == name and
                                dotted_name(param.default) == "None" else None)  # (the caller left it None)
-            if value.is_tensor and value.layout.startswith("permuted:") and not class_call:
+            if value.is_tensor and value.layout.startswith("permuted:") and not class_call and os.environ.get("SEQ3_EXP") is None:
                 value = value.but(layout="source")  # callers settle pending transposes before the call
             if isinstance(value.static, EinsumRecipe):  # the caller's operands are not the callee's names:
                 value = value.but(static=None)  # re-emitting that einsum here would name undefined variables
