@@ -36,6 +36,7 @@ class NestedFunction:
     def __init__(self, statement, depth, marker, env=None):
         self.statement, self.depth, self.marker = statement, depth, marker
         self.header, self.lines, self.template, self.ranks = None, None, None, ()
+        self.held = {}  # position -> the stored order (torch dims) a tensor parameter is taken in, when not torch's
         self.env = env or {}  # the enclosing variables where it is defined (an uncalled one is translated with them)
 
 
@@ -1048,7 +1049,10 @@ class BodyTranslator(ExpressionTranslator):
         ranks than the first did gets a result of unknown rank (torch's layout) or kind."""
         nested = self.nested_functions.get(name)
         args, kwargs = self.arg_values(node)
-        args = [self._plain_item(v) for v in args]
+        if nested is not None and nested.lines is None:
+            nested.held = _orders_wanted_in(nested.statement, args)
+        held = nested.held if nested is not None else {}
+        args = [self._held_item(v, held[i]) if i in held else self._plain_item(v) for i, v in enumerate(args)]
         kwargs = {k: self._plain_item(v) for k, v in kwargs.items()}
         ranks = tuple(v.rank for v in [*args, *kwargs.values()] if v.is_tensor)
         if nested is not None and nested.lines is None:
@@ -1059,6 +1063,15 @@ class BodyTranslator(ExpressionTranslator):
         if template is not None and ranks != nested.ranks:  # other ranks than it was translated for
             template = template.but(rank=None) if template.layout == "source" else None
         return result_of(template, code) if template is not None else python(code)
+
+    def _held_item(self, value, order):
+        """A tensor handed to a local function that takes it stored in `order` (torch dims): an einsum written in
+        that order, else settled to it."""
+        value = to_layout(self.ctx, value, "source")
+        if physical_order(value) == order:
+            return value
+        return tensor(settle(value, order, self.ctx), value.rank).but(layout=layout_of_order(order),
+                                                                      dtype=value.dtype)
 
     def _plain_item(self, value):
         """Tensors in torch's layout; lists and unpacked lists as they are (their items keep their layouts, which
@@ -1079,10 +1092,10 @@ class BodyTranslator(ExpressionTranslator):
         for index, param in enumerate(positional):
             given = args[index] if index < len(args) else kwargs.get(param.name.value)
             if given is not None:
-                bound[param.name.value] = given.with_code(param.name.value)
+                bound[param.name.value] = _as_parameter(given, param.name.value)
         for param in params.kwonly_params:
             if param.name.value in kwargs:
-                bound[param.name.value] = kwargs[param.name.value].with_code(param.name.value)
+                bound[param.name.value] = _as_parameter(kwargs[param.name.value], param.name.value)
         names = [p.name.value for p in (*positional, *params.kwonly_params)] + [
             p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
         nested.lines = []  # a recursive call inside finds it translated
@@ -1325,3 +1338,30 @@ def _list_display(node):
     if isinstance(node, cst.IfExp):
         return _list_display(node.body) and _list_display(node.orelse)
     return isinstance(node, cst.List)
+
+
+def _orders_wanted_in(statement, args):
+    """{position: stored order} for the arguments of a local function's first call that are einsums (in torch's
+    order) whose parameter the function's body first reads through a transpose or permute (T5's
+    `unshape(states)`: `states.transpose(1, 2).contiguous().view(...)`): written in the order that makes that
+    transpose a relabelling, the einsum moves no data and the body transposes nothing."""
+    params = [*statement.params.posonly_params, *statement.params.params]
+    held = {}
+    for index, (param, value) in enumerate(zip(params, args)):
+        if not (value.is_tensor and isinstance(value.static, EinsumRecipe) and value.layout == "source" and
+                value.rank is not None):
+            continue
+        body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else [statement.body]
+        order = order_wanted_next(body, param.name.value, value.rank)
+        if order is not None and order != list(range(value.rank)):
+            held[index] = order
+    return held
+
+
+def _as_parameter(value, name):
+    """A caller's Value as the local function's parameter `name`: an einsum's recipe names the caller's operands,
+    so the body re-emitting it (to read it in another order) would compute the einsum again, beside the caller's
+    (HF T5's `unshape(torch.matmul(attn_weights, value_states))`); the parameter is read as it was handed."""
+    if isinstance(value.static, EinsumRecipe):
+        value = value.but(static=None)
+    return value.with_code(name)
