@@ -440,7 +440,8 @@ class ExpressionTranslator(CallTranslator):
         if operator == "+" and "tuple" in (left.kind, right.kind) and {left.kind, right.kind} <= {"tuple", "python"}:
             # a list joined to a list the body holds as a plain value (`[x2, x1] + children`: its items in torch's
             # layout): the known items are converted to it
-            left, right = (v if v.kind == "tuple" else Value(v.code, "tuple", items=None) for v in (left, right))
+            left, right = (v if v.kind == "tuple" else Value(v.code, "tuple", items=self.literal_items(v, n))
+                           for v, n in ((left, node.left), (right, node.right)))
             return self.concatenated_lists(left, right)
         if not (left.is_tensor or right.is_tensor):
             static = None
@@ -483,6 +484,16 @@ class ExpressionTranslator(CallTranslator):
         if operator in ("+", "-", "*", "//", "%") and all(v.dtype == "int" for v in (left, right) if v.is_tensor):
             result = result.but(dtype="int")
         return result
+
+    def literal_items(self, value, node):
+        """The items of a plain Python tuple or list written out (`(self.num_heads, 3 * self.head_size)` added to
+        `x.size()[:-1]`), so the sum's length is known; None for anything else."""
+        if value.items is not None:
+            return value.items
+        if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
+                                                               for e in node.elements):
+            return tuple(self.element(e) for e in node.elements)
+        return None
 
     def concatenated_lists(self, left, right):
         """[a] + rest for lists of tensors: the elements stay known when every element is alike (channels-last

@@ -60,7 +60,10 @@ def translate_view(ctx, call):
         return kept
     source = ctx.plain(call.all_args()[0])
     sizes = [ctx.plain(v) for v in call.all_args()[1:]] + [ctx.plain(v) for v in call.kwargs.values()]
-    rank = len(sizes) if sizes and all(v.kind != "starred" for v in sizes) else None
+    # (a starred size of known length counts its items: `qkv.view(*new_qkv_shape)` of `x.size()[:-1] + (h, 3 * d)`)
+    written = call.all_args()[1:] + list(call.kwargs.values())
+    rank = sum(len(v.items) if v.kind == "starred" else 1 for v in written) if written and all(
+        v.kind != "starred" or v.items is not None for v in written) else None
     if len(sizes) == 1 and sizes[0].kind != "starred":
         static = sizes[0].static
         rank = len(static) if isinstance(static, (tuple, list)) else (1 if isinstance(static, int) else None)
