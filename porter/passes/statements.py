@@ -576,7 +576,7 @@ class BodyTranslator(ExpressionTranslator):
             value = self.materialize_size(value)
         if value.is_tensor and value.layout.startswith("permuted:"):
             if self.returns_pending_permute and self.return_template is None and not self.dead_branches and \
-                    (value.rank or 0) >= 4 and physical_order(value)[0] == 0:
+                    _heads_of_tokens(value):
                 # (attention heads split off a batch of tokens; a mask, a bias or a matrix is returned as torch
                 # makes it: its callers add it to what they hold)
                 self.return_template = value  # a method's one return: its callers take the permute pending
@@ -586,12 +586,18 @@ class BodyTranslator(ExpressionTranslator):
         if value.is_tensor and value.layout.startswith("permuted:") and not held:
             value = to_layout(self.ctx, value, "source")
         if value.kind == "tuple" and value.items:
-            items = tuple(to_layout(self.ctx, i, "source") if i.is_tensor and i.layout.startswith("permuted:") else i
-                          for i in value.items)
+            kept = self.returns_pending_permute and self.return_template is None and not self.dead_branches
+            items = tuple(to_layout(self.ctx, i, "source") if i.is_tensor and i.layout.startswith("permuted:") and
+                          not (kept and _heads_of_tokens(i)) else i for i in value.items)
             if [i.code for i in items] != [i.code for i in value.items]:  # `return x.transpose(1, 3), z`: the
                 # pending transposes are made, and the tuple's code says so
                 code = ", ".join(i.code for i in items)
                 value = value.but(items=items, code=f"({code},)" if len(items) == 1 else f"({code})")
+            if kept and any(is_permuted(i) for i in items):  # (rotary embedding's `return q_embed, k_embed`)
+                value = value.but(items=tuple(self.as_plain(i) if i.is_tensor and not is_permuted(i) else i
+                                              for i in items))
+                self.return_template = value
+                return value
         if self.output_layout == "io" and self.mode == "forward":  # the main class: channels-last results
             return self.io_result(value)  # in the layout the model exchanges (`self.io_output`)
         if self.output_layout in ("source", "io") or self.mode not in ("forward", "function"):
@@ -1338,6 +1344,13 @@ def _list_display(node):
     if isinstance(node, cst.IfExp):
         return _list_display(node.body) and _list_display(node.orelse)
     return isinstance(node, cst.List)
+
+
+def _heads_of_tokens(value):
+    """Whether a permuted tensor a method or function returns as its one return keeps its permute pending for its
+    callers: attention heads split off a batch of tokens (rank 4 or more, the batch first); a mask, a bias or a
+    matrix is returned as torch makes it (its callers add it to what they hold)."""
+    return is_permuted(value) and (value.rank or 0) >= 4 and physical_order(value)[0] == 0
 
 
 def _orders_wanted_in(statement, args):

@@ -379,6 +379,15 @@ def translate_cat(ctx, call):
         if rank is not None and is_stack:
             rank += 1
         return tensor(f"{runtime}({plain.code}, {ctx.plain(dim_value).code})", rank)
+    if not is_stack and len({v.layout for v in items}) == 1 and is_permuted(items[0]) and items[0].rank and all(
+            v.is_tensor and v.rank == items[0].rank for v in items):
+        # pieces of one pending permute (rotary embedding's `torch.cat((-x2, x1), dim=-1)` of heads held (B, T, H,
+        # D)): joined along the axis that holds `dim`, the result held as they are
+        order = physical_order(items[0])
+        listed = tensors.code if tensors.code.isidentifier() or reads_through(tensors) else \
+            f"[{', '.join(v.code for v in items)}]"
+        return tensor(f"{runtime}({listed}, {order.index(dim % items[0].rank)})", items[0].rank,
+                      items[0].layout).but(dtype=items[0].dtype)
     # images channels-last of unknown rank (results of layers porter could not type) join along the channel dim,
     # the last axis at any rank (a rank-2 tensor lies as torch's does); another dim needs their rank
     unified, layout, rank = ctx.unify(list(items), unknown_rank=dim == 1 and not is_stack)
