@@ -1,4 +1,5 @@
-"""Where a function returns: whether its one `return` is the last statement of its body."""
+"""Where a function returns: whether its one `return` is the last statement of its body, or every `return` gives
+a value and the body ends with one."""
 
 import libcst as cst
 
@@ -20,6 +21,7 @@ class _ReturnCounter(cst.CSTVisitor):
 
     def visit_Return(self, node):
         self.count += 1
+        self.bare = getattr(self, "bare", False) or node.value is None
 
 
 def returns_once_at_end(function):
@@ -33,3 +35,16 @@ def returns_once_at_end(function):
     counter = _ReturnCounter(function)
     walk(function, counter)
     return counter.count == 1
+
+
+def returns_values_at_end(function):
+    """Whether `function` ends with a `return` of a value and none of its returns is bare (LLaMA's `repeat_kv`:
+    `if n_rep == 1: return hidden_states` before the last `return`): every call gives a value."""
+    statements = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    last = statements[-1] if statements else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Return)
+            and last.body[0].value is not None):
+        return False
+    counter = _ReturnCounter(function)
+    walk(function, counter)
+    return not getattr(counter, "bare", False)

@@ -13,7 +13,7 @@ import libcst as cst
 
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
-from porter.frontend.returns import returns_once_at_end
+from porter.frontend.returns import returns_once_at_end, returns_values_at_end
 from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
@@ -1625,7 +1625,9 @@ class FileTranslator:
         register(signature)
         translator = ClassBodyTranslator(self, None, "function", env, None)
         translator.function_name = name
-        translator.returns_pending_permute = returns_once_at_end(definition)
+        # (a module-level function's returns all give a value: the first one's pending permute is the template the
+        # others are brought to, shape_return)
+        translator.returns_pending_permute = returns_values_at_end(definition)
         body, _ = translator.block(definition.body, 1)
         signature.output = translator.return_template
         return signature, clean_body(body)

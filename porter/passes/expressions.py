@@ -646,7 +646,7 @@ class ExpressionTranslator(CallTranslator):
         order = physical_order(base) if base.rank is not None else None
         if order is None or order == list(range(base.rank)):
             return None
-        values, parts, ellipsis = iter(index_values), [], None
+        values, parts, ellipsis, new_axes = iter(index_values), [], None, []
         for item in items:
             if isinstance(item, cst.Slice):
                 parts.append((self.slice_item_code(item), False))
@@ -656,12 +656,18 @@ class ExpressionTranslator(CallTranslator):
                 ellipsis = len(parts)
             elif isinstance(value.static, int) and not isinstance(value.static, bool):
                 parts.append((value.code, True))
+            elif value.code == "None" and is_permuted(base):
+                new_axes.append((len(parts), ellipsis is None))  # (the dims written before it, before any `...`)
             else:
                 return None
         if len(parts) > base.rank:
             return None
         if ellipsis is not None:
-            parts[ellipsis:ellipsis] = [(":", False)] * (base.rank - len(parts))
+            filler = base.rank - len(parts)
+            new_axes = [(before + (0 if ahead else filler), True) for before, ahead in new_axes]
+            parts[ellipsis:ellipsis] = [(":", False)] * filler
+        if new_axes:
+            return _index_with_new_axes(order, parts, [before for before, _ in new_axes])
         physical, result_order = index_in_layout(order, parts)
         while physical and physical[-1] == (":", False):
             physical.pop()
@@ -1019,3 +1025,32 @@ def _sliced_dims(node, rank):
         else:
             return None
     return list(range(rank))[slice(*bounds)]
+
+
+def _index_with_new_axes(order, parts, new_axes):
+    """(index items in stored order, stored order of the result's torch dims) for basic indexing with `None`s of a
+    tensor stored in `order`: `parts` index its dims (integers drop them), `new_axes` give, for each None, how many
+    dims are written before it. A new axis is stored right after the dim before it (at the front when it comes
+    first): LLaMA's `hidden_states[:, :, None, :, :]` of heads held (B, T, H, D) is held (B, T, H, 1, D), so
+    expanding and merging the new axis with the heads moves no data."""
+    parts = list(parts) + [(":", False)] * (len(order) - len(parts))
+    torch_items = []  # the result's torch dims in order: ("dim", d) kept, ("new", k) inserted
+    for position in range(len(parts) + 1):
+        torch_items += [("new", position)] * new_axes.count(position)
+        if position < len(parts) and not parts[position][1]:
+            torch_items.append(("dim", position))
+    result_dim = {item: index for index, item in enumerate(torch_items) if item[0] == "dim"}
+    news = [index for index, item in enumerate(torch_items) if item[0] == "new"]
+    physical, stored = [], []
+    leading = [index for index in news if torch_items[index][1] == 0]
+    physical += [("None", False)] * len(leading)
+    stored += leading
+    for dim in order:
+        physical.append(parts[dim])
+        if not parts[dim][1]:
+            stored.append(result_dim[("dim", dim)])
+        following = [index for index in news if torch_items[index][1] == dim + 1 and index not in leading]
+        physical += [("None", False)] * len(following)
+        stored += following
+    codes = [(code, drops) for code, drops in physical]
+    return codes, stored

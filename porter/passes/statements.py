@@ -581,6 +581,10 @@ class BodyTranslator(ExpressionTranslator):
                 # makes it: its callers add it to what they hold)
                 self.return_template = value  # a method's one return: its callers take the permute pending
                 return value
+            template = self.return_template
+            if self.returns_pending_permute and template is not None and template.is_tensor and \
+                    template.layout == value.layout:
+                return value  # (another return held as the first one, pending too)
         held = value.is_tensor and value.layout.startswith("permuted:") and self.returns_held_orders() and (
             self.return_template is None or self.return_template.layout.startswith("permuted:"))
         if value.is_tensor and value.layout.startswith("permuted:") and not held:

@@ -97,12 +97,28 @@ def _view_keeping_layout(ctx, value, raw_sizes):
         # branch weights after a global pool), and in torch's order it costs a reshape where the guess costs a
         # transpose
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
+    if orders is None and is_permuted(value) and len(raw_sizes) == value.rank - 1:
+        orders = _merged_pair_orders(physical_order(value))
     if orders is None:
         return None
     order, out_order = orders
     sizes = [ctx.plain(v).code for v in written]
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     return layout_kept_result(code, out_order)
+
+
+def _merged_pair_orders(order):
+    """(order, out_order) for a view of a permuted tensor stored in `order` to one dim fewer, when exactly one pair of
+    adjacent torch dims is stored side by side in torch's order (LLaMA's `repeat_kv`: heads and their copies,
+    `[:, :, None]` then expanded, merged while the sequence is stored before them): that pair merges and the result
+    keeps the rest of the order; None otherwise. The runtime checks at trace time that the sizes pair up so (else
+    it transposes)."""
+    pairs = [d for d in range(len(order) - 1) if order.index(d) + 1 == order.index(d + 1)]
+    if len(pairs) != 1:
+        return None
+    merged = pairs[0]
+    out_order = [d if d <= merged else d - 1 for d in order if d != merged + 1]
+    return order, out_order
 
 
 def _written_sizes(value):
@@ -864,6 +880,11 @@ def _einsum_in_layouts(ctx, equation, operands):
 
 def translate_expand(ctx, call):
     args = call.all_args()
+    if is_permuted(args[0]) and len(args) - 1 == args[0].rank and all(v.kind == "python" for v in args[1:]):
+        # a pending permute expanded to sizes of its own rank: the sizes given in the order it is stored
+        order = physical_order(args[0])
+        sizes = [args[1 + d].code for d in order]
+        return args[0].but(code=f"{_runtime(ctx, 'expand')}({args[0].code}, {', '.join(sizes)})", static=None)
     value = ctx.plain(args[0])
     sizes = [ctx.plain(v) for v in args[1:]]
     rank = len(sizes) if len(sizes) > 1 else (len(sizes[0].static) if sizes and isinstance(
