@@ -47,6 +47,9 @@ UNARY = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not "}
 _LITERAL_ATOM = re.compile(r"""[rRbBuU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|\d[\w.]*(?:[eE][+-]?\d+)?""")
 
 
+# the limits `torch.finfo(dtype)` / `torch.iinfo(dtype)` hold: Python numbers (rules/type_info.py)
+TYPE_INFO_LIMITS = frozenset({"min", "max", "eps", "tiny", "resolution", "smallest_normal"})
+
 class ExpressionTranslator(CallTranslator):
     """Translate expressions of one function body. Subclassed by the statement translator."""
 
@@ -134,6 +137,8 @@ class ExpressionTranslator(CallTranslator):
             return self.tensor_attribute(base, attr, node)
         if base.kind == "module":
             return self.module_attribute(base, attr)
+        if base.kind == "python" and base.dtype in ("finfo", "iinfo") and attr in TYPE_INFO_LIMITS:
+            return python(f"{base.code}.{attr}").but(dtype="float" if base.dtype == "finfo" else "int")
         return python(f"{base.code}.{attr}")
 
     def canonical_attribute(self, canonical, node):

@@ -777,6 +777,9 @@ def translate_tensor_literal(ctx, call):
     kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k in ("dtype",)}
     static = call.all_args()[0].static if call.all_args() else None
     rank = _nesting(static) if static is not None else None
+    if rank is None and call.all_args() and call.all_args()[0].kind == "python" and \
+            call.all_args()[0].dtype in ("float", "int"):
+        rank = 0  # a number porter knows is one (`torch.finfo(x.dtype).min`, `np.log(n) / k`)
     return tensor(f"{_runtime(ctx, 'tensor_from')}({ctx.join_args(args[:1], kwargs)})", rank)
 
 
