@@ -464,6 +464,12 @@ def translate_split(ctx, call):
         item = tensor("", len(rest))
         item = item.but(layout=permuted_layout(rest)) if rest != sorted(rest) else item
         return _pieces(f"{runtime}({value.code}, {order.index(dim)})", item, bound, name)
+    if is_permuted(value) and dim is not None and name in ("split", "chunk"):  # (GPT-NeoX's heads held (B, T,
+        # H, 3 * D) split into q, k, v along D): along the axis holding dim, each piece keeps the permute pending
+        axis = physical_order(value).index(dim % value.rank)
+        args = [value] + [ctx.plain(m) for m in middle] + [python(str(axis))]
+        return _pieces(f"{runtime}({ctx.join_args(args, {})})", tensor("", value.rank).but(layout=value.layout),
+                       bound, name)
     plain = ctx.plain(value)
     args = [plain] + [ctx.plain(m) for m in middle] + [ctx.plain(dim_value)]
     rank = plain.rank - 1 if name == "unbind" and plain.rank else plain.rank

@@ -9,7 +9,11 @@
   tensor as torch does (was an int64 `tf.exp`: InvalidArgumentError);
 - `torch.get_default_dtype()` (GPT-NeoX's norm factor): float32 (was a stub, exit 1);
 - `x.view(*shape)` with `shape = x.size()[:-1] + (h, 3 * d)`: the view's rank is known, so the slices after it
-  index the right axes of a pending permute.
+  index the right axes of a pending permute;
+- attention heads held (B, T, H, D) handed to module-level helpers (LLaMA's `rotate_half`, `apply_rotary_pos_emb`,
+  `repeat_kv` with `[:, :, None, :, :].expand(...).reshape(...)`) and to an `_attn` method (GPT-NeoX, with
+  `torch.where(mask, scores, torch.tensor(torch.finfo(dtype).min))`): taken and returned as they lie, so the model
+  traces no Transpose (LLaMA was 4 per layer).
 """
 
 import numpy as np
@@ -127,6 +131,87 @@ class Net(nn.Module):
         return out.view(out.size(0), out.size(1), self.heads * self.head_size)
 '''
 
+ROTARY_GQA = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin):
+    cos = cos.unsqueeze(0).unsqueeze(0)
+    sin = sin.unsqueeze(0).unsqueeze(0)
+    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
+
+
+def repeat_kv(hidden_states, n_rep):
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+class Net(nn.Module):
+    def __init__(self, dim=16, n_heads=4, n_kv_heads=2, max_len=12):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, dim // n_heads
+        self.wq = nn.Linear(dim, dim, bias=False)
+        self.wk = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(dim, dim, bias=False)
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
+        freqs = torch.outer(torch.arange(max_len).float(), inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos_cached", emb.cos(), persistent=False)
+        self.register_buffer("sin_cached", emb.sin(), persistent=False)
+
+    def forward(self, x):
+        bsz, seqlen, _ = x.shape
+        q = self.wq(x).view(bsz, seqlen, self.n_heads, self.head_dim).transpose(1, 2)
+        k = self.wk(x).view(bsz, seqlen, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(x).view(bsz, seqlen, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        q, k = apply_rotary_pos_emb(q, k, self.cos_cached[:seqlen], self.sin_cached[:seqlen])
+        n_rep = self.n_heads // self.n_kv_heads
+        out = F.scaled_dot_product_attention(q, repeat_kv(k, n_rep), repeat_kv(v, n_rep), is_causal=True)
+        return self.wo(out.transpose(1, 2).contiguous().view(bsz, seqlen, -1))
+'''
+
+NEOX_ATTN = '''
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, dim=12, heads=3, max_positions=8):
+        super().__init__()
+        self.heads, self.head_size = heads, dim // heads
+        self.register_buffer("bias", torch.tril(torch.ones((max_positions, max_positions), dtype=torch.bool)).view(
+            1, 1, max_positions, max_positions))
+        self.norm_factor = torch.sqrt(torch.tensor(self.head_size, dtype=torch.float32)).to(torch.get_default_dtype())
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).view(b, t, self.heads, 3 * self.head_size).permute(0, 2, 1, 3).split(
+            self.head_size, dim=-1)
+        out = self._attn(q, k, v).permute(0, 2, 1, 3).contiguous()
+        return out.view(b, t, self.heads * self.head_size)
+
+    def _attn(self, query, key, value):
+        query_length, key_length = query.size(-2), key.size(-2)
+        causal_mask = self.bias[:, :, key_length - query_length : key_length, :key_length]
+        scores = torch.matmul(query, key.transpose(-1, -2)) / self.norm_factor
+        mask_value = torch.tensor(torch.finfo(scores.dtype).min, dtype=scores.dtype)
+        scores = torch.where(causal_mask, scores, mask_value)
+        return torch.matmul(scores.softmax(dim=-1), value)
+'''
+
 
 @pytest.fixture(scope="module")
 def ports(tmp_path_factory):
@@ -189,3 +274,22 @@ def test_view_of_a_size_tuple_plus_literal_sizes(ports, batch, length, seed):
     assert_same_outputs(pair, [x], tolerance=1e-5)
     assert_same_outputs(pair, [x], tolerance=1e-5, jit=True)
     assert np.isfinite(count_transposes(pair.keras_model, [x]))
+
+
+@settings(max_examples=6, deadline=None)
+@given(batch=st.integers(1, 3), length=st.integers(1, 12), seed=st.integers(0, 2**16), kv_heads=st.sampled_from([1, 2, 4]))
+def test_attention_heads_go_through_rotary_and_repeat_kv_helpers_as_they_lie(ports, batch, length, seed, kv_heads):
+    pair = ports("rotary_gqa", ROTARY_GQA, "6,16")
+    x = random_input(seed, (batch, length, 16))
+    keras_model = assert_built_matches_torch(pair, x, n_kv_heads=kv_heads)
+    assert count_transposes(keras_model, [x]) == 0
+
+
+@settings(max_examples=5, deadline=None)
+@given(batch=st.integers(1, 3), length=st.integers(1, 8), seed=st.integers(0, 2**16))
+def test_method_takes_heads_as_they_lie_and_a_type_limit_is_a_number(ports, batch, length, seed):
+    pair = ports("neox_attn", NEOX_ATTN, "5,12")
+    x = random_input(seed, (batch, length, 12))
+    assert_same_outputs(pair, [x], tolerance=1e-5)
+    assert_same_outputs(pair, [x], tolerance=1e-5, jit=True)
+    assert count_transposes(pair.keras_model, [x]) <= 1  # (the method's result, written before the caller's permute)
