@@ -97,7 +97,8 @@ def _view_keeping_layout(ctx, value, raw_sizes):
         # branch weights after a global pool), and in torch's order it costs a reshape where the guess costs a
         # transpose
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
-    if orders is None and is_permuted(value) and len(raw_sizes) == value.rank - 1:
+    if orders is None and is_permuted(value) and len(raw_sizes) == value.rank - 1 and \
+            not isinstance(value.static, EinsumRecipe):  # (an einsum is written in torch's order for free)
         orders = _merged_pair_orders(physical_order(value))
     if orders is None:
         return None
