@@ -14,7 +14,7 @@ from porter.ir.layout import (element_template, kernel_layout, layout_of_order, 
                               unify)
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
-from porter.ir.values import (UNKNOWN_MODULE, ModuleRef, Value, is_permuted, physical_order, python, reads_through,
+from porter.ir.values import (UNKNOWN_MODULE, EinsumRecipe, ModuleRef, Value, is_permuted, physical_order, python, reads_through,
                                remap_axis, result_of, stub_value, tensor, written_channels)
 from porter.ir.varying import varying_after
 from porter.passes.channels import (channels_after_function, channels_after_rule, counts_channels, passes_channels,
@@ -55,7 +55,7 @@ class Call:
         self.receiver = receiver
 
     def all_args(self):
-        return ([self.receiver] if self.receiver is not None else []) + list(self.args)
+        return ([self.receiver] if self.receiver is not None else []) + _spread(self.args)
 
     def bind(self, signature):
         """Map parameters of `signature` to Values (receiver first for Tensor methods)."""
@@ -69,6 +69,20 @@ class Call:
         for name, value in self.kwargs.items():
             bound[name] = value
         return bound
+
+
+def _spread(args):
+    """Positional arguments with a starred one whose value porter knows (`x.transpose(*self.shape)` in a class built
+    with `shape=(1, 2)`) spelt out item by item, so a rule reads its dims as it reads literal ones."""
+    spread = []
+    for value in args:
+        items = value.static if value.kind == "starred" and value.code[1:].replace(".", "").replace("_", "") \
+            .isalnum() else None
+        if isinstance(items, (tuple, list)) and all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+            spread.extend(python(f"{value.code[1:]}[{index}]", static=item) for index, item in enumerate(items))
+        else:
+            spread.append(value)
+    return spread
 
 
 class CallTranslator:
@@ -985,8 +999,13 @@ class CallTranslator:
         return args[:first_plain], {**moved, **kwargs}
 
     def output_value(self, call, template):
+        """What a call of a method or function gives (`template`: what its body returned) as the value of `call`;
+        an einsum's recipe stays behind (it names the callee's variables, not the caller's)."""
         if template.kind == "tuple" and template.items is not None:
-            return result_of(Value(call, "tuple", items=template.items), call)
+            items = tuple(i.but(static=None) if isinstance(i.static, EinsumRecipe) else i for i in template.items)
+            return result_of(Value(call, "tuple", items=items), call)
+        if isinstance(template.static, EinsumRecipe):
+            template = template.but(static=None)
         return template.with_code(call)
 
     def to_value_layout(self, value, wanted):

@@ -14,7 +14,7 @@ import libcst as cst
 
 from porter.frontend import gluon
 from porter.frontend.imports import dotted_name
-from porter.frontend.returns import returns_once_at_end
+from porter.frontend.returns import returns_once_at_end, returns_values_at_end
 from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
@@ -1592,8 +1592,9 @@ class FileTranslator:
             if value.kind not in ("tensor", "tuple", "module"):
                 value = python(name, static=NONE_DEFAULT if holds_none(value) or value.code == name and
                                dotted_name(param.default) == "None" else None)  # (the caller left it None)
-            if value.is_tensor and value.layout.startswith("permuted:") and not class_call:
-                value = value.but(layout="source")  # callers settle pending transposes before the call
+            # a tensor handed permuted (attention heads `q.view(b, t, h, d).transpose(1, 2)` handed to a rotary
+            # embedding's helpers, to an `_attn` method) is taken as it lies: the body computes on it where it is
+            # stored, and a later caller holding it otherwise converts to this order (to_value_layout)
             if isinstance(value.static, EinsumRecipe):  # the caller's operands are not the callee's names:
                 value = value.but(static=None)  # re-emitting that einsum here would name undefined variables
             if value.is_tensor:  # `self.stem.out_channels` names the caller's layer: the callee's `self` has none
@@ -1664,6 +1665,9 @@ class FileTranslator:
         register(signature)
         translator = ClassBodyTranslator(self, None, "function", env, None)
         translator.function_name = name
+        # (a module-level function's returns all give a value: the first one's pending permute is the template the
+        # others are brought to, shape_return)
+        translator.returns_pending_permute = returns_values_at_end(definition)
         body, _ = translator.block(definition.body, 1)
         signature.output = translator.return_template
         return signature, clean_body(body)

@@ -47,6 +47,9 @@ UNARY = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not "}
 _LITERAL_ATOM = re.compile(r"""[rRbBuU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|\d[\w.]*(?:[eE][+-]?\d+)?""")
 
 
+# the limits `torch.finfo(dtype)` / `torch.iinfo(dtype)` hold: Python numbers (rules/type_info.py)
+TYPE_INFO_LIMITS = frozenset({"min", "max", "eps", "tiny", "resolution", "smallest_normal"})
+
 class ExpressionTranslator(CallTranslator):
     """Translate expressions of one function body. Subclassed by the statement translator."""
 
@@ -134,6 +137,8 @@ class ExpressionTranslator(CallTranslator):
             return self.tensor_attribute(base, attr, node)
         if base.kind == "module":
             return self.module_attribute(base, attr)
+        if base.kind == "python" and base.dtype in ("finfo", "iinfo") and attr in TYPE_INFO_LIMITS:
+            return python(f"{base.code}.{attr}").but(dtype="float" if base.dtype == "finfo" else "int")
         return python(f"{base.code}.{attr}")
 
     def canonical_attribute(self, canonical, node):
@@ -429,7 +434,8 @@ class ExpressionTranslator(CallTranslator):
             static = -operand.static
         elif operator == "not " and isinstance(operand.static, (bool, int)):
             static = not operand.static  # `if not self.use_conv:` in a call specialised for use_conv=True
-        return python(f"{operator}{self.wrap(operand.code)}", static=static)
+        return python(f"{operator}{self.wrap(operand.code)}", static=static).but(
+            dtype=operand.dtype if operator == "-" else None)
 
     def _expr_BinaryOperation(self, node):
         left, right = self.expr(node.left), self.expr(node.right)
@@ -439,7 +445,8 @@ class ExpressionTranslator(CallTranslator):
         if operator == "+" and "tuple" in (left.kind, right.kind) and {left.kind, right.kind} <= {"tuple", "python"}:
             # a list joined to a list the body holds as a plain value (`[x2, x1] + children`: its items in torch's
             # layout): the known items are converted to it
-            left, right = (v if v.kind == "tuple" else Value(v.code, "tuple", items=None) for v in (left, right))
+            left, right = (v if v.kind == "tuple" else Value(v.code, "tuple", items=self.literal_items(v, n))
+                           for v, n in ((left, node.left), (right, node.right)))
             return self.concatenated_lists(left, right)
         if not (left.is_tensor or right.is_tensor):
             static = None
@@ -450,10 +457,13 @@ class ExpressionTranslator(CallTranslator):
             # a spatial size scaled, divided or multiplied by another (`h // p`, `h * w`) is one still; one met with
             # a channel count (`c * h * w`) is not
             spatial = (left.spatial_size or right.spatial_size) and not (left.channel_count or right.channel_count)
+            # a number known to be a float (true division, `np.log(n) / k`) promotes an integer tensor it meets
+            floating = "float" if operator == "/" or (operator in ("+", "-", "*", "//", "%", "**") and any(
+                v.dtype == "float" or isinstance(v.static, float) for v in (left, right))) else None
             if left.code == self.code(node.left) and right.code == self.code(node.right):
-                return python(self.code(node), static=static).but(spatial_size=spatial)
+                return python(self.code(node), static=static).but(spatial_size=spatial, dtype=floating)
             return python(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", static=static).but(
-                spatial_size=spatial)
+                spatial_size=spatial, dtype=floating)
         if operator == "@":
             if left.is_tensor and right.is_tensor and left.rank is not None and left.rank == right.rank and \
                     left.rank >= 2 and (is_permuted(left) or is_permuted(right)):
@@ -479,6 +489,16 @@ class ExpressionTranslator(CallTranslator):
         if operator in ("+", "-", "*", "//", "%") and all(v.dtype == "int" for v in (left, right) if v.is_tensor):
             result = result.but(dtype="int")
         return result
+
+    def literal_items(self, value, node):
+        """The items of a plain Python tuple or list written out (`(self.num_heads, 3 * self.head_size)` added to
+        `x.size()[:-1]`), so the sum's length is known; None for anything else."""
+        if value.items is not None:
+            return value.items
+        if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
+                                                               for e in node.elements):
+            return tuple(self.element(e) for e in node.elements)
+        return None
 
     def concatenated_lists(self, left, right):
         """[a] + rest for lists of tensors: the elements stay known when every element is alike (channels-last
@@ -512,7 +532,7 @@ class ExpressionTranslator(CallTranslator):
         if not (value.is_tensor and value.dtype == "int"):
             return value
         float_other = other.kind == "python" and not isinstance(other.static, int) and (
-            isinstance(other.static, float) or "." in other.code or "/" in other.code)
+            isinstance(other.static, float) or other.dtype == "float" or "." in other.code or "/" in other.code)
         if operator in ("+", "-", "*") and other.kind == "python" and other.static is None and \
                 other.code.isidentifier():  # `arange(n) * w_a`: torch promotes to float when w_a is a float
             return value.but(code=f"{self.ctx.use('promote_like_torch')}({value.code}, {other.code})", dtype=None)
@@ -631,7 +651,7 @@ class ExpressionTranslator(CallTranslator):
         order = physical_order(base) if base.rank is not None else None
         if order is None or order == list(range(base.rank)):
             return None
-        values, parts, ellipsis = iter(index_values), [], None
+        values, parts, ellipsis, new_axes = iter(index_values), [], None, []
         for item in items:
             if isinstance(item, cst.Slice):
                 parts.append((self.slice_item_code(item), False))
@@ -641,12 +661,18 @@ class ExpressionTranslator(CallTranslator):
                 ellipsis = len(parts)
             elif isinstance(value.static, int) and not isinstance(value.static, bool):
                 parts.append((value.code, True))
+            elif value.code == "None" and is_permuted(base):
+                new_axes.append((len(parts), ellipsis is None))  # (the dims written before it, before any `...`)
             else:
                 return None
         if len(parts) > base.rank:
             return None
         if ellipsis is not None:
-            parts[ellipsis:ellipsis] = [(":", False)] * (base.rank - len(parts))
+            filler = base.rank - len(parts)
+            new_axes = [(before + (0 if ahead else filler), True) for before, ahead in new_axes]
+            parts[ellipsis:ellipsis] = [(":", False)] * filler
+        if new_axes:
+            return _index_with_new_axes(order, parts, [before for before, _ in new_axes])
         physical, result_order = index_in_layout(order, parts)
         while physical and physical[-1] == (":", False):
             physical.pop()
@@ -1004,3 +1030,32 @@ def _sliced_dims(node, rank):
         else:
             return None
     return list(range(rank))[slice(*bounds)]
+
+
+def _index_with_new_axes(order, parts, new_axes):
+    """(index items in stored order, stored order of the result's torch dims) for basic indexing with `None`s of a
+    tensor stored in `order`: `parts` index its dims (integers drop them), `new_axes` give, for each None, how many
+    dims are written before it. A new axis is stored right after the dim before it (at the front when it comes
+    first): LLaMA's `hidden_states[:, :, None, :, :]` of heads held (B, T, H, D) is held (B, T, H, 1, D), so
+    expanding and merging the new axis with the heads moves no data."""
+    parts = list(parts) + [(":", False)] * (len(order) - len(parts))
+    torch_items = []  # the result's torch dims in order: ("dim", d) kept, ("new", k) inserted
+    for position in range(len(parts) + 1):
+        torch_items += [("new", position)] * new_axes.count(position)
+        if position < len(parts) and not parts[position][1]:
+            torch_items.append(("dim", position))
+    result_dim = {item: index for index, item in enumerate(torch_items) if item[0] == "dim"}
+    news = [index for index, item in enumerate(torch_items) if item[0] == "new"]
+    physical, stored = [], []
+    leading = [index for index in news if torch_items[index][1] == 0]
+    physical += [("None", False)] * len(leading)
+    stored += leading
+    for dim in order:
+        physical.append(parts[dim])
+        if not parts[dim][1]:
+            stored.append(result_dim[("dim", dim)])
+        following = [index for index in news if torch_items[index][1] == dim + 1 and index not in leading]
+        physical += [("None", False)] * len(following)
+        stored += following
+    codes = [(code, drops) for code, drops in physical]
+    return codes, stored

@@ -36,6 +36,7 @@ class NestedFunction:
     def __init__(self, statement, depth, marker, env=None):
         self.statement, self.depth, self.marker = statement, depth, marker
         self.header, self.lines, self.template, self.ranks = None, None, None, ()
+        self.held = {}  # position -> the stored order (torch dims) a tensor parameter is taken in, when not torch's
         self.env = env or {}  # the enclosing variables where it is defined (an uncalled one is translated with them)
 
 
@@ -575,22 +576,32 @@ class BodyTranslator(ExpressionTranslator):
             value = self.materialize_size(value)
         if value.is_tensor and value.layout.startswith("permuted:"):
             if self.returns_pending_permute and self.return_template is None and not self.dead_branches and \
-                    (value.rank or 0) >= 4 and physical_order(value)[0] == 0:
+                    _heads_of_tokens(value):
                 # (attention heads split off a batch of tokens; a mask, a bias or a matrix is returned as torch
                 # makes it: its callers add it to what they hold)
                 self.return_template = value  # a method's one return: its callers take the permute pending
                 return value
+            template = self.return_template
+            if self.returns_pending_permute and template is not None and template.is_tensor and \
+                    template.layout == value.layout:
+                return value  # (another return held as the first one, pending too)
         held = value.is_tensor and value.layout.startswith("permuted:") and self.returns_held_orders() and (
             self.return_template is None or self.return_template.layout.startswith("permuted:"))
         if value.is_tensor and value.layout.startswith("permuted:") and not held:
             value = to_layout(self.ctx, value, "source")
         if value.kind == "tuple" and value.items:
-            items = tuple(to_layout(self.ctx, i, "source") if i.is_tensor and i.layout.startswith("permuted:") else i
-                          for i in value.items)
+            kept = self.returns_pending_permute and self.return_template is None and not self.dead_branches
+            items = tuple(to_layout(self.ctx, i, "source") if i.is_tensor and i.layout.startswith("permuted:") and
+                          not (kept and _heads_of_tokens(i)) else i for i in value.items)
             if [i.code for i in items] != [i.code for i in value.items]:  # `return x.transpose(1, 3), z`: the
                 # pending transposes are made, and the tuple's code says so
                 code = ", ".join(i.code for i in items)
                 value = value.but(items=items, code=f"({code},)" if len(items) == 1 else f"({code})")
+            if kept and any(is_permuted(i) for i in items):  # (rotary embedding's `return q_embed, k_embed`)
+                value = value.but(items=tuple(self.as_plain(i) if i.is_tensor and not is_permuted(i) else i
+                                              for i in items))
+                self.return_template = value
+                return value
         if self.output_layout == "io" and self.mode == "forward":  # the main class: channels-last results
             return self.io_result(value)  # in the layout the model exchanges (`self.io_output`)
         if self.output_layout in ("source", "io") or self.mode not in ("forward", "function"):
@@ -1048,7 +1059,10 @@ class BodyTranslator(ExpressionTranslator):
         ranks than the first did gets a result of unknown rank (torch's layout) or kind."""
         nested = self.nested_functions.get(name)
         args, kwargs = self.arg_values(node)
-        args = [self._plain_item(v) for v in args]
+        if nested is not None and nested.lines is None:
+            nested.held = _orders_wanted_in(nested.statement, args)
+        held = nested.held if nested is not None else {}
+        args = [self._held_item(v, held[i]) if i in held else self._plain_item(v) for i, v in enumerate(args)]
         kwargs = {k: self._plain_item(v) for k, v in kwargs.items()}
         ranks = tuple(v.rank for v in [*args, *kwargs.values()] if v.is_tensor)
         if nested is not None and nested.lines is None:
@@ -1059,6 +1073,15 @@ class BodyTranslator(ExpressionTranslator):
         if template is not None and ranks != nested.ranks:  # other ranks than it was translated for
             template = template.but(rank=None) if template.layout == "source" else None
         return result_of(template, code) if template is not None else python(code)
+
+    def _held_item(self, value, order):
+        """A tensor handed to a local function that takes it stored in `order` (torch dims): an einsum written in
+        that order, else settled to it."""
+        value = to_layout(self.ctx, value, "source")
+        if physical_order(value) == order:
+            return value
+        return tensor(settle(value, order, self.ctx), value.rank).but(layout=layout_of_order(order),
+                                                                      dtype=value.dtype)
 
     def _plain_item(self, value):
         """Tensors in torch's layout; lists and unpacked lists as they are (their items keep their layouts, which
@@ -1079,10 +1102,10 @@ class BodyTranslator(ExpressionTranslator):
         for index, param in enumerate(positional):
             given = args[index] if index < len(args) else kwargs.get(param.name.value)
             if given is not None:
-                bound[param.name.value] = given.with_code(param.name.value)
+                bound[param.name.value] = _as_parameter(given, param.name.value)
         for param in params.kwonly_params:
             if param.name.value in kwargs:
-                bound[param.name.value] = kwargs[param.name.value].with_code(param.name.value)
+                bound[param.name.value] = _as_parameter(kwargs[param.name.value], param.name.value)
         names = [p.name.value for p in (*positional, *params.kwonly_params)] + [
             p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
         nested.lines = []  # a recursive call inside finds it translated
@@ -1325,3 +1348,37 @@ def _list_display(node):
     if isinstance(node, cst.IfExp):
         return _list_display(node.body) and _list_display(node.orelse)
     return isinstance(node, cst.List)
+
+
+def _heads_of_tokens(value):
+    """Whether a permuted tensor a method or function returns as its one return keeps its permute pending for its
+    callers: attention heads split off a batch of tokens (rank 4 or more, the batch first); a mask, a bias or a
+    matrix is returned as torch makes it (its callers add it to what they hold)."""
+    return is_permuted(value) and (value.rank or 0) >= 4 and physical_order(value)[0] == 0
+
+
+def _orders_wanted_in(statement, args):
+    """{position: stored order} for the arguments of a local function's first call that are einsums (in torch's
+    order) whose parameter the function's body first reads through a transpose or permute (T5's
+    `unshape(states)`: `states.transpose(1, 2).contiguous().view(...)`): written in the order that makes that
+    transpose a relabelling, the einsum moves no data and the body transposes nothing."""
+    params = [*statement.params.posonly_params, *statement.params.params]
+    held = {}
+    for index, (param, value) in enumerate(zip(params, args)):
+        if not (value.is_tensor and isinstance(value.static, EinsumRecipe) and value.layout == "source" and
+                value.rank is not None):
+            continue
+        body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else [statement.body]
+        order = order_wanted_next(body, param.name.value, value.rank)
+        if order is not None and order != list(range(value.rank)):
+            held[index] = order
+    return held
+
+
+def _as_parameter(value, name):
+    """A caller's Value as the local function's parameter `name`: an einsum's recipe names the caller's operands,
+    so the body re-emitting it (to read it in another order) would compute the einsum again, beside the caller's
+    (HF T5's `unshape(torch.matmul(attn_weights, value_states))`); the parameter is read as it was handed."""
+    if isinstance(value.static, EinsumRecipe):
+        value = value.but(static=None)
+    return value.with_code(name)

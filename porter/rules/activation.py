@@ -16,9 +16,10 @@ module_rule("torch.nn.RReLU", runtime="RReLU", layout="any", training=True)
 # Channel-wise weight on torch dim 1 = the last axis of a channels-last tensor. (A single-parameter PReLU is
 # elementwise; its runtime instance reports porter_layout "any", but a rule has one layout.)
 module_rule("torch.nn.PReLU", runtime="PReLU", layout="channels_last", channels=KEEPS_CHANNELS)
-# `dim` is a constructor argument in torch's axis order.
+# `dim` is a constructor argument in torch's axis order; on a channels-last tensor the runtime reads it where that
+# layout stores the dim (no conversion)
 for _name in ("Softmax", "LogSoftmax", "Softmin", "GLU"):
-    module_rule(f"torch.nn.{_name}", runtime=_name, layout="source")
+    module_rule(f"torch.nn.{_name}", runtime=_name, layout="source", runs_channels_last=True)
 
 F = "torch.nn.functional."
 

@@ -26,6 +26,9 @@ TORCH_HOST_CALLS = {
     "torch.device": "None", "torch.cuda.is_available": "False", "torch.cuda.device_count": "0",
     "torch.backends.mps.is_available": "False", "torch.backends.cudnn.is_available": "False",
     "torch.cuda.current_device": "None", "torch.get_default_device": "None",
+    # torch's default floating dtype is float32 unless a script sets it (`set_default_dtype` is not ported), as
+    # Keras's floatx is; mixed precision runs through Keras policies
+    "torch.get_default_dtype": "tf.float32",
     # mxnet's numpy-mode switches (`F.npx.activation if is_np_array() else F.Activation`): Gluon code is ported as
     # the classic NDArray API it also supports
     "mxnet.util.is_np_array": "False", "mxnet.util.is_np_shape": "False", "mxnet.is_np_array": "False",

@@ -60,7 +60,10 @@ def translate_view(ctx, call):
         return kept
     source = ctx.plain(call.all_args()[0])
     sizes = [ctx.plain(v) for v in call.all_args()[1:]] + [ctx.plain(v) for v in call.kwargs.values()]
-    rank = len(sizes) if sizes and all(v.kind != "starred" for v in sizes) else None
+    # (a starred size of known length counts its items: `qkv.view(*new_qkv_shape)` of `x.size()[:-1] + (h, 3 * d)`)
+    written = call.all_args()[1:] + list(call.kwargs.values())
+    rank = sum(len(v.items) if v.kind == "starred" else 1 for v in written) if written and all(
+        v.kind != "starred" or v.items is not None for v in written) else None
     if len(sizes) == 1 and sizes[0].kind != "starred":
         static = sizes[0].static
         rank = len(static) if isinstance(static, (tuple, list)) else (1 if isinstance(static, int) else None)
@@ -94,12 +97,29 @@ def _view_keeping_layout(ctx, value, raw_sizes):
         # branch weights after a global pool), and in torch's order it costs a reshape where the guess costs a
         # transpose
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
+    if orders is None and is_permuted(value) and len(raw_sizes) == value.rank - 1 and \
+            not isinstance(value.static, EinsumRecipe):  # (an einsum is written in torch's order for free)
+        orders = _merged_pair_orders(physical_order(value))
     if orders is None:
         return None
     order, out_order = orders
     sizes = [ctx.plain(v).code for v in written]
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     return layout_kept_result(code, out_order)
+
+
+def _merged_pair_orders(order):
+    """(order, out_order) for a view of a permuted tensor stored in `order` to one dim fewer, when exactly one pair of
+    adjacent torch dims is stored side by side in torch's order (LLaMA's `repeat_kv`: heads and their copies,
+    `[:, :, None]` then expanded, merged while the sequence is stored before them): that pair merges and the result
+    keeps the rest of the order; None otherwise. The runtime checks at trace time that the sizes pair up so (else
+    it transposes)."""
+    pairs = [d for d in range(len(order) - 1) if order.index(d) + 1 == order.index(d + 1)]
+    if len(pairs) != 1:
+        return None
+    merged = pairs[0]
+    out_order = [d if d <= merged else d - 1 for d in order if d != merged + 1]
+    return order, out_order
 
 
 def _written_sizes(value):
@@ -376,6 +396,15 @@ def translate_cat(ctx, call):
         if rank is not None and is_stack:
             rank += 1
         return tensor(f"{runtime}({plain.code}, {ctx.plain(dim_value).code})", rank)
+    if not is_stack and len({v.layout for v in items}) == 1 and is_permuted(items[0]) and items[0].rank and all(
+            v.is_tensor and v.rank == items[0].rank for v in items):
+        # pieces of one pending permute (rotary embedding's `torch.cat((-x2, x1), dim=-1)` of heads held (B, T, H,
+        # D)): joined along the axis that holds `dim`, the result held as they are
+        order = physical_order(items[0])
+        listed = tensors.code if tensors.code.isidentifier() or reads_through(tensors) else \
+            f"[{', '.join(v.code for v in items)}]"
+        return tensor(f"{runtime}({listed}, {order.index(dim % items[0].rank)})", items[0].rank,
+                      items[0].layout).but(dtype=items[0].dtype)
     # images channels-last of unknown rank (results of layers porter could not type) join along the channel dim,
     # the last axis at any rank (a rank-2 tensor lies as torch's does); another dim needs their rank
     unified, layout, rank = ctx.unify(list(items), unknown_rank=dim == 1 and not is_stack)
@@ -436,6 +465,12 @@ def translate_split(ctx, call):
         item = tensor("", len(rest))
         item = item.but(layout=permuted_layout(rest)) if rest != sorted(rest) else item
         return _pieces(f"{runtime}({value.code}, {order.index(dim)})", item, bound, name)
+    if is_permuted(value) and dim is not None and name in ("split", "chunk"):  # (GPT-NeoX's heads held (B, T,
+        # H, 3 * D) split into q, k, v along D): along the axis holding dim, each piece keeps the permute pending
+        axis = physical_order(value).index(dim % value.rank)
+        args = [value] + [ctx.plain(m) for m in middle] + [python(str(axis))]
+        return _pieces(f"{runtime}({ctx.join_args(args, {})})", tensor("", value.rank).but(layout=value.layout),
+                       bound, name)
     plain = ctx.plain(value)
     args = [plain] + [ctx.plain(m) for m in middle] + [ctx.plain(dim_value)]
     rank = plain.rank - 1 if name == "unbind" and plain.rank else plain.rank
@@ -749,6 +784,9 @@ def translate_tensor_literal(ctx, call):
     kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k in ("dtype",)}
     static = call.all_args()[0].static if call.all_args() else None
     rank = _nesting(static) if static is not None else None
+    if rank is None and call.all_args() and call.all_args()[0].kind == "python" and \
+            call.all_args()[0].dtype in ("float", "int"):
+        rank = 0  # a number porter knows is one (`torch.finfo(x.dtype).min`, `np.log(n) / k`)
     return tensor(f"{_runtime(ctx, 'tensor_from')}({ctx.join_args(args[:1], kwargs)})", rank)
 
 
@@ -852,6 +890,11 @@ def _einsum_in_layouts(ctx, equation, operands):
 
 def translate_expand(ctx, call):
     args = call.all_args()
+    if is_permuted(args[0]) and len(args) - 1 == args[0].rank and all(v.kind == "python" for v in args[1:]):
+        # a pending permute expanded to sizes of its own rank: the sizes given in the order it is stored
+        order = physical_order(args[0])
+        sizes = [args[1 + d].code for d in order]
+        return args[0].but(code=f"{_runtime(ctx, 'expand')}({args[0].code}, {', '.join(sizes)})", static=None)
     value = ctx.plain(args[0])
     sizes = [ctx.plain(v) for v in args[1:]]
     rank = len(sizes) if len(sizes) > 1 else (len(sizes[0].static) if sizes and isinstance(

@@ -10,7 +10,8 @@ def _type_info(runtime):
     def translate(ctx, call):
         bound = call.bind(parsed)
         arguments = [ctx.plain(bound["type"])] if "type" in bound else []
-        return python(f"{ctx.runtime(runtime)}({ctx.join_args(arguments, {})})")
+        # (its limits are Python numbers: `torch.tensor(torch.finfo(x.dtype).min)` is a 0-d tensor)
+        return python(f"{ctx.runtime(runtime)}({ctx.join_args(arguments, {})})").but(dtype=runtime)
 
     return translate
 

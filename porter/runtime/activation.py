@@ -12,7 +12,7 @@ import warnings
 import keras
 import tensorflow as tf
 
-from porter.runtime.base import StateEntry, TorchLayer
+from porter.runtime.base import StateEntry, TorchLayer, to_channels_first, to_channels_last
 from porter.runtime.dropout import _dropout_seed, _dropout_select
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -522,8 +522,11 @@ class Softshrink(_ActivationLayer):
         return softshrink(x, self.lambd)
 
 
-class Softmax(_ActivationLayer):
-    """torch.nn.Softmax(dim): `dim` is in torch's axis order (layout "source"); dim=None uses torch's legacy rule."""
+class _AlongDim(_ActivationLayer):
+    """An activation along torch dim `dim` (a constructor argument in torch's axis order, layout "source"). It also
+    computes on a channels-last tensor of rank > 2 as it lies (`layout="channels_last"`, see `runs_in`), reading
+    `dim` where that layout stores it: Conformer's `nn.GLU(dim=1)` between two Conv1d moves no data. dim=None
+    (torch's legacy rule, which depends on the rank) runs in torch's order."""
 
     porter_layout = "source"
 
@@ -532,41 +535,46 @@ class Softmax(_ActivationLayer):
         self.dim = dim
         self._activation_init(dim=dim)
 
-    def call(self, x):
-        return softmax(x, self.dim)
+    def along(self, x, dim):
+        raise NotImplementedError
+
+    def call(self, x, layout=None, layout_out=None):
+        rank = len(x.shape)
+        if layout != "channels_last" or rank <= 2:
+            y = self.along(x, self.dim)
+            return to_channels_last(y) if layout_out == "channels_last" and rank > 2 else y
+        if self.dim is None:
+            y = self.along(to_channels_first(x), None)
+            return y if layout_out == "source" else to_channels_last(y)
+        dim = self.dim % rank
+        y = self.along(x, 0 if dim == 0 else (rank - 1 if dim == 1 else dim - 1))
+        return to_channels_first(y) if layout_out == "source" else y
+
+    def runs_in(self, layout):
+        """Torch's order, and channels-last too."""
+        return layout in ("source", "channels_last")
 
 
-class LogSoftmax(_ActivationLayer):
-    porter_layout = "source"
+class Softmax(_AlongDim):
+    """torch.nn.Softmax(dim): `dim` is in torch's axis order; dim=None uses torch's legacy rule."""
 
-    def __init__(self, dim=None, **kwargs):
-        super().__init__(**kwargs)
-        self.dim = dim
-        self._activation_init(dim=dim)
-
-    def call(self, x):
-        return log_softmax(x, self.dim)
+    def along(self, x, dim):
+        return softmax(x, dim)
 
 
-class Softmin(_ActivationLayer):
-    porter_layout = "source"
-
-    def __init__(self, dim=None, **kwargs):
-        super().__init__(**kwargs)
-        self.dim = dim
-        self._activation_init(dim=dim)
-
-    def call(self, x):
-        return softmin(x, self.dim)
+class LogSoftmax(_AlongDim):
+    def along(self, x, dim):
+        return log_softmax(x, dim)
 
 
-class GLU(_ActivationLayer):
-    porter_layout = "source"
+class Softmin(_AlongDim):
+    def along(self, x, dim):
+        return softmin(x, dim)
 
+
+class GLU(_AlongDim):
     def __init__(self, dim=-1, **kwargs):
-        super().__init__(**kwargs)
-        self.dim = dim
-        self._activation_init(dim=dim)
+        super().__init__(dim=dim, **kwargs)
 
-    def call(self, x):
-        return glu(x, self.dim)
+    def along(self, x, dim):
+        return glu(x, dim)

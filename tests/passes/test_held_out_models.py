@@ -10,6 +10,12 @@ h, w)`: 10 Transposes before, 2 now) and CvT (microsoft/CvT: convolutional q/k/v
 method, `rearrange(x, 'b (h w) c -> b c h w')` in and an einops layer out, stages run through `getattr`: 9 before, 1
 now). Each port matches torch eagerly
 and under XLA and traces only the boundary's Transposes.
+
+Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
+`rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
+`[:, :, None, :, :].expand(...).reshape(...)`, SDPA with `is_causal`, tied embeddings) and a Conformer (a
+`Transpose(shape=(1, 2))` module in a Sequential before pointwise and depthwise Conv1d, GLU(dim=1), BatchNorm1d,
+`nn.MultiheadAttention(batch_first=True)`).
 """
 
 from pathlib import Path
@@ -22,25 +28,28 @@ from porter.verify.harness import PortedPair, count_transposes
 from tests.rules.op_ports import assert_same_outputs
 
 MODELS = Path(__file__).resolve().parent / "held_out_models"
-CASES = {  # file stem: (main class, input shape without the batch)
-    "shufflenet1": ("ShuffleNetV1", "3,32,32"),
-    "se_resnet": ("SEResNetMini", "3,16,16"),
-    "wavenet": ("WaveNetLite", "1,64"),
-    "repvgg": ("RepVGGMini", "3,16,16"),
-    "segformer": ("SegFormer", "3,32,32"),
-    "cvt": ("ConvolutionalVisionTransformer", "3,32,32"),
+CASES = {  # file stem: (main class, input shape without the batch, Transposes it may trace)
+    "shufflenet1": ("ShuffleNetV1", "3,32,32", 2),
+    "se_resnet": ("SEResNetMini", "3,16,16", 2),
+    "wavenet": ("WaveNetLite", "1,64", 2),
+    "repvgg": ("RepVGGMini", "3,16,16", 2),
+    "llama": ("Transformer", "12:int64:0:100", 0),
+    "conformer": ("ConformerEncoder", "10,12", 0),
+    "segformer": ("SegFormer", "3,32,32", 2),
+    "cvt": ("ConvolutionalVisionTransformer", "3,32,32", 2),
 }
 
 
 @pytest.mark.parametrize("stem", sorted(CASES))
 def test_held_out_model_matches_torch_with_boundary_transposes_only(tmp_path, stem):
-    class_name, shape = CASES[stem]
+    class_name, shape, transposes = CASES[stem]
     conversion = convert(ConvertOptions(MODELS / f"{stem}.py", tmp_path / "out", class_name=class_name,
                                         input_specs=[shape]))
     assert conversion.exit_code == 0, conversion.manifest
     write_tree(tmp_path / "out", conversion.files)
     pair = PortedPair(tmp_path / "out", seed=5)
-    inputs = pair.example_inputs(batch=2, seed=5)
-    assert_same_outputs(pair, inputs, tolerance=1e-5)
-    assert_same_outputs(pair, inputs, tolerance=1e-5, jit=True)
-    assert count_transposes(pair.keras_model, inputs) <= 2
+    for batch in (1, 2):
+        inputs = pair.example_inputs(batch=batch, seed=5)
+        assert_same_outputs(pair, inputs, tolerance=1e-5)
+        assert_same_outputs(pair, inputs, tolerance=1e-5, jit=True)
+        assert count_transposes(pair.keras_model, inputs) <= transposes
