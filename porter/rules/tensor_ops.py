@@ -422,9 +422,10 @@ def translate_split(ctx, call):
     dim = _static_int(dim_value)
     runtime = _runtime(ctx, name if name in ("chunk", "split") else "unbind")
     middle = [v for k, v in bound.items() if k in ("chunks", "split_size_or_sections")]
-    if value.channels_last and dim is not None:
-        axis = remap_axis(dim, value.rank)
-        rank = value.rank - 1 if name == "unbind" else value.rank
+    if value.channels_last and dim is not None and (value.rank or dim == 1):
+        # (of unknown rank: along the channel dim, the last axis at any rank, as cat joins them)
+        axis = remap_axis(dim, value.rank) if value.rank else -1
+        rank = value.rank - 1 if name == "unbind" and value.rank else value.rank
         # unbinding the channel dim leaves pieces without channels: (N, H, W) lies as torch's does
         item = tensor("", rank, "source" if name == "unbind" and dim in (1, 1 - value.rank) else "channels_last")
         args = [value] + [ctx.plain(m) for m in middle] + [python(str(axis))]
