@@ -392,8 +392,11 @@ class BodyTranslator(ExpressionTranslator):
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             return f"self.{self.keras_attr(target.attr.value)}"
         if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
-            # `p.requires_grad = False` on a parameter (`for p in layer.parameters()`): a Keras variable's flag
-            return f"{self.expr(target.value).code}.trainable"
+            # `p.requires_grad = False` on a parameter (`for p in layer.parameters()`): a Keras variable's flag (on
+            # a module it is a plain attribute in torch too)
+            receiver = self.expr(target.value)
+            if receiver.kind != "module":
+                return f"{receiver.code}.trainable"
         if isinstance(target, (cst.Tuple, cst.List)) and any(
                 isinstance(e.value, cst.Attribute) for e in target.elements):  # `self.head, self.output = ...`
             items = [("*" if isinstance(e, cst.StarredElement) else "") + self.target_code(e.value)

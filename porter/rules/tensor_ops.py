@@ -58,6 +58,9 @@ def translate_view(ctx, call):
     kept = _view_keeping_layout(ctx, value, raw_sizes + list(call.kwargs.values()))
     if kept is not None:
         return kept
+    folded = _folded_image(ctx, value, raw_sizes, call.kwargs)
+    if folded is not None:
+        return folded
     source = ctx.plain(call.all_args()[0])
     sizes = [ctx.plain(v) for v in call.all_args()[1:]] + [ctx.plain(v) for v in call.kwargs.values()]
     rank = len(sizes) if sizes and all(v.kind != "starred" for v in sizes) else None
@@ -100,6 +103,21 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     sizes = [ctx.plain(v).code for v in written]
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     return layout_kept_result(code, out_order)
+
+
+def _folded_image(ctx, value, raw_sizes, kwargs):
+    """A permuted tensor of more dims viewed as an image (MobileViT folding its patches back: `x.reshape(b, ph, pw,
+    h, w, d).permute(0, 5, 3, 1, 4, 2).reshape(b, d, H, W)`): the image made channels-last straight from the stored
+    tensor (the runtime transposes once when the merged dims allow it, else as torch's order does); None otherwise."""
+    count = len(raw_sizes)
+    if kwargs or not is_permuted(value) or value.rank is None or count not in (4, 5) or value.rank <= count or any(
+            v.kind in ("starred", "tuple") for v in raw_sizes) or not raw_sizes[1].channel_count or not all(
+            v.spatial_size for v in raw_sizes[2:]):
+        return None  # (an image: its channel count, then its spatial sizes, as read off an image; not tokens)
+    out_order = [0] + list(range(2, count)) + [1]
+    sizes = ", ".join(ctx.plain(v).code for v in raw_sizes)
+    code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {physical_order(value)}, {out_order}, {sizes})"
+    return tensor(code, count, "channels_last")
 
 
 def _written_sizes(value):

@@ -3,12 +3,15 @@ each mixing constructs that cost Transposes or wrong results before: ShuffleNet 
 attribute, a view/transpose/view channel shuffle, stages from `_make_stage`), an SE-ResNet whose stages are
 `nn.ModuleDict` subclasses (`self[name](x)`, `x.mean((2, 3), keepdim=True)`, `layer_scale.view(1, -1, 1, 1)`), a
 WaveNet (dilated Conv1d, `chunk(2, dim=1)` gate, `torch.stack` of the skips) and RepVGG (branches summed, an SE
-block's `view(-1, C, 1, 1)`, blocks reached by `for stage in (self.stage1, ...)`). Each port matches torch eagerly
-and under XLA and traces only the boundary's Transposes.
+block's `view(-1, C, 1, 1)`, blocks reached by `for stage in (self.stage1, ...)`), a YOLOv8 backbone and neck
+(ultralytics' C2f `y.extend(m(y[-1]) for m in self.m)`, SPPF, a Concat module taking a list) and an mmcv-style net
+(ConvModule's `@property norm`, `order` loop, layers built from config dicts, `getattr(self, layer_name)`). Each port
+matches torch eagerly and under XLA and traces only the boundary's Transposes (one in, one per image out).
 """
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from porter.convert import ConvertOptions, convert
@@ -22,6 +25,8 @@ CASES = {  # file stem: (main class, input shape without the batch)
     "se_resnet": ("SEResNetMini", "3,16,16"),
     "wavenet": ("WaveNetLite", "1,64"),
     "repvgg": ("RepVGGMini", "3,16,16"),
+    "yolo": ("YOLOv8Mini", "3,32,32"),
+    "mmcv_convmodule": ("MMNet", "3,16,16"),
 }
 
 
@@ -36,4 +41,5 @@ def test_held_out_model_matches_torch_with_boundary_transposes_only(tmp_path, st
     inputs = pair.example_inputs(batch=2, seed=5)
     assert_same_outputs(pair, inputs, tolerance=1e-5)
     assert_same_outputs(pair, inputs, tolerance=1e-5, jit=True)
-    assert count_transposes(pair.keras_model, inputs) <= 2
+    images_out = sum(np.ndim(out) > 2 for out in pair.run_torch(inputs))  # (each converted back at the boundary)
+    assert count_transposes(pair.keras_model, inputs) <= 1 + max(images_out, 1)

@@ -9,6 +9,7 @@ import itertools
 import keras
 import math
 import re
+import sys
 import threading
 import warnings
 import numpy as np
@@ -87,6 +88,18 @@ class TorchLayer(keras.layers.Layer):
         if pending and any(value is p for p in pending):  # a subclass's own parameter or buffer, named now
             pending[:] = [p for p in pending if p is not value]
             self.__dict__.setdefault("_torch_extra_state", {})[name] = value
+        children = self.__dict__.get("_torch_extra_children")
+        if (
+            hasattr(value, "torch_state")
+            and not name.startswith("_")
+            and sys._getframe(1).f_globals.get("__name__") != __name__
+        ):
+            # a child module a generated subclass sets (detectron2's `Conv2d(nn.Conv2d)` keeps `self.norm`): its
+            # state follows the layer's own under its name, as torch registers it; the runtime's own children
+            # (set by code of this module) are the layer's business
+            self.__dict__.setdefault("_torch_extra_children", {})[name] = value
+        elif children and name in children:  # (`self.norm = None` after all)
+            del children[name]
         super().__setattr__(name, value)
 
     def finish_init(self):
@@ -96,6 +109,26 @@ class TorchLayer(keras.layers.Layer):
     def named_children(self):
         """torch's Module.named_children(): (torch name, child) of a container; none for a leaf layer."""
         return iter(named_children(self))
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """torch's Module.named_parameters (`for p in conv.parameters(): p.requires_grad = False`): (torch name,
+        variable) of the layer's trainable variables in state_dict order; buffers excluded."""
+        seen = set()
+        for entry in self.torch_state(f"{prefix}." if prefix else ""):
+            variable = entry.variable
+            if (
+                not isinstance(variable, keras.Variable)
+                or not variable.trainable
+                or (remove_duplicate and id(variable) in seen)
+            ):
+                continue
+            seen.add(id(variable))
+            yield entry.key, variable
+
+    def parameters(self, recurse=True):
+        """torch's Module.parameters: the variables of named_parameters."""
+        for _, variable in self.named_parameters(recurse=recurse):
+            yield variable
 
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         """torch's Module.named_modules()."""
@@ -191,6 +224,8 @@ def collect_state(layer, prefix=""):
         entries = entries + [
             StateEntry(prefix + name, variable) for name, variable in extra.items() if prefix + name not in known
         ]
+    for name, child in layer.__dict__.get("_torch_extra_children", {}).items():
+        entries = entries + collect_state(child, f"{prefix}{name}.")
     return entries
 
 
