@@ -16,7 +16,6 @@ Each port now matches torch (eagerly and under XLA) on drawn batches and sizes.
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -109,19 +109,8 @@ class TorchLayer(keras.layers.Layer):
         return iter(named_children(self))
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        """torch's Module.named_parameters (`for p in conv.parameters(): p.requires_grad = False`): (torch name,
-        variable) of the layer's trainable variables in state_dict order; buffers excluded."""
-        seen = set()
-        for entry in self.torch_state(f"{prefix}." if prefix else ""):
-            variable = entry.variable
-            if (
-                not isinstance(variable, keras.Variable)
-                or not variable.trainable
-                or (remove_duplicate and id(variable) in seen)
-            ):
-                continue
-            seen.add(id(variable))
-            yield entry.key, variable
+        """torch's Module.named_parameters (`for p in conv.parameters(): p.requires_grad = False`)."""
+        return named_trainable(self, prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         """torch's Module.parameters: the variables of named_parameters."""
@@ -134,6 +123,22 @@ class TorchLayer(keras.layers.Layer):
 
     def compute_mask(self, inputs, previous_mask=None):
         return no_keras_mask(inputs, previous_mask)
+
+
+def named_trainable(module, prefix="", recurse=True, remove_duplicate=True):
+    """torch's Module.named_parameters of a ported module or runtime layer: (torch name, variable) for every
+    trainable variable in state_dict order (buffers excluded); a tied variable comes once, under its first name."""
+    seen = set()
+    for entry in module.torch_state(f"{prefix}." if prefix else ""):
+        variable = entry.variable
+        if not isinstance(variable, keras.Variable) or not variable.trainable:
+            continue
+        if not recurse and "." in entry.key[len(prefix) + 1 if prefix else 0 :]:
+            continue
+        if remove_duplicate and id(variable) in seen:
+            continue
+        seen.add(id(variable))
+        yield entry.key, variable
 
 
 def parameter_weight(layer, value, trainable=True, name=None):
@@ -524,17 +529,7 @@ class TorchModule(keras.Model):
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters: (torch name, variable) for every trainable variable in state_dict
         order (buffers excluded); a tied variable comes once, under its first name."""
-        seen = set()
-        for entry in self.torch_state(f"{prefix}." if prefix else ""):
-            variable = entry.variable
-            if not isinstance(variable, keras.Variable) or not variable.trainable:
-                continue
-            if not recurse and "." in entry.key[len(prefix) + 1 if prefix else 0 :]:
-                continue
-            if remove_duplicate and id(variable) in seen:
-                continue
-            seen.add(id(variable))
-            yield entry.key, variable
+        return named_trainable(self, prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         """torch's Module.parameters: the variables of named_parameters."""
