@@ -9,7 +9,6 @@ import itertools
 import keras
 import math
 import re
-import sys
 import threading
 import numpy as np
 import tensorflow as tf
@@ -91,11 +90,11 @@ class TorchLayer(keras.layers.Layer):
         if (
             hasattr(value, "torch_state")
             and not name.startswith("_")
-            and sys._getframe(1).f_globals.get("__name__") != __name__
-        ):
-            # a child module a generated subclass sets (detectron2's `Conv2d(nn.Conv2d)` keeps `self.norm`): its
-            # state follows the layer's own under its name, as torch registers it; the runtime's own children
-            # (set by code of this module) are the layer's business
+            and not type(self).__module__.startswith(__name__.rsplit(".", 1)[0])
+        ):  # (not a runtime layer)
+            # a child module of a generated subclass (detectron2's `Conv2d(nn.Conv2d)` keeps `self.norm`): its
+            # state follows the layer's own under its name, as torch registers it (keys the layer lists itself,
+            # for children its own code sets, are not listed again: collect_state)
             self.__dict__.setdefault("_torch_extra_children", {})[name] = value
         elif children and name in children:  # (`self.norm = None` after all)
             del children[name]
@@ -247,7 +246,8 @@ def collect_state(layer, prefix=""):
             StateEntry(prefix + name, variable) for name, variable in extra.items() if prefix + name not in known
         ]
     for name, child in layer.__dict__.get("_torch_extra_children", {}).items():
-        entries = entries + collect_state(child, f"{prefix}{name}.")
+        known = {e.key for e in entries}
+        entries = entries + [e for e in collect_state(child, f"{prefix}{name}.") if e.key not in known]
     return entries
 
 
