@@ -294,6 +294,7 @@ def main(argv=None):
             sys.stdout.flush()
             if quick_exit.wanted(argv):  # the program ends here, without freeing the conversion (quick_exit.py),
                 quick_exit.end(code)  # and before the default thresholds are back: they start a 0.2 s collection
+            quick_exit.release()  # a caller that goes on (the tests: dozens of conversions a process) frees it
         return code
     except BrokenPipeError:
         # the reader went away: stop writing, and keep the interpreter's final flush from failing again

@@ -24,6 +24,11 @@ def keep(*objects):
     _KEPT.append(objects)
 
 
+def release():
+    """Drop what `keep` holds: the process goes on (main called as a function), so the objects are freed as usual."""
+    _KEPT.clear()
+
+
 def wanted(argv):
     """Whether `main(argv)` should end the process itself: run as the program by a command that asked for it."""
     return bool(_KEPT) and argv is None and _porter_is_the_program() and not _observed()

@@ -1,4 +1,5 @@
-"""Shared test setup: quiet TensorFlow, deterministic fp32 math, hypothesis profiles, a resident mxnet process."""
+"""Shared test setup: quiet TensorFlow, deterministic fp32 math, hypothesis profiles, a resident mxnet process, and
+the order xdist deals test files in (longest first, tests/scheduling.py)."""
 
 import os
 
@@ -10,8 +11,25 @@ os.environ.setdefault("PORTER_MXNET_RESIDENT", "1")
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
+from tests.scheduling import longest_file_first, recorded_seconds  # noqa: E402
+
 settings.register_profile("default", max_examples=15, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=10, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+
+
+def pytest_configure(config):
+    # loadfile's default deals the files with the most tests first, which would undo the longest-first order below
+    # (without a table of seconds that default stays)
+    if getattr(config.option, "dist", "no") == "loadfile" and recorded_seconds():
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session, config, items):
+    # on xdist workers only: they hand the controller this order, which deals files from it; a run without xdist
+    # keeps the collection order
+    seconds = recorded_seconds() if os.environ.get("PYTEST_XDIST_WORKER") else {}
+    if seconds:
+        items[:] = longest_file_first(items, seconds)

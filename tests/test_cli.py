@@ -96,6 +96,27 @@ def test_init_args_reach_the_manifest(porter_cli, model, tmp_path):
     assert json.loads((tmp_path / "out" / "porter-manifest.json").read_text())["init_args"] == {"width": 16}
 
 
+def test_init_args_string_that_is_a_keyword(porter_cli, tmp_path):
+    """A string argument spelled like a Python keyword (`{"how": "class"}`) is a plain string, not a name to look up
+    (it was an internal ParserSyntaxError)."""
+    source = write_source(tmp_path / "flag.py", """
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, how="a"):
+                super().__init__()
+                self.how = how
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x) * 2 if self.how == "class" else self.fc(x)
+        """)
+    result = porter_cli("convert", source, "-o", tmp_path / "out", "--input-shape", "4", "--init-args",
+                        '{"how": "class"}')
+    assert result.code == 0, result.err
+
+
 def test_init_args_against_kwargs_and_no_init(porter_cli, tmp_path):
     flexible = write_source(tmp_path / "flexible.py", """
         import torch.nn as nn

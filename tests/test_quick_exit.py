@@ -52,9 +52,12 @@ def test_in_process_callers_get_the_code_back(monkeypatch, tmp_path, capsys):
     from porter.cli import main
 
     monkeypatch.setattr(quick_exit, "_KEPT", [])
+    asked, keep = [], quick_exit.keep
+    monkeypatch.setattr(quick_exit, "keep", lambda *objects: (asked.append(objects), keep(*objects)))
     source = write_source(tmp_path / "net.py", MINIMAL_MODEL)
     assert main(["convert", str(source), "-o", str(tmp_path / "out"), "--input-shape", "4"]) == 0  # not ended
-    assert quick_exit._KEPT  # run_convert asked for the quick exit ...
+    assert asked  # run_convert asked for the quick exit ...
+    assert not quick_exit._KEPT  # ... and main, called as a function, let the conversion go: freed as usual
     assert not quick_exit.wanted(["convert", str(source)])  # ... which main(argv) does not take
     assert not quick_exit.wanted(None)  # nor a process whose program is not porter (pytest)
     assert "porter: wrote" in capsys.readouterr().out

@@ -171,6 +171,18 @@ def stored_last_dim(value):
     return order[-1] if order is not None and order != list(range(len(order))) else None
 
 
+def features_dim(value):
+    """The torch dim whose size a size read from `value` marks as its channel count: the dim a channels-last or
+    permuted tensor stores last, else the last dim of a rank-3 tensor held in torch's order (a sequence's features,
+    (B, N, C) or (T, B, C): porter holds a Conv1d's (N, C, L) channels-last, so a rank-3 tensor in torch's order
+    is tokens). `C` of `B, N, C = x.shape` then keeps the channels whole when the tokens fold back into an image
+    (`x.transpose(1, 2).view(B, C, H, W)`, a hybrid vision transformer's depthwise conv)."""
+    channels = stored_last_dim(value)
+    if channels is None and value.kind in ("tensor", "size") and value.rank == 3 and value.layout == "source":
+        return 2
+    return channels
+
+
 def is_permuted(value):
     return value.kind == "tensor" and value.layout.startswith("permuted:")
 

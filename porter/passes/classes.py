@@ -7,6 +7,7 @@ one conversion at the boundary and none between blocks.
 
 import ast
 import copy
+import keyword
 import re
 
 import libcst as cst
@@ -27,6 +28,7 @@ from porter.passes.held_recursion import held_alike_call
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes, stored_parameters
 from porter.passes.optional_values import holds_none
+from porter.passes.order_wanted import PERMUTES, VIEWS
 from porter.passes.rank_inference import declared_params, infer_argument_ranks
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
 from porter.passes.statements import INDENT, BodyTranslator
@@ -507,6 +509,8 @@ class FileTranslator:
         rank = self.spatial_rank(info) or self.permuted_image_rank(info, params[0].name.value)
         if (rank or 0) <= 2:
             return None
+        if self.folds_sequence_first(info, forward, params[0].name.value):
+            return None  # (tokens it folds into an image itself: taken as they lie)
         preference = self.layout_preference(info, params[0].name.value, depth=0)
         if preference != "channels_last" and (preference not in ("unknown", "any") or
                                               (self.spatial_rank(info, family="conv") or 0) < 4):
@@ -556,7 +560,9 @@ class FileTranslator:
                 continue
             candidate = None
             if name in init_args and isinstance(init_args[name], str):
-                candidate = cst.parse_expression(init_args[name]) if init_args[name].isidentifier() else None
+                # (a string naming a class of the file, `{"block": "Bottleneck"}`; not a keyword such as "class")
+                candidate = cst.Name(init_args[name]) if init_args[name].isidentifier() and \
+                    not keyword.iskeyword(init_args[name]) else None
             elif param.default is not None:
                 candidate = param.default
             if candidate is not None:
@@ -866,8 +872,10 @@ class FileTranslator:
         if args and args[0].is_tensor and not args[0].channels_last and (rank or 0) > 2:
             forward = info.find_method("forward")
             params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
-            if params and self.prefers_channels_last(info, params[0].name.value, depth=0):
-                # the caller converts once; blocks then chain
+            if params and self.prefers_channels_last(info, params[0].name.value, depth=0) and not (
+                    rank == 3 and self.reorders_first(info, forward, params[0].name.value)):
+                # the caller converts once; blocks then chain (not a sequence the block first transposes itself:
+                # tokens folded into an image, `x.transpose(1, 2).view(B, C, H, W)`, a relabelling as they lie)
                 args[0] = args[0].but(layout="channels_last", rank=rank)
         elif args and args[0].is_tensor and args[0].channels_last and rank == 3:
             # a sequence (N, L, C) held channels-last, handed to a block whose first layer works in torch's order
@@ -973,6 +981,38 @@ class FileTranslator:
                         if layout != "any":
                             return layout
         return "any"
+
+    def folds_sequence_first(self, info, function, param):
+        """Whether `function`'s first use of `param` reads it as a sequence (B, N, C) and moves its dims
+        (`x.transpose(1, 2)`, `x.permute(0, 2, 1)`, einops `rearrange(x, 'b (h w) c -> b c h w')`), through the
+        class's own method it is handed to first: tokens a block folds into an image itself (CvT's convolutional
+        projections), not an image, whatever its layers convolve."""
+        return self.reorders_first(info, function, param, sequence=True)
+
+    def reorders_first(self, info, function, param, depth=0, sequence=False):
+        """Whether the first call `function` makes with `param` moves or regroups its dims (`x.transpose(1, 2)`,
+        `x.permute(0, 2, 1)`, `x.reshape(B, H, W, C)`, einops `rearrange(x, 'b (h w) c -> b c h w')`), looking into
+        the class's own method it is handed to first (`self.forward_conv(x, h, w)`): tokens the block folds into an
+        image itself, whose layers it reaches under another name, in an order its own source picks."""
+        for node in _calls_in_order(function.body) if depth < 4 else ():
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == param:
+                if sequence:
+                    return func.attr.value in PERMUTES and _sequence_reorder(node)
+                return func.attr.value in PERMUTES + VIEWS + ("flatten", "unflatten")
+            if not any(isinstance(a.value, cst.Name) and a.value.value == param for a in node.args):
+                continue
+            first = node.args[0].value
+            if not (isinstance(first, cst.Name) and first.value == param):
+                return False
+            if (self.source.imports.resolve(func) or "").endswith("rearrange"):
+                return not sequence or _pattern_input_axes(node) == 3
+            method = info.find_method(func.attr.value) if isinstance(func, cst.Attribute) and dotted_name(
+                func.value) == "self" else None
+            inner = [p for p in declared_params(method) if p.name.value != "self"] if method is not None else []
+            return bool(inner) and not inner[0].star and self.reorders_first(info, method, inner[0].name.value,
+                                                                              depth + 1, sequence)
+        return False
 
     def hands_to_lambda(self, info, node, aliases):
         """Whether call `node` hands one of `aliases` to `self.f(...)`, a function every construction of `info`
@@ -2000,6 +2040,24 @@ def _calls_in_order(body):
 
     walk(body, Visitor())
     return calls
+
+
+def _sequence_reorder(node):
+    """Whether transpose/permute call `node` swaps the last two dims of a rank-3 tensor: `transpose(1, 2)`,
+    `transpose(-1, -2)`, `permute(0, 2, 1)`."""
+    values = [a.value for a in node.args]
+    if len(values) == 1 and isinstance(values[0], (cst.Tuple, cst.List)):
+        values = [e.value for e in values[0].elements]
+    dims = [cst.Module([]).code_for_node(v).replace(" ", "") for v in values]
+    return dims in (["1", "2"], ["2", "1"], ["-1", "-2"], ["-2", "-1"], ["0", "2", "1"])
+
+
+def _pattern_input_axes(node):
+    """The number of axes the left side of an einops pattern (`rearrange(x, 'b (h w) c -> ...')`) names, or None."""
+    if len(node.args) < 2 or not isinstance(node.args[1].value, cst.SimpleString):
+        return None
+    left = node.args[1].value.evaluated_value.split("->")[0]
+    return len(re.findall(r"\([^)]*\)|[\w.]+", left))
 
 
 def _channels_last_permute_rank(node, names):

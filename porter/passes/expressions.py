@@ -23,7 +23,7 @@ from porter.ir.values import (
     is_permuted,
     physical_order,
     python,
-    stored_last_dim,
+    features_dim,
     stub_value,
     tensor,
 )
@@ -757,7 +757,7 @@ class ExpressionTranslator(CallTranslator):
         if dims is None:
             return sliced
         # `x.size()[2:]` of a tensor of known rank: a tuple whose items are known (`*` of it gives a view its count)
-        channels = stored_last_dim(base)
+        channels = features_dim(base)
         return Value(sliced.code, "tuple", items=tuple(
             python(f"{sliced.code}[{k}]").but(channel_count=d == channels, spatial_size=d > 1 and base.rank > 2)
             for k, d in enumerate(dims)))
@@ -769,7 +769,7 @@ class ExpressionTranslator(CallTranslator):
     def dim_size(self, value, dim):
         """torch's size of `value`'s dim `dim`, read from the axis that holds it (marked when it is the channels)."""
         size = self._dim_size(value, dim)
-        channels = stored_last_dim(value)
+        channels = features_dim(value)
         if value.rank is not None and value.rank > 2 and dim % value.rank > 1:
             size = size.but(spatial_size=True)
         return size.but(channel_count=True) if channels is not None and dim % value.rank == channels else size

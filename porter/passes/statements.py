@@ -16,7 +16,7 @@ from porter.frontend.walk import has_escape, walk
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, settle, to_layout, unify
 from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
-from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, python, result_of, stored_last_dim, \
+from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, python, result_of, features_dim, \
     tensor
 from porter.passes.expressions import ExpressionTranslator
 from porter.passes.optional_values import assigned_names, holds_none, optional_image
@@ -366,7 +366,7 @@ class BodyTranslator(ExpressionTranslator):
             rank = counts.pop()
             value = value.but(rank=rank)
             self.env[value.code] = held.but(rank=rank)
-        channels = stored_last_dim(value)
+        channels = features_dim(value)
         if not value.layout.startswith("permuted:"):
             helper = self.ctx.use("torch_size")
             for target in targets:

@@ -52,10 +52,12 @@ def _pattern_for_layout(pattern, value):
     """(pattern, result layout) running `pattern` on `value` as the Keras tensor stores it, or None."""
     if not isinstance(pattern, str) or pattern.count("->") != 1 or not value.is_tensor:
         return None
+    left, right = (_groups(side) for side in pattern.split("->"))
+    if value.rank is None and value.channels_last and "..." not in pattern:
+        value = value.but(rank=len(left))  # (a block's result of unknown rank: the pattern names its axes)
     order = physical_order(value)
     if order is None or order == list(range(len(order))):
         return None
-    left, right = (_groups(side) for side in pattern.split("->"))
     if left[2:] == ["..."] and value.layout == "channels_last" and "..." not in left[:2]:
         # `b (h d) ... -> b h (...) d`: the spatial axes `...` stands for sit between batch and channels
         return f"{left[0]} ... {left[1]} -> {' '.join(right)}", "source"

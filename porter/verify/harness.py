@@ -213,9 +213,22 @@ def _flatten_outputs(result, to_numpy):
 
 def count_transposes(keras_model, inputs):
     """Transpose ops in the traced inference graph of `keras_model` on `inputs`."""
+    return transposes_in(inference_trace(keras_model, inputs)[1])
+
+
+def inference_trace(keras_model, inputs, jit_compile=False):
+    """(the tf.function running `keras_model(*inputs, training=False)`, its concrete function traced for the shapes
+    and dtypes of `inputs`). Calling the function on inputs of those shapes reuses that trace: a check that runs the
+    model under XLA (`jit_compile=True`) and counts its Transposes traces a full-size network once, not twice."""
     import tensorflow as tf
 
-    function = tf.function(lambda *xs: keras_model(*xs, training=False))
+    function = tf.function(lambda *xs: keras_model(*xs, training=False), jit_compile=jit_compile)
     concrete = function.get_concrete_function(*[tf.TensorSpec(np.asarray(i).shape, tf.as_dtype(
         np.asarray(i).dtype)) for i in inputs])
-    return sum(1 for op in concrete.graph.get_operations() if op.type in ("Transpose", "ConjugateTranspose"))
+    return function, concrete
+
+
+def transposes_in(concrete_function):
+    """Transpose ops in a concrete function's graph."""
+    return sum(1 for op in concrete_function.graph.get_operations()
+               if op.type in ("Transpose", "ConjugateTranspose"))

@@ -17,7 +17,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from tests.corpus.test_torchvision import assert_port_matches, perturbed
+from tests.corpus.test_torchvision import assert_port_matches, perturbed, xla_transposes
 
 for _package, _pin in (("mlp_mixer_pytorch", "mlp-mixer-pytorch==0.3.1"), ("g_mlp_pytorch", "g-mlp-pytorch==0.1.5"),
                        ("perceiver_pytorch", "perceiver-pytorch==0.11.0"), ("conformer", "conformer==0.3.2")):
@@ -113,10 +113,9 @@ def test_lucidrains_file_matches_torch(case, ported):
                                   if case in MOVES_MORE else case for case in sorted(CASES)])
 def test_lucidrains_port_moves_data_no_more_than_torch(case, ported):
     """Patch rearranges and heads merged into the batch are torch's own data moves; the port adds none."""
-    from porter.verify.harness import count_transposes
     from porter.verify.torch_moves import count_torch_data_moves
 
     torch_model, keras_model, x = ported(case)
     moves = count_torch_data_moves(torch_model, [x])
     assert moves == CASES[case][4]  # the bound this test states is torch's count in this config
-    assert count_transposes(keras_model, [x]) <= moves
+    assert xla_transposes(keras_model, x) <= moves

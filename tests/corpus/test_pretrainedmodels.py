@@ -19,8 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from porter.verify.harness import count_transposes
-from tests.corpus.test_torchvision import assert_port_matches, import_by_path
+from tests.corpus.test_torchvision import assert_port_matches, import_by_path, xla_transposes
 from tests.corpus.torchvision_support import import_torchvision
 
 torchvision = import_torchvision()  # pretrainedmodels/models/__init__.py imports torchvision.models
@@ -158,4 +157,4 @@ def test_pretrainedmodels_file_matches_torch(stem, ported):
 @pytest.mark.parametrize("stem", [case_param(stem, TRANSPOSES_LEFT.get(stem)) for stem in CASES])
 def test_pretrainedmodels_convnet_converts_only_at_its_boundary(stem, ported):
     _, keras_model, x = ported(stem)
-    assert count_transposes(keras_model, [x]) <= 2
+    assert xla_transposes(keras_model, x) <= 2

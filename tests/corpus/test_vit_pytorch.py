@@ -15,8 +15,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from porter.verify.harness import count_transposes
-from tests.corpus.test_torchvision import assert_port_matches, perturbed
+from tests.corpus.test_torchvision import assert_port_matches, perturbed, xla_transposes
 from tests.corpus.torchvision_support import import_torchvision
 
 import_torchvision()  # vit_pytorch's package imports torchvision (its compiled ops need schemas on CPU torch)
@@ -131,7 +130,7 @@ def test_vit_pytorch_file_matches_torch(stem, ported):
 @pytest.mark.parametrize("stem", _cases())
 def test_vit_pytorch_port_transposes_within_bound(stem, ported):
     _, keras_model, x = ported(stem)
-    assert count_transposes(keras_model, [x]) <= CASES[stem][3]
+    assert xla_transposes(keras_model, x) <= CASES[stem][3]
 
 
 @pytest.mark.parametrize("stem", [pytest.param(stem, marks=pytest.mark.xfail(reason=why, strict=True)) if why else stem
@@ -141,4 +140,4 @@ def test_vit_pytorch_hybrid_moves_data_no_more_than_torch(stem, ported):
     from porter.verify.torch_moves import count_torch_data_moves
 
     torch_model, keras_model, x = ported(stem)
-    assert count_transposes(keras_model, [x]) <= count_torch_data_moves(torch_model, [x]) + 2
+    assert xla_transposes(keras_model, x) <= count_torch_data_moves(torch_model, [x]) + 2

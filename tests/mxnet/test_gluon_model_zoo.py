@@ -8,19 +8,18 @@ port."""
 
 import importlib.util
 import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from porter.verify.harness import count_transposes
+from porter.verify.harness import inference_trace, transposes_in
 from porter.verify.mxnet_reference import mxnet_python
 from porter.weights.gluon_params import read_gluon_params
 from tests.mxnet.gluon_fixtures import needs_mxnet
+from tests.training.helpers import convert_source
 
-REPOSITORY = Path(__file__).resolve().parents[2]
 # file stem -> (factory or class, input size[, constructor arguments besides classes=10])
 ZOO = {
     "resnet": [("resnet18_v1", 32), ("resnet50_v2", 32)],
@@ -60,9 +59,7 @@ def test_model_zoo_network_matches_mxnet(ports, stem, factory, size, kwargs):
     source = zoo_folder() / f"{stem}.py"
     out = ports / stem
     if not out.exists():
-        completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(source), "-o", str(out)],
-                                   capture_output=True, text=True, cwd=REPOSITORY, check=False)
-        assert completed.returncode in (0, 1), completed.stderr
+        convert_source(source, out)  # in process: no Python started per file
     x = np.random.default_rng(0).standard_normal((1, 3, size, size)).astype(np.float32)
     params = ports / f"{factory}.params"
     reference = run_gluon_reference(source, factory, [x], init_kwargs=kwargs, perturb=True,
@@ -76,9 +73,10 @@ def test_model_zoo_network_matches_mxnet(ports, stem, factory, size, kwargs):
     expected = reference.outputs[0]
     scale = float(np.max(np.abs(expected)))
     eager = model(tf.constant(x), training=False).numpy()
-    xla = tf.function(lambda a: model(a, training=False), jit_compile=True)(tf.constant(x)).numpy()
+    compiled, trace = inference_trace(model, [x], jit_compile=True)  # one trace: run under XLA, Transposes counted
+    xla = compiled(tf.constant(x)).numpy()
     print(f"{factory}: eager {np.max(np.abs(eager - expected)) / scale:.2e}, "
           f"XLA {np.max(np.abs(xla - expected)) / scale:.2e}")
     assert np.max(np.abs(eager - expected)) <= 1e-4 * scale
     assert np.max(np.abs(xla - expected)) <= 1e-4 * scale
-    assert count_transposes(model, [x]) <= 2  # channels-last inside: the boundary conversions at most
+    assert transposes_in(trace) <= 2  # channels-last inside: the boundary conversions at most

@@ -13,19 +13,17 @@ need its dependencies tqdm, Pillow and scipy, which scripts/setup.sh installs (n
 
 import importlib.util
 import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from porter.verify.harness import count_transposes
+from porter.verify.harness import inference_trace, transposes_in
 from porter.verify.mxnet_reference import mxnet_python
 from porter.weights.gluon_params import read_gluon_params
 from tests.mxnet.gluon_fixtures import needs_mxnet
-
-REPOSITORY = Path(__file__).resolve().parents[2]
+from tests.training.helpers import convert_source
 
 
 def _xfail(reason):
@@ -111,9 +109,7 @@ def _port(ports, stem):
     source = gluoncv_folder() / "model_zoo" / f"{stem}.py"
     out = ports / stem.replace("/", "__")
     if not out.exists():
-        completed = subprocess.run([sys.executable, "-m", "porter", "convert", str(source), "-o", str(out)],
-                                   capture_output=True, text=True, cwd=REPOSITORY, check=False)
-        assert completed.returncode in (0, 1), completed.stderr
+        convert_source(source, out)  # in process: no Python started per file
     name = source.stem
     spec = importlib.util.spec_from_file_location(f"gluoncv_{name}", out / f"{name}_keras.py")
     module = importlib.util.module_from_spec(spec)
@@ -138,8 +134,9 @@ def test_gluoncv_network_matches_mxnet(ports, stem, factory, kwargs, size):
     model(tf.constant(x))  # deferred (in_channels=0) layers are built on a first call
     module.load_state_dict(model, read_gluon_params(params))
     eager = _flat(model(tf.constant(x), training=False))
-    xla = _flat(tf.function(lambda a: model(a, training=False), jit_compile=True)(tf.constant(x)))
-    transposes = count_transposes(model, [x])
+    compiled, trace = inference_trace(model, [x], jit_compile=True)  # one trace: run under XLA, Transposes counted
+    xla = _flat(compiled(tf.constant(x)))
+    transposes = transposes_in(trace)
     assert len(eager) == len(xla) == len(reference.outputs)  # NASNet's auxiliary head: two outputs
     errors = [_error(got, expected) for run in (eager, xla) for got, expected in zip(run, reference.outputs)]
     print(f"{factory}: worst error {max(errors):.2e} of the output scale (eager and XLA), {transposes} Transposes")

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from porter.verify.harness import count_transposes
+from porter.verify.harness import inference_trace, transposes_in
 from porter.weights.gluon_params import read_gluon_params
 from tests.mxnet.gluon_fixtures import needs_mxnet
 
@@ -108,10 +108,11 @@ def _matches(model, inputs, reference, params, module, keywords=()):
     run(*tensors)  # deferred (in_units=0) layers are built on a first call
     module.load_state_dict(model, read_gluon_params(params))
     eager = _flat(run(*tensors))
-    xla = _flat(tf.function(run, jit_compile=True)(*tensors))
+    compiled, trace = inference_trace(run, inputs, jit_compile=True)  # one trace: run under XLA, Transposes counted
+    xla = _flat(compiled(*tensors))
     assert len(eager) == len(xla) == len(reference.outputs)
     errors = [_error(got, expected) for outputs in (eager, xla) for got, expected in zip(outputs, reference.outputs)]
-    return max(errors), count_transposes(run, inputs)
+    return max(errors), transposes_in(trace)
 
 
 D2LZH_CASES = [
@@ -169,10 +170,11 @@ def test_d2lzh_rnn_model_matches_mxnet(scratch, kind, num_layers):
     run(*tensors)
     module.load_state_dict(model, read_gluon_params(params))
     eager = _flat(run(*tensors))
-    xla = _flat(tf.function(run, jit_compile=True)(*tensors))
+    compiled = tf.function(run, jit_compile=True)
+    xla = _flat(compiled(*tensors))
     assert len(eager) == len(xla) == len(reference)
     error = max(_error(got, expected) for outputs in (eager, xla) for got, expected in zip(outputs, reference))
-    transposes = _count_transposes(run, tensors)
+    transposes = _count_transposes(compiled, tensors)  # the trace XLA ran
     print(f"d2lzh RNNModel({kind}, num_layers={num_layers}): worst error {error:.2e} of the output scale "
           f"(eager and XLA), {transposes} Transposes")
     assert error <= 1e-4
@@ -217,9 +219,8 @@ np.savez({str(scratch / "rnn_out.npz")!r}, *[o.asnumpy() for o in outputs])
 
 
 def _count_transposes(function, tensors):
-    import tensorflow as tf
-
-    graph = tf.function(function).get_concrete_function(*tensors).graph
+    """Transpose ops `function` (a tf.function: its trace for `tensors` is reused) traces on `tensors`."""
+    graph = function.get_concrete_function(*tensors).graph
     return sum(op.type == "Transpose" for op in graph.get_operations())
 
 

@@ -1,0 +1,42 @@
+"""Longest file first: the order in which `pytest -n 2 --dist loadfile` deals test files to its workers.
+
+xdist's loadfile deals whole files, by default those with the most tests first; a file of a few slow tests (one
+conversion of a whole folder, end-to-end training runs) then comes last and one worker runs it alone while the other
+idles. Dealt by measured seconds instead (tests/file_seconds.json, written by scripts/record_test_seconds.py from a
+`--durations=0` run), the last files dealt are the short ones and the two workers finish together. A file missing
+from the table (new, renamed, or under a partial `--durations=N` log's cut) comes after those in it, the files with
+the most tests first as xdist would deal them; the order changes no test's outcome.
+"""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+SECONDS_TABLE = Path(__file__).with_name("file_seconds.json")
+
+
+def recorded_seconds(table=SECONDS_TABLE):
+    """test file (POSIX path from the repository root) -> measured seconds; {} when there is no table."""
+    try:
+        return {str(path): float(seconds) for path, seconds in json.loads(table.read_text()).items()}
+    except (OSError, ValueError):
+        return {}
+
+
+def longest_file_first(items, seconds):
+    """`items` (pytest items) reordered so that files run in decreasing recorded seconds, then those without a
+    figure by decreasing number of tests; a file's tests stay together and in their order, and ties keep their
+    collection order."""
+    first_seen, tests = {}, Counter(item_file(item) for item in items)
+    for item in items:
+        first_seen.setdefault(item_file(item), len(first_seen))
+
+    def rank(item):
+        path = item_file(item)
+        return (-seconds.get(path, 0.0), -tests[path] if path not in seconds else 0, first_seen[path])
+
+    return sorted(items, key=rank)
+
+
+def item_file(item):
+    return item.nodeid.split("::", 1)[0]
