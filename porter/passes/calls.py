@@ -1,5 +1,6 @@
 """Call translation: module calls, rule-registered functions and tensor methods, in-file helpers, builtins."""
 
+import ast
 import re
 from dataclasses import replace
 
@@ -109,7 +110,12 @@ class CallTranslator:
             target = self.self_attribute(func.attr.value)
             if target.kind == "module":
                 return self.module_call(target, node)
-            if self.info is not None and self.info.find_method(func.attr.value) is not None:
+            method = self.info.find_method(func.attr.value) if self.info is not None else None
+            if method is not None and self.mode == "forward" and _is_property(method):
+                # `self.norm(x)` through mmcv's `@property def norm(self): return getattr(self, self.norm_name)`:
+                # a module chosen at run time (call_module converts for the layout it declares)
+                return self.module_call(Value(f"self.{func.attr.value}", "module", module=UNKNOWN_MODULE), node)
+            if method is not None:
                 return self.method_call(func.attr.value, node)
             container_methods = {"items", "keys", "values", "__iter__", "__len__", "__getitem__", "children",
                                  "modules", "parameters", "named_children", "named_modules"}
@@ -152,6 +158,13 @@ class CallTranslator:
             # name pattern matches (laid out for each where they agree; else an unknown module)
             chosen = attribute_by_pattern(self.ctx.ir, func.args[1].value) if self.ctx.ir else UNKNOWN_MODULE
             return self.module_call(python(self.code(func)).but(kind="module", module=chosen), node)
+        if self.mode == "forward" and dotted_name(func) == "getattr" and self.env.get("getattr") is None and len(
+                node.args) == 2 and dotted_name(node.args[0].value) == "self" and self.ctx.ir is not None:
+            # `res_layer = getattr(self, layer_name)` (mmdet's ResNet) then `res_layer(x)`: a child chosen at run
+            # time, called as `getattr(self, name)(x)` is (laid out for the attributes a pattern names, else
+            # through call_module); a tensor attribute it may name reads as itself in any expression
+            chosen = attribute_by_pattern(self.ctx.ir, node.args[1].value)
+            return python(self.code(node)).but(kind="module", module=chosen)
         canonical = self.source.imports.resolve(func)
         if canonical in CHECKPOINTS and node.args and node.args[0].keyword is None and not (
                 canonical in SEQUENCE_CHECKPOINTS and (len(node.args) < 2 or node.args[1].keyword is not None or
@@ -311,6 +324,10 @@ class CallTranslator:
             argument = self.expr(node.args[0].value)
             if argument.kind == "tuple" and isinstance(argument.static, tuple) and argument.static[:1] == ("each",):
                 return argument.with_code(f"{name}({argument.code})")  # tuple(map(lambda t: ..., xs))
+            template = element_template(argument)
+            if argument.kind == "tuple" and argument.items is not None and template is not None and \
+                    not any(i.code for i in argument.items):  # `list(x.chunk(2, 1))`: pieces alike, as held
+                return Value(f"{name}({argument.code})", "tuple", items=None, static=("each", template))
             if argument.kind == "module":
                 return argument.with_code(f"{name}({argument.code})")
         if name == "len" and node.args:
@@ -330,6 +347,12 @@ class CallTranslator:
                 # traced, a scalar tensor of that kind: an int64 `int` is promoted where it meets a float
                 return tensor(f"python_scalar({to_layout(self.ctx, argument, 'source').code}, {name})", 0).but(
                     dtype=name)
+        if self.mode == "forward" and callee.kind == "python" and callee.static is None and (
+                isinstance(func, cst.Subscript) or isinstance(func, cst.Name) and func.value in self.env) and \
+                node.args and not node.args[0].star and not node.args[0].keyword:
+            # `self.lateral_convs[0](x)` of a plain list of layers, `lateral_conv(x)` of a zip over two: a layer
+            # porter cannot type, or a function; call_module hands it the layout it declares (a function: torch's)
+            return self.module_call(callee.but(kind="module", module=UNKNOWN_MODULE), node)
         return python(f"{callee.code}({self.plain_args(node)})")
 
     def class_test_operand(self, node):
@@ -646,6 +669,10 @@ class CallTranslator:
         self.node_of_call = node  # calls among the arguments (`self.head(self.body(x))`) set it too
         ref = _own_class(ref)
         if ref.kind in ("rule", "class", "sequential"):
+            if args and args[0].kind == "python" and not _literal(args[0].code):
+                # a value porter could not type (read from a dict of features) handed to a layer: a tensor in
+                # torch's layout, converted for the layer as any other
+                args = [tensor(args[0].code), *args[1:]]
             if ref.kind == "rule":
                 result = self.rule_module_call(target.code, ref.rule, args, kwargs)
                 kind, op = "layer", ref.rule.runtime
@@ -1387,7 +1414,9 @@ class CallTranslator:
                         out_layout.startswith("permuted:") and out_layout != primary.layout):  # another operand led
                     result_layout, result_rank = out_layout, rank
         elif layout == "channels_last":
-            converted = to_layout(self.ctx, primary, "channels_last", rule.rank)
+            # a value porter could not type (read from a dict) is a tensor in torch's layout to an image op
+            operand = tensor(primary.code, rule.rank) if primary.kind == "python" else primary
+            converted = to_layout(self.ctx, operand, "channels_last", rule.rank)
             if rule.extra.get("implicit_dim_needs_source"):
                 pass
             kernel = self.kernel_argument(rule, params)
@@ -1695,9 +1724,35 @@ def _alike_state(first, second):
 
 def _converted_items(element, container):
     """Code of the items of `container` (code) each converted by `element` (code over `_each`): a tuple when the
-    container is written as one (`(x2, x1) + tuple(extra)` adds a tuple to a tuple), else a list."""
+    container is written as one (`(x2, x1) + tuple(extra)` adds a tuple to a tuple), a generator when it is one
+    (`y.extend(m(y[-1]) for m in self.m)` reads each item appended before the next is made), else a list."""
     comprehension = f"{element} for _each in {container}"
+    if _is_generator(container):
+        return f"({comprehension})"
     return f"tuple({comprehension})" if container.startswith(("tuple(", "(")) else f"[{comprehension}]"
+
+
+def _is_generator(code):
+    """Whether expression `code` is a generator expression (evaluated lazily, item by item)."""
+    try:
+        return isinstance(ast.parse(code.strip(), mode="eval").body, ast.GeneratorExp)
+    except SyntaxError:
+        return False
+
+
+def _literal(code):
+    """Whether expression `code` is a Python literal (a number, a string, None ...)."""
+    try:
+        ast.literal_eval(code)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _is_property(method):
+    """Whether the method node `method` is decorated `@property` (read as an attribute, not called)."""
+    return any(dotted_name(d.decorator) in ("property", "functools.cached_property", "cached_property")
+               for d in method.decorators)
 
 
 def _own_class(ref):

@@ -929,6 +929,17 @@ class FileTranslator:
             elif isinstance(func, cst.Call) and dotted_name(func.func) == "getattr" and len(func.args) == 2 and \
                     dotted_name(func.args[0].value) == "self" and ir is not None:
                 ref = attribute_by_pattern(ir, func.args[1].value)  # `getattr(self, 'level{}'.format(i))(x)`
+            elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute) and \
+                    dotted_name(func.value.value) == "self" and ir is not None:
+                held = ir.attributes.get(func.value.attr.value)  # `self.layers[i](x)` (HarDNet's link layers): its
+                if hasattr(held, "kind") and held.kind in ("list", "sequential") and held.elements and len(
+                        {self.ref_preference(e, depth + 1) for e in held.elements}) == 1:  # items, when alike
+                    ref = held.elements[0]
+            elif isinstance(func, cst.Attribute) and func.attr.value == "forward" and isinstance(func.value, cst.Call) \
+                    and dotted_name(func.value.func) == "super" and info.container_base == "sequential" and ir:
+                children = ir.attributes.get("#children")  # HarDNet's `ConvLayer(nn.Sequential)`: `super().forward(x)`
+                ref = ModuleRef("sequential", elements=children.elements) if children is not None else None  # its
+                # children in turn
             if ref is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
                     func.value.value == "self" and func.attr.value not in ("forward", method) and \
                     info.find_method(func.attr.value) is not None:

@@ -408,7 +408,11 @@ class ExpressionTranslator(CallTranslator):
             # `output if output else input`: two lists whose images are held differently, both in torch's order
             body, orelse = self.as_plain(body), self.as_plain(orelse)
             return Value(f"{body.code} if {test.code} else {orelse.code}", "tuple", items=None)
-        code = f"{body.code} if {test.code} else {orelse.code}"
+        # parentheses the source put around a part stay (`(lambda c: GroupNorm(2, c)) if gn else BatchNorm2d`:
+        # without them the lambda takes the whole conditional as its body)
+        parts = [f"({v.code})" if n.lpar and not v.code.startswith("(") else v.code
+                 for n, v in ((node.body, body), (node.test, test), (node.orelse, orelse))]
+        code = f"{parts[0]} if {parts[1]} else {parts[2]}"
         if {body.kind, orelse.kind} == {"module", "python"} and "None" not in (body.code, orelse.code):
             # `se_layer(ch) if se_layer else nn.Identity()`: the module one branch builds or one porter cannot
             # type (a factory's, a class handed in): unknown, so its calls convert at run time

@@ -40,6 +40,12 @@ class NestedFunction:
         self.env = env or {}  # the enclosing variables where it is defined (an uncalled one is translated with them)
 
 
+def _untyped_container(base):
+    """Whether `base` (the Value an item assignment stores into) is a container porter does not follow the items
+    of (a dict, a list it could not type): neither a tensor nor a list of images held in their own layout."""
+    return base.kind == "python" and growing(base) is None and images_held(base) is None
+
+
 def _empty_list_or_default(node):
     """`[] if x is None else x` (either order): an empty list literal or a value handed in."""
     if not isinstance(node, cst.IfExp):
@@ -223,6 +229,11 @@ class BodyTranslator(ExpressionTranslator):
             value = self.expr(small.value)
         finally:
             self.storing_list = False
+        if len(targets) == 1 and isinstance(targets[0], cst.Subscript) and value.is_tensor and \
+                value.layout != "source" and _untyped_container(self.expr(targets[0].value)):
+            # `outputs[name] = x` in a dict (or a container porter cannot type): its readers take what they read
+            # from it in torch's layout
+            value = to_layout(self.ctx, value, "source")
         if _list_display(small.value) and value.kind == "tuple":
             template = element_template(value)  # mutable: appends follow, converted to the elements' layout
             value = value.but(items=None, static=("each", template) if template is not None else None)
@@ -381,6 +392,12 @@ class BodyTranslator(ExpressionTranslator):
     def target_code(self, target):
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             return f"self.{self.keras_attr(target.attr.value)}"
+        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
+            # `p.requires_grad = False` on a parameter (`for p in layer.parameters()`): a Keras variable's flag (on
+            # a module it is a plain attribute in torch too)
+            receiver = self.expr(target.value)
+            if receiver.kind != "module":
+                return f"{receiver.code}.trainable"
         if isinstance(target, (cst.Tuple, cst.List)) and any(
                 isinstance(e.value, cst.Attribute) for e in target.elements):  # `self.head, self.output = ...`
             items = [("*" if isinstance(e, cst.StarredElement) else "") + self.target_code(e.value)

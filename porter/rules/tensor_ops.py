@@ -58,6 +58,9 @@ def translate_view(ctx, call):
     kept = _view_keeping_layout(ctx, value, raw_sizes + list(call.kwargs.values()))
     if kept is not None:
         return kept
+    folded = _folded_image(ctx, value, raw_sizes, call.kwargs)
+    if folded is not None:
+        return folded
     source = ctx.plain(call.all_args()[0])
     sizes = [ctx.plain(v) for v in call.all_args()[1:]] + [ctx.plain(v) for v in call.kwargs.values()]
     # (a starred size of known length counts its items: `qkv.view(*new_qkv_shape)` of `x.size()[:-1] + (h, 3 * d)`)
@@ -120,6 +123,21 @@ def _merged_pair_orders(order):
     merged = pairs[0]
     out_order = [d if d <= merged else d - 1 for d in order if d != merged + 1]
     return order, out_order
+
+
+def _folded_image(ctx, value, raw_sizes, kwargs):
+    """A permuted tensor of more dims viewed as an image (MobileViT folding its patches back: `x.reshape(b, ph, pw,
+    h, w, d).permute(0, 5, 3, 1, 4, 2).reshape(b, d, H, W)`): the image made channels-last straight from the stored
+    tensor (the runtime transposes once when the merged dims allow it, else as torch's order does); None otherwise."""
+    count = len(raw_sizes)
+    if kwargs or not is_permuted(value) or value.rank is None or count not in (4, 5) or value.rank <= count or any(
+            v.kind in ("starred", "tuple") for v in raw_sizes) or not raw_sizes[1].channel_count or not all(
+            v.spatial_size for v in raw_sizes[2:]):
+        return None  # (an image: its channel count, then its spatial sizes, as read off an image; not tokens)
+    out_order = [0] + list(range(2, count)) + [1]
+    sizes = ", ".join(ctx.plain(v).code for v in raw_sizes)
+    code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {physical_order(value)}, {out_order}, {sizes})"
+    return tensor(code, count, "channels_last")
 
 
 def _written_sizes(value):
@@ -451,9 +469,10 @@ def translate_split(ctx, call):
     dim = _static_int(dim_value)
     runtime = _runtime(ctx, name if name in ("chunk", "split") else "unbind")
     middle = [v for k, v in bound.items() if k in ("chunks", "split_size_or_sections")]
-    if value.channels_last and dim is not None:
-        axis = remap_axis(dim, value.rank)
-        rank = value.rank - 1 if name == "unbind" else value.rank
+    if value.channels_last and dim is not None and (value.rank or dim == 1):
+        # (of unknown rank: along the channel dim, the last axis at any rank, as cat joins them)
+        axis = remap_axis(dim, value.rank) if value.rank else -1
+        rank = value.rank - 1 if name == "unbind" and value.rank else value.rank
         # unbinding the channel dim leaves pieces without channels: (N, H, W) lies as torch's does
         item = tensor("", rank, "source" if name == "unbind" and dim in (1, 1 - value.rank) else "channels_last")
         args = [value] + [ctx.plain(m) for m in middle] + [python(str(axis))]

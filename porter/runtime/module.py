@@ -14,8 +14,8 @@ import numpy as np
 import tensorflow as tf
 
 from porter.runtime.base import (StateEntry, TorchLayer, buffer_weight, collect_state, flatten_permutation,
-                                 named_children, named_modules, no_keras_mask, parameter_weight, to_channels_first,
-                                 to_channels_last)
+                                 named_children, named_modules, named_trainable, no_keras_mask, parameter_weight,
+                                 to_channels_first, to_channels_last)
 
 
 _VARARGS = {}  # function -> (its signature without self, names of its *args/**kwargs parameters)
@@ -254,17 +254,7 @@ class TorchModule(keras.Model):
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters: (torch name, variable) for every trainable variable in state_dict
         order (buffers excluded); a tied variable comes once, under its first name."""
-        seen = set()
-        for entry in self.torch_state(f"{prefix}." if prefix else ""):
-            variable = entry.variable
-            if not isinstance(variable, keras.Variable) or not variable.trainable:
-                continue
-            if not recurse and "." in entry.key[len(prefix) + 1 if prefix else 0:]:
-                continue
-            if remove_duplicate and id(variable) in seen:
-                continue
-            seen.add(id(variable))
-            yield entry.key, variable
+        return named_trainable(self, prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         """torch's Module.parameters: the variables of named_parameters."""

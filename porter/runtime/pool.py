@@ -339,7 +339,7 @@ def _pool_interpolate(x, size, scale_factor, mode, align_corners, recompute_scal
     if size is not None:
         if recompute_scale_factor:
             raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
-        sizes = tuple(int(v) for v in size) if isinstance(size, (list, tuple)) else (int(size),) * n
+        sizes = tuple(int(v) for v in size) if isinstance(size, (list, tuple, tf.TensorShape)) else (int(size),) * n
         scales = (None,) * n
     elif scale_factor is not None:
         scales = tuple(float(v) for v in scale_factor) if isinstance(scale_factor, (list, tuple)) \

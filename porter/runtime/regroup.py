@@ -16,7 +16,12 @@ def view_in_layout(input, order, out_order, *shape):
     expected, it falls back to transpose, reshape, transpose."""
     sizes = list(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else list(shape)
     sizes = [s if isinstance(s, int) or not hasattr(s, "dtype") else tf.cast(s, tf.int32) for s in sizes]
-    plan = _regroup_plan([input.shape[order.index(d)] for d in range(len(order))], order, out_order, sizes)
+    torch_shape = [input.shape[order.index(d)] for d in range(len(order))]
+    plan = _regroup_plan(torch_shape, order, out_order, sizes)
+    moved = _moved_runs_plan(torch_shape, order, out_order, sizes) if plan is None else None
+    if moved is not None:  # the runs of merged dims only come in another order: one transpose, then the reshape
+        perm, out_shape = moved
+        return tf.reshape(input if perm == sorted(perm) else tf.transpose(input, perm), out_shape)
     if plan is None:
         identity = list(range(len(order)))
         torch_order = input if order == identity else tf.transpose(input, [order.index(d) for d in identity])
@@ -59,6 +64,32 @@ def _regroup_plan(torch_shape, order, out_order, sizes):
     if any(not isinstance(s, int) for s in out_shape):
         out_shape = tf.stack([tf.cast(s, tf.int32) for s in out_shape])
     return stored_shape, gathers, out_shape
+
+
+def _moved_runs_plan(torch_shape, order, out_order, sizes):
+    """(the transpose of the stored input, the result's stored shape) for a view whose runs of merged or split dims
+    are stored in another sequence than the result stores them, each run's dims in torch's order on both sides
+    (MobileViT's fold: (N, ph, pw, h, w, C) permuted to (N, C, h, ph, w, pw) and viewed as (N, C, H, W), held
+    (N, H, W, C)): one transpose where torch's order costs two. None for any other view."""
+    new_shape = _resolved(torch_shape, sizes)
+    runs = _runs(torch_shape, new_shape) if new_shape is not None else None
+    if runs is None:
+        return None
+    run_of = {d: k for k, (_, new) in enumerate(runs) for d in new}
+    sequence = []
+    for d in out_order:
+        if d in run_of and (not sequence or sequence[-1] != run_of[d]):
+            sequence.append(run_of[d])
+    if sorted(sequence) != list(range(len(runs))) or any(
+            [d for d in out_order if run_of.get(d) == k] != list(runs[k][1]) for k in sequence):
+        return None  # a run stored apart, or its dims out of torch's order
+    in_runs = {d for old, _ in runs for d in old}
+    perm = [order.index(d) for k in sequence for d in runs[k][0]] + \
+        [order.index(d) for d in range(len(order)) if d not in in_runs]  # (size-1 dims: anywhere)
+    out_shape = [new_shape[d] if new_shape[d] is not None else sizes[d] for d in out_order]
+    if sum(s == -1 or s is None for s in out_shape) > 1 or any(not isinstance(s, int) for s in out_shape):
+        out_shape = tf.stack([tf.cast(s, tf.int32) for s in out_shape])
+    return perm, out_shape
 
 
 def _resolved(torch_shape, sizes):

@@ -3,13 +3,17 @@ each mixing constructs that cost Transposes or wrong results before: ShuffleNet 
 attribute, a view/transpose/view channel shuffle, stages from `_make_stage`), an SE-ResNet whose stages are
 `nn.ModuleDict` subclasses (`self[name](x)`, `x.mean((2, 3), keepdim=True)`, `layer_scale.view(1, -1, 1, 1)`), a
 WaveNet (dilated Conv1d, `chunk(2, dim=1)` gate, `torch.stack` of the skips) and RepVGG (branches summed, an SE
-block's `view(-1, C, 1, 1)`, blocks reached by `for stage in (self.stage1, ...)`) and SegFormer (NVlabs' MiT:
+block's `view(-1, C, 1, 1)`, blocks reached by `for stage in (self.stage1, ...)`), SegFormer (NVlabs' MiT:
 tokens folded into images by a DWConv class and a spatial-reduction attention, `x.transpose(1, 2).view(B, C, H, W)`,
 stages ending `reshape(B, H, W, -1).permute(0, 3, 1, 2)`, the all-MLP decoder's `permute(0, 2, 1).reshape(n, -1,
-h, w)`: 10 Transposes before, 2 now) and CvT (microsoft/CvT: convolutional q/k/v projections reached through a
+h, w)`: 10 Transposes before, 2 now), CvT (microsoft/CvT: convolutional q/k/v projections reached through a
 method, `rearrange(x, 'b (h w) c -> b c h w')` in and an einops layer out, stages run through `getattr`: 9 before, 1
 now). Each port matches torch eagerly
 and under XLA and traces only the boundary's Transposes.
+
+A YOLOv8 backbone and neck (ultralytics' C2f `y.extend(m(y[-1]) for m in self.m)`, SPPF, a Concat module
+taking a list) and an mmcv-style net (ConvModule's `@property norm`, `order` loop, layers built from config dicts,
+`getattr(self, layer_name)`) are convnets too (one Transpose in, one per image out).
 
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
@@ -37,6 +41,8 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "conformer": ("ConformerEncoder", "10,12", 0),
     "segformer": ("SegFormer", "3,32,32", 2),
     "cvt": ("ConvolutionalVisionTransformer", "3,32,32", 2),
+    "yolo": ("YOLOv8Mini", "3,32,32", 3),  # (one in, one per image out: it returns two feature maps)
+    "mmcv_convmodule": ("MMNet", "3,16,16", 2),
 }
 
 

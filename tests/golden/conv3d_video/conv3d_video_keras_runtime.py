@@ -86,6 +86,18 @@ class TorchLayer(keras.layers.Layer):
         if pending and any(value is p for p in pending):  # a subclass's own parameter or buffer, named now
             pending[:] = [p for p in pending if p is not value]
             self.__dict__.setdefault("_torch_extra_state", {})[name] = value
+        children = self.__dict__.get("_torch_extra_children")
+        if (
+            hasattr(value, "torch_state")
+            and not name.startswith("_")
+            and not type(self).__module__.startswith(__name__.rsplit(".", 1)[0])
+        ):  # (not a runtime layer)
+            # a child module of a generated subclass (detectron2's `Conv2d(nn.Conv2d)` keeps `self.norm`): its
+            # state follows the layer's own under its name, as torch registers it (keys the layer lists itself,
+            # for children its own code sets, are not listed again: collect_state)
+            self.__dict__.setdefault("_torch_extra_children", {})[name] = value
+        elif children and name in children:  # (`self.norm = None` after all)
+            del children[name]
         super().__setattr__(name, value)
 
     def finish_init(self):
@@ -96,12 +108,37 @@ class TorchLayer(keras.layers.Layer):
         """torch's Module.named_children(): (torch name, child) of a container; none for a leaf layer."""
         return iter(named_children(self))
 
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """torch's Module.named_parameters (`for p in conv.parameters(): p.requires_grad = False`)."""
+        return named_trainable(self, prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        """torch's Module.parameters: the variables of named_parameters."""
+        for _, variable in self.named_parameters(recurse=recurse):
+            yield variable
+
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         """torch's Module.named_modules()."""
         return named_modules(self, prefix, set() if remove_duplicate else None)
 
     def compute_mask(self, inputs, previous_mask=None):
         return no_keras_mask(inputs, previous_mask)
+
+
+def named_trainable(module, prefix="", recurse=True, remove_duplicate=True):
+    """torch's Module.named_parameters of a ported module or runtime layer: (torch name, variable) for every
+    trainable variable in state_dict order (buffers excluded); a tied variable comes once, under its first name."""
+    seen = set()
+    for entry in module.torch_state(f"{prefix}." if prefix else ""):
+        variable = entry.variable
+        if not isinstance(variable, keras.Variable) or not variable.trainable:
+            continue
+        if not recurse and "." in entry.key[len(prefix) + 1 if prefix else 0 :]:
+            continue
+        if remove_duplicate and id(variable) in seen:
+            continue
+        seen.add(id(variable))
+        yield entry.key, variable
 
 
 def parameter_weight(layer, value, trainable=True, name=None):
@@ -208,6 +245,9 @@ def collect_state(layer, prefix=""):
         entries = entries + [
             StateEntry(prefix + name, variable) for name, variable in extra.items() if prefix + name not in known
         ]
+    for name, child in layer.__dict__.get("_torch_extra_children", {}).items():
+        known = {e.key for e in entries}
+        entries = entries + [e for e in collect_state(child, f"{prefix}{name}.") if e.key not in known]
     return entries
 
 
@@ -495,17 +535,7 @@ class TorchModule(keras.Model):
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters: (torch name, variable) for every trainable variable in state_dict
         order (buffers excluded); a tied variable comes once, under its first name."""
-        seen = set()
-        for entry in self.torch_state(f"{prefix}." if prefix else ""):
-            variable = entry.variable
-            if not isinstance(variable, keras.Variable) or not variable.trainable:
-                continue
-            if not recurse and "." in entry.key[len(prefix) + 1 if prefix else 0 :]:
-                continue
-            if remove_duplicate and id(variable) in seen:
-                continue
-            seen.add(id(variable))
-            yield entry.key, variable
+        return named_trainable(self, prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         """torch's Module.parameters: the variables of named_parameters."""
