@@ -1041,8 +1041,16 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
         x = _conv_pad(x, pads, padding_mode)
         padding = "VALID"
         x, stride = _conv_single_window(x, kernel_size, stride, dilation)
+    portable = not _conv_xla_on_cpu() and (
+        groups > 1
+        and not _gradients_native("grouped")
+        or max(dilation) > 1
+        and max(stride) == 1
+        and not _gradients_native("dilated")
+    )
+    conv2d = _conv2d_by_groups if portable else tf.nn.conv2d
     if n == 1:
-        y = tf.nn.conv2d(
+        y = conv2d(
             tf.expand_dims(x, 1),
             tf.expand_dims(kernel, 0),
             [1, 1, stride[0], 1],
@@ -1051,7 +1059,7 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
         )
         y = tf.squeeze(y, 1)
     elif n == 2:
-        y = tf.nn.conv2d(x, kernel, [1, *stride, 1], padding, dilations=[1, *dilation, 1])
+        y = conv2d(x, kernel, [1, *stride, 1], padding, dilations=[1, *dilation, 1])
     elif not by_taps:
         y = tf.nn.conv3d(x, kernel, [1, *stride, 1], padding, dilations=[1, *dilation, 1])
     else:
@@ -1059,6 +1067,64 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
     if bias is not None:
         y = tf.nn.bias_add(y, tf.cast(bias, y.dtype))
     return y
+
+
+_NATIVE_GRADIENTS = {}  # "grouped" / "dilated" -> whether TF differentiates such a tf.nn.conv2d here, probed once
+
+
+_PROBES = {
+    "grouped": ([1, 1, 1, 2], [1, 1, 1, 2], [1, 1, 1, 2], [1, 1, 1, 1]),  # input, filter, grad, dilations
+    "dilated": ([1, 3, 3, 1], [2, 2, 1, 1], [1, 1, 1, 1], [1, 2, 2, 1]),
+}
+
+
+def _gradients_native(kind):
+    """Whether TF's tf.nn.conv2d of this kind ("grouped", "dilated") has gradients here. Its CPU kernels without
+    oneDNN compute the forward pass but reject the backward one ("Gradients for grouped convolutions are not
+    supported on CPU", "do not yet support dilation rates larger than 1"), which would stop training (and `porter
+    verify`'s gradient check) of any grouped, depthwise or dilated conv on such a host; GPUs, TPUs and XLA have them."""
+    if kind not in _NATIVE_GRADIENTS:
+        native = bool(tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("TPU"))
+        if not native:
+            sizes, kernel, grad, dilations = _PROBES[kind]
+            with tf.init_scope(), tf.device("/CPU:0"):
+                try:  # (the op such a conv2d's gradient runs; init_scope pauses tapes, so no tape here)
+                    tf.raw_ops.Conv2DBackpropInput(
+                        input_sizes=sizes,
+                        filter=tf.ones(kernel),
+                        out_backprop=tf.ones(grad),
+                        strides=[1, 1, 1, 1],
+                        padding="VALID",
+                        dilations=dilations,
+                    )
+                    native = True
+                except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError):
+                    native = False
+        _NATIVE_GRADIENTS[kind] = native
+    return _NATIVE_GRADIENTS[kind]
+
+
+def _conv2d_by_groups(x, kernel, strides, padding, dilations):
+    """tf.nn.conv2d of an HWIO kernel (in/groups input channels) without TF's grouped or dilated kernels, so that it
+    has gradients on a CPU host lacking them: a dilation (stride 1) by space-to-batch; a depthwise kernel (one input
+    channel a group) as tf.nn.depthwise_conv2d where that op takes the strides; any other grouped one as one
+    convolution per group, concatenated."""
+    if max(dilations) > 1 and max(strides) == 1:  # (atrous by space-to-batch: the plain kernels differentiate it)
+        return tf.nn.with_space_to_batch(
+            x,
+            list(dilations[1:3]),
+            padding,
+            lambda piece, _, inner: _conv2d_by_groups(piece, kernel, strides, inner, [1, 1, 1, 1]),
+        )
+    in_channels, per_group, out_channels = x.shape[-1], kernel.shape[2], kernel.shape[3]
+    groups = in_channels // per_group
+    if groups == 1:
+        return tf.nn.conv2d(x, kernel, strides, padding, dilations=dilations)
+    if per_group == 1 and strides[1] == strides[2] and (strides[1] == 1 or max(dilations) == 1):
+        depthwise = tf.reshape(kernel, [kernel.shape[0], kernel.shape[1], in_channels, out_channels // in_channels])
+        return tf.nn.depthwise_conv2d(x, depthwise, strides, padding, dilations=dilations[1:3])
+    pieces = zip(tf.split(x, groups, axis=-1), tf.split(kernel, groups, axis=-1))
+    return tf.concat([tf.nn.conv2d(xg, kg, strides, padding, dilations=dilations) for xg, kg in pieces], axis=-1)
 
 
 def _conv_zero_upsample(x, stride):
