@@ -325,7 +325,7 @@ def _conv2d_by_groups(x, kernel, strides, padding, dilations):
     convolution per group, concatenated."""
     if max(dilations) > 1 and max(strides) == 1:  # (atrous by space-to-batch: the plain kernels differentiate it)
         return tf.nn.with_space_to_batch(x, list(dilations[1:3]), padding, lambda piece, _, inner: _conv2d_by_groups(
-            piece, kernel, strides, inner, [1, 1, 1, 1]))
+            piece, kernel, strides, inner, [1, 1, 1, 1]), filter_shape=list(kernel.shape[:2]))
     in_channels, per_group, out_channels = x.shape[-1], kernel.shape[2], kernel.shape[3]
     groups = in_channels // per_group
     if groups == 1:

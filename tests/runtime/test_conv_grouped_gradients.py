@@ -15,25 +15,27 @@ from porter.runtime import conv
 @settings(max_examples=12, deadline=None)
 @given(groups=st.sampled_from([1, 2, 4]), depthwise=st.booleans(), multiplier=st.integers(1, 2),
        stride=st.integers(1, 2), dilation=st.integers(1, 2), size=st.integers(5, 9), batch=st.integers(1, 2),
-       seed=st.integers(0, 2**16))
+       same=st.booleans(), seed=st.integers(0, 2**16))
 def test_grouped_conv_by_groups_matches_torch_with_gradients(groups, depthwise, multiplier, stride, dilation, size,
-                                                             batch, seed):
+                                                             batch, same, seed):
     import tensorflow as tf
 
     assume(dilation == 1 or stride == 1)  # (a dilated, strided conv keeps TF's own kernel: the runtime routes it so)
+    assume(not same or stride == 1)  # ("SAME": the padding the runtime picks for a stride-1 conv keeping its size)
     in_channels = 4
     groups = in_channels if depthwise else groups
     out_channels = groups * multiplier * (1 if depthwise else 2)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((batch, in_channels, size, size)).astype(np.float32)
-    layer = torch.nn.Conv2d(in_channels, out_channels, 3, stride=stride, dilation=dilation, groups=groups, bias=False)
+    layer = torch.nn.Conv2d(in_channels, out_channels, 3, stride=stride, dilation=dilation, groups=groups, bias=False,
+                            padding=dilation if same else 0)
     xt = torch.from_numpy(x).requires_grad_(True)
     layer(xt).square().sum().backward()
     kernel = tf.Variable(np.transpose(layer.weight.detach().numpy(), (2, 3, 1, 0)))
     xk = tf.constant(np.transpose(x, (0, 2, 3, 1)))
     with tf.GradientTape() as tape:
         tape.watch(xk)
-        y = conv._conv2d_by_groups(xk, kernel, [1, stride, stride, 1], "VALID", [1, dilation, dilation, 1])
+        y = conv._conv2d_by_groups(xk, kernel, [1, stride, stride, 1], "SAME" if same else "VALID", [1, dilation, dilation, 1])
         loss = tf.reduce_sum(tf.square(y))
     grad_x, grad_kernel = tape.gradient(loss, [xk, kernel])
     np.testing.assert_allclose(np.transpose(y.numpy(), (0, 3, 1, 2)), layer(xt).detach().numpy(), rtol=1e-4,

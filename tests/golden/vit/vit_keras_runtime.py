@@ -1458,6 +1458,7 @@ def _conv2d_by_groups(x, kernel, strides, padding, dilations):
             list(dilations[1:3]),
             padding,
             lambda piece, _, inner: _conv2d_by_groups(piece, kernel, strides, inner, [1, 1, 1, 1]),
+            filter_shape=list(kernel.shape[:2]),
         )
     in_channels, per_group, out_channels = x.shape[-1], kernel.shape[2], kernel.shape[3]
     groups = in_channels // per_group
