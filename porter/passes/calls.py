@@ -22,7 +22,7 @@ from porter.passes.channels import (channels_after_function, channels_after_rule
                                    rebase)
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction
 from porter.passes.method_aliases import aliased_methods
-from porter.passes.modules import ModuleResolver, attribute_by_pattern
+from porter.passes.modules import ModuleResolver, attribute_by_pattern, tensor_by_pattern
 from porter.passes.held_recursion import held_channels_last, recursive_calls
 from porter.passes.optional_values import holds_none
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
@@ -163,6 +163,9 @@ class CallTranslator:
             # `res_layer = getattr(self, layer_name)` (mmdet's ResNet) then `res_layer(x)`: a child chosen at run
             # time, called as `getattr(self, name)(x)` is (laid out for the attributes a pattern names, else
             # through call_module); a tensor attribute it may name reads as itself in any expression
+            rank = tensor_by_pattern(self.ctx.ir, node.args[1].value)
+            if rank is not False:  # (`pos_embed = getattr(self, f"pos_embed{i + 1}")`: a Parameter)
+                return tensor(self.code(node), rank)
             chosen = attribute_by_pattern(self.ctx.ir, node.args[1].value)
             return python(self.code(node)).but(kind="module", module=chosen)
         canonical = self.source.imports.resolve(func)

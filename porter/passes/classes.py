@@ -26,7 +26,8 @@ from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.held_recursion import held_alike_call
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
-from porter.passes.modules import ModuleResolver, attribute_by_pattern, config_block_classes, stored_parameters
+from porter.passes.modules import (SET_BY_PATTERN, ModuleResolver, attribute_by_pattern, config_block_classes,
+                                   name_pattern, stored_parameters)
 from porter.passes.optional_values import holds_none
 from porter.passes.order_wanted import PERMUTES, VIEWS
 from porter.passes.rank_inference import declared_params, infer_argument_ranks
@@ -179,6 +180,11 @@ class ClassBodyTranslator(BodyTranslator):
             kind = "buffer" if func.attr.value == "register_buffer" else "parameter"
             self.ctx.ir.attributes[name] = kind
             self.ctx.ir.attributes[f"{name}#rank"] = value.rank
+        if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) == 3 and \
+                dotted_name(node.args[0].value) == "self" and name_pattern(node.args[1].value) is not None:
+            value = self.expr(node.args[2].value)  # `setattr(self, f"pos_embed{i + 1}", pos_embed)` of a Parameter:
+            if value.is_tensor:  # what `getattr(self, f"pos_embed{i + 1}")` reads (tensor_by_pattern)
+                self.ctx.ir.attributes[SET_BY_PATTERN + name_pattern(node.args[1].value)] = ("tensor", value.rank)
         if isinstance(func, cst.Attribute) and func.attr.value == "add_module" and len(node.args) == 2 and \
                 isinstance(node.args[0].value, cst.SimpleString):
             name = node.args[0].value.evaluated_value
@@ -321,6 +327,9 @@ class FileTranslator:
                     ir.attributes[name[5:]] = ref
             if module_env.get("#setattr"):
                 ir.attributes["#setattr"] = _one_kind(module_env["#setattr"])
+            for name, refs in module_env.items():
+                if name.startswith(SET_BY_PATTERN):
+                    ir.attributes[name] = list(refs)
             if module_env.get("#children"):  # (a plain module's `self.add_module(f"b{i}", block)`: its children too)
                 ir.attributes["#children"] = ModuleRef(info.container_base or "list",
                                                        elements=tuple(module_env["#children"]), ordered=False)
@@ -1601,8 +1610,13 @@ class FileTranslator:
             if value.is_tensor:
                 value = value.but(varies_along=None)
             if value.kind not in ("tensor", "tuple", "module"):
+                items = tuple(i.but(static=None, varies_along=None).with_code(f"{name}[{k}]") for k, i in enumerate(
+                    value.items)) if value.kind == "python" and value.items and not any(
+                    i.is_tensor for i in value.items) else None  # (sizes: `size` of a patch embedding's (H, W),
+                # each read through the parameter, known to be spatial sizes)
                 value = python(name, static=NONE_DEFAULT if holds_none(value) or value.code == name and
-                               dotted_name(param.default) == "None" else None)  # (the caller left it None)
+                               dotted_name(param.default) == "None" else None).but(items=items)  # (the caller left
+                # it None)
             # a tensor handed permuted (attention heads `q.view(b, t, h, d).transpose(1, 2)` handed to a rotary
             # embedding's helpers, to an `_attn` method) is taken as it lies: the body computes on it where it is
             # stored, and a later caller holding it otherwise converts to this order (to_value_layout)

@@ -763,6 +763,9 @@ class ModuleResolver:
                     env["self." + call.args[1].value.evaluated_value] = ref
                 elif ref.kind != "unknown":  # setattr(self, name, nn.Sequential(*seq)) in a loop over names
                     env.setdefault("#setattr", []).append(ref)
+                    pattern = name_pattern(call.args[1].value)  # `setattr(self, f"patch_embed{i + 1}", ...)`: what
+                    if pattern is not None:  # `getattr(self, f"patch_embed{i + 1}")` reads (attribute_by_pattern)
+                        env.setdefault(SET_BY_PATTERN + pattern, []).append(ref)
                 return
             if isinstance(call.func, cst.Name) and call.func.value in self.source.functions:
                 self._scan_helper_call(self.source.functions[call.func.value], call, env, owner, in_loop)
@@ -908,22 +911,36 @@ def _module_level_dict(module, name):
     return found[0] if len(found) == 1 and isinstance(found[0], cst.Dict) else None
 
 
+SET_BY_PATTERN = "#setattr:"  # + a name pattern: the modules `setattr(self, <a name of that pattern>, ...)` sets
+
+
 def attribute_by_pattern(ir, name):
     """The module `getattr(self, name)` stands for when `name` is a pattern (`'level{}'.format(i)`, `f"layer{i}"`,
     `'layer' + str(i)`): the module attributes of class `ir` whose names it matches, as alternatives (one module
     when they are all one); unknown otherwise."""
-    pattern = _name_pattern(name)
+    pattern = name_pattern(name)
     if pattern is None:
         return UNKNOWN_MODULE
     refs = [ref for attribute, ref in ir.attributes.items() if isinstance(ref, ModuleRef) and
             re.fullmatch(pattern, ir.renamed.get(attribute, attribute))]
+    if not refs and isinstance(ir.attributes.get(SET_BY_PATTERN + pattern), list):
+        refs = list(ir.attributes[SET_BY_PATTERN + pattern])  # set by `setattr` under a name of the same pattern
     if not refs or any(r.kind == "unknown" and not r.alternatives for r in refs):
         return UNKNOWN_MODULE
     distinct = list(dict.fromkeys(refs))
     return distinct[0] if len(distinct) == 1 else _alternatives(distinct)
 
 
-def _name_pattern(node):
+def tensor_by_pattern(ir, name):
+    """The rank (None where unknown) of the tensor `getattr(self, name)` reads when `name` is a pattern that names
+    tensors `setattr(self, <a name of that pattern>, nn.Parameter(...))` set (PVT's `pos_embed{i + 1}`), else
+    False."""
+    pattern = name_pattern(name)
+    entry = ir.attributes.get(SET_BY_PATTERN + pattern) if pattern is not None else None
+    return entry[1] if isinstance(entry, tuple) and entry[:1] == ("tensor",) else False
+
+
+def name_pattern(node):
     """A regular expression for the attribute names expression `node` can build from literal text around run-time
     parts (`'level{}'.format(i)`, `f"level{i}"`, `'level' + str(i)`), or None."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format" and \

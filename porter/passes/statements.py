@@ -19,6 +19,7 @@ from porter.ir.module_ir import LineMapping
 from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, python, result_of, features_dim, \
     tensor
 from porter.passes.expressions import ExpressionTranslator
+from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import assigned_names, holds_none, optional_image
 from porter.passes.order_wanted import order_wanted_next
 
@@ -74,6 +75,23 @@ class BodyTranslator(ExpressionTranslator):
         self.rebound = set()  # variables the block being translated assigns (their hoisted conversions are stale)
         self.calls_itself = None  # a class calling itself on images: the image template (ClassBodyTranslator)
         self.parameter_names = set(env)  # (the body's parameters: env holds them at the start)
+        self.last_turn_guards = {}  # id(an `if` ending a loop body) -> whether it runs on every turn but the last
+        self.last_turn_paths = {}  # id(such an `if`) -> (names it binds, the env its last-turn path leaves, test)
+
+    def static_of_node(self, node):
+        """The value porter knows expression `node` to have (a constructor argument's int; the length of a list of
+        layers built in the constructor), else None."""
+        value = self.expr(node)
+        if value.static is None and isinstance(node, cst.Call) and dotted_name(node.func) == "len" and \
+                len(node.args) == 1:
+            held = self.expr(node.args[0].value)
+            module = held.module if held.kind == "module" else None
+            if module is not None and module.kind in ("list", "sequential") and module.ordered and \
+                    "unknown" not in {e.kind for e in module.elements}:
+                return len(module.elements)
+            if held.kind == "tuple" and held.items is not None:
+                return len(held.items)
+        return value.static
 
     def hoist(self, name, code, layout):
         """Convert variable `name` once into a new variable and reuse it until `name` is reassigned."""
@@ -745,8 +763,17 @@ class BodyTranslator(ExpressionTranslator):
                 keyword = "else"
                 else_lines, else_done = self.in_branch(test.static is True, self.block, orelse.body, depth + 1)
             after_else = dict(self.env)
+        runs_until_last = self.last_turn_guards.get(id(statement))
         if test.static is True or test.static is False:  # decided statically: only the branch taken binds names
             merged = {"env": after_body if test.static else after_else, "else_extra": []}
+        elif runs_until_last is not None and not body_done and not else_done:
+            # (last_turn.py) the next turn takes what one path leaves, the code after the loop what the other does
+            carried, last = (after_body, after_else) if runs_until_last else (after_else, after_body)
+            bound = _assigned_names(statement.body) | (
+                _assigned_names(orelse.body) if isinstance(orelse, cst.Else) else set())
+            self.last_turn_paths[id(statement)] = (bound, dict(last), test.code if runs_until_last else
+                                                   f"not ({test.code})")
+            merged = {"env": carried, "else_extra": []}
         else:
             if keyword == "else":
                 _einsums_in_order_wanted(after_body, body_lines, after_else, else_lines, depth + 1, following)
@@ -899,6 +926,9 @@ class BodyTranslator(ExpressionTranslator):
     def _stmt_For(self, statement, depth):
         pad = INDENT * depth
         iterable = self.expr(statement.iter)
+        guard = last_turn_guard(statement, self.code, self.static_of_node)
+        if guard is not None:
+            self.last_turn_guards[id(guard[0])] = guard[1]
         before = dict(self.env)
         entering_none = [name for name in assigned_names(statement.body) if isinstance(before.get(name), Value) and
                          holds_none(before[name])]
@@ -932,12 +962,20 @@ class BodyTranslator(ExpressionTranslator):
             self.bind_loop_target(statement.target, iterable)
             self.forget_variation(statement.body)
             body_lines, _ = self.block(statement.body, depth + 1)
+        last_turn = self.last_turn_paths.pop(id(guard[0]), None) if guard is not None else None
         if _no_children(iterable):  # the class's constructions hand it no child: the body never runs
             self.env.clear()
             self.env.update(before)
         else:
             for fix in self.loop_fixes(before, depth + 1):
-                _insert_before_trailing_pass(body_lines, fix)
+                if last_turn is not None and fix.split(" = ", 1)[0].strip() in last_turn[0]:
+                    # (a name the closing `if` binds: brought back for the next turn only, on the path it takes)
+                    _insert_before_trailing_pass(body_lines, f"{pad}{INDENT}if {last_turn[2]}:")
+                    body_lines.append(f"{INDENT}{fix}")
+                else:
+                    _insert_before_trailing_pass(body_lines, fix)
+            if last_turn is not None:  # after the loop: what its last turn left
+                self.env.update({name: value for name, value in last_turn[1].items() if name in last_turn[0]})
         lines = [f"{pad}{name} = {converted.code}" for name, converted in entering.items()] + \
             [f"{pad}for {self.code(statement.target)} in {self.iterable_code(iterable)}:"] + body_lines
         if statement.orelse is not None:

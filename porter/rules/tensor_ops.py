@@ -93,12 +93,12 @@ def _view_keeping_layout(ctx, value, raw_sizes):
             all(v.spatial_size for v in raw_sizes[2:]):
         channels = [1]  # `y.view(b, c, *x.size()[2:])` of a (N, C, H*W) held channels-last: the spatial dim split
     if value.channels_last and len(raw_sizes) < value.rank and not channels and raw_sizes[-1].static != -1 and \
-            not raw_sizes[-1].spatial_size:
+            not raw_sizes[-1].spatial_size and not (len(raw_sizes) == 3 and raw_sizes[1].static == -1):
         return None  # nothing says the channels stay whole and the spatial dims merge ((N, C, H*W) is written with
         # a -1, the channel count read off the image, or a size made of its spatial sizes, such as torchvision
         # ViT's `n_h * n_w` of `n_h = h // p`): (N, R*C, 1, 1) viewed (N, R, self.channels) reads as well (SKNet's
         # branch weights after a global pool), and in torch's order it costs a reshape where the guess costs a
-        # transpose
+        # transpose. (N, -1, S) leaves the channel count to be read off the image: the channels stay whole
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
     if orders is None and is_permuted(value) and len(raw_sizes) == value.rank - 1 and \
             not isinstance(value.static, EinsumRecipe):  # (an einsum is written in torch's order for free)

@@ -15,6 +15,13 @@ A YOLOv8 backbone and neck (ultralytics' C2f `y.extend(m(y[-1]) for m in self.m)
 taking a list) and an mmcv-style net (ConvModule's `@property norm`, `order` loop, layers built from config dicts,
 `getattr(self, layer_name)`) are convnets too (one Transpose in, one per image out).
 
+PVT v1 (whai362/PVT: stages reached by `getattr(self, f"patch_embed{i + 1}")` of layers and Parameters set by
+`setattr`, the position embedding interpolated through `reshape(1, -1, H * W)`, tokens folded back on every turn
+but the last) and Twins (timm: `enumerate(zip(...))` stages tested against `len(self.depths) - 1`, a PEG
+`x.transpose(1, 2).view(B, C, *size)`, locally grouped window attention): PVT v1 was a stub (`if on a tensor value`)
+and 7 Transposes once it converted, now 1; Twins 27, now 7 (the input's and its windows', which torch transposes
+too).
+
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
 `[:, :, None, :, :].expand(...).reshape(...)`, SDPA with `is_causal`, tied embeddings) and a Conformer (a
@@ -43,6 +50,8 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "cvt": ("ConvolutionalVisionTransformer", "3,32,32", 2),
     "yolo": ("YOLOv8Mini", "3,32,32", 3),  # (one in, one per image out: it returns two feature maps)
     "mmcv_convmodule": ("MMNet", "3,16,16", 2),
+    "pvt_v1": ("PyramidVisionTransformer", "3,64,64", 1),  # (logits out: the input's one)
+    "twins": ("Twins", "3,64,64", 7),  # (the input's, and the windows' own transposes, as torch's)
 }
 
 

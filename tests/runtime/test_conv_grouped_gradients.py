@@ -2,7 +2,8 @@
 grouped or dilated tf.nn.conv2d forward but reject its backward pass, which stopped training and `porter verify`'s gradient
 check of every grouped or depthwise conv there (GluonCV MobileNet: InvalidArgumentError). On such a host the runtime
 runs them as tf.nn.depthwise_conv2d or one convolution per group (porter/runtime/conv.py `_conv2d_by_groups`), which
-must equal the grouped convolution; the gradients match torch's."""
+must equal the grouped convolution; the gradients match torch's. A dilated Conv3d (which the same kernels reject
+outright) runs as 2-D convolutions over its depth taps."""
 
 import numpy as np
 import torch
@@ -10,6 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from porter.runtime import conv
+from porter.verify.torch_bridge import copy_torch_weights, perturb_torch_module
 
 
 @settings(max_examples=12, deadline=None)
@@ -20,7 +22,6 @@ def test_grouped_conv_by_groups_matches_torch_with_gradients(groups, depthwise, 
                                                              batch, same, seed):
     import tensorflow as tf
 
-    assume(dilation == 1 or stride == 1)  # (a dilated, strided conv keeps TF's own kernel: the runtime routes it so)
     assume(not same or stride == 1)  # ("SAME": the padding the runtime picks for a stride-1 conv keeping its size)
     in_channels = 4
     groups = in_channels if depthwise else groups
@@ -42,4 +43,31 @@ def test_grouped_conv_by_groups_matches_torch_with_gradients(groups, depthwise, 
                                atol=1e-4)
     np.testing.assert_allclose(np.transpose(grad_x.numpy(), (0, 3, 1, 2)), xt.grad.numpy(), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(grad_kernel.numpy(), np.transpose(layer.weight.grad.numpy(), (2, 3, 1, 0)),
+                               rtol=1e-4, atol=1e-3)
+
+
+@settings(max_examples=8, deadline=None)
+@given(dilation=st.tuples(st.integers(1, 2), st.integers(1, 2), st.integers(1, 2)), stride=st.integers(1, 2),
+       groups=st.sampled_from([1, 2]), padding=st.integers(0, 2), batch=st.integers(1, 2), seed=st.integers(0, 2**16))
+def test_dilated_conv3d_trains_like_torch(dilation, stride, groups, padding, batch, seed):
+    import tensorflow as tf
+
+    reference = perturb_torch_module(torch.nn.Conv3d(2, 4, 2, stride=stride, padding=padding, dilation=dilation,
+                                                     groups=groups), seed % 7)
+    ported = copy_torch_weights(reference, conv.Conv3d(2, 4, 2, stride=stride, padding=padding, dilation=dilation,
+                                                       groups=groups))
+    x = np.random.default_rng(seed).standard_normal((batch, 2, 5, 6, 5)).astype(np.float32)
+    xt = torch.from_numpy(x).requires_grad_(True)
+    expected = reference(xt)
+    expected.square().sum().backward()
+    xk = tf.constant(np.transpose(x, (0, 2, 3, 4, 1)))
+    with tf.GradientTape() as tape:
+        tape.watch(xk)
+        y = ported(xk)
+        loss = tf.reduce_sum(tf.square(y))
+    grad_x, grad_kernel = tape.gradient(loss, [xk, ported.weight])
+    np.testing.assert_allclose(np.transpose(y.numpy(), (0, 4, 1, 2, 3)), expected.detach().numpy(), rtol=1e-4,
+                               atol=1e-4)
+    np.testing.assert_allclose(np.transpose(grad_x.numpy(), (0, 4, 1, 2, 3)), xt.grad.numpy(), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(grad_kernel.numpy(), np.transpose(reference.weight.grad.numpy(), (2, 3, 4, 1, 0)),
                                rtol=1e-4, atol=1e-3)
