@@ -803,6 +803,11 @@ class CallTranslator:
         """Whether `class_name`'s call accepts these arguments (ClassBodyTranslator reads its signature)."""
         return True
 
+    def takes_another_rank(self, class_name, value):
+        """Whether `class_name`'s forward takes its first tensor in a rank other than tensor `value`'s
+        (ClassBodyTranslator knows what rank_inference.py read)."""
+        return False
+
     def in_translation(self, class_name):
         """Whether `class_name`'s call is being translated (ClassBodyTranslator knows)."""
         return False
@@ -1240,6 +1245,9 @@ class CallTranslator:
             reached = []
             for state in frontier:
                 for element in ref.elements[ref.lead:]:
+                    if element.kind == "class" and state.is_tensor and self.takes_another_rank(element.class_name,
+                                                                                              state):
+                        continue  # (EfficientFormer's token block never follows an image: torch would fail there)
                     layout, after = self.element_layouts(element, state)
                     out = after if layout != "any" else state
                     if out is None:

@@ -95,6 +95,9 @@ class ClassBodyTranslator(BodyTranslator):
             translator.layout_preference(info, params[0].name.value, depth=0) != "any" and \
             not translator.prefers_channels_last(info, params[0].name.value, depth=0, rank=args[0].rank)
 
+    def takes_another_rank(self, class_name, value):
+        return self.translator.takes_another_rank(class_name, [value])
+
     def takes_arguments(self, class_name, args, kwargs):
         info = self.translator.source.classes.get(class_name)
         forward = info.find_method("forward") if info is not None else None
@@ -554,8 +557,21 @@ class FileTranslator:
                 continue
             model = self.ctx.signatures[done[0]]
             for name in group:
-                if name not in self.ctx.signatures:
+                if name not in self.ctx.signatures and not self.takes_another_rank(name, model.arg_values):
                     self.class_signature(name, list(model.arg_values), {})
+
+    def takes_another_rank(self, class_name, arg_values):
+        """Whether `class_name`'s forward takes its first tensor in a rank other than the first of `arg_values`
+        (rank_inference.py read it off its uses): EfficientFormer's token block (B, N, C) held in one Sequential
+        with its image block (B, C, H, W) is no alternative of it, and keeps the layout its own uses want."""
+        info = self.source.classes.get(class_name)
+        forward = info.find_method("forward") if info is not None else None
+        first = next((v for v in arg_values if isinstance(v, Value) and v.is_tensor), None)
+        if forward is None or first is None or first.rank is None:
+            return False
+        params = [p.name.value for p in declared_params(forward) if p.name.value != "self"]
+        rank = self.argument_ranks.get(((class_name, "forward"), params[0])) if params else None
+        return rank is not None and rank != first.rank
 
     def parameter_modules(self, info, params, resolver):
         """Constructor parameters that hold modules or module classes: defaults, --init-args, call sites."""

@@ -194,6 +194,7 @@ class _ScopeReader:
     def small(self, small, env):
         if isinstance(small, cst.Assign):
             value = self.value(small.value, env)
+            self.unpacked_shape(small, env)
             for target in small.targets:
                 if isinstance(target.target, cst.Name):
                     env[target.target.value] = value
@@ -222,6 +223,20 @@ class _ScopeReader:
                 self.reader.opaque.add(self.scope)
         elif isinstance(small, cst.Expr):
             self.value(small.value, env)
+
+    def unpacked_shape(self, assign, env):
+        """`B, N, C = x.shape` (or `x.size()`) fixes x's rank: torch raises for any other."""
+        node = assign.value
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" \
+                and not node.args:
+            node = node.func
+        if not (isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size")):
+            return
+        symbol = self.value(node.value, env)
+        for target in assign.targets:
+            if isinstance(symbol, _Symbol) and isinstance(target.target, (cst.Tuple, cst.List)) and not any(
+                    isinstance(e, cst.StarredElement) for e in target.target.elements):
+                self.groups.fix(symbol, len(target.target.elements))
 
     # --- expressions -------------------------------------------------------------------------------------
     def value(self, node, env):

@@ -22,6 +22,9 @@ but the last) and Twins (timm: `enumerate(zip(...))` stages tested against `len(
 and 7 Transposes once it converted, now 1; Twins 27, now 7 (the input's and its windows', which torch transposes
 too).
 
+EfficientFormer (timm: Meta4D image blocks, a `Flat`, then Meta3D token blocks in one Sequential built in a loop)
+traced 9 Transposes, now 5.
+
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
 `[:, :, None, :, :].expand(...).reshape(...)`, SDPA with `is_causal`, tied embeddings) and a Conformer (a
@@ -52,6 +55,7 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "mmcv_convmodule": ("MMNet", "3,16,16", 2),
     "pvt_v1": ("PyramidVisionTransformer", "3,64,64", 1),  # (logits out: the input's one)
     "twins": ("Twins", "3,64,64", 7),  # (the input's, and the windows' own transposes, as torch's)
+    "efficientformer": ("EfficientFormer", "3,64,64", 5),
 }
 
 

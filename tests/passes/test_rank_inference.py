@@ -236,3 +236,35 @@ def test_conformer_like_encoder_matches_torch_without_input_shape(ported, batch,
     pair = ported("Encoder")
     # torch moves data 10 times here: the port at most that and the boundary's two (16 before rank inference)
     _matches(pair, random_input(seed, (batch, time, 8)), 12)
+
+
+def test_unpacking_the_shape_fixes_the_rank_through_layers_and_blocks(tmp_path):
+    ranks = inferred(tmp_path, '''
+        class Mixer(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                B, N, C = x.shape
+                return self.fc(x).reshape(B, N, C)
+
+
+        class Block(nn.Module):
+            def __init__(self, dim, norm_layer=nn.LayerNorm):
+                super().__init__()
+                self.norm = norm_layer(dim)
+                self.mixer = Mixer(dim)
+
+            def forward(self, x):
+                return x + self.mixer(self.norm(x))
+
+
+        class Net(nn.Module):
+            def forward(self, x, y):
+                b, *rest = y.shape
+                _, c, h, w = x.size()
+                return x.flatten(1), y
+        ''', "Block")
+    assert ranks[("Mixer.forward", "x")] == 3 and ranks[("Block.forward", "x")] == 3
+    assert ranks[("Net.forward", "x")] == 4 and ("Net.forward", "y") not in ranks  # (a starred unpack: any rank)

@@ -885,8 +885,9 @@ def _conv_pad(x, pads, mode="zeros"):
     return x
 
 
-def _conv3d_by_taps(x, kernel, stride, dilation):
-    """'VALID' (grouped) 3-D convolution as a sum over the depth taps of (grouped) 2-D convolutions."""
+def _conv3d_by_taps(x, kernel, stride, dilation, conv2d):
+    """'VALID' (grouped) 3-D convolution as a sum over the depth taps of (grouped) 2-D convolutions, each run by
+    `conv2d` (tf.nn.conv2d, or its portable stand-in where the host's kernels lack the gradient)."""
     dims = _conv_dims(x)
     depth_taps = kernel.shape[0]
     out_depth = (dims[1] - dilation[0] * (depth_taps - 1) - 1) // stride[0] + 1
@@ -895,7 +896,7 @@ def _conv3d_by_taps(x, kernel, stride, dilation):
         start = tap * dilation[0]
         planes = x[:, start : start + (out_depth - 1) * stride[0] + 1 : stride[0]]
         planes = tf.reshape(planes, [-1, dims[2], dims[3], dims[4]])
-        y = tf.nn.conv2d(
+        y = conv2d(
             planes, kernel[tap], [1, stride[1], stride[2], 1], "VALID", dilations=[1, dilation[1], dilation[2], 1]
         )
         total = y if total is None else total + y
@@ -1046,7 +1047,11 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
             return y if bias is None else tf.nn.bias_add(y, tf.cast(bias, y.dtype))
     # TF's CPU Conv3D rejects groups, and its graph shape function swaps the H and W dilations: those run as a
     # sum of 2-D convolutions over the depth taps (which also needs explicit padding).
-    by_taps = n == 3 and (groups > 1 or dilation[1] != dilation[2])
+    by_taps = n == 3 and (
+        groups > 1
+        or dilation[1] != dilation[2]
+        or (max(dilation) > 1 and not _conv_xla_on_cpu() and not _gradients_native("dilated3d"))
+    )
     same = (
         padding_mode == "zeros"
         and not by_taps
@@ -1064,11 +1069,7 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
         padding = "VALID"
         x, stride = _conv_single_window(x, kernel_size, stride, dilation)
     portable = not _conv_xla_on_cpu() and (
-        groups > 1
-        and not _gradients_native("grouped")
-        or max(dilation) > 1
-        and max(stride) == 1
-        and not _gradients_native("dilated")
+        groups > 1 and not _gradients_native("grouped") or max(dilation) > 1 and not _gradients_native("dilated")
     )
     conv2d = _conv2d_by_groups if portable else tf.nn.conv2d
     if n == 1:
@@ -1085,37 +1086,40 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
     elif not by_taps:
         y = tf.nn.conv3d(x, kernel, [1, *stride, 1], padding, dilations=[1, *dilation, 1])
     else:
-        y = _conv3d_by_taps(x, kernel, stride, dilation)
+        y = _conv3d_by_taps(x, kernel, stride, dilation, conv2d)
     if bias is not None:
         y = tf.nn.bias_add(y, tf.cast(bias, y.dtype))
     return y
 
 
-_NATIVE_GRADIENTS = {}  # "grouped" / "dilated" -> whether TF differentiates such a tf.nn.conv2d here, probed once
+_NATIVE_GRADIENTS = {}  # "grouped" / "dilated" / "dilated3d" -> whether TF differentiates such a conv here, probed once
 
 
 _PROBES = {
     "grouped": ([1, 1, 1, 2], [1, 1, 1, 2], [1, 1, 1, 2], [1, 1, 1, 1]),  # input, filter, grad, dilations
     "dilated": ([1, 3, 3, 1], [2, 2, 1, 1], [1, 1, 1, 1], [1, 2, 2, 1]),
+    "dilated3d": ([1, 3, 3, 3, 1], [2, 2, 2, 1, 1], [1, 1, 1, 1, 1], [1, 2, 2, 2, 1]),
 }
 
 
 def _gradients_native(kind):
-    """Whether TF's tf.nn.conv2d of this kind ("grouped", "dilated") has gradients here. Its CPU kernels without
-    oneDNN compute the forward pass but reject the backward one ("Gradients for grouped convolutions are not
-    supported on CPU", "do not yet support dilation rates larger than 1"), which would stop training (and `porter
-    verify`'s gradient check) of any grouped, depthwise or dilated conv on such a host; GPUs, TPUs and XLA have them."""
+    """Whether TF's convolution of this kind ("grouped", "dilated" conv2d, "dilated3d" conv3d) has gradients here.
+    Its CPU kernels without oneDNN compute a grouped or dilated conv2d's forward pass but reject the backward one
+    ("Gradients for grouped convolutions are not supported on CPU", "do not yet support dilation rates larger than
+    1"), and reject a dilated Conv3D outright, which would stop training (and `porter verify`'s gradient check) of
+    such a conv on that host; GPUs, TPUs and XLA have them."""
     if kind not in _NATIVE_GRADIENTS:
         native = bool(tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("TPU"))
         if not native:
             sizes, kernel, grad, dilations = _PROBES[kind]
             with tf.init_scope(), tf.device("/CPU:0"):
-                try:  # (the op such a conv2d's gradient runs; init_scope pauses tapes, so no tape here)
-                    tf.raw_ops.Conv2DBackpropInput(
+                backprop = tf.raw_ops.Conv3DBackpropInputV2 if len(sizes) == 5 else tf.raw_ops.Conv2DBackpropInput
+                try:  # (the op such a conv's gradient runs; init_scope pauses tapes, so no tape here)
+                    backprop(
                         input_sizes=sizes,
                         filter=tf.ones(kernel),
                         out_backprop=tf.ones(grad),
-                        strides=[1, 1, 1, 1],
+                        strides=[1] * len(sizes),
                         padding="VALID",
                         dilations=dilations,
                     )
@@ -1130,7 +1134,10 @@ def _conv2d_by_groups(x, kernel, strides, padding, dilations):
     """tf.nn.conv2d of an HWIO kernel (in/groups input channels) without TF's grouped or dilated kernels, so that it
     has gradients on a CPU host lacking them: a dilation (stride 1) by space-to-batch; a depthwise kernel (one input
     channel a group) as tf.nn.depthwise_conv2d where that op takes the strides; any other grouped one as one
-    convolution per group, concatenated."""
+    convolution per group, concatenated. A strided dilated one ('VALID') keeps every stride-th output of the
+    stride-1 convolution."""
+    if max(dilations) > 1 and max(strides) > 1 and padding == "VALID":  # every stride-th output of a stride-1 one
+        return _conv2d_by_groups(x, kernel, [1, 1, 1, 1], padding, dilations)[:, :: strides[1], :: strides[2]]
     if max(dilations) > 1 and max(strides) == 1:  # (atrous by space-to-batch: the plain kernels differentiate it)
         return tf.nn.with_space_to_batch(
             x,
