@@ -142,9 +142,12 @@ def torch_has(owner, attribute, covered):
     return covered(f"{owner}.{attribute}")
 
 
-# calls that are False wherever the port runs (it is neither TorchScript nor traced nor compiled by torch)
-NEVER_IN_PORT = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch.compiler.is_compiling",
-                           "torch.compiler.is_exporting"})
+# calls that are False wherever the port runs (it is neither TorchScript nor compiled by torch)
+NEVER_IN_PORT = frozenset({"torch.jit.is_scripting", "torch.compiler.is_compiling", "torch.compiler.is_exporting"})
+# and True: the port runs traced (tf.function, XLA), where what `if torch.jit.is_tracing() or self.training:` guards
+# against holds too: a tensor kept in a Python dict (timm's attention-bias caches in LeViT, EfficientFormer,
+# TinyViT) would be a constant of the first call's weights, stale once the weights load or train
+ALWAYS_IN_PORT = frozenset({"torch.jit.is_tracing"})
 
 
 def module_flags(module):
@@ -169,7 +172,7 @@ def module_flags(module):
 def flag_truth(test, flags, resolve):
     """True/False for a test a module flag decides (`if has_apex:`, `if not _has_hf_hub or
     torch.jit.is_scripting():`), else None: at least one flag decides it, with `not`, `and`/`or` (short-circuit:
-    `has_apex and anything` is False) and the calls NEVER_IN_PORT."""
+    `has_apex and anything` is False) and the calls NEVER_IN_PORT and ALWAYS_IN_PORT."""
     value, uses_flag = _flag_value(test, flags, resolve)
     return value if uses_flag else None
 
@@ -178,8 +181,8 @@ def _flag_value(test, flags, resolve):
     """(value or None, whether a flag took part)."""
     if isinstance(test, cst.Name) and test.value in flags:
         return flags[test.value], True
-    if isinstance(test, cst.Call) and not test.args and resolve(test.func) in NEVER_IN_PORT:
-        return False, False
+    if isinstance(test, cst.Call) and not test.args and resolve(test.func) in NEVER_IN_PORT | ALWAYS_IN_PORT:
+        return resolve(test.func) in ALWAYS_IN_PORT, False
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner, used = _flag_value(test.expression, flags, resolve)
         return (None if inner is None else not inner), used

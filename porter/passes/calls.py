@@ -8,7 +8,7 @@ import libcst as cst
 
 from porter.frontend.gluon_numpy import uses_numpy_interface
 from porter.frontend.imports import dotted_name
-from porter.frontend.static_branches import torch_has
+from porter.frontend.static_branches import ALWAYS_IN_PORT, torch_has
 from porter.frontend.walk import descendants
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import (element_template, kernel_layout, layout_of_order, separable_order, settle, to_layout,
@@ -1311,8 +1311,10 @@ class CallTranslator:
             return self.init_call(canonical, node)
         if canonical in ("torch.no_grad", "torch.enable_grad", "torch.jit.ignore", "torch.jit.unused"):
             return python("contextlib.nullcontext()")
-        if canonical in ("torch.jit.is_scripting", "torch.jit.is_tracing", "torch.is_grad_enabled",
-                         "torch.compiler.is_compiling", "torch.compiler.is_exporting"):
+        if canonical in ALWAYS_IN_PORT:  # (the port runs traced: static_branches.py)
+            return python("True", static=True)
+        if canonical in ("torch.jit.is_scripting", "torch.is_grad_enabled", "torch.compiler.is_compiling",
+                         "torch.compiler.is_exporting"):
             return python("False", static=False)
         if canonical in TORCH_HOST_CALLS:  # `torch.device(...)`, `torch.cuda.is_available()`
             host = TORCH_HOST_CALLS[canonical]

@@ -85,6 +85,15 @@ CASES = {
                    (2, 3, 32, 32), 19),
     "pvt_v2": ("PyramidVisionTransformerV2", lambda m: m.PyramidVisionTransformerV2(
         depths=(1, 1, 1, 1), embed_dims=(8, 16, 24, 32), num_heads=(1, 2, 2, 4), num_classes=10), (2, 3, 32, 32), 3),
+    # the stage loop folds tokens back into images on every turn but the last (`i < len(self.depths) - 1`): none
+    # between stages; the input's, and the locally grouped windows' (which torch transposes too)
+    "twins": ("Twins", lambda m: m.Twins(img_size=64, patch_size=4, num_classes=10, embed_dims=(8, 16, 24, 32),
+                                         num_heads=(1, 2, 2, 4), mlp_ratios=(2, 2, 2, 2), depths=(1, 1, 1, 1),
+                                         sr_ratios=(4, 2, 1, 1), wss=(2, 2, 2, 2)), (2, 3, 64, 64), 7),
+    # Meta4D blocks, Flat, Meta3D blocks in one Sequential; the attention-bias cache behind `torch.jit.is_tracing()`
+    # (7x7 tokens at the last stage: 224 pixels in)
+    "efficientformer": ("EfficientFormer", lambda m: m.EfficientFormer(
+        depths=(1, 1, 1, 2), embed_dims=(8, 16, 24, 32), num_vit=1, num_classes=10), (1, 3, 224, 224), 7),
 }
 # stem -> why it still fails (strict xfail: fixing it turns the test red until the entry is removed)
 FAILING = {}

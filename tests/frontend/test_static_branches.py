@@ -135,3 +135,40 @@ def test_flag_truth_decides_tests_a_flag_takes_part_in(test, expected):
 
     module, imports = _flags_module()
     assert flag_truth(cst.parse_expression(test), module_flags(module), imports.resolve) is expected
+
+
+CACHE_SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+class BiasedMix(nn.Module):
+    def __init__(self, tokens=6):
+        super().__init__()
+        self.biases = nn.Parameter(torch.zeros(tokens))
+        self.register_buffer("idxs", torch.arange(tokens).flip(0), persistent=False)
+        self.bias_cache = {}
+
+    def get_biases(self, device):
+        if torch.jit.is_tracing() or self.training:
+            return self.biases[self.idxs]
+        else:
+            key = str(device)
+            if key not in self.bias_cache:
+                self.bias_cache[key] = self.biases[self.idxs]
+            return self.bias_cache[key]
+
+    def forward(self, x):
+        return x + self.get_biases(x.device)
+'''
+
+
+def test_tensor_cache_behind_is_tracing_is_never_filled(tmp_path):
+    """timm's attention-bias caches (LeViT, EfficientFormer, TinyViT: `if torch.jit.is_tracing() or self.training:`
+    recompute, else a dict keyed by device): the port runs traced, so it recomputes. With the cache, a Keras model
+    called once before its weights loaded kept the first biases (timm EfficientFormer: 1e-3 off torch)."""
+    pair = port(tmp_path, CACHE_SOURCE, ("4,6",))
+    x = random_input(0, (2, 4, 6))
+    assert_same_outputs(pair, [x], tolerance=1e-6)
+    assert_same_outputs(pair, [x], tolerance=1e-6, jit=True)
+    assert pair.keras_model.bias_cache == {}
