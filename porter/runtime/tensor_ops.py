@@ -523,8 +523,14 @@ def index_select(input, dim, index):
 
 
 def item(input):
-    """Tensor.item(): a host sync in torch; here the scalar tensor itself (keeps the graph compilable)."""
-    return tf.reshape(input, [])
+    """Tensor.item(): run eagerly, the Python number torch gives (a config computed in __init__: timm's drop-path
+    rates `[x.item() for x in torch.linspace(0, rate, n)]`, which DropPath then tests as `drop_prob == 0.`; a
+    tensor there failed when the model was traced); traced (tf.function, XLA), the scalar tensor itself (the value
+    is not known until run time, and the graph stays compilable)."""
+    value = tf.reshape(input, [])
+    if tf.executing_eagerly():
+        return value.numpy().item()
+    return value
 
 
 def python_scalar(input, kind):

@@ -94,6 +94,13 @@ CASES = {
     # (7x7 tokens at the last stage: 224 pixels in)
     "efficientformer": ("EfficientFormer", lambda m: m.EfficientFormer(
         depths=(1, 1, 1, 2), embed_dims=(8, 16, 24, 32), num_vit=1, num_classes=10), (1, 3, 224, 224), 7),
+    # attention-bias caches behind `torch.jit.is_tracing()` too; TinyViT's drop-path rates are `x.item()` numbers
+    # (a tensor there stopped the traced model). LeViT's conv-BN stem, Subsample and attention reshapes: 39
+    "levit": ("LevitDistilled", lambda m: m.LevitDistilled(img_size=64, num_classes=10, embed_dim=(16, 24, 32),
+                                                           key_dim=8, num_heads=(2, 2, 2), depth=(1, 1, 1)),
+              (2, 3, 64, 64), 39),
+    "tiny_vit": ("TinyVit", lambda m: m.TinyVit(num_classes=10, embed_dims=(8, 16, 24, 32), depths=(1, 1, 1, 1),
+                                                num_heads=(1, 2, 2, 4), window_sizes=(2, 2, 2, 2)), (2, 3, 64, 64), 14),
 }
 # stem -> why it still fails (strict xfail: fixing it turns the test red until the entry is removed)
 FAILING = {}
