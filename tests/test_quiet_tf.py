@@ -54,6 +54,9 @@ print(float(tf.constant(1.0) + 1))
 def test_tensorflow_prints_its_notes_without_quieting_even_at_level_3():
     result = _python("import tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
     assert result.returncode == 0, result.stderr[-2000:]
+    if "oneDNN custom operations are on" not in _python("import tensorflow", TF_CPP_MIN_LOG_LEVEL="0").stderr:
+        pytest.skip("this host's TensorFlow does not turn oneDNN on (a CPU it does not use it for): no notice to "
+                    "hold back")
     assert result.stderr.count("oneDNN custom operations are on") == 2  # the fault quiet_start_up holds back
 
 
@@ -68,4 +71,5 @@ def test_quiet_import_passes_on_only_other_lines(level):
 def test_level_0_shows_everything():
     result = _python(QUIET_IMPORT, TF_CPP_MIN_LOG_LEVEL="0")
     assert result.returncode == 0
-    assert "oneDNN custom operations are on" in result.stderr and "inside" in result.stderr
+    start_up = [line for line in result.stderr.splitlines() if _start_up_noise(line + "\n", 1)]
+    assert start_up and "inside" in result.stderr  # (TF's start-up notes: oneDNN's, or the CPU instructions one)

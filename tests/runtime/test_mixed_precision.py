@@ -45,8 +45,9 @@ def test_softmax_family_rounds_once(function, reference):
 
 def test_attention_scores_run_in_float32():
     """F.scaled_dot_product_attention on bfloat16 q, k, v with a mask: scores, mask and softmax in float32 leave the
-    error of the bfloat16 weights and the p.v product (~0.3% of the output's scale); scores in bfloat16 (rounded in
-    steps of 2**-5 at +-20) are off by ~2%."""
+    error of the bfloat16 weights and the p.v product (~0.3% of the output's scale where the CPU kernels accumulate
+    it in float32, 0.66% on a host whose kernels without oneDNN accumulate in bfloat16); scores in bfloat16
+    (rounded in steps of 2**-5 at +-20) are off by ~2%."""
     rng = np.random.default_rng(1)
     q, k, v = (rounded_to_bfloat16(3 * rng.standard_normal((2, 2, 12, 16)).astype(np.float32)) for _ in range(3))
     mask = rng.random((12, 12)) > 0.2
@@ -56,7 +57,7 @@ def test_attention_scores_run_in_float32():
     actual = scaled_dot_product_attention(*(tf.constant(t, tf.bfloat16) for t in (q, k, v)), attn_mask=mask)
     assert actual.dtype == tf.bfloat16
     error = np.abs(tf.cast(actual, tf.float32).numpy() - expected).max()
-    assert error <= 0.005 * np.abs(expected).max(), error
+    assert error <= 0.01 * np.abs(expected).max(), error
 
 
 def test_multihead_attention_under_mixed_bfloat16_follows_torch(mixed_policy):
