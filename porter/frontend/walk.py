@@ -132,14 +132,16 @@ def _passed_over(visitor_class):
 
 
 def descendants(node):
-    """`node` and every node below it, in the order `walk` visits them (pre-order), as a list."""
+    """`node` and every node below it, in the order `walk` visits them (pre-order), as a list; whitespace, comment
+    and operator nodes (TOKEN_NODES, half of a file's nodes) neither listed nor entered: no question asks for them."""
     found, stack = [], [node]
-    pop, push = stack.pop, stack.append
+    pop, push, skipped = stack.pop, stack.append, TOKEN_NODES
     while stack:
         current = pop()
         found.append(current)
         for child in reversed(children(current)):
-            push(child)
+            if type(child) not in skipped:
+                push(child)
     return found
 
 

@@ -1265,15 +1265,8 @@ class FileTranslator:
         init = info.find_method("__init__")
         if init is None:
             return False
-        found = []
-
-        class Finder(cst.CSTVisitor):
-            def visit_Call(self, node):
-                if isinstance(node.func, cst.Name) and node.func.value == info.name:
-                    found.append(node)
-
-        walk(init.body, Finder())  # reads only: no copy of the body made
-        return bool(found)
+        return any(isinstance(call.func, cst.Name) and call.func.value == info.name
+                   for call in self.source.nodes_in(init, cst.Call))  # the node index: no walk per question
 
     def translation_tables(self):
         return (self.ctx.signatures, self.ctx.method_signatures, self.ctx.function_signatures, self.class_code,

@@ -5,7 +5,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from porter.frontend.walk import walk
+from porter.frontend.walk import TOKEN_NODES, walk
 
 FIXTURES = sorted(Path(__file__).resolve().parents[2].joinpath("fixtures").rglob("*.py"))
 
@@ -93,11 +93,29 @@ class AllNodes(cst.CSTVisitor):
         return True
 
 
+class NodesButTokens(cst.CSTVisitor):
+    """Every node but whitespace, comments and operators (TOKEN_NODES), and none inside those."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def on_visit(self, node):
+        if type(node) in TOKEN_NODES:
+            return False
+        self.seen.append(node)
+        return True
+
+
 @pytest.mark.parametrize("path", FIXTURES[:6], ids=lambda p: p.name)
 def test_descendants_are_the_nodes_walk_visits_in_its_order(path):
+    """descendants: what walk visits, in its order, without the token nodes (none holds a node of another kind)."""
     from porter.frontend.walk import descendants
 
     module = cst.parse_module(path.read_text())
-    visited = AllNodes()
+    visited = NodesButTokens()
     walk(module, visited)
     assert [id(node) for node in descendants(module)] == [id(node) for node in visited.seen]
+    everything = AllNodes()
+    walk(module, everything)
+    assert {id(node) for node in everything.seen if type(node) not in TOKEN_NODES} == set(map(id, visited.seen))
