@@ -342,6 +342,10 @@ class CallTranslator:
             if argument.kind == "tuple":  # a list's length whatever layout its images are held in
                 return python(f"len({argument.code})",
                               static=len(argument.items) if argument.items is not None else None)
+            held = argument.module if argument.kind == "module" else None
+            if held is not None and held.kind in ("list", "sequential") and held.ordered and \
+                    "unknown" not in {element.kind for element in held.elements}:  # layers built in the constructor
+                return python(f"len({argument.code})", static=len(held.elements))
         if name in ("float", "int", "bool") and node.args:
             argument = self.expr(node.args[0].value)
             if argument.is_tensor:
@@ -957,7 +961,12 @@ class CallTranslator:
     def class_call(self, code, class_name, args, kwargs, static=(), at_site=True):
         site = code[5:] if at_site and code.startswith("self.") and code[5:].isidentifier() and \
             self.mode == "forward" else None
-        args = _unstarred(args)
+        # an image flattened as it lies, (H, W, C), goes in torch's order: its channel count is an expression of
+        # this class (`self.conv_head.out_channels`), which the class called cannot read
+        args = [to_layout(self.ctx, v, "source") if v.is_tensor and v.layout == "flat_channels_last" else v
+                for v in _unstarred(args)]
+        kwargs = {k: to_layout(self.ctx, v, "source") if v.is_tensor and v.layout == "flat_channels_last" else v
+                  for k, v in kwargs.items()}
         signature = self.ctx_class_signature(class_name, args, kwargs, static, site=site)
         starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
         fits = starred is not None and signature is not None and self.starred_fits(class_name, signature, starred,

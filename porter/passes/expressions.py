@@ -319,7 +319,7 @@ class ExpressionTranslator(CallTranslator):
         statics = [i.static for i in items]
         static = list(statics) if all(s is not None for s in statics) else None
         value = python("[" + ", ".join(i.code for i in raw) + "]", static=static)
-        if any(i.is_tensor for i in items):
+        if any(i.is_tensor or i.kind == "tuple" for i in items):  # (a list of lists: `x = [x]` of a list handed)
             return Value(value.code, "tuple", items=tuple(items))
         if any(i.kind == "module" for i in items):
             return Value(value.code, "module", module=ModuleRef("list", elements=tuple(

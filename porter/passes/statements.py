@@ -75,23 +75,9 @@ class BodyTranslator(ExpressionTranslator):
         self.rebound = set()  # variables the block being translated assigns (their hoisted conversions are stale)
         self.calls_itself = None  # a class calling itself on images: the image template (ClassBodyTranslator)
         self.parameter_names = set(env)  # (the body's parameters: env holds them at the start)
-        self.last_turn_guards = {}  # id(an `if` ending a loop body) -> whether it runs on every turn but the last
+        self.closing_guard = None  # (the `if` ending the loop body being translated, whether it runs on every turn
+        # but the last: last_turn.py), or None
         self.last_turn_paths = {}  # id(such an `if`) -> (names it binds, the env its last-turn path leaves, test)
-
-    def static_of_node(self, node):
-        """The value porter knows expression `node` to have (a constructor argument's int; the length of a list of
-        layers built in the constructor), else None."""
-        value = self.expr(node)
-        if value.static is None and isinstance(node, cst.Call) and dotted_name(node.func) == "len" and \
-                len(node.args) == 1:
-            held = self.expr(node.args[0].value)
-            module = held.module if held.kind == "module" else None
-            if module is not None and module.kind in ("list", "sequential") and module.ordered and \
-                    "unknown" not in {e.kind for e in module.elements}:
-                return len(module.elements)
-            if held.kind == "tuple" and held.items is not None:
-                return len(held.items)
-        return value.static
 
     def hoist(self, name, code, layout):
         """Convert variable `name` once into a new variable and reuse it until `name` is reassigned."""
@@ -763,7 +749,8 @@ class BodyTranslator(ExpressionTranslator):
                 keyword = "else"
                 else_lines, else_done = self.in_branch(test.static is True, self.block, orelse.body, depth + 1)
             after_else = dict(self.env)
-        runs_until_last = self.last_turn_guards.get(id(statement))
+        guard = self.closing_guard
+        runs_until_last = guard[1] if guard is not None and guard[0] is statement else None
         if test.static is True or test.static is False:  # decided statically: only the branch taken binds names
             merged = {"env": after_body if test.static else after_else, "else_extra": []}
         elif runs_until_last is not None and not body_done and not else_done:
@@ -924,11 +911,16 @@ class BodyTranslator(ExpressionTranslator):
         return lines, False
 
     def _stmt_For(self, statement, depth):
-        pad = INDENT * depth
         iterable = self.expr(statement.iter)
-        guard = last_turn_guard(statement, self.code, self.static_of_node)
-        if guard is not None:
-            self.last_turn_guards[id(guard[0])] = guard[1]
+        guard = last_turn_guard(statement, self.code, lambda node: self.expr(node).static)
+        outer, self.closing_guard = self.closing_guard, guard
+        try:
+            return self._for_lines(statement, iterable, guard, depth)
+        finally:
+            self.closing_guard = outer
+
+    def _for_lines(self, statement, iterable, guard, depth):
+        pad = INDENT * depth
         before = dict(self.env)
         entering_none = [name for name in assigned_names(statement.body) if isinstance(before.get(name), Value) and
                          holds_none(before[name])]
@@ -967,8 +959,8 @@ class BodyTranslator(ExpressionTranslator):
             self.env.clear()
             self.env.update(before)
         else:
-            for fix in self.loop_fixes(before, depth + 1):
-                if last_turn is not None and fix.split(" = ", 1)[0].strip() in last_turn[0]:
+            for name, fix in self.loop_fixes(before, depth + 1):
+                if last_turn is not None and name in last_turn[0]:
                     # (a name the closing `if` binds: brought back for the next turn only, on the path it takes)
                     _insert_before_trailing_pass(body_lines, f"{pad}{INDENT}if {last_turn[2]}:")
                     body_lines.append(f"{INDENT}{fix}")
@@ -992,7 +984,7 @@ class BodyTranslator(ExpressionTranslator):
         before = dict(self.env)
         self.forget_variation(statement.body)
         body_lines, _ = self.block(statement.body, depth + 1)
-        for fix in self.loop_fixes(before, depth + 1):
+        for _, fix in self.loop_fixes(before, depth + 1):
             _insert_before_trailing_pass(body_lines, fix)
         return [f"{pad}while {test.code}:"] + body_lines, False
 
@@ -1052,8 +1044,8 @@ class BodyTranslator(ExpressionTranslator):
             entering[name] = to_layout(self.ctx, old.with_code(name), "channels_last", rank)
 
     def loop_fixes(self, before, depth):
-        """Statements that bring loop-carried tensors back to their layout at loop entry (converted in place: a
-        conversion hoisted before the loop holds the value of the first iteration only)."""
+        """(name, statement) pairs that bring loop-carried tensors back to their layout at loop entry (converted in
+        place: a conversion hoisted before the loop holds the value of the first iteration only)."""
         outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
         try:
             return self._loop_fixes(before, depth)
@@ -1066,7 +1058,7 @@ class BodyTranslator(ExpressionTranslator):
             new = self.env.get(name)
             relaid = self.list_relaid(name, new, old)
             if relaid is not None:  # a list of images whose layout the body changed: back to the one at entry
-                fixes.append(f"{INDENT * depth}{name} = {relaid.code}")
+                fixes.append((name, f"{INDENT * depth}{name} = {relaid.code}"))
                 self.env[name] = old
                 continue
             if not (isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor):
@@ -1078,7 +1070,7 @@ class BodyTranslator(ExpressionTranslator):
                                   old.rank)
             if old.layout.startswith("permuted:"):
                 continue  # cannot re-create a pending transpose; the body keeps torch's order
-            fixes.append(f"{INDENT * depth}{name} = {converted.code}")
+            fixes.append((name, f"{INDENT * depth}{name} = {converted.code}"))
             self.env[name] = old
         return fixes
 

@@ -1,5 +1,5 @@
 """Rules: ops that pick, place, count or rank entries along a dim (`torch.median`/`kthvalue`, `cummax`/`cummin`,
-`logcumsumexp`, `searchsorted`/`bucketize`, `scatter`/`scatter_add`, `count_nonzero`, `empty_like`).
+`logcumsumexp`, `searchsorted`/`bucketize`, `scatter`/`scatter_add`, `count_nonzero`, `empty_like`, `unique`).
 
 Layout: logcumsumexp runs on whatever layout arrives with its dim remapped; the others run in torch's order
 ("source"): their (values, indices) pairs and index tensors are torch's. Dtype: indices and counts are int64
@@ -55,3 +55,30 @@ function_rule("torch.scatter_add", "Tensor.scatter_add",
 function_rule("torch.count_nonzero", "Tensor.count_nonzero",
               translate=source_call("count_nonzero", "(input, dim=None)", dtype="int"), layout="source")
 function_rule("torch.empty_like", runtime="empty_like", signature="(input, dtype=None)", layout="any")
+
+UNIQUE = Signature.parse("(input, sorted=True, return_inverse=False, return_counts=False, dim=None)")
+
+
+def translate_unique(ctx, call):
+    """The distinct values (rank 1 without `dim`), or a tuple with the inverse indices and counts asked for."""
+    bound = call.bind(UNIQUE)
+    flags = [bound.get(name) for name in ("return_inverse", "return_counts")]
+    if any(flag is not None and flag.static not in (True, False) for flag in flags):
+        return ctx.unsupported(f"{call.canonical}(return_inverse=/return_counts= not a constant)",
+                               "whether it returns a tuple must be known when converting")
+    args = [ctx.plain(v) for v in call.all_args()]
+    kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
+    code = f"{ctx.runtime('unique')}({ctx.join_args(args, kwargs)})"
+    dim = bound.get("dim")
+    source = bound["input"]
+    along = dim is not None and dim.code != "None"
+    values = tensor(code, source.rank if along else 1, "source").but(dtype=source.dtype)
+    if not any(flag is not None and flag.static for flag in flags):
+        return values
+    items = [values, tensor("", 1 if along else source.rank, "source").but(dtype="int"),  # the inverse
+             tensor("", 1, "source").but(dtype="int")]  # the counts
+    items = [items[0]] + [item for item, flag in zip(items[1:], flags, strict=True) if flag is not None and flag.static]
+    return Value(code, "tuple", items=tuple(item.with_code(f"{code}[{i}]") for i, item in enumerate(items)))
+
+
+function_rule("torch.unique", "Tensor.unique", translate=translate_unique, layout="source")

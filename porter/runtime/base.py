@@ -339,6 +339,8 @@ def broadcast_channels_last(y, rank):
 def flat_to_torch_order(x, channels):
     """A (N, H*W*C) channels-last flatten reordered to torch's (N, C*H*W)."""
     features = x.shape[-1]
+    if features == channels:  # one position (after a global pool): the orders agree
+        return x
     spatial = features // channels
     x = tf.reshape(x, [-1, spatial, channels])
     return tf.reshape(tf.transpose(x, [0, 2, 1]), [-1, features])
