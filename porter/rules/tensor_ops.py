@@ -592,6 +592,19 @@ def _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result):
 
 
 # --- elementwise ------------------------------------------------------------------------------------------
+def operand(code):
+    """`code` as an operand of a binary operator: parenthesised unless it is one name, attribute, call, subscript
+    or literal (`torch.sub(y, y - 1.0)` is `y - (y - 1.0)`)."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return f"({code})"
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) or isinstance(node, ast.Constant) and \
+            not (isinstance(node.value, (int, float)) and code.lstrip().startswith("-")):
+        return code
+    return f"({code})"
+
+
 def _elementwise(template, arity=1, dtype=None):
     """Elementwise op written as a code template over its tensor arguments; layouts unified, kept."""
 
@@ -599,7 +612,7 @@ def _elementwise(template, arity=1, dtype=None):
         args = call.all_args()[:arity] + [v for k, v in call.kwargs.items() if k in ("other", "exponent")]
         args = args[:arity]
         unified, layout, rank = ctx.unify(args)
-        codes = [v.code for v in unified]
+        codes = [operand(v.code) if template.startswith("{") else v.code for v in unified]
         return tensor(template.format(*codes), rank, layout).but(dtype=dtype)
 
     return translate
@@ -991,8 +1004,8 @@ for _name, _template in _UNARY.items():
     pointwise_rule(f"torch.{_name}", f"Tensor.{_name}", translate=_elementwise(_template, 1), layout="any")
 
 _BINARY = {
-    "add": "{0} + {1}", "sub": "{0} - {1}", "subtract": "{0} - {1}", "mul": "{0} * {1}", "multiply": "{0} * {1}",
-    "div": "{0} / {1}", "divide": "{0} / {1}", "true_divide": "{0} / {1}", "floor_divide": "tf.math.floordiv({0}, {1})",
+    "mul": "{0} * {1}", "multiply": "{0} * {1}", "true_divide": "{0} / {1}",
+    "floor_divide": "tf.math.floordiv({0}, {1})",
     "remainder": "tf.math.floormod({0}, {1})", "fmod": "tf.math.truncatemod({0}, {1})",
     "maximum": "tf.maximum({0}, {1})", "minimum": "tf.minimum({0}, {1})", "eq": "{0} == {1}", "ne": "{0} != {1}",
     "lt": "{0} < {1}", "gt": "{0} > {1}", "le": "{0} <= {1}", "ge": "{0} >= {1}",
@@ -1004,6 +1017,39 @@ for _name, _template in _BINARY.items():
     _names = [f"torch.{_name}", f"Tensor.{_name}"]
     pointwise_rule(*_names, translate=_elementwise(_template, 2, "bool" if _name in _BOOLEAN_RESULTS else None),
                    layout="any")
+
+
+def translate_sum_with_alpha(operator):
+    """torch.add / torch.sub: `input {operator} alpha * other` (alpha 1 by default)."""
+
+    def translate(ctx, call):
+        bound = _bind(ctx, call, "(input, other, alpha=1)")
+        (value, other), layout, rank = ctx.unify([bound["input"], bound["other"]])
+        alpha = bound.get("alpha")
+        scaled = operand(other.code) if alpha is None or alpha.static == 1 else \
+            f"{operand(ctx.plain(alpha).code)} * {operand(other.code)}"
+        return tensor(f"{operand(value.code)} {operator} {scaled}", rank, layout)
+
+    return translate
+
+
+def translate_div(ctx, call):
+    """torch.div / torch.divide: true division, or the quotient rounded by `rounding_mode` ("floor", "trunc")."""
+    bound = _bind(ctx, call, "(input, other, rounding_mode=None)")
+    (value, other), layout, rank = ctx.unify([bound["input"], bound["other"]])
+    mode = bound.get("rounding_mode")
+    if mode is None or mode.static is None and mode.code == "None":
+        return tensor(f"{operand(value.code)} / {operand(other.code)}", rank, layout)
+    if mode.static not in ("floor", "trunc"):
+        return ctx.unsupported(f"{call.canonical}(rounding_mode={mode.code})",
+                               "rounding_mode must be a constant: None, 'floor' or 'trunc'")
+    return tensor(f"{_runtime(ctx, 'divide_rounded')}({value.code}, {other.code}, {mode.code})", rank, layout)
+
+
+pointwise_rule("torch.add", "Tensor.add", translate=translate_sum_with_alpha("+"), layout="any")
+pointwise_rule("torch.sub", "Tensor.sub", "torch.subtract", "Tensor.subtract", translate=translate_sum_with_alpha("-"),
+               layout="any")
+pointwise_rule("torch.div", "Tensor.div", "torch.divide", "Tensor.divide", translate=translate_div, layout="any")
 
 
 def translate_pow(ctx, call):

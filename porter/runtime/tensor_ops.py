@@ -280,6 +280,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def cumsum(input, dim, dtype=None):
+    """torch.cumsum: summed in `dtype` where given; integer and bool inputs give int64 as in torch."""
+    input = tf.convert_to_tensor(input)
+    if dtype is not None:
+        input = tf.cast(input, _as_dtype(dtype))
+    elif input.dtype.is_integer or input.dtype == tf.bool:
+        input = tf.cast(input, tf.int64)
     return tf.cumsum(input, axis=dim)
 
 
@@ -305,6 +311,22 @@ def _promote(a, b):
         target = a.dtype if a.dtype.is_floating else b.dtype
         return tf.cast(a, target), tf.cast(b, target)
     return a, b
+
+
+def divide_rounded(input, other, rounding_mode):
+    """torch.div with `rounding_mode` "floor" or "trunc": the quotient rounded toward -inf or toward 0; integers
+    stay integers, an integer tensor meeting a Python float is promoted to float32 as in torch."""
+    if isinstance(other, float) and hasattr(input, "dtype") and not input.dtype.is_floating:
+        input = tf.cast(input, tf.float32)
+    if isinstance(input, float) and hasattr(other, "dtype") and not other.dtype.is_floating:
+        other = tf.cast(other, tf.float32)
+    input, other = _promote(input, other)
+    if rounding_mode == "floor":
+        return tf.math.floordiv(input, other)
+    if input.dtype.is_integer:
+        return tf.truncatediv(input, other)
+    quotient = input / other
+    return tf.where(quotient < 0, tf.math.ceil(quotient), tf.math.floor(quotient))
 
 
 def clamp(input, min=None, max=None):
