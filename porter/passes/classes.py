@@ -1652,12 +1652,22 @@ class FileTranslator:
         speculative, self.speculative = self.speculative, 0  # a method is translated once, and kept
         try:
             params = [p for p in declared_params(definition) if p.name.value != "self"]
-            env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)), key)
-            signature = ClassSignature(arg_values=tuple(arg_values))
-            self.ctx.method_signatures[key] = signature
-            translator = ClassBodyTranslator(self, info, "forward", env, None)
-            translator.returns_pending_permute = returns_once_at_end(definition)
-            body, _ = translator.block(definition.body, 2)
+            ir = self.ctx.ir
+            for output_layout in (None, "source"):
+                before = (_ir_state(ir), dict(self.bound_sites), set(self.generic_sites),
+                          {k: list(v) for k, v in self.layout_sites.items()}, self.translated_keys()) \
+                    if ir is not None else None
+                env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)), key)
+                signature = ClassSignature(arg_values=tuple(arg_values))
+                self.ctx.method_signatures[key] = signature
+                translator = ClassBodyTranslator(self, info, "forward", env, output_layout)
+                translator.returns_pending_permute = returns_once_at_end(definition)
+                body, _ = translator.block(definition.body, 2)
+                if not translator.returns_disagree or output_layout is not None or before is None:
+                    break
+                # a list here, a tensor there (timm's `return outs` under `fork_feat`, else the image): made again,
+                # every return in torch's layout, and its callers take what it returns so
+                self.undo_translation(ir, before)
             signature.output = translator.return_template
             signature.takes_training = "training" in "\n".join(body)
             self.method_code[key] = (definition, clean_body(body, self.ctx.ir.mappings if self.ctx.ir else ()),

@@ -8,7 +8,10 @@
   `Linear`, GhostNet's classifier): reordered to torch's order at the call, where its channel count is known
   (before: `flat_to_torch_order(input, None)` inside the subclass raised TypeError); after a global pool the orders
   agree and nothing is reordered.
-Eagerly and under XLA, drawn batch and sizes (batch 1, odd sizes)."""
+- a method whose returns disagree (timm FastViT's `forward_features`: `return outs`, a list of normed stage images,
+  under a constructor flag, else the image): made again returning everything in torch's layout, so its caller
+  hands the head an image, not the list (before: the head was specialised for a list and raised).
+Eagerly and under XLA, drawn batch and sizes (batch 1, odd sizes); the flag both ways."""
 
 import textwrap
 
@@ -73,7 +76,50 @@ class Net(nn.Module):
         return self.fc(self.flatten(self.pool(self.conv(x))))
 '''
 
+FORK_FEAT = '''
+import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(c, n)
+
+    def forward(self, x):
+        return self.fc(self.pool(x).flatten(1))
+
+
+class Net(nn.Module):
+    def __init__(self, fork_feat=FORK):
+        super().__init__()
+        self.fork_feat = fork_feat
+        self.stages = nn.ModuleList([nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, stride=2, padding=1)])
+        self.norm1 = nn.BatchNorm2d(8)
+        self.head = Head(8, 5)
+
+    def forward_features(self, x):
+        outs = []
+        for idx, block in enumerate(self.stages):
+            x = block(x)
+            if self.fork_feat:
+                if idx == 1:
+                    outs.append(self.norm1(x))
+        if self.fork_feat:
+            return outs
+        return x
+
+    def forward(self, x):
+        x = self.forward_features(x)
+        if self.fork_feat:
+            return x[0] * 2
+        return self.head(x)
+'''
+
 SOURCES = {
+    "fork_feat_off": FORK_FEAT.replace("FORK", "False"),
+    "fork_feat_on": FORK_FEAT.replace("FORK", "True"),
     "list_blocks": LIST_BLOCKS,
     "flat_global_pool": FLAT_INTO_LINEAR_SUBCLASS.replace("POOLED", "1"),
     "flat_two_by_two": FLAT_INTO_LINEAR_SUBCLASS.replace("POOLED", "2"),
