@@ -1054,6 +1054,13 @@ class Linear(TorchLayer):
             self.add_weight(shape=(self.out_features,), initializer=init, name="bias") if self.use_bias else None
         )
 
+    def reset_parameters(self):
+        """torch's reset_parameters: weight and bias drawn again from torch's default init (for a subclass's own)."""
+        init = uniform_fan_in(self.in_features)
+        for variable in (self.weight, self.bias):
+            if variable is not None:
+                variable.assign(init(variable.shape, variable.dtype))
+
     def call(self, x, layout=None, layout_out=None):
         """`layout` / `layout_out`: the layouts a caller holds `x` in and wants the result in (see `runs_in`); by
         default torch's order. On a channels-last tensor of rank > 2 the dim torch contracts (its last) is stored

@@ -1222,6 +1222,14 @@ class _ConvNd(TorchLayer):
             else None
         )
 
+    def reset_parameters(self):
+        """torch's reset_parameters: the kernel and bias drawn again from torch's default init (a subclass's own
+        reset_parameters calls it through super(): timm's ScaledStdConv2d)."""
+        init = uniform_fan_in(self.in_channels // self.groups * int(np.prod(self.kernel_size)))
+        for variable in (self.weight, self.bias):
+            if variable is not None:
+                variable.assign(init(variable.shape, variable.dtype))
+
     def call(self, x, layout=None, layout_out=None):
         """`layout` / `layout_out`: the layouts a container holds `x` in and wants the result in (see `runs_in`);
         by default channels-last. A 1x1 convolution on torch's order contracts axis 1 in place (MLP-Mixer's token
@@ -1316,6 +1324,13 @@ class Linear(TorchLayer):
         self.bias = (
             self.add_weight(shape=(self.out_features,), initializer=init, name="bias") if self.use_bias else None
         )
+
+    def reset_parameters(self):
+        """torch's reset_parameters: weight and bias drawn again from torch's default init (for a subclass's own)."""
+        init = uniform_fan_in(self.in_features)
+        for variable in (self.weight, self.bias):
+            if variable is not None:
+                variable.assign(init(variable.shape, variable.dtype))
 
     def call(self, x, layout=None, layout_out=None):
         """`layout` / `layout_out`: the layouts a caller holds `x` in and wants the result in (see `runs_in`); by
