@@ -314,8 +314,13 @@ class ExpressionTranslator(CallTranslator):
             return Value("[" + ", ".join(i.code for i in raw) + "]", "tuple", items=None, static=("each", held))
         items = list(_spread(raw))
         if any(i.is_tensor and i.layout != "source" for i in items) and self.list_is_stored(node) and not (
-                all(i.is_tensor and i.layout == "channels_last" and i.rank == items[0].rank for i in items)):
+                all(i.is_tensor and i.layout == "channels_last" for i in items) and
+                len({i.rank for i in items} - {None}) <= 1):  # (a block's image of unknown rank beside a pool's)
             items = raw = [self.as_plain(i) for i in items]  # mixed layouts in a list that may grow: torch's order
+        ranks = {i.rank for i in items if i.is_tensor and i.layout == "channels_last"} - {None}
+        if len(ranks) == 1 and all(i.is_tensor and i.layout == "channels_last" for i in items):
+            rank = ranks.pop()
+            items = [i.but(rank=rank) if i.rank is None else i for i in items]  # images alike: one rank
         statics = [i.static for i in items]
         static = list(statics) if all(s is not None for s in statics) else None
         value = python("[" + ", ".join(i.code for i in raw) + "]", static=static)
