@@ -667,6 +667,11 @@ class ExpressionTranslator(CallTranslator):
         """Basic indexing (integers, slices, one `...`) of a channels-last or permuted tensor: each index goes to
         the axis that holds its torch dim, and the result keeps the layout (`qkv[0]` of a pending permute, the
         crop of a channels-last map): nothing transposes. None when the index is anything else."""
+        if base.channels_last and base.rank is None and len(items) == 2 and all(
+                isinstance(i, cst.Slice) for i in items) and self.slice_item_code(items[0]) == ":":
+            # `x[:, :c]` of an image of unknown rank (a factory's norm made it): its channels, the last axis
+            return tensor(f"{self.wrap(base.code)}[..., {self.slice_item_code(items[1])}]", None,
+                          "channels_last").but(dtype=base.dtype)
         found = self.physical_index(base, items, index_values)
         if found is None:
             return None
