@@ -3,6 +3,7 @@
 
 - rexnet.py (ReXNet 1.0, 64x64): its LinearBottleneck's partial shortcut slices the channels of a ConvNormAct's image
   of unknown rank, `x[:, 0:self.in_channels]`: sliced on the last axis where the image lies (45 Transposes before);
+- dpn.py (DPN, dpn48b's units): its DualPathBlock splits the same way, `x_s[:, :self.num_1x1_c]` (81 before);
 - inception_v3.py: its Inception blocks return their branches as a list built in `_forward`
 (`outputs = [branch3x3, branch3x3dbl, branch_pool]`), the convolutions' images of unknown rank (timm's ConvNormAct,
 its norm made by a factory) beside a pool's image of rank 4. The list holds them channels-last, all of one rank, and
@@ -28,6 +29,9 @@ timm = pytest.importorskip("timm", reason="timm is not installed (scripts/setup.
 CASES = {
     "inception_v3": ("InceptionV3", {"num_classes": 10}, 75, 2),
     "rexnet": ("RexNet", {"num_classes": 10, "width_mult": 0.5}, 64, 2),
+    # dpn48b's kinds of unit (b: its c1x1_c split in two convs), narrow, one a stage
+    "dpn": ("DPN", {"num_classes": 10, "small": True, "num_init_features": 10, "k_r": 32, "groups": 8, "b": True,
+                    "k_sec": (1, 1, 1, 1), "inc_sec": (8, 8, 8, 16)}, 64, 2),
 }
 
 
