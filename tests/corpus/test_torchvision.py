@@ -138,7 +138,9 @@ def assert_port_matches(torch_model, keras_model, x, xla=True):
         assert float(np.abs(got - expected).max()) <= 1e-4 * scale
 
 
-_XLA_TRACES = weakref.WeakKeyDictionary()  # Keras model -> {(shape, dtype): (tf.function, concrete function)}
+# Keras model -> {(shape, dtype): (tf.function, concrete function)}. A trace's function holds its model, so the weak
+# keys alone never let a model go: release_xla_traces() empties the table as each test module ends (tests/conftest.py)
+_XLA_TRACES = weakref.WeakKeyDictionary()
 
 
 def xla_trace(keras_model, x):
@@ -150,6 +152,13 @@ def xla_trace(keras_model, x):
     if key not in traces:
         traces[key] = inference_trace(keras_model, [x], jit_compile=True)
     return traces[key]
+
+
+def release_xla_traces():
+    """Forget every trace (tests/conftest.py, as each test module ends): without it, every network a worker traced
+    stayed alive with its XLA executable until the session ended (PolyNet, PNASNet at 331 pixels, a 120M-parameter
+    VGG ...)."""
+    _XLA_TRACES.clear()
 
 
 def xla_transposes(keras_model, x):
