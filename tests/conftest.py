@@ -13,7 +13,7 @@ os.environ.setdefault("PORTER_MXNET_RESIDENT", "1")
 import pytest
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-from tests.scheduling import longest_file_first, recorded_seconds  # noqa: E402
+from tests.scheduling import longest_file_first, networks_together, recorded_seconds  # noqa: E402
 
 settings.register_profile("default", max_examples=15, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -30,6 +30,8 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(session, config, items):
+    # a corpus file's tests of one network together (its module keeps one network built at a time), in every run
+    items[:] = networks_together(items)
     # on xdist workers only: they hand the controller this order, which deals files from it; a run without xdist
     # keeps the collection order
     seconds = recorded_seconds() if os.environ.get("PYTEST_XDIST_WORKER") else {}

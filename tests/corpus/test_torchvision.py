@@ -154,6 +154,14 @@ def xla_trace(keras_model, x):
     return traces[key]
 
 
+def keep_only(cache, stem):
+    """Let every network in `cache` (stem -> (torch model, Keras model, input)) but `stem`'s go, with its XLA traces:
+    tests/scheduling.py runs a corpus file's tests of one network together, so a module holds one network at a time
+    (a full-size network is gigabytes); run in another order, a network is only built again."""
+    for other in [key for key in cache if key != stem]:
+        _XLA_TRACES.pop(cache.pop(other)[1], None)
+
+
 def release_xla_traces():
     """Forget every trace (tests/conftest.py, as each test module ends): without it, every network a worker traced
     stayed alive with its XLA executable until the session ended (PolyNet, PNASNet at 331 pixels, a 120M-parameter
@@ -176,12 +184,13 @@ def import_by_path(path, name):
 
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
-    """stem -> (torch model, Keras model, example input), converted once per test module (get.ports: stem -> the
-    imported port module)."""
+    """stem -> (torch model, Keras model, example input), converted once per test module, the last network asked
+    for kept (get.ports: stem -> the imported port module)."""
     cache, ports = {}, {}
 
     def get(stem):
         if stem not in cache:
+            keep_only(cache, stem)
             main_class, build_torch, build_keras, shape = CASES[stem]
             out = tmp_path_factory.mktemp(stem) / "out"
             file = CASE_FILES.get(stem, stem)
@@ -194,6 +203,7 @@ def ported(tmp_path_factory):
             keras_model(x)
             port.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
             cache[stem] = (torch_model, keras_model, x)
+            ports.clear()
             ports[stem] = port
         return cache[stem]
 
