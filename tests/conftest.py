@@ -1,7 +1,8 @@
-"""Shared test setup: quiet TensorFlow, deterministic fp32 math, hypothesis profiles, a resident mxnet process, and
-the order xdist deals test files in (longest first, tests/scheduling.py)."""
+"""Shared test setup: quiet TensorFlow, deterministic fp32 math, hypothesis profiles, a resident mxnet process, the
+order xdist deals test files in (longest first, tests/scheduling.py), and the corpus XLA traces let go per module."""
 
 import os
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -9,9 +10,10 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 # import costs seconds, and the suite runs hundreds of references.
 os.environ.setdefault("PORTER_MXNET_RESIDENT", "1")
 
+import pytest
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-from tests.scheduling import longest_file_first, recorded_seconds  # noqa: E402
+from tests.scheduling import longest_file_first, networks_together, recorded_seconds  # noqa: E402
 
 settings.register_profile("default", max_examples=15, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -28,8 +30,20 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(session, config, items):
+    # a corpus file's tests of one network together (its module keeps one network built at a time), in every run
+    items[:] = networks_together(items)
     # on xdist workers only: they hand the controller this order, which deals files from it; a run without xdist
     # keeps the collection order
     seconds = recorded_seconds() if os.environ.get("PYTEST_XDIST_WORKER") else {}
     if seconds:
         items[:] = longest_file_first(items, seconds)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def corpus_traces_released():
+    """The corpus tests' XLA traces (tests/corpus/test_torchvision.py: shared by the tests of one module) are let go
+    as the module ends, and with them its Keras models: an xdist worker runs dozens of modules."""
+    yield
+    corpus = sys.modules.get("tests.corpus.test_torchvision")
+    if corpus is not None:
+        corpus.release_xla_traces()

@@ -40,3 +40,16 @@ def longest_file_first(items, seconds):
 
 def item_file(item):
     return item.nodeid.split("::", 1)[0]
+
+
+def networks_together(items):
+    """`items` with the tests of one network next to each other in each corpus file (tests/corpus: the tests that
+    share a `stem` parameter, in the order the networks first appear; a test without one keeps its place), so that a
+    module's cache of built networks can let each go once its last test has run. Files keep their order."""
+    first_seen, keys = {}, {}
+    for index, item in enumerate(items):
+        stem = getattr(getattr(item, "callspec", None), "params", {}).get("stem")
+        path = item_file(item)
+        group = (path, stem) if stem is not None and path.startswith("tests/corpus/") else (path, index)
+        keys[id(item)] = (first_seen.setdefault(path, index), first_seen.setdefault(group, index))
+    return sorted(items, key=lambda item: keys[id(item)])

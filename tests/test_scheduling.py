@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.scheduling import SECONDS_TABLE, item_file, longest_file_first, recorded_seconds
+from tests.scheduling import SECONDS_TABLE, item_file, longest_file_first, networks_together, recorded_seconds
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -39,6 +39,21 @@ def test_files_without_a_figure_come_after_by_number_of_tests_as_xdist_deals_the
     assert [item.nodeid for item in ordered] == ["tests/w.py::t", "tests/y.py::t1", "tests/y.py::t2", "tests/z.py::t",
                                                  "tests/x.py::t"]
     assert item_file(collected[0]) == "tests/z.py"
+
+
+def test_a_corpus_files_tests_of_one_network_run_together():
+    def item(nodeid, stem=None):
+        return SimpleNamespace(nodeid=nodeid, **({"callspec": SimpleNamespace(params={"stem": stem})} if stem else {}))
+
+    collected = [item("tests/corpus/a.py::folder"), item("tests/corpus/a.py::m[x]", "x"),
+                 item("tests/corpus/a.py::m[y]", "y"), item("tests/corpus/a.py::t[x]", "x"),
+                 item("tests/corpus/a.py::t[y]", "y"), item("tests/corpus/b.py::m[x]", "x"),
+                 item("tests/passes/c.py::m[x]", "x"), item("tests/passes/c.py::m[y]", "y"),
+                 item("tests/passes/c.py::t[x]", "x")]
+    assert [i.nodeid for i in networks_together(collected)] == [
+        "tests/corpus/a.py::folder", "tests/corpus/a.py::m[x]", "tests/corpus/a.py::t[x]", "tests/corpus/a.py::m[y]",
+        "tests/corpus/a.py::t[y]", "tests/corpus/b.py::m[x]", "tests/passes/c.py::m[x]", "tests/passes/c.py::m[y]",
+        "tests/passes/c.py::t[x]"]  # outside tests/corpus nothing moves
 
 
 def test_a_missing_or_broken_table_orders_nothing(tmp_path):

@@ -138,7 +138,9 @@ def assert_port_matches(torch_model, keras_model, x, xla=True):
         assert float(np.abs(got - expected).max()) <= 1e-4 * scale
 
 
-_XLA_TRACES = weakref.WeakKeyDictionary()  # Keras model -> {(shape, dtype): (tf.function, concrete function)}
+# Keras model -> {(shape, dtype): (tf.function, concrete function)}. A trace's function holds its model, so the weak
+# keys alone never let a model go: release_xla_traces() empties the table as each test module ends (tests/conftest.py)
+_XLA_TRACES = weakref.WeakKeyDictionary()
 
 
 def xla_trace(keras_model, x):
@@ -150,6 +152,21 @@ def xla_trace(keras_model, x):
     if key not in traces:
         traces[key] = inference_trace(keras_model, [x], jit_compile=True)
     return traces[key]
+
+
+def keep_only(cache, stem):
+    """Let every network in `cache` (stem -> (torch model, Keras model, input)) but `stem`'s go, with its XLA traces:
+    tests/scheduling.py runs a corpus file's tests of one network together, so a module holds one network at a time
+    (a full-size network is gigabytes); run in another order, a network is only built again."""
+    for other in [key for key in cache if key != stem]:
+        _XLA_TRACES.pop(cache.pop(other)[1], None)
+
+
+def release_xla_traces():
+    """Forget every trace (tests/conftest.py, as each test module ends): without it, every network a worker traced
+    stayed alive with its XLA executable until the session ended (PolyNet, PNASNet at 331 pixels, a 120M-parameter
+    VGG ...)."""
+    _XLA_TRACES.clear()
 
 
 def xla_transposes(keras_model, x):
@@ -167,12 +184,13 @@ def import_by_path(path, name):
 
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
-    """stem -> (torch model, Keras model, example input), converted once per test module (get.ports: stem -> the
-    imported port module)."""
+    """stem -> (torch model, Keras model, example input), converted once per test module, the last network asked
+    for kept (get.ports: stem -> the imported port module)."""
     cache, ports = {}, {}
 
     def get(stem):
         if stem not in cache:
+            keep_only(cache, stem)
             main_class, build_torch, build_keras, shape = CASES[stem]
             out = tmp_path_factory.mktemp(stem) / "out"
             file = CASE_FILES.get(stem, stem)
@@ -185,6 +203,7 @@ def ported(tmp_path_factory):
             keras_model(x)
             port.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
             cache[stem] = (torch_model, keras_model, x)
+            ports.clear()
             ports[stem] = port
         return cache[stem]
 
