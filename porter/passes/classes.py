@@ -1166,9 +1166,7 @@ class FileTranslator:
         if info.name in self.plain_returns:
             output_layout = "source"  # its returns disagree: every one in torch's layout, callers take it so
         unsettled = output_layout is None and info.name not in self.recursion_outputs
-        before = (_ir_state(ir), dict(self.bound_sites), set(self.generic_sites),
-                  {k: list(v) for k, v in self.layout_sites.items()},
-                  self.translated_keys()) if output_layout is None else None
+        before = self.translation_state(ir) if output_layout is None else None
         held_from = len(self.held_recursions)
         try:
             params = [p for p in declared_params(forward) if p.name.value != "self"]
@@ -1244,6 +1242,11 @@ class FileTranslator:
         finally:
             self.in_progress.add(info.name)
         return True
+
+    def translation_state(self, ir):
+        """What `undo_translation` goes back to: the IR's notes, the call sites and the translations made so far."""
+        return (_ir_state(ir), dict(self.bound_sites), set(self.generic_sites),
+                {k: list(v) for k, v in self.layout_sites.items()}, self.translated_keys())
 
     def undo_translation(self, ir, before):
         """Back to the state `before` a generic call's translation (its IR notes, call sites and the translations
@@ -1654,9 +1657,7 @@ class FileTranslator:
             params = [p for p in declared_params(definition) if p.name.value != "self"]
             ir = self.ctx.ir
             for output_layout in (None, "source"):
-                before = (_ir_state(ir), dict(self.bound_sites), set(self.generic_sites),
-                          {k: list(v) for k, v in self.layout_sites.items()}, self.translated_keys()) \
-                    if ir is not None else None
+                before = self.translation_state(ir) if ir is not None else None
                 env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)), key)
                 signature = ClassSignature(arg_values=tuple(arg_values))
                 self.ctx.method_signatures[key] = signature

@@ -1,7 +1,7 @@
 """Channel slices `x[:, :c]` / `x[:, c:]` of a channels-last image whose rank porter cannot see (its norm made by a
 factory porter cannot type: timm's ConvNormAct), as ReXNet's LinearBottleneck writes its partial shortcut
 (`torch.cat([x[:, 0:self.in_channels] + shortcut, x[:, self.in_channels:]], dim=1)`): sliced on the last axis where
-the image lies, no transpose (timm rexnet_100: 45 Transposes before, 1 now; tests/corpus/test_timm_layouts.py
+the image lies, no transpose (timm rexnet_100: 45 Transposes before, 1 now; tests/corpus/test_timm.py
 converts that file, where the rank is unknown). Eagerly and under XLA, drawn batch and sizes, batch 1."""
 
 import textwrap
