@@ -2,17 +2,12 @@
 
 import tensorflow as tf
 
-from porter.runtime.tensor_ops import _as_dtype
+from porter.runtime.tensor_ops import scan_input
 
 
 def cumprod(input, dim, dtype=None):
     """torch.cumprod: the running product along `dim`; integer and bool inputs give int64 as in torch."""
-    input = tf.convert_to_tensor(input)
-    if dtype is not None:
-        input = tf.cast(input, _as_dtype(dtype))
-    elif input.dtype.is_integer or input.dtype == tf.bool:
-        input = tf.cast(input, tf.int64)
-    return tf.math.cumprod(input, axis=dim)
+    return tf.math.cumprod(scan_input(input, dtype), axis=dim)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):

@@ -279,14 +279,20 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return tf.pow(_reduce(tf.reduce_sum, tf.pow(tf.abs(input), p), dim, keepdim), 1.0 / p)
 
 
-def cumsum(input, dim, dtype=None):
-    """torch.cumsum: summed in `dtype` where given; integer and bool inputs give int64 as in torch."""
+def scan_input(input, dtype=None):
+    """The operand of a running reduction (cumsum, cumprod) as torch computes it: in `dtype` where given; integer
+    and bool inputs as int64."""
     input = tf.convert_to_tensor(input)
     if dtype is not None:
-        input = tf.cast(input, _as_dtype(dtype))
-    elif input.dtype.is_integer or input.dtype == tf.bool:
-        input = tf.cast(input, tf.int64)
-    return tf.cumsum(input, axis=dim)
+        return tf.cast(input, _as_dtype(dtype))
+    if input.dtype.is_integer or input.dtype == tf.bool:
+        return tf.cast(input, tf.int64)
+    return input
+
+
+def cumsum(input, dim, dtype=None):
+    """torch.cumsum: summed in `dtype` where given; integer and bool inputs give int64 as in torch."""
+    return tf.cumsum(scan_input(input, dtype), axis=dim)
 
 
 def masked_fill(input, mask, value):
