@@ -60,6 +60,7 @@ class TrainingCodeReader(cst.CSTVisitor):
         self.dataset_inputs = []  # first tensors handed to TensorDataset(...)
         self.returned = {}  # module-level function -> ExampleInput it returns (None: not a literal tensor)
         self.depth = 0
+        self.model_helpers = _model_helpers(source)
 
     def visit_ClassDef(self, node):
         return node.name.value not in self.source.classes and not self.source.is_linked(node)
@@ -69,6 +70,8 @@ class TrainingCodeReader(cst.CSTVisitor):
             return False
         # a Gluon helper that adds layers to a model (`_add_conv(out, ...)`) is model code, not training code
         name = node.name.value
+        if name in self.model_helpers:  # a helper the classes call (timm's `create_conv2d_pad` building Conv2dSame)
+            return False
         return not (self.source.framework == "mxnet" and name in self.source.model_names and
                     name not in self.source.factories)
 
@@ -322,6 +325,21 @@ def _literal(node, constants=None):
     if isinstance(node, (cst.SimpleString,)):
         return node.evaluated_value
     return None
+
+
+def _model_helpers(source):
+    """Module-level functions the classes' code calls, directly or through each other (a conv factory returning
+    `Conv2dSame` or `nn.Conv2d`): model code, whose constructions are parts of a model, not the model training code
+    builds. A model-zoo factory is never one."""
+    found, frontier = set(), [info.node for info in source.classes.values()]
+    while frontier:
+        node = frontier.pop()
+        for call in source.nodes_in(node, cst.Call):
+            name = dotted_name(call.func)
+            if name in source.functions and name not in found and name not in source.factories:
+                found.add(name)
+                frontier.append(source.functions[name])
+    return found
 
 
 def read_training_code(source):

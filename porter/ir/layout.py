@@ -120,11 +120,11 @@ def unify(ctx, values, unknown_rank=True):
         # images held channels-last, none of known rank (`self.body(x) + identity`, both results of modules
         # call_module keeps channels-last): one layout already; a tensor of rank <= 2 has no other
         return list(values), "channels_last", None
-    if leader.rank is None and unknown_rank and leader.code.isidentifier() and all(
-            v.channels_last or v.rank is not None for v in tensors):
+    if leader.rank is None and unknown_rank and leader.code.isidentifier():
         # an image of unknown rank (a module's output call_module keeps channels-last) meets tensors in torch's
-        # order of known rank (`x * gamma.reshape(1, -1, 1, 1)`): those broadcast against the image's rank, read
-        # when it runs, and move their channels last
+        # order (`x * gamma.reshape(1, -1, 1, 1)`, a learnable scale `nn.Parameter(torch.tensor([s]))`): those
+        # broadcast against the image's rank, read when it runs, and move their channels last (the runtime raises,
+        # saying so, for one of more dims than the image's, whose dims torch's result would have)
         ctx.use("broadcast_channels_last")
         return [v if not v.is_tensor or v.channels_last else tensor(
             f"broadcast_channels_last({v.code}, len({leader.code}.shape))", None, "channels_last").but(

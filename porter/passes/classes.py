@@ -1203,10 +1203,10 @@ class FileTranslator:
             ir.io_inputs = tuple(p.name.value in io_inputs for p in params if p.star not in ("*", "**"))
             signature.output = translator.return_template if output_layout is None else None
             ir.arg_layouts = tuple(v.layout if v.is_tensor else "python" for v in arg_values)
-            ir.layout_free = ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named,
-                                            self.param_hints).passes_layout_through(ModuleRef("class",
-                                                                                              class_name=info.name))
             template = translator.return_template
+            ir.layout_free = ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named,
+                                            self.param_hints).passes_layout_through(ModuleRef(
+                                                "class", class_name=info.name)) and _runs_as_written(body)
             ir.layout_out = _layout_out(template)
             self.class_code[(info.name, "call")] = (forward, clean_body(body, ir.mappings))
             signature.done = True
@@ -1982,6 +1982,14 @@ def _conversions(body):
     text = "\n".join(body)
     return sum(text.count(name) for name in ("to_channels_first(", "to_channels_last(", "permute(", "transpose(",
                                              "call_module("))
+
+
+def _runs_as_written(body):
+    """Whether a translated body of an elementwise class runs on any layout as it is (its `porter_layout` "any"):
+    it converts nothing and broadcasts no operand for one layout (a learnable scale meeting an image of unknown
+    rank: `broadcast_channels_last(self.scale, len(x.shape))` holds for a channels-last image only)."""
+    text = "\n".join(body)
+    return _conversions(body) == 0 and "broadcast_channels_last(" not in text and "broadcast_in_order(" not in text
 
 
 def _ends_in_return(body):

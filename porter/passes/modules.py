@@ -1071,9 +1071,13 @@ def _one_layout_alternative(alternatives, passes=None):
     if len(distinct) == 1:  # a block class or a pass-through (`Residual(...) if has_local else nn.Identity()`): they
         # agree only when the class returns the layout it takes, which its translation tells (calls.py)
         return _alternatives(list(dict.fromkeys(alternatives)))
-    if not distinct:  # every alternative passes its input through (`nn.ReLU if a else nn.Tanh`); an in-file class
-        # among them is followed, so that its call is laid out (a container hands it the layout its call takes)
-        classes = [ref for ref in alternatives if ref.kind == "class"]
+    if not distinct:  # every alternative passes its input through (`nn.ReLU if a else nn.Tanh`)
+        classes = list(dict.fromkeys(ref for ref in alternatives if ref.kind == "class"))
+        if classes and len(set(alternatives)) > 1:
+            # an in-file elementwise class or a pass-through (hgnet's `LearnableAffineBlock() if use_lab else
+            # nn.Identity()`): they agree only when the class's translation hands back the layout it takes (a
+            # learnable scale meeting an image of unknown rank may not), which its translation tells (calls.py)
+            return _alternatives(list(dict.fromkeys(alternatives)))
         return classes[-1] if classes else alternatives[-1]
     behaviours = {_layout_behaviour(r) for r in distinct}
     if len(behaviours) == 1 and None not in behaviours:  # `nn.Upsample(...)` or `nn.ConvTranspose2d(...)`; two

@@ -4,10 +4,13 @@ F.rms_norm, F.local_response_norm, F.normalize)."""
 
 from porter.rules.registry import KEEPS_CHANNELS, function_rule, module_rule
 
-# Channel-axis norms run channels-last; all of them keep the input's rank (rank=None).
-for _name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d",
-              "InstanceNorm3d"):
-    module_rule(f"torch.nn.{_name}", runtime=_name, layout="channels_last", training=True, channels="num_features")
+# Channel-axis norms run channels-last and keep the input's rank. BatchNorm2d and BatchNorm3d take only batched
+# images (torch raises on any other rank), so their result is one of rank 4 or 5 whatever porter knew of the input (a
+# conv from a factory); BatchNorm1d takes (N, C) or (N, C, L), the instance norms unbatched images too (rank=None).
+for _name, _rank in (("BatchNorm1d", None), ("BatchNorm2d", 4), ("BatchNorm3d", 5), ("SyncBatchNorm", None),
+                     ("InstanceNorm1d", None), ("InstanceNorm2d", None), ("InstanceNorm3d", None)):
+    module_rule(f"torch.nn.{_name}", runtime=_name, layout="channels_last", training=True, channels="num_features",
+                rank=_rank)
 module_rule("torch.nn.GroupNorm", runtime="GroupNorm", layout="channels_last", channels="num_channels")
 module_rule("torch.nn.LocalResponseNorm", runtime="LocalResponseNorm", layout="channels_last",
             channels=KEEPS_CHANNELS)

@@ -26,6 +26,10 @@ VIT_TINY = {"img_size": 32, "patch_size": 8, "num_classes": 10, "embed_dim": 16,
 # EfficientNet / MobileNetV3 block definitions in timm's string notation (depthwise-separable, inverted residuals
 # with squeeze-excitation); both sides get the same decoded dicts (plain Python values)
 EFFNET_ARCH = [["ds_r1_k3_s1_e1_c8"], ["ir_r1_k3_s2_e2_c16_se0.25"], ["ir_r1_k5_s2_e3_c24_se0.25"]]
+# HGNetV2-B0's layout (a v2 stem, light blocks in the last two stages), narrow and two layers a block
+HGNET_TINY = {"stem_type": "v2", "stem_chs": [8, 8], "stage1": [8, 8, 16, 1, False, False, 3, 2],
+              "stage2": [16, 8, 24, 1, True, False, 3, 2], "stage3": [24, 16, 32, 1, True, True, 5, 2],
+              "stage4": [32, 16, 48, 1, True, True, 5, 2]}
 MOBILENET_ARCH = [["ds_r1_k3_s1_e1_c8"], ["ir_r1_k3_s2_e3_c16_se0.25"], ["ir_r1_k5_s2_e3_c24_se0.25"]]
 
 
@@ -112,6 +116,11 @@ CASES = {
     # unknown rank beside a pool's of rank 4, held channels-last, joined where they lie (147 before). Full size (its
     # widths are fixed), the smallest input it takes
     "inception_v3": ("InceptionV3", lambda m: m.InceptionV3(num_classes=10), (1, 3, 75, 75), 1),
+    # ConvBNAct's `self.lab`, a LearnableAffineBlock (a scale and bias of shape (1,)) or an nn.Identity, after a conv
+    # from timm's factory and a BatchNorm2d: the block took the class's torch-layout result for what either returns,
+    # and its stage loop converted the Identity's channels-last image again (raised before)
+    "hgnet": ("HighPerfGpuNet", lambda m: m.HighPerfGpuNet(HGNET_TINY, num_classes=10, head_hidden_size=32,
+                                                          use_lab=True), (1, 3, 64, 64), 1),
 }
 # stem -> why it still fails (strict xfail: fixing it turns the test red until the entry is removed)
 FAILING = {}
