@@ -238,7 +238,7 @@ class ModuleEmitter:
         for line in kept:
             if line not in lines:
                 lines.append(line)
-        return sorted(set(lines), key=lambda l: (l.startswith("from"), l))
+        return sorted(_merged_from_imports(set(lines)), key=lambda l: (l.startswith("from"), l))
 
     # --- top-level statements ----------------------------------------------------------------------------
     def top_level(self, statement, kept_imports, line):
@@ -296,9 +296,12 @@ class ModuleEmitter:
                 if root in KEPT_STDLIB:
                     kept.append(f"import {self.source.code_of(alias).strip().rstrip(',')}")
         elif node.module is not None and not node.relative:
-            root = self.source.code_of(node.module).split(".")[0]
-            if root in KEPT_STDLIB and root != "__future__":
-                kept.append(self.source.code_of(node).strip())
+            module = self.source.code_of(node.module)
+            if module.split(".")[0] in KEPT_STDLIB and module != "__future__":
+                names = "*" if isinstance(node.names, cst.ImportStar) else ", ".join(
+                    self.source.code_of(alias.name) + (f" as {self.source.code_of(alias.asname.name)}"
+                                                       if alias.asname else "") for alias in node.names)
+                kept.append(f"from {module} import {names}")  # one line (merged with the module's others)
 
     def function_text(self, definition):
         name = definition.name.value
@@ -450,6 +453,20 @@ class PortedSibling:
 
     def __init__(self, module, source, chunks):
         self.module, self.source, self.chunks = module, source, chunks
+
+
+def _merged_from_imports(lines):
+    """`lines` with the `from M import ...` lines of one module joined into one, its names sorted (a file that pulls
+    helpers from several modules, each importing from `typing`, keeps one `from typing import ...`)."""
+    names, merged = {}, []
+    for line in lines:
+        module, _, imported = line[len("from "):].partition(" import ") if line.startswith("from ") else ("", "", "")
+        if not imported or imported == "*":
+            merged.append(line)
+        else:
+            names.setdefault(module, set()).update(name.strip() for name in imported.split(","))
+    merged.extend(f"from {module} import {', '.join(sorted(found))}" for module, found in names.items())
+    return merged
 
 
 def kept_decorators(source, definition):

@@ -233,3 +233,40 @@ def test_dunder_metadata_of_a_table_is_left_out(tmp_path):
     model = load_by_path(out / "net_keras.py", "outputs_annotated_net")
     assert "__annotations__" not in (out / "net_keras.py").read_text()
     assert tuple(model.Net()(np.zeros((2, 3), np.float32)).logits.shape) == (2, 4)
+
+
+IMPORTING_TWICE = '''
+import math
+from typing import (
+    List,  # the widths
+    Optional as Opt,
+)
+from typing import Tuple, List
+import torch.nn as nn
+
+
+def widths(n: int) -> List[int]:
+    return [n, n // 2]
+
+
+class Net(nn.Module):
+    def __init__(self, scale: Opt[float] = None):
+        super().__init__()
+        self.fc = nn.Linear(4, widths(4)[1])
+        self.scale: Tuple[float, ...] = (math.pi,)
+
+    def forward(self, x):
+        return self.fc(x) * self.scale[0]
+'''
+
+
+def test_imports_from_one_module_are_one_line(tmp_path):
+    """A file whose parts import from `typing` in several statements (a timm model file, with the helpers the linker
+    brings from timm.layers, had nine `from typing import ...` lines) gets one line per module, names kept as they are
+    spelt (`Optional as Opt`), the module importable."""
+    out = port(tmp_path, IMPORTING_TWICE)
+    text = (out / "net_keras.py").read_text()
+    typing_lines = [line for line in text.splitlines() if line.startswith("from typing import")]
+    assert len(typing_lines) == 1, typing_lines
+    assert "Optional as Opt" in typing_lines[0] and "Tuple" in typing_lines[0]
+    load_by_path(out / "net_keras.py", "imports_merged")
