@@ -89,6 +89,17 @@ def test_check_generated_reports_undefined_name():
     assert caught.value.line == 5 and "`nn`" in str(caught.value)
 
 
+def test_a_name_a_loop_reads_before_binding_it_is_not_undefined():
+    """Res2Net's split loop reads `sp` on later turns only (`sp = spx[i] if i == 0 else sp + spx[i]`): ruff's F821
+    reports it, yet it runs, in the source as in the port; a name nothing binds is still reported."""
+    loop = ("def f(parts):\n    for i in range(len(parts)):\n        sp = parts[i] if i == 0 else sp + parts[i]\n"
+            "        out = sp if i == 0 else out + sp\n    return out\n")
+    check_generated({"m.py": loop})
+    with pytest.raises(InternalError) as caught:
+        check_generated({"m.py": loop.replace("else sp + parts[i]", "else spx + parts[i]")})
+    assert caught.value.line == 3 and "`spx`" in str(caught.value)
+
+
 @pytest.mark.parametrize("name", sorted(REAL_STYLE_SOURCES))
 def test_reported_ports_import(tmp_path, name):
     """Whatever porter makes of a real-style file, exit 0/1 means the model module imports; exit 3 means a porter

@@ -990,9 +990,7 @@ class CallTranslator:
         converted, kw = self.plain_values_by_keyword(class_name, converted, kw)
         call = self.call_text(code, self.join_args(converted, kw), self.training_kwarg(kwargs))
         output = signature.output if signature is not None and signature.output is not None else tensor("")
-        if output.is_tensor and output.channels:
-            output = output.but(channels=rebase(output.channels, code, converted[0] if converted else None))
-        return self.output_value(call, output)
+        return self.output_value(call, _rebased_channels(output, code, converted[0] if converted else None))
 
     def star_parameter_images(self, class_name, signature):
         """(position, template) when the class's call gathers channels-last images in its `*args` parameter (its
@@ -1632,6 +1630,22 @@ def _unstarred(args):
         else:
             spelled.append(value)
     return spelled
+
+
+def _rebased_channels(output, code, handed):
+    """What a class's call returns as its caller sees it: each image's channel count (an expression of the callee)
+    rebased onto the instance `code` (`rebase`), the images of a returned list or tuple too; a count the caller
+    cannot name (FPN's `[s(l) for s, l in zip(self.smooth, laterals)]`: `s.out_channels`) is dropped."""
+    if output.is_tensor:
+        return output.but(channels=rebase(output.channels, code, handed)) if output.channels else output
+    if output.kind != "tuple":
+        return output
+    if output.items is not None:
+        return output.but(items=tuple(_rebased_channels(item, code, handed) for item in output.items))
+    if isinstance(output.static, tuple) and len(output.static) == 2 and output.static[0] == "each" and \
+            isinstance(output.static[1], Value):
+        return output.but(static=("each", _rebased_channels(output.static[1], code, handed)))
+    return output
 
 
 def _runs_as_held(runs_channels_last, value):

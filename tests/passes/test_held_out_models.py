@@ -25,6 +25,12 @@ too).
 EfficientFormer (timm: Meta4D image blocks, a `Flat`, then Meta3D token blocks in one Sequential built in a loop)
 traced 9 Transposes, now 5.
 
+Two convnets of attention and multi-branch blocks (held out when this session's fixes were made): non-local, CBAM,
+GhostNet's module and an FPN returning a list its caller pools (porter's own check failed on the port: the flatten
+read the callee's loop variable `s.out_channels`); Res2Net's split loop (porter refused the source: ruff reports its
+`sp`, read on later turns only, as undefined), SKNet's stacked branches, a DenseNet `nn.ModuleDict` block and a U-Net
+up step with PixelShuffle and `F.pad`. Each traces only the boundary's Transposes.
+
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
 `[:, :, None, :, :].expand(...).reshape(...)`, SDPA with `is_causal`, tied embeddings) and a Conformer (a
@@ -56,6 +62,8 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "pvt_v1": ("PyramidVisionTransformer", "3,64,64", 1),  # (logits out: the input's one)
     "twins": ("Twins", "3,64,64", 7),  # (the input's, and the windows' own transposes, as torch's)
     "efficientformer": ("EfficientFormer", "3,64,64", 5),
+    "attention_convnet": ("AttentionConvNet", "3,32,32", 1),  # (logits out: the input's one)
+    "multibranch_convnet": ("MultiBranchConvNet", "3,15,15", 2),
 }
 
 
