@@ -29,7 +29,8 @@ Two convnets of attention and multi-branch blocks (held out when this session's 
 GhostNet's module and an FPN returning a list its caller pools (porter's own check failed on the port: the flatten
 read the callee's loop variable `s.out_channels`); Res2Net's split loop (porter refused the source: ruff reports its
 `sp`, read on later turns only, as undefined), SKNet's stacked branches, a DenseNet `nn.ModuleDict` block and a U-Net
-up step with PixelShuffle and `F.pad`. Each traces only the boundary's Transposes.
+up step with PixelShuffle and `F.pad`; and a third of MobileNetV2, SENet, CoordConv, SPP and HRNet-fuse blocks. Each
+traces only the boundary's Transposes.
 
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
@@ -64,6 +65,7 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "efficientformer": ("EfficientFormer", "3,64,64", 5),
     "attention_convnet": ("AttentionConvNet", "3,32,32", 1),  # (logits out: the input's one)
     "multibranch_convnet": ("MultiBranchConvNet", "3,15,15", 2),
+    "mobile_hr_convnet": ("MixNet3", "3,16,16", 1),  # (logits out: the input's one)
 }
 
 
