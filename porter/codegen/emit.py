@@ -4,7 +4,6 @@ Codegen only assembles: every body it places was translated before (by porter.pa
 translator's results; it never translates source itself.
 """
 
-import functools
 import io
 import json
 import posixpath
@@ -457,15 +456,21 @@ class PortedSibling:
 
 def _merged_from_imports(lines):
     """`lines` with the `from M import ...` lines of one module joined into one, its names sorted (a file that pulls
-    helpers from several modules, each importing from `typing`, keeps one `from typing import ...`)."""
-    names, merged = {}, []
+    helpers from several modules, each importing from `typing`, keeps one `from typing import ...`). A name imported
+    under another name (`List as List_fast_norm`, the linker's rename) keeps a line of its own: ruff's unused-import
+    fix drops every alias of a name from a line where one of them is unused."""
+    names, merged = {}, set()
     for line in lines:
         module, _, imported = line[len("from "):].partition(" import ") if line.startswith("from ") else ("", "", "")
         if not imported or imported == "*":
-            merged.append(line)
-        else:
-            names.setdefault(module, set()).update(name.strip() for name in imported.split(","))
-    merged.extend(f"from {module} import {', '.join(sorted(found))}" for module, found in names.items())
+            merged.add(line)
+            continue
+        for name in (name.strip() for name in imported.split(",")):
+            if " as " in name:
+                merged.add(f"from {module} import {name}")
+            else:
+                names.setdefault(module, set()).add(name)
+    merged.update(f"from {module} import {', '.join(sorted(found))}" for module, found in names.items())
     return merged
 
 

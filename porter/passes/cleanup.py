@@ -7,6 +7,7 @@ here; the source comment of a removed line is kept on a line of its own above th
 """
 
 import re
+from collections import Counter
 
 import libcst as cst
 
@@ -17,7 +18,7 @@ from porter.frontend.walk import walk
 # Calls without side effects: a dead assignment of an expression made only of these (and names, attributes,
 # constants, arithmetic) can go. Layers are never here: dropout draws random numbers, BatchNorm updates statistics.
 PURE_CALLS = frozenset({"tf.einsum", "tf.matmul", "tf.transpose", "tf.reshape", "view", "reshape", "permute",
-                        "transpose", "torch_size", "dim_size"})
+                        "transpose", "torch_size", "dim_size", "view_in_layout", "standardized_kernel"})
 
 
 def clean_body(lines, mappings=()):
@@ -62,7 +63,10 @@ def _may_have_removable(lines):
             return True
         if PURE_START.match(value):
             pure_assigned.add(name)
-    return False
+    # a pure value never read (a standardised kernel's rows, the kernel taken where it is used): no mention of the
+    # name but as an attribute (`self.weight`), a keyword (`weight=`) or an assignment's target
+    text = "\n".join(lines)
+    return any(not re.search(rf"(?<![.\w]){re.escape(name)}\b(?!\s*=(?!=))", text) for name in pure_assigned)
 
 
 def _clean(lines):
@@ -74,7 +78,7 @@ def _clean(lines):
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return lines  # not a plain body (porter's own check reports real syntax problems later)
-    cleaner = _BodyCleaner()
+    cleaner = _BodyCleaner(_variable_counts(module))
     cleaned = module.visit(cleaner)
     if not cleaner.removed:
         return lines
@@ -83,15 +87,16 @@ def _clean(lines):
 
 
 class _BodyCleaner(cst.CSTTransformer):
-    def __init__(self):
+    def __init__(self, name_counts):
         super().__init__()
         self.removed = False
+        self.name_counts = name_counts  # how often each name is written in the function (its target included)
 
     def leave_IndentedBlock(self, original, updated):
         statements = list(updated.body)
         kept, carried = [], []
         for index, statement in enumerate(statements):
-            reason = _removable(statement, statements[index + 1:])
+            reason = _removable(statement, statements[index + 1:], self.name_counts)
             if reason is None:
                 if carried:
                     statement = statement.with_changes(leading_lines=(*carried, *statement.leading_lines))
@@ -108,7 +113,7 @@ class _BodyCleaner(cst.CSTTransformer):
         return updated.with_changes(body=kept)
 
 
-def _removable(statement, rest):
+def _removable(statement, rest, name_counts):
     """Why `statement` can go (a note), or None."""
     assign = _single_assign(statement)
     if assign is None:
@@ -118,6 +123,8 @@ def _removable(statement, rest):
         return f"`{target}` kept as it is: its transpose is folded into the next op"
     if _is_pure(value) and _overwritten_before_read(target, rest):
         return f"`{target}` is computed by the next line, its layout folded in"
+    if _is_pure(value) and name_counts[target] == 1:
+        return f"`{target}` is computed where it is used, as it lies"
     return None
 
 
@@ -148,6 +155,26 @@ def _is_pure(node):
 
     walk(node, Checker())
     return pure[0] and isinstance(node, cst.Call)
+
+
+def _variable_counts(node):
+    """How often each variable is written in `node` (bound or read; attribute names and keywords are not variables)."""
+    counts = Counter()
+
+    class Counter_(cst.CSTVisitor):
+        def visit_Name(self, name):
+            counts[name.value] += 1
+
+        def visit_Attribute(self, attribute):
+            walk(attribute.value, self)
+            return False
+
+        def visit_Arg(self, arg):
+            walk(arg.value, self)
+            return False
+
+    walk(node, Counter_())
+    return counts
 
 
 def _overwritten_before_read(name, rest):

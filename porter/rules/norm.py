@@ -2,6 +2,7 @@
 LocalResponseNorm) and their functional forms (F.batch_norm, F.instance_norm, F.group_norm, F.layer_norm,
 F.rms_norm, F.local_response_norm, F.normalize)."""
 
+from porter.rules.kernel_rows import translate_batch_norm
 from porter.rules.registry import KEEPS_CHANNELS, function_rule, module_rule
 
 # Channel-axis norms run channels-last and keep the input's rank. BatchNorm2d and BatchNorm3d take only batched
@@ -21,7 +22,7 @@ module_rule("torch.nn.RMSNorm", runtime="RMSNorm", layout="source")
 function_rule("torch.nn.functional.batch_norm", runtime="batch_norm",
               signature="(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, "
                         "eps=1e-05)",
-              layout="channels_last", training_param="training")
+              layout="channels_last", training_param="training", translate=translate_batch_norm)  # (kernel_rows.py)
 function_rule("torch.nn.functional.instance_norm", runtime="instance_norm",
               signature="(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, "
                         "momentum=0.1, eps=1e-05)",

@@ -11,6 +11,7 @@ import re
 from porter.ir.layout import element_template, layout_of_order, reduced_order, unsqueezed_order
 from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
                                reads_through, remap_axis, tensor, written_channels)
+from porter.rules.kernel_rows import rows_of_kernel, translate_reshape_as
 from porter.rules.registry import Signature, function_rule, pointwise_rule
 
 FLOAT_DTYPES = frozenset({"tf.float16", "tf.bfloat16", "tf.float32", "tf.float64"})
@@ -48,7 +49,14 @@ def _flattens_everything(sizes):
 
 
 def translate_view(ctx, call):
-    """view/reshape run in torch's order: channels-last input goes back first (one transpose, or a reshape)."""
+    """view/reshape run in torch's order: channels-last input goes back first (one transpose, or a reshape). The rows
+    of a convolution kernel (`w.reshape(1, O, -1)`) say so (KernelRows: weight standardisation reads them)."""
+    result = _translated_view(ctx, call)
+    rows = rows_of_kernel(call.all_args()[0], call.all_args()[1:], result) if not call.kwargs else None
+    return result.but(static=rows) if rows is not None and result.is_tensor else result
+
+
+def _translated_view(ctx, call):
     value = call.all_args()[0]
     raw_sizes = call.all_args()[1:]
     if value.channels_last and written_channels(value) and _flattens_everything(raw_sizes):
@@ -954,7 +962,7 @@ def translate_repeat(ctx, call):
 function_rule("Tensor.view", "Tensor.reshape", "torch.reshape", translate=translate_view, layout="source",
               keeps_dtype=True)
 function_rule("Tensor.view_as", "Tensor.reshape_as", runtime="view_as", signature="(input, other)", layout="source",
-              keeps_dtype=True)
+              keeps_dtype=True, translate=translate_reshape_as)  # (a standardised kernel's rows: kernel_rows.py)
 function_rule("torch.flatten", "Tensor.flatten", translate=translate_flatten, layout="any", keeps_dtype=True)
 function_rule("torch.unflatten", "Tensor.unflatten", runtime="unflatten", signature="(input, dim, sizes)",
               layout="source", keeps_dtype=True)

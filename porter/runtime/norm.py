@@ -286,6 +286,20 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return _norm_bn_forward(x, running_mean, running_var, weight, bias, training, factor, eps, update)
 
 
+def standardized_kernel(kernel, weight=None, bias=None, eps=1e-05):
+    """torch's `F.batch_norm(w.reshape(1, O, -1), None, None, weight, bias, training=True, eps=eps).reshape_as(w)` (a
+    weight-standardised convolution) of a kernel held as Keras stores it, (k..., I/g, O): each output channel's
+    entries standardised (mean 0, biased variance 1), then scaled and shifted per output channel; no transpose."""
+    kernel = tf.convert_to_tensor(kernel)
+    mean, variance = tf.nn.moments(kernel, axes=list(range(len(kernel.shape) - 1)), keepdims=True)
+    result = (kernel - mean) * tf.math.rsqrt(variance + tf.cast(eps, kernel.dtype))
+    if weight is not None:
+        result = result * tf.reshape(tf.cast(weight, kernel.dtype), [-1])
+    if bias is not None:
+        result = result + tf.reshape(tf.cast(bias, kernel.dtype), [-1])
+    return result
+
+
 # --------------------------------------------------------------------------------------------------- InstanceNorm
 
 

@@ -33,6 +33,15 @@ HGNET_TINY = {"stem_type": "v2", "stem_chs": [8, 8], "stage1": [8, 8, 16, 1, Fal
 MOBILENET_ARCH = [["ds_r1_k3_s1_e1_c8"], ["ir_r1_k3_s2_e3_c16_se0.25"], ["ir_r1_k5_s2_e3_c24_se0.25"]]
 
 
+def nf_regnet_b0():
+    """timm's NF-RegNet-B0 config as plain values (the port has the NfCfg class, not timm's config table)."""
+    import dataclasses
+
+    from timm.models.nfnet import model_cfgs
+
+    return dataclasses.asdict(model_cfgs["nf_regnet_b0"])
+
+
 def blocks(arch):
     """timm's decoded block arguments (fresh dicts: the builder consumes them)."""
     from timm.models._efficientnet_builder import decode_arch_def
@@ -119,6 +128,12 @@ CASES = {
     # ConvBNAct's `self.lab`, a LearnableAffineBlock (a scale and bias of shape (1,)) or an nn.Identity, after a conv
     # from timm's factory and a BatchNorm2d: the block took the class's torch-layout result for what either returns,
     # and its stage loop converted the Identity's channels-last image again (raised before)
+    # NF-RegNet-B0 (full width: its config fixes the widths), weight-standardised convolutions (ScaledStdConv2d:
+    # `F.batch_norm(self.weight.reshape(1, O, -1), ...).reshape_as(self.weight)`) standardised where the kernel lies
+    # (261 Transposes before); the rest are its GammaAct activations' (a function from timm's registry, run as torch
+    # would, in torch's layout)
+    "nfnet": ("NormFreeNet", lambda m: m.NormFreeNet(m.NfCfg(**nf_regnet_b0()), num_classes=10), (1, 3, 64, 64),
+              99),
     "hgnet": ("HighPerfGpuNet", lambda m: m.HighPerfGpuNet(HGNET_TINY, num_classes=10, head_hidden_size=32,
                                                           use_lab=True), (1, 3, 64, 64), 1),
 }
