@@ -124,7 +124,7 @@ def _removable(statement, rest, name_counts):
     if _is_pure(value) and _overwritten_before_read(target, rest):
         return f"`{target}` is computed by the next line, its layout folded in"
     if _is_pure(value) and name_counts[target] == 1:
-        return f"`{target}` is computed where it is used, as it lies"
+        return f"`{target}` is not computed here: nothing in the port reads it (a kernel is taken where it lies)"
     return None
 
 

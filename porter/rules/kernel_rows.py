@@ -22,7 +22,7 @@ from porter.ir.values import tensor
 
 @dataclass(frozen=True)
 class KernelRows:
-    """The `static` of a torch-order (1, O, rest) or (O, rest) view of a convolution kernel held as Keras stores it:
+    """The `static` of a torch-order (1, O, rest) view of a convolution kernel held as Keras stores it:
     `kernel`: code of that kernel's (k..., I/g, O) tensor as it lies (standardised, after batch norm); `source`:
     code of the weight the rows were taken from (what `reshape_as` is asked to take the shape of); `rank`: the
     kernel's rank; `rows`: the code of the view with `{kernel}` where the kernel goes (the exact rows of a kernel)."""
@@ -35,14 +35,14 @@ class KernelRows:
 
 def rows_of_kernel(value, sizes, viewed):
     """KernelRows for `value.reshape(*sizes)` (translated as `viewed`) when `value` is a convolution kernel held as
-    Keras stores it and the sizes keep its output channels whole and merge the rest (`(1, O, -1)`, `(O, -1)`);
-    None otherwise."""
+    Keras stores it and the sizes keep its output channels whole as batch norm's channels and merge the rest
+    (`(1, O, -1)`; batch norm of `(O, -1)` would normalise across the output channels); None otherwise."""
     if not value.is_tensor or value.rank is None or value.rank < 3 or value.layout != kernel_layout(value.rank) or \
             not viewed.is_tensor or viewed.code.count(value.code) != 1 or "{" in viewed.code:
         return None
     statics = [size.static for size in sizes]
-    if statics[-1:] != [-1] or len(statics) not in (2, 3) or (len(statics) == 3 and statics[0] != 1) or any(
-            size.kind in ("starred", "tuple") for size in sizes):
+    if len(statics) != 3 or statics[0] != 1 or statics[2] != -1 or any(size.kind in ("starred", "tuple")
+                                                                        for size in sizes):
         return None
     return KernelRows(value.code, value.code, value.rank, viewed.code.replace(value.code, "{kernel}"))
 

@@ -3,7 +3,8 @@ self.out_channels, -1), None, None, weight=..., training=True, momentum=0., eps=
 to `F.conv2d` (NF-Nets' ScaledStdConv2d with its gain, BiT's StdConv2d without), standardised where the kernel lies:
 no Transpose (NF-RegNet-B0 traced 261, now 99: the rest are its activations'). Convolutions with groups, dilation,
 stride 2 with padding, odd kernels; the rows used another way (`reshape(self.weight.shape)`, the rows themselves)
-keep torch's exact values. Against real torch, eagerly and under XLA, drawn batch and sizes, batch 1."""
+keep torch's exact values, as do the rows `(O, -1)`, which batch norm normalises across the output channels.
+Against real torch, eagerly and under XLA, drawn batch and sizes, batch 1."""
 
 import textwrap
 
@@ -63,7 +64,8 @@ STANDARDISED = SOURCE.replace(
 # the standardised rows read another way than `reshape_as` of the kernel: torch's order, exact
 OTHER_USES = SOURCE.replace(
     "{std_conv}", "return F.conv2d(x, weight.reshape(self.weight.shape), self.bias, self.stride, self.padding, "
-                  "self.dilation, self.groups) + weight.mean()")
+                  "self.dilation, self.groups) + weight.mean() + F.batch_norm(self.weight.reshape(self.out_channels, "
+                  "-1), None, None, training=True).reshape_as(self.weight).mean()")
 
 
 @pytest.fixture(scope="module")
