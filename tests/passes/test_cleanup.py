@@ -34,3 +34,16 @@ def test_computations_that_are_read_or_have_effects_stay():
 def test_a_block_left_empty_keeps_a_pass():
     cleaned = clean_body(body("if flag:", "    x = x", "return x"))
     assert cleaned[1].strip().startswith("# porter:") and cleaned[2].strip() == "pass"
+
+
+def test_pure_computation_nothing_reads_goes():
+    """A standardised kernel's rows bound to `weight` and taken where they lie at the use (porter/rules/kernel_rows.py):
+    the binding nothing reads goes; `self.weight` and a `weight=` keyword are not reads of it."""
+    cleaned = clean_body(body("weight = view_in_layout(standardized_kernel(self.weight, eps=1e-5), [2, 3, 1, 0], "
+                              "[2, 1, 0], 1, self.out_channels, -1)",
+                              "return conv2d(x, TorchKernel(standardized_kernel(self.weight, weight=g)), self.bias)"))
+    assert cleaned[1:] == body("return conv2d(x, TorchKernel(standardized_kernel(self.weight, weight=g)), self.bias)")
+    assert "porter: `weight` is not computed here: nothing in the port reads it" in cleaned[0]
+    read = body("weight = view(w, 4)", "return weight + 1")
+    layer = body("weight = self.norm(w)", "return x")  # a layer: it may update statistics
+    assert clean_body(read) == read and clean_body(layer) == layer
