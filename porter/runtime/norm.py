@@ -290,14 +290,14 @@ def standardized_kernel(kernel, weight=None, bias=None, eps=1e-05):
     """torch's `F.batch_norm(w.reshape(1, O, -1), None, None, weight, bias, training=True, eps=eps).reshape_as(w)` (a
     weight-standardised convolution) of a kernel held as Keras stores it, (k..., I/g, O): each output channel's
     entries standardised (mean 0, biased variance 1), then scaled and shifted per output channel; no transpose."""
-    kernel = tf.convert_to_tensor(kernel)
-    mean, variance = tf.nn.moments(kernel, axes=list(range(len(kernel.shape) - 1)), keepdims=True)
-    result = (kernel - mean) * tf.math.rsqrt(variance + tf.cast(eps, kernel.dtype))
+    kernel, out_dtype = _norm_prepare(kernel)  # (half precision computes in float32, as batch_norm does)
+    _, variance, deviation = _norm_moments(kernel, list(range(len(kernel.shape) - 1)))
+    result = deviation * tf.math.rsqrt(variance + tf.cast(eps, kernel.dtype))
     if weight is not None:
-        result = result * tf.reshape(tf.cast(weight, kernel.dtype), [-1])
+        result = result * tf.reshape(_norm_cast(weight, kernel.dtype), [-1])
     if bias is not None:
-        result = result + tf.reshape(tf.cast(bias, kernel.dtype), [-1])
-    return result
+        result = result + tf.reshape(_norm_cast(bias, kernel.dtype), [-1])
+    return tf.cast(result, out_dtype)
 
 
 # --------------------------------------------------------------------------------------------------- InstanceNorm
