@@ -233,10 +233,11 @@ class FileTranslator:
         self.param_hints = {}
         self.siblings = []  # groups of block classes handed in for one parameter (scan_constructions)
         self.scan_constructions()
-        for _ in range(4):  # first pass: learn module-valued constructor arguments, handed down class to class
-            learnt = repr(self.param_hints)  # (MaxVit -> MaxVitBlock -> MaxVitLayer -> MBConv's norm_layer)
+        for _ in range(4):  # first passes: learn module-valued constructor arguments, handed down class to class
+            learnt = repr(self.param_hints)  # (MaxVit -> MaxVitBlock -> MaxVitLayer -> MBConv's norm_layer); the
+            # constructors' scans learn them: their bodies are translated once, in the pass below
             for info in self.source.classes.values():
-                self.translate_init(info)
+                self.translate_init(info, learning=True)
             self.share_sibling_hints()
             if repr(self.param_hints) == learnt:
                 break
@@ -289,7 +290,10 @@ class FileTranslator:
         return self
 
     # --- __init__ ----------------------------------------------------------------------------------------
-    def translate_init(self, info):
+    def translate_init(self, info, learning=False):
+        """The class's ModuleIR attributes and translated `__init__`; `learning`: only what scanning the constructor
+        learns (the modules its parameters and attributes hold, `param_hints`), its body left untranslated (a third
+        of translating a 3,500-line file went to bodies the learning passes translated and threw away)."""
         ir = self.ctx.ir_for(info)
         self.ctx.current.append(ir)
         try:
@@ -318,7 +322,7 @@ class FileTranslator:
             translator = ClassBodyTranslator(self, info, "init", env)
             translator.module_env = module_env
             lines = []
-            if init is not None:
+            if init is not None and not learning:
                 body, _ = translator.block(init.body, 2)
                 lines = self.fix_super_init(info, body)
             self.class_code[(info.name, "__init__")] = lines

@@ -576,7 +576,12 @@ class ModuleResolver:
         # `return None` for a configuration without the module (HRNet's fuse layers of one branch): an optional
         # module, which callers test before calling; the module is what the other returns build
         returned = [r for r in _return_values(method.body) if not (isinstance(r, cst.Name) and r.value == "None")]
-        return self.ref_of(returned[0], local, owner) if returned else UNKNOWN_MODULE
+        # a factory returning one module or another (timm's `create_conv2d_pad`: its `Conv2dSame` subclass for
+        # "same" padding, else `nn.Conv2d`): alternatives, as an if/else binding them is, not the first one
+        refs = list(dict.fromkeys(self.ref_of(r, local, owner) for r in returned))
+        if len(refs) > 1:
+            return _one_layout_alternative(refs, self.passes_layout_through)
+        return refs[0] if refs else UNKNOWN_MODULE
 
     def scan_body(self, body, env, owner):
         """Abstractly run `__init__`-style statements: record module-valued locals and lists of modules."""

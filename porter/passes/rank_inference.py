@@ -24,12 +24,22 @@ class _Groups:
 
     def __init__(self):
         self.parent, self.rank = {}, {}
+        self._keyed = {}  # key -> its one symbol: (scope, parameter) of a parameter, (scope, "<return>") of a return
+
+    def keyed(self, key):
+        """The symbol of `key` (the same object every time it is asked for)."""
+        symbol = self._keyed.get(key)
+        if symbol is None:
+            symbol = self._keyed[key] = _Symbol(key)
+        return symbol
 
     def find(self, symbol):
-        self.parent.setdefault(symbol, symbol)
-        while self.parent[symbol] != symbol:
-            self.parent[symbol] = self.parent[self.parent[symbol]]
-            symbol = self.parent[symbol]
+        parent = self.parent
+        up = parent.setdefault(symbol, symbol)
+        while up is not symbol:  # (path halving)
+            grand = parent[up]
+            parent[symbol] = grand
+            symbol, up = grand, parent[grand]
         return symbol
 
     def join(self, a, b):
@@ -51,18 +61,14 @@ class _Groups:
 
 
 class _Symbol:
-    """A tensor value whose rank is tracked (symbols compare by identity; parameters by their key)."""
+    """A tensor value whose rank is tracked. Symbols compare by identity: a parameter's is one symbol per key
+    (`_Groups.keyed`), so the union-find's tables hash and compare them without calling Python (a tenth of
+    translating a 3,500-line file went to a key-comparing `__eq__` and `__hash__`)."""
 
     __slots__ = ("key",)
 
     def __init__(self, key=None):
         self.key = key
-
-    def __hash__(self):
-        return hash(self.key) if self.key is not None else id(self)
-
-    def __eq__(self, other):
-        return self is other or (isinstance(other, _Symbol) and self.key is not None and self.key == other.key)
 
 
 def infer_argument_ranks(translator):
@@ -80,7 +86,7 @@ def infer_argument_ranks(translator):
         if info is not None and translator.constructs_itself(info):
             continue  # a recursive class (DLA's Tree): recursion.py settles what its own calls hand it
         for name in params:
-            rank = reader.groups.rank_of(_Symbol((scope, name)))
+            rank = reader.groups.rank_of(reader.groups.keyed((scope, name)))
             if rank is not None:
                 ranks[(scope, name)] = rank
     return ranks
@@ -110,7 +116,7 @@ class _Reader:
             self.positional[scope] = [p.name.value for p in list(definition.params.posonly_params) +
                                       list(definition.params.params) if p.name.value != "self"]
         for scope, info, definition in self.scopes():
-            env = {p: _Symbol((scope, p)) for p in self.params[scope]}
+            env = {p: self.groups.keyed((scope, p)) for p in self.params[scope]}
             _ScopeReader(self, scope, info).block(definition.body.body, env)
 
     def call_scope(self, scope, args, kwargs):
@@ -121,11 +127,11 @@ class _Reader:
         positional = self.positional[scope]
         for position, arg in enumerate(args):
             if position < len(positional) and isinstance(arg, _Symbol):
-                self.groups.join(arg, _Symbol((scope, positional[position])))
+                self.groups.join(arg, self.groups.keyed((scope, positional[position])))
         for name, arg in kwargs.items():
             if name in params and isinstance(arg, _Symbol):
-                self.groups.join(arg, _Symbol((scope, name)))
-        return None if scope in self.known_opaque else _Symbol((scope, "<return>"))
+                self.groups.join(arg, self.groups.keyed((scope, name)))
+        return None if scope in self.known_opaque else self.groups.keyed((scope, "<return>"))
 
 
 class _ScopeReader:
@@ -218,7 +224,7 @@ class _ScopeReader:
         elif isinstance(small, cst.Return):
             value = self.value(small.value, env) if small.value is not None else None
             if isinstance(value, _Symbol):
-                self.groups.join(value, _Symbol((self.scope, "<return>")))
+                self.groups.join(value, self.groups.keyed((self.scope, "<return>")))
             else:
                 self.reader.opaque.add(self.scope)
         elif isinstance(small, cst.Expr):
