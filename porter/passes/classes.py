@@ -945,6 +945,8 @@ class FileTranslator:
         for node in calls:
             if _channels_last_permute_rank(node, aliases):
                 return "channels_last"  # (`x.permute(0, 2, 3, 1)`: the image channels-last, then free to relabel)
+            if _channels_first_permute_rank(node, aliases):
+                return "source"  # (`x.permute(0, 3, 1, 2)`: torch's channels-last tensor, an image as it lies)
             if self.hands_to_lambda(info, node, aliases):
                 return "unknown"  # (the children a kept lambda runs it through: `call_module`'s layouts, or held)
             if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in aliases):
@@ -2114,6 +2116,23 @@ def _channels_last_permute_rank(node, names):
     """The rank of `name.permute(0, 2, ..., 1)` / `torch.permute(name, (0, 2, ..., 1))` moving the channels of an
     image named in `names` last (torch's order of the channels-last tensor: a relabelling, no data moved), else
     None."""
+    dims = _permuted_dims(node, names)
+    rank = len(dims) if dims is not None else 0
+    return rank if rank > 2 and dims == [0] + list(range(2, rank)) + [1] else None
+
+
+def _channels_first_permute_rank(node, names):
+    """The rank of `name.permute(0, 3, 1, 2)` (and its other ranks) moving the last dim of a tensor named in `names`
+    to dim 1: a channels-last tensor in torch itself (timm's MambaOut runs its stages so) made an image, which the
+    port holds as it lies (a relabelling, no data moved), else None."""
+    dims = _permuted_dims(node, names)
+    rank = len(dims) if dims is not None else 0
+    return rank if rank > 2 and dims == [0, rank - 1] + list(range(1, rank - 1)) else None
+
+
+def _permuted_dims(node, names):
+    """The dims of `name.permute(...)` / `torch.permute(name, ...)` of a tensor named in `names` (None for a dim that
+    is not a literal), else None."""
     func = node.func
     if isinstance(func, cst.Attribute) and func.attr.value == "permute" and isinstance(func.value, cst.Name) and \
             func.value.value in names:
@@ -2125,9 +2144,7 @@ def _channels_last_permute_rank(node, names):
         return None
     if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
         args = args[0].value.elements
-    dims = [int(a.value.value) if isinstance(a.value, cst.Integer) else None for a in args]
-    rank = len(dims)
-    return rank if rank > 2 and dims == [0] + list(range(2, rank)) + [1] else None
+    return [int(a.value.value) if isinstance(a.value, cst.Integer) else None for a in args]
 
 
 def _further_ancestors(info):

@@ -577,9 +577,11 @@ class ModuleResolver:
         # module, which callers test before calling; the module is what the other returns build
         returned = [r for r in _return_values(method.body) if not (isinstance(r, cst.Name) and r.value == "None")]
         # a factory returning one module or another (timm's `create_conv2d_pad`: its `Conv2dSame` subclass for
-        # "same" padding, else `nn.Conv2d`): alternatives, as an if/else binding them is, not the first one
+        # "same" padding, else `nn.Conv2d`): alternatives, as an if/else binding them is, not the first one; where
+        # a return is no module porter knows (timm's `create_act_layer` tries `act_layer(inplace=...)`, then
+        # `act_layer(**kwargs)`), the first return stands for them, as before
         refs = list(dict.fromkeys(self.ref_of(r, local, owner) for r in returned))
-        if len(refs) > 1:
+        if len(refs) > 1 and all(ref.kind in ("class", "rule", "sequential") for ref in refs):
             return _one_layout_alternative(refs, self.passes_layout_through)
         return refs[0] if refs else UNKNOWN_MODULE
 

@@ -32,6 +32,10 @@ read the callee's loop variable `s.out_channels`); Res2Net's split loop (porter 
 up step with PixelShuffle and `F.pad`; and a third of MobileNetV2, SENet, CoordConv, SPP and HRNet-fuse blocks. Each
 traces only the boundary's Transposes.
 
+A convnet running its stages channels-last in torch itself (MambaOut's `permute(0, 3, 1, 2)` / conv / `permute(0, 2,
+3, 1)` downsampling and gated depthwise convs): 15 Transposes before (each block laid out for the conv after its
+permute, not for the tensor it takes), the input's one now.
+
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
 `[:, :, None, :, :].expand(...).reshape(...)`, SDPA with `is_causal`, tied embeddings) and a Conformer (a
@@ -66,6 +70,7 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "attention_convnet": ("AttentionConvNet", "3,32,32", 1),  # (logits out: the input's one)
     "multibranch_convnet": ("MultiBranchConvNet", "3,15,15", 2),
     "mobile_hr_convnet": ("MixNet3", "3,16,16", 1),  # (logits out: the input's one)
+    "nhwc_convnet": ("NHWCConvNet", "3,32,32", 1),  # (logits out: the input's one)
 }
 
 
