@@ -318,11 +318,11 @@ class FileTranslator:
                     ir.attributes.setdefault(key[5:], ref)
                     if key[5:] in KERAS_RESERVED:
                         ir.renamed[key[5:] + "_"] = key[5:]
-            env = {p.name.value: python(p.name.value) for p in params}
-            translator = ClassBodyTranslator(self, info, "init", env)
-            translator.module_env = module_env
             lines = []
             if init is not None and not learning:
+                translator = ClassBodyTranslator(self, info, "init", {p.name.value: python(p.name.value)
+                                                                      for p in params})
+                translator.module_env = module_env
                 body, _ = translator.block(init.body, 2)
                 lines = self.fix_super_init(info, body)
             self.class_code[(info.name, "__init__")] = lines

@@ -30,7 +30,7 @@ class _Groups:
         """The symbol of `key` (the same object every time it is asked for)."""
         symbol = self._keyed.get(key)
         if symbol is None:
-            symbol = self._keyed[key] = _Symbol(key)
+            symbol = self._keyed[key] = _Symbol()
         return symbol
 
     def find(self, symbol):
@@ -61,14 +61,11 @@ class _Groups:
 
 
 class _Symbol:
-    """A tensor value whose rank is tracked. Symbols compare by identity: a parameter's is one symbol per key
-    (`_Groups.keyed`), so the union-find's tables hash and compare them without calling Python (a tenth of
-    translating a 3,500-line file went to a key-comparing `__eq__` and `__hash__`)."""
+    """A tensor value whose rank is tracked. Symbols compare by identity: a parameter's or a return's is one symbol
+    per key (`_Groups.keyed`), so the union-find's tables hash and compare them without calling Python (they went
+    through a key-comparing `__eq__` and `__hash__` on every step of `find`)."""
 
-    __slots__ = ("key",)
-
-    def __init__(self, key=None):
-        self.key = key
+    __slots__ = ()
 
 
 def infer_argument_ranks(translator):
