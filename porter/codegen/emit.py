@@ -356,6 +356,8 @@ class ModuleEmitter:
             init_body = [f"{INDENT * 2}super().__init__(*args, **kwargs)"]
             if info.layer_base:
                 init_body.append(f"{INDENT * 2}self.init_args = {{}}  # the layer's own get_config has its arguments")
+            elif info.container_base and not info.bases:  # nn.Sequential's own constructor: the modules
+                init_body.append(f"{INDENT * 2}self.init_args = {{\"args\": args}}")
             elif not info.bases:
                 init_body = [f"{INDENT * 2}super().__init__(**kwargs)", f"{INDENT * 2}self.init_args = {{}}"]
                 if self.source.framework == "mxnet":  # Gluon's Block(prefix=None, params=None), which a subclass

@@ -90,3 +90,20 @@ def portable_code(source, node, rename=None):
 
     node = node.visit(Replacer())
     return source.module.code_for_node(node.visit(rename) if rename is not None else node)
+
+
+SEQUENCE_NAMES = frozenset({"List", "list", "Tuple", "tuple", "Sequence"})
+
+
+def annotated_tensor_list(node):
+    """Whether the parameter `node` (a cst.Param), or the function's return (a cst.FunctionDef), is declared a list
+    of tensors: `List[torch.Tensor]`, `list[Tensor]`, `Tuple[Tensor, ...]`, `typing.Sequence[torch.Tensor]`."""
+    declared = node.returns if isinstance(node, cst.FunctionDef) else node.annotation
+    annotation = declared.annotation if declared is not None else None
+    if not isinstance(annotation, cst.Subscript) or \
+            (dotted_name(annotation.value) or "").rpartition(".")[2] not in SEQUENCE_NAMES:
+        return False
+    elements = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+    if len(elements) == 2 and isinstance(elements[1], cst.Ellipsis):
+        elements = elements[:1]
+    return len(elements) == 1 and (dotted_name(elements[0]) or "").rpartition(".")[2] == "Tensor"

@@ -241,6 +241,9 @@ class CallTranslator:
                     if called is not None:
                         return called
                 return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
+            if func.attr.value == "forward" and base.kind == "python" and base.static is None and \
+                    self.mode == "forward":  # `down.forward(y)` of a module porter could not type: its call
+                return self.module_call(Value(base.code, "module", module=UNKNOWN_MODULE), node)
             return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
         callee = self.expr(func)
         if callee.kind == "module":

@@ -13,6 +13,7 @@ import re
 import libcst as cst
 
 from porter.frontend import gluon
+from porter.frontend.annotations import annotated_tensor_list
 from porter.frontend.imports import dotted_name
 from porter.frontend.returns import returns_once_at_end, returns_values_at_end
 from porter.frontend.walk import walk
@@ -520,8 +521,9 @@ class FileTranslator:
         only for another), else None (torch's layout in and out)."""
         forward = info.find_method("forward")
         params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
-        if not params or params[0].star in ("*", "**") or params[0].default is not None:
-            return None
+        if not params or params[0].star in ("*", "**") or params[0].default is not None or \
+                annotated_tensor_list(params[0]):
+            return None  # (a list of images comes in torch's layout)
         rank = self.spatial_rank(info) or self.permuted_image_rank(info, params[0].name.value)
         if (rank or 0) <= 2:
             return None
@@ -1203,6 +1205,7 @@ class FileTranslator:
                 self.undo_translation(ir, before)
                 return None
             _raising_output(translator, terminated)
+            _declared_list_output(translator, forward)
             if io_inputs:  # the main class takes its images once, channels-last from here on
                 at = _body_docstring_lines(body)  # (a docstring may be one element of `body`)
                 body[at:at] = [f"{INDENT * 2}{name} = self.io_input({name})" for name in io_inputs]
@@ -1344,6 +1347,7 @@ class FileTranslator:
                 self.plain_returns.add((info.name, static))
                 return None
             _raising_output(translator, terminated)
+            _declared_list_output(translator, forward)
             signature.output = translator.return_template
             template = translator.return_template
             layouts = (tuple(v.layout if v.is_tensor else "python" for v in arg_values), _layout_out(template))
@@ -1615,6 +1619,13 @@ class FileTranslator:
                 value = kwargs[name]
             elif param.default is not None:
                 value = python(name)
+            elif annotated_tensor_list(param):
+                # no caller porter sees (a container's loop or `call_module` runs it) and the parameter is declared
+                # a list of tensors (HRNet's `x: List[torch.Tensor]`): a list of unknown length, its images in
+                # torch's layout, as every list a caller could not type is handed over
+                rank = self.spatial_rank(self.source.classes[scope[0]]) if class_call and scope and \
+                    scope[0] in self.source.classes else None
+                value = Value(name, "tuple", items=None, static=("each", tensor("", rank, "source")))
             else:
                 value = tensor(name)
             if value.kind == "tuple":
@@ -1835,6 +1846,17 @@ def _raising_output(translator, terminated):
     which takes any layout (GluonCV's DropBlock, stubbed, must not make the blocks around it convert)."""
     if translator.return_template is None and terminated:
         translator.return_template = stub_value("")
+
+
+def _declared_list_output(translator, forward):
+    """A call declared to return a list of tensors (`-> List[torch.Tensor]`: timm's SequentialList, whose loop hands
+    each block its predecessor's list through `call_module`) that porter typed as one tensor returns what the
+    runtime hands back: a list, its images in torch's layout."""
+    template = translator.return_template
+    if template is not None and (template.is_tensor or template.kind == "python" and template.static is None) and \
+            annotated_tensor_list(forward):
+        translator.return_template = Value("", "tuple", items=None,
+                                           static=("each", tensor("", template.rank, "source")))
 
 
 def _same_held(new, old):

@@ -17,6 +17,7 @@ from porter.ir.layout import element_template, index_in_layout, kernel_layout, l
 from porter.ir.lists import holds_images, images_held, images_with_starred
 from porter.ir.lists import read as read_list
 from porter.ir.values import (
+    NONE_DEFAULT,
     UNKNOWN_MODULE,
     ModuleRef,
     Value,
@@ -908,6 +909,9 @@ class ExpressionTranslator(CallTranslator):
                 # the variable holds the container: its items are read through it from now on
                 value = value.but(items=tuple(item.with_code(f"{target.value}[{i}]")
                                               for i, item in enumerate(value.items)))
+            if value.kind == "python" and value.code == "None" and value.static is None and not loop:
+                value = value.but(static=NONE_DEFAULT)  # `y = None`, an image on later turns of a loop (the sum
+                # of HRNet's fused branches): known None here, as a parameter left at its None default is
             self.env[target.value] = value.with_code(target.value)
             for key in [k for k in getattr(self, "hoisted", {}) if k[0] == target.value]:
                 del self.hoisted[key]

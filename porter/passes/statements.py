@@ -226,6 +226,14 @@ class BodyTranslator(ExpressionTranslator):
                 value = to_layout(self.ctx, value if value.is_tensor else tensor(value.code), "channels_last",
                                   held.rank)
                 return [f"{pad}{self.target_code(targets[0])} = {value.code}"]
+            template = element_template(resolved(base)) if base.kind == "tuple" else None
+            if template is not None and template.is_tensor and template.layout == "source" and \
+                    (template.rank or 3) > 2 and self.mode != "init" and len(targets[0].slice) == 1 and \
+                    isinstance(targets[0].slice[0].slice, cst.Index):
+                # `x[i] = branch(x[i])` in a list of images in torch's layout (HRNet's branches): stored so
+                value = self.expr(small.value)
+                if value.is_tensor:
+                    return [f"{pad}{self.target_code(targets[0])} = {to_layout(self.ctx, value, 'source').code}"]
         if self.mode == "init":
             return self.init_assign(small, targets, pad)
         self.storing_list = isinstance(small.value, cst.List)
@@ -954,6 +962,22 @@ class BodyTranslator(ExpressionTranslator):
             self.bind_loop_target(statement.target, iterable)
             self.forget_variation(statement.body)
             body_lines, _ = self.block(statement.body, depth + 1)
+        changed = self.kinds_changed(before)
+        if changed:
+            # a name entering as an image and left a list by the body, or the other way (timm's SequentialList
+            # hands each block its predecessor's list: `x = module(x)`): either on later turns, so the body is
+            # translated again for a value of either kind, in torch's layout, which `call_module` converts
+            self.env.clear()
+            self.env.update(before)
+            for name in changed:
+                plain = self.plain_keeping_kind(before[name].with_code(name))
+                if plain.code != name:
+                    entering[name] = plain
+                self.env[name] = python(name)
+            before = dict(self.env)
+            self.bind_loop_target(statement.target, iterable)
+            self.forget_variation(statement.body)
+            body_lines, _ = self.block(statement.body, depth + 1)
         last_turn = self.last_turn_paths.pop(id(guard[0]), None) if guard is not None else None
         if _no_children(iterable):  # the class's constructions hand it no child: the body never runs
             self.env.clear()
@@ -987,6 +1011,29 @@ class BodyTranslator(ExpressionTranslator):
         for _, fix in self.loop_fixes(before, depth + 1):
             _insert_before_trailing_pass(body_lines, fix)
         return [f"{pad}while {test.code}:"] + body_lines, False
+
+    def plain_keeping_kind(self, value):
+        """`value` in torch's layout, a list or tuple of images converted item by item into a container of its own
+        type (a block testing `isinstance(x, list)` on a later turn tells the two apart)."""
+        items = resolved(value).items
+        if value.kind != "tuple" or not items or not all(i.is_tensor for i in items) or \
+                len({(i.layout, i.rank) for i in items}) != 1:
+            return self.as_plain(value)
+        element = to_layout(self.ctx, items[0].with_code("_each"), "source")
+        if element.code == "_each":
+            return value
+        return Value(f"type({value.code})({element.code} for _each in {value.code})", "tuple", items=None,
+                     static=("each", element.with_code("")))
+
+    def kinds_changed(self, before):
+        """Names a loop body leaves of another kind than they entered as (a tensor and a list), in entry order."""
+        changed = []
+        for name, old in before.items():
+            new = self.env.get(name)
+            if isinstance(old, Value) and isinstance(new, Value) and {resolved(old).kind, resolved(new).kind} == \
+                    {"tensor", "tuple"}:
+                changed.append(name)
+        return changed
 
     def forget_variation(self, body):
         """The names a loop body rebinds hold, from its second turn on, what the body computes: not the constant or

@@ -612,6 +612,8 @@ def call_module(module, *args, held="source", **kwargs):
     if "training" in kwargs and (not isinstance(module, keras.layers.Layer) or
                                  not getattr(module, "_call_has_training_arg", True)):
         kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
+    if args and isinstance(args[0], (list, tuple)):
+        return _call_on_items(module, layout, args, kwargs)
     if isinstance(held, list):  # a tensor whose axes hold torch's dims in this order (a permute not yet made)
         if layout == "any" and getattr(module, "layout_out", None) is None:
             return _inner_call(module, args, kwargs)  # elementwise: as it lies
@@ -630,6 +632,21 @@ def call_module(module, *args, held="source", **kwargs):
     return _items_in_torch_layout(result, layout_out)
 
 
+def _call_on_items(module, layout, args, kwargs):
+    """`call_module` handed a list or tuple of images (HRNet's branches, SelecSLS's (features, skip) pairs chained by
+    a Sequential subclass's loop): its images are in torch's layout, as every list a caller could not type is;
+    converted item by item for a module that takes them channels-last, and what the module returns comes back in
+    torch's layout."""
+    items = args[0]
+    if layout == "channels_last":
+        items = type(items)(to_channels_last(i) if len(getattr(i, "shape", ())) > 2 else i for i in items)
+    result = _inner_call(module, (items,) + tuple(args[1:]), kwargs)
+    layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else "source")
+    if layout_out == "channels_last" and len(getattr(result, "shape", ())) > 2:
+        return to_channels_first(result)
+    return _items_in_torch_layout(result, layout_out)
+
+
 def _inner_call(module, args, kwargs):
     """`module(*args, **kwargs)` as a call inside the model: a block laid out channels-last does not take it for a
     model's own call and convert at its boundary again (`self.sequence_length()` in `__init__` calls the block on a
@@ -645,8 +662,8 @@ def _items_in_torch_layout(result, layout):
     """A tuple a module returned (a block's `(x, x_prev)`) with its images (rank > 2) in torch's layout: a caller
     that could not see the module unpacks it into values it takes in torch's layout, whatever layout it holds its
     tensors in."""
-    if isinstance(result, tuple) and layout == "channels_last":
-        return tuple(to_channels_first(r) if len(getattr(r, "shape", ())) > 2 else r for r in result)
+    if isinstance(result, (tuple, list)) and layout == "channels_last":
+        return type(result)(to_channels_first(r) if len(getattr(r, "shape", ())) > 2 else r for r in result)
     return result
 
 

@@ -42,6 +42,25 @@ def nf_regnet_b0():
     return dataclasses.asdict(model_cfgs["nf_regnet_b0"])
 
 
+def selecsls_tiny(m):
+    """A four-block SelecSLS built by the module `m` (timm's or the port): its blocks hand each other
+    [features, skip] lists through SequentialList's loop, the first taking the stem's `[x]`."""
+    cfg = {"block": m.SelecSlsBlock, "num_features": 40,
+           "features": [(32, 0, 16, 16, True, 2), (16, 16, 16, 16, False, 1), (16, 0, 24, 32, True, 2),
+                        (32, 32, 24, 32, False, 1)],
+           "head": [(32, 48, 3, 2), (48, 40, 1, 1)],
+           "feature_info": [{"num_chs": 32, "reduction": 2, "module": "stem.2"},
+                            {"num_chs": 40, "reduction": 16, "module": "head.1"}]}
+    return m.SelecSls(cfg, num_classes=10)
+
+
+def hrnet_w18_small_cfg():
+    """timm's HRNet-W18-small config (plain values)."""
+    from timm.models.hrnet import cfg_cls
+
+    return cfg_cls["hrnet_w18_small"]
+
+
 def blocks(arch):
     """timm's decoded block arguments (fresh dicts: the builder consumes them)."""
     from timm.models._efficientnet_builder import decode_arch_def
@@ -141,6 +160,15 @@ CASES = {
     # as it lies (7 before: the block was laid out for the conv after the permute, not for the tensor it takes)
     "mambaout": ("MambaOut", lambda m: m.MambaOut(num_classes=10, depths=(1, 1, 2, 1), dims=(16, 24, 32, 40)),
                  (1, 3, 64, 64), 1),
+    # lists of images through modules porter cannot type: SelecSLS's blocks take the stem's `[x]` and hand each other
+    # [features, skip] pairs through SequentialList's `for module in self: x = module(x)` (the loop's code ran for
+    # the first turn's list only: the second block got a one-item tuple); HRNet's stages take and return
+    # `List[torch.Tensor]` through the same loop, store `x[i] = branch(x[i])` and sum fused branches into `y = None`
+    # (each raised before). Lists handed to `call_module` hold their images in torch's layout, so the counts are
+    # high: correct first
+    "selecsls": ("SelecSls", selecsls_tiny, (2, 3, 64, 64), 21),
+    "hrnet": ("HighResolutionNet", lambda m: m.HighResolutionNet(hrnet_w18_small_cfg(), num_classes=10),
+              (2, 3, 64, 64), 95),
 }
 # stem -> why it still fails (strict xfail: fixing it turns the test red until the entry is removed)
 FAILING = {}

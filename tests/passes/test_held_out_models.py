@@ -36,6 +36,13 @@ A convnet running its stages channels-last in torch itself (MambaOut's `permute(
 3, 1)` downsampling and gated depthwise convs): 15 Transposes before (each block laid out for the conv after its
 permute, not for the tensor it takes), the input's one now.
 
+Two convnets passing lists of images through modules porter cannot type: SelecSLS-style blocks taking a tensor or
+their predecessor's [features, skip] list (`if not isinstance(x, list): x = [x]`) through an `__init__`-less
+Sequential subclass's `for module in self: x = module(x)`, and an HRNet-style net whose exchange units take and
+return `List[torch.Tensor]`, update `xs[i]` in place and sum fused branches into an accumulator starting as None,
+its head stepping the sum down with `down.forward(acc)`. Each raised before; the lists go through `call_module` in
+torch's layout, so they trace more Transposes than the boundary's.
+
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
 `[:, :, None, :, :].expand(...).reshape(...)`, SDPA with `is_causal`, tied embeddings) and a Conformer (a
@@ -71,6 +78,10 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "multibranch_convnet": ("MultiBranchConvNet", "3,15,15", 2),
     "mobile_hr_convnet": ("MixNet3", "3,16,16", 1),  # (logits out: the input's one)
     "nhwc_convnet": ("NHWCConvNet", "3,32,32", 1),  # (logits out: the input's one)
+    # lists of images through modules porter cannot type (a Sequential subclass's `for m in self: x = m(x)`):
+    # handed over in torch's layout, each module converting for itself (each raised before)
+    "list_blocks": ("SkipNet", "3,17,17", 15),
+    "multires_lists": ("MultiRes", "3,32,32", 43),
 }
 
 

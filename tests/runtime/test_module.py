@@ -148,3 +148,49 @@ def test_sequential_hands_flexible_layers_the_layout_it_holds():
             assert _traced_transposes(run, x) == 0
 
     check()
+
+
+def test_call_module_hands_a_list_of_images_item_by_item():
+    """A list handed to `call_module` (a Sequential subclass's loop passing HRNet's branches on) holds its images in
+    torch's layout: a module taking channels-last images gets each item converted, a list or tuple it returns comes
+    back in torch's layout, of the type it returned, and its other items as they are; matches torch."""
+    import keras
+    import torch
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from porter.runtime.module import call_module
+    from porter.runtime.conv import Conv2d
+
+    class Pair(keras.layers.Layer):  # a channels-last block returning [conv(first), second, a count]
+        porter_layout = "channels_last"
+        layout_out = "channels_last"
+
+        def __init__(self, conv, returns):
+            super().__init__()
+            self.conv, self.returns = conv, returns
+
+        def call(self, xs):
+            return self.returns([self.conv(xs[0], layout="channels_last"), xs[1], 3])
+
+    @settings(max_examples=8, deadline=None)
+    @given(size=st.integers(1, 6), channels=st.integers(1, 4), batch=st.integers(1, 2), stride=st.sampled_from([1, 2]),
+           returns=st.sampled_from([list, tuple]), seed=st.integers(0, 2**16))
+    def check(size, channels, batch, stride, returns, seed):
+        torch.manual_seed(seed)
+        conv = torch.nn.Conv2d(channels, 2, 3, stride, padding=1).eval()
+        port = Conv2d(channels, 2, 3, stride, padding=1)
+        port(np.zeros((1, size, size, channels), np.float32), layout="channels_last")
+        port.set_weights([conv.weight.detach().numpy().transpose(2, 3, 1, 0), conv.bias.detach().numpy()])
+        rng = np.random.default_rng(seed)
+        first = rng.standard_normal((batch, channels, size, size)).astype(np.float32)
+        second = rng.standard_normal((batch, 5, size + 1, size)).astype(np.float32)
+        for handed in (list, tuple):
+            result = call_module(Pair(port, returns), handed([first, second]))
+            assert type(result) is returns and result[2] == 3
+            with torch.no_grad():
+                expected = conv(torch.from_numpy(first)).numpy()
+            np.testing.assert_allclose(np.asarray(result[0]), expected, rtol=1e-5, atol=1e-5)
+            np.testing.assert_array_equal(np.asarray(result[1]), second)
+
+    check()
