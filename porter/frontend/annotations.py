@@ -98,12 +98,23 @@ SEQUENCE_NAMES = frozenset({"List", "list", "Tuple", "tuple", "Sequence"})
 def annotated_tensor_list(node):
     """Whether the parameter `node` (a cst.Param), or the function's return (a cst.FunctionDef), is declared a list
     of tensors: `List[torch.Tensor]`, `list[Tensor]`, `Tuple[Tensor, ...]`, `typing.Sequence[torch.Tensor]`."""
+    return declared_tensors(node) == "list"
+
+
+def declared_tensors(node):
+    """What the parameter `node` (a cst.Param), or the function's return (a cst.FunctionDef), is declared to hold:
+    "list" for a list of tensors of any length (see `annotated_tensor_list`), the count for a tuple of tensors
+    (`Tuple[torch.Tensor, torch.Tensor]`: 2), else None."""
     declared = node.returns if isinstance(node, cst.FunctionDef) else node.annotation
     annotation = declared.annotation if declared is not None else None
     if not isinstance(annotation, cst.Subscript) or \
             (dotted_name(annotation.value) or "").rpartition(".")[2] not in SEQUENCE_NAMES:
-        return False
+        return None
     elements = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
     if len(elements) == 2 and isinstance(elements[1], cst.Ellipsis):
         elements = elements[:1]
-    return len(elements) == 1 and (dotted_name(elements[0]) or "").rpartition(".")[2] == "Tensor"
+    if not elements or not all((dotted_name(e) or "").rpartition(".")[2] == "Tensor" for e in elements):
+        return None
+    if len(elements) == 1:
+        return "list"
+    return len(elements) if (dotted_name(annotation.value) or "").rpartition(".")[2] in ("Tuple", "tuple") else None

@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from porter.frontend import gluon
-from porter.frontend.annotations import annotated_tensor_list
+from porter.frontend.annotations import declared_tensors
 from porter.frontend.imports import dotted_name
 from porter.frontend.returns import returns_once_at_end, returns_values_at_end
 from porter.frontend.walk import walk
@@ -521,9 +521,15 @@ class FileTranslator:
         only for another), else None (torch's layout in and out)."""
         forward = info.find_method("forward")
         params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
-        if not params or params[0].star in ("*", "**") or params[0].default is not None or \
-                annotated_tensor_list(params[0]):
-            return None  # (a list of images comes in torch's layout)
+        if not params or params[0].star in ("*", "**") or params[0].default is not None:
+            return None
+        declared = declared_tensors(params[0])
+        if declared is not None:  # (HRNet's exchange unit: a list of images, one per resolution)
+            rank = self.spatial_rank(info, family="conv")
+            if declared != "list" or (rank or 0) < 4 or _tests_kind(forward, params[0].name.value):
+                return None  # (taken in torch's layout; as is a tensor or a list, SelecSLS's `[x]` or its pair)
+            return [Value(params[0].name.value, "tuple", items=None,
+                          static=("each", tensor("", rank, "channels_last")))], {}
         rank = self.spatial_rank(info) or self.permuted_image_rank(info, params[0].name.value)
         if (rank or 0) <= 2:
             return None
@@ -1211,7 +1217,7 @@ class FileTranslator:
                 body[at:at] = [f"{INDENT * 2}{name} = self.io_input({name})" for name in io_inputs]
             ir.io_inputs = tuple(p.name.value in io_inputs for p in params if p.star not in ("*", "**"))
             signature.output = translator.return_template if output_layout is None else None
-            ir.arg_layouts = tuple(v.layout if v.is_tensor else "python" for v in arg_values)
+            ir.arg_layouts = tuple(map(_arg_layout, arg_values))
             template = translator.return_template
             ir.layout_free = ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named,
                                             self.param_hints).passes_layout_through(ModuleRef(
@@ -1350,7 +1356,7 @@ class FileTranslator:
             _declared_list_output(translator, forward)
             signature.output = translator.return_template
             template = translator.return_template
-            layouts = (tuple(v.layout if v.is_tensor else "python" for v in arg_values), _layout_out(template))
+            layouts = (tuple(map(_arg_layout, arg_values)), _layout_out(template))
             body = clean_body(body, ir.mappings)
             # what the translation noted on the class (adjustments, ops ...) counts only if the case is kept
             notes = _ir_state(ir)
@@ -1591,6 +1597,16 @@ class FileTranslator:
                 names.append(name)
         return names
 
+    def declared_tensors_value(self, param, scope):
+        """The Value of parameter `param`, declared a list or a tuple of tensors (`declared_tensors`), in torch's
+        layout: a list's images of the rank the class's layers take (`scope`: (class, "forward"))."""
+        declared, name = declared_tensors(param), param.name.value
+        if declared != "list":
+            return Value(name, "tuple", items=tuple(tensor(f"{name}[{k}]") for k in range(declared)))
+        rank = self.spatial_rank(self.source.classes[scope[0]]) if scope and scope[0] in self.source.classes \
+            else None
+        return Value(name, "tuple", items=None, static=("each", tensor("", rank, "source")))
+
     def bind_call_values(self, params, call_values, scope=None, class_call=False):
         """Forward parameters -> Values: what the first caller passes (positional, then keyword); a tensor of
         unknown rank takes the rank rank_inference.py read off the uses of parameter `name` in `scope`.
@@ -1619,13 +1635,11 @@ class FileTranslator:
                 value = kwargs[name]
             elif param.default is not None:
                 value = python(name)
-            elif annotated_tensor_list(param):
+            elif declared_tensors(param) is not None:
                 # no caller porter sees (a container's loop or `call_module` runs it) and the parameter is declared
-                # a list of tensors (HRNet's `x: List[torch.Tensor]`): a list of unknown length, its images in
-                # torch's layout, as every list a caller could not type is handed over
-                rank = self.spatial_rank(self.source.classes[scope[0]]) if class_call and scope and \
-                    scope[0] in self.source.classes else None
-                value = Value(name, "tuple", items=None, static=("each", tensor("", rank, "source")))
+                # a list of tensors (HRNet's `x: List[torch.Tensor]`) or a tuple of them (PiT's `(x, cls_tokens)`):
+                # its tensors in torch's layout, as every list a caller could not type is handed over
+                value = self.declared_tensors_value(param, scope if class_call else None)
             else:
                 value = tensor(name)
             if value.kind == "tuple":
@@ -1849,14 +1863,17 @@ def _raising_output(translator, terminated):
 
 
 def _declared_list_output(translator, forward):
-    """A call declared to return a list of tensors (`-> List[torch.Tensor]`: timm's SequentialList, whose loop hands
-    each block its predecessor's list through `call_module`) that porter typed as one tensor returns what the
-    runtime hands back: a list, its images in torch's layout."""
+    """A call declared to return a list or a tuple of tensors (`-> List[torch.Tensor]`: timm's SequentialList, whose
+    loop hands each block its predecessor's list through `call_module`; PiT's SequentialTuple) that porter typed as
+    one tensor returns what the runtime hands back: a list or tuple, its tensors in torch's layout."""
     template = translator.return_template
-    if template is not None and (template.is_tensor or template.kind == "python" and template.static is None) and \
-            annotated_tensor_list(forward):
-        translator.return_template = Value("", "tuple", items=None,
-                                           static=("each", tensor("", template.rank, "source")))
+    declared = declared_tensors(forward)
+    if template is None or declared is None or not (template.is_tensor or template.kind == "python" and
+                                                    template.static is None):
+        return
+    translator.return_template = Value("", "tuple", items=None, static=(
+        "each", tensor("", template.rank, "source"))) if declared == "list" else \
+        Value("", "tuple", items=tuple(tensor("") for _ in range(declared)))
 
 
 def _same_held(new, old):
@@ -1870,6 +1887,32 @@ def _same_held(new, old):
     if new.kind == "tuple" and new.items is not None and old.items is not None:
         return len(new.items) == len(old.items) and all(_same_held(n, o) for n, o in zip(new.items, old.items))
     return new.kind != "tuple" or new.items is None and old.items is None
+
+class _KindTests(cst.CSTVisitor):
+    def __init__(self, name):
+        self.name, self.found = name, False
+
+    def visit_Call(self, node):
+        if dotted_name(node.func) == "isinstance" and node.args and isinstance(node.args[0].value, cst.Name) and \
+                node.args[0].value.value == self.name:
+            self.found = True
+
+
+def _tests_kind(function, name):
+    """Whether `function` tests the kind of its parameter `name` (`isinstance(x, list)`): it takes either kind."""
+    visitor = _KindTests(name)
+    walk(function, visitor)
+    return visitor.found
+
+
+def _arg_layout(value):
+    """The layout a class's call takes argument `value` in, as its `porter_layout` says: a tensor's, or that of the
+    images of a list of alike images (HRNet's branches, which call_module converts item by item); else "python"."""
+    if value.is_tensor:
+        return value.layout
+    each = element_template(value) if value.kind == "tuple" else None
+    return "channels_last" if each is not None and each.is_tensor and each.channels_last else "python"
+
 
 def _layout_out(template):
     """The layout a class's call returns its images in, as its `layout_out` says: a returned tuple's images count

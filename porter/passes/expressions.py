@@ -159,6 +159,9 @@ class ExpressionTranslator(CallTranslator):
             return self.tensor_attribute(base, attr, node)
         if base.kind == "module":
             return self.module_attribute(base, attr)
+        if isinstance(owner, cst.Attribute) and owner.attr.value == "device" and base.code == "None" and \
+                attr in ("type", "index"):  # `v.device.type != 'meta'` (efficientvit's autocast guard): the host
+            return python('"cpu"', static="cpu") if attr == "type" else python("None")  # (Keras places the op)
         if base.kind == "python" and base.dtype in ("finfo", "iinfo") and attr in TYPE_INFO_LIMITS:
             return python(f"{base.code}.{attr}").but(dtype="float" if base.dtype == "finfo" else "int")
         return python(f"{base.code}.{attr}")

@@ -58,6 +58,9 @@ class ModuleResolver:
                 if cls is not None and default is not None and default != cls:
                     continue  # another block class than the parameter's default (kept: keep_class_defaults)
                 ref = ModuleRef("classobj", elements=(cls,)) if cls is not None else None
+            if ref is None and self._replaces_class_default(init, name, arg.value, env):
+                ref = UNKNOWN_MODULE  # (GC ViT's `norm_layer=norm_layer_cl`, resolved from a string at run time:
+                # not the LayerNorm2d default the class would otherwise be laid out for)
             if ref is None or ref.kind == "classobj" and name in hints:
                 continue  # block classes handed in are alternatives (siblings share what one learns): the first
             seen = sites.setdefault((class_name, name), {})
@@ -70,6 +73,18 @@ class ModuleResolver:
                 _alternatives(list(dict.fromkeys(refs)))
         if isinstance(init.params.star_arg, cst.Param):
             self.note_star_children(class_name, init, node, env, owner)
+
+    def _replaces_class_default(self, init, name, value, env):
+        """Whether `value`, handed for parameter `name` of `init`, is a name the constructor bound to a call's result
+        porter cannot see (GC ViT's `norm_layer_cl = partial(get_norm_layer("layernorm"), ...)`), or a parameter
+        such a name was handed to, where the parameter defaults to a module class: the class is not laid out for
+        that default. Any other value porter cannot see (a parameter of a helper function handed on, an item of a
+        tuple-valued parameter) is still taken to be of the default's kind, as before."""
+        if not isinstance(value, cst.Name) or value.value not in env.get(BOUND_UNSEEN, ()) and \
+                env.get(value.value) is not UNKNOWN_MODULE:  # (or a parameter such a name was handed to)
+            return False
+        default = next((p.default for p in init.params.params if p.name.value == name), None)
+        return default is not None and self.class_ref(default, {}) is not None
 
     def handed_no_children(self, info):
         """Whether every construction of the Sequential subclass `info` hands its `*args` children parameter no
@@ -391,6 +406,21 @@ class ModuleResolver:
         return ModuleRef("sequential", elements=tuple(env.get("#children", ())), ordered=ordered,
                          lead=0 if ordered else env.get("#lead", {}).get("#children", 0))
 
+    @staticmethod
+    def _register_child(env, name, ref, in_loop):
+        """`self.conv = nn.Conv2d(...)` in an nn.Sequential subclass's __init__ (timm's ConvNorm: conv, then bn):
+        torch registers it as the next child, run in turn by Sequential's forward; assigned again, it keeps its
+        place."""
+        names = env.setdefault("#child_names", [])
+        children = env.setdefault("#children", [])
+        if name in names and len(names) == len(children):
+            children[names.index(name)] = ref
+            return
+        if in_loop:
+            _mark_unordered(env, "#children", len(children))
+        names.append(name)
+        children.append(ref)
+
     def _bound_arguments(self, info, call, env, owner):
         """parameter -> ModuleRef for the module-valued arguments of a call of `info`'s __init__."""
         init = info.methods.get("__init__")
@@ -709,6 +739,10 @@ class ModuleResolver:
             value = self.ref_of(statement.value, env, owner)
             for target in statement.targets:
                 name = _target_name(target.target)
+                if owner is not None and owner.container_base == "sequential" and name is not None and \
+                        name.startswith("self.") and "." not in name[5:] and isinstance(statement.value, cst.Call) \
+                        and value.kind in MODULE_KINDS:
+                    self._register_child(env, name[5:], value, in_loop)
                 if isinstance(target.target, (cst.Tuple, cst.List)) and value.kind == "list" and \
                         len(value.elements) == len(target.target.elements):
                     # `self.incre, self.down, self.final = self._make_head(...)`: a helper returning several modules
@@ -742,9 +776,12 @@ class ModuleResolver:
                         # rebound to what porter cannot see (`_NORM_TO_NORM_ACT_MAP.get(name)`): a branch doing so
                         # makes the name unknown after the if (_scan_branches), not what another branch bound
                         env.get(REBOUND_UNKNOWN, set()).add(name)
+                        if isinstance(statement.value, cst.Call):  # `norm_layer_cl = partial(get_norm_layer(...))`
+                            env.setdefault(BOUND_UNSEEN, set()).add(name)
                         continue
                 if isinstance(env.get(REBOUND_UNKNOWN), set):
                     env[REBOUND_UNKNOWN].discard(name)
+                env.get(BOUND_UNSEEN, set()).discard(name)
         elif isinstance(statement, cst.AugAssign) and isinstance(statement.operator, cst.AddAssign):
             name = _target_name(statement.target)
             if name is not None and isinstance(env.get(name), list):
@@ -903,6 +940,7 @@ class LocalFunction:
 
 # names a branch being scanned rebound to a value porter cannot see (a set, only while scanning an if's branch)
 REBOUND_UNKNOWN = "#rebound_unknown"
+BOUND_UNSEEN = "#bound_unseen"  # names the constructor bound to a call's result porter cannot see
 
 
 def _module_level_dict(module, name):
@@ -1213,6 +1251,7 @@ def _return_values(body):
     return found
 
 
+MODULE_KINDS = frozenset({"rule", "class", "sequential", "list", "dict"})  # refs naming one module instance
 _SCANNED_BLOCKS = frozenset({cst.For, cst.While, cst.With, cst.Try})  # exact types
 _SCANNED_STATEMENTS = frozenset({cst.Assign, cst.AugAssign, cst.Expr})
 

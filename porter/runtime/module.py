@@ -300,6 +300,8 @@ def _layout_of(layer):
 
 def _to_layout(x, current, wanted):
     """Convert `x` from `current` to `wanted` layout ("channels_last"/"source"); "any" wants nothing."""
+    if isinstance(x, (list, tuple)) and wanted != "any" and wanted != current:  # a list of images: item by item
+        return type(x)(_to_layout(item, current, wanted)[0] for item in x), wanted
     if wanted == "any" or wanted == current or not hasattr(x, "shape"):
         return x, current
     return (to_channels_last(x) if wanted == "channels_last" else to_channels_first(x)), wanted
@@ -634,17 +636,13 @@ def call_module(module, *args, held="source", **kwargs):
 
 def _call_on_items(module, layout, args, kwargs):
     """`call_module` handed a list or tuple of images (HRNet's branches, SelecSLS's (features, skip) pairs chained by
-    a Sequential subclass's loop): its images are in torch's layout, as every list a caller could not type is;
-    converted item by item for a module that takes them channels-last, and what the module returns comes back in
-    torch's layout."""
-    items = args[0]
-    if layout == "channels_last":
-        items = type(items)(to_channels_last(i) if len(getattr(i, "shape", ())) > 2 else i for i in items)
+    a Sequential subclass's loop): its images are in torch's layout, as every list a caller could not type is (a
+    list a module returns through `call_module` comes back so); converted item by item for a module taking another
+    layout, and what the module returns comes back in torch's layout."""
+    items = _to_layout(args[0], "source", layout)[0] if layout in ("channels_last", "source") else args[0]
     result = _inner_call(module, (items,) + tuple(args[1:]), kwargs)
     layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else "source")
-    if layout_out == "channels_last" and len(getattr(result, "shape", ())) > 2:
-        return to_channels_first(result)
-    return _items_in_torch_layout(result, layout_out)
+    return _to_layout(result, layout_out, "source")[0] if layout_out in ("channels_last", "source") else result
 
 
 def _inner_call(module, args, kwargs):

@@ -41,7 +41,10 @@ their predecessor's [features, skip] list (`if not isinstance(x, list): x = [x]`
 Sequential subclass's `for module in self: x = module(x)`, and an HRNet-style net whose exchange units take and
 return `List[torch.Tensor]`, update `xs[i]` in place and sum fused branches into an accumulator starting as None,
 its head stepping the sum down with `down.forward(acc)`. Each raised before; the lists go through `call_module` in
-torch's layout, so they trace more Transposes than the boundary's.
+torch's layout, so they trace more Transposes than the boundary's. A third passes (image, token) pairs through
+such a loop, its stages declared `Tuple[torch.Tensor, torch.Tensor]` (PiT), then runs an EfficientViT-style
+cascaded group attention whose conv-norm units are nn.Sequential subclasses registering their children as
+attributes (porter took them for empty Sequentials) under a `x.device.type != "meta"` guard (it read None.type).
 
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
@@ -81,7 +84,8 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # lists of images through modules porter cannot type (a Sequential subclass's `for m in self: x = m(x)`):
     # handed over in torch's layout, each module converting for itself (each raised before)
     "list_blocks": ("SkipNet", "3,17,17", 15),
-    "multires_lists": ("MultiRes", "3,32,32", 43),
+    "multires_lists": ("MultiRes", "3,32,32", 19),
+    "paired_stages": ("PairNet", "3,15,15", 16),
 }
 
 

@@ -273,3 +273,14 @@ def test_rules_resolve_and_signatures_fit_runtime():
             assert params[:len(rule.signature.params)] == list(rule.signature.params), (rule.names, params)
         else:
             assert issubclass(target, A.TorchLayer)
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+@given(data=st.data(), inplace=st.booleans(), seed=st.integers(0, 2**16))
+def test_every_activation_takes_inplace_and_computes_the_same(name, data, inplace, seed):
+    """timm's `create_act_layer(act_layer, inplace=True)` hands `inplace=` to whichever class it resolved (its own
+    GELU takes it where torch's does not): every activation layer accepts it and computes as without it."""
+    kwargs = data.draw(ELEMENTWISE[name][1])
+    x = _inputs(seed, (2, 3, 5), 0, kwargs)
+    expected = getattr(torch.nn, name)(**kwargs)(torch.from_numpy(x)).numpy()
+    assert_equivalent(expected, np.asarray(getattr(A, name)(inplace=inplace, **kwargs)(x)), TOLERANCE, name)

@@ -712,6 +712,11 @@ class _ActivationLayer(TorchLayer):
 
     porter_layout = "any"
 
+    def __init__(self, inplace=None, **kwargs):
+        # every activation takes `inplace=` and ignores it: timm's own GELU, SiLU, Sigmoid... take it where torch's
+        # do not, and its `create_act_layer(act_layer, inplace=True)` hands it to whichever class it resolved
+        super().__init__(**kwargs)
+
     def _activation_init(self, **config):
         self._activation_config = config
         self.finish_init()

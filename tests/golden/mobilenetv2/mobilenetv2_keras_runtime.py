@@ -562,6 +562,8 @@ def _layout_of(layer):
 
 def _to_layout(x, current, wanted):
     """Convert `x` from `current` to `wanted` layout ("channels_last"/"source"); "any" wants nothing."""
+    if isinstance(x, (list, tuple)) and wanted != "any" and wanted != current:  # a list of images: item by item
+        return type(x)(_to_layout(item, current, wanted)[0] for item in x), wanted
     if wanted == "any" or wanted == current or not hasattr(x, "shape"):
         return x, current
     return (to_channels_last(x) if wanted == "channels_last" else to_channels_first(x)), wanted
@@ -737,6 +739,11 @@ class _ActivationLayer(TorchLayer):
     """Common base: stateless elementwise activation keeping its torch constructor arguments for get_config."""
 
     porter_layout = "any"
+
+    def __init__(self, inplace=None, **kwargs):
+        # every activation takes `inplace=` and ignores it: timm's own GELU, SiLU, Sigmoid... take it where torch's
+        # do not, and its `create_act_layer(act_layer, inplace=True)` hands it to whichever class it resolved
+        super().__init__(**kwargs)
 
     def _activation_init(self, **config):
         self._activation_config = config
