@@ -95,16 +95,11 @@ def portable_code(source, node, rename=None):
 SEQUENCE_NAMES = frozenset({"List", "list", "Tuple", "tuple", "Sequence"})
 
 
-def annotated_tensor_list(node):
-    """Whether the parameter `node` (a cst.Param), or the function's return (a cst.FunctionDef), is declared a list
-    of tensors: `List[torch.Tensor]`, `list[Tensor]`, `Tuple[Tensor, ...]`, `typing.Sequence[torch.Tensor]`."""
-    return declared_tensors(node) == "list"
-
-
 def declared_tensors(node):
     """What the parameter `node` (a cst.Param), or the function's return (a cst.FunctionDef), is declared to hold:
-    "list" for a list of tensors of any length (see `annotated_tensor_list`), the count for a tuple of tensors
-    (`Tuple[torch.Tensor, torch.Tensor]`: 2), else None."""
+    "list" for a list of tensors of any length (`List[torch.Tensor]`, `list[Tensor]`, `Tuple[Tensor, ...]`,
+    `typing.Sequence[torch.Tensor]`), the count for a tuple of tensors (`Tuple[torch.Tensor, torch.Tensor]`: 2),
+    else None."""
     declared = node.returns if isinstance(node, cst.FunctionDef) else node.annotation
     annotation = declared.annotation if declared is not None else None
     if not isinstance(annotation, cst.Subscript) or \

@@ -1211,7 +1211,7 @@ class FileTranslator:
                 self.undo_translation(ir, before)
                 return None
             _raising_output(translator, terminated)
-            _declared_list_output(translator, forward)
+            _declared_sequence_output(translator, forward)
             if io_inputs:  # the main class takes its images once, channels-last from here on
                 at = _body_docstring_lines(body)  # (a docstring may be one element of `body`)
                 body[at:at] = [f"{INDENT * 2}{name} = self.io_input({name})" for name in io_inputs]
@@ -1353,7 +1353,7 @@ class FileTranslator:
                 self.plain_returns.add((info.name, static))
                 return None
             _raising_output(translator, terminated)
-            _declared_list_output(translator, forward)
+            _declared_sequence_output(translator, forward)
             signature.output = translator.return_template
             template = translator.return_template
             layouts = (tuple(map(_arg_layout, arg_values)), _layout_out(template))
@@ -1862,7 +1862,7 @@ def _raising_output(translator, terminated):
         translator.return_template = stub_value("")
 
 
-def _declared_list_output(translator, forward):
+def _declared_sequence_output(translator, forward):
     """A call declared to return a list or a tuple of tensors (`-> List[torch.Tensor]`: timm's SequentialList, whose
     loop hands each block its predecessor's list through `call_module`; PiT's SequentialTuple) that porter typed as
     one tensor returns what the runtime hands back: a list or tuple, its tensors in torch's layout."""
