@@ -219,21 +219,15 @@ class BodyTranslator(ExpressionTranslator):
                     targets[0].value))):
                 # a value porter could not type, indexed by a comparison (`logits[logits < v] = -inf`): a tensor
                 return self.item_assignment(targets[0], base.but(kind="tensor"), small, pad)
-            held = images_held(base)
-            if held is not None and self.mode != "init" and len(targets[0].slice) == 1 and isinstance(
-                    targets[0].slice[0].slice, cst.Index):  # `features[i] = t` in a list of channels-last images
-                value = self.expr(small.value)
-                value = to_layout(self.ctx, value if value.is_tensor else tensor(value.code), "channels_last",
-                                  held.rank)
-                return [f"{pad}{self.target_code(targets[0])} = {value.code}"]
-            template = element_template(resolved(base)) if base.kind == "tuple" else None
-            if template is not None and template.is_tensor and template.layout == "source" and \
-                    (template.rank or 3) > 2 and self.mode != "init" and len(targets[0].slice) == 1 and \
+            held = element_template(resolved(base)) if base.kind == "tuple" else None
+            if held is not None and held.is_tensor and held.layout in ("channels_last", "source") and (
+                    held.rank is None or held.rank > 2) and self.mode != "init" and len(targets[0].slice) == 1 and \
                     isinstance(targets[0].slice[0].slice, cst.Index):
-                # `x[i] = branch(x[i])` in a list of images in torch's layout (HRNet's branches): stored so
+                # `features[i] = t` in a list of channels-last images, `x[i] = branch(x[i])` in a list of images in
+                # torch's layout (HRNet's branches): stored in the list's layout
                 value = self.expr(small.value)
-                if value.is_tensor:
-                    return [f"{pad}{self.target_code(targets[0])} = {to_layout(self.ctx, value, 'source').code}"]
+                value = to_layout(self.ctx, value if value.is_tensor else tensor(value.code), held.layout, held.rank)
+                return [f"{pad}{self.target_code(targets[0])} = {value.code}"]
         if self.mode == "init":
             return self.init_assign(small, targets, pad)
         self.storing_list = isinstance(small.value, cst.List)

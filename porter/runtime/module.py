@@ -661,7 +661,7 @@ def _items_in_torch_layout(result, layout):
     that could not see the module unpacks it into values it takes in torch's layout, whatever layout it holds its
     tensors in."""
     if isinstance(result, (tuple, list)) and layout == "channels_last":
-        return type(result)(to_channels_first(r) if len(getattr(r, "shape", ())) > 2 else r for r in result)
+        return _to_layout(result, "channels_last", "source")[0]
     return result
 
 
