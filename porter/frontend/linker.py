@@ -95,6 +95,28 @@ def linked_text(path, text, package, covered):
         linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins, lines, home_names
 
 
+# text of a module file the linker read -> its parse, the most recently used last. A process that converts many files
+# of one library (a package, the test suite's corpora) reads the same helper modules for each: libcst trees are
+# immutable, so one parse serves them all. Bounded by the characters the parsed texts hold (~3 KB of tree a line).
+_PARSES = {}
+_PARSES_MAX_CHARACTERS = 1_500_000
+
+
+def _parsed_library_module(text):
+    """`parsed_module(text)` for a module the linker reads, kept for the next conversion that reads the same text."""
+    module = _PARSES.pop(text, None)
+    if module is None:
+        module = parsed_module(text, early=False)
+        held = sum(map(len, _PARSES)) + len(text)
+        for old in list(_PARSES):
+            if held <= _PARSES_MAX_CHARACTERS:
+                break
+            held -= len(old)
+            del _PARSES[old]
+    _PARSES[text] = module
+    return module
+
+
 def _under_source_root(path):
     """(source root, dotted package of `path` under it: '' at its top) or (None, '')."""
     folder = path.resolve().parent
@@ -135,7 +157,7 @@ class _Linker:
                 if candidate.is_file():
                     try:
                         text = candidate.read_text(encoding="utf-8")
-                        parsed = parsed_module(text)
+                        parsed = _parsed_library_module(text)
                     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
                         break
                     package = self.package_of(dotted)

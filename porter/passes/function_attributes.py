@@ -47,8 +47,7 @@ def constructed_lambdas(source, info, stored):
     if init is not None and stored:
         names = [p.name.value for p in init.params.params][1:]
         defaults = {p.name.value: p.default for p in (*init.params.params, *init.params.kwonly_params)}
-        sites = [node for node in descendants(source.module) if isinstance(node, cst.Call) and
-                 isinstance(node.func, cst.Name) and node.func.value == info.name]
+        sites = _calls_by_name(source).get(info.name, ())
         for param, attr in stored.items():
             lambdas = []
             for call in sites:
@@ -63,6 +62,18 @@ def constructed_lambdas(source, info, stored):
                 found[attr] = tuple(dict.fromkeys(lambdas))  # (the default once, however many take it)
     cache[info.name] = found
     return found
+
+
+def _calls_by_name(source):
+    """{name: [call, ...]} for the calls of a plain name in `source`'s module (a class's constructions), in file
+    order; one walk of the file, kept on `source` for every class asked about."""
+    table = source.__dict__.get("_calls_by_name")
+    if table is None:
+        table = source.__dict__["_calls_by_name"] = {}
+        for node in descendants(source.module):
+            if type(node) is cst.Call and type(node.func) is cst.Name:
+                table.setdefault(node.func.value, []).append(node)
+    return table
 
 
 def _argument(call, names, param):

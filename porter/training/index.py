@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.walk import TOKEN_NODES, children
 
 
 @dataclass
@@ -37,8 +38,12 @@ class SourceIndex:
 
     @classmethod
     def build(cls, source):
-        index = cls(source)
-        _Indexer(index).walk(source.module)
+        """The index of `source`, built on the first call and kept on it: the training reader, the rendered
+        script's helpers and the TPU lint all ask for it, and nothing changes an index once built."""
+        index = source.__dict__.get("_training_index")
+        if index is None:
+            index = source.__dict__["_training_index"] = cls(source)
+            _Indexer(index).walk(source.module)
         return index
 
     # --- navigation ------------------------------------------------------------------------------------
@@ -105,8 +110,9 @@ class _Indexer:
             return
         if isinstance(node, cst.FunctionDef):
             index.functions.setdefault(node.name.value, node)
-            for child in node.children:
-                self._visit(child, node, node)
+            for child in children(node):
+                if type(child) not in TOKEN_NODES:
+                    self._visit(child, node, node)
             return
         if isinstance(node, cst.Assign):
             for target in node.targets:
@@ -121,8 +127,9 @@ class _Indexer:
                 index.calls.append(CallSite(callee, node, function))
         elif isinstance(node, cst.For) and isinstance(node.target, cst.Name):
             index.for_targets.append((node.target.value, node, function))
-        for child in node.children:
-            self._visit(child, node, function)
+        for child in children(node):
+            if type(child) not in TOKEN_NODES:  # (whitespace, comments, operators: nothing asks for them)
+                self._visit(child, node, function)
 
     def _record_target(self, target, value, function, node):
         if isinstance(target, cst.Name):

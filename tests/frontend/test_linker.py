@@ -650,3 +650,41 @@ def test_a_re_exported_module_base_with_a_third_party_mixin_converts_and_stubs_c
     got = np.asarray(keras_model(x, training=False))
     assert float(np.abs(got - expected).max()) <= 1e-4 * float(np.abs(expected).max())
     assert count_transposes(keras_model, [x]) <= 2
+
+
+def test_a_module_the_linker_read_is_parsed_once_for_every_file_that_links_it(package, monkeypatch):
+    """Converting the files of one library in one process (a package, the corpus tests) reads its helper modules
+    for each file: the parse of a text already read is taken again (libcst trees are immutable), and a text that
+    changed is parsed anew."""
+    from porter.frontend import linker
+    from porter.frontend.unchecked_parse import parsed_module
+
+    parsed = []
+    monkeypatch.setattr(linker, "parsed_module", lambda text, early=True: parsed.append(text) or
+                        parsed_module(text, early=early))
+    monkeypatch.setattr(linker, "_PARSES", {})
+    path = package / "shop/models/net.py"
+    first = linker.linked_text(path, path.read_text(), "shop.models", lambda name: False)
+    read = len(parsed)
+    assert read >= 3  # the file itself, layers.py, utils.py
+    assert linker.linked_text(path, path.read_text(), "shop.models", lambda name: False) == first
+    assert len(parsed) == read + 1  # the file's own text only: its library modules were parsed already
+    utils = package / "shop/utils.py"
+    utils.write_text(utils.read_text() + "\n\nSCALE = 2\n")
+    linker.linked_text(path, path.read_text(), "shop.models", lambda name: False)
+    assert len(parsed) == read + 3  # the file's text again, and the changed utils.py
+
+
+def test_the_parse_table_keeps_the_most_recently_read_texts_within_its_bound(monkeypatch):
+    from porter.frontend import linker
+
+    monkeypatch.setattr(linker, "_PARSES", {})
+    monkeypatch.setattr(linker, "_PARSES_MAX_CHARACTERS", 100)
+    texts = [f"x{i} = {'1' * 30}\n" for i in range(6)]  # 36 characters each
+    for text in texts:
+        linker._parsed_library_module(text)
+    assert list(linker._PARSES) == texts[-2:]
+    kept = linker._PARSES[texts[-1]]
+    assert linker._parsed_library_module(texts[-1]) is kept
+    assert linker._parsed_library_module(texts[-2]) is linker._PARSES[texts[-2]]
+    assert list(linker._PARSES) == [texts[-1], texts[-2]]  # the most recently read last
