@@ -4,6 +4,9 @@
   `X.attr` becomes `attr` wherever X is such a name (bases, decorators, calls alike);
 - `self.save_hyperparameters()` (d2l's HyperParameters, PyTorch Lightning): every constructor parameter becomes an
   attribute of `self`, so the call becomes those assignments (`ignore=[...]` names left out);
+- `self.__getattr__("level_%d" % i)`, `self.__setattr__(name, block)` (kuangliu's DLA): the builtins `getattr(self,
+  ...)` and `setattr(self, ...)`, which the translator reads (an nn.Module's attribute lookup ends in its
+  `__getattr__` either way); calls on `super()` stay (a class's own `__getattr__` asking its base);
 - `nn_Module = nn.Module`, `ones_like = torch.ones_like`: a top-level name bound to an imported framework name is
   one more import alias of it (`module_aliases`), and the statement is not carried over.
 
@@ -19,6 +22,7 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.names import top_level_bindings
 
 _SELF_MODULE = re.compile(r"^([A-Za-z_]\w*)\s*=\s*sys\.modules\[\s*__name__\s*\]\s*$", re.MULTILINE)
+_DUNDER_ATTRIBUTE_CALL = re.compile(r"\.__(?:get|set)attr__\(")
 _FORWARDING_LAMBDA = re.compile(r"^[A-Za-z_]\w*\s*=\s*lambda\s+\w+\s*,\s*\*\w+\s*,\s*\*\*\w+\s*:", re.MULTILINE)
 
 
@@ -26,7 +30,8 @@ def normalised_text(text):
     """`text` with the self-module names and `save_hyperparameters()` calls rewritten (unchanged when it has
     neither: the common case costs two string searches)."""
     names = set(_SELF_MODULE.findall(text))
-    if not names and "save_hyperparameters(" not in text and not _FORWARDING_LAMBDA.search(text):
+    if not names and "save_hyperparameters(" not in text and not _FORWARDING_LAMBDA.search(text) and \
+            not _DUNDER_ATTRIBUTE_CALL.search(text):
         return text
     try:
         module = cst.parse_module(text)
@@ -65,6 +70,9 @@ class _Rewriter(cst.CSTTransformer):
         self.functions = []
 
     def leave_Call(self, original, updated):
+        builtin = _attribute_builtin(updated)
+        if builtin is not None:  # `self.__getattr__(name)` -> `getattr(self, name)`
+            return updated.with_changes(func=cst.Name(builtin), args=[cst.Arg(updated.func.value), *updated.args])
         # `astype(x, int64)` with `astype = lambda x, *args, **kwargs: x.type(*args, **kwargs)`: `x.type(int64)`
         method = self.lambdas.get(updated.func.value) if isinstance(updated.func, cst.Name) else None
         if method is None or not updated.args or updated.args[0].keyword is not None or updated.args[0].star:
@@ -102,6 +110,20 @@ class _Rewriter(cst.CSTTransformer):
         assignments = [cst.Assign(targets=[cst.AssignTarget(cst.Attribute(cst.Name("self"), cst.Name(name)))],
                                   value=cst.Name(name)) for name in names]
         return updated.with_changes(body=assignments)
+
+
+def _attribute_builtin(call):
+    """"getattr" / "setattr" for `name.__getattr__(...)` / `name.__setattr__(...)` with plain arguments (the
+    receiver a plain name: `super().__getattr__(name)` in a class's own `__getattr__` is no builtin call), else
+    None."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in ("__getattr__", "__setattr__") and
+            isinstance(func.value, cst.Name)):
+        return None
+    if any(arg.keyword is not None or arg.star for arg in call.args) or \
+            len(call.args) != (1 if func.attr.value == "__getattr__" else 2):
+        return None
+    return func.attr.value.strip("_")
 
 
 def _ignored_names(call):

@@ -880,6 +880,9 @@ class CallTranslator:
         training = self.training_kwarg(kwargs) if rule.training else ""
         call = self.call_text(code, self.join_args([first] + rest, kw), training)
         self.record_module_op(rule)
+        if rule.outputs == "tuple" and rule.items is not None:
+            return result_of(Value(call, "tuple", items=tuple(_rule_item(kind, first.rank) for kind in rule.items)),
+                             call)
         if rule.outputs == "tuple" or (rule.outputs == "tensor_or_tuple" and len(args) + len(kwargs) > 1):
             return Value(call, "tuple", items=None)  # tensor_or_tuple: Gluon's RNN layers given begin states
         if rule.layout == "any":
@@ -1792,6 +1795,13 @@ def _is_property(method):
     """Whether the method node `method` is decorated `@property` (read as an attribute, not called)."""
     return any(dotted_name(d.decorator) in ("property", "functools.cached_property", "cached_property")
                for d in method.decorators)
+
+
+def _rule_item(kind, input_rank):
+    """The Value of one item of a tuple-output layer's result, as its rule's `items` says."""
+    if kind == "tuple":
+        return Value("", "tuple", items=None)
+    return tensor("", input_rank if kind == "input" else None)
 
 
 def _own_class(ref):

@@ -195,9 +195,7 @@ class ModuleResolver:
                 return UNKNOWN_MODULE  # body defines: not a module
             if isinstance(found, ModuleRef):  # one module (a list marked unordered may be rebound to one in a loop)
                 return found
-            ordered = node.value not in env.get("#unordered", ())
-            lead = 0 if ordered else min(env.get("#lead", {}).get(node.value, 0), len(found))
-            return ModuleRef("list", elements=tuple(found), ordered=ordered, lead=lead)
+            return _list_ref(node.value, found, env)
         if isinstance(node, cst.Name) and node.value not in env:
             built = module_level_construction(self.source, node.value)
             if built is not None:  # `self.features = resnext101_32x4d_features`, built once at module level
@@ -223,7 +221,9 @@ class ModuleResolver:
             return _one_layout_alternative([self.ref_of(node.body, env, owner), self.ref_of(node.orelse, env, owner)],
                                            self.passes_layout_through)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-            return env.get(f"self.{node.attr.value}", UNKNOWN_MODULE)
+            found = env.get(f"self.{node.attr.value}", UNKNOWN_MODULE)
+            # (`self.features = []` grown by appends, then `nn.Sequential(*self.features)`: a list of modules)
+            return _list_ref(f"self.{node.attr.value}", found, env) if isinstance(found, list) else found
         item = dict_item(node, env)
         if item is not None:  # `layer_dict[key]` on a turn of `for key in layer_dict.keys()`
             return item
@@ -1091,6 +1091,14 @@ def _branch_appended(alternatives):
     child = _alternatives(list(dict.fromkeys(ref.elements[-1] for ref in alternatives)))
     return ModuleRef(first.kind, elements=first.elements[:-1] + (child,), ordered=all(r.ordered for r in alternatives),
                      lead=min(_lead_of(r) for r in alternatives) if not all(r.ordered for r in alternatives) else 0)
+
+
+def _list_ref(name, found, env):
+    """The ModuleRef of the list of modules `found` that `env` binds to `name` (in the order its statements built
+    it, unless a loop or branch grew it: then its first known elements lead)."""
+    ordered = name not in env.get("#unordered", ())
+    lead = 0 if ordered else min(env.get("#lead", {}).get(name, 0), len(found))
+    return ModuleRef("list", elements=tuple(found), ordered=ordered, lead=lead)
 
 
 def _one_layout_alternative(alternatives, passes=None):

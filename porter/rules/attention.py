@@ -5,7 +5,7 @@ from porter.ir.values import EinsumRecipe, is_permuted, physical_order, python, 
 from porter.rules.registry import Signature, function_rule, module_rule
 
 module_rule("torch.nn.MultiheadAttention", runtime="MultiheadAttention", layout="source", training=True,
-            outputs="tuple")
+            outputs="tuple", items=("input", "tensor"))  # (the output: the query's rank; the weights or None)
 module_rule("torch.nn.TransformerEncoderLayer", runtime="TransformerEncoderLayer", layout="source", training=True,
             swaps_batch_axis=True)
 module_rule("torch.nn.TransformerDecoderLayer", runtime="TransformerDecoderLayer", layout="source", training=True)

@@ -2,9 +2,10 @@
 
 from porter.rules.registry import module_rule
 
-module_rule("torch.nn.RNN", runtime="RNN", layout="source", training=True, outputs="tuple")
-module_rule("torch.nn.LSTM", runtime="LSTM", layout="source", training=True, outputs="tuple")
-module_rule("torch.nn.GRU", runtime="GRU", layout="source", training=True, outputs="tuple")
+# (output: the input's rank, batched or not; h_n, or an LSTM's (h_n, c_n))
+module_rule("torch.nn.RNN", runtime="RNN", layout="source", training=True, outputs="tuple", items=("input", "tensor"))
+module_rule("torch.nn.LSTM", runtime="LSTM", layout="source", training=True, outputs="tuple", items=("input", "tuple"))
+module_rule("torch.nn.GRU", runtime="GRU", layout="source", training=True, outputs="tuple", items=("input", "tensor"))
 module_rule("torch.nn.RNNCell", runtime="RNNCell", layout="source")
 module_rule("torch.nn.LSTMCell", runtime="LSTMCell", layout="source", outputs="tuple")
 module_rule("torch.nn.GRUCell", runtime="GRUCell", layout="source")

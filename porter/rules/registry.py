@@ -78,6 +78,10 @@ class ModuleRule:
     # a sequence-first layer (torch's (L, N, E) unless batch_first) that also takes its input held with the first two
     # axes swapped (`layer(x, swapped=True)`, the result held so): `src.transpose(0, 1)` before it moves no data
     swaps_batch_axis: bool = False
+    # what a tuple-output layer's items are, where known: "input" (a tensor of its first argument's rank: an RNN's
+    # output sequence, attention's output), "tensor" (of rank unknown here), "tuple" (an LSTM's (h, c)); None: no item
+    # known. `layer(x)[0]` then has a rank the ops after it can use
+    items: tuple | None = None
 
 
 KEEPS_CHANNELS = "kept"
@@ -114,11 +118,12 @@ def _family():
 
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
                 spatial_order_free=False, channels=None, runs_channels_last=False, gathers=False,
-                swaps_batch_axis=False):
+                swaps_batch_axis=False, items=None):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
+    assert items is None or outputs == "tuple" and set(items) <= {"input", "tensor", "tuple"}, items
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
-                      spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis)
+                      spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis, items)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule

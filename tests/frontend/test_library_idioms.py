@@ -50,3 +50,30 @@ def test_module_aliases_are_the_names_bound_only_to_one_framework_name():
     assert aliases["int64"] == "torch.int64"
     assert "tanh" not in aliases  # bound to two different names
     assert aliases.get("astype") is None  # Tensor.type has no torch.type function
+
+
+def test_dunder_attribute_calls_become_the_builtins_on_the_same_lines():
+    text = '''class Tree(nn.Module):
+    def __init__(self, levels):
+        super().__init__()
+        for i in range(1, levels):
+            self.__setattr__("level_%d" % i, nn.Identity())
+
+    def forward(self, x):
+        for i in range(1, self.levels):
+            x = self.__getattr__("level_%d" % i)(x)
+        return x
+
+    def __getattr__(self, name):
+        return super().__getattr__(name)
+'''
+    rewritten = normalised_text(text)
+    assert rewritten.splitlines()[4].strip() == 'setattr(self, "level_%d" % i, nn.Identity())'
+    assert rewritten.splitlines()[8].strip() == 'x = getattr(self, "level_%d" % i)(x)'
+    assert "return super().__getattr__(name)" in rewritten  # a base's lookup is no builtin call
+    assert rewritten.count("\n") == text.count("\n")
+
+
+def test_dunder_attribute_calls_of_other_shapes_stay():
+    text = "y = self.__getattr__(name, default)\nz = self.__setattr__(name)\nw = obj.__getattr__(*names)\n"
+    assert normalised_text(text) == text

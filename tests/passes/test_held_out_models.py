@@ -86,6 +86,11 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "list_blocks": ("SkipNet", "3,17,17", 15),
     "multires_lists": ("MultiRes", "3,32,32", 19),
     "paired_stages": ("PairNet", "3,15,15", 16),
+    # kuangliu-style DLA tree (`self.__setattr__` / `self.__getattr__` levels) and ShuffleNetV2 stages grown in a
+    # `self.features` list (each failed before)
+    "cifar_classics": ("CifarClassics", "3,16,16", 1),  # (logits out: the input's one)
+    "swin_bias": ("MiniSwin", "3,32,32", 7),  # (the input's, two window round trips a block, the bias tables')
+    "convnext_tokens": ("TokenConvNeXt", "3,32,32", 1),  # (logits out: the input's one)
 }
 
 
