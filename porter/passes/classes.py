@@ -270,12 +270,15 @@ class FileTranslator:
         self.specialise_siblings()
         held = self.held_classes()
         alone = self.outermost_first(self.source.classes.values())
-        for first in (True, False):  # the blocks that take channels-last images first: the classes they call
-            for info in alone:  # are laid out for them
-                if info.name in self.ctx.signatures:
+        called = held - self.runtime_run  # held as attributes only translated code calls (`self.mlp(x)`): laid
+        # out for what their holders hand them, not for images a layer somewhere inside might take (timm's Mlp
+        # with its `partial(nn.Conv2d, kernel_size=1) if use_conv else nn.Linear`, called on token sequences)
+        for turn in ("first", "then", "last"):  # the blocks that take channels-last images first: the classes
+            for info in alone:  # they call are laid out for them; those nobody's translation reached, last
+                if info.name in self.ctx.signatures or turn != "last" and info.name in called:
                     continue
                 handed = self.runtime_held_args(info) if info.name in held else None
-                if handed is not None or not first:
+                if handed is not None or turn != "first":
                     self.translate_forward(info, handed, output_layout="source" if handed is None else None)
         self.factory_functions = lay_out_factory_models(self, ClassBodyTranslator)
         self.factory_handed = handed_constructions(self.source, self.factory_functions)
@@ -902,6 +905,12 @@ class FileTranslator:
         takes channels-last is converted once by the caller, so blocks chain without transposes."""
         args = list(args)
         rank = args[0].rank if args and args[0].is_tensor else None
+        if rank is None and args and args[0].is_tensor and args[0].channels_last and \
+                self.takes_source_first(info, known=True):
+            args[0] = args[0].but(layout="source")  # a caller that lost track of the rank (an untyped module ran
+            # on it: a sequence's norm) handing it to a block whose first layer porter knows works in torch's order
+            # (a LayerNorm): converted once, whatever its rank, not laid out for images a later layer might take
+            return args  # (timm's Mlp's `use_conv` Conv2d)
         if rank is None and args and args[0].is_tensor:
             rank = self.spatial_rank(info)  # a caller that lost track of the rank: the block's own layers tell
             if rank is not None and args[0].channels_last:
@@ -914,16 +923,27 @@ class FileTranslator:
                 # the caller converts once; blocks then chain (not a sequence the block first transposes itself:
                 # tokens folded into an image, `x.transpose(1, 2).view(B, C, H, W)`, a relabelling as they lie)
                 args[0] = args[0].but(layout="channels_last", rank=rank)
-        elif args and args[0].is_tensor and args[0].channels_last and rank == 3:
+        elif args and args[0].is_tensor and args[0].channels_last and rank == 3 and self.takes_source_first(info):
             # a sequence (N, L, C) held channels-last, handed to a block whose first layer works in torch's order
             # (LayerNorm, attention, Linear): the caller converts once instead of every layer inside converting
-            forward = info.find_method("forward")
-            params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
-            if params and not self.prefers_channels_last(info, params[0].name.value, depth=0) and \
-                    self.first_layer_layout(info, params[0].name.value) == "source" and \
-                    not _runs_on_held_sequence(self.first_layer(info, params[0].name.value)):
-                args[0] = args[0].but(layout="source")
+            args[0] = args[0].but(layout="source")
         return args
+
+    def takes_source_first(self, info, known=False):
+        """Whether `forward`'s first layer on its first parameter works in torch's order (LayerNorm, attention, a
+        Linear: not one computing on a sequence held channels-last as it lies), the parameter not otherwise
+        preferred channels-last; `known`: a layer porter knows so, not one it cannot type (a stage's `downsample`
+        built from a norm factory and a conv, or an Identity)."""
+        forward = info.find_method("forward")
+        params = [p for p in declared_params(forward) if p.name.value != "self"] if forward is not None else []
+        if not params or params[0].star in ("*", "**"):
+            return False
+        param = params[0].name.value
+        first = self.first_layer(info, param)
+        if known and not (hasattr(first, "kind") and self.ref_preference(first, 0) == "source"):
+            return False
+        return not self.prefers_channels_last(info, param, depth=0) and self.first_layer_layout(info, param) == \
+            "source" and not _runs_on_held_sequence(first)
 
     def prefers_channels_last(self, info, param, depth, method="forward", rank=None):
         """Whether `forward`'s first real use of `param` is a channels-last layer (conv, norm, pool ...), looking

@@ -45,6 +45,13 @@ torch's layout, so they trace more Transposes than the boundary's. A third passe
 such a loop, its stages declared `Tuple[torch.Tensor, torch.Tensor]` (PiT), then runs an EfficientViT-style
 cascaded group attention whose conv-norm units are nn.Sequential subclasses registering their children as
 attributes (porter took them for empty Sequentials) under a `x.device.type != "meta"` guard (it read None.type).
+A fourth passes (image, class tokens) pairs between PiT-style pooling-transformer stages, each flattening its image
+into tokens beside the class tokens, running them through an untyped `norm_layer(dim) if norm_layer else
+nn.Identity()` and a Sequential of attention blocks, and folding them back: the blocks were laid out for
+channels-last images (the rank lost at the norm, guessed from the Conv2d among their MLP's layers) and raised; now
+the blocks trace none, and their MLP, which only translated code calls, is laid out for the tokens its block hands
+it, not first for the channels-last images the Conv2d among its layers would take (then converted to and fro on
+every call).
 
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
@@ -91,6 +98,9 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "cifar_classics": ("CifarClassics", "3,16,16", 1),  # (logits out: the input's one)
     "swin_bias": ("MiniSwin", "3,32,32", 7),  # (the input's, two window round trips a block, the bias tables')
     "convnext_tokens": ("TokenConvNeXt", "3,32,32", 1),  # (logits out: the input's one)
+    # (the input's, the pair's image into torch's layout, the pooling conv's round trip and the tokens' folds torch
+    # makes too, two a stage)
+    "token_stages": ("TokenPoolNet", "3,18,18", 8),
 }
 
 
