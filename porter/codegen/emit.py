@@ -28,7 +28,7 @@ from porter.frontend.library_idioms import alias_assignment
 from porter.frontend.names import assigned_names, bound_names, mutated_names
 from porter.frontend.source import body_without_docstring, linked_first
 from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
-from porter.rules.constants import CARRIED_CLASSES, TORCH_CONSTANTS, TORCH_HOST_CALLS
+from porter.rules.constants import CARRIED_CLASSES, TENSOR_CLASS_NAMES, TORCH_CONSTANTS, TORCH_HOST_CALLS
 
 INDENT = "    "  # one level, as in the translated body lines
 
@@ -213,8 +213,24 @@ class ModuleEmitter:
                 return self.runtime_name(original) or updated
 
             def leave_Call(self, original, updated):
+                if isinstance(original.func, cst.Name) and original.func.value in ("isinstance", "issubclass") and \
+                        len(original.args) == 2:  # `isinstance(vals, (np.ndarray, torch.Tensor))`: the port's tensors
+                    return updated.with_changes(args=[updated.args[0], updated.args[1].with_changes(
+                        value=self.tensor_classes(original.args[1].value, updated.args[1].value))])
                 host = TORCH_HOST_CALLS.get(imports.resolve(original.func))
                 return cst.parse_expression(host) if host is not None else updated  # `torch.device("cuda")`
+
+            @staticmethod
+            def tensor_classes(original, updated):
+                """The class operand of an isinstance check with torch's tensor classes made the port's."""
+                if imports.resolve(original) in TENSOR_CLASS_NAMES:
+                    return cst.Name(ctx.use("TensorClasses"))
+                if isinstance(original, cst.Tuple) and isinstance(updated, cst.Tuple):
+                    return updated.with_changes(elements=[
+                        new.with_changes(value=cst.Name(ctx.use("TensorClasses")))
+                        if imports.resolve(old.value) in TENSOR_CLASS_NAMES else new
+                        for old, new in zip(original.elements, updated.elements)])
+                return updated
 
             @staticmethod
             def runtime_name(node):
@@ -306,8 +322,8 @@ class ModuleEmitter:
         name = definition.name.value
         found = self.translator.function_code.get(name)
         header = self.def_header(definition, name, extra=None)
-        if found is None:
-            return self.source.code_of(definition).strip("\n")
+        if found is None:  # (no model code calls it with tensors: carried over, torch's names renamed)
+            return portable_code(self.source, definition, self.runtime_renamer()).strip("\n")
         _, body = found
         decorators = "".join(f"@{d}\n" for d in kept_decorators(self.source, definition))
         text = decorators + header + "\n" + "\n".join(body)

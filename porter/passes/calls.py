@@ -7,7 +7,7 @@ from dataclasses import replace
 import libcst as cst
 
 from porter.frontend.gluon_numpy import uses_numpy_interface
-from porter.frontend.imports import dotted_name
+from porter.frontend.imports import KEPT_STDLIB, dotted_name
 from porter.frontend.static_branches import ALWAYS_IN_PORT, torch_has
 from porter.frontend.walk import descendants
 from porter.ir.containers import CONTAINERS, container_runtime
@@ -26,7 +26,7 @@ from porter.passes.modules import ModuleResolver, attribute_by_pattern, tensor_b
 from porter.passes.held_recursion import held_channels_last, recursive_calls
 from porter.passes.optional_values import holds_none
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
-from porter.rules.constants import TORCH_HOST_CALLS
+from porter.rules.constants import TENSOR_CLASS_NAMES, TORCH_HOST_CALLS
 from porter.rules.gluon_numpy import NUMPY_METHODS
 from porter.rules.registry import is_pointwise, module_rule_for_call, with_kept_dtype
 
@@ -42,10 +42,6 @@ GLUON_OPS = "mxnet.ndarray."  # where the rules of NDArray methods live, for Glu
 SEQUENCE_CHECKPOINTS = frozenset({"timm.models._manipulate.checkpoint_seq", "timm.models.checkpoint_seq"})
 CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint", "timm.models._manipulate.checkpoint",
                          "timm.models.checkpoint"}) | SEQUENCE_CHECKPOINTS
-
-# what `isinstance(x, ...)` asks when it asks whether x is a tensor (Gluon's `isinstance(states, ndarray.NDArray)`)
-TENSOR_TYPES = ("torch.Tensor", "torch.nn.Parameter", "mxnet.ndarray.NDArray", "mxnet.ndarray.ndarray.NDArray",
-                "mxnet.gluon.Parameter")
 
 
 class Call:
@@ -264,7 +260,7 @@ class CallTranslator:
             if subject.is_tensor and kinds.strip("() ").replace(" ", "") in ("list", "tuple", "list,tuple",
                                                                               "tuple,list"):
                 return python("False", static=False)  # a tensor is never a list: the branch is decided here
-            if self.source.imports.resolve(node.args[1].value) in TENSOR_TYPES:
+            if self.source.imports.resolve(node.args[1].value) in TENSOR_CLASS_NAMES:
                 if subject.is_tensor and subject.rank is not None:  # a tensor a caller handed over (rank known)
                     return python("True", static=True)
                 if subject.kind in ("tuple", "module") or subject.static is not None and not holds_none(subject):
@@ -371,8 +367,11 @@ class CallTranslator:
         if isinstance(node, cst.Tuple):
             items = [self.class_test_operand(element.value) for element in node.elements]
             return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
-        if self.source.imports.resolve(node) == "torch.nn.Module":
+        canonical = self.source.imports.resolve(node)
+        if canonical == "torch.nn.Module":
             return self.ctx.use("AnyLayer")
+        if canonical in TENSOR_CLASS_NAMES:  # (one of a tuple: `(np.ndarray, torch.Tensor)`)
+            return self.ctx.use("TensorClasses")
         return self.expr(node).code
 
     def construction_code(self, class_name, code, node):
@@ -1680,9 +1679,7 @@ def _fully_known(ref):
 
 
 # libraries whose calls stay as written (the generated module imports them or they are stdlib)
-TRANSLATABLE_LIBRARIES = {"math", "collections", "functools", "itertools", "operator", "typing", "dataclasses",
-                          "copy", "warnings", "enum", "numbers", "string", "re", "abc", "inspect", "numpy", "random",
-                          "types", "logging"}
+TRANSLATABLE_LIBRARIES = KEPT_STDLIB | {"numpy"}
 
 # methods of Python's built-in types (and numbers): `xs.index(t)`, `x.conjugate()` stay as written on a value of
 # unknown kind

@@ -71,6 +71,14 @@ def plain_string_value(text):
     return text[quotes:-quotes]
 
 
+_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float, cst.Imaginary)
+
+
+def _plain_literal(node):
+    """Whether `node` is a literal (a string, a number, None, True or False): nothing to translate in it."""
+    return isinstance(node, _LITERALS) or isinstance(node, cst.Name) and node.value in ("None", "True", "False")
+
+
 class ExpressionTranslator(CallTranslator):
     """Translate expressions of one function body. Subclassed by the statement translator."""
 
@@ -267,6 +275,10 @@ class ExpressionTranslator(CallTranslator):
             return python(f"len({base.code}.shape)", static=base.rank)
         if attr == "is_cuda":
             return python("False", static=False)
+        if attr == "requires_grad":  # no tensor carries the flag in TensorFlow (a GradientTape watches what it is
+            # told): the branch models test it for picks gradient checkpointing or not (`if self.use_checkpoint and
+            # x.requires_grad: checkpoint(self.body, x)`), which compute the same
+            return python("False", static=False)
         if attr == "mT":
             source = to_layout(self.ctx, base, "source")
             return tensor(f"tf.linalg.matrix_transpose({source.code})", source.rank)
@@ -349,11 +361,12 @@ class ExpressionTranslator(CallTranslator):
 
     def _expr_Dict(self, node):
         translated = [isinstance(e, cst.DictElement) and (self.names_layer_class(e.value) or mentions_torch(
-            e.value, self.source.imports)) for e in node.elements]
+            e.value, self.source.imports) or not _plain_literal(e.value)) for e in node.elements]
         if not any(translated):
             return python(self.code(node))
-        # a table of layer classes (`{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`) or of torch values
-        # (`{"scale": torch.tensor([1.0])}`): each value names its port, tensors in torch's order
+        # a table of layer classes (`{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`), of torch values
+        # (`{"scale": torch.tensor([1.0])}`) or of what the model computes (`{"out": self.cls(x)}`, a segmentation
+        # model's outputs): each value names its port, tensors in torch's order (what reads the dict sees torch's)
         parts = []
         for element, translate in zip(node.elements, translated):
             if not isinstance(element, cst.DictElement):
@@ -376,8 +389,14 @@ class ExpressionTranslator(CallTranslator):
     def _expr_GeneratorExp(self, node):
         return self.comprehension(node, "(", ")")
 
-    def comprehension(self, node, open_, close):
-        """[f(x) for x in xs]: the element translated with the loop variable bound (layouts forced to torch's)."""
+    def _expr_DictComp(self, node):
+        """{k: f(x) for x in xs}: as a list comprehension, its values' tensors in torch's order (as a dict literal's:
+        what reads the dict sees torch's), `nn.ModuleDict({t: nn.Conv2d(...) for t in tasks})`'s layers ported."""
+        return self.comprehension(node, "{", "}", key=node.key)
+
+    def comprehension(self, node, open_, close, key=None):
+        """[f(x) for x in xs]: the element translated with the loop variable bound (layouts forced to torch's); a
+        dict comprehension's `key: value` where `key` is given."""
         clauses, env_backup = [], dict(self.env)
         for_in = node.for_in
         iterable = self.expr(for_in.iter)  # (the first iterable is read outside the comprehension's scope)
@@ -390,8 +409,12 @@ class ExpressionTranslator(CallTranslator):
                 clauses.append(f"for {self.code(for_in.target)} in {self.iterable_code(iterable)}{ifs}")
                 for_in = for_in.inner_for_in
                 iterable = self.expr(for_in.iter) if for_in is not None else None
-            element = self.expr(node.elt)
-            if element.is_tensor and not holds_images(element) and not (is_permuted(element) and element.rank):
+            element = self.expr(node.elt if key is None else node.value)
+            if key is not None:
+                key_code = self.expr(key).code
+                element = self.as_plain(element)
+                element = element.with_code(f"{key_code}: {element.code}")
+            elif element.is_tensor and not holds_images(element) and not (is_permuted(element) and element.rank):
                 # (images stay channels-last and permuted heads stay permuted, `[t.view(b, n, h, -1).transpose(1,
                 # 2) for t in qkv]`: the list's template says so, and its readers take them as stored)
                 element = to_layout(self.ctx, element, "source")
@@ -400,6 +423,8 @@ class ExpressionTranslator(CallTranslator):
         self.env.clear()
         self.env.update(env_backup)
         code = f"{open_}{element.code} {' '.join(clauses)}{close}"
+        if key is not None and element.kind != "module":
+            return python(code)
         if element.is_tensor:
             return Value(code, "tuple", items=None, static=("each", element.with_code("")))
         if element.kind == "module":

@@ -44,3 +44,8 @@ CARRIED_CLASSES = {"mxnet.gluon.Parameter": "NotTranslatedBase",
                    "mxnet.gluon.parameter.Parameter": "NotTranslatedBase",
                    "mxnet.gluon.Block": "AnyLayer", "mxnet.gluon.HybridBlock": "AnyLayer",
                    "mxnet.gluon.block.Block": "AnyLayer", "mxnet.gluon.block.HybridBlock": "AnyLayer"}
+
+# what `isinstance(x, ...)` asks when it asks whether x is a tensor (Gluon's `isinstance(states, ndarray.NDArray)`):
+# the port's tensor classes (the runtime's `TensorClasses`)
+TENSOR_CLASS_NAMES = ("torch.Tensor", "torch.nn.Parameter", "mxnet.ndarray.NDArray", "mxnet.ndarray.ndarray.NDArray",
+                      "mxnet.gluon.Parameter")

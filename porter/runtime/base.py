@@ -66,6 +66,9 @@ def named_modules(module, prefix="", seen=None):
 # (`assert isinstance(self.bn, nn.Module)`, `isinstance(act, gluon.Block)`): any of the port's layers and models; the
 # port's own classes derive TorchModule, its built-in layers TorchLayer, both Keras layers
 AnyLayer = keras.layers.Layer
+# torch.Tensor (or nn.Parameter) as the class of an isinstance check (`isinstance(vals, (np.ndarray, torch.Tensor))`):
+# a TensorFlow tensor, eager or traced, or a variable (a layer's weights, Keras's or TensorFlow's)
+TensorClasses = (tf.Tensor, tf.Variable, keras.Variable)
 
 
 class TorchLayer(keras.layers.Layer):
