@@ -47,7 +47,10 @@ def test_verify_gluon_port_is_equal(name, gluon_ports, porter_cli):
     assert "(mxnet)" in result.out and "reference: mxnet 1.9.1" in result.out
     assert result.code == 0, result.out + result.err
     assert "porter verify: equal" in result.out
-    assert "2 mxnet process(es)" in result.out  # the cases went to mxnet together
+    # the cases went to mxnet together; a gradient beyond float32's tolerance on this machine's numerics is judged
+    # against mxnet in float64, one process more (explained as round-off, the verdict still "equal")
+    assert "2 mxnet process(es)" in result.out or (
+        "3 mxnet process(es)" in result.out and "against mxnet in float64" in result.out), result.out
 
 
 def test_mutated_port_names_what_differs(gluon_ports, porter_cli, tmp_path):
