@@ -173,11 +173,6 @@ def _joined_to_permuted(ctx, values, permuted):
             v.layout != "source" or (v.rank is not None and v.rank > rank) for v in others):
         return None
     perm = physical_order(permuted[0])
-    if perm[0] != 0 and any(v.rank == rank for v in others):
-        # the pending transpose moves torch's dim 0 (a bias table permuted to (heads, i, j) and unsqueezed: Swin's
-        # `attn + relative_position_bias.unsqueeze(0)`): the operand it meets leads with its batch, and would be
-        # transposed whole to the small one's order (and back for the op after); the small one settles instead
-        return None
     ctx.use("broadcast_in_order")
     return [tensor(f"broadcast_in_order({v.code}, {perm})", rank).but(layout=layout, dtype=v.dtype)
             if v.is_tensor and v.layout != layout else v for v in values], layout, rank

@@ -96,7 +96,7 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # kuangliu-style DLA tree (`self.__setattr__` / `self.__getattr__` levels) and ShuffleNetV2 stages grown in a
     # `self.features` list (each failed before)
     "cifar_classics": ("CifarClassics", "3,16,16", 1),  # (logits out: the input's one)
-    "swin_bias": ("MiniSwin", "3,32,32", 7),  # (the input's, two window round trips a block, the bias tables')
+    "swin_bias": ("MiniSwin", "3,32,32", 9),  # (the input's, two window round trips a block, two a bias add)
     "convnext_tokens": ("TokenConvNeXt", "3,32,32", 1),  # (logits out: the input's one)
     # (the input's, the pair's image into torch's layout, the pooling conv's round trip and the tokens' folds torch
     # makes too, two a stage)

@@ -1,8 +1,9 @@
 """A Swin-style window transformer (Swin's window_partition / window_reverse helpers, a shifted window by
 `torch.roll`, a relative position bias table gathered by a buffer index and `permute(2, 0, 1)`d onto the attention
-logits, a patch merging of strided slices): the bias met the (B, heads, N, N) logits as a pending transpose, and the
-logits were transposed to the bias's order and back for the softmax (two Transposes of the large tensor a block;
-now the small bias settles: one). The window partitions are Swin's own transposes."""
+logits, a patch merging of strided slices). It matches torch; its bias meets the (B, heads, N, N) logits as a pending
+transpose and the logits are moved to the bias's order and back for the softmax (two Transposes a block where
+settling the small bias would take one: a rule telling the two apart also settled a sequence-first model's tokens,
+so it was not kept). The window partitions are Swin's own transposes."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
