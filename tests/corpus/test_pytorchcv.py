@@ -19,7 +19,7 @@ import inspect
 import numpy as np
 import pytest
 
-from tests.corpus.test_torchvision import assert_port_matches, perturbed, xla_transposes
+from tests.corpus.test_torchvision import assert_port_matches, keep_only, perturbed, xla_transposes
 
 pytorchcv = pytest.importorskip("pytorchcv", reason="pytorchcv is not installed (scripts/setup.sh installs "
                                                     "pytorchcv==0.0.74 with --no-deps)")
@@ -135,6 +135,7 @@ def ported(tmp_path_factory):
 
     def get(stem):
         if stem not in cache:
+            keep_only(cache, stem)  # one network held at a time (tests/scheduling.py runs a network's tests together)
             class_name, factory, _ = CASES[stem]
             module = importlib.import_module(f"pytorchcv.models.{stem}")
             out = tmp_path_factory.mktemp(stem) / "out"

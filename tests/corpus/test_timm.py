@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.corpus.test_torchvision import assert_port_matches, perturbed, xla_transposes
+from tests.corpus.test_torchvision import assert_port_matches, keep_only, perturbed, xla_transposes
 from tests.corpus.torchvision_support import import_torchvision
 
 import_torchvision()  # timm imports torchvision, whose compiled ops need their schemas registered first
@@ -207,6 +207,7 @@ def ported(tmp_path_factory):
 
     def get(stem):
         if stem not in cache:
+            keep_only(cache, stem)  # one network held at a time (tests/scheduling.py runs a network's tests together)
             main_class, build, shape, _ = CASES[stem]
             source = Path(timm.__file__).parent / "models" / f"{stem}.py"
             out = tmp_path_factory.mktemp(stem) / "out"

@@ -15,7 +15,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from tests.corpus.test_torchvision import assert_port_matches, perturbed, xla_transposes
+from tests.corpus.test_torchvision import assert_port_matches, keep_only, perturbed, xla_transposes
 from tests.corpus.torchvision_support import import_torchvision
 
 import_torchvision()  # vit_pytorch's package imports torchvision (its compiled ops need schemas on CPU torch)
@@ -97,6 +97,7 @@ def ported(tmp_path_factory):
 
     def get(stem):
         if stem not in cache:
+            keep_only(cache, stem)  # one network held at a time (tests/scheduling.py runs a network's tests together)
             main_class, kwargs, shape, _ = CASES[stem]
             source = Path(vit_pytorch.__file__).parent / f"{stem}.py"
             out = tmp_path_factory.mktemp(stem) / "out"
