@@ -110,11 +110,8 @@ class _Indexer:
             return
         if isinstance(node, cst.FunctionDef):
             index.functions.setdefault(node.name.value, node)
-            for child in children(node):
-                if type(child) not in TOKEN_NODES:
-                    self._visit(child, node, node)
-            return
-        if isinstance(node, cst.Assign):
+            function = node  # (what its body binds and calls is the function's)
+        elif isinstance(node, cst.Assign):
             for target in node.targets:
                 self._record_target(target.target, node.value, function, node)
         elif isinstance(node, cst.AnnAssign) and node.value is not None:
