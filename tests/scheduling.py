@@ -53,3 +53,31 @@ def networks_together(items):
         group = (path, stem) if stem is not None and path.startswith("tests/corpus/") else (path, index)
         keys[id(item)] = (first_seen.setdefault(path, index), first_seen.setdefault(group, index))
     return sorted(items, key=lambda item: keys[id(item)])
+
+
+DEFAULT_FILE_SECONDS = 15.0  # what a test file without a recorded figure is taken to cost
+
+
+def suite_files(root):
+    """The test files pytest collects under `root`/tests (POSIX paths from `root`): tests/test_*.py and one level of
+    packages below; tests/golden's trees hold generated ports' own tests, which the suite does not collect."""
+    tests = Path(root) / "tests"
+    found = [*tests.glob("test_*.py"), *tests.glob("*/test_*.py")]
+    return sorted(path.relative_to(root).as_posix() for path in found if path.parent.name != "golden")
+
+
+def file_batches(files, seconds, limit):
+    """`files` grouped into batches, one pytest process each (scripts/run_tests.py): a file of `limit` recorded
+    seconds or more runs alone; lighter ones are packed, heaviest first, into batches of at most `limit` seconds.
+    Batches come longest first, the order that makes parallel lanes finish together; a file keeps its tests
+    together, as `--dist loadfile` did."""
+    cost = {path: seconds.get(path, DEFAULT_FILE_SECONDS) for path in files}
+    batches = []  # [seconds, [files]]
+    for path in sorted(files, key=lambda p: (-cost[p], p)):
+        room = next((batch for batch in batches if batch[0] + cost[path] <= limit), None)
+        if room is None:
+            batches.append([cost[path], [path]])
+        else:
+            room[0] += cost[path]
+            room[1].append(path)
+    return [paths for _, paths in sorted(batches, key=lambda batch: -batch[0])]

@@ -1,5 +1,6 @@
-"""tests/scheduling.py and scripts/record_test_seconds.py: xdist deals test files longest first, from a table of
-measured seconds that a `--durations=0` log writes."""
+"""tests/scheduling.py, scripts/record_test_seconds.py and scripts/run_tests.py: test files run longest first (dealt by
+xdist, or batched into fresh processes by the runner), from a table of measured seconds that a `--durations=0` log
+writes."""
 
 import importlib.util
 import json
@@ -8,14 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.scheduling import SECONDS_TABLE, item_file, longest_file_first, networks_together, recorded_seconds
+from tests.scheduling import (SECONDS_TABLE, file_batches, item_file, longest_file_first, networks_together,
+                              recorded_seconds, suite_files)
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
 
-def load_recorder():
-    spec = importlib.util.spec_from_file_location("record_test_seconds", REPOSITORY / "scripts" /
-                                                  "record_test_seconds.py")
+def load_script(name):
+    spec = importlib.util.spec_from_file_location(name, REPOSITORY / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -84,7 +85,7 @@ def test_recorder_sums_setup_call_and_teardown_per_file(tmp_path):
 (120 durations < 0.005s hidden.  Use -vv to show these durations.)
 3448 passed in 1736.00s
 """)
-    recorder = load_recorder()
+    recorder = load_script("record_test_seconds")
     output = tmp_path / "seconds.json"
     assert recorder.main([str(log), "-o", str(output)]) == 0
     table = json.loads(output.read_text())
@@ -96,6 +97,38 @@ def test_recorder_sums_setup_call_and_teardown_per_file(tmp_path):
 def test_recorder_refuses_a_log_without_durations(tmp_path, capsys):
     log = tmp_path / "run.log"
     log.write_text("3 passed in 1.00s\n")
-    assert load_recorder().main([str(log), "-o", str(tmp_path / "seconds.json")]) == 2
+    assert load_script("record_test_seconds").main([str(log), "-o", str(tmp_path / "seconds.json")]) == 2
     assert "--durations=0" in capsys.readouterr().err
     assert not (tmp_path / "seconds.json").exists()
+
+
+def test_suite_files_are_what_pytest_collects_without_the_golden_trees(tmp_path):
+    for name in ("test_a.py", "corpus/test_b.py", "golden/test_c.py", "golden/tree/test_equivalence.py",
+                 "corpus/helpers.py", "conftest.py"):
+        (tmp_path / "tests" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tests" / name).write_text("")
+    assert suite_files(tmp_path) == ["tests/corpus/test_b.py", "tests/test_a.py"]
+    assert "tests/corpus/test_timm.py" in suite_files(REPOSITORY)
+
+
+def test_heavy_files_run_alone_and_light_ones_are_packed_longest_batch_first():
+    seconds = {"heavy.py": 300, "big.py": 200, "mid.py": 90, "small.py": 30, "tiny.py": 5}
+    batches = file_batches([*seconds, "new.py"], seconds, limit=240)
+    assert batches == [["heavy.py"], ["big.py", "small.py", "tiny.py"], ["mid.py", "new.py"]]
+    assert sorted(path for batch in batches for path in batch) == sorted([*seconds, "new.py"])
+    assert file_batches([], seconds, limit=240) == []
+
+
+def test_the_runner_reports_each_batch_and_fails_when_one_does(tmp_path):
+    runner = load_script("run_tests")
+    passing = tmp_path / "test_pass.py"
+    passing.write_text("def test_one():\n    pass\n")
+    failing = tmp_path / "test_fail.py"
+    failing.write_text("def test_two():\n    assert 1 == 2\n")
+    assert runner.main([str(passing), "--lanes", "1"]) == 0
+    batch = runner.Batch(1, [str(failing)])
+    batch.run([], timeout=120)
+    assert not batch.ok and batch.counts() == "1 failed" and batch.peak_mb > 0
+    [failure] = batch.failures()
+    assert failure.startswith("FAILED ") and "test_fail.py::test_two" in failure
+    assert "FAIL batch  1 test_fail.py" in runner.summary([batch], 1.0)
