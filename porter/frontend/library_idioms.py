@@ -7,6 +7,8 @@
 - `self.__getattr__("level_%d" % i)`, `self.__setattr__(name, block)` (kuangliu's DLA): the builtins `getattr(self,
   ...)` and `setattr(self, ...)`, which the translator reads (an nn.Module's attribute lookup ends in its
   `__getattr__` either way); calls on `super()` stay (a class's own `__getattr__` asking its base);
+- `torch.jit.isinstance(x_e, torch.Tensor)` (MONAI): TorchScript's refinement is the builtin `isinstance` when run
+  eagerly; a typing generic as the class (`List[torch.Tensor]`, which the builtin refuses) stays as written;
 - `nn_Module = nn.Module`, `ones_like = torch.ones_like`: a top-level name bound to an imported framework name is
   one more import alias of it (`module_aliases`), and the statement is not carried over.
 
@@ -23,6 +25,7 @@ from porter.frontend.names import top_level_bindings
 
 _SELF_MODULE = re.compile(r"^([A-Za-z_]\w*)\s*=\s*sys\.modules\[\s*__name__\s*\]\s*$", re.MULTILINE)
 _DUNDER_ATTRIBUTE_CALL = re.compile(r"\.__(?:get|set)attr__\(")
+_JIT_ISINSTANCE = "jit.isinstance("
 _FORWARDING_LAMBDA = re.compile(r"^[A-Za-z_]\w*\s*=\s*lambda\s+\w+\s*,\s*\*\w+\s*,\s*\*\*\w+\s*:", re.MULTILINE)
 
 
@@ -31,7 +34,7 @@ def normalised_text(text):
     neither: the common case costs two string searches)."""
     names = set(_SELF_MODULE.findall(text))
     if not names and "save_hyperparameters(" not in text and not _FORWARDING_LAMBDA.search(text) and \
-            not _DUNDER_ATTRIBUTE_CALL.search(text):
+            not _DUNDER_ATTRIBUTE_CALL.search(text) and _JIT_ISINSTANCE not in text:
         return text
     try:
         module = cst.parse_module(text)
@@ -73,6 +76,8 @@ class _Rewriter(cst.CSTTransformer):
         builtin = _attribute_builtin(updated)
         if builtin is not None:  # `self.__getattr__(name)` -> `getattr(self, name)`
             return updated.with_changes(func=cst.Name(builtin), args=[cst.Arg(updated.func.value), *updated.args])
+        if _is_jit_isinstance(updated):
+            return updated.with_changes(func=cst.Name("isinstance"))
         # `astype(x, int64)` with `astype = lambda x, *args, **kwargs: x.type(*args, **kwargs)`: `x.type(int64)`
         method = self.lambdas.get(updated.func.value) if isinstance(updated.func, cst.Name) else None
         if method is None or not updated.args or updated.args[0].keyword is not None or updated.args[0].star:
@@ -124,6 +129,13 @@ def _attribute_builtin(call):
             len(call.args) != (1 if func.attr.value == "__getattr__" else 2):
         return None
     return func.attr.value.strip("_")
+
+
+def _is_jit_isinstance(call):
+    """`torch.jit.isinstance(value, cls)` (or `jit.isinstance`) with a class that is no typing generic."""
+    return dotted_name(call.func) in ("torch.jit.isinstance", "jit.isinstance") and len(call.args) == 2 and \
+        not any(arg.keyword is not None or arg.star for arg in call.args) and \
+        not isinstance(call.args[1].value, cst.Subscript)
 
 
 def _ignored_names(call):

@@ -1541,16 +1541,9 @@ class CallTranslator:
         return tensor(f"self.parameter({value.code}{extra})", value.rank).but(kind="tensor")
 
     def init_call(self, canonical, node):
-        name = canonical.rsplit(".", 1)[1]
-        runtime = {"xavier_uniform_": "init_xavier_uniform", "xavier_normal_": "init_xavier_normal",
-                   "kaiming_uniform_": "init_kaiming_uniform", "kaiming_normal_": "init_kaiming_normal",
-                   "normal_": "init_normal", "uniform_": "init_uniform", "constant_": "init_constant",
-                   "zeros_": "init_zeros", "ones_": "init_ones", "trunc_normal_": "init_trunc_normal",
-                   "orthogonal_": "init_orthogonal", "eye_": "init_eye"}.get(name)
-        if runtime is None:
-            message = self.ctx.unsupported(self.line, canonical, "no rule for this initialiser yet")
-            return python(f"not_supported({message!r})")
-        return python(f"{self.ctx.use(runtime)}({self.plain_args(node)})")
+        """A torch.nn.init function no rule covers (porter/rules/init_functions.py has those that are)."""
+        message = self.ctx.unsupported(self.line, canonical, "no rule for this initialiser yet")
+        return python(f"not_supported({message!r})")
 
     def method_call(self, method, node):
         args, kwargs = self.arg_values(node)

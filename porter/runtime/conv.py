@@ -490,6 +490,8 @@ class _ConvNd(TorchLayer):
                                       initializer=init, name="weight")
         self.bias = self.add_weight(shape=(self.out_channels,), initializer=init, name="bias") \
             if self._conv_config["bias"] else None
+        self.weight.porter_torch_view = ((self.out_channels, in_channels // self.groups) + self.kernel_size,
+                                         _conv_torch_to_hwio)
 
     def reset_parameters(self):
         """torch's reset_parameters: the kernel and bias drawn again from torch's default init (a subclass's own
@@ -616,6 +618,8 @@ class _ConvTransposeNd(TorchLayer):
             shape = self.kernel_size + (in_channels // groups, out_channels)
         self.weight = self.add_weight(shape=shape, initializer=init, name="weight")
         self.bias = self.add_weight(shape=(out_channels,), initializer=init, name="bias") if bias else None
+        self.weight.porter_torch_view = ((in_channels, out_channels // groups) + self.kernel_size,
+                                         self._conv_weight_to_keras)
         self.finish_init()
 
     def call(self, x, output_size=None):

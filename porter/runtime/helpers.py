@@ -83,17 +83,30 @@ def _fans(shape):
     return shape[1] * receptive, shape[0] * receptive
 
 
-def _init_assign(tensor, values):
-    """Fill `tensor` with `values()`; a table built without its rows (TableBuild: None or a RowlessTable) is left alone: the run
-    starts from the host copy's rows, and drawing a table-sized tensor here is what that build avoids."""
+def torch_shape_of(tensor):
+    """The shape of `tensor` in torch's order: a convolution's kernel, stored (k..., I/g, O), says torch's (O, I/g,
+    k...) in its `porter_torch_view` (runtime/conv.py); any other tensor is stored as torch holds it."""
+    view = getattr(tensor, "porter_torch_view", None)
+    return tuple(view[0]) if view is not None else tuple(tensor.shape)
+
+
+def _init_assign(tensor, values, torch_layout=True):
+    """Fill `tensor` with `values(shape)`, drawn in torch's `shape` (fans, eye and orthogonal rows are torch's)
+    and stored as the port holds the tensor; `torch_layout=False`: `values` computes in the stored layout. A table
+    built without its rows (TableBuild: None or a RowlessTable) is left alone: the run starts from the host copy's
+    rows, and drawing a table-sized tensor here is what that build avoids."""
     if tensor is None or getattr(tensor, "served_elsewhere", False):
         return tensor
-    tensor.assign(tf.cast(values(), tensor.dtype))
+    view = getattr(tensor, "porter_torch_view", None) if torch_layout else None
+    drawn = values(torch_shape_of(tensor) if torch_layout else tuple(tensor.shape))
+    if view is not None:
+        drawn = view[1](np.asarray(drawn))
+    tensor.assign(tf.cast(drawn, tensor.dtype))
     return tensor
 
 
 def init_normal(tensor, mean=0.0, std=1.0, generator=None):
-    return _init_assign(tensor, lambda: tf.random.normal(tensor.shape, mean, std))
+    return _init_assign(tensor, lambda shape: tf.random.normal(shape, mean, std))
 
 
 def init_trunc_normal(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
@@ -102,8 +115,8 @@ def init_trunc_normal(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     low = (1.0 + math.erf((a - mean) / std / math.sqrt(2.0))) / 2.0
     high = (1.0 + math.erf((b - mean) / std / math.sqrt(2.0))) / 2.0
 
-    def values():
-        drawn = tf.math.erfinv(tf.random.uniform(tensor.shape, 2 * low - 1, 2 * high - 1)) * (std * math.sqrt(2.0))
+    def values(shape):
+        drawn = tf.math.erfinv(tf.random.uniform(shape, 2 * low - 1, 2 * high - 1)) * (std * math.sqrt(2.0))
         return tf.clip_by_value(drawn + mean, a, b)
 
     return _init_assign(tensor, values)
@@ -113,7 +126,7 @@ def init_trunc_normal_tf(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
     """timm.layers.trunc_normal_tf_: a standard normal truncated to [a, b], then scaled by std and shifted by mean
     (the bounds apply before scaling, as in TensorFlow's initialisers)."""
     init_trunc_normal(tensor, 0.0, 1.0, a, b)
-    return _init_assign(tensor, lambda: tensor * std + mean)
+    return _init_assign(tensor, lambda shape: tensor * std + mean, torch_layout=False)
 
 
 def init_variance_scaling(tensor, scale=1.0, mode="fan_in", distribution="normal"):
@@ -121,16 +134,16 @@ def init_variance_scaling(tensor, scale=1.0, mode="fan_in", distribution="normal
     truncated-normal case."""
     if tensor is None or getattr(tensor, "served_elsewhere", False):
         return tensor  # a table built without its rows (TableBuild)
-    fan_in, fan_out = _fans(tensor.shape)
+    fan_in, fan_out = _fans(torch_shape_of(tensor))
     denom = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[mode]
     variance = scale / denom
     if distribution == "truncated_normal":
         return init_trunc_normal_tf(tensor, std=math.sqrt(variance) / 0.87962566103423978)  # std of N(0,1) on [-2, 2]
     if distribution == "normal":
-        return _init_assign(tensor, lambda: tf.random.normal(tensor.shape, 0.0, math.sqrt(variance)))
+        return _init_assign(tensor, lambda shape: tf.random.normal(shape, 0.0, math.sqrt(variance)))
     if distribution == "uniform":
         bound = math.sqrt(3 * variance)
-        return _init_assign(tensor, lambda: tf.random.uniform(tensor.shape, -bound, bound))
+        return _init_assign(tensor, lambda shape: tf.random.uniform(shape, -bound, bound))
     raise ValueError(f"invalid distribution {distribution}")
 
 
@@ -140,59 +153,63 @@ def init_lecun_normal(tensor):
 
 
 def init_uniform(tensor, a=0.0, b=1.0, generator=None):
-    return _init_assign(tensor, lambda: tf.random.uniform(tensor.shape, a, b))
+    return _init_assign(tensor, lambda shape: tf.random.uniform(shape, a, b))
 
 
 def init_constant(tensor, val):
-    return _init_assign(tensor, lambda: tf.fill(tensor.shape, float(val)))
+    return _init_assign(tensor, lambda shape: tf.fill(shape, float(val)))
 
 
 def init_zeros(tensor):
-    return _init_assign(tensor, lambda: tf.zeros(tensor.shape))
+    return _init_assign(tensor, lambda shape: tf.zeros(shape))
 
 
 def init_ones(tensor):
-    return _init_assign(tensor, lambda: tf.ones(tensor.shape))
+    return _init_assign(tensor, lambda shape: tf.ones(shape))
 
 
 def init_eye(tensor):
-    return _init_assign(tensor, lambda: tf.eye(*tensor.shape))
+    return _init_assign(tensor, lambda shape: tf.eye(*shape))
 
 
 def _xavier_bound(tensor, gain):
-    fan_in, fan_out = _fans(tensor.shape)
+    fan_in, fan_out = _fans(torch_shape_of(tensor))
     return gain * math.sqrt(6.0 / (fan_in + fan_out))
 
 
 def init_xavier_uniform(tensor, gain=1.0, generator=None):
-    return _init_assign(tensor, lambda: tf.random.uniform(tensor.shape, -_xavier_bound(tensor, gain),
+    return _init_assign(tensor, lambda shape: tf.random.uniform(shape, -_xavier_bound(tensor, gain),
                                                           _xavier_bound(tensor, gain)))
 
 
 def init_xavier_normal(tensor, gain=1.0, generator=None):
-    return _init_assign(tensor, lambda: tf.random.normal(tensor.shape, 0.0,
+    return _init_assign(tensor, lambda shape: tf.random.normal(shape, 0.0,
                                                          _xavier_bound(tensor, gain) / math.sqrt(3.0)))
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
-    fan_in, fan_out = _fans(tensor.shape)
+    fan_in, fan_out = _fans(torch_shape_of(tensor))
     fan = fan_in if mode == "fan_in" else fan_out
     return calculate_gain(nonlinearity, a) / math.sqrt(max(fan, 1))  # torch: tanh 5/3, selu 3/4, ...
 
 
 def init_kaiming_uniform(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    return _init_assign(tensor, lambda: tf.random.uniform(
-        tensor.shape, -math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity),
+    return _init_assign(tensor, lambda shape: tf.random.uniform(
+        shape, -math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity),
         math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)))
 
 
 def init_kaiming_normal(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    return _init_assign(tensor, lambda: tf.random.normal(tensor.shape, 0.0,
+    return _init_assign(tensor, lambda shape: tf.random.normal(shape, 0.0,
                                                          _kaiming_std(tensor, a, mode, nonlinearity)))
 
 
 def init_orthogonal(tensor, gain=1.0, generator=None):
-    return _init_assign(tensor, lambda: keras.initializers.Orthogonal(gain)(tuple(tensor.shape)))
+    def values(shape):  # torch's rows: the first axis against all the others flattened
+        rows = shape[0] if shape else 1
+        return tf.reshape(keras.initializers.Orthogonal(gain)((rows, int(np.prod(shape)) // max(rows, 1))), shape)
+
+    return _init_assign(tensor, values)
 
 
 def clone_layer(layer):

@@ -77,3 +77,11 @@ def test_dunder_attribute_calls_become_the_builtins_on_the_same_lines():
 def test_dunder_attribute_calls_of_other_shapes_stay():
     text = "y = self.__getattr__(name, default)\nz = self.__setattr__(name)\nw = obj.__getattr__(*names)\n"
     assert normalised_text(text) == text
+
+
+def test_torchscript_isinstance_is_the_builtin_unless_the_class_is_a_typing_generic():
+    text = ("def f(x, y):\n    if torch.jit.isinstance(x, torch.Tensor) and jit.isinstance(y, (int, float)):\n"
+            "        return x\n    return torch.jit.isinstance(y, List[torch.Tensor])\n")
+    assert normalised_text(text) == (
+        "def f(x, y):\n    if isinstance(x, torch.Tensor) and isinstance(y, (int, float)):\n"
+        "        return x\n    return torch.jit.isinstance(y, List[torch.Tensor])\n")

@@ -1201,6 +1201,10 @@ class _ConvNd(TorchLayer):
             if self._conv_config["bias"]
             else None
         )
+        self.weight.porter_torch_view = (
+            (self.out_channels, in_channels // self.groups) + self.kernel_size,
+            _conv_torch_to_hwio,
+        )
 
     def reset_parameters(self):
         """torch's reset_parameters: the kernel and bias drawn again from torch's default init (a subclass's own

@@ -781,17 +781,30 @@ def dim_size(x, axis):
     return size if size is not None else tf.shape(x)[axis]
 
 
-def _init_assign(tensor, values):
-    """Fill `tensor` with `values()`; a table built without its rows (TableBuild: None or a RowlessTable) is left alone: the run
-    starts from the host copy's rows, and drawing a table-sized tensor here is what that build avoids."""
+def torch_shape_of(tensor):
+    """The shape of `tensor` in torch's order: a convolution's kernel, stored (k..., I/g, O), says torch's (O, I/g,
+    k...) in its `porter_torch_view` (runtime/conv.py); any other tensor is stored as torch holds it."""
+    view = getattr(tensor, "porter_torch_view", None)
+    return tuple(view[0]) if view is not None else tuple(tensor.shape)
+
+
+def _init_assign(tensor, values, torch_layout=True):
+    """Fill `tensor` with `values(shape)`, drawn in torch's `shape` (fans, eye and orthogonal rows are torch's)
+    and stored as the port holds the tensor; `torch_layout=False`: `values` computes in the stored layout. A table
+    built without its rows (TableBuild: None or a RowlessTable) is left alone: the run starts from the host copy's
+    rows, and drawing a table-sized tensor here is what that build avoids."""
     if tensor is None or getattr(tensor, "served_elsewhere", False):
         return tensor
-    tensor.assign(tf.cast(values(), tensor.dtype))
+    view = getattr(tensor, "porter_torch_view", None) if torch_layout else None
+    drawn = values(torch_shape_of(tensor) if torch_layout else tuple(tensor.shape))
+    if view is not None:
+        drawn = view[1](np.asarray(drawn))
+    tensor.assign(tf.cast(drawn, tensor.dtype))
     return tensor
 
 
 def init_uniform(tensor, a=0.0, b=1.0, generator=None):
-    return _init_assign(tensor, lambda: tf.random.uniform(tensor.shape, a, b))
+    return _init_assign(tensor, lambda shape: tf.random.uniform(shape, a, b))
 
 
 def _activation_tensor(input):

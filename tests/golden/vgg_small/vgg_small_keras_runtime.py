@@ -752,33 +752,44 @@ def _fans(shape):
     return shape[1] * receptive, shape[0] * receptive
 
 
-def _init_assign(tensor, values):
-    """Fill `tensor` with `values()`; a table built without its rows (TableBuild: None or a RowlessTable) is left alone: the run
-    starts from the host copy's rows, and drawing a table-sized tensor here is what that build avoids."""
+def torch_shape_of(tensor):
+    """The shape of `tensor` in torch's order: a convolution's kernel, stored (k..., I/g, O), says torch's (O, I/g,
+    k...) in its `porter_torch_view` (runtime/conv.py); any other tensor is stored as torch holds it."""
+    view = getattr(tensor, "porter_torch_view", None)
+    return tuple(view[0]) if view is not None else tuple(tensor.shape)
+
+
+def _init_assign(tensor, values, torch_layout=True):
+    """Fill `tensor` with `values(shape)`, drawn in torch's `shape` (fans, eye and orthogonal rows are torch's)
+    and stored as the port holds the tensor; `torch_layout=False`: `values` computes in the stored layout. A table
+    built without its rows (TableBuild: None or a RowlessTable) is left alone: the run starts from the host copy's
+    rows, and drawing a table-sized tensor here is what that build avoids."""
     if tensor is None or getattr(tensor, "served_elsewhere", False):
         return tensor
-    tensor.assign(tf.cast(values(), tensor.dtype))
+    view = getattr(tensor, "porter_torch_view", None) if torch_layout else None
+    drawn = values(torch_shape_of(tensor) if torch_layout else tuple(tensor.shape))
+    if view is not None:
+        drawn = view[1](np.asarray(drawn))
+    tensor.assign(tf.cast(drawn, tensor.dtype))
     return tensor
 
 
 def init_normal(tensor, mean=0.0, std=1.0, generator=None):
-    return _init_assign(tensor, lambda: tf.random.normal(tensor.shape, mean, std))
+    return _init_assign(tensor, lambda shape: tf.random.normal(shape, mean, std))
 
 
 def init_constant(tensor, val):
-    return _init_assign(tensor, lambda: tf.fill(tensor.shape, float(val)))
+    return _init_assign(tensor, lambda shape: tf.fill(shape, float(val)))
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
-    fan_in, fan_out = _fans(tensor.shape)
+    fan_in, fan_out = _fans(torch_shape_of(tensor))
     fan = fan_in if mode == "fan_in" else fan_out
     return calculate_gain(nonlinearity, a) / math.sqrt(max(fan, 1))  # torch: tanh 5/3, selu 3/4, ...
 
 
 def init_kaiming_normal(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    return _init_assign(
-        tensor, lambda: tf.random.normal(tensor.shape, 0.0, _kaiming_std(tensor, a, mode, nonlinearity))
-    )
+    return _init_assign(tensor, lambda shape: tf.random.normal(shape, 0.0, _kaiming_std(tensor, a, mode, nonlinearity)))
 
 
 def _activation_tensor(input):
@@ -1255,6 +1266,10 @@ class _ConvNd(TorchLayer):
             self.add_weight(shape=(self.out_channels,), initializer=init, name="bias")
             if self._conv_config["bias"]
             else None
+        )
+        self.weight.porter_torch_view = (
+            (self.out_channels, in_channels // self.groups) + self.kernel_size,
+            _conv_torch_to_hwio,
         )
 
     def reset_parameters(self):
