@@ -1,4 +1,4 @@
-"""`PORTER_FULL_CORPUS=1`: the corpus variants the default run leaves out.
+"""`PORTER_FULL_CORPUS=1`: the corpus variants (and the few slow training variants) the default run leaves out.
 
 A corpus test that covers several near-identical variants of one architecture (a second network built by the same
 class with more blocks, a file whose conversion repeats a sibling's) keeps one or two of them in the default run;

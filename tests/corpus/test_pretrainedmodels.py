@@ -90,8 +90,9 @@ CASES = {
     "pnasnet": (lambda m: m.PNASNet5Large(num_classes=10), (1, 3, 331, 331)),
     "polynet": (lambda m: m.PolyNet(num_classes=10), (1, 3, 331, 331)),
 }
-# full-size networks (the fixed pooling at the end fixes the input size): minutes on one core
-SLOW = {"nasnet", "bninception", "vggm", "inceptionv4", "inceptionresnetv2", "resnext", "pnasnet", "polynet"}
+# full-size networks (the fixed pooling at the end fixes the input size): minutes on one core; NASNet-A-Mobile's
+# 224-pixel graph took 112 s to compile under XLA (its cells are NASNet-A-Large's, whose trace is counted too)
+SLOW = {"nasnet_mobile", "nasnet", "bninception", "vggm", "inceptionv4", "inceptionresnetv2", "resnext", "pnasnet", "polynet"}
 # ports that match but still trace more Transpose ops than the boundary's two, and why
 TRANSPOSES_LEFT = {}
 
