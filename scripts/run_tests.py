@@ -55,6 +55,7 @@ class Batch:
             process.returncode = os.waitstatus_to_exitcode(status)
         finally:
             timer.cancel()
+            process.stdout.close()
         self.code, self.seconds = process.returncode, time.monotonic() - started
         self.peak_mb = usage.ru_maxrss // 1024
 
