@@ -9,8 +9,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.scheduling import (SECONDS_TABLE, file_batches, item_file, longest_file_first, networks_together,
-                              recorded_seconds, suite_files)
+from tests.scheduling import (
+    SECONDS_TABLE,
+    file_batches,
+    item_file,
+    longest_file_first,
+    networks_together,
+    recorded_seconds,
+    suite_files,
+)
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 

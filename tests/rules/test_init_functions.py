@@ -70,8 +70,8 @@ def test_every_initialiser_is_a_rule_with_torchs_function_and_a_runtime_one():
 @given(channels=st.integers(1, 6), bias=st.floats(-3, 3, allow_nan=False, width=32),
        scale=st.floats(-3, 3, allow_nan=False, width=32))
 def test_constructor_initialisers_give_torchs_values(pair, channels, bias, scale):
-    torch_model = getattr(pair.torch_module, "OpModel")(channels, bias, scale)
-    keras_model = getattr(pair.keras_module, "OpModel")(channels, bias, scale)
+    torch_model = pair.torch_module.OpModel(channels, bias, scale)
+    keras_model = pair.keras_module.OpModel(channels, bias, scale)
     keras_model(random_input(0, (1, 3, 5, 5)))
     for layer, name in (("fc", "bias"), ("fc", "weight"), ("mix", "weight"), ("conv", "bias")):
         want = getattr(getattr(torch_model, layer), name).detach().numpy()
@@ -82,8 +82,8 @@ def test_constructor_initialisers_give_torchs_values(pair, channels, bias, scale
 def test_a_carried_default_names_the_runtime_initialiser_drawing_torchs_spread(pair):
     code = (pair.out_dir / "op_model_keras.py").read_text()
     assert "def scaled_init(layer, gain, init=init_kaiming_normal):" in code
-    torch_model = getattr(pair.torch_module, "OpModel")(channels=64)
-    keras_model = getattr(pair.keras_module, "OpModel")(channels=64)
+    torch_model = pair.torch_module.OpModel(channels=64)
+    keras_model = pair.keras_module.OpModel(channels=64)
     keras_model(random_input(0, (1, 3, 5, 5)))
     kernel = np.asarray(keras_model.conv.weight)
     expected = math.sqrt(2.0 / (3 * 3 * 3))  # kaiming_normal_, a=0, fan_in of a (64, 3, 3, 3) weight
