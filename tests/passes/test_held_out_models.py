@@ -53,6 +53,12 @@ the blocks trace none, and their MLP, which only translated code calls, is laid 
 it, not first for the channels-last images the Conv2d among its layers would take (then converted to and fro on
 every call).
 
+Four more written fresh for the constructs of issue #9's point 3: ShuffleNetV2 stages from a `_make_stage`
+staticmethod (channel shuffle, a LayerNorm permute sandwich, channel slices, per-channel broadcasts, a `cat` of a
+list grown by `append`), a DenseNet whose block is an `nn.ModuleDict` subclass with its own forward, and one Mlp
+class used on images and on tokens each trace the input's Transpose only; a BlurPool net's `F.conv2d` on a buffer
+filter transposes the filter per call (3, the cost named in its docstring).
+
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
 `[:, :, None, :, :].expand(...).reshape(...)`, SDPA with `is_causal`, tied embeddings) and a Conformer (a
@@ -101,6 +107,12 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # (the input's, the pair's image into torch's layout, the pooling conv's round trip and the tokens' folds torch
     # makes too, two a stage)
     "token_stages": ("TokenPoolNet", "3,18,18", 8),
+    # point 3 of issue #9 written fresh (this session's probes): _make_stage stages, channel shuffle, a permute
+    # sandwich, channel slices and broadcasts; a ModuleDict dense block; one Mlp class in two layouts
+    "shuffle_stages": ("ShuffleStages", "3,33,31", 1),  # (logits out: the input's one)
+    "dense_module_dict": ("DenseDictNet", "3,17,19", 1),  # (logits out: the input's one)
+    "hybrid_mlp": ("HybridMlpNet", "3,32,32", 1),  # (logits out: the input's one)
+    "blur_pool": ("BlurPoolNet", "3,33,30", 3),  # (the input's, and one per F.conv2d on a buffer filter)
 }
 
 
