@@ -25,6 +25,14 @@ def bound_names(statement):
     return assigned_names(statement) if isinstance(statement, cst.SimpleStatementLine) else []
 
 
+def assignment_targets(small):
+    """The targets a small statement assigns: each of `A = B = ...`, the one of `x += ...` and `x: int = ...`; none
+    for any other statement."""
+    if isinstance(small, cst.Assign):
+        return [t.target for t in small.targets]
+    return [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else []
+
+
 def assigned_names(statement):
     """Plain names a simple statement line assigns (`A = B = ...`, `x: int = ...`, `a, b = ...`)."""
     names = []

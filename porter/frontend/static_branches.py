@@ -112,8 +112,9 @@ def _third_party(module):
 
 
 def static_truth(test, resolve, covered):
-    """True/False for a test porter decides without running it, else None: `hasattr(<torch module>, "name")`
-    (whether a rule covers that name), `"NAME" in os.environ` (unset), combined with `not`, `and`, `or`."""
+    """True/False for a test porter decides without running it, else None: `hasattr(<torch module>, "name")` and
+    `"name" in dir(<torch module>)` (whether a rule covers that name), `"NAME" in os.environ` (unset), combined with
+    `not`, `and`, `or`."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = static_truth(test.expression, resolve, covered)
         return None if inner is None else not inner
@@ -131,7 +132,21 @@ def static_truth(test, resolve, covered):
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr" and \
             len(test.args) == 2 and isinstance(test.args[1].value, cst.SimpleString):
         return torch_has(resolve(test.args[0].value), test.args[1].value.evaluated_value, covered)
-    return None
+    return torch_dir_membership(test, resolve, covered)
+
+
+def torch_dir_membership(test, resolve, covered):
+    """True/False for `"silu" in dir(torch.nn.functional)` (`not in` too), timm's `_has_silu` feature checks: whether
+    a rule covers the name, as `hasattr` on a torch module is decided; None for any other expression."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and
+            isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn)) and isinstance(test.left, cst.SimpleString)):
+        return None
+    listing = test.comparisons[0].comparator
+    if not (isinstance(listing, cst.Call) and isinstance(listing.func, cst.Name) and listing.func.value == "dir" and
+            len(listing.args) == 1 and not listing.args[0].keyword and not listing.args[0].star):
+        return None
+    found = torch_has(resolve(listing.args[0].value), test.left.evaluated_value, covered)
+    return None if found is None else found != isinstance(test.comparisons[0].operator, cst.NotIn)
 
 
 def torch_has(owner, attribute, covered):

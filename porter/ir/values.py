@@ -10,7 +10,9 @@ from dataclasses import dataclass, field, replace
 class ModuleRef:
     """What a module-valued expression stands for.
 
-    kind: "rule" (a runtime layer, `rule` set), "class" (an in-file module class, `class_name` set),
+    kind: "rule" (a runtime layer, `rule` set), "class" (an in-file module class, `class_name` set), "elementwise"
+    (a plain callable porter can tell computes elementwise: `F.relu`, a registry's activation function; called
+    directly, the layout passed through: passes/elementwise_callables.py),
     "sequential" / "list" / "dict" (containers with `elements`), "unknown"; in a "zipped" ref (`zip(...)` in a
     loop), "plain" marks a position that iterates plain values (`zip(range(n), self.blocks)`).
     `static`: for a class instance, the literal constructor values its `forward` reads back from `self`
@@ -69,6 +71,7 @@ class ModuleRef:
 
 
 UNKNOWN_MODULE = ModuleRef("unknown")
+ELEMENTWISE_CALLABLE = ModuleRef("elementwise")
 
 
 @dataclass(frozen=True)

@@ -695,6 +695,12 @@ class CallTranslator:
             return result
         if ref.kind == "classobj":
             return python(f"{target.code}({self.join_args(args, kwargs)})")
+        if ref.kind == "elementwise" and args and args[0].is_tensor:
+            # a plain callable computing elementwise (timm's GammaAct's `self.act_fn(x, inplace=...)`): called as
+            # it is, on the tensor as it lies, which the result keeps
+            rest = [self.as_plain(v) for v in args[1:]]
+            kw = {k: self.as_plain(v) for k, v in kwargs.items()}
+            return args[0].but(code=f"{target.code}({self.join_args([args[0]] + rest, kw)})", static=None)
         if ref.alternatives:
             result = self.alternatives_call(target.code, ref, args, kwargs)
             if result is not None:
@@ -1119,7 +1125,7 @@ class CallTranslator:
 
         node = next((s for s in self.source.module.body if isinstance(s, cst.ClassDef) and s.name.value == name),
                     None)
-        return node is not None and is_elementwise_function(node, self.source.imports)
+        return node is not None and is_elementwise_function(node, self.source.imports, self.source.functions)
 
     def sequential_call(self, code, ref, args, kwargs, explicit=False):
         """A Sequential: the runtime converts layouts between children; follow the same steps statically.

@@ -1140,6 +1140,8 @@ class FileTranslator:
     def ref_preference(self, ref, depth):
         if ref.kind == "rule":
             return ref.rule.layout
+        if ref.kind == "elementwise":  # `self.act_fn = get_act_fn(name)`: any layout in, the same out
+            return "any"
         if ref.kind == "class" and ref.class_name in self.source.classes:
             info = self.source.classes[ref.class_name]
             forward = info.find_method("forward")

@@ -4,7 +4,8 @@ An activation chosen in `__init__` branches (`if act == "relu6": self.act = ReLU
 self.act = HardSwish() else: self.act = nn.Activation(act)`, GluonCV's MobileNetV3) is one of several modules; the
 translator can follow such an attribute when every alternative passes its input's layout through. A layer rule
 does when it is layout "any" and keeps the rank; an in-file class does when its forward only does arithmetic, calls
-layout-"any" function rules that take no axis (`F.clip(x, 0, 6)`, `F.sigmoid`) and calls its own attributes that
+layout-"any" function rules that take no axis (`F.clip(x, 0, 6)`, `F.sigmoid`), applies an elementwise autograd
+Function of the file (`SwishAutoFn.apply(x)`, elementwise_function.py) and calls its own attributes that
 pass the layout through in turn (`x * self.act(x)`): its port is the same code whichever layout arrives.
 """
 
@@ -12,6 +13,9 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.frontend.walk import walk
+from porter.passes.elementwise_callables import is_elementwise_reference, returns_elementwise_callable
+from porter.passes.elementwise_function import is_elementwise_function
+from porter.rules.registry import is_pointwise, method_rule
 
 MAX_DEPTH = 4
 
@@ -46,7 +50,12 @@ def _is_elementwise_class(source, module_rules, function_rules, class_name, dept
             forward.params.kwonly_params or forward.params.star_kwarg is not None:
         return False  # one tensor in
 
-    def passes(callee):
+    def passes(value):
+        if not isinstance(value, cst.Call):  # `self.act = F.relu`: a callable held, not a module built
+            return is_elementwise_reference(source, value)
+        if returns_elementwise_callable(source, value, init):  # `get_act_fn(act_type)`: a registry's function
+            return True
+        callee = value.func
         canonical = source.imports.resolve(callee)
         if canonical in module_rules:
             rule = module_rules[canonical]
@@ -68,8 +77,15 @@ def _is_elementwise_class(source, module_rules, function_rules, class_name, dept
                 if not callees or not all(passes(c) for c in callees):
                     raise _Decided
                 return True
+            if _applies_elementwise_function(source, func):
+                self.method_calls.add(func)  # `SwishAutoFn.apply(x)`: timm's memory-efficient activations
+                return True
             canonical = source.imports.resolve(func)
             rule = function_rules.get(canonical or "")
+            if canonical is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and \
+                    is_pointwise(method_rule(func.attr.value)):
+                self.method_calls.add(func)  # `self.act_fn(x).mul_(self.gamma)`: on a result checked in turn
+                return True
             if canonical is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
                 rule = function_rules.get(f"Tensor.{func.attr.value}")  # `x.sigmoid()` on a local tensor
                 self.method_calls.add(func)
@@ -95,12 +111,25 @@ def _is_elementwise_class(source, module_rules, function_rules, class_name, dept
     return True
 
 
+def _applies_elementwise_function(source, func):
+    """Whether `func` is `Name.apply` of an autograd Function the file defines that computes elementwise
+    (elementwise_function.py)."""
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "apply" and isinstance(func.value, cst.Name)):
+        return False
+    cache = source.__dict__.setdefault("_elementwise_functions", {})
+    name = func.value.value
+    if name not in cache:
+        node = next((s for s in source.module.body if isinstance(s, cst.ClassDef) and s.name.value == name), None)
+        cache[name] = node is not None and is_elementwise_function(node, source.imports, source.functions)
+    return cache[name]
+
+
 class _Decided(Exception):
     """Raised inside the forward walk once the class is known not to be elementwise."""
 
 
 def _attribute_constructions(init):
-    """attribute -> [callee expression] of `self.<attribute> = Callee(...)` in __init__ (None for any other value).
+    """attribute -> [value] of each `self.<attribute> = value` in __init__ (`Callee(...)`, `F.relu`).
     Reads statements only (nested blocks too), not every expression node: a libcst visitor over each __init__
     was a tenth of a large file's conversion."""
     found = {}
@@ -109,8 +138,8 @@ def _attribute_constructions(init):
             name = dotted_name(target.target)
             if name is not None and name.startswith("self.") and name.count(".") == 1:
                 value = node.value
-                found.setdefault(name[5:], []).append(value.func if isinstance(value, cst.Call) else None)
-    return {name: (callees if None not in callees else None) for name, callees in found.items()}
+                found.setdefault(name[5:], []).append(value)
+    return found
 
 
 def _assignments(suite):

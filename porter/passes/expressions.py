@@ -11,6 +11,8 @@ import libcst as cst
 
 from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name, mentions_torch
+from porter.frontend.source import is_covered_by_a_rule
+from porter.frontend.static_branches import torch_dir_membership
 from porter.frontend.walk import walk
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, index_in_layout, kernel_layout, layout_of_order, to_layout, unify
@@ -624,6 +626,9 @@ class ExpressionTranslator(CallTranslator):
         return python(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}")
 
     def _expr_Comparison(self, node):
+        listed = torch_dir_membership(node, self.source.imports.resolve, is_covered_by_a_rule)
+        if listed is not None:  # `_has_silu = "silu" in dir(F)`: decided by what the port covers
+            return python(repr(listed), static=listed)
         left = self.expr(node.left)
         parts, values = [], [left]
         for target in node.comparisons:

@@ -12,10 +12,12 @@ import libcst as cst
 
 from porter.frontend.gluon import is_gluon
 from porter.frontend.imports import dotted_name
+from porter.frontend.names import assignment_targets
 from porter.frontend.walk import descendants, walk
 from porter.ir.containers import CONTAINERS
-from porter.ir.values import UNKNOWN_MODULE, ModuleRef
+from porter.ir.values import ELEMENTWISE_CALLABLE, UNKNOWN_MODULE, ModuleRef
 from porter.passes.call_literals import FORWARDED, LITERALS, argument_literals, call_literals, literal_text
+from porter.passes.elementwise_callables import is_elementwise_reference, returns_elementwise_callable
 from porter.passes.elementwise_classes import is_elementwise_class
 from porter.passes.init_statics import decided_attributes
 from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_names, loop_turns
@@ -232,6 +234,8 @@ class ModuleResolver:
                 isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
             items, index = env[node.value.value], int(node.slice[0].slice.value.value)  # `blocks[0]`
             return items[index] if -len(items) <= index < len(items) else UNKNOWN_MODULE
+        if not (isinstance(node, cst.Name) and node.value in env) and is_elementwise_reference(self.source, node):
+            return ELEMENTWISE_CALLABLE  # `self.act = F.relu`, `act_fn=swish`
         return UNKNOWN_MODULE
 
     def layer_by_name(self, node):
@@ -489,7 +493,11 @@ class ModuleResolver:
                                          node, env, owner, closure=True)
         if isinstance(node.func, cst.Name) and node.func.value in self.source.functions and \
                 node.func.value not in env:  # an in-file function builds with the call's own arguments
-            return self._function_return(self.source.functions[node.func.value], node, env, owner)
+            ref = self._function_return(self.source.functions[node.func.value], node, env, owner)
+            if ref == UNKNOWN_MODULE and returns_elementwise_callable(
+                    self.source, node, owner.find_method("__init__") if owner is not None else None):
+                return ELEMENTWISE_CALLABLE  # timm's `get_act_fn(act_type)`: an activation from a registry
+            return ref
         target = self.class_ref(node.func, env)
         info = self.class_of(dotted_name(node.func)) if target is not None and target.kind == "sequential" and \
             dotted_name(node.func) is not None else None
@@ -1276,8 +1284,7 @@ def stored_parameters(info):
         params = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)} - {"self"}
         rebound, stored = set(), {}
         for node in _walk(init.body):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
-                [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else []
+            targets = assignment_targets(node)
             for target in targets:
                 if isinstance(target, cst.Name):
                     rebound.add(target.value)
@@ -1292,8 +1299,7 @@ def stored_parameters(info):
             if name == "__init__":
                 continue
             for node in _walk(method.body):
-                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
-                    [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else []
+                targets = assignment_targets(node)
                 assigned_elsewhere.update(t.attr.value for t in targets if isinstance(t, cst.Attribute) and
                                           dotted_name(t.value) == "self")
         read = {n.attr.value for n in _walk(forward.body) if isinstance(n, cst.Attribute) and
@@ -1315,8 +1321,7 @@ def module_level_construction(source, name):
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
             for small in statement.body:
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
-                    [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else []
+                targets = assignment_targets(small)
                 for target in targets:
                     bound = target.value if isinstance(target, cst.Name) else None
                     if bound in seen:
@@ -1352,8 +1357,7 @@ def decided_attribute_names(info):
 def _self_targets(body):
     """The names of the `self` attributes assigned anywhere in `body`."""
     for node in _walk(body):
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
-            [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else []
+        targets = assignment_targets(node)
         for target in targets:
             if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
                 yield target.attr.value

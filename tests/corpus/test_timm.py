@@ -61,6 +61,13 @@ def hrnet_w18_small_cfg():
     return cfg_cls["hrnet_w18_small"]
 
 
+# DM-NFNet-F0's layout (deep stem, grouped bottlenecks with an extra conv, SE, GELU with its gamma inside GammaAct,
+# skipinit), narrow and one block a stage
+DM_NFNET_TINY = {"depths": (1, 1, 1, 1), "channels": (16, 32, 48, 64), "stem_type": "deep_quad", "stem_chs": 16,
+                 "group_size": 8, "bottle_ratio": 0.5, "extra_conv": True, "num_features": 128, "act_layer": "gelu",
+                 "attn_layer": "se", "attn_kwargs": {"rd_ratio": 0.5}, "gamma_in_act": True, "skipinit": True}
+
+
 def blocks(arch):
     """timm's decoded block arguments (fresh dicts: the builder consumes them)."""
     from timm.models._efficientnet_builder import decode_arch_def
@@ -68,7 +75,8 @@ def blocks(arch):
     return decode_arch_def(arch)
 
 
-# file stem -> (main class, constructor (module -> model), input shape, Transpose bound: today's count). Blocks whose
+# file stem (`stem#variant` for another configuration of the same file) -> (main class, constructor (module -> model),
+# input shape, Transpose bound: today's count). Blocks whose
 # norm / activation / drop-path / downsample come from timm's layer factories (`get_norm_act_layer`,
 # `create_act_layer`, `DropPath(...) if rate else None` handed in) run those through `call_module` on channels-last
 # images, and the blocks themselves (built by `make_blocks` / the EfficientNet builder, run by Sequentials) are laid
@@ -149,10 +157,12 @@ CASES = {
     # and its stage loop converted the Identity's channels-last image again (raised before)
     # NF-RegNet-B0 (full width: its config fixes the widths), weight-standardised convolutions (ScaledStdConv2d:
     # `F.batch_norm(self.weight.reshape(1, O, -1), ...).reshape_as(self.weight)`) standardised where the kernel lies
-    # (261 Transposes before); the rest are its GammaAct activations' (a function from timm's registry, run as torch
-    # would, in torch's layout)
-    "nfnet": ("NormFreeNet", lambda m: m.NormFreeNet(m.NfCfg(**nf_regnet_b0()), num_classes=10), (1, 3, 64, 64),
-              99),
+    # (261 Transposes before). Its activations come from timm's registries: `_has_silu = 'silu' in dir(F)` read the
+    # string "torch.nn.functional" (False: SwishMe, an autograd Function's module, run in torch's layout; 99 before)
+    "nfnet": ("NormFreeNet", lambda m: m.NormFreeNet(m.NfCfg(**nf_regnet_b0()), num_classes=10), (1, 3, 64, 64), 1),
+    # DM-NFNet's layout, narrow: GammaAct holds `get_act_fn(act_type)`, a registry's function (41 before)
+    "nfnet#dm": ("NormFreeNet", lambda m: m.NormFreeNet(m.NfCfg(**DM_NFNET_TINY), num_classes=10), (1, 3, 64, 64),
+                 1),
     "hgnet": ("HighPerfGpuNet", lambda m: m.HighPerfGpuNet(HGNET_TINY, num_classes=10, head_hidden_size=32,
                                                           use_lab=True), (1, 3, 64, 64), 1),
     # MambaOut runs its stages channels-last in torch itself: a Downsample's `x.permute(0, 3, 1, 2)`, conv,
@@ -203,12 +213,11 @@ def ported(tmp_path_factory):
     from porter.convert import ConvertOptions, convert
     from porter.output import write_tree
 
-    cache = {}
+    cache, ports = {}, {}
 
-    def get(stem):
-        if stem not in cache:
-            keep_only(cache, stem)  # one network held at a time (tests/scheduling.py runs a network's tests together)
-            main_class, build, shape, _ = CASES[stem]
+    def port_of(stem, main_class):
+        """The port module of timm's file `stem` (converted once for every case of that file)."""
+        if stem not in ports:
             source = Path(timm.__file__).parent / "models" / f"{stem}.py"
             out = tmp_path_factory.mktemp(stem) / "out"
             conversion = convert(ConvertOptions(source, out))  # no --class: the class the factories return
@@ -216,15 +225,23 @@ def ported(tmp_path_factory):
             assert conversion.exit_code in (0, 1), conversion.exit_code  # stubs elsewhere in the file may remain
             write_tree(out, conversion.files)
             spec = importlib.util.spec_from_file_location(f"timm_port_{stem}", out / f"{stem}_keras.py")
-            port = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(port)
+            ports[stem] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(ports[stem])
+        return ports[stem]
+
+    def get(case):
+        if case not in cache:
+            keep_only(cache, case)  # one network held at a time (tests/scheduling.py runs a network's tests together)
+            main_class, build, shape, _ = CASES[case]
+            stem = case.split("#")[0]  # `nfnet#dm`: a second configuration of nfnet.py
+            port = port_of(stem, main_class)
             torch_model = perturbed(build(importlib.import_module(f"timm.models.{stem}")))
             keras_model = build(port)
             x = np.random.default_rng(0).standard_normal(shape).astype("float32")
             keras_model(x)
             port.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
-            cache[stem] = (torch_model, keras_model, x)
-        return cache[stem]
+            cache[case] = (torch_model, keras_model, x)
+        return cache[case]
 
     return get
 

@@ -1,7 +1,8 @@
 """Top-level `if`s porter decides statically (frontend/static_branches.py): efficientnet_pytorch's
 `if hasattr(nn, 'SiLU'): Swish = nn.SiLU` / `else: class Swish(nn.Module)` bound a name the model uses inside an `if`
 porter dropped (a stub, or an undefined name: exit 3). The branch taken now stands at top level, whichever it is (a
-torch layer alias, or a class of the file), and the port matches torch. timm's optional imports (`try: from apex...`
+torch layer alias, or a class of the file), and the port matches torch. timm's `_has_silu = 'silu' in
+dir(torch.nn.functional)` is decided the same way (it read a string's attributes: False). timm's optional imports (`try: from apex...`
 / `except ImportError: has_apex = False`) take the handler, and `if "X" in os.environ` takes the unset branch."""
 
 import textwrap
@@ -15,6 +16,7 @@ import os
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 try:
     from apex.normalization import fused_layer_norm_affine
@@ -36,6 +38,17 @@ else:
         def forward(self, x):
             return x * torch.sigmoid(x)
 
+# timm's feature checks (layers/create_act.py), read from a listing of torch's namespace
+_has_silu = "silu" in dir(torch.nn.functional)
+_lacks_mish = "mish" not in dir(F)
+_has_nothing = "no_such_activation" in dir(F)
+SCALE2 = 2.0 if _has_silu and not _lacks_mish and not _has_nothing else 3.0
+
+if "hardswish" in dir(F):
+    Hard = nn.Hardswish
+else:
+    Hard = nn.ReLU
+
 if hasattr(nn, "NoSuchLayer"):
     Gate = nn.NoSuchLayer
 elif not hasattr(torch, "no_such_function") and hasattr(nn, "Sigmoid"):
@@ -52,9 +65,10 @@ class Net(nn.Module):
         self.conv = nn.Conv2d(3, 4, 3, padding=1)
         self.act = Swish()
         self.gate = Gate()
+        self.hard = Hard()
 
     def forward(self, x):
-        y = self.gate(self.act(self.conv(x)))
+        y = self.hard(self.gate(self.act(self.conv(x)))) * SCALE2
         return y if has_apex else y * SCALE
 '''
 
@@ -69,6 +83,9 @@ def test_branch_taken_is_top_level_code(static_branch_port):
     text = (pair.out_dir / "op_model_keras.py").read_text()
     assert "Swish = SiLU" in text and "class Gate(" in text
     assert "hasattr" not in text and "NoSuchLayer" not in text and "Identity" not in text
+    # `"silu" in dir(torch.nn.functional)` by what the port covers (it read the string "torch.nn.functional": False)
+    assert "_has_silu = True" in text and "_lacks_mish = False" in text and "_has_nothing = False" in text
+    assert "dir(" not in text and "Hard = Hardswish" in text
     porting = (pair.out_dir / "PORTING.md").read_text()
     assert '`if hasattr(nn, "SiLU"):  (decided statically: its body is kept)`' in porting
     assert '`if hasattr(nn, "NoSuchLayer"):  (decided statically: its else branch is kept)`' in porting

@@ -113,6 +113,10 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "dense_module_dict": ("DenseDictNet", "3,17,19", 1),  # (logits out: the input's one)
     "hybrid_mlp": ("HybridMlpNet", "3,32,32", 1),  # (logits out: the input's one)
     "blur_pool": ("BlurPoolNet", "3,33,30", 3),  # (the input's, and one per F.conv2d on a buffer filter)
+    # timm-style activations by name: registries testing `"silu" in dir(F)`, autograd-Function modules, GammaAct
+    # (the input's, and the final activation's result: `act_with_gamma(...)()` is a module porter cannot type, so
+    # its result's rank is unknown where `x.mean((2, 3))` reads it)
+    "registry_activations": ("RegistryActNet", "3,17,18", 2),
 }
 
 
