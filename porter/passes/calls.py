@@ -257,9 +257,11 @@ class CallTranslator:
         if name == "isinstance" and len(node.args) == 2:
             subject = self.expr(node.args[0].value)
             kinds = self.code(node.args[1].value)
-            if subject.is_tensor and kinds.strip("() ").replace(" ", "") in ("list", "tuple", "list,tuple",
-                                                                              "tuple,list"):
-                return python("False", static=False)  # a tensor is never a list: the branch is decided here
+            if subject.is_tensor and subject.rank is not None and kinds.strip("() ").replace(" ", "") in (
+                    "list", "tuple", "list,tuple", "tuple,list"):
+                # a tensor is never a list: the branch is decided here (one of unknown rank may be a list of
+                # images held alike: what `call_module` returned, a block's image or list)
+                return python("False", static=False)
             if self.source.imports.resolve(node.args[1].value) in TENSOR_CLASS_NAMES:
                 if subject.is_tensor and subject.rank is not None:  # a tensor a caller handed over (rank known)
                     return python("True", static=True)
@@ -713,6 +715,14 @@ class CallTranslator:
                 not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) + list(kwargs.values())):
             # an image the caller holds channels-last (of unknown rank: what such a call returned; a tensor of
             # rank <= 2 has no other layout): the runtime converts only for a module of another layout
+            extra = self.training_kwarg(kwargs) + ', held="channels_last"'
+            return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
+                          "channels_last")
+        if args and images_held(args[0]) is not None and not any(
+                v.is_tensor or v.kind == "tuple" for v in list(args[1:]) + list(kwargs.values())):
+            # a list of images held channels-last (HRNet's branches handed from stage to stage through a Sequential
+            # subclass's `for module in self: x = module(x)`): the runtime converts the items only for a module of
+            # another layout, and hands back what it returns channels-last (a list of images, or one)
             extra = self.training_kwarg(kwargs) + ', held="channels_last"'
             return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
                           "channels_last")

@@ -529,8 +529,12 @@ class FileTranslator:
         declared = declared_tensors(params[0])
         if declared is not None:  # (HRNet's exchange unit: a list of images, one per resolution)
             rank = self.spatial_rank(info, family="conv")
-            if declared != "list" or (rank or 0) < 4 or _tests_kind(forward, params[0].name.value):
-                return None  # (taken in torch's layout; as is a tensor or a list, SelecSLS's `[x]` or its pair)
+            if declared == "list" and (rank or 0) >= 4 and _tests_kind(forward, params[0].name.value):
+                # an image or a list of them (SelecSLS's blocks: `[x]` first, then their predecessor's pair), held
+                # channels-last either way, as `call_module(..., held="channels_last")` hands both over
+                return [tensor(params[0].name.value, None, "channels_last")], {}
+            if declared != "list" or (rank or 0) < 4:
+                return None  # (taken in torch's layout)
             return [Value(params[0].name.value, "tuple", items=None,
                           static=("each", tensor("", rank, "channels_last")))], {}
         rank = self.spatial_rank(info) or self.permuted_image_rank(info, params[0].name.value)
@@ -979,6 +983,8 @@ class FileTranslator:
                 return "unknown"  # (the children a kept lambda runs it through: `call_module`'s layouts, or held)
             if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in aliases):
                 continue
+            if isinstance(node.func, cst.Name) and node.func.value in INTROSPECTION:
+                continue  # `if not isinstance(x, list): x = [x]` (SelecSLS's blocks): reads no layout
             ref = None
             func = node.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
@@ -1887,15 +1893,17 @@ def _raising_output(translator, terminated):
 def _declared_sequence_output(translator, forward):
     """A call declared to return a list or a tuple of tensors (`-> List[torch.Tensor]`: timm's SequentialList, whose
     loop hands each block its predecessor's list through `call_module`; PiT's SequentialTuple) that porter typed as
-    one tensor returns what the runtime hands back: a list or tuple, its tensors in torch's layout."""
+    one tensor returns what the runtime hands back: a list or tuple, its tensors in the layout the loop held them."""
     template = translator.return_template
     declared = declared_tensors(forward)
     if template is None or declared is None or not (template.is_tensor or template.kind == "python" and
                                                     template.static is None):
         return
+    # (images the caller held channels-last come back so: `call_module(..., held="channels_last")`)
+    layout = "channels_last" if template.is_tensor and template.layout == "channels_last" else "source"
     translator.return_template = Value("", "tuple", items=None, static=(
-        "each", tensor("", template.rank, "source"))) if declared == "list" else \
-        Value("", "tuple", items=tuple(tensor("") for _ in range(declared)))
+        "each", tensor("", template.rank, layout))) if declared == "list" else \
+        Value("", "tuple", items=tuple(tensor("", None, layout) for _ in range(declared)))
 
 
 def _same_held(new, old):
@@ -1934,6 +1942,10 @@ def _arg_layout(value):
         return value.layout
     each = element_template(value) if value.kind == "tuple" else None
     return "channels_last" if each is not None and each.is_tensor and each.channels_last else "python"
+
+
+# builtins that look at a value without computing on it: a class's first use of its image is a later call
+INTROSPECTION = frozenset({"isinstance", "len", "type", "callable", "id", "hasattr"})
 
 
 def _layout_out(template):

@@ -967,6 +967,10 @@ class ExpressionTranslator(CallTranslator):
                 elif value.kind == "tuple" and isinstance(value.static, tuple) and value.static[:1] == (
                         "enumerated",):
                     item = python("") if position == 0 else value.static[1]  # (a count, then the item)
+                elif value.is_tensor and value.rank is None and value.layout == "channels_last":
+                    # what `call_module(..., held="channels_last")` returns: a tuple comes back with its images
+                    # channels-last, as the caller holds them (runtime/module.py `call_module`)
+                    item = tensor("", None, "channels_last")
                 elif value.kind == "tuple" or value.is_tensor:
                     item = tensor("")
                 elif value.kind == "module" and value.module is not None and value.module.kind == "zipped":

@@ -957,6 +957,7 @@ class BodyTranslator(ExpressionTranslator):
             self.forget_variation(statement.body)
             body_lines, _ = self.block(statement.body, depth + 1)
         changed = self.kinds_changed(before)
+        after = dict(self.env)
         if changed:
             # a name entering as an image and left a list by the body, or the other way (timm's SequentialList
             # hands each block its predecessor's list: `x = module(x)`): either on later turns, so the body is
@@ -964,6 +965,11 @@ class BodyTranslator(ExpressionTranslator):
             self.env.clear()
             self.env.update(before)
             for name in changed:
+                if _channels_last_either(before[name], after[name]):
+                    # images held channels-last either way (HRNet's branches from stage to stage): held so, an
+                    # image or a list of them, which `call_module(..., held="channels_last")` takes and returns
+                    self.env[name] = tensor(name, None, "channels_last")
+                    continue
                 plain = self.plain_keeping_kind(before[name].with_code(name))
                 if plain.code != name:
                     entering[name] = plain
@@ -1470,3 +1476,10 @@ def _as_parameter(value, name):
     if isinstance(value.static, EinsumRecipe):
         value = value.but(static=None)
     return value.with_code(name)
+
+
+def _channels_last_either(entering, left):
+    """Whether a loop variable entering as one kind and left as the other (an image and a list of images) holds
+    channels-last images both ways: each a channels-last image, or a list of such."""
+    return all((value.is_tensor and value.layout == "channels_last" and (value.rank is None or value.rank > 2)) or
+               images_held(value) is not None for value in (entering, left))

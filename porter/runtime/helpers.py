@@ -98,7 +98,7 @@ def _init_assign(tensor, values, torch_layout=True):
     if tensor is None or getattr(tensor, "served_elsewhere", False):
         return tensor
     view = getattr(tensor, "porter_torch_view", None) if torch_layout else None
-    drawn = values(torch_shape_of(tensor) if torch_layout else tuple(tensor.shape))
+    drawn = values(tuple(view[0]) if view is not None else tuple(tensor.shape))
     if view is not None:
         drawn = view[1](np.asarray(drawn))
     tensor.assign(tf.cast(drawn, tensor.dtype))

@@ -615,7 +615,7 @@ def call_module(module, *args, held="source", **kwargs):
                                  not getattr(module, "_call_has_training_arg", True)):
         kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
     if args and isinstance(args[0], (list, tuple)):
-        return _call_on_items(module, layout, args, kwargs)
+        return _call_on_items(module, layout, args, kwargs, held if held in ("channels_last", "source") else "source")
     if isinstance(held, list):  # a tensor whose axes hold torch's dims in this order (a permute not yet made)
         if layout == "any" and getattr(module, "layout_out", None) is None:
             return _inner_call(module, args, kwargs)  # elementwise: as it lies
@@ -623,26 +623,25 @@ def call_module(module, *args, held="source", **kwargs):
         result = call_module(module, source, *args[1:], **kwargs)
         return tf.transpose(result, held) if len(getattr(result, "shape", ())) == len(held) else result
     if args and layout in ("channels_last", "source") and layout != held and runs_in(module, held):
-        result = _inner_call(module, args, dict(kwargs, layout=held, layout_out=held))  # it computes on the layout
-        return _items_in_torch_layout(result, held)  # held
+        return _inner_call(module, args, dict(kwargs, layout=held, layout_out=held))  # it computes on the layout
     if args and layout in ("channels_last", "source") and layout != held:
         args = ((to_channels_last if layout == "channels_last" else to_channels_first)(args[0]),) + tuple(args[1:])
     result = _inner_call(module, args, kwargs)
     layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else held)
     if layout_out in ("channels_last", "source") and layout_out != held and hasattr(result, "shape"):
         result = (to_channels_last if held == "channels_last" else to_channels_first)(result)
-    return _items_in_torch_layout(result, layout_out)
+    return _items_in_layout(result, layout_out, held)
 
 
-def _call_on_items(module, layout, args, kwargs):
+def _call_on_items(module, layout, args, kwargs, held="source"):
     """`call_module` handed a list or tuple of images (HRNet's branches, SelecSLS's (features, skip) pairs chained by
-    a Sequential subclass's loop): its images are in torch's layout, as every list a caller could not type is (a
-    list a module returns through `call_module` comes back so); converted item by item for a module taking another
-    layout, and what the module returns comes back in torch's layout."""
-    items = _to_layout(args[0], "source", layout)[0] if layout in ("channels_last", "source") else args[0]
+    a Sequential subclass's loop): its images are in the layout `held` (torch's, as every list a caller could not
+    type is, unless the caller holds them channels-last); converted item by item for a module taking another
+    layout, and what the module returns comes back in `held`."""
+    items = _to_layout(args[0], held, layout)[0] if layout in ("channels_last", "source") else args[0]
     result = _inner_call(module, (items,) + tuple(args[1:]), kwargs)
-    layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else "source")
-    return _to_layout(result, layout_out, "source")[0] if layout_out in ("channels_last", "source") else result
+    layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else held)
+    return _to_layout(result, layout_out, held)[0] if layout_out in ("channels_last", "source") else result
 
 
 def _inner_call(module, args, kwargs):
@@ -656,12 +655,13 @@ def _inner_call(module, args, kwargs):
         _OPEN_CALLS[0] -= 1
 
 
-def _items_in_torch_layout(result, layout):
-    """A tuple a module returned (a block's `(x, x_prev)`) with its images (rank > 2) in torch's layout: a caller
-    that could not see the module unpacks it into values it takes in torch's layout, whatever layout it holds its
-    tensors in."""
-    if isinstance(result, (tuple, list)) and layout == "channels_last":
-        return _to_layout(result, "channels_last", "source")[0]
+def _items_in_layout(result, layout, held):
+    """A tuple a module returned (a block's `(x, x_prev)`, HRNet's branches) with its images in `layout`, moved
+    into the layout `held` the caller holds its tensors in: a caller that could not see the module unpacks it into
+    values it takes so."""
+    if isinstance(result, (tuple, list)) and layout in ("channels_last", "source") and held in ("channels_last",
+                                                                                              "source"):
+        return _to_layout(result, layout, held)[0]
     return result
 
 

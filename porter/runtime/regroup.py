@@ -87,7 +87,8 @@ def _moved_runs_plan(torch_shape, order, out_order, sizes):
     perm = [order.index(d) for k in sequence for d in runs[k][0]] + \
         [order.index(d) for d in range(len(order)) if d not in in_runs]  # (size-1 dims: anywhere)
     out_shape = [new_shape[d] if new_shape[d] is not None else sizes[d] for d in out_order]
-    if sum(s == -1 or s is None for s in out_shape) > 1 or any(not isinstance(s, int) for s in out_shape):
+    # (a size known only when the model runs is a tensor: compared with -1 it is no bool, so it is tested first)
+    if any(not isinstance(s, int) for s in out_shape) or sum(s == -1 for s in out_shape) > 1:
         out_shape = tf.stack([tf.cast(s, tf.int32) for s in out_shape])
     return perm, out_shape
 

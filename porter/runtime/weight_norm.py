@@ -18,22 +18,21 @@ import numpy as np
 import tensorflow as tf
 
 from porter.runtime.base import StateEntry
+from porter.runtime.helpers import torch_shape_of
 
 WEIGHT_NORM_KEYS = {"legacy": ("{name}_g", "{name}_v"),
                     "parametrizations": ("parametrizations.{name}.original0", "parametrizations.{name}.original1")}
 
 
 def _weight_norm_torch_shape(layer, variable, to_keras):
-    """The torch shape of the parameter a layer stores as `variable` (transformed by `to_keras` on load)."""
+    """The torch shape of the parameter a layer stores as `variable` (transformed by `to_keras` on load): a
+    convolution's kernel, stored (k..., I/g, O), carries torch's shape (`torch_shape_of`); any other parameter is
+    stored as torch holds it."""
     if to_keras is None:
         return tuple(variable.shape)
-    if hasattr(type(layer), "torch_weight"):  # forward convolutions: (O, I/g, k...)
-        return tuple(layer.torch_weight.shape)
-    config = layer.__dict__.get("_conv_config")
-    if config is not None and "output_padding" in config:  # transposed convolutions: (I, O/g, k...)
-        kernel = tuple(layer.kernel_size)
-        return (layer.in_channels, layer.out_channels // layer.groups) + kernel
-    raise ValueError(f"weight_norm: porter does not know the torch shape of {type(layer).__name__}'s parameter")
+    if getattr(variable, "porter_torch_view", None) is None:
+        raise ValueError(f"weight_norm: porter does not know the torch shape of {type(layer).__name__}'s parameter")
+    return torch_shape_of(variable)
 
 
 class WeightNormSpec:

@@ -94,10 +94,11 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "multibranch_convnet": ("MultiBranchConvNet", "3,15,15", 2),
     "mobile_hr_convnet": ("MixNet3", "3,16,16", 1),  # (logits out: the input's one)
     "nhwc_convnet": ("NHWCConvNet", "3,32,32", 1),  # (logits out: the input's one)
-    # lists of images through modules porter cannot type (a Sequential subclass's `for m in self: x = m(x)`):
-    # handed over in torch's layout, each module converting for itself (each raised before)
-    "list_blocks": ("SkipNet", "3,17,17", 15),
-    "multires_lists": ("MultiRes", "3,32,32", 19),
+    # lists of images through modules porter cannot type (a Sequential subclass's `for m in self: x = m(x)`; each
+    # raised before): handed over channels-last, as the caller holds them (15 and 19 when they went over in torch's
+    # layout, each module converting for itself)
+    "list_blocks": ("SkipNet", "3,17,17", 1),  # (logits out: the input's one)
+    "multires_lists": ("MultiRes", "3,32,32", 1),
     "paired_stages": ("PairNet", "3,15,15", 16),
     # kuangliu-style DLA tree (`self.__setattr__` / `self.__getattr__` levels) and ShuffleNetV2 stages grown in a
     # `self.features` list (each failed before)

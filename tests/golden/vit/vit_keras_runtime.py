@@ -549,13 +549,6 @@ def dim_size(x, axis):
     return size if size is not None else tf.shape(x)[axis]
 
 
-def torch_shape_of(tensor):
-    """The shape of `tensor` in torch's order: a convolution's kernel, stored (k..., I/g, O), says torch's (O, I/g,
-    k...) in its `porter_torch_view` (runtime/conv.py); any other tensor is stored as torch holds it."""
-    view = getattr(tensor, "porter_torch_view", None)
-    return tuple(view[0]) if view is not None else tuple(tensor.shape)
-
-
 def _init_assign(tensor, values, torch_layout=True):
     """Fill `tensor` with `values(shape)`, drawn in torch's `shape` (fans, eye and orthogonal rows are torch's)
     and stored as the port holds the tensor; `torch_layout=False`: `values` computes in the stored layout. A table
@@ -564,7 +557,7 @@ def _init_assign(tensor, values, torch_layout=True):
     if tensor is None or getattr(tensor, "served_elsewhere", False):
         return tensor
     view = getattr(tensor, "porter_torch_view", None) if torch_layout else None
-    drawn = values(torch_shape_of(tensor) if torch_layout else tuple(tensor.shape))
+    drawn = values(tuple(view[0]) if view is not None else tuple(tensor.shape))
     if view is not None:
         drawn = view[1](np.asarray(drawn))
     tensor.assign(tf.cast(drawn, tensor.dtype))
