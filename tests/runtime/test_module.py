@@ -152,15 +152,17 @@ def test_sequential_hands_flexible_layers_the_layout_it_holds():
 
 def test_call_module_hands_a_list_of_images_item_by_item():
     """A list handed to `call_module` (a Sequential subclass's loop passing HRNet's branches on) holds its images in
-    torch's layout: a module taking channels-last images gets each item converted, a list or tuple it returns comes
-    back in torch's layout, of the type it returned, and its other items as they are; matches torch."""
+    the layout the caller says (`held`: torch's by default, or channels-last): a module taking another layout gets
+    each item converted, a list or tuple it returns comes back in the caller's layout, of the type it returned, and
+    its other items as they are; a module of the caller's layout costs no Transpose; matches torch."""
     import keras
     import torch
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from porter.runtime.module import call_module
+    from porter.runtime.base import to_channels_first, to_channels_last
     from porter.runtime.conv import Conv2d
+    from porter.runtime.module import call_module
 
     class Pair(keras.layers.Layer):  # a channels-last block returning [conv(first), second, a count]
         porter_layout = "channels_last"
@@ -185,12 +187,37 @@ def test_call_module_hands_a_list_of_images_item_by_item():
         rng = np.random.default_rng(seed)
         first = rng.standard_normal((batch, channels, size, size)).astype(np.float32)
         second = rng.standard_normal((batch, 5, size + 1, size)).astype(np.float32)
+        with torch.no_grad():
+            expected = conv(torch.from_numpy(first)).numpy()
         for handed in (list, tuple):
             result = call_module(Pair(port, returns), handed([first, second]))
             assert type(result) is returns and result[2] == 3
-            with torch.no_grad():
-                expected = conv(torch.from_numpy(first)).numpy()
             np.testing.assert_allclose(np.asarray(result[0]), expected, rtol=1e-5, atol=1e-5)
             np.testing.assert_array_equal(np.asarray(result[1]), second)
+        # the caller holds its images channels-last (HRNet's stages passing branches on): none converted
+        held = [first.transpose(0, 2, 3, 1), second.transpose(0, 2, 3, 1)]
+
+        def run(a, b):
+            return call_module(Pair(port, returns), [a, b], held="channels_last")
+
+        result = run(*held)
+        assert type(result) is returns and result[2] == 3
+        np.testing.assert_allclose(np.asarray(result[0]), expected.transpose(0, 2, 3, 1), rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(np.asarray(result[1]), held[1])
+        assert _traced_transposes(lambda a: run(a, held[1])[0], held[0]) == 0
+        # a list handed channels-last to a block of torch's layout: converted in, its pair converted back
+        source = Pair(port, returns)
+        source.porter_layout, source.layout_out = "source", "source"
+        source.call = lambda xs: returns([to_channels_first(port(to_channels_last(xs[0]), layout="channels_last")),
+                                          xs[1], 3])
+        result = call_module(source, [held[0], held[1]], held="channels_last")
+        np.testing.assert_allclose(np.asarray(to_channels_first(result[0])), expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(result[1]), held[1], rtol=1e-6)
+        # an image handed channels-last to a block of torch's layout returning a pair (a block's `(x, x_prev)`):
+        # the pair's images come back channels-last too, as the caller holds its images
+        source.call = lambda x: returns([to_channels_first(port(to_channels_last(x), layout="channels_last")), x])
+        result = call_module(source, held[0], held="channels_last")
+        np.testing.assert_allclose(np.asarray(to_channels_first(result[0])), expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(result[1]), held[0], rtol=1e-6)
 
     check()
