@@ -32,6 +32,7 @@ from porter.ir.values import (
 )
 from porter.ir.varying import joined
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
+from porter.passes.kernel_buffers import kernel_buffers
 from porter.rules.constants import TORCH_CONSTANTS
 from porter.rules.context import RuleContext
 
@@ -238,6 +239,11 @@ class ExpressionTranslator(CallTranslator):
             return tensor("self.weight", rank, kernel_layout(rank))
         if isinstance(kind, ModuleRef):
             return Value(f"self.{keras_name}", "module", module=kind)
+        if kind == "buffer" and self.info is not None and attr in kernel_buffers(self.source, self.info):
+            # a filter read only as a functional convolution's weight (BlurPool's `self.filt`): stored as a Conv
+            # layer stores its kernel (k..., I/g, O), which the convolution takes as it lies (kernel_buffers.py)
+            rank = kernel_buffers(self.source, self.info)[attr]
+            return tensor(f"self.{keras_name}", rank, kernel_layout(rank))
         if kind in ("parameter", "buffer"):
             rank = ir.attributes.get(f"{attr}#rank")
             return tensor(f"self.{keras_name}", rank)

@@ -617,10 +617,14 @@ class ModuleResolver:
         # a factory returning one module or another (timm's `create_conv2d_pad`: its `Conv2dSame` subclass for
         # "same" padding, else `nn.Conv2d`): alternatives, as an if/else binding them is, not the first one; where
         # a return is no module porter knows (timm's `create_act_layer` tries `act_layer(inplace=...)`, then
-        # `act_layer(**kwargs)`), the first return stands for them, as before
+        # `act_layer(**kwargs)`), the first return stands for them when it is no better known
         refs = list(dict.fromkeys(self.ref_of(r, local, owner) for r in returned))
         if len(refs) > 1 and all(ref.kind in ("class", "rule", "sequential") for ref in refs):
             return _one_layout_alternative(refs, self.passes_layout_through)
+        if len(refs) > 1 and refs[0].kind != "unknown" and UNKNOWN_MODULE in refs:
+            # a known module or one porter cannot see (timm's `create_aa`: `noop()` when disabled, else the
+            # anti-aliasing layer handed in, a BlurPool2d of torch's layout): unknown, which `call_module` runs
+            return UNKNOWN_MODULE
         return refs[0] if refs else UNKNOWN_MODULE
 
     def scan_body(self, body, env, owner):

@@ -19,6 +19,7 @@ from porter.ir.module_ir import LineMapping
 from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, python, result_of, features_dim, \
     tensor
 from porter.passes.expressions import ExpressionTranslator
+from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import assigned_names, holds_none, optional_image
 from porter.passes.order_wanted import order_wanted_next
@@ -468,7 +469,19 @@ class BodyTranslator(ExpressionTranslator):
             self.note_init_call(node)
         if value.code == "None" and isinstance(node, cst.Call):  # a call with no effect on the model (a rule says)
             return [f"{pad}# porter: {self.code(node.func)}(...) dropped: no effect on the model"]
+        if self.mode == "init" and self.kernel_buffer_registered(node) and value.code.endswith(")"):
+            # a filter the class reads only as a convolution's weight: held as a Conv layer holds its kernel
+            return [f"{pad}{value.code[:-1]}, kernel=True)"]
         return [pad + value.code]
+
+    def kernel_buffer_registered(self, node):
+        """Whether `node` is `self.register_buffer("name", ...)` of a buffer the class reads only as a functional
+        convolution's weight (passes/kernel_buffers.py)."""
+        func = node.func if isinstance(node, cst.Call) else None
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and node.args and
+                isinstance(node.args[0].value, cst.SimpleString) and getattr(self, "info", None) is not None):
+            return False
+        return node.args[0].value.evaluated_value in kernel_buffers(self.source, self.info)
 
     def attribute_update(self, node, pad):
         """`module.weight.data.mul_(scale)`, `self.gamma.add_(1)`: in-place arithmetic on an attribute (a weight

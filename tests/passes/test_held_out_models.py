@@ -113,7 +113,9 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     "shuffle_stages": ("ShuffleStages", "3,33,31", 1),  # (logits out: the input's one)
     "dense_module_dict": ("DenseDictNet", "3,17,19", 1),  # (logits out: the input's one)
     "hybrid_mlp": ("HybridMlpNet", "3,32,32", 1),  # (logits out: the input's one)
-    "blur_pool": ("BlurPoolNet", "3,33,30", 3),  # (the input's, and one per F.conv2d on a buffer filter)
+    # (the input's one: its buffer filter, read only as F.conv2d's weight, is held as a Conv kernel; 3 before, one
+    # per F.conv2d transposing the filter)
+    "blur_pool": ("BlurPoolNet", "3,33,30", 1),
     # timm-style activations by name: registries testing `"silu" in dir(F)`, autograd-Function modules, GammaAct
     # (the input's, and the final activation's result: `act_with_gamma(...)()` is a module porter cannot type, so
     # its result's rank is unknown where `x.mean((2, 3))` reads it)

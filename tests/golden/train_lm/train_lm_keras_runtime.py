@@ -428,13 +428,26 @@ class TorchModule(keras.Model):
             if isinstance(layers, list) and any(layer is value for layer in layers):
                 layers[:] = [layer for layer in layers if layer is not value]
 
-    def register_buffer(self, name, value, persistent=True):
-        """torch's register_buffer: persistent buffers are non-trainable variables loaded from the state_dict."""
+    def register_buffer(self, name, value, persistent=True, kernel=False):
+        """torch's register_buffer: persistent buffers are non-trainable variables loaded from the state_dict.
+        `kernel=True`: a filter the class reads only as a functional convolution's weight (BlurPool's), stored as a
+        Conv layer stores its kernel, (k..., I/g, O) for torch's (O, I/g, k...), its torch view on the variable
+        (the state_dict's array is transposed on load)."""
         if value is None:
             object.__setattr__(self, name, None)
             return
+        view = None
+        if kernel:
+            value = tf.convert_to_tensor(value)
+            rank = len(value.shape)
+            order = list(range(2, rank)) + [1, 0]
+            view = (tuple(value.shape), lambda array: np.transpose(np.asarray(array), order))
+            value = tf.transpose(value, order)
         if persistent:
-            setattr(self, name, buffer_weight(self, value, name))
+            variable = buffer_weight(self, value, name)
+            if view is not None:
+                variable.porter_torch_view = view
+            setattr(self, name, variable)
         else:
             object.__setattr__(self, name, tf.convert_to_tensor(value))
 
@@ -461,8 +474,9 @@ class TorchModule(keras.Model):
         entries = []
         for name, child in self.__dict__.get("_torch_children", {}).items():
             torch_name = self.torch_names.get(name, name)
-            if isinstance(child, keras.Variable):
-                entries.append(StateEntry(prefix + torch_name, child))
+            if isinstance(child, keras.Variable):  # (a kernel buffer: transposed on load, its torch view says how)
+                view = getattr(child, "porter_torch_view", None)
+                entries.append(StateEntry(prefix + torch_name, child, view[1] if view is not None else None))
             elif hasattr(child, "torch_state"):
                 entries.extend(collect_state(child, prefix + torch_name + "."))
         for path, channels in self.torch_flatten_inputs.items():

@@ -1,7 +1,7 @@
 """Antialiased downsampling (Zhang's BlurPool): a fixed binomial filter registered as a buffer, `repeat`ed per
 channel and applied with `F.conv2d(self.pad(x), self.filt, stride=2, groups=x.shape[1])` after reflection padding.
-The buffer is held in torch's (O, I/g, k, k) order, so each such convolution transposes it per call: the port
-traces the input's Transpose and one per blur pool (3); storing the buffer in kernel layout would leave 1."""
+Read only as a convolution's weight, the buffer is held as a Conv layer holds its kernel (k, k, I/g, O): the port
+traces the input's Transpose only (3 when it was held in torch's order, transposed per call)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
