@@ -48,3 +48,21 @@ def _returns_ending(function):
     counter = _ReturnCounter(function)
     walk(function, counter)
     return counter
+
+
+def return_values(body):
+    """The values of the `return` statements in `body` (a suite) and its nested blocks, not in nested functions; a
+    bare `return` gives none."""
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Return(self, node):
+            if node.value is not None:
+                found.append(node.value)
+
+        def visit_FunctionDef(self, node):
+            return False
+
+    for statement in body.body:
+        walk(statement, Visitor())
+    return found

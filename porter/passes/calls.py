@@ -711,18 +711,12 @@ class CallTranslator:
                 return result
         kw = {k: self.as_plain(v) for k, v in kwargs.items()}
         helper = self.ctx.use("call_module")
-        if args and args[0].is_tensor and args[0].layout == "channels_last" and (args[0].rank or 3) > 2 and \
+        if args and (holds_images(args[0]) or images_held(args[0]) is not None) and \
                 not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) + list(kwargs.values())):
             # an image the caller holds channels-last (of unknown rank: what such a call returned; a tensor of
-            # rank <= 2 has no other layout): the runtime converts only for a module of another layout
-            extra = self.training_kwarg(kwargs) + ', held="channels_last"'
-            return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
-                          "channels_last")
-        if args and images_held(args[0]) is not None and not any(
-                v.is_tensor or v.kind == "tuple" for v in list(args[1:]) + list(kwargs.values())):
-            # a list of images held channels-last (HRNet's branches handed from stage to stage through a Sequential
-            # subclass's `for module in self: x = module(x)`): the runtime converts the items only for a module of
-            # another layout, and hands back what it returns channels-last (a list of images, or one)
+            # rank <= 2 has no other layout), or a list of such (HRNet's branches handed from stage to stage through
+            # a Sequential subclass's `for module in self: x = module(x)`): the runtime converts only for a module
+            # of another layout, and hands back what it returns channels-last (an image, or a list of them)
             extra = self.training_kwarg(kwargs) + ', held="channels_last"'
             return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
                           "channels_last")
@@ -1131,11 +1125,9 @@ class CallTranslator:
 
     def elementwise_function(self, name):
         """Whether the file's autograd Function `name` computes elementwise (porter/passes/elementwise_function)."""
-        from porter.passes.elementwise_function import is_elementwise_function
+        from porter.passes.elementwise_function import elementwise_function_named
 
-        node = next((s for s in self.source.module.body if isinstance(s, cst.ClassDef) and s.name.value == name),
-                    None)
-        return node is not None and is_elementwise_function(node, self.source.imports, self.source.functions)
+        return elementwise_function_named(self.source, name)
 
     def sequential_call(self, code, ref, args, kwargs, explicit=False):
         """A Sequential: the runtime converts layouts between children; follow the same steps statically.

@@ -21,6 +21,7 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.frontend.names import assignment_targets
+from porter.frontend.returns import return_values
 from porter.passes.elementwise_function import elementwise_body
 from porter.rules.registry import function_rule_named, is_pointwise
 
@@ -49,7 +50,7 @@ def returns_elementwise_callable(source, call, caller=None, depth=0):
     function = source.functions.get(name) if name else None
     if function is None or depth > MAX_DEPTH:
         return False
-    returns = list(_returns(function.body))
+    returns = return_values(function.body)
     if not returns or all(_is_none(value) for value in returns):
         return False  # (a function returning nothing callable builds no activation)
     params = [p.name.value for p in function.params.params]
@@ -84,44 +85,6 @@ def _elementwise_function(source, name):
         cache[name] = bool(params.params) and params.star_arg in (None, cst.MaybeSentinel.DEFAULT) and \
             elementwise_body(function.body, source.imports, source.functions, source.module)
     return cache[name]
-
-
-def _returns(suite):
-    """The values of the `return` statements in `suite` and its nested blocks (not in nested functions or classes);
-    a bare `return` as None."""
-    for node in _statements(suite):
-        if isinstance(node, cst.Return):
-            yield node.value if node.value is not None else cst.Name("None")
-
-
-def _statements(suite):
-    body = suite.body if isinstance(suite, cst.BaseSuite) else suite
-    if isinstance(body, cst.BaseSuite):
-        body = body.body
-    for statement in body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            yield from statement.body
-        elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        else:
-            for block in _blocks(statement):
-                yield from _statements(block)
-
-
-def _blocks(statement):
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        yield body
-    orelse = getattr(statement, "orelse", None)
-    if isinstance(orelse, cst.If):
-        yield from _blocks(orelse)
-    elif orelse is not None:
-        yield orelse.body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-    final = getattr(statement, "finalbody", None)
-    if final is not None:
-        yield final.body
 
 
 def _is_none(value):

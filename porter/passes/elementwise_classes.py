@@ -14,7 +14,7 @@ import libcst as cst
 from porter.frontend.imports import dotted_name
 from porter.frontend.walk import walk
 from porter.passes.elementwise_callables import is_elementwise_reference, returns_elementwise_callable
-from porter.passes.elementwise_function import is_elementwise_function
+from porter.passes.elementwise_function import elementwise_function_named
 from porter.rules.registry import is_pointwise, method_rule
 
 MAX_DEPTH = 4
@@ -114,14 +114,8 @@ def _is_elementwise_class(source, module_rules, function_rules, class_name, dept
 def _applies_elementwise_function(source, func):
     """Whether `func` is `Name.apply` of an autograd Function the file defines that computes elementwise
     (elementwise_function.py)."""
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "apply" and isinstance(func.value, cst.Name)):
-        return False
-    cache = source.__dict__.setdefault("_elementwise_functions", {})
-    name = func.value.value
-    if name not in cache:
-        node = next((s for s in source.module.body if isinstance(s, cst.ClassDef) and s.name.value == name), None)
-        cache[name] = node is not None and is_elementwise_function(node, source.imports, source.functions)
-    return cache[name]
+    return isinstance(func, cst.Attribute) and func.attr.value == "apply" and isinstance(func.value, cst.Name) and \
+        elementwise_function_named(source, func.value.value)
 
 
 class _Decided(Exception):

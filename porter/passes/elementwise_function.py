@@ -83,4 +83,18 @@ def _applied_function(func, module):
     None."""
     if not (isinstance(func, cst.Attribute) and func.attr.value == "apply" and isinstance(func.value, cst.Name)):
         return None
-    return next((s for s in module.body if isinstance(s, cst.ClassDef) and s.name.value == func.value.value), None)
+    return top_level_class(module, func.value.value)
+
+
+def top_level_class(module, name):
+    """The ClassDef `module` defines at top level under `name` (any class, not only a module class), or None."""
+    return next((s for s in module.body if isinstance(s, cst.ClassDef) and s.name.value == name), None)
+
+
+def elementwise_function_named(source, name):
+    """Whether the file's autograd Function `name` computes elementwise (answered once per source and name)."""
+    cache = source.__dict__.setdefault("_elementwise_functions", {})
+    if name not in cache:
+        node = top_level_class(source.module, name)
+        cache[name] = node is not None and is_elementwise_function(node, source.imports, source.functions)
+    return cache[name]

@@ -239,11 +239,11 @@ class ExpressionTranslator(CallTranslator):
             return tensor("self.weight", rank, kernel_layout(rank))
         if isinstance(kind, ModuleRef):
             return Value(f"self.{keras_name}", "module", module=kind)
-        if kind == "buffer" and self.info is not None and attr in kernel_buffers(self.source, self.info):
+        kernel_rank = kernel_buffers(self.source, self.info).get(attr) if kind == "buffer" and self.info else None
+        if kernel_rank is not None:
             # a filter read only as a functional convolution's weight (BlurPool's `self.filt`): stored as a Conv
             # layer stores its kernel (k..., I/g, O), which the convolution takes as it lies (kernel_buffers.py)
-            rank = kernel_buffers(self.source, self.info)[attr]
-            return tensor(f"self.{keras_name}", rank, kernel_layout(rank))
+            return tensor(f"self.{keras_name}", kernel_rank, kernel_layout(kernel_rank))
         if kind in ("parameter", "buffer"):
             rank = ir.attributes.get(f"{attr}#rank")
             return tensor(f"self.{keras_name}", rank)

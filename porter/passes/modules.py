@@ -13,7 +13,8 @@ import libcst as cst
 from porter.frontend.gluon import is_gluon
 from porter.frontend.imports import dotted_name
 from porter.frontend.names import assignment_targets
-from porter.frontend.walk import descendants, walk
+from porter.frontend.returns import return_values
+from porter.frontend.walk import descendants
 from porter.ir.containers import CONTAINERS
 from porter.ir.values import ELEMENTWISE_CALLABLE, UNKNOWN_MODULE, ModuleRef
 from porter.passes.call_literals import FORWARDED, LITERALS, argument_literals, call_literals, literal_text
@@ -275,7 +276,7 @@ class ModuleResolver:
         if function is None:
             return []
         names = []
-        for returned in _return_values(function.body):
+        for returned in return_values(function.body):
             ref = self.class_ref(returned, {}) if returned is not None else None
             if ref is None or ref.kind != "class":
                 return []
@@ -613,7 +614,7 @@ class ModuleResolver:
         self.scan_body(method.body, local, owner)
         # `return None` for a configuration without the module (HRNet's fuse layers of one branch): an optional
         # module, which callers test before calling; the module is what the other returns build
-        returned = [r for r in _return_values(method.body) if not (isinstance(r, cst.Name) and r.value == "None")]
+        returned = [r for r in return_values(method.body) if not (isinstance(r, cst.Name) and r.value == "None")]
         # a factory returning one module or another (timm's `create_conv2d_pad`: its `Conv2dSame` subclass for
         # "same" padding, else `nn.Conv2d`): alternatives, as an if/else binding them is, not the first one; where
         # a return is no module porter knows (timm's `create_act_layer` tries `act_layer(inplace=...)`, then
@@ -1253,22 +1254,6 @@ def _statements(body):
         else:
             result.append(statement)
     return result
-
-
-def _return_values(body):
-    found = []
-
-    class Visitor(cst.CSTVisitor):
-        def visit_Return(self, node):
-            if node.value is not None:
-                found.append(node.value)
-
-        def visit_FunctionDef(self, node):
-            return False
-
-    for statement in body.body:
-        walk(statement, Visitor())
-    return found
 
 
 MODULE_KINDS = frozenset({"rule", "class", "sequential", "list", "dict"})  # refs naming one module instance

@@ -1494,5 +1494,4 @@ def _as_parameter(value, name):
 def _channels_last_either(entering, left):
     """Whether a loop variable entering as one kind and left as the other (an image and a list of images) holds
     channels-last images both ways: each a channels-last image, or a list of such."""
-    return all((value.is_tensor and value.layout == "channels_last" and (value.rank is None or value.rank > 2)) or
-               images_held(value) is not None for value in (entering, left))
+    return all(holds_images(value) or images_held(value) is not None for value in (entering, left))

@@ -16,6 +16,7 @@ import tensorflow as tf
 from porter.runtime.base import (StateEntry, TorchLayer, buffer_weight, collect_state, flatten_permutation,
                                  named_children, named_modules, named_trainable, no_keras_mask, parameter_weight,
                                  to_channels_first, to_channels_last)
+from porter.runtime.conv import _conv_torch_to_hwio
 
 
 _VARARGS = {}  # function -> (its signature without self, names of its *args/**kwargs parameters)
@@ -179,11 +180,9 @@ class TorchModule(keras.Model):
             return
         view = None
         if kernel:
-            value = tf.convert_to_tensor(value)
-            rank = len(value.shape)
-            order = list(range(2, rank)) + [1, 0]
-            view = (tuple(value.shape), lambda array: np.transpose(np.asarray(array), order))
-            value = tf.transpose(value, order)
+            value = np.asarray(value)
+            view = (tuple(value.shape), _conv_torch_to_hwio)
+            value = _conv_torch_to_hwio(value)
         if persistent:
             variable = buffer_weight(self, value, name)
             if view is not None:

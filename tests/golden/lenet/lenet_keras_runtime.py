@@ -438,11 +438,9 @@ class TorchModule(keras.Model):
             return
         view = None
         if kernel:
-            value = tf.convert_to_tensor(value)
-            rank = len(value.shape)
-            order = list(range(2, rank)) + [1, 0]
-            view = (tuple(value.shape), lambda array: np.transpose(np.asarray(array), order))
-            value = tf.transpose(value, order)
+            value = np.asarray(value)
+            view = (tuple(value.shape), _conv_torch_to_hwio)
+            value = _conv_torch_to_hwio(value)
         if persistent:
             variable = buffer_weight(self, value, name)
             if view is not None:

@@ -438,11 +438,9 @@ class TorchModule(keras.Model):
             return
         view = None
         if kernel:
-            value = tf.convert_to_tensor(value)
-            rank = len(value.shape)
-            order = list(range(2, rank)) + [1, 0]
-            view = (tuple(value.shape), lambda array: np.transpose(np.asarray(array), order))
-            value = tf.transpose(value, order)
+            value = np.asarray(value)
+            view = (tuple(value.shape), _conv_torch_to_hwio)
+            value = _conv_torch_to_hwio(value)
         if persistent:
             variable = buffer_weight(self, value, name)
             if view is not None:
@@ -1140,6 +1138,12 @@ def _transformer_zero_padding(output, key_padding_mask, swapped=False):
     drop = tf.logical_and(padded, left_aligned)
     drop = (tf.transpose(drop) if swapped else drop)[:, :, None]
     return tf.where(drop, tf.zeros_like(output), output)
+
+
+def _conv_torch_to_hwio(weight):
+    """torch forward kernel (O, I/g, k...) -> (k..., I/g, O) (numpy)."""
+    rank = weight.ndim
+    return np.transpose(weight, list(range(2, rank)) + [1, 0])
 
 
 _DROPOUT_ALPHA = 1.7580993408473766  # torch's alpha' = SELU scale * alpha
