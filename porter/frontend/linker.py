@@ -135,6 +135,7 @@ class _Linker:
         self.covered = covered
         self.parsed = {}  # dotted module -> cst.Module or None
         self.imports = {}  # (id of a parsed module, its package) -> its in_package_imports
+        self.codes = {}  # id of a top-level statement of a parsed module -> its text (compared, then appended)
         self.taken = {}  # dotted module -> set of names taken from it
         self.order = []  # dotted modules, in the order they were first completed
         self.needs = {}  # dotted module -> the other modules its taken definitions use
@@ -386,7 +387,7 @@ class _Linker:
         closure = _local_closure(bindings, name, lambda statement: self.used_by(statement, imports))
         renamed = self.renamed.setdefault(dotted, {})
         for n in sorted(closure - set(renamed)):
-            code = "\n".join(module.code_for_node(s) for s in bindings[n])
+            code = "\n".join(self.code_of(module, s) for s in bindings[n])
             if self.owners.get(n, (dotted, code))[1] == code:
                 self.owners[n] = (dotted, code)
                 continue
@@ -465,7 +466,7 @@ class _Linker:
         for statement in module.body:
             names = set(bound_names(statement))
             if names & self.taken[dotted]:
-                full = module.code_for_node(statement)
+                full = self.code_of(module, statement)
                 first_line = lines_of.first_line(full)  # as read, before renaming
                 if renamed:  # names linked under names of their own (`visit`), as bound and as used
                     statement = statement.visit(_Renamed(renamed))
@@ -484,6 +485,13 @@ class _Linker:
             offset += line.count("\n") + 1
         marks = [(offsets[index] + 2, self.paths[dotted], first_line, more) for index, first_line, more in starts]
         return "\n".join(lines), marks
+
+    def code_of(self, module, statement):
+        """The text of `statement`, a top-level statement of `module` (a module kept in `parsed`), made once."""
+        key = id(statement)
+        if key not in self.codes:
+            self.codes[key] = module.code_for_node(statement)
+        return self.codes[key]
 
     def import_alias(self, dotted, module, absolute, alias):
         """The text of one name a linked module imports. A name the text already binds to something else (the file

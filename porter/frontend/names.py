@@ -3,7 +3,7 @@ the linker)."""
 
 import libcst as cst
 
-from porter.frontend.walk import walk
+from porter.frontend.walk import descendants, walk
 
 
 def names_in(node):
@@ -70,3 +70,63 @@ def top_level_bindings(module):
         for name in bound_names(statement) + mutated_names(statement):
             bindings.setdefault(name, []).append(statement)
     return bindings
+
+
+
+def keyed_depth(body, name):
+    """How many keys every use of variable `name` in `body` (a function body) takes, where it is bound once there to
+    an empty table and used only through keys: `d = {}` then `d[key]` (depth 1), `outs = [None] * n` then
+    `outs[i]` (1), `grid = [[None] * n for _ in range(m)]` then `grid[i][j]` (2), read or stored, each use with
+    all of the table's keys (the table is never handed on, iterated or returned whole); None otherwise."""
+    keyed, depth, subscripts = set(), None, []
+    for node in descendants(body):
+        if isinstance(node, cst.Subscript):
+            subscripts.append(node)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name:
+            keyed.add(id(node.value))
+        elif isinstance(node, (cst.Attribute, cst.Arg)):
+            keyed.add(id(node.attr if isinstance(node, cst.Attribute) else node.keyword))  # (not the variable)
+        elif isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
+                                                  for t in node.targets):
+            if depth is not None or len(node.targets) != 1:
+                return None
+            depth = empty_table_depth(node.value)
+            if depth is None:
+                return None
+            keyed.add(id(node.targets[0].target))
+        elif isinstance(node, cst.Name) and node.value == name and id(node) not in keyed:
+            return None
+    if depth is None:
+        return None
+    inner = {id(node.value) for node in subscripts if isinstance(node.value, cst.Subscript)}
+    for node in subscripts:  # each outermost subscript chain on `name` takes exactly `depth` keys
+        if id(node) in inner:
+            continue
+        chain, keys, current = 0, 0, node
+        while isinstance(current, cst.Subscript):
+            chain += 1
+            keys += len(current.slice) == 1 and isinstance(current.slice[0].slice, cst.Index)
+            current = current.value
+        if isinstance(current, cst.Name) and current.value == name and not chain == keys == depth:
+            return None  # (a slice, a partial read, a key too many)
+    return depth
+
+
+def empty_table_depth(node):
+    """1 for `{}`, `dict()`, `[None] * n` and `[None for ...]`; one more for each list comprehension of such a
+    table (`[[None] * n for _ in range(m)]`); None for anything else."""
+    if isinstance(node, cst.Dict) and not node.elements or \
+            isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict" and \
+            not node.args:
+        return 1
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        for side in (node.left, node.right):
+            if isinstance(side, cst.List) and len(side.elements) == 1 and \
+                    isinstance(side.elements[0].value, cst.Name) and side.elements[0].value.value == "None":
+                return 1
+    if isinstance(node, cst.ListComp):
+        if isinstance(node.elt, cst.Name) and node.elt.value == "None":
+            return 1
+        inner = empty_table_depth(node.elt)
+        return inner + 1 if inner is not None and not isinstance(node.elt, (cst.Dict, cst.Call)) else None
+    return None

@@ -1,6 +1,8 @@
 """Where a function returns: whether its one `return` is the last statement of its body, or every `return` gives
 a value and the body ends with one."""
 
+import functools
+
 import libcst as cst
 
 from porter.frontend.walk import walk
@@ -50,9 +52,10 @@ def _returns_ending(function):
     return counter
 
 
+@functools.lru_cache(maxsize=4096)  # (nodes hash by identity; asked again for each call of a builder function)
 def return_values(body):
     """The values of the `return` statements in `body` (a suite) and its nested blocks, not in nested functions; a
-    bare `return` gives none."""
+    bare `return` gives none (a tuple)."""
     found = []
 
     class Visitor(cst.CSTVisitor):
@@ -65,4 +68,4 @@ def return_values(body):
 
     for statement in body.body:
         walk(statement, Visitor())
-    return found
+    return tuple(found)

@@ -18,6 +18,7 @@ from porter.frontend import gluon
 from porter.frontend.gluon_lambdas import lambdas_as_functions
 from porter.frontend.gluon_saved_names import saved_parameter_names
 from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_id, dotted_name
+from porter.frontend.forward_aliases import with_forward_from_aliases
 from porter.frontend.library_idioms import module_aliases, normalised_text
 from porter.frontend.linker import linked_text
 from porter.frontend.names import top_level_bindings
@@ -493,6 +494,8 @@ def _class_info(node, imports, known, positions):
                         small.targets[0].target, cst.Name):
                     attributes[small.targets[0].target.value] = small.value
     saved_names = {}
+    if framework == "torch":
+        methods = with_forward_from_aliases(methods, positions)  # `self.forward = self.forward_slicing`
     if framework == "mxnet":
         saved_names = saved_parameter_names(methods, imports)
         inherited = [known[b].find_method("__init__") for b in in_file_bases]  # their parameters are this Block's

@@ -6,6 +6,11 @@ readers get the image as it is stored); anything else, or a read before any item
 earlier iteration appended), makes it a plain list in torch's layout, as before. The decision is shared by every
 copy of the variable's Value (the environments saved around branches and loops hold the same `GrowingList`), so
 every path of the body puts items in and reads them in one layout.
+
+A table a body starts empty and uses only through keys (segmentation_models_pytorch's UNet++ decoder:
+`dense_x = {}`, `dense_x[f"x_{i}_{j}"] = block(...)`, read back by key; `outs = [None] * n`; a grid
+`[[None] * n for _ in range(m)]` used as `grid[i][j]`) is decided the same way by its first stored value
+(`GrowingTable`).
 """
 
 from porter.ir.layout import element_template
@@ -24,6 +29,34 @@ class GrowingList(list):
     @property
     def decided(self):
         return self.plain or self.template is not None
+
+
+class GrowingTable:
+    """The `static` of an empty table a body binds to a variable it uses only through `depth` keys (`d[key]`,
+    `grid[i][j]`, stores and reads: frontend/names.py keyed_depth): the layout its values get once decided (as
+    GrowingList's)."""
+
+    def __init__(self, depth):
+        self.depth = depth
+        self.template = None
+        self.plain = False
+
+    @property
+    def decided(self):
+        return self.plain or self.template is not None
+
+
+def growing_table(value):
+    """The GrowingTable `value` (a variable bound to an empty table) holds, or None."""
+    return value.static if isinstance(value, Value) and isinstance(value.static, GrowingTable) else None
+
+
+def table_item(cells, code):
+    """What `d[key]` (code `code`) reads from a growing table: its template where its values are channels-last
+    images; a read before any value went in makes it a plain table (None: a plain value)."""
+    if not cells.decided:
+        cells.plain = True
+    return cells.template.with_code(code) if cells.template is not None else None
 
 
 def growing(value):

@@ -57,6 +57,10 @@ class ModuleRef:
 
         items = tuple(column[0] if all(same(column[0], other) for other in column[1:]) else ModuleRef("unknown")
                       for column in zip(*(e.elements for e in elements)))
+        if items != first.elements and first.kind == "sequential" and len(set(elements)) > 1:
+            # Sequentials of one length but other layers (ConvNeXt's stem `[conv, norm]` beside its downsampling
+            # `[norm, conv]`): each called whole, one each turn (a Sequential is not unpacked as a ModuleList is)
+            return self.alternative_element()
         return first if items == first.elements else ModuleRef(first.kind, elements=items, ordered=True)
 
     def alternative_element(self):

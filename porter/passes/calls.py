@@ -24,6 +24,7 @@ from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction
 from porter.passes.method_aliases import aliased_methods
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, tensor_by_pattern
 from porter.passes.held_recursion import held_channels_last, recursive_calls
+from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.optional_values import holds_none
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TENSOR_CLASS_NAMES, TORCH_HOST_CALLS
@@ -93,7 +94,8 @@ class CallTranslator:
         line = self.source.line_of(node) or self.line
         self.line = line
         if isinstance(func, cst.Attribute) and func.attr.value == "forward" and dotted_name(func.value) == "self" \
-                and self.info is not None and self.info.find_method("forward") is not None:
+                and self.info is not None and self.info.find_method("forward") is not None and \
+                not aliased_methods(self.source, self.info, "forward"):
             # `self.forward(x)` (a helper measuring its own output, `sequence_length()`): the port's forward is
             # `call`, reached through call_module so the class's own layouts apply
             return self.module_call(Value("self", "module", module=UNKNOWN_MODULE), node)
@@ -103,6 +105,9 @@ class CallTranslator:
                 applied = self.method_alias_call(func.attr.value, aliases, node)
                 if applied is not None:
                     return applied
+            if func.attr.value == "register_buffer" and self.mode == "init" and self.kernel_buffer_registered(node):
+                # a filter the class reads only as a convolution's weight: held as a Conv layer holds its kernel
+                return python(f"self.register_buffer({self.plain_args(node)}, kernel=True)")
             target = self.self_attribute(func.attr.value)
             if target.kind == "module":
                 return self.module_call(target, node)
@@ -177,8 +182,8 @@ class CallTranslator:
                               args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in handed
                                     if a.keyword is None])
             return self._expr_Call(direct)
-        if canonical is not None and canonical.startswith(RULE_FRAMEWORKS):
-            return self.torch_call(canonical, node)
+        if canonical is not None and (canonical.startswith(RULE_FRAMEWORKS) or canonical in self.ctx.module_rules):
+            return self.torch_call(canonical, node)  # (a library layer a rule covers: torchvision's FrozenBatchNorm2d)
         if isinstance(func, cst.Attribute) and func.attr.value == "apply" and \
                 dotted_name(func.value) in self.source.autograd_functions:
             # a torch.autograd.Function: tensors in torch's layout, one tensor out (tf.custom_gradient inside);
@@ -362,6 +367,13 @@ class CallTranslator:
             # porter cannot type, or a function; call_module hands it the layout it declares (a function: torch's)
             return self.module_call(callee.but(kind="module", module=UNKNOWN_MODULE), node)
         return python(f"{callee.code}({self.plain_args(node)})")
+
+    def kernel_buffer_registered(self, node):
+        """Whether `self.register_buffer("name", ...)` registers a buffer the class reads only as a functional
+        convolution's weight (passes/kernel_buffers.py)."""
+        if not (node.args and isinstance(node.args[0].value, cst.SimpleString) and self.info is not None):
+            return False
+        return node.args[0].value.evaluated_value in kernel_buffers(self.source, self.info)
 
     def class_test_operand(self, node):
         """The class (or tuple of classes) of an isinstance/issubclass check: torch's nn.Module, as any of the
@@ -876,6 +888,10 @@ class CallTranslator:
         if _runs_as_held(rule.runs_channels_last, args[0]) and len(args) == 1 and not kwargs:
             self.record_module_op(rule)
             return args[0].but(code=self.call_text(code, args[0].code, ', layout="channels_last"'), static=None)
+        if rule.last_axis_only and len(args) == 1 and not kwargs and is_permuted(args[0]) and \
+                physical_order(args[0])[-1] == args[0].rank - 1:  # (Linear on `out.permute(1, 0, 2)`)
+            self.record_module_op(rule)
+            return args[0].but(code=self.call_text(code, args[0].code), static=None, channels=None)
         if len(args) == 1 and is_permuted(args[0]) and (rule.gathers or rule.swaps_batch_axis):
             held = self.permuted_module_call(code, rule, args[0], kwargs)
             if held is not None:
@@ -913,9 +929,13 @@ class CallTranslator:
             self.record_module_op(rule)
             return result.but(layout=layout_of_order(order + [value.rank]))
         if rule.swaps_batch_axis and order == [1, 0, 2]:
-            result = tensor(self.call_text(code, self.join_args([value], kw), training + ", swapped=True"), 3)
+            call = self.call_text(code, self.join_args([value], kw), training + ", swapped=True")
             self.record_module_op(rule)
-            return result.but(layout=value.layout)
+            if rule.outputs == "tuple" and rule.items is not None:  # a recurrent layer: (output swapped alike, h_n)
+                items = tuple(tensor("", 3).but(layout=value.layout) if kind == "input" else _rule_item(kind, 3)
+                              for kind in rule.items)
+                return result_of(Value(call, "tuple", items=items), call)
+            return tensor(call, 3).but(layout=value.layout)
         return None
 
     def pool_in_stored_order(self, code, rule, value):

@@ -1729,7 +1729,7 @@ class FileTranslator:
                 # every return in torch's layout, and its callers take what it returns so
                 self.undo_translation(ir, before)
             signature.output = translator.return_template
-            signature.takes_training = "training" in "\n".join(body)
+            signature.takes_training = _reads_training(body)
             self.method_code[key] = (definition, clean_body(body, self.ctx.ir.mappings if self.ctx.ir else ()),
                                      signature.takes_training)
             return signature
@@ -2263,3 +2263,8 @@ def _without_variation(static):
     if isinstance(static, tuple) and len(static) == 2 and static[0] == "each" and isinstance(static[1], Value):
         return ("each", static[1].but(varies_along=None))
     return static
+
+
+def _reads_training(lines):
+    """Whether translated body `lines` read `training` (its code, not a comment: `# for training/inference`)."""
+    return any(re.search(r"\btraining\b", line.split("#", 1)[0]) for line in lines)

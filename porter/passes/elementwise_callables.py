@@ -20,7 +20,7 @@ Anything else is not known to be elementwise: such attributes are called through
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
-from porter.frontend.names import assignment_targets
+from porter.frontend.module_tables import module_level_table
 from porter.frontend.returns import return_values
 from porter.passes.elementwise_function import elementwise_body
 from porter.rules.registry import function_rule_named, is_pointwise
@@ -62,7 +62,7 @@ def returns_elementwise_callable(source, call, caller=None, depth=0):
                 return False
             continue
         if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-            table = _registry_values(source, value.value.value)
+            table = module_level_table(source, value.value.value)
             if table is None or not all(is_elementwise_reference(source, v, depth + 1) for v in table):
                 return False
             continue
@@ -109,34 +109,3 @@ def _string_argument(call, index, name, caller):
     return False
 
 
-def _registry_values(source, name):
-    """The values of the module-level dict `name` (`NAME = dict(a=x, b=y)` or `NAME = {"a": x}`, bound once at top
-    level and never subscript-assigned there), else None."""
-    cache = source.__dict__.setdefault("_registries", {})
-    if name not in cache:
-        cache[name] = _find_registry(source.module, name)
-    return cache[name]
-
-
-def _find_registry(module, name):
-    found = []
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            for target in assignment_targets(small):
-                if isinstance(target, cst.Name) and target.value == name:
-                    found.append(small.value if isinstance(small, cst.Assign) else None)
-                elif isinstance(target, cst.Subscript) and dotted_name(target.value) == name:
-                    return None  # `NAME["x"] = f`: grown where porter does not follow it
-    if len(found) != 1 or found[0] is None:
-        return None
-    value = found[0]
-    if isinstance(value, cst.Dict):
-        if not all(isinstance(e, cst.DictElement) for e in value.elements):
-            return None
-        return [e.value for e in value.elements]
-    if isinstance(value, cst.Call) and dotted_name(value.func) == "dict" and \
-            all(a.keyword is not None for a in value.args):
-        return [a.value for a in value.args]
-    return None

@@ -16,7 +16,7 @@ from porter.frontend.static_branches import torch_dir_membership
 from porter.frontend.walk import walk
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, index_in_layout, kernel_layout, layout_of_order, to_layout, unify
-from porter.ir.lists import holds_images, images_held, images_with_starred
+from porter.ir.lists import growing_table, holds_images, images_held, images_with_starred, table_item
 from porter.ir.lists import read as read_list
 from porter.ir.values import (
     NONE_DEFAULT,
@@ -129,7 +129,7 @@ class ExpressionTranslator(CallTranslator):
         canonical = self.source.imports.resolve(node)
         if canonical is not None and canonical != name and not canonical.startswith("Tensor.") and (
                 canonical in self.ctx.function_rules or canonical in TORCH_CONSTANTS or canonical in BLOCK_BASES or
-                self.source.imports.is_torch(canonical)):
+                canonical in self.ctx.module_rules or self.source.imports.is_torch(canonical)):
             # `from torch import is_tensor` / `from torch.nn import Linear` used as a value (`partial(Linear, ...)`)
             return self.canonical_attribute(canonical, node)
         if canonical is not None and self.is_third_party(canonical):
@@ -663,6 +663,11 @@ class ExpressionTranslator(CallTranslator):
         return f"({stripped})"
 
     def _expr_Subscript(self, node):
+        keyed = self.table_keys(node)
+        if keyed is not None:  # a value of a table used only by key (`dense_x[f"x_{i}_{j}"]`, `grid[i][j]`)
+            item = table_item(*keyed)
+            if item is not None:
+                return item
         base = self.expr(node.value)
         children = self.ctx.ir.attributes.get("#children") if self.ctx.ir is not None and self.info is not None and \
             self.info.container_base and dotted_name(node.value) == "self" else None
@@ -686,6 +691,22 @@ class ExpressionTranslator(CallTranslator):
                 isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.List) for e in node.slice):
             return self.tensor_subscript(base.but(kind="tensor"), node)  # `v[:, [-1]]`: only arrays take lists
         return python(f"{base.code}[{self.slice_code(node)}]")
+
+    def table_keys(self, node):
+        """(GrowingTable, code) when `node` reads or stores a value of a table the body uses only by key
+        (frontend/names.py keyed_depth): a chain of as many keys as the table takes on its variable; else None."""
+        levels, current = [], node
+        while isinstance(current, cst.Subscript):
+            levels.append(current)
+            current = current.value
+        root = self.env.get(current.value) if isinstance(current, cst.Name) else None
+        cells = growing_table(root)
+        if cells is None or len(levels) != cells.depth:
+            return None
+        code = current.value
+        for level in reversed(levels):
+            code = f"{code}[{self.slice_code(level)}]"
+        return cells, code
 
     def slice_code(self, node):
         parts = []

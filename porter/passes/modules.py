@@ -12,6 +12,7 @@ import libcst as cst
 
 from porter.frontend.gluon import is_gluon
 from porter.frontend.imports import dotted_name
+from porter.frontend.module_tables import module_level_table
 from porter.frontend.names import assignment_targets
 from porter.frontend.returns import return_values
 from porter.frontend.walk import descendants
@@ -299,13 +300,16 @@ class ModuleResolver:
             return by_name[1] if by_name[1].kind != "unknown" else None
         if self.is_partial(node):  # `partial(SElayer, scale_activation=nn.Hardsigmoid)` builds that class
             return self.class_ref(node.args[0].value, env)
-        table = _module_level_dict(self.source.module, node.value) if isinstance(node, cst.Subscript) else None
-        if table is not None:  # `BLOCKS_DICT[cfg[1]]` with `BLOCKS_DICT = {'BASIC': HRBasicBlock, ...}` at module level
-            node = node.with_changes(value=table)
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Dict) or isinstance(node, cst.IfExp):
-            # a class chosen at run time: `{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`, `nn.ReLU if a else nn.Tanh`
-            choices = [e.value for e in node.value.elements if isinstance(e, cst.DictElement)] if isinstance(
-                node, cst.Subscript) else [node.body, node.orelse]
+        choices = None
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Dict):
+            # a class chosen at run time: `{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`
+            choices = [e.value for e in node.value.elements if isinstance(e, cst.DictElement)]
+        elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+            # `BLOCKS_DICT[cfg[1]]` with `BLOCKS_DICT = {'BASIC': HRBasicBlock, ...}` at module level
+            choices = module_level_table(self.source, node.value.value)
+        elif isinstance(node, cst.IfExp):  # `nn.ReLU if a else nn.Tanh`
+            choices = [node.body, node.orelse]
+        if choices is not None:
             # `norm_layer if patch_norm else None`: an optional class; the receiver tests it against None
             refs = [self.class_ref(choice, env) for choice in choices
                     if not (isinstance(choice, cst.Name) and choice.value == "None")]
@@ -954,19 +958,6 @@ class LocalFunction:
 # names a branch being scanned rebound to a value porter cannot see (a set, only while scanning an if's branch)
 REBOUND_UNKNOWN = "#rebound_unknown"
 BOUND_UNSEEN = "#bound_unseen"  # names the constructor bound to a call's result porter cannot see
-
-
-def _module_level_dict(module, name):
-    """The dict literal a module-level `NAME = {...}` binds `name` (a cst.Name) to, when bound once; else None."""
-    if not isinstance(name, cst.Name):
-        return None
-    found = []
-    for statement in module.body:
-        for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name.value
-                                                     for t in small.targets):
-                found.append(small.value)
-    return found[0] if len(found) == 1 and isinstance(found[0], cst.Dict) else None
 
 
 SET_BY_PATTERN = "#setattr:"  # + a name pattern: the modules `setattr(self, <a name of that pattern>, ...)` sets

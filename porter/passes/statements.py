@@ -1,25 +1,28 @@
 """Statement translation for one function body, keeping Python control flow and comments.
 
 Layouts meet at control-flow joins: when two paths leave a tensor in different layouts, both are brought back
-to torch's order at the end of each path; a loop body that changes a variable's layout converts it back at the
-end of the body. A branch on a tensor value (data-dependent) becomes `tf.where` when both paths only assign.
+to torch's order at the end of each path (unless no later code reads it: `live_after`); a loop body that changes
+a variable's layout converts it back at the end of the body. A branch on a tensor value (data-dependent) becomes
+`tf.where` when both paths only assign.
 """
+
+import contextlib
 
 import libcst as cst
 
 from porter.frontend.annotations import annotation_text
 from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name
+from porter.frontend.names import empty_table_depth, keyed_depth, names_in
 from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
-from porter.frontend.walk import has_escape, walk
+from porter.frontend.walk import descendants, has_escape, walk
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, settle, to_layout, unify
-from porter.ir.lists import GrowingList, decide, growing, holds_images, images_held, resolved
+from porter.ir.lists import GrowingList, GrowingTable, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, python, result_of, features_dim, \
     tensor
 from porter.passes.expressions import ExpressionTranslator
-from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import assigned_names, holds_none, optional_image
 from porter.passes.order_wanted import order_wanted_next
@@ -79,6 +82,11 @@ class BodyTranslator(ExpressionTranslator):
         self.closing_guard = None  # (the `if` ending the loop body being translated, whether it runs on every turn
         # but the last: last_turn.py), or None
         self.last_turn_paths = {}  # id(such an `if`) -> (names it binds, the env its last-turn path leaves, test)
+        self.root_body = None  # the body `block` was first called for
+        self.outer_followings = []  # the `following` of each enclosing block's statement, outermost first
+        self.loop_depth = 0  # loops the statement being translated is inside
+        self.mentions = {}  # id(statement) -> (statement, the names it mentions) (live_after)
+        self.function_mentions = None  # the names the body's nested functions and lambdas mention, once read
 
     def hoist(self, name, code, layout):
         """Convert variable `name` once into a new variable and reuse it until `name` is reassigned."""
@@ -95,7 +103,16 @@ class BodyTranslator(ExpressionTranslator):
     # --- blocks ------------------------------------------------------------------------------------------
     def block(self, body, depth):
         """Lines for an IndentedBlock/SimpleStatementSuite at indentation `depth`; returns (lines, terminated)."""
+        self.outer_followings.append(self.following)
+        try:
+            return self._block(body, depth)
+        finally:
+            self.outer_followings.pop()
+
+    def _block(self, body, depth):
         lines, terminated = [], False
+        if self.root_body is None:
+            self.root_body = body  # the body of the method or function translated (keyed_depth reads it)
         statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
         if isinstance(body, cst.SimpleStatementSuite):
             statements = [cst.SimpleStatementLine(body=body.body)]
@@ -214,6 +231,19 @@ class BodyTranslator(ExpressionTranslator):
         if stubbed is not None:  # `plt.rcParams["figure.figsize"] = size`: a library the port does not import
             message = self.stub_message(stubbed, "third-party code porter does not translate; port it by hand")
             return [f"{pad}{self.ctx.use('not_supported')}({message!r})"]
+        keyed = self.table_keys(targets[0]) if len(targets) == 1 and self.mode != "init" else None
+        if keyed is not None:
+            # `dense_x[key] = block(...)`, `grid[i][j] = x` in a table used only by key: its first value decides
+            # the layout they are all stored in (channels-last images, or torch's layout)
+            cells, code = keyed
+            value = self.expr(small.value)
+            template = decide(cells, value)
+            if template is not None:
+                value = to_layout(self.ctx, value if value.is_tensor else tensor(value.code), "channels_last",
+                                  template.rank)
+            elif value.is_tensor:
+                value = to_layout(self.ctx, value, "source")
+            return [f"{pad}{code} = {value.code}"]
         if len(targets) == 1 and isinstance(targets[0], cst.Subscript):
             base = self.expr(targets[0].value)
             if base.is_tensor or (base.kind == "python" and (_masked(targets[0]) or self.tensor_attribute_target(
@@ -244,6 +274,12 @@ class BodyTranslator(ExpressionTranslator):
         if _list_display(small.value) and value.kind == "tuple":
             template = element_template(value)  # mutable: appends follow, converted to the elements' layout
             value = value.but(items=None, static=("each", template) if template is not None else None)
+        elif len(targets) == 1 and isinstance(targets[0], cst.Name) and self.mode in ("forward", "function") and \
+                self.root_body is not None and empty_table_depth(small.value) is not None and \
+                keyed_depth(self.root_body, targets[0].value) is not None:
+            # `dense_x = {}`, `grid = [[None] * n for _ in range(m)]` used only by key: the first value stored
+            # decides the layout of them all (the body is read only for an empty table's name)
+            value = python(value.code, static=GrowingTable(empty_table_depth(small.value)))
         elif isinstance(small.value, cst.List) and not small.value.elements and \
                 self.mode in ("forward", "function") and all(isinstance(t, cst.Name) for t in targets):
             value = value.but(static=GrowingList())  # `x_list = []`: the first item put in decides its layout
@@ -469,19 +505,7 @@ class BodyTranslator(ExpressionTranslator):
             self.note_init_call(node)
         if value.code == "None" and isinstance(node, cst.Call):  # a call with no effect on the model (a rule says)
             return [f"{pad}# porter: {self.code(node.func)}(...) dropped: no effect on the model"]
-        if self.mode == "init" and self.kernel_buffer_registered(node) and value.code.endswith(")"):
-            # a filter the class reads only as a convolution's weight: held as a Conv layer holds its kernel
-            return [f"{pad}{value.code[:-1]}, kernel=True)"]
         return [pad + value.code]
-
-    def kernel_buffer_registered(self, node):
-        """Whether `node` is `self.register_buffer("name", ...)` of a buffer the class reads only as a functional
-        convolution's weight (passes/kernel_buffers.py)."""
-        func = node.func if isinstance(node, cst.Call) else None
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and node.args and
-                isinstance(node.args[0].value, cst.SimpleString) and getattr(self, "info", None) is not None):
-            return False
-        return node.args[0].value.evaluated_value in kernel_buffers(self.source, self.info)
 
     def attribute_update(self, node, pad):
         """`module.weight.data.mul_(scale)`, `self.gamma.add_(1)`: in-place arithmetic on an attribute (a weight
@@ -780,7 +804,7 @@ class BodyTranslator(ExpressionTranslator):
             if keyword == "else":
                 _einsums_in_order_wanted(after_body, body_lines, after_else, else_lines, depth + 1, following)
             merged = self.merge(after_body, body_done, body_lines, after_else, else_done, else_lines, depth + 1,
-                                keyword, unchanged=_unchanged_copies(before, hoisted_before))
+                                keyword, unchanged=_unchanged_copies(before, hoisted_before), live=self.live_after)
         lines.extend(body_lines)
         if keyword == "elif":
             lines.extend(else_lines)
@@ -794,19 +818,47 @@ class BodyTranslator(ExpressionTranslator):
         self.env.update(merged["env"])
         return lines, body_done and else_done and orelse is not None
 
-    def merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged=None):
+    def live_after(self, name):
+        """Whether code after the statement being translated may read variable `name` (conservatively: inside a
+        loop, a later turn may; else a later statement of this block or of an enclosing one mentioning it, or a
+        function defined in the body that does)."""
+        if self.loop_depth or self.root_body is None:
+            return True
+        for statements in (*self.outer_followings, self.following):
+            if any(name in self.mentioned(statement) for statement in statements):
+                return True
+        return name in self.mentioned_by_functions()
+
+    def mentioned(self, node):
+        key = id(node)
+        if key not in self.mentions:
+            self.mentions[key] = (node, names_in(node))
+        return self.mentions[key][1]
+
+    def mentioned_by_functions(self):
+        """The names the functions and lambdas defined in the body mention."""
+        if self.function_mentions is None:
+            self.function_mentions = set()
+            for node in descendants(self.root_body):
+                if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                    self.function_mentions |= names_in(node)
+        return self.function_mentions
+
+    def merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged=None, live=None):
         """Join two paths: variables whose layouts disagree go back to torch's order on both paths (converted in
         place on each path, never through a conversion hoisted inside the branch). `unchanged` maps a variable's
         value before the branch to the name of its channels-last copy hoisted before it: a path that leaves the
         variable as it was takes that copy instead, so the variable stays channels-last after the join (a residual
-        block's `if self.conv3: X = self.conv3(X)` converts nothing)."""
+        block's `if self.conv3: X = self.conv3(X)` converts nothing). `live(name)`: whether the code after the join
+        may read `name` (a variable it never reads is converted on neither path: LeViT's `q, k, v` of each branch)."""
         outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
         try:
-            return self._merge(env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged or {})
+            return self._merge(env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged or {},
+                               live)
         finally:
             self.ctx.hoister = outer_hoister
 
-    def _merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged):
+    def _merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged, live):
         pad = INDENT * depth
         if done_a and not done_b:
             return {"env": env_b, "else_extra": []}
@@ -842,6 +894,9 @@ class BodyTranslator(ExpressionTranslator):
                 if isinstance(value_a, Value) and isinstance(value_b, Value) and value_a.is_tensor and \
                         value_b.is_tensor and value_a.rank != value_b.rank:
                     merged[name] = merged[name].but(rank=None) if not value_a.channels_last else merged[name]
+                continue
+            if live is not None and not live(name):
+                merged[name] = value_a.with_code(name)  # (never read after the join: left as each path has it)
                 continue
             fix_a = f"{pad}{name} = {to_layout(self.ctx, value_a.with_code(name), 'source').code}"
             fix_b = f"{pad}{name} = {to_layout(self.ctx, value_b.with_code(name), 'source').code}"
@@ -926,6 +981,19 @@ class BodyTranslator(ExpressionTranslator):
         return lines, False
 
     def _stmt_For(self, statement, depth):
+        with self.inside_loop():
+            return self._for_statement(statement, depth)
+
+    @contextlib.contextmanager
+    def inside_loop(self):
+        """While a loop is translated (live_after: a later turn may read what its body binds)."""
+        self.loop_depth += 1
+        try:
+            yield
+        finally:
+            self.loop_depth -= 1
+
+    def _for_statement(self, statement, depth):
         iterable = self.expr(statement.iter)
         guard = last_turn_guard(statement, self.code, lambda node: self.expr(node).static)
         outer, self.closing_guard = self.closing_guard, guard
@@ -1013,6 +1081,10 @@ class BodyTranslator(ExpressionTranslator):
         return lines, False
 
     def _stmt_While(self, statement, depth):
+        with self.inside_loop():
+            return self._while_statement(statement, depth)
+
+    def _while_statement(self, statement, depth):
         pad = INDENT * depth
         test = self.expr(statement.test)
         if test.is_tensor:

@@ -12,6 +12,9 @@ for _name, _rank in (("BatchNorm1d", None), ("BatchNorm2d", 4), ("BatchNorm3d", 
                      ("InstanceNorm1d", None), ("InstanceNorm2d", None), ("InstanceNorm3d", None)):
     module_rule(f"torch.nn.{_name}", runtime=_name, layout="channels_last", training=True, channels="num_features",
                 rank=_rank)
+# torchvision's batch norm with frozen statistics and affine buffers (detection backbones, timm's norm maps)
+module_rule("torchvision.ops.FrozenBatchNorm2d", "torchvision.ops.misc.FrozenBatchNorm2d", runtime="FrozenBatchNorm2d",
+            layout="channels_last", channels="num_features", rank=4)
 module_rule("torch.nn.GroupNorm", runtime="GroupNorm", layout="channels_last", channels="num_channels")
 module_rule("torch.nn.LocalResponseNorm", runtime="LocalResponseNorm", layout="channels_last",
             channels=KEEPS_CHANNELS)

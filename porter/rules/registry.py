@@ -82,6 +82,10 @@ class ModuleRule:
     # output sequence, attention's output), "tensor" (of rank unknown here), "tuple" (an LSTM's (h, c)); None: no item
     # known. `layer(x)[0]` then has a rank the ops after it can use
     items: tuple | None = None
+    # the layer computes along torch's last axis only, every other position alike (Linear): it takes a permuted
+    # tensor whose last axis is stored last as it lies (`out.permute(1, 0, 2)` of an RNN's swapped output), the
+    # result held in that order
+    last_axis_only: bool = False
 
 
 KEEPS_CHANNELS = "kept"
@@ -118,12 +122,13 @@ def _family():
 
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
                 spatial_order_free=False, channels=None, runs_channels_last=False, gathers=False,
-                swaps_batch_axis=False, items=None):
+                swaps_batch_axis=False, items=None, last_axis_only=False):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
     assert items is None or outputs == "tuple" and set(items) <= {"input", "tensor", "tuple"}, items
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
-                      spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis, items)
+                      spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis, items,
+                      last_axis_only)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule

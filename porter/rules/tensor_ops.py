@@ -944,6 +944,11 @@ def translate_expand(ctx, call):
         if args[0].channels_last or other.channels_last:
             (a, b), layout, rank = ctx.unify([args[0], other])
             return tensor(f"tf.broadcast_to({a.code}, tf.shape({b.code}))", rank, layout)
+        if other.is_tensor and other.rank is not None and other.layout != "source":
+            # only the other tensor's torch sizes are read: gathered from its stored shape, not transposed for it
+            order = physical_order(other)
+            axes = [order.index(d) for d in range(other.rank)]
+            return tensor(f"tf.broadcast_to({value.code}, tf.gather(tf.shape({other.code}), {axes}))", other.rank)
         return tensor(f"tf.broadcast_to({value.code}, tf.shape({ctx.plain(other).code}))", other.rank)
     return tensor(f"{_runtime(ctx, 'expand')}({ctx.join_args([value] + sizes, {})})", rank)
 

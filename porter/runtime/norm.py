@@ -251,6 +251,35 @@ class _BatchNormBase(TorchLayer):
                 "bias": self.use_bias}
 
 
+class FrozenBatchNorm2d(TorchLayer):
+    """torchvision.ops.FrozenBatchNorm2d: a batch norm whose statistics and affine parameters are buffers (never
+    trained), on channels-last images; computed as torchvision does (`x * scale + (bias - mean * scale)`)."""
+
+    porter_layout = "channels_last"
+
+    def __init__(self, num_features, eps=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.num_features, self.eps = num_features, eps
+        for name, initializer in (("weight", "ones"), ("bias", "zeros"), ("running_mean", "zeros"),
+                                  ("running_var", "ones")):
+            setattr(self, name, self.add_weight(shape=(num_features,), initializer=initializer, name=name,
+                                                trainable=False, autocast=False))
+        self.finish_init()
+
+    def call(self, x):
+        x, out_dtype = _norm_prepare(tf.convert_to_tensor(x))
+        scale = _norm_cast(self.weight, x.dtype) * tf.math.rsqrt(_norm_cast(self.running_var, x.dtype) +
+                                                                 tf.cast(self.eps, x.dtype))
+        shift = _norm_cast(self.bias, x.dtype) - _norm_cast(self.running_mean, x.dtype) * scale
+        return tf.cast(x * scale + shift, out_dtype)
+
+    def torch_state(self, prefix=""):
+        return _norm_state(self, prefix)
+
+    def get_config(self):
+        return {**super().get_config(), "num_features": self.num_features, "eps": self.eps}
+
+
 class BatchNorm1d(_BatchNormBase):
     """torch.nn.BatchNorm1d: input (N, C) or channels-last (N, L, C)."""
 

@@ -230,7 +230,10 @@ class _RecurrentBase(TorchLayer):
             c0 = None if c0 is None else tf.expand_dims(c0, 1)
         return h0, c0
 
-    def call(self, x, hx=None, training=None):
+    def call(self, x, hx=None, training=None, swapped=False):
+        """`swapped`: the caller holds the (batched) input with its first two axes swapped (a sequence-first layer
+        handed `x.permute(1, 0, 2)` of a batch-first sequence): the layer scans the axis that holds time and gives
+        its output swapped alike; hx and h_n are as torch's."""
         packed = x if hasattr(x, "lengths") and hasattr(x, "padded") else None
         if packed is not None:  # Keras' autocast does not reach inside it
             x = tf.convert_to_tensor(packed.padded)
@@ -251,7 +254,7 @@ class _RecurrentBase(TorchLayer):
         h0, c0 = self._recurrent_split_hx(hx, dtype, batched)
         if not batched:
             x = tf.expand_dims(x, 1)  # (T, I) -> (T, 1, I), time-major
-        batch_first = packed.batch_first if packed is not None else self.batch_first and batched
+        batch_first = packed.batch_first if packed is not None else (self.batch_first != bool(swapped)) and batched
         time_axis = 1 if batch_first else 0
         steps = x.shape[time_axis]
         if steps is None:

@@ -120,6 +120,22 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # (the input's, and the final activation's result: `act_with_gamma(...)()` is a module porter cannot type, so
     # its result's rank is unknown where `x.mean((2, 3))` reads it)
     "registry_activations": ("RegistryActNet", "3,17,18", 2),
+    # feature maps kept in tables used only by key: segmentation_models_pytorch's UNet++ decoder (`dense_x = {}`,
+    # `dense_x[f"x_{i}_{j}"]`: 11 before, every value stored in torch's layout) and a nested U-Net's
+    # `grid = [[None] * n for _ in range(n)]` (18 before); pycls-style AnyNet stages, nn.Sequential subclasses
+    # iterating `self.children()` (raised: the runtime's Sequential had no children())
+    "keyed_tables": ("UnetPlusPlus", "3,32,32", 2),  # (in, and the mask out)
+    "nested_grid_unet": ("NestedUNet", "3,32,32", 2),
+    "sequential_stage_children": ("AnyNet", "3,33,31", 1),  # (logits out: the input's one)
+    # ConvNeXt-V2 (GRN over torch's own NHWC tensor, a LayerNorm2d subclass permuting around super().forward, stem
+    # and downsampling Sequentials of other layers zipped with the stages: 2 before, the loop's Sequential unknown)
+    # and a ResNeXt whose SplitMix and Bottleneck instances are called twice, on maps of two sizes
+    "convnext_v2": ("ConvNeXtV2", "3,32,32", 1),  # (logits out: the input's one)
+    "shared_blocks": ("ResNeXtShared", "3,17,19", 1),
+    # a sequence model (none): a Conv1d front end's `transpose(1, 2)` pair, then `x.permute(1, 0, 2)` into a
+    # time-major bidirectional GRU (scanned as it lies: `swapped=True`), attention pooling over dim 0 through a
+    # Linear on the swapped output (1 before: the permute)
+    "time_major_gru": ("Encoder", "9,6", 0),
 }
 
 

@@ -47,6 +47,8 @@ OPS = {
     "where_clamp": "y = torch.where(y > 0, y, y * 0.1).clamp(-1.0, 1.0)",
     "unsqueeze_squeeze": "y = y.unsqueeze(2).squeeze(2) * y.mean(1, keepdim=True)",
     "expand_broadcast": "y = y + y.mean(dim=(2, 3)).view(y.size(0), -1, 1, 1).expand_as(y)",
+    # expanded to the sizes of an image item held channels-last (its torch sizes read, no transpose made for them)
+    "expand_as_item": "y = y + y.mean(dim=(0, 2, 3))[:, None, None].expand_as(y[0])",
     "matmul_spatial": "y = y @ y.transpose(-2, -1)",
     "einsum_gram": "y = torch.einsum('bchw,bdhw->bcd', y, y)",
     "math_unary": "y = torch.exp(-y.abs()) + torch.sqrt(y * y + 1.0) - torch.rsqrt(y * y + 1.0)",

@@ -221,3 +221,22 @@ def test_call_module_hands_a_list_of_images_item_by_item():
         np.testing.assert_allclose(np.asarray(result[1]), held[0], rtol=1e-6)
 
     check()
+
+
+def test_containers_list_their_children_as_torch_does():
+    """`children()` of a Sequential, ModuleList and ModuleDict (an nn.Sequential subclass's forward iterating
+    `self.children()`, as pycls' AnyNet stages do) lists what torch's lists, in its order; a leaf layer has none."""
+    import torch
+
+    from porter.runtime.linear import Linear
+    from porter.runtime.module import ModuleDict, ModuleList, Sequential
+
+    layers = [(2, 3), (3, 4), (4, 1)]
+    for torch_container, port_container in (
+            (torch.nn.Sequential(*[torch.nn.Linear(*s) for s in layers]), Sequential(*[Linear(*s) for s in layers])),
+            (torch.nn.ModuleList([torch.nn.Linear(*s) for s in layers]), ModuleList([Linear(*s) for s in layers])),
+            (torch.nn.ModuleDict({f"l{i}": torch.nn.Linear(*s) for i, s in enumerate(layers)}),
+             ModuleDict({f"l{i}": Linear(*s) for i, s in enumerate(layers)}))):
+        expected = [(m.in_features, m.out_features) for m in torch_container.children()]
+        assert [(m.in_features, m.out_features) for m in port_container.children()] == expected
+    assert list(Linear(2, 3).children()) == list(torch.nn.Linear(2, 3).children()) == []

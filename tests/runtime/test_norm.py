@@ -14,6 +14,7 @@ from porter.runtime.norm import (
     BatchNorm1d,
     BatchNorm2d,
     BatchNorm3d,
+    FrozenBatchNorm2d,
     GroupNorm,
     InstanceNorm1d,
     InstanceNorm2d,
@@ -140,6 +141,32 @@ def test_functional_batch_norm_matches_torch(dims, batch, channels, eps, momentu
     assert_equivalent(expected, actual)
     assert_equivalent(torch_mean.numpy(), keras_mean.numpy(), 1e-5, what="running_mean")
     assert_equivalent(torch_var.numpy(), keras_var.numpy(), 1e-5, what="running_var")
+
+
+@given(batch=st.integers(1, 3), channels=st.integers(1, 5), height=st.integers(1, 6), width=st.integers(1, 6),
+       eps=eps_values, seed=st.integers(0, 2**16))
+def test_frozen_batchnorm_matches_torchvision(batch, channels, height, width, eps, seed):
+    """torchvision.ops.FrozenBatchNorm2d (every statistic and affine value a buffer, drawn off its default): eagerly
+    and under XLA, with torchvision's state_dict keys, none of them trainable."""
+    from tests.corpus.torchvision_support import import_torchvision
+
+    import_torchvision()
+    from torchvision.ops import FrozenBatchNorm2d as TorchFrozen
+
+    reference = TorchFrozen(channels, eps=eps)
+    rng = np.random.default_rng(seed)
+    state = {"weight": rng.standard_normal(channels), "bias": rng.standard_normal(channels),
+             "running_mean": rng.standard_normal(channels), "running_var": rng.uniform(0.1, 2.0, channels)}
+    reference.load_state_dict({k: torch.tensor(v, dtype=torch.float32) for k, v in state.items()})
+    ported = FrozenBatchNorm2d(channels, eps=eps)
+    load_state_dict(ported, torch_state_numpy(reference))
+    x = _inputs(seed, (batch, channels, height, width))
+    expected = _torch(reference, x)
+    assert_equivalent(expected, _cl(ported, x))
+    compiled = tf.function(lambda t: ported(t), jit_compile=True)
+    assert_equivalent(expected, np.asarray(to_channels_first(compiled(to_channels_last(x)))))
+    assert [e.key for e in ported.torch_state()] == list(reference.state_dict())
+    assert not ported.trainable_weights
 
 
 def test_batchnorm_momentum_none_cumulative_average_and_state_keys():

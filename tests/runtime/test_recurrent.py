@@ -84,6 +84,27 @@ def test_recurrent_matches_torch(kind, layers, bidirectional, batch_first, batch
     _check(expected, ported(x, hx))
 
 
+@given(kind=st.sampled_from(sorted(KINDS)), layers=st.integers(1, 2), bidirectional=st.booleans(),
+       batch_first=st.booleans(), batch=st.integers(1, 3), steps=st.integers(1, 5), with_state=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_recurrent_swapped_input_matches_torch(kind, layers, bidirectional, batch_first, batch, steps, with_state,
+                                               seed):
+    """`swapped=True` (the port holds `x.permute(1, 0, 2)` as it lay): torch's result for the permuted input, its
+    output swapped alike, h_n as torch's, and no Transpose in the traced graph."""
+    arguments = {"input_size": 3, "hidden_size": 4, "num_layers": layers, "batch_first": batch_first,
+                 "bidirectional": bidirectional}
+    reference, ported = _pair(kind, seed, **arguments)
+    rng = np.random.default_rng(seed)
+    held = rng.standard_normal((steps, batch, 3) if batch_first else (batch, steps, 3)).astype(np.float32)
+    hx = _initial_state(kind, rng, layers * (2 if bidirectional else 1), batch, 4) if with_state else None
+    with torch.no_grad():
+        output, state = reference(torch.from_numpy(held).permute(1, 0, 2), _torch_tensors(hx))
+    actual_output, actual_state = ported(held, hx, swapped=True)
+    _check((output.permute(1, 0, 2), state), (actual_output, actual_state))
+    function = tf.function(lambda x: ported(x, hx, swapped=True))
+    assert "Transpose" not in _graph_op_types(function, tf.TensorSpec(held.shape))
+
+
 @given(kind=st.sampled_from(sorted(KINDS)), bidirectional=st.booleans(), with_state=st.booleans(),
        steps=st.integers(1, 4), seed=st.integers(0, 2**16))
 def test_recurrent_unbatched_matches_torch(kind, bidirectional, with_state, steps, seed):

@@ -108,6 +108,11 @@ class TorchLayer(keras.layers.Layer):
         """torch's Module.named_children(): (torch name, child) of a container; none for a leaf layer."""
         return iter(named_children(self))
 
+    def children(self):
+        """torch's Module.children(): the children of a container (`for block in self.children()` in an
+        nn.Sequential subclass's forward); none for a leaf layer."""
+        return iter([child for _, child in named_children(self)])
+
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters (`for p in conv.parameters(): p.requires_grad = False`)."""
         return named_trainable(self, prefix, recurse, remove_duplicate)

@@ -107,6 +107,11 @@ class TorchLayer(keras.layers.Layer):
         """torch's Module.named_children(): (torch name, child) of a container; none for a leaf layer."""
         return iter(named_children(self))
 
+    def children(self):
+        """torch's Module.children(): the children of a container (`for block in self.children()` in an
+        nn.Sequential subclass's forward); none for a leaf layer."""
+        return iter([child for _, child in named_children(self)])
+
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters (`for p in conv.parameters(): p.requires_grad = False`)."""
         return named_trainable(self, prefix, recurse, remove_duplicate)
@@ -1361,7 +1366,10 @@ class _RecurrentBase(TorchLayer):
             c0 = None if c0 is None else tf.expand_dims(c0, 1)
         return h0, c0
 
-    def call(self, x, hx=None, training=None):
+    def call(self, x, hx=None, training=None, swapped=False):
+        """`swapped`: the caller holds the (batched) input with its first two axes swapped (a sequence-first layer
+        handed `x.permute(1, 0, 2)` of a batch-first sequence): the layer scans the axis that holds time and gives
+        its output swapped alike; hx and h_n are as torch's."""
         packed = x if hasattr(x, "lengths") and hasattr(x, "padded") else None
         if packed is not None:  # Keras' autocast does not reach inside it
             x = tf.convert_to_tensor(packed.padded)
@@ -1383,7 +1391,7 @@ class _RecurrentBase(TorchLayer):
         h0, c0 = self._recurrent_split_hx(hx, dtype, batched)
         if not batched:
             x = tf.expand_dims(x, 1)  # (T, I) -> (T, 1, I), time-major
-        batch_first = packed.batch_first if packed is not None else self.batch_first and batched
+        batch_first = packed.batch_first if packed is not None else (self.batch_first != bool(swapped)) and batched
         time_axis = 1 if batch_first else 0
         steps = x.shape[time_axis]
         if steps is None:

@@ -1,0 +1,45 @@
+"""porter/frontend/names.py keyed_depth: which variables a body uses only as tables of values by key (a dict of
+feature maps `dense_x[f"x_{i}_{j}"]`, a grid `grid[i][j]`), whose values the translator may hold in one layout."""
+
+import libcst as cst
+import pytest
+
+from porter.frontend.names import keyed_depth
+
+CASES = {
+    # a dict filled in a loop and read by key (segmentation_models_pytorch's UNet++ decoder)
+    """
+d = {}
+for i in range(3):
+    if i == 0:
+        d[f"a{i}"] = x
+    else:
+        c = [d[f"a{k}"] for k in range(i)]
+        d[f"a{i}"] = c[0]
+out = d["a2"]
+""": 1,
+    "d = dict()\nd[0] = x\ny = d[0] + 1\n": 1,
+    "d = [None] * n\nd[1] = x\ny = d[1]\n": 1,
+    "d = [None for _ in range(n)]\nd[i] = x\n": 1,
+    "d = [[None] * 3 for _ in range(3)]\nd[1][2] = x\ny = d[1][2]\n": 2,
+    # not tables used only by key: handed on whole, iterated, sliced, read partially, bound twice, bound to values
+    "d = {}\nd[1] = x\nreturn_it(d)\n": None,
+    "d = {}\nfor v in d.values():\n    pass\n": None,
+    "d = [None] * 3\nd[1] = x\ny = d[1:]\n": None,
+    "d = [[None] * 3 for _ in range(3)]\nd[1][2] = x\ny = d[1]\n": None,
+    "d = {}\nd = {}\n": None,
+    "d = {'a': x}\ny = d['a']\n": None,
+    "d = [x] * 3\ny = d[0]\n": None,
+    "e = {}\n": None,
+}
+
+
+@pytest.mark.parametrize("code", list(CASES))
+def test_keyed_depth(code):
+    body = cst.parse_module(code)
+    assert keyed_depth(body, "d") == CASES[code]
+
+
+def test_attribute_and_keyword_names_are_not_the_variable():
+    body = cst.parse_module("d = {}\nd[0] = self.d\nf(d=1)\ny = d[0]\n")
+    assert keyed_depth(body, "d") == 1
