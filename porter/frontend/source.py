@@ -15,10 +15,10 @@ import libcst as cst
 
 from porter.errors import SourceError
 from porter.frontend import gluon
+from porter.frontend.forward_aliases import with_forward_from_aliases
 from porter.frontend.gluon_lambdas import lambdas_as_functions
 from porter.frontend.gluon_saved_names import saved_parameter_names
 from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_id, dotted_name
-from porter.frontend.forward_aliases import with_forward_from_aliases
 from porter.frontend.library_idioms import module_aliases, normalised_text
 from porter.frontend.linker import linked_text
 from porter.frontend.names import top_level_bindings
@@ -154,6 +154,15 @@ class SourceFile:
             if isinstance(call.func, cst.Name):
                 calls.setdefault(call.func.value, []).append(call)
         return calls
+
+    @functools.cached_property
+    def names_not_called(self):
+        """Names the file reads other than by calling them or defining them (`embed_layer=PatchEmbed`,
+        `partial(Block, ...)`, a base class): a class absent from them is built by `Name(...)` calls only."""
+        skipped = {id(call.func) for call in self.nodes_in(self.module, cst.Call)}
+        skipped.update(id(attribute.attr) for attribute in self.nodes_in(self.module, cst.Attribute))
+        skipped.update(id(node.name) for node in self.nodes_in(self.module, cst.ClassDef, cst.FunctionDef))
+        return frozenset(name.value for name in self.nodes_in(self.module, cst.Name) if id(name) not in skipped)
 
     @functools.cached_property
     def string_literals(self):

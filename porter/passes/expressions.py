@@ -663,6 +663,9 @@ class ExpressionTranslator(CallTranslator):
         return f"({stripped})"
 
     def _expr_Subscript(self, node):
+        places = getattr(self, "places", None)
+        if places and self.code(node).replace(" ", "") in places:  # an item this body stored and kept
+            return places[self.code(node).replace(" ", "")]  # (stored_places.py)
         keyed = self.table_keys(node)
         if keyed is not None:  # a value of a table used only by key (`dense_x[f"x_{i}_{j}"]`, `grid[i][j]`)
             item = table_item(*keyed)

@@ -23,6 +23,7 @@ from porter.passes.elementwise_callables import is_elementwise_reference, return
 from porter.passes.elementwise_classes import is_elementwise_class
 from porter.passes.init_statics import decided_attributes
 from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_names, loop_turns
+from porter.passes.unhanded_params import decided_test, note_handed
 from porter.rules.registry import module_rule_for_call
 
 
@@ -46,6 +47,7 @@ class ModuleResolver:
         if init is None:
             return
         params = [p.name.value for p in init.params.params][1:]
+        note_handed(self.param_hints, class_name, params, node)
         defaults = {p.name.value: p.default for p in init.params.params if p.default is not None} \
             if keep_class_defaults else {}
         hints = self.param_hints.setdefault(class_name, {})
@@ -221,6 +223,9 @@ class ModuleResolver:
             # calling it; where it is called, it is the module
             kept = node.orelse if isinstance(node.body, cst.Name) and node.body.value == "None" else node.body
             return self.ref_of(kept, env, owner)
+        if isinstance(node, cst.IfExp) and decided_test(node.test, env) is not None:
+            # `norm_layer(dim) if norm_layer else nn.Identity()`, no construction handing norm_layer: the Identity
+            return self.ref_of(node.body if decided_test(node.test, env) else node.orelse, env, owner)
         if isinstance(node, cst.IfExp):  # `RELU6() if relu6 else nn.Activation("relu")`: as an if/else would bind
             return _one_layout_alternative([self.ref_of(node.body, env, owner), self.ref_of(node.orelse, env, owner)],
                                            self.passes_layout_through)
@@ -701,6 +706,15 @@ class ModuleResolver:
             env[statement.name.value] = LocalFunction(statement)
             return
         if kind is cst.If:
+            decided = decided_test(statement.test, env)
+            if decided is not None:  # `if norm_layer is not None:`, no construction handing norm_layer
+                taken = statement.body if decided else statement.orelse
+                if isinstance(taken, cst.If):
+                    self._scan_statement(taken, env, owner, in_loop)
+                elif taken is not None:
+                    for inner in _statements(taken.body):
+                        self._scan_statement(inner, env, owner, in_loop)
+                return
             self._scan_branches(statement, env, owner)
             return
         if kind is cst.For and self._scan_turns(statement, env, owner, in_loop):

@@ -20,12 +20,12 @@ from porter.frontend.walk import descendants, has_escape, walk
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, settle, to_layout, unify
 from porter.ir.lists import GrowingList, GrowingTable, decide, growing, holds_images, images_held, resolved
 from porter.ir.module_ir import LineMapping
-from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, python, result_of, features_dim, \
-    tensor
+from porter.ir.values import EinsumRecipe, Value, features_dim, is_permuted, physical_order, python, result_of, tensor
 from porter.passes.expressions import ExpressionTranslator
 from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import assigned_names, holds_none, optional_image
 from porter.passes.order_wanted import order_wanted_next
+from porter.passes.stored_places import kept_name, place_of, still_held
 
 INDENT = "    "
 
@@ -87,6 +87,8 @@ class BodyTranslator(ExpressionTranslator):
         self.loop_depth = 0  # loops the statement being translated is inside
         self.mentions = {}  # id(statement) -> (statement, the names it mentions) (live_after)
         self.function_mentions = None  # the names the body's nested functions and lambdas mention, once read
+        self.places = {}  # `x[i]` -> the value the body stored there, kept under its own name (stored_places.py)
+        self.places_stored = set()  # the places the statement being translated stored into
 
     def hoist(self, name, code, layout):
         """Convert variable `name` once into a new variable and reuse it until `name` is reassigned."""
@@ -117,6 +119,7 @@ class BodyTranslator(ExpressionTranslator):
         if isinstance(body, cst.SimpleStatementSuite):
             statements = [cst.SimpleStatementLine(body=body.body)]
         hoisted_before, rebound_before, self.rebound = dict(self.hoisted), self.rebound, set()
+        places_before, self.places = self.places, dict(self.places)
         outer_following = self.following
         for index, statement in enumerate(statements):
             if terminated:
@@ -138,7 +141,12 @@ class BodyTranslator(ExpressionTranslator):
             if assigned is not None and not terminated:
                 _einsum_in_order_wanted(self.env, produced, assigned, depth, self.following)
             lines.extend(produced)
+            if self.places:
+                self.places = still_held(self.places, statement, self.code, self.places_stored)
+            self.places_stored = set()
         self.following = outer_following
+        self.places = places_before  # (what this block stored is not known after it: the statement holding it
+        # expires the outer block's places it may have changed)
         # `if self.conv3: X = self.conv3(X)`: a conversion of X hoisted before the block is stale after it
         self.hoisted = {key: name for key, name in hoisted_before.items() if key[0] not in self.rebound}
         self.rebound = rebound_before | self.rebound
@@ -256,9 +264,20 @@ class BodyTranslator(ExpressionTranslator):
                     isinstance(targets[0].slice[0].slice, cst.Index):
                 # `features[i] = t` in a list of channels-last images, `x[i] = branch(x[i])` in a list of images in
                 # torch's layout (HRNet's branches): stored in the list's layout
-                value = self.expr(small.value)
-                value = to_layout(self.ctx, value if value.is_tensor else tensor(value.code), held.layout, held.rank)
-                return [f"{pad}{self.target_code(targets[0])} = {value.code}"]
+                raw = self.expr(small.value)
+                value = to_layout(self.ctx, raw if raw.is_tensor else tensor(raw.code), held.layout, held.rank)
+                code, target, lines = self.code(targets[0]).replace(" ", ""), self.target_code(targets[0]), []
+                self.places.pop(code, None)
+                self.places_stored.add(code)
+                if raw.is_tensor and place_of(code) is not None and value.code == raw.code:
+                    self.places[code] = value.with_code(target)  # (read back with the rank and sizes it has)
+                elif raw.is_tensor and place_of(code) is not None:
+                    # read back as it lies (`x[i].sigmoid()` after storing a permuted view: YOLOv5's Detect)
+                    name = kept_name(place_of(code), self.env)
+                    lines.append(f"{pad}{name} = {raw.code}")
+                    self.env[name] = self.places[code] = raw.with_code(name)
+                    value = to_layout(self.ctx, raw.with_code(name), held.layout, held.rank)
+                return lines + [f"{pad}{target} = {value.code}"]
         if self.mode == "init":
             return self.init_assign(small, targets, pad)
         self.storing_list = isinstance(small.value, cst.List)

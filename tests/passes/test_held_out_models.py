@@ -59,6 +59,15 @@ list grown by `append`), a DenseNet whose block is an `nn.ModuleDict` subclass w
 class used on images and on tokens each trace the input's Transpose only; a BlurPool net's `F.conv2d` on a buffer
 filter transposes the filter per call (3, the cost named in its docstring).
 
+A PoolFormer (sail-sg's classification model: GroupNorm(1, C), pooling token mixers, per-channel layer scales
+`unsqueeze(-1).unsqueeze(-1)`, stages and PatchEmbed downsamplings in one ModuleList, a stem whose optional norm an
+`if norm_layer is not None:` picks) traces the input's Transpose only: the PatchEmbed's optional norm, which no
+construction hands, is the Identity (passes/unhanded_params.py).
+
+A YOLOv5 detector (Focus, C3, SPPF, and a Detect head storing `x[i] = x[i].view(...).permute(0, 1, 3, 4, 2)`
+into the list of maps it is handed, then reading `x[i].sigmoid()`): the read takes the value stored as it lies
+(passes/stored_places.py), 7 Transposes before, 5 now.
+
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
 `[:, :, None, :, :].expand(...).reshape(...)`, SDPA with `is_causal`, tied embeddings) and a Conformer (a
@@ -136,6 +145,14 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # time-major bidirectional GRU (scanned as it lies: `swapped=True`), attention pooling over dim 0 through a
     # Linear on the swapped output (1 before: the permute)
     "time_major_gru": ("Encoder", "9,6", 0),
+    # PoolFormer (sail-sg style: a PatchEmbed's `norm_layer(embed_dim) if norm_layer else nn.Identity()` between the
+    # stages, no construction handing norm_layer; 2 before: the loop's image lost its rank through the "unknown"
+    # norm, and the head's `x.mean([-2, -1])` converted)
+    "poolformer": ("PoolFormer", "3,33,30", 1),  # (logits out: the input's one)
+    # YOLOv5 (Focus's `x[..., ::2, ::2]` slices, C3, SPPF; the Detect head's list item stored permuted and read back:
+    # 7 before, each read converting the item the store had brought to the list's layout): the input's, and per
+    # level the permute torch makes too and the store of the 5-d item into the list of maps
+    "yolov5_detect": ("YoloMini", "3,32,32", 5),
 }
 
 
