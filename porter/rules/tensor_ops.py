@@ -76,8 +76,11 @@ def _translated_view(ctx, call):
     rank = sum(len(v.items) if v.kind == "starred" else 1 for v in written) if written and all(
         v.kind != "starred" or v.items is not None for v in written) else None
     if len(sizes) == 1 and sizes[0].kind != "starred":
-        static = sizes[0].static
+        static, shape = sizes[0].static, written[0] if len(written) == 1 else sizes[0]
         rank = len(static) if isinstance(static, (tuple, list)) else (1 if isinstance(static, int) else None)
+        if rank is None and shape.kind == "tuple" and shape.items is not None and all(
+                i.kind != "starred" for i in shape.items):  # `x.view(x.size()[:-2] + (d,))`: one dim a size
+            rank = len(shape.items)
     code = f"{_runtime(ctx, 'view')}({ctx.join_args([source] + sizes, {})})"
     return tensor(code, rank)
 

@@ -68,6 +68,10 @@ A YOLOv5 detector (Focus, C3, SPPF, and a Detect head storing `x[i] = x[i].view(
 into the list of maps it is handed, then reading `x[i].sigmoid()`): the read takes the value stored as it lies
 (passes/stored_places.py), 7 Transposes before, 5 now.
 
+A BERT encoder (huggingface's self-attention, its context viewed as `context_layer.size()[:-2] +
+(self.all_head_size,)`) feeding a TCN (weight-normed dilated Conv1d, Chomp1d) traces none: the view's rank is the
+length of the size tuple it is handed (2 Transposes before, around the TCN).
+
 Sequence models (held-out batch seq3) trace none: a LLaMA decoder (RMSNorm, rotary embedding through module-level
 `rotate_half` / `apply_rotary_pos_emb` on heads held (B, T, H, D), grouped-query `repeat_kv` with
 `[:, :, None, :, :].expand(...).reshape(...)`, SDPA with `is_causal`, tied embeddings) and a Conformer (a
@@ -153,6 +157,9 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # 7 before, each read converting the item the store had brought to the list's layout): the input's, and per
     # level the permute torch makes too and the store of the 5-d item into the list of maps
     "yolov5_detect": ("YoloMini", "3,32,32", 5),
+    # a sequence model (none): BERT layers whose context view `x.view(x.size()[:-2] + (d,))` had no rank (the TCN
+    # after them then took `h.transpose(1, 2)` through a Transpose each way: 2 before)
+    "bert_tcn": ("BertTCN", "12:int64:0:50", 0),
 }
 
 

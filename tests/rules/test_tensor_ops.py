@@ -65,6 +65,8 @@ OPS = {
     "index_ellipsis": "y = y[..., 0] + y[:, :, :, -1] * y[:, 0:1, :, 1]",
     "einsum_pending_permute": "z = y.permute(0, 2, 3, 1)\n        y = torch.einsum('b h w c, b h v c -> b c w v', z, z)",
     "einsum_then_permute": "y = torch.einsum('bchw,bdhw->bcdh', y, y).permute(0, 3, 1, 2)",
+    # viewed to a size tuple made of the map's own sizes (huggingface's `x.size()[:-2] + (d,)`): its rank is known
+    "view_size_tuple": "y = y.view(y.size()[:-2] + (-1,)).softmax(-1).view(y.size()) + y",
     "unpack_pending_permute": "a, b, c, d, e, f = y.permute(1, 0, 2, 3)\n        y = a * b + c - d * e + f",
 }
 
