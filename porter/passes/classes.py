@@ -19,31 +19,16 @@ from porter.frontend.returns import returns_once_at_end, returns_values_at_end
 from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
-from porter.ir.values import (
-    HANDED_CHANNELS,
-    NONE_DEFAULT,
-    EinsumRecipe,
-    ModuleRef,
-    Value,
-    is_permuted,
-    python,
-    stub_value,
-    tensor,
-)
+from porter.ir.values import (HANDED_CHANNELS, NONE_DEFAULT, EinsumRecipe, ModuleRef, Value, is_permuted, python,
+                                 stub_value, tensor)
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.held_recursion import held_alike_call
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
-from porter.passes.modules import (
-    SET_BY_PATTERN,
-    ModuleResolver,
-    attribute_by_pattern,
-    config_block_classes,
-    name_pattern,
-    stored_parameters,
-)
+from porter.passes.modules import (SET_BY_PATTERN, ModuleResolver, attribute_by_pattern, config_block_classes,
+                                   name_pattern, stored_parameters)
 from porter.passes.optional_values import holds_none
 from porter.passes.order_wanted import PERMUTES, VIEWS
 from porter.passes.rank_inference import declared_params, infer_argument_ranks

@@ -223,9 +223,10 @@ class ModuleResolver:
             # calling it; where it is called, it is the module
             kept = node.orelse if isinstance(node.body, cst.Name) and node.body.value == "None" else node.body
             return self.ref_of(kept, env, owner)
-        if isinstance(node, cst.IfExp) and decided_test(node.test, env) is not None:
+        decided = decided_test(node.test, env) if isinstance(node, cst.IfExp) else None
+        if decided is not None:
             # `norm_layer(dim) if norm_layer else nn.Identity()`, no construction handing norm_layer: the Identity
-            return self.ref_of(node.body if decided_test(node.test, env) else node.orelse, env, owner)
+            return self.ref_of(node.body if decided else node.orelse, env, owner)
         if isinstance(node, cst.IfExp):  # `RELU6() if relu6 else nn.Activation("relu")`: as an if/else would bind
             return _one_layout_alternative([self.ref_of(node.body, env, owner), self.ref_of(node.orelse, env, owner)],
                                            self.passes_layout_through)

@@ -142,7 +142,8 @@ class BodyTranslator(ExpressionTranslator):
                 _einsum_in_order_wanted(self.env, produced, assigned, depth, self.following)
             lines.extend(produced)
             if self.places:
-                self.places = still_held(self.places, statement, self.code, self.places_stored)
+                self.places = still_held(self.places, self.code(statement), _assigned_names(statement),
+                                         self.places_stored)
             self.places_stored = set()
         self.following = outer_following
         self.places = places_before  # (what this block stored is not known after it: the statement holding it

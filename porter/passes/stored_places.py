@@ -10,10 +10,6 @@ the index takes the kept value as it lies.
 
 import re
 
-import libcst as cst
-
-from porter.frontend.walk import walk
-
 _PLACE = re.compile(r"^([A-Za-z_]\w*)\[([A-Za-z_]\w*|-?\d+)\]$")
 
 
@@ -32,53 +28,18 @@ def kept_name(place, taken):
     return name
 
 
-def still_held(places, statement, code_of, fresh):
-    """The places whose kept values `statement` leaves as they were: it neither mentions the list other than
-    through that very place, nor binds the index, nor stores into the place or changes it in place (`x[i] += 1`,
-    `x[i].mul_(2)`), nested statements included; `fresh`: the places this statement itself stored (kept)."""
-    text = code_of(statement)
-    bound, stored = _bindings(statement, code_of)
+def still_held(places, text, bound, fresh):
+    """The places whose kept values a statement (its source `text`; `bound`: the names it binds, nested statements'
+    too) leaves as they were: it neither mentions the list other than through that very place, nor binds the index,
+    nor stores into the place or changes it in place (`x[i] = v`, `x[i] += 1`, `x[i].mul_(2)`); `fresh`: the
+    places this statement itself stored (kept)."""
     kept = {}
     for code, value in places.items():
         base, index = place_of(code)
         written = rf"(?<![\w.]){re.escape(base)}\s*\[\s*{re.escape(index)}\s*\]"
-        rest = re.sub(written, "", text)
-        if code in fresh or index not in bound and code not in stored and not re.search(
-                rf"(?<![\w.]){re.escape(base)}\b", rest) and not re.search(rf"{written}\s*\.\s*\w+_\s*\(", text):
+        changed = rf"{written}\s*((?:[-+*/%@&|^:]|//|\*\*|<<|>>)?=(?!=)|\.\s*\w+_\s*\()"
+        if code in fresh or index not in bound and not re.search(rf"(?<![\w.]){re.escape(index)}\s*:=", text) and \
+                not re.search(rf"(?<![\w.]){re.escape(base)}\b", re.sub(written, "", text)) and \
+                not re.search(changed, text):
             kept[code] = value
     return kept
-
-
-def _bindings(statement, code_of):
-    """(the names `statement` binds, the code of the subscripts it stores into), nested statements included."""
-    names, stored = set(), set()
-
-    def target(node):
-        if isinstance(node, cst.Name):
-            names.add(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for element in node.elements:
-                target(element.value)
-        elif isinstance(node, cst.StarredElement):
-            target(node.value)
-        elif isinstance(node, cst.Subscript):
-            stored.add(code_of(node).replace(" ", ""))
-
-    class Visitor(cst.CSTVisitor):
-        def visit_AssignTarget(self, node):
-            target(node.target)
-
-        def visit_AugAssign(self, node):
-            target(node.target)
-
-        def visit_AnnAssign(self, node):
-            target(node.target)
-
-        def visit_For(self, node):
-            target(node.target)
-
-        def visit_NamedExpr(self, node):
-            target(node.target)
-
-    walk(statement, Visitor())
-    return names, stored

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from porter.passes.statements import _assigned_names
 from porter.passes.stored_places import place_of, still_held
 from porter.verify.harness import count_transposes
 from tests.rules.op_ports import assert_same_outputs, port, random_input
@@ -27,13 +28,15 @@ STATEMENTS = {  # statement after `x[i]` was stored: whether the kept value stil
     "i = 3": False,
     "for i in range(3):\n    pass": False,
     "if c:\n    x[i] = z": False,
+    "y = x[i] == z": True,
+    "while (i := i + 1) < 3:\n    pass": False,
 }
 
 
 @pytest.mark.parametrize("statement", sorted(STATEMENTS))
 def test_a_statement_keeps_or_expires_the_place(statement):
     node = cst.parse_statement(statement + "\n")
-    kept = still_held({"x[i]": "value"}, node, lambda n: cst.Module([]).code_for_node(n), fresh=set())
+    kept = still_held({"x[i]": "value"}, statement, _assigned_names(node), fresh=set())
     assert bool(kept) is STATEMENTS[statement]
 
 
