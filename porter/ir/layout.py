@@ -7,7 +7,15 @@ whenever only size-1 axes move.
 """
 
 from porter.ir.op_nodes import record
-from porter.ir.values import EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, tensor
+from porter.ir.values import (
+    EinsumRecipe,
+    Value,
+    is_permuted,
+    may_be_images,
+    permuted_layout,
+    physical_order,
+    tensor,
+)
 from porter.ir.varying import moved_without_transpose
 
 
@@ -53,6 +61,10 @@ def to_layout(ctx, value, wanted, rank=None):
         if built is not None:
             return built
         ctx.use("to_channels_first")
+        if may_be_images(value):  # an image here, a list of images under a flag
+            result = tensor(f"{ctx.use('each_image')}(to_channels_first, {value.code})", value.rank, "source")
+            record(ctx, "convert", "to_channels_first", value.code, [value], result)
+            return result
         result = tensor(f"to_channels_first({value.code})", value.rank, "source")
         record(ctx, "convert", "to_channels_first", value.code, [value], result)
         return result

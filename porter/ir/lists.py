@@ -14,7 +14,7 @@ A table a body starts empty and uses only through keys (segmentation_models_pyto
 """
 
 from porter.ir.layout import element_template
-from porter.ir.values import Value
+from porter.ir.values import IMAGE_OR_IMAGES, Value
 
 
 class GrowingList(list):
@@ -96,6 +96,16 @@ def images_held(value):
         return None
     template = element_template(value)
     return template if template is not None and holds_images(template) else None
+
+
+def image_or_images(first, second):
+    """The Value callers take from a body returning Values `first` and `second`, one a channels-last image and the
+    other a list of such images: the image, held channels-last and marked IMAGE_OR_IMAGES (None where the two are
+    not so)."""
+    image, images = (first, second) if first.is_tensor else (second, first)
+    if not image.is_tensor or not holds_images(image) or images_held(images) is None:
+        return None
+    return Value("", "tensor", rank=image.rank, layout="channels_last", static=IMAGE_OR_IMAGES)
 
 
 def read(value):

@@ -248,3 +248,21 @@ def remap_axis(dim, rank):
     if dim == 1:
         return rank - 1
     return dim - 1
+
+
+class ImageOrImages:
+    """The `static` of what callers take from a body returning a channels-last image on one path and a list of
+    such images on another (sail-sg's PoolFormer: `if self.fork_feat: return outs`, else `return x`): a tensor
+    Value (the image path's rank) that conversions turn item by item where it is a list (`each_image`), and that
+    `isinstance(x, list)` does not decide."""
+
+    def __repr__(self):
+        return "IMAGE_OR_IMAGES"
+
+
+IMAGE_OR_IMAGES = ImageOrImages()
+
+
+def may_be_images(value):
+    """Whether tensor Value `value` may be a list of images at run time (image_or_images)."""
+    return value.static is IMAGE_OR_IMAGES

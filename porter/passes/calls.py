@@ -15,8 +15,8 @@ from porter.ir.layout import (element_template, kernel_layout, layout_of_order, 
                               unify)
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
-from porter.ir.values import (UNKNOWN_MODULE, EinsumRecipe, ModuleRef, Value, is_permuted, physical_order, python, reads_through,
-                               remap_axis, result_of, stub_value, tensor, written_channels)
+from porter.ir.values import (UNKNOWN_MODULE, EinsumRecipe, ModuleRef, Value, is_permuted, may_be_images, physical_order,
+                               python, reads_through, remap_axis, result_of, stub_value, tensor, written_channels)
 from porter.ir.varying import varying_after
 from porter.passes.channels import (channels_after_function, channels_after_rule, counts_channels, passes_channels,
                                    rebase)
@@ -262,13 +262,14 @@ class CallTranslator:
         if name == "isinstance" and len(node.args) == 2:
             subject = self.expr(node.args[0].value)
             kinds = self.code(node.args[1].value)
-            if subject.is_tensor and subject.rank is not None and kinds.strip("() ").replace(" ", "") in (
-                    "list", "tuple", "list,tuple", "tuple,list"):
+            if subject.is_tensor and subject.rank is not None and not may_be_images(subject) and \
+                    kinds.strip("() ").replace(" ", "") in ("list", "tuple", "list,tuple", "tuple,list"):
                 # a tensor is never a list: the branch is decided here (one of unknown rank may be a list of
                 # images held alike: what `call_module` returned, a block's image or list)
                 return python("False", static=False)
             if self.source.imports.resolve(node.args[1].value) in TENSOR_CLASS_NAMES:
-                if subject.is_tensor and subject.rank is not None:  # a tensor a caller handed over (rank known)
+                if subject.is_tensor and subject.rank is not None and not may_be_images(subject):  # a tensor a
+                    # caller handed over (rank known)
                     return python("True", static=True)
                 if subject.kind in ("tuple", "module") or subject.static is not None and not holds_none(subject):
                     return python("False", static=False)

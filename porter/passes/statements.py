@@ -18,9 +18,28 @@ from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
 from porter.frontend.walk import descendants, has_escape, walk
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, settle, to_layout, unify
-from porter.ir.lists import GrowingList, GrowingTable, decide, growing, holds_images, images_held, resolved
+from porter.ir.lists import (
+    GrowingList,
+    GrowingTable,
+    decide,
+    growing,
+    holds_images,
+    image_or_images,
+    images_held,
+    resolved,
+)
 from porter.ir.module_ir import LineMapping
-from porter.ir.values import EinsumRecipe, Value, features_dim, is_permuted, physical_order, python, result_of, tensor
+from porter.ir.values import (
+    EinsumRecipe,
+    Value,
+    features_dim,
+    is_permuted,
+    may_be_images,
+    physical_order,
+    python,
+    result_of,
+    tensor,
+)
 from porter.passes.expressions import ExpressionTranslator
 from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import assigned_names, holds_none, optional_image
@@ -695,6 +714,10 @@ class BodyTranslator(ExpressionTranslator):
             return value
         template = self.return_template
         if (value.is_tensor and template.kind == "tuple") or (value.kind == "tuple" and template.is_tensor):
+            either = image_or_images(value, template)
+            if either is not None:  # `return outs` under `fork_feat`, else `return x`: channels-last either way
+                self.return_template = either
+                return value
             # `return x, x_pre_activ` under a constructor flag, else `return x`: no one template fits both; the
             # class is translated again returning everything in torch's layout (ClassTranslator.plain_returns)
             self.returns_disagree = True
@@ -738,6 +761,8 @@ class BodyTranslator(ExpressionTranslator):
         """A value the main class returns: channels-last tensors through `self.io_output`, the rest in torch's
         layout."""
         if value.is_tensor:
+            if value.channels_last and (value.rank or 0) > 2 and may_be_images(value):  # or a list of them
+                return tensor(f"{self.ctx.use('each_image')}(self.io_output, {value.code})", value.rank)
             if value.channels_last and (value.rank or 0) > 2:
                 return tensor(f"self.io_output({value.code})", value.rank)
             return self.as_plain(value)

@@ -406,7 +406,8 @@ def context_notes(walks, ctx):
     return found
 
 
-LAYOUT_CALLS = frozenset({"to_channels_last", "to_channels_first", "io_input", "io_output", "broadcast_channels_last"})
+LAYOUT_CALLS = frozenset({"to_channels_last", "to_channels_first", "io_input", "io_output", "broadcast_channels_last",
+                          "each_image"})
 
 
 def _layout_notes(tree, renames, text):
@@ -449,6 +450,10 @@ def _layout_notes(tree, renames, text):
         elif name == "io_output":
             notes.append("the result goes back to torch's channels-first order (`self.io_output`; it stays "
                          "channels-last when `model.channels_last_io = True`)")
+        elif name == "each_image":  # `each_image(self.io_output, x)`: x an image, or a list of them under a flag
+            argument = ast.unparse(node.args[1]) if len(node.args) > 1 else "…"
+            notes.append(f"`{argument}` (an image, or the list of images a flag makes it) goes back to torch's "
+                         "channels-first order, item by item for a list (`each_image`)")
         elif name == "broadcast_channels_last":
             notes.append(f"`{argument}` is aligned with a channels-last operand before broadcasting "
                          "(`broadcast_channels_last`)")

@@ -283,6 +283,14 @@ def to_channels_first(x):
     return x if rank <= 2 else _permute(x, channels_first_perm(rank))
 
 
+def each_image(convert, x):
+    """`convert(x)`, item by item where `x` is a list or tuple (a method returning the images it collected under a
+    flag, the last image otherwise)."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(convert(item) for item in x)
+    return convert(x)
+
+
 def collect_state(layer, prefix=""):
     """The StateEntry list of `layer` (a generated module or a runtime layer): its own entries, then the parameters
     and buffers a generated subclass of a runtime layer added (TorchLayer.parameter / register_buffer)."""
