@@ -1,10 +1,14 @@
-"""Rules: `F.unfold` / `F.fold` (im2col / col2im) and the modules `nn.Unfold` / `nn.Fold`.
+"""Rules: `F.unfold` / `F.fold` (im2col / col2im), the modules `nn.Unfold` / `nn.Fold`, and `Tensor.unfold`
+(windows along one dim).
 
 Layout. unfold of a channels-last (N, H, W, C) tensor gives (N, L, C*kh*kw): torch's (N, C*kh*kw, L) with dim 1
 moved last, i.e. channels-last of rank 3, with torch's row order exactly; the common `.transpose(1, 2)` that
 follows is then free, and fold reads such a tensor back into channels-last (N, H, W, C). On torch's layout both
 run as they are. So the functions never transpose; the modules are channels-last layers (their rule says so).
 Dtype: kept (values are only moved, and summed by fold).
+
+`Tensor.unfold(dimension, size, step)` (audio framing, HaloNet's blocks) replaces dim `dimension` by its window
+count and appends a dim of `size`: it runs on torch's layout (a channels-last input goes back first).
 """
 
 from porter.ir.values import tensor
@@ -12,6 +16,7 @@ from porter.rules.registry import Signature, function_rule, module_rule
 
 UNFOLD = Signature.parse("(input, kernel_size, dilation=1, padding=0, stride=1)")
 FOLD = Signature.parse("(input, output_size, kernel_size, dilation=1, padding=0, stride=1)")
+WINDOWS = Signature.parse("(input, dimension, size, step)")
 
 
 def _patch_call(ctx, call, signature, runtime, channels_last_rank, rank_change):
@@ -37,7 +42,17 @@ def translate_fold(ctx, call):
     return _patch_call(ctx, call, FOLD, "fold", 3, +1)
 
 
+def translate_windows(ctx, call):
+    """`x.unfold(dimension, size, step)` on torch's layout; the result has one dim more."""
+    bound = call.bind(WINDOWS)
+    plain = ctx.plain(bound["input"])
+    arguments = [plain] + [ctx.plain(bound[name]) for name in WINDOWS.params[1:]]
+    rank = plain.rank + 1 if plain.rank is not None else None
+    return tensor(f"{ctx.runtime('unfold_windows')}({ctx.join_args(arguments, {})})", rank).but(dtype=plain.dtype)
+
+
 function_rule("torch.nn.functional.unfold", translate=translate_unfold, layout="any")
+function_rule("Tensor.unfold", translate=translate_windows, layout="source")
 function_rule("torch.nn.functional.fold", translate=translate_fold, layout="any")
 module_rule("torch.nn.Unfold", runtime="Unfold", layout="channels_last", rank=3)
 module_rule("torch.nn.Fold", runtime="Fold", layout="channels_last", rank=4)

@@ -165,3 +165,21 @@ class Fold(TorchLayer):
     def get_config(self):
         return {**super().get_config(), "output_size": self.output_size, "kernel_size": self.kernel_size,
                 "dilation": self.dilation, "padding": self.padding, "stride": self.stride}
+
+
+def unfold_windows(input, dimension, size, step):
+    """Tensor.unfold: dim `dimension` replaced by its windows of `size` taken every `step` (torch's count,
+    `(length - size) // step + 1`), each window's values along a new last dim. One gather of the window
+    indices (exact, any dtype, XLA-friendly)."""
+    input = tf.convert_to_tensor(input)
+    rank = len(input.shape)
+    dimension = dimension + rank if dimension < 0 else dimension
+    if size < 1 or step < 1:
+        raise ValueError(f"unfold: size {size} and step {step} must be positive")
+    length = input.shape[dimension] if input.shape[dimension] is not None else tf.shape(input)[dimension]
+    count = (length - size) // step + 1
+    starts = tf.range(count) * step
+    windows = tf.gather(input, starts[:, None] + tf.range(size)[None, :], axis=dimension)
+    # (..., count, size, ...rest): the window dim moves last
+    order = list(range(dimension + 1)) + list(range(dimension + 2, rank + 1)) + [dimension + 1]
+    return windows if dimension == rank - 1 else tf.transpose(windows, order)

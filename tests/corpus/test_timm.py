@@ -179,11 +179,12 @@ CASES = {
     # `List[torch.Tensor]` through the same loop, store `x[i] = branch(x[i])` and sum fused branches into `y = None`
     # (each raised before). Lists cross `call_module` channels-last as the loop holds them, a block taking "an image
     # or a list" (`if not isinstance(x, list): x = [x]`) takes either so (21 and 45 when lists crossed in torch's
-    # layout). HRNet's 3: the input's, and forward_features returning the stem's image or a list or the head's
-    # image (in torch's layout: its returns disagree), which forward_head converts again
+    # layout). HRNet's forward_features returns the stem's image, a list or the head's image under flags: all held
+    # channels-last (a list converts item by item where the model returns it): the input's Transpose only (3 when
+    # such returns went back to torch's layout)
     "selecsls": ("SelecSls", selecsls_tiny, (2, 3, 64, 64), 1),
     "hrnet": ("HighResolutionNet", lambda m: m.HighResolutionNet(hrnet_w18_small_cfg(), num_classes=10),
-              (2, 3, 64, 64), 3),
+              (2, 3, 64, 64), 1),
     # an nn.Sequential subclass registering its children as attributes (ConvNorm: `self.conv`, `self.bn`) was
     # taken for an empty one; `v.device.type != 'meta'` read None.type (each raised before)
     "efficientvit_msra": ("EfficientVitMsra", lambda m: m.EfficientVitMsra(
