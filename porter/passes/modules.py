@@ -643,6 +643,31 @@ class ModuleResolver:
         for statement in _statements(body):
             self._scan_statement(statement, env, owner, in_loop=False)
 
+    def _scan_closure_call(self, function, env, owner, in_loop):
+        """A call, as a statement, of a function defined in the body (crnn.pytorch's `convRelu(i)` adding layers
+        to the enclosing `cnn = nn.Sequential()`): its body runs on the enclosing names, its parameters unknown
+        (restored after: the closure's own names do not outlive the call)."""
+        params = [p.name.value for p in (*function.params.params, *function.params.kwonly_params)]
+        shadowed = {name: env.pop(name) for name in params if name in env}
+        try:
+            self.scan_function_body(function, env, owner, in_loop)
+        finally:
+            for name in params:
+                env.pop(name, None)
+            env.update(shadowed)
+
+    def scan_function_body(self, function, env, owner, in_loop):
+        """Scan the statements of a function a constructor calls (ten calls deep at most: a helper calling
+        itself stops there)."""
+        if self.depth > 10:
+            return
+        self.depth += 1
+        try:
+            for statement in _statements(function.body):
+                self._scan_statement(statement, env, owner, in_loop)
+        finally:
+            self.depth -= 1
+
     def _scan_helper_call(self, function, call, env, owner, in_loop):
         _helper_scanned(self, function, call, env, owner, in_loop)
 
@@ -842,6 +867,9 @@ class ModuleResolver:
                     pattern = name_pattern(call.args[1].value)  # `setattr(self, f"patch_embed{i + 1}", ...)`: what
                     if pattern is not None:  # `getattr(self, f"patch_embed{i + 1}")` reads (attribute_by_pattern)
                         env.setdefault(SET_BY_PATTERN + pattern, []).append(ref)
+                return
+            if isinstance(call.func, cst.Name) and isinstance(env.get(call.func.value), LocalFunction):
+                self._scan_closure_call(env[call.func.value].definition, env, owner, in_loop)
                 return
             if isinstance(call.func, cst.Name) and call.func.value in self.source.functions:
                 self._scan_helper_call(self.source.functions[call.func.value], call, env, owner, in_loop)
@@ -1075,12 +1103,7 @@ def _helper_scanned(resolver, function, call, env, owner, in_loop):
                 local[parameter] = ModuleRef("classobj", elements=(cls,))
     if not handed or resolver.depth > 10:
         return
-    resolver.depth += 1
-    try:
-        for statement in _statements(function.body):
-            resolver._scan_statement(statement, local, owner, in_loop)
-    finally:
-        resolver.depth -= 1
+    resolver.scan_function_body(function, local, owner, in_loop)
     for parameter, holder in handed.items():
         env[holder] = local[parameter]
 

@@ -1602,8 +1602,12 @@ def _orders_wanted_in(statement, args):
 def _as_parameter(value, name):
     """A caller's Value as the local function's parameter `name`: an einsum's recipe names the caller's operands,
     so the body re-emitting it (to read it in another order) would compute the einsum again, beside the caller's
-    (HF T5's `unshape(torch.matmul(attn_weights, value_states))`); the parameter is read as it was handed."""
-    if isinstance(value.static, EinsumRecipe):
+    (HF T5's `unshape(torch.matmul(attn_weights, value_states))`); the parameter is read as it was handed. A
+    number, flag or string the first call hands is not the parameter's for every call (crnn.pytorch's
+    `def convRelu(i, ...)` in `__init__`, `nIn = nc if i == 0 else nm[i - 1]`: `i == 0` was decided for every
+    call): the one translation serves them all."""
+    if isinstance(value.static, EinsumRecipe) or value.kind == "python" and isinstance(
+            value.static, (bool, int, float, str)):
         value = value.but(static=None)
     return value.with_code(name)
 

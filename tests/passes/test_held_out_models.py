@@ -160,6 +160,10 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # a sequence model (none): BERT layers whose context view `x.view(x.size()[:-2] + (d,))` had no rank (the TCN
     # after them then took `h.transpose(1, 2)` through a Transpose each way: 2 before)
     "bert_tcn": ("BertTCN", "12:int64:0:50", 0),
+    # a CRNN whose conv stack a function defined in `__init__` builds (`nIn = nc if i == 0 else nm[i - 1]` was
+    # decided by the first call's `i == 0`: every conv took 1 channel, and the weights did not load); the input's
+    # Transpose (a 1-channel image: a reshape at batch 1) and the `permute(2, 0, 1)` into the time-major LSTMs
+    "crnn": ("CRNN", "1,32,40", 1),
 }
 
 
