@@ -100,10 +100,11 @@ def images_held(value):
 
 def image_or_images(first, second):
     """The Value callers take from a body returning Values `first` and `second`, one a channels-last image and the
-    other a list of such images: the image, held channels-last and marked IMAGE_OR_IMAGES (None where the two are
-    not so)."""
+    other a list of such images (of a length porter does not know: one it grew): the image, held channels-last and
+    marked IMAGE_OR_IMAGES (None where the two are not so)."""
     image, images = (first, second) if first.is_tensor else (second, first)
-    if not image.is_tensor or not holds_images(image) or images_held(images) is None:
+    if not image.is_tensor or not holds_images(image) or images_held(images) is None or \
+            resolved(images).items is not None:  # (a tuple of known items is unpacked: `return x, x_pre_activ`)
         return None
     return Value("", "tensor", rank=image.rank, layout="channels_last", static=IMAGE_OR_IMAGES)
 

@@ -1624,7 +1624,8 @@ class FileTranslator:
             if not (isinstance(value, Value) and value.is_tensor and value.layout == "source"):
                 continue
             rank = value.rank or self.spatial_rank(info)
-            if (rank or 0) > 2 and self.prefers_channels_last(info, name, depth=0, rank=rank):
+            if (rank or 0) > 2 and not _reshaped_first(info.find_method("forward"), name) and \
+                    self.prefers_channels_last(info, name, depth=0, rank=rank):
                 env[name] = value.but(layout="channels_last", rank=rank)
                 names.append(name)
         return names
@@ -1950,6 +1951,21 @@ def _arg_layout(value):
 
 # builtins that look at a value without computing on it: a class's first use of its image is a later call
 INTROSPECTION = frozenset({"isinstance", "len", "type", "callable", "id", "hasattr"})
+
+
+def _reshaped_first(forward, param):
+    """Whether the first call `forward` makes with `param` reshapes it (`x.view((-1, 3) + x.size()[-2:])`: TSM's
+    frames moved into the batch, `x.flatten(1)`): regrouped in torch's order, so the model converts what it makes
+    of it, not its input (sizes read first, `x.size(0)`, decide nothing)."""
+    for node in _calls_in_order(forward.body) if forward is not None else ():
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == param:
+            if func.attr.value in ("size", "dim", "numel"):
+                continue
+            return func.attr.value in VIEWS + ("flatten", "view_as", "reshape_as")
+        if any(isinstance(a.value, cst.Name) and a.value.value == param for a in node.args):
+            return False
+    return False
 
 
 def _layout_out(template):

@@ -24,6 +24,7 @@ from porter.ir.values import (
     ModuleRef,
     Value,
     is_permuted,
+    may_be_images,
     physical_order,
     python,
     features_dim,
@@ -688,6 +689,9 @@ class ExpressionTranslator(CallTranslator):
                 isinstance(node.slice[0].slice, cst.Slice) else Value(self.code(node), "module", module=element)
         if base.kind == "tuple":
             return self.tuple_subscript(base, node)
+        if base.is_tensor and may_be_images(base):  # `x[0]` of an image or a list of images: torch's layout,
+            # read as Python reads it either way
+            return python(f"{to_layout(self.ctx, base, 'source').code}[{self.slice_code(node)}]")
         if base.is_tensor:
             return self.tensor_subscript(base, node)
         if base.kind == "python" and len(node.slice) > 1 and any(

@@ -164,6 +164,9 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # decided by the first call's `i == 0`: every conv took 1 channel, and the weights did not load); the input's
     # Transpose (a 1-channel image: a reshape at batch 1) and the `permute(2, 0, 1)` into the time-major LSTMs
     "crnn": ("CRNN", "1,32,40", 1),
+    # TSM: the input reshaped into frames first (3 before: the input converted on entry, back for the view, and
+    # again for the stem), the shift's slice stores on the (N, T, H, W, C) view where the frames lie
+    "tsm": ("TSMNet", "9,16,16", 1),
 }
 
 
