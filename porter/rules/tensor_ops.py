@@ -1122,8 +1122,8 @@ function_rule("torch.linspace", translate=_creation("linspace", rank_from_args=F
 function_rule("torch.logspace", translate=_creation("logspace", rank_from_args=False), layout="source")
 for _name in ("zeros_like", "ones_like", "full_like", "rand_like", "randn_like"):
     pointwise_rule(f"torch.{_name}", translate=_creation(_name), layout="any")
-function_rule("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
-              translate=translate_tensor_literal, layout="source")
+function_rule("torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.FloatTensor",
+              "torch.LongTensor", translate=translate_tensor_literal, layout="source")
 for _kind in ("zeros", "ones", "full", "empty"):
     function_rule(f"Tensor.new_{_kind}", translate=translate_new_tensor("zeros" if _kind == "empty" else _kind),
                   layout="source")
