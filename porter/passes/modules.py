@@ -242,6 +242,13 @@ class ModuleResolver:
                 isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
             items, index = env[node.value.value], int(node.slice[0].slice.value.value)  # `blocks[0]`
             return items[index] if -len(items) <= index < len(items) else UNKNOWN_MODULE
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and \
+                isinstance(env.get(node.value.value), ModuleRef) and env[node.value.value].kind == "list" and \
+                env[node.value.value].ordered and len(node.slice) == 1 and \
+                isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
+            items, index = env[node.value.value].elements, int(node.slice[0].slice.value.value)  # `head[0]` of
+            # a helper's `return vgg, extras, (loc_layers, conf_layers)` unpacked
+            return items[index] if -len(items) <= index < len(items) else UNKNOWN_MODULE
         if not (isinstance(node, cst.Name) and node.value in env) and is_elementwise_reference(self.source, node):
             return ELEMENTWISE_CALLABLE  # `self.act = F.relu`, `act_fn=swish`
         return UNKNOWN_MODULE
@@ -609,6 +616,8 @@ class ModuleResolver:
             bound = self.class_ref(arg.value, env)
             if bound is not None:
                 local[param] = ModuleRef("classobj", elements=(bound,))
+            else:
+                self._bind_layers_handed(local, param, arg.value, env, owner)
         given = set(params[:len([a for a in call.args if not a.keyword])])
         for arg in call.args:
             if arg.keyword is not None:
@@ -616,6 +625,8 @@ class ModuleResolver:
                 bound = self.class_ref(arg.value, env)
                 if bound is not None:
                     local[arg.keyword.value] = ModuleRef("classobj", elements=(bound,))
+                else:
+                    self._bind_layers_handed(local, arg.keyword.value, arg.value, env, owner)
         for param in method.params.params:  # `norm_layer=BatchNorm` the call leaves out: the default class builds
             default = self.class_ref(param.default, {}) if param.default is not None and \
                 param.name.value in params and param.name.value not in given else None
@@ -637,6 +648,15 @@ class ModuleResolver:
             # anti-aliasing layer handed in, a BlurPool2d of torch's layout): unknown, which `call_module` runs
             return UNKNOWN_MODULE
         return refs[0] if refs else UNKNOWN_MODULE
+
+    def _bind_layers_handed(self, local, param, node, env, owner):
+        """A list of layers a call hands a function that builds from it (ssd.pytorch's `multibox(vgg(base, 3),
+        add_extras(extras, 1024), ...)` returning them beside its heads): the parameter holds them there."""
+        if not isinstance(node, (cst.Call, cst.Name, cst.List)):
+            return
+        ref = self.ref_of(node, env, owner)
+        if isinstance(ref, ModuleRef) and ref.kind in ("list", "sequential") and ref.elements:
+            local[param] = list(ref.elements) if ref.kind == "list" else ref
 
     def scan_body(self, body, env, owner):
         """Abstractly run `__init__`-style statements: record module-valued locals and lists of modules."""

@@ -70,6 +70,12 @@ def _untyped_container(base):
     return base.kind == "python" and growing(base) is None and images_held(base) is None
 
 
+def _empty_list(node):
+    """`[]` or `list()` (ssd.pytorch's `sources = list()`)."""
+    return isinstance(node, cst.List) and not node.elements or isinstance(node, cst.Call) and \
+        isinstance(node.func, cst.Name) and node.func.value == "list" and not node.args
+
+
 def _empty_list_or_default(node):
     """`[] if x is None else x` (either order): an empty list literal or a value handed in."""
     if not isinstance(node, cst.IfExp):
@@ -319,8 +325,8 @@ class BodyTranslator(ExpressionTranslator):
             # `dense_x = {}`, `grid = [[None] * n for _ in range(m)]` used only by key: the first value stored
             # decides the layout of them all (the body is read only for an empty table's name)
             value = python(value.code, static=GrowingTable(empty_table_depth(small.value)))
-        elif isinstance(small.value, cst.List) and not small.value.elements and \
-                self.mode in ("forward", "function") and all(isinstance(t, cst.Name) for t in targets):
+        elif _empty_list(small.value) and self.mode in ("forward", "function") and \
+                all(isinstance(t, cst.Name) for t in targets):
             value = value.but(static=GrowingList())  # `x_list = []`: the first item put in decides its layout
             if self.calls_itself is not None and all(t.value in self.parameter_names for t in targets):
                 value.static.template = self.calls_itself  # `if children is None: children = []` (as below)

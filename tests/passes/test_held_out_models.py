@@ -167,6 +167,9 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # TSM: the input reshaped into frames first (3 before: the input converted on entry, back for the view, and
     # again for the stem), the shift's slice stores on the (N, T, H, W, C) view where the frames lie
     "tsm": ("TSMNet", "9,16,16", 1),
+    # SSD: 52 before (the layer lists a helper was handed and returned in a tuple were unknown, every layer run
+    # through `call_module` in torch's layout; `list()` was no list porter grows), the input's one now
+    "ssd": ("SSD", "3,40,40", 1),
 }
 
 
