@@ -15,6 +15,11 @@ class FunctionContext:
     def save_for_backward(self, *tensors):
         self.saved_tensors = tensors
 
+    @property
+    def saved_variables(self):
+        """torch's old name for saved_tensors (EfficientDet's SwishImplementation reads it)."""
+        return self.saved_tensors
+
     def mark_non_differentiable(self, *outputs):
         pass
 

@@ -170,6 +170,9 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # SSD: 52 before (the layer lists a helper was handed and returned in a tuple were unknown, every layer run
     # through `call_module` in torch's layout; `list()` was no list porter grows), the input's one now
     "ssd": ("SSD", "3,40,40", 1),
+    # EfficientDet: 15 before (the Swish autograd Function reading `ctx.saved_variables` was not taken for
+    # elementwise: every activation went to torch's layout and back), the input's one now
+    "efficientdet": ("EfficientDetLite", "3,32,48", 1),
 }
 
 

@@ -53,10 +53,14 @@ FUNCTION_IMPORTED = SOURCE.replace("import torch.nn as nn\n", "import torch.nn a
                                    "Function\n").replace("(torch.autograd.Function)", "(Function)")
 
 
-@pytest.fixture(scope="module", params=["attribute", "imported"])
+# torch's old name for the saved tensors, as EfficientDet's SwishImplementation reads them
+SAVED_VARIABLES = SOURCE.replace("ctx.saved_tensors", "ctx.saved_variables")
+
+
+@pytest.fixture(scope="module", params=["attribute", "imported", "saved_variables"])
 def pair(request, tmp_path_factory):
-    source = SOURCE if request.param == "attribute" else FUNCTION_IMPORTED
-    assert request.param == "attribute" or "(Function):" in source
+    source = {"attribute": SOURCE, "imported": FUNCTION_IMPORTED, "saved_variables": SAVED_VARIABLES}[request.param]
+    assert request.param != "imported" or "(Function):" in source
     return port(tmp_path_factory.mktemp("autograd_function"), source)
 
 
