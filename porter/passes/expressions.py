@@ -288,6 +288,8 @@ class ExpressionTranslator(CallTranslator):
             # told): the branch models test it for picks gradient checkpointing or not (`if self.use_checkpoint and
             # x.requires_grad: checkpoint(self.body, x)`), which compute the same
             return python("False", static=False)
+        if attr in ("real", "imag"):  # a complex tensor's parts (an FFT's: FNet), elementwise where it lies
+            return base.but(code=f"tf.math.{attr}({base.code})", dtype=None, static=None)
         if attr == "mT":
             source = to_layout(self.ctx, base, "source")
             return tensor(f"tf.linalg.matrix_transpose({source.code})", source.rank)

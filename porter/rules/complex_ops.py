@@ -15,11 +15,17 @@ def _ranked(runtime, signature, delta=None, fixed=None):
 
     def translate(ctx, call):
         bound = call.bind(parsed)
-        arguments = [ctx.plain(bound[name]) for name in parsed.params if name in bound]
+        arguments, keywords = [], {}
+        for name in parsed.params:  # positional up to the first one left out, by keyword after it
+            if name in bound:  # (`torch.fft.fft(x, dim=-2)`: not `fft(x, -2)`, which hands -2 as `n`)
+                if keywords or len(arguments) < parsed.params.index(name):
+                    keywords[name] = ctx.plain(bound[name])
+                else:
+                    arguments.append(ctx.plain(bound[name]))
         first = arguments[0]
         rank = fixed if fixed is not None else (first.rank + delta if first.is_tensor and first.rank is not None
                                                 else None)
-        return tensor(f"{ctx.runtime(runtime)}({ctx.join_args(arguments, {})})", rank)
+        return tensor(f"{ctx.runtime(runtime)}({ctx.join_args(arguments, keywords)})", rank)
 
     return translate
 
