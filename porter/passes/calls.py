@@ -26,6 +26,7 @@ from porter.passes.modules import ModuleResolver, attribute_by_pattern, tensor_b
 from porter.passes.held_recursion import held_channels_last, recursive_calls
 from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.optional_values import holds_none
+from porter.passes.pointwise_convs import pointwise_conv_attribute
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TENSOR_CLASS_NAMES, TORCH_HOST_CALLS
 from porter.rules.gluon_numpy import NUMPY_METHODS
@@ -897,6 +898,13 @@ class CallTranslator:
             held = self.permuted_module_call(code, rule, args[0], kwargs)
             if held is not None:
                 return held
+        if rule.runtime == "Conv1d" and len(args) == 1 and not kwargs and args[0].is_tensor and \
+                args[0].layout == "source" and args[0].rank == 3 and code.startswith("self.") and \
+                "." not in code[5:] and pointwise_conv_attribute(self.source, self.info, code[5:], "torch.nn.Conv1d"):
+            # a 1x1 Conv1d over the tokens of a sequence (gMLP's spatial gating): a matmul over axis 1 in place
+            self.record_module_op(rule)
+            return args[0].but(code=self.call_text(code, args[0].code, ', layout="source", layout_out="source"'),
+                               static=None, channels=None)
         first = args[0]
         if first.kind == "python" and first.static is None and rule.layout == "channels_last":
             first = tensor(first.code)  # what porter cannot type (a class's unknown result) comes in torch's layout
