@@ -41,6 +41,7 @@ from porter.ir.values import (
     tensor,
 )
 from porter.passes.expressions import ExpressionTranslator
+from porter.passes.isinstance_narrowing import isinstance_narrowing
 from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import assigned_names, holds_none, optional_image
 from porter.passes.order_wanted import order_wanted_next
@@ -822,10 +823,16 @@ class BodyTranslator(ExpressionTranslator):
                 return [], False
             return self._stmt_If(orelse, depth) if isinstance(orelse, cst.If) else self.block(orelse.body, depth)
         before, hoisted_before, following = dict(self.env), dict(self.hoisted), self.following
+        narrowed = isinstance_narrowing(statement.test, self.env, self.source)
+        if narrowed is not None:  # `if isinstance(l, MaskedConv1d):` on a layer of several kinds
+            self.env[narrowed[0]] = narrowed[1]
         body_lines, body_done = self.in_branch(test.static is False, self.block, statement.body, depth + 1)
         after_body = dict(self.env)
         self.env.clear()
         self.env.update(before)
+        if narrowed is not None:
+            self.env[narrowed[0]] = narrowed[2]
+            after_body[narrowed[0]] = before[narrowed[0]]
         lines = [f"{pad}if {test.code}:"]
         orelse = statement.orelse
         else_lines, else_done, after_else = [], False, dict(before)
@@ -839,6 +846,8 @@ class BodyTranslator(ExpressionTranslator):
                 keyword = "else"
                 else_lines, else_done = self.in_branch(test.static is True, self.block, orelse.body, depth + 1)
             after_else = dict(self.env)
+            if narrowed is not None:
+                after_else[narrowed[0]] = before[narrowed[0]]
         guard = self.closing_guard
         runs_until_last = guard[1] if guard is not None and guard[0] is statement else None
         if test.static is True or test.static is False:  # decided statically: only the branch taken binds names
@@ -867,6 +876,8 @@ class BodyTranslator(ExpressionTranslator):
             lines.extend(merged["else_extra"])
         self.env.clear()
         self.env.update(merged["env"])
+        if narrowed is not None and narrowed[0] in self.env:
+            self.env[narrowed[0]] = before[narrowed[0]]  # (after the if, any of its kinds again)
         return lines, body_done and else_done and orelse is not None
 
     def live_after(self, name):
