@@ -130,3 +130,23 @@ def empty_table_depth(node):
         inner = empty_table_depth(node.elt)
         return inner + 1 if inner is not None and not isinstance(node.elt, (cst.Dict, cst.Call)) else None
     return None
+
+
+def names_bound_in(node, loop_targets=False):
+    """The plain names statements anywhere in `node` (a body, a statement) bind: assignment targets, tuple-unpacking
+    ones item by item, and with `loop_targets` the targets of `for` loops too."""
+    names = set()
+    for inner in descendants(node):
+        if isinstance(inner, cst.Assign):
+            targets = [t.target for t in inner.targets]
+        elif isinstance(inner, (cst.AugAssign, cst.AnnAssign)) or loop_targets and isinstance(inner, cst.For):
+            targets = [inner.target]
+        else:
+            continue
+        while targets:
+            target = targets.pop()
+            if isinstance(target, cst.Name):
+                names.add(target.value)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                targets.extend(element.value for element in target.elements)
+    return names

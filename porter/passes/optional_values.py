@@ -9,9 +9,6 @@ absent image: `x2 is not None` stays a run-time test), so the blocks called on l
 image they are really handed.
 """
 
-import libcst as cst
-
-from porter.frontend.walk import descendants
 from porter.ir.values import NoneDefault
 
 
@@ -30,22 +27,3 @@ def optional_image(first, second):
     if holds_none(second) and first.is_tensor:
         return first
     return None
-
-
-def assigned_names(body):
-    """The plain names a loop body binds (assignment targets, tuple-unpacking ones item by item)."""
-    names = set()
-    for node in descendants(body):
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            targets = [node.target]
-        else:
-            continue
-        while targets:
-            target = targets.pop()
-            if isinstance(target, cst.Name):
-                names.add(target.value)
-            elif isinstance(target, (cst.Tuple, cst.List)):
-                targets.extend(element.value for element in target.elements)
-    return names

@@ -13,10 +13,10 @@ import libcst as cst
 from porter.frontend.annotations import annotation_text
 from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name
-from porter.frontend.names import empty_table_depth, keyed_depth, names_in
+from porter.frontend.names import empty_table_depth, keyed_depth, names_bound_in, names_in
 from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
-from porter.frontend.walk import descendants, has_escape, walk
+from porter.frontend.walk import descendants, has_escape
 from porter.ir.layout import element_template, layout_of_order, merge_layouts, settle, to_layout, unify
 from porter.ir.lists import (
     GrowingList,
@@ -43,7 +43,7 @@ from porter.ir.values import (
 from porter.passes.expressions import ExpressionTranslator
 from porter.passes.isinstance_narrowing import isinstance_narrowing
 from porter.passes.last_turn import last_turn_guard
-from porter.passes.optional_values import assigned_names, holds_none, optional_image
+from porter.passes.optional_values import holds_none, optional_image
 from porter.passes.order_wanted import order_wanted_next
 from porter.passes.stored_places import kept_name, place_of, still_held
 
@@ -168,7 +168,8 @@ class BodyTranslator(ExpressionTranslator):
                 _einsum_in_order_wanted(self.env, produced, assigned, depth, self.following)
             lines.extend(produced)
             if self.places:
-                self.places = still_held(self.places, self.code(statement), _assigned_names(statement),
+                self.places = still_held(self.places, self.code(statement),
+                                         names_bound_in(statement, loop_targets=True),
                                          self.places_stored)
             self.places_stored = set()
         self.following = outer_following
@@ -855,8 +856,8 @@ class BodyTranslator(ExpressionTranslator):
         elif runs_until_last is not None and not body_done and not else_done:
             # (last_turn.py) the next turn takes what one path leaves, the code after the loop what the other does
             carried, last = (after_body, after_else) if runs_until_last else (after_else, after_body)
-            bound = _assigned_names(statement.body) | (
-                _assigned_names(orelse.body) if isinstance(orelse, cst.Else) else set())
+            bound = names_bound_in(statement.body, loop_targets=True) | (
+                names_bound_in(orelse.body, loop_targets=True) if isinstance(orelse, cst.Else) else set())
             self.last_turn_paths[id(statement)] = (bound, dict(last), test.code if runs_until_last else
                                                    f"not ({test.code})")
             merged = {"env": carried, "else_extra": []}
@@ -1008,7 +1009,8 @@ class BodyTranslator(ExpressionTranslator):
                                         "rewrite with torch.where so it maps to tf.where")
             return [f"{pad}raise NotImplementedError({message!r})"], True
         before = dict(self.env)
-        per_branch = [_assigned_names(body) for body in bodies] + ([set()] if len(bodies) == 1 else [])
+        per_branch = [names_bound_in(body, loop_targets=True) for body in bodies] + (
+            [set()] if len(bodies) == 1 else [])
         assigned = sorted(set().union(*per_branch))
         in_all = set.intersection(*per_branch)
         carried = [name for name in assigned if name in before or name in in_all]
@@ -1067,7 +1069,7 @@ class BodyTranslator(ExpressionTranslator):
     def _for_lines(self, statement, iterable, guard, depth):
         pad = INDENT * depth
         before = dict(self.env)
-        entering_none = [name for name in assigned_names(statement.body) if isinstance(before.get(name), Value) and
+        entering_none = [name for name in names_bound_in(statement.body) if isinstance(before.get(name), Value) and
                          holds_none(before[name])]
         mark = self.translation_mark() if entering_none else None  # (taken only where it may be needed)
         self.bind_loop_target(statement.target, iterable)
@@ -1185,7 +1187,7 @@ class BodyTranslator(ExpressionTranslator):
     def forget_variation(self, body):
         """The names a loop body rebinds hold, from its second turn on, what the body computes: not the constant or
         the coordinate map they may enter as (ir/varying.py), so nothing in the body converts them as one."""
-        for name in assigned_names(body):
+        for name in names_bound_in(body):
             value = self.env.get(name)
             if isinstance(value, Value) and value.varies_along is not None:
                 self.env[name] = value.but(varies_along=None)
@@ -1508,34 +1510,6 @@ def _insert_before_trailing_pass(lines, fix):
         lines[-1] = fix
     else:
         lines.append(fix)
-
-
-def _assigned_names(body):
-    names = set()
-
-    class Visitor(cst.CSTVisitor):
-        def visit_AssignTarget(self, node):
-            _collect_names(node.target, names)
-
-        def visit_AugAssign(self, node):
-            _collect_names(node.target, names)
-
-        def visit_AnnAssign(self, node):
-            _collect_names(node.target, names)
-
-        def visit_For(self, node):
-            _collect_names(node.target, names)
-
-    walk(body, Visitor())
-    return names
-
-
-def _collect_names(target, names):
-    if isinstance(target, cst.Name):
-        names.add(target.value)
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            _collect_names(element.value, names)
 
 
 def _only_assignments(body):

@@ -1,10 +1,11 @@
 """porter/frontend/names.py keyed_depth: which variables a body uses only as tables of values by key (a dict of
-feature maps `dense_x[f"x_{i}_{j}"]`, a grid `grid[i][j]`), whose values the translator may hold in one layout."""
+feature maps `dense_x[f"x_{i}_{j}"]`, a grid `grid[i][j]`), whose values the translator may hold in one layout;
+names_bound_in: the names a body's statements bind."""
 
 import libcst as cst
 import pytest
 
-from porter.frontend.names import keyed_depth
+from porter.frontend.names import keyed_depth, names_bound_in
 
 CASES = {
     # a dict filled in a loop and read by key (segmentation_models_pytorch's UNet++ decoder)
@@ -43,3 +44,9 @@ def test_keyed_depth(code):
 def test_attribute_and_keyword_names_are_not_the_variable():
     body = cst.parse_module("d = {}\nd[0] = self.d\nf(d=1)\ny = d[0]\n")
     assert keyed_depth(body, "d") == 1
+
+
+def test_names_bound_in_reads_every_assignment_and_loop_targets_on_request():
+    body = cst.parse_module("a = b = f()\nc, (d, [e]) = g\nh += 1\ni: int = 2\nfor j, k in z:\n    m = j\nx[0] = 1\n")
+    assert names_bound_in(body) == {"a", "b", "c", "d", "e", "h", "i", "m"}
+    assert names_bound_in(body, loop_targets=True) == {"a", "b", "c", "d", "e", "h", "i", "m", "j", "k"}

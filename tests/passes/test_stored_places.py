@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from porter.passes.statements import _assigned_names
+from porter.frontend.names import names_bound_in
 from porter.passes.stored_places import place_of, still_held
 from porter.verify.harness import count_transposes
 from tests.rules.op_ports import assert_same_outputs, port, random_input
@@ -36,7 +36,7 @@ STATEMENTS = {  # statement after `x[i]` was stored: whether the kept value stil
 @pytest.mark.parametrize("statement", sorted(STATEMENTS))
 def test_a_statement_keeps_or_expires_the_place(statement):
     node = cst.parse_statement(statement + "\n")
-    kept = still_held({"x[i]": "value"}, statement, _assigned_names(node), fresh=set())
+    kept = still_held({"x[i]": "value"}, statement, names_bound_in(node, loop_targets=True), fresh=set())
     assert bool(kept) is STATEMENTS[statement]
 
 
