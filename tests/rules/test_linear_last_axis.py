@@ -1,8 +1,9 @@
 """Linear's `last_axis_only` rule flag (porter/rules/linear.py): a Linear contracts torch's last dim and treats every
 other position alike, so it takes a tensor held permuted whose last dim is stored last as it lies, the result held
 in the same order. Here a time-major GRU scans `x.permute(1, 0, 2)` of a batch-first sequence as it lies
-(`swapped=True`) and Linears read its output through `out.permute(1, 0, 2)` and `out.transpose(0, 1)`; drawn batch,
-length and widths, eagerly and under XLA, no Transpose traced."""
+(`swapped=True`: its (T, B, H) output held batch-first) and Linears read that output as it lies, their results
+brought back by `transpose(0, 1)` / `permute(1, 0, 2)` (relabellings then); drawn batch and length, eagerly and
+under XLA, no Transpose traced."""
 
 import pytest
 from hypothesis import given, settings
@@ -25,7 +26,7 @@ class Net(nn.Module):
 
     def forward(self, x):
         out, _ = self.rnn(x.permute(1, 0, 2))
-        return self.fc(out.permute(1, 0, 2)) * torch.sigmoid(self.gate(out.transpose(0, 1)))
+        return self.fc(out).transpose(0, 1) * torch.sigmoid(self.gate(out)).permute(1, 0, 2) + out.mean(0)[:, None, :3]
 '''
 
 
