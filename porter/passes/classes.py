@@ -974,7 +974,7 @@ class FileTranslator:
         if forward is None:
             return "source"
         ir = self.ctx.irs.get(info.name)
-        aliases = {param}
+        aliases = _plain_aliases(forward.body, param)
         calls = _calls_in_order(forward.body)
         bound = _loop_bound_modules(forward.body, ir.attributes if ir else {})
         undecided = False
@@ -1953,17 +1953,32 @@ def _arg_layout(value):
 INTROSPECTION = frozenset({"isinstance", "len", "type", "callable", "id", "hasattr"})
 
 
+def _plain_aliases(body, param):
+    """`param` and the names the body's top-level statements bind to it as it is, before anything else uses it
+    (U^2-Net's `hx = x`)."""
+    aliases = {param}
+    for statement in body.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+            else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name) and
+                small.value.value in aliases and isinstance(small.targets[0].target, cst.Name)):
+            break
+        aliases.add(small.targets[0].target.value)
+    return aliases
+
+
 def _reshaped_first(forward, param):
     """Whether the first call `forward` makes with `param` reshapes it (`x.view((-1, 3) + x.size()[-2:])`: TSM's
     frames moved into the batch, `x.flatten(1)`): regrouped in torch's order, so the model converts what it makes
     of it, not its input (sizes read first, `x.size(0)`, decide nothing)."""
+    aliases = _plain_aliases(forward.body, param) if forward is not None else ()
     for node in _calls_in_order(forward.body) if forward is not None else ():
         func = node.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == param:
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in aliases:
             if func.attr.value in ("size", "dim", "numel"):
                 continue
             return func.attr.value in VIEWS + ("flatten", "view_as", "reshape_as")
-        if any(isinstance(a.value, cst.Name) and a.value.value == param for a in node.args):
+        if any(isinstance(a.value, cst.Name) and a.value.value in aliases for a in node.args):
             return False
     return False
 

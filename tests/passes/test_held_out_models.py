@@ -173,6 +173,10 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # EfficientDet: 15 before (the Swish autograd Function reading `ctx.saved_variables` was not taken for
     # elementwise: every activation went to torch's layout and back), the input's one now
     "efficientdet": ("EfficientDetLite", "3,32,48", 1),
+    # U^2-Net: 7 before (the input aliased `hx = x` was not converted on entry; the first RSU block was laid out for
+    # torch's layout and later calls of its class converted to it), the input's one now (its 1-channel outputs go
+    # back by reshapes)
+    "u2net": ("U2NETP", "3,32,32", 1),
 }
 
 
