@@ -744,7 +744,7 @@ def translate_new_tensor(kind):
         value = ctx.plain(args[0])
         sizes = [ctx.plain(v) for v in args[1:]]
         kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
-        size_code = sizes[0].code if len(sizes) == 1 else "(" + ", ".join(v.code for v in sizes) + ",)" if sizes \
+        size_code = sizes[0].code if len(sizes) == 1 else "(" + ", ".join(v.code for v in sizes) + ")" if sizes \
             else "()"
         rest = ""
         if kind == "full":
@@ -753,7 +753,8 @@ def translate_new_tensor(kind):
         for name, arg in kwargs.items():
             if name in ("dtype", "fill_value", "size"):
                 rest += f", {name}={arg.code}"
-        return tensor(f"{_runtime(ctx, 'new_tensor_like')}({value.code}, {kind!r}, {size_code}{rest})")
+        rank = len(sizes) if len(sizes) > 1 and kind != "full" else None  # (`x.new_zeros(B, T)`: one size a dim)
+        return tensor(f"{_runtime(ctx, 'new_tensor_like')}({value.code}, {kind!r}, {size_code}{rest})", rank)
 
     return translate
 
