@@ -37,6 +37,9 @@ def varying_after(canonical, pointwise, args, result):
     if canonical in CREATED_CONSTANT:
         return ()
     first = args[0] if args else None
+    if canonical in UNSQUEEZES and first is not None and first.is_tensor and first.varies_along is None and \
+            first.rank is not None:  # (a tensor porter knows nothing of varies along all its dims, not the new one)
+        first = first.but(varies_along=tuple(range(first.rank)))
     if first is None or not first.is_tensor or first.varies_along is None or first.rank is None:
         return None
     if canonical in COPIES_OVER_DIMS or canonical in CASTS:

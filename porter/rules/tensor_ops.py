@@ -434,6 +434,12 @@ def translate_cat(ctx, call):
             f"[{', '.join(v.code for v in items)}]"
         return tensor(f"{runtime}({listed}, {order.index(dim % items[0].rank)})", items[0].rank,
                       items[0].layout).but(dtype=items[0].dtype)
+    if not is_stack and _one_channel_maps(items, dim):
+        # maps of one channel each in torch's layout (Tacotron2's location features: `torch.cat((w.unsqueeze(1),
+        # cum.unsqueeze(1)), dim=1)`, then a Conv1d): each is channels-last by a reshape, so they join on the last
+        # axis for the convolution they feed, not into a torch-layout map it would transpose
+        moved = [f"{ctx.runtime('to_channels_last')}({v.code})" for v in items]  # (one channel: a reshape)
+        return tensor(f"{runtime}([{', '.join(moved)}], -1)", items[0].rank, "channels_last")
     # images channels-last of unknown rank (results of layers porter could not type) join along the channel dim,
     # the last axis at any rank (a rank-2 tensor lies as torch's does); another dim needs their rank
     unified, layout, rank = ctx.unify(list(items), unknown_rank=dim == 1 and not is_stack)
@@ -450,6 +456,15 @@ def translate_cat(ctx, call):
         rank += 1
     listed = ctx.plain(tensors).code if reads_through(tensors) else f"[{', '.join(v.code for v in plain)}]"
     return tensor(f"{runtime}({listed}, {dim_value.code})", rank)
+
+
+def _one_channel_maps(items, dim):
+    """Whether `items`, joined along torch's dim `dim`, are tensors of one rank > 2 in torch's layout, each constant
+    along dim 1 (an `unsqueeze(1)`: one channel) and joined along it."""
+    rank = items[0].rank if items and items[0].is_tensor else None
+    return rank is not None and rank > 2 and dim is not None and dim % rank == 1 and all(
+        v.is_tensor and v.layout == "source" and v.rank == rank and v.varies_along is not None and
+        1 not in v.varies_along for v in items)
 
 
 def _stack_in_layout(runtime, tensors, items, template, dim):
