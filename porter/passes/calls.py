@@ -15,8 +15,9 @@ from porter.ir.layout import (element_template, kernel_layout, layout_of_order, 
                               unify)
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
-from porter.ir.values import (UNKNOWN_MODULE, EinsumRecipe, ModuleRef, Value, is_permuted, may_be_images, physical_order,
-                               python, reads_through, remap_axis, result_of, stub_value, tensor, written_channels)
+from porter.ir.values import (UNKNOWN_MODULE, EinsumRecipe, ModuleRef, Value, is_permuted, may_be_images,
+                               physical_order, python, reads_through, remap_axis, result_of, stub_value, tensor,
+                               written_channels)
 from porter.ir.varying import varying_after
 from porter.passes.channels import (channels_after_function, channels_after_rule, counts_channels, passes_channels,
                                    rebase)

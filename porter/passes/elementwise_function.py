@@ -5,7 +5,8 @@ gradient backward) neither mixes positions nor names an axis, so it runs on chan
 order: the caller hands its tensors over as they are (no Transpose) and gets the result in the same layout.
 The check is conservative: every call in the class's methods is a torch function or tensor method whose rule is
 pointwise (`pointwise_rule` in porter/rules) or `ctx` bookkeeping, and the only subscripts read
-`ctx.saved_tensors` (or its old name `ctx.saved_variables`, EfficientDet's); anything else keeps torch's layout at the call.
+`ctx.saved_tensors` (or its old name `ctx.saved_variables`, EfficientDet's); anything else keeps torch's layout
+at the call.
 """
 
 import libcst as cst
