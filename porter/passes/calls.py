@@ -204,6 +204,10 @@ class CallTranslator:
             argument = self.expr(node.args[0].value)
             if argument.kind == "module":
                 return argument.but(code=f"{self.ctx.use('clone_layer')}({argument.code})")
+            if canonical == "copy.deepcopy" and len(node.args) == 1 and argument.kind == "python" and \
+                    argument.static is None:  # a value porter cannot type (`clones(module, N)`'s parameter): a
+                # layer is cloned as torch copies a module, anything else deep-copied as written
+                return python(f"{self.ctx.use('clone_layer')}({argument.code})")
         if canonical is not None and canonical.split(".")[0] not in TRANSLATABLE_LIBRARIES:
             message = self.ctx.unsupported(self.line, canonical, "third-party code porter does not translate; "
                                                                  "port it by hand or replace it with torch ops")

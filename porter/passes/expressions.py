@@ -191,6 +191,8 @@ class ExpressionTranslator(CallTranslator):
             return python(self.ctx.use(container_runtime(canonical)))
         if canonical in ("torch.nn.Module",):
             return python(self.ctx.use("TorchModule"))
+        if canonical == "copy.deepcopy":  # `c = copy.deepcopy`, then `c(attn)` (the Annotated Transformer): a layer
+            return python(self.ctx.use("clone_layer"))  # cloned as torch copies a module, the rest deep-copied
         if canonical in BLOCK_BASES:  # `isinstance(act, gluon.Block)`: any layer of the port
             return python(self.ctx.use("AnyLayer"))
         if canonical in ("mxnet.ndarray.zeros", "mxnet.ndarray.ones"):  # `begin_state(func=mx.nd.zeros)`: named
@@ -623,6 +625,11 @@ class ExpressionTranslator(CallTranslator):
             # `mask == 0` of a bool mask: torch counts True as 1; TensorFlow will not compare a bool with a number
             number = "float" if isinstance(other.static, float) else "int"
             return value.but(code=f"tf.cast({value.code}, tf.{number}32)", dtype=number)
+        if value.is_tensor and value.dtype is None and not other.is_tensor and isinstance(other.static, int) and \
+                not isinstance(other.static, bool) and value.code in getattr(self, "parameter_names", ()):
+            # `mask == 0` of a parameter (the Annotated Transformer's `attention(..., mask)`), bool or not: counted
+            # as numbers where it is bool, as torch does
+            return value.but(code=f"{self.ctx.use('bool_as_int')}({value.code})")
         return value
 
     def _expr_BooleanOperation(self, node):

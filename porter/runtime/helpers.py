@@ -1,5 +1,6 @@
 """Small helpers the translated code calls: sizes in torch's dim order, stubs, parameter initialisers."""
 
+import copy
 import math
 
 import keras
@@ -212,9 +213,36 @@ def init_orthogonal(tensor, gain=1.0, generator=None):
     return _init_assign(tensor, values)
 
 
-def clone_layer(layer):
-    """copy.deepcopy of a module: a fresh layer from the same config (weights are loaded afterwards)."""
-    return type(layer).from_config(layer.get_config())
+def bool_as_int(x):
+    """A tensor compared with a number (`mask == 0`): a bool one as int32 (torch counts True as 1; TensorFlow will
+    not compare a bool with a number), any other as it is."""
+    x = tf.convert_to_tensor(x)
+    return tf.cast(x, tf.int32) if x.dtype == tf.bool else x
+
+
+def clone_layer(value, memo=None):
+    """copy.deepcopy of ported layers (torch's `clones(module, N)`: the Annotated Transformer's): a layer is built
+    again from its config, the layers among its constructor's arguments cloned in turn (as deepcopy copies them;
+    the same layer handed twice is cloned once), and its weights copied where both are built alike (torch's clones
+    start equal); lists, tuples and dicts are copied item by item, anything else by copy.deepcopy (Keras would pickle
+    a layer through its saving library, which cannot find a port's classes)."""
+    memo = {} if memo is None else memo
+    if type(value) in (list, tuple):
+        return type(value)(clone_layer(item, memo) for item in value)
+    if type(value) is dict:
+        return {key: clone_layer(item, memo) for key, item in value.items()}
+    if not isinstance(value, keras.layers.Layer):
+        return copy.deepcopy(value, memo)
+    if id(value) in memo:  # (layers only: the model keeps them alive, so their ids stay theirs)
+        return memo[id(value)]
+    config = {k: v for k, v in value.get_config().items() if k != "name"}
+    made = type(value).from_config({k: clone_layer(v, memo) for k, v in config.items()})
+    if value.built and made.built and len(value.weights) == len(made.weights) and all(
+            tuple(a.shape) == tuple(b.shape) for a, b in zip(value.weights, made.weights)):
+        for source, target in zip(value.weights, made.weights):
+            target.assign(source)
+    memo[id(value)] = made
+    return made
 
 
 def setitem(x, index, value):

@@ -40,3 +40,18 @@ def test_initialisers_draw_torchs_distribution(name, rows, columns):
                                   lambda t: H.init_constant(t, 3.0), H.init_trunc_normal])
 def test_a_table_built_without_its_rows_is_left_alone(init):
     assert init(None) is None
+
+
+def test_clone_layer_copies_weights_into_variables_of_its_own():
+    from porter.runtime.helpers import bool_as_int, clone_layer
+    from porter.runtime.linear import Linear
+
+    layer = Linear(3, 2)
+    twin = clone_layer([layer, {"again": layer}])
+    assert twin[0] is twin[1]["again"] and twin[0] is not layer  # (one layer handed twice: one clone)
+    np.testing.assert_array_equal(twin[0].weight.numpy(), layer.weight.numpy())
+    twin[0].weight.assign(twin[0].weight * 0)
+    assert np.abs(layer.weight.numpy()).sum() > 0
+    assert clone_layer((1, "a")) == (1, "a")
+    assert bool_as_int(np.array([True, False])).numpy().tolist() == [1, 0]
+    assert bool_as_int(np.array([2.5])).numpy().tolist() == [2.5]
