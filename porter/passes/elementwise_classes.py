@@ -42,7 +42,7 @@ def _is_elementwise_class(source, module_rules, function_rules, class_name, dept
 
     def attributes():
         if "found" not in constructions:
-            constructions["found"] = _attribute_constructions(init) if init is not None else {}
+            constructions["found"] = attribute_constructions(init) if init is not None else {}
         return constructions["found"]
 
     params = [p.name.value for p in forward.params.params]
@@ -122,7 +122,7 @@ class _Decided(Exception):
     """Raised inside the forward walk once the class is known not to be elementwise."""
 
 
-def _attribute_constructions(init):
+def attribute_constructions(init):
     """attribute -> [value] of each `self.<attribute> = value` in __init__ (`Callee(...)`, `F.relu`).
     Reads statements only (nested blocks too), not every expression node: a libcst visitor over each __init__
     was a tenth of a large file's conversion."""

@@ -237,18 +237,15 @@ class ModuleResolver:
         item = dict_item(node, env)
         if item is not None:  # `layer_dict[key]` on a turn of `for key in layer_dict.keys()`
             return item
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and \
-                isinstance(env.get(node.value.value), list) and len(node.slice) == 1 and \
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1 and \
                 isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
-            items, index = env[node.value.value], int(node.slice[0].slice.value.value)  # `blocks[0]`
-            return items[index] if -len(items) <= index < len(items) else UNKNOWN_MODULE
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and \
-                isinstance(env.get(node.value.value), ModuleRef) and env[node.value.value].kind == "list" and \
-                env[node.value.value].ordered and len(node.slice) == 1 and \
-                isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
-            items, index = env[node.value.value].elements, int(node.slice[0].slice.value.value)  # `head[0]` of
-            # a helper's `return vgg, extras, (loc_layers, conf_layers)` unpacked
-            return items[index] if -len(items) <= index < len(items) else UNKNOWN_MODULE
+            held = env.get(node.value.value)  # `blocks[0]` of a local list; `head[0]` of a helper's `return vgg,
+            # extras, (loc_layers, conf_layers)` unpacked (an ordered list of modules)
+            items = held if isinstance(held, list) else held.elements if isinstance(held, ModuleRef) and \
+                held.kind == "list" and held.ordered else None
+            if items is not None:
+                index = int(node.slice[0].slice.value.value)
+                return items[index] if -len(items) <= index < len(items) else UNKNOWN_MODULE
         if not (isinstance(node, cst.Name) and node.value in env) and is_elementwise_reference(self.source, node):
             return ELEMENTWISE_CALLABLE  # `self.act = F.relu`, `act_fn=swish`
         return UNKNOWN_MODULE
@@ -613,20 +610,12 @@ class ModuleResolver:
         # the literals the call hands (`return_preact=True` through a factory's `**kwargs`): the blocks it builds
         local[LITERALS] = call_literals(method, call, self.source.code_of, env.get(LITERALS, {}))
         for param, arg in zip(params, [a for a in call.args if not a.keyword]):
-            bound = self.class_ref(arg.value, env)
-            if bound is not None:
-                local[param] = ModuleRef("classobj", elements=(bound,))
-            else:
-                self._bind_layers_handed(local, param, arg.value, env, owner)
+            self._bind_handed(local, param, arg.value, env, owner)
         given = set(params[:len([a for a in call.args if not a.keyword])])
         for arg in call.args:
             if arg.keyword is not None:
                 given.add(arg.keyword.value)
-                bound = self.class_ref(arg.value, env)
-                if bound is not None:
-                    local[arg.keyword.value] = ModuleRef("classobj", elements=(bound,))
-                else:
-                    self._bind_layers_handed(local, arg.keyword.value, arg.value, env, owner)
+                self._bind_handed(local, arg.keyword.value, arg.value, env, owner)
         for param in method.params.params:  # `norm_layer=BatchNorm` the call leaves out: the default class builds
             default = self.class_ref(param.default, {}) if param.default is not None and \
                 param.name.value in params and param.name.value not in given else None
@@ -649,9 +638,14 @@ class ModuleResolver:
             return UNKNOWN_MODULE
         return refs[0] if refs else UNKNOWN_MODULE
 
-    def _bind_layers_handed(self, local, param, node, env, owner):
-        """A list of layers a call hands a function that builds from it (ssd.pytorch's `multibox(vgg(base, 3),
-        add_extras(extras, 1024), ...)` returning them beside its heads): the parameter holds them there."""
+    def _bind_handed(self, local, param, node, env, owner):
+        """What a call hands parameter `param` of a function that builds from it: a block class (`_make_layer(
+        Bottleneck, ...)`), or a list of layers (ssd.pytorch's `multibox(vgg(base, 3), add_extras(extras, 1024),
+        ...)` returning them beside its heads); anything else leaves the parameter unknown."""
+        bound = self.class_ref(node, env)
+        if bound is not None:
+            local[param] = ModuleRef("classobj", elements=(bound,))
+            return
         if not isinstance(node, (cst.Call, cst.Name, cst.List)):
             return
         ref = self.ref_of(node, env, owner)

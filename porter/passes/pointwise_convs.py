@@ -10,7 +10,7 @@ source, whether an attribute is such a convolution.
 
 import libcst as cst
 
-from porter.passes.elementwise_classes import _attribute_constructions
+from porter.passes.elementwise_classes import attribute_constructions
 
 CONV_PARAMS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias",
                "padding_mode")
@@ -27,7 +27,7 @@ def pointwise_conv_attribute(source, info, attribute, canonical_name):
     cache = source.__dict__.setdefault("_pointwise_convs", {})
     key = (info.name, attribute, canonical_name)
     if key not in cache:
-        built = _attribute_constructions(init).get(attribute, [])
+        built = attribute_constructions(init).get(attribute, [])
         cache[key] = bool(built) and all(
             isinstance(node, cst.Call) and source.imports.resolve(node.func) == canonical_name and _pointwise(node)
             for node in built)
