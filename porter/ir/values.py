@@ -100,6 +100,10 @@ class Value:
     # the torch dims a tensor built from sizes differs along, copies along the rest (porter/ir/varying.py); None:
     # nothing known
     varies_along: tuple | None = field(default=None, compare=False)
+    # torch dims believed to have size 1 (a one-layer GRU's h_n, (1, N, H)): a hint only, never relied on for the
+    # numbers: a permute moving only them is settled at once by the runtime's `permute_axes`, a reshape when the
+    # sizes it sees are 1 and a transpose otherwise (passes/recurrent_states.py)
+    unit_dims: tuple | None = field(default=None, compare=False)
 
     @property
     def is_tensor(self):

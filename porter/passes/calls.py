@@ -28,6 +28,7 @@ from porter.passes.held_recursion import held_channels_last, recursive_calls
 from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.optional_values import holds_none
 from porter.passes.pointwise_convs import pointwise_conv_attribute
+from porter.passes.recurrent_states import one_unidirectional_layer
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TENSOR_CLASS_NAMES, TORCH_HOST_CALLS
 from porter.rules.gluon_numpy import NUMPY_METHODS
@@ -920,8 +921,9 @@ class CallTranslator:
         call = self.call_text(code, self.join_args([first] + rest, kw), training)
         self.record_module_op(rule)
         if rule.outputs == "tuple" and rule.items is not None:
-            return result_of(Value(call, "tuple", items=tuple(_rule_item(kind, first.rank) for kind in rule.items)),
-                             call)
+            one_layer = self.one_layer_recurrent(code, rule)
+            return result_of(Value(call, "tuple", items=tuple(_rule_item(kind, first.rank, one_layer)
+                                                              for kind in rule.items)), call)
         if rule.outputs == "tuple" or (rule.outputs == "tensor_or_tuple" and len(args) + len(kwargs) > 1):
             return Value(call, "tuple", items=None)  # tensor_or_tuple: Gluon's RNN layers given begin states
         if rule.layout == "any":
@@ -946,11 +948,18 @@ class CallTranslator:
             call = self.call_text(code, self.join_args([value], kw), training + ", swapped=True")
             self.record_module_op(rule)
             if rule.outputs == "tuple" and rule.items is not None:  # a recurrent layer: (output swapped alike, h_n)
-                items = tuple(tensor("", 3).but(layout=value.layout) if kind == "input" else _rule_item(kind, 3)
-                              for kind in rule.items)
+                one_layer = self.one_layer_recurrent(code, rule)
+                items = tuple(tensor("", 3).but(layout=value.layout) if kind == "input" else
+                              _rule_item(kind, 3, one_layer) for kind in rule.items)
                 return result_of(Value(call, "tuple", items=items), call)
             return tensor(call, 3).but(layout=value.layout)
         return None
+
+    def one_layer_recurrent(self, code, rule):
+        """Whether layer `code` (`self.gru`) is a recurrent layer its constructor builds with one layer, one
+        direction (passes/recurrent_states.py)."""
+        return bool({"state", "states"} & set(rule.items or ())) and code.startswith("self.") and \
+            code[5:].isidentifier() and one_unidirectional_layer(self.source, self.info, code[5:], rule.names[0])
 
     def pool_in_stored_order(self, code, rule, value):
         """A per-axis layer (a pool) on a permuted tensor: the channel axis moved last where it is not (a reshape
@@ -1829,10 +1838,14 @@ def _is_property(method):
                for d in method.decorators)
 
 
-def _rule_item(kind, input_rank):
-    """The Value of one item of a tuple-output layer's result, as its rule's `items` says."""
+def _rule_item(kind, input_rank, one_layer=False):
+    """The Value of one item of a tuple-output layer's result, as its rule's `items` says; `one_layer`: a recurrent
+    layer of one layer, one direction, whose states' first dim is 1 (Value.unit_dims)."""
     if kind == "tuple":
         return Value("", "tuple", items=None)
+    if kind in ("state", "states"):
+        state = tensor("", input_rank).but(unit_dims=(0,) if one_layer and input_rank is not None else None)
+        return state if kind == "state" else Value("", "tuple", items=(state, state))
     return tensor("", input_rank if kind == "input" else None)
 
 

@@ -33,7 +33,7 @@ from porter.passes.optional_values import holds_none
 from porter.passes.order_wanted import PERMUTES, VIEWS
 from porter.passes.rank_inference import declared_params, infer_argument_ranks
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
-from porter.passes.statements import INDENT, BodyTranslator
+from porter.passes.statements import INDENT, BodyTranslator, handed_heads
 from porter.passes.unhanded_params import UNHANDED, unhanded_none_params
 
 
@@ -1727,6 +1727,7 @@ class FileTranslator:
                 self.ctx.method_signatures[key] = signature
                 translator = ClassBodyTranslator(self, info, "forward", env, output_layout)
                 translator.returns_pending_permute = returns_once_at_end(definition)
+                translator.handed_heads = handed_heads(arg_values)
                 body, _ = translator.block(definition.body, 2)
                 if not translator.returns_disagree or output_layout is not None or before is None:
                     break
@@ -1774,6 +1775,7 @@ class FileTranslator:
         register(signature)
         translator = ClassBodyTranslator(self, None, "function", env, None)
         translator.function_name = name
+        translator.handed_heads = handed_heads(arg_values)
         # (a module-level function's returns all give a value: the first one's pending permute is the template the
         # others are brought to, shape_return)
         translator.returns_pending_permute = returns_values_at_end(definition)

@@ -136,6 +136,36 @@ def attribute_constructions(init):
     return found
 
 
+def every_construction(source, info, attribute, canonical_name, test):
+    """Whether every assignment of `self.<attribute>` in `info`'s constructor calls `canonical_name` (`torch.nn.GRU`)
+    with arguments `test(call)` accepts; answered once per (class, attribute, name, test) for the file."""
+    init = info.find_method("__init__") if info is not None else None
+    if init is None:
+        return False
+    cache = source.__dict__.setdefault("_every_construction", {})
+    key = (info.name, attribute, canonical_name, test)
+    if key not in cache:
+        built = attribute_constructions(init).get(attribute, [])
+        cache[key] = bool(built) and all(
+            isinstance(node, cst.Call) and source.imports.resolve(node.func) == canonical_name and test(node)
+            for node in built)
+    return cache[key]
+
+
+def bound_arguments(call, params):
+    """{parameter: argument node} of a construction call whose positional parameters are `params`; None where an
+    argument is starred or past them."""
+    bound = {}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
+        if name is None:
+            return None
+        bound[name] = arg.value
+    return bound
+
+
 def _assignments(suite):
     """Every `cst.Assign` among the statements of `suite` and of the blocks nested in them, in source order."""
     if isinstance(suite, cst.SimpleStatementSuite):  # `if c: self.a = A()`

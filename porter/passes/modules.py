@@ -547,11 +547,19 @@ class ModuleResolver:
             return self._method_return(owner, node.func.attr.value, node, env)
         if isinstance(node.func, cst.Name) and node.func.value in self.source.functions:
             return self._function_return(self.source.functions[node.func.value], node, env, owner)
-        if dotted_name(node.func) in ("copy.deepcopy", "deepcopy") and node.args:
+        if node.args and self._copies_modules(node.func, env):
             return self.ref_of(node.args[0].value, env, owner)
         if node.args and self.hands_back_its_module(node.func):  # `weight_norm(nn.Conv1d(...))`: that layer
             return self.ref_of(node.args[0].value, env, owner)
         return UNKNOWN_MODULE
+
+    def _copies_modules(self, node, env):
+        """Whether `node` names `copy.deepcopy` / `copy.copy`, or a local alias of them (`c = copy.deepcopy`)."""
+        name = dotted_name(node)
+        if name is None:
+            return False
+        return self.source.imports.resolve(node) in ("copy.deepcopy", "copy.copy") or \
+            name in env.get(COPY_ALIASES, ())
 
     def hands_back_its_module(self, func):
         """Whether `func` is a function rule that returns the layer it is given (reparametrized in place)."""
@@ -651,6 +659,8 @@ class ModuleResolver:
         ref = self.ref_of(node, env, owner)
         if isinstance(ref, ModuleRef) and ref.kind in ("list", "sequential") and ref.elements:
             local[param] = list(ref.elements) if ref.kind == "list" else ref
+        elif isinstance(ref, ModuleRef) and ref.kind in ("class", "rule"):
+            local[param] = ref  # a layer handed to be copied (the Annotated Transformer's `clones(layer, N)`)
 
     def scan_body(self, body, env, owner):
         """Abstractly run `__init__`-style statements: record module-valued locals and lists of modules."""
@@ -805,6 +815,11 @@ class ModuleResolver:
                                          FORWARDED + name: _dict_literals(statement.value, self.source.code_of)}
                     if source in env.get("#unordered", ()):  # `OrderedDict(blocks)`, blocks appended in a loop
                         _mark_unordered(env, name, env.get("#lead", {}).get(source, 0))
+            return
+        if isinstance(statement, cst.Assign) and self._copies_modules(statement.value, env):
+            for target in statement.targets:  # `c = copy.deepcopy` (the Annotated Transformer): `c(attn)` copies
+                if isinstance(target.target, cst.Name):
+                    env.setdefault(COPY_ALIASES, set()).add(target.target.value)
             return
         if isinstance(statement, cst.Assign):
             value = self.ref_of(statement.value, env, owner)
@@ -1015,6 +1030,7 @@ class LocalFunction:
 # names a branch being scanned rebound to a value porter cannot see (a set, only while scanning an if's branch)
 REBOUND_UNKNOWN = "#rebound_unknown"
 BOUND_UNSEEN = "#bound_unseen"  # names the constructor bound to a call's result porter cannot see
+COPY_ALIASES = "#copy_aliases"  # local names bound to copy.deepcopy / copy.copy
 
 
 SET_BY_PATTERN = "#setattr:"  # + a name pattern: the modules `setattr(self, <a name of that pattern>, ...)` sets

@@ -10,7 +10,7 @@ source, whether an attribute is such a convolution.
 
 import libcst as cst
 
-from porter.passes.elementwise_classes import attribute_constructions
+from porter.passes.elementwise_classes import bound_arguments, every_construction
 
 CONV_PARAMS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias",
                "padding_mode")
@@ -21,31 +21,13 @@ def pointwise_conv_attribute(source, info, attribute, canonical_name):
     """Whether every assignment of `self.<attribute>` in `info`'s constructor builds `canonical_name`
     (`torch.nn.Conv1d`) as a 1x1 convolution: kernel size 1, stride 1, padding 0, one group, written as literals
     (defaults count)."""
-    init = info.find_method("__init__") if info is not None else None
-    if init is None:
-        return False
-    cache = source.__dict__.setdefault("_pointwise_convs", {})
-    key = (info.name, attribute, canonical_name)
-    if key not in cache:
-        built = attribute_constructions(init).get(attribute, [])
-        cache[key] = bool(built) and all(
-            isinstance(node, cst.Call) and source.imports.resolve(node.func) == canonical_name and _pointwise(node)
-            for node in built)
-    return cache[key]
+    return every_construction(source, info, attribute, canonical_name, _pointwise)
 
 
 def _pointwise(call):
     """Whether the literal arguments of a Conv construction make it 1x1, stride 1, unpadded and ungrouped."""
-    bound = {}
-    for position, arg in enumerate(call.args):
-        if arg.star:
-            return False
-        name = arg.keyword.value if arg.keyword is not None else (
-            CONV_PARAMS[position] if position < len(CONV_PARAMS) else None)
-        if name is None:
-            return False
-        bound[name] = arg.value
-    if "kernel_size" not in bound or _literal(bound["kernel_size"]) not in (1, (1,), [1]):
+    bound = bound_arguments(call, CONV_PARAMS)
+    if bound is None or "kernel_size" not in bound or _literal(bound["kernel_size"]) not in (1, (1,), [1]):
         return False
     for name, default in POINTWISE_DEFAULTS.items():
         if name in bound and _literal(bound[name]) not in (default, (default,), [default]):

@@ -94,6 +94,7 @@ class BodyTranslator(ExpressionTranslator):
         self.output_layout = output_layout  # "source" for the main class: the boundary converts back
         self.return_template = None
         self.returns_pending_permute = False  # a method whose one return is its last statement (method_signature)
+        self.handed_heads = None  # the one pending permute of attention heads the call's tensors were handed in
         self.returns_disagree = False  # one return gave a tuple, another a tensor (the class translator retries)
         self.dead_branches = 0  # inside a branch a static test never takes (its returns set no return template)
         self.nested_returns = None  # inside a function defined in the body: the values its returns give
@@ -681,6 +682,9 @@ class BodyTranslator(ExpressionTranslator):
         """Bring a returned value to the class's output convention (torch's layout at the model boundary)."""
         if value.kind == "size":
             value = self.materialize_size(value)
+        if self.handed_heads is not None and self.returns_pending_permute and self.return_template is None and \
+                not self.dead_branches:
+            value = _einsum_as_handed(value, self.handed_heads)
         if value.is_tensor and value.layout.startswith("permuted:"):
             if self.returns_pending_permute and self.return_template is None and not self.dead_branches and \
                     _heads_of_tokens(value):
@@ -1570,6 +1574,37 @@ def _heads_of_tokens(value):
     callers: attention heads split off a batch of tokens (rank 4 or more, the batch first); a mask, a bias or a
     matrix is returned as torch makes it (its callers add it to what they hold)."""
     return is_permuted(value) and (value.rank or 0) >= 4 and physical_order(value)[0] == 0
+
+
+def handed_heads(values):
+    """The layout of the attention heads a call hands pending (`q.view(b, t, h, d).transpose(1, 2)`), when every
+    permuted tensor among `values` is held so; else None."""
+    layouts = {v.layout for v in values if isinstance(v, Value) and is_permuted(v)}
+    if len(layouts) != 1:
+        return None
+    held = next(v for v in values if isinstance(v, Value) and is_permuted(v))
+    return held.layout if _heads_of_tokens(held) else None
+
+
+def _einsum_as_handed(value, layout):
+    """A returned einsum in torch's order (`torch.matmul(p_attn, value)` of the Annotated Transformer's
+    `attention`, handed its heads pending) written in the order the heads were handed instead: the callers take it
+    pending as they handed it, and their `x.transpose(1, 2)` merging the heads moves no data. The einsum is one op
+    either way. Items of a returned tuple likewise."""
+    if value.kind == "tuple" and value.items:
+        items = tuple(_einsum_as_handed(i, layout) for i in value.items)
+        if all(a is b for a, b in zip(items, value.items)):
+            return value
+        opener, closer = ("[", "]") if value.code.startswith("[") else ("(", ")")
+        single = "," if len(items) == 1 and opener == "(" else ""
+        return value.but(code=opener + ", ".join(i.code for i in items) + single + closer, items=items)
+    recipe = value.static if value.is_tensor else None
+    order = [int(d) for d in layout.split(":", 1)[1].split(",")]
+    if not (isinstance(recipe, EinsumRecipe) and value.layout == "source" and value.code == recipe.code() and
+            value.rank == len(order) == len(recipe.output)):
+        return value
+    stored = EinsumRecipe(recipe.inputs, recipe.operands, "".join(recipe.output[d] for d in order), recipe.env)
+    return value.but(code=stored.code(), layout=layout, static=stored)
 
 
 def _orders_wanted_in(statement, args):

@@ -79,8 +79,9 @@ class ModuleRule:
     # axes swapped (`layer(x, swapped=True)`, the result held so): `src.transpose(0, 1)` before it moves no data
     swaps_batch_axis: bool = False
     # what a tuple-output layer's items are, where known: "input" (a tensor of its first argument's rank: an RNN's
-    # output sequence, attention's output), "tensor" (of rank unknown here), "tuple" (an LSTM's (h, c)); None: no item
-    # known. `layer(x)[0]` then has a rank the ops after it can use
+    # output sequence, attention's output), "tensor" (of rank unknown here), "tuple" (a tuple of unknown items),
+    # "state" (a recurrent layer's h_n: the input's rank, (D * num_layers, N, H)), "states" (an LSTM's (h_n, c_n));
+    # None: no item known. `layer(x)[0]` then has a rank the ops after it can use
     items: tuple | None = None
     # the layer computes along torch's last axis only, every other position alike (Linear): it takes a permuted
     # tensor whose last axis is stored last as it lies (`out.permute(1, 0, 2)` of an RNN's swapped output), the
@@ -125,7 +126,7 @@ def module_rule(*names, runtime, layout, rank=None, training=False, outputs="ten
                 swaps_batch_axis=False, items=None, last_axis_only=False):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
-    assert items is None or outputs == "tuple" and set(items) <= {"input", "tensor", "tuple"}, items
+    assert items is None or outputs == "tuple" and set(items) <= {"input", "tensor", "tuple", "state", "states"}, items
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
                       spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis, items,
                       last_axis_only)

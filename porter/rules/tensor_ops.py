@@ -307,7 +307,21 @@ def _permuted(ctx, value, dims):
         return tensor(value.code, rank, "source")
     if rank > 2 and physical_new == channels_last:
         return tensor(value.code, rank, "channels_last")
+    if value.unit_dims and _moves_only_unit_dims(dims, value.unit_dims) and not is_permuted(value) and \
+            not value.channels_last:
+        # a permute moving only dims of size 1 (a one-layer GRU's `hidden.permute(1, 0, 2)`, (1, N, H)): settled
+        # now, a reshape where the runtime sees those sizes (left pending, an operand in torch's order it met would
+        # be transposed to it instead)
+        code = f"{_runtime(ctx, 'permute_axes')}({value.code}, {list(dims)})"
+        return tensor(code, rank, "source").but(dtype=value.dtype, unit_dims=tuple(
+            new for new, old in enumerate(dims) if old in value.unit_dims))
     return value.but(layout=permuted_layout(physical_new))
+
+
+def _moves_only_unit_dims(dims, unit_dims):
+    """Whether torch's `permute(dims)` keeps the dims not in `unit_dims` in their order."""
+    kept = [d for d in dims if d not in unit_dims]
+    return kept == sorted(kept)
 
 
 def translate_permute(ctx, call):
@@ -647,6 +661,11 @@ def _elementwise(template, arity=1, dtype=None):
 def translate_masked_fill(ctx, call):
     bound = _bind(ctx, call, "(input, mask, value)")
     (value, mask), layout, rank = ctx.unify([bound["input"], bound["mask"]])
+    if rank is None and mask.is_tensor and mask.rank is None and value.is_tensor and layout == "source":
+        # a mask of unknown rank (attention's `mask.unsqueeze(1)` under `if mask is not None`) fills the tensor it
+        # is a mask of: torch's in-place form requires it to broadcast to that tensor's shape, and models build
+        # it so, so the result keeps the tensor's rank (an einsum after a softmax over the scores reads it)
+        rank = value.rank
     fill = ctx.plain(bound["value"])
     return tensor(f"{_runtime(ctx, 'masked_fill')}({value.code}, {mask.code}, {fill.code})", rank, layout)
 

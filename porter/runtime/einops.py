@@ -279,6 +279,13 @@ def _einops_channels_last_side(side):
     return " ".join(groups if len(groups) < 3 else [groups[0], *groups[2:], groups[1]])
 
 
+def _einops_moves_axes(pattern):
+    """Whether `pattern` changes the order of the axes both its sides name (a transpose), not only groups, splits
+    or reduces them (a reshape, a reduction)."""
+    left, right = (re.findall(r"[A-Za-z_]\w*", side) for side in pattern.split("->"))
+    return [a for a in left if a in right] != [a for a in right if a in left]
+
+
 def _einops_layout_pattern(pattern, layout, layout_out):
     """`pattern` run on a tensor held in `layout` giving its result in `layout_out` ("source" = torch's order or
     "channels_last"): the sides read and written in the order the tensors are stored, so no conversion runs."""
@@ -300,6 +307,17 @@ class _EinopsLayer(TorchLayer):
     def runs_in(self, layout):
         return type(self).call in (Rearrange.call, Reduce.call, RearrangeChannelsLast.call, ReduceChannelsLast.call) and self.pattern.count("->") == 1 and \
             (layout == "source" or "..." not in self.pattern)
+
+    def free_layout(self, layout):
+        """The layout to write a tensor held in `layout` in when the next layers take either: one the pattern
+        reaches as a reshape (no axis moves), the one held first, else the one held."""
+        if "..." in self.pattern:
+            return layout
+        other = "channels_last" if layout == "source" else "source"
+        for written in (layout, other):
+            if not _einops_moves_axes(_einops_layout_pattern(self.pattern, layout, written)):
+                return written
+        return layout
 
     def _run(self, x, reduction, layout, layout_out):
         layout, layout_out = layout or self.porter_layout, layout_out or self.porter_layout

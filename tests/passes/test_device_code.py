@@ -48,6 +48,16 @@ def test_seq2seq_tutorial_with_module_level_device_matches_torch(seq2seq, batch,
     assert_same_outputs(seq2seq, [tokens], tolerance=1e-5, what=f"seq2seq tokens {tokens.shape}")
 
 
+def test_seq2seq_tutorial_traces_no_transpose(seq2seq):
+    """A sequence model: none (10 at batch 2 before: the decoder's `hidden.permute(1, 0, 2)` of its one-layer GRU's
+    state was left pending, the keys transposed to it and the weights back, every step; tests/passes/
+    test_recurrent_states.py)."""
+    from porter.verify.harness import count_transposes
+
+    tokens = np.random.default_rng(0).integers(0, 50, (2, 7)).astype(np.int64)
+    assert count_transposes(seq2seq.keras_model, [tokens]) == 0
+
+
 def test_seq2seq_tutorial_carries_device_as_none(seq2seq):
     text = seq2seq.keras_module.__loader__.get_source(seq2seq.keras_module.__name__)
     assert "\ndevice = None\n" in text

@@ -177,6 +177,13 @@ CASES = {  # file stem: (main class, input shape without the batch, Transposes i
     # torch's layout and later calls of its class converted to it), the input's one now (its 1-channel outputs go
     # back by reshapes)
     "u2net": ("U2NETP", "3,32,32", 1),
+    # the Annotated Transformer (an attention model: none): 4 before (the layers `clones` deep-copies and `c(attn)`
+    # were unknown, the mask's rank lost under `if mask is not None`, and `attention`'s context returned in torch's
+    # order then transposed back by its caller); raised before the fifteenth session
+    "annotated_transformer": ("Classifier", "10:int64:0:30", 0),
+    # MLP-Mixer: 5 before (each token mixer's Rearranges moved the tokens and back, as torch does), the input's one
+    # now (the first Rearrange writes channels-last, the Linears contract the tokens where they lie)
+    "mlp_mixer": ("MLPMixer", "3,20,20", 1),
 }
 
 

@@ -89,3 +89,10 @@ def test_each_clone_has_weights_of_its_own(pair):
     assert len(pair.keras_model.trainable_weights) == torch_count
     first, second = pair.keras_model.layers_[0], pair.keras_model.layers_[1]
     assert first.attn.linears[0].weight is not second.attn.linears[0].weight
+
+
+def test_clones_of_a_handed_layer_are_its_class(pair):
+    """`clones(Layer(c(SelfAttention(d)), d), N)` builds Layers: the loop calls each as the class it is (typed, laid
+    out by porter), not through `call_module`, which converts for a module porter cannot see."""
+    code = (pair.out_dir / "op_model_keras.py").read_text()
+    assert "call_module(" not in code, code

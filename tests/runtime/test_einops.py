@@ -55,3 +55,39 @@ def test_a_swap_that_is_the_layouts_own_moves_no_data(pattern):
     graph = tf.function(lambda t: layer(t, layout=layout, layout_out=layout_out)).get_concrete_function(
         tf.TensorSpec((2, 5, 3), tf.float32)).graph
     assert not [op for op in graph.get_operations() if op.type == "Transpose"]
+
+
+@pytest.mark.parametrize(("pattern", "held", "written"), [
+    ("b n d -> b d n", "source", "channels_last"),  # a swap the layout makes: none written channels-last
+    ("b d n -> b n d", "channels_last", "source"),
+    ("b (h w) c -> b c h w", "source", "channels_last"),
+    ("b n d -> b (n d)", "source", "source"),  # a reshape either way: the layout held
+    ("b c ... -> b ... c", "source", "source"),  # (an ellipsis: read in torch's order only)
+])
+def test_free_layout_is_the_one_the_pattern_reaches_without_moving_data(pattern, held, written):
+    assert runtime.Rearrange(pattern).free_layout(held) == written
+
+
+def test_a_sequential_of_token_mixing_linears_between_rearranges_moves_no_data():
+    """MLP-Mixer's token mixer `Sequential(LayerNorm, Rearrange('b n d -> b d n'), Linear(n, t), GELU, Linear(t, n),
+    Rearrange('b d n -> b n d'))`: the first Rearrange writes channels-last (its swap is the layout's), the Linears
+    contract the tokens where they lie, the second reads channels-last: the same numbers as torch, no Transpose."""
+    from einops.layers.torch import Rearrange as TorchRearrange
+
+    from porter.runtime.activation import GELU
+    from porter.runtime.linear import Linear
+    from porter.runtime.module import Sequential
+    from porter.runtime.norm import LayerNorm
+
+    torch.manual_seed(0)
+    source = torch.nn.Sequential(torch.nn.LayerNorm(6), TorchRearrange("b n d -> b d n"), torch.nn.Linear(5, 7),
+                                 torch.nn.GELU(), torch.nn.Linear(7, 5), TorchRearrange("b d n -> b n d"))
+    port = Sequential(LayerNorm(6), runtime.Rearrange("b n d -> b d n"), Linear(5, 7), GELU(), Linear(7, 5),
+                      runtime.Rearrange("b d n -> b n d"))
+    for index in (0, 2, 4):
+        for name, value in source[index].state_dict().items():
+            getattr(port.items[index], name).assign(value.numpy())
+    x = np.random.default_rng(1).standard_normal((3, 5, 6)).astype(np.float32)
+    assert_equivalent(source(torch.from_numpy(x)).detach().numpy(), np.asarray(port(x)))
+    graph = tf.function(port).get_concrete_function(tf.TensorSpec((3, 5, 6), tf.float32)).graph
+    assert not [op for op in graph.get_operations() if op.type == "Transpose"]

@@ -594,6 +594,14 @@ def runs_in(layer, layout):
     return callable(check) and layout in ("channels_last", "source") and check(layout)
 
 
+def _free_layout(layer, current):
+    """The layout a layer that writes any layout at no cost (an einops layer) writes where the layers after it take
+    either: the one its pattern reaches without moving data (MLP-Mixer's `Rearrange('b n d -> b d n')` before the
+    token-mixing Linears: channels-last, the tokens left where they lie), else the one held."""
+    choose = getattr(layer, "free_layout", None)
+    return choose(current) if callable(choose) else current
+
+
 def _wanted_after(layers, final):
     """The layout the first layer of `layers` that needs one of its own wants, else `final`; None when the next
     layer that cares writes its result in any layout at no cost (an einops layer: then the layout held is kept).
@@ -686,7 +694,7 @@ class Sequential(TorchLayer):
         for index, layer in enumerate(self.items):
             if runs_in(layer, current):
                 after = _wanted_after(self.items[index + 1 :], final)
-                after = current if after in (None, "any") else after
+                after = _free_layout(layer, current) if after is None else current if after == "any" else after
                 x = layer(x, layout=current, layout_out=after)
                 current = after
                 continue
