@@ -23,6 +23,7 @@ The rewritten nodes take the source positions of the nodes they replace, so line
 
 import libcst as cst
 
+from porter.frontend.arguments import parameter_of
 from porter.frontend.gluon_namespace import DEFAULT_NAMES, without_namespace_arguments
 from porter.frontend.gluon_runtime_calls import without_runtime_calls
 from porter.frontend.imports import dotted_name
@@ -357,9 +358,7 @@ def _bound_literals(function, call, bindings):
     names = [p.name.value for p in function.params.params]
     values = {}
     for position, arg in enumerate(call.args):
-        if arg.star:
-            continue
-        name = arg.keyword.value if arg.keyword is not None else (names[position] if position < len(names) else None)
+        name = parameter_of(arg, position, names)
         value = _evaluated(arg.value, bindings)
         if name is not None and value is not None:
             values[name] = value

@@ -12,6 +12,7 @@ import ast
 
 import libcst as cst
 
+from porter.frontend.arguments import parameter_of
 from porter.frontend.walk import descendants
 
 LITERALS = "#literals"  # env key: {parameter: literal text or None} of the function being scanned
@@ -48,8 +49,7 @@ def argument_literals(call, names, code_of, literals):
         if arg.star:
             known = False
             continue
-        name = arg.keyword.value if arg.keyword is not None else (names[position] if position < len(names)
-                                                                  else None)
+        name = parameter_of(arg, position, names)
         if name is not None:
             handed[name] = _literal_of(arg.value, code_of, literals)
     return handed, known

@@ -152,20 +152,6 @@ def every_construction(source, info, attribute, canonical_name, test):
     return cache[key]
 
 
-def bound_arguments(call, params):
-    """{parameter: argument node} of a construction call whose positional parameters are `params`; None where an
-    argument is starred or past them."""
-    bound = {}
-    for position, arg in enumerate(call.args):
-        if arg.star:
-            return None
-        name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
-        if name is None:
-            return None
-        bound[name] = arg.value
-    return bound
-
-
 def _assignments(suite):
     """Every `cst.Assign` among the statements of `suite` and of the blocks nested in them, in source order."""
     if isinstance(suite, cst.SimpleStatementSuite):  # `if c: self.a = A()`

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from porter.frontend.arguments import parameter_of
 from porter.frontend.walk import descendants
 
 
@@ -81,10 +82,7 @@ def _argument(call, names, param):
     for position, arg in enumerate(call.args):
         if arg.star:
             return None
-        if arg.keyword is not None:
-            if arg.keyword.value == param:
-                return arg.value
-        elif position < len(names) and names[position] == param:
+        if parameter_of(arg, position, names) == param:
             return arg.value
     return None
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from porter.frontend.arguments import parameter_of
 from porter.frontend.gluon import is_gluon
 from porter.frontend.imports import dotted_name
 from porter.frontend.module_tables import module_level_table
@@ -53,8 +54,7 @@ class ModuleResolver:
         hints = self.param_hints.setdefault(class_name, {})
         sites = self.param_hints.setdefault("#sites", {})  # (class, param) -> {argument node: ModuleRef}
         for position, arg in enumerate(node.args):
-            name = arg.keyword.value if arg.keyword is not None else (
-                params[position] if position < len(params) and not arg.star else None)
+            name = parameter_of(arg, position, params)
             if name is None or (name in hints and (class_name, name) not in sites):
                 continue
             ref = self.ref_of(arg.value, env, owner)
@@ -446,8 +446,7 @@ class ModuleResolver:
         names = [p.name.value for p in init.params.params][1:] if init is not None else []
         bound = {}
         for position, arg in enumerate(call.args):
-            name = arg.keyword.value if arg.keyword is not None else (
-                names[position] if position < len(names) and not arg.star else None)
+            name = parameter_of(arg, position, names)
             if name is None:
                 continue
             ref = self.ref_of(arg.value, env, owner)
@@ -1122,8 +1121,7 @@ def _helper_scanned(resolver, function, call, env, owner, in_loop):
     names = [p.name.value for p in function.params.params]
     local, handed = {}, {}
     for position, arg in enumerate(call.args):
-        parameter = arg.keyword.value if arg.keyword is not None else (
-            names[position] if position < len(names) and not arg.star else None)
+        parameter = parameter_of(arg, position, names)
         holder = dotted_name(arg.value)
         if parameter is not None and holder in env and isinstance(env[holder], ModuleRef):
             local[parameter], handed[parameter] = env[holder], holder

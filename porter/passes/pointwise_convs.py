@@ -10,7 +10,8 @@ source, whether an attribute is such a convolution.
 
 import libcst as cst
 
-from porter.passes.elementwise_classes import bound_arguments, every_construction
+from porter.frontend.arguments import bound_arguments
+from porter.passes.elementwise_classes import every_construction
 
 CONV_PARAMS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias",
                "padding_mode")

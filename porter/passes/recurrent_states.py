@@ -9,7 +9,8 @@ literals 1 and False.
 
 import libcst as cst
 
-from porter.passes.elementwise_classes import bound_arguments, every_construction
+from porter.frontend.arguments import bound_arguments
+from porter.passes.elementwise_classes import every_construction
 
 # torch.nn.RNN / LSTM / GRU's positional parameters
 RECURRENT_PARAMS = ("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional")

@@ -15,6 +15,8 @@ file of a package imports; one a construction hands `*args`/`**kwargs`) decides 
 
 import libcst as cst
 
+from porter.frontend.arguments import parameter_of
+
 # param_hints key: class -> (the parameters some construction hands ("*": a splat), ids of the calls read)
 HANDED = "#handed"
 UNHANDED = "#unhanded"  # constructor-scan env key: the parameters known to hold their default None
@@ -24,12 +26,9 @@ def note_handed(param_hints, class_name, params, node):
     """Record which of `params` (the constructor's, `self` left out) the construction `node` hands."""
     handed = set()
     for position, arg in enumerate(node.args):
-        if arg.star:
-            handed.add("*")
-        elif arg.keyword is not None:
-            handed.add(arg.keyword.value)
-        elif position < len(params):
-            handed.add(params[position])
+        name = "*" if arg.star else parameter_of(arg, position, params)
+        if name is not None:
+            handed.add(name)
     table = param_hints.setdefault(HANDED, {})
     before, calls = table.get(class_name, (frozenset(), frozenset()))
     table[class_name] = (before | handed, calls | {id(node)})

@@ -1,0 +1,24 @@
+"""Which parameter each argument of a call binds, as Python binds it: a keyword names its own, a positional
+argument takes the parameter at its position; a starred argument binds none porter can name."""
+
+
+def parameter_of(arg, position, names):
+    """The parameter `arg` (a libcst Arg, at `position` among the call's arguments) binds: its keyword, else
+    `names[position]` (the callee's parameters in order); None for a starred argument or one past `names`."""
+    if arg.star:
+        return None
+    if arg.keyword is not None:
+        return arg.keyword.value
+    return names[position] if position < len(names) else None
+
+
+def bound_arguments(call, names):
+    """{parameter: argument node} of `call` for a callee whose parameters are `names` (in order); None where an
+    argument is starred or binds no parameter of `names` by position."""
+    bound = {}
+    for position, arg in enumerate(call.args):
+        name = parameter_of(arg, position, names)
+        if name is None:
+            return None
+        bound[name] = arg.value
+    return bound
