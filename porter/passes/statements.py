@@ -1075,7 +1075,7 @@ class BodyTranslator(ExpressionTranslator):
         before = dict(self.env)
         entering_none = [name for name in names_bound_in(statement.body) if isinstance(before.get(name), Value) and
                          holds_none(before[name])]
-        mark = self.translation_mark() if entering_none else None  # (taken only where it may be needed)
+        mark = self.translation_mark()
         self.bind_loop_target(statement.target, iterable)
         self.forget_variation(statement.body)
         body_lines, _ = self.block(statement.body, depth + 1)
@@ -1083,16 +1083,20 @@ class BodyTranslator(ExpressionTranslator):
         if entering:
             # an image entering in torch's layout that the body leaves channels-last (`x = self.center(head)`, then
             # `x = block(x, skip)` per stage): converted once before the loop, the body translated again for it,
-            # rather than converted back and forth in every iteration
+            # rather than converted back and forth in every iteration; what the first pass translated for torch's
+            # layout is forgotten (a block class first called in the body, with the image in a tuple: QuartzNet's
+            # `l((out, lens))`, takes it as the body now holds it)
+            self.forget_translations(mark)
             self.env.clear()
             self.env.update(before)
             for name, converted in entering.items():
                 self.env[name] = converted.with_code(name)
             before = dict(self.env)
+            mark = self.translation_mark()
             self.bind_loop_target(statement.target, iterable)
             self.forget_variation(statement.body)
             body_lines, _ = self.block(statement.body, depth + 1)
-        optional = self.images_after_none(entering_none, before) if mark is not None else {}
+        optional = self.images_after_none(entering_none, before) if entering_none and mark is not None else {}
         if optional:
             # a name entering as None that the body leaves an image (x2 of a dual-path container, None before its
             # first dual-path child): the body again, the name entering as that image, and what the first pass

@@ -26,11 +26,14 @@ def reshape_target(dims, codes, meanings, reverse=False, what="reshape"):
     dims, codes = list(dims), list(written)
     if reverse:
         dims, codes = dims[::-1], codes[::-1]
-    out, source, i = [], 0, 0
+    out, source, i, split = [], 0, 0, False
     try:
         while i < len(codes):
             code = codes[i]
             meaning = meanings.get(code, "size" if code >= 0 else None)
+            if meaning == "infer" and split and meanings is GLUON_RESHAPE_CODES:
+                # (mxnet 1.9's NDArray.reshape raises; its F.reshape returns an array of another size)
+                raise ValueError("mxnet's legacy reshape cannot infer a -1 after a -4 split")
             if meaning in ("size", "infer"):
                 out.append(code)
                 source += 1
@@ -49,7 +52,7 @@ def reshape_target(dims, codes, meanings, reverse=False, what="reshape"):
                 source += 2
             elif meaning == "split":
                 out.extend(_split_sizes(dims[source], codes[i + 1], codes[i + 2]))
-                source, i = source + 1, i + 2
+                source, i, split = source + 1, i + 2, True
             else:
                 raise ValueError(f"unknown special code {code}")
             i += 1
