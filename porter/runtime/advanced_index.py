@@ -38,6 +38,8 @@ def advanced_index(x, index):
         item = tf.cast(item, tf.int64)
         size = tf.cast(shape[axis], tf.int64)
         indices.append(tf.where(item < 0, item + size, item))  # torch counts negative indices from the end
+    if len(advanced) == 1:  # (LeViT's `attention_biases[:, idxs]`): one gather along that axis, no transpose
+        return tf.gather(x, indices[0], axis=advanced[0])
     broadcast = indices[0].shape
     for item in indices[1:]:
         broadcast = tf.broadcast_static_shape(broadcast, item.shape)
