@@ -95,7 +95,8 @@ def test_modules_import_what_their_siblings_ports_hold(converted):
     copies = sum(len(entry["copied"]) for entry in entries.values())
     assert copies <= 56  # 156 when every definition translated otherwise in its own port was copied; 51 since
     # a definition naming a copy is a copy too (FasterRCNN builds the AnchorGenerator keypoint_rcnn keeps a copy of);
-    # 56 since swin_transformer.py's own port computes `attn @ v` as an einsum (the attention mask's rank known):
+    # 56 since swin_transformer.py's own port computes `attn @ v` as an einsum (its shift mask's `masked_fill`s keep
+    # the mask's rank):
     # video/swin_transformer.py, whose calls hand `shifted_window_attention` a bias of unknown rank, keeps its own
     # translation of it and of the two classes calling it
     for module, sibling, _ in imports:
