@@ -36,6 +36,7 @@ from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
 from porter.passes.kernel_buffers import kernel_buffers
 from porter.rules.constants import TORCH_CONSTANTS
 from porter.rules.context import RuleContext
+from porter.rules.tensor_ops import einsum_matmul, held_for_einsum
 
 BINARY_OPERATORS = {
     cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
@@ -537,10 +538,7 @@ class ExpressionTranslator(CallTranslator):
             return python(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", static=static).but(
                 spatial_size=spatial, dtype=floating)
         if operator == "@":
-            if left.is_tensor and right.is_tensor and left.rank is not None and left.rank == right.rank and \
-                    left.rank >= 2 and (is_permuted(left) or is_permuted(right)):
-                from porter.rules.tensor_ops import einsum_matmul
-
+            if held_for_einsum(left, right):  # (the same decision as torch.matmul's rule)
                 return einsum_matmul(self.rule_context, left, right)
             left, right = to_layout(self.ctx, left, "source"), to_layout(self.ctx, right, "source")
             if left.rank is not None and right.rank is not None and min(left.rank, right.rank) >= 2:

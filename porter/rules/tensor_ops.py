@@ -103,6 +103,9 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     if not channels and value.channels_last and len(raw_sizes) > value.rank and not raw_sizes[1].spatial_size and \
             all(v.spatial_size for v in raw_sizes[2:]):
         channels = [1]  # `y.view(b, c, *x.size()[2:])` of a (N, C, H*W) held channels-last: the spatial dim split
+    if not channels and value.channels_last and len(raw_sizes) == value.rank and raw_sizes[1].static == -1 and \
+            all(v.spatial_size for v in raw_sizes[2:]):
+        channels = [1]  # EfficientViT-MSRA's `feat.view(B, -1, H, W)` of an image of those sizes: its channels
     if value.channels_last and len(raw_sizes) < value.rank and not channels and raw_sizes[-1].static != -1 and \
             not raw_sizes[-1].spatial_size and not (len(raw_sizes) == 3 and raw_sizes[1].static == -1):
         return None  # nothing says the channels stay whole and the spatial dims merge ((N, C, H*W) is written with
@@ -758,10 +761,16 @@ def einsum_matmul(ctx, left, right):
     return tensor(recipe.code(), rank).but(static=recipe)
 
 
+def held_for_einsum(left, right):
+    """Whether `left @ right` is written as one einsum over the operands as they are stored: both of one known rank
+    (2 or more), one of them permuted or channels-last (a pending transpose or a layout then moves no data)."""
+    return left.is_tensor and right.is_tensor and left.rank is not None and left.rank == right.rank and \
+        left.rank >= 2 and (is_permuted(left) or is_permuted(right) or left.channels_last or right.channels_last)
+
+
 def translate_matmul(ctx, call):
     raw = call.all_args()
-    if len(raw) == 2 and raw[0].rank is not None and raw[0].rank == raw[1].rank and raw[0].rank >= 2 and (
-            is_permuted(raw[0]) or is_permuted(raw[1]) or raw[0].channels_last or raw[1].channels_last):
+    if len(raw) == 2 and held_for_einsum(raw[0], raw[1]):
         return einsum_matmul(ctx, raw[0], raw[1])
     args = [ctx.plain(v) for v in call.all_args()]
     ranks = [v.rank for v in args]
