@@ -837,7 +837,11 @@ class ExpressionTranslator(CallTranslator):
             v.static is Ellipsis for v in index_values) else None
         if source.rank is not None and any(v.static is Ellipsis for v in index_values):
             rank = source.rank - dropped + added
-        non_static_ints = [v for v in index_values if v.static is None and v.code not in ("None",)]
+        counts = sum(1 for v in index_values if _counted_int(v))  # (`attn_bias[head_idx]` in an enumerate loop)
+        if rank is not None and counts:
+            rank -= counts
+        non_static_ints = [v for v in index_values if v.static is None and v.code not in ("None",) and
+                           not _counted_int(v)]
         if non_static_ints:
             rank = None
         return tensor(f"{self.wrap(source.code)}[{self.slice_code(node)}]", rank).but(dtype=base.dtype)  # kept
@@ -1007,7 +1011,8 @@ class ExpressionTranslator(CallTranslator):
                     item = value.static[1]  # q, k, v = map(lambda t: ..., qkv): each as the lambda makes it
                 elif value.kind == "tuple" and isinstance(value.static, tuple) and value.static[:1] == (
                         "enumerated",):
-                    item = python("") if position == 0 else value.static[1]  # (a count, then the item)
+                    item = python("").but(dtype="int") if position == 0 else value.static[1]  # (a count, then
+                    # the item)
                 elif value.is_tensor and value.rank is None and value.layout == "channels_last":
                     # what `call_module(..., held="channels_last")` returns: a tuple comes back with its images
                     # channels-last, as the caller holds them (runtime/module.py `call_module`)
@@ -1020,7 +1025,8 @@ class ExpressionTranslator(CallTranslator):
                         if zipped.kind != "plain" else zipped.static[0] if zipped.static else python("")
                 elif value.kind == "module" and value.module is not None and value.module.kind in ("dict",
                                                                                                   "enumerated"):
-                    item = python("") if position == 0 else Value("", "module", module=value.module.element())
+                    count = python("").but(dtype="int") if value.module.kind == "enumerated" else python("")
+                    item = count if position == 0 else Value("", "module", module=value.module.element())
                 elif value.kind == "module" and value.module is not None and value.module.kind in (
                         "list", "sequential") and value.module.ordered and len(value.module.elements) == len(elements):
                     item = Value("", "module", module=value.module.elements[position])  # for a, b in [[A, B], ...]
@@ -1176,3 +1182,9 @@ def _index_with_new_axes(order, parts, new_axes):
         stored += following
     codes = [(code, drops) for code, drops in physical]
     return codes, stored
+
+
+def _counted_int(value):
+    """Whether `value` is a Python int porter cannot read but knows is one (the count `enumerate` hands a loop): as an
+    index it drops its dim, as a static int does."""
+    return value.kind == "python" and value.static is None and value.dtype == "int"

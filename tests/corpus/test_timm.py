@@ -191,7 +191,7 @@ CASES = {
     # taken for an empty one; `v.device.type != 'meta'` read None.type (each raised before)
     "efficientvit_msra": ("EfficientVitMsra", lambda m: m.EfficientVitMsra(
         img_size=64, embed_dim=(16, 32, 48), key_dim=(4, 4, 4), depth=(1, 1, 1), num_heads=(2, 2, 2),
-        window_size=(2, 2, 2), num_classes=10), (2, 3, 64, 64), 19),
+        window_size=(2, 2, 2), num_classes=10), (2, 3, 64, 64), 3),
     "efficientvit_mit": ("EfficientVit", lambda m: m.EfficientVit(
         widths=(8, 16, 16, 32, 32), depths=(1, 1, 1, 1, 1), head_dim=8, head_widths=(48, 64), num_classes=10),
         (2, 3, 64, 64), 9),
