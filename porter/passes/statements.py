@@ -684,7 +684,8 @@ class BodyTranslator(ExpressionTranslator):
             value = self.materialize_size(value)
         if self.handed_heads is not None and self.returns_pending_permute and self.return_template is None and \
                 not self.dead_branches:
-            value = _einsum_as_handed(value, self.handed_heads)
+            value = self.tuple_in_layouts(value, [_einsum_as_handed(i, self.handed_heads) for i in value.items]) \
+                if value.kind == "tuple" and value.items else _einsum_as_handed(value, self.handed_heads)
         if value.is_tensor and value.layout.startswith("permuted:"):
             if self.returns_pending_permute and self.return_template is None and not self.dead_branches and \
                     _heads_of_tokens(value):
@@ -1594,14 +1595,7 @@ def _einsum_as_handed(value, layout):
     """A returned einsum in torch's order (`torch.matmul(p_attn, value)` of the Annotated Transformer's
     `attention`, handed its heads pending) written in the order the heads were handed instead: the callers take it
     pending as they handed it, and their `x.transpose(1, 2)` merging the heads moves no data. The einsum is one op
-    either way. Items of a returned tuple likewise."""
-    if value.kind == "tuple" and value.items:
-        items = tuple(_einsum_as_handed(i, layout) for i in value.items)
-        if all(a is b for a, b in zip(items, value.items)):
-            return value
-        opener, closer = ("[", "]") if value.code.startswith("[") else ("(", ")")
-        single = "," if len(items) == 1 and opener == "(" else ""
-        return value.but(code=opener + ", ".join(i.code for i in items) + single + closer, items=items)
+    either way (shape_return applies it to the items of a returned tuple)."""
     recipe = value.static if value.is_tensor else None
     order = [int(d) for d in layout.split(":", 1)[1].split(",")]
     if not (isinstance(recipe, EinsumRecipe) and value.layout == "source" and value.code == recipe.code() and

@@ -805,20 +805,6 @@ def translate_new_tensor(kind):
 _DOTTED_NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
-def _display_length(code):
-    """How many items the tuple or list display `code` (`(N, N)`) lists; None for any other expression or one
-    with a starred item."""
-    if code[:1] not in "([":
-        return None
-    try:
-        node = ast.parse(code, mode="eval").body
-    except SyntaxError:
-        return None
-    if not isinstance(node, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in node.elts):
-        return None
-    return len(node.elts)
-
-
 def _creation(runtime, rank_from_args=True):
     def translate(ctx, call):
         args = [ctx.plain(v) for v in call.all_args()]
@@ -830,8 +816,8 @@ def _creation(runtime, rank_from_args=True):
                 rank = len(args[0].static)
             elif len(args) == 1 and args[0].kind == "size" and args[0].rank is not None:
                 rank = args[0].rank
-            elif len(args) == 1 and _display_length(args[0].code) is not None:
-                rank = _display_length(args[0].code)  # `torch.empty((N, N))`: sizes porter cannot read, listed
+            elif len(args) == 1 and _written_sizes(args[0]) is not None:
+                rank = len(_written_sizes(args[0]))  # `torch.empty((N, N))`: sizes porter cannot read, listed
             elif len(args) == 1 and not isinstance(args[0].static, int) and (
                     args[0].kind == "size" or not _DOTTED_NAME.fullmatch(args[0].code)):
                 rank = None  # `torch.zeros(x.shape[-2:])`, `torch.ones(n * 2)`: maybe a size of unknown length
