@@ -193,6 +193,11 @@ def convert(options, read_only=False):
         example_values[main_class] = ([tensor(f"input{i}", len(e.shape) + 1) for i, e in enumerate(example_inputs)],
                                       {})
     translator = FileTranslator(ctx, example_values).translate(main_class)
+    while ctx.lambda_conflicts - ctx.lambda_banned:  # handed lambdas called in layouts no one translation fits
+        banned = ctx.lambda_banned | ctx.lambda_conflicts  # (passes/lambda_signatures.py): again, called as written
+        ctx = FileContext(source, main_class=main_class, init_args=options.init_args or {})
+        ctx.lambda_banned = frozenset(banned)
+        translator = FileTranslator(ctx, example_values).translate(main_class)
     if options.channels_last_io:
         if not any(ctx.irs[main_class].io_inputs):
             raise UsageError(f"--channels-last-io: {main_class} takes no channels-first image it works on "

@@ -150,3 +150,17 @@ def names_bound_in(node, loop_targets=False):
             elif isinstance(target, (cst.Tuple, cst.List)):
                 targets.extend(element.value for element in target.elements)
     return names
+
+
+def bound_before_read(body, name):
+    """Whether a block's first statement mentioning `name` is a plain assignment binding it without reading it
+    (`h, c = hidden[i]` at the top of a loop body: nothing an earlier turn left in `h` is read)."""
+    for statement in body.body:
+        if name not in names_in(statement):
+            continue
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 or \
+                not isinstance(statement.body[0], cst.Assign):
+            return False
+        assign = statement.body[0]
+        return name not in names_in(assign.value) and name in assigned_names(statement)
+    return False

@@ -25,6 +25,8 @@ class GrowingList(list):
         super().__init__()
         self.template = None  # the Value every item shares (channels-last images), once decided
         self.plain = False  # decided: items in torch's layout (not a list of channels-last images)
+        self.plain_items = None  # a plain list's shared item: a tuple of tensors in torch's layout (`states.append(
+        # cell.init_hidden(...))` of (h, c) pairs), while every item put in is alike
 
     @property
     def decided(self):
@@ -78,7 +80,25 @@ def decide(cells, item):
             cells.template = item.with_code("").but(channels=None, static=None)
         else:
             cells.plain = True
+            cells.plain_items = _tensor_pair(item) if isinstance(cells, GrowingList) else None
+    elif getattr(cells, "plain_items", None) is not None and _held_as(_tensor_pair(item)) != _held_as(
+            cells.plain_items):
+        cells.plain_items = None  # (items of other kinds: read as plain values)
     return cells.template
+
+
+def _tensor_pair(item):
+    """The template of `item` when it is a tuple of known items, each a tensor of known rank in torch's layout (a
+    recurrent cell's `(h, c)`), else None."""
+    if item.kind != "tuple" or not item.items or not all(
+            i.is_tensor and i.layout == "source" and i.rank is not None for i in item.items):
+        return None
+    return Value("", "tuple", items=tuple(i.with_code("").but(channels=None, static=None) for i in item.items))
+
+
+def _held_as(template):
+    """What a tuple template holds, item by item (rank, layout); None for none."""
+    return None if template is None else tuple((i.rank, i.layout) for i in template.items)
 
 
 def resolved(value):
@@ -119,6 +139,8 @@ def read(value):
     if not cells.decided:
         cells.plain = True
     if cells.template is None:
+        if cells.plain_items is not None:  # (a list of tuples of tensors in torch's layout: `h, c = states[i]`)
+            return Value(value.code, "tuple", items=None, static=("each", cells.plain_items))
         return value
     return Value(value.code, "tuple", items=None, static=("each", cells.template))
 

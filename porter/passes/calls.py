@@ -26,6 +26,7 @@ from porter.passes.method_aliases import aliased_methods
 from porter.passes.modules import ModuleResolver, attribute_by_pattern, tensor_by_pattern
 from porter.passes.held_recursion import held_channels_last, recursive_calls
 from porter.passes.kernel_buffers import kernel_buffers
+from porter.passes.lambda_signatures import call_with_signature, decided_signature, only_called
 from porter.passes.optional_values import holds_none
 from porter.passes.pointwise_convs import pointwise_conv_attribute
 from porter.passes.recurrent_states import one_unidirectional_layer
@@ -140,6 +141,9 @@ class CallTranslator:
                 return python(code)
             if isinstance(target.static, (LayoutFreeFunction, HandedLambdas)):  # lambdas every construction hands in
                 applied = self.layout_free_call(target, node)
+                if applied is None and isinstance(target.static, HandedLambdas) and self.info is not None and \
+                        only_called(self.info, func.attr.value):
+                    applied = self.signature_call(target, node)
                 if applied is not None:
                     return applied
             if self.mode == "forward":  # an attribute porter could not type (a module passed in): torch layout
@@ -597,6 +601,15 @@ class CallTranslator:
             if isinstance(value.static, LayoutFreeFunction):
                 return value.static.lambdas[0], value.code
         return None, None
+
+    def signature_call(self, target, node):
+        """`self.f(args)` of lambdas every construction writes in a constructor, called with the layouts their
+        signature takes (fixed by the first such call: lambda_signatures.py); None when they have none."""
+        args, kwargs = self.arg_values(node)
+        if kwargs or any(a.kind == "starred" for a in args):
+            return None
+        signature = decided_signature(self, target.static.lambdas, args)
+        return call_with_signature(self, target.code, args, signature) if signature is not None else None
 
     def layout_free_call(self, target, node):
         """`self.f(args)` where every construction hands the instance a lambda, layout-free or (HandedLambdas) each
@@ -1134,7 +1147,10 @@ class CallTranslator:
             return self.list_in_layout(value, Value("", "tuple", items=(held,))) if held is not None else \
                 self.as_plain(value)
         if wanted is None or not value.is_tensor:
-            return self.as_plain(value) if wanted is None else value
+            # (a list handed where the call was translated for a plain value, `cur_state=[h, c]` first handed values
+            # porter could not type: the call reads its items in torch's layout)
+            return self.as_plain(value) if wanted is None or value.kind == "tuple" and wanted.kind == "python" and \
+                wanted.static is None and not holds_none(wanted) else value
         if not wanted.is_tensor:
             return self.as_plain(value)  # translated for a plain value (a None default): torch's order
         return to_layout(self.ctx, value, "channels_last" if wanted.channels_last else "source", wanted.rank)

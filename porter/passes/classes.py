@@ -24,6 +24,7 @@ from porter.ir.values import (HANDED_CHANNELS, NONE_DEFAULT, EinsumRecipe, Modul
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
+from porter.passes.lambda_signatures import classes_writing
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.held_recursion import held_alike_call
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
@@ -290,6 +291,8 @@ class FileTranslator:
             if name not in self.ctx.function_signatures:
                 self.function_signature(name, [], {})
         self.finish_specialisations()
+        for info in classes_writing(self.source, self.ctx.lambda_signatures):  # (their lambdas, translated for
+            self.translate_init(info)  # the layouts the calls hand them: lambda_signatures.py)
         self.translate_plain_methods()
         self.translate_config_methods()
         return self
@@ -1242,7 +1245,9 @@ class FileTranslator:
                 self.plain_returns.add(info.name)
                 self.undo_translation(ir, before)
                 return None
-            _raising_output(translator, terminated)
+            if output_layout is None:  # (a call translated for a layout out keeps no return template: its returns
+                # are brought to that layout, so a body whose every path returns is no stub's)
+                _raising_output(translator, terminated)
             _declared_sequence_output(translator, forward)
             if io_inputs:  # the main class takes its images once, channels-last from here on
                 at = _body_docstring_lines(body)  # (a docstring may be one element of `body`)
@@ -1384,7 +1389,8 @@ class FileTranslator:
             if translator.returns_disagree and not plain:
                 self.plain_returns.add((info.name, static))
                 return None
-            _raising_output(translator, terminated)
+            if not plain:  # (returns in torch's layout keep no return template, as in the generic call)
+                _raising_output(translator, terminated)
             _declared_sequence_output(translator, forward)
             signature.output = translator.return_template
             template = translator.return_template

@@ -71,6 +71,9 @@ class FileContext:
     channels_last_io: bool = False  # porter convert --channels-last-io: the main class's images are NHWC
     line: int | None = None  # the source line being translated (op nodes record it)
     module_values: dict = field(default_factory=dict)  # module-level name -> Value (`MEAN = torch.tensor(...)`)
+    lambda_signatures: dict = field(default_factory=dict)  # id(lambda) -> LambdaSignature (lambda_signatures.py)
+    lambda_conflicts: set = field(default_factory=set)  # ids of lambdas whose calls disagree with their signature
+    lambda_banned: frozenset = frozenset()  # ids of lambdas called as plain callables (a translation again)
 
     def __post_init__(self):
         self.module_rules, self.function_rules = load_all_rules()

@@ -34,6 +34,7 @@ from porter.ir.values import (
 from porter.ir.varying import joined
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
 from porter.passes.kernel_buffers import kernel_buffers
+from porter.passes.lambda_signatures import written_lambda
 from porter.rules.constants import TORCH_CONSTANTS
 from porter.rules.context import RuleContext
 from porter.rules.tensor_ops import einsum_matmul, held_for_einsum
@@ -452,6 +453,9 @@ class ExpressionTranslator(CallTranslator):
         if isinstance(params.star_arg, (cst.Param, cst.ParamStar)) or params.kwonly_params or params.posonly_params \
                 or isinstance(params.star_kwarg, cst.Param) or any(p.default is not None for p in params.params):
             return python(self.code(node))
+        signature = self.ctx.lambda_signatures.get(id(node)) if self.mode == "init" else None
+        if signature is not None:  # a lambda the class it is handed to calls on images (lambda_signatures.py)
+            return python(written_lambda(self, node, signature))
         names = [p.name.value for p in params.params]
         env_backup = dict(self.env)
         self.env.update({name: python(name) for name in names})
@@ -507,6 +511,8 @@ class ExpressionTranslator(CallTranslator):
             static = -operand.static
         elif operator == "not " and isinstance(operand.static, (bool, int)):
             static = not operand.static  # `if not self.use_conv:` in a call specialised for use_conv=True
+            if operand.code in ("False", "True"):  # `not x.is_cuda`: a fact of the port, written as one
+                return python(repr(static), static=static)
         return python(f"{operator}{self.wrap(operand.code)}", static=static).but(
             dtype=operand.dtype if operator == "-" else None)
 
@@ -631,8 +637,15 @@ class ExpressionTranslator(CallTranslator):
         return value
 
     def _expr_BooleanOperation(self, node):
-        left, right = self.expr(node.left), self.expr(node.right)
         operator = "and" if isinstance(node.operator, cst.And) else "or"
+        left = self.expr(node.left)
+        if left.kind == "python" and left.code in ("False", "True") and left.static is (left.code == "True"):
+            # a fact of the port (`input.is_cuda and self.ngpu > 1`: no TensorFlow tensor is on CUDA): short-circuit
+            # as Python does, so the right side (and a branch only it would open) is never translated
+            if (operator == "and") != left.static:
+                return left
+            return self.expr(node.right)
+        right = self.expr(node.right)
         if left.is_tensor or right.is_tensor:
             (left, right), layout, rank = unify(self.ctx, [left, right])
             function = "tf.logical_and" if operator == "and" else "tf.logical_or"

@@ -13,7 +13,7 @@ import libcst as cst
 from porter.frontend.annotations import annotation_text
 from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name
-from porter.frontend.names import empty_table_depth, keyed_depth, names_bound_in, names_in
+from porter.frontend.names import bound_before_read, empty_table_depth, keyed_depth, names_bound_in, names_in
 from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
 from porter.frontend.walk import descendants, has_escape
@@ -820,8 +820,13 @@ class BodyTranslator(ExpressionTranslator):
         test = self.expr(statement.test)
         if test.is_tensor:
             return self.tensor_if(statement, test, depth)
-        if isinstance(test.static, bool) and getattr(self, "static_attrs", None):
-            # a call specialised for constructor values that decide this test: only the branch taken is kept
+        if isinstance(test.static, bool) and (getattr(self, "static_attrs", None) or test.code in ("False", "True")):
+            # a call specialised for constructor values that decide this test, or a test the port writes as a
+            # constant (`if input.is_cuda and self.ngpu > 1:`): only the branch taken is kept
+            if not getattr(self, "static_attrs", None):
+                holds, kept = ("always", "body") if test.static else ("never", "else branch")
+                self.ctx.adjust(self.line, f"`if {self.code(statement.test)}:` {holds} holds in the port: only "
+                                           f"its {kept} is carried over")
             orelse = statement.orelse
             if test.static:
                 return self.block(statement.body, depth)
@@ -1137,7 +1142,7 @@ class BodyTranslator(ExpressionTranslator):
             self.env.clear()
             self.env.update(before)
         else:
-            for name, fix in self.loop_fixes(before, depth + 1):
+            for name, fix in self.loop_fixes(before, depth + 1, statement.body):
                 if last_turn is not None and name in last_turn[0]:
                     # (a name the closing `if` binds: brought back for the next turn only, on the path it takes)
                     _insert_before_trailing_pass(body_lines, f"{pad}{INDENT}if {last_turn[2]}:")
@@ -1166,7 +1171,7 @@ class BodyTranslator(ExpressionTranslator):
         before = dict(self.env)
         self.forget_variation(statement.body)
         body_lines, _ = self.block(statement.body, depth + 1)
-        for _, fix in self.loop_fixes(before, depth + 1):
+        for _, fix in self.loop_fixes(before, depth + 1, statement.body):
             _insert_before_trailing_pass(body_lines, fix)
         return [f"{pad}while {test.code}:"] + body_lines, False
 
@@ -1248,22 +1253,31 @@ class BodyTranslator(ExpressionTranslator):
                 continue
             entering[name] = to_layout(self.ctx, old.with_code(name), "channels_last", rank)
 
-    def loop_fixes(self, before, depth):
+    def loop_fixes(self, before, depth, body):
         """(name, statement) pairs that bring loop-carried tensors back to their layout at loop entry (converted in
         place: a conversion hoisted before the loop holds the value of the first iteration only)."""
         outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
         try:
-            return self._loop_fixes(before, depth)
+            return self._loop_fixes(before, depth, body)
         finally:
             self.ctx.hoister = outer_hoister
 
-    def _loop_fixes(self, before, depth):
+    def _loop_fixes(self, before, depth, body):
         fixes = []
         for name, old in before.items():
             new = self.env.get(name)
             relaid = self.list_relaid(name, new, old)
             if relaid is not None:  # a list of images whose layout the body changed: back to the one at entry
                 fixes.append((name, f"{INDENT * depth}{name} = {relaid.code}"))
+                self.env[name] = old
+                continue
+            if isinstance(old, Value) and isinstance(new, Value) and old.kind == "python" and old.static is None and \
+                    not holds_none(old) and new.is_tensor and new.layout not in ("source", "raises") and \
+                    not bound_before_read(body, name):
+                # a value porter could not type on entry (`h, c = hidden_state[i]` of a list a method built), which
+                # the body reads in torch's layout, left an image held otherwise (a ConvLSTM cell's state):
+                # back to torch's layout for the next turn
+                fixes.append((name, f"{INDENT * depth}{name} = {to_layout(self.ctx, new.with_code(name), 'source').code}"))
                 self.env[name] = old
                 continue
             if not (isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor):

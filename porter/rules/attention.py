@@ -1,7 +1,8 @@
-"""Rules: MultiheadAttention, the nn.Transformer family, F.scaled_dot_product_attention and the private mask helpers
-torch's MultiheadAttention calls, `F._canonical_mask` / `F._none_or_dtype` (all "source" layout)."""
+"""Rules: MultiheadAttention, the nn.Transformer family, F.scaled_dot_product_attention,
+F.multi_head_attention_forward (CLIP's AttentionPool2d) and the private mask helpers torch's MultiheadAttention calls,
+`F._canonical_mask` / `F._none_or_dtype` (all "source" layout)."""
 
-from porter.ir.values import EinsumRecipe, is_permuted, physical_order, python, tensor
+from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, python, result_of, tensor
 from porter.rules.registry import Signature, function_rule, module_rule
 
 module_rule("torch.nn.MultiheadAttention", runtime="MultiheadAttention", layout="source", training=True,
@@ -78,3 +79,25 @@ def translate_none_or_dtype(ctx, call):
 CANONICAL_MASK_SIGNATURE = "(mask, mask_name, other_type, other_name, target_type, check_other=True)"
 function_rule("torch.nn.functional._canonical_mask", translate=translate_canonical_mask, layout="source")
 function_rule("torch.nn.functional._none_or_dtype", translate=translate_none_or_dtype, layout="source")
+
+
+MHA_FORWARD_SIGNATURE = (
+    "(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn, "
+    "dropout_p, out_proj_weight, out_proj_bias, training=True, key_padding_mask=None, need_weights=True, "
+    "attn_mask=None, use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, "
+    "static_k=None, static_v=None, average_attn_weights=True, is_causal=False)")
+
+
+def translate_mha_forward(ctx, call):
+    """F.multi_head_attention_forward on tensors in torch's order: (attn_output of the query's rank, the weights
+    or None)."""
+    query = call.bind(Signature.parse(MHA_FORWARD_SIGNATURE)).get("query")
+    args = [ctx.plain(v) for v in call.all_args()]
+    kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
+    code = f"{ctx.runtime('multi_head_attention_forward')}({ctx.join_args(args, kwargs)})"
+    rank = query.rank if query is not None else None
+    return result_of(Value(code, "tuple", items=(tensor("", rank), tensor("", None))), code)
+
+
+function_rule("torch.nn.functional.multi_head_attention_forward", translate=translate_mha_forward, layout="source",
+              outputs="tuple")

@@ -1,4 +1,4 @@
-"""Rules: pooling (max/avg/adaptive), resizing (Upsample, F.interpolate), padding and pixel (un)shuffle.
+"""Rules: pooling (max/avg/power-average/adaptive), resizing (Upsample, F.interpolate), padding and pixel (un)shuffle.
 
 All of them are channels-last: the runtime takes (N, *spatial, C). F.pad, which pads in whichever layout its input
 arrives, is in pad.py.
@@ -29,6 +29,11 @@ for _dims in (1, 2, 3):
     _avg_signature += ")" if _dims == 1 else ", divisor_override=None)"
     function_rule(f"torch.nn.functional.avg_pool{_dims}d", *(("torch.avg_pool1d",) if _dims == 1 else ()),
                   runtime=f"avg_pool{_dims}d", signature=_avg_signature, layout=CL, rank=_rank, keeps_channels=True)
+    module_rule(f"torch.nn.LPPool{_dims}d", runtime=f"LPPool{_dims}d", layout=CL, rank=_rank,
+                channels=KEEPS_CHANNELS)
+    function_rule(f"torch.nn.functional.lp_pool{_dims}d", runtime=f"lp_pool{_dims}d",
+                  signature="(input, norm_type, kernel_size, stride=None, ceil_mode=False)", layout=CL, rank=_rank,
+                  keeps_channels=True)
     function_rule(f"torch.nn.functional.adaptive_avg_pool{_dims}d",
                   *(("torch.adaptive_avg_pool1d",) if _dims == 1 else ()), runtime=f"adaptive_avg_pool{_dims}d",
                   signature="(input, output_size)", layout=CL, rank=_rank, keeps_channels=True)

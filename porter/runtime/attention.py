@@ -278,6 +278,130 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 # nn.MultiheadAttention
 
 
+def _multi_head_attention(query, key, value, project, out_project, heads, bias_k, bias_v, add_zero_attn,
+                          dropout_p, key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal,
+                          batch_first, seed_generator=None):
+    """torch's multi-head attention after the checks: `project(query, key, value, dtype)` gives q, k, v (embed dim
+    E each), `out_project` the output projection; (L, N, E) tensors, (N, L, E) with `batch_first`, or unbatched
+    (L, E). Returns (attn_output, attn_weights or None)."""
+    query = tf.convert_to_tensor(query)
+    dtype = query.dtype
+    key, value = tf.cast(key, dtype), tf.cast(value, dtype)
+    batched = len(query.shape) == 3
+    if not batched:  # unbatched (L, E): a batch of one, batch axis first
+        query, key, value = (tf.expand_dims(t, 0) for t in (query, key, value))
+        if key_padding_mask is not None:
+            key_padding_mask = tf.expand_dims(tf.convert_to_tensor(key_padding_mask), 0)
+    batch_first = batch_first or not batched
+    seq_axis = 1 if batch_first else 0
+
+    q, k, v = project(query, key, value, dtype)
+    embed = int(q.shape[-1])
+    depth = embed // heads
+    score_dtype = _attn_score_dtype(dtype)
+    key_padding_mask = _attn_additive_mask(key_padding_mask, score_dtype)
+    attn_mask = _attn_additive_mask(attn_mask, score_dtype)
+    # torch: the is_causal hint replaces attn_mask on its SDPA path (need_weights=False, no key padding mask),
+    # after bias_kv / zero_attn extended the keys; elsewhere torch requires attn_mask to be given anyway.
+    causal = is_causal and (attn_mask is None or (key_padding_mask is None and not need_weights))
+    if causal:
+        attn_mask = None
+
+    if bias_k is not None:
+        batch = tf.shape(k)[1 - seq_axis]
+        extra = [batch, 1, embed] if batch_first else [1, batch, embed]
+        k = tf.concat([k, tf.broadcast_to(tf.reshape(tf.cast(bias_k, dtype), [1, 1, embed]), extra)], axis=seq_axis)
+        v = tf.concat([v, tf.broadcast_to(tf.reshape(tf.cast(bias_v, dtype), [1, 1, embed]), extra)], axis=seq_axis)
+        attn_mask, key_padding_mask = _attn_pad_last(attn_mask), _attn_pad_last(key_padding_mask)
+
+    def split_heads(t):
+        dims = _attn_dims(t)
+        return tf.reshape(t, dims[:2] + [heads, depth])
+
+    q, k, v = split_heads(q), split_heads(k), split_heads(v)
+    if add_zero_attn:
+        dims = _attn_dims(k)
+        dims[seq_axis] = 1
+        zeros = tf.zeros(dims, dtype)
+        k, v = tf.concat([k, zeros], axis=seq_axis), tf.concat([v, zeros], axis=seq_axis)
+        attn_mask, key_padding_mask = _attn_pad_last(attn_mask), _attn_pad_last(key_padding_mask)
+
+    if causal:
+        attn_mask = _attn_causal_mask(_attn_dims(q)[seq_axis], _attn_dims(k)[seq_axis], score_dtype)
+    q = tf.cast(q, score_dtype) * tf.cast(math.sqrt(1.0 / depth), score_dtype)
+    if batch_first:
+        scores = tf.einsum("blhd,bshd->bhls", q, tf.cast(k, score_dtype))
+    else:
+        scores = tf.einsum("lbhd,sbhd->bhls", q, tf.cast(k, score_dtype))
+
+    mask = None
+    if attn_mask is not None:
+        if len(attn_mask.shape) == 3:  # (N * H, L, S) -> (N, H, L, S)
+            dims = _attn_dims(attn_mask)
+            attn_mask = tf.reshape(attn_mask, [-1, heads] + dims[1:])
+        mask = attn_mask
+    if key_padding_mask is not None:  # (N, S) -> (N, 1, 1, S)
+        dims = _attn_dims(key_padding_mask)
+        mask = _attn_add_mask(mask, tf.reshape(key_padding_mask, [-1, 1, 1, dims[-1]]))
+    if mask is not None:
+        scores = scores + mask
+
+    weights = tf.cast(_attn_softmax(scores, safe=not need_weights), dtype)
+    if dropout_p > 0.0:
+        weights = _attn_dropout(weights, dropout_p, seed_generator)
+    if batch_first:
+        out = tf.einsum("bhls,bshd->blhd", weights, v)
+    else:
+        out = tf.einsum("bhls,sbhd->lbhd", weights, v)
+    dims = _attn_dims(out)
+    out = out_project(tf.reshape(out, dims[:2] + [embed]))
+    if not batched:
+        out = tf.squeeze(out, 0)
+    if not need_weights:
+        return out, None
+    if average_attn_weights:
+        weights = tf.reduce_mean(weights, axis=1)
+    if not batched:
+        weights = tf.squeeze(weights, 0)
+    return out, weights
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """torch.nn.functional.multi_head_attention_forward on (L, N, E) (or unbatched (L, E)) tensors, its weights in
+    torch's (out, in) orientation (CLIP's AttentionPool2d hands it three Linears' weights and their biases)."""
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k/static_v are not supported by the port")
+    embed = int(tf.convert_to_tensor(query).shape[-1])
+    if embed != embed_dim_to_check:
+        raise ValueError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed}")
+    if embed % num_heads:
+        raise ValueError(f"embed_dim {embed} not divisible by num_heads {num_heads}")
+
+    def project(q, k, v, dtype):
+        bias = tf.cast(in_proj_bias, dtype) if in_proj_bias is not None else None
+        b_q, b_k, b_v = (None, None, None) if bias is None else (bias[:embed], bias[embed:2 * embed],
+                                                                 bias[2 * embed:])
+        if use_separate_proj_weight:
+            w_q, w_k, w_v = (tf.cast(w, dtype) for w in (q_proj_weight, k_proj_weight, v_proj_weight))
+        else:
+            weight = tf.cast(in_proj_weight, dtype)
+            w_q, w_k, w_v = weight[:embed], weight[embed:2 * embed], weight[2 * embed:]
+        return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+    def out_project(x):
+        return linear(x, tf.cast(out_proj_weight, x.dtype),
+                      None if out_proj_bias is None else tf.cast(out_proj_bias, x.dtype))
+
+    return _multi_head_attention(query, key, value, project, out_project, num_heads, bias_k, bias_v,
+                                 add_zero_attn, dropout_p if training else 0.0, key_padding_mask, need_weights,
+                                 attn_mask, average_attn_weights, is_causal, False)
+
+
 class MultiheadAttention(TorchLayer):
     """torch.nn.MultiheadAttention: parameters in torch's layout and names, computed without Transpose ops.
 
@@ -347,85 +471,10 @@ class MultiheadAttention(TorchLayer):
              average_attn_weights=True, is_causal=False, training=None, swapped=False):
         """`swapped`: the caller holds query, key and value with their first two axes swapped (a sequence-first
         input held batch-first): they are attended so and the output is held so."""
-        query = tf.convert_to_tensor(query)
-        dtype = query.dtype
-        key, value = tf.cast(key, dtype), tf.cast(value, dtype)
-        batched = len(query.shape) == 3
-        if not batched:  # unbatched (L, E): a batch of one, batch axis first
-            query, key, value = (tf.expand_dims(t, 0) for t in (query, key, value))
-            if key_padding_mask is not None:
-                key_padding_mask = tf.expand_dims(tf.convert_to_tensor(key_padding_mask), 0)
-        batch_first = self.batch_first != bool(swapped) or not batched
-        seq_axis = 1 if batch_first else 0
-        heads, depth = self.num_heads, self.head_dim
-
-        q, k, v = self._project(query, key, value, dtype)
-        score_dtype = _attn_score_dtype(dtype)
-        key_padding_mask = _attn_additive_mask(key_padding_mask, score_dtype)
-        attn_mask = _attn_additive_mask(attn_mask, score_dtype)
-        # torch: the is_causal hint replaces attn_mask on its SDPA path (need_weights=False, no key padding mask),
-        # after bias_kv / zero_attn extended the keys; elsewhere torch requires attn_mask to be given anyway.
-        causal = is_causal and (attn_mask is None or (key_padding_mask is None and not need_weights))
-        if causal:
-            attn_mask = None
-
-        if self.bias_k is not None:
-            batch = tf.shape(k)[1 - seq_axis]
-            extra = [batch, 1, self.embed_dim] if batch_first else [1, batch, self.embed_dim]
-            k = tf.concat([k, tf.broadcast_to(tf.cast(self.bias_k, dtype), extra)], axis=seq_axis)
-            v = tf.concat([v, tf.broadcast_to(tf.cast(self.bias_v, dtype), extra)], axis=seq_axis)
-            attn_mask, key_padding_mask = _attn_pad_last(attn_mask), _attn_pad_last(key_padding_mask)
-
-        def split_heads(t):
-            dims = _attn_dims(t)
-            return tf.reshape(t, dims[:2] + [heads, depth])
-
-        q, k, v = split_heads(q), split_heads(k), split_heads(v)
-        if self.add_zero_attn:
-            dims = _attn_dims(k)
-            dims[seq_axis] = 1
-            zeros = tf.zeros(dims, dtype)
-            k, v = tf.concat([k, zeros], axis=seq_axis), tf.concat([v, zeros], axis=seq_axis)
-            attn_mask, key_padding_mask = _attn_pad_last(attn_mask), _attn_pad_last(key_padding_mask)
-
-        if causal:
-            attn_mask = _attn_causal_mask(_attn_dims(q)[seq_axis], _attn_dims(k)[seq_axis], score_dtype)
-        q = tf.cast(q, score_dtype) * tf.cast(math.sqrt(1.0 / depth), score_dtype)
-        if batch_first:
-            scores = tf.einsum("blhd,bshd->bhls", q, tf.cast(k, score_dtype))
-        else:
-            scores = tf.einsum("lbhd,sbhd->bhls", q, tf.cast(k, score_dtype))
-
-        mask = None
-        if attn_mask is not None:
-            if len(attn_mask.shape) == 3:  # (N * H, L, S) -> (N, H, L, S)
-                dims = _attn_dims(attn_mask)
-                attn_mask = tf.reshape(attn_mask, [-1, heads] + dims[1:])
-            mask = attn_mask
-        if key_padding_mask is not None:  # (N, S) -> (N, 1, 1, S)
-            dims = _attn_dims(key_padding_mask)
-            mask = _attn_add_mask(mask, tf.reshape(key_padding_mask, [-1, 1, 1, dims[-1]]))
-        if mask is not None:
-            scores = scores + mask
-
-        weights = tf.cast(_attn_softmax(scores, safe=not need_weights), dtype)
-        if training and self.dropout > 0.0:
-            weights = _attn_dropout(weights, self.dropout, self.seed_generator)
-        if batch_first:
-            out = tf.einsum("bhls,bshd->blhd", weights, v)
-        else:
-            out = tf.einsum("bhls,sbhd->lbhd", weights, v)
-        dims = _attn_dims(out)
-        out = self.out_proj(tf.reshape(out, dims[:2] + [self.embed_dim]))
-        if not batched:
-            out = tf.squeeze(out, 0)
-        if not need_weights:
-            return out, None
-        if average_attn_weights:
-            weights = tf.reduce_mean(weights, axis=1)
-        if not batched:
-            weights = tf.squeeze(weights, 0)
-        return out, weights
+        return _multi_head_attention(
+            query, key, value, self._project, self.out_proj, self.num_heads, self.bias_k, self.bias_v,
+            self.add_zero_attn, self.dropout if training else 0.0, key_padding_mask, need_weights, attn_mask,
+            average_attn_weights, is_causal, self.batch_first != bool(swapped), self.seed_generator)
 
     def torch_state(self, prefix=""):
         entries = []
