@@ -39,6 +39,9 @@ PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple",
                         "isinstance", "min", "max", "abs", "round", "sum", "print", "hasattr", "getattr",
                         "setattr", "sorted", "reversed", "any", "all", "divmod", "type", "id", "repr", "format",
                         "map", "filter", "iter", "next", "set", "frozenset", "super", "slice", "callable", "pow"}
+# torch.nn.Module's methods that walk its parameters, buffers and children (the port's TorchModule has them too)
+MODULE_ITERATORS = {"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+                    "modules", "named_modules"}
 # canonical-id roots of the frameworks whose calls go through the rule registry
 RULE_FRAMEWORKS = ("torch", "mxnet", "einops", "timm")  # canonical prefixes whose names rules translate
 GLUON_OPS = "mxnet.ndarray."  # where the rules of NDArray methods live, for Gluon sources
@@ -146,6 +149,11 @@ class CallTranslator:
                     applied = self.signature_call(target, node)
                 if applied is not None:
                     return applied
+            if func.attr.value in MODULE_ITERATORS and target.kind == "python" and target.static is None and \
+                    target.code == f"self.{func.attr.value}":  # torch.nn.Module's own (`next(self.parameters())`)
+                code = f"self.{func.attr.value}({self.plain_args(node)})"
+                return Value(code, "tuple", items=None, static=("each", tensor(""))) if func.attr.value in (
+                    "parameters", "buffers") else python(code)
             if self.mode == "forward":  # an attribute porter could not type (a module passed in): torch layout
                 return self.module_call(target.but(kind="module", module=UNKNOWN_MODULE), node)
         if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
@@ -265,6 +273,11 @@ class CallTranslator:
         if isinstance(callee.static, tuple) and callee.static[:1] == ("local-function",):
             return self.local_function_call(callee.static[1], node)  # a function defined in this body
         name = dotted_name(func)
+        if name == "next" and len(node.args) == 1 and self.env.get(name) is None:
+            items = self.expr(node.args[0].value)
+            template = element_template(items) if items.kind == "tuple" else None
+            if template is not None and template.is_tensor:  # `next(self.parameters())`: a parameter
+                return template.with_code(f"next({items.code})")
         if name in self.source.functions:
             return self.function_call(name, node)
         if name in self.source.classes:
@@ -913,13 +926,15 @@ class CallTranslator:
                 physical_order(args[0])[-1] == args[0].rank - 1:  # (Linear on `out.permute(1, 0, 2)`)
             self.record_module_op(rule)
             return args[0].but(code=self.call_text(code, args[0].code), static=None, channels=None)
-        if len(args) == 1 and is_permuted(args[0]) and (rule.gathers or rule.swaps_batch_axis):
-            held = self.permuted_module_call(code, rule, args[0], kwargs)
+        recurrent = bool({"state", "states"} & set(rule.items or ()))  # (its initial state, hx, goes as torch's)
+        if (len(args) == 1 or len(args) == 2 and recurrent) and is_permuted(args[0]) and (
+                rule.gathers or rule.swaps_batch_axis):
+            held = self.permuted_module_call(code, rule, args[0], kwargs, args[1:])
             if held is not None:
                 return held
         if rule.runtime == "Conv1d" and len(args) == 1 and not kwargs and args[0].is_tensor and \
-                args[0].layout == "source" and args[0].rank == 3 and code.startswith("self.") and \
-                "." not in code[5:] and pointwise_conv_attribute(self.source, self.info, code[5:], "torch.nn.Conv1d"):
+                args[0].layout == "source" and args[0].rank == 3 and own_attribute(code) is not None and \
+                pointwise_conv_attribute(self.source, self.info, own_attribute(code), "torch.nn.Conv1d"):
             # a 1x1 Conv1d over the tokens of a sequence (gMLP's spatial gating): a matmul over axis 1 in place
             self.record_module_op(rule)
             return args[0].but(code=self.call_text(code, args[0].code, ', layout="source", layout_out="source"'),
@@ -946,19 +961,21 @@ class CallTranslator:
             result = result.but(channels=channels_after_rule(rule, code, first))
         return result
 
-    def permuted_module_call(self, code, rule, value, kwargs):
+    def permuted_module_call(self, code, rule, value, kwargs, rest=()):
         """A layer that takes a permuted tensor as it lies: an Embedding of indices `src.transpose(0, 1)` (its vectors
-        stored after them), a sequence-first Transformer encoder on that sequence held batch-first (told
-        `swapped=True`: it runs batch-first and hands its result back so). None for any other case."""
+        stored after them), a sequence-first Transformer encoder or recurrent layer on that sequence held batch-first
+        (told `swapped=True`: it runs batch-first and hands its result back so; a recurrent layer's initial state,
+        `rest`, is (layers, N, H) either way). None for any other case."""
         order = physical_order(value)
         kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
         training = self.training_kwarg(kwargs) if rule.training else ""
-        if rule.gathers and not kwargs:
+        if rule.gathers and not kwargs and not rest:
             result = tensor(self.call_text(code, value.code), value.rank + 1)
             self.record_module_op(rule)
             return result.but(layout=layout_of_order(order + [value.rank]))
         if rule.swaps_batch_axis and order == [1, 0, 2]:
-            call = self.call_text(code, self.join_args([value], kw), training + ", swapped=True")
+            call = self.call_text(code, self.join_args([value] + [self.as_plain(a) for a in rest], kw),
+                                  training + ", swapped=True")
             self.record_module_op(rule)
             if rule.outputs == "tuple" and rule.items is not None:  # a recurrent layer: (output swapped alike, h_n)
                 one_layer = self.one_layer_recurrent(code, rule)
@@ -971,8 +988,9 @@ class CallTranslator:
     def one_layer_recurrent(self, code, rule):
         """Whether layer `code` (`self.gru`) is a recurrent layer its constructor builds with one layer, one
         direction (passes/recurrent_states.py)."""
-        return bool({"state", "states"} & set(rule.items or ())) and code.startswith("self.") and \
-            code[5:].isidentifier() and one_unidirectional_layer(self.source, self.info, code[5:], rule.names[0])
+        attribute = own_attribute(code)
+        return bool({"state", "states"} & set(rule.items or ())) and attribute is not None and \
+            one_unidirectional_layer(self.source, self.info, attribute, rule.names[0])
 
     def pool_in_stored_order(self, code, rule, value):
         """A per-axis layer (a pool) on a permuted tensor: the channel axis moved last where it is not (a reshape
@@ -1004,7 +1022,7 @@ class CallTranslator:
     def linear_after_flatten(self, code, rule, flat):
         """Linear on a channels-last flatten: the weight columns are permuted at load time, not the data."""
         ir = self.ctx.ir
-        attribute = code[5:] if code.startswith("self.") and code[5:].isidentifier() else None
+        attribute = own_attribute(code)
         known = ir.flatten_inputs.get(self.torch_path(attribute)) if attribute else None
         if attribute is None or (known is not None and known != flat.channels) or attribute in ir.plain_linears:
             return self.rule_module_call(code, rule, [to_layout(self.ctx, flat, "source")], {})
@@ -1030,8 +1048,7 @@ class CallTranslator:
         return True
 
     def class_call(self, code, class_name, args, kwargs, static=(), at_site=True):
-        site = code[5:] if at_site and code.startswith("self.") and code[5:].isidentifier() and \
-            self.mode == "forward" else None
+        site = own_attribute(code) if at_site and self.mode == "forward" else None
         # an image flattened as it lies, (H, W, C), goes in torch's order: its channel count is an expression of
         # this class (`self.conv_head.out_channels`), which the class called cannot read
         args = [to_layout(self.ctx, v, "source") if v.is_tensor and v.layout == "flat_channels_last" else v
@@ -1196,8 +1213,7 @@ class CallTranslator:
         if not _fully_known(ref) or len(args) != 1:
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
         layout_in = self.sequential_layout_in(ref, value)
-        if value.layout == "flat_channels_last" and ref.ordered and code.startswith("self.") and \
-                code[5:].isidentifier():
+        if value.layout == "flat_channels_last" and ref.ordered and own_attribute(code) is not None:
             linear = next((i for i, e in enumerate(ref.elements) if not (e.kind == "rule" and e.rule.layout == "any")),
                           None)
             element = ref.elements[linear] if linear is not None else None
@@ -1852,6 +1868,11 @@ def _is_property(method):
     """Whether the method node `method` is decorated `@property` (read as an attribute, not called)."""
     return any(dotted_name(d.decorator) in ("property", "functools.cached_property", "cached_property")
                for d in method.decorators)
+
+
+def own_attribute(code):
+    """`name` for the code `self.name` of one of the class's own attributes, else None."""
+    return code[5:] if code.startswith("self.") and code[5:].isidentifier() else None
 
 
 def _rule_item(kind, input_rank, one_layer=False):

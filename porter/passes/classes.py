@@ -988,6 +988,10 @@ class FileTranslator:
                 return "source"  # (`x.permute(0, 3, 1, 2)`: torch's channels-last tensor, an image as it lies)
             if self.hands_to_lambda(info, node, aliases):
                 return "unknown"  # (the children a kept lambda runs it through: `call_module`'s layouts, or held)
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("view", "reshape") and \
+                    isinstance(node.func.value, cst.Name) and node.func.value.value in aliases:
+                return "any"  # (DeepSpeech's SequenceWise: `x.view(t * n, -1)` before its BatchNorm1d: the layer
+                # sees the view, whose layout the caller's holding decides)
             if not node.args or not (isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in aliases):
                 continue
             if isinstance(node.func, cst.Name) and node.func.value in INTROSPECTION:
@@ -2260,7 +2264,9 @@ def _channels_last_permute_rank(node, names):
     None."""
     dims = _permuted_dims(node, names)
     rank = len(dims) if dims is not None else 0
-    return rank if rank > 2 and dims == [0] + list(range(2, rank)) + [1] else None
+    # (rank 3's `permute(0, 2, 1)` reads both ways: a sequence (N, L, C) made a Conv1d's input as much as an image
+    # made tokens; held as it lies, the next op decides, never worse than converting first: `_channels_first_...`)
+    return rank if rank > 3 and dims == [0] + list(range(2, rank)) + [1] else None
 
 
 def _channels_first_permute_rank(node, names):

@@ -265,8 +265,12 @@ class ForwardRules(cst.CSTVisitor):
             return
         sized = canonical in SIZE_FUNCTIONS or (canonical is None and method in SIZE_METHODS) or \
             (isinstance(node.func, cst.Name) and node.func.value == "range")
+        filled = canonical == "torch.full" or canonical is None and method == "new_full"  # (its fill value, the
+        # second argument, is no size: GPT-2's `torch.full([], mask_value, ...)`)
+        positional = [arg for arg in node.args if arg.keyword is None]
         if sized and any(self.reads_tensor_values(arg.value) for arg in node.args
-                         if arg.keyword is None or arg.keyword.value in ("size", "shape", "end", "start", "steps")):
+                         if (arg.keyword is None and not (filled and positional.index(arg) == 1)) or
+                         arg.keyword is not None and arg.keyword.value in ("size", "shape", "end", "start", "steps")):
             self.report(node, "recompiling-shape", "a size taken from tensor values: every new value is a new "
                         "shape", SUGGESTIONS["recompile"])
 

@@ -1,5 +1,5 @@
-"""Rules: products and distances (`torch.tensordot`, `dot`/`inner` of vectors, `mv`, `baddbmm`, `cdist`, `dist`,
-`cross`/`linalg.cross`).
+"""Rules: products and distances (`torch.tensordot`, `dot`/`inner` of vectors, `mv`, `baddbmm`, `addmm`, `addbmm`,
+`addmv`, `addr`, `cdist`, `dist`, `cross`/`linalg.cross`).
 
 Layout "source": their dim arguments and matrix axes are torch's, so operands go back to torch's order first.
 """
@@ -32,6 +32,11 @@ function_rule("torch.mv", "Tensor.mv", translate=source_call("mv", "(input, vec)
 function_rule("torch.baddbmm", "Tensor.baddbmm",
               translate=source_call("baddbmm", "(input, batch1, batch2, beta=1, alpha=1)", fixed_rank(3)),
               layout="source")
+# beta * input + alpha * a product (HF GPT-2's Conv1D: `torch.addmm(bias, x.view(-1, nx), weight)`)
+for _name, _operands, _rank in (("addmm", "mat1, mat2", 2), ("addbmm", "batch1, batch2", 2), ("addmv", "mat, vec", 1),
+                                ("addr", "vec1, vec2", 2)):
+    function_rule(f"torch.{_name}", f"Tensor.{_name}", layout="source", translate=source_call(
+        _name, f"(input, {_operands}, *, beta=1, alpha=1)", fixed_rank(_rank)))
 function_rule("torch.cdist", translate=source_call("cdist", "(x1, x2, p=2.0, compute_mode=None)", rank_of("x1")),
               layout="source")
 function_rule("torch.dist", "Tensor.dist", translate=source_call("dist", "(input, other, p=2)", fixed_rank(0)),

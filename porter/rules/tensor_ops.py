@@ -451,6 +451,9 @@ def translate_cat(ctx, call):
             f"[{', '.join(v.code for v in items)}]"
         return tensor(f"{runtime}({listed}, {order.index(dim % items[0].rank)})", items[0].rank,
                       items[0].layout).but(dtype=items[0].dtype)
+    joined = _joined_to_pending(ctx, runtime, items, dim) if not is_stack else None
+    if joined is not None:
+        return joined
     if not is_stack and _one_channel_maps(items, dim):
         # maps of one channel each in torch's layout (Tacotron2's location features: `torch.cat((w.unsqueeze(1),
         # cum.unsqueeze(1)), dim=1)`, then a Conv1d): each is channels-last by a reshape, so they join on the last
@@ -473,6 +476,23 @@ def translate_cat(ctx, call):
         rank += 1
     listed = ctx.plain(tensors).code if reads_through(tensors) else f"[{', '.join(v.code for v in plain)}]"
     return tensor(f"{runtime}({listed}, {dim_value.code})", rank)
+
+
+def _joined_to_pending(ctx, runtime, items, dim):
+    """cat of one pending permute with tensors in torch's order (HF GPT-2's `torch.cat((past_key, key), dim=-2)` of
+    heads held (B, T, H, D) under `if layer_past is not None:`): the others permuted to the order it is held in, the
+    result held so, where settling the permute would move it; None for anything else."""
+    pending = [v for v in items if v.is_tensor and is_permuted(v)]
+    if len(pending) != 1 or not pending[0].rank or dim is None:
+        return None
+    rank, order = pending[0].rank, physical_order(pending[0])
+    others = [v for v in items if v is not pending[0]]
+    if not all(v.is_tensor and v.layout == "source" and v.rank in (None, rank) or
+               v.kind == "python" and v.static is None and not v.code.startswith("*") for v in others):
+        return None
+    listed = [v.code if v is pending[0] else f"{_runtime(ctx, 'permute_axes')}({v.code}, {order})" for v in items]
+    return tensor(f"{runtime}([{', '.join(listed)}], {order.index(dim % rank)})", rank, pending[0].layout).but(
+        dtype=pending[0].dtype)
 
 
 def _one_channel_maps(items, dim):

@@ -223,14 +223,39 @@ def mv(input, vec):
     return tf.linalg.matvec(input, vec)
 
 
-def baddbmm(input, batch1, batch2, beta=1, alpha=1):
-    """torch.baddbmm: beta * input + alpha * batch1 @ batch2 (beta == 0 ignores input, NaNs included)."""
-    product = tf.matmul(batch1, batch2)
+def _scaled_sum(input, product, beta, alpha):
+    """beta * input + alpha * product, torch's `add*` ops: beta == 0 ignores input (NaNs included), which still
+    broadcasts the result to its shape."""
     if alpha != 1:
         product = alpha * product
     if beta == 0:
         return product + tf.zeros_like(tf.convert_to_tensor(input, product.dtype))
     return product + (input if beta == 1 else beta * input)
+
+
+def baddbmm(input, batch1, batch2, beta=1, alpha=1):
+    """torch.baddbmm: beta * input + alpha * batch1 @ batch2 (beta == 0 ignores input, NaNs included)."""
+    return _scaled_sum(input, tf.matmul(batch1, batch2), beta, alpha)
+
+
+def addmm(input, mat1, mat2, beta=1, alpha=1):
+    """torch.addmm: beta * input + alpha * mat1 @ mat2 (HF GPT-2's Conv1D: `addmm(bias, x.view(-1, nx), w)`)."""
+    return _scaled_sum(input, tf.matmul(mat1, mat2), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, beta=1, alpha=1):
+    """torch.addbmm: beta * input + alpha * the sum over the batch of batch1[b] @ batch2[b]."""
+    return _scaled_sum(input, tf.reduce_sum(tf.matmul(batch1, batch2), axis=0), beta, alpha)
+
+
+def addmv(input, mat, vec, beta=1, alpha=1):
+    """torch.addmv: beta * input + alpha * mat @ vec."""
+    return _scaled_sum(input, tf.linalg.matvec(mat, vec), beta, alpha)
+
+
+def addr(input, vec1, vec2, beta=1, alpha=1):
+    """torch.addr: beta * input + alpha * the outer product of vec1 and vec2."""
+    return _scaled_sum(input, tf.tensordot(vec1, vec2, axes=0), beta, alpha)
 
 
 def cdist(x1, x2, p=2.0, compute_mode=None):

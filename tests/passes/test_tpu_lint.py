@@ -157,6 +157,20 @@ def test_static_values_stay_quiet(tmp_path):
     assert findings == [], [(f.line, f.kind, f.message) for f in findings]
 
 
+def test_a_fill_value_from_tensor_values_is_no_size(tmp_path):
+    """GPT-2's `torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype)`: the fill value is no size; a size read
+    from tensor values still is one."""
+    findings = lint_snippet(tmp_path, """
+        class Net(nn.Module):
+            def forward(self, w):
+                mask_value = torch.full([], w.max(), dtype=w.dtype)
+                shift = w.new_full((2,), w.min())
+                return w + mask_value + shift.sum() + torch.full((int(w.max()),), 1.0).sum()
+    """)
+    assert {(f.line, f.kind) for f in findings} == {(10, "host-sync"), (10, "recompiling-shape")}, \
+        [(f.line, f.kind, f.message) for f in findings]
+
+
 def test_host_syncs_outside_the_step_are_not_reported(tmp_path):
     findings = lint_snippet(tmp_path, """
         class Net(nn.Module):

@@ -1,4 +1,5 @@
-"""Property tests of the product and distance rules (porter/rules/products.py: tensordot, dot, mv, baddbmm, cdist
+"""Property tests of the product and distance rules (porter/rules/products.py: tensordot, dot, mv, baddbmm, addmm
+(HF GPT-2's Conv1D among them), addbmm, addmv, addr, cdist
 for p in 0/1/2/3/inf, dist, cross/linalg.cross with the dim given, negative, defaulted and operands broadcast)
 against real torch, operands cut from a Conv2d's channels-last output."""
 
@@ -15,6 +16,12 @@ OPS = {
     "mv": "y = torch.mv(y[0, 0], y[0, 1, 0])",
     "baddbmm": "y = torch.baddbmm(y[:, 0, :, :1], y[:, 1], y[:, 2].transpose(1, 2), beta=0.5, alpha=2.0)",
     "baddbmm_beta_zero": "y = y[:, 0, :, :1].log().baddbmm(y[:, 1], y[:, 2].transpose(1, 2), beta=0)",
+    "addmm": "y = torch.addmm(y[0, 0, :, 0], y[:, 0, 0], y[0, 1].transpose(0, 1), beta=0.5, alpha=2.0)",
+    "addmm_method_beta_zero": "y = y[0, 0, :, 0].log().addmm(y[:, 0, 0], y[0, 1].t(), beta=0)",
+    "addmm_hf_conv1d": "y = torch.addmm(y[0, 0, 0, :1], y.flatten(0, 2), y[0, 1].t())",
+    "addbmm": "y = torch.addbmm(y[0, 0, :, :1], y[:, 1], y[:, 2].transpose(1, 2), alpha=0.5)",
+    "addmv": "y = torch.addmv(y[0, 0, :, 0], y[0, 1], y[0, 2, 0], beta=2.0)",
+    "addr": "y = torch.addr(y[0, 0], y[0, 1, :, 0], y[0, 2, 0], alpha=3.0)",
     # (torch computes p=2 distances between more than 25 rows through a matmul, whose cancellation near the zero
     # distances of a row to itself strayed past 1e-4 on a drawn case; the port computes them directly: torch is
     # asked to as well)
