@@ -190,7 +190,10 @@ def convert(options, read_only=False):
     ctx = FileContext(source, main_class=main_class, init_args=options.init_args or {})
     example_values = {}
     if example_inputs:
-        example_values[main_class] = ([tensor(f"input{i}", len(e.shape) + 1) for i, e in enumerate(example_inputs)],
+        # (an integer input, token ids or a diffusion model's timesteps, is known to be one: `t[:, None] * freqs`
+        # promotes it as torch does)
+        example_values[main_class] = ([tensor(f"input{i}", len(e.shape) + 1).but(
+            dtype="int" if str(e.dtype).startswith(("int", "uint")) else None) for i, e in enumerate(example_inputs)],
                                       {})
     translator = FileTranslator(ctx, example_values).translate(main_class)
     while ctx.lambda_conflicts - ctx.lambda_banned:  # handed lambdas called in layouts no one translation fits

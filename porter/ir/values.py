@@ -104,6 +104,9 @@ class Value:
     # numbers: a permute moving only them is settled at once by the runtime's `permute_axes`, a reshape when the
     # sizes it sees are 1 and a transpose otherwise (passes/recurrent_states.py)
     unit_dims: tuple | None = field(default=None, compare=False)
+    # a tuple one path leaves None (`scale_shift = None`, then `scale_shift = t.chunk(2, 1)` under an `if`):
+    # converted item by item only where it is one (passes/optional_values.py)
+    may_be_none: bool = field(default=False, compare=False)
 
     @property
     def is_tensor(self):

@@ -690,10 +690,10 @@ class CallTranslator:
             i.code for i in value.items)) else None
         if template is not None and template.is_tensor and template.layout != "source":
             element = to_layout(self.ctx, template.with_code("_each"), "source")  # every item converted
-            return Value(_converted_items(element.code, value.code), "tuple", items=None,
-                         static=("each", element.with_code("")))
+            return _unless_none(value, Value(_converted_items(element.code, value.code), "tuple", items=None,
+                                             static=("each", element.with_code(""))))
         if value.kind == "tuple" and value.items:
-            return self.tuple_in_layouts(value, [self.as_plain(i) for i in value.items])
+            return _unless_none(value, self.tuple_in_layouts(value, [self.as_plain(i) for i in value.items]))
         return value
 
     @staticmethod
@@ -1868,6 +1868,13 @@ def _is_property(method):
     """Whether the method node `method` is decorated `@property` (read as an attribute, not called)."""
     return any(dotted_name(d.decorator) in ("property", "functools.cached_property", "cached_property")
                for d in method.decorators)
+
+
+def _unless_none(value, converted):
+    """`converted` (tuple `value` with its items converted), left None where `value` may be None and is."""
+    if not value.may_be_none or converted.code == value.code or not value.code.isidentifier():
+        return converted
+    return converted.but(code=f"(None if {value.code} is None else {converted.code})")
 
 
 def own_attribute(code):

@@ -1688,11 +1688,13 @@ class FileTranslator:
             if value.kind == "tuple":
                 # items are read through the parameter (`inputs[1]`), not the caller's expressions; what the first
                 # caller's values are made of (a constant, a coordinate map) is not what later callers hand
+                # (one that defaults to None, or that the caller may leave None, is converted only where it is one)
+                optional = value.may_be_none or isinstance(param.default, cst.Name) and param.default.value == "None"
                 value = Value(name, "tuple", items=tuple(
                     (i.but(layout="source") if i.is_tensor and not i.channels_last else i).but(
                         varies_along=None).with_code(f"{name}[{k}]")
-                    for k, i in enumerate(value.items or ()))) if value.items else \
-                    Value(name, "tuple", items=None, static=_without_variation(value.static))
+                    for k, i in enumerate(value.items or ())), may_be_none=optional) if value.items else \
+                    Value(name, "tuple", items=None, static=_without_variation(value.static), may_be_none=optional)
             if value.is_tensor:
                 value = value.but(varies_along=None)
             if value.kind not in ("tensor", "tuple", "module"):

@@ -187,7 +187,10 @@ class ExpressionTranslator(CallTranslator):
             return python(self.ctx.use(self.ctx.module_rules[canonical].runtime))
         rule = self.ctx.function_rules.get(canonical)
         if rule is not None and not canonical.startswith("Tensor."):  # `act = F.Activation`, called later
-            code = self.ctx.use(rule.runtime) if rule.runtime else self.code(node)
+            runtime = rule.runtime or rule.extra.get("value_runtime")  # (`partial(torch.var, unbiased=False)`
+            # handed to einops' reduce: the runtime function with torch's signature)
+            code = self.ctx.use(runtime) if runtime else self.code(node) if canonical.rsplit(".", 1)[-1][:1].isupper() \
+                else self.stub_message_value(canonical)  # (a class such as `Tensor` in `List[Tensor]` stays a name)
             return python(code, static=("rule-function", canonical))
         if canonical in CONTAINERS:
             return python(self.ctx.use(container_runtime(canonical)))
@@ -208,6 +211,13 @@ class ExpressionTranslator(CallTranslator):
         if self.is_third_party(canonical):
             return self.third_party_value(canonical)  # `load_fn=jnp.load`, jax imported inside the function
         return python(self.code(node))
+
+    def stub_message_value(self, canonical):
+        """A stub standing for a torch function porter translates only where it is called, here used as a value
+        (called when something else runs it): it raises when called."""
+        message = self.ctx.unsupported(self.line, canonical, "a torch function used as a value: porter translates "
+                                                             "its calls; call it where it is used (a lambda)")
+        return f"(lambda *args, **kwargs: {self.ctx.use('not_supported')}({message!r}))"
 
     def is_third_party(self, canonical):
         """Whether an imported name is a library's that the port does not import (nor does a rule translate it)."""

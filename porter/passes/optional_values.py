@@ -27,3 +27,13 @@ def optional_image(first, second):
     if holds_none(second) and first.is_tensor:
         return first
     return None
+
+
+def optional_tuple(first, second):
+    """The tuple one of two paths leaves a variable holding where the other leaves it None (lucidrains' diffusion
+    U-Net: `scale_shift = None`, then `scale_shift = time_emb.chunk(2, dim=1)` under an `if`), marked as one that may
+    be None (`may_be_none`): None otherwise."""
+    for none, other in ((first, second), (second, first)):
+        if holds_none(none) and other.kind == "tuple":
+            return other.but(may_be_none=True)
+    return None

@@ -43,7 +43,7 @@ from porter.ir.values import (
 from porter.passes.expressions import ExpressionTranslator
 from porter.passes.isinstance_narrowing import isinstance_narrowing
 from porter.passes.last_turn import last_turn_guard
-from porter.passes.optional_values import holds_none, optional_image
+from porter.passes.optional_values import holds_none, optional_image, optional_tuple
 from porter.passes.order_wanted import order_wanted_next
 from porter.passes.stored_places import kept_name, place_of, still_held
 
@@ -960,6 +960,11 @@ class BodyTranslator(ExpressionTranslator):
                 else None
             if image is not None:  # None on one path, an image on the other: the image, absent on a first turn
                 merged[name] = image.with_code(name)
+                continue
+            pair = optional_tuple(value_a, value_b) if isinstance(value_a, Value) and isinstance(value_b, Value) \
+                else None
+            if pair is not None:  # None on one path, a tuple on the other (a scale and shift under `if time_emb`)
+                merged[name] = pair.with_code(name)
                 continue
             if merge_layouts(value_a, value_b) is None:
                 if isinstance(value_a, Value) and isinstance(value_a.static, EinsumRecipe) and value_a is not value_b:

@@ -1067,7 +1067,7 @@ for _name, _runtime_name in (("sum", "torch_sum"), ("mean", "mean"), ("prod", "p
         "(input, dim=None, unbiased=True, keepdim=False)" if _name in ("std", "var") else \
         "(input, dim=None, keepdim=False, dtype=None)"
     function_rule(f"torch.{_name}", f"Tensor.{_name}", translate=_reduction(_runtime_name, _signature),
-                  layout="any")
+                  layout="any", value_runtime=_runtime_name)
 function_rule("torch.cumsum", "Tensor.cumsum", runtime="cumsum", signature="(input, dim, dtype=None)",
               layout="any", axis_params=("dim",), keeps_dtype=True)
 
