@@ -187,7 +187,6 @@ def convert(options, read_only=False):
                                                                for s in options.input_specs], options.init_args)
     else:
         example_inputs = examples.get(main_class)
-    ctx = FileContext(source, main_class=main_class, init_args=options.init_args or {})
     example_values = {}
     if example_inputs:
         # (an integer input, token ids or a diffusion model's timesteps, is known to be one: `t[:, None] * freqs`
@@ -195,12 +194,14 @@ def convert(options, read_only=False):
         example_values[main_class] = ([tensor(f"input{i}", len(e.shape) + 1).but(
             dtype="int" if str(e.dtype).startswith(("int", "uint")) else None) for i, e in enumerate(example_inputs)],
                                       {})
-    translator = FileTranslator(ctx, example_values).translate(main_class)
-    while ctx.lambda_conflicts - ctx.lambda_banned:  # handed lambdas called in layouts no one translation fits
-        banned = ctx.lambda_banned | ctx.lambda_conflicts  # (passes/lambda_signatures.py): again, called as written
-        ctx = FileContext(source, main_class=main_class, init_args=options.init_args or {})
-        ctx.lambda_banned = frozenset(banned)
+    banned = frozenset()
+    while True:  # handed lambdas called in layouts no one translation fits (passes/lambda_signatures.py): the file
+        ctx = FileContext(source, main_class=main_class, init_args=options.init_args or {})  # again, those called
+        ctx.lambda_banned = banned  # as written
         translator = FileTranslator(ctx, example_values).translate(main_class)
+        if not ctx.lambda_conflicts - banned:
+            break
+        banned |= ctx.lambda_conflicts
     if options.channels_last_io:
         if not any(ctx.irs[main_class].io_inputs):
             raise UsageError(f"--channels-last-io: {main_class} takes no channels-first image it works on "

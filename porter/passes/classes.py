@@ -24,7 +24,7 @@ from porter.ir.values import (HANDED_CHANNELS, NONE_DEFAULT, EinsumRecipe, Modul
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
-from porter.passes.lambda_signatures import classes_writing
+from porter.passes.lambda_signatures import classes_writing, translated_aside
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.held_recursion import held_alike_call
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
@@ -697,22 +697,9 @@ class FileTranslator:
     def lambda_layout_free(self, function, translator):
         """Whether `function`'s body is the same code on images held channels-last and in torch's order, handing
         back an image in the layout it was given (`x`, `x + y`); translated aside: nothing it notes is kept."""
-        names = [p.name.value for p in function.params.params]
-        env, pending, used = dict(translator.env), list(translator.pending), set(self.ctx.used_runtime)
-        hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
-        results = []
-        try:
-            for layout in ("channels_last", "source"):
-                for name in names:
-                    translator.env[name] = tensor(name, 4, layout)
-                results.append(translator.expr(function.body))
-        finally:
-            translator.env.clear()
-            translator.env.update(env)
-            translator.pending[:] = pending
-            self.ctx.used_runtime.clear()
-            self.ctx.used_runtime.update(used)
-            self.ctx.hoister = hoister
+        count = len(function.params.params)
+        results = [translated_aside(translator, function, [tensor("", 4, layout)] * count)
+                   for layout in ("channels_last", "source")]
         last, plain = results
         return last.is_tensor and plain.is_tensor and last.code == plain.code and last.rank == plain.rank == 4 and \
             last.layout == "channels_last" and plain.layout == "source"

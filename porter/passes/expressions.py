@@ -190,7 +190,9 @@ class ExpressionTranslator(CallTranslator):
             runtime = rule.runtime or rule.extra.get("value_runtime")  # (`partial(torch.var, unbiased=False)`
             # handed to einops' reduce: the runtime function with torch's signature)
             code = self.ctx.use(runtime) if runtime else self.code(node) if canonical.rsplit(".", 1)[-1][:1].isupper() \
-                else self.stub_message_value(canonical)  # (a class such as `Tensor` in `List[Tensor]` stays a name)
+                else self.raising_stub(canonical, "a torch function used as a value: porter translates its calls; "
+                                                  "call it where it is used (a lambda)").code
+            # (a class such as `Tensor` in `List[Tensor]` stays a name)
             return python(code, static=("rule-function", canonical))
         if canonical in CONTAINERS:
             return python(self.ctx.use(container_runtime(canonical)))
@@ -212,13 +214,6 @@ class ExpressionTranslator(CallTranslator):
             return self.third_party_value(canonical)  # `load_fn=jnp.load`, jax imported inside the function
         return python(self.code(node))
 
-    def stub_message_value(self, canonical):
-        """A stub standing for a torch function porter translates only where it is called, here used as a value
-        (called when something else runs it): it raises when called."""
-        message = self.ctx.unsupported(self.line, canonical, "a torch function used as a value: porter translates "
-                                                             "its calls; call it where it is used (a lambda)")
-        return f"(lambda *args, **kwargs: {self.ctx.use('not_supported')}({message!r}))"
-
     def is_third_party(self, canonical):
         """Whether an imported name is a library's that the port does not import (nor does a rule translate it)."""
         return canonical.split(".")[0] not in TRANSLATABLE_LIBRARIES | {"torch", "mxnet"} and \
@@ -226,8 +221,12 @@ class ExpressionTranslator(CallTranslator):
 
     def third_party_value(self, canonical):
         """A stub standing for a third-party class or function used as a value: it raises when called."""
-        message = self.ctx.unsupported(self.line, canonical, "third-party code porter does not translate; "
-                                                             "port it by hand or replace it with torch ops")
+        return self.raising_stub(canonical, "third-party code porter does not translate; port it by hand or replace "
+                                            "it with torch ops")
+
+    def raising_stub(self, construct, reason):
+        """A callable standing for `construct` (listed unsupported with `reason`): it raises when called."""
+        message = self.ctx.unsupported(self.line, construct, reason)
         return python(f"(lambda *args, **kwargs: {self.ctx.use('not_supported')}({message!r}))")
 
     def self_attribute(self, attr):

@@ -84,7 +84,7 @@ def decided_signature(translator, lambdas, args):
     if not all(id(f) in writable and _plain_lambda(f) and len(f.params.params) == len(args) for f in lambdas):
         return None
     templates = tuple(tensor("", a.rank, a.layout) for a in args)
-    results = [_translated_aside(translator, f, templates) for f in lambdas]
+    results = [translated_aside(translator, f, templates) for f in lambdas]
     if not all(r is not None and r.is_tensor and r.layout in ("channels_last", "source") for r in results):
         return None
     layout = results[0].layout if all(r.layout == results[0].layout for r in results) else "source"
@@ -95,7 +95,7 @@ def decided_signature(translator, lambdas, args):
     return signature
 
 
-def _translated_aside(translator, function, templates):
+def translated_aside(translator, function, templates):
     """`function`'s body for parameters held as `templates`; nothing the translation notes is kept."""
     ctx = translator.ctx
     env, pending, used = dict(translator.env), list(translator.pending), set(ctx.used_runtime)

@@ -1282,7 +1282,8 @@ class BodyTranslator(ExpressionTranslator):
                 # a value porter could not type on entry (`h, c = hidden_state[i]` of a list a method built), which
                 # the body reads in torch's layout, left an image held otherwise (a ConvLSTM cell's state):
                 # back to torch's layout for the next turn
-                fixes.append((name, f"{INDENT * depth}{name} = {to_layout(self.ctx, new.with_code(name), 'source').code}"))
+                plain = to_layout(self.ctx, new.with_code(name), "source")
+                fixes.append((name, f"{INDENT * depth}{name} = {plain.code}"))
                 self.env[name] = old
                 continue
             if not (isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor):
