@@ -97,6 +97,9 @@ class Value:
     # a Python size read from a dim after an image's channels (`h` of `n, c, h, w = x.shape`, the items of
     # `x.size()[2:]`): a view given such sizes after its dim 1 splits the spatial dims, not the channels
     spatial_size: bool = field(default=False, compare=False)
+    # a Python size made of an image's channel count and numbers (`c // g`, `c // 2` of `b, c, h, w = x.size()`): a
+    # view given it before the spatial sizes splits the channels (rules/view_categories.py)
+    channel_part: bool = field(default=False, compare=False)
     # the torch dims a tensor built from sizes differs along, copies along the rest (porter/ir/varying.py); None:
     # nothing known
     varies_along: tuple | None = field(default=None, compare=False)

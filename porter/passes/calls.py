@@ -364,6 +364,14 @@ class CallTranslator:
                 return Value(f"{name}({argument.code})", "tuple", items=None, static=("each", template))
             if argument.kind == "module":
                 return argument.with_code(f"{name}({argument.code})")
+        if name == "reversed" and len(node.args) == 1 and not node.args[0].star and self.env.get(name) is None:
+            argument = self.expr(node.args[0].value)  # `for f in reversed(laterals[:-1])` (an FPN's top-down
+            template = element_template(argument)  # path): images alike, iterated as they are held
+            if argument.kind == "tuple" and template is not None:
+                return Value(f"reversed({argument.code})", "tuple", items=None, static=("each", template))
+            if argument.kind == "module" and argument.module is not None and argument.module.kind in (
+                    "list", "sequential"):
+                return argument.with_code(f"reversed({argument.code})")
         if name == "len" and node.args:
             argument = self.expr(node.args[0].value)
             if argument.is_tensor:

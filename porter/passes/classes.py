@@ -213,6 +213,10 @@ class FileTranslator:
         self.layout_trials = {}  # (class, static values, arg layouts) -> the same, translated for other layouts
         self.function_trials = {}  # (function, arg layouts) -> (signature, body, runtime names it used)
         self.function_variant_code = {}  # function -> {arg layouts: (name, body)}: translations for other layouts
+        # module-level model functions the file reads as values (`Unit(c, shuffle)`): whatever holds one calls it
+        # through call_module, which hands it torch's layout, so its own name is its translation for that layout
+        self.function_values = frozenset(name for name in self.source.model_functions()
+                                         if name in self.source.names_not_called)
         self.layout_sites = {}  # layout trial key -> [(class, attribute)] whose instance runs that case of call
         self.bound_sites = {}  # (class, attribute) -> the signature of the case its instance is told to run
         self.speculative = 0  # > 0 while translating a case or trial that may be dropped: it tells no instance
@@ -262,6 +266,8 @@ class FileTranslator:
         self.module_code = translate_module_assignments(self, ClassBodyTranslator)  # `MEAN = torch.tensor(...)`
         for info in self.source.classes.values():
             self.translate_init(info)
+        for name in sorted(self.function_values):  # (before any caller can fix them to its layouts: theirs are
+            self.function_signature(name, [], {})  # variants, function_variant)
         self.class_statement_code = translate_class_statements(self, ClassBodyTranslator)
         self.argument_ranks = infer_argument_ranks(self)  # what the uses of untyped arguments fix
         self.siblings.extend(self.container_class_groups())
@@ -1777,7 +1783,8 @@ class FileTranslator:
         translator.handed_heads = handed_heads(arg_values)
         # (a module-level function's returns all give a value: the first one's pending permute is the template the
         # others are brought to, shape_return)
-        translator.returns_pending_permute = returns_values_at_end(definition)
+        # (one read as a value returns what call_module expects: torch's layout, channels-last at most)
+        translator.returns_pending_permute = returns_values_at_end(definition) and name not in self.function_values
         body, _ = translator.block(definition.body, 1)
         signature.output = translator.return_template
         return signature, clean_body(body)
@@ -1788,8 +1795,8 @@ class FileTranslator:
         if name in self.in_progress or name not in self.function_code or not signature.arg_values:
             return signature
         swapped = [a for a, w in zip(args, signature.arg_values) if isinstance(a, Value) and a.is_tensor and
-                   w.is_tensor and (a.rank is None or a.rank > 2) and
-                   {a.layout, w.layout} == {"source", "channels_last"}]
+                   (a.rank is None or a.rank > 2) and (w.is_tensor and {a.layout, w.layout} == {
+                       "source", "channels_last"} or a.channels_last and _untyped_value_param(name, w, self))]
         if not swapped:
             return signature
         key = (name, tuple(a.layout if isinstance(a, Value) and a.is_tensor else "python" for a in args))
@@ -2116,6 +2123,12 @@ def _runs_on_held_sequence(ref):
     return ref.kind == "unknown" and bool(ref.alternatives) and any(_runs_on_held_sequence(a) for a in ref.alternatives) \
         and all(_runs_on_held_sequence(a) or a.kind == "rule" and a.rule.layout == "channels_last"
                 for a in ref.alternatives)
+
+
+def _untyped_value_param(name, handed, translator):
+    """Whether `handed` is what function `name`, read as a value, was translated taking: an untyped parameter (torch's
+    layout, as call_module hands it), which a caller's channels-last image may take in a variant of its own."""
+    return name in translator.function_values and handed.kind == "python" and handed.static is None
 
 
 def _conversions(body):

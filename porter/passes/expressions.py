@@ -545,13 +545,16 @@ class ExpressionTranslator(CallTranslator):
             # a spatial size scaled, divided or multiplied by another (`h // p`, `h * w`) is one still; one met with
             # a channel count (`c * h * w`) is not
             spatial = (left.spatial_size or right.spatial_size) and not (left.channel_count or right.channel_count)
+            channel_part = operator in ("*", "//") and (left.channel_count or left.channel_part) and not (
+                right.spatial_size or right.channel_count or right.channel_part)
             # a number known to be a float (true division, `np.log(n) / k`) promotes an integer tensor it meets
             floating = "float" if operator == "/" or (operator in ("+", "-", "*", "//", "%", "**") and any(
                 v.dtype == "float" or isinstance(v.static, float) for v in (left, right))) else None
             if left.code == self.code(node.left) and right.code == self.code(node.right):
-                return python(self.code(node), static=static).but(spatial_size=spatial, dtype=floating)
+                return python(self.code(node), static=static).but(spatial_size=spatial, dtype=floating,
+                                                                  channel_part=channel_part)
             return python(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", static=static).but(
-                spatial_size=spatial, dtype=floating)
+                spatial_size=spatial, dtype=floating, channel_part=channel_part)
         if operator == "@":
             if held_for_einsum(left, right):  # (the same decision as torch.matmul's rule)
                 return einsum_matmul(self.rule_context, left, right)

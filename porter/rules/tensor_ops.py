@@ -13,6 +13,7 @@ from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout,
                                reads_through, remap_axis, tensor, written_channels)
 from porter.rules.kernel_rows import rows_of_kernel, translate_reshape_as
 from porter.rules.registry import Signature, function_rule, pointwise_rule
+from porter.rules.view_categories import categorised_orders
 
 FLOAT_DTYPES = frozenset({"tf.float16", "tf.bfloat16", "tf.float32", "tf.float64"})
 
@@ -114,6 +115,8 @@ def _view_keeping_layout(ctx, value, raw_sizes):
         # branch weights after a global pool), and in torch's order it costs a reshape where the guess costs a
         # transpose. (N, -1, S) leaves the channel count to be read off the image: the channels stay whole
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
+    if orders is None:
+        orders = categorised_orders(value, raw_sizes)
     if orders is None and is_permuted(value) and len(raw_sizes) == value.rank - 1 and \
             not isinstance(value.static, EinsumRecipe):  # (an einsum is written in torch's order for free)
         orders = _merged_pair_orders(physical_order(value))
@@ -358,6 +361,30 @@ def translate_transpose(ctx, call):
     dims = list(range(value.rank))
     dims[dim0 % value.rank], dims[dim1 % value.rank] = dims[dim1 % value.rank], dims[dim0 % value.rank]
     return _permuted(ctx, value, dims)
+
+
+def translate_unflatten(ctx, call):
+    """`x.unflatten(dim, sizes)`: the dim split where it is stored, whatever the layout (`x.unflatten(1, (g, -1))` of
+    an image held channels-last is held (N, H, W, g, C/g), a channel shuffle's groups; no data moves)."""
+    bound = _bind(ctx, call, "(input, dim, sizes)")
+    value, dim, sizes = bound["input"], _static_int(bound.get("dim")), bound.get("sizes")
+    count = None
+    if sizes is not None and sizes.kind == "tuple" and sizes.items is not None:
+        count = len(sizes.items) if all(i.kind != "starred" for i in sizes.items) else None
+    elif sizes is not None and isinstance(sizes.static, (tuple, list)):
+        count = len(sizes.static)
+    elif sizes is not None and sizes.kind == "python":  # `(g, -1)` written out
+        count = len(_written_sizes(sizes) or ()) or None
+    if not value.is_tensor or value.rank is None or dim is None or not count or call.kwargs.keys() - {"sizes"} or \
+            not (value.layout == "source" or value.channels_last or is_permuted(value)):  # (a flat (H*W*C) one: plain)
+        return _plain_call(ctx, "unflatten", call,
+                           rank=None if value.rank is None or not count else value.rank + count - 1)
+    dim = dim % value.rank
+    order = physical_order(value)
+    new_order = [n for d in order for n in ((d,) if d < dim else range(dim, dim + count) if d == dim else
+                                            (d + count - 1,))]
+    code = f"{_runtime(ctx, 'unflatten')}({value.code}, {order.index(dim)}, {ctx.plain(sizes).code})"
+    return tensor(code, len(new_order), layout_of_order(new_order)).but(dtype=value.dtype)
 
 
 def translate_t(ctx, call):
@@ -1038,8 +1065,8 @@ function_rule("Tensor.view", "Tensor.reshape", "torch.reshape", translate=transl
 function_rule("Tensor.view_as", "Tensor.reshape_as", runtime="view_as", signature="(input, other)", layout="source",
               keeps_dtype=True, translate=translate_reshape_as)  # (a standardised kernel's rows: kernel_rows.py)
 function_rule("torch.flatten", "Tensor.flatten", translate=translate_flatten, layout="any", keeps_dtype=True)
-function_rule("torch.unflatten", "Tensor.unflatten", runtime="unflatten", signature="(input, dim, sizes)",
-              layout="source", keeps_dtype=True)
+function_rule("torch.unflatten", "Tensor.unflatten", translate=translate_unflatten, runtime="unflatten", layout="any",
+              keeps_dtype=True)
 function_rule("torch.permute", "Tensor.permute", translate=translate_permute, layout="any", keeps_dtype=True)
 function_rule("torch.transpose", "Tensor.transpose", "torch.swapaxes", "Tensor.swapaxes", "torch.swapdims",
               "Tensor.swapdims", translate=translate_transpose, layout="any", same_rank=True, keeps_dtype=True)
