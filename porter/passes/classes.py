@@ -15,6 +15,7 @@ import libcst as cst
 from porter.frontend import gluon
 from porter.frontend.annotations import declared_tensors
 from porter.frontend.imports import dotted_name
+from porter.frontend.handed_functions import handed_functions
 from porter.frontend.returns import returns_once_at_end, returns_values_at_end
 from porter.frontend.walk import walk
 from porter.ir.layout import element_template
@@ -213,10 +214,10 @@ class FileTranslator:
         self.layout_trials = {}  # (class, static values, arg layouts) -> the same, translated for other layouts
         self.function_trials = {}  # (function, arg layouts) -> (signature, body, runtime names it used)
         self.function_variant_code = {}  # function -> {arg layouts: (name, body)}: translations for other layouts
-        # module-level model functions the file reads as values (`Unit(c, shuffle)`): whatever holds one calls it
-        # through call_module, which hands it torch's layout, so its own name is its translation for that layout
-        self.function_values = frozenset(name for name in self.source.model_functions()
-                                         if name in self.source.names_not_called)
+        # module-level model functions the file hands its classes and functions as values (`Unit(c, shuffle)`):
+        # whatever holds one calls it through call_module, which hands it torch's layout, so its own name is its
+        # translation for that layout (frontend/handed_functions.py)
+        self.function_values = handed_functions(self.source)
         self.layout_sites = {}  # layout trial key -> [(class, attribute)] whose instance runs that case of call
         self.bound_sites = {}  # (class, attribute) -> the signature of the case its instance is told to run
         self.speculative = 0  # > 0 while translating a case or trial that may be dropped: it tells no instance
@@ -1009,6 +1010,10 @@ class FileTranslator:
                 children = ir.attributes.get("#children")  # HarDNet's `ConvLayer(nn.Sequential)`: `super().forward(x)`
                 ref = ModuleRef("sequential", elements=children.elements) if children is not None else None  # its
                 # children in turn
+            elif isinstance(func, cst.Attribute) and func.attr.value == "forward" and isinstance(func.value, cst.Call) \
+                    and dotted_name(func.value.func) == "super" and info.layer_base in self.ctx.module_rules:
+                ref = ModuleRef("rule", rule=self.ctx.module_rules[info.layer_base])  # a torch layer's subclass
+                # (WaveNet's causal `nn.Conv1d` trimming its output): the layer's own layout
             if ref is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
                     func.value.value == "self" and func.attr.value not in ("forward", method) and \
                     info.find_method(func.attr.value) is not None:

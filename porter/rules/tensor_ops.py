@@ -619,6 +619,8 @@ def _reduction(runtime, signature):
             dims = (dims,)
         name = _runtime(ctx, runtime)
         extra = {k: ctx.plain(v) for k, v in call.kwargs.items() if k not in ("dim", "keepdim", "input")}
+        if runtime == "norm" and "p" in bound:  # (`torch.norm(x, 2, 1)`: the order is written out; the dim, a
+            extra["p"] = ctx.plain(bound["p"])  # keyword below, never read as the order)
         tuple_result = runtime in ("torch_max", "torch_min") and dim_value is not None
         if value.channels_last and value.rank is not None and isinstance(dims, (tuple, list)) and all(
                 isinstance(d, int) for d in dims):
@@ -627,7 +629,7 @@ def _reduction(runtime, signature):
             axes = [remap_axis(d, rank) for d in normalised]
             axis_code = str(axes[0]) if len(axes) == 1 and isinstance(dim_value.static, int) else repr(tuple(axes))
             kwargs = {"keepdim": python("True")} if keep else {}
-            code = f"{name}({ctx.join_args([value, python(axis_code)], {**kwargs, **extra})})"
+            code = f"{name}({_axis_args(ctx, runtime, value, axis_code, {**kwargs, **extra})})"
             if keep:
                 result = tensor("", rank, "channels_last")
             else:
@@ -640,15 +642,17 @@ def _reduction(runtime, signature):
             return result.with_code(code)
         if is_permuted(value) and value.rank is not None and isinstance(dims, (tuple, list)) and dims and all(
                 isinstance(d, int) for d in dims):
-            return _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result)
+            return _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result, runtime)
         plain = ctx.plain(value)
         args = [plain] + [ctx.plain(v) for k, v in bound.items() if k in ("dim",)]
         kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k not in ("dim", "input")}
         if "keepdim" in bound and "keepdim" not in call.kwargs:
             kwargs["keepdim"] = bound["keepdim"]
-        if "dim" in call.kwargs:
+        if runtime == "norm" and "p" in bound:
+            kwargs["p"] = ctx.plain(bound["p"])
+        if "dim" in call.kwargs or runtime == "norm" and "dim" in bound:
             args = [plain]
-            kwargs = {"dim": ctx.plain(call.kwargs["dim"]), **{
+            kwargs = {"dim": ctx.plain(bound["dim"]), **{
                 k: v for k, v in kwargs.items() if k != "dim"}}
         code = f"{name}({ctx.join_args(args, kwargs)})"
         counts = "int" if runtime == "torch_sum" and value.dtype in ("bool", "int") else None
@@ -665,7 +669,15 @@ def _reduction(runtime, signature):
     return translate
 
 
-def _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result):
+def _axis_args(ctx, runtime, value, axis_code, kwargs):
+    """The arguments of a reduction's runtime call over the stored axes `axis_code`: after the input, or as `dim=`
+    for torch.norm (whose second parameter is the order `p`)."""
+    if runtime == "norm":
+        return ctx.join_args([value], {"dim": python(axis_code), **kwargs})
+    return ctx.join_args([value, python(axis_code)], kwargs)
+
+
+def _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result, runtime=None):
     """A reduction over literal dims of a permuted tensor (a radix axis split off the channels, held after the
     spatial axes): the stored axes that hold those dims are reduced, the rest keep their stored order."""
     order = physical_order(value)
@@ -673,7 +685,7 @@ def _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result):
     axes = [order.index(d) for d in normalised]
     axis_code = str(axes[0]) if len(axes) == 1 else repr(tuple(axes))
     kwargs = {"keepdim": python("True")} if keep else {}
-    code = f"{name}({ctx.join_args([value, python(axis_code)], {**kwargs, **extra})})"
+    code = f"{name}({_axis_args(ctx, runtime, value, axis_code, {**kwargs, **extra})})"
     out_order = order if keep else reduced_order(order, normalised)
     result = tensor("", len(out_order)).but(layout=layout_of_order(out_order), rank=len(out_order))
     if tuple_result:
@@ -831,7 +843,7 @@ def translate_matmul(ctx, call):
 def translate_new_tensor(kind):
     def translate(ctx, call):
         args = call.all_args()
-        value = ctx.plain(args[0])
+        value = args[0] if args[0].is_tensor else ctx.plain(args[0])  # (only its dtype is read: as it is held)
         sizes = [ctx.plain(v) for v in args[1:]]
         kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
         size_code = sizes[0].code if len(sizes) == 1 else "(" + ", ".join(v.code for v in sizes) + ")" if sizes \

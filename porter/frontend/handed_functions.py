@@ -1,0 +1,31 @@
+"""Module-level functions a file hands to its own classes and functions as values.
+
+`Unit(c, shuffle)` or `net(shuffle)` hands the function `shuffle` to a block that keeps it (`self.shuffle = shuffle`)
+and calls it (`self.shuffle(y, 4)`); porter cannot tell at that call which function the attribute holds, so it runs
+it through `call_module`, which hands it an image in torch's layout. Such a function must be translated for torch's
+layout under its own name (passes/classes.py), its direct callers taking a variant for theirs. Only arguments of
+calls of the file's own classes and functions and values kept on `self` count: a decorator, a table of activation
+functions or a registry call reads a function as a value without calling it on a tensor porter lays out.
+"""
+
+import libcst as cst
+
+
+def handed_functions(source):
+    """Names of `source`'s model functions handed as an argument to a call of one of the file's classes or
+    functions, or assigned to an attribute of `self`."""
+    functions = set(source.model_functions())
+    if not functions:
+        return frozenset()
+    own = set(source.classes) | set(source.functions)
+    found = set()
+    for call in source.nodes_in(source.module, cst.Call):
+        if isinstance(call.func, cst.Name) and call.func.value in own:
+            found.update(arg.value.value for arg in call.args
+                         if isinstance(arg.value, cst.Name) and arg.value.value in functions)
+    for assign in source.nodes_in(source.module, cst.Assign):
+        if isinstance(assign.value, cst.Name) and assign.value.value in functions and any(
+                isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name) and
+                t.target.value.value == "self" for t in assign.targets):
+            found.add(assign.value.value)
+    return frozenset(found)
