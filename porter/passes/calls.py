@@ -1554,6 +1554,9 @@ class CallTranslator:
         del params
         name = self.ctx.use(rule.runtime)
         code = f"{name}({self.join_args(positional, kwargs)})"
+        if rule.outputs == "tuple" and rule.extra.get("result_pair"):  # (values, indices), held as the input is
+            values = tensor(f"{code}[0]", result_rank, result_layout)
+            return Value(code, "tuple", items=(values, values.with_code(f"{code}[1]").but(dtype="int")))
         if rule.outputs == "tuple":
             return Value(code, "tuple", items=None)
         if rule.outputs == "python":  # `.tolist()`: plain Python values

@@ -173,6 +173,10 @@ class ExpressionTranslator(CallTranslator):
             return self.tensor_attribute(base, attr, node)
         if base.kind == "module":
             return self.module_attribute(base, attr)
+        if base.kind == "tuple" and attr in ("values", "indices") and base.items is not None and \
+                len(base.items) == 2 and all(i.is_tensor for i in base.items):  # `y.max(2).values`, `.topk(k).indices`:
+            item = base.items[0 if attr == "values" else 1]  # the item as the op holds it
+            return item.with_code(f"{base.code}.{attr}")
         if isinstance(owner, cst.Attribute) and owner.attr.value == "device" and base.code == "None" and \
                 attr in ("type", "index"):  # `v.device.type != 'meta'` (efficientvit's autocast guard): the host
             return python('"cpu"', static="cpu") if attr == "type" else python("None")  # (Keras places the op)
@@ -794,8 +798,8 @@ class ExpressionTranslator(CallTranslator):
             value = next(values)
             if value.static is Ellipsis and ellipsis is None:
                 ellipsis = len(parts)
-            elif isinstance(value.static, int) and not isinstance(value.static, bool):
-                parts.append((value.code, True))
+            elif isinstance(value.static, int) and not isinstance(value.static, bool) or _counted_int(value):
+                parts.append((value.code, True))  # (a count a loop hands: `y[:, :, i]` of `for i in range(h)`)
             elif value.code == "None" and is_permuted(base):
                 new_axes.append((len(parts), ellipsis is None))  # (the dims written before it, before any `...`)
             else:
@@ -1002,6 +1006,8 @@ class ExpressionTranslator(CallTranslator):
             element = element_template(iterable)  # a list of alike items (channels-last images): each as stored
         elif iterable.kind == "tuple":
             element = tensor("")
+        elif iterable.kind == "python" and iterable.code.startswith("range(") and self.env.get("range") is None:
+            element = python("").but(dtype="int")  # (`for i in range(y.size(2))`: `y[:, :, i]` drops the dim)
         else:
             element = python("")
         self.bind_target(target, element, loop=True)

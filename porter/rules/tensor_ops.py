@@ -1207,9 +1207,10 @@ function_rule("Tensor.size", translate=translate_size, layout="any")
 function_rule("Tensor.dim", "Tensor.ndimension", translate=translate_dim, layout="any")
 function_rule("Tensor.numel", "torch.numel", translate=translate_numel, layout="any")
 function_rule("torch.sort", "Tensor.sort", runtime="sort", signature="(input, dim=-1, descending=False, stable=False)",
-              layout="source", outputs="tuple")
+              layout="any", axis_params=("dim",), implicit_dim_needs_source=True, outputs="tuple", result_pair=True)
 function_rule("torch.argsort", "Tensor.argsort", runtime="argsort",
-              signature="(input, dim=-1, descending=False, stable=False)", layout="source", same_rank=True)
+              signature="(input, dim=-1, descending=False, stable=False)", layout="any", axis_params=("dim",),
+              implicit_dim_needs_source=True, same_rank=True)
 function_rule("torch.index_select", "Tensor.index_select", runtime="index_select", signature="(input, dim, index)",
               layout="any", axis_params=("dim",), index_params=("index",))
 function_rule("Tensor.item", runtime="item", signature="(input)", layout="source")
@@ -1240,5 +1241,5 @@ function_rule("torch.triu", "Tensor.triu", runtime="triu", signature="(input, di
               same_rank=True, keeps_dtype=True)
 function_rule("torch.gather", "Tensor.gather", runtime="gather", signature="(input, dim, index)", layout="source")
 function_rule("torch.topk", "Tensor.topk", runtime="topk", signature="(input, k, dim=-1, largest=True, sorted=True)",
-              layout="source", outputs="tuple")
+              layout="any", axis_params=("dim",), implicit_dim_needs_source=True, outputs="tuple", result_pair=True)
 

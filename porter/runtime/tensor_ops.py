@@ -522,12 +522,18 @@ def gather(input, dim, index):
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
+    """torch.topk along any axis: tf.math.top_k takes the last, so another axis is moved there and back."""
+    input = tf.convert_to_tensor(input)
     rank = len(input.shape)
     dim = dim % rank
+    moved = list(range(rank)) if dim == rank - 1 else [d for d in range(rank) if d != dim] + [dim]
+    back = [moved.index(d) for d in range(rank)]
+    operand = input if dim == rank - 1 else tf.transpose(input, moved)
+    values, indices = tf.math.top_k(operand if largest else -operand, k=k, sorted=sorted)
+    values, indices = (values if largest else -values), tf.cast(indices, tf.int64)
     if dim != rank - 1:
-        raise NotImplementedError("topk on an axis other than the last is not mapped yet")
-    values, indices = tf.math.top_k(input if largest else -input, k=k, sorted=sorted)
-    return MaxResult(values if largest else -values, tf.cast(indices, tf.int64))
+        values, indices = tf.transpose(values, back), tf.transpose(indices, back)
+    return MaxResult(values, indices)
 
 
 def sort(input, dim=-1, descending=False, stable=False):

@@ -1,7 +1,8 @@
-"""Property tests of `torch.sort` / `torch.argsort` / `torch.index_select` (porter/rules/tensor_ops.py) against real
-torch, on the channels-last output of a Conv2d (index_select runs there along the remapped axis, its index also a
-legacy `torch.LongTensor`) and on plain integer tensors with ties (the packing idiom `lengths.sort(0,
-descending=True)` then `x.index_select(0, order)`)."""
+"""Property tests of `torch.sort` / `torch.argsort` / `torch.topk` / `torch.index_select` (porter/rules/tensor_ops.py)
+against real torch, on the channels-last output of a Conv2d (each runs there along the remapped axis: topk over the
+channels was a NotImplementedError at run time before; index_select's index also a legacy `torch.LongTensor`; the
+`.values` / `.indices` of a max over the height read as held), and on plain integer tensors with ties (the packing
+idiom `lengths.sort(0, descending=True)` then `x.index_select(0, order)`)."""
 
 import numpy as np
 import pytest
@@ -20,6 +21,10 @@ OPS = {
                                           "torch.LongTensor(2).numel()",
     "sort_channels_descending": "y = y.sort(1, descending=True)[0] + torch.sort(y, dim=-1).values",
     "argsort_height": "y = torch.argsort(y, dim=2, descending=True).float()",
+    "topk_channels": "y = torch.topk(y, 2, dim=1).values * y.topk(3, 1, largest=False)[1].float().sum(1, True)",
+    "topk_height_default_sorted": "y = y.topk(1, dim=2).values + torch.topk(y, 2).indices.float().mean(-1, True)",
+    "max_height_values_indices": "y = y.max(2).values.mean(1, True).unsqueeze(2) + "
+                                 "y.min(dim=3).indices.float().mean(1)[:, None, :, None]",
 }
 
 
