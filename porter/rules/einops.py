@@ -7,6 +7,9 @@ A result of the same rank that keeps channels on axis 1 (a channel shuffle, spac
 stays channels-last the same way; any other result (`b c h w -> b (h w) c`, tokens for a transformer; heads moved
 off axis 1) is in torch's order; `b c ... -> ...` reads the spatial axes `...` stands for before the channels. Without a literal pattern, or with `...` elsewhere on the left,
 the tensor goes back to torch's order first. The layers take torch's order.
+A pattern that keeps every axis where it is or makes it a unit axis (`o ... -> o 1 1 1`, a kernel's per-filter
+mean) runs on any layout, its result held the same way; a rearrange of a channels-last image that splits its
+channels off (`b (h c) x y -> b h c (x y)`) is a reshape with the heads' order left pending (einops_pending.py).
 Dtype: kept (reduce's mean of an integer tensor is einops' error too).
 """
 
@@ -61,12 +64,47 @@ def _pattern_for_layout(pattern, value):
     if left[2:] == ["..."] and value.layout == "channels_last" and "..." not in left[:2]:
         # `b (h d) ... -> b h (...) d`: the spatial axes `...` stands for sit between batch and channels
         return f"{left[0]} ... {left[1]} -> {' '.join(right)}", "source"
+    kept = _positions_kept(left, right, len(order))
+    if kept is not None:  # `o ... -> o 1 1 1` of a kernel held (kh, kw, i, o): each axis stays or becomes 1
+        expanded_left, expanded_right = kept
+        return (f"{' '.join(expanded_left[d] for d in order)} -> {' '.join(expanded_right[d] for d in order)}",
+                value.layout)
     if len(left) != len(order) or "..." in pattern:
         return None
     physical_left = " ".join(left[d] for d in order)
     if len(right) == len(left) and value.layout == "channels_last" and _image_to_image(left, right):
         return f"{physical_left} -> {' '.join(right[d] for d in order)}", "channels_last"
     return f"{physical_left} -> {' '.join(right)}", "source"
+
+
+def _positions_kept(left, right, rank):
+    """(left, right) with `...` spelled out as names, for a pattern whose every axis stays where it is or becomes
+    a unit axis (`o ... -> o 1 1 1`, weight standardization's per-filter mean): it runs on a tensor in any layout
+    with both sides in stored order, the result held the same way. None for any other pattern."""
+    def spelled(side):
+        if side.count("...") > 1 or any("..." in g and g != "..." for g in side):
+            return None
+        if "..." not in side:
+            return list(side)
+        at = side.index("...")
+        covered = rank - (len(side) - 1)
+        return side[:at] + [f"ellipsis{i}" for i in range(covered)] + side[at + 1:] if covered >= 0 else None
+
+    if ("..." in left) != ("..." in right) and "..." in right:
+        return None
+    expanded_left = spelled(left)
+    if expanded_left is None or len(expanded_left) != rank:
+        return None
+    if "..." in right:
+        expanded_right = spelled(right)
+    else:
+        expanded_right = list(right)
+    if expanded_right is None or len(expanded_right) != rank:
+        return None
+    if not all(r == l or r in ("1", "()") for l, r in zip(expanded_left, expanded_right)) or \
+            expanded_left == expanded_right or any(g.startswith("(") for g in expanded_left):
+        return None
+    return expanded_left, expanded_right
 
 
 def _image_from_features(pattern):
@@ -102,8 +140,11 @@ def _translate(op):
         keywords = {name: ctx.plain(v) for name, v in bound.items() if name not in signature.params}
         runtime = ctx.runtime(f"einops_{op}")
         rewritten = _pattern_for_layout(pattern, value)
+        # (an image's channels split into heads, `b (h c) x y -> b h c (x y)`: a reshape where the image lies, the
+        # heads' order left pending for the einsums after it, where the rewritten pattern would move the data)
         pending = pending_rearrange(ctx, value, pattern, "".join(
-            f", {name}={v.code}" for name, v in keywords.items())) if op == "rearrange" and rewritten is None else None
+            f", {name}={v.code}" for name, v in keywords.items())) if op == "rearrange" and (
+            rewritten is None or value.channels_last and rewritten[1] == "source") else None
         if pending is not None:
             code, result = pending
             return result.with_code(code).but(dtype=value.dtype)
@@ -124,6 +165,8 @@ def _translate(op):
         code = f"{runtime}({ctx.join_args(arguments, keywords)})"
         if layout == "channels_last":
             return tensor(code, rank, "channels_last").but(channels=channels, dtype=value.dtype)
+        if layout.startswith("permuted:"):  # (a kernel's per-filter mean, held as the kernel is)
+            return tensor(code, rank).but(layout=layout, dtype=value.dtype)
         return tensor(code, rank).but(dtype=value.dtype if value.is_tensor else None)
 
     return translate

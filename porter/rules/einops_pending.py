@@ -29,7 +29,7 @@ def pending_rearrange(ctx, value, pattern, arguments_code):
 
     `arguments_code`: the axis-length keywords as code (`, h=self.heads`)."""
     if not isinstance(pattern, str) or pattern.count("->") != 1 or "..." in pattern or not value.is_tensor or \
-            value.layout not in ("source",) and not value.layout.startswith("permuted:"):
+            value.layout not in ("source",) and not value.layout.startswith("permuted:") and not value.channels_last:
         return None
     left_text, right_text = pattern.split("->")
     left, right = _groups(left_text), _groups(right_text)
@@ -44,13 +44,20 @@ def pending_rearrange(ctx, value, pattern, arguments_code):
     order = physical_order(value.but(rank=rank))
     runtime = ctx.runtime("einops_rearrange")
     recipe = value.static if isinstance(value.static, EinsumRecipe) and value.static.still_valid() else None
-    if recipe is not None and all(len(g) == 1 for g in left):
-        # the einsum writes its output in the order the right side reads its axes: one reshape after it
-        letters = {left[d][0]: recipe.output[order.index(d)] for d in range(rank)}
-        wanted = [n for g in right for n in g]
-        source = recipe.code("".join(letters[n] for n in wanted))
-        physical = f"{' '.join(wanted)} -> {' '.join(_side(g) for g in right)}"
-        return f"{runtime}({source}, {physical!r}{arguments_code})", tensor("", len(right))
+    if recipe is not None:
+        # the einsum writes its output in the order the right side reads its axes: one reshape after it; an image
+        # (`b h c (x y) -> b (h c) x y`) is written channels-last, as the convolutions after it take it
+        letters = {tuple(left[d]): recipe.output[order.index(d)] for d in range(rank)}
+        image = len(right) >= 4
+        for groups, channels_last in ((([right[0], *right[2:], right[1]], True),) if image else ()) + ((right, False),):
+            written = _left_groups_in_order([n for g in groups for n in g], left)
+            if written is None:
+                continue
+            source = recipe.code("".join(letters[tuple(g)] for g in written))
+            physical = f"{' '.join(_side(g) for g in written)} -> {' '.join(_side(g) for g in groups)}"
+            result = tensor("", len(right), "channels_last") if channels_last else tensor("", len(right))
+            return f"{runtime}({source}, {physical!r}{arguments_code})", result
+        return None
     physical_left = [left[d] for d in order]
     elementary = [n for g in physical_left for n in g]
     placed = sorted(range(len(right)), key=lambda i: elementary.index(right[i][0]))
@@ -64,6 +71,18 @@ def pending_rearrange(ctx, value, pattern, arguments_code):
     elif placed != list(range(len(right))):
         result = result.but(layout=permuted_layout(placed))
     return code, result
+
+
+def _left_groups_in_order(names, left):
+    """The left side's groups in the order that spells `names` (each group's names side by side), or None."""
+    written, at = [], 0
+    while at < len(names):
+        group = next((g for g in left if names[at:at + len(g)] == g and g not in written), None)
+        if group is None:
+            return None
+        written.append(group)
+        at += len(group)
+    return written
 
 
 def _side(group):
