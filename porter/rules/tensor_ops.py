@@ -116,11 +116,14 @@ def _view_keeping_layout(ctx, value, raw_sizes):
         # branch weights after a global pool), and in torch's order it costs a reshape where the guess costs a
         # transpose. (N, -1, S) leaves the channel count to be read off the image: the channels stay whole
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
+    if orders is not None and is_permuted(value) and len(raw_sizes) < value.rank and not channels and \
+            any(_written_product(v) for v in raw_sizes) and not _written_product(raw_sizes[1]):
+        orders = None  # (channel groups merge into dim 1, but the sizes write the product elsewhere)
     if orders is None:
         orders = categorised_orders(value, raw_sizes)
     if orders is None and is_permuted(value) and len(raw_sizes) == value.rank - 1 and \
             not isinstance(value.static, EinsumRecipe):  # (an einsum is written in torch's order for free)
-        orders = _merged_pair_orders(physical_order(value))
+        orders = _merged_pair_orders(physical_order(value), raw_sizes)
     if orders is None:
         return None
     order, out_order = orders
@@ -129,18 +132,34 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     return layout_kept_result(code, out_order)
 
 
-def _merged_pair_orders(order):
+def _merged_pair_orders(order, sizes=()):
     """(order, out_order) for a view of a permuted tensor stored in `order` to one dim fewer, when exactly one pair of
     adjacent torch dims is stored side by side in torch's order (LLaMA's `repeat_kv`: heads and their copies,
     `[:, :, None]` then expanded, merged while the sequence is stored before them): that pair merges and the result
-    keeps the rest of the order; None otherwise. The runtime checks at trace time that the sizes pair up so (else
-    it transposes)."""
+    keeps the rest of the order; None otherwise, or when the written `sizes` say another pair merges (a product
+    written elsewhere, `x.permute(0, 3, 1, 2).reshape(b, t, c * f)` of a spectrogram's feature map: the plain view
+    moves the data once, in torch's order, for the GRU after it). The runtime checks at trace time that the sizes
+    pair up so (else it transposes)."""
     pairs = [d for d in range(len(order) - 1) if order.index(d) + 1 == order.index(d + 1)]
     if len(pairs) != 1:
         return None
     merged = pairs[0]
+    products = [i for i, size in enumerate(sizes) if _written_product(size)]
+    if products and merged not in products:
+        return None
     out_order = [d if d <= merged else d - 1 for d in order if d != merged + 1]
     return order, out_order
+
+
+def _written_product(size):
+    """Whether a written size is a product (`c * f`) or left to torch (-1): where merged dims land."""
+    if size.static == -1:
+        return True
+    try:
+        node = ast.parse(size.code, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
 
 
 def _folded_image(ctx, value, raw_sizes, kwargs):
