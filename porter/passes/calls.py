@@ -934,8 +934,14 @@ class CallTranslator:
                 physical_order(args[0])[-1] == args[0].rank - 1:  # (Linear on `out.permute(1, 0, 2)`)
             self.record_module_op(rule)
             return args[0].but(code=self.call_text(code, args[0].code), static=None, channels=None)
+        if rule.takes_held_order and len(args) == 1 and not kwargs and is_permuted(args[0]):
+            self.record_module_op(rule)  # (a LayerNorm on tokens held batch-first for a sequence-first model)
+            held = f", held={physical_order(args[0])}"
+            return args[0].but(code=self.call_text(code, args[0].code, held), static=None, channels=None)
         recurrent = bool({"state", "states"} & set(rule.items or ()))  # (its initial state, hx, goes as torch's)
-        if (len(args) == 1 or len(args) == 2 and recurrent) and is_permuted(args[0]) and (
+        attention = rule.runtime == "MultiheadAttention" and len(args) == 3 and all(
+            a.is_tensor and a.layout == args[0].layout for a in args)  # (query, key and value held alike)
+        if (len(args) == 1 or len(args) == 2 and recurrent or attention) and is_permuted(args[0]) and (
                 rule.gathers or rule.swaps_batch_axis):
             held = self.permuted_module_call(code, rule, args[0], kwargs, args[1:])
             if held is not None:
@@ -982,8 +988,9 @@ class CallTranslator:
             self.record_module_op(rule)
             return result.but(layout=layout_of_order(order + [value.rank]))
         if rule.swaps_batch_axis and order == [1, 0, 2]:
-            call = self.call_text(code, self.join_args([value] + [self.as_plain(a) for a in rest], kw),
-                                  training + ", swapped=True")
+            swapped_rest = rule.runtime == "MultiheadAttention"  # (key and value held as the query is)
+            call = self.call_text(code, self.join_args([value] + [a if swapped_rest else self.as_plain(a)
+                                                                  for a in rest], kw), training + ", swapped=True")
             self.record_module_op(rule)
             if rule.outputs == "tuple" and rule.items is not None:  # a recurrent layer: (output swapped alike, h_n)
                 one_layer = self.one_layer_recurrent(code, rule)
@@ -1253,7 +1260,9 @@ class CallTranslator:
         ref = _own_class(ref)
         if ref.kind == "rule":
             rule = ref.rule
-            if rule.layout == "any" or _runs_as_held(rule.runs_channels_last, incoming):
+            if rule.layout == "any" or _runs_as_held(rule.runs_channels_last, incoming) or (
+                    rule.last_axis_only and is_permuted(incoming) and
+                    physical_order(incoming)[-1] == incoming.rank - 1):  # (a Linear on tokens held batch-first)
                 return "any", incoming
             after = tensor("", self.rule_rank(rule, incoming), rule.layout) if rule.outputs in (
                 "tensor", "tensor_or_tuple") else Value("", "tuple", items=None)

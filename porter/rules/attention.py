@@ -6,7 +6,8 @@ from porter.ir.values import EinsumRecipe, Value, is_permuted, physical_order, p
 from porter.rules.registry import Signature, function_rule, module_rule
 
 module_rule("torch.nn.MultiheadAttention", runtime="MultiheadAttention", layout="source", training=True,
-            outputs="tuple", items=("input", "tensor"))  # (the output: the query's rank; the weights or None)
+            outputs="tuple", items=("input", "tensor"),  # (the output: the query's rank; the weights or None)
+            swaps_batch_axis=True)  # (query, key and value held batch-first for a sequence-first layer: swapped)
 module_rule("torch.nn.TransformerEncoderLayer", runtime="TransformerEncoderLayer", layout="source", training=True,
             swaps_batch_axis=True)
 module_rule("torch.nn.TransformerDecoderLayer", runtime="TransformerDecoderLayer", layout="source", training=True)

@@ -19,7 +19,7 @@ module_rule("torch.nn.GroupNorm", runtime="GroupNorm", layout="channels_last", c
 module_rule("torch.nn.LocalResponseNorm", runtime="LocalResponseNorm", layout="channels_last",
             channels=KEEPS_CHANNELS)
 # Trailing-dims norms compute in torch's own axis order.
-module_rule("torch.nn.LayerNorm", runtime="LayerNorm", layout="source")
+module_rule("torch.nn.LayerNorm", runtime="LayerNorm", layout="source", takes_held_order=True)
 module_rule("torch.nn.RMSNorm", runtime="RMSNorm", layout="source")
 
 function_rule("torch.nn.functional.batch_norm", runtime="batch_norm",

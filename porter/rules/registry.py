@@ -87,6 +87,10 @@ class ModuleRule:
     # tensor whose last axis is stored last as it lies (`out.permute(1, 0, 2)` of an RNN's swapped output), the
     # result held in that order
     last_axis_only: bool = False
+    # the layer computes along torch's trailing dims (LayerNorm): told the stored order of a permuted tensor
+    # (`layer(x, held=[1, 0, 2])`), it computes where they lie when they are stored last, else in torch's order;
+    # the result held as the input is
+    takes_held_order: bool = False
 
 
 KEEPS_CHANNELS = "kept"
@@ -123,13 +127,13 @@ def _family():
 
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
                 spatial_order_free=False, channels=None, runs_channels_last=False, gathers=False,
-                swaps_batch_axis=False, items=None, last_axis_only=False):
+                swaps_batch_axis=False, items=None, last_axis_only=False, takes_held_order=False):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
     assert items is None or outputs == "tuple" and set(items) <= {"input", "tensor", "tuple", "state", "states"}, items
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
                       spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis, items,
-                      last_axis_only)
+                      last_axis_only, takes_held_order)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule
