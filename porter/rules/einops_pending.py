@@ -48,8 +48,10 @@ def pending_rearrange(ctx, value, pattern, arguments_code):
         # the einsum writes its output in the order the right side reads its axes: one reshape after it; an image
         # (`b h c (x y) -> b (h c) x y`) is written channels-last, as the convolutions after it take it
         letters = {tuple(left[d]): recipe.output[order.index(d)] for d in range(rank)}
-        image = len(right) >= 4
-        for groups, channels_last in ((([right[0], *right[2:], right[1]], True),) if image else ()) + ((right, False),):
+        image = _unfolds_tokens(left, right)
+        singletons = all(len(g) == 1 for g in left)  # (else torch's order is no better than the plain path's)
+        for groups, channels_last in ((([right[0], *right[2:], right[1]], True),) if image else ()) + (
+                ((right, False),) if singletons else ()):
             written = _left_groups_in_order([n for g in groups for n in g], left)
             if written is None:
                 continue
@@ -57,7 +59,6 @@ def pending_rearrange(ctx, value, pattern, arguments_code):
             physical = f"{' '.join(_side(g) for g in written)} -> {' '.join(_side(g) for g in groups)}"
             result = tensor("", len(right), "channels_last") if channels_last else tensor("", len(right))
             return f"{runtime}({source}, {physical!r}{arguments_code})", result
-        return None
     physical_left = [left[d] for d in order]
     elementary = [n for g in physical_left for n in g]
     placed = sorted(range(len(right)), key=lambda i: elementary.index(right[i][0]))
@@ -71,6 +72,13 @@ def pending_rearrange(ctx, value, pattern, arguments_code):
     elif placed != list(range(len(right))):
         result = result.but(layout=permuted_layout(placed))
     return code, result
+
+
+def _unfolds_tokens(left, right):
+    """Whether the right side is an image whose spatial axes are one left group of tokens split apart
+    (`b h (x y) d -> b (h d) x y`): then it is written channels-last."""
+    return len(right) >= 4 and any(len(g) == len(right) - 2 and right[2:] == [[n] for n in g] for g in left) and \
+        not set(right[1]) & {n for g in right[2:] for n in g}
 
 
 def _left_groups_in_order(names, left):
