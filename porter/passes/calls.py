@@ -935,9 +935,10 @@ class CallTranslator:
             self.record_module_op(rule)
             return args[0].but(code=self.call_text(code, args[0].code), static=None, channels=None)
         if rule.takes_held_order and len(args) == 1 and not kwargs and is_permuted(args[0]):
-            self.record_module_op(rule)  # (a LayerNorm on tokens held batch-first for a sequence-first model)
-            held = f", held={physical_order(args[0])}"
-            return args[0].but(code=self.call_text(code, args[0].code, held), static=None, channels=None)
+            self.record_module_op(rule)  # (a LayerNorm on tokens held batch-first for a sequence-first model;
+            # `call_held`: the Identity an if/else may build instead takes them as they lie)
+            held = f"{self.ctx.use('call_held')}({code}, {args[0].code}, {physical_order(args[0])})"
+            return args[0].but(code=held, static=None, channels=None)
         recurrent = bool({"state", "states"} & set(rule.items or ()))  # (its initial state, hx, goes as torch's)
         attention = rule.runtime == "MultiheadAttention" and len(args) == 3 and all(
             a.is_tensor and a.layout == args[0].layout for a in args)  # (query, key and value held alike)
@@ -1239,7 +1240,8 @@ class CallTranslator:
                 rest = ModuleRef("sequential", elements=ref.elements[linear + 1:], ordered=True)
                 out = self.simulate_sequential(rest, tensor("", 2))
                 return result_of(out, f"{code}({value.code}{self.training_kwarg(kwargs)})")
-        incoming = to_layout(self.ctx, value.with_code(""), layout_in) if layout_in != "any" else value
+        incoming = to_layout(self.ctx, value.with_code(""), layout_in) if layout_in not in ("any", value.layout) \
+            else value
         self.sequential_code = code
         try:
             out = self.simulate_sequential(ref, incoming.with_code(""))
@@ -1247,11 +1249,14 @@ class CallTranslator:
             self.sequential_code = None
         if out is None:  # converted at run time: nothing converted here
             return self.module_call(Value(code, "module", module=UNKNOWN_MODULE), self.node_of_call)
-        first = to_layout(self.ctx, value, layout_in) if layout_in != "any" else value
+        first = to_layout(self.ctx, value, layout_in) if layout_in not in ("any", value.layout) else value
         layouts = ""
         explicit = explicit or (first.channels_last and any(
             e.kind == "rule" and e.rule.runs_channels_last for e in ref.elements))  # the runtime's default: source
-        if explicit and {first.layout, out.layout} <= {"channels_last", "source"}:
+        if explicit and {first.layout, out.layout} <= {"channels_last", "source"} or is_permuted(first) and \
+                layout_in == first.layout and out.is_tensor and (is_permuted(out) or out.layout in (
+                    "channels_last", "source")):
+            # (tokens held permuted: the runtime converts for any child declaring another order)
             layouts = f", layout={first.layout!r}, layout_out={out.layout!r}".replace("'", '"')
         return result_of(out, f"{code}({first.code}{self.training_kwarg(kwargs)}{layouts})")
 
@@ -1268,9 +1273,16 @@ class CallTranslator:
                 "tensor", "tensor_or_tuple") else Value("", "tuple", items=None)
             return rule.layout, after
         if ref.kind == "class":
-            signature = self.ctx_class_signature(ref.class_name, [incoming], {}, ref.static)
+            translator = self.translator
+            held, translator.sequential_element = translator.sequential_element, is_permuted(incoming)
+            try:
+                signature = self.ctx_class_signature(ref.class_name, [incoming], {}, ref.static)
+            finally:
+                translator.sequential_element = held
             wanted = signature.arg_values[0] if signature and signature.arg_values else None
             layout = "channels_last" if wanted is not None and wanted.channels_last else "source"
+            if wanted is not None and is_permuted(wanted) and wanted.layout == incoming.layout:
+                layout = incoming.layout  # (tokens held batch-first, as the child was translated for them)
             output = signature.output if signature and signature.output is not None else tensor("")
             if self.module_ref_resolver().passes_layout_through(ref):
                 return "any", incoming  # an elementwise class (porter_layout "any"): as the runtime, no conversion
@@ -1325,7 +1337,7 @@ class CallTranslator:
         current = value
         for index, element in enumerate(ref.elements):
             layout, after = self.element_layouts(element, current)
-            if layout != "any" and current.is_tensor:
+            if layout != "any" and current.is_tensor and layout != current.layout:
                 current = to_layout(self.ctx, current, layout)
             channels = None
             if ref.ordered and self.sequential_code is not None and current.is_tensor:

@@ -214,6 +214,7 @@ class FileTranslator:
         self.layout_trials = {}  # (class, static values, arg layouts) -> the same, translated for other layouts
         self.function_trials = {}  # (function, arg layouts) -> (signature, body, runtime names it used)
         self.function_variant_code = {}  # function -> {arg layouts: (name, body)}: translations for other layouts
+        self.sequential_element = False  # True while a Sequential's child is laid out for what the one before hands
         # module-level model functions the file hands its classes and functions as values (`Unit(c, shuffle)`):
         # whatever holds one calls it through call_module, which hands it torch's layout, so its own name is its
         # translation for that layout (frontend/handed_functions.py)
@@ -870,14 +871,41 @@ class FileTranslator:
         args = self.handed_args(info, args)
         if site is not None and self.takes_held_orders(info):
             return args, dict(kwargs)
+        if self.sequential_element and self.takes_held_orders(info):
+            return args, dict(kwargs)  # (a Sequential's child: the runtime converts to the layout it declares)
         return _settled_values(args, kwargs)
 
     def takes_held_orders(self, info):
-        """Whether `info`'s call may be translated for tensors in a permuted order: only translated code calls it,
-        directly (no container, `call_module`, factory or constructor argument runs it, none of which hands
-        anything but torch's order or channels-last), and it is a plain module class (no layer or container base)."""
-        return not (info.container_base or info.layer_base or info.name in self.recursive_calls or
-                    info.name in self.runtime_run)
+        """Whether `info`'s call may be translated for tensors in a permuted order: a plain module class (no layer
+        or container base) that only translated code calls directly, or one whose every layer computes on such
+        tensors as they lie (`runs_on_held_tokens`: sequence-first attention blocks, held in an `nn.Sequential`
+        too, whose runtime and `call_module` convert to the order the class declares in `porter_layout`; a block
+        of other layers would convert inside at every use, where its caller settles the order once)."""
+        if info.container_base or info.layer_base or info.name in self.recursive_calls:
+            return False
+        return info.name not in self.runtime_run or self.runs_on_held_tokens(info)
+
+    def runs_on_held_tokens(self, info):
+        """Whether every layer `info` holds computes on tokens held in another order as they lie: elementwise
+        layers, layers along the last axis (Linear), a LayerNorm told the order, a sequence-first attention run
+        swapped, and Sequentials of the first two (a block of other layers would convert inside at every use:
+        its Sequential settles the order once, before it)."""
+        ir = self.ctx.irs.get(info.name)
+        if ir is None:
+            return False
+
+        def held(ref, in_container=False):
+            if ref.kind == "rule":
+                rule = ref.rule
+                return rule.layout == "any" and rule.rank_delta == 0 or rule.last_axis_only or not in_container and (
+                    rule.takes_held_order or rule.swaps_batch_axis)
+            if ref.kind == "sequential":
+                return bool(ref.elements) and all(held(e, True) for e in ref.elements)
+            return False
+
+        refs = [ref for name, ref in ir.attributes.items() if not name.startswith("#") and
+                isinstance(ref, ModuleRef) and ref.kind != "classobj"]
+        return bool(refs) and all(held(ref) for ref in refs)
 
     def runtime_run_classes(self):
         """Names of the classes the runtime may call: held in a container, among an attribute's alternatives, handed

@@ -312,12 +312,24 @@ def _layout_of(layer):
 
 
 def _to_layout(x, current, wanted):
-    """Convert `x` from `current` to `wanted` layout ("channels_last"/"source"); "any" wants nothing."""
+    """Convert `x` from `current` to `wanted` layout ("channels_last"/"source", or "permuted:1,0,2": torch's dims
+    stored in that order); "any" wants nothing."""
     if isinstance(x, (list, tuple)) and wanted != "any" and wanted != current:  # a list of images: item by item
         return type(x)(_to_layout(item, current, wanted)[0] for item in x), wanted
     if wanted == "any" or wanted == current or not hasattr(x, "shape"):
         return x, current
+    if _stored_order(current) is not None or _stored_order(wanted) is not None:
+        held, target = _dims_stored(current, len(x.shape)), _dims_stored(wanted, len(x.shape))
+        return tf.transpose(x, [held.index(d) for d in target]), wanted
     return (to_channels_last(x) if wanted == "channels_last" else to_channels_first(x)), wanted
+
+
+def _dims_stored(layout, rank):
+    """The torch dims a tensor of `rank` in `layout` stores, in order."""
+    order = _stored_order(layout)
+    if order is not None:
+        return order
+    return [0] + list(range(2, rank)) + [1] if layout == "channels_last" and rank > 2 else list(range(rank))
 
 
 def runs_in(layer, layout):
@@ -422,6 +434,8 @@ class Sequential(TorchLayer):
             if runs_in(layer, current):
                 after = _wanted_after(self.items[index + 1:], final)
                 after = _free_layout(layer, current) if after is None else current if after == "any" else after
+                if _stored_order(after) is not None:  # (a permuted order: reached by a conversion after it)
+                    after = current
                 x = layer(x, layout=current, layout_out=after)
                 current = after
                 continue
@@ -627,6 +641,19 @@ class ParameterList(TorchLayer):
         return [StateEntry(f"{prefix}{i}", v) for i, v in enumerate(self.items)]
 
 
+def call_held(layer, x, held):
+    """`layer(x)` for a tensor whose axes hold torch's dims in the order `held` (tokens held batch-first for a
+    sequence-first model): a layer that computes along trailing dims is told the order (LayerNorm:
+    `takes_held_order`), an elementwise one (Identity, an activation: the other alternative of an if/else) takes
+    it as it lies, any other gets torch's order and hands its result back in `held`."""
+    if getattr(layer, "takes_held_order", False):
+        return layer(x, held=held)
+    if getattr(layer, "porter_layout", None) == "any":
+        return layer(x)
+    result = layer(tf.transpose(x, [held.index(d) for d in range(len(held))]))
+    return tf.transpose(result, held)
+
+
 def call_module(module, *args, held="source", **kwargs):
     """Call a module whose kind porter could not see statically, its first argument and its result in the layout
     the caller holds them (`held`: torch's by default; "channels_last" for an image the caller keeps so): a
@@ -643,6 +670,11 @@ def call_module(module, *args, held="source", **kwargs):
         source = tf.transpose(args[0], [held.index(d) for d in range(len(held))])
         result = call_module(module, source, *args[1:], **kwargs)
         return tf.transpose(result, held) if len(getattr(result, "shape", ())) == len(held) else result
+    if args and _stored_order(layout) is not None and hasattr(args[0], "shape"):  # a block translated for a
+        # tensor held permuted (tokens held batch-first for a sequence-first block): handed over so, and back
+        result = _inner_call(module, (_to_layout(args[0], held, layout)[0],) + tuple(args[1:]), kwargs)
+        out = getattr(module, "layout_out", None) or layout
+        return _to_layout(result, out, held)[0] if hasattr(result, "shape") else result
     if args and layout in ("channels_last", "source") and layout != held and runs_in(module, held):
         return _inner_call(module, args, dict(kwargs, layout=held, layout_out=held))  # it computes on the layout
     if args and layout in ("channels_last", "source") and layout != held:

@@ -477,6 +477,7 @@ class LayerNorm(TorchLayer):
     """torch.nn.LayerNorm: normalizes the trailing `normalized_shape` dims of a tensor in torch's own order."""
 
     porter_layout = "source"
+    takes_held_order = True  # `call(x, held=...)` (runtime/module.py `call_held`)
 
     def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None,
                  **kwargs):

@@ -3,8 +3,9 @@ are embedded batch-first, `x.permute(1, 0, 2)` hands them to blocks of `nn.Layer
 `nn.MultiheadAttention(y, y, y)` and an MLP `nn.Sequential`, and `x.permute(1, 0, 2)` takes them back. The permute
 stays pending: the attention runs on query, key and value held batch-first (`swapped=True`), the LayerNorm is told
 the order they are held in (`held=[1, 0, 2]`: its trailing dim is stored last), and the MLP's Linear/GELU
-Sequential computes along the last axis where it lies. Before: 8 Transposes for two blocks, 3 for a lone attention;
-now none. A LayerNorm over several trailing dims that are not stored last goes through torch's order (runtime
+Sequential computes along the last axis where it lies. Blocks held in an `nn.Sequential` take the tokens so too
+(the runtime's Sequential and `call_module` convert to any order a child declares). Before: 8 Transposes for two
+blocks, 3 for a lone attention, 1 for the Sequential; now none. A LayerNorm over several trailing dims that are not stored last goes through torch's order (runtime
 check). Ports match torch at batch 1 and 3, eagerly and under XLA."""
 
 import numpy as np
@@ -60,10 +61,27 @@ class PlainAttention(nn.Module):
         return y.transpose(0, 1).mean(1)
 
 
+class SequentialBlocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(30, 16)
+        self.blocks = nn.Sequential(Block(16, 2), Block(16, 2))
+
+    def forward(self, t):
+        x = self.emb(t).permute(1, 0, 2)
+        x = self.blocks(x)
+        return x.permute(1, 0, 2).mean(1)
+
+
 class Net(nn.Module):
     def __init__(self, kind="blocks"):
         super().__init__()
-        self.model = Blocks() if kind == "blocks" else PlainAttention()
+        if kind == "blocks":
+            self.model = Blocks()
+        elif kind == "plain":
+            self.model = PlainAttention()
+        else:
+            self.model = SequentialBlocks()
 
     def forward(self, t):
         return self.model(t)
@@ -75,7 +93,7 @@ def ported(tmp_path_factory):
     return snippet_ports(tmp_path_factory, SOURCE, "6:int64:0:30", "kind")
 
 
-@pytest.mark.parametrize("kind", ["blocks", "plain"])
+@pytest.mark.parametrize("kind", ["blocks", "plain", "sequential"])
 @pytest.mark.parametrize("batch", [1, 3])
 def test_sequence_first_blocks_keep_the_tokens_where_they_lie(ported, kind, batch):
     pair = PortedPair(ported(kind), seed=batch)
@@ -93,3 +111,18 @@ def test_layer_norm_told_the_held_order_matches_torch(normalized):
     held = np.transpose(x, [1, 0, 2])  # (4, 3, 5): torch dims 1, 0, 2 stored in that order
     got = np.transpose(np.asarray(layer(held, held=[1, 0, 2])), [1, 0, 2])
     np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+def test_runtime_sequential_converts_to_the_order_a_child_declares():
+    import tensorflow as tf
+
+    from porter.runtime.linear import Identity
+    from porter.runtime.module import Sequential, call_module
+
+    class Swapped(Identity):  # a block translated for tokens held batch-first, returning them so
+        porter_layout = layout_out = "permuted:1,0,2"
+
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)  # torch's (T, N, E)
+    held = Sequential(Swapped())(x, layout="source", layout_out="source")
+    np.testing.assert_array_equal(np.asarray(held), x)
+    np.testing.assert_array_equal(np.asarray(call_module(Swapped(), tf.constant(x))), x)
