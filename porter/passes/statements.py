@@ -786,6 +786,11 @@ class BodyTranslator(ExpressionTranslator):
             opener, closer = ("[", "]") if value.code.startswith("[") else ("(", ")")
             single = "," if len(items) == 1 and opener == "(" else ""
             return value.but(code=opener + ", ".join(i.code for i in items) + single + closer, items=tuple(items))
+        template = element_template(value) if value.kind == "tuple" else None
+        if template is not None and template.is_tensor and template.channels_last and (template.rank or 0) > 2:
+            # a list of feature maps (SegFormer's four stages): each through `self.io_output`, which keeps them
+            # channels-last for a model told it exchanges channels-last images
+            return Value(f"{self.ctx.use('each_image')}(self.io_output, {value.code})", "tuple", items=None)
         return self.as_plain(value) if value.kind == "tuple" else value
 
     # --- compound statements -----------------------------------------------------------------------------

@@ -1317,6 +1317,7 @@ class LayerNorm(TorchLayer):
     """torch.nn.LayerNorm: normalizes the trailing `normalized_shape` dims of a tensor in torch's own order."""
 
     porter_layout = "source"
+    takes_held_order = True  # `call(x, held=...)` (runtime/module.py `call_held`)
 
     def __init__(
         self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None, **kwargs
@@ -1335,7 +1336,14 @@ class LayerNorm(TorchLayer):
                 )
         self.finish_init()
 
-    def call(self, x):
+    def call(self, x, held=None):
+        """`held`: the torch dims `x` stores in order (a sequence-first model's tokens held batch-first): the
+        trailing dims are normalized where they lie when they are stored last in order, else in torch's order."""
+        count, rank = len(self.normalized_shape), len(x.shape)
+        if held is not None and list(held[rank - count :]) != list(range(rank - count, rank)):
+            ordered = tf.transpose(x, [held.index(d) for d in range(rank)])
+            normalized = _norm_layer_forward(ordered, self.normalized_shape, self.weight, self.bias, self.eps)
+            return tf.transpose(normalized, held)
         return _norm_layer_forward(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def torch_state(self, prefix=""):

@@ -577,12 +577,24 @@ def _layout_of(layer):
 
 
 def _to_layout(x, current, wanted):
-    """Convert `x` from `current` to `wanted` layout ("channels_last"/"source"); "any" wants nothing."""
+    """Convert `x` from `current` to `wanted` layout ("channels_last"/"source", or "permuted:1,0,2": torch's dims
+    stored in that order); "any" wants nothing."""
     if isinstance(x, (list, tuple)) and wanted != "any" and wanted != current:  # a list of images: item by item
         return type(x)(_to_layout(item, current, wanted)[0] for item in x), wanted
     if wanted == "any" or wanted == current or not hasattr(x, "shape"):
         return x, current
+    if _stored_order(current) is not None or _stored_order(wanted) is not None:
+        held, target = _dims_stored(current, len(x.shape)), _dims_stored(wanted, len(x.shape))
+        return tf.transpose(x, [held.index(d) for d in target]), wanted
     return (to_channels_last(x) if wanted == "channels_last" else to_channels_first(x)), wanted
+
+
+def _dims_stored(layout, rank):
+    """The torch dims a tensor of `rank` in `layout` stores, in order."""
+    order = _stored_order(layout)
+    if order is not None:
+        return order
+    return [0] + list(range(2, rank)) + [1] if layout == "channels_last" and rank > 2 else list(range(rank))
 
 
 def runs_in(layer, layout):
@@ -694,6 +706,8 @@ class Sequential(TorchLayer):
             if runs_in(layer, current):
                 after = _wanted_after(self.items[index + 1 :], final)
                 after = _free_layout(layer, current) if after is None else current if after == "any" else after
+                if _stored_order(after) is not None:  # (a permuted order: reached by a conversion after it)
+                    after = current
                 x = layer(x, layout=current, layout_out=after)
                 current = after
                 continue
