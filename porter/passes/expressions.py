@@ -751,12 +751,15 @@ class ExpressionTranslator(CallTranslator):
             code = f"{code}[{self.slice_code(level)}]"
         return cells, code
 
-    def slice_code(self, node):
+    def slice_code(self, node, plain=False):
+        """The index of subscript `node` as code; `plain`: for a tensor in torch's layout, its tensor indices (a
+        mask `x < 0` of a channels-last `x`) brought to torch's layout too."""
         parts = []
         for element in node.slice:
             item = element.slice
             if isinstance(item, cst.Index):
-                parts.append(self.expr(item.value).code)
+                value = self.expr(item.value)
+                parts.append(self.as_plain(value).code if plain and value.is_tensor else value.code)
             else:
                 parts.append(self.slice_item_code(item))
         return ", ".join(parts)

@@ -389,11 +389,13 @@ class BodyTranslator(ExpressionTranslator):
         """`x[idx] = v` -> x = setitem(x, np.s_[idx], v): a static scatter (TensorFlow tensors are immutable)."""
         value = self.expr(small.value)
         held = self.item_assignment_in_layout(target, base, value, pad)
+        if held is None:
+            held = self.masked_assignment(target, base, value, pad)
         if held is not None:
             return held
         value = self.as_plain(value)
         source = self.as_plain(base)
-        index = self.slice_code(target)
+        index = self.slice_code(target, plain=True)
         helper = self.ctx.use("setitem")
         name = self.code(target.value)
         self.bind_target(target.value, source.with_code(name))
@@ -430,18 +432,41 @@ class BodyTranslator(ExpressionTranslator):
         index = ", ".join(code for code, _ in physical)
         return [f"{pad}{self.target_code(target.value)} = {helper}({base.code}, np.s_[{index}], {value.code})"]
 
+    def masked_assignment(self, target, base, value, pad, operator=None):
+        """`x[x < 0] = 0` (`x[x > 0] += 1` with `operator`): a mask of the tensor's own rank and a number, a `where`
+        on the tensor as it is held (the mask brought to its layout; traced by XLA, where a scatter by a mask is
+        not); None for anything else."""
+        items = [e.slice for e in target.slice]
+        if len(items) != 1 or not isinstance(items[0], cst.Index) or not base.is_tensor or base.rank is None or \
+                value.kind != "python" or not isinstance(value.static, (int, float)) or isinstance(value.static, bool):
+            return None
+        mask = self.expr(items[0].value)
+        if not (mask.is_tensor and mask.dtype == "bool" and mask.rank == base.rank):
+            return None
+        (held_mask, held_base), _, _ = unify(self.ctx, [mask, base])
+        name = self.code(target.value)
+        self.bind_target(target.value, held_base.with_code(name))
+        number = f"tf.cast({value.code}, {held_base.code}.dtype)"
+        new = number if operator is None else f"{self.wrap(held_base.code)} {operator} {number}"
+        return [f"{pad}{self.target_code(target.value)} = tf.where({held_mask.code}, {new}, {held_base.code})"]
+
     def item_aug_assignment(self, small, base, pad):
         """`x[idx] += v` -> x = setitem(x, np.s_[idx], x[idx] + v), on x in torch's layout (a pending transpose is
         applied first, so the index means what it means in torch)."""
         target = small.target
+        binary = self.code(small.operator).strip()[:-1]
+        if binary in ("+", "-", "*", "/"):
+            masked = self.masked_assignment(target, base, self.expr(small.value), pad, binary)
+            if masked is not None:
+                return masked
         name = self.code(target.value)
         source = self.as_plain(base)
         lines = [] if source.code == name else [f"{pad}{name} = {source.code}"]
-        index = self.slice_code(target)
+        self.bind_target(target.value, source.with_code(name))  # (the index reads the name in torch's order now)
+        index = self.slice_code(target, plain=True)
         value = self.as_plain(self.expr(small.value))
         binary = self.code(small.operator).strip()[:-1]
         helper = self.ctx.use("setitem")
-        self.bind_target(target.value, source.with_code(name))
         lines.append(f"{pad}{name} = {helper}({name}, np.s_[{index}], {name}[{index}] {binary} {self.wrap(value.code)})")
         return lines
 
