@@ -8,10 +8,12 @@ run as they are. So the functions never transpose; the modules are channels-last
 Dtype: kept (values are only moved, and summed by fold).
 
 `Tensor.unfold(dimension, size, step)` (audio framing, HaloNet's blocks) replaces dim `dimension` by its window
-count and appends a dim of `size`: it runs on torch's layout (a channels-last input goes back first).
+count and appends a dim of `size`: on a channels-last or permuted input the windows are taken where the dim is
+stored and the new dim is stored right after it (the result's layout records it); on torch's layout as it is.
 """
 
-from porter.ir.values import tensor
+from porter.ir.layout import layout_of_order
+from porter.ir.values import is_permuted, physical_order, python, tensor
 from porter.rules.registry import Signature, function_rule, module_rule
 
 UNFOLD = Signature.parse("(input, kernel_size, dilation=1, padding=0, stride=1)")
@@ -43,16 +45,29 @@ def translate_fold(ctx, call):
 
 
 def translate_windows(ctx, call):
-    """`x.unfold(dimension, size, step)` on torch's layout; the result has one dim more."""
+    """`x.unfold(dimension, size, step)`: on a tensor held channels-last or permuted, the windows are taken along
+    the axis that holds the dim and their new dim is stored right after it (no transpose; the result's layout
+    says where it lies); else on torch's layout. The result has one dim more."""
     bound = call.bind(WINDOWS)
-    plain = ctx.plain(bound["input"])
+    value = bound["input"]
+    dim = bound["dimension"].static if "dimension" in bound else None
+    if value.is_tensor and value.rank is not None and isinstance(dim, int) and not isinstance(dim, bool) and (
+            value.channels_last or is_permuted(value)):
+        order = physical_order(value)
+        dim %= value.rank
+        axis = order.index(dim)
+        new_order = order[:axis + 1] + [value.rank] + order[axis + 1:]
+        arguments = [value, python(str(axis))] + [ctx.plain(bound[name]) for name in WINDOWS.params[2:]]
+        code = f"{ctx.runtime('unfold_windows')}({ctx.join_args(arguments, {})}, windows_last=False)"
+        return tensor(code, value.rank + 1, layout_of_order(new_order)).but(dtype=value.dtype)
+    plain = ctx.plain(value)
     arguments = [plain] + [ctx.plain(bound[name]) for name in WINDOWS.params[1:]]
     rank = plain.rank + 1 if plain.rank is not None else None
     return tensor(f"{ctx.runtime('unfold_windows')}({ctx.join_args(arguments, {})})", rank).but(dtype=plain.dtype)
 
 
 function_rule("torch.nn.functional.unfold", translate=translate_unfold, layout="any")
-function_rule("Tensor.unfold", translate=translate_windows, layout="source")
+function_rule("Tensor.unfold", translate=translate_windows, layout="any")
 function_rule("torch.nn.functional.fold", translate=translate_fold, layout="any")
 module_rule("torch.nn.Unfold", runtime="Unfold", layout="channels_last", rank=3)
 module_rule("torch.nn.Fold", runtime="Fold", layout="channels_last", rank=4)

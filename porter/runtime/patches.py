@@ -167,10 +167,11 @@ class Fold(TorchLayer):
                 "dilation": self.dilation, "padding": self.padding, "stride": self.stride}
 
 
-def unfold_windows(input, dimension, size, step):
+def unfold_windows(input, dimension, size, step, windows_last=True):
     """Tensor.unfold: dim `dimension` replaced by its windows of `size` taken every `step` (torch's count,
     `(length - size) // step + 1`), each window's values along a new last dim. One gather of the window
-    indices (exact, any dtype, XLA-friendly)."""
+    indices (exact, any dtype, XLA-friendly). `windows_last=False`: the window axis stays right after the count
+    axis (a tensor held in another order: its new torch dim is stored there)."""
     input = tf.convert_to_tensor(input)
     rank = len(input.shape)
     dimension = dimension + rank if dimension < 0 else dimension
@@ -182,4 +183,4 @@ def unfold_windows(input, dimension, size, step):
     windows = tf.gather(input, starts[:, None] + tf.range(size)[None, :], axis=dimension)
     # (..., count, size, ...rest): the window dim moves last
     order = list(range(dimension + 1)) + list(range(dimension + 2, rank + 1)) + [dimension + 1]
-    return windows if dimension == rank - 1 else tf.transpose(windows, order)
+    return windows if dimension == rank - 1 or not windows_last else tf.transpose(windows, order)

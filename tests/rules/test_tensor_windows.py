@@ -2,7 +2,9 @@
 dim) against real torch. The dim, size and step are constructor arguments of the model, so one port serves every
 draw: a Conv2d's channels-last output (converted back to torch's layout first; a negative dim too), torch's layout
 (the model input), and an audio signal (N, T) framed into (N, frames, size) then projected by a Linear. Sizes are
-drawn from the window itself upwards (one window, odd lengths, steps longer than the window), batch 1 included."""
+drawn from the window itself upwards (one window, odd lengths, steps longer than the window), batch 1 included.
+With literal dims on a channels-last image the windows are taken where the dim is stored (rows then columns:
+6 -> 2 Transposes, the boundary's)."""
 
 import pytest
 from hypothesis import given
@@ -74,3 +76,44 @@ def ported_audio(tmp_path_factory):
         source = AUDIO.replace("dim=2, size=2, step=1", "dim=2, size=4, step=2")
         _AUDIO["pair"] = port(tmp_path_factory.mktemp("audio"), source, input_specs=("16",))
     return _AUDIO["pair"]
+
+
+HELD = '''
+import torch
+import torch.nn as nn
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        {op}
+'''
+HELD_OPS = {  # literal dims of a channels-last image: the windows taken where the dim is stored, no transpose
+    "rows_then_columns": "return y.unfold(2, 2, 2).unfold(3, 2, 1).mean((-1, -2)) + y[:, :, :1, :1]",
+    "channels": "return y.unfold(1, 2, 2).amax(-1)",
+    "last_dim_kept": "return y.unfold(-1, 2, 1).sum(-1) * 2.0",
+}
+
+
+@pytest.fixture(scope="module")
+def held(tmp_path_factory):
+    return cached(lambda name: port(tmp_path_factory.mktemp(name), HELD.replace("{op}", HELD_OPS[name])))
+
+
+@pytest.mark.parametrize("name", sorted(HELD_OPS))
+@given(batch=st.integers(1, 2), height=st.integers(2, 7), width=st.integers(2, 7), seed=st.integers(0, 2**16))
+def test_windows_of_a_held_image_match_torch(held, name, batch, height, width, seed):
+    x = random_input(seed, (batch, 3, height, width))
+    assert_same_outputs(held(name), [x], tolerance=1e-5, what=f"{name} x{x.shape}")
+    assert_same_outputs(held(name), [x], tolerance=1e-5, what=f"{name} x{x.shape} (XLA)", jit=True)
+
+
+def test_windows_of_a_held_image_move_no_data(held):
+    from porter.verify.harness import count_transposes
+
+    x = random_input(0, (2, 3, 6, 5))
+    assert count_transposes(held("rows_then_columns").keras_model, [x]) <= 2
