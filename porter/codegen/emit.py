@@ -331,6 +331,10 @@ class ModuleEmitter:
             # the same function translated for callers whose tensors are in other layouts (no conversion)
             text += "\n\n\n" + decorators + self.def_header(definition, variant, extra=None) + "\n" + "\n".join(
                 variant_body)
+        held = getattr(self.translator, "held_variants", {}).get(name)
+        if held is not None:  # (a block holding the function runs it through call_module: on a channels-last image
+            # the variant, no conversion)
+            text += f'\n\n\n{name}.held_variants = {{("channels_last", 4): {held}}}'
         return text
 
     def def_header(self, definition, name, extra, indent=""):

@@ -215,6 +215,7 @@ class FileTranslator:
         self.function_trials = {}  # (function, arg layouts) -> (signature, body, runtime names it used)
         self.function_variant_code = {}  # function -> {arg layouts: (name, body)}: translations for other layouts
         self.sequential_element = False  # True while a Sequential's child is laid out for what the one before hands
+        self.held_variants = {}  # function read as a value -> its variant for channels-last images
         # module-level model functions the file hands its classes and functions as values (`Unit(c, shuffle)`):
         # whatever holds one calls it through call_module, which hands it torch's layout, so its own name is its
         # translation for that layout (frontend/handed_functions.py)
@@ -298,6 +299,7 @@ class FileTranslator:
         for name in self.source.model_functions():
             if name not in self.ctx.function_signatures:
                 self.function_signature(name, [], {})
+        self.held_variants = self.channels_last_variants()
         self.finish_specialisations()
         for info in classes_writing(self.source, self.ctx.lambda_signatures):  # (their lambdas, translated for
             self.translate_init(info)  # the layouts the calls hand them: lambda_signatures.py)
@@ -1862,6 +1864,24 @@ class FileTranslator:
             variants[key[1]] = (variant, body)
         trial.callee = variants[key[1]][0]
         return trial
+
+    def channels_last_variants(self):
+        """{function: its variant for a channels-last image} for the functions the file hands its blocks as values
+        (`Unit(c, shuffle)`), where that variant converts less and returns a channels-last image: `call_module`,
+        which runs `self.shuffle(y, 4)`, calls it on an image it holds so (the function's `held_variants`)."""
+        found = {}
+        for name in sorted(self.function_values):
+            signature = self.ctx.function_signatures.get(name)
+            params = [p for p in declared_params(self.source.functions[name]) if p.star not in ("*", "**")]
+            if signature is None or not params:
+                continue
+            handed = [tensor(params[0].name.value, 4, "channels_last")] + [python(p.name.value) for p in params[1:]]
+            trial = self.function_variant(name, signature, handed, {})  # (as a direct caller would hand them)
+            output = trial.output if trial is not signature else None
+            if getattr(trial, "callee", None) and output is not None and output.is_tensor and \
+                    output.channels_last and output.rank == 4:
+                found[name] = trial.callee
+        return found
 
     # --- other methods -----------------------------------------------------------------------------------
     def translate_plain_methods(self):

@@ -658,6 +658,11 @@ def call_module(module, *args, held="source", **kwargs):
     """Call a module whose kind porter could not see statically, its first argument and its result in the layout
     the caller holds them (`held`: torch's by default; "channels_last" for an image the caller keeps so): a
     module of that layout (one of two channels-last blocks an if/else chose) runs without a conversion."""
+    variants = getattr(module, "held_variants", None)  # a function of the model translated for images held so
+    variant = variants.get((held, len(args[0].shape))) if variants and isinstance(held, str) and args and hasattr(
+        args[0], "shape") else None
+    if variant is not None:
+        return variant(*args, **{k: v for k, v in kwargs.items() if k != "training"})
     layout = getattr(module, "porter_layout", "source")
     if "training" in kwargs and (not isinstance(module, keras.layers.Layer) or
                                  not getattr(module, "_call_has_training_arg", True)):
