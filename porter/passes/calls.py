@@ -1273,12 +1273,9 @@ class CallTranslator:
                 "tensor", "tensor_or_tuple") else Value("", "tuple", items=None)
             return rule.layout, after
         if ref.kind == "class":
-            translator = self.translator
-            held, translator.sequential_element = translator.sequential_element, is_permuted(incoming)
-            try:
+            signature = self.held_element_signature(ref, incoming) if is_permuted(incoming) else None
+            if signature is None:
                 signature = self.ctx_class_signature(ref.class_name, [incoming], {}, ref.static)
-            finally:
-                translator.sequential_element = held
             wanted = signature.arg_values[0] if signature and signature.arg_values else None
             layout = "channels_last" if wanted is not None and wanted.channels_last else "source"
             if wanted is not None and is_permuted(wanted) and wanted.layout == incoming.layout:
@@ -1293,6 +1290,28 @@ class CallTranslator:
         if ref.alternatives:
             return self.alternatives_layouts(ref, incoming)
         return "source", tensor("")
+
+    def held_element_signature(self, ref, incoming):
+        """The signature of a Sequential's child class translated for the permuted tensor it is handed (CLIP's
+        residual attention blocks on tokens held batch-first), kept where its call then converts nothing; None
+        (the translation taken back) where it would move the tokens inside at every use (a CRNN's BiLSTM block
+        viewing its output `recurrent.view(T * b, h)`): the Sequential settles the order once, before it."""
+        translator = self.translator
+        if ref.class_name in self.ctx.signatures:
+            return None
+        mark = self.translation_mark()
+        held, translator.sequential_element = translator.sequential_element, True
+        try:
+            signature = self.ctx_class_signature(ref.class_name, [incoming], {}, ref.static)
+        finally:
+            translator.sequential_element = held
+        wanted = signature.arg_values[0] if signature and signature.arg_values else None
+        if wanted is None or not is_permuted(wanted) or mark is None:
+            return signature
+        if translator.call_converts(ref.class_name, ref.static):
+            self.forget_translations(mark)
+            return None
+        return signature
 
     def alternatives_layouts(self, ref, incoming):
         """`element_layouts` of a child that is one of several modules (a block class chosen at run time): theirs

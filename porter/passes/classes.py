@@ -17,7 +17,7 @@ from porter.frontend.annotations import declared_tensors
 from porter.frontend.imports import dotted_name
 from porter.frontend.handed_functions import handed_functions
 from porter.frontend.returns import returns_once_at_end, returns_values_at_end
-from porter.frontend.walk import walk
+from porter.frontend.walk import descendants, walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
 from porter.ir.values import (HANDED_CHANNELS, NONE_DEFAULT, EinsumRecipe, ModuleRef, Value, is_permuted, python,
@@ -887,6 +887,15 @@ class FileTranslator:
             return False
         return info.name not in self.runtime_run or self.runs_on_held_tokens(info)
 
+    def call_converts(self, class_name, static=()):
+        """Whether the translated call of `class_name` (its case for `static`) moves a tensor between layouts."""
+        entry = self.specialised_code.get(class_name, {}).get(static) if static else \
+            self.class_code.get((class_name, "call"))
+        if entry is None:
+            return False
+        body = "\n".join(entry[0] if static else entry[1])
+        return any(name in body for name in ("to_channels_first(", "to_channels_last(", "permute_axes(", "transpose("))
+
     def runs_on_held_tokens(self, info):
         """Whether every layer `info` holds computes on tokens held in another order as they lie: elementwise
         layers, layers along the last axis (Linear), a LayerNorm told the order, a sequence-first attention run
@@ -907,7 +916,7 @@ class FileTranslator:
 
         refs = [ref for name, ref in ir.attributes.items() if not name.startswith("#") and
                 isinstance(ref, ModuleRef) and ref.kind != "classobj"]
-        return bool(refs) and all(held(ref) for ref in refs)
+        return bool(refs) and all(held(ref) for ref in refs) and not _regroups_tensors(info)
 
     def runtime_run_classes(self):
         """Names of the classes the runtime may call: held in a container, among an attribute's alternatives, handed
@@ -2176,6 +2185,17 @@ def _runs_on_held_sequence(ref):
     return ref.kind == "unknown" and bool(ref.alternatives) and any(_runs_on_held_sequence(a) for a in ref.alternatives) \
         and all(_runs_on_held_sequence(a) or a.kind == "rule" and a.rule.layout == "channels_last"
                 for a in ref.alternatives)
+
+
+REGROUPING_METHODS = frozenset({"view", "reshape", "flatten", "unflatten", "permute", "transpose", "squeeze",
+                                "unsqueeze", "expand", "repeat", "split", "chunk", "unbind"})
+
+
+def _regroups_tensors(info):
+    """Whether `info`'s methods reshape or reorder tensors (`recurrent.view(T * b, h)`): on tokens held in another
+    order such a step moves them back to torch's first."""
+    return any(isinstance(node.func, cst.Attribute) and node.func.attr.value in REGROUPING_METHODS
+               for method in info.methods.values() for node in descendants(method) if isinstance(node, cst.Call))
 
 
 def _untyped_value_param(name, handed, translator):
