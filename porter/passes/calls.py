@@ -1921,9 +1921,13 @@ def _is_property(method):
                for d in method.decorators)
 
 
+_READ_THROUGH = re.compile(r"[A-Za-z_][\w.]*(\[\d+\])*")  # `present`, `outputs[1]`, `self.cache`: read twice freely
+
+
 def _unless_none(value, converted):
-    """`converted` (tuple `value` with its items converted), left None where `value` may be None and is."""
-    if not value.may_be_none or converted.code == value.code or not value.code.isidentifier():
+    """`converted` (tuple `value` with its items converted), left None where `value` may be None and is (HF GPT-2's
+    `present`, None without `use_cache`, returned as `outputs[1]`)."""
+    if not value.may_be_none or converted.code == value.code or not _READ_THROUGH.fullmatch(value.code):
         return converted
     return converted.but(code=f"(None if {value.code} is None else {converted.code})")
 
