@@ -94,12 +94,19 @@ def _built_in_order(ctx, value, wanted):
     channels_last = [0] + list(range(2, value.rank)) + [1]
     order = physical_order(value)
     wanted_order = channels_last if wanted == "channels_last" else list(range(value.rank))
-    perm = [order.index(d) for d in wanted_order]
-    copied = moved_without_transpose(value, perm)
-    if copied is None:
+    code = broadcast_in_order_code(ctx.use, value, [order.index(d) for d in wanted_order])
+    if code is None:
         return None
-    code = f"{ctx.use('permute_broadcast')}({value.code}, {perm}, {copied})"
     return tensor(code, value.rank, wanted).but(dtype=value.dtype, varies_along=value.varies_along)
+
+
+def broadcast_in_order_code(use, value, perm):
+    """The code of tensor `value` with its stored axes permuted by `perm` by broadcasting its copies again in that
+    order (`permute_broadcast`: a repeat, an expand or a coordinate map moves no data), or None when it differs
+    along axes whose order changes (or nothing is known of it). `use`: the runtime name's emitted name (the
+    translation context's `use`, a rule context's `runtime`)."""
+    copied = moved_without_transpose(value, perm)
+    return None if copied is None else f"{use('permute_broadcast')}({value.code}, {perm}, {copied})"
 
 
 def unify(ctx, values, unknown_rank=True):

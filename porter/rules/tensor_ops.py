@@ -8,10 +8,10 @@ remapping their axis arguments, so convnets pay for no transposes between blocks
 import ast
 import re
 
-from porter.ir.layout import element_template, layout_of_order, reduced_order, unsqueezed_order
+from porter.ir.layout import (broadcast_in_order_code, element_template, layout_of_order, reduced_order,
+                              unsqueezed_order)
 from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
                                reads_through, remap_axis, tensor, written_channels)
-from porter.ir.varying import moved_without_transpose
 from porter.rules.kernel_rows import rows_of_kernel, translate_reshape_as
 from porter.rules.registry import Signature, function_rule, pointwise_rule
 from porter.rules.view_categories import categorised_orders
@@ -546,10 +546,8 @@ def _moved_to(ctx, value, order):
     """The code of tensor `value` (torch's order) laid out in `order`: its copies broadcast again in that order when
     it is a repeat or an expand (seq2seq attention's `hidden.unsqueeze(1).repeat(1, src_len, 1)`: no data moved),
     else a transpose."""
-    copied = moved_without_transpose(value, order) if value.is_tensor else None
-    if copied is not None:
-        return f"{_runtime(ctx, 'permute_broadcast')}({value.code}, {order}, {copied})"
-    return f"{_runtime(ctx, 'permute_axes')}({value.code}, {order})"
+    broadcast = broadcast_in_order_code(ctx.runtime, value, order) if value.is_tensor else None
+    return broadcast or f"{_runtime(ctx, 'permute_axes')}({value.code}, {order})"
 
 
 def _one_channel_maps(items, dim):
