@@ -11,6 +11,8 @@ check). Ports match torch at batch 1 and 3, eagerly and under XLA."""
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from porter.runtime.norm import LayerNorm
 from porter.verify.harness import PortedPair, count_transposes
@@ -94,13 +96,26 @@ def ported(tmp_path_factory):
 
 
 @pytest.mark.parametrize("kind", ["blocks", "plain", "sequential"])
-@pytest.mark.parametrize("batch", [1, 3])
-def test_sequence_first_blocks_keep_the_tokens_where_they_lie(ported, kind, batch):
+@settings(max_examples=4, deadline=None)
+@given(batch=st.integers(1, 3), length=st.integers(1, 9), seed=st.integers(0, 2**16))
+def test_sequence_first_blocks_keep_the_tokens_where_they_lie(ported, kind, batch, length, seed):
     pair = PortedPair(ported(kind), seed=batch)
-    tokens = np.random.default_rng(batch).integers(0, 30, (batch, 6))
+    tokens = np.random.default_rng(seed).integers(0, 30, (batch, length))
     assert_same_outputs(pair, [tokens], tolerance=1e-5)
     assert_same_outputs(pair, [tokens], tolerance=1e-5, jit=True)
     assert count_transposes(pair.keras_model, [tokens]) == 0
+
+
+@settings(max_examples=10, deadline=None)
+@given(sizes=st.lists(st.integers(1, 5), min_size=3, max_size=4), trailing=st.integers(1, 2), seed=st.integers(0, 99),
+       data=st.data())
+def test_layer_norm_told_any_held_order_matches_torch(sizes, trailing, seed, data):
+    order = data.draw(st.permutations(range(len(sizes))))
+    x = np.random.default_rng(seed).standard_normal(sizes).astype("float32")
+    normalized = tuple(sizes[-trailing:])
+    expected = torch.nn.LayerNorm(normalized)(torch.from_numpy(x)).detach().numpy()
+    got = np.asarray(LayerNorm(normalized)(np.transpose(x, order), held=list(order)))
+    np.testing.assert_allclose(np.transpose(got, np.argsort(order)), expected, atol=1e-5)
 
 
 @pytest.mark.parametrize("normalized", [(5,), (4, 5)])
