@@ -94,6 +94,7 @@ class CallTranslator:
     """Mixin for ExpressionTranslator: everything about `f(...)`."""
 
     sequential_code = None  # the Sequential being simulated (its children are indexed from it)
+    nested_sequential = False  # simulating a Sequential inside the one called
     positions_kept = False  # translating a lambda to be run as written: class calls keep their positional arguments
 
     def _expr_Call(self, node):
@@ -911,8 +912,11 @@ class CallTranslator:
         return f"{callee}({arguments}{extra})"
 
     def rule_module_call(self, code, rule, args, kwargs):
-        if not args:
-            return tensor(f"{code}({self.join_args(args, kwargs)})")
+        args, kwargs = _leading_by_position(rule.params, args, kwargs)
+        if not args:  # (tensors by keywords porter cannot place: in the layout the layer takes)
+            wanted = rule.layout if rule.layout != "any" else "source"
+            kwargs = {k: to_layout(self.ctx, v, wanted) if v.is_tensor else v for k, v in kwargs.items()}
+            return tensor(f"{code}({self.join_args(args, kwargs)})", None, wanted)
         if rule.runtime == "Linear" and args[0].layout == "flat_channels_last" and not kwargs:
             return self.linear_after_flatten(code, rule, args[0])
         if rule.runtime == "Linear" and code.startswith("self.") and self.ctx.ir is not None:
@@ -1253,9 +1257,9 @@ class CallTranslator:
         layouts = ""
         explicit = explicit or (first.channels_last and any(
             e.kind == "rule" and e.rule.runs_channels_last for e in ref.elements))  # the runtime's default: source
-        if explicit and {first.layout, out.layout} <= {"channels_last", "source"} or is_permuted(first) and \
-                layout_in == first.layout and out.is_tensor and (is_permuted(out) or out.layout in (
-                    "channels_last", "source")):
+        told = layout_in == first.layout or any(e.kind == "rule" and e.rule.takes_held_order for e in ref.elements)
+        if explicit and {first.layout, out.layout} <= {"channels_last", "source"} or is_permuted(first) and told and \
+                out.is_tensor and (is_permuted(out) or out.layout in ("channels_last", "source")):
             # (tokens held permuted: the runtime converts for any child declaring another order)
             layouts = f", layout={first.layout!r}, layout_out={out.layout!r}".replace("'", '"')
         return result_of(out, f"{code}({first.code}{self.training_kwarg(kwargs)}{layouts})")
@@ -1267,15 +1271,15 @@ class CallTranslator:
             rule = ref.rule
             if rule.layout == "any" or _runs_as_held(rule.runs_channels_last, incoming) or (
                     rule.last_axis_only and is_permuted(incoming) and
-                    physical_order(incoming)[-1] == incoming.rank - 1):  # (a Linear on tokens held batch-first)
+                    physical_order(incoming)[-1] == incoming.rank - 1) or (  # (a Linear on tokens held batch-first)
+                    rule.takes_held_order and is_permuted(incoming) and not self.nested_sequential):
+                # (a LayerNorm a Sequential called in the tokens' held order tells that order: runtime Sequential)
                 return "any", incoming
             after = tensor("", self.rule_rank(rule, incoming), rule.layout) if rule.outputs in (
                 "tensor", "tensor_or_tuple") else Value("", "tuple", items=None)
             return rule.layout, after
         if ref.kind == "class":
-            signature = self.held_element_signature(ref, incoming) if is_permuted(incoming) else None
-            if signature is None:
-                signature = self.ctx_class_signature(ref.class_name, [incoming], {}, ref.static)
+            signature = self.ctx_class_signature(ref.class_name, [incoming], {}, ref.static)
             wanted = signature.arg_values[0] if signature and signature.arg_values else None
             layout = "channels_last" if wanted is not None and wanted.channels_last else "source"
             if wanted is not None and is_permuted(wanted) and wanted.layout == incoming.layout:
@@ -1285,33 +1289,17 @@ class CallTranslator:
                 return "any", incoming  # an elementwise class (porter_layout "any"): as the runtime, no conversion
             return layout, output.with_code("")  # a template: the code it carries is the callee's
         if ref.kind == "sequential":
-            layout = self.sequential_layout_in(ref, incoming)
-            return layout, self.simulate_sequential(ref, to_layout(self.ctx, incoming, layout))
+            # (a Sequential inside one: the outer converts to the layout it declares, its children are not told an
+            # order)
+            nested, self.nested_sequential = self.nested_sequential, True
+            try:
+                layout = self.sequential_layout_in(ref, incoming)
+                return layout, self.simulate_sequential(ref, to_layout(self.ctx, incoming, layout))
+            finally:
+                self.nested_sequential = nested
         if ref.alternatives:
             return self.alternatives_layouts(ref, incoming)
         return "source", tensor("")
-
-    def held_element_signature(self, ref, incoming):
-        """The signature of a Sequential's child class translated for the permuted tensor it is handed (CLIP's
-        residual attention blocks on tokens held batch-first), kept where its call then converts nothing; None
-        (the translation taken back) where it would move the tokens inside at every use (a CRNN's BiLSTM block
-        viewing its output `recurrent.view(T * b, h)`): the Sequential settles the order once, before it."""
-        translator = self.translator
-        if ref.class_name in self.ctx.signatures:
-            return None
-        mark = self.translation_mark()
-        held, translator.sequential_element = translator.sequential_element, True
-        try:
-            signature = self.ctx_class_signature(ref.class_name, [incoming], {}, ref.static)
-        finally:
-            translator.sequential_element = held
-        wanted = signature.arg_values[0] if signature and signature.arg_values else None
-        if wanted is None or not is_permuted(wanted) or mark is None:
-            return signature
-        if translator.call_converts(ref.class_name, ref.static):
-            self.forget_translations(mark)
-            return None
-        return signature
 
     def alternatives_layouts(self, ref, incoming):
         """`element_layouts` of a child that is one of several modules (a block class chosen at run time): theirs
@@ -1778,6 +1766,15 @@ def _rebased_channels(output, code, handed):
             isinstance(output.static[1], Value):
         return output.but(static=("each", _rebased_channels(output.static[1], code, handed)))
     return output
+
+
+def _leading_by_position(params, args, kwargs):
+    """(args, kwargs) with a layer's leading parameters `params` handed by keyword moved to their positions
+    (`attn(query=x, key=x, value=x)` as `attn(x, x, x)`), as far as they run on from the positional ones."""
+    args, kwargs = list(args), dict(kwargs)
+    while len(args) < len(params) and params[len(args)] in kwargs and not any(a.kind == "starred" for a in args):
+        args.append(kwargs.pop(params[len(args)]))
+    return args, kwargs
 
 
 def _runs_as_held(runs_channels_last, value):

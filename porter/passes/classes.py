@@ -17,7 +17,7 @@ from porter.frontend.annotations import declared_tensors
 from porter.frontend.imports import dotted_name
 from porter.frontend.handed_functions import handed_functions
 from porter.frontend.returns import returns_once_at_end, returns_values_at_end
-from porter.frontend.walk import descendants, walk
+from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
 from porter.ir.values import (HANDED_CHANNELS, NONE_DEFAULT, EinsumRecipe, ModuleRef, Value, is_permuted, python,
@@ -50,6 +50,7 @@ class ClassBodyTranslator(BodyTranslator):
         self.construction_site = None
         self.function_name = None  # translating a module-level function: its name
         self.translates_call = False  # translating a class's `call` (its forward), not another method
+        self.takes_held_tokens = False  # a method translated for a tensor held permuted (method_signature)
 
     def ctx_class_signature(self, class_name, args, kwargs, static=(), site=None):
         if self.construction_site is not None:
@@ -63,21 +64,25 @@ class ClassBodyTranslator(BodyTranslator):
         return self.translator.recursion_unknown(class_name, args, kwargs or {})
 
     def returns_held_orders(self):
-        return self.translates_call and self.output_layout is None and self.translator.takes_held_orders(self.info)
+        """A class's call that may take tokens held permuted may return them so; a method whose one return ends it
+        too where it takes tokens so itself (its callers are the class's own code: `self._convolve(x)`)."""
+        if self.output_layout is not None or self.mode != "forward":
+            return False
+        if self.translates_call:
+            return self.translator.takes_held_orders(self.info)
+        return self.returns_pending_permute and self.takes_held_tokens
 
     def in_translation(self, class_name):
         return class_name in self.translator.in_progress
 
     def translation_mark(self):
-        ir, translator = self.ctx.ir, self.translator
-        if ir is None or self.mode != "forward":
+        if self.ctx.ir is None or self.mode != "forward":
             return None
-        return (ir, (_ir_state(ir), dict(translator.bound_sites), set(translator.generic_sites),
-                     {k: list(v) for k, v in translator.layout_sites.items()}, translator.translated_keys()))
+        return self.translator.trial_mark()
 
     def forget_translations(self, mark):
         if mark is not None:
-            self.translator.undo_translation(*mark)
+            self.translator.undo_trial(mark)
 
     def holds_recursion(self, refs):
         return not any(ref.class_name in self.translator.unheld_recursions for ref in refs)
@@ -94,10 +99,12 @@ class ClassBodyTranslator(BodyTranslator):
             return False
         params = [p for p in declared_params(forward) if p.name.value != "self"]
         # (a first use porter cannot type, PreConvBlock's norm from a factory, takes a channels-last image as
-        # well: `prefers_channels_last`)
+        # well: `prefers_channels_last`; a block that, translated for the image as it lies, moves nothing: a
+        # channel LayerNorm transposing the channels last itself, wav2vec2's, is kept so)
         return bool(params) and params[0].star not in ("*", "**") and \
             translator.layout_preference(info, params[0].name.value, depth=0) != "any" and \
-            not translator.prefers_channels_last(info, params[0].name.value, depth=0, rank=args[0].rank)
+            not translator.prefers_channels_last(info, params[0].name.value, depth=0, rank=args[0].rank) and \
+            not translator.takes_as_handed(class_name, args)
 
     def takes_another_rank(self, class_name, value):
         return self.translator.takes_another_rank(class_name, [value])
@@ -214,7 +221,6 @@ class FileTranslator:
         self.layout_trials = {}  # (class, static values, arg layouts) -> the same, translated for other layouts
         self.function_trials = {}  # (function, arg layouts) -> (signature, body, runtime names it used)
         self.function_variant_code = {}  # function -> {arg layouts: (name, body)}: translations for other layouts
-        self.sequential_element = False  # True while a Sequential's child is laid out for what the one before hands
         self.held_variants = {}  # function read as a value -> its variant for channels-last images
         # module-level model functions the file hands its classes and functions as values (`Unit(c, shuffle)`):
         # whatever holds one calls it through call_module, which hands it torch's layout, so its own name is its
@@ -736,8 +742,7 @@ class FileTranslator:
             return self.layout_variant(class_name, self.ctx.signatures[class_name], args, kwargs, (), site)
         if class_name in self.in_progress or class_name not in self.source.classes:
             return None
-        info = self.source.classes[class_name]
-        return self.translate_forward(info, self.handed_values(info, args, kwargs, site), output_layout=None)
+        return self.first_translation(self.source.classes[class_name], args, kwargs)
 
     def specialised_signature(self, class_name, args, kwargs, static, site=None):
         """The signature of `class_name`'s call specialised for an instance built with the literal values `static`
@@ -750,9 +755,7 @@ class FileTranslator:
             return self.layout_variant(class_name, self.ctx.signatures[key], args, kwargs, static, site)
         if generic is None or class_name in self.in_progress:
             return generic
-        info = self.source.classes[class_name]
-        return self.translate_forward(info, self.handed_values(info, args, kwargs, site), output_layout=None,
-                                      static=static)
+        return self.first_translation(self.source.classes[class_name], args, kwargs, static, generic)
 
     def widen_optional(self, class_name, static, args):
         """A caller handing an image for a parameter the class's call (its case for `static`) was translated with at
@@ -831,10 +834,12 @@ class FileTranslator:
         info = self.source.classes.get(class_name)
         if info is None or not signature.done or class_name in self.in_progress or not signature.arg_values:
             return self.generic_use(site, signature)
-        handed, handed_kwargs = self.handed_values(info, args, kwargs, None)
+        handed, handed_kwargs = self.handed_values(info, args, kwargs)
         swapped = [a for a, w in zip(handed, signature.arg_values) if a.is_tensor and w.is_tensor and
                    (a.rank is None or a.rank > 2) and {a.layout, w.layout} == {"source", "channels_last"}]
-        if not swapped:
+        held = [a for a, w in zip(handed, signature.arg_values) if a.is_tensor and w.is_tensor and is_permuted(a)
+                and w.layout == "source"]
+        if not swapped and not held:
             return self.generic_use(site, signature)
         if site is not None and site in self.generic_sites:
             return signature  # an earlier call of this instance runs the generic case: it cannot be told another
@@ -850,6 +855,9 @@ class FileTranslator:
         base = self.specialised_code[class_name][static][0] if static else self.class_code[(class_name, "call")][1]
         if body == base:
             return self.ctx.signatures[key]
+        if held and not swapped:  # (tokens held permuted: only a body that runs on any order takes them as they lie)
+            return self.ctx.signatures[key] if _without_notes(body) == _without_notes(base) else \
+                self.generic_use(site, signature)
         if site is None or self.speculative or _conversions(body) >= _conversions(base) + len(swapped) or \
                 info.container_base or info.layer_base or not self.built_by_init(site):
             return self.generic_use(site, signature)
@@ -866,57 +874,83 @@ class FileTranslator:
             self.generic_sites.add(site)
         return signature
 
-    def handed_values(self, info, args, kwargs, site):
-        """(args, kwargs) `info`'s call is translated for when the caller at `site` hands it `args` and `kwargs`
-        (see `handed_args`); a tensor held permuted (a sequence-first `src.transpose(0, 1)`, stored batch-first) is
-        taken as it lies by a class its caller calls directly, else in torch's order (the caller settles it)."""
+    def first_translation(self, info, args, kwargs, static=(), generic=None):
+        """`info`'s call (its case for `static`) translated for what its first caller hands. Tokens held permuted (a
+        sequence-first model's `x.permute(1, 0, 2)` of batch-first tokens, left pending) are taken as they lie where
+        that moves no more data than taking them in torch's order, counted over all the code the translation makes
+        (the class and what it calls first): sequence-first attention blocks then run on the tokens where they lie,
+        however they are reached (an attribute, a ModuleList's loop, a Sequential). Else that translation is taken
+        back and the caller settles the order once (a CRNN's BiLSTM block viewing its output `recurrent.view(T * b,
+        h)` would move the tokens inside at every use). A case for literal constructor values (`static`) takes
+        tokens as the `generic` call does: it runs on every instance holding those values, whoever calls it."""
+        handed = self.handed_values(info, args, kwargs)
+        if generic is not None:
+            held = [a.but(layout=w.layout) if a.is_tensor and w.is_tensor and a.rank == w.rank and (
+                is_permuted(a) or is_permuted(w)) else a for a, w in zip(handed[0], generic.arg_values)]
+            return self.translate_forward(info, (held + handed[0][len(held):], handed[1]), output_layout=None,
+                                          static=static)
+        if not any(is_permuted(v) for v in [*handed[0], *handed[1].values()]):
+            return self.translate_forward(info, handed, output_layout=None, static=static)
+        settled, before = _settled_values(*handed), self.trial_mark()
+        signature = self.translate_forward(info, handed, output_layout=None, static=static)
+        held_moves = self.moves_since(before)
+        if signature is None:
+            self.undo_trial(before)
+            return self.translate_forward(info, settled, output_layout=None, static=static)
+        if held_moves == 0:
+            return signature
+        # (one move inside may save the caller's: where the result stays held, so that the next block takes it so)
+        saved = 1 if signature.output is not None and is_permuted(signature.output) else 0
+        self.undo_trial(before)
+        signature = self.translate_forward(info, settled, output_layout=None, static=static)
+        if held_moves > self.moves_since(before) + saved:
+            return signature
+        self.undo_trial(before)  # (fewer moves held: the tokens as they lie after all)
+        return self.translate_forward(info, handed, output_layout=None, static=static)
+
+    def takes_as_handed(self, class_name, args):
+        """Whether `class_name`'s call, translated first for `args`, moves no data (that translation is kept); else
+        it is taken back."""
+        if self.speculative or class_name in self.in_progress:
+            return False
+        before = self.trial_mark()
+        signature = self.class_signature(class_name, args, {})
+        if signature is not None and signature.done and self.moves_since(before) == 0 and \
+                [a.layout for a in signature.arg_values[:1]] == [args[0].layout]:
+            return True
+        self.undo_trial(before)
+        return False
+
+    def trial_mark(self):
+        """(the class being translated's IR, `translation_state`): what `undo_trial` goes back to."""
+        return self.ctx.ir, self.translation_state(self.ctx.ir)
+
+    def undo_trial(self, mark):
+        self.undo_translation(*mark)
+
+    def moves_since(self, mark):
+        """How many data-moving layout steps the code translated since `trial_mark` returned `mark` writes."""
+        keys = mark[1][4]
+        bodies = [table[key][1] for table, known in ((self.class_code, keys[3]), (self.method_code, keys[4]),
+                                                     (self.function_code, keys[5]))
+                  for key in set(table) - known if not (isinstance(key, tuple) and key[-1] == "__init__")]
+        bodies += [self.specialised_code[name][static][0] for name, static in self.specialised_keys() - keys[-1]]
+        return sum(_moves(body) for body in bodies)
+
+    def handed_values(self, info, args, kwargs):
+        """(args, kwargs) `info`'s call is translated for when a caller hands it `args` and `kwargs` (see
+        `handed_args`); a tensor held permuted (a sequence-first `src.transpose(0, 1)`, stored batch-first) is
+        taken as it lies by a class that may take it so (`first_translation` decides), else in torch's order."""
         args = self.handed_args(info, args)
-        if site is not None and self.takes_held_orders(info):
+        if self.takes_held_orders(info):
             return args, dict(kwargs)
-        if self.sequential_element and self.takes_held_orders(info):
-            return args, dict(kwargs)  # (a Sequential's child: the runtime converts to the layout it declares)
         return _settled_values(args, kwargs)
 
     def takes_held_orders(self, info):
         """Whether `info`'s call may be translated for tensors in a permuted order: a plain module class (no layer
-        or container base) that only translated code calls directly, or one whose every layer computes on such
-        tensors as they lie (`runs_on_held_tokens`: sequence-first attention blocks, held in an `nn.Sequential`
-        too, whose runtime and `call_module` convert to the order the class declares in `porter_layout`; a block
-        of other layers would convert inside at every use, where its caller settles the order once)."""
-        if info.container_base or info.layer_base or info.name in self.recursive_calls:
-            return False
-        return info.name not in self.runtime_run or self.runs_on_held_tokens(info)
-
-    def call_converts(self, class_name, static=()):
-        """Whether the translated call of `class_name` (its case for `static`) moves a tensor between layouts."""
-        entry = self.specialised_code.get(class_name, {}).get(static) if static else \
-            self.class_code.get((class_name, "call"))
-        if entry is None:
-            return False
-        body = "\n".join(entry[0] if static else entry[1])
-        return any(name in body for name in ("to_channels_first(", "to_channels_last(", "permute_axes(", "transpose("))
-
-    def runs_on_held_tokens(self, info):
-        """Whether every layer `info` holds computes on tokens held in another order as they lie: elementwise
-        layers, layers along the last axis (Linear), a LayerNorm told the order, a sequence-first attention run
-        swapped, and Sequentials of the first two (a block of other layers would convert inside at every use:
-        its Sequential settles the order once, before it)."""
-        ir = self.ctx.irs.get(info.name)
-        if ir is None:
-            return False
-
-        def held(ref, in_container=False):
-            if ref.kind == "rule":
-                rule = ref.rule
-                return rule.layout == "any" and rule.rank_delta == 0 or rule.last_axis_only or not in_container and (
-                    rule.takes_held_order or rule.swaps_batch_axis)
-            if ref.kind == "sequential":
-                return bool(ref.elements) and all(held(e, True) for e in ref.elements)
-            return False
-
-        refs = [ref for name, ref in ir.attributes.items() if not name.startswith("#") and
-                isinstance(ref, ModuleRef) and ref.kind != "classobj"]
-        return bool(refs) and all(held(ref) for ref in refs) and not _regroups_tensors(info)
+        or container base, not calling itself). The runtime's Sequential and `call_module` convert to the order a
+        class declares in `porter_layout`."""
+        return not (info.container_base or info.layer_base or info.name in self.recursive_calls)
 
     def runtime_run_classes(self):
         """Names of the classes the runtime may call: held in a container, among an attribute's alternatives, handed
@@ -1013,8 +1047,12 @@ class FileTranslator:
         aliases = _plain_aliases(forward.body, param)
         calls = _calls_in_order(forward.body)
         bound = _loop_bound_modules(forward.body, ir.attributes if ir else {})
-        undecided = False
+        undecided = swapped = False
         for node in calls:
+            if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and \
+                    node.func.value.value in aliases and node.func.attr.value in PERMUTES and _sequence_reorder(node):
+                swapped = True  # (`x = x.transpose(-2, -1)` before a Conv1d: wav2vec2's positional convolution)
+                continue
             if _channels_last_permute_rank(node, aliases):
                 return "channels_last"  # (`x.permute(0, 2, 3, 1)`: the image channels-last, then free to relabel)
             if _channels_first_permute_rank(node, aliases):
@@ -1079,6 +1117,9 @@ class FileTranslator:
                     break
                 return "channels_last" if rule is not None and rule.layout == "channels_last" else "source"
             layout = self.ref_preference(ref, depth)
+            if swapped and layout == "channels_last" and ref.kind == "rule" and ref.rule.rank == 3:
+                return "source"  # (a sequence whose channels and length swapped feed a 1-D layer: the sequence
+                # as it lies is that layer's channels-last input)
             if layout == "any":  # a layout-free block: what its result meets next decides, unless a later use
                 undecided = True  # of the parameter itself does
                 continue
@@ -1337,16 +1378,24 @@ class FileTranslator:
         return True
 
     def translation_state(self, ir):
-        """What `undo_translation` goes back to: the IR's notes, the call sites and the translations made so far."""
-        return (_ir_state(ir), dict(self.bound_sites), set(self.generic_sites),
-                {k: list(v) for k, v in self.layout_sites.items()}, self.translated_keys())
+        """What `undo_translation` goes back to: the IR's notes (`ir`: the class being translated, None outside
+        one), the call sites and the translations made so far (the cases of `call` too)."""
+        return (_ir_state(ir) if ir is not None else None, dict(self.bound_sites), set(self.generic_sites),
+                {k: list(v) for k, v in self.layout_sites.items()}, self.translated_keys() + [self.specialised_keys()])
 
     def undo_translation(self, ir, before):
-        """Back to the state `before` a generic call's translation (its IR notes, call sites and the translations
-        made since), so that it is made again."""
-        _restore_ir_state(ir, before[0])
-        self.bound_sites, self.generic_sites, self.layout_sites = before[1:4]
-        self.forget_translations_since(before[4])
+        """Back to the state `before` a translation (its IR notes, call sites and the translations made since), so
+        that it is made again; `before` can be gone back to again."""
+        if ir is not None:
+            _restore_ir_state(ir, before[0])
+        self.bound_sites, self.generic_sites = dict(before[1]), set(before[2])
+        self.layout_sites = {k: list(v) for k, v in before[3].items()}
+        self.forget_translations_since(before[4][:-1])
+        for name, static in self.specialised_keys() - before[4][-1]:
+            self.specialised_code[name].pop(static, None)
+
+    def specialised_keys(self):
+        return {(name, static) for name, cases in self.specialised_code.items() for static in cases}
 
     def recursion_image(self, info, arg_values):
         """For a class that builds itself and is called on a channels-last image: that image's template (lists
@@ -1776,6 +1825,7 @@ class FileTranslator:
                 self.ctx.method_signatures[key] = signature
                 translator = ClassBodyTranslator(self, info, "forward", env, output_layout)
                 translator.returns_pending_permute = returns_once_at_end(definition)
+                translator.takes_held_tokens = any(is_permuted(v) for v in arg_values)
                 translator.handed_heads = handed_heads(arg_values)
                 body, _ = translator.block(definition.body, 2)
                 if not translator.returns_disagree or output_layout is not None or before is None:
@@ -2187,21 +2237,27 @@ def _runs_on_held_sequence(ref):
                 for a in ref.alternatives)
 
 
-REGROUPING_METHODS = frozenset({"view", "reshape", "flatten", "unflatten", "permute", "transpose", "squeeze",
-                                "unsqueeze", "expand", "repeat", "split", "chunk", "unbind"})
-
-
-def _regroups_tensors(info):
-    """Whether `info`'s methods reshape or reorder tensors (`recurrent.view(T * b, h)`): on tokens held in another
-    order such a step moves them back to torch's first."""
-    return any(isinstance(node.func, cst.Attribute) and node.func.attr.value in REGROUPING_METHODS
-               for method in info.methods.values() for node in descendants(method) if isinstance(node, cst.Call))
-
-
 def _untyped_value_param(name, handed, translator):
     """Whether `handed` is what function `name`, read as a value, was translated taking: an untyped parameter (torch's
     layout, as call_module hands it), which a caller's channels-last image may take in a variant of its own."""
     return name in translator.function_values and handed.kind == "python" and handed.static is None
+
+
+MOVING_STEPS = ("to_channels_first(", "to_channels_last(", "permute_axes(", "transpose(", "broadcast_in_order(",
+                "view_in_layout(", "flatten_in_layout(", "call_module(", "permute(")
+
+
+def _without_notes(body):
+    """A translated body's lines but porter's own comments (`# porter: returned before its permute ...`)."""
+    return [line for line in body if not line.strip().startswith("# porter:")]
+
+
+def _moves(body):
+    """How many steps that may move a tensor's data between layouts a translated body writes (a weight or buffer
+    broadcast against tokens held permuted is not counted: a reshape where it moves size-1 axes only, a small
+    constant per step otherwise)."""
+    text = "\n".join(body)
+    return sum(text.count(name) for name in MOVING_STEPS) - text.count("broadcast_in_order(self.")
 
 
 def _conversions(body):

@@ -58,7 +58,8 @@ class ModuleResolver:
             if name is None or (name in hints and (class_name, name) not in sites):
                 continue
             ref = self.ref_of(arg.value, env, owner)
-            if ref.kind in ("unknown", "classobj"):
+            if ref.kind == "classobj" or ref.kind == "unknown" and not ref.alternatives:  # (one of several modules
+                # an if/elif chose, wav2vec2's GroupNorm or channel LayerNorm, stays: `alternatives_call`)
                 cls = self.class_ref(arg.value, env)  # a block class handed to the constructor
                 default = self.class_ref(defaults[name], {}) if name in defaults else None
                 if cls is not None and default is not None and default != cls:
@@ -71,6 +72,10 @@ class ModuleResolver:
                 continue  # block classes handed in are alternatives (siblings share what one learns): the first
             seen = sites.setdefault((class_name, name), {})
             site = (getattr(owner, "name", owner), self.source.line_of(node), self.source.code_of(arg.value))
+            if site[0] is None and any(other[1:] == site[1:] for other in seen):
+                continue  # (a construction in a function, seen from module level without the function's locals,
+                # `nn.ModuleList(blocks)`: what a scan of the function as some class's constructor calls it found)
+            seen.pop((None, *site[1:]), None)
             seen[site] = ref
             # one module for every construction; `Residual(conv)`, `Residual(Attention(...))` differ: one of them,
             # which the wrapper's call lays out for each (calls.py `alternatives_call`), else unknown (call_module)

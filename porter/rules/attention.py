@@ -7,7 +7,8 @@ from porter.rules.registry import Signature, function_rule, module_rule
 
 module_rule("torch.nn.MultiheadAttention", runtime="MultiheadAttention", layout="source", training=True,
             outputs="tuple", items=("input", "tensor"),  # (the output: the query's rank; the weights or None)
-            swaps_batch_axis=True)  # (query, key and value held batch-first for a sequence-first layer: swapped)
+            swaps_batch_axis=True,  # (query, key and value held batch-first for a sequence-first layer: swapped)
+            params=("query", "key", "value"))
 module_rule("torch.nn.TransformerEncoderLayer", runtime="TransformerEncoderLayer", layout="source", training=True,
             swaps_batch_axis=True)
 module_rule("torch.nn.TransformerDecoderLayer", runtime="TransformerDecoderLayer", layout="source", training=True)

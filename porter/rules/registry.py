@@ -91,6 +91,9 @@ class ModuleRule:
     # (`layer(x, held=[1, 0, 2])`), it computes where they lie when they are stored last, else in torch's order;
     # the result held as the input is
     takes_held_order: bool = False
+    # the layer's leading call parameters by name, where callers hand them by keyword (`attn(query=x, key=x,
+    # value=x)`): bound to positions before the layout rules read them
+    params: tuple = ()
 
 
 KEEPS_CHANNELS = "kept"
@@ -127,13 +130,13 @@ def _family():
 
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
                 spatial_order_free=False, channels=None, runs_channels_last=False, gathers=False,
-                swaps_batch_axis=False, items=None, last_axis_only=False, takes_held_order=False):
+                swaps_batch_axis=False, items=None, last_axis_only=False, takes_held_order=False, params=()):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
     assert items is None or outputs == "tuple" and set(items) <= {"input", "tensor", "tuple", "state", "states"}, items
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
                       spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis, items,
-                      last_axis_only, takes_held_order)
+                      last_axis_only, takes_held_order, tuple(params))
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule

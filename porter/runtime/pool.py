@@ -364,9 +364,9 @@ def _pool_interpolate(x, size, scale_factor, mode, align_corners, recompute_scal
 # padding
 
 
-def _pool_pad_pairs(x, pad, channels_last=True):
+def _pool_pad_pairs(x, pad, channels_last=True, order=None):
     """torch's pad tuple (last dim first) -> per axis [before, after] pairs of the channels-last tensor `x` (of
-    `x` in torch's own order when not `channels_last`)."""
+    `x` in torch's own order when not `channels_last`; of `x` holding torch's dims in `order`, when given)."""
     pad = [int(p) for p in pad]
     rank = len(x.shape)
     if len(pad) % 2 or len(pad) // 2 > rank:
@@ -374,7 +374,9 @@ def _pool_pad_pairs(x, pad, channels_last=True):
     pairs = [[0, 0] for _ in range(rank)]
     for k in range(len(pad) // 2):
         torch_dim = rank - 1 - k
-        if rank <= 2 or torch_dim == 0 or not channels_last:
+        if order is not None:
+            axis = order.index(torch_dim)
+        elif rank <= 2 or torch_dim == 0 or not channels_last:
             axis = torch_dim
         elif torch_dim == 1:
             axis = rank - 1
@@ -404,8 +406,8 @@ def _pool_pad_index(length, before, after, mode):
     raise NotImplementedError(f"pad: mode {mode!r} is not supported by porter")
 
 
-def _pool_pad(x, pad, mode="constant", value=None, channels_last=True):
-    pairs = _pool_pad_pairs(x, pad, channels_last)
+def _pool_pad(x, pad, mode="constant", value=None, channels_last=True, order=None):
+    pairs = _pool_pad_pairs(x, pad, channels_last, order)
     if mode == "constant":
         crop = [slice(max(-b, 0), (-max(-a, 0)) or None) for b, a in pairs]
         if any(b < 0 or a < 0 for b, a in pairs):
@@ -553,6 +555,12 @@ def pad_in_torch_order(input, pad, mode="constant", value=None):
     """torch.nn.functional.pad on a tensor kept in torch's own axis order (a (B, H, W, C) feature map, a
     sequence): the pad tuple applies to its last dims as torch reads it."""
     return _pool_pad(input, pad, mode, value, channels_last=False)
+
+
+def pad_in_order(input, order, pad, mode="constant", value=None):
+    """torch.nn.functional.pad on a tensor whose axes hold torch's dims in `order` (a permute left pending): each
+    torch dim the pad tuple names is padded on the axis that holds it; nothing is transposed."""
+    return _pool_pad(input, pad, mode, value, order=list(order))
 
 
 # ----------------------------------------------------------------------------------------------------------------

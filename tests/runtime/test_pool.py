@@ -204,10 +204,11 @@ def test_pad_modules_match_torch(dims, kind, data, batch, channels, seed):
 
 
 @given(rank=st.integers(2, 5), mode=st.sampled_from(["constant", "reflect", "replicate", "circular"]),
-       data=st.data(), seed=st.integers(0, 2**16), in_torch_order=st.booleans())
-def test_functional_pad_matches_torch(rank, mode, data, seed, in_torch_order):
-    """F.pad channels-last (`pad`), and on a tensor the port holds in torch's order (`pad_in_torch_order`: Swin's
-    (B, H, W, C) maps, sequences)."""
+       data=st.data(), seed=st.integers(0, 2**16), held=st.sampled_from(["channels_last", "torch", "permuted"]))
+def test_functional_pad_matches_torch(rank, mode, data, seed, held):
+    """F.pad channels-last (`pad`), on a tensor the port holds in torch's order (`pad_in_torch_order`: Swin's
+    (B, H, W, C) maps, sequences), and on one whose axes hold torch's dims in any order (`pad_in_order`: a permute
+    left pending)."""
     shape = tuple(data.draw(st.integers(1, 5)) for _ in range(rank))
     # torch: constant pads any number of dims (negative = crop); the others pad the last k dims of a rank k+1
     # or k+2 tensor (k <= 3), reflect by less than the size, circular by at most the size
@@ -223,8 +224,12 @@ def test_functional_pad_matches_torch(rank, mode, data, seed, in_torch_order):
     value = data.draw(st.one_of(st.none(), st.floats(-2, 2))) if mode == "constant" else None
     x = _input(seed, shape)
     expected = _torch(lambda t: F.pad(t, pad, mode=mode, value=value), x)
-    if in_torch_order:
+    if held == "torch":
         got = np.asarray(P.pad_in_torch_order(tf.constant(x), pad, mode, value))
+    elif held == "permuted":
+        order = data.draw(st.permutations(range(rank)))
+        stored = P.pad_in_order(tf.constant(np.transpose(x, order)), order, pad, mode, value)
+        got = np.transpose(np.asarray(stored), np.argsort(order))
     else:
         got = _ported(lambda t: P.pad(t, pad, mode, value), x)
     assert_equivalent(expected, got, tolerance=0)

@@ -1164,6 +1164,7 @@ class Linear(TorchLayer):
     """torch.nn.Linear: y = x @ W.T + b on the last axis. W is kept as torch's (out, in) so tying works."""
 
     porter_layout = "source"
+    last_axis_only = True  # computes along the last axis alone: tokens held in another order run as they lie
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, **kwargs):
         super().__init__(**kwargs)

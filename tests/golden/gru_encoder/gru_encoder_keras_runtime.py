@@ -593,6 +593,17 @@ def runs_in(layer, layout):
     return callable(check) and layout in ("channels_last", "source") and check(layout)
 
 
+def _runs_on_held(layer, held):
+    """Whether `layer` computes on tokens whose axes hold torch's dims in the order `held` as they lie: a layer told
+    the order (LayerNorm: `takes_held_order`), or one along the last dim (Linear: `last_axis_only`) where the last
+    axis holds it."""
+    return (
+        getattr(layer, "takes_held_order", False)
+        or getattr(layer, "last_axis_only", False)
+        and held[-1] == len(held) - 1
+    )
+
+
 def _free_layout(layer, current):
     """The layout a layer that writes any layout at no cost (an einops layer) writes where the layers after it take
     either: the one its pattern reaches without moving data (MLP-Mixer's `Rearrange('b n d -> b d n')` before the
@@ -691,6 +702,10 @@ class Sequential(TorchLayer):
         current = layout or self.porter_layout
         final = layout_out or layout or self.layout_out
         for index, layer in enumerate(self.items):
+            held = _stored_order(current)
+            if held is not None and _runs_on_held(layer, held):
+                x = layer(x, held=held) if getattr(layer, "takes_held_order", False) else layer(x)
+                continue
             if runs_in(layer, current):
                 after = _wanted_after(self.items[index + 1 :], final)
                 after = _free_layout(layer, current) if after is None else current if after == "any" else after
@@ -1090,6 +1105,7 @@ class Linear(TorchLayer):
     """torch.nn.Linear: y = x @ W.T + b on the last axis. W is kept as torch's (out, in) so tying works."""
 
     porter_layout = "source"
+    last_axis_only = True  # computes along the last axis alone: tokens held in another order run as they lie
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, **kwargs):
         super().__init__(**kwargs)
