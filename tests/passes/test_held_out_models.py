@@ -83,9 +83,10 @@ from pathlib import Path
 
 import pytest
 
-from porter.convert import ConvertOptions, convert
+from porter.convert import ConvertOptions
 from porter.output import write_tree
 from porter.verify.harness import PortedPair, count_transposes
+from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 from tests.rules.op_ports import assert_same_outputs
 
 MODELS = Path(__file__).resolve().parent / "held_out_models"
