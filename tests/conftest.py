@@ -1,8 +1,17 @@
 """Shared test setup: quiet TensorFlow, deterministic fp32 math, hypothesis profiles, a resident mxnet process, the
 order xdist deals test files in (longest first, tests/scheduling.py), and the corpus XLA traces let go per module."""
 
+import gc
 import os
 import sys
+
+# Collecting the test modules imports TensorFlow, torch, keras and the corpus libraries: millions of objects that live
+# until the process ends. Under CPython's default thresholds a dozen full collections rescanned them while they were
+# imported (1.5-4 s of every pytest process, and scripts/run_tests.py starts one per batch). The collector runs
+# rarely until collection is done (porter's own settings for a conversion, porter/gc_tuning.py), then with the
+# defaults again for the tests themselves.
+_TEST_THRESHOLDS = gc.get_threshold()
+gc.set_threshold(50_000, 50, 1_000)
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -27,6 +36,18 @@ def pytest_configure(config):
     # (without a table of seconds that default stays)
     if getattr(config.option, "dist", "no") == "loadfile" and recorded_seconds():
         config.option.loadscopereorder = False
+
+
+def pytest_collection_finish(session):
+    gc.set_threshold(*_TEST_THRESHOLDS)  # the tests run under the collector's usual schedule
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config):
+    """The tests are over and reported: keep every object still alive out of the last full collections (pytest's
+    unraisable-exception check runs two as the session closes, the interpreter one more as it exits), which
+    rescanned the whole heap of a process that had built networks for minutes (1-4 s each)."""
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(session, config, items):

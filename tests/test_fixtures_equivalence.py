@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from porter.convert import ConvertOptions, convert
+from porter.convert import ConvertOptions
 from porter.output import write_tree
 from porter.verify.compare import assert_equivalent
 from porter.verify.harness import PortedPair, count_transposes
 from porter.verify.torch_bridge import torch_state_numpy
+from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from porter.convert import ConvertOptions, convert
+from porter.convert import ConvertOptions
 from porter.output import write_tree
 from porter.verify.compare import assert_equivalent
 from porter.verify.harness import PortedPair, count_transposes
+from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
 MODELS = Path(__file__).resolve().parent / "models"
 TRANSPOSE_LIMITS = {"convnext": 2, "textcnn": 0, "densenet": 2, "seq2seq": 0, "effnet": 2, "unet2": 2,

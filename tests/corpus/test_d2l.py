@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from porter.convert import ConvertOptions, convert
+from porter.convert import ConvertOptions
 from porter.output import write_tree
 from porter.verify.compare import assert_equivalent
 from porter.verify.harness import count_transposes, import_path
+from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
 SPEC = importlib.util.find_spec("d2l")
 pytestmark = pytest.mark.skipif(SPEC is None, reason="d2l 1.0.3 is not installed (scripts/setup.sh installs it "

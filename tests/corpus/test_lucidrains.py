@@ -65,8 +65,9 @@ def ported(tmp_path_factory):
     """case -> (torch model, Keras model, example input), converted once per test module."""
     from pathlib import Path
 
-    from porter.convert import ConvertOptions, convert
+    from porter.convert import ConvertOptions
     from porter.output import write_tree
+    from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
     cache = {}
 

@@ -130,8 +130,9 @@ def ported(tmp_path_factory):
     """stem -> (torch model, Keras model, example input), converted once per test module."""
     import torch
 
-    from porter.convert import ConvertOptions, convert
+    from porter.convert import ConvertOptions
     from porter.output import write_tree
+    from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
     cache = {}
 

@@ -83,8 +83,9 @@ TRANSPOSES = {"unet": 28, "unet_scse": 28, "fpn": 7, "linknet": 12, "pspnet": 11
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
     """model file -> its port, converted once (in process) per test module."""
-    from porter.convert import ConvertOptions, convert
+    from porter.convert import ConvertOptions
     from porter.output import write_tree
+    from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
     cache = {}
 

@@ -218,8 +218,9 @@ FAILING = {}
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
     """stem -> (torch model, Keras model, example input), converted once per test module."""
-    from porter.convert import ConvertOptions, convert
+    from porter.convert import ConvertOptions
     from porter.output import write_tree
+    from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
     cache, ports = {}, {}
 

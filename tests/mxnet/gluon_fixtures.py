@@ -84,10 +84,11 @@ def port_gluon_snippet(folder, text, class_name, x):
     output's scale (eager and XLA) and return the Keras model (to count its Transposes)."""
     import tensorflow as tf
 
-    from porter.convert import ConvertOptions, convert
+    from porter.convert import ConvertOptions
     from porter.output import write_tree
     from porter.verify.mxnet_reference import run_gluon_reference
     from porter.weights.gluon_params import read_gluon_params
+    from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
     source = folder / f"{class_name.lower()}.py"
     source.write_text(text)

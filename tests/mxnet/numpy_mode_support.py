@@ -11,11 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
-from porter.convert import ConvertOptions, convert
+from porter.convert import ConvertOptions
 from porter.output import write_tree
 from porter.verify.compare import assert_equivalent
 from porter.verify.harness import count_transposes
 from porter.weights.gluon_params import read_gluon_params
+from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
 SCRIPT = Path(__file__).resolve().with_name("numpy_mode_reference.py")
 

@@ -446,7 +446,8 @@ class Encoder(nn.Module):
 
 
 def model_code(path):
-    from porter.convert import ConvertOptions, convert
+    from porter.convert import ConvertOptions
+    from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
     conversion = convert(ConvertOptions(path))
     return next(text for name, text in conversion.files.items() if name.endswith("_keras.py"))

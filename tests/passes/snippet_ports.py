@@ -2,9 +2,10 @@
 
 import numpy as np
 
-from porter.convert import ConvertOptions, convert
+from porter.convert import ConvertOptions
 from porter.output import write_tree
 from porter.verify.harness import PortedPair
+from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 from tests.rules.op_ports import assert_same_outputs, cached, random_input
 
 

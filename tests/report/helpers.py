@@ -4,8 +4,9 @@ import textwrap
 from html.parser import HTMLParser
 from pathlib import Path
 
-from porter.convert import ConvertOptions, convert
+from porter.convert import ConvertOptions
 from porter.report.model import build_report
+from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted((ROOT / "fixtures").glob("*.py"))

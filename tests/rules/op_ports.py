@@ -9,10 +9,11 @@ import textwrap
 
 import numpy as np
 
-from porter.convert import ConvertOptions, convert
+from porter.convert import ConvertOptions
 from porter.output import write_tree
 from porter.verify.compare import assert_equivalent
 from porter.verify.harness import PortedPair
+from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
 # A model whose op under test reads the output of a Conv2d: a channels-last tensor inside the port, so axis
 # remapping and layout bookkeeping are what the comparison tests.

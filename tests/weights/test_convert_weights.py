@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from porter.cli import main
-from porter.convert import ConvertOptions, convert
+from porter.convert import ConvertOptions
 from porter.verify.compare import assert_equivalent
 from porter.verify.harness import PortedPair, import_path
+from tests.in_process import convert  # porter convert's collector settings (tests/in_process.py)
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("tensorflow")
