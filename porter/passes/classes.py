@@ -64,12 +64,15 @@ class ClassBodyTranslator(BodyTranslator):
         return self.translator.recursion_unknown(class_name, args, kwargs or {})
 
     def returns_held_orders(self):
-        """A class's call that may take tokens held permuted may return them so; a method whose one return ends it
-        too where it takes tokens so itself (its callers are the class's own code: `self._convolve(x)`)."""
+        """A class's call that may take tokens held permuted may return them so (one the runtime may run, only where
+        it takes them so itself: `call_module` and the Sequential convert both ways for a class declaring a
+        permuted `porter_layout`); a method whose one return ends it, where it takes tokens so itself (its callers
+        are the class's own code: `self._convolve(x)`)."""
         if self.output_layout is not None or self.mode != "forward":
             return False
         if self.translates_call:
-            return self.translator.takes_held_orders(self.info)
+            return self.translator.takes_held_orders(self.info) and (
+                self.info.name not in self.translator.runtime_run or self.takes_held_tokens)
         return self.returns_pending_permute and self.takes_held_tokens
 
     def in_translation(self, class_name):
@@ -1310,6 +1313,7 @@ class FileTranslator:
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
                                              output_layout)
             translator.info, translator.translates_call = info, True
+            translator.takes_held_tokens = any(is_permuted(v) for v in arg_values)
             translator.calls_itself = self.recursion_image(info, arg_values)
             translator.return_template = signature.output if output_layout is None else None
             body, terminated = translator.block(forward.body, 2)
@@ -1471,6 +1475,7 @@ class FileTranslator:
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,
                                              "source" if plain else None, static_attrs=values)
             translator.info, translator.translates_call = info, True
+            translator.takes_held_tokens = any(is_permuted(v) for v in arg_values)
             translator.calls_itself = self.recursion_image(info, arg_values)
             translator.return_template = signature.output
             body, terminated = translator.block(forward.body, 2)

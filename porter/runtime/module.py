@@ -700,6 +700,8 @@ def call_module(module, *args, held="source", **kwargs):
     layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else held)
     if layout_out in ("channels_last", "source") and layout_out != held and hasattr(result, "shape"):
         result = (to_channels_last if held == "channels_last" else to_channels_first)(result)
+    elif _stored_order(layout_out) is not None and hasattr(result, "shape"):  # (returned before a permute)
+        return _to_layout(result, layout_out, held)[0]
     return _items_in_layout(result, layout_out, held)
 
 

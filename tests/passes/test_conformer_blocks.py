@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from porter.runtime.base import load_state_dict
-from porter.runtime.linear import Linear
+from porter.runtime.linear import Identity, Linear
 from porter.runtime.module import Sequential
 from porter.runtime.norm import LayerNorm
 from porter.verify.harness import PortedPair, count_transposes
@@ -162,3 +162,15 @@ def test_runtime_sequential_tells_a_layer_norm_the_held_order_and_runs_a_linear_
     held = tf.constant(np.transpose(x, [1, 0, 2]))
     got = seq(held, layout="permuted:1,0,2", layout_out="permuted:1,0,2")
     np.testing.assert_allclose(np.transpose(np.asarray(got), [1, 0, 2]), expected, atol=1e-5)
+
+
+def test_call_module_brings_a_result_returned_before_its_permute_to_the_callers_order():
+    """A block that takes torch's order and returns its result before a permute (`layout_out` permuted: a case of
+    `call` of torchvision MaxViT's SwapAxes), run by `call_module`, hands the caller torch's order."""
+    from porter.runtime.module import call_module
+
+    class SwappedOut(Identity):
+        porter_layout, layout_out = "source", "permuted:1,0,2"
+
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)  # held (3, 2, 4) by the block: torch's (2, 3, 4)
+    np.testing.assert_array_equal(np.asarray(call_module(SwappedOut(), tf.constant(x))), np.transpose(x, [1, 0, 2]))
