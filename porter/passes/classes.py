@@ -85,7 +85,7 @@ class ClassBodyTranslator(BodyTranslator):
 
     def forget_translations(self, mark):
         if mark is not None:
-            self.translator.undo_trial(mark)
+            self.translator.undo_translation(*mark)
 
     def holds_recursion(self, refs):
         return not any(ref.class_name in self.translator.unheld_recursions for ref in refs)
@@ -898,17 +898,17 @@ class FileTranslator:
         signature = self.translate_forward(info, handed, output_layout=None, static=static)
         held_moves = self.moves_since(before)
         if signature is None:
-            self.undo_trial(before)
+            self.undo_translation(*before)
             return self.translate_forward(info, settled, output_layout=None, static=static)
         if held_moves == 0:
             return signature
         # (one move inside may save the caller's: where the result stays held, so that the next block takes it so)
         saved = 1 if signature.output is not None and is_permuted(signature.output) else 0
-        self.undo_trial(before)
+        self.undo_translation(*before)
         signature = self.translate_forward(info, settled, output_layout=None, static=static)
         if held_moves > self.moves_since(before) + saved:
             return signature
-        self.undo_trial(before)  # (fewer moves held: the tokens as they lie after all)
+        self.undo_translation(*before)  # (fewer moves held: the tokens as they lie after all)
         return self.translate_forward(info, handed, output_layout=None, static=static)
 
     def takes_as_handed(self, class_name, args):
@@ -921,15 +921,12 @@ class FileTranslator:
         if signature is not None and signature.done and self.moves_since(before) == 0 and \
                 [a.layout for a in signature.arg_values[:1]] == [args[0].layout]:
             return True
-        self.undo_trial(before)
+        self.undo_translation(*before)
         return False
 
     def trial_mark(self):
-        """(the class being translated's IR, `translation_state`): what `undo_trial` goes back to."""
+        """(the class being translated's IR, `translation_state`): what `undo_translation(*mark)` goes back to."""
         return self.ctx.ir, self.translation_state(self.ctx.ir)
-
-    def undo_trial(self, mark):
-        self.undo_translation(*mark)
 
     def moves_since(self, mark):
         """How many data-moving layout steps the code translated since `trial_mark` returned `mark` writes."""
@@ -2248,8 +2245,9 @@ def _untyped_value_param(name, handed, translator):
     return name in translator.function_values and handed.kind == "python" and handed.static is None
 
 
-MOVING_STEPS = ("to_channels_first(", "to_channels_last(", "permute_axes(", "transpose(", "broadcast_in_order(",
-                "view_in_layout(", "flatten_in_layout(", "call_module(", "permute(")
+CONVERTING_STEPS = ("to_channels_first(", "to_channels_last(", "permute(", "transpose(", "call_module(")
+# (and the steps that move data only for some layouts: a trial for tokens held permuted counts these too)
+MOVING_STEPS = CONVERTING_STEPS + ("permute_axes(", "broadcast_in_order(", "view_in_layout(", "flatten_in_layout(")
 
 
 def _without_notes(body):
@@ -2268,8 +2266,7 @@ def _moves(body):
 def _conversions(body):
     """How many layout conversions a translated body writes (transposes it may trace)."""
     text = "\n".join(body)
-    return sum(text.count(name) for name in ("to_channels_first(", "to_channels_last(", "permute(", "transpose(",
-                                             "call_module("))
+    return sum(text.count(name) for name in CONVERTING_STEPS)
 
 
 def _runs_as_written(body):

@@ -716,7 +716,7 @@ class Sequential(TorchLayer):
         for index, layer in enumerate(self.items):
             held = _stored_order(current)
             if held is not None and _runs_on_held(layer, held):
-                x = layer(x, held=held) if getattr(layer, "takes_held_order", False) else layer(x)
+                x = call_held(layer, x, held)
                 continue
             if runs_in(layer, current):
                 after = _wanted_after(self.items[index + 1 :], final)
@@ -777,6 +777,20 @@ class Sequential(TorchLayer):
 
 def _child_state(layer, prefix):
     return collect_state(layer, prefix) if hasattr(layer, "torch_state") else []
+
+
+def call_held(layer, x, held):
+    """`layer(x)` for a tensor whose axes hold torch's dims in the order `held` (tokens held batch-first for a
+    sequence-first model): a layer that computes along trailing dims is told the order (LayerNorm:
+    `takes_held_order`), an elementwise one (Identity, an activation: the other alternative of an if/else) or one
+    along the last dim where the last axis holds it (Linear) takes it as it lies (`_runs_on_held`), any other gets
+    torch's order and hands its result back in `held`."""
+    if getattr(layer, "takes_held_order", False):
+        return layer(x, held=held)
+    if getattr(layer, "porter_layout", None) == "any" or _runs_on_held(layer, held):
+        return layer(x)
+    result = layer(tf.transpose(x, [held.index(d) for d in range(len(held))]))
+    return tf.transpose(result, held)
 
 
 def dim_size(x, axis):
