@@ -110,6 +110,10 @@ class Value:
     # a tuple one path leaves None (`scale_shift = None`, then `scale_shift = t.chunk(2, 1)` under an `if`):
     # converted item by item only where it is one (passes/optional_values.py)
     may_be_none: bool = field(default=False, compare=False)
+    # the TensorFlow dtype of an integer tensor that may be narrower than torch's default int64 (`t.int()`,
+    # `.to(torch.int32)`, `dtype=torch.int32`): arithmetic with another integer tensor promotes the widths as torch
+    # does, which TensorFlow refuses to (passes/expressions.py)
+    int_width: str | None = field(default=None, compare=False)
 
     @property
     def is_tensor(self):
@@ -151,6 +155,9 @@ def reads_through(value):
     where that code is an expression, not a name: listing the items one by one would evaluate it once per item."""
     return value.kind == "tuple" and bool(value.items) and not value.code.isidentifier() and all(
         item.code == f"{value.code}[{i}]" for i, item in enumerate(value.items))
+
+
+NARROW_INTS = frozenset({"tf.int32", "tf.int16", "tf.int8", "tf.uint8"})
 
 
 def tensor(code, rank=None, layout="source"):

@@ -750,7 +750,9 @@ class CallTranslator:
                 kind, op = "sequential", f"Sequential({len(ref.elements)})"
             record(self.ctx, kind, op, target.code, list(args) + list(kwargs.values()), result)
             return result
-        if ref.kind == "classobj":
+        if ref.kind == "classobj" or self.mode == "init" and ref.kind == "unknown" and not any(
+                v.is_tensor or v.kind == "tuple" for v in list(args) + list(kwargs.values())):
+            # (a constructor: `conv_nd(c, c // 2, 1)` of `conv_nd, bn = nn.Conv2d, nn.BatchNorm2d` an if/elif chose)
             return python(f"{target.code}({self.join_args(args, kwargs)})")
         if ref.kind == "elementwise" and args and args[0].is_tensor:
             # a plain callable computing elementwise (timm's GammaAct's `self.act_fn(x, inplace=...)`): called as
@@ -773,7 +775,8 @@ class CallTranslator:
             # a Sequential subclass's `for module in self: x = module(x)`): the runtime converts only for a module
             # of another layout, and hands back what it returns channels-last (an image, or a list of them)
             extra = self.training_kwarg(kwargs) + ', held="channels_last"'
-            return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), None,
+            rank = args[0].rank if args[0].is_tensor and _keeps_rank(ref, args[0].rank) else None
+            return tensor(self.call_text(helper, self.join_args([target] + list(args), kw), extra), rank,
                           "channels_last")
         if args and is_permuted(args[0]) and not any(v.is_tensor or v.kind == "tuple" for v in list(args[1:]) +
                                                      list(kwargs.values())):
@@ -818,6 +821,9 @@ class CallTranslator:
                    a.rule.rank_delta == 0 and a.rule.outputs == "tensor" or
                    a.kind == "sequential" and not a.elements]  # (`nn.Identity()`, an empty Sequential)
         active = [a for a in ref.alternatives if a not in passing] or passing
+        rank = args[0].rank if args and args[0].is_tensor else None
+        active = [a for a in active if a.kind != "rule" or a.rule.rank is None or rank is None or
+                  a.rule.rank == rank] or active  # (a Conv1d among Conv2d/3d alternatives: not for an image)
         active = [a for a in active if a.kind != "class" or self.takes_arguments(a.class_name, args, kwargs)] or \
             active  # (a block that cannot take these arguments is not the one this call runs)
         results = []
@@ -1790,6 +1796,22 @@ def _module_name(ref):
     if ref.kind == "rule":
         return ref.rule.runtime
     return f"{ref.kind.capitalize()}({len(ref.elements)})"
+
+
+def _keeps_rank(ref, rank):
+    """Whether module `ref` hands back a tensor of the rank `rank` it takes, whichever of its alternatives runs
+    (a non-local block's `g`: a Conv2d, or a Sequential of it and a MaxPool2d; layers of another rank, a Conv1d
+    or Conv3d a `dimension` chose, cannot run on it)."""
+    if rank is None:
+        return False
+    if ref.kind == "rule":
+        return ref.rule.rank_delta == 0 and ref.rule.outputs == "tensor" and ref.rule.rank in (None, rank)
+    if ref.kind == "sequential":
+        return not ref.class_name and all(_keeps_rank(e, rank) for e in ref.elements)
+    if ref.kind == "unknown" and ref.alternatives:
+        fitting = [a for a in ref.alternatives if not (a.kind == "rule" and a.rule.rank not in (None, rank))]
+        return bool(fitting) and all(_keeps_rank(a, rank) for a in fitting)
+    return False
 
 
 def _fully_known(ref):

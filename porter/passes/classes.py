@@ -1224,8 +1224,10 @@ class FileTranslator:
                 return ref.rule.rank
             if ref.kind in ("sequential", "list", "dict"):
                 stack[:0] = list(ref.elements)
-            elif ref.kind == "unknown" and ref.alternatives:  # (one of several modules: those porter knows)
-                stack[:0] = list(ref.alternatives)
+            elif ref.kind == "unknown" and ref.alternatives and len({
+                    a.rule.rank for a in ref.alternatives if a.kind == "rule" and a.rule.rank}) <= 1:
+                stack[:0] = list(ref.alternatives)  # (one of several modules: those porter knows; layers of several
+                # ranks, Conv1d/2d/3d chosen by a `dimension`, say nothing of the rank)
             elif ref.kind == "class" and ref.class_name in self.source.classes and ref.class_name != info.name:
                 found = self.spatial_rank(self.source.classes[ref.class_name], depth + 1, family)
                 if found:

@@ -49,6 +49,10 @@ COMPARISONS = {
     cst.Equal: "==", cst.NotEqual: "!=", cst.Is: "is", cst.IsNot: "is not", cst.In: "in", cst.NotIn: "not in",
 }
 UNARY = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not "}
+TRUE_DIVISION = re.compile(r"(?<!/)/(?!/)")  # `/`, not `//`
+# integer arithmetic whose operands' widths torch promotes: the TensorFlow op each runs as
+INT_ARITHMETIC = {"+": "tf.add", "-": "tf.subtract", "*": "tf.multiply", "//": "tf.math.floordiv",
+                  "%": "tf.math.floormod"}
 
 # a string or number literal written as one token (`"relu"`, `1e-5`): an atom, never parenthesised
 _LITERAL_ATOM = re.compile(r"""[rRbBuU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|\d[\w.]*(?:[eE][+-]?\d+)?""")
@@ -571,8 +575,9 @@ class ExpressionTranslator(CallTranslator):
             return tensor(f"{self.ctx.use('matmul')}({left.code}, {right.code})", rank)
         left, right = self.promote_int(left, right, operator), self.promote_int(right, left, operator)
         (left, right), layout, rank = unify(self.ctx, [left, right], unknown_rank=True)
-        result = tensor(f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}", rank, layout).but(
-            varies_along=joined([left, right], rank))
+        code = self.int_widths_promoted(left, right, operator) or \
+            f"{self.wrap(left.code)} {operator} {self.wrap(right.code)}"
+        result = tensor(code, rank, layout).but(varies_along=joined([left, right], rank))
         if result.channels_last and rank is not None:  # an image broadcast with a per-channel scale, a gate or
             # another image of its size keeps its channel count (the other's is the same or 1)
             counted = [v.channels for v in (left, right) if v.channels_last and v.rank == rank and v.channels]
@@ -580,7 +585,19 @@ class ExpressionTranslator(CallTranslator):
         # integer tensors (and Python numbers promote_int left as they are) give one: `lengths * (n + int(t))`
         if operator in ("+", "-", "*", "//", "%") and all(v.dtype == "int" for v in (left, right) if v.is_tensor):
             result = result.but(dtype="int")
+        if operator in INT_ARITHMETIC and all(v.dtype != "float" for v in (left, right)):
+            result = result.but(int_width=left.int_width or right.int_width)  # (may still be the narrow width)
         return result
+
+    def int_widths_promoted(self, left, right, operator):
+        """`a + b` of two tensors, one a narrow integer (`lengths + t.int()`): torch promotes two integers to the
+        wider (a 0-dim operand yields to a dimensioned one) and an integer meeting a float to the float; TensorFlow
+        refuses mixed dtypes. The runtime's `ints_like_torch` casts as torch would where the dtypes differ when
+        traced; None where no operand is known to be narrow, or one is known to be a float."""
+        if operator not in INT_ARITHMETIC or not (left.is_tensor and right.is_tensor) or \
+                left.int_width == right.int_width or any(v.dtype not in (None, "int") for v in (left, right)):
+            return None
+        return f"{INT_ARITHMETIC[operator]}(*{self.ctx.use('ints_like_torch')}({left.code}, {right.code}))"
 
     def literal_items(self, value, node):
         """The items of a plain Python tuple or list written out (`(self.num_heads, 3 * self.head_size)` added to
@@ -624,10 +641,12 @@ class ExpressionTranslator(CallTranslator):
         if not (value.is_tensor and value.dtype == "int"):
             return value
         float_other = other.kind == "python" and not isinstance(other.static, int) and (
-            isinstance(other.static, float) or other.dtype == "float" or "." in other.code or "/" in other.code)
+            isinstance(other.static, float) or other.dtype == "float" or "." in other.code or TRUE_DIVISION.search(other.code) is not None)
         if operator in ("+", "-", "*") and other.kind == "python" and other.static is None and \
                 other.code.isidentifier():  # `arange(n) * w_a`: torch promotes to float when w_a is a float
             return value.but(code=f"{self.ctx.use('promote_like_torch')}({value.code}, {other.code})", dtype=None)
+        if value.int_width and other.is_tensor and other.dtype is None and operator != "/":
+            return value  # (a narrow integer meeting a tensor of unknown dtype: `int_widths_promoted` at run time)
         if operator == "/" or float_other or (other.is_tensor and other.dtype != "int"):
             # to the float operand's own dtype when it is a named tensor: bfloat16 under mixed precision
             target = f"{other.code}.dtype" if other.is_tensor and other.dtype is None and \

@@ -836,9 +836,15 @@ class ModuleResolver:
                 if isinstance(target.target, (cst.Tuple, cst.List)) and value.kind == "list" and \
                         len(value.elements) == len(target.target.elements):
                     # `self.incre, self.down, self.final = self._make_head(...)`: a helper returning several modules
-                    for element, ref in zip(target.target.elements, value.elements):
+                    written = statement.value.elements if isinstance(statement.value, (cst.Tuple, cst.List)) else \
+                        [None] * len(value.elements)
+                    for element, ref, item in zip(target.target.elements, value.elements, written):
                         inner = _target_name(element.value)
-                        if inner is not None and (ref.kind != "unknown" or ref.alternatives):
+                        cls = self.class_ref(item.value, env) if item is not None and not isinstance(
+                            item.value, cst.Call) else None
+                        if inner is not None and cls is not None:  # `conv_nd, bn = nn.Conv2d, nn.BatchNorm2d`
+                            env[inner] = ModuleRef("classobj", elements=(cls,))
+                        elif inner is not None and (ref.kind != "unknown" or ref.alternatives):
                             env[inner] = ref
                     continue
                 if name is None:
@@ -1183,6 +1189,11 @@ def _one_layout_alternative(alternatives, passes=None):
     layers of one layout behaviour. Otherwise it is unknown, and the call converts at run time. `passes(ref)`: whether
     an in-file class passes any layout through too (elementwise_classes.py)."""
     distinct = []
+    if alternatives and all(isinstance(ref, ModuleRef) and ref.kind == "classobj" and len(ref.elements) == 1
+                            for ref in alternatives):  # `conv_nd = nn.Conv3d` / `nn.Conv2d` / `nn.Conv1d`
+        chosen = _one_layout_alternative([ref.elements[0] for ref in alternatives], passes)
+        return ModuleRef("classobj", elements=(chosen,)) if chosen.kind != "unknown" or chosen.alternatives else \
+            UNKNOWN_MODULE
     # an if/elif chain: the inner if/else bound one of several already
     alternatives = [a for ref in alternatives for a in (ref.alternatives if isinstance(ref, ModuleRef) and
                                                         ref.alternatives else (ref,))]
@@ -1196,6 +1207,10 @@ def _one_layout_alternative(alternatives, passes=None):
             distinct.append(ref)
     if len(distinct) == 1 and (distinct[0].kind != "class" or len(set(alternatives)) == 1):
         return distinct[0]
+    if len({ref.rule.rank for ref in distinct if ref.kind == "rule" and ref.rule.rank is not None}) > 1:
+        # layers of several ranks (a non-local block's Conv1d/2d/3d chosen by `dimension`): each call picks the
+        # one its input's rank fits (calls.py `alternatives_call`)
+        return _alternatives(list(dict.fromkeys(alternatives)))
     if len(distinct) == 1:  # a block class or a pass-through (`Residual(...) if has_local else nn.Identity()`): they
         # agree only when the class returns the layout it takes, which its translation tells (calls.py)
         return _alternatives(list(dict.fromkeys(alternatives)))

@@ -19,6 +19,8 @@ Layout, per rule:
 import ast
 from dataclasses import dataclass, field
 
+from porter.ir.values import NARROW_INTS
+
 LAYOUTS = ("channels_last", "source", "any")
 
 
@@ -197,9 +199,12 @@ def with_kept_dtype(rule, call, result):
     and its translation left the dtype open."""
     args = call.all_args()
     first = args[0] if args else None
+    asked = call.kwargs.get("dtype")
+    if asked is not None and asked.code in NARROW_INTS and result.is_tensor:  # `torch.zeros(n, dtype=torch.int32)`
+        return result.but(dtype="int", int_width=asked.code)
     if rule is not None and rule.extra.get("keeps_dtype") and first is not None and \
             first.dtype in ("int", "bool") and result.is_tensor and result.dtype is None:
-        return result.but(dtype=first.dtype)
+        return result.but(dtype=first.dtype, int_width=first.int_width)
     return result
 
 

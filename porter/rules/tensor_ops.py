@@ -10,7 +10,7 @@ import re
 
 from porter.ir.layout import (broadcast_in_order_code, element_template, layout_of_order, reduced_order,
                               unsqueezed_order)
-from porter.ir.values import (EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
+from porter.ir.values import (NARROW_INTS, EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
                                reads_through, remap_axis, tensor, written_channels)
 from porter.rules.kernel_rows import rows_of_kernel, translate_reshape_as
 from porter.rules.registry import Signature, function_rule, pointwise_rule
@@ -798,9 +798,16 @@ def _keep_layout(runtime):
 def _cast(dtype):
     def translate(ctx, call):
         value = call.all_args()[0]
-        return tensor(f"tf.cast({value.code}, tf.{dtype})", value.rank, value.layout)
+        return cast_to(value, f"tf.{dtype}")
 
     return translate
+
+
+def cast_to(value, dtype_code):
+    """`value` cast to the TensorFlow dtype `dtype_code`, in the layout it lies in; a narrow integer dtype is noted
+    (`int_width`), so arithmetic meeting an int64 tensor promotes as torch does."""
+    result = tensor(f"tf.cast({value.code}, {dtype_code})", value.rank, value.layout)
+    return result.but(dtype="int", int_width=dtype_code) if dtype_code in NARROW_INTS else result
 
 
 def translate_type_as(ctx, call):
@@ -1011,7 +1018,7 @@ def translate_to(ctx, call):
     if "dtype" in call.kwargs and call.kwargs["dtype"].code != "None":
         dtypes.insert(0, call.kwargs["dtype"])
     if dtypes:
-        return tensor(f"tf.cast({value.code}, {dtypes[0].code})", value.rank, value.layout)
+        return cast_to(value, dtypes[0].code)
     tensors = [v for v in rest if v.is_tensor]
     if tensors:
         return tensor(f"tf.cast({value.code}, {tensors[0].code}.dtype)", value.rank, value.layout)
@@ -1023,8 +1030,7 @@ def translate_type(ctx, call):
     rest = call.all_args()[1:] + list(call.kwargs.values())
     if not rest:
         return python(f"{value.code}.dtype.name")
-    dtype = rest[0].code
-    return tensor(f"tf.cast({value.code}, {dtype})", value.rank, value.layout)
+    return cast_to(value, rest[0].code)
 
 
 def translate_einsum(ctx, call):

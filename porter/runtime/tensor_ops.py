@@ -609,6 +609,29 @@ def promote_like_torch(input, other):
     return input
 
 
+def ints_like_torch(input, other):
+    """(input, other) as torch promotes two tensors of different dtypes meeting in arithmetic where one is an
+    integer: an integer meeting a float becomes that float; two integers become the wider, except that a 0-dim
+    tensor yields to a dimensioned one (int64 lengths + a 0-dim `t.int()`: int64; an int32 vector + a 0-dim int64:
+    int32). Anything else is handed back as it is."""
+    if not (tf.is_tensor(input) and tf.is_tensor(other)) or input.dtype == other.dtype:
+        return input, other
+    if input.dtype.is_integer and other.dtype.is_floating:
+        return tf.cast(input, other.dtype), other
+    if input.dtype.is_floating and other.dtype.is_integer:
+        return input, tf.cast(other, input.dtype)
+    if not (input.dtype.is_integer and other.dtype.is_integer):
+        return input, other
+    scalar_in, scalar_other = input.shape.rank == 0, other.shape.rank == 0
+    if scalar_in != scalar_other:
+        dtype = other.dtype if scalar_in else input.dtype
+    elif input.dtype.is_unsigned != other.dtype.is_unsigned and max(input.dtype.size, other.dtype.size) == 1:
+        dtype = tf.int16  # (uint8 with int8: the smallest type holding both)
+    else:
+        dtype = max((input.dtype, other.dtype), key=lambda d: (d.size, not d.is_unsigned))
+    return tf.cast(input, dtype), tf.cast(other, dtype)
+
+
 def floor_divide(input, other):
     return tf.math.floordiv(input, other)
 
