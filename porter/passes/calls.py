@@ -810,6 +810,10 @@ class CallTranslator:
         channels-last whichever it is); when they all take the arguments as the same code and return one layout,
         the call is a plain call, else None (call_module converts at run time)."""
         ref = replace(ref, alternatives=tuple(_own_class(a) for a in ref.alternatives))
+        rank = args[0].rank if args and args[0].is_tensor else None
+        fitting = tuple(a for a in ref.alternatives if a.kind != "rule" or a.rule.rank in (None, rank))
+        if rank is not None and fitting:  # (a Conv1d among Conv2d/3d alternatives cannot run on an image)
+            ref = replace(ref, alternatives=fitting)
         if any(a.kind not in ("class", "sequential", "rule") or a.kind == "rule" and a.rule is None
                for a in ref.alternatives):
             return None  # one porter cannot tell (a module handed in, a container): converted at run time
@@ -821,9 +825,6 @@ class CallTranslator:
                    a.rule.rank_delta == 0 and a.rule.outputs == "tensor" or
                    a.kind == "sequential" and not a.elements]  # (`nn.Identity()`, an empty Sequential)
         active = [a for a in ref.alternatives if a not in passing] or passing
-        rank = args[0].rank if args and args[0].is_tensor else None
-        active = [a for a in active if a.kind != "rule" or a.rule.rank is None or rank is None or
-                  a.rule.rank == rank] or active  # (a Conv1d among Conv2d/3d alternatives: not for an image)
         active = [a for a in active if a.kind != "class" or self.takes_arguments(a.class_name, args, kwargs)] or \
             active  # (a block that cannot take these arguments is not the one this call runs)
         results = []

@@ -7,7 +7,9 @@ channels, ...)` and the port failed to build; bound one by one, the branches pic
 the block's first layer said rank 3 (or 5), and every layer went through `call_module` in torch's order: 16
 Transposes in the original repository's MNIST network. Now the alternatives are kept, each call runs the one its
 input's rank fits, and a module that is one of several rank-keeping layers hands back the rank it takes: the 2-D
-block runs channels-last throughout (the boundary's two Transposes only); the 1-D one matches torch.
+block runs channels-last throughout (the boundary's two Transposes only); the 1-D one matches torch. A local
+response norm choosing an AvgPool3d or an AvgPool2d by a flag (pretrainedmodels' VGG-M) runs the 3-D pool on its
+unsqueezed image as it lies (a first version left the call to `call_module`: 3 Transposes more).
 """
 
 import pytest
@@ -100,3 +102,56 @@ def test_two_dimensional_non_local_block_runs_channels_last(ported):
 @given(batch=st.integers(1, 3), length=st.integers(2, 11), seed=st.integers(0, 2 ** 16))
 def test_one_dimensional_non_local_block_matches_torch(ported, batch, length, seed):
     assert_matches_torch(ported(1), seed, (batch, 3, length))
+
+
+LRN_SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+class CrossMapNorm(nn.Module):
+    def __init__(self, size=5, alpha=1e-3, beta=0.75, k=2.0, across_channels=True):
+        super().__init__()
+        self.across_channels = across_channels
+        if across_channels:
+            self.average = nn.AvgPool3d(kernel_size=(size, 1, 1), stride=1, padding=((size - 1) // 2, 0, 0))
+        else:
+            self.average = nn.AvgPool2d(kernel_size=size, stride=1, padding=(size - 1) // 2)
+        self.alpha, self.beta, self.k = alpha, beta, k
+
+    def forward(self, x):
+        if self.across_channels:
+            div = self.average(x.pow(2).unsqueeze(1)).squeeze(1)
+        else:
+            div = self.average(x.pow(2))
+        return x.div(div.mul(self.alpha).add(self.k).pow(self.beta))
+
+
+class Net(nn.Module):
+    def __init__(self, across=True):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = CrossMapNorm(across_channels=across)
+        self.head = nn.Conv2d(8, 4, 3, stride=2)
+
+    def forward(self, x):
+        return self.head(self.norm(torch.relu(self.conv(x))))
+'''
+
+
+@pytest.fixture(scope="module")
+def norm_ports(tmp_path_factory):
+    return snippet_ports(tmp_path_factory, LRN_SOURCE, "3,7,9", "across")
+
+
+@pytest.mark.parametrize("across", [True, False])
+@settings(max_examples=3, deadline=None)
+@given(batch=st.integers(1, 3), height=st.integers(3, 8), width=st.integers(3, 8), seed=st.integers(0, 2 ** 16))
+def test_pool_chosen_by_rank_matches_torch(norm_ports, across, batch, height, width, seed):
+    assert_matches_torch(norm_ports(across), seed, (batch, 3, height, width))
+
+
+@pytest.mark.parametrize("across", [True, False])
+def test_pool_chosen_by_rank_runs_on_the_image_as_it_lies(norm_ports, across):
+    pair = PortedPair(norm_ports(across), seed=0)
+    assert count_transposes(pair.keras_model, [random_input(0, (2, 3, 7, 9))]) <= 2
