@@ -811,9 +811,10 @@ class CallTranslator:
         the call is a plain call, else None (call_module converts at run time)."""
         ref = replace(ref, alternatives=tuple(_own_class(a) for a in ref.alternatives))
         rank = args[0].rank if args and args[0].is_tensor else None
-        fitting = tuple(a for a in ref.alternatives if a.kind != "rule" or a.rule.rank in (None, rank))
-        if rank is not None and fitting:  # (a Conv1d among Conv2d/3d alternatives cannot run on an image)
-            ref = replace(ref, alternatives=fitting)
+        fitting = tuple(a for a in ref.alternatives if a.rule.rank == rank) if all(
+            a.kind == "rule" and a.rule is not None and a.rule.rank for a in ref.alternatives) else ()
+        if rank is not None and fitting:  # layers of several ranks a `dimension` chose (Conv1d/2d/3d): only the
+            ref = replace(ref, alternatives=fitting)  # one of the input's rank can run on it
         if any(a.kind not in ("class", "sequential", "rule") or a.kind == "rule" and a.rule is None
                for a in ref.alternatives):
             return None  # one porter cannot tell (a module handed in, a container): converted at run time
