@@ -46,6 +46,8 @@ from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import holds_none, optional_image, optional_tuple
 from porter.passes.order_wanted import order_wanted_next
 from porter.passes.stored_places import kept_name, place_of, still_held
+from porter.passes.view_chains import VIEWS, held_order, permutation, view_chain_at
+from porter.rules.tensor_ops import layout_kept_result
 
 INDENT = "    "
 
@@ -148,9 +150,13 @@ class BodyTranslator(ExpressionTranslator):
         hoisted_before, rebound_before, self.rebound = dict(self.hoisted), self.rebound, set()
         places_before, self.places = self.places, dict(self.places)
         outer_following = self.following
+        skipped = 0
         for index, statement in enumerate(statements):
             if terminated:
                 break
+            if skipped:  # (a statement of a view chain translated whole)
+                skipped -= 1
+                continue
             self.following = statements[index + 1:]  # (what an if/else's einsums are written for: order_wanted)
             lines.extend(self.comments(statement, depth))
             outer_pending, self.pending = self.pending, []
@@ -159,7 +165,11 @@ class BodyTranslator(ExpressionTranslator):
             outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), self if self.mode == "forward" \
                 else None
             try:
-                produced, terminated = self.statement(statement, depth)
+                chained = self.view_chain(statements, index, depth) if self.mode in ("forward", "function") else None
+                if chained is not None:
+                    (produced, skipped), terminated = chained, False
+                else:
+                    produced, terminated = self.statement(statement, depth)
             finally:
                 self.ctx.hoister = outer_hoister
             lines.extend(INDENT * depth + line for line in self.pending)
@@ -188,6 +198,42 @@ class BodyTranslator(ExpressionTranslator):
         if not lines or all(line.strip().startswith("#") for line in lines):
             lines.append(INDENT * depth + "pass")
         return lines, terminated
+
+    def view_chain(self, statements, index, depth):
+        """(lines, statements after the first it covers) for a chain of views and permutes of an image held
+        channels-last that starts at `statements[index]`, translated as one regrouping (passes/view_chains.py), or
+        None."""
+        chain = view_chain_at(statements, index)
+        source = self.env.get(chain.source) if chain is not None else None
+        if source is None or not source.channels_last or source.rank is None:
+            return None
+        steps, rank, sizes = [], source.rank, None
+        for method, call in chain.steps:
+            values = [self.expr(arg.value) for arg in call.args]
+            if method in VIEWS:
+                if len(values) == 1 and isinstance(call.args[0].value, (cst.Tuple, cst.List)):
+                    values = [self.expr(e.value) for e in call.args[0].value.elements]
+                if not values or any(v.kind not in ("python", "size") or v.kind == "size" for v in values):
+                    return None
+                sizes, rank = values, len(values)
+                steps.append(f'("view", ({", ".join(v.code for v in values)},))')
+            else:
+                perm = permutation(method, values, rank)
+                if perm is None:
+                    return None
+                steps.append(f'("permute", {tuple(perm)})')
+        out_order = held_order(sizes)
+        if out_order is None:
+            return None
+        code = f"{self.ctx.use('view_chain')}({source.code}, {physical_order(source)}, [{', '.join(steps)}], " \
+               f"{out_order})"
+        self.bind_target(cst.Name(chain.target), layout_kept_result(code, out_order))
+        lines = [INDENT * depth + line for statement in chain.statements[1:] for line in
+                 [c.strip() for c in self.comments(statement, 0) if c.strip()]]
+        lines.append(f"{INDENT * depth}# porter: the {len(chain.steps)} views and permutes of `{chain.source}` run "
+                     "as one regrouping of the image as it lies")
+        lines.append(f"{INDENT * depth}{chain.target} = {code}")
+        return lines, chain.count - 1
 
     def comments(self, statement, depth):
         lines = []

@@ -198,3 +198,123 @@ def flatten_in_layout(input, positions):
         return merged
     index = np.arange(int(np.prod(sizes))).reshape(sizes).transpose([p - low for p in positions]).reshape(-1)
     return merged if (index == np.arange(index.size)).all() else tf.gather(merged, index, axis=low)
+
+
+def view_chain(input, order, steps, out_order):
+    """torch's chain of views and permutes `steps` (("view", sizes) or ("permute", dims), in turn) of `input`, whose
+    axes hold torch dims `order`; the result's axes are to hold its torch dims `out_order`. Each dim is followed as
+    a product of factors of the stored axes (a view merging the batch with half the channels, ShuffleNetV2's
+    `x.reshape(b * c // 2, 2, h * w).permute(1, 0, 2).reshape(2, -1, c // 2, h, w)`, only relabels the image's
+    factors): where the result's factors come in the stored order, or reordered within runs, it is a reshape and a
+    gather per reordered run (a transpose only where runs move). Exact for every chain torch accepts: when the sizes
+    are not known when traced, or do not factor so, the chain runs in torch's order."""
+    plan = _chain_plan([_static_size(s) for s in input.shape], order, steps, out_order)
+    if plan is None:
+        identity = list(range(len(order)))
+        result = input if order == identity else tf.transpose(input, [order.index(d) for d in identity])
+        for kind, argument in steps:
+            result = tf.reshape(result, _sizes(argument)) if kind == "view" else tf.transpose(result, list(argument))
+        return result if out_order == list(range(len(out_order))) else tf.transpose(result, out_order)
+    block_shape, perm, gathers, out_shape = plan
+    result = tf.reshape(input, block_shape)
+    if perm != sorted(perm):
+        result = tf.transpose(result, perm)
+    for axis, index in gathers:
+        result = tf.gather(result, index, axis=axis)
+    return tf.reshape(result, out_shape)
+
+
+def _sizes(sizes):
+    return [s if isinstance(s, int) or not hasattr(s, "dtype") else tf.cast(s, tf.int32) for s in sizes]
+
+
+def _chain_plan(stored_shape, order, steps, out_order):
+    """(the input's shape as blocks of factors, the transpose of the blocks, [(axis, gather index)], the result's
+    shape) for `view_chain`, or None when a size is unknown or a view does not split the factors it meets."""
+    if None in stored_shape:
+        return None
+    size = {}  # factor -> its size
+    dims = []  # torch dims of the current tensor, each a list of factors (outer first)
+    for d in range(len(order)):
+        size[d] = stored_shape[order.index(d)]
+        dims.append([d])
+    stored = [[d] for d in order]  # the input's axes, as factors
+    for kind, argument in steps:
+        if kind == "permute":
+            dims = [dims[d % len(dims)] for d in argument]
+            continue
+        sizes = [_static_size(s) for s in argument]
+        if None in sizes:
+            return None
+        dims = _viewed(dims, sizes, size, stored)
+        if dims is None:
+            return None
+    wanted = [f for d in out_order for f in dims[d] if size[f] != 1]
+    have = [f for axis in stored for f in axis if size[f] != 1]
+    if sorted(wanted) != sorted(have):
+        return None
+    position = {f: i for i, f in enumerate(have)}
+    blocks = []  # runs of the result's factors stored side by side in the input (in any order among themselves)
+    for f in wanted:
+        if blocks and _extends(blocks[-1], position[f], position):
+            blocks[-1].append(f)
+        else:
+            blocks.append([f])
+    by_start = sorted(range(len(blocks)), key=lambda b: min(position[f] for f in blocks[b]))
+    block_shape = [int(np.prod([size[f] for f in sorted(blocks[b], key=position.get)])) for b in by_start]
+    perm = [by_start.index(b) for b in range(len(blocks))]
+    gathers = []
+    for axis, block in enumerate(blocks):
+        in_order = sorted(block, key=position.get)
+        if in_order != block:
+            index = np.arange(int(np.prod([size[f] for f in in_order]))).reshape([size[f] for f in in_order])
+            index = index.transpose([in_order.index(f) for f in block]).reshape(-1)
+            gathers.append((axis, tf.constant(index.astype(np.int32))))
+    out_shape = [int(np.prod([size[f] for f in dims[d]])) for d in out_order]
+    return block_shape, perm, gathers, out_shape
+
+
+def _extends(block, new, position):
+    """Whether factor position `new` keeps `block`'s positions one contiguous run."""
+    taken = [position[f] for f in block] + [new]
+    return max(taken) - min(taken) + 1 == len(taken)
+
+
+def _viewed(dims, sizes, size, stored):
+    """The torch dims after viewing `dims` (lists of factors) as `sizes` (a -1 resolved), splitting a factor where a
+    size ends inside it (the outer part first, as in torch's row-major order); `size` and the input's axes `stored`
+    are updated for the factors split. None when the sizes do not fit the factors."""
+    flat = [f for dim in dims for f in dim if size[f] != 1]
+    total = int(np.prod([size[f] for f in flat]))
+    known = int(np.prod([s for s in sizes if s != -1]))
+    if sizes.count(-1) > 1 or known == 0 or total % known:
+        return None
+    sizes = [total // known if s == -1 else s for s in sizes]
+    if int(np.prod(sizes)) != total:
+        return None
+    result, i = [], 0
+    for wanted in sizes:
+        taken, need = [], wanted
+        while need > 1:
+            if i >= len(flat):
+                return None
+            f = flat[i]
+            if need % size[f] == 0:
+                taken.append(f)
+                need //= size[f]
+                i += 1
+            elif size[f] % need == 0:  # the size ends inside this factor: split it
+                outer, inner = len(size), len(size) + 1
+                size[outer], size[inner] = need, size[f] // need
+                for holder in (dims, stored):
+                    for axis in holder:
+                        if f in axis:
+                            at = axis.index(f)
+                            axis[at:at + 1] = [outer, inner]
+                flat[i] = inner
+                taken.append(outer)
+                need = 1
+            else:
+                return None
+        result.append(taken)
+    return result
