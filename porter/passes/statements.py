@@ -227,7 +227,8 @@ class BodyTranslator(ExpressionTranslator):
             return None
         code = f"{self.ctx.use('view_chain')}({source.code}, {physical_order(source)}, [{', '.join(steps)}], " \
                f"{out_order})"
-        self.bind_target(cst.Name(chain.target), layout_kept_result(code, out_order))
+        held = tensor(code, len(out_order)) if out_order == sorted(out_order) else layout_kept_result(code, out_order)
+        self.bind_target(cst.Name(chain.target), held)
         lines = [INDENT * depth + line for statement in chain.statements[1:] for line in
                  [c.strip() for c in self.comments(statement, 0) if c.strip()]]
         lines.append(f"{INDENT * depth}# porter: the {len(chain.steps)} views and permutes of `{chain.source}` run "
