@@ -311,6 +311,9 @@ class BodyTranslator(ExpressionTranslator):
 
     def assign(self, small, pad):
         targets = [t.target for t in small.targets]
+        updated = self.data_update(targets[0], small.value, pad) if len(targets) == 1 else None
+        if updated is not None:
+            return updated
         stubbed = next((c for c in map(self.third_party_target, targets) if c is not None), None)
         if stubbed is not None:  # `plt.rcParams["figure.figsize"] = size`: a library the port does not import
             message = self.stub_message(stubbed, "third-party code porter does not translate; port it by hand")
@@ -569,7 +572,27 @@ class BodyTranslator(ExpressionTranslator):
             return f"[{code}]" if isinstance(target, cst.List) else f"({code})" if target.lpar else code
         return self.code(target)
 
+    def data_update(self, target, value_node, pad, operator=None):
+        """`sub.weight.data /= scale`, `p.data = t` (a weight's storage replaced in place, in a reset function):
+        the variable is assigned in place (`assign_in_place`; a plain tensor attribute is rebound), where
+        Keras's variables have no `.data` to write. None for any other target."""
+        if not (isinstance(target, cst.Attribute) and target.attr.value == "data" and
+                isinstance(target.value, cst.Attribute) and dotted_name(target.value) is not None):
+            return None
+        holder = self.expr(target.value)
+        owner, _, name = holder.code.rpartition(".")
+        if holder.kind == "module" or not owner or not name.isidentifier() or "(" in owner:
+            return None
+        value = self.as_plain(self.expr(value_node))
+        if operator is not None:
+            value = python(f"{self.wrap(holder.code)} {operator} {self.wrap(value.code)}")
+        torch_layout = ", torch_layout=True" if operator is None else ""
+        return [f"{pad}{self.ctx.use('assign_in_place')}({owner}, {name!r}, {value.code}{torch_layout})"]
+
     def aug_assign(self, small, pad):
+        updated = self.data_update(small.target, small.value, pad, self.code(small.operator).strip()[:-1])
+        if updated is not None:
+            return updated
         if isinstance(small.target, cst.Subscript):
             base = self.expr(small.target.value)
             if base.is_tensor:

@@ -735,13 +735,18 @@ def operand(code):
     return f"({code})"
 
 
-def _elementwise(template, arity=1, dtype=None):
-    """Elementwise op written as a code template over its tensor arguments; layouts unified, kept."""
+def _elementwise(template, arity=1, dtype=None, floating=False):
+    """Elementwise op written as a code template over its tensor arguments; layouts unified, kept. `floating`: a
+    float math function (sqrt, exp, sin, ...), which torch computes in float32 for an integer tensor and TensorFlow
+    refuses one: an integer tensor porter can see (`torch.arange(1, n + 1).sqrt()`) is cast first."""
 
     def translate(ctx, call):
         args = call.all_args()[:arity] + [v for k, v in call.kwargs.items() if k in ("other", "exponent")]
         args = args[:arity]
         unified, layout, rank = ctx.unify(args)
+        if floating:
+            unified = [v.but(code=f"tf.cast({v.code}, tf.float32)", dtype=None) if v.is_tensor and v.dtype == "int"
+                       else v for v in unified]
         codes = [operand(v.code) if template.startswith("{") else v.code for v in unified]
         return tensor(template.format(*codes), rank, layout).but(dtype=dtype)
 
@@ -1155,8 +1160,11 @@ _UNARY = {
     "atan": "tf.atan({0})", "tan": "tf.tan({0})", "asin": "tf.asin({0})", "acos": "tf.acos({0})",
     "sinh": "tf.sinh({0})", "cosh": "tf.cosh({0})", "frac": "{0} - tf.truncatediv({0}, 1)",
 }
+_FLOAT_RESULTS = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "reciprocal", "erf", "log1p", "expm1", "log2", "exp2",
+                  "atan", "tan", "asin", "acos", "sinh", "cosh"}
 for _name, _template in _UNARY.items():
-    pointwise_rule(f"torch.{_name}", f"Tensor.{_name}", translate=_elementwise(_template, 1), layout="any")
+    pointwise_rule(f"torch.{_name}", f"Tensor.{_name}", translate=_elementwise(
+        _template, 1, floating=_name in _FLOAT_RESULTS), layout="any")
 
 _BINARY = {
     "mul": "{0} * {1}", "multiply": "{0} * {1}", "true_divide": "{0} / {1}",
