@@ -1,7 +1,8 @@
 """torch views of video nets that keep the channels whole (porter/rules/tensor_ops.py, view_orders_keeping_layout):
 a 2D stage over time (`x.transpose(1, 2).reshape(n * t, c, h, w)`, back with `x.view(n, t, c, h, w).transpose(1,
 2)`) and a segment consensus (`x.view(nt // s, s, c, h, w).mean(dim=1)`, TSN's); a channel shuffle whose last view
-is given the channel count still regroups its channels (`.view(b, c, h, w)`). The port keeps the clip or image
+is given the channel count still regroups its channels (`.view(b, c, h, w)`; written as one statement, the
+view, transpose and view run as one `view_chain`: passes/view_chains.py). The port keeps the clip or image
 channels-last through them (no Transpose beyond the boundary ones) and matches torch for hypothesis-drawn shapes,
 batch 1 and odd sizes included."""
 
@@ -87,10 +88,11 @@ def shuffle(tmp_path_factory):
 
 
 def test_views_keep_the_clip_as_it_lies(time_fold, segment_mean, shuffle):
-    for pair, views in ((time_fold, 2), (segment_mean, 1), (shuffle, 2)):
+    for pair, views, chains in ((time_fold, 2, 0), (segment_mean, 1, 0), (shuffle, 0, 1)):
         text = (pair.out_dir / "op_model_keras.py").read_text()
         body = text[text.index("def call"):]
         assert body.count("view_in_layout(") == views
+        assert body.count("view_chain(") == chains  # (the shuffle's view, transpose, view: one regrouping)
         assert "permute_axes" not in body and "to_channels_first(x)" not in body
 
 
