@@ -39,6 +39,15 @@ def outer(input, vec2):
     return input[:, None] * vec2[None, :]
 
 
+def norm_factor(count, norm, inverse):
+    """The scale torch's `norm` ("backward", "ortho", "forward") applies to a transform of `count` points beyond
+    TensorFlow's own (its forward transforms do not scale and its inverse ones divide by n: torch's "backward")."""
+    mode = norm or "backward"
+    if inverse:
+        return {"backward": 1.0, "ortho": count ** 0.5, "forward": float(count)}[mode]
+    return {"backward": 1.0, "ortho": count ** -0.5, "forward": 1.0 / count}[mode]
+
+
 def _fft_over(transform, inverse, input, dims, norm):
     """`transform` (tf.signal.fft/fft2d/ifft...) over `dims` of `input` (moved last and back), torch's `norm`."""
     x = tf.convert_to_tensor(input)
@@ -53,10 +62,7 @@ def _fft_over(transform, inverse, input, dims, norm):
     count = 1
     for d in dims:
         count *= x.shape[d]
-    mode = norm or "backward"
-    # tf's forward transforms do not scale and its inverse ones divide by n (torch's "backward")
-    factor = {"backward": 1.0, "ortho": count ** -0.5, "forward": 1.0 / count}[mode] if not inverse else \
-        {"backward": 1.0, "ortho": count ** 0.5, "forward": float(count)}[mode]
+    factor = norm_factor(count, norm, inverse)
     if factor != 1.0:
         out = out * tf.cast(factor, out.dtype)
     if dims == last:

@@ -7,6 +7,8 @@ import math
 
 import tensorflow as tf
 
+from porter.runtime.complex_ops import norm_factor
+
 _PAD_MODES = {"reflect": "REFLECT", "constant": "CONSTANT"}
 
 
@@ -119,9 +121,7 @@ def _real_transform(transform, input, n, dim, norm, inverse):
     moved = x if dim == rank - 1 else tf.transpose(x, order)
     size = n if n is not None else (2 * (moved.shape[-1] - 1) if inverse else moved.shape[-1])
     out = transform(moved, fft_length=[size])
-    mode = norm or "backward"
-    factor = ({"backward": 1.0, "ortho": size ** -0.5, "forward": 1.0 / size} if not inverse else
-              {"backward": 1.0, "ortho": size ** 0.5, "forward": float(size)})[mode]
+    factor = norm_factor(size, norm, inverse)
     if factor != 1.0:
         out = out * tf.cast(factor, out.dtype)
     return out if dim == rank - 1 else tf.transpose(out, [order.index(d) for d in range(rank)])
