@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import sys
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -167,7 +168,7 @@ class PortedPair:
         import tensorflow as tf
 
         if jit:
-            function = tf.function(lambda *xs: self.keras_model(*xs, training=False), jit_compile=True)
+            function, _ = inference_trace(self.keras_model, inputs, jit_compile=True)
             result = function(*[tf.constant(i) for i in inputs])
         else:
             result = self.keras_model(*[tf.constant(i) for i in inputs], training=False)
@@ -212,20 +213,51 @@ def _flatten_outputs(result, to_numpy):
 
 
 def count_transposes(keras_model, inputs):
-    """Transpose ops in the traced inference graph of `keras_model` on `inputs`."""
-    return transposes_in(inference_trace(keras_model, inputs)[1])
+    """Transpose ops in the traced inference graph of `keras_model` on `inputs` (a trace made for an XLA run on
+    inputs of those shapes is counted as it is: its graph is the plain trace's)."""
+    known = _TRACES.get(keras_model, {})
+    key = _trace_key(keras_model, inputs)
+    trace = known.get((key, True)) or known.get((key, False)) or inference_trace(keras_model, inputs)
+    return transposes_in(trace[1])
 
 
 def inference_trace(keras_model, inputs, jit_compile=False):
     """(the tf.function running `keras_model(*inputs, training=False)`, its concrete function traced for the shapes
     and dtypes of `inputs`). Calling the function on inputs of those shapes reuses that trace: a check that runs the
-    model under XLA (`jit_compile=True`) and counts its Transposes traces a full-size network once, not twice."""
+    model under XLA (`jit_compile=True`) and counts its Transposes traces a full-size network once, not twice.
+
+    Traces are kept per model (while it lives) and input signature: a second run or count on inputs of the same
+    shapes, with the model's `channels_last_io` unchanged, reuses the first's trace and XLA compilation."""
     import tensorflow as tf
 
-    function = tf.function(lambda *xs: keras_model(*xs, training=False), jit_compile=jit_compile)
-    concrete = function.get_concrete_function(*[tf.TensorSpec(np.asarray(i).shape, tf.as_dtype(
-        np.asarray(i).dtype)) for i in inputs])
-    return function, concrete
+    key = (_trace_key(keras_model, inputs), jit_compile)
+    try:
+        known = _TRACES.setdefault(keras_model, {})
+    except TypeError:  # a plain function or an object that takes no weak reference: traced afresh
+        known = {}
+    if key not in known:
+        model = _weak_callable(keras_model)
+        function = tf.function(lambda *xs: model()(*xs, training=False), jit_compile=jit_compile)
+        concrete = function.get_concrete_function(*[tf.TensorSpec(np.asarray(i).shape, tf.as_dtype(
+            np.asarray(i).dtype)) for i in inputs])
+        known[key] = (function, concrete)
+    return known[key]
+
+
+_TRACES = weakref.WeakKeyDictionary()  # keras model -> {(input signature, io layout), jit_compile): trace}
+
+
+def _trace_key(keras_model, inputs):
+    signature = tuple((np.asarray(i).shape, str(np.asarray(i).dtype)) for i in inputs)
+    return signature, getattr(keras_model, "channels_last_io", None)
+
+
+def _weak_callable(keras_model):
+    """A callable returning `keras_model`, weakly where it can be: the kept trace must not keep its model alive."""
+    try:
+        return weakref.ref(keras_model)
+    except TypeError:
+        return lambda: keras_model
 
 
 def transposes_in(concrete_function):
