@@ -56,6 +56,10 @@ pip_quiet --no-deps "d2l==1.0.3"
 # (`conv1x1_block(normalization=lambda_batchnorm2d())`) spread over a common/ package; pure Python
 step "installing pytorchcv 0.0.74 (corpus, --no-deps)..."
 pip_quiet --no-deps "pytorchcv==0.0.74"
+# torchaudio 2.11.1 (tests/corpus/test_torchaudio.py): its model files only (ConvTasNet, Emformer, Hybrid Demucs...),
+# each importing torch alone; the package itself is never imported (its compiled extension is built for torch 2.11)
+step "installing torchaudio 2.11.1 (corpus model files, --no-deps)..."
+pip_quiet --no-deps "torchaudio==2.11.1"
 step "checking that porter, torch, tensorflow and keras import..."
 .venv/bin/python -c "import porter, torch, tensorflow, keras" 2>/dev/null || {
   echo "setup: the virtual environment is incomplete" >&2; exit 1; }

@@ -30,7 +30,7 @@ from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction,
 from porter.passes.held_recursion import held_alike_call
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import (SET_BY_PATTERN, ModuleResolver, attribute_by_pattern, config_block_classes,
-                                   name_pattern, stored_parameters)
+                                   constructed_without, name_pattern, stored_parameters)
 from porter.passes.optional_values import holds_none
 from porter.passes.order_wanted import PERMUTES, VIEWS
 from porter.passes.rank_inference import declared_params, infer_argument_ranks
@@ -240,6 +240,7 @@ class FileTranslator:
         self.recursion_outputs = {}  # class calling itself -> what its call is taken to return (recursion.py)
         self.held_recursions = []  # HeldRecursion calls a lambda run as written makes (held_recursion.py)
         self.unheld_recursions = set()  # classes whose call, reached so, does not take what it is handed as held
+        self.generic_only = set()  # (class, static) whose case would mislead instances built with unknown values
         self.plain_returns = set()  # classes whose returns disagree (a tuple here, a tensor there): torch's layout
         # ((class, static) for a specialisation's)
         self.factory_functions = frozenset()  # functions whose constructions are told a factory model's layouts
@@ -275,6 +276,7 @@ class FileTranslator:
         self.bound_sites.clear()
         self.kind_cases.clear()
         self.generic_sites.clear()
+        self.generic_only.clear()
         self.module_code = translate_module_assignments(self, ClassBodyTranslator)  # `MEAN = torch.tensor(...)`
         for info in self.source.classes.values():
             self.translate_init(info)
@@ -753,12 +755,33 @@ class FileTranslator:
         this caller hands over. The generic translation (any other instance) is made first, as for any class."""
         generic = self.class_signature(class_name, args, kwargs)
         key = (class_name, static)
+        if key in self.generic_only:
+            return generic
         if key in self.ctx.signatures:
             self.widen_optional(class_name, static, args)
             return self.layout_variant(class_name, self.ctx.signatures[key], args, kwargs, static, site)
         if generic is None or class_name in self.in_progress:
             return generic
-        return self.first_translation(self.source.classes[class_name], args, kwargs, static, generic)
+        signature = self.first_translation(self.source.classes[class_name], args, kwargs, static, generic)
+        if signature is not None and self.case_misleads_unknown_instances(class_name, static):
+            # instances built with unknown values may hold these at run time and run this case, where their
+            # callers (translated for the generic call) expect the generic call's layouts: the generic call serves
+            self.generic_only.add(key)
+            self.specialised_code.get(class_name, {}).pop(static, None)
+            self.ctx.signatures.pop(key, None)
+            return generic
+        return signature
+
+    def case_misleads_unknown_instances(self, class_name, static):
+        """Whether the case of `class_name`'s call for the literal values `static` takes or returns other layouts
+        than the generic call, while some construction of the class leaves those attributes unknown."""
+        entry = self.specialised_code.get(class_name, {}).get(static)
+        ir = self.ctx.irs.get(class_name)
+        if entry is None or ir is None or not ir.arg_layouts:
+            return False
+        if entry[1] == (tuple(ir.arg_layouts), ir.layout_out):
+            return False
+        return constructed_without(self.param_hints, class_name, [attr for attr, _ in static])
 
     def widen_optional(self, class_name, static, args):
         """A caller handing an image for a parameter the class's call (its case for `static`) was translated with at

@@ -28,6 +28,17 @@ from porter.passes.unhanded_params import decided_test, note_handed
 from porter.rules.registry import module_rule_for_call
 
 
+CONSTRUCTION_STATICS = "#statics"  # param_hints key: class -> {literal values of a construction: None}
+
+
+def constructed_without(param_hints, class_name, attributes):
+    """Whether a construction of `class_name` met while resolving constructors left one of `attributes` unknown
+    (`_HEncLayer(..., empty=last_freq)` in a loop turning `last_freq` from False to True): such an instance may hold
+    any value there, so a case of `call` chosen by those attributes at run time can be what it runs."""
+    statics = param_hints.get(CONSTRUCTION_STATICS, {}).get(class_name, {})
+    return any(not set(attributes) <= {attr for attr, _ in static} for static in statics)
+
+
 class ModuleResolver:
     """Resolves expressions in `__init__` (and helper methods it calls) to ModuleRefs."""
 
@@ -544,6 +555,8 @@ class ModuleResolver:
             if target.kind == "class":
                 self.note_constructor_args(target.class_name, node, env, owner)
                 static = self.static_arguments(target.class_name, node, env)
+                # (every construction's literal values, in the order met: classes_with_unknown_values reads them)
+                self.param_hints.setdefault(CONSTRUCTION_STATICS, {}).setdefault(target.class_name, {})[static] = None
                 if static:
                     target = replace(target, static=static)
             return target

@@ -1135,7 +1135,8 @@ class BodyTranslator(ExpressionTranslator):
                                         f"{', '.join(missing)} assigned in only some paths of a data-dependent branch")
             return [f"{pad}raise NotImplementedError({message!r})"], True
         condition = to_layout(self.ctx, test, "source")
-        lines = [f"{pad}# porter: data-dependent `if` -> tf.cond (both paths traced, one runs)"]
+        lines = [f"{pad}# porter: data-dependent `if` -> tf.cond where its value is unknown when traced (both paths "
+                 "traced, one runs)"]
         defaults = ", ".join(f"{name}={name}" for name in carried if name in before)
         results = []
         for label, body in (("then", bodies[0]), ("else", bodies[1] if len(bodies) > 1 else None)):
@@ -1151,7 +1152,7 @@ class BodyTranslator(ExpressionTranslator):
             lines.append(f"{pad}{INDENT}return ({', '.join(v.code for v in returned)},)" if returned else
                          f"{pad}{INDENT}return ()")
         targets = ", ".join(carried) + ("," if len(carried) == 1 else "")
-        call = f"tf.cond(tf.reduce_all({condition.code}), _then_branch, _else_branch)"
+        call = f"{self.ctx.use('tensor_cond')}({condition.code}, _then_branch, _else_branch)"
         lines.append(f"{pad}{targets} = {call}" if carried else f"{pad}{call}")
         self.env.clear()
         self.env.update(before)

@@ -168,7 +168,7 @@ class PortedPair:
         import tensorflow as tf
 
         if jit:
-            function, _ = inference_trace(self.keras_model, inputs, jit_compile=True)
+            function = tf.function(lambda *xs: self.keras_model(*xs, training=False), jit_compile=True)
             result = function(*[tf.constant(i) for i in inputs])
         else:
             result = self.keras_model(*[tf.constant(i) for i in inputs], training=False)

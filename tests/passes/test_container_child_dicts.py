@@ -72,5 +72,5 @@ def test_children_zipped_from_the_child_dict_run_channels_last_and_match_torch(n
     keras_model = assert_built_matches_torch(net, x)
     assert count_transposes(keras_model, [x]) <= 1
     code = (net.out_dir / "op_model_keras.py").read_text()
-    assert "tf.cond" not in code
+    assert "tensor_cond" not in code and "tf.cond" not in code
     assert "x = cat(outs, 3)" in code

@@ -115,10 +115,33 @@ def random_input(seed, shape, scale=1.0):
 def assert_same_outputs(pair, inputs, tolerance=1e-5, what="output", jit=False):
     """Torch and Keras outputs equal within `tolerance` (relative to the output's scale); returns the worst error."""
     expected = pair.run_torch(inputs)  # a RuntimeError here is a bad strategy: it fails, never passes silently
-    actual = pair.run_keras(inputs, jit=jit)
+    actual = run_keras(pair, inputs, jit)
     assert len(expected) == len(actual), f"{what}: {len(actual)} Keras outputs for {len(expected)} torch outputs"
     return max((assert_equivalent(want, got, tolerance=tolerance, what=what)
                 for want, got in zip(expected, actual, strict=True)), default=0.0)
+
+
+def run_keras(pair, inputs, jit=False):
+    """The port's outputs on `inputs` (numpy), eagerly or under XLA: an XLA run goes through the trace
+    `inference_trace` keeps for the model, which a Transposes count on inputs of the same shapes then reads."""
+    if not jit:
+        return pair.run_keras(inputs)
+    import tensorflow as tf
+
+    from porter.verify.harness import inference_trace
+
+    function, _ = inference_trace(pair.keras_model, inputs, jit_compile=True)
+    return flat_numpy(function(*[tf.constant(i) for i in inputs]))
+
+
+def flat_numpy(result):
+    """A model's result (a tensor, or tuples, lists and dicts of them) as a flat list of numpy arrays, dicts in
+    key order (as PortedPair.run_keras returns them)."""
+    if isinstance(result, (tuple, list)):
+        return [array for item in result for array in flat_numpy(item)]
+    if isinstance(result, dict):
+        return [array for key in sorted(result) for array in flat_numpy(result[key])]
+    return [] if result is None else [np.asarray(result)]
 
 
 def assert_matches_converting_at_the_boundary(pair, x, tolerance=1e-4):
