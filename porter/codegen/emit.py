@@ -25,7 +25,7 @@ from porter.errors import InternalError
 from porter.frontend.annotations import portable_code
 from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.library_idioms import alias_assignment
-from porter.frontend.names import assigned_names, bound_names, mutated_names
+from porter.frontend.names import assigned_names, bound_names, mutated_names, registered_names
 from porter.frontend.source import body_without_docstring, linked_first
 from porter.ir.containers import CONTAINER_RUNTIME, container_runtime
 from porter.rules.constants import CARRIED_CLASSES, TENSOR_CLASS_NAMES, TORCH_CONSTANTS, TORCH_HOST_CALLS
@@ -52,6 +52,7 @@ class ModuleEmitter:
         self.imported = {}  # PortedSibling -> [names this module imports from its port]
         self.copied = []  # (name, source file) of linked definitions kept as copies: translated otherwise here
         self.runtime_names = []  # the runtime definitions the module binds (set when it is rendered)
+        self.future_annotations = False  # the source (or a file it links) defers its annotations
 
     def render(self, module_name):
         """{file name: text}: the model module `module_name` and, beside it, the runtime module it loads."""
@@ -102,6 +103,7 @@ class ModuleEmitter:
         text = self.env.get_template("model_module.py.j2").render(
             source_name=self.source.path.name, version=__version__, runtime_file=runtime_name,
             imports=self.imports(model_code, kept_imports), loader=loader, loader_code=loader_code,
+            future_annotations=self.future_annotations,
             runtime=_free_name("runtime", taken), bindings=bindings, chunks=chunks)
         self.runtime_names = [name for _, name in bindings]  # a port of several files shares one runtime module
         definitions = bundle(self.runtime_names)
@@ -270,7 +272,8 @@ class ModuleEmitter:
                 return None  # `concat = torch.cat`: an import alias (frontend/library_idioms.py), as imports are
             if statement in getattr(self.translator, "module_code", {}):  # computed with torch: translated
                 return self.translator.module_code[statement]
-            if any(name in self.source.model_names for name in [*assigned_names(statement), *mutated_names(statement)]):
+            if any(name in self.source.model_names for name in [*assigned_names(statement), *mutated_names(statement),
+                                                                 *registered_names(statement)]):
                 # constants and configs the model classes use (`device = torch.device(...)` becomes None)
                 return portable_code(self.source, statement, self.runtime_renamer()).strip("\n")
             self.dropped.append((line, self.first_line(statement)))
@@ -312,6 +315,11 @@ class ModuleEmitter:
                     kept.append(f"import {self.source.code_of(alias).strip().rstrip(',')}")
         elif node.module is not None and not node.relative:
             module = self.source.code_of(node.module)
+            if module == "__future__" and not isinstance(node.names, cst.ImportStar) and any(
+                    self.source.code_of(alias.name) == "annotations" for alias in node.names):
+                # annotations the source left unevaluated (MONAI's `mode: UpsampleMode | str` naming a class its
+                # linked definitions bind further down) stay so
+                self.future_annotations = True
             if module.split(".")[0] in KEPT_STDLIB and module != "__future__":
                 names = "*" if isinstance(node.names, cst.ImportStar) else ", ".join(
                     self.source.code_of(alias.name) + (f" as {self.source.code_of(alias.asname.name)}"

@@ -463,9 +463,11 @@ class _Linker:
         renamed = self.renamed.get(dotted)
         starts = []  # (index in lines, the line its code starts on in the module's file, its further lines)
         lines_of = _StatementLines(self.texts[dotted])
+        bindings = top_level_bindings(module)  # (statements filling a name in: `SPEC[k] = ...`, registrations)
+        filling = {id(s) for name in self.taken[dotted] for s in bindings.get(name, ()) if not bound_names(s)}
         for statement in module.body:
             names = set(bound_names(statement))
-            if names & self.taken[dotted]:
+            if names & self.taken[dotted] or id(statement) in filling:
                 full = self.code_of(module, statement)
                 first_line = lines_of.first_line(full)  # as read, before renaming
                 if renamed:  # names linked under names of their own (`visit`), as bound and as used

@@ -64,12 +64,38 @@ def mutated_names(statement):
 
 def top_level_bindings(module):
     """name -> the top-level statements that bind it: `def`, `class` and assignments to plain names, and the
-    statements that then fill it in (mutated_names)."""
+    statements that then fill it in (mutated_names, registered_names)."""
     bindings = {}
     for statement in module.body:
         for name in bound_names(statement) + mutated_names(statement):
             bindings.setdefault(name, []).append(statement)
+    assigned = {name for name, statements in bindings.items()
+                if any(not _is_import_line(statement) for statement in statements)}
+    for statement in module.body:
+        for name in registered_names(statement):
+            if name in assigned and statement not in bindings[name]:
+                bindings[name].append(statement)
     return bindings
+
+
+def registered_names(statement):
+    """Plain names a top-level statement registers into by calling a method of it: a definition decorated by one
+    (MONAI's `@Conv.factory_function("conv") def conv_factory(dim): ...` filling the `Conv = LayerFactory(...)` that
+    `Conv[Conv.CONV, 2]` reads) or a call of one (`Act.add_factory_class("elu", nn.ELU)`). Bare decorators
+    (`@register_model`) and names bound only by imports register nothing here (top_level_bindings)."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        calls = [d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator for d in statement.decorators]
+    elif isinstance(statement, cst.SimpleStatementLine):
+        calls = [small.value.func for small in statement.body
+                 if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)]
+    else:
+        return []
+    return [call.value.value for call in calls if isinstance(call, cst.Attribute) and isinstance(call.value, cst.Name)]
+
+
+def _is_import_line(statement):
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
 
 
 

@@ -132,7 +132,28 @@ def static_truth(test, resolve, covered):
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr" and \
             len(test.args) == 2 and isinstance(test.args[1].value, cst.SimpleString):
         return torch_has(resolve(test.args[0].value), test.args[1].value.evaluated_value, covered)
+    optional = optional_import_check(test)
+    if optional is not None:
+        return torch_has(*optional, covered)
     return torch_dir_membership(test, resolve, covered)
+
+
+def optional_import_check(test):
+    """(module, name) of MONAI's feature check `optional_import("torch.nn.functional", name="silu")[1]` (the flag of
+    the (object, found) pair its utility returns), else None: decided as `hasattr` on that torch module is."""
+    if not (isinstance(test, cst.Subscript) and len(test.slice) == 1 and
+            isinstance(test.slice[0].slice, cst.Index) and isinstance(test.slice[0].slice.value, cst.Integer) and
+            test.slice[0].slice.value.value == "1" and isinstance(test.value, cst.Call)):
+        return None
+    call = test.value
+    callee = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
+    if callee != "optional_import" or not call.args or call.args[0].keyword is not None or \
+            not isinstance(call.args[0].value, cst.SimpleString):
+        return None
+    name = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "name"), None)
+    if not isinstance(name, cst.SimpleString):
+        return None
+    return call.args[0].value.evaluated_value, name.evaluated_value
 
 
 def torch_dir_membership(test, resolve, covered):

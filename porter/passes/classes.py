@@ -781,7 +781,7 @@ class FileTranslator:
             return False
         if entry[1] == (tuple(ir.arg_layouts), ir.layout_out):
             return False
-        return constructed_without(self.param_hints, class_name, [attr for attr, _ in static])
+        return constructed_without(self.param_hints, class_name, static)
 
     def widen_optional(self, class_name, static, args):
         """A caller handing an image for a parameter the class's call (its case for `static`) was translated with at

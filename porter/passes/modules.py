@@ -31,12 +31,16 @@ from porter.rules.registry import module_rule_for_call
 CONSTRUCTION_STATICS = "#statics"  # param_hints key: class -> {literal values of a construction: None}
 
 
-def constructed_without(param_hints, class_name, attributes):
-    """Whether a construction of `class_name` met while resolving constructors left one of `attributes` unknown
-    (`_HEncLayer(..., empty=last_freq)` in a loop turning `last_freq` from False to True): such an instance may hold
-    any value there, so a case of `call` chosen by those attributes at run time can be what it runs."""
+def constructed_without(param_hints, class_name, static):
+    """Whether a construction of `class_name` met while resolving constructors may hold the literal values `static`
+    ((attribute, text) pairs) at run time without porter knowing it: none of its known values differs, and one of
+    those attributes is unknown (`_HEncLayer(..., empty=last_freq)` in a loop turning `last_freq` from False to
+    True). A case of `call` chosen by those attributes at run time can then be what such an instance runs."""
     statics = param_hints.get(CONSTRUCTION_STATICS, {}).get(class_name, {})
-    return any(not set(attributes) <= {attr for attr, _ in static} for static in statics)
+    for known in map(dict, statics):
+        if all(known.get(attr, text) == text for attr, text in static) and not all(attr in known for attr, _ in static):
+            return True
+    return False
 
 
 class ModuleResolver:
@@ -48,6 +52,7 @@ class ModuleResolver:
         self.class_of = class_of  # callable: in-file class name -> ClassInfo or None
         self.depth = 0
         self.param_hints = param_hints if param_hints is not None else {}  # class -> {param: ModuleRef}
+        self.returns_seen = {}  # (function, owner, what it was handed) -> the ModuleRef it returns
 
     def note_constructor_args(self, class_name, node, env, owner, keep_class_defaults=False):
         """Remember module-valued constructor arguments (`Block(..., downsample=seq)`) for that class's params.
@@ -646,6 +651,14 @@ class ModuleResolver:
                 param.name.value in params and param.name.value not in given else None
             if default is not None:
                 local[param.name.value] = ModuleRef("classobj", elements=(default,))
+        # the same function reached again with what it was handed before returns what it returned (MONAI's DynUNet:
+        # helpers calling helpers on every branch were scanned anew at each call, exponentially in their depth)
+        key = (id(method), id(owner), repr(sorted(local.items(), key=lambda item: item[0])))
+        if key not in self.returns_seen:
+            self.returns_seen[key] = self._scanned_return(method, local, owner)
+        return self.returns_seen[key]
+
+    def _scanned_return(self, method, local, owner):
         self.scan_body(method.body, local, owner)
         # `return None` for a configuration without the module (HRNet's fuse layers of one branch): an optional
         # module, which callers test before calling; the module is what the other returns build

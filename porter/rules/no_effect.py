@@ -4,7 +4,8 @@ torchvision's model constructors call `_log_api_usage_once(self)` (PyTorch's API
 such telemetry, so the call becomes `None` and, as a statement, a comment naming the dropped call.
 `Variable(x)` (pre-0.4 autograd) is `x` itself, and so is `torch.compile(fn_or_module, **options)`: TensorFlow
 compiles the port itself (tf.function, jit_compile=True in train_tpu.py). `torch.jit.annotate(type, value)` (a
-TorchScript type hint, `torch.jit.annotate(List[Tensor], [])`) is `value`.
+TorchScript type hint, `torch.jit.annotate(List[Tensor], [])`) is `value`, as `typing.cast(type, value)` is (MONAI's
+`return cast(torch.Tensor, self.project_out(...))`).
 """
 
 from porter.ir.values import python
@@ -31,8 +32,8 @@ function_rule("torch.compile", translate=translate_identity, layout="any")
 
 def translate_annotate(ctx, call):
     arguments = call.all_args()
-    value = arguments[1] if len(arguments) > 1 else call.kwargs.get("the_value")
+    value = arguments[1] if len(arguments) > 1 else call.kwargs.get("the_value", call.kwargs.get("val"))
     return value if value is not None else python("None")
 
 
-function_rule("torch.jit.annotate", translate=translate_annotate, layout="any")
+function_rule("torch.jit.annotate", "typing.cast", translate=translate_annotate, layout="any")

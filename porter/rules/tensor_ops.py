@@ -968,6 +968,14 @@ def translate_tensor_literal(ctx, call):
         rank = len(statics) if len(statics) > 1 or statics and isinstance(statics[0], int) else \
             _nesting(statics[0]) if len(statics) == 1 and isinstance(statics[0], (list, tuple)) else None
         return tensor(f"{_runtime(ctx, 'legacy_tensor')}({', '.join(a.code for a in args)}, dtype={dtype})", rank)
+    if call.canonical == "torch.as_tensor" and len(call.all_args()) == 1 and "dtype" not in call.kwargs:
+        # a tensor as it is, not a copy (MONAI: `nn.init.constant_(torch.as_tensor(m.bias), 0)` initialises the
+        # parameter itself); data porter cannot type goes through the runtime, which keeps tensors and variables
+        given = call.all_args()[0]
+        if given.is_tensor:
+            return given
+        if given.static is None:
+            return tensor(f"{_runtime(ctx, 'as_tensor')}({ctx.plain(given).code})")
     args = [ctx.plain(v) for v in call.all_args()]
     kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k in ("dtype",)}
     static = call.all_args()[0].static if call.all_args() else None

@@ -459,6 +459,14 @@ def tensor_from(data, dtype=None, **unused):
     return tf.constant(array, dtype=_as_dtype(dtype) if dtype is not None else None)
 
 
+def as_tensor(data):
+    """torch.as_tensor(data): a tensor or a variable (a parameter, which an initialiser then fills in place) as it
+    is, other data as torch.tensor makes it."""
+    if isinstance(data, (tf.Tensor, tf.Variable)) or hasattr(data, "assign"):  # (a Keras variable too)
+        return data
+    return tensor_from(data)
+
+
 def legacy_tensor(*args, dtype=tf.float32):
     """torch.Tensor / FloatTensor / LongTensor: sizes (`torch.LongTensor(4)`: 4 entries, zeros where torch leaves
     them uninitialised; a size read from an input traced with its batch unknown, `torch.LongTensor(x.size(0))`, is a
