@@ -60,6 +60,10 @@ pip_quiet --no-deps "pytorchcv==0.0.74"
 # each importing torch alone; the package itself is never imported (its compiled extension is built for torch 2.11)
 step "installing torchaudio 2.11.1 (corpus model files, --no-deps)..."
 pip_quiet --no-deps "torchaudio==2.11.1"
+# MONAI 1.6.1 (tests/corpus/test_monai.py): medical-imaging networks built through layer registries; its only
+# dependencies, torch and numpy, are here already
+step "installing monai 1.6.1 (corpus, --no-deps)..."
+pip_quiet --no-deps "monai==1.6.1"
 step "checking that porter, torch, tensorflow and keras import..."
 .venv/bin/python -c "import porter, torch, tensorflow, keras" 2>/dev/null || {
   echo "setup: the virtual environment is incomplete" >&2; exit 1; }

@@ -19,3 +19,13 @@ def convert(options, read_only=False):
     with fewer_collections():
         pause_until_settled()
         return _convert(options, read_only=read_only)
+
+
+def convert_file_of_package(options):
+    """`porter convert FILE` in process for a file of a package (porter.package.convert_with_siblings: the model
+    files it takes definitions from are converted beside it), under the same collector settings."""
+    from porter.package import convert_with_siblings
+
+    with fewer_collections():
+        pause_until_settled()
+        return convert_with_siblings(options)

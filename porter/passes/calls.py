@@ -198,7 +198,8 @@ class CallTranslator:
                               args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in handed
                                     if a.keyword is None])
             return self._expr_Call(direct)
-        if canonical is not None and (canonical.startswith(RULE_FRAMEWORKS) or canonical in self.ctx.module_rules):
+        if canonical is not None and (canonical.startswith(RULE_FRAMEWORKS) or canonical in self.ctx.module_rules or
+                                      canonical in self.ctx.function_rules):  # (`typing.cast`: a rule names it)
             return self.torch_call(canonical, node)  # (a library layer a rule covers: torchvision's FrozenBatchNorm2d)
         if isinstance(func, cst.Attribute) and func.attr.value == "apply" and \
                 dotted_name(func.value) in self.source.autograd_functions:

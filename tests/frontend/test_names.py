@@ -50,3 +50,42 @@ def test_names_bound_in_reads_every_assignment_and_loop_targets_on_request():
     body = cst.parse_module("a = b = f()\nc, (d, [e]) = g\nh += 1\ni: int = 2\nfor j, k in z:\n    m = j\nx[0] = 1\n")
     assert names_bound_in(body) == {"a", "b", "c", "d", "e", "h", "i", "m"}
     assert names_bound_in(body, loop_targets=True) == {"a", "b", "c", "d", "e", "h", "i", "m", "j", "k"}
+
+
+REGISTRY = '''
+import torch
+import torch.nn as nn
+from somewhere import register_model
+
+Conv = LayerFactory(name="conv")
+Act = LayerFactory(name="act")
+
+
+@Conv.factory_function("conv")
+def conv_factory(dim):
+    return (nn.Conv1d, nn.Conv2d, nn.Conv3d)[dim - 1]
+
+
+Act.add_factory_class("relu", nn.ReLU)
+torch.manual_seed(0)
+
+
+@register_model
+def resnet(): ...
+'''
+
+
+def test_registrations_fill_the_registry_they_call_into():
+    """MONAI's `@Conv.factory_function(...)` definitions and `Act.add_factory_class(...)` calls register into a
+    name the module assigns: they come with it. A bare decorator (`@register_model`) and a call on an imported name
+    (`torch.manual_seed(0)`) fill nothing the module binds."""
+    from porter.frontend.names import registered_names, top_level_bindings
+
+    module = cst.parse_module(REGISTRY)
+    bindings = top_level_bindings(module)
+    code = {name: [module.code_for_node(s).strip().splitlines()[0] for s in statements]
+            for name, statements in bindings.items()}
+    assert code["Conv"] == ['Conv = LayerFactory(name="conv")', '@Conv.factory_function("conv")']
+    assert code["Act"] == ['Act = LayerFactory(name="act")', 'Act.add_factory_class("relu", nn.ReLU)']
+    assert "torch" not in bindings and "register_model" not in bindings
+    assert [registered_names(s) for s in module.body][-3:] == [["Act"], ["torch"], []]

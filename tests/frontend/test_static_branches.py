@@ -189,3 +189,21 @@ def test_tensor_cache_behind_is_tracing_is_never_filled(tmp_path):
     assert_same_outputs(pair, [x], tolerance=1e-6)
     assert_same_outputs(pair, [x], tolerance=1e-6, jit=True)
     assert pair.keras_model.bias_cache == {}
+
+
+@pytest.mark.parametrize("test, expected", [
+    ('optional_import("torch.nn.functional", name="silu")[1]', True),
+    ('not optional_import("torch.nn.functional", name="silu")[1]', False),
+    ('monai.utils.optional_import("torch.nn.functional", name="no_such_op")[1]', False),
+    ('optional_import("torch.nn.functional", name="silu")[0]', None),  # (the object, not the flag)
+    ('optional_import("torch.nn.functional")[1]', None),
+])
+def test_monai_optional_import_flags_are_decided_as_hasattr(test, expected):
+    """MONAI's `if optional_import("torch.nn.functional", name="silu")[1]: def monai_swish(...)` is decided as
+    `hasattr(torch.nn.functional, "silu")` is: whether a rule covers the name."""
+    import libcst as cst
+
+    from porter.frontend.static_branches import static_truth
+
+    assert static_truth(cst.parse_expression(test), lambda node: None,
+                        lambda name: name == "torch.nn.functional.silu") is expected
