@@ -967,7 +967,8 @@ def translate_tensor_literal(ctx, call):
         # two or more arguments are always sizes (the data form takes one)
         rank = len(statics) if len(statics) > 1 or statics and isinstance(statics[0], int) else \
             _nesting(statics[0]) if len(statics) == 1 and isinstance(statics[0], (list, tuple)) else None
-        return tensor(f"{_runtime(ctx, 'legacy_tensor')}({', '.join(a.code for a in args)}, dtype={dtype})", rank)
+        handed = "".join(f"{a.code}, " for a in args)  # (none: `torch.Tensor()`, an empty tensor)
+        return tensor(f"{_runtime(ctx, 'legacy_tensor')}({handed}dtype={dtype})", rank if args else 1)
     if call.canonical == "torch.as_tensor" and len(call.all_args()) == 1 and "dtype" not in call.kwargs:
         # a tensor as it is, not a copy (MONAI: `nn.init.constant_(torch.as_tensor(m.bias), 0)` initialises the
         # parameter itself); data porter cannot type goes through the runtime, which keeps tensors and variables

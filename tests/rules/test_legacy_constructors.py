@@ -86,6 +86,9 @@ OPS = {
     "new_of_a_size": "y = y + y.new(y.size()).fill_(1.5) + y.new(y.size(0), 1, 1, 1).fill_(0.5)",
     "new_of_a_traced_size": "y = y + y.new(y.size(0)).fill_(2.0).view(-1, 1, 1, 1)",
     "long_data": "y = y.index_select(1, torch.LongTensor([2, 0, 5])) - torch.FloatTensor([[[1.5]], [[2.5]], [[-0.5]]])",
+    # `torch.Tensor()` (MONAI's RegUNet stores `self.theta = torch.Tensor()`): an empty tensor (the port wrote
+    # `legacy_tensor(, dtype=...)`, which does not compile)
+    "empty": "y = y + torch.Tensor().numel() + torch.cat([torch.Tensor(), y.flatten()]).view(y.shape)",
 }
 
 
