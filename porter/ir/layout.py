@@ -203,9 +203,6 @@ def merge_layouts(first, second):
         return None
     if not (first.is_tensor and second.is_tensor) or "raises" in (first.layout, second.layout):
         return None
-    if first.channels_last and second.channels_last and None not in (first.rank, second.rank) and \
-            first.rank != second.rank:
-        return "source"  # (a map on one path, a sequence on the other: their channel axes differ; torch's dims agree)
     if first.channels_last == second.channels_last and not is_permuted(first) and not is_permuted(second):
         return None
     if first.layout == second.layout:

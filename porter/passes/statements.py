@@ -1071,7 +1071,9 @@ class BodyTranslator(ExpressionTranslator):
                     merged[name] = value_a.but(static=None)  # (one path's einsum: re-emitting it would drop the other)
                 if isinstance(value_a, Value) and isinstance(value_b, Value) and value_a.is_tensor and \
                         value_b.is_tensor and value_a.rank != value_b.rank:
-                    merged[name] = merged[name].but(rank=None) if not value_a.channels_last else merged[name]
+                    # (channels-last on both paths, a map on one and a sequence on the other: the channels are last
+                    # either way, but an axis read for one rank is another axis of the other: rank unknown)
+                    merged[name] = merged[name].but(rank=None)
                 continue
             if live is not None and not live(name):
                 merged[name] = value_a.with_code(name)  # (never read after the join: left as each path has it)
