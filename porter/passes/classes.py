@@ -774,7 +774,7 @@ class FileTranslator:
 
     def case_misleads_unknown_instances(self, class_name, static):
         """Whether the case of `class_name`'s call for the literal values `static` takes or returns other layouts
-        than the generic call, while some construction of the class leaves those attributes unknown."""
+        than the generic call, while some construction of the class may hold those values unknown to porter."""
         entry = self.specialised_code.get(class_name, {}).get(static)
         ir = self.ctx.irs.get(class_name)
         if entry is None or ir is None or not ir.arg_layouts:

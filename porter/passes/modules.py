@@ -560,7 +560,7 @@ class ModuleResolver:
             if target.kind == "class":
                 self.note_constructor_args(target.class_name, node, env, owner)
                 static = self.static_arguments(target.class_name, node, env)
-                # (every construction's literal values, in the order met: classes_with_unknown_values reads them)
+                # (every construction's literal values, in the order met: constructed_without reads them)
                 self.param_hints.setdefault(CONSTRUCTION_STATICS, {}).setdefault(target.class_name, {})[static] = None
                 if static:
                     target = replace(target, static=static)

@@ -215,7 +215,10 @@ def _flatten_outputs(result, to_numpy):
 def count_transposes(keras_model, inputs):
     """Transpose ops in the traced inference graph of `keras_model` on `inputs` (a trace made for an XLA run on
     inputs of those shapes is counted as it is: its graph is the plain trace's)."""
-    known = _TRACES.get(keras_model, {})
+    try:
+        known = _TRACES.get(keras_model, {})
+    except TypeError:  # an object that takes no weak reference: never kept
+        known = {}
     key = _trace_key(keras_model, inputs)
     trace = known.get((key, True)) or known.get((key, False)) or inference_trace(keras_model, inputs)
     return transposes_in(trace[1])

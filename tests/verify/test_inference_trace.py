@@ -43,3 +43,21 @@ def test_one_trace_runs_under_xla_and_counts_the_plain_traces_transposes(channel
     assert model.traces == 1  # the call reused the trace the count reads
     assert np.abs(xla - eager).max() <= 1e-4 * max(1.0, float(np.abs(eager).max()))
     assert transposes_in(trace) == count_transposes(model, [x]) == 2
+
+
+def test_a_count_after_an_xla_run_reads_that_runs_trace():
+    """The suite runs a port under XLA, then counts its Transposes on inputs of the same shapes: one trace serves
+    both (the model's traces are kept while it lives); other shapes, or another io layout, trace anew."""
+    import tensorflow as tf
+
+    model = Counted(2, 1)
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype("float32")
+    model(tf.constant(x))  # (built eagerly first, as a port is: a trace creating variables is traced twice)
+    inference_trace(model, [x], jit_compile=True)
+    assert count_transposes(model, [x]) == 2 and model.traces == 1
+    assert inference_trace(model, [x], jit_compile=True)[1] is inference_trace(model, [x], jit_compile=True)[1]
+    count_transposes(model, [x[:, :, :4]])
+    assert model.traces == 2
+    model.channels_last_io = True
+    count_transposes(model, [x])
+    assert model.traces == 3
