@@ -144,6 +144,17 @@ def flat_numpy(result):
     return [] if result is None else [np.asarray(result)]
 
 
+def assert_matches_at_two_batches(pair, transposes, seeds, tolerance=1e-5):
+    """The port matches torch eagerly at batch 1 and under XLA at batch 2 (inputs drawn with `seeds`, one each), and
+    traces at most `transposes` Transposes at batch 2 (a corpus file's stated bound)."""
+    from porter.verify.harness import count_transposes
+
+    assert_same_outputs(pair, pair.example_inputs(batch=1, seed=seeds[0]), tolerance=tolerance)
+    inputs = pair.example_inputs(batch=2, seed=seeds[1])
+    assert_same_outputs(pair, inputs, tolerance=tolerance, jit=True)
+    assert count_transposes(pair.keras_model, inputs) <= transposes
+
+
 def assert_matches_converting_at_the_boundary(pair, x, tolerance=1e-4):
     """The port matches torch on `x` eagerly and under XLA, and traces no Transpose beyond the boundary's two."""
     from porter.verify.harness import count_transposes
