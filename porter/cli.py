@@ -47,14 +47,16 @@ def build_parser(command=None):
                                                       "file in it converts, mirrored under OUT")
     convert.add_argument("-o", "--out", metavar="OUT", help="output directory (default: <SRC stem>_keras/ beside SRC)")
     convert.add_argument("--class", dest="class_name", metavar="NAME",
-                         help="main model class (default: the one the file's training code builds, else the last "
-                              "class no other class uses)")
+                         help="main model class, or a factory function of the file building it (`resnet50`; "
+                              "default: the one the file's training code builds, else the class the file's factories "
+                              "return, else the last class no other class uses)")
     convert.add_argument("--input-shape", dest="input_specs", action="append", default=[], metavar="SPEC",
                          help="example input of the main class, batch excluded, one per forward argument: "
                               "'1,28,28' (float32), '32:int64:0:64' (dtype and value range), or '():int64:1:33' "
                               "(one value per example: sequence lengths, timesteps)")
     convert.add_argument("--init-args", metavar="JSON", default=None,
-                         help="constructor arguments of the main class as a JSON object, e.g. '{\"width\": 32}'")
+                         help="constructor arguments of the main class (of its factory, where one builds it) as a "
+                              "JSON object, e.g. '{\"width\": 32}'")
     convert.add_argument("--weights", metavar="FILE", type=Path,
                          help="torch state_dict (.pt/.pth, loaded with weights_only=True; nested under "
                               "'state_dict'/'model' is fine) or .safetensors; writes OUT/<name>.weights.h5")
@@ -126,6 +128,10 @@ def check_init_args(conversion, init_args, source_display):
     info = source.classes.get(conversion.main_class) if source is not None else None
     if not init_args or info is None:
         return
+    entry = getattr(conversion, "model_factory", None)
+    if entry is not None:
+        check_factory_args(entry, source, init_args, source_display)
+        return
     init = info.find_method("__init__")
     if init is None:
         if info.container_base is None:
@@ -142,6 +148,23 @@ def check_init_args(conversion, init_args, source_display):
         raise UsageError(f"--init-args: {conversion.main_class} has no constructor parameter "
                          f"{', '.join(map(repr, unknown))}", source_display, info.line,
                          hint=f"its parameters: {', '.join(sorted(names)) or 'none'}")
+
+
+def check_factory_args(entry, source, init_args, source_display):
+    """--init-args of a main class built by a factory are the factory's: the keyword arguments it hands on to the
+    class (the port's factory takes those alone), or every parameter of a factory the port carries as it is."""
+    function = source.functions[entry.function]
+    parameters = function.params
+    own = {p.name.value for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)}
+    if entry.as_written:
+        unknown = [] if parameters.star_kwarg is not None else sorted(set(init_args) - own)
+    else:
+        unknown = sorted(set(init_args) & own) if entry.takes_kwargs else sorted(init_args)
+    if unknown:
+        raise UsageError(f"--init-args: {', '.join(map(repr, unknown))} cannot be given to {entry.function}(), which "
+                         f"builds {entry.class_name}", source_display, entry.line,
+                         hint=f"give {entry.class_name}'s own arguments, or name another factory or the class with "
+                              f"--class")
 
 
 def check_path_text(path, what):
@@ -231,8 +254,9 @@ def _run_convert(args):
     if package:
         report_package(out, files, kept, conversion)
     else:
+        factory = conversion.manifest.get("model_factory")
         print(f"porter: wrote {out} ({len(files) + (kept is not None)} files, main class {conversion.main_class}"
-              f"{f', {stubs} stubs: see PORTING.md' if stubs else ''})")
+              f"{f' built by {factory}()' if factory else ''}{f', {stubs} stubs: see PORTING.md' if stubs else ''})")
     if loadable:
         hint = load_hint(out, files, loadable)
         folder = Path(conversion.manifest["sources"][0]["module"]).parent  # a package's main module sits in OUT/sub

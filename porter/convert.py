@@ -9,6 +9,7 @@ from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
 from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
 from porter.frontend.main_class import default_main_class, factory_main_class, is_loss_class
+from porter.frontend.model_entry import default_entry, model_entry
 from porter.frontend.script_code import script_line_ranges
 from porter.frontend.source import parse_source
 from porter.frontend.spatial_size import solve_spatial_size
@@ -56,6 +57,7 @@ class Conversion:
     translator: object = None
     emitter: object = None
     main_class: str | None = None
+    model_factory: object = None  # the ModelEntry building the main class, when a factory does
 
 
 def parse_input_spec(spec):
@@ -104,12 +106,28 @@ def module_file_name(source):
     return f"{name}.py"
 
 
+def choose_model(source, requested, trained, init_args):
+    """(main class, the ModelEntry of the factory building it or None): `--class` names a class or one of the file's
+    factories (`--class resnet50`); without it, a class needing arguments JSON cannot give (`ResNet(block, layers)`)
+    is built as the first public factory building it does (frontend/model_entry.py)."""
+    if requested is not None and requested not in source.classes and requested in source.functions:
+        entry = model_entry(source, requested)
+        if entry is None:
+            raise UsageError(f"--class {requested}: porter cannot follow which module class the function "
+                             f"{requested}() builds", source.display_path, source.line_of(source.functions[requested]),
+                             hint=f"name the class instead (classes found: {', '.join(source.classes)}) and give its "
+                                  f"arguments with --init-args")
+        return entry.class_name, entry
+    main_class = choose_main_class(source, requested, trained)
+    return main_class, default_entry(source, main_class, init_args)
+
+
 def choose_main_class(source, requested, trained):
     if requested is not None:
         if requested not in source.classes:
             known = ", ".join(source.classes) or "none"
-            raise UsageError(f"--class {requested}: no nn.Module subclass of that name in {source.display_path}",
-                             hint=f"classes found: {known}")
+            raise UsageError(f"--class {requested}: no nn.Module subclass or model factory of that name in "
+                             f"{source.display_path}", hint=f"classes found: {known}")
         return requested
     if trained is not None and is_loss_class(source, trained):
         trained = None  # `loss = MaskedSoftmaxCELoss()` in the training code (d2l's train_seq2seq): not the model
@@ -179,12 +197,17 @@ def convert(options, read_only=False):
             f"fails on it too: NameError); import it" if unbound else
             "porter converts classes deriving from torch.nn.Module"))
     trained, examples = read_training_code(source)
-    main_class = choose_main_class(source, options.class_name, trained)
+    main_class, entry = choose_model(source, options.class_name, trained, options.init_args)
+    # the constructor arguments of the main class: the user's, unless they are the factory's
+    class_args = {} if entry is not None else options.init_args or {}
+    if entry is not None and entry.names:  # what the port's factory reads is model code
+        source.entry_names = entry.names
+        source.__dict__.pop("model_names", None)
     warnings = []
     if options.input_specs:
         example_inputs = [parse_input_spec(s) if isinstance(s, str) else s for s in options.input_specs]
         check_input_specs(source, main_class, example_inputs, [s if isinstance(s, str) else s.spec_text()
-                                                               for s in options.input_specs], options.init_args)
+                                                               for s in options.input_specs], class_args)
     else:
         example_inputs = examples.get(main_class)
     example_values = {}
@@ -196,8 +219,9 @@ def convert(options, read_only=False):
                                       {})
     banned = frozenset()
     while True:  # handed lambdas called in layouts no one translation fits (passes/lambda_signatures.py): the file
-        ctx = FileContext(source, main_class=main_class, init_args=options.init_args or {})  # again, those called
-        ctx.lambda_banned = banned  # as written
+        ctx = FileContext(source, main_class=main_class, init_args=class_args)  # again, those called as written
+        ctx.lambda_banned = banned
+        ctx.model_entry = entry
         translator = FileTranslator(ctx, example_values).translate(main_class)
         if not ctx.lambda_conflicts - banned:
             break
@@ -208,7 +232,7 @@ def convert(options, read_only=False):
                              f"channels-last", hint="leave the flag out: the port keeps torch's layout")
         ctx.channels_last_io = True
     if not example_inputs:
-        example_inputs, assumed = infer_example_inputs(source, main_class, options.init_args or {})
+        example_inputs, assumed = infer_example_inputs(source, main_class, class_args)
         warnings.extend([assumed] if assumed else [])
         if not example_inputs:
             warnings.append(f"{display}: example inputs of {main_class} are unknown; `porter verify` and "
@@ -232,6 +256,8 @@ def convert(options, read_only=False):
         imported = {name for names in emitter.imported.values() for name in names}  # translated in a sibling's port
         manifest = build_manifest(source, ctx, out, source_path, module_name, main_class, example_inputs,
                                   options.init_args, tpu_findings, imported)
+        if entry is not None:  # the scripts, tests and `porter verify` build the model through it
+            manifest["model_factory"] = entry.function
         manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
         ctx.generated_files = files  # the reports place generated line numbers from it
     except BaseException:
@@ -252,7 +278,7 @@ def convert(options, read_only=False):
     if not checked:
         check_generated(files, source)
     stubbed = any(ir.unsupported for ir in ctx.irs.values())
-    return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class)
+    return Conversion(files, manifest, warnings, 1 if stubbed else 0, translator, emitter, main_class, entry)
 
 
 def _aside_started(source, ctx, options):

@@ -297,6 +297,11 @@ class ModuleEmitter:
         if isinstance(statement, cst.FunctionDef):
             if statement.name.value in self.model_functions:
                 return self.function_text(statement)
+            entry = getattr(self.ctx, "model_entry", None)
+            if entry is not None and entry.function == statement.name.value:  # the model's factory, weights aside
+                self.dropped.append((line, f"def {entry.function}(...)  (its pretrained weights: the port's "
+                                           f"{entry.function}() builds {entry.class_name} as it does)"))
+                return entry.code(self.source.path.name).rstrip("\n")
             self.dropped.append((line, f"def {statement.name.value}(...)  (training/data code)"))
             return None
         self.dropped.append((line, self.first_line(statement)))

@@ -73,7 +73,7 @@ def _factory_counts(source, own_classes):
     functions = {name: node for name, node in source.functions.items() if not source.is_linked(node)}
     # called anywhere in the file's own code (another function, a class's method: ssdlite's `_extra_block`)
     called = {name for name in functions if any(not source.is_linked(call) for call in source.calls_named(name))}
-    returns = _Returns(functions, own_classes, source.imports.resolve)
+    returns = ReturnedClasses(functions, own_classes, source.imports.resolve)
     counts = {}
     for name in functions:
         public = name not in called
@@ -83,7 +83,7 @@ def _factory_counts(source, own_classes):
     return counts
 
 
-class _Returns:
+class ReturnedClasses:
     """What each own function returns: {own class: returned on every path}, through the names it binds
     (`model_cls = EfficientNet`), the own functions it calls and builders it does not define (handed the class
     first: `build_model_with_cfg(ResNet, variant, ...)`)."""

@@ -111,6 +111,8 @@ class SourceFile:
     exported: frozenset = frozenset()
     # module-level functions that download or read pretrained weights (weight_loading.py): I/O, never model code
     downloaders: frozenset = frozenset()
+    # module-level names the port's factory of the model reads (`cfgs` of `VGG(make_layers(cfgs["A"]))`): model code
+    entry_names: frozenset = frozenset()
 
     def class_named(self, name):
         """The module class `name` stands for: its own, or one it is an alias of (`SElayer = SqueezeExcitation`)."""
@@ -203,7 +205,7 @@ class SourceFile:
                     if builds_torch_layers(node, self.imports) or self._only_builds_a_model(node) or
                     name in self.factories]
         used = {node.name.value for node in builders}
-        exported = [name for name in sorted(self.exported)
+        exported = [name for name in sorted(self.exported | self.entry_names)
                     if name in bindings and name not in self.classes and name not in self.downloaders]
         used.update(exported)
         frontier = [node for info in self.classes.values() for node in _model_parts(info)] + builders

@@ -76,6 +76,7 @@ class Report:
     numbered: bool  # whether generated line numbers are the real module's
     equivalence: dict = field(default_factory=lambda: dict(NOT_RUN))
     init_args: dict = field(default_factory=dict)  # the main class's constructor arguments (--init-args)
+    model_factory: str | None = None  # the function building the main class, when a factory does
 
     @property
     def module_import(self):
@@ -86,7 +87,7 @@ class Report:
     def construction(self):
         """How the main class is built in Python: `Net()` or `Net(width=32)`."""
         arguments = ", ".join(f"{key}={value!r}" for key, value in self.init_args.items())
-        return f"{self.main_class}({arguments})"
+        return f"{self.model_factory or self.main_class}({arguments})"
 
     @property
     def tpu_summary(self):
@@ -197,7 +198,7 @@ def _build(source, ctx, manifest, dropped, warnings, module_text):
                   manifest["sources"][0].get("framework", "torch"), classes, function_notes,
                   [(line, text) for line, text in dropped], [w.split(": ", 1)[-1] for w in warnings],
                   _tpu_findings(manifest, class_walks_by_name), numbered,
-                  init_args=dict(manifest.get("init_args") or {}))
+                  init_args=dict(manifest.get("init_args") or {}), model_factory=manifest.get("model_factory"))
 
 
 def _row_for(line, walks):

@@ -263,12 +263,13 @@ class Context:
         plan = self.plan
         init_args = self.manifest.get("init_args") or {}
         factory = plan.model_factory
-        if init_args or factory is None:
-            return f"model_lib.{main}(**INIT_ARGS)"
+        builder = self.manifest.get("model_factory") or main  # the factory porter builds the main class with
+        if init_args or factory is None or (builder != main and factory == main):
+            return f"model_lib.{builder}(**INIT_ARGS)"
         if factory != main and factory not in self.source.model_functions():
             self.notes.append(f"the source builds the model with {factory}(), which the model module does not "
-                              f"define; train_tpu.py builds {main}()")
-            return f"model_lib.{main}(**INIT_ARGS)"
+                              f"define; train_tpu.py builds {builder}()")
+            return f"model_lib.{builder}(**INIT_ARGS)"
         arguments = []
         for keyword, value in plan.model_args:
             if value.refs:

@@ -24,6 +24,9 @@ def perturb_torch_module(module, seed=0):
                 tensor.copy_(noise - 0.5)
             elif name.endswith(("weight", "bias")) and tensor.dim() == 1:
                 tensor.add_(0.2 * (noise - 0.5))
+            elif tensor.dim() > 1 and tensor.numel() > 1 and bool((tensor == tensor.flatten()[0]).all()):
+                # a constant matrix (torchvision's ViT head starts at zeros): what it multiplies would go unchecked
+                tensor.copy_((2 * noise - 1) / tensor[0].numel() ** 0.5)
     return module
 
 

@@ -74,7 +74,7 @@ def weights_file(conversion, weights_path, options):
     with tempfile.TemporaryDirectory(prefix="porter-weights-") as workdir:
         module = _import_generated(Path(workdir), module_name, conversion.files)
         try:
-            model_class = getattr(module, main_class)
+            model_class = getattr(module, conversion.manifest.get("model_factory") or main_class)
             _check_init_args(model_class, main_class, init_args)
             try:
                 with fresh_layer_names():

@@ -167,7 +167,8 @@ def regenerated_layout(files):
     manifest = json.loads(files[MANIFEST])
     module = manifest["sources"][0]["module"]
     try:
-        return model_layout(module, files, manifest.get("main_class"), manifest.get("init_args") or {})
+        return model_layout(module, files, manifest.get("model_factory") or manifest.get("main_class"),
+                            manifest.get("init_args") or {})
     except LayoutUnknown as reason:
         return str(reason)
 
@@ -176,7 +177,7 @@ def load_hint(out, files, name):
     """How to load OUT/name in Keras (the convert summary): build the main class, then `load_weights`."""
     manifest = json.loads(files[MANIFEST])
     module = Path(manifest["sources"][0]["module"]).stem
-    main = manifest.get("main_class")
+    main = manifest.get("model_factory") or manifest.get("main_class")
     arguments = ", ".join(f"{key}={value!r}" for key, value in (manifest.get("init_args") or {}).items())
     return (f"load the weights in Keras with `from {module} import {main}; model = {main}({arguments}); "
             f"model.load_weights({str(Path(out) / name)!r})` (with {out} on sys.path)")

@@ -198,6 +198,9 @@ def perturb_torch_module(module, seed=0):
                 tensor.copy_(noise - 0.5)
             elif name.endswith(("weight", "bias")) and tensor.dim() == 1:
                 tensor.add_(0.2 * (noise - 0.5))
+            elif tensor.dim() > 1 and tensor.numel() > 1 and bool((tensor == tensor.flatten()[0]).all()):
+                # a constant matrix (torchvision's ViT head starts at zeros): what it multiplies would go unchecked
+                tensor.copy_((2 * noise - 1) / tensor[0].numel() ** 0.5)
     return module
 
 
@@ -206,6 +209,9 @@ def import_path(path, name=None, skip_lines=()):
     `script_lines`): top-level script code (training loops, downloads) blanked out, line numbers kept; when the
     file no longer fits them (edited since the conversion) it is imported as it is."""
     path = Path(path).resolve()
+    in_package = _import_in_package(path) if name is None else None
+    if in_package is not None:
+        return in_package
     name = name or f"porter_loaded_{path.stem}_{abs(hash(str(path))) % 10**8}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -219,6 +225,32 @@ def import_path(path, name=None, skip_lines=()):
     except BaseException:
         sys.modules.pop(name, None)
         raise
+    return module
+
+
+def _import_in_package(path):
+    """The module of a file that imports from its own package (`from ..ops.misc import Conv2dNormActivation`),
+    imported as a member of that package (its folders up to the last holding an `__init__.py`), which is how it
+    runs; None for a file that does not, or whose package name stands for another module here."""
+    if not re.search(r"^\s*from\s+\.", path.read_text(errors="replace"), re.MULTILINE):
+        return None
+    parts, folder = [path.stem], path.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if len(parts) == 1:
+        return None
+    dotted = ".".join(parts)
+    added = str(folder) not in sys.path
+    if added:
+        sys.path.insert(0, str(folder))
+    try:
+        module = importlib.import_module(dotted)
+    finally:
+        if added:
+            sys.path.remove(str(folder))
+    if Path(getattr(module, "__file__", "") or "").resolve() != path:
+        return None
     return module
 
 
@@ -266,6 +298,10 @@ class PortedPair:
         if init_args is None:
             init_args = self.manifest.get("init_args") if self.class_name == self.manifest["main_class"] else None
         self.init_args = dict(init_args or {})
+        # what builds it: the class, or for the main class the factory porter chose (frontend/model_entry.py)
+        self.builder = self.class_name
+        if self.class_name == self.manifest["main_class"]:
+            self.builder = self.manifest.get("model_factory") or self.class_name
         self.class_entry = next(c for c in entry["classes"] if c["name"] == self.class_name)
         self.precision = precision
         self.keras_module = import_path(out_dir / entry["module"])
@@ -278,7 +314,7 @@ class PortedPair:
         import torch
 
         torch.manual_seed(self.seed)
-        self.torch_model = getattr(self.torch_module, self.class_name)(**self.init_args)
+        self.torch_model = getattr(self.torch_module, self.builder)(**self.init_args)
         lazy = _has_lazy_modules(self.torch_model)
         if lazy:  # nn.LazyLinear & co. make their weights at the first call: one on example inputs, both sides
             self.run_torch(self.example_inputs(batch=1))
@@ -288,7 +324,7 @@ class PortedPair:
         previous = keras.config.dtype_policy()
         keras.config.set_dtype_policy(self.precision)
         try:
-            self.keras_model = getattr(self.keras_module, self.class_name)(**self.init_args)
+            self.keras_model = getattr(self.keras_module, self.builder)(**self.init_args)
             self.keras_model.channels_last_io = False  # compared with torch in torch's layout
             if lazy:
                 self.run_keras(self.example_inputs(batch=1))

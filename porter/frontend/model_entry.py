@@ -1,0 +1,485 @@
+"""The factory that builds the model, when its class cannot be built from JSON constructor arguments.
+
+torchvision's `ResNet(block, layers)` takes a block class, which `--init-args` (JSON) cannot name: the file's own
+factories build it (`def resnet18(*, weights=None, progress=True, **kwargs)` returning
+`_resnet(BasicBlock, [2, 2, 2, 2], weights, progress, **kwargs)`, whose `model = ResNet(block, layers, **kwargs)` is
+returned). `porter convert resnet.py` builds the model as the first such factory does (`--class resnet50` names
+another), and the generated scripts, tests and `porter verify` build it through that factory: the source's own on
+torch's side (its pretrained weights left at their default: none), and on the port's side a function of the same name
+that constructs the class as the factory does, read here by following the factory's calls with their arguments bound
+(`ResNet(BasicBlock, [2, 2, 2, 2], **kwargs)`). A factory the model module carries as it is (`def res2net_tiny(
+**kwargs): return Res2Net(Bottle2neck, [2, 2], **kwargs)`) is used as it is.
+
+Followed: assignments (the last binding of a name wins), calls of the file's own functions, `return NAME` of a built
+model, and `if` statements whose condition is decided by what is bound (`if weights is not None:` with `weights=None`)
+or that touch neither the model nor the arguments. Anything else that could change what is built (a `kwargs.pop`
+statement, a condition read from an unknown value, a model changed after construction) leaves the factory unread:
+porter then says that the model needs arguments it cannot build, rather than guess.
+"""
+
+import builtins
+import re
+import textwrap
+from dataclasses import dataclass
+
+import libcst as cst
+
+from porter.frontend.main_class import ReturnedClasses
+from porter.frontend.names import top_level_bindings
+from porter.frontend.source import body_without_docstring
+
+KWARGS = "kwargs"  # the generated factory's keyword-argument parameter
+_DEPTH = 8  # helper calls followed, at most
+_WEIGHTS_SWITCH = re.compile(r"weight|pretrained|checkpoint")
+_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Integer,
+           cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """The function that builds the main class."""
+
+    function: str  # the source's factory, called by torch's side with the user's arguments
+    class_name: str
+    line: int  # the factory's line in the source
+    arguments: tuple = ()  # code of the construction's arguments, the factory's own parameters bound
+    takes_kwargs: bool = False  # the factory hands its keyword arguments on to the class
+    names: frozenset = frozenset()  # module-level names the arguments read
+    statements: tuple = ()  # code the port's factory runs first (`setting, last_channel = _conf("b0")`)
+    as_written: bool = False  # the model module carries the factory itself: no function is generated
+
+    def code(self, source_name):
+        """The model module's function building the class as the factory does (None: the factory is carried)."""
+        if self.as_written:
+            return None
+        arguments = [*self.arguments, *([f"**{KWARGS}"] if self.takes_kwargs else [])]
+        signature = f"**{KWARGS}" if self.takes_kwargs else ""
+        return (f"def {self.function}({signature}):\n"
+                f'    """{self.class_name} built as {source_name}:{self.line} {self.function}() builds it (pretrained '
+                f'weights aside)."""\n'
+                + "".join(textwrap.indent(statement.strip(), "    ") + "\n" for statement in self.statements)
+                + f"    return {self.class_name}({', '.join(arguments)})\n")
+
+
+class _Unread(Exception):
+    """The factory does something this reader does not follow."""
+
+
+_UNKNOWN = object()  # a name bound to something unread
+
+
+def model_entry(source, function_name):
+    """The ModelEntry of the source's own function `function_name`, or None when it builds no module class this
+    reader can follow."""
+    function = source.functions.get(function_name)
+    if function is None:
+        return None
+    if function_name in source.model_functions():  # carried as written: it builds what it builds, both sides
+        returned = [name for name, always in ReturnedClasses(source.functions, set(source.classes),
+                                                      source.imports.resolve).of(function_name).items() if always]
+        if len(returned) == 1:
+            return ModelEntry(function_name, returned[0], source.line_of(function), as_written=True)
+    reader = _Reader(source)
+    try:
+        built = reader.construction(function, _bound_to_defaults(function), 0)
+    except (_Unread, RecursionError):
+        built = None
+    if built is None:
+        return None
+    class_name, call = built
+    line = source.line_of(function)
+    arguments, takes_kwargs = [], False
+    for argument in call.args:
+        if argument.star == "**" and isinstance(argument.value, cst.Name) and argument.value.value == KWARGS:
+            takes_kwargs = True
+            continue
+        if argument.star:
+            return None
+        value = _code(argument.value)
+        arguments.append(f"{argument.keyword.value}={value}" if argument.keyword is not None else value)
+    names = _free_names([*call.args, *reader.prelude]) - {KWARGS} - reader.locals
+    bound = set(top_level_bindings(source.module))
+    if any(name not in bound and not hasattr(builtins, name) for name in names):
+        return None
+    return ModelEntry(function_name, class_name, line, tuple(arguments), takes_kwargs,
+                      frozenset(name for name in names if name in bound), tuple(map(_code, reader.prelude)))
+
+
+def default_entry(source, class_name, init_args):
+    """The first public factory (one no other function of the file calls) that builds `class_name`, when the
+    class needs constructor arguments `init_args` does not give; None when it needs none or no factory builds it."""
+    missing = required_parameters(source, class_name) - set(init_args or {})
+    if not missing:
+        return None
+    called = {name for name in source.functions if any(not source.is_linked(call) for call in source.calls_named(name))}
+    for name, node in source.functions.items():
+        if name in called or name.startswith("_") or source.is_linked(node):
+            continue
+        if _required(node.params):
+            continue
+        entry = model_entry(source, name)
+        if entry is not None and entry.class_name == class_name:
+            return entry
+    return None
+
+
+def required_parameters(source, class_name):
+    """Constructor parameters of module class `class_name` without a default (its own `__init__` or an in-file
+    base's)."""
+    info = source.classes.get(class_name)
+    if info is None:
+        return set()
+    owner = info.owner_of("__init__")
+    init = owner.find_method("__init__") if owner is not None else None
+    return set(_required(init.params)[1:]) if init is not None else set()
+
+
+def _required(parameters):
+    """Names of the parameters without a default, in order."""
+    return [p.name.value for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
+            if p.default is None]
+
+
+def _bound_to_defaults(function):
+    """The factory's own parameters bound to their defaults; its `**kwargs` to the generated function's."""
+    parameters = function.params
+    bound = {}
+    for parameter in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params):
+        bound[parameter.name.value] = parameter.default if parameter.default is not None else _UNKNOWN
+    if isinstance(parameters.star_arg, cst.Param):
+        bound[parameters.star_arg.name.value] = _UNKNOWN
+    if parameters.star_kwarg is not None:
+        bound[parameters.star_kwarg.name.value] = cst.Name(KWARGS)
+    return bound
+
+
+class _Reader:
+    """Follows a factory's statements and the helpers it calls to the module class it constructs."""
+
+    def __init__(self, source):
+        self.source = source
+        self.prelude = []  # statements the port's factory runs before the construction (tuple unpackings)
+        self.locals = set()  # the names they bind
+
+    def construction(self, function, bound, depth):
+        """(class name, the construction call with every name of the function bound) of what `function`
+        returns, None when it returns no construction."""
+        if depth > _DEPTH:
+            raise _Unread
+        bound = dict(bound)
+        built = {}  # local name -> (class, call) of a construction assigned to it
+        for statement in body_without_docstring(function):
+            result = self.statement(statement, bound, built, depth)
+            if result is not None:
+                return result
+        return None
+
+    def statement(self, statement, bound, built, depth):
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                result = self.small_statement(small, bound, built, depth)
+                if result is not None:
+                    return result
+            return None
+        if isinstance(statement, cst.If):
+            taken = self.decided(statement.test, bound)
+            if taken is None:
+                if _touches(statement, set(built) | {name for name, value in bound.items()
+                                                     if isinstance(value, cst.Name) and value.value == KWARGS}):
+                    raise _Unread
+                for name in _assigned(statement):
+                    bound[name] = _UNKNOWN
+                    built.pop(name, None)
+                return None
+            branch = statement.body if taken else statement.orelse
+            if isinstance(branch, cst.Else):
+                branch = branch.body
+            if branch is None or isinstance(branch, cst.If):
+                return self.statement(branch, bound, built, depth) if branch is not None else None
+            for inner in branch.body:
+                result = self.statement(inner, bound, built, depth)
+                if result is not None:
+                    return result
+            return None
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            bound[statement.name.value] = _UNKNOWN
+            return None
+        if _touches(statement, set(built)):
+            raise _Unread
+        for name in _assigned(statement):
+            bound[name] = _UNKNOWN
+        return None
+
+    def small_statement(self, small, bound, built, depth):
+        if isinstance(small, cst.Return):
+            if small.value is None:
+                raise _Unread
+            return self.value_built(small.value, bound, built, depth)
+        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            if small.value is None:
+                return None
+            if len(targets) == 1 and isinstance(targets[0], cst.Name):
+                name = targets[0].value
+                if _checks_weights(name, small.value, bound):
+                    return None  # `weights = ResNet18_Weights.verify(weights)`: still none
+                if name in built or any(isinstance(v, cst.Name) and v.value == KWARGS and k == name
+                                        for k, v in bound.items()):
+                    raise _Unread  # a model or the keyword arguments rebound
+                found = self.construction_of(small.value, bound, depth)
+                if found is not None:
+                    built[name] = found
+                    bound[name] = _UNKNOWN
+                else:
+                    bound[name] = _substituted(small.value, bound)
+                return None
+            if len(targets) == 1 and isinstance(targets[0], (cst.Tuple, cst.List)) and \
+                    isinstance(small.value, cst.Call) and \
+                    all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement)
+                        for e in targets[0].elements):
+                # `setting, last_channel = _conf("b0", width_mult=1.0)`: a statement of the port's factory too
+                names = [element.value.value for element in targets[0].elements]
+                if any(name in built or name in self.locals or name == KWARGS for name in names):
+                    raise _Unread
+                target = cst.Tuple([cst.Element(cst.Name(name)) for name in names], lpar=[], rpar=[])
+                self.prelude.append(cst.Assign([cst.AssignTarget(target)], _substituted(small.value, bound)))
+                self.locals.update(names)
+                bound.update({name: cst.Name(name) for name in names})
+                return None
+            for target in targets:
+                if _touches(target, set(built) | _kwargs_names(bound)):
+                    raise _Unread  # `model.fc = ...`, `kwargs["width"] = 8`
+                for name in _target_names(target):
+                    bound[name] = _UNKNOWN
+            return None
+        if isinstance(small, cst.Expr):
+            if _touches(small, set(built) | _kwargs_names(bound)):
+                raise _Unread  # `model.fc = ...`, `kwargs.pop("aux")`: the model or its arguments changed
+            return None
+        if isinstance(small, (cst.Pass, cst.Import, cst.ImportFrom)):
+            return None
+        if _touches(small, set(built) | _kwargs_names(bound)):
+            raise _Unread
+        return None
+
+    def value_built(self, value, bound, built, depth):
+        if isinstance(value, cst.Name) and value.value in built:
+            return built[value.value]
+        found = self.construction_of(value, bound, depth)
+        if found is None:
+            raise _Unread
+        return found
+
+    def construction_of(self, value, bound, depth):
+        """(class, call bound) when `value` constructs a module class or calls an own function that does."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            return None
+        callee = value.func.value
+        if callee in bound:
+            return None
+        if callee in self.source.classes:
+            return callee, _unpacked(_substituted(value, bound))
+        function = self.source.functions.get(callee)
+        if function is None:
+            return None
+        return self.construction(function, self.bind(function, _unpacked(_substituted(value, bound))), depth + 1)
+
+    def bind(self, function, call):
+        """The helper's parameters bound to the call's (bound) arguments, its defaults, and `**kwargs` handed on."""
+        parameters = function.params
+        positional = [*parameters.posonly_params, *parameters.params]
+        bound = _bound_to_defaults(function)
+        star_kwarg = parameters.star_kwarg.name.value if parameters.star_kwarg is not None else None
+        if star_kwarg is not None:
+            bound[star_kwarg] = _UNKNOWN
+        star_arg = parameters.star_arg.name.value if isinstance(parameters.star_arg, cst.Param) else None
+        extra = []  # positional arguments past the named ones: `*args`
+        keywords = []  # keyword arguments past them: `**kwargs` (`width=width`)
+        handed_on = False  # the call hands the generated factory's `**kwargs` on
+        index = 0
+        for argument in call.args:
+            if argument.star == "**":
+                if not (isinstance(argument.value, cst.Name) and argument.value.value == KWARGS) or \
+                        star_kwarg is None:
+                    raise _Unread
+                handed_on = True
+            elif argument.star:
+                raise _Unread
+            elif argument.keyword is not None:
+                name = argument.keyword.value
+                if name in bound and name not in (star_kwarg, star_arg):
+                    bound[name] = argument.value
+                elif star_kwarg is not None:
+                    keywords.append(cst.DictElement(cst.SimpleString(repr(name)), argument.value))
+                else:
+                    raise _Unread
+            elif index < len(positional):
+                bound[positional[index].name.value] = argument.value
+                index += 1
+            elif star_arg is not None:
+                extra.append(argument.value)
+            else:
+                raise _Unread
+        if star_arg is not None:
+            bound[star_arg] = cst.Tuple([cst.Element(value) for value in extra])
+        if any(value is _UNKNOWN for name, value in bound.items() if name != star_kwarg):
+            raise _Unread  # a required parameter left unbound, or *args
+        if star_kwarg is not None:
+            # the generated `kwargs` itself while nothing is added to it, else `{"width": width, **kwargs}`
+            bound[star_kwarg] = cst.Name(KWARGS) if handed_on and not keywords else cst.Dict(
+                [*keywords, *([cst.StarredDictElement(cst.Name(KWARGS))] if handed_on else [])])
+        return bound
+
+    def decided(self, test, bound):
+        """True/False for a condition the bound values decide (`weights is not None`, `pretrained`), else None."""
+        value = _substituted(test, bound) if not _reads_unknown(test, bound) else None
+        if value is None:
+            return None
+        try:
+            code = cst.Module([]).code_for_node(value)
+            return bool(eval(code, {"__builtins__": {}}, {}))  # literals only: no name is left to read
+        except (ArithmeticError, AttributeError, LookupError, NameError, SyntaxError, TypeError, ValueError):
+            return None
+
+
+def _checks_weights(name, value, bound):
+    """Whether `name = X.verify(name)` rebinds a pretrained-weights switch left at None or False to what the check
+    of it returns: the same (porter builds the model without pretrained weights, as torch's side does)."""
+    default = bound.get(name)
+    return (_WEIGHTS_SWITCH.search(name) is not None and isinstance(default, cst.Name) and
+            default.value in ("None", "False") and isinstance(value, cst.Call) and len(value.args) == 1 and
+            isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name)
+
+
+def _kwargs_names(bound):
+    return {name for name, value in bound.items()
+            if isinstance(value, cst.Dict) or isinstance(value, cst.Name) and value.value == KWARGS}
+
+
+def _reads_unknown(expression, bound):
+    return any(bound.get(name) is _UNKNOWN for name in _free_names([expression]))
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, bound):
+        self.bound = bound
+
+    def leave_Name(self, original, updated):
+        value = self.bound.get(original.value)
+        if value is None:
+            return updated
+        if value is _UNKNOWN:
+            return cst.Name("__porter_unknown__")
+        if not isinstance(value, _ATOMIC) and not value.lpar:
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return value
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)
+
+
+def _substituted(node, bound):
+    result = node.visit(_Substitute(bound))
+    if "__porter_unknown__" in _free_names([result]) or _reads_a_bound_dict(result):
+        raise _Unread  # an unread value, or `kwargs.pop(...)` of keyword arguments a helper added to
+    return result
+
+
+class _DictRead(cst.CSTVisitor):
+    def __init__(self):
+        self.found = False
+
+    def visit_Attribute(self, node):
+        self.found = self.found or isinstance(node.value, cst.Dict)
+
+
+def _reads_a_bound_dict(node):
+    visitor = _DictRead()
+    node.visit(visitor)
+    return visitor.found
+
+
+def _unpacked(call):
+    """The call with each `*(a, b)` argument (a bound `*args`) and `**{"k": v, **kwargs}` (a bound `**kwargs`)
+    spread into its items."""
+    arguments = []
+    for argument in call.args:
+        if argument.star == "*" and isinstance(argument.value, cst.Tuple):
+            arguments.extend(cst.Arg(element.value) for element in argument.value.elements)
+        elif argument.star == "**" and isinstance(argument.value, cst.Dict):
+            for element in argument.value.elements:
+                if isinstance(element, cst.StarredDictElement):
+                    arguments.append(cst.Arg(element.value, star="**"))
+                elif isinstance(element.key, cst.SimpleString):
+                    arguments.append(cst.Arg(element.value, keyword=cst.Name(element.key.evaluated_value)))
+                else:
+                    raise _Unread
+        else:
+            arguments.append(argument)
+    return call.with_changes(args=arguments)
+
+
+def _code(node):
+    return cst.Module([]).code_for_node(node)
+
+
+class _ReadNames(cst.CSTVisitor):
+    def __init__(self):
+        self.names = set()
+
+    def visit_Name(self, node):
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node):
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node):
+        node.value.visit(self)
+        return False
+
+
+def _free_names(nodes):
+    """Names an expression reads (attribute names and keywords aside)."""
+    visitor = _ReadNames()
+    for node in nodes:
+        node.visit(visitor)
+    return visitor.names
+
+
+def _touches(node, names):
+    return bool(names) and bool(_free_names([node]) & names)
+
+
+def _target_names(target):
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    return []
+
+
+class _Assigned(cst.CSTVisitor):
+    def __init__(self):
+        self.names = set()
+
+    def visit_AssignTarget(self, node):
+        self.names.update(_target_names(node.target))
+
+    def visit_AugAssign(self, node):
+        self.names.update(_target_names(node.target))
+
+    def visit_AnnAssign(self, node):
+        self.names.update(_target_names(node.target))
+
+    def visit_For(self, node):
+        self.names.update(_target_names(node.target))
+
+
+def _assigned(node):
+    visitor = _Assigned()
+    node.visit(visitor)
+    return visitor.names

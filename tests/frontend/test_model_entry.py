@@ -1,0 +1,150 @@
+"""Tests of the factory that builds the main class (porter/frontend/model_entry.py): the construction a factory
+makes, read through helpers, weights switches, `*args`, tuple unpackings and `kwargs.pop`, and the factories it
+refuses to guess about."""
+
+import textwrap
+
+import pytest
+
+from porter.frontend.model_entry import default_entry, model_entry, required_parameters
+from porter.frontend.source import parse_source
+
+HEADER = '''
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, width=4):
+        super().__init__()
+        self.conv = nn.Conv2d(width, width, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Net(nn.Module):
+    def __init__(self, block, layers, num_classes=10, width=4):
+        super().__init__()
+        self.blocks = nn.Sequential(*[block(width) for _ in range(sum(layers))])
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.head(self.blocks(x).mean((2, 3)))
+'''
+
+
+def parsed(tmp_path, code):
+    path = tmp_path / "model.py"
+    path.write_text(HEADER + textwrap.dedent(code))
+    return parse_source(path, "model.py")
+
+
+def test_torchvision_factories_are_followed_through_their_helper_with_the_weights_left_out(tmp_path):
+    source = parsed(tmp_path, '''
+        def _net(block, layers, weights, progress, **kwargs):
+            if weights is not None:
+                _overwrite(kwargs, "num_classes", len(weights.meta["categories"]))
+            model = Net(block, layers, **kwargs)
+            if weights is not None:
+                model.load_state_dict(weights.get_state_dict(progress=progress))
+            return model
+
+
+        def net18(*, weights=None, progress=True, **kwargs):
+            """A docstring."""
+            weights = Net18_Weights.verify(weights)
+            return _net(Block, [2, 2], weights, progress, **kwargs)
+
+
+        def net34(*, weights=None, progress=True, **kwargs):
+            weights = Net34_Weights.verify(weights)
+            return _net(Block, [3, 4], weights, progress, **kwargs)
+    ''')
+    assert required_parameters(source, "Net") == {"block", "layers"}
+    entry = default_entry(source, "Net", {})
+    assert (entry.function, entry.class_name, entry.arguments, entry.takes_kwargs) == (
+        "net18", "Net", ("Block", "[2, 2]"), True)
+    assert not entry.as_written
+    code = entry.code("model.py")
+    assert code.startswith("def net18(**kwargs):\n") and code.endswith("    return Net(Block, [2, 2], **kwargs)\n")
+    compile(code, "entry", "exec")
+    assert model_entry(source, "net34").arguments == ("Block", "[3, 4]")
+    # the class's own arguments complete: no factory is needed
+    assert default_entry(source, "Net", {"block": "Block", "layers": [1]}) is None
+
+
+def test_a_factory_the_port_carries_is_used_as_written(tmp_path):
+    source = parsed(tmp_path, '''
+        def net_tiny(**kwargs):
+            return Net(Block, [1, 1], **kwargs)
+    ''')
+    entry = default_entry(source, "Net", {})
+    assert entry.function == "net_tiny" and entry.as_written and entry.code("model.py") is None
+
+
+def test_star_args_tuple_unpackings_and_popped_arguments(tmp_path):
+    source = parsed(tmp_path, '''
+        CONFIGS = {"a": [1, 2]}
+
+
+        def _conf(name, width_mult=1.0, **kwargs):
+            return CONFIGS[name], int(4 * width_mult)
+
+
+        def _build(weights, progress, *args, **kwargs):
+            model = Net(*args, **kwargs)
+            return model
+
+
+        def net_a(*, weights=None, progress=True, **kwargs):
+            layers, width = _conf("a", width_mult=2.0)
+            return _build(weights, progress, Block, layers, width=width, num_classes=kwargs.pop("classes", 5), **kwargs)
+    ''')
+    entry = model_entry(source, "net_a")
+    assert entry.statements == ('layers, width = _conf("a", width_mult=2.0)',)
+    assert entry.arguments == ("Block", "layers", "width=width", 'num_classes=kwargs.pop("classes", 5)')
+    assert entry.names == {"Block", "_conf"}
+    namespace = {}  # the generated factory run against stand-ins that return what they were handed
+    stand_ins = ("CONFIGS = {'a': [1, 2]}\ndef _conf(name, width_mult=1.0, **kwargs):\n    return CONFIGS[name], "
+                 "int(4 * width_mult)\nBlock = object\ndef Net(*args, **kwargs):\n    return args, kwargs\n")
+    exec(stand_ins + entry.code("model.py"), namespace)  # noqa: S102
+    assert namespace["net_a"](classes=3) == ((object, [1, 2]), {"width": 8, "num_classes": 3})
+
+
+@pytest.mark.parametrize("body", [
+    # the model changed after its construction
+    "model = Net(Block, [1])\n    model.num_classes = 5\n    return model",
+    # the keyword arguments changed by a statement of their own
+    'kwargs.pop("aux", None)\n    return Net(Block, [1], **kwargs)',
+    # a condition porter cannot decide that touches what is built
+    'if torch_version > 2:\n        kwargs["width"] = 8\n    return Net(Block, [1], **kwargs)',
+    # a name the factory never binds
+    "weights = None\n    return Net(Block, layers_from_somewhere_else(), **kwargs)",
+])
+def test_factories_that_do_more_than_construct_are_not_guessed(tmp_path, body):
+    source = parsed(tmp_path, f"\ndef net(**kwargs):\n    {body}\n")
+    assert model_entry(source, "net") is None
+    assert default_entry(source, "Net", {}) is None
+
+
+def test_a_factory_with_a_required_parameter_is_not_a_default(tmp_path):
+    source = parsed(tmp_path, '''
+        def get_net(depth, **kwargs):
+            return Net(Block, [depth], **kwargs)
+    ''')
+    assert default_entry(source, "Net", {}) is None
+    # named with --class (and --init-args '{"depth": 2}'): the port carries it as written
+    assert model_entry(source, "get_net").as_written
+
+
+def test_a_pretrained_switch_left_at_its_default_decides_its_branch(tmp_path):
+    source = parsed(tmp_path, '''
+        def net(pretrained=False, **kwargs):
+            if pretrained:
+                kwargs["num_classes"] = 1000
+                model = Net(Block, [9], **kwargs)
+            else:
+                model = Net(Block, [1], **kwargs)
+            return model
+    ''')
+    assert model_entry(source, "net").arguments == ("Block", "[1]")
