@@ -301,7 +301,9 @@ class ModuleEmitter:
             if entry is not None and entry.function == statement.name.value:  # the model's factory, weights aside
                 self.dropped.append((line, f"def {entry.function}(...)  (its pretrained weights: the port's "
                                            f"{entry.function}() builds {entry.class_name} as it does)"))
-                return entry.code(self.source.path.name).rstrip("\n")
+                # torch's names in its arguments (`norm_layer=partial(nn.BatchNorm2d, eps=1e-05)`) made the runtime's
+                code = cst.parse_statement(entry.code(self.source.path.name))
+                return portable_code(self.source, code, self.runtime_renamer()).strip("\n")
             self.dropped.append((line, f"def {statement.name.value}(...)  (training/data code)"))
             return None
         self.dropped.append((line, self.first_line(statement)))

@@ -98,9 +98,11 @@ def model_entry(source, function_name):
         value = _code(argument.value)
         arguments.append(f"{argument.keyword.value}={value}" if argument.keyword is not None else value)
     names = _free_names([*call.args, *reader.prelude]) - {KWARGS} - reader.locals
-    bound = set(top_level_bindings(source.module))
+    bound = set(top_level_bindings(source.module)) | set(source.imports.aliases)
     if any(name not in bound and not hasattr(builtins, name) for name in names):
         return None
+    if not all(_has_a_port(canonical) for canonical in _torch_references(source, [*call.args, *reader.prelude])):
+        return None  # a torch name the port's code cannot name (`nn.BatchNorm2d` becomes the runtime's: it can)
     return ModelEntry(function_name, class_name, line, tuple(arguments), takes_kwargs,
                       frozenset(name for name in names if name in bound), tuple(map(_code, reader.prelude)))
 
@@ -400,6 +402,44 @@ def _reads_a_bound_dict(node):
     visitor = _DictRead()
     node.visit(visitor)
     return visitor.found
+
+
+def _torch_references(source, nodes):
+    """The canonical names of the torch functions, layers and constants `nodes` name (`nn.BatchNorm2d`)."""
+    found = []
+
+    class References(cst.CSTVisitor):
+        def visit_Attribute(self, node):
+            canonical = source.imports.resolve(node)
+            if canonical is not None and canonical.split(".")[0] == "torch":
+                found.append(canonical)
+                return False
+            return True
+
+        def visit_Name(self, node):
+            canonical = source.imports.resolve(node)
+            if canonical is not None and canonical.split(".")[0] == "torch":
+                found.append(canonical)
+
+        def visit_Arg(self, node):
+            node.value.visit(self)
+            return False
+
+    for node in nodes:
+        node.visit(References())
+    return found
+
+
+def _has_a_port(canonical):
+    """Whether the port's code carried over names `canonical` by the runtime's name (codegen's runtime renamer)."""
+    from porter.ir.containers import container_runtime
+    from porter.rules.constants import CARRIED_CLASSES, TORCH_CONSTANTS
+    from porter.rules.registry import load_all_rules
+
+    module_rules, function_rules = load_all_rules()
+    rule = module_rules.get(canonical) or function_rules.get(canonical)
+    return (getattr(rule, "runtime", None) is not None or canonical in TORCH_CONSTANTS or
+            canonical in CARRIED_CLASSES or container_runtime(canonical) is not None)
 
 
 def _unpacked(call):

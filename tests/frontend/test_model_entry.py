@@ -148,3 +148,23 @@ def test_a_pretrained_switch_left_at_its_default_decides_its_branch(tmp_path):
             return model
     ''')
     assert model_entry(source, "net").arguments == ("Block", "[1]")
+
+
+def test_torch_names_in_the_arguments_are_ones_the_port_can_name(tmp_path):
+    """torchvision's RegNet factories hand `partial(nn.BatchNorm2d, eps=1e-05)` on: the port names the runtime's
+    BatchNorm2d there (codegen's runtime renamer); a torch name no rule ports leaves the factory unread."""
+    source = parsed(tmp_path, '''
+        from functools import partial
+
+
+        def net_bn(**kwargs):
+            weights = None
+            return Net(Block, [1], norm=kwargs.pop("norm", partial(nn.BatchNorm2d, eps=1e-05)), **kwargs)
+
+
+        def net_odd(**kwargs):
+            weights = None
+            return Net(Block, [1], norm=nn.NoSuchNorm, **kwargs)
+    ''')
+    assert model_entry(source, "net_bn").names == {"Block", "nn", "partial"}
+    assert model_entry(source, "net_odd") is None
