@@ -18,6 +18,7 @@ porter then says that the model needs arguments it cannot build, rather than gue
 """
 
 import builtins
+import math
 import re
 import textwrap
 from dataclasses import dataclass
@@ -95,7 +96,7 @@ def model_entry(source, function_name):
             continue
         if argument.star:
             return None
-        value = _code(argument.value)
+        value = _folded(_code(argument.value))
         arguments.append(f"{argument.keyword.value}={value}" if argument.keyword is not None else value)
     names = _free_names([*call.args, *reader.prelude]) - {KWARGS} - reader.locals
     bound = set(top_level_bindings(source.module)) | set(source.imports.aliases)
@@ -384,6 +385,8 @@ class _Substitute(cst.CSTTransformer):
 
 
 def _substituted(node, bound):
+    if _inner_names(node) & set(bound):
+        raise _Unread  # `[f(i) for i in ...]` where the factory binds `i` too: not substituted blindly
     result = node.visit(_Substitute(bound))
     if "__porter_unknown__" in _free_names([result]) or _reads_a_bound_dict(result):
         raise _Unread  # an unread value, or `kwargs.pop(...)` of keyword arguments a helper added to
@@ -402,6 +405,30 @@ def _reads_a_bound_dict(node):
     visitor = _DictRead()
     node.visit(visitor)
     return visitor.found
+
+
+_PURE_BUILTINS = {name: getattr(builtins, name) for name in (
+    "abs", "bool", "float", "int", "len", "list", "max", "min", "range", "round", "sum", "tuple", "zip", "True",
+    "False", "None")}
+
+
+def _folded(code):
+    """`[[ci] * li for (ci, li) in zip([64, 128], [1, 1])]` as the literal it computes (`[[64], [128]]`), `(10 >= 50)`
+    as `False`; any other code as it is. Code that could build something huge (a power, a number past a million:
+    `[0] * 10**12` in a hostile file) is left as it is, never run."""
+    if "**" in code or len(code) > 2000 or any(len(digits) > 6 for digits in re.findall(r"\d+", code)):
+        return code
+    try:
+        value = eval(code, {"__builtins__": _PURE_BUILTINS}, {})  # literals and pure builtins only
+    except (ArithmeticError, AttributeError, LookupError, NameError, SyntaxError, TypeError, ValueError):
+        return code
+    return repr(value) if _is_plain(value) else code
+
+
+def _is_plain(value):
+    if isinstance(value, (list, tuple)):
+        return all(_is_plain(item) for item in value)
+    return value is None or isinstance(value, (bool, int, str)) or isinstance(value, float) and math.isfinite(value)
 
 
 def _torch_references(source, nodes):
@@ -468,10 +495,19 @@ def _code(node):
 
 class _ReadNames(cst.CSTVisitor):
     def __init__(self):
-        self.names = set()
+        self.names, self.inner = set(), set()  # read; bound inside (comprehension targets, lambda parameters)
 
     def visit_Name(self, node):
         self.names.add(node.value)
+
+    def visit_CompFor(self, node):
+        self.inner.update(_target_names(node.target))
+
+    def visit_Param(self, node):
+        self.inner.add(node.name.value)
+        if node.default is not None:
+            node.default.visit(self)
+        return False
 
     def visit_Attribute(self, node):
         node.value.visit(self)
@@ -483,11 +519,18 @@ class _ReadNames(cst.CSTVisitor):
 
 
 def _free_names(nodes):
-    """Names an expression reads (attribute names and keywords aside)."""
+    """Names an expression reads (attribute names, keywords and the names its comprehensions and lambdas bind
+    aside)."""
     visitor = _ReadNames()
     for node in nodes:
         node.visit(visitor)
-    return visitor.names
+    return visitor.names - visitor.inner
+
+
+def _inner_names(node):
+    visitor = _ReadNames()
+    node.visit(visitor)
+    return visitor.inner
 
 
 def _touches(node, names):

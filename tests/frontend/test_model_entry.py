@@ -168,3 +168,41 @@ def test_torch_names_in_the_arguments_are_ones_the_port_can_name(tmp_path):
     ''')
     assert model_entry(source, "net_bn").names == {"Block", "nn", "partial"}
     assert model_entry(source, "net_odd") is None
+
+
+PYTORCHCV_STYLE = '''
+def get_net(blocks, width_scale=1.0, pretrained=False, **kwargs):
+    if blocks == 10:
+        layers = [1, 1]
+    elif blocks == 18:
+        layers = [2, 2]
+    else:
+        raise ValueError("Unsupported")
+    channels = [[ci] * li for (ci, li) in zip([64, 128], layers)]
+    if width_scale != 1.0:
+        channels = [[int(c * width_scale) for c in ci] for ci in channels]
+    net = Net(Block, channels, width=sum(layers) >= 4, **kwargs)
+    AFTER
+    if pretrained:
+        load(net)
+    return net
+
+
+def net18(**kwargs):
+    return get_net(blocks=18, **kwargs)
+
+
+def get_huge(**kwargs):
+    weights = None
+    return Net(Block, [0] * 10**12, **kwargs)
+'''
+
+
+def test_pytorchcv_style_factories_decide_their_branches_and_fold_what_they_compute(tmp_path):
+    """pytorchcv's `get_resnet(blocks=18)` picks its layers by an if-chain on `blocks` and computes its channel
+    lists with comprehensions: the port's factory holds the lists computed; a huge product is never run."""
+    source = parsed(tmp_path, PYTORCHCV_STYLE.replace("AFTER", "pass"))
+    assert model_entry(source, "net18").arguments == ("Block", "[[64, 64], [128, 128]]", "width=True")
+    assert model_entry(source, "get_huge").arguments == ("Block", "[0] * 10**12")
+    # the model changed after its construction: not guessed
+    assert model_entry(parsed(tmp_path, PYTORCHCV_STYLE.replace("AFTER", "net.channels = channels")), "net18") is None
