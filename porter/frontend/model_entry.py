@@ -31,6 +31,10 @@ from porter.frontend.source import body_without_docstring
 
 KWARGS = "kwargs"  # the generated factory's keyword-argument parameter
 _DEPTH = 8  # helper calls followed, at most
+_TIMM_BUILDER = "timm.models._builder.build_model_with_cfg"
+_TIMM_BUILDER_PARAMETERS = frozenset({  # what it takes for itself (model_cfg aside: the class's `cfg`)
+    "model_cls", "variant", "pretrained", "pretrained_cfg", "pretrained_cfg_overlay", "feature_cfg",
+    "pretrained_strict", "pretrained_filter_fn", "cache_dir", "kwargs_filter", "pretrained_model_args"})
 _WEIGHTS_SWITCH = re.compile(r"weight|pretrained|checkpoint")
 _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Integer,
            cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -280,12 +284,33 @@ class _Reader:
         callee = value.func.value
         if callee in bound:
             return None
+        if (self.source.imports.resolve(value.func) or "").endswith(_TIMM_BUILDER):
+            return self.timm_built(_unpacked(_substituted(value, bound)))
         if callee in self.source.classes:
             return callee, _unpacked(_substituted(value, bound))
         function = self.source.functions.get(callee)
         if function is None:
             return None
         return self.construction(function, self.bind(function, _unpacked(_substituted(value, bound))), depth + 1)
+
+    def timm_built(self, call):
+        """timm's `build_model_with_cfg(ResNet, variant, pretrained, feature_cfg=..., **kwargs)`, which builds
+        `ResNet(**kwargs)` (`ResNet(cfg=model_cfg, **kwargs)` with a `model_cfg`), pretrained weights aside."""
+        first = call.args[0] if call.args else None
+        if first is None or first.keyword is not None or first.star or not isinstance(first.value, cst.Name) or \
+                first.value.value not in self.source.classes:
+            raise _Unread
+        arguments = []
+        for argument in call.args[3:]:
+            if argument.star or argument.keyword is None:
+                if argument.star != "**":
+                    raise _Unread
+                arguments.append(argument)
+            elif argument.keyword.value == "model_cfg":
+                arguments.append(argument.with_changes(keyword=cst.Name("cfg")))
+            elif argument.keyword.value not in _TIMM_BUILDER_PARAMETERS:
+                arguments.append(argument)
+        return first.value.value, cst.Call(cst.Name(first.value.value), arguments)
 
     def bind(self, function, call):
         """The helper's parameters bound to the call's (bound) arguments, its defaults, and `**kwargs` handed on."""
@@ -469,11 +494,35 @@ def _has_a_port(canonical):
             canonical in CARRIED_CLASSES or container_runtime(canonical) is not None)
 
 
+def _as_dict(value):
+    """`dict(block=Bottleneck, **kwargs)`, `dict(model_args, **kwargs)` or a dict display as a cst.Dict (keys that
+    are strings, `**kwargs` of the generated factory), or None."""
+    if isinstance(value, cst.Dict):
+        return value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict"):
+        return None
+    elements = []
+    for argument in value.args:
+        if argument.keyword is not None:
+            elements.append(cst.DictElement(cst.SimpleString(repr(argument.keyword.value)), argument.value))
+        elif argument.star == "**" and isinstance(argument.value, cst.Name) and argument.value.value == KWARGS:
+            elements.append(cst.StarredDictElement(argument.value))
+        else:
+            inner = _as_dict(argument.value)
+            if inner is None:
+                return None
+            elements.extend(inner.elements)
+    return cst.Dict(elements)
+
+
 def _unpacked(call):
-    """The call with each `*(a, b)` argument (a bound `*args`) and `**{"k": v, **kwargs}` (a bound `**kwargs`)
-    spread into its items."""
+    """The call with each `*(a, b)` argument (a bound `*args`) and `**{"k": v, **kwargs}` (a bound `**kwargs`, or
+    `**dict(model_args, **kwargs)`) spread into its items."""
     arguments = []
     for argument in call.args:
+        if argument.star == "**" and not isinstance(argument.value, cst.Name):
+            as_dict = _as_dict(argument.value)
+            argument = argument.with_changes(value=as_dict) if as_dict is not None else argument
         if argument.star == "*" and isinstance(argument.value, cst.Tuple):
             arguments.extend(cst.Arg(element.value) for element in argument.value.elements)
         elif argument.star == "**" and isinstance(argument.value, cst.Dict):

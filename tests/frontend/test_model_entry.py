@@ -206,3 +206,31 @@ def test_pytorchcv_style_factories_decide_their_branches_and_fold_what_they_comp
     assert model_entry(source, "get_huge").arguments == ("Block", "[0] * 10**12")
     # the model changed after its construction: not guessed
     assert model_entry(parsed(tmp_path, PYTORCHCV_STYLE.replace("AFTER", "net.channels = channels")), "net18") is None
+
+
+def test_timm_factories_build_through_build_model_with_cfg(tmp_path):
+    """timm's `resnet50()` merges its model arguments into `**kwargs` and hands the class to
+    `build_model_with_cfg`, which builds `ResNet(**kwargs)` (`cfg=model_cfg` where one is given) after taking its
+    own arguments (`feature_cfg`, the pretrained config)."""
+    source = parsed(tmp_path, '''
+        from timm.models._builder import build_model_with_cfg
+
+        CFGS = {"a": [1, 2]}
+
+
+        def _create(variant, pretrained=False, **kwargs):
+            return build_model_with_cfg(Net, variant, pretrained, feature_cfg=dict(flatten_sequential=True),
+                                        **kwargs)
+
+
+        def net50(pretrained=False, **kwargs):
+            model_args = dict(block=Block, layers=(3, 4))
+            return _create("net50", pretrained, **dict(model_args, **kwargs))
+
+
+        def net_cfg(pretrained=False, **kwargs):
+            return build_model_with_cfg(Net, "net_cfg", pretrained, model_cfg=CFGS["a"], **kwargs)
+    ''')
+    entry = model_entry(source, "net50")
+    assert (entry.arguments, entry.takes_kwargs) == (("block=Block", "layers=(3, 4)"), True)
+    assert model_entry(source, "net_cfg").arguments == ('cfg=CFGS["a"]',)
