@@ -209,9 +209,6 @@ def import_path(path, name=None, skip_lines=()):
     `script_lines`): top-level script code (training loops, downloads) blanked out, line numbers kept; when the
     file no longer fits them (edited since the conversion) it is imported as it is."""
     path = Path(path).resolve()
-    in_package = _import_in_package(path) if name is None else None
-    if in_package is not None:
-        return in_package
     name = name or f"porter_loaded_{path.stem}_{abs(hash(str(path))) % 10**8}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -225,32 +222,6 @@ def import_path(path, name=None, skip_lines=()):
     except BaseException:
         sys.modules.pop(name, None)
         raise
-    return module
-
-
-def _import_in_package(path):
-    """The module of a file that imports from its own package (`from ..ops.misc import Conv2dNormActivation`),
-    imported as a member of that package (its folders up to the last holding an `__init__.py`), which is how it
-    runs; None for a file that does not, or whose package name stands for another module here."""
-    if not re.search(r"^\s*from\s+\.", path.read_text(errors="replace"), re.MULTILINE):
-        return None
-    parts, folder = [path.stem], path.parent
-    while (folder / "__init__.py").is_file():
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    if len(parts) == 1:
-        return None
-    dotted = ".".join(parts)
-    added = str(folder) not in sys.path
-    if added:
-        sys.path.insert(0, str(folder))
-    try:
-        module = importlib.import_module(dotted)
-    finally:
-        if added:
-            sys.path.remove(str(folder))
-    if Path(getattr(module, "__file__", "") or "").resolve() != path:
-        return None
     return module
 
 
