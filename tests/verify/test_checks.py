@@ -60,3 +60,19 @@ def test_bf16_port_is_judged_by_cosine(converted):
     result = equivalence.check(Case(4, 0.0, 0, 3))
     assert result["forward"]["cosine"] >= 0.99 and result["forward"]["argmax"] is not None
     assert result["gradients"] is None and result["train"] is None
+
+
+def test_float64_arbiter_excuses_round_off_and_never_a_port_error(converted):
+    """The float64 arbiter (checks.py `_equal_in_float64`): a faithful port built in float64 gives torch's float64
+    gradients on every tensor; a port whose float64 build computes something else (a changed weight) does not."""
+    import numpy as np
+
+    equivalence = Equivalence(PortedPair(converted("vgg_small")))
+    case = Case(2, 0.0, 0, 1)
+    inputs = equivalence.inputs(case)
+    exact = equivalence._float64_gradients(case, inputs, True)
+    names = sorted(exact)
+    assert equivalence._equal_in_float64(case, inputs, True, exact, names)
+    layer = keras_layer_at(equivalence._float64_keras(), "features.0")
+    layer.weight.assign(layer.weight * np.float64(1.001))  # a port error of a tenth of a percent
+    assert not equivalence._equal_in_float64(case, inputs, True, exact, names)
