@@ -153,9 +153,10 @@ def check_init_args(conversion, init_args, source_display):
 def check_factory_args(entry, source, init_args, source_display):
     """--init-args of a main class built by a factory are the factory's: the keyword arguments it hands on to the
     class (the port's factory takes those alone), or every parameter of a factory the port carries as it is."""
-    function = source.functions[entry.function]
-    parameters = function.params
-    own = {p.name.value for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)}
+    from porter.frontend.model_entry import factory_node
+
+    parameters = factory_node(source, entry).params
+    own = {p.name.value for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)} - {"cls"}
     if entry.as_written:
         unknown = [] if parameters.star_kwarg is not None else sorted(set(init_args) - own)
     else:

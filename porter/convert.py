@@ -9,7 +9,7 @@ from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
 from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
 from porter.frontend.main_class import default_main_class, factory_main_class, is_loss_class
-from porter.frontend.model_entry import default_entry, model_entry
+from porter.frontend.model_entry import classmethod_entry, default_entry, model_entry
 from porter.frontend.script_code import script_line_ranges
 from porter.frontend.source import parse_source
 from porter.frontend.spatial_size import solve_spatial_size
@@ -117,6 +117,13 @@ def choose_model(source, requested, trained, init_args):
                              f"{requested}() builds", source.display_path, source.line_of(source.functions[requested]),
                              hint=f"name the class instead (classes found: {', '.join(source.classes)}) and give its "
                                   f"arguments with --init-args")
+        return entry.class_name, entry
+    if requested is not None and "." in requested:  # `--class EfficientNet.from_name`
+        entry = classmethod_entry(source, requested)
+        if entry is None:
+            raise UsageError(f"--class {requested}: no classmethod {requested.partition('.')[2]} of a module class "
+                             f"{requested.partition('.')[0]} in {source.display_path}",
+                             hint=f"classes found: {', '.join(source.classes)}")
         return entry.class_name, entry
     main_class = choose_main_class(source, requested, trained)
     return main_class, default_entry(source, main_class, init_args)

@@ -292,7 +292,8 @@ def _convert_package(root, options):
     main_conversion = next((c for f, c in conversions if f is main_file), None)
     return Conversion(package_files_out, manifest, warnings, 1 if stubbed else 0,
                       main_conversion.translator if main_conversion else None,
-                      main_conversion.emitter if main_conversion else None, main_class)
+                      main_conversion.emitter if main_conversion else None, main_class,
+                      main_conversion.model_factory if main_conversion else None)
 
 
 def convert_with_siblings(options):
@@ -346,7 +347,7 @@ def convert_with_siblings(options):
     files[MANIFEST] = manifest_text(manifest)
     stubbed = main.exit_code or any(c.exit_code for _, c in made)
     return Conversion(files, manifest, main.warnings, 1 if stubbed else 0, main.translator, main.emitter,
-                      main.main_class)
+                      main.main_class, main.model_factory)
 
 
 def _one_runtime(files, conversions):
@@ -640,5 +641,5 @@ def weights_view(conversion):
     manifest = {**conversion.manifest, "sources": [{**conversion.manifest["sources"][0],
                                                     "module": PurePosixPath(module).name}]}
     return Conversion(files, manifest, conversion.warnings, conversion.exit_code, conversion.translator,
-                      conversion.emitter, conversion.main_class)
+                      conversion.emitter, conversion.main_class, conversion.model_factory)
 

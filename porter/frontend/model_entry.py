@@ -112,6 +112,24 @@ def model_entry(source, function_name):
                       frozenset(name for name in names if name in bound), tuple(map(_code, reader.prelude)))
 
 
+def classmethod_entry(source, requested):
+    """The ModelEntry of `Class.method`, a classmethod of a module class of the file building it
+    (efficientnet_pytorch's `EfficientNet.from_name(model_name)`): the port carries it as written. None otherwise."""
+    class_name, _, method = requested.partition(".")
+    info = source.classes.get(class_name)
+    node = info.find_method(method) if info is not None and method and "." not in method else None
+    if node is None or not any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
+                               for d in node.decorators):
+        return None
+    return ModelEntry(requested, class_name, source.line_of(node), as_written=True)
+
+
+def factory_node(source, entry):
+    """The FunctionDef of an entry's factory (a module-level function, or a classmethod: `Class.method`)."""
+    class_name, _, method = entry.function.rpartition(".")
+    return source.classes[class_name].find_method(method) if class_name else source.functions[entry.function]
+
+
 def default_entry(source, class_name, init_args):
     """The first public factory (one no other function of the file calls) that builds `class_name`, when the
     class needs constructor arguments `init_args` does not give; None when it needs none or no factory builds it."""

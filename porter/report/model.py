@@ -84,6 +84,11 @@ class Report:
         return self.module_name.removesuffix(".py")
 
     @property
+    def imported_name(self):
+        """What the loading example imports from the Keras module: the class, or the factory building it."""
+        return (self.model_factory or self.main_class).split(".")[0]
+
+    @property
     def construction(self):
         """How the main class is built in Python: `Net()` or `Net(width=32)`."""
         arguments = ", ".join(f"{key}={value!r}" for key, value in self.init_args.items())

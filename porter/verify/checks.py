@@ -104,7 +104,9 @@ class Equivalence:
         return True
 
     def _train_is_deterministic(self):
-        inputs = self.inputs(Case(2, 0.0, 0, 12345))
+        # a batch of 8: randomness drawn per example (stochastic depth's `torch.rand([batch, 1, 1, 1])` with p
+        # about 0.1, efficientnet_pytorch's drop_connect) left two runs of 2 examples equal one time in 20
+        inputs = self.inputs(Case(8, 0.0, 0, 12345))
         results = []
         try:
             for _ in range(2):

@@ -97,7 +97,7 @@ class PortedPair:
         import torch
 
         torch.manual_seed(self.seed)
-        self.torch_model = getattr(self.torch_module, self.builder)(**self.init_args)
+        self.torch_model = _attribute_path(self.torch_module, self.builder)(**self.init_args)
         lazy = _has_lazy_modules(self.torch_model)
         if lazy:  # nn.LazyLinear & co. make their weights at the first call: one on example inputs, both sides
             self.run_torch(self.example_inputs(batch=1))
@@ -107,7 +107,7 @@ class PortedPair:
         previous = keras.config.dtype_policy()
         keras.config.set_dtype_policy(self.precision)
         try:
-            self.keras_model = getattr(self.keras_module, self.builder)(**self.init_args)
+            self.keras_model = _attribute_path(self.keras_module, self.builder)(**self.init_args)
             self.keras_model.channels_last_io = False  # compared with torch in torch's layout
             if lazy:
                 self.run_keras(self.example_inputs(batch=1))
@@ -177,6 +177,14 @@ class PortedPair:
         else:
             result = self.keras_model(*[tf.constant(i) for i in inputs], training=False)
         return _flatten_outputs(result, lambda t: np.asarray(t))
+
+
+def _attribute_path(module, dotted):
+    """`module.A.b` for "A.b": a class, a factory function, or a classmethod building the model."""
+    value = module
+    for name in dotted.split("."):
+        value = getattr(value, name)
+    return value
 
 
 def _has_lazy_modules(torch_model):

@@ -179,7 +179,7 @@ def load_hint(out, files, name):
     module = Path(manifest["sources"][0]["module"]).stem
     main = manifest.get("model_factory") or manifest.get("main_class")
     arguments = ", ".join(f"{key}={value!r}" for key, value in (manifest.get("init_args") or {}).items())
-    return (f"load the weights in Keras with `from {module} import {main}; model = {main}({arguments}); "
+    return (f"load the weights in Keras with `from {module} import {main.split('.')[0]}; model = {main}({arguments}); "
             f"model.load_weights({str(Path(out) / name)!r})` (with {out} on sys.path)")
 
 

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from porter.frontend.model_entry import default_entry, model_entry, required_parameters
+from porter.frontend.model_entry import classmethod_entry, default_entry, model_entry, required_parameters
 from porter.frontend.source import parse_source
 
 HEADER = '''
@@ -234,3 +234,21 @@ def test_timm_factories_build_through_build_model_with_cfg(tmp_path):
     entry = model_entry(source, "net50")
     assert (entry.arguments, entry.takes_kwargs) == (("block=Block", "layers=(3, 4)"), True)
     assert model_entry(source, "net_cfg").arguments == ('cfg=CFGS["a"]',)
+
+
+def test_a_classmethod_building_the_class_is_an_entry(tmp_path):
+    source = parsed(tmp_path, '''
+        class Built(nn.Module):
+            def __init__(self, config=None):
+                super().__init__()
+
+            @classmethod
+            def from_name(cls, name):
+                return cls(name)
+
+            def helper(self, name):
+                return name
+    ''')
+    entry = classmethod_entry(source, "Built.from_name")
+    assert (entry.class_name, entry.as_written) == ("Built", True)
+    assert classmethod_entry(source, "Built.helper") is None and classmethod_entry(source, "Nope.from_name") is None

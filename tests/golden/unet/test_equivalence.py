@@ -285,7 +285,7 @@ class PortedPair:
         import torch
 
         torch.manual_seed(self.seed)
-        self.torch_model = getattr(self.torch_module, self.builder)(**self.init_args)
+        self.torch_model = _attribute_path(self.torch_module, self.builder)(**self.init_args)
         lazy = _has_lazy_modules(self.torch_model)
         if lazy:  # nn.LazyLinear & co. make their weights at the first call: one on example inputs, both sides
             self.run_torch(self.example_inputs(batch=1))
@@ -295,7 +295,7 @@ class PortedPair:
         previous = keras.config.dtype_policy()
         keras.config.set_dtype_policy(self.precision)
         try:
-            self.keras_model = getattr(self.keras_module, self.builder)(**self.init_args)
+            self.keras_model = _attribute_path(self.keras_module, self.builder)(**self.init_args)
             self.keras_model.channels_last_io = False  # compared with torch in torch's layout
             if lazy:
                 self.run_keras(self.example_inputs(batch=1))
@@ -367,6 +367,14 @@ class PortedPair:
         else:
             result = self.keras_model(*[tf.constant(i) for i in inputs], training=False)
         return _flatten_outputs(result, lambda t: np.asarray(t))
+
+
+def _attribute_path(module, dotted):
+    """`module.A.b` for "A.b": a class, a factory function, or a classmethod building the model."""
+    value = module
+    for name in dotted.split("."):
+        value = getattr(value, name)
+    return value
 
 
 def _has_lazy_modules(torch_model):
@@ -590,7 +598,9 @@ class Equivalence:
         return True
 
     def _train_is_deterministic(self):
-        inputs = self.inputs(Case(2, 0.0, 0, 12345))
+        # a batch of 8: randomness drawn per example (stochastic depth's `torch.rand([batch, 1, 1, 1])` with p
+        # about 0.1, efficientnet_pytorch's drop_connect) left two runs of 2 examples equal one time in 20
+        inputs = self.inputs(Case(8, 0.0, 0, 12345))
         results = []
         try:
             for _ in range(2):
