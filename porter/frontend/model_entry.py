@@ -20,11 +20,13 @@ porter then says that the model needs arguments it cannot build, rather than gue
 import builtins
 import math
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 
 import libcst as cst
 
+from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.main_class import ReturnedClasses
 from porter.frontend.names import top_level_bindings
 from porter.frontend.source import body_without_docstring
@@ -35,7 +37,7 @@ _TIMM_BUILDER = "timm.models._builder.build_model_with_cfg"
 _TIMM_BUILDER_PARAMETERS = frozenset({  # what it takes for itself (model_cfg aside: the class's `cfg`)
     "model_cls", "variant", "pretrained", "pretrained_cfg", "pretrained_cfg_overlay", "feature_cfg",
     "pretrained_strict", "pretrained_filter_fn", "cache_dir", "kwargs_filter", "pretrained_model_args"})
-_WEIGHTS_SWITCH = re.compile(r"weight|pretrained|checkpoint")
+_WEIGHTS_SWITCH = re.compile(r"weight|pretrained|checkpoint", re.IGNORECASE)
 _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Integer,
            cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
@@ -102,12 +104,13 @@ def model_entry(source, function_name):
             return None
         value = _folded(_code(argument.value))
         arguments.append(f"{argument.keyword.value}={value}" if argument.keyword is not None else value)
-    names = _free_names([*call.args, *reader.prelude]) - {KWARGS} - reader.locals
-    bound = set(top_level_bindings(source.module)) | set(source.imports.aliases)
-    if any(name not in bound and not hasattr(builtins, name) for name in names):
-        return None
+    computed = [s for s in reader.prelude if not isinstance(s, (cst.Import, cst.ImportFrom))]
+    names = _free_names([*call.args, *computed]) - {KWARGS} - reader.locals
+    if not all(_portable_name(source, name) for name in names):
+        return None  # a name the port would not define (a sibling's helper, a pretrained-weights enum)
     if not all(_has_a_port(canonical) for canonical in _torch_references(source, [*call.args, *reader.prelude])):
         return None  # a torch name the port's code cannot name (`nn.BatchNorm2d` becomes the runtime's: it can)
+    bound = top_level_bindings(source.module)
     return ModelEntry(function_name, class_name, line, tuple(arguments), takes_kwargs,
                       frozenset(name for name in names if name in bound), tuple(map(_code, reader.prelude)))
 
@@ -281,7 +284,10 @@ class _Reader:
             if _touches(small, set(built) | _kwargs_names(bound)):
                 raise _Unread  # `model.fc = ...`, `kwargs.pop("aux")`: the model or its arguments changed
             return None
-        if isinstance(small, (cst.Pass, cst.Import, cst.ImportFrom)):
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            self.local_import(small, bound)
+            return None
+        if isinstance(small, cst.Pass):
             return None
         if _touches(small, set(built) | _kwargs_names(bound)):
             raise _Unread
@@ -310,6 +316,22 @@ class _Reader:
         if function is None:
             return None
         return self.construction(function, self.bind(function, _unpacked(_substituted(value, bound))), depth + 1)
+
+    def local_import(self, statement, bound):
+        """An import inside the factory (pytorchcv's `from functools import reduce`): a statement of the port's
+        factory too when it imports from the standard library; what anything else imports is unread."""
+        if isinstance(statement, cst.ImportFrom) and isinstance(statement.names, cst.ImportStar):
+            raise _Unread
+        names = [(alias.asname.name if alias.asname else alias.name) for alias in statement.names]
+        bound_names = [name.value if isinstance(name, cst.Name) else _code(name).split(".")[0] for name in names]
+        module = statement.module if isinstance(statement, cst.ImportFrom) else statement.names[0].name
+        top = _code(module).split(".")[0] if module is not None and not getattr(statement, "relative", ()) else ""
+        if top in KEPT_STDLIB and all(name not in self.locals for name in bound_names):
+            self.prelude.append(statement)
+            self.locals.update(bound_names)
+            bound.update({name: cst.Name(name) for name in bound_names})
+        else:
+            bound.update({name: _UNKNOWN for name in bound_names})
 
     def timm_built(self, call):
         """timm's `build_model_with_cfg(ResNet, variant, pretrained, feature_cfg=..., **kwargs)`, which builds
@@ -386,6 +408,22 @@ class _Reader:
             return bool(eval(code, {"__builtins__": {}}, {}))  # literals only: no name is left to read
         except (ArithmeticError, AttributeError, LookupError, NameError, SyntaxError, TypeError, ValueError):
             return None
+
+
+def _portable_name(source, name):
+    """Whether the port defines `name` when its factory reads it: a builtin, a module class, model code the port
+    carries, the file's own top-level definitions (the factory's reading makes them model code), torch's names (a
+    rule ports them: checked apart) and the standard library's (`functools.partial`). Not a definition linked in
+    from a sibling file that is not model code, nor anything about pretrained weights (`ResNet50_Weights`)."""
+    if _WEIGHTS_SWITCH.search(name) or name in source.downloaders:
+        return False
+    if hasattr(builtins, name) or name in source.classes or name in source.model_names:
+        return True
+    if name in source.imports.aliases:
+        top = (source.imports.resolve(cst.Name(name)) or "").split(".")[0]
+        return top == "torch" or top in sys.stdlib_module_names
+    nodes = top_level_bindings(source.module).get(name)
+    return bool(nodes) and not any(source.is_linked(node) for node in nodes)
 
 
 def _checks_weights(name, value, bound):

@@ -210,8 +210,10 @@ class SourceFile:
         used.update(exported)
         frontier = [node for info in self.classes.values() for node in _model_parts(info)] + builders
         frontier += [node for name in exported for node in bindings[name]]
-        # `gluon.Trainer(...)`, `self.data`: an attribute's name is not the module-level name it spells
+        # `gluon.Trainer(...)`, `self.data`: an attribute's name is not the module-level name it spells, nor is a
+        # keyword's (timm's `model_cfgs = dict(hgnet_tiny=dict(...))` reads no function `hgnet_tiny`)
         attributes = {id(attribute.attr) for attribute in self.nodes_in(self.module, cst.Attribute)}
+        attributes |= {id(arg.keyword) for arg in self.nodes_in(self.module, cst.Arg) if arg.keyword is not None}
         while frontier:
             node = frontier.pop()
             for name in {name.value for name in self.nodes_in(node, cst.Name) if id(name) not in attributes}:

@@ -166,7 +166,7 @@ def test_torch_names_in_the_arguments_are_ones_the_port_can_name(tmp_path):
             weights = None
             return Net(Block, [1], norm=nn.NoSuchNorm, **kwargs)
     ''')
-    assert model_entry(source, "net_bn").names == {"Block", "nn", "partial"}
+    assert model_entry(source, "net_bn").names == {"Block"}  # imports: kept by the emitter as the code reads them
     assert model_entry(source, "net_odd") is None
 
 
@@ -252,3 +252,42 @@ def test_a_classmethod_building_the_class_is_an_entry(tmp_path):
     entry = classmethod_entry(source, "Built.from_name")
     assert (entry.class_name, entry.as_written) == ("Built", True)
     assert classmethod_entry(source, "Built.helper") is None and classmethod_entry(source, "Nope.from_name") is None
+
+
+def test_factories_reading_pretrained_weights_or_names_the_port_lacks_are_not_followed(tmp_path):
+    """torchvision's detection factories hand a backbone built with `weights_backbone=ResNet50_Weights...` (a real
+    default, not None) through a sibling's helper: the port's factory would name both, which it does not define."""
+    source = parsed(tmp_path, '''
+        from .backbone_utils import _fpn_extractor
+
+
+        def net_backbone(*, weights_backbone=Backbone_Weights.DEFAULT, **kwargs):
+            weights_backbone = Backbone_Weights.verify(weights_backbone)
+            return Net(Block, [1], width=fold(weights_backbone), **kwargs)
+
+
+        def net_sibling(**kwargs):
+            weights = None
+            return Net(_fpn_extractor(Block), [1], **kwargs)
+    ''')
+    assert model_entry(source, "net_backbone") is None
+    assert model_entry(source, "net_sibling") is None
+
+
+def test_an_import_inside_the_factory_comes_with_it(tmp_path):
+    """pytorchcv's densenet computes its channels with `reduce`, imported inside the factory."""
+    source = parsed(tmp_path, '''
+        def get_net(**kwargs):
+            from functools import reduce
+            from somewhere import helper
+            layers = reduce(lambda xs, x: xs + [x], [1, 2], [])
+            return Net(Block, layers, **kwargs)
+
+
+        def get_other(**kwargs):
+            from somewhere import helper
+            return Net(Block, helper(), **kwargs)
+    ''')
+    entry = model_entry(source, "get_net")
+    assert entry.statements == ("from functools import reduce",) and entry.arguments[1].startswith("reduce(")
+    assert model_entry(source, "get_other") is None
