@@ -26,23 +26,22 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from porter.frontend.imports import KEPT_STDLIB
+from porter.frontend.factory_reader import (
+    KWARGS,
+    WEIGHTS_SWITCH,
+    FactoryReader,
+    Unread,
+    bound_to_defaults,
+    free_names,
+    node_code,
+)
 from porter.frontend.main_class import ReturnedClasses
 from porter.frontend.names import top_level_bindings
-from porter.frontend.source import body_without_docstring
-
-KWARGS = "kwargs"  # the generated factory's keyword-argument parameter
-_DEPTH = 8  # helper calls followed, at most
-_TIMM_BUILDER = "timm.models._builder.build_model_with_cfg"
-_TIMM_BUILDER_PARAMETERS = frozenset({  # what it takes for itself (model_cfg aside: the class's `cfg`)
-    "model_cls", "variant", "pretrained", "pretrained_cfg", "pretrained_cfg_overlay", "feature_cfg",
-    "pretrained_strict", "pretrained_filter_fn", "cache_dir", "kwargs_filter", "pretrained_model_args"})
-_WEIGHTS_SWITCH = re.compile(r"weight|pretrained|checkpoint", re.IGNORECASE)
-_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Integer,
-           cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 @dataclass(frozen=True)
+
+
 class ModelEntry:
     """The function that builds the main class."""
 
@@ -68,13 +67,6 @@ class ModelEntry:
                 + f"    return {self.class_name}({', '.join(arguments)})\n")
 
 
-class _Unread(Exception):
-    """The factory does something this reader does not follow."""
-
-
-_UNKNOWN = object()  # a name bound to something unread
-
-
 def model_entry(source, function_name):
     """The ModelEntry of the source's own function `function_name`, or None when it builds no module class this
     reader can follow."""
@@ -86,10 +78,10 @@ def model_entry(source, function_name):
                                                       source.imports.resolve).of(function_name).items() if always]
         if len(returned) == 1:
             return ModelEntry(function_name, returned[0], source.line_of(function), as_written=True)
-    reader = _Reader(source)
+    reader = FactoryReader(source)
     try:
-        built = reader.construction(function, _bound_to_defaults(function), 0)
-    except (_Unread, RecursionError):
+        built = reader.construction(function, bound_to_defaults(function), 0)
+    except (Unread, RecursionError):
         built = None
     if built is None:
         return None
@@ -102,17 +94,17 @@ def model_entry(source, function_name):
             continue
         if argument.star:
             return None
-        value = _folded(_code(argument.value))
+        value = _folded(node_code(argument.value))
         arguments.append(f"{argument.keyword.value}={value}" if argument.keyword is not None else value)
     computed = [s for s in reader.prelude if not isinstance(s, (cst.Import, cst.ImportFrom))]
-    names = _free_names([*call.args, *computed]) - {KWARGS} - reader.locals
+    names = free_names([*call.args, *computed]) - {KWARGS} - reader.locals
     if not all(_portable_name(source, name) for name in names):
         return None  # a name the port would not define (a sibling's helper, a pretrained-weights enum)
     if not all(_has_a_port(canonical) for canonical in _torch_references(source, [*call.args, *reader.prelude])):
         return None  # a torch name the port's code cannot name (`nn.BatchNorm2d` becomes the runtime's: it can)
     bound = top_level_bindings(source.module)
     return ModelEntry(function_name, class_name, line, tuple(arguments), takes_kwargs,
-                      frozenset(name for name in names if name in bound), tuple(map(_code, reader.prelude)))
+                      frozenset(name for name in names if name in bound), tuple(map(node_code, reader.prelude)))
 
 
 def classmethod_entry(source, requested):
@@ -168,254 +160,12 @@ def _required(parameters):
             if p.default is None]
 
 
-def _bound_to_defaults(function):
-    """The factory's own parameters bound to their defaults; its `**kwargs` to the generated function's."""
-    parameters = function.params
-    bound = {}
-    for parameter in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params):
-        bound[parameter.name.value] = parameter.default if parameter.default is not None else _UNKNOWN
-    if isinstance(parameters.star_arg, cst.Param):
-        bound[parameters.star_arg.name.value] = _UNKNOWN
-    if parameters.star_kwarg is not None:
-        bound[parameters.star_kwarg.name.value] = cst.Name(KWARGS)
-    return bound
-
-
-class _Reader:
-    """Follows a factory's statements and the helpers it calls to the module class it constructs."""
-
-    def __init__(self, source):
-        self.source = source
-        self.prelude = []  # statements the port's factory runs before the construction (tuple unpackings)
-        self.locals = set()  # the names they bind
-
-    def construction(self, function, bound, depth):
-        """(class name, the construction call with every name of the function bound) of what `function`
-        returns, None when it returns no construction."""
-        if depth > _DEPTH:
-            raise _Unread
-        bound = dict(bound)
-        built = {}  # local name -> (class, call) of a construction assigned to it
-        for statement in body_without_docstring(function):
-            result = self.statement(statement, bound, built, depth)
-            if result is not None:
-                return result
-        return None
-
-    def statement(self, statement, bound, built, depth):
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                result = self.small_statement(small, bound, built, depth)
-                if result is not None:
-                    return result
-            return None
-        if isinstance(statement, cst.If):
-            taken = self.decided(statement.test, bound)
-            if taken is None:
-                if _touches(statement, set(built) | {name for name, value in bound.items()
-                                                     if isinstance(value, cst.Name) and value.value == KWARGS}):
-                    raise _Unread
-                for name in _assigned(statement):
-                    bound[name] = _UNKNOWN
-                    built.pop(name, None)
-                return None
-            branch = statement.body if taken else statement.orelse
-            if isinstance(branch, cst.Else):
-                branch = branch.body
-            if branch is None or isinstance(branch, cst.If):
-                return self.statement(branch, bound, built, depth) if branch is not None else None
-            for inner in branch.body:
-                result = self.statement(inner, bound, built, depth)
-                if result is not None:
-                    return result
-            return None
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            bound[statement.name.value] = _UNKNOWN
-            return None
-        if _touches(statement, set(built)):
-            raise _Unread
-        for name in _assigned(statement):
-            bound[name] = _UNKNOWN
-        return None
-
-    def small_statement(self, small, bound, built, depth):
-        if isinstance(small, cst.Return):
-            if small.value is None:
-                raise _Unread
-            return self.value_built(small.value, bound, built, depth)
-        if isinstance(small, (cst.Assign, cst.AnnAssign)):
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-            if small.value is None:
-                return None
-            if len(targets) == 1 and isinstance(targets[0], cst.Name):
-                name = targets[0].value
-                if _checks_weights(name, small.value, bound):
-                    return None  # `weights = ResNet18_Weights.verify(weights)`: still none
-                if name in built or any(isinstance(v, cst.Name) and v.value == KWARGS and k == name
-                                        for k, v in bound.items()):
-                    raise _Unread  # a model or the keyword arguments rebound
-                found = self.construction_of(small.value, bound, depth)
-                if found is not None:
-                    built[name] = found
-                    bound[name] = _UNKNOWN
-                else:
-                    bound[name] = _substituted(small.value, bound)
-                return None
-            if len(targets) == 1 and isinstance(targets[0], (cst.Tuple, cst.List)) and \
-                    isinstance(small.value, cst.Call) and \
-                    all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement)
-                        for e in targets[0].elements):
-                # `setting, last_channel = _conf("b0", width_mult=1.0)`: a statement of the port's factory too
-                names = [element.value.value for element in targets[0].elements]
-                if any(name in built or name in self.locals or name == KWARGS for name in names):
-                    raise _Unread
-                target = cst.Tuple([cst.Element(cst.Name(name)) for name in names], lpar=[], rpar=[])
-                self.prelude.append(cst.Assign([cst.AssignTarget(target)], _substituted(small.value, bound)))
-                self.locals.update(names)
-                bound.update({name: cst.Name(name) for name in names})
-                return None
-            for target in targets:
-                if _touches(target, set(built) | _kwargs_names(bound)):
-                    raise _Unread  # `model.fc = ...`, `kwargs["width"] = 8`
-                for name in _target_names(target):
-                    bound[name] = _UNKNOWN
-            return None
-        if isinstance(small, cst.Expr):
-            if _touches(small, set(built) | _kwargs_names(bound)):
-                raise _Unread  # `model.fc = ...`, `kwargs.pop("aux")`: the model or its arguments changed
-            return None
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
-            self.local_import(small, bound)
-            return None
-        if isinstance(small, cst.Pass):
-            return None
-        if _touches(small, set(built) | _kwargs_names(bound)):
-            raise _Unread
-        return None
-
-    def value_built(self, value, bound, built, depth):
-        if isinstance(value, cst.Name) and value.value in built:
-            return built[value.value]
-        found = self.construction_of(value, bound, depth)
-        if found is None:
-            raise _Unread
-        return found
-
-    def construction_of(self, value, bound, depth):
-        """(class, call bound) when `value` constructs a module class or calls an own function that does."""
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
-            return None
-        callee = value.func.value
-        if callee in bound:
-            return None
-        if (self.source.imports.resolve(value.func) or "").endswith(_TIMM_BUILDER):
-            return self.timm_built(_unpacked(_substituted(value, bound)))
-        if callee in self.source.classes:
-            return callee, _unpacked(_substituted(value, bound))
-        function = self.source.functions.get(callee)
-        if function is None:
-            return None
-        return self.construction(function, self.bind(function, _unpacked(_substituted(value, bound))), depth + 1)
-
-    def local_import(self, statement, bound):
-        """An import inside the factory (pytorchcv's `from functools import reduce`): a statement of the port's
-        factory too when it imports from the standard library; what anything else imports is unread."""
-        if isinstance(statement, cst.ImportFrom) and isinstance(statement.names, cst.ImportStar):
-            raise _Unread
-        names = [(alias.asname.name if alias.asname else alias.name) for alias in statement.names]
-        bound_names = [name.value if isinstance(name, cst.Name) else _code(name).split(".")[0] for name in names]
-        module = statement.module if isinstance(statement, cst.ImportFrom) else statement.names[0].name
-        top = _code(module).split(".")[0] if module is not None and not getattr(statement, "relative", ()) else ""
-        if top in KEPT_STDLIB and all(name not in self.locals for name in bound_names):
-            self.prelude.append(statement)
-            self.locals.update(bound_names)
-            bound.update({name: cst.Name(name) for name in bound_names})
-        else:
-            bound.update({name: _UNKNOWN for name in bound_names})
-
-    def timm_built(self, call):
-        """timm's `build_model_with_cfg(ResNet, variant, pretrained, feature_cfg=..., **kwargs)`, which builds
-        `ResNet(**kwargs)` (`ResNet(cfg=model_cfg, **kwargs)` with a `model_cfg`), pretrained weights aside."""
-        first = call.args[0] if call.args else None
-        if first is None or first.keyword is not None or first.star or not isinstance(first.value, cst.Name) or \
-                first.value.value not in self.source.classes:
-            raise _Unread
-        arguments = []
-        for argument in call.args[3:]:
-            if argument.star or argument.keyword is None:
-                if argument.star != "**":
-                    raise _Unread
-                arguments.append(argument)
-            elif argument.keyword.value == "model_cfg":
-                arguments.append(argument.with_changes(keyword=cst.Name("cfg")))
-            elif argument.keyword.value not in _TIMM_BUILDER_PARAMETERS:
-                arguments.append(argument)
-        return first.value.value, cst.Call(cst.Name(first.value.value), arguments)
-
-    def bind(self, function, call):
-        """The helper's parameters bound to the call's (bound) arguments, its defaults, and `**kwargs` handed on."""
-        parameters = function.params
-        positional = [*parameters.posonly_params, *parameters.params]
-        bound = _bound_to_defaults(function)
-        star_kwarg = parameters.star_kwarg.name.value if parameters.star_kwarg is not None else None
-        if star_kwarg is not None:
-            bound[star_kwarg] = _UNKNOWN
-        star_arg = parameters.star_arg.name.value if isinstance(parameters.star_arg, cst.Param) else None
-        extra = []  # positional arguments past the named ones: `*args`
-        keywords = []  # keyword arguments past them: `**kwargs` (`width=width`)
-        handed_on = False  # the call hands the generated factory's `**kwargs` on
-        index = 0
-        for argument in call.args:
-            if argument.star == "**":
-                if not (isinstance(argument.value, cst.Name) and argument.value.value == KWARGS) or \
-                        star_kwarg is None:
-                    raise _Unread
-                handed_on = True
-            elif argument.star:
-                raise _Unread
-            elif argument.keyword is not None:
-                name = argument.keyword.value
-                if name in bound and name not in (star_kwarg, star_arg):
-                    bound[name] = argument.value
-                elif star_kwarg is not None:
-                    keywords.append(cst.DictElement(cst.SimpleString(repr(name)), argument.value))
-                else:
-                    raise _Unread
-            elif index < len(positional):
-                bound[positional[index].name.value] = argument.value
-                index += 1
-            elif star_arg is not None:
-                extra.append(argument.value)
-            else:
-                raise _Unread
-        if star_arg is not None:
-            bound[star_arg] = cst.Tuple([cst.Element(value) for value in extra])
-        if any(value is _UNKNOWN for name, value in bound.items() if name != star_kwarg):
-            raise _Unread  # a required parameter left unbound, or *args
-        if star_kwarg is not None:
-            # the generated `kwargs` itself while nothing is added to it, else `{"width": width, **kwargs}`
-            bound[star_kwarg] = cst.Name(KWARGS) if handed_on and not keywords else cst.Dict(
-                [*keywords, *([cst.StarredDictElement(cst.Name(KWARGS))] if handed_on else [])])
-        return bound
-
-    def decided(self, test, bound):
-        """True/False for a condition the bound values decide (`weights is not None`, `pretrained`), else None."""
-        value = _substituted(test, bound) if not _reads_unknown(test, bound) else None
-        if value is None:
-            return None
-        try:
-            code = cst.Module([]).code_for_node(value)
-            return bool(eval(code, {"__builtins__": {}}, {}))  # literals only: no name is left to read
-        except (ArithmeticError, AttributeError, LookupError, NameError, SyntaxError, TypeError, ValueError):
-            return None
-
-
 def _portable_name(source, name):
     """Whether the port defines `name` when its factory reads it: a builtin, a module class, model code the port
     carries, the file's own top-level definitions (the factory's reading makes them model code), torch's names (a
     rule ports them: checked apart) and the standard library's (`functools.partial`). Not a definition linked in
     from a sibling file that is not model code, nor anything about pretrained weights (`ResNet50_Weights`)."""
-    if _WEIGHTS_SWITCH.search(name) or name in source.downloaders:
+    if WEIGHTS_SWITCH.search(name) or name in source.downloaders:
         return False
     if hasattr(builtins, name) or name in source.classes or name in source.model_names:
         return True
@@ -424,68 +174,6 @@ def _portable_name(source, name):
         return top == "torch" or top in sys.stdlib_module_names
     nodes = top_level_bindings(source.module).get(name)
     return bool(nodes) and not any(source.is_linked(node) for node in nodes)
-
-
-def _checks_weights(name, value, bound):
-    """Whether `name = X.verify(name)` rebinds a pretrained-weights switch left at None or False to what the check
-    of it returns: the same (porter builds the model without pretrained weights, as torch's side does)."""
-    default = bound.get(name)
-    return (_WEIGHTS_SWITCH.search(name) is not None and isinstance(default, cst.Name) and
-            default.value in ("None", "False") and isinstance(value, cst.Call) and len(value.args) == 1 and
-            isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name)
-
-
-def _kwargs_names(bound):
-    return {name for name, value in bound.items()
-            if isinstance(value, cst.Dict) or isinstance(value, cst.Name) and value.value == KWARGS}
-
-
-def _reads_unknown(expression, bound):
-    return any(bound.get(name) is _UNKNOWN for name in _free_names([expression]))
-
-
-class _Substitute(cst.CSTTransformer):
-    def __init__(self, bound):
-        self.bound = bound
-
-    def leave_Name(self, original, updated):
-        value = self.bound.get(original.value)
-        if value is None:
-            return updated
-        if value is _UNKNOWN:
-            return cst.Name("__porter_unknown__")
-        if not isinstance(value, _ATOMIC) and not value.lpar:
-            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        return value
-
-    def leave_Attribute(self, original, updated):
-        return updated.with_changes(attr=original.attr)
-
-    def leave_Arg(self, original, updated):
-        return updated.with_changes(keyword=original.keyword)
-
-
-def _substituted(node, bound):
-    if _inner_names(node) & set(bound):
-        raise _Unread  # `[f(i) for i in ...]` where the factory binds `i` too: not substituted blindly
-    result = node.visit(_Substitute(bound))
-    if "__porter_unknown__" in _free_names([result]) or _reads_a_bound_dict(result):
-        raise _Unread  # an unread value, or `kwargs.pop(...)` of keyword arguments a helper added to
-    return result
-
-
-class _DictRead(cst.CSTVisitor):
-    def __init__(self):
-        self.found = False
-
-    def visit_Attribute(self, node):
-        self.found = self.found or isinstance(node.value, cst.Dict)
-
-
-def _reads_a_bound_dict(node):
-    visitor = _DictRead()
-    node.visit(visitor)
-    return visitor.found
 
 
 _PURE_BUILTINS = {name: getattr(builtins, name) for name in (
@@ -548,126 +236,3 @@ def _has_a_port(canonical):
     rule = module_rules.get(canonical) or function_rules.get(canonical)
     return (getattr(rule, "runtime", None) is not None or canonical in TORCH_CONSTANTS or
             canonical in CARRIED_CLASSES or container_runtime(canonical) is not None)
-
-
-def _as_dict(value):
-    """`dict(block=Bottleneck, **kwargs)`, `dict(model_args, **kwargs)` or a dict display as a cst.Dict (keys that
-    are strings, `**kwargs` of the generated factory), or None."""
-    if isinstance(value, cst.Dict):
-        return value
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict"):
-        return None
-    elements = []
-    for argument in value.args:
-        if argument.keyword is not None:
-            elements.append(cst.DictElement(cst.SimpleString(repr(argument.keyword.value)), argument.value))
-        elif argument.star == "**" and isinstance(argument.value, cst.Name) and argument.value.value == KWARGS:
-            elements.append(cst.StarredDictElement(argument.value))
-        else:
-            inner = _as_dict(argument.value)
-            if inner is None:
-                return None
-            elements.extend(inner.elements)
-    return cst.Dict(elements)
-
-
-def _unpacked(call):
-    """The call with each `*(a, b)` argument (a bound `*args`) and `**{"k": v, **kwargs}` (a bound `**kwargs`, or
-    `**dict(model_args, **kwargs)`) spread into its items."""
-    arguments = []
-    for argument in call.args:
-        if argument.star == "**" and not isinstance(argument.value, cst.Name):
-            as_dict = _as_dict(argument.value)
-            argument = argument.with_changes(value=as_dict) if as_dict is not None else argument
-        if argument.star == "*" and isinstance(argument.value, cst.Tuple):
-            arguments.extend(cst.Arg(element.value) for element in argument.value.elements)
-        elif argument.star == "**" and isinstance(argument.value, cst.Dict):
-            for element in argument.value.elements:
-                if isinstance(element, cst.StarredDictElement):
-                    arguments.append(cst.Arg(element.value, star="**"))
-                elif isinstance(element.key, cst.SimpleString):
-                    arguments.append(cst.Arg(element.value, keyword=cst.Name(element.key.evaluated_value)))
-                else:
-                    raise _Unread
-        else:
-            arguments.append(argument)
-    return call.with_changes(args=arguments)
-
-
-def _code(node):
-    return cst.Module([]).code_for_node(node)
-
-
-class _ReadNames(cst.CSTVisitor):
-    def __init__(self):
-        self.names, self.inner = set(), set()  # read; bound inside (comprehension targets, lambda parameters)
-
-    def visit_Name(self, node):
-        self.names.add(node.value)
-
-    def visit_CompFor(self, node):
-        self.inner.update(_target_names(node.target))
-
-    def visit_Param(self, node):
-        self.inner.add(node.name.value)
-        if node.default is not None:
-            node.default.visit(self)
-        return False
-
-    def visit_Attribute(self, node):
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node):
-        node.value.visit(self)
-        return False
-
-
-def _free_names(nodes):
-    """Names an expression reads (attribute names, keywords and the names its comprehensions and lambdas bind
-    aside)."""
-    visitor = _ReadNames()
-    for node in nodes:
-        node.visit(visitor)
-    return visitor.names - visitor.inner
-
-
-def _inner_names(node):
-    visitor = _ReadNames()
-    node.visit(visitor)
-    return visitor.inner
-
-
-def _touches(node, names):
-    return bool(names) and bool(_free_names([node]) & names)
-
-
-def _target_names(target):
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    return []
-
-
-class _Assigned(cst.CSTVisitor):
-    def __init__(self):
-        self.names = set()
-
-    def visit_AssignTarget(self, node):
-        self.names.update(_target_names(node.target))
-
-    def visit_AugAssign(self, node):
-        self.names.update(_target_names(node.target))
-
-    def visit_AnnAssign(self, node):
-        self.names.update(_target_names(node.target))
-
-    def visit_For(self, node):
-        self.names.update(_target_names(node.target))
-
-
-def _assigned(node):
-    visitor = _Assigned()
-    node.visit(visitor)
-    return visitor.names
