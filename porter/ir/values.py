@@ -5,6 +5,8 @@ A tensor in "channels_last" layout is the torch tensor with dim 1 moved last; it
 
 from dataclasses import dataclass, field, replace
 
+import libcst as cst
+
 
 @dataclass(frozen=True)
 class ModuleRef:
@@ -138,6 +140,18 @@ class Value:
 
 
 _VALUE_FIELDS = frozenset(Value.__dataclass_fields__)
+
+
+def iterable_code(code):
+    """`code` as the iterable of a comprehension: parenthesised when it is a conditional expression, a lambda or
+    an assignment expression (`for _each in a if flag else b` would read `if flag` as the comprehension's filter:
+    timm's `{...} if output_dict else intermediates`)."""
+    try:
+        expression = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return code
+    return f"({code})" if isinstance(expression, (cst.IfExp, cst.Lambda, cst.NamedExpr)) and \
+        not expression.lpar else code
 
 
 def result_of(template, code):

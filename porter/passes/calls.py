@@ -11,22 +11,40 @@ from porter.frontend.imports import KEPT_STDLIB, dotted_name
 from porter.frontend.static_branches import ALWAYS_IN_PORT, torch_has
 from porter.frontend.walk import descendants
 from porter.ir.containers import CONTAINERS, container_runtime
-from porter.ir.layout import (element_template, kernel_layout, layout_of_order, separable_order, settle, to_layout,
-                              unify)
+from porter.ir.layout import element_template, kernel_layout, layout_of_order, separable_order, settle, to_layout, unify
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
-from porter.ir.values import (UNKNOWN_MODULE, EinsumRecipe, ModuleRef, Value, is_permuted, may_be_images,
-                               physical_order, python, reads_through, remap_axis, result_of, stub_value, tensor,
-                               written_channels)
+from porter.ir.values import (
+    UNKNOWN_MODULE,
+    EinsumRecipe,
+    ModuleRef,
+    Value,
+    is_permuted,
+    iterable_code,
+    may_be_images,
+    physical_order,
+    python,
+    reads_through,
+    remap_axis,
+    result_of,
+    stub_value,
+    tensor,
+    written_channels,
+)
 from porter.ir.varying import varying_after
-from porter.passes.channels import (channels_after_function, channels_after_rule, counts_channels, passes_channels,
-                                   rebase)
+from porter.passes.channels import (
+    channels_after_function,
+    channels_after_rule,
+    counts_channels,
+    passes_channels,
+    rebase,
+)
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction
-from porter.passes.method_aliases import aliased_methods
-from porter.passes.modules import ModuleResolver, attribute_by_pattern, tensor_by_pattern
 from porter.passes.held_recursion import held_channels_last, recursive_calls
 from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.lambda_signatures import call_with_signature, decided_signature, only_called
+from porter.passes.method_aliases import aliased_methods
+from porter.passes.modules import ModuleResolver, attribute_by_pattern, tensor_by_pattern
 from porter.passes.optional_values import holds_none
 from porter.passes.pointwise_convs import pointwise_conv_attribute
 from porter.passes.recurrent_states import one_unidirectional_layer
@@ -714,7 +732,7 @@ class CallTranslator:
             return value.but(items=tuple(items))
         if reads_through(value):  # `torch.cat(self.features(x), 1)`: the call evaluated once, its items converted
             bodies = {item.code.replace(f"{value.code}[{i}]", "_each") for i, item in enumerate(items)}
-            code = f"tuple({bodies.pop()} for _each in {value.code})" if len(bodies) == 1 else \
+            code = f"tuple({bodies.pop()} for _each in {iterable_code(value.code)})" if len(bodies) == 1 else \
                 f"(lambda _items: ({', '.join(i.code.replace(value.code, '_items') for i in items)},))({value.code})"
             return result_of(value.but(items=tuple(items)), code)
         opener, closer = ("[", "]") if value.code.startswith("[") else ("(", ")")
@@ -1914,7 +1932,7 @@ def _converted_items(element, container):
     """Code of the items of `container` (code) each converted by `element` (code over `_each`): a tuple when the
     container is written as one (`(x2, x1) + tuple(extra)` adds a tuple to a tuple), a generator when it is one
     (`y.extend(m(y[-1]) for m in self.m)` reads each item appended before the next is made), else a list."""
-    comprehension = f"{element} for _each in {container}"
+    comprehension = f"{element} for _each in {iterable_code(container)}"
     if _is_generator(container):
         return f"({comprehension})"
     return f"tuple({comprehension})" if container.startswith(("tuple(", "(")) else f"[{comprehension}]"

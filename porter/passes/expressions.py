@@ -498,6 +498,11 @@ class ExpressionTranslator(CallTranslator):
             # `output if output else input`: two lists whose images are held differently, both in torch's order
             body, orelse = self.as_plain(body), self.as_plain(orelse)
             return Value(f"{body.code} if {test.code} else {orelse.code}", "tuple", items=None)
+        elif body.kind != orelse.kind and _container_or_images(body) and _container_or_images(orelse):
+            # `{"feats": feats} if output_dict else feats` (timm's forward_intermediates): a dict or a list, a list
+            # or an image; each part in torch's layout, so whichever is taken leaves as the source returns it
+            body, orelse = self.as_plain(body), self.as_plain(orelse)
+            return python(f"({self.wrap(body.code)} if {test.code} else {self.wrap(orelse.code)})")
         # parentheses the source put around a part stay (`(lambda c: GroupNorm(2, c)) if gn else BatchNorm2d`:
         # without them the lambda takes the whole conditional as its body)
         parts = [f"({v.code})" if n.lpar and not v.code.startswith("(") else v.code
@@ -1179,6 +1184,11 @@ def _registered_tensors(class_node):
     walk(class_node, Finder())
     _REGISTERED[id(class_node)] = (class_node, frozenset(names))
     return _REGISTERED[id(class_node)][1]
+
+
+def _container_or_images(value):
+    """An image, a list of them, or a dict display (a Python value porter keeps as code: `{"feats": feats}`)."""
+    return value.kind in ("tensor", "tuple") or value.kind == "python" and value.code.lstrip().startswith("{")
 
 
 def _lists_alike(first, second):

@@ -34,6 +34,7 @@ from porter.ir.values import (
     Value,
     features_dim,
     is_permuted,
+    iterable_code,
     may_be_images,
     physical_order,
     python,
@@ -1293,7 +1294,7 @@ class BodyTranslator(ExpressionTranslator):
         element = to_layout(self.ctx, items[0].with_code("_each"), "source")
         if element.code == "_each":
             return value
-        return Value(f"type({value.code})({element.code} for _each in {value.code})", "tuple", items=None,
+        return Value(f"type({value.code})({element.code} for _each in {iterable_code(value.code)})", "tuple", items=None,
                      static=("each", element.with_code("")))
 
     def kinds_changed(self, before):
