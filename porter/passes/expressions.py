@@ -498,9 +498,11 @@ class ExpressionTranslator(CallTranslator):
             # `output if output else input`: two lists whose images are held differently, both in torch's order
             body, orelse = self.as_plain(body), self.as_plain(orelse)
             return Value(f"{body.code} if {test.code} else {orelse.code}", "tuple", items=None)
-        elif body.kind != orelse.kind and _container_or_images(body) and _container_or_images(orelse):
-            # `{"feats": feats} if output_dict else feats` (timm's forward_intermediates): a dict or a list, a list
-            # or an image; each part in torch's layout, so whichever is taken leaves as the source returns it
+        elif _dict_display(body) != _dict_display(orelse) and body.kind in ("tensor", "tuple", "python") and \
+                orelse.kind in ("tensor", "tuple", "python") and "tuple" in (body.kind, orelse.kind):
+            # `{"feats": feats} if output_dict else feats` (timm's forward_intermediates): a dict on one side, a
+            # list of images on the other; each in torch's layout, so whichever is taken leaves as the source
+            # returns it (a list or an image, `output if output else input`, keeps its layouts as it did)
             body, orelse = self.as_plain(body), self.as_plain(orelse)
             return python(f"({self.wrap(body.code)} if {test.code} else {self.wrap(orelse.code)})")
         # parentheses the source put around a part stay (`(lambda c: GroupNorm(2, c)) if gn else BatchNorm2d`:
@@ -1186,9 +1188,9 @@ def _registered_tensors(class_node):
     return _REGISTERED[id(class_node)][1]
 
 
-def _container_or_images(value):
-    """An image, a list of them, or a dict display (a Python value porter keeps as code: `{"feats": feats}`)."""
-    return value.kind in ("tensor", "tuple") or value.kind == "python" and value.code.lstrip().startswith("{")
+def _dict_display(value):
+    """Whether `value` is a dict display porter keeps as Python code (`{"feats": feats}`)."""
+    return value.kind == "python" and value.code.lstrip().startswith("{")
 
 
 def _lists_alike(first, second):

@@ -6,7 +6,9 @@ list's conversion (`each_image(..., {...} if flag else feats)`), which iterated 
 when the dict was returned); where the list was converted by a comprehension the expression stood unparenthesised
 as its iterable (`for _each in {...} if flag else feats` reads `if flag` as the comprehension's filter: the port did
 not compile, a porter internal error on timm's deepseek_vit.py). Each part is now in torch's layout on its own, and
-a conditional iterable is parenthesised (porter/ir/values.py `iterable_code`).
+a conditional iterable is parenthesised (porter/ir/values.py `iterable_code`). A list or an image on either side
+(`output if output else input`, pretrainedmodels' LambdaMap) keeps its layouts as before: a first version made those
+plain too and cost pretrainedmodels' ResNeXt 158 Transposes.
 """
 
 import pytest
