@@ -208,8 +208,7 @@ def convert(options, read_only=False):
     # the constructor arguments of the main class: the user's, unless they are the factory's
     class_args = {} if entry is not None else options.init_args or {}
     if entry is not None and entry.names:  # what the port's factory reads is model code
-        source.entry_names = entry.names
-        source.__dict__.pop("model_names", None)
+        source.add_entry_names(entry.names)
     warnings = []
     if options.input_specs:
         example_inputs = [parse_input_spec(s) if isinstance(s, str) else s for s in options.input_specs]

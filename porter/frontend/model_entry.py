@@ -98,11 +98,11 @@ def model_entry(source, function_name):
         arguments.append(f"{argument.keyword.value}={value}" if argument.keyword is not None else value)
     computed = [s for s in reader.prelude if not isinstance(s, (cst.Import, cst.ImportFrom))]
     names = free_names([*call.args, *computed]) - {KWARGS} - reader.locals
-    if not all(_portable_name(source, name) for name in names):
+    bound = top_level_bindings(source.module)
+    if not all(_portable_name(source, bound, name) for name in names):
         return None  # a name the port would not define (a sibling's helper, a pretrained-weights enum)
     if not all(_has_a_port(canonical) for canonical in _torch_references(source, [*call.args, *reader.prelude])):
         return None  # a torch name the port's code cannot name (`nn.BatchNorm2d` becomes the runtime's: it can)
-    bound = top_level_bindings(source.module)
     return ModelEntry(function_name, class_name, line, tuple(arguments), takes_kwargs,
                       frozenset(name for name in names if name in bound), tuple(map(node_code, reader.prelude)))
 
@@ -160,7 +160,7 @@ def _required(parameters):
             if p.default is None]
 
 
-def _portable_name(source, name):
+def _portable_name(source, bound, name):
     """Whether the port defines `name` when its factory reads it: a builtin, a module class, model code the port
     carries, the file's own top-level definitions (the factory's reading makes them model code), torch's names (a
     rule ports them: checked apart) and the standard library's (`functools.partial`). Not a definition linked in
@@ -172,7 +172,7 @@ def _portable_name(source, name):
     if name in source.imports.aliases:
         top = (source.imports.resolve(cst.Name(name)) or "").split(".")[0]
         return top == "torch" or top in sys.stdlib_module_names
-    nodes = top_level_bindings(source.module).get(name)
+    nodes = bound.get(name)
     return bool(nodes) and not any(source.is_linked(node) for node in nodes)
 
 

@@ -222,6 +222,11 @@ class SourceFile:
                     frontier.extend(bindings[name])
         return frozenset(used)
 
+    def add_entry_names(self, names):
+        """Module-level names the port's factory of the model reads become model code (model_names read anew)."""
+        self.entry_names = frozenset(self.entry_names | set(names))
+        self.__dict__.pop("model_names", None)
+
     def _only_builds_a_model(self, function):
         """True for `def f(...): [docstring] return ModelClass(...)` with an in-file module class."""
         statements = body_without_docstring(function)

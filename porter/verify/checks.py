@@ -40,7 +40,7 @@ from porter.verify.compare import (
     gradient_errors,
     is_classifier_output,
 )
-from porter.verify.harness import _flatten_outputs, keras_layers
+from porter.verify.harness import _flatten_outputs, _has_lazy_modules, keras_layers
 from porter.verify.strategies import Case, cases, input_arrays, output_weights, size_variants
 
 FORWARD_TOLERANCE = 1e-4
@@ -350,18 +350,8 @@ class Equivalence:
 
     def _float64_keras(self):
         """The port built under Keras's float64 policy with the reference state (built once)."""
-        import keras
-
         if self._keras64 is None:
-            previous = keras.config.dtype_policy()
-            keras.config.set_dtype_policy("float64")
-            try:
-                model = getattr(self.pair.keras_module, getattr(self.pair, "builder", self.pair.class_name))(
-                    **self.pair.init_args)
-                model.channels_last_io = False
-            finally:
-                keras.config.set_dtype_policy(previous)
-            self.pair.keras_module.load_state_dict(model, self.pair.reference_state)
+            model = self.pair.keras_port("float64", first_call=_has_lazy_modules(self.pair.torch_model))
             disable_keras_dropout(model)  # as the float32 pair's
             self._keras64 = model
         return self._keras64

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from porter.errors import UsageError, WeightsError
+from porter.verify.harness import attribute_path
 from porter.weights.readers import read_state_dict
 
 WEIGHTS_SUFFIX = ".weights.h5"
@@ -74,7 +75,7 @@ def weights_file(conversion, weights_path, options):
     with tempfile.TemporaryDirectory(prefix="porter-weights-") as workdir:
         module = _import_generated(Path(workdir), module_name, conversion.files)
         try:
-            model_class = model_builder(module, conversion.manifest.get("model_factory") or main_class)
+            model_class = attribute_path(module, conversion.manifest.get("model_factory") or main_class)
             _check_init_args(model_class, main_class, init_args)
             try:
                 with fresh_layer_names():
@@ -101,14 +102,6 @@ def weights_file(conversion, weights_path, options):
             sys.modules.pop(module.__name__, None)
 
 
-def model_builder(module, name):
-    """What builds the model in a generated module: a class, a factory function, or a classmethod ("A.from_name")."""
-    value = module
-    for part in name.split("."):
-        value = getattr(value, part)
-    return value
-
-
 def model_layout(module_name, files, main_class, init_args):
     """{torch key: Keras shape} of `main_class` built from the generated files (for `porter diff`).
 
@@ -119,7 +112,7 @@ def model_layout(module_name, files, main_class, init_args):
         try:
             module = _import_generated(Path(workdir), module_name, files)
             with fresh_layer_names():
-                model = model_builder(module, main_class)(**init_args)
+                model = attribute_path(module, main_class)(**init_args)
             return layout_of(module.collect_state(model))
         except Exception as error:  # noqa: BLE001 - generated code that does not build: say so, do not fail
             raise LayoutUnknown(f"the regenerated {main_class} does not build: {_one_line(error, 200)}") from None

@@ -281,27 +281,36 @@ class PortedPair:
         self.build()
 
     def build(self):
-        import keras
         import torch
 
         torch.manual_seed(self.seed)
-        self.torch_model = _attribute_path(self.torch_module, self.builder)(**self.init_args)
+        self.torch_model = attribute_path(self.torch_module, self.builder)(**self.init_args)
         lazy = _has_lazy_modules(self.torch_model)
         if lazy:  # nn.LazyLinear & co. make their weights at the first call: one on example inputs, both sides
             self.run_torch(self.example_inputs(batch=1))
         perturb_torch_module(self.torch_model, self.seed)
         self.torch_model.eval()
         self.reference_state = torch_state_numpy(self.torch_model)
+        self.keras_model = self.keras_port(self.precision, first_call=lazy)
+
+    def keras_port(self, precision, first_call=False):
+        """A Keras model built as the torch one (same builder and arguments) under Keras dtype policy `precision`,
+        holding the reference state, in torch's layout at its boundary; `first_call`: called once on example inputs
+        first (lazy layers make their weights then)."""
+        import keras
+        import tensorflow as tf
+
         previous = keras.config.dtype_policy()
-        keras.config.set_dtype_policy(self.precision)
+        keras.config.set_dtype_policy(precision)
         try:
-            self.keras_model = _attribute_path(self.keras_module, self.builder)(**self.init_args)
-            self.keras_model.channels_last_io = False  # compared with torch in torch's layout
-            if lazy:
-                self.run_keras(self.example_inputs(batch=1))
+            model = attribute_path(self.keras_module, self.builder)(**self.init_args)
+            model.channels_last_io = False  # compared with torch in torch's layout
+            if first_call:
+                model(*[tf.constant(i) for i in self.example_inputs(batch=1)], training=False)
         finally:
             keras.config.set_dtype_policy(previous)
-        self.keras_module.load_state_dict(self.keras_model, self.reference_state)
+        self.keras_module.load_state_dict(model, self.reference_state)
+        return model
 
     def reset(self):
         """Both models back to the state `build` gave them (after a train-mode step changed running statistics)."""
@@ -369,7 +378,7 @@ class PortedPair:
         return _flatten_outputs(result, lambda t: np.asarray(t))
 
 
-def _attribute_path(module, dotted):
+def attribute_path(module, dotted):
     """`module.A.b` for "A.b": a class, a factory function, or a classmethod building the model."""
     value = module
     for name in dotted.split("."):
@@ -877,19 +886,8 @@ class Equivalence:
 
     def _float64_keras(self):
         """The port built under Keras's float64 policy with the reference state (built once)."""
-        import keras
-
         if self._keras64 is None:
-            previous = keras.config.dtype_policy()
-            keras.config.set_dtype_policy("float64")
-            try:
-                model = getattr(self.pair.keras_module, getattr(self.pair, "builder", self.pair.class_name))(
-                    **self.pair.init_args
-                )
-                model.channels_last_io = False
-            finally:
-                keras.config.set_dtype_policy(previous)
-            self.pair.keras_module.load_state_dict(model, self.pair.reference_state)
+            model = self.pair.keras_port("float64", first_call=_has_lazy_modules(self.pair.torch_model))
             disable_keras_dropout(model)  # as the float32 pair's
             self._keras64 = model
         return self._keras64
