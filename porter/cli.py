@@ -151,8 +151,8 @@ def check_init_args(conversion, init_args, source_display):
 
 
 def check_factory_args(entry, source, init_args, source_display):
-    """--init-args of a main class built by a factory are the factory's: the keyword arguments it hands on to the
-    class (the port's factory takes those alone), or every parameter of a factory the port carries as it is."""
+    """--init-args of a main class built by a factory are the factory's: its parameters the port's factory keeps
+    and the keyword arguments it hands on to the class, or every parameter of a factory the port carries as it is."""
     from porter.frontend.model_entry import factory_node
 
     parameters = factory_node(source, entry).params
@@ -160,7 +160,8 @@ def check_factory_args(entry, source, init_args, source_display):
     if entry.as_written:
         unknown = [] if parameters.star_kwarg is not None else sorted(set(init_args) - own)
     else:
-        unknown = sorted(set(init_args) & own) if entry.takes_kwargs else sorted(init_args)
+        kept = {name for name, _ in entry.parameters}
+        unknown = sorted(set(init_args) & own - kept) if entry.takes_kwargs else sorted(set(init_args) - kept)
     if unknown:
         raise UsageError(f"--init-args: {', '.join(map(repr, unknown))} cannot be given to {entry.function}(), which "
                          f"builds {entry.class_name}", source_display, entry.line,

@@ -91,3 +91,64 @@ def test_randomness_drawn_per_example_is_found_before_train_mode_is_compared(por
     equivalence = Equivalence(PortedPair(out))
     assert not equivalence.train_mode
     assert any("not deterministic in training" in note for note in equivalence.notes)
+
+
+COMPOSED = '''
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, cin, width):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, width, 3, stride=2, padding=1)
+        self.norm = nn.BatchNorm2d(width)
+        self.out_channels = width
+
+    def forward(self, x):
+        return torch.relu(self.norm(self.conv(x)))
+
+
+class Head(nn.Module):
+    def __init__(self, cin, classes):
+        super().__init__()
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+class Model(nn.Module):
+    def __init__(self, encoder, head):
+        super().__init__()
+        self.encoder = encoder
+        self.head = head
+
+    def forward(self, x):
+        return self.head(self.encoder(x))
+
+
+def build_model(num_classes=5, width=6):
+    encoder = Encoder(3, width)
+    head = Head(encoder.out_channels, num_classes)
+    return Model(encoder, head)
+'''
+
+
+def test_a_model_composed_of_modules_the_factory_builds_first_is_built_as_it_does(tmp_path, capsys):
+    """`encoder = Encoder(3, width); head = Head(encoder.out_channels, n); return Model(encoder, head)`: the main class
+    takes modules, which `--init-args` cannot give; porter said "converted" and train_tpu.py built `Model()`. The
+    port's factory builds each module once, in the source's order, and the model from them."""
+    (tmp_path / "composed.py").write_text(COMPOSED)
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path / "composed.py"), "-o", str(out), "--input-shape", "3,12,12"]) == 0
+    assert "main class Model built by build_model()" in capsys.readouterr().out
+    text = (out / "composed_keras.py").read_text()
+    assert "def build_model(num_classes=5, width=6):\n" in text
+    assert "    encoder = Encoder(3, width)\n    head = Head(encoder.out_channels, num_classes)\n" \
+        "    return Model(encoder, head)\n" in text
+    assert "model = model_lib.build_model(**INIT_ARGS)" in (out / "train_tpu.py").read_text()
+    pair = PortedPair(out)
+    inputs = pair.example_inputs(batch=2)
+    for want, got in zip(pair.run_torch(inputs), pair.run_keras(inputs), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -17,11 +17,12 @@ import re
 import libcst as cst
 
 from porter.frontend.imports import KEPT_STDLIB
+from porter.frontend.linker import READ_BY_THE_FACTORY_READER
 from porter.frontend.source import body_without_docstring
 
 KWARGS = "kwargs"  # the generated factory's keyword-argument parameter
 _DEPTH = 8  # helper calls followed, at most
-_TIMM_BUILDER = "timm.models._builder.build_model_with_cfg"
+_TIMM_BUILDER, = READ_BY_THE_FACTORY_READER
 _TIMM_BUILDER_PARAMETERS = frozenset({  # what it takes for itself (model_cfg aside: the class's `cfg`)
     "model_cls", "variant", "pretrained", "pretrained_cfg", "pretrained_cfg_overlay", "feature_cfg",
     "pretrained_strict", "pretrained_filter_fn", "cache_dir", "kwargs_filter", "pretrained_model_args"})
@@ -123,6 +124,7 @@ class FactoryReader:
                 if name in built or any(isinstance(v, cst.Name) and v.value == KWARGS and k == name
                                         for k, v in bound.items()):
                     raise Unread  # a model or the keyword arguments rebound
+                self.materialise(small.value, bound, built)
                 found = self.construction_of(small.value, bound, depth)
                 if found is not None:
                     built[name] = found
@@ -138,6 +140,7 @@ class FactoryReader:
                 names = [element.value.value for element in targets[0].elements]
                 if any(name in built or name in self.locals or name == KWARGS for name in names):
                     raise Unread
+                self.materialise(small.value, bound, built)
                 target = cst.Tuple([cst.Element(cst.Name(name)) for name in names], lpar=[], rpar=[])
                 self.prelude.append(cst.Assign([cst.AssignTarget(target)], _substituted(small.value, bound)))
                 self.locals.update(names)
@@ -150,6 +153,9 @@ class FactoryReader:
                     bound[name] = _UNKNOWN
             return None
         if isinstance(small, cst.Expr):
+            if _sets_a_default(small.value, bound):  # `kwargs.setdefault("img_size", 256)` (timm's byoanet.py)
+                self.prelude.append(cst.Expr(_substituted(small.value, bound)))
+                return None
             if _touches(small, set(built) | _kwargs_names(bound)):
                 raise Unread  # `model.fc = ...`, `kwargs.pop("aux")`: the model or its arguments changed
             return None
@@ -164,11 +170,28 @@ class FactoryReader:
 
     def value_built(self, value, bound, built, depth):
         if isinstance(value, cst.Name) and value.value in built:
+            if value.value in self.locals:
+                raise Unread  # a module the factory read after building it, returned: not built anew
             return built[value.value]
+        self.materialise(value, bound, built)
         found = self.construction_of(value, bound, depth)
         if found is None:
             raise Unread
         return found
+
+    def materialise(self, value, bound, built):
+        """A module the factory built into a local and `value` reads (`head = Head(encoder.out_channels, n)`, `return
+        Model(encoder, head)`) becomes a statement of the port's factory (`encoder = Encoder(3, 8)`), built once
+        where it was built and read by name, as in the source."""
+        read = free_names([value])
+        for name in list(built):  # (in the order the factory built them)
+            if name not in read or bound.get(name) is not _UNKNOWN:
+                continue
+            if name in self.locals or name == KWARGS:
+                raise Unread  # (a helper's local of that name already in the port's factory)
+            self.prelude.append(cst.Assign([cst.AssignTarget(cst.Name(name))], built[name][1]))
+            self.locals.add(name)
+            bound[name] = cst.Name(name)
 
     def construction_of(self, value, bound, depth):
         """(class, call bound) when `value` constructs a module class or calls an own function that does."""
@@ -288,9 +311,22 @@ def _checks_weights(name, value, bound):
             isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name)
 
 
+def _sets_a_default(value, bound):
+    """Whether `value` is `kwargs.setdefault(key, default)` of the generated factory's own keyword arguments (a
+    statement of the port's factory too; on a dict a helper built, it stays unread)."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and
+            value.func.attr.value == "setdefault" and isinstance(value.func.value, cst.Name)):
+        return False
+    kwargs = bound.get(value.func.value.value)
+    return isinstance(kwargs, cst.Name) and kwargs.value == KWARGS and len(value.args) == 2 and \
+        all(not arg.star and arg.keyword is None for arg in value.args)
+
+
 def _kwargs_names(bound):
+    """Names bound to keyword arguments: the generated factory's, a dict display, or a value built from them
+    (`options = dict(width=4, **kwargs)`): a statement changing one changes what is built."""
     return {name for name, value in bound.items()
-            if isinstance(value, cst.Dict) or isinstance(value, cst.Name) and value.value == KWARGS}
+            if isinstance(value, cst.Dict) or isinstance(value, cst.CSTNode) and KWARGS in free_names([value])}
 
 
 def _reads_unknown(expression, bound):

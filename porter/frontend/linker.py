@@ -37,6 +37,9 @@ MODULE_BASE_NAMES = ("Module", "Sequential", "ModuleList", "ModuleDict", "Block"
 GLUON_PREFIXES = ("gluon.", "mx.gluon.", "mxnet.gluon.")
 
 
+# library functions a factory hands its model class to, which porter's factory reader reads itself
+# (frontend/factory_reader.py): never linked (timm's builder would bring hub downloads and feature extractors)
+READ_BY_THE_FACTORY_READER = frozenset({"timm.models._builder.build_model_with_cfg"})
 SOURCE_ROOTS = contextvars.ContextVar("porter_source_roots", default=())  # folders whose modules import by name
 
 
@@ -67,13 +70,14 @@ def linked_text(path, text, package, covered):
         module = parsed_module(text)
     except cst.ParserSyntaxError:
         return text, frozenset(), {}, [], {}  # the parser reports it properly
-    linker = _Linker(root, covered, namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
+    linker = _Linker(root, lambda name: name in READ_BY_THE_FACTORY_READER or covered(name), namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
                      if package else True)
     through_attributes = linker.module_attribute_imports(module, package)
     if through_attributes:  # `inception_module.InceptionA` read as the `InceptionA` it names (same lines)
         module = module.visit(_ThroughModuleAttributes(through_attributes))
         text = module.code
     module = linker.prepared(linker.decided(module), package, through_attributes)
+    linker.top = package.split(".")[0]
     linker.owners.update((name, ("", None)) for name in top_level_bindings(module))  # the file's own names win
     linker.import_targets.update(_top_level_table(module, package).aliases)
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
@@ -92,7 +96,7 @@ def linked_text(path, text, package, covered):
     origins = {name: linker.paths[dotted] for name, (dotted, _) in linker.owners.items() if dotted}
     home_names = {linker.renamed[dotted][name]: name for dotted, name in linker.clashes}
     return f"{text}\n\n\n{appended}\n", frozenset(
-        linker.defined | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins, lines, home_names
+        linker.bound_names() | linker.aliases | {a.split(" = ")[0] for a in aliases}), origins, lines, home_names
 
 
 # text of a module file the linker read -> its parse, the most recently used last. A process that converts many files
@@ -148,6 +152,7 @@ class _Linker:
         self.renamed = {}  # module -> {name in it: the name its definitions say instead} (clashes, and imports of them)
         self.final = {}  # (module, name) -> the name its definition has in the appended text
         self.import_targets = {}  # name an import binds in the text (the file's, then linked modules') -> its target
+        self.top = ""  # the top-level package's name
         self.texts = {}  # dotted module -> its text, as the statements linked from it read (their lines)
 
     def module(self, dotted):
@@ -350,19 +355,25 @@ class _Linker:
         self.defined |= {new for names in self.renamed.values() for new in names.values()}
         return [self.block(dotted) for dotted in self.dependencies_first()]
 
+    def bound_names(self):
+        """The names the appended definitions bind: each under the name it is linked as (timm's typing.py `F`, linked
+        as `F_typing` beside the file's `import torch.nn.functional as F`, leaves `F` the file's import)."""
+        return {self.renamed.get(dotted, {}).get(name, name) for dotted, names in self.taken.items() for name in names}
+
     def dependencies_first(self):
         """The linked modules, each after the modules its definitions need: a module met first for one name may
         need another module for a name taken later (timm's norm_act.py: `class RmsNormAct(RmsNorm)` of norm.py)."""
         placed, order = set(), []
 
         def place(dotted, open_):
-            if dotted in placed or dotted in open_ or dotted not in self.taken:
+            if dotted in placed or dotted in open_:
                 return  # a cycle (through function bodies only, or Python could not import it): first come first
             open_.add(dotted)
             for needed in sorted(self.needs.get(dotted, ())):
                 place(needed, open_)
             placed.add(dotted)
-            order.append(dotted)
+            if dotted in self.taken:  # (a package re-exporting a name needs the module defining it)
+                order.append(dotted)
 
         for dotted in self.order:
             place(dotted, set())
@@ -380,6 +391,8 @@ class _Linker:
                 return  # `from .. import resnet`: a module, not a definition (star imports need not be expanded)
             reexported = imports.get(name)
             if reexported is not None and reexported != (dotted, name):
+                if reexported[0] != dotted:
+                    self.needs.setdefault(dotted, set()).add(reexported[0])
                 self.visit(*reexported)
                 self.final[(dotted, name)] = self.final.get(reexported, reexported[1])
             return
@@ -388,11 +401,13 @@ class _Linker:
         renamed = self.renamed.setdefault(dotted, {})
         for n in sorted(closure - set(renamed)):
             code = "\n".join(self.code_of(module, s) for s in bindings[n])
-            if self.owners.get(n, (dotted, code))[1] == code:
+            if self.owners.get(n, (dotted, code))[1] == code and not self.imported_from_outside(n):
                 self.owners[n] = (dotted, code)
                 continue
             # another definition of this name is in the text already (timm's two `PosEmbedRel`s; video/
-            # swin_transformer.py's own 3-D `_get_relative_position_bias` beside the 2-D one of the block it links):
+            # swin_transformer.py's own 3-D `_get_relative_position_bias` beside the 2-D one of the block it links),
+            # or the file imports it from outside the package (timm's typing.py `F = TypeVar("F")` beside the
+            # file's `import torch.nn.functional as F`):
             # one namespace holds one name once, so this one is linked under a name of its own, and the definitions
             # of its module that use it (and the linked modules importing it) say that name
             renamed[n] = _free_name(f"{n}_{dotted.rsplit('.', 1)[-1]}", self.owners)
@@ -495,13 +510,18 @@ class _Linker:
             self.codes[key] = module.code_for_node(statement)
         return self.codes[key]
 
+    def imported_from_outside(self, name):
+        """Whether the file binds `name` by an import of something outside the package (torch's `F`)."""
+        target = self.import_targets.get(name)
+        return target is not None and not self.in_project(target, self.top)
+
     def import_alias(self, dotted, module, absolute, alias):
         """The text of one name a linked module imports. A name the text already binds to something else (the file
         imports torch's `einsum`, the linked module einops' `einsum`) is imported under a name of its own, which that
         module's definitions say (`renamed`): one namespace, each definition still reads what its own file meant."""
         local, target = bound_name(alias), f"{absolute}.{dotted_name(alias.name)}"
         bound = self.import_targets.get(local)
-        if bound is None or bound == target:
+        if (bound is None or bound == target) and self.owners.get(local, (dotted,))[0] == dotted:
             self.import_targets[local] = target
             return module.code_for_node(alias).strip().rstrip(",")
         own = _free_name(f"{local}_{dotted.rsplit('.', 1)[-1]}", set(self.owners) | set(self.import_targets))
@@ -634,13 +654,36 @@ def _model_class_names(module, linker, package):
         elif isinstance(statement, cst.FunctionDef) and _builds_layers(statement):
             names.append(statement.name.value)
     if not _imports_mxnet(module):  # torch files: factories hold weight registries and downloads, not model code
-        return names
+        return names or _sibling_factories(module, imports, linker)
     functions = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value not in names]
     while True:  # factories: functions that build a model class or call a factory (`resnet18_v1b(**kwargs)`)
         factories = [f for f in functions if f.name.value not in names and _calls_any(f, names)]
         if not factories:
             return names
         names.extend(f.name.value for f in factories)
+
+
+def _sibling_factories(module, imports, linker):
+    """A file of factories only (pytorchcv's zfnet.py: `get_zfnet()` builds `AlexNet` of alexnet.py; timm's
+    byoanet.py hands `ByobNet` to `build_model_with_cfg`): its functions that name a module class or a function the
+    package defines elsewhere, and the functions calling those, are what the model needs."""
+    functions = [s for s in module.body if isinstance(s, cst.FunctionDef)]
+    siblings = {name for name in imports
+                if _is_module_base(cst.Name(name), imports, linker, depth=0) or _defines_function(linker, *imports[name])}
+    names = [f.name.value for f in functions if siblings & set(names_in(f))]
+    if not names:
+        return names
+    while True:
+        callers = [f.name.value for f in functions if f.name.value not in names and _calls_any(f, names)]
+        if not callers:
+            return names
+        names.extend(callers)
+
+
+def _defines_function(linker, dotted, name):
+    defining = linker.module(dotted)
+    return defining is not None and any(isinstance(s, cst.FunctionDef) and s.name.value == name
+                                        for s in defining.body)
 
 
 def _names_one_of(node, names):

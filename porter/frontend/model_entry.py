@@ -17,12 +17,13 @@ statement, a condition read from an unknown value, a model changed after constru
 porter then says that the model needs arguments it cannot build, rather than guess.
 """
 
+import ast
 import builtins
 import math
 import re
 import sys
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -53,13 +54,19 @@ class ModelEntry:
     names: frozenset = frozenset()  # module-level names the arguments read
     statements: tuple = ()  # code the port's factory runs first (`setting, last_channel = _conf("b0")`)
     as_written: bool = False  # the model module carries the factory itself: no function is generated
+    parameters: tuple = ()  # (name, default code) of the factory's parameters the port's factory takes too
+    reads: frozenset = frozenset()  # names the construction and the statements before it read
+    positional: int = 0  # how many of `parameters` (the source's leading ones) may be given by position
 
     def code(self, source_name):
         """The model module's function building the class as the factory does (None: the factory is carried)."""
         if self.as_written:
             return None
         arguments = [*self.arguments, *([f"**{KWARGS}"] if self.takes_kwargs else [])]
-        signature = f"**{KWARGS}" if self.takes_kwargs else ""
+        own = [f"{name}={default}" for name, default in self.parameters]
+        keyword_only = own[self.positional:]
+        signature = ", ".join([*own[:self.positional], *(["*"] if keyword_only else []), *keyword_only,
+                               *([f"**{KWARGS}"] if self.takes_kwargs else [])])
         return (f"def {self.function}({signature}):\n"
                 f'    """{self.class_name} built as {source_name}:{self.line} {self.function}() builds it (pretrained '
                 f'weights aside)."""\n'
@@ -78,9 +85,28 @@ def model_entry(source, function_name):
                                                       source.imports.resolve).of(function_name).items() if always]
         if len(returned) == 1:
             return ModelEntry(function_name, returned[0], source.line_of(function), as_written=True)
+    entry = _read_entry(source, function, function_name, ())
+    if entry is None:
+        return None
+    for name, default in _keepable_parameters(function):  # each parameter the construction reads, kept as one
+        wider = _read_entry(source, function, function_name, (*entry.parameters, (name, default)))
+        if wider is not None and name in wider.reads:
+            entry = wider
+    order = [p.name.value for p in function.params.params]  # kept in the source's order, positional where they can
+    kept = [name for name, _ in entry.parameters]
+    leading = next((i for i, name in enumerate(order[:len(kept)]) if name not in kept), min(len(kept), len(order)))
+    return replace(entry, positional=leading if kept[:leading] == order[:leading] else 0)
+
+
+def _read_entry(source, function, function_name, parameters):
+    """The ModelEntry of `function` with `parameters` ((name, default code)) kept as the port's factory's own and
+    the others bound to their defaults; None where the reading fails or names what the port lacks."""
     reader = FactoryReader(source)
+    bound = bound_to_defaults(function)
+    bound.update((name, cst.Name(name)) for name, _ in parameters)
+    reader.locals.update(name for name, _ in parameters)
     try:
-        built = reader.construction(function, bound_to_defaults(function), 0)
+        built = reader.construction(function, bound, 0)
     except (Unread, RecursionError):
         built = None
     if built is None:
@@ -94,17 +120,29 @@ def model_entry(source, function_name):
             continue
         if argument.star:
             return None
-        value = _folded(node_code(argument.value))
+        value = _folded(node_code(argument.value.visit(_DecidedConditionals())))
         arguments.append(f"{argument.keyword.value}={value}" if argument.keyword is not None else value)
     computed = [s for s in reader.prelude if not isinstance(s, (cst.Import, cst.ImportFrom))]
-    names = free_names([*call.args, *computed]) - {KWARGS} - reader.locals
+    defaults = [cst.parse_expression(default) for _, default in parameters]
+    read = free_names([*call.args, *computed])
+    names = free_names([*call.args, *computed, *defaults]) - {KWARGS} - reader.locals
     bound = top_level_bindings(source.module)
     if not all(_portable_name(source, bound, name) for name in names):
         return None  # a name the port would not define (a sibling's helper, a pretrained-weights enum)
-    if not all(_has_a_port(canonical) for canonical in _torch_references(source, [*call.args, *reader.prelude])):
+    if not all(_has_a_port(canonical) for canonical in _torch_references(source, [*call.args, *reader.prelude,
+                                                                                   *defaults])):
         return None  # a torch name the port's code cannot name (`nn.BatchNorm2d` becomes the runtime's: it can)
     return ModelEntry(function_name, class_name, line, tuple(arguments), takes_kwargs,
-                      frozenset(name for name in names if name in bound), tuple(map(node_code, reader.prelude)))
+                      frozenset(name for name in names if name in bound), tuple(map(_statement_code, reader.prelude)),
+                      parameters=parameters, reads=frozenset(read))
+
+
+def _keepable_parameters(function):
+    """(name, default code) of the factory's parameters the port's factory may take as its own: those with a
+    default, not a pretrained-weights switch, not `*args`/`**kwargs`."""
+    parameters = function.params
+    return [(p.name.value, node_code(p.default)) for p in (*parameters.params, *parameters.kwonly_params)
+            if p.default is not None and not WEIGHTS_SWITCH.search(p.name.value) and p.name.value != KWARGS]
 
 
 def classmethod_entry(source, requested):
@@ -192,6 +230,35 @@ def _folded(code):
     except (ArithmeticError, AttributeError, LookupError, NameError, SyntaxError, TypeError, ValueError):
         return code
     return repr(value) if _is_plain(value) else code
+
+
+_LITERALS = (cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _statement_code(statement):
+    """A statement of the port's factory; a module built into a local with its arguments folded (`Block(4 * 2)` as
+    `Block(8)`)."""
+    if isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Call) and \
+            isinstance(statement.targets[0].target, cst.Name):
+        call = statement.value
+        arguments = [argument if argument.star or isinstance(argument.value, _LITERALS) else
+                     argument.with_changes(value=cst.parse_expression(_folded(node_code(argument.value))))
+                     for argument in call.args]
+        statement = statement.with_changes(value=call.with_changes(args=arguments))
+    return node_code(statement)
+
+
+class _DecidedConditionals(cst.CSTTransformer):
+    """`a if not "botnet26t" else b` (a condition of literals, timm's `model_cfgs[variant] if not cfg_variant else
+    model_cfgs[cfg_variant]` bound) as the side it takes."""
+
+    def leave_IfExp(self, original, updated):
+        test = node_code(updated.test)
+        try:
+            taken = ast.literal_eval(_folded(test))
+        except (SyntaxError, ValueError):
+            return updated
+        return updated.body if taken else updated.orelse
 
 
 def _is_plain(value):

@@ -178,6 +178,33 @@ def torch_has(owner, attribute, covered):
     return covered(f"{owner}.{attribute}")
 
 
+def decided_getattr(node, resolve, covered, namespace, nested=False):
+    """What `getattr(<torch module>, "name", default)` is in the port, as code (None where it is not such a call, or
+    where it names a torch module, which stays as written): the attribute where a rule covers it, else the default;
+    nested ones too (timm's `getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap` is `None or
+    nullwrap`: no rule covers `torch.compiler.disable`, and `getattr(None, ...)` is its default).
+    `covered(canonical)`: a rule covers it; `namespace(canonical)`: rules cover names under it (`torch.nn`)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr" and
+            len(node.args) == 3 and not any(a.star or a.keyword for a in node.args) and
+            isinstance(node.args[1].value, cst.SimpleString)):
+        return None
+    owner = node.args[0].value
+    if isinstance(owner, cst.Call):
+        owner = decided_getattr(owner, resolve, covered, namespace, nested=True)
+        if owner is None:
+            return None
+    if isinstance(owner, cst.Name) and owner.value == "None":
+        return node.args[2].value
+    canonical = resolve(owner)
+    attribute = node.args[1].value.evaluated_value
+    if torch_has(canonical, attribute, covered) is None:
+        return None
+    full = f"{canonical}.{attribute}"
+    if covered(full) or nested and namespace(full):
+        return cst.Attribute(owner, cst.Name(attribute))
+    return None if namespace(full) else node.args[2].value
+
+
 # calls that are False wherever the port runs (it is neither TorchScript nor compiled by torch)
 NEVER_IN_PORT = frozenset({"torch.jit.is_scripting", "torch.compiler.is_compiling", "torch.compiler.is_exporting"})
 # and True: the port runs traced (tf.function, XLA), where what `if torch.jit.is_tracing() or self.training:` guards

@@ -8,7 +8,7 @@ import libcst as cst
 
 from porter.frontend.gluon_numpy import uses_numpy_interface
 from porter.frontend.imports import KEPT_STDLIB, dotted_name
-from porter.frontend.static_branches import ALWAYS_IN_PORT, torch_has
+from porter.frontend.static_branches import ALWAYS_IN_PORT, decided_getattr, torch_has
 from porter.frontend.walk import descendants
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, kernel_layout, layout_of_order, separable_order, settle, to_layout, unify
@@ -335,6 +335,10 @@ class CallTranslator:
                 if template is not None:
                     return Value(f"enumerate({inner.code}{rest})", "tuple", items=None,
                                  static=("enumerated", template))
+        if name == "getattr":  # `getattr(torch, "compiler", None)`: decided as hasattr is
+            decided = decided_getattr(node, self.source.imports.resolve, self.ctx.covers_name, self.ctx.rule_namespace)
+            if decided is not None:
+                return self.expr(decided)
         if name == "hasattr" and len(node.args) == 2 and isinstance(node.args[1].value, cst.SimpleString):
             # `hasattr(F, "scaled_dot_product_attention")`: decided by what the port supports, as top-level ifs are
             found = torch_has(self.source.imports.resolve(node.args[0].value), node.args[1].value.evaluated_value,

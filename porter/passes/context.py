@@ -85,6 +85,17 @@ class FileContext:
         self.used_runtime.add(runtime_name)
         return self.renames.get(runtime_name, runtime_name)
 
+    def covers_name(self, canonical):
+        """Whether a rule covers `canonical` (`torch.nn.functional.relu`)."""
+        return canonical in self.function_rules or canonical in self.module_rules
+
+    def rule_namespace(self, canonical):
+        """Whether rules cover names under `canonical` (`torch.nn`, `torch.nn.functional`)."""
+        if "rule_namespaces" not in self.__dict__:
+            self.rule_namespaces = {name.rsplit(".", i)[0] for name in (*self.function_rules, *self.module_rules)
+                                    for i in range(1, name.count(".") + 1)}
+        return canonical in self.rule_namespaces
+
     @property
     def ir(self):
         return self.current[-1] if self.current else None

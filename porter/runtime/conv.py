@@ -264,7 +264,7 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
     # TF's CPU Conv3D rejects groups, and its graph shape function swaps the H and W dilations: those run as a
     # sum of 2-D convolutions over the depth taps (which also needs explicit padding).
     by_taps = n == 3 and (groups > 1 or dilation[1] != dilation[2] or (
-        max(dilation) > 1 and not _conv_xla_on_cpu() and not _gradients_native("dilated3d")))
+        max(dilation) > 1 and not _conv_xla_on_cpu() and not _gradients_native("dilated3d", x.dtype)))
     same = (padding_mode == "zeros" and not by_taps and all(s == 1 for s in stride)
             and any(lo or hi for lo, hi in pads)
             and all(lo == d * (k - 1) // 2 and hi == d * (k - 1) - d * (k - 1) // 2
@@ -276,8 +276,8 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
         padding = "VALID"
         x, stride = _conv_single_window(x, kernel_size, stride, dilation)
     portable = not _conv_xla_on_cpu() and (
-        groups > 1 and not _gradients_native("grouped") or
-        max(dilation) > 1 and not _gradients_native("dilated"))
+        groups > 1 and not _gradients_native("grouped", x.dtype) or
+        max(dilation) > 1 and not _gradients_native("dilated", x.dtype))
     conv2d = _conv2d_by_groups if portable else tf.nn.conv2d
     if n == 1:
         y = conv2d(tf.expand_dims(x, 1), tf.expand_dims(kernel, 0), [1, 1, stride[0], 1], padding,
@@ -294,32 +294,34 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
     return y
 
 
-_NATIVE_GRADIENTS = {}  # "grouped" / "dilated" / "dilated3d" -> whether TF differentiates such a conv here, probed once
+_NATIVE_GRADIENTS = {}  # ("grouped" / "dilated" / "dilated3d", dtype) -> whether TF differentiates it here (probed once)
 _PROBES = {"grouped": ([1, 1, 1, 2], [1, 1, 1, 2], [1, 1, 1, 2], [1, 1, 1, 1]),  # input, filter, grad, dilations
            "dilated": ([1, 3, 3, 1], [2, 2, 1, 1], [1, 1, 1, 1], [1, 2, 2, 1]),
            "dilated3d": ([1, 3, 3, 3, 1], [2, 2, 2, 1, 1], [1, 1, 1, 1, 1], [1, 2, 2, 2, 1])}
 
 
-def _gradients_native(kind):
-    """Whether TF's convolution of this kind ("grouped", "dilated" conv2d, "dilated3d" conv3d) has gradients here.
+def _gradients_native(kind, dtype=tf.float32):
+    """Whether TF's convolution of this kind ("grouped", "dilated" conv2d, "dilated3d" conv3d) in `dtype` has
+    gradients here (oneDNN's CPU kernels differentiate a grouped float32 conv, not a float64 one).
     Its CPU kernels without oneDNN compute a grouped or dilated conv2d's forward pass but reject the backward one
     ("Gradients for grouped convolutions are not supported on CPU", "do not yet support dilation rates larger than
     1"), and reject a dilated Conv3D outright, which would stop training (and `porter verify`'s gradient check) of
     such a conv on that host; GPUs, TPUs and XLA have them."""
-    if kind not in _NATIVE_GRADIENTS:
+    key = (kind, tf.as_dtype(dtype).name)
+    if key not in _NATIVE_GRADIENTS:
         native = bool(tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("TPU"))
         if not native:
             sizes, kernel, grad, dilations = _PROBES[kind]
             with tf.init_scope(), tf.device("/CPU:0"):
                 backprop = tf.raw_ops.Conv3DBackpropInputV2 if len(sizes) == 5 else tf.raw_ops.Conv2DBackpropInput
                 try:  # (the op such a conv's gradient runs; init_scope pauses tapes, so no tape here)
-                    backprop(input_sizes=sizes, filter=tf.ones(kernel), out_backprop=tf.ones(grad),
+                    backprop(input_sizes=sizes, filter=tf.ones(kernel, dtype), out_backprop=tf.ones(grad, dtype),
                              strides=[1] * len(sizes), padding="VALID", dilations=dilations)
                     native = True
                 except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError):
                     native = False
-        _NATIVE_GRADIENTS[kind] = native
-    return _NATIVE_GRADIENTS[kind]
+        _NATIVE_GRADIENTS[key] = native
+    return _NATIVE_GRADIENTS[key]
 
 
 def _conv2d_by_groups(x, kernel, strides, padding, dilations):

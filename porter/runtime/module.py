@@ -13,11 +13,22 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from porter.runtime.base import (StateEntry, TorchLayer, buffer_weight, collect_state, flatten_permutation,
-                                 named_children, named_modules, named_trainable, no_keras_mask, parameter_weight,
-                                 to_channels_first, to_channels_last)
+from porter.runtime.base import (
+    StateEntry,
+    TorchLayer,
+    buffer_weight,
+    collect_state,
+    flatten_permutation,
+    float_variable_dtype,
+    named_children,
+    named_modules,
+    named_trainable,
+    no_keras_mask,
+    parameter_weight,
+    to_channels_first,
+    to_channels_last,
+)
 from porter.runtime.conv import _conv_torch_to_hwio
-
 
 _VARARGS = {}  # function -> (its signature without self, names of its *args/**kwargs parameters)
 
@@ -207,8 +218,8 @@ class TorchModule(keras.Model):
             return parameter_weight(self, value, requires_grad, name)
 
         build = ParameterBuild.current()
-        dtype = "float32" if value.dtype.kind == "f" else value.dtype
-        return variable() if build is None else build.parameter(value.shape, dtype, variable)
+        return variable() if build is None else build.parameter(value.shape, float_variable_dtype(self, value.dtype),
+                                                                 variable)
 
     def torch_state(self, prefix=""):
         entries = []
@@ -291,7 +302,7 @@ def new_parameter(value, requires_grad=True):
     """nn.Parameter(value) made outside a module (a helper function): a variable the module it is assigned to
     tracks (and names, for load_state_dict) like its own."""
     value = np.asarray(value)
-    dtype = "float32" if value.dtype.kind == "f" else value.dtype
+    dtype = float_variable_dtype(None, value.dtype)
 
     def variable():
         return keras.Variable(value, dtype=dtype, trainable=requires_grad)

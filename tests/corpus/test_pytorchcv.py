@@ -174,3 +174,28 @@ def test_pytorchcv_model_file_matches_torch(stem, ported):
 def test_pytorchcv_network_converts_at_most_its_bound(stem, ported):
     _, keras_model, x = ported(stem)
     assert xla_transposes(keras_model, x) <= CASES[stem][2]
+
+
+@pytest.mark.parametrize("stem, class_name, factory", [
+    ("zfnet", "AlexNet", "zfnet"),
+    ("fdmobilenet", "MobileNet", "fdmobilenet_w1"),
+    ("resnet_cub", "ResNet", "resnet10_cub"),
+])
+def test_a_file_of_factories_of_a_siblings_class_converts(stem, class_name, factory, tmp_path):
+    """zfnet.py, fdmobilenet.py and resnet_cub.py hold factories only (of alexnet.py's AlexNet, mobilenet.py's
+    MobileNet, resnet.py's `get_resnet`): "no nn.Module subclass found" before. Each converts with no option, the
+    class linked in and built by the file's first factory, and the port's factory names only what it defines."""
+    from porter.convert import ConvertOptions
+    from porter.output import write_tree
+    from tests.in_process import convert
+
+    module = importlib.import_module(f"pytorchcv.models.{stem}")
+    out = tmp_path / "out"
+    conversion = convert(ConvertOptions(module.__file__, out))
+    assert conversion.exit_code == 0, conversion.manifest
+    assert (conversion.main_class, conversion.manifest["model_factory"]) == (class_name, factory)
+    write_tree(out, conversion.files)
+    spec = importlib.util.spec_from_file_location(f"pytorchcv_factories_{stem}", out / f"{stem}_keras.py")
+    port = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(port)
+    assert callable(getattr(port, factory)) and hasattr(port, class_name)

@@ -306,6 +306,33 @@ def test_linked_modules_come_after_the_modules_they_need(tmp_path):
 
 
 
+def test_a_module_comes_after_the_module_defining_a_name_it_imports_through_a_package(tmp_path):
+    """timm's byobnet.py imports `ConvNormAct` from `timm.layers`, whose `__init__` re-exports conv_bn_act.py's, and
+    reads it when the module runs (a dataclass default). A module completed early (here through a function-body
+    import back into it) was placed before conv.py: the package it names defines nothing itself, so what it
+    re-exports was not seen as needed."""
+    from porter.frontend.linker import linked_text
+
+    files = {
+        "lib/__init__.py": "",
+        "lib/layers/__init__.py": "from .conv import ConvAct\n",
+        "lib/layers/conv.py": "from torch import nn\n\n\nclass ConvAct(nn.Module):\n    def __init__(self):\n"
+                              "        super().__init__()\n        from ..fns import WIDTH\n"
+                              "        self.conv = nn.Conv2d(WIDTH, WIDTH, 1)\n",
+        "lib/fns.py": "from dataclasses import dataclass\nfrom .layers import ConvAct\n\nWIDTH = 4\n\n\n"
+                      "@dataclass\nclass Fns:\n    conv: type = ConvAct\n",
+        "lib/net.py": "from torch import nn\nfrom .fns import Fns\n\n\nclass Net(nn.Module):\n"
+                      "    def __init__(self):\n        super().__init__()\n        self.conv = Fns().conv()\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    source = tmp_path / "lib" / "net.py"
+    text, defined, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
+    assert {"ConvAct", "Fns", "WIDTH"} <= defined
+    assert text.index("class ConvAct(") < text.index("conv: type = ConvAct")
+
+
 def test_each_linked_definition_keeps_its_own_files_lines(tmp_path):
     """A linked definition's lines map back to its own file (a stub in it then says `norm.py:8` wherever it is
     translated, so its port and an importer's translation of it are the same text); the importer's lines stay."""
@@ -688,3 +715,136 @@ def test_the_parse_table_keeps_the_most_recently_read_texts_within_its_bound(mon
     assert linker._parsed_library_module(texts[-1]) is kept
     assert linker._parsed_library_module(texts[-2]) is linker._PARSES[texts[-2]]
     assert list(linker._PARSES) == [texts[-1], texts[-2]]  # the most recently read last
+
+
+FACTORIES_ONLY = {
+    "zoo/__init__.py": "",
+    "zoo/layers/__init__.py": "from .conv import ConvAct\n",
+    "zoo/layers/conv.py": '''
+        from torch import nn
+
+
+        class ConvAct(nn.Sequential):
+            def __init__(self, cin, cout, stride=1):
+                super().__init__(nn.Conv2d(cin, cout, 3, stride, 1), nn.BatchNorm2d(cout), nn.ReLU())
+    ''',
+    "zoo/store.py": '''
+        import hashlib
+
+
+        def download_model(net, name):
+            return hashlib.sha1(name.encode()).hexdigest()
+    ''',
+    "zoo/alexnet.py": '''
+        from dataclasses import dataclass
+
+        import torch
+        from torch import nn
+
+        from .layers import ConvAct
+
+
+        @dataclass
+        class LayerFns:
+            conv: type = ConvAct  # read when the class is made: conv.py's block must come first
+
+
+        class AlexNet(nn.Module):
+            def __init__(self, channels, strides, num_classes=7, fns=None):
+                super().__init__()
+                fns = fns or LayerFns()
+                layers, cin = [], 3
+                for cout, stride in zip(channels, strides):
+                    layers.append(fns.conv(cin, cout, stride))
+                    cin = cout
+                self.features = nn.Sequential(*layers)
+                self.head = nn.Linear(cin, num_classes)
+
+            def forward(self, x):
+                return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(self.features(x), 1), 1))
+    ''',
+    "zoo/zfnet.py": '''
+        """Factories of a sibling file's class only (pytorchcv's zfnet.py builds alexnet.py's AlexNet)."""
+        from .alexnet import AlexNet
+
+
+        def get_zfnet(version="a", pretrained=False, **kwargs):
+            if version == "a":
+                channels = [6, 8]
+            else:
+                channels = [6, 12]
+            net = AlexNet(channels=channels, strides=[2, 1], **kwargs)
+            if pretrained:
+                from .store import download_model
+                download_model(net, "zfnet")
+            return net
+
+
+        def zfnet(**kwargs):
+            return get_zfnet(version="a", **kwargs)
+
+
+        def zfnetb(**kwargs):
+            return get_zfnet(version="b", **kwargs)
+    ''',
+}
+
+
+def test_a_file_of_factories_of_a_sibling_files_class_converts_and_matches_torch(tmp_path, monkeypatch):
+    """A file holding only factories of a class another file of its package defines (pytorchcv's zfnet.py,
+    fdmobilenet.py, resnet_cub.py; timm's byoanet.py) was 'no nn.Module subclass found': the class and what it needs
+    are linked in, as for a file whose own classes use them, and the port builds it as the first factory does."""
+    import torch
+
+    for relative, text in FACTORIES_ONLY.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "porter.cli", "convert", str(tmp_path / "zoo/zfnet.py"),
+                             "-o", str(out), "--input-shape", "3,12,12"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "main class AlexNet built by zfnet()" in result.stdout
+    manifest = json.loads((out / "porter-manifest.json").read_text())
+    assert manifest["main_class"] == "AlexNet" and manifest["model_factory"] == "zfnet"
+    assert "hashlib" not in (out / "zfnet_keras.py").read_text()  # the pretrained branch's download stays behind
+    try:
+        torch.manual_seed(0)
+        torch_model = perturbed(importlib.import_module("zoo.zfnet").zfnet())
+    finally:
+        for name in [n for n in sys.modules if n == "zoo" or n.startswith("zoo.")]:
+            del sys.modules[name]
+    port = import_by_path(out / "zfnet_keras.py", "factories_only_port")
+    keras_model = port.zfnet()
+    port.load_state_dict(keras_model, {k: v.numpy() for k, v in torch_model.state_dict().items()})
+    x = np.random.default_rng(2).standard_normal((2, 3, 12, 12)).astype("float32")
+    with torch.no_grad():
+        expected = torch_model(torch.from_numpy(x)).numpy()
+    got = np.asarray(keras_model(x, training=False))
+    assert float(np.abs(got - expected).max()) <= 1e-4 * float(np.abs(expected).max())
+
+
+def test_a_linked_definition_named_as_a_torch_import_of_the_file_is_linked_under_a_name_of_its_own(tmp_path):
+    """timm's layers/typing.py defines `F = TypeVar("F", ...)` for its decorators; a model file importing
+    `torch.nn.functional as F` linked it as `F`, so the file's `F` named no import any more (`F.rms_norm` untranslated,
+    timm's naflexvit.py an internal error). The definition is linked as `F_typing_utils`, its uses renamed; an
+    import a linked module makes of a name another definition has is renamed the same way."""
+    from porter.frontend.source import parse_source
+
+    files = {
+        "lib/__init__.py": "",
+        "lib/typing_utils.py": "from typing import Callable, TypeVar\n\nF = TypeVar('F', bound=Callable)\n\n\n"
+                               "def passthrough(fn: F) -> F:\n    return fn\n",
+        "lib/net.py": "import torch.nn.functional as F\nfrom torch import nn\nfrom .typing_utils import passthrough\n\n\n"
+                      "class Net(nn.Module):\n    @passthrough\n    def forward(self, x):\n        return F.relu(x)\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    source = parse_source(tmp_path / "lib" / "net.py")
+    import libcst as cst
+
+    assert source.imports.resolve(cst.Name("F")) == "torch.nn.functional"
+    assert "F_typing_utils = TypeVar('F', bound=Callable)" in source.text
+    assert "def passthrough(fn: F_typing_utils) -> F_typing_utils:" in source.text

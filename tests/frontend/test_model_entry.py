@@ -291,3 +291,98 @@ def test_an_import_inside_the_factory_comes_with_it(tmp_path):
     entry = model_entry(source, "get_net")
     assert entry.statements == ("from functools import reduce",) and entry.arguments[1].startswith("reduce(")
     assert model_entry(source, "get_other") is None
+
+
+def test_a_default_set_on_the_keyword_arguments_comes_with_the_factory(tmp_path):
+    """timm's byoanet.py: `kwargs.setdefault('img_size', 256)` before the builder, and a config chosen by a
+    condition of the bound names (`CFGS[variant] if not cfg_variant else CFGS[cfg_variant]`): the port's factory
+    sets the same default and reads the config the condition takes. A default set on a dict a helper built is
+    not followed."""
+    source = parsed(tmp_path, '''
+        CFGS = {"a": [1, 2], "b": [2, 2]}
+
+
+        def _create(variant, cfg_variant=None, **kwargs):
+            return Net(Block, CFGS[variant] if not cfg_variant else CFGS[cfg_variant], **kwargs)
+
+
+        def net_a(**kwargs):
+            kwargs.setdefault("width", 8)
+            return _create("a", "b", **kwargs)
+
+
+        def net_built(**kwargs):
+            options = dict(width=4, **kwargs)
+            options.setdefault("num_classes", 3)
+            return Net(Block, [1], **options)
+    ''')
+    entry = model_entry(source, "net_a")
+    assert entry.statements == ('kwargs.setdefault("width", 8)',)
+    assert (entry.arguments, entry.takes_kwargs) == (("Block", 'CFGS["b"]'), True)
+    namespace = {}
+    exec(entry.code("model.py"), {"Net": lambda *a, **k: (a, k), "Block": "Block", "CFGS": {"b": [2, 2]}}, namespace)
+    assert namespace["net_a"]() == (("Block", [2, 2]), {"width": 8})
+    assert namespace["net_a"](width=5) == (("Block", [2, 2]), {"width": 5})
+    assert model_entry(source, "net_built") is None
+
+
+def test_modules_built_into_locals_are_statements_of_the_factory(tmp_path):
+    """A model composed of modules the factory builds first (torchvision's segmentation helpers, users'
+    `build_model()`): each read local is built once, in the source's order; a module changed after it was built, or
+    one read and then returned, is not guessed about."""
+    source = parsed(tmp_path, '''
+        def _stem(width):
+            first = Block(width)
+            return Block(first.conv.out_channels)
+
+
+        def composed(width=4, **kwargs):
+            stem = _stem(width)
+            body = Block(width * 2)
+            return Net(stem, [body, stem, body], **kwargs)
+
+
+        def changed(width=4):
+            stem = Block(width)
+            stem.conv = None
+            return Net(stem, [1])
+
+
+        def read_then_returned(width=4):
+            stem = Block(width)
+            size = stem.conv.out_channels
+            return stem
+    ''')
+    entry = model_entry(source, "composed")
+    assert entry.statements == ("first = Block(width)", "stem = Block(first.conv.out_channels)",
+                                "body = Block(width * 2)")
+    assert entry.parameters == (("width", "4"),)
+    assert (entry.arguments, entry.takes_kwargs) == (("stem", "[body, stem, body]"), True)
+    assert model_entry(source, "changed") is None
+    assert model_entry(source, "read_then_returned") is None
+
+
+def test_parameters_the_construction_reads_are_the_port_factorys_own(tmp_path):
+    """`build(num_classes=10, width=4)` keeps its parameters (a TPU script calls `build(num_classes=100)` as it
+    called the source's); one a condition decides (`depth`, pytorchcv's if-chains) is bound to its default, a
+    pretrained-weights switch and a parameter the construction never reads (`progress`) are left out. They stay
+    positional while they lead the source's, keyword-only after one left out."""
+    source = parsed(tmp_path, '''
+        def build(num_classes=10, width=4, depth=2, progress=True, **kwargs):
+            if depth == 2:
+                layers = [1, 1]
+            else:
+                layers = [2, 2, 2]
+            return Net(Block, layers, num_classes=num_classes, width=width, **kwargs)
+
+
+        def pretrained_first(pretrained=False, width=6):
+            layers = [1]
+            return Net(Block, layers, width=width)
+    ''')
+    entry = model_entry(source, "build")
+    assert entry.parameters == (("num_classes", "10"), ("width", "4")) and entry.positional == 2
+    assert entry.arguments == ("Block", "[1, 1]", "num_classes=num_classes", "width=width")
+    assert entry.code("model.py").startswith("def build(num_classes=10, width=4, **kwargs):")
+    entry = model_entry(source, "pretrained_first")
+    assert entry.code("model.py").startswith("def pretrained_first(*, width=6):")

@@ -207,3 +207,69 @@ def test_monai_optional_import_flags_are_decided_as_hasattr(test, expected):
 
     assert static_truth(cst.parse_expression(test), lambda node: None,
                         lambda name: name == "torch.nn.functional.silu") is expected
+
+
+GETATTR_SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+def nullwrap(fn=None):
+    return fn
+
+
+disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap
+
+
+class Gated(nn.Module):
+    def __init__(self, width=6):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.act = getattr(nn, "SiLU", nn.ReLU)()
+        self.norm = getattr(nn, "NoSuchNorm", nn.LayerNorm)(width)
+
+    @disable_compiler
+    def forward(self, x):
+        return self.norm(self.act(self.fc(x)))
+'''
+
+
+def test_getattr_of_a_torch_module_is_decided_as_hasattr(tmp_path):
+    """timm's fast_norm.py `disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or
+    nullwrap` was carried as written: the port named `torch` (naflexvit.py ended in a porter internal error).
+    `getattr(<torch module>, "name", default)` is the attribute where a rule covers it, else the default."""
+    pair = port(tmp_path, GETATTR_SOURCE, ("6",))
+    text = (tmp_path / "out" / "op_model_keras.py").read_text()
+    assert "disable_compiler = None or nullwrap" in text and "getattr(" not in text
+    x = random_input(0, (3, 6))
+    assert_same_outputs(pair, [x], tolerance=1e-6)
+    assert_same_outputs(pair, [x], tolerance=1e-6, jit=True)
+
+
+@pytest.mark.parametrize("code, expected", [
+    ('getattr(nn, "SiLU", nn.ReLU)', "nn.SiLU"),
+    ('getattr(nn, "NoSuch", nn.ReLU)', "nn.ReLU"),
+    ('getattr(getattr(torch, "compiler", None), "disable", None) or wrap', None),  # (not a getattr call itself)
+    ('getattr(getattr(torch, "compiler", None), "disable", None)', "None"),
+    ('getattr(getattr(torch, "nn", None), "SiLU", None)', "torch.nn.SiLU"),
+    ('getattr(torch, "nn", None)', None),  # a torch module: stays as written
+    ('getattr(numpy, "exp", None)', None),  # not torch's
+    ('getattr(nn, name, None)', None),
+])
+def test_decided_getattr(code, expected):
+    import libcst as cst
+
+    from porter.frontend.imports import dotted_name
+    from porter.frontend.static_branches import decided_getattr
+
+    aliases = {"nn": "torch.nn", "torch": "torch"}
+
+    def resolve(node):
+        name = dotted_name(node) or ""
+        head, _, rest = name.partition(".")
+        return aliases[head] + ("." + rest if rest else "") if head in aliases else None
+
+    rules = {"torch.nn.SiLU", "torch.nn.ReLU", "torch.compiler.is_compiling"}
+    namespaces = {"torch", "torch.nn", "torch.compiler"}
+    decided = decided_getattr(cst.parse_expression(code), resolve, rules.__contains__, namespaces.__contains__)
+    assert (None if decided is None else cst.Module([]).code_for_node(decided)) == expected

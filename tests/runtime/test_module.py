@@ -240,3 +240,29 @@ def test_containers_list_their_children_as_torch_does():
         expected = [(m.in_features, m.out_features) for m in torch_container.children()]
         assert [(m.in_features, m.out_features) for m in port_container.children()] == expected
     assert list(Linear(2, 3).children()) == list(torch.nn.Linear(2, 3).children()) == []
+
+
+def test_parameters_made_from_tensors_take_the_policys_variable_dtype():
+    """`nn.Parameter(torch.empty(...))` in a module (timm's PosEmbedRel) was float32 under Keras's float64 policy too,
+    so the float64 port `porter verify` builds as an arbiter failed on a matmul of float64 queries by a float32
+    parameter. Parameters and float buffers take the policy's variable dtype, as torch's `model.double()` does;
+    integer buffers keep theirs."""
+    import keras
+
+    from porter.runtime.module import TorchModule
+
+    class Holder(TorchModule):
+        def __init__(self):
+            super().__init__()
+            self.table = self.parameter(np.zeros((3, 2), np.float32))
+            self.register_buffer("scale", np.ones(2, np.float32))
+            self.register_buffer("index", np.arange(3))
+
+    previous = keras.config.dtype_policy()
+    try:
+        for policy, float_dtype in (("float32", "float32"), ("float64", "float64"), ("mixed_bfloat16", "float32")):
+            keras.config.set_dtype_policy(policy)
+            holder = Holder()
+            assert (holder.table.dtype, holder.scale.dtype, holder.index.dtype) == (float_dtype, float_dtype, "int64")
+    finally:
+        keras.config.set_dtype_policy(previous)

@@ -145,11 +145,12 @@ def named_trainable(module, prefix="", recurse=True, remove_duplicate=True):
 
 
 def parameter_weight(layer, value, trainable=True, name=None):
-    """nn.Parameter(value) as a variable of `layer`, initialised from `value` (floats as float32)."""
+    """nn.Parameter(value) as a variable of `layer`, initialised from `value` (floats in the layer's variable dtype:
+    float32, float64 under Keras's float64 policy as torch's `model.double()`)."""
     value = np.asarray(value)
     return layer.add_weight(
         shape=value.shape,
-        dtype="float32" if value.dtype.kind == "f" else value.dtype,
+        dtype=float_variable_dtype(layer, value.dtype),
         initializer=keras.initializers.Constant(value),
         trainable=trainable,
         name=name,
@@ -157,15 +158,28 @@ def parameter_weight(layer, value, trainable=True, name=None):
 
 
 def buffer_weight(layer, value, name):
-    """A persistent buffer (register_buffer) as a non-trainable variable of `layer`, in `value`'s own dtype."""
+    """A persistent buffer (register_buffer) as a non-trainable variable of `layer`, in `value`'s own dtype (a
+    float32 one in the layer's variable dtype: float64 under the float64 policy)."""
     value = tf.convert_to_tensor(value)
+    dtype = float_variable_dtype(layer, value.dtype) if value.dtype == tf.float32 else value.dtype
     return layer.add_weight(
         shape=tuple(value.shape),
-        dtype=value.dtype,
+        dtype=dtype,
         trainable=False,
         name=name,
         initializer=keras.initializers.Constant(value.numpy()),
     )
+
+
+def float_variable_dtype(layer, dtype):
+    """The dtype of a variable of `layer` (None: the global policy's) holding values of `dtype`: a float one takes
+    the policy's variable dtype (float32; float64 under the float64 policy, so a parameter made from a tensor meets
+    float64 inputs as torch's `model.double()` has it), any other its own."""
+    dtype = tf.as_dtype(dtype)
+    if not dtype.is_floating:
+        return dtype
+    policy = getattr(layer, "dtype_policy", None) or keras.config.dtype_policy()
+    return tf.as_dtype(policy.variable_dtype)
 
 
 def no_keras_mask(inputs, previous_mask=None):
@@ -482,8 +496,11 @@ class TorchModule(keras.Model):
             return parameter_weight(self, value, requires_grad, name)
 
         build = ParameterBuild.current()
-        dtype = "float32" if value.dtype.kind == "f" else value.dtype
-        return variable() if build is None else build.parameter(value.shape, dtype, variable)
+        return (
+            variable()
+            if build is None
+            else build.parameter(value.shape, float_variable_dtype(self, value.dtype), variable)
+        )
 
     def torch_state(self, prefix=""):
         entries = []
@@ -1070,7 +1087,7 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
     by_taps = n == 3 and (
         groups > 1
         or dilation[1] != dilation[2]
-        or (max(dilation) > 1 and not _conv_xla_on_cpu() and not _gradients_native("dilated3d"))
+        or (max(dilation) > 1 and not _conv_xla_on_cpu() and not _gradients_native("dilated3d", x.dtype))
     )
     same = (
         padding_mode == "zeros"
@@ -1089,7 +1106,10 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
         padding = "VALID"
         x, stride = _conv_single_window(x, kernel_size, stride, dilation)
     portable = not _conv_xla_on_cpu() and (
-        groups > 1 and not _gradients_native("grouped") or max(dilation) > 1 and not _gradients_native("dilated")
+        groups > 1
+        and not _gradients_native("grouped", x.dtype)
+        or max(dilation) > 1
+        and not _gradients_native("dilated", x.dtype)
     )
     conv2d = _conv2d_by_groups if portable else tf.nn.conv2d
     if n == 1:
@@ -1112,7 +1132,7 @@ def _conv_forward(x, kernel, bias, stride, pads, dilation, groups, padding_mode=
     return y
 
 
-_NATIVE_GRADIENTS = {}  # "grouped" / "dilated" / "dilated3d" -> whether TF differentiates such a conv here, probed once
+_NATIVE_GRADIENTS = {}  # ("grouped" / "dilated" / "dilated3d", dtype) -> whether TF differentiates it here (probed once)
 
 
 _PROBES = {
@@ -1122,13 +1142,15 @@ _PROBES = {
 }
 
 
-def _gradients_native(kind):
-    """Whether TF's convolution of this kind ("grouped", "dilated" conv2d, "dilated3d" conv3d) has gradients here.
+def _gradients_native(kind, dtype=tf.float32):
+    """Whether TF's convolution of this kind ("grouped", "dilated" conv2d, "dilated3d" conv3d) in `dtype` has
+    gradients here (oneDNN's CPU kernels differentiate a grouped float32 conv, not a float64 one).
     Its CPU kernels without oneDNN compute a grouped or dilated conv2d's forward pass but reject the backward one
     ("Gradients for grouped convolutions are not supported on CPU", "do not yet support dilation rates larger than
     1"), and reject a dilated Conv3D outright, which would stop training (and `porter verify`'s gradient check) of
     such a conv on that host; GPUs, TPUs and XLA have them."""
-    if kind not in _NATIVE_GRADIENTS:
+    key = (kind, tf.as_dtype(dtype).name)
+    if key not in _NATIVE_GRADIENTS:
         native = bool(tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("TPU"))
         if not native:
             sizes, kernel, grad, dilations = _PROBES[kind]
@@ -1137,8 +1159,8 @@ def _gradients_native(kind):
                 try:  # (the op such a conv's gradient runs; init_scope pauses tapes, so no tape here)
                     backprop(
                         input_sizes=sizes,
-                        filter=tf.ones(kernel),
-                        out_backprop=tf.ones(grad),
+                        filter=tf.ones(kernel, dtype),
+                        out_backprop=tf.ones(grad, dtype),
                         strides=[1] * len(sizes),
                         padding="VALID",
                         dilations=dilations,
@@ -1146,8 +1168,8 @@ def _gradients_native(kind):
                     native = True
                 except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError):
                     native = False
-        _NATIVE_GRADIENTS[kind] = native
-    return _NATIVE_GRADIENTS[kind]
+        _NATIVE_GRADIENTS[key] = native
+    return _NATIVE_GRADIENTS[key]
 
 
 def _conv2d_by_groups(x, kernel, strides, padding, dilations):

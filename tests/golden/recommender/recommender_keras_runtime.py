@@ -145,11 +145,12 @@ def named_trainable(module, prefix="", recurse=True, remove_duplicate=True):
 
 
 def parameter_weight(layer, value, trainable=True, name=None):
-    """nn.Parameter(value) as a variable of `layer`, initialised from `value` (floats as float32)."""
+    """nn.Parameter(value) as a variable of `layer`, initialised from `value` (floats in the layer's variable dtype:
+    float32, float64 under Keras's float64 policy as torch's `model.double()`)."""
     value = np.asarray(value)
     return layer.add_weight(
         shape=value.shape,
-        dtype="float32" if value.dtype.kind == "f" else value.dtype,
+        dtype=float_variable_dtype(layer, value.dtype),
         initializer=keras.initializers.Constant(value),
         trainable=trainable,
         name=name,
@@ -157,15 +158,28 @@ def parameter_weight(layer, value, trainable=True, name=None):
 
 
 def buffer_weight(layer, value, name):
-    """A persistent buffer (register_buffer) as a non-trainable variable of `layer`, in `value`'s own dtype."""
+    """A persistent buffer (register_buffer) as a non-trainable variable of `layer`, in `value`'s own dtype (a
+    float32 one in the layer's variable dtype: float64 under the float64 policy)."""
     value = tf.convert_to_tensor(value)
+    dtype = float_variable_dtype(layer, value.dtype) if value.dtype == tf.float32 else value.dtype
     return layer.add_weight(
         shape=tuple(value.shape),
-        dtype=value.dtype,
+        dtype=dtype,
         trainable=False,
         name=name,
         initializer=keras.initializers.Constant(value.numpy()),
     )
+
+
+def float_variable_dtype(layer, dtype):
+    """The dtype of a variable of `layer` (None: the global policy's) holding values of `dtype`: a float one takes
+    the policy's variable dtype (float32; float64 under the float64 policy, so a parameter made from a tensor meets
+    float64 inputs as torch's `model.double()` has it), any other its own."""
+    dtype = tf.as_dtype(dtype)
+    if not dtype.is_floating:
+        return dtype
+    policy = getattr(layer, "dtype_policy", None) or keras.config.dtype_policy()
+    return tf.as_dtype(policy.variable_dtype)
 
 
 def no_keras_mask(inputs, previous_mask=None):
@@ -469,8 +483,11 @@ class TorchModule(keras.Model):
             return parameter_weight(self, value, requires_grad, name)
 
         build = ParameterBuild.current()
-        dtype = "float32" if value.dtype.kind == "f" else value.dtype
-        return variable() if build is None else build.parameter(value.shape, dtype, variable)
+        return (
+            variable()
+            if build is None
+            else build.parameter(value.shape, float_variable_dtype(self, value.dtype), variable)
+        )
 
     def torch_state(self, prefix=""):
         entries = []
