@@ -9,7 +9,7 @@ from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
 from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
 from porter.frontend.main_class import default_main_class, factory_main_class, is_loss_class
-from porter.frontend.model_entry import classmethod_entry, default_entry, model_entry
+from porter.frontend.model_entry import classmethod_entry, default_entry, model_entry, required_parameters
 from porter.frontend.script_code import script_line_ranges
 from porter.frontend.source import parse_source
 from porter.frontend.spatial_size import solve_spatial_size
@@ -243,6 +243,12 @@ def convert(options, read_only=False):
         if not example_inputs:
             warnings.append(f"{display}: example inputs of {main_class} are unknown; `porter verify` and "
                             f"train_tpu.py need them (pass --input-shape)")
+    missing = sorted(required_parameters(source, main_class) - set(class_args)) \
+        if entry is None and trained != main_class else []  # (the script's construction gives them: train_tpu's)
+    if missing:  # (torchvision's FCN(backbone, classifier), built by a factory through a sibling file's factory)
+        warnings.append(f"{display}:{source.classes[main_class].line}: {main_class} needs {', '.join(missing)}, "
+                        f"which --init-args does not give and no factory of the file porter can follow builds; "
+                        f"train_tpu.py and `porter verify` cannot build it (pass --init-args, or --class a factory)")
     warnings.extend(training_fallbacks(source, main_class, options.train_script))
     module_name = module_file_name(source_path)
     emitter = ModuleEmitter(translator, options.siblings,

@@ -152,3 +152,16 @@ def test_a_model_composed_of_modules_the_factory_builds_first_is_built_as_it_doe
     inputs = pair.example_inputs(batch=2)
     for want, got in zip(pair.run_torch(inputs), pair.run_keras(inputs), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_main_class_nothing_porter_reads_can_build_is_said_in_one_warning(tmp_path, capsys):
+    """torchvision's segmentation files build `FCN(backbone, classifier)` through a sibling file's factory, which
+    porter does not follow: the port is written, and a warning says that train_tpu.py and `porter verify` cannot
+    build it without --init-args (before, only a line in train_tpu.py's docstring said so)."""
+    source = COMPOSED.replace("    encoder = Encoder(3, width)\n", "    encoder = Encoder(3, width)\n"
+                                                                     "    encoder.conv.stride = (1, 1)\n")
+    (tmp_path / "composed.py").write_text(source)
+    assert main(["convert", str(tmp_path / "composed.py"), "-o", str(tmp_path / "out"), "--input-shape",
+                 "3,12,12"]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "needs encoder, head" in line]
+    assert len(warnings) == 1 and "composed.py:" in warnings[0] and "pass --init-args" in warnings[0]

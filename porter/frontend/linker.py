@@ -523,7 +523,7 @@ class _Linker:
         bound = self.import_targets.get(local)
         if (bound is None or bound == target) and self.owners.get(local, (dotted,))[0] == dotted:
             self.import_targets[local] = target
-            return module.code_for_node(alias).strip().rstrip(",")
+            return dotted_name(alias.name) + (f" as {bound_name(alias)}" if alias.asname is not None else "")
         own = _free_name(f"{local}_{dotted.rsplit('.', 1)[-1]}", set(self.owners) | set(self.import_targets))
         self.import_targets[own] = target
         self.renamed.setdefault(dotted, {})[local] = own

@@ -848,3 +848,26 @@ def test_a_linked_definition_named_as_a_torch_import_of_the_file_is_linked_under
     assert source.imports.resolve(cst.Name("F")) == "torch.nn.functional"
     assert "F_typing_utils = TypeVar('F', bound=Callable)" in source.text
     assert "def passthrough(fn: F_typing_utils) -> F_typing_utils:" in source.text
+
+
+def test_an_import_continued_by_a_backslash_is_relinked_as_valid_code(tmp_path):
+    """timm's _builder.py imports `has_hf_hub, download_cached_file, check_cached_file, load_state_dict_from_hf, \\`
+    over two lines: the names were copied with the backslash and its newline inside the import's parentheses-free
+    list, and the linked text did not parse ("cannot parse the file" for timm's hardcorenas.py)."""
+    import ast
+
+    from porter.frontend.linker import linked_text
+
+    files = {
+        "lib/__init__.py": "",
+        "lib/utils.py": "from math import ceil, \\\n    floor\n\n\ndef rounded(x):\n    return ceil(x) + floor(x)\n",
+        "lib/net.py": "from torch import nn\nfrom .utils import rounded\n\n\nclass Net(nn.Module):\n"
+                      "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(rounded(2.5), 2)\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    source = tmp_path / "lib" / "net.py"
+    text, _, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
+    ast.parse(text)
+    assert "from math import ceil, floor" in text
