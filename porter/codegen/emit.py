@@ -53,6 +53,7 @@ class ModuleEmitter:
         self.copied = []  # (name, source file) of linked definitions kept as copies: translated otherwise here
         self.runtime_names = []  # the runtime definitions the module binds (set when it is rendered)
         self.future_annotations = False  # the source (or a file it links) defers its annotations
+        self.host_imports = []  # (name bound, import line) of host-side standard modules: kept where the code uses one
 
     def render(self, module_name):
         """{file name: text}: the model module `module_name` and, beside it, the runtime module it loads."""
@@ -86,6 +87,8 @@ class ModuleEmitter:
         for decided in self.source.decided_ifs:  # the branch taken stands at top level; the test and the other go
             if decided.test == "try":
                 text = "try:  (an optional import of a package the port does not have: its ImportError handler is kept)"
+            elif decided.test == "with":
+                text = "with warnings.catch_warnings():  (warning filters only: what its body defines is kept)"
             else:
                 branch = "its body" if decided.taken else "its else branch"
                 text = f"if {decided.test}:  (decided statically: {branch} is kept)"
@@ -252,6 +255,7 @@ class ModuleEmitter:
         lines = runtime_modules_used(text) + list(LOADER_IMPORTS)
         if "OrderedDict" in text and not any("OrderedDict" in k for k in kept):
             kept.append("from collections import OrderedDict")
+        kept = [*kept, *(line for name, line in self.host_imports if re.search(rf"\b{re.escape(name)}\b", text))]
         for line in kept:
             if line not in lines:
                 lines.append(line)
@@ -318,8 +322,11 @@ class ModuleEmitter:
         if isinstance(node, cst.Import):
             for alias in node.names:
                 root = self.source.code_of(alias.name).split(".")[0]
+                line = f"import {self.source.code_of(alias).strip().rstrip(',')}"
                 if root in KEPT_STDLIB:
-                    kept.append(f"import {self.source.code_of(alias).strip().rstrip(',')}")
+                    kept.append(line)
+                elif root in sys.stdlib_module_names:  # `datetime` (MONAI's DiNTS prints the time): where used
+                    self.host_imports.append((alias.asname.name.value if alias.asname else root, line))
         elif node.module is not None and not node.relative:
             module = self.source.code_of(node.module)
             if module == "__future__" and not isinstance(node.names, cst.ImportStar) and any(
@@ -332,6 +339,12 @@ class ModuleEmitter:
                     self.source.code_of(alias.name) + (f" as {self.source.code_of(alias.asname.name)}"
                                                        if alias.asname else "") for alias in node.names)
                 kept.append(f"from {module} import {names}")  # one line (merged with the module's others)
+            elif module.split(".")[0] in sys.stdlib_module_names and module != "__future__" and \
+                    not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    name = self.source.code_of(alias.asname.name if alias.asname else alias.name)
+                    as_name = f" as {name}" if alias.asname else ""
+                    self.host_imports.append((name, f"from {module} import {self.source.code_of(alias.name)}{as_name}"))
 
     def function_text(self, definition):
         name = definition.name.value

@@ -217,8 +217,8 @@ class SourceFile:
         while frontier:
             node = frontier.pop()
             for name in {name.value for name in self.nodes_in(node, cst.Name) if id(name) not in attributes}:
-                if name in bindings and name not in used and name not in self.classes:
-                    used.add(name)
+                if name in bindings and name not in used and name not in self.classes and name not in self.downloaders:
+                    used.add(name)  # (a function reading pretrained weights is I/O: a call of it, a stub)
                     frontier.extend(bindings[name])
         return frozenset(used)
 

@@ -54,6 +54,14 @@ def decided_module(module, resolve, covered):
 def _taken_statements(statement, module, resolve, covered, decided):
     if isinstance(statement, cst.Try):
         return _taken_from_try(statement, module, resolve, covered, decided)
+    if isinstance(statement, cst.With) and _only_filters_warnings(statement, resolve):
+        # `with warnings.catch_warnings(): warnings.simplefilter("ignore"); class StemInterface(...)` (MONAI's DiNTS):
+        # what it defines is the module's; the filters say nothing about the model
+        decided.append(DecidedIf(statement, "with", True))
+        taken = []
+        for inner in statement.body.body:
+            taken.extend(_taken_statements(inner, module, resolve, covered, decided))
+        return taken
     if not isinstance(statement, cst.If):
         return [statement]
     value = static_truth(statement.test, resolve, covered)
@@ -70,6 +78,12 @@ def _taken_statements(statement, module, resolve, covered, decided):
     for inner in branch:
         taken.extend(_taken_statements(inner, module, resolve, covered, decided))
     return taken
+
+
+def _only_filters_warnings(statement, resolve):
+    """Whether a `with` statement's every context is `warnings.catch_warnings(...)` bound to no name."""
+    return all(isinstance(item.item, cst.Call) and item.asname is None and
+               resolve(item.item.func) == "warnings.catch_warnings" for item in statement.items)
 
 
 def _taken_from_try(statement, module, resolve, covered, decided):
@@ -114,7 +128,10 @@ def _third_party(module):
 def static_truth(test, resolve, covered):
     """True/False for a test porter decides without running it, else None: `hasattr(<torch module>, "name")` and
     `"name" in dir(<torch module>)` (whether a rule covers that name), `"NAME" in os.environ` (unset), combined with
-    `not`, `and`, `or`."""
+    `not`, `and`, `or`; `typing.TYPE_CHECKING` (False when the code runs: MONAI's apps/utils.py binds `has_tqdm` in its
+    else branch)."""
+    if isinstance(test, (cst.Name, cst.Attribute)) and resolve(test) == "typing.TYPE_CHECKING":
+        return False
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = static_truth(test.expression, resolve, covered)
         return None if inner is None else not inner

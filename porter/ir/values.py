@@ -154,6 +154,21 @@ def iterable_code(code):
         not expression.lpar else code
 
 
+_RECEIVERS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp,
+              cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.SimpleString, cst.ConcatenatedString,
+              cst.FormattedString)
+
+
+def receiver_code(code):
+    """`code` as the receiver of a method call or attribute: parenthesised unless it is an atom (`(np.sum(m, 0) >
+    0).astype(int)` of MONAI's DiNTS lost its parentheses: `0.astype` does not compile; `(1).bit_length()` too)."""
+    try:
+        expression = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return code
+    return code if expression.lpar or isinstance(expression, _RECEIVERS) else f"({code})"
+
+
 def result_of(template, code):
     """`template` (what a call returns) as the value of the call `code`: a tuple's known items are read through it,
     `code[i]` (nested tuples too), never by the callee's own return expressions (`self.a(x)` of the block that

@@ -10,6 +10,7 @@ from porter.frontend.gluon_numpy import uses_numpy_interface
 from porter.frontend.imports import KEPT_STDLIB, dotted_name
 from porter.frontend.static_branches import ALWAYS_IN_PORT, decided_getattr, torch_has
 from porter.frontend.walk import descendants
+from porter.frontend.weight_loading import WEIGHT_DOWNLOADS
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, kernel_layout, layout_of_order, separable_order, settle, to_layout, unify
 from porter.ir.lists import holds_images, images_held, starred_images
@@ -25,6 +26,7 @@ from porter.ir.values import (
     physical_order,
     python,
     reads_through,
+    receiver_code,
     remap_axis,
     result_of,
     stub_value,
@@ -119,6 +121,9 @@ class CallTranslator:
         func = node.func
         line = self.source.line_of(node) or self.line
         self.line = line
+        if isinstance(func, cst.Name) and func.value in self.source.downloaders and func.value not in self.env:
+            # a function of the file that downloads or reads pretrained weights (not carried: weight_loading.py)
+            return stub_value(f"not_supported({self.ctx.pretrained_weights(line, func.value + '()')!r})")
         if isinstance(func, cst.Attribute) and func.attr.value == "forward" and dotted_name(func.value) == "self" \
                 and self.info is not None and self.info.find_method("forward") is not None and \
                 not aliased_methods(self.source, self.info, "forward"):
@@ -251,9 +256,9 @@ class CallTranslator:
             base = self.expr(func.value)
             if func.attr.value in LIST_ONLY_METHODS and base.is_tensor:
                 # a method torch.Tensor lacks: the value is a list whatever porter last bound to the name
-                return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
+                return python(f"{receiver_code(base.code)}.{func.attr.value}({self.plain_args(node)})")
             if (base.is_tensor or base.kind == "python") and _string_method_call(node):
-                return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")  # `name.split("-")`
+                return python(f"{receiver_code(base.code)}.{func.attr.value}({self.plain_args(node)})")  # `name.split("-")`
             if base.is_tensor or (base.kind == "python" and self.tensor_only_method(func.attr.value, canonical) and
                                   not self.numpy_result(func.value)):
                 return self.tensor_method(base.but(kind="tensor") if not base.is_tensor else base, func.attr.value,
@@ -264,7 +269,7 @@ class CallTranslator:
                 return self.put_in_list(base, func.attr.value, node)
             if func.attr.value in ("pop", "copy") and base.kind == "tuple" and element_template(base) is not None:
                 # an item taken out of a list of alike items (`skips.pop()`), or a copy of it: as the list holds it
-                code = f"{base.code}.{func.attr.value}({self.plain_args(node)})"
+                code = f"{receiver_code(base.code)}.{func.attr.value}({self.plain_args(node)})"
                 return element_template(base).with_code(code) if func.attr.value == "pop" else \
                     Value(code, "tuple", items=None, static=("each", element_template(base)))
             if base.kind == "module":
@@ -280,11 +285,11 @@ class CallTranslator:
                     called = self.child_method_call(base, func.attr.value, node)
                     if called is not None:
                         return called
-                return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
+                return python(f"{receiver_code(base.code)}.{func.attr.value}({self.plain_args(node)})")
             if func.attr.value == "forward" and base.kind == "python" and base.static is None and \
                     self.mode == "forward":  # `down.forward(y)` of a module porter could not type: its call
                 return self.module_call(Value(base.code, "module", module=UNKNOWN_MODULE), node)
-            return python(f"{base.code}.{func.attr.value}({self.plain_args(node)})")
+            return python(f"{receiver_code(base.code)}.{func.attr.value}({self.plain_args(node)})")
         callee = self.expr(func)
         if callee.kind == "module":
             return self.module_call(callee, node)
@@ -1481,6 +1486,8 @@ class CallTranslator:
         if canonical in TORCH_HOST_CALLS:  # `torch.device(...)`, `torch.cuda.is_available()`
             host = TORCH_HOST_CALLS[canonical]
             return python(host, static={"False": False, "0": 0}.get(host))
+        if canonical in WEIGHT_DOWNLOADS:  # `torch.load(path)`, `load_state_dict_from_url(url)`: I/O, not the model
+            return stub_value(f"not_supported({self.ctx.pretrained_weights(self.line, canonical)!r})")
         kind = "layer" if canonical.startswith("torch.nn.") and canonical[9:10].isupper() else "op"
         message = self.ctx.unsupported(self.line, canonical, f"no rule for this {kind} yet")
         if kind == "layer" or self.mode == "init":

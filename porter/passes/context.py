@@ -105,6 +105,22 @@ class FileContext:
             self.irs[info.name] = ModuleIR(info.name, info.line)
         return self.irs[info.name]
 
+    def pretrained_weights(self, line, construct):
+        """A call that downloads or reads pretrained weights (`torch.load`, a function of the file doing so) in code
+        the port carries (MONAI's HoVerNet loads its encoder's in `__init__` when given a URL): I/O, not model code.
+        Listed as an adjustment, not a stub of the model; the stub raises if reached. Returns its message."""
+        owner = self.ir or self.irs.get(self.main_class)
+        if owner is None and self.main_class in self.source.classes:
+            owner = self.ir_for(self.source.classes[self.main_class])
+        if owner is not None:
+            note = Adjustment(line, f"{construct}: reads pretrained weights, a stub that raises if reached (the port "
+                                    f"loads weights with `porter convert --weights` and load_state_dict)")
+            if note not in owner.adjustments:
+                owner.adjustments.append(note)
+        self.used_runtime.add("not_supported")
+        name, line = self.source.origin(line)
+        return f"{construct} at {name}:{line} reads pretrained weights: convert them with porter convert --weights"
+
     def unsupported(self, line, construct, reason):
         # outside any class (a helper function or config method the model uses): the main class carries it
         owner = self.ir

@@ -273,3 +273,18 @@ def test_decided_getattr(code, expected):
     namespaces = {"torch", "torch.nn", "torch.compiler"}
     decided = decided_getattr(cst.parse_expression(code), resolve, rules.__contains__, namespaces.__contains__)
     assert (None if decided is None else cst.Module([]).code_for_node(decided)) == expected
+
+
+def test_type_checking_is_false_when_the_code_runs():
+    """MONAI's apps/utils.py binds `tqdm, has_tqdm = optional_import("tqdm")` in the else branch of `if
+    TYPE_CHECKING:`; the branch taken when code runs is the else (HoVerNet ended "undefined name `has_tqdm`")."""
+    import libcst as cst
+
+    from porter.frontend.static_branches import static_truth
+
+    def resolve(node):
+        return {"TYPE_CHECKING": "typing.TYPE_CHECKING", "typing.TYPE_CHECKING": "typing.TYPE_CHECKING"}.get(
+            cst.Module([]).code_for_node(node))
+
+    for code, expected in (("TYPE_CHECKING", False), ("typing.TYPE_CHECKING", False), ("not TYPE_CHECKING", True)):
+        assert static_truth(cst.parse_expression(code), resolve, lambda name: False) is expected
