@@ -172,6 +172,25 @@ def infer_example_inputs(source, main_class, init_args):
     return None, None
 
 
+def script_constructs(source, class_name):
+    """Whether the file's own script (top-level code outside functions and classes, `if __name__ == "__main__":`
+    included) calls `class_name(...)`: train_tpu.py builds the model with the arguments read there."""
+    import libcst as cst
+
+    for statement in source.module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or source.is_linked(statement):
+            continue
+        if any(isinstance(call.func, cst.Name) and call.func.value == class_name
+               for call in source.nodes_in(statement, cst.Call)):
+            return True
+    return False
+
+
+def missing_arguments(source, main_class, init_args):
+    """The main class's constructor parameters without a default that `init_args` does not give, sorted."""
+    return sorted(required_parameters(source, main_class) - set(init_args or {}))
+
+
 def unbound_module_bases(source):
     """(class, base, name) of the first top-level class whose base names a module class through a name the file
     never binds (`class WideResNet(nn.Module)` without `import torch.nn as nn`), else None."""
@@ -205,6 +224,14 @@ def convert(options, read_only=False):
             "porter converts classes deriving from torch.nn.Module"))
     trained, examples = read_training_code(source)
     main_class, entry = choose_model(source, options.class_name, trained, options.init_args)
+    if entry is None and not script_constructs(source, main_class) and \
+            missing_arguments(source, main_class, options.init_args):
+        # built only by a factory taking parts from the package (torchvision's `fcn_resnet50()`: resnet.py's
+        # `resnet50()`): read again with what the file's factories use linked in
+        wider = parse_source(source_path, display, factories=True)
+        wider_main, wider_entry = choose_model(wider, options.class_name, trained, options.init_args)
+        if wider_entry is not None and wider_main == main_class:
+            source, entry = wider, wider_entry
     # the constructor arguments of the main class: the user's, unless they are the factory's
     class_args = {} if entry is not None else options.init_args or {}
     if entry is not None and entry.names:  # what the port's factory reads is model code
@@ -243,8 +270,9 @@ def convert(options, read_only=False):
         if not example_inputs:
             warnings.append(f"{display}: example inputs of {main_class} are unknown; `porter verify` and "
                             f"train_tpu.py need them (pass --input-shape)")
-    missing = sorted(required_parameters(source, main_class) - set(class_args)) \
-        if entry is None and trained != main_class else []  # (the script's construction gives them: train_tpu's)
+    missing = missing_arguments(source, main_class, class_args) \
+        if entry is None and not script_constructs(source, main_class) else []
+    # (where the file's script constructs the main class, its arguments are train_tpu.py's)
     if missing:  # (torchvision's FCN(backbone, classifier), built by a factory through a sibling file's factory)
         warnings.append(f"{display}:{source.classes[main_class].line}: {main_class} needs {', '.join(missing)}, "
                         f"which --init-args does not give and no factory of the file porter can follow builds; "
@@ -270,6 +298,8 @@ def convert(options, read_only=False):
                                   options.init_args, tpu_findings, imported)
         if entry is not None:  # the scripts, tests and `porter verify` build the model through it
             manifest["model_factory"] = entry.function
+            if entry.torch_arguments:  # what torch's side hands the source's factory: no pretrained weights
+                manifest["model_factory_torch_arguments"] = dict(entry.torch_arguments)
         manifest["channels_last_io"] = bool(options.channels_last_io)  # the main class's default for its images
         ctx.generated_files = files  # the reports place generated line numbers from it
     except BaseException:

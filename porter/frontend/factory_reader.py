@@ -44,11 +44,22 @@ def bound_to_defaults(function):
     bound = {}
     for parameter in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params):
         bound[parameter.name.value] = parameter.default if parameter.default is not None else _UNKNOWN
+        if pins_weights(parameter):  # `weights_backbone=ResNet50_Weights.IMAGENET1K_V1`: no pretrained weights
+            bound[parameter.name.value] = cst.Name("None")
     if isinstance(parameters.star_arg, cst.Param):
         bound[parameters.star_arg.name.value] = _UNKNOWN
     if parameters.star_kwarg is not None:
         bound[parameters.star_kwarg.name.value] = cst.Name(KWARGS)
     return bound
+
+
+def pins_weights(parameter):
+    """Whether a factory's parameter is a pretrained-weights switch whose default loads weights (torchvision's
+    `weights_backbone=ResNet50_Weights.IMAGENET1K_V1`): porter builds without them, so it is bound to None (and
+    torch's side is handed None)."""
+    default = parameter.default
+    return default is not None and WEIGHTS_SWITCH.search(parameter.name.value) is not None and not (
+        isinstance(default, cst.Name) and default.value in ("None", "False"))
 
 
 class FactoryReader:
@@ -85,9 +96,7 @@ class FactoryReader:
                 if _touches(statement, set(built) | {name for name, value in bound.items()
                                                      if isinstance(value, cst.Name) and value.value == KWARGS}):
                     raise Unread
-                for name in _assigned(statement):
-                    bound[name] = _UNKNOWN
-                    built.pop(name, None)
+                _forget_changed(statement, bound, built)
                 return None
             branch = statement.body if taken else statement.orelse
             if isinstance(branch, cst.Else):
@@ -104,6 +113,7 @@ class FactoryReader:
             return None
         if _touches(statement, set(built)):
             raise Unread
+        _forget_changed(statement, bound, built)
         for name in _assigned(statement):
             bound[name] = _UNKNOWN
         return None
@@ -187,11 +197,15 @@ class FactoryReader:
         for name in list(built):  # (in the order the factory built them)
             if name not in read or bound.get(name) is not _UNKNOWN:
                 continue
-            if name in self.locals or name == KWARGS:
-                raise Unread  # (a helper's local of that name already in the port's factory)
-            self.prelude.append(cst.Assign([cst.AssignTarget(cst.Name(name))], built[name][1]))
-            self.locals.add(name)
-            bound[name] = cst.Name(name)
+            local = name
+            for number in range(2, 100):  # a helper's local of a name the port's factory has: one of its own
+                if local not in self.locals and local != KWARGS and local not in self.source.classes and \
+                        local not in self.source.functions:
+                    break
+                local = f"{name}_{number}"
+            self.prelude.append(cst.Assign([cst.AssignTarget(cst.Name(local))], built[name][1]))
+            self.locals.add(local)
+            bound[name] = cst.Name(local)
 
     def construction_of(self, value, bound, depth):
         """(class, call bound) when `value` constructs a module class or calls an own function that does."""
@@ -463,6 +477,55 @@ def _inner_names(node):
     visitor = _ReadNames()
     node.visit(visitor)
     return visitor.inner
+
+
+_MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "update", "setdefault", "clear",
+                               "remove", "add", "discard", "sort", "reverse", "__setitem__", "__delitem__"})
+
+
+def _forget_changed(statement, bound, built):
+    """Names a statement the reader does not follow (an undecided `if`, a loop) assigns or changes in place
+    (`return_layers["layer3"] = "aux"` under torchvision's `if aux:`, `cfg.update(...)`, `xs.append(...)`) are
+    unknown after it; keyword arguments changed there make the factory unread."""
+    changed = _assigned(statement) | _changed_in_place(statement)
+    if changed & _kwargs_names(bound):
+        raise Unread
+    for name in changed:
+        bound[name] = _UNKNOWN
+        built.pop(name, None)
+
+
+def _changed_in_place(node):
+    """Names whose value `node` changes in place: the base of a subscript or attribute it assigns, augments or
+    deletes, or whose mutating method it calls."""
+    found = set()
+
+    def base(expression):
+        while isinstance(expression, (cst.Subscript, cst.Attribute)):
+            expression = expression.value
+        return expression.value if isinstance(expression, cst.Name) else None
+
+    class Finder(cst.CSTVisitor):
+        def visit_AssignTarget(self, target):
+            if isinstance(target.target, (cst.Subscript, cst.Attribute)):
+                found.add(base(target.target))
+
+        def visit_AugAssign(self, node):
+            found.add(base(node.target))
+
+        def visit_AnnAssign(self, node):
+            if isinstance(node.target, (cst.Subscript, cst.Attribute)):
+                found.add(base(node.target))
+
+        def visit_Del(self, node):
+            found.add(base(node.target))
+
+        def visit_Call(self, call):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _MUTATING_METHODS:
+                found.add(base(call.func.value))
+
+    node.visit(Finder())
+    return found - {None}
 
 
 def _touches(node, names):

@@ -53,14 +53,16 @@ def source_root(folder):
         SOURCE_ROOTS.reset(token)
 
 
-def linked_text(path, text, package, covered):
+def linked_text(path, text, package, covered, factories=False):
     """(text with the needed in-package definitions appended, names defined by them, {name: the file (resolved
     path) each linked definition comes from}, [(first line in the text, last line, the file it comes from, its first
     line there)] of each linked definition in text order (a stub in it names its own file's line), {name: the name it
     has in its own file} of the definitions linked under a name of their own).
 
     `path`: the file; `package`: its dotted package ('' for a loose file: nothing to link, unless it lies under a
-    source root); `covered(canonical)`: whether a rule covers an imported name (those stay imports)."""
+    source root); `covered(canonical)`: whether a rule covers an imported name (those stay imports); `factories`:
+    a torch file's factories are roots too (what torchvision's `fcn_resnet50()` builds its model from: resnet.py's
+    `resnet50()`, _utils.py's `IntermediateLayerGetter`), asked for where the model cannot be built otherwise."""
     root = _package_root(path, package) if package else None
     if not package:
         root, package = _under_source_root(Path(path))
@@ -78,9 +80,10 @@ def linked_text(path, text, package, covered):
         text = module.code
     module = linker.prepared(linker.decided(module), package, through_attributes)
     linker.top = package.split(".")[0]
+    linker.weights_aside = factories
     linker.owners.update((name, ("", None)) for name in top_level_bindings(module))  # the file's own names win
     linker.import_targets.update(_top_level_table(module, package).aliases)
-    wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package))
+    wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package, factories))
     blocks = linker.link(wanted)
     if not blocks:
         return text, frozenset(), {}, [], {}
@@ -153,6 +156,7 @@ class _Linker:
         self.final = {}  # (module, name) -> the name its definition has in the appended text
         self.import_targets = {}  # name an import binds in the text (the file's, then linked modules') -> its target
         self.top = ""  # the top-level package's name
+        self.weights_aside = False  # factories linked: names of pretrained-weight enums (`ResNet50_Weights`) are not
         self.texts = {}  # dotted module -> its text, as the statements linked from it read (their lines)
 
     def module(self, dotted):
@@ -187,6 +191,8 @@ class _Linker:
         modules (`class SegmentationModel(nn.Module, SMPHubMixin)`: the port derives from its module bases only, so
         a mixin, and the third-party classes it derives from, are never needed)."""
         names = self.names_in(statement)
+        if self.weights_aside:  # (a factory's pretrained-weights enums: their presets are data transforms)
+            names = {name for name in names if "Weights" not in name}
         if not isinstance(statement, cst.ClassDef) or len(statement.bases) < 2:
             return names
         modules = [_is_module_base(b.value, imports, self, depth=0) for b in statement.bases]
@@ -640,7 +646,7 @@ class _Imports(dict):
             return default
 
 
-def _model_class_names(module, linker, package):
+def _model_class_names(module, linker, package, factories=False):
     """Roots of what the model needs: the file's module classes (deriving from torch.nn or Gluon's blocks, or from a
     package class that does), its builder functions (those that construct layers) and its factories (functions
     that call a class or function of these)."""
@@ -653,8 +659,8 @@ def _model_class_names(module, linker, package):
             names.append(statement.name.value)
         elif isinstance(statement, cst.FunctionDef) and _builds_layers(statement):
             names.append(statement.name.value)
-    if not _imports_mxnet(module):  # torch files: factories hold weight registries and downloads, not model code
-        return names or _sibling_factories(module, imports, linker)
+    if not _imports_mxnet(module) and not factories:  # torch files: factories hold weight registries and
+        return names or _sibling_factories(module, imports, linker)  # downloads, unless asked for (see linked_text)
     functions = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value not in names]
     while True:  # factories: functions that build a model class or call a factory (`resnet18_v1b(**kwargs)`)
         factories = [f for f in functions if f.name.value not in names and _calls_any(f, names)]

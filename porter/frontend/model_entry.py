@@ -35,6 +35,7 @@ from porter.frontend.factory_reader import (
     bound_to_defaults,
     free_names,
     node_code,
+    pins_weights,
 )
 from porter.frontend.main_class import ReturnedClasses
 from porter.frontend.names import top_level_bindings
@@ -57,6 +58,7 @@ class ModelEntry:
     parameters: tuple = ()  # (name, default code) of the factory's parameters the port's factory takes too
     reads: frozenset = frozenset()  # names the construction and the statements before it read
     positional: int = 0  # how many of `parameters` (the source's leading ones) may be given by position
+    torch_arguments: tuple = ()  # (name, None) of the weights switches torch's side hands the source's factory
 
     def code(self, source_name):
         """The model module's function building the class as the factory does (None: the factory is carried)."""
@@ -132,9 +134,11 @@ def _read_entry(source, function, function_name, parameters):
     if not all(_has_a_port(canonical) for canonical in _torch_references(source, [*call.args, *reader.prelude,
                                                                                    *defaults])):
         return None  # a torch name the port's code cannot name (`nn.BatchNorm2d` becomes the runtime's: it can)
+    pinned = tuple((p.name.value, None) for p in (*function.params.params, *function.params.kwonly_params)
+                   if pins_weights(p))  # `weights_backbone=ResNet50_Weights.IMAGENET1K_V1` read as None
     return ModelEntry(function_name, class_name, line, tuple(arguments), takes_kwargs,
                       frozenset(name for name in names if name in bound), tuple(map(_statement_code, reader.prelude)),
-                      parameters=parameters, reads=frozenset(read))
+                      parameters=parameters, reads=frozenset(read), torch_arguments=pinned)
 
 
 def _keepable_parameters(function):

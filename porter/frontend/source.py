@@ -327,14 +327,16 @@ def recursion_room(limit):
         sys.setrecursionlimit(previous)
 
 
-def parse_source(path, display_path=None):
-    """Read and parse `path`; find module classes and functions."""
+def parse_source(path, display_path=None, factories=False):
+    """Read and parse `path`; find module classes and functions. `factories`: the definitions the file's factories
+    take from its package are linked too (frontend/linker.py)."""
     display_path = display_path or str(path)
     text = read_text(path, display_path)
     checked_syntax(text, display_path, path)  # check_syntax, or its verdict from the command line's early check
     package = package_of(Path(path))
     own_lines = text.count("\n") + 1
-    text, linked, origins, linked_lines, home_names = linked_text(Path(path), text, package, is_covered_by_a_rule)
+    text, linked, origins, linked_lines, home_names = linked_text(Path(path), text, package, is_covered_by_a_rule,
+                                                                  factories)
     text = normalised_text(text)  # `d2l = sys.modules[__name__]`, `self.save_hyperparameters()`
     try:
         with recursion_room(PARSE_RECURSION_LIMIT):  # libcst's visitors recurse a few frames per nesting level

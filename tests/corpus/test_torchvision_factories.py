@@ -59,3 +59,26 @@ def test_arguments_the_ports_factory_fixes_are_refused_in_one_line(tmp_path, cap
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "'progress' cannot be given to resnet18()" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_segmentation_model_built_from_a_siblings_factory_is_built_as_its_factory_builds_it(tmp_path, capsys):
+    """segmentation/fcn.py's `FCN(backbone, classifier)` is built by `fcn_resnet50()` from resnet.py's `resnet50()`
+    (its `weights_backbone` defaulting to ImageNet weights) wrapped in `IntermediateLayerGetter`: the file is read
+    again with what its factories use linked in, the backbone's weights switch is None on both sides (torch's side
+    is handed `weights_backbone=None`), and each module the factory builds is a statement of the port's."""
+    from porter.verify.command import importable_in_its_package
+    from porter.verify.harness import PortedPair
+
+    assert convert("segmentation/fcn", tmp_path, "--input-shape", "3,32,32") == 0
+    assert "built by fcn_resnet50()" in capsys.readouterr().out
+    manifest = json.loads((tmp_path / "porter-manifest.json").read_text())
+    assert manifest["model_factory_torch_arguments"] == {"weights_backbone": None}
+    module = (tmp_path / "fcn_keras.py").read_text()
+    assert 'backbone_2 = IntermediateLayerGetter(backbone, return_layers={"layer4": "out"})' in module
+    assert "class SemanticSegmentation" not in module and "Weights(" not in module  # (the weights enums' presets)
+    with importable_in_its_package():
+        pair = PortedPair(tmp_path)
+    assert type(pair.torch_model.backbone).__name__ == "IntermediateLayerGetter"
+    # (18 Transposes: FCN's backbone is a constructor argument, which its class's translation cannot type, so each
+    # child IntermediateLayerGetter calls converts at its boundary; typing it from the factory is left)
+    assert_matches_at_two_batches(pair, 18, seeds=(0, 1), tolerance=1e-4)

@@ -386,3 +386,31 @@ def test_parameters_the_construction_reads_are_the_port_factorys_own(tmp_path):
     assert entry.code("model.py").startswith("def build(num_classes=10, width=4, **kwargs):")
     entry = model_entry(source, "pretrained_first")
     assert entry.code("model.py").startswith("def pretrained_first(*, width=6):")
+
+
+def test_a_value_changed_in_place_under_a_condition_the_reader_cannot_decide_is_unknown(tmp_path):
+    """torchvision's `_fcn_resnet`: `return_layers = {"layer4": "out"}; if aux: return_layers["layer3"] = "aux"`.
+    With `aux` a parameter the port's factory keeps, the condition is undecided: the dict changed in place there
+    was read as it was before (a silent wrong port for aux=True). What an unfollowed statement changes in place is
+    unknown after it (so `aux` is bound to its default, which decides the condition); a list grown in a loop too."""
+    source = parsed(tmp_path, '''
+        def _net(layers, aux):
+            widths = {"a": 4}
+            if aux:
+                widths["b"] = 8
+            return Net(Block, [layers], width=len(widths))
+
+
+        def net(aux=False, layers=2):
+            return _net(layers, aux)
+
+
+        def grown(layers=2):
+            extra = []
+            for i in range(layers):
+                extra.append(i)
+            return Net(Block, extra)
+    ''')
+    entry = model_entry(source, "net")
+    assert entry.parameters == (("layers", "2"),) and entry.arguments == ("Block", "[layers]", "width=1")
+    assert model_entry(source, "grown") is None

@@ -284,7 +284,13 @@ class PortedPair:
         import torch
 
         torch.manual_seed(self.seed)
-        self.torch_model = attribute_path(self.torch_module, self.builder)(**self.init_args)
+        # (a factory's pretrained-weights switch whose default loads weights is handed None: manifest)
+        torch_arguments = (
+            self.manifest.get("model_factory_torch_arguments") or {}
+            if self.builder == self.manifest.get("model_factory")
+            else {}
+        )
+        self.torch_model = attribute_path(self.torch_module, self.builder)(**{**torch_arguments, **self.init_args})
         lazy = _has_lazy_modules(self.torch_model)
         if lazy:  # nn.LazyLinear & co. make their weights at the first call: one on example inputs, both sides
             self.run_torch(self.example_inputs(batch=1))
