@@ -242,6 +242,8 @@ class ModuleEmitter:
                 canonical = imports.resolve(node)
                 if canonical in TORCH_CONSTANTS:  # `dtype=torch.float32`
                     return cst.parse_expression(TORCH_CONSTANTS[canonical])
+                if canonical == "torch.Tensor":  # the class as a value (a TypeVar's constraint)
+                    return cst.parse_expression("tf.Tensor")
                 rule = ctx.module_rules.get(canonical) or ctx.function_rules.get(canonical)
                 runtime = getattr(rule, "runtime", None) if canonical else None
                 if runtime is None and canonical is not None:  # `make=nn.Sequential`, `base=Module`

@@ -1861,7 +1861,9 @@ class FileTranslator:
                 # every return in torch's layout, and its callers take what it returns so
                 self.undo_translation(ir, before)
             signature.output = translator.return_template
-            signature.takes_training = _reads_training(body)
+            # (a method with a `training` parameter of its own, MONAI's `drop_path(self, x, p, training)`, is handed
+            # the flag by its callers: it takes no second one)
+            signature.takes_training = _reads_training(body) and not _has_parameter(definition, "training")
             self.method_code[key] = (definition, clean_body(body, self.ctx.ir.mappings if self.ctx.ir else ()),
                                      signature.takes_training)
             return signature
@@ -2470,6 +2472,12 @@ def _without_variation(static):
     if isinstance(static, tuple) and len(static) == 2 and static[0] == "each" and isinstance(static[1], Value):
         return ("each", static[1].but(varies_along=None))
     return static
+
+
+def _has_parameter(definition, name):
+    parameters = definition.params
+    return any(p.name.value == name for p in (*parameters.posonly_params, *parameters.params,
+                                              *parameters.kwonly_params))
 
 
 def _reads_training(lines):

@@ -191,6 +191,8 @@ class ExpressionTranslator(CallTranslator):
     def canonical_attribute(self, canonical, node):
         if canonical in TORCH_CONSTANTS:
             return python(TORCH_CONSTANTS[canonical])
+        if canonical == "torch.Tensor":  # the class as a value (`TypeVar("NT", np.ndarray, torch.Tensor)`, MONAI)
+            return python("tf.Tensor")  # (isinstance's operand is TensorClasses: calls.py)
         if canonical in self.ctx.module_rules:  # a class used as a value: isinstance(m, nn.Conv2d)
             return python(self.ctx.use(self.ctx.module_rules[canonical].runtime))
         rule = self.ctx.function_rules.get(canonical)

@@ -28,6 +28,7 @@ def super_forward_owner(translator, node):
 def translate_super_forward(translator, owner, node):
     """The Value of `super(owner, self).forward(*args)`: the parent class's `call`, or the base layer's."""
     args, kwargs = translator.arg_values(node)
+    translator.node_of_call = node  # (a call the translator hands to the runtime's converting call_module)
     code = f"super({owner.name}, self).call"
     parent = translator.source.classes.get(owner.bases[0]) if owner.bases else None
     if parent is not None and parent.find_method("forward") is not None:

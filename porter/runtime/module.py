@@ -687,14 +687,18 @@ def call_module(module, *args, held="source", **kwargs):
         args[0], "shape") else None
     if variant is not None:
         return variant(*args, **{k: v for k, v in kwargs.items() if k != "training"})
-    layout = getattr(module, "porter_layout", "source")
-    if "training" in kwargs and (not isinstance(module, keras.layers.Layer) or
-                                 not getattr(module, "_call_has_training_arg", True)):
+    # (a layer's own method, `super(Patch, self).call` of a Sequential subclass whose children porter could not
+    # follow: the layer's layout, and its training flag)
+    owner = getattr(module, "__self__", None) if not isinstance(module, keras.layers.Layer) else module
+    owner = owner if isinstance(owner, keras.layers.Layer) else module
+    layout = getattr(owner, "porter_layout", "source")
+    if "training" in kwargs and (not isinstance(owner, keras.layers.Layer) or
+                                 not getattr(owner, "_call_has_training_arg", True)):
         kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
     if args and isinstance(args[0], (list, tuple)):
         return _call_on_items(module, layout, args, kwargs, held if held in ("channels_last", "source") else "source")
     if isinstance(held, list):  # a tensor whose axes hold torch's dims in this order (a permute not yet made)
-        if layout == "any" and getattr(module, "layout_out", None) is None:
+        if layout == "any" and getattr(owner, "layout_out", None) is None:
             return _inner_call(module, args, kwargs)  # elementwise: as it lies
         source = tf.transpose(args[0], [held.index(d) for d in range(len(held))])
         result = call_module(module, source, *args[1:], **kwargs)
@@ -702,14 +706,14 @@ def call_module(module, *args, held="source", **kwargs):
     if args and _stored_order(layout) is not None and hasattr(args[0], "shape"):  # a block translated for a
         # tensor held permuted (tokens held batch-first for a sequence-first block): handed over so, and back
         result = _inner_call(module, (_to_layout(args[0], held, layout)[0],) + tuple(args[1:]), kwargs)
-        out = getattr(module, "layout_out", None) or layout
+        out = getattr(owner, "layout_out", None) or layout
         return _to_layout(result, out, held)[0] if hasattr(result, "shape") else result
     if args and layout in ("channels_last", "source") and layout != held and runs_in(module, held):
         return _inner_call(module, args, dict(kwargs, layout=held, layout_out=held))  # it computes on the layout
     if args and layout in ("channels_last", "source") and layout != held:
         args = ((to_channels_last if layout == "channels_last" else to_channels_first)(args[0]),) + tuple(args[1:])
     result = _inner_call(module, args, kwargs)
-    layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else held)
+    layout_out = getattr(owner, "layout_out", None) or (layout if layout != "any" else held)
     if layout_out in ("channels_last", "source") and layout_out != held and hasattr(result, "shape"):
         result = (to_channels_last if held == "channels_last" else to_channels_first)(result)
     elif _stored_order(layout_out) is not None and hasattr(result, "shape"):  # (returned before a permute)

@@ -115,3 +115,46 @@ def test_super_forward_calls_the_torch_layer(tmp_path):
     pair = port(tmp_path, LAYER_BASE, input_specs=("3,6,6",))
     assert "super(LayerNorm2d, self).call(" in (tmp_path / "out" / "op_model_keras.py").read_text()
     _assert_matches(pair, "Net")
+
+
+UNFOLLOWED_SEQUENTIAL = '''
+import torch
+import torch.nn as nn
+
+
+def conv_type(dims):
+    return [nn.Conv1d, nn.Conv2d, nn.Conv3d][dims - 1]
+
+
+class Convolution(nn.Sequential):
+    def __init__(self, dims=2, cin=3, cout=6):
+        super().__init__()
+        self.add_module("conv", conv_type(dims)(cin, cout, 3, 1, 1))
+        self.add_module("norm", nn.BatchNorm2d(cout))
+
+
+class Patch(Convolution):
+    def forward(self, x):
+        x = super().forward(x)
+        return torch.relu(x) * 2
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.patch = Patch()
+        self.head = nn.Conv2d(6, 2, 1)
+
+    def forward(self, x):
+        return self.head(self.patch(x))
+'''
+
+
+def test_super_forward_of_a_sequential_whose_children_porter_cannot_follow(tmp_path):
+    """MONAI's `class OverlapPatchEmbed(Convolution)` (a Sequential whose children come from registries) calling
+    `super().forward(x)`: porter crashed (AttributeError: no attribute 'node_of_call'; restormer.py, quicknat.py).
+    The parent's call is left to the runtime, which converts to the instance's layout and hands it its training
+    flag."""
+    pair = port(tmp_path, UNFOLLOWED_SEQUENTIAL, input_specs=("3,6,6",))
+    assert "call_module(super(Patch, self).call," in (tmp_path / "out" / "op_model_keras.py").read_text()
+    _assert_matches(pair, "Net")
