@@ -25,7 +25,7 @@ from pathlib import Path
 import libcst as cst
 
 from porter.frontend.imports import ImportTable, bound_name, dotted_name, top_level_imports
-from porter.frontend.names import bound_names, names_in, top_level_bindings
+from porter.frontend.names import bound_names, dunder_all, names_in, top_level_bindings
 from porter.frontend.static_branches import decided_module
 from porter.frontend.unchecked_parse import parsed_module
 from porter.frontend.walk import walk
@@ -305,7 +305,7 @@ class _Linker:
             return {}
         bindings = top_level_bindings(module)
         reexported = self.in_package_imports(module, self.package_of(dotted), depth).full()
-        public = _dunder_all(module)
+        public = dunder_all(module)
         if public is None:
             public = [name for name in list(bindings) + list(reexported) if not name.startswith("_")]
         names = {}
@@ -735,17 +735,6 @@ def _is_module_base(node, imports, linker, depth):
     if imported in inner_imports:  # re-exported (`from .model import SegmentationModel` in a package's __init__)
         return _is_module_base(cst.Name(imported), inner_imports, linker, depth + 1)
     return False
-
-
-def _dunder_all(module):
-    """The names of a module's `__all__ = [...]` (string literals only), or None without one."""
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine) and "__all__" in bound_names(statement):
-            value = statement.body[0].value
-            if isinstance(value, (cst.List, cst.Tuple)) and all(
-                    isinstance(e.value, cst.SimpleString) for e in value.elements):
-                return [e.value.evaluated_value for e in value.elements]
-    return None
 
 
 def _builds_layers(function):

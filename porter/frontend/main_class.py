@@ -14,6 +14,7 @@ uses or derives from (the class the others feed into).
 
 import libcst as cst
 
+from porter.frontend.names import dunder_all
 from porter.frontend.walk import walk
 
 
@@ -43,6 +44,9 @@ def default_main_class(source):
     # not the model
     models = [name for name in fallback if not is_loss_class(source, name)]
     fallback = models or fallback
+    exported = [name for name in dunder_all(source.module) or () if name in fallback]
+    if exported:  # the file says what it offers (MONAI's swin_unetr.py: `__all__ = ["SwinUNETR", ...]`, where
+        return exported[0]  # PatchMerging, chosen from a dict, read as unused and came last)
     return fallback[-1] if fallback else own[-1]
 
 

@@ -190,3 +190,14 @@ def bound_before_read(body, name):
         assign = statement.body[0]
         return name not in names_in(assign.value) and name in assigned_names(statement)
     return False
+
+
+def dunder_all(module):
+    """The names of a module's `__all__ = [...]` (string literals only), or None without one."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine) and "__all__" in bound_names(statement):
+            value = statement.body[0].value
+            if isinstance(value, (cst.List, cst.Tuple)) and all(
+                    isinstance(e.value, cst.SimpleString) for e in value.elements):
+                return [e.value.evaluated_value for e in value.elements]
+    return None

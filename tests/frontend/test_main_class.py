@@ -144,3 +144,39 @@ def test_a_loss_closing_the_file_is_not_the_model(tmp_path):
     source = parse_source(path)
     assert default_main_class(source) == "Model"
     assert choose_main_class(source, None, "MaskedCELoss") == "Model"  # what the training code builds
+
+
+EXPORTED = """
+import torch.nn as nn
+
+__all__ = ["Net", "Merging"]
+
+
+class Net(nn.Module):
+    def __init__(self, mode="merging"):
+        super().__init__()
+        self.merge = MODES[mode]()
+
+    def forward(self, x):
+        return self.merge(x)
+
+
+class MergingV2(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Merging(MergingV2):
+    pass
+
+
+MODES = {"merging": Merging, "mergingv2": MergingV2}
+"""
+
+
+def test_the_first_class_the_file_exports_is_the_model(tmp_path):
+    """MONAI's swin_unetr.py: `PatchMerging`, constructed only through a dict of modes, read as no one's part and
+    came last, so it was the main class; the file's `__all__` names SwinUNETR first."""
+    path = tmp_path / "exported.py"
+    path.write_text(EXPORTED)
+    assert default_main_class(parse_source(path)) == "Net"
