@@ -224,14 +224,16 @@ def convert(options, read_only=False):
             "porter converts classes deriving from torch.nn.Module"))
     trained, examples = read_training_code(source)
     main_class, entry = choose_model(source, options.class_name, trained, options.init_args)
-    if entry is None and not script_constructs(source, main_class) and \
-            missing_arguments(source, main_class, options.init_args):
+    # the main class's arguments nothing gives (where the file's script constructs it, they are train_tpu.py's)
+    missing = missing_arguments(source, main_class, options.init_args) \
+        if entry is None and not script_constructs(source, main_class) else []
+    if missing:
         # built only by a factory taking parts from the package (torchvision's `fcn_resnet50()`: resnet.py's
         # `resnet50()`): read again with what the file's factories use linked in
         wider = parse_source(source_path, display, factories=True)
         wider_main, wider_entry = choose_model(wider, options.class_name, trained, options.init_args)
         if wider_entry is not None and wider_main == main_class:
-            source, entry = wider, wider_entry
+            source, entry, missing = wider, wider_entry, []
     # the constructor arguments of the main class: the user's, unless they are the factory's
     class_args = {} if entry is not None else options.init_args or {}
     if entry is not None and entry.names:  # what the port's factory reads is model code
@@ -270,9 +272,6 @@ def convert(options, read_only=False):
         if not example_inputs:
             warnings.append(f"{display}: example inputs of {main_class} are unknown; `porter verify` and "
                             f"train_tpu.py need them (pass --input-shape)")
-    missing = missing_arguments(source, main_class, class_args) \
-        if entry is None and not script_constructs(source, main_class) else []
-    # (where the file's script constructs the main class, its arguments are train_tpu.py's)
     if missing:  # (torchvision's FCN(backbone, classifier), built by a factory through a sibling file's factory)
         warnings.append(f"{display}:{source.classes[main_class].line}: {main_class} needs {', '.join(missing)}, "
                         f"which --init-args does not give and no factory of the file porter can follow builds; "

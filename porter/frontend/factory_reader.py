@@ -114,8 +114,6 @@ class FactoryReader:
         if _touches(statement, set(built)):
             raise Unread
         _forget_changed(statement, bound, built)
-        for name in _assigned(statement):
-            bound[name] = _UNKNOWN
         return None
 
     def small_statement(self, small, bound, built, depth):

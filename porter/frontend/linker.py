@@ -72,8 +72,8 @@ def linked_text(path, text, package, covered, factories=False):
         module = parsed_module(text)
     except cst.ParserSyntaxError:
         return text, frozenset(), {}, [], {}  # the parser reports it properly
-    linker = _Linker(root, lambda name: name in READ_BY_THE_FACTORY_READER or covered(name), namespace=not (root / package.replace(".", "/") / "__init__.py").is_file()
-                     if package else True)
+    namespace = not (root / package.replace(".", "/") / "__init__.py").is_file() if package else True
+    linker = _Linker(root, lambda name: name in READ_BY_THE_FACTORY_READER or covered(name), namespace=namespace)
     through_attributes = linker.module_attribute_imports(module, package)
     if through_attributes:  # `inception_module.InceptionA` read as the `InceptionA` it names (same lines)
         module = module.visit(_ThroughModuleAttributes(through_attributes))
@@ -661,12 +661,19 @@ def _model_class_names(module, linker, package, factories=False):
             names.append(statement.name.value)
     if not _imports_mxnet(module) and not factories:  # torch files: factories hold weight registries and
         return names or _sibling_factories(module, imports, linker)  # downloads, unless asked for (see linked_text)
-    functions = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value not in names]
-    while True:  # factories: functions that build a model class or call a factory (`resnet18_v1b(**kwargs)`)
-        factories = [f for f in functions if f.name.value not in names and _calls_any(f, names)]
-        if not factories:
+    # factories: functions that build a model class or call a factory (`resnet18_v1b(**kwargs)`)
+    return _with_callers(module, names)
+
+
+def _with_callers(module, names):
+    """`names` and the module's functions calling one of them by its bare name, transitively."""
+    names = list(names)
+    functions = [s for s in module.body if isinstance(s, cst.FunctionDef)]
+    while True:
+        callers = [f.name.value for f in functions if f.name.value not in names and _calls_any(f, names)]
+        if not callers:
             return names
-        names.extend(f.name.value for f in factories)
+        names.extend(callers)
 
 
 def _sibling_factories(module, imports, linker):
@@ -674,16 +681,9 @@ def _sibling_factories(module, imports, linker):
     byoanet.py hands `ByobNet` to `build_model_with_cfg`): its functions that name a module class or a function the
     package defines elsewhere, and the functions calling those, are what the model needs."""
     functions = [s for s in module.body if isinstance(s, cst.FunctionDef)]
-    siblings = {name for name in imports
-                if _is_module_base(cst.Name(name), imports, linker, depth=0) or _defines_function(linker, *imports[name])}
-    names = [f.name.value for f in functions if siblings & set(names_in(f))]
-    if not names:
-        return names
-    while True:
-        callers = [f.name.value for f in functions if f.name.value not in names and _calls_any(f, names)]
-        if not callers:
-            return names
-        names.extend(callers)
+    siblings = {name for name in imports if _is_module_base(cst.Name(name), imports, linker, depth=0) or
+                _defines_function(linker, *imports[name])}
+    return _with_callers(module, [f.name.value for f in functions if siblings & set(names_in(f))])
 
 
 def _defines_function(linker, dotted, name):

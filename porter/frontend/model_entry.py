@@ -87,22 +87,26 @@ def model_entry(source, function_name):
                                                       source.imports.resolve).of(function_name).items() if always]
         if len(returned) == 1:
             return ModelEntry(function_name, returned[0], source.line_of(function), as_written=True)
-    entry = _read_entry(source, function, function_name, ())
+    bindings = top_level_bindings(source.module)  # (read once for every reading below)
+    entry = _read_entry(source, bindings, function, function_name, ())
     if entry is None:
         return None
     for name, default in _keepable_parameters(function):  # each parameter the construction reads, kept as one
-        wider = _read_entry(source, function, function_name, (*entry.parameters, (name, default)))
+        wider = _read_entry(source, bindings, function, function_name, (*entry.parameters, (name, default)))
         if wider is not None and name in wider.reads:
             entry = wider
     order = [p.name.value for p in function.params.params]  # kept in the source's order, positional where they can
     kept = [name for name, _ in entry.parameters]
     leading = next((i for i, name in enumerate(order[:len(kept)]) if name not in kept), min(len(kept), len(order)))
-    return replace(entry, positional=leading if kept[:leading] == order[:leading] else 0)
+    pinned = tuple((p.name.value, None) for p in (*function.params.params, *function.params.kwonly_params)
+                   if pins_weights(p))  # `weights_backbone=ResNet50_Weights.IMAGENET1K_V1` read as None
+    return replace(entry, positional=leading if kept[:leading] == order[:leading] else 0, torch_arguments=pinned)
 
 
-def _read_entry(source, function, function_name, parameters):
+def _read_entry(source, bindings, function, function_name, parameters):
     """The ModelEntry of `function` with `parameters` ((name, default code)) kept as the port's factory's own and
-    the others bound to their defaults; None where the reading fails or names what the port lacks."""
+    the others bound to their defaults; None where the reading fails or names what the port lacks. `bindings`: the
+    source's top-level bindings."""
     reader = FactoryReader(source)
     bound = bound_to_defaults(function)
     bound.update((name, cst.Name(name)) for name, _ in parameters)
@@ -128,17 +132,14 @@ def _read_entry(source, function, function_name, parameters):
     defaults = [cst.parse_expression(default) for _, default in parameters]
     read = free_names([*call.args, *computed])
     names = free_names([*call.args, *computed, *defaults]) - {KWARGS} - reader.locals
-    bound = top_level_bindings(source.module)
-    if not all(_portable_name(source, bound, name) for name in names):
+    if not all(_portable_name(source, bindings, name) for name in names):
         return None  # a name the port would not define (a sibling's helper, a pretrained-weights enum)
     if not all(_has_a_port(canonical) for canonical in _torch_references(source, [*call.args, *reader.prelude,
                                                                                    *defaults])):
         return None  # a torch name the port's code cannot name (`nn.BatchNorm2d` becomes the runtime's: it can)
-    pinned = tuple((p.name.value, None) for p in (*function.params.params, *function.params.kwonly_params)
-                   if pins_weights(p))  # `weights_backbone=ResNet50_Weights.IMAGENET1K_V1` read as None
     return ModelEntry(function_name, class_name, line, tuple(arguments), takes_kwargs,
-                      frozenset(name for name in names if name in bound), tuple(map(_statement_code, reader.prelude)),
-                      parameters=parameters, reads=frozenset(read), torch_arguments=pinned)
+                      frozenset(name for name in names if name in bindings),
+                      tuple(map(_statement_code, reader.prelude)), parameters=parameters, reads=frozenset(read))
 
 
 def _keepable_parameters(function):

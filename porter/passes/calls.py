@@ -258,7 +258,8 @@ class CallTranslator:
                 # a method torch.Tensor lacks: the value is a list whatever porter last bound to the name
                 return python(f"{receiver_code(base.code)}.{func.attr.value}({self.plain_args(node)})")
             if (base.is_tensor or base.kind == "python") and _string_method_call(node):
-                return python(f"{receiver_code(base.code)}.{func.attr.value}({self.plain_args(node)})")  # `name.split("-")`
+                # `name.split("-")`
+                return python(f"{receiver_code(base.code)}.{func.attr.value}({self.plain_args(node)})")
             if base.is_tensor or (base.kind == "python" and self.tensor_only_method(func.attr.value, canonical) and
                                   not self.numpy_result(func.value)):
                 return self.tensor_method(base.but(kind="tensor") if not base.is_tensor else base, func.attr.value,
@@ -347,7 +348,7 @@ class CallTranslator:
         if name == "hasattr" and len(node.args) == 2 and isinstance(node.args[1].value, cst.SimpleString):
             # `hasattr(F, "scaled_dot_product_attention")`: decided by what the port supports, as top-level ifs are
             found = torch_has(self.source.imports.resolve(node.args[0].value), node.args[1].value.evaluated_value,
-                              lambda known: known in self.ctx.function_rules or known in self.ctx.module_rules)
+                              self.ctx.covers_name)
             if found is not None:
                 return python(str(found), static=found)
         if name == "zip" and node.args and not any(a.star or a.keyword for a in node.args):

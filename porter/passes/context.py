@@ -105,13 +105,21 @@ class FileContext:
             self.irs[info.name] = ModuleIR(info.name, info.line)
         return self.irs[info.name]
 
+    def stub_owner(self):
+        """The ModuleIR a stub is listed in: the class being translated; outside any class (a helper function or
+        config method the model uses, module-level code, which runs first), the main class."""
+        owner = self.ir
+        if owner is None and self.main_class in self.source.classes:
+            owner = self.ir_for(self.source.classes[self.main_class])
+        elif owner is None:
+            owner = self.irs.get(self.main_class)
+        return owner
+
     def pretrained_weights(self, line, construct):
         """A call that downloads or reads pretrained weights (`torch.load`, a function of the file doing so) in code
         the port carries (MONAI's HoVerNet loads its encoder's in `__init__` when given a URL): I/O, not model code.
         Listed as an adjustment, not a stub of the model; the stub raises if reached. Returns its message."""
-        owner = self.ir or self.irs.get(self.main_class)
-        if owner is None and self.main_class in self.source.classes:
-            owner = self.ir_for(self.source.classes[self.main_class])
+        owner = self.stub_owner()
         if owner is not None:
             note = Adjustment(line, f"{construct}: reads pretrained weights, a stub that raises if reached (the port "
                                     f"loads weights with `porter convert --weights` and load_state_dict)")
@@ -122,12 +130,7 @@ class FileContext:
         return f"{construct} at {name}:{line} reads pretrained weights: convert them with porter convert --weights"
 
     def unsupported(self, line, construct, reason):
-        # outside any class (a helper function or config method the model uses): the main class carries it
-        owner = self.ir
-        if owner is None and self.main_class in self.source.classes:  # module-level code runs first: made here
-            owner = self.ir_for(self.source.classes[self.main_class])
-        elif owner is None:
-            owner = self.irs.get(self.main_class)
+        owner = self.stub_owner()
         if owner is not None and (construct.split(".")[0] in DISPLAY_LIBRARIES or self.display_code):
             # plotting and notebook display code the model's helpers reach (d2l's ProgressBoard): not model code,
             # so listed, not counted as a stub of the model
