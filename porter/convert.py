@@ -1,7 +1,7 @@
 """`porter convert`: source file -> output directory (model module, manifest, report, tests, training script)."""
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from porter import __version__
@@ -106,12 +106,19 @@ def module_file_name(source):
     return f"{name}.py"
 
 
-def choose_model(source, requested, trained, init_args):
+def choose_model(source, requested, trained, init_args, widened=None):
     """(main class, the ModelEntry of the factory building it or None): `--class` names a class or one of the file's
     factories (`--class resnet50`); without it, a class needing arguments JSON cannot give (`ResNet(block, layers)`)
-    is built as the first public factory building it does (frontend/model_entry.py)."""
+    is built as the first public factory building it does (frontend/model_entry.py). `widened()`: the source read
+    again with its factories' package definitions linked, where a requested factory needs them (timm's
+    `efficientnet_b0()`: `decode_arch_def` of _efficientnet_builder.py); its entry then reads that source."""
     if requested is not None and requested not in source.classes and requested in source.functions:
         entry = model_entry(source, requested)
+        if entry is None and widened is not None:
+            wider = widened()
+            entry = model_entry(wider, requested) if requested in wider.functions else None
+            if entry is not None:
+                return entry.class_name, replace(entry, source=wider)
         if entry is None:
             raise UsageError(f"--class {requested}: porter cannot follow which module class the function "
                              f"{requested}() builds", source.display_path, source.line_of(source.functions[requested]),
@@ -223,14 +230,23 @@ def convert(options, read_only=False):
             f"fails on it too: NameError); import it" if unbound else
             "porter converts classes deriving from torch.nn.Module"))
     trained, examples = read_training_code(source)
-    main_class, entry = choose_model(source, options.class_name, trained, options.init_args)
+    wider_sources = []
+
+    def widened():  # read again with what the file's factories use linked in (once)
+        if not wider_sources:
+            wider_sources.append(parse_source(source_path, display, factories=True))
+        return wider_sources[0]
+
+    main_class, entry = choose_model(source, options.class_name, trained, options.init_args, widened)
+    if entry is not None and entry.source is not None:
+        source, entry = entry.source, replace(entry, source=None)
     # the main class's arguments nothing gives (where the file's script constructs it, they are train_tpu.py's)
     missing = missing_arguments(source, main_class, options.init_args) \
         if entry is None and not script_constructs(source, main_class) else []
     if missing:
         # built only by a factory taking parts from the package (torchvision's `fcn_resnet50()`: resnet.py's
-        # `resnet50()`): read again with what the file's factories use linked in
-        wider = parse_source(source_path, display, factories=True)
+        # `resnet50()`)
+        wider = widened()
         wider_main, wider_entry = choose_model(wider, options.class_name, trained, options.init_args)
         if wider_entry is not None and wider_main == main_class:
             source, entry, missing = wider, wider_entry, []

@@ -84,7 +84,8 @@ def runtime_bindings(model_code, renames, requested=()):
     """[(name in the model module, runtime name)] for every runtime definition `model_code` reads as a global,
     every `requested` one (the translation asked for it; some are read only by expressions the runtime evaluates
     in the model module, such as `torch_flatten_inputs = {"fc": "last_channels(self.features)"}`), plus
-    PUBLIC_NAMES; sorted. `renames` maps runtime names the user's file also uses to the names emitted for them."""
+    PUBLIC_NAMES (by their own names where the model code defines none: a file naming one that is not ported keeps
+    the contract); sorted. `renames` maps runtime names the user's file also uses to the names emitted for them."""
     index = runtime_index()
     emitted_as = {new: old for old, new in renames.items()}
     table = symtable.symtable(model_code, "<generated>", "exec")  # read once for both questions (a large module)
@@ -94,7 +95,11 @@ def runtime_bindings(model_code, renames, requested=()):
         runtime = emitted_as.get(name, None if name in renames else name)  # a renamed name is the user's own
         if runtime in index:
             bindings[name] = runtime
-    for runtime in (*PUBLIC_NAMES, *sorted(name for name in requested if name in index)):
+    for runtime in PUBLIC_NAMES:  # by their own names, unless the model code defines one (then as renamed)
+        emitted = runtime if runtime not in defined else renames.get(runtime, runtime)
+        if emitted not in defined:
+            bindings.setdefault(emitted, runtime)
+    for runtime in sorted(name for name in requested if name in index):
         emitted = renames.get(runtime, runtime)
         if emitted not in defined:
             bindings.setdefault(emitted, runtime)

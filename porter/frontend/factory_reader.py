@@ -26,6 +26,7 @@ _TIMM_BUILDER, = READ_BY_THE_FACTORY_READER
 _TIMM_BUILDER_PARAMETERS = frozenset({  # what it takes for itself (model_cfg aside: the class's `cfg`)
     "model_cls", "variant", "pretrained", "pretrained_cfg", "pretrained_cfg_overlay", "feature_cfg",
     "pretrained_strict", "pretrained_filter_fn", "cache_dir", "kwargs_filter", "pretrained_model_args"})
+_TIMM_BUILDER_SWITCHES = frozenset({"features_only", "kwargs_filter"})  # its own too; porter follows them off only
 WEIGHTS_SWITCH = re.compile(r"weight|pretrained|checkpoint", re.IGNORECASE)
 _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Integer,
            cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -93,6 +94,8 @@ class FactoryReader:
         if isinstance(statement, cst.If):
             taken = self.decided(statement.test, bound)
             if taken is None:
+                taken = self.decided_by_default_keywords(statement.test, bound)
+            if taken is None:
                 if _touches(statement, set(built) | {name for name, value in bound.items()
                                                      if isinstance(value, cst.Name) and value.value == KWARGS}):
                     raise Unread
@@ -137,6 +140,15 @@ class FactoryReader:
                 if found is not None:
                     built[name] = found
                     bound[name] = _UNKNOWN
+                elif (_reads_default_keywords(small.value, bound) or _hands_keywords(small.value, bound)) and \
+                        _as_dict(small.value) is None:
+                    # `pretrained_strict = kwargs.pop("pretrained_strict", True)`, `act_layer = resolve_act_layer(
+                    # kwargs, "relu")` (popping from the user's keyword arguments): a statement of the port's factory,
+                    # run once where the source runs it (keyword arguments built as a dict are spread into the
+                    # construction, where they pop)
+                    self.prelude.append(cst.Assign([cst.AssignTarget(cst.Name(self.fresh(name)))],
+                                                   _own_keywords(small.value, bound)))
+                    bound[name] = cst.Name(self.prelude[-1].targets[0].target.value)
                 else:
                     bound[name] = _substituted(small.value, bound)
                 return None
@@ -195,15 +207,33 @@ class FactoryReader:
         for name in list(built):  # (in the order the factory built them)
             if name not in read or bound.get(name) is not _UNKNOWN:
                 continue
-            local = name
-            for number in range(2, 100):  # a helper's local of a name the port's factory has: one of its own
-                if local not in self.locals and local != KWARGS and local not in self.source.classes and \
-                        local not in self.source.functions:
-                    break
-                local = f"{name}_{number}"
+            local = self.fresh(name)
             self.prelude.append(cst.Assign([cst.AssignTarget(cst.Name(local))], built[name][1]))
-            self.locals.add(local)
             bound[name] = cst.Name(local)
+
+    def may_build(self, function, seen=frozenset()):
+        """Whether `function` names a module class of the file or timm's builder, or calls an own function that
+        may build: else it is a plain helper (timm's `resolve_act_layer(kwargs, "relu")`), its call a value."""
+        if function in seen:
+            return False
+        names = free_names([function.body])
+        if names & set(self.source.classes) or any(
+                (self.source.imports.resolve(cst.Name(name)) or "").endswith(_TIMM_BUILDER) for name in names):
+            return True
+        return any(self.may_build(self.source.functions[name], seen | {function})
+                   for name in names if name in self.source.functions)
+
+    def fresh(self, name):
+        """A name for a local of the port's factory: `name`, or `name_2` where a helper's local of that name is there
+        already (or names a class or function of the file)."""
+        local = name
+        for number in range(2, 100):
+            if local not in self.locals and local != KWARGS and local not in self.source.classes and \
+                    local not in self.source.functions:
+                break
+            local = f"{name}_{number}"
+        self.locals.add(local)
+        return local
 
     def construction_of(self, value, bound, depth):
         """(class, call bound) when `value` constructs a module class or calls an own function that does."""
@@ -217,7 +247,7 @@ class FactoryReader:
         if callee in self.source.classes:
             return callee, _unpacked(_substituted(value, bound))
         function = self.source.functions.get(callee)
-        if function is None:
+        if function is None or not self.may_build(function):
             return None
         return self.construction(function, self.bind(function, _unpacked(_substituted(value, bound))), depth + 1)
 
@@ -252,6 +282,9 @@ class FactoryReader:
                 arguments.append(argument)
             elif argument.keyword.value == "model_cfg":
                 arguments.append(argument.with_changes(keyword=cst.Name("cfg")))
+            elif argument.keyword.value in _TIMM_BUILDER_SWITCHES:
+                if self.decided(argument.value, {}) is not False:
+                    raise Unread  # a feature extractor, or keyword arguments filtered: not the class built as is
             elif argument.keyword.value not in _TIMM_BUILDER_PARAMETERS:
                 arguments.append(argument)
         return first.value.value, cst.Call(cst.Name(first.value.value), arguments)
@@ -302,9 +335,42 @@ class FactoryReader:
                 [*keywords, *([cst.StarredDictElement(cst.Name(KWARGS))] if handed_on else [])])
         return bound
 
+    def decided_by_default_keywords(self, test, bound):
+        """True/False for a condition that reads keyword arguments of the generated factory the source does not
+        give (`if kwargs.pop("features_only", False):` in timm's `_create_effnet`, over `dict(block_args=...,
+        **kwargs)`): decided as the key's default, the construction porter follows. The port's factory runs the
+        test too (popping what it pops) and refuses a value that would take the other branch. None when undecided."""
+        keys = []
+
+        class Defaults(cst.CSTTransformer):
+            def leave_Call(self, original, updated):
+                key = _default_keyword_read(original, bound)
+                if key is None:
+                    return updated
+                keys.append(key)
+                return original.args[1].value if len(original.args) == 2 else cst.Name("None")
+
+        with_defaults = test.visit(Defaults())
+        if not keys:
+            return None
+        taken = self.decided(with_defaults, bound)
+        if taken is None:
+            return None
+
+        guarded = _own_keywords(test, bound)
+        refused = cst.UnaryOperation(cst.Not(), guarded.with_changes(
+            lpar=[cst.LeftParen()], rpar=[cst.RightParen()])) if taken else guarded
+        message = f"the port builds the model as the source's factory does without {', '.join(keys)}"
+        self.prelude.append(cst.If(refused, cst.IndentedBlock([cst.SimpleStatementLine([cst.Raise(cst.Call(
+            cst.Name("TypeError"), [cst.Arg(cst.SimpleString(repr(message)))]))])])))
+        return taken
+
     def decided(self, test, bound):
         """True/False for a condition the bound values decide (`weights is not None`, `pretrained`), else None."""
-        value = _substituted(test, bound) if not _reads_unknown(test, bound) else None
+        try:
+            value = _substituted(test, bound) if not _reads_unknown(test, bound) else None
+        except Unread:  # `{..., **kwargs}.pop("key")`: see decided_by_default_keywords
+            return None
         if value is None:
             return None
         try:
@@ -312,6 +378,68 @@ class FactoryReader:
             return bool(eval(code, {"__builtins__": {}}, {}))  # literals only: no name is left to read
         except (ArithmeticError, AttributeError, LookupError, NameError, SyntaxError, TypeError, ValueError):
             return None
+
+
+def _own_keywords(node, bound):
+    """`node` bound, its reads of keywords the user may give (`_default_keyword_read`) made on the generated
+    factory's own `kwargs`."""
+    class OwnKeywords(cst.CSTTransformer):
+        def leave_Call(self, original, updated):
+            if _default_keyword_read(original, bound) is None:
+                return updated
+            return updated.with_changes(func=updated.func.with_changes(value=cst.Name(KWARGS)))
+
+    return _substituted(node.visit(OwnKeywords()), {**bound, KWARGS: cst.Name(KWARGS)})
+
+
+def _reads_default_keywords(node, bound):
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call):
+            found.extend(filter(None, [_default_keyword_read(call, bound)]))
+
+    node.visit(Finder())
+    return bool(found)
+
+
+def _hands_keywords(node, bound):
+    """Whether `node` hands the generated factory's keyword arguments themselves (not a copy, as `**kwargs` is) to a
+    call: `resolve_act_layer(kwargs, "relu")`, which may pop from them."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Arg(self, argument):
+            value = bound.get(argument.value.value) if isinstance(argument.value, cst.Name) else None
+            found.extend([argument] if not argument.star and isinstance(value, cst.Name) and value.value == KWARGS
+                         else [])
+
+    node.visit(Finder())
+    return bool(found)
+
+
+def _default_keyword_read(call, bound):
+    """The key of `call` when it is `NAME.pop(key[, default])` or `NAME.get(...)` of a string key from keyword
+    arguments holding the generated factory's `**kwargs` (the name bound to them, or to a dict display of them and
+    other keys) and not that key: what the user may give; None otherwise."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ("pop", "get") and
+            isinstance(call.func.value, cst.Name) and 1 <= len(call.args) <= 2 and
+            all(not arg.star and arg.keyword is None for arg in call.args) and
+            isinstance(call.args[0].value, cst.SimpleString)):
+        return None
+    key = call.args[0].value.evaluated_value
+    value = bound.get(call.func.value.value)
+    if isinstance(value, cst.Name) and value.value == KWARGS:
+        return key
+    as_dict = _as_dict(value) if isinstance(value, cst.CSTNode) else None
+    if as_dict is None or not any(isinstance(e, cst.StarredDictElement) and isinstance(e.value, cst.Name) and
+                                  e.value.value == KWARGS for e in as_dict.elements):
+        return None
+    literal_keys = [e.key for e in as_dict.elements if isinstance(e, cst.DictElement)]
+    if not all(isinstance(k, cst.SimpleString) for k in literal_keys) or \
+            key in {k.evaluated_value for k in literal_keys}:
+        return None
+    return key
 
 
 def _checks_weights(name, value, bound):

@@ -661,7 +661,12 @@ def _model_class_names(module, linker, package, factories=False):
             names.append(statement.name.value)
     if not _imports_mxnet(module) and not factories:  # torch files: factories hold weight registries and
         return names or _sibling_factories(module, imports, linker)  # downloads, unless asked for (see linked_text)
-    # factories: functions that build a model class or call a factory (`resnet18_v1b(**kwargs)`)
+    # factories: functions that build a model class or call a factory (`resnet18_v1b(**kwargs)`); asked for, also
+    # those naming a model class (timm's `_create_effnet`: `model_cls = EfficientNet`, handed to its builder)
+    if factories:
+        classes = set(names)
+        names.extend(s.name.value for s in module.body if isinstance(s, cst.FunctionDef) and
+                      s.name.value not in classes and classes & set(names_in(s)))
     return _with_callers(module, names)
 
 

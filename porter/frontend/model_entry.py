@@ -59,6 +59,7 @@ class ModelEntry:
     reads: frozenset = frozenset()  # names the construction and the statements before it read
     positional: int = 0  # how many of `parameters` (the source's leading ones) may be given by position
     torch_arguments: tuple = ()  # (name, None) of the weights switches torch's side hands the source's factory
+    source: object = None  # (choose_model only) the source read again with its factories' definitions linked
 
     def code(self, source_name):
         """The model module's function building the class as the factory does (None: the factory is carried)."""
@@ -216,7 +217,7 @@ def _portable_name(source, bound, name):
         top = (source.imports.resolve(cst.Name(name)) or "").split(".")[0]
         return top == "torch" or top in sys.stdlib_module_names
     nodes = bound.get(name)
-    return bool(nodes) and not any(source.is_linked(node) for node in nodes)
+    return bool(nodes) and all(not source.is_linked(node) or isinstance(node, cst.FunctionDef) for node in nodes)
 
 
 _PURE_BUILTINS = {name: getattr(builtins, name) for name in (

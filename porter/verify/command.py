@@ -340,7 +340,7 @@ def verify_class(out, args, name, case):
         worst = max(equivalence.round_off, key=lambda item: item[2])
         reasons = "; ".join(sorted({item[4] for item in equivalence.round_off}))
         result.notes.append(
-            f"{len(equivalence.round_off)} example(s) had float32 gradients beyond tolerance (worst {worst[2]:.2e} "
+            f"{len(equivalence.round_off)} example(s) had float32 results beyond tolerance (worst {worst[2]:.2e} "
             f"in {worst[3]}, {worst[1]} case {worst[0]}), explained as round-off: {reasons}")
     if failure is not None:
         result.verdict = "mismatch"

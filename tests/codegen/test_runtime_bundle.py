@@ -78,7 +78,19 @@ def test_bindings_follow_renames_and_leave_the_users_names_alone():
 def test_a_user_function_named_like_a_public_runtime_function_is_not_rebound():
     code = "def torch_load_state_dict(model, state):\n    return model\n"
     bound = dict(runtime_bindings(code, {"load_state_dict": "torch_load_state_dict"}))
-    assert "torch_load_state_dict" not in bound and "load_state_dict" not in bound
+    assert "torch_load_state_dict" not in bound
+    assert bound["load_state_dict"] == "load_state_dict"  # the contract's name: the model code defines none
+
+
+def test_a_public_runtime_function_keeps_its_name_where_the_users_is_not_ported():
+    """timm's efficientnet.py with its factories linked reads a `load_state_dict` of its package the port does not
+    carry: the runtime's is renamed for the translation, and the model module still offers `load_state_dict`."""
+    code = "def model_code(x):\n    return x\n"
+    bound = dict(runtime_bindings(code, {"load_state_dict": "torch_load_state_dict"}))
+    assert bound["load_state_dict"] == "load_state_dict" and "torch_load_state_dict" not in bound
+    own = "def load_state_dict(model, state):\n    return model\n"  # the user's, ported: the runtime's renamed
+    assert dict(runtime_bindings(own, {"load_state_dict": "torch_load_state_dict"}))["torch_load_state_dict"] == \
+        "load_state_dict"
 
 
 @pytest.mark.parametrize("module, runtime", [("resnet_keras.py", "resnet_keras_runtime.py"),

@@ -414,3 +414,92 @@ def test_a_value_changed_in_place_under_a_condition_the_reader_cannot_decide_is_
     entry = model_entry(source, "net")
     assert entry.parameters == (("layers", "2"),) and entry.arguments == ("Block", "[layers]", "width=1")
     assert model_entry(source, "grown") is None
+
+
+def test_timm_generators_popping_the_users_keyword_arguments_are_followed(tmp_path):
+    """timm's efficientnet.py / mobilenetv3.py: `_gen_mobilenet_v3(variant, ...)` decides its architecture by the
+    variant's name, hands the user's keyword arguments to helpers that pop from them (`resolve_act_layer(kwargs,
+    "relu")`, `kwargs.pop("norm_layer", None) or partial(...)`), and `_create_mnv3` tests `kwargs.pop("features_only",
+    False)` over them before `build_model_with_cfg`. The port's factory runs those helpers once where the source
+    does, follows the default of a popped switch and refuses a value that would take the other branch."""
+    source = parsed(tmp_path, '''
+        from functools import partial
+
+        from timm.models._builder import build_model_with_cfg
+
+
+        class Gen(nn.Module):
+            def __init__(self, layers, width=4, act="relu", norm=None, num_classes=10):
+                super().__init__()
+                self.head = nn.Linear(width, num_classes)
+
+            def forward(self, x):
+                return self.head(x)
+
+
+        def resolve_act(kwargs, default="relu"):
+            return kwargs.pop("act", default)
+
+
+        def resolve_norm_args(kwargs):
+            return {"eps": kwargs.pop("eps")} if "eps" in kwargs else {}
+
+
+        def decode(arch):
+            return [int(block[1:]) for block in arch]
+
+
+        def _create(variant, pretrained=False, **kwargs):
+            model_cls = Gen
+            kwargs_filter = None
+            if kwargs.pop("features_only", False):
+                kwargs_filter = ("num_classes",)
+            strict = kwargs.pop("pretrained_strict", True)
+            return build_model_with_cfg(model_cls, variant, pretrained, features_only=False, pretrained_strict=strict,
+                                        kwargs_filter=kwargs_filter, **kwargs)
+
+
+        def _gen(variant, width=1.0, pretrained=False, **kwargs):
+            if "small" in variant:
+                act = resolve_act(kwargs, "relu")
+            else:
+                act = resolve_act(kwargs, "gelu")
+            model_kwargs = dict(layers=decode(["b1", "b2"]), width=int(4 * width), act=act,
+                                norm=kwargs.pop("norm", None) or partial(nn.BatchNorm2d, **resolve_norm_args(kwargs)),
+                                **kwargs)
+            model = _create(variant, pretrained, **model_kwargs)
+            return model
+
+
+        def gen_small(pretrained=False, **kwargs):
+            model = _gen("gen_small", pretrained=pretrained, **kwargs)
+            return model
+    ''')
+    entry = model_entry(source, "gen_small")
+    assert entry.class_name == "Gen" and entry.takes_kwargs
+    assert entry.statements[0] == 'act = resolve_act(kwargs, "relu")'
+    assert entry.statements[2] == 'strict = kwargs.pop("pretrained_strict", True)'
+    namespace = {}
+    stand_ins = ("import functools\npartial = functools.partial\nclass nn:\n    BatchNorm2d = print\n"
+                 "def Gen(**kwargs):\n    return kwargs\n")
+    code = "\n\n".join(textwrap.dedent(source.text[source.text.index(f"def {name}("):]).split("\n\n\n")[0]
+                       for name in ("resolve_act", "resolve_norm_args", "decode"))
+    exec(stand_ins + code + "\n\n" + entry.code("model.py"), namespace)  # noqa: S102
+    built = namespace["gen_small"]()
+    assert (built["layers"], built["width"], built["act"], built["norm"].func) == ([1, 2], 4, "relu", print)
+    built = namespace["gen_small"](act="silu", eps=0.1, num_classes=3, pretrained_strict=False)
+    assert (built["act"], built["norm"].keywords, built["num_classes"]) == ("silu", {"eps": 0.1}, 3)
+    assert "pretrained_strict" not in built  # popped by the port's factory as by the source's
+    with pytest.raises(TypeError, match="features_only"):
+        namespace["gen_small"](features_only=True)
+
+
+def test_a_timm_builder_asked_for_features_is_not_followed(tmp_path):
+    source = parsed(tmp_path, '''
+        from timm.models._builder import build_model_with_cfg
+
+
+        def net(pretrained=False, **kwargs):
+            return build_model_with_cfg(Net, "net", pretrained, features_only=True, block=Block, layers=[1], **kwargs)
+    ''')
+    assert model_entry(source, "net") is None

@@ -39,7 +39,8 @@ def test_batchnorm_model_trains_alike_with_dropout_switched_off(vgg):
 
 def test_running_statistics_update_is_compared(converted):
     equivalence = Equivalence(PortedPair(converted("vgg_small")))
-    keras_layer_at(equivalence.pair.keras_model, "features.1").momentum = 0.5
+    for model in (equivalence.pair.keras_model, equivalence._float64_keras()):  # a port error is in both builds
+        keras_layer_at(model, "features.1").momentum = 0.5
     equivalence.check_forward(Case(2, 0.0, 0, 1))  # momentum changes nothing in eval mode
     with pytest.raises(EquivalenceFailure) as failure:
         equivalence.check_train_mode(Case(2, 0.0, 0, 1))
@@ -84,3 +85,44 @@ def test_float64_arbiter_excuses_round_off_and_never_a_port_error(converted):
     layer = keras_layer_at(equivalence._float64_keras(), "features.0")
     layer.weight.assign(layer.weight * np.float64(1.001))  # a port error of a tenth of a percent
     assert not equivalence._equal_in_float64(case, inputs, True, exact, names)
+
+
+def test_float64_arbiter_of_a_training_step_excuses_round_off_and_never_a_port_error(converted):
+    """A training-mode output or running statistic beyond tolerance (BatchNorm over a few values per channel
+    magnifies round-off) is excused only where the port in float64 gives torch's float64 step; a port whose float64
+    build updates its statistics otherwise is not (checks.py `_train_step_equal_in_float64`)."""
+    import numpy as np
+
+    equivalence = Equivalence(PortedPair(converted("vgg_small")))
+    case = Case(3, 0.0, 0, 4)
+    inputs = equivalence.inputs(case)
+    model = equivalence._float64_keras()
+    statistics = keras_layer_at(model, "features.1").running_var.numpy()
+    assert equivalence._train_step_equal_in_float64(case, inputs, 0)
+    assert equivalence._train_step_equal_in_float64(case, inputs, "features.1.running_var")
+    np.testing.assert_array_equal(keras_layer_at(model, "features.1").running_var.numpy(), statistics)  # restored
+    equivalence._step64 = None
+    keras_layer_at(model, "features.1").momentum = 0.5
+    assert equivalence._train_step_equal_in_float64(case, inputs, 0)  # momentum moves no output
+    assert not equivalence._train_step_equal_in_float64(case, inputs, "features.1.running_var")
+
+
+def test_an_eval_output_as_precise_as_torchs_own_float32_is_round_off_and_a_port_error_is_not(converted):
+    """Large inputs through a saturating gate (timm's MobileNetV3: hard-sigmoid squeeze-excite at inputs x140)
+    magnify float32 round-off in torch as in the port: an output beyond 1e-4 counts as equal where the port is as
+    precise as torch's own float32 against torch in float64 (checks.py `_as_precise_as_torch`); a moved weight is
+    not."""
+    import numpy as np
+
+    equivalence = Equivalence(PortedPair(converted("vgg_small")))
+    case = Case(2, 0.0, 0, 3)
+    inputs = equivalence.inputs(case)
+    want, got = equivalence.pair.run_torch(inputs)[0], equivalence.pair.run_keras(inputs)[0]
+    assert equivalence._as_precise_as_torch(case, inputs, 0, want, got, 1)
+    layer = keras_layer_at(equivalence.pair.keras_model, "features.0")
+    layer.weight.assign(layer.weight * np.float32(1.001))  # a port error of a tenth of a percent
+    try:
+        moved = equivalence.pair.run_keras(inputs)[0]
+        assert not equivalence._as_precise_as_torch(case, inputs, 0, want, moved, 1)
+    finally:
+        equivalence.pair.reset()

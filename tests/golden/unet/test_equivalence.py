@@ -557,6 +557,14 @@ BF16_MIN_COSINE = 0.99
 RUNNING_STAT_SUFFIXES = ("running_mean", "running_var")
 
 
+_AS_PRECISE = "the port is as precise as torch's own float32 (both against torch in float64)"
+
+
+_FEW_VALUES = (
+    "the port in float64 equals torch in float64 (BatchNorm over a few values per channel magnifies round-off)"
+)
+
+
 class EquivalenceFailure(AssertionError):
     """A difference between the port and its source: `stage`, the Case, and the torch modules it points at."""
 
@@ -581,6 +589,7 @@ class Equivalence:
         self.round_off = []  # (case, stage, float32 error, worst tensor, explanation) of arbitrated mismatches
         self._torch64 = None  # torch in float64, built on first need
         self._keras64 = None  # the port in float64, built on first need
+        self._step64 = None  # (case, what _train_step_in_float64 gave on it)
         self._vanishing = {}  # training flag -> names of gradients that are zero in exact arithmetic
         self.train_mode = self.has_batch_norm and not self.bf16 and self._train_is_deterministic()
 
@@ -672,7 +681,12 @@ class Equivalence:
                 continue
             comparison = compare_arrays(want, got, FORWARD_TOLERANCE, what, masks_only=case.extreme)
             if comparison.problem:
-                raise EquivalenceFailure("forward", case, comparison.problem)
+                if not (
+                    np.isfinite(comparison.rel_error)
+                    and self._as_precise_as_torch(case, inputs, index, want, got, len(expected))
+                ):
+                    raise EquivalenceFailure("forward", case, comparison.problem)
+                self.round_off.append((case, "forward", comparison.rel_error, what, _AS_PRECISE))
             result["abs"] = max(result["abs"], comparison.abs_error)
             result["rel"] = max(result["rel"], comparison.rel_error)
         return result
@@ -725,11 +739,13 @@ class Equivalence:
                 want = torch_state[entry.key]
                 want = entry.to_keras(want) if entry.to_keras is not None else want
                 got = np.asarray(entry.variable.numpy())
-                comparison = compare_arrays(
-                    want, got, FORWARD_TOLERANCE, f"{entry.key} after one training step", check_dtype=False
-                )
+                what = f"{entry.key} after one training step"
+                comparison = compare_arrays(want, got, FORWARD_TOLERANCE, what, check_dtype=False)
                 if comparison.problem:
-                    raise EquivalenceFailure("train", case, comparison.problem, [_module_of(entry.key)])
+                    if not self._train_step_equal_in_float64(case, inputs, entry.key):
+                        raise EquivalenceFailure("train", case, comparison.problem, [_module_of(entry.key)])
+                    self.round_off.append((case, "train", comparison.rel_error, what, _FEW_VALUES))
+                    continue
                 worst = max(worst, comparison.rel_error)
             errors = self._judge_gradients(case, inputs, True, "train", expected, actual)
         finally:
@@ -786,11 +802,12 @@ class Equivalence:
                     f"{len(actual_outputs)} outputs in training mode, torch returns {len(expected_outputs)}",
                 )
             for index, (want, got) in enumerate(zip(expected_outputs, actual_outputs, strict=True)):
-                comparison = compare_arrays(
-                    want, got, FORWARD_TOLERANCE, f"output {index} in training mode", check_dtype=False
-                )
+                what = f"output {index} in training mode"
+                comparison = compare_arrays(want, got, FORWARD_TOLERANCE, what, check_dtype=False)
                 if comparison.problem:
-                    raise EquivalenceFailure(stage, case, comparison.problem)
+                    if not self._train_step_equal_in_float64(case, inputs, index):
+                        raise EquivalenceFailure(stage, case, comparison.problem)
+                    self.round_off.append((case, stage, comparison.rel_error, what, _FEW_VALUES))
         for key in expected:  # parameters the port lacks were reported by load_state_dict already
             actual.setdefault(key, expected[key])
         return expected, actual
@@ -842,7 +859,7 @@ class Equivalence:
                 if not port_error <= GRADIENT_TOLERANCE * scale + 10 * torch_error:
                     remaining.append(name)
             if not remaining:
-                return "the port is as precise as torch's own float32 (both against torch in float64)"
+                return _AS_PRECISE
             if self._equal_in_float64(case, inputs, training, exact, remaining):
                 return (
                     "the port in float64 equals torch in float64 (a float32 round-off put a ReLU/max input on "
@@ -867,6 +884,74 @@ class Equivalence:
             if not again_bad:
                 return "a kink decided differently by round-off (equal with the weights moved by 1e-3)"
         return None
+
+    def _as_precise_as_torch(self, case, inputs, index, want, got, outputs):
+        """Whether the port's eval-mode output `index` (`got`, torch's float32 `want`) is as precise as torch's own
+        float32 against torch in float64 (within 1e-4 of its scale plus 10x torch's own error): large inputs through
+        a saturating gate (MobileNetV3's hard-sigmoid squeeze-excite) magnify float32 round-off in either framework.
+        False where the source does not run in float64."""
+        inputs64 = [x.astype(np.float64) if x.dtype.kind == "f" else x for x in inputs]
+        try:
+            torch64 = self._float64_torch()
+            try:
+                exact, _ = torch_gradients(torch64, inputs64, False, case.seed)
+            finally:
+                torch64.load_state_dict(self._reference_tensors)
+        except Exception:  # noqa: BLE001 - a source that does not run in float64 is judged in float32 alone
+            return False
+        if len(exact) != outputs or np.shape(exact[index]) != np.shape(want):
+            return False
+        exact = np.asarray(exact[index], np.float64)
+        if not np.isfinite(exact).all():
+            return False
+        scale = float(np.abs(exact).max(initial=0.0))
+        torch_error = float(np.abs(np.asarray(want, np.float64) - exact).max(initial=0.0))
+        port_error = float(np.abs(np.asarray(got, np.float64) - exact).max(initial=0.0))
+        return port_error <= FORWARD_TOLERANCE * scale + 10 * torch_error
+
+    def _train_step_equal_in_float64(self, case, inputs, name):
+        """Whether `name` (an output's index, or a running statistic's state_dict key) after one training step of
+        the port built in float64 is torch's in float64 within 1e-6 of its scale. BatchNorm normalising a few values
+        per channel (batch 3 at 1x1 deep in a convnet) divides by a standard deviation close to their round-off:
+        float32 results differ in either framework; in float64 they agree, and a port error stays."""
+        if self._step64 is None or self._step64[0] != case:
+            self._step64 = (case, self._train_step_in_float64(inputs))
+        results = self._step64[1]
+        if results is None or name not in results[0] or name not in results[1]:
+            return False
+        want, got = np.asarray(results[0][name], np.float64), np.asarray(results[1][name], np.float64)
+        if want.shape != got.shape or not np.isfinite(want).all():
+            return False
+        scale = max(float(np.abs(want).max(initial=0.0)), 1e-30)
+        return float(np.abs(got - want).max(initial=0.0)) <= 1e-6 * scale
+
+    def _train_step_in_float64(self, inputs):
+        """({output index or running statistic's key: value (Keras layout)} of torch, the same of the port), both in
+        float64 after one training step from the reference state (restored after), or None."""
+        inputs64 = [x.astype(np.float64) if x.dtype.kind == "f" else x for x in inputs]
+        try:
+            torch64 = self._float64_torch()
+            try:
+                outputs, _ = torch_gradients(torch64, inputs64, True, 0)
+                torch_state = {k: v.detach().numpy().copy() for k, v in torch64.state_dict().items()}  # (restored)
+            finally:
+                torch64.load_state_dict(self._reference_tensors)
+            model = self._float64_keras()
+            state = [variable.numpy() for variable in model.variables]
+            try:
+                actual, _ = keras_gradients(model, list(model.torch_state()), inputs64, True, 0)
+                want, got = dict(enumerate(outputs)), dict(enumerate(actual))
+                for entry in model.torch_state():
+                    if entry.key.endswith(RUNNING_STAT_SUFFIXES) and entry.key in torch_state:
+                        value = torch_state[entry.key]
+                        want[entry.key] = entry.to_keras(value) if entry.to_keras is not None else value
+                        got[entry.key] = np.asarray(entry.variable.numpy())
+            finally:  # its BatchNorm statistics moved: the next case meets the reference's
+                for variable, value in zip(model.variables, state):
+                    variable.assign(value)
+        except Exception:  # noqa: BLE001 - a model that does not run in float64 is judged in float32 alone
+            return None
+        return want, got
 
     def _equal_in_float64(self, case, inputs, training, exact, names):
         """Whether the port built in float64 (Keras's float64 policy) gives torch's float64 gradients on `inputs`
