@@ -237,12 +237,15 @@ def convert(options, read_only=False):
             wider_sources.append(parse_source(source_path, display, factories=True))
         return wider_sources[0]
 
-    main_class, entry = choose_model(source, options.class_name, trained, options.init_args, widened)
+    # (a package file ported beside the main one, reports_only, is imported from, never built: its factories are
+    # not read again)
+    main_class, entry = choose_model(source, options.class_name, trained, options.init_args,
+                                     None if options.reports_only else widened)
     if entry is not None and entry.source is not None:
         source, entry = entry.source, replace(entry, source=None)
     # the main class's arguments nothing gives (where the file's script constructs it, they are train_tpu.py's)
     missing = missing_arguments(source, main_class, options.init_args) \
-        if entry is None and not script_constructs(source, main_class) else []
+        if entry is None and not script_constructs(source, main_class) and not options.reports_only else []
     if missing:
         # built only by a factory taking parts from the package (torchvision's `fcn_resnet50()`: resnet.py's
         # `resnet50()`)

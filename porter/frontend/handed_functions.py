@@ -21,11 +21,43 @@ def handed_functions(source):
     found = set()
     for call in source.nodes_in(source.module, cst.Call):
         if isinstance(call.func, cst.Name) and call.func.value in own:
-            found.update(arg.value.value for arg in call.args
-                         if isinstance(arg.value, cst.Name) and arg.value.value in functions)
+            names = {arg.value.value for arg in call.args
+                     if isinstance(arg.value, cst.Name) and arg.value.value in functions} - found
+            found.update(names - _local_names(source, call) if names else names)
     for assign in source.nodes_in(source.module, cst.Assign):
         if isinstance(assign.value, cst.Name) and assign.value.value in functions and any(
                 isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name) and
                 t.target.value.value == "self" for t in assign.targets):
             found.add(assign.value.value)
     return frozenset(found)
+
+
+def _local_names(source, node):
+    """Names the functions enclosing `node` bind themselves (parameters, assignments, loop targets): timm's
+    `_num_groups(num_channels, num_groups, group_size)` hands its parameter `num_groups`, not the module-level
+    function of that name (asked only of a call handing a name a model function has)."""
+    line = source.line_of(node)
+    names = set()
+    if line is None:
+        return names
+    for definition in source.nodes_in(source.module, cst.FunctionDef, cst.Lambda):
+        position = source.positions.get(definition)
+        if position is None or not position.start.line <= line <= position.end.line:
+            continue
+        if isinstance(definition, cst.Lambda):
+            names.update(param.name.value for param in (*definition.params.params, *definition.params.kwonly_params))
+            continue
+        names.update(param.name.value for param in source.nodes_in(definition, cst.Param))
+        for target in source.nodes_in(definition, cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
+                                      cst.AsName):
+            value = getattr(target, "target", None) or getattr(target, "name", None)
+            names.update(_bound_by(value))
+    return names
+
+
+def _bound_by(target):
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _bound_by(element.value)]
+    return []
