@@ -251,8 +251,10 @@ def convert(options, read_only=False):
         # `resnet50()`)
         wider = widened()
         wider_main, wider_entry = choose_model(wider, options.class_name, trained, options.init_args)
-        if wider_entry is not None and wider_main == main_class:
-            source, entry, missing = wider, wider_entry, []
+        # (another class where none was asked for: timm's res2net.py holds its block, `Bottle2neck`, and factories
+        # building resnet.py's `ResNet` with it: the model is what they build)
+        if wider_entry is not None and (wider_main == main_class or options.class_name is None and trained is None):
+            source, entry, missing, main_class = wider, wider_entry, [], wider_main
     # the constructor arguments of the main class: the user's, unless they are the factory's
     class_args = {} if entry is not None else options.init_args or {}
     if entry is not None and entry.names:  # what the port's factory reads is model code

@@ -146,11 +146,29 @@ class FactoryReader:
                     # kwargs, "relu")` (popping from the user's keyword arguments): a statement of the port's factory,
                     # run once where the source runs it (keyword arguments built as a dict are spread into the
                     # construction, where they pop)
-                    self.prelude.append(cst.Assign([cst.AssignTarget(cst.Name(self.fresh(name)))],
-                                                   _own_keywords(small.value, bound)))
+                    try:
+                        value = _own_keywords(small.value, bound)
+                    except Unread:
+                        # `out_indices = kwargs.pop("out_indices", default_out_indices)` of a default porter does
+                        # not read: the key is popped, the name unknown (what reads it later is unread)
+                        popped = _popped_key(small.value, bound)
+                        if popped is None:
+                            raise
+                        self.prelude.append(cst.Expr(cst.parse_expression(f"{KWARGS}.pop({popped!r}, None)")))
+                        bound[name] = _UNKNOWN
+                        return None
+                    self.prelude.append(cst.Assign([cst.AssignTarget(cst.Name(self.fresh(name)))], value))
                     bound[name] = cst.Name(self.prelude[-1].targets[0].target.value)
                 else:
-                    bound[name] = _substituted(small.value, bound)
+                    try:
+                        bound[name] = _substituted(small.value, bound)
+                    except Unread:
+                        # a value porter does not read (`tuple(i for i, _ in enumerate(kwargs.get("depths",
+                        # (1, 1, 3, 1))))`), changing nothing it reads: unknown (what reads it later is unread)
+                        if _changed_in_place(small.value) & (set(built) | _kwargs_names(bound)) or \
+                                _hands_keywords(small.value, bound):
+                            raise
+                        bound[name] = _UNKNOWN
                 return None
             if len(targets) == 1 and isinstance(targets[0], (cst.Tuple, cst.List)) and \
                     isinstance(small.value, cst.Call) and \
@@ -166,6 +184,10 @@ class FactoryReader:
                 self.locals.update(names)
                 bound.update({name: cst.Name(name) for name in names})
                 return None
+            if isinstance(targets[0], cst.Subscript):  # a module built into a local it stores: built first
+                self.materialise(small.value, bound, built)
+            if _updated_display(small, bound):  # `cfg["block"] = SelecSlsBlock` on `cfg = {}`
+                return None
             for target in targets:
                 if _touches(target, set(built) | _kwargs_names(bound)):
                     raise Unread  # `model.fc = ...`, `kwargs["width"] = 8`
@@ -175,6 +197,8 @@ class FactoryReader:
         if isinstance(small, cst.Expr):
             if _sets_a_default(small.value, bound):  # `kwargs.setdefault("img_size", 256)` (timm's byoanet.py)
                 self.prelude.append(cst.Expr(_substituted(small.value, bound)))
+                return None
+            if _updated_display(small, bound):  # `feature_info.extend([...])` on `feature_info = [...]`
                 return None
             if _touches(small, set(built) | _kwargs_names(bound)):
                 raise Unread  # `model.fc = ...`, `kwargs.pop("aux")`: the model or its arguments changed
@@ -243,13 +267,17 @@ class FactoryReader:
         if callee in bound:
             return None
         if (self.source.imports.resolve(value.func) or "").endswith(_TIMM_BUILDER):
-            return self.timm_built(_unpacked(_substituted(value, bound)))
+            own = _TIMM_BUILDER_PARAMETERS - _TIMM_BUILDER_SWITCHES  # (what it takes for itself is never read)
+            kept = [a for a in value.args[3:] if a.keyword is None or a.keyword.value not in own]
+            return self.timm_built(_unpacked(_substituted(value.with_changes(args=[*value.args[:3], *kept]), bound),
+                                             keep_merged=True))
         if callee in self.source.classes:
-            return callee, _unpacked(_substituted(value, bound))
+            return callee, _unpacked(_substituted(value, bound), keep_merged=True)
         function = self.source.functions.get(callee)
         if function is None or not self.may_build(function):
             return None
-        return self.construction(function, self.bind(function, _unpacked(_substituted(value, bound))), depth + 1)
+        return self.construction(function, self.bind(function, _unpacked(_substituted(value, bound),
+                                                                          keep_merged=True)), depth + 1)
 
     def local_import(self, statement, bound):
         """An import inside the factory (pytorchcv's `from functools import reduce`): a statement of the port's
@@ -287,7 +315,36 @@ class FactoryReader:
                     raise Unread  # a feature extractor, or keyword arguments filtered: not the class built as is
             elif argument.keyword.value not in _TIMM_BUILDER_PARAMETERS:
                 arguments.append(argument)
+        if "in_chans" in self.required_parameters(first.value.value) and not any(
+                a.keyword is not None and a.keyword.value == "in_chans" for a in arguments):
+            # the builder sets `in_chans` from the pretrained config's input size, (3, 224, 224) in every one of
+            # timm's (nextvit.py's NextViT requires it)
+            default = cst.DictElement(cst.SimpleString('"in_chans"'), cst.Integer("3"))
+            for index, argument in enumerate(arguments):  # a default of the user's keyword arguments
+                if argument.star == "**" and isinstance(argument.value, cst.Name) and argument.value.value == KWARGS:
+                    arguments[index] = argument.with_changes(value=cst.Dict([default, cst.StarredDictElement(
+                        argument.value)]))
+                    break
+                if argument.star == "**" and isinstance(argument.value, cst.Dict) and \
+                        _merges_keywords(argument.value):
+                    arguments[index] = argument.with_changes(value=argument.value.with_changes(
+                        elements=[default, *argument.value.elements]))
+                    break
+            else:
+                arguments.append(cst.Arg(cst.Integer("3"), keyword=cst.Name("in_chans")))
         return first.value.value, cst.Call(cst.Name(first.value.value), arguments)
+
+    def required_parameters(self, class_name):
+        """Constructor parameters of module class `class_name` without a default (its own `__init__` or an
+        in-file base's)."""
+        info = self.source.classes.get(class_name)
+        owner = info.owner_of("__init__") if info is not None else None
+        init = owner.find_method("__init__") if owner is not None else None
+        if init is None:
+            return set()
+        parameters = init.params
+        return {p.name.value for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
+                if p.default is None} - {"self"}
 
     def bind(self, function, call):
         """The helper's parameters bound to the call's (bound) arguments, its defaults, and `**kwargs` handed on."""
@@ -302,8 +359,21 @@ class FactoryReader:
         keywords = []  # keyword arguments past them: `**kwargs` (`width=width`)
         handed_on = False  # the call hands the generated factory's `**kwargs` on
         index = 0
+        defaults = []  # keys merged before the user's keyword arguments (`**dict(model_args, **kwargs)`)
         for argument in call.args:
-            if argument.star == "**":
+            if argument.star == "**" and isinstance(argument.value, cst.Dict) and star_kwarg is not None and \
+                    not handed_on:
+                for element in argument.value.elements:
+                    if isinstance(element, cst.StarredDictElement):
+                        if not (isinstance(element.value, cst.Name) and element.value.value == KWARGS) or handed_on:
+                            raise Unread
+                        handed_on = True
+                    elif not isinstance(element.key, cst.SimpleString) or \
+                            element.key.evaluated_value in bound and element.key.evaluated_value != star_kwarg:
+                        raise Unread  # (a key naming a parameter of the helper: not followed)
+                    else:
+                        (keywords if handed_on else defaults).append(element)
+            elif argument.star == "**":
                 if not (isinstance(argument.value, cst.Name) and argument.value.value == KWARGS) or \
                         star_kwarg is None:
                     raise Unread
@@ -330,9 +400,10 @@ class FactoryReader:
         if any(value is _UNKNOWN for name, value in bound.items() if name != star_kwarg):
             raise Unread  # a required parameter left unbound, or *args
         if star_kwarg is not None:
-            # the generated `kwargs` itself while nothing is added to it, else `{"width": width, **kwargs}`
-            bound[star_kwarg] = cst.Name(KWARGS) if handed_on and not keywords else cst.Dict(
-                [*keywords, *([cst.StarredDictElement(cst.Name(KWARGS))] if handed_on else [])])
+            # the generated `kwargs` itself while nothing is added to it, else `{**kwargs, "width": width}`
+            # (the call's own keywords after the user's: given twice, they fail as the source's call does)
+            bound[star_kwarg] = cst.Name(KWARGS) if handed_on and not keywords and not defaults else cst.Dict(
+                [*defaults, *([cst.StarredDictElement(cst.Name(KWARGS))] if handed_on else []), *keywords])
         return bound
 
     def decided_by_default_keywords(self, test, bound):
@@ -380,27 +451,122 @@ class FactoryReader:
             return None
 
 
-def _own_keywords(node, bound):
-    """`node` bound, its reads of keywords the user may give (`_default_keyword_read`) made on the generated
-    factory's own `kwargs`."""
+_OWN_KWARGS = "__porter_own_kwargs__"  # (a placeholder while the factory's own names are substituted)
+
+
+def _own_keywords(node, bound, methods=("pop", "get")):
+    """`node` bound, its reads of keywords the user may give (`_default_keyword_read`, by one of `methods`) made on
+    the generated factory's own `kwargs`."""
     class OwnKeywords(cst.CSTTransformer):
         def leave_Call(self, original, updated):
+            if original.func.attr.value not in methods if isinstance(original.func, cst.Attribute) else True:
+                return updated
             if _default_keyword_read(original, bound) is None:
                 return updated
-            return updated.with_changes(func=updated.func.with_changes(value=cst.Name(KWARGS)))
+            return updated.with_changes(func=updated.func.with_changes(value=cst.Name(_OWN_KWARGS)))
 
-    return _substituted(node.visit(OwnKeywords()), {**bound, KWARGS: cst.Name(KWARGS)})
+    class Renamed(cst.CSTTransformer):
+        def leave_Name(self, original, updated):
+            return updated.with_changes(value=KWARGS) if original.value == _OWN_KWARGS else updated
+
+    return _substituted(node.visit(OwnKeywords()), bound).visit(Renamed())
 
 
-def _reads_default_keywords(node, bound):
+def _reads_default_keywords(node, bound, methods=("pop", "get")):
     found = []
 
     class Finder(cst.CSTVisitor):
         def visit_Call(self, call):
-            found.extend(filter(None, [_default_keyword_read(call, bound)]))
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in methods:
+                found.extend(filter(None, [_default_keyword_read(call, bound)]))
 
     node.visit(Finder())
     return bool(found)
+
+
+def _updated_display(small, bound):
+    """Follow a statement filling a dict or list the factory built as a display and binds to one name alone (timm's
+    selecsls.py: `cfg = {}`, `cfg["block"] = SelecSlsBlock`, `feature_info.extend([...])`): `NAME[key] = value` with
+    a string key, `NAME.update(...)` with a dict display or keywords, `NAME.setdefault(key, value)`, `NAME.append(x)`,
+    `NAME.extend(list or tuple display)`. The name is bound to the updated display (a key set again moves last: it wins over `**kwargs`, as it
+    does in the source); True where followed. A display another name also holds (an alias) is not followed."""
+    if isinstance(small, cst.Assign):
+        target = small.targets[0].target if len(small.targets) == 1 else None
+        if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and
+                len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and
+                isinstance(target.slice[0].slice.value, cst.SimpleString)):
+            return False
+        name, method = target.value.value, "__setitem__"
+        arguments = [cst.Arg(target.slice[0].slice.value), cst.Arg(small.value)]
+    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+            isinstance(small.value.func, cst.Attribute) and isinstance(small.value.func.value, cst.Name):
+        name, method, arguments = small.value.func.value.value, small.value.func.attr.value, small.value.args
+    else:
+        return False
+    display = bound.get(name)
+    if not isinstance(display, (cst.Dict, cst.List)) or _held_elsewhere(display, bound, name):
+        return False
+    if any(argument.star and method != "update" for argument in arguments):
+        return False
+    if isinstance(display, cst.List) and method in ("append", "extend") and len(arguments) == 1:
+        items = [cst.Element(arguments[0].value)] if method == "append" else \
+            list(arguments[0].value.elements) if isinstance(arguments[0].value, (cst.List, cst.Tuple)) else None
+        if items is None:
+            return False
+        bound[name] = display.with_changes(elements=[*display.elements, *_substituted(cst.List(items), bound).elements])
+        return True
+    if not isinstance(display, cst.Dict):
+        return False
+    if method == "setdefault" and len(arguments) == 2 and isinstance(arguments[0].value, cst.SimpleString):
+        key = arguments[0].value.evaluated_value
+        if not any(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and
+                   e.key.evaluated_value == key for e in display.elements):  # (else it changes nothing)
+            default = _substituted(arguments[1].value, bound)  # first: a `**kwargs` after it wins, as in the source
+            bound[name] = display.with_changes(elements=[cst.DictElement(arguments[0].value, default),
+                                                         *display.elements])
+        return True
+    if method == "__setitem__":
+        added = [cst.DictElement(arguments[0].value, arguments[1].value)]
+    elif method == "update" and all(a.keyword is not None for a in arguments):
+        added = [cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value) for a in arguments]
+    elif method == "update" and len(arguments) == 1 and not arguments[0].star and \
+            isinstance(arguments[0].value, cst.Dict) and \
+            all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in arguments[0].value.elements):
+        added = list(arguments[0].value.elements)
+    else:
+        return False
+    added = list(_substituted(cst.Dict(added), bound).elements)
+    keys = {element.key.evaluated_value for element in added}
+    kept = [e for e in display.elements if not (isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                                                 and e.key.evaluated_value in keys)]
+    if any(isinstance(e, cst.DictElement) and not isinstance(e.key, cst.SimpleString) for e in kept):
+        return False  # (a key porter cannot compare)
+    bound[name] = display.with_changes(elements=[*kept, *added])
+    return True
+
+
+def _held_elsewhere(display, bound, name):
+    """Whether another bound name holds the very display node bound to `name` (`other = cfg`, `[cfg]`)."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def on_visit(self, node):
+            if node is display:
+                found.append(node)
+                return False
+            return True
+
+    for other, value in bound.items():
+        if other != name and isinstance(value, cst.CSTNode):
+            value.visit(Finder())
+    return bool(found)
+
+
+def _popped_key(value, bound):
+    """The key of `value` when it is `NAME.pop(key, ...)` of keyword arguments the user may give, else None."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "pop":
+        return _default_keyword_read(value, bound)
+    return None
 
 
 def _hands_keywords(node, bound):
@@ -497,6 +663,8 @@ class _Substitute(cst.CSTTransformer):
 def _substituted(node, bound):
     if _inner_names(node) & set(bound):
         raise Unread  # `[f(i) for i in ...]` where the factory binds `i` too: not substituted blindly
+    if _reads_default_keywords(node, bound, ("get",)):  # `kwargs.get("in_chans", 3)` over `dict(model_args,
+        return _own_keywords(node, bound, ("get",))  # **kwargs)`: the user's (timm's vitamin.py)
     result = node.visit(_Substitute(bound))
     if "__porter_unknown__" in free_names([result]) or _reads_a_bound_dict(result):
         raise Unread  # an unread value, or `kwargs.pop(...)` of keyword arguments a helper added to
@@ -538,14 +706,19 @@ def _as_dict(value):
     return cst.Dict(elements)
 
 
-def _unpacked(call):
+def _unpacked(call, keep_merged=False):
     """The call with each `*(a, b)` argument (a bound `*args`) and `**{"k": v, **kwargs}` (a bound `**kwargs`, or
-    `**dict(model_args, **kwargs)`) spread into its items."""
+    `**dict(model_args, **kwargs)`) spread into its items. `keep_merged` (a construction): keyword arguments merged
+    with the user's stay one dict display (`**{"layers": (3, 4), **kwargs}`: the user's win where they win in the
+    source, where spread they would be given twice)."""
     arguments = []
     for argument in call.args:
         if argument.star == "**" and not isinstance(argument.value, cst.Name):
             as_dict = _as_dict(argument.value)
             argument = argument.with_changes(value=as_dict) if as_dict is not None else argument
+            if keep_merged and isinstance(argument.value, cst.Dict) and _merges_keywords(argument.value):
+                arguments.append(argument)
+                continue
         if argument.star == "*" and isinstance(argument.value, cst.Tuple):
             arguments.extend(cst.Arg(element.value) for element in argument.value.elements)
         elif argument.star == "**" and isinstance(argument.value, cst.Dict):
@@ -559,6 +732,13 @@ def _unpacked(call):
         else:
             arguments.append(argument)
     return call.with_changes(args=arguments)
+
+
+def _merges_keywords(display):
+    """Whether a dict display holds the generated factory's `**kwargs` and keys of its own."""
+    starred = [e for e in display.elements if isinstance(e, cst.StarredDictElement)]
+    return len(starred) < len(display.elements) and any(
+        isinstance(e.value, cst.Name) and e.value.value == KWARGS for e in starred)
 
 
 def node_code(node):

@@ -663,8 +663,8 @@ def _model_class_names(module, linker, package, factories=False):
         return names or _sibling_factories(module, imports, linker)  # downloads, unless asked for (see linked_text)
     # factories: functions that build a model class or call a factory (`resnet18_v1b(**kwargs)`); asked for, also
     # those naming a model class (timm's `_create_effnet`: `model_cls = EfficientNet`, handed to its builder)
-    if factories:
-        classes = set(names)
+    if factories:  # (or a sibling's: mobilevit.py's `build_model_with_cfg(ByobNet, ...)` of byobnet.py)
+        classes = set(names) | {name for name in imports if _is_module_base(cst.Name(name), imports, linker, depth=0)}
         names.extend(s.name.value for s in module.body if isinstance(s, cst.FunctionDef) and
                       s.name.value not in classes and classes & set(names_in(s)))
     return _with_callers(module, names)

@@ -59,13 +59,15 @@ class ModelEntry:
     reads: frozenset = frozenset()  # names the construction and the statements before it read
     positional: int = 0  # how many of `parameters` (the source's leading ones) may be given by position
     torch_arguments: tuple = ()  # (name, None) of the weights switches torch's side hands the source's factory
+    defaults: tuple = ()  # code (`"layers": (3, 4)`) of keyword arguments the user's keyword arguments override
     source: object = None  # (choose_model only) the source read again with its factories' definitions linked
 
     def code(self, source_name):
         """The model module's function building the class as the factory does (None: the factory is carried)."""
         if self.as_written:
             return None
-        arguments = [*self.arguments, *([f"**{KWARGS}"] if self.takes_kwargs else [])]
+        merged = "{" + ", ".join([*self.defaults, f"**{KWARGS}"]) + "}" if self.defaults else KWARGS
+        arguments = [*self.arguments, *([f"**{merged}"] if self.takes_kwargs else [])]
         own = [f"{name}={default}" for name, default in self.parameters]
         keyword_only = own[self.positional:]
         signature = ", ".join([*own[:self.positional], *(["*"] if keyword_only else []), *keyword_only,
@@ -120,9 +122,28 @@ def _read_entry(source, bindings, function, function_name, parameters):
         return None
     class_name, call = built
     line = source.line_of(function)
-    arguments, takes_kwargs = [], False
+    arguments, takes_kwargs, overridden = [], False, []
     for argument in call.args:
         if argument.star == "**" and isinstance(argument.value, cst.Name) and argument.value.value == KWARGS:
+            takes_kwargs = True
+            continue
+        if argument.star == "**" and isinstance(argument.value, cst.Dict) and not takes_kwargs:
+            # `**{"layers": (3, 4), **kwargs, "stem": stem}`: the keys before the user's are defaults they override
+            # (kept merged), those after are the factory's
+            user = None
+            for index, element in enumerate(argument.value.elements):
+                if isinstance(element, cst.StarredDictElement):
+                    if user is not None or not (isinstance(element.value, cst.Name) and element.value.value == KWARGS):
+                        return None
+                    user = index
+                    continue
+                if not isinstance(element.key, cst.SimpleString) or not element.key.evaluated_value.isidentifier():
+                    return None
+                value = _folded(node_code(element.value.visit(_DecidedConditionals())))
+                if user is None:
+                    overridden.append(f'"{element.key.evaluated_value}": {value}')
+                else:
+                    arguments.append(f"{element.key.evaluated_value}={value}")
             takes_kwargs = True
             continue
         if argument.star:
@@ -140,7 +161,8 @@ def _read_entry(source, bindings, function, function_name, parameters):
         return None  # a torch name the port's code cannot name (`nn.BatchNorm2d` becomes the runtime's: it can)
     return ModelEntry(function_name, class_name, line, tuple(arguments), takes_kwargs,
                       frozenset(name for name in names if name in bindings),
-                      tuple(map(_statement_code, reader.prelude)), parameters=parameters, reads=frozenset(read))
+                      tuple(map(_statement_code, reader.prelude)), parameters=parameters, reads=frozenset(read),
+                      defaults=tuple(overridden))
 
 
 def _keepable_parameters(function):
@@ -247,9 +269,9 @@ def _statement_code(statement):
     if isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Call) and \
             isinstance(statement.targets[0].target, cst.Name):
         call = statement.value
-        arguments = [argument if argument.star or isinstance(argument.value, _LITERALS) else
+        arguments = [argument if argument.star or isinstance(argument.value, (*_LITERALS, cst.GeneratorExp)) else
                      argument.with_changes(value=cst.parse_expression(_folded(node_code(argument.value))))
-                     for argument in call.args]
+                     for argument in call.args]  # (`tuple(i for i in ...)`: a generator's code is no expression)
         statement = statement.with_changes(value=call.with_changes(args=arguments))
     return node_code(statement)
 

@@ -33,7 +33,7 @@ def test_efficientnet_b0_is_built_as_its_factory_builds_it_and_matches_timm(tmp_
     manifest = json.loads((tmp_path / "porter-manifest.json").read_text())
     assert manifest["model_factory"] == "efficientnet_b0"
     module = (tmp_path / "efficientnet_keras.py").read_text()
-    assert "def decode_arch_def(" in module and "act_layer=resolve_act_layer(kwargs, " in module
+    assert "def decode_arch_def(" in module and '"act_layer": resolve_act_layer(kwargs, "swish")' in module
     with importable_in_its_package():  # as `porter verify` imports a file of a package
         pair = PortedPair(tmp_path)  # the torch side: timm's own efficientnet_b0(), pretrained=False
     assert type(pair.torch_model).__name__ == "EfficientNet" and len(pair.torch_model.blocks) == 7

@@ -231,8 +231,9 @@ def test_timm_factories_build_through_build_model_with_cfg(tmp_path):
         def net_cfg(pretrained=False, **kwargs):
             return build_model_with_cfg(Net, "net_cfg", pretrained, model_cfg=CFGS["a"], **kwargs)
     ''')
-    entry = model_entry(source, "net50")
-    assert (entry.arguments, entry.takes_kwargs) == (("block=Block", "layers=(3, 4)"), True)
+    entry = model_entry(source, "net50")  # (the user's keyword arguments win over model_args, as in timm)
+    assert (entry.arguments, entry.defaults, entry.takes_kwargs) == ((), ('"block": Block', '"layers": (3, 4)'), True)
+    assert 'return Net(**{"block": Block, "layers": (3, 4), **kwargs})' in entry.code("model.py")
     assert model_entry(source, "net_cfg").arguments == ('cfg=CFGS["a"]',)
 
 
@@ -503,3 +504,59 @@ def test_a_timm_builder_asked_for_features_is_not_followed(tmp_path):
             return build_model_with_cfg(Net, "net", pretrained, features_only=True, block=Block, layers=[1], **kwargs)
     ''')
     assert model_entry(source, "net") is None
+
+
+def test_configs_filled_in_by_statements_are_followed(tmp_path):
+    """timm's selecsls.py fills `cfg = {}` item by item (`cfg["block"] = ...`, `feature_info.extend([...])`) under
+    conditions on the variant; vitamin.py sets a default and a built module on `dict(model_args, **kwargs)` and
+    reads `kwargs.get("in_chans", 3)`; nextvit.py computes a value only the builder's feature config reads and pops
+    `out_indices` with it as default. The port's factory builds what the source's does, the user's keyword
+    arguments still winning where they win in the source."""
+    source = parsed(tmp_path, '''
+        from timm.models._builder import build_model_with_cfg
+
+
+        class Cfg(nn.Module):
+            def __init__(self, cfg, in_chans, num_classes=10, stem=None, patch_size=4):
+                super().__init__()
+                self.head = nn.Linear(in_chans, num_classes)
+
+            def forward(self, x):
+                return self.head(x)
+
+
+        def _create(variant, pretrained=False, **kwargs):
+            cfg = {}
+            info = [dict(num_chs=4)]
+            if variant.startswith("net_a"):
+                cfg["block"] = Block
+                cfg["features"] = [(4, 8)]
+                info.extend([dict(num_chs=8)])
+                if variant == "net_a2":
+                    cfg["features"] = [(4, 16)]
+            cfg["feature_info"] = info
+            indices = tuple(i for i, _ in enumerate(kwargs.get("depths", (1, 1))))
+            out_indices = kwargs.pop("out_indices", indices)
+            stem = Block(kwargs.get("width", 4))
+            kwargs["stem"] = stem
+            kwargs.setdefault("patch_size", 2)
+            return build_model_with_cfg(Cfg, variant, pretrained, model_cfg=cfg,
+                                        feature_cfg=dict(out_indices=out_indices), **kwargs)
+
+
+        def net_a2(pretrained=False, **kwargs):
+            model_args = dict(num_classes=5)
+            return _create("net_a2", pretrained, **dict(model_args, **kwargs))
+    ''')
+    entry = model_entry(source, "net_a2")
+    assert entry.class_name == "Cfg"
+    namespace = {}
+    exec("class Block:\n    def __init__(self, width=4):\n        self.width = width\n"  # noqa: S102
+         "def Cfg(**kwargs):\n    return kwargs\n" + entry.code("model.py"), namespace)
+    built = namespace["net_a2"]()
+    assert built["cfg"] == {"block": namespace["Block"], "features": [(4, 16)],
+                            "feature_info": [{"num_chs": 4}, {"num_chs": 8}]}
+    assert (built["in_chans"], built["num_classes"], built["patch_size"], built["stem"].width) == (3, 5, 2, 4)
+    built = namespace["net_a2"](patch_size=8, width=6, num_classes=7, out_indices=(1,), in_chans=1)
+    assert (built["in_chans"], built["num_classes"], built["patch_size"], built["stem"].width) == (1, 7, 8, 6)
+    assert "out_indices" not in built and "width" in built  # popped as the source pops it; read, not popped
