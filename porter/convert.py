@@ -252,8 +252,12 @@ def convert(options, read_only=False):
         wider = widened()
         wider_main, wider_entry = choose_model(wider, options.class_name, trained, options.init_args)
         # (another class where none was asked for: timm's res2net.py holds its block, `Bottle2neck`, and factories
-        # building resnet.py's `ResNet` with it: the model is what they build)
-        if wider_entry is not None and (wider_main == main_class or options.class_name is None and trained is None):
+        # building resnet.py's `ResNet` with it; vitamin.py's build `VisionTransformer`: the model is what they build)
+        chosen = options.class_name is None  # (no script builds the class: `trained` came from a helper then)
+        if wider_entry is None and chosen:
+            wider_entry = default_entry(wider, None, options.init_args)
+            wider_main = wider_entry.class_name if wider_entry is not None else None
+        if wider_entry is not None and (wider_main == main_class or chosen):
             source, entry, missing, main_class = wider, wider_entry, [], wider_main
     # the constructor arguments of the main class: the user's, unless they are the factory's
     class_args = {} if entry is not None else options.init_args or {}

@@ -302,7 +302,7 @@ class FactoryReader:
         if first is None or first.keyword is not None or first.star or not isinstance(first.value, cst.Name) or \
                 first.value.value not in self.source.classes:
             raise Unread
-        arguments = []
+        arguments, filtered = [], []
         for argument in call.args[3:]:
             if argument.star or argument.keyword is None:
                 if argument.star != "**":
@@ -310,11 +310,17 @@ class FactoryReader:
                 arguments.append(argument)
             elif argument.keyword.value == "model_cfg":
                 arguments.append(argument.with_changes(keyword=cst.Name("cfg")))
+            elif argument.keyword.value == "kwargs_filter" and isinstance(argument.value, cst.Tuple) and all(
+                    isinstance(e.value, cst.SimpleString) for e in argument.value.elements):
+                filtered = [e.value.evaluated_value for e in argument.value.elements]  # (the builder drops them)
             elif argument.keyword.value in _TIMM_BUILDER_SWITCHES:
                 if self.decided(argument.value, {}) is not False:
                     raise Unread  # a feature extractor, or keyword arguments filtered: not the class built as is
             elif argument.keyword.value not in _TIMM_BUILDER_PARAMETERS:
                 arguments.append(argument)
+        if filtered:  # `kwargs_filter=("num_classes", ...)`: the builder pops them from the keyword arguments
+            arguments = _without_keywords(arguments, set(filtered))
+            self.prelude.extend(cst.Expr(cst.parse_expression(f"{KWARGS}.pop({key!r}, None)")) for key in filtered)
         if "in_chans" in self.required_parameters(first.value.value) and not any(
                 a.keyword is not None and a.keyword.value == "in_chans" for a in arguments):
             # the builder sets `in_chans` from the pretrained config's input size, (3, 224, 224) in every one of
@@ -368,9 +374,12 @@ class FactoryReader:
                         if not (isinstance(element.value, cst.Name) and element.value.value == KWARGS) or handed_on:
                             raise Unread
                         handed_on = True
-                    elif not isinstance(element.key, cst.SimpleString) or \
-                            element.key.evaluated_value in bound and element.key.evaluated_value != star_kwarg:
-                        raise Unread  # (a key naming a parameter of the helper: not followed)
+                    elif not isinstance(element.key, cst.SimpleString):
+                        raise Unread
+                    elif element.key.evaluated_value in bound and element.key.evaluated_value not in (star_kwarg,
+                                                                                                      star_arg):
+                        bound[element.key.evaluated_value] = element.value  # (vitamin.py's `embed_cfg`; the user's
+                        # keyword of that name, which would win, is taken not to be given)
                     else:
                         (keywords if handed_on else defaults).append(element)
             elif argument.star == "**":
@@ -732,6 +741,21 @@ def _unpacked(call, keep_merged=False):
         else:
             arguments.append(argument)
     return call.with_changes(args=arguments)
+
+
+def _without_keywords(arguments, keys):
+    """Call arguments without the keyword arguments `keys`, in the call or in a dict display it spreads."""
+    kept = []
+    for argument in arguments:
+        if argument.keyword is not None and argument.keyword.value in keys:
+            continue
+        if argument.star == "**" and isinstance(argument.value, cst.Dict):
+            argument = argument.with_changes(value=argument.value.with_changes(elements=[
+                e for e in argument.value.elements if not (isinstance(e, cst.DictElement) and
+                                                           isinstance(e.key, cst.SimpleString) and
+                                                           e.key.evaluated_value in keys)]))
+        kept.append(argument)
+    return kept
 
 
 def _merges_keywords(display):

@@ -193,9 +193,10 @@ def factory_node(source, entry):
 
 def default_entry(source, class_name, init_args):
     """The first public factory (one no other function of the file calls) that builds `class_name`, when the
-    class needs constructor arguments `init_args` does not give; None when it needs none or no factory builds it."""
-    missing = required_parameters(source, class_name) - set(init_args or {})
-    if not missing:
+    class needs constructor arguments `init_args` does not give; None when it needs none or no factory builds it.
+    `class_name` None: the first public factory building any module class (timm's vitamin.py, whose factories hand
+    `VisionTransformer` to timm's builder)."""
+    if class_name is not None and not required_parameters(source, class_name) - set(init_args or {}):
         return None
     called = {name for name in source.functions if any(not source.is_linked(call) for call in source.calls_named(name))}
     for name, node in source.functions.items():
@@ -204,7 +205,7 @@ def default_entry(source, class_name, init_args):
         if _required(node.params):
             continue
         entry = model_entry(source, name)
-        if entry is not None and entry.class_name == class_name:
+        if entry is not None and (class_name is None or entry.class_name == class_name):
             return entry
     return None
 

@@ -40,3 +40,23 @@ def test_efficientnet_b0_is_built_as_its_factory_builds_it_and_matches_timm(tmp_
     assert_matches_at_two_batches(pair, 1, seeds=(0, 1), tolerance=1e-4)
     with pytest.raises(TypeError, match="features_only"):  # a switch the port's factory does not follow
         pair.keras_module.efficientnet_b0(features_only=True)
+
+
+def test_a_file_holding_a_block_converts_the_model_its_factories_build(tmp_path, capsys):
+    """timm's res2net.py defines only its block, `Bottle2neck`; its factories hand it to resnet.py's `ResNet`
+    through timm's builder. Converted with no `--class`, the main class was the block (needing `inplanes` and
+    `planes`: nothing could build it); the model is what the factories build."""
+    from pathlib import Path
+
+    from porter.cli import main
+    from porter.verify.command import importable_in_its_package
+    from porter.verify.harness import PortedPair
+    from tests.rules.op_ports import assert_same_outputs
+
+    source = Path(timm.__file__).parent / "models" / "res2net.py"
+    assert main(["convert", str(source), "-o", str(tmp_path), "--input-shape", "3,32,32"]) == 0
+    assert "main class ResNet built by res2net50_26w_4s()" in capsys.readouterr().out
+    with importable_in_its_package():
+        pair = PortedPair(tmp_path)
+    assert type(pair.torch_model.layer1[0]).__name__ == "Bottle2neck"
+    assert_same_outputs(pair, pair.example_inputs(batch=1, seed=0), tolerance=1e-4)

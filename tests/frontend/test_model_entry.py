@@ -560,3 +560,42 @@ def test_configs_filled_in_by_statements_are_followed(tmp_path):
     built = namespace["net_a2"](patch_size=8, width=6, num_classes=7, out_indices=(1,), in_chans=1)
     assert (built["in_chans"], built["num_classes"], built["patch_size"], built["stem"].width) == (1, 7, 8, 6)
     assert "out_indices" not in built and "width" in built  # popped as the source pops it; read, not popped
+
+
+def test_keyword_arguments_timms_builder_filters_out_are_popped(tmp_path):
+    """timm's mobilenetv5.py builds its encoder with `kwargs_filter=("num_classes", ...)`: the builder pops those
+    from the keyword arguments, so the port's factory does too."""
+    source = parsed(tmp_path, '''
+        from timm.models._builder import build_model_with_cfg
+
+
+        def _create(variant, pretrained=False, **kwargs):
+            return build_model_with_cfg(Net, variant, pretrained, kwargs_filter=("num_classes", "head"), **kwargs)
+
+
+        def net_enc(pretrained=False, **kwargs):
+            return _create("net_enc", pretrained, **dict(block=Block, layers=[1], num_classes=3, **kwargs))
+    ''')
+    namespace = {}
+    exec("Block = 'Block'\ndef Net(**kwargs):\n    return kwargs\n" + model_entry(source, "net_enc").code("m.py"),  # noqa: S102
+         namespace)
+    assert namespace["net_enc"](head=1, width=2) == {"block": "Block", "layers": [1], "width": 2}
+
+
+def test_the_first_factory_building_any_class_is_found_where_none_is_asked_for(tmp_path):
+    """timm's vitamin.py: its factories hand `VisionTransformer` to timm's builder while its own classes are parts;
+    `default_entry(source, None, ...)` is the first public factory building some module class."""
+    source = parsed(tmp_path, '''
+        def _helper(**kwargs):
+            return Net(Block, [1], **kwargs)
+
+
+        def needs_depth(depth):
+            return Net(Block, [depth])
+
+
+        def net_small(**kwargs):
+            return _helper(width=2, **kwargs)
+    ''')
+    entry = default_entry(source, None, {})
+    assert (entry.function, entry.class_name) == ("net_small", "Net")
