@@ -279,7 +279,8 @@ class ModuleEmitter:
             if statement in getattr(self.translator, "module_code", {}):  # computed with torch: translated
                 return self.translator.module_code[statement]
             if any(name in self.source.model_names for name in [*assigned_names(statement), *mutated_names(statement),
-                                                                 *registered_names(statement)]):
+                                                                 *registered_names(statement,
+                                                                                   self.source.registrars)]):
                 # constants and configs the model classes use (`device = torch.device(...)` becomes None)
                 return portable_code(self.source, statement, self.runtime_renamer()).strip("\n")
             self.dropped.append((line, self.first_line(statement)))

@@ -322,6 +322,12 @@ class _Linker:
         imports = self.in_package_imports(module, package)
         bindings = top_level_bindings(module)
         needed, stack, seen = [], list(roots), set()
+        for statement in module.body:  # `register_block("mobilevit", MobileVitBlock)` (timm's mobilevit.py): a
+            # registration of a root in a table of another file is needed with the function filling it
+            if isinstance(statement, cst.SimpleStatementLine) and set(roots) & set(names_in(statement)):
+                needed.extend((None, imports[small.value.func.value]) for small in statement.body
+                              if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and
+                              isinstance(small.value.func, cst.Name) and small.value.func.value in imports)
         while stack:
             name = stack.pop()
             if name in seen:

@@ -71,18 +71,21 @@ def top_level_bindings(module):
             bindings.setdefault(name, []).append(statement)
     assigned = {name for name, statements in bindings.items()
                 if any(not _is_import_line(statement) for statement in statements)}
+    registrars = registrar_functions(module)
     for statement in module.body:
-        for name in registered_names(statement):
+        for name in registered_names(statement, registrars):
             if name in assigned and statement not in bindings[name]:
                 bindings[name].append(statement)
     return bindings
 
 
-def registered_names(statement):
+def registered_names(statement, registrars=None):
     """Plain names a top-level statement registers into by calling a method of it: a definition decorated by one
     (MONAI's `@Conv.factory_function("conv") def conv_factory(dim): ...` filling the `Conv = LayerFactory(...)` that
-    `Conv[Conv.CONV, 2]` reads) or a call of one (`Act.add_factory_class("elu", nn.ELU)`). Bare decorators
-    (`@register_model`) and names bound only by imports register nothing here (top_level_bindings)."""
+    `Conv[Conv.CONV, 2]` reads) or a call of one (`Act.add_factory_class("elu", nn.ELU)`), or by calling a function
+    of `registrars` (`registrar_functions`: timm's `register_block("mobilevit", MobileVitBlock)` filling byobnet's
+    `_block_registry`). Bare decorators (`@register_model`) and names bound only by imports register nothing here
+    (top_level_bindings)."""
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         calls = [d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator for d in statement.decorators]
     elif isinstance(statement, cst.SimpleStatementLine):
@@ -90,7 +93,35 @@ def registered_names(statement):
                  if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)]
     else:
         return []
-    return [call.value.value for call in calls if isinstance(call, cst.Attribute) and isinstance(call.value, cst.Name)]
+    names = [call.value.value for call in calls if isinstance(call, cst.Attribute) and isinstance(call.value, cst.Name)]
+    if registrars and isinstance(statement, cst.SimpleStatementLine):
+        names.extend(name for call in calls if isinstance(call, cst.Name) for name in registrars.get(call.value, ()))
+    return names
+
+
+def registrar_functions(module):
+    """{module-level function: the module-level names it fills by key} for the functions that store into a table
+    they do not bind themselves (`def register_block(block_type, fn): _block_registry[block_type] = fn`)."""
+    found = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        own = {p.name.value for p in (*statement.params.params, *statement.params.kwonly_params,
+                                      *statement.params.posonly_params)}
+        stored = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_AssignTarget(self, node):
+                if isinstance(node.target, cst.Name):
+                    own.add(node.target.value)
+                elif isinstance(node.target, cst.Subscript) and isinstance(node.target.value, cst.Name):
+                    stored.append(node.target.value.value)
+
+        statement.body.visit(Finder())
+        names = sorted(set(stored) - own)
+        if names:
+            found[statement.name.value] = names
+    return found
 
 
 def _is_import_line(statement):

@@ -21,7 +21,7 @@ from porter.frontend.gluon_saved_names import saved_parameter_names
 from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_id, dotted_name
 from porter.frontend.library_idioms import module_aliases, normalised_text
 from porter.frontend.linker import linked_text
-from porter.frontend.names import top_level_bindings
+from porter.frontend.names import registrar_functions, top_level_bindings
 from porter.frontend.node_index import NodeIndex
 from porter.frontend.positions import node_positions
 from porter.frontend.static_branches import decided_body, module_flags
@@ -190,6 +190,11 @@ class SourceFile:
         """Names of the file's `torch.autograd.Function` subclasses (called as `Name.apply(...)`)."""
         return frozenset(node.name.value for node in self.module.body if isinstance(node, cst.ClassDef) and any(
             self.imports.resolve(base.value) == "torch.autograd.Function" for base in node.bases))
+
+    @functools.cached_property
+    def registrars(self):
+        """{module-level function: the module-level tables it fills by key} (frontend/names.py)."""
+        return registrar_functions(self.module)
 
     @functools.cached_property
     def model_names(self):

@@ -871,3 +871,33 @@ def test_an_import_continued_by_a_backslash_is_relinked_as_valid_code(tmp_path):
     text, _, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     ast.parse(text)
     assert "from math import ceil, floor" in text
+
+
+def test_a_registration_in_another_files_table_is_linked_and_kept(tmp_path):
+    """timm's mobilevit.py registers its blocks in byobnet.py's table (`register_block("mobilevit",
+    MobileVitBlock)`), which byobnet's `create_block` reads: the registering function is linked with the table, and
+    the registration is model code the port keeps (the port raised "Unknown block type" building the model)."""
+    from porter.frontend.source import parse_source
+
+    files = {
+        "zoo/__init__.py": "",
+        "zoo/byob.py": "import torch.nn as nn\n\n_registry = dict(plain=nn.Identity)\n\n\n"
+                       "def register_block(kind, fn):\n    _registry[kind] = fn\n\n\n"
+                       "def create_block(kind, **kwargs):\n    return _registry[kind](**kwargs)\n\n\n"
+                       "class Net(nn.Module):\n    def __init__(self, kind='plain'):\n        super().__init__()\n"
+                       "        self.block = create_block(kind)\n\n    def forward(self, x):\n"
+                       "        return self.block(x)\n",
+        "zoo/mine.py": "import torch.nn as nn\nfrom .byob import register_block, Net\n\n\n"
+                       "class Mine(nn.Module):\n    def forward(self, x):\n        return x * 2\n\n\n"
+                       "register_block('mine', Mine)\n",
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    source = parse_source(tmp_path / "zoo" / "mine.py")
+    assert "def register_block(kind, fn):" in source.text
+    assert source.registrars["register_block"] == ["_registry"]
+    from porter.frontend.names import top_level_bindings
+
+    registering = [source.code_of(s).strip() for s in top_level_bindings(source.module)["_registry"]]
+    assert "register_block('mine', Mine)" in registering
