@@ -66,6 +66,13 @@ PACKAGE = {
 }
 
 
+def write_files(root, files):
+    """Write {relative path: text} under `root`."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+
+
 @pytest.fixture
 def package(tmp_path, monkeypatch):
     for relative, text in PACKAGE.items():
@@ -296,9 +303,7 @@ def test_linked_modules_come_after_the_modules_they_need(tmp_path):
                       "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                       "        self.act = make_act()\n        self.thing = Thing()\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
+    write_files(tmp_path, files)
     source = tmp_path / "lib" / "net.py"
     text, defined, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert {"Norm", "NormAct", "make_act", "Thing"} <= defined
@@ -324,9 +329,7 @@ def test_a_module_comes_after_the_module_defining_a_name_it_imports_through_a_pa
         "lib/net.py": "from torch import nn\nfrom .fns import Fns\n\n\nclass Net(nn.Module):\n"
                       "    def __init__(self):\n        super().__init__()\n        self.conv = Fns().conv()\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
+    write_files(tmp_path, files)
     source = tmp_path / "lib" / "net.py"
     text, defined, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert {"ConvAct", "Fns", "WIDTH"} <= defined
@@ -346,9 +349,7 @@ def test_each_linked_definition_keeps_its_own_files_lines(tmp_path):
         "lib/net.py": "from torch import nn\nfrom .norm import Norm\n\n\nclass Net(nn.Module):\n"
                       "    def __init__(self):\n        super().__init__()\n        self.norm = Norm()\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
+    write_files(tmp_path, files)
     source = tmp_path / "lib" / "net.py"
     text, _, _, lines, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     [(first, last, origin, origin_line)] = lines
@@ -465,9 +466,7 @@ def test_a_name_two_linked_modules_define_differently_is_linked_under_a_name_of_
                       "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                       "        self.a, self.b, self.c = A(), B(), C()\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
+    write_files(tmp_path, files)
     source = tmp_path / "lib" / "net.py"
     text, defined, origins, _, home_names = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert text.count("def helper(") == 1 and text.count("def helper_b(") == 1 and "helper_b" in defined
@@ -498,9 +497,7 @@ def test_a_name_two_files_import_differently_is_imported_under_a_name_of_its_own
                       "    def __init__(self):\n        super().__init__()\n        self.attend = Attend()\n\n"
                       "    def forward(self, q, k):\n        return self.attend(q, k) + einsum('bid,bjd->bij', q, k)\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
+    write_files(tmp_path, files)
     source = tmp_path / "lib" / "net.py"
     text, _, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     assert "from einops import einsum as einsum_attend" in text and "einsum_attend(q, k, 'b i d" in text
@@ -839,9 +836,7 @@ def test_a_linked_definition_named_as_a_torch_import_of_the_file_is_linked_under
         "lib/net.py": "import torch.nn.functional as F\nfrom torch import nn\nfrom .typing_utils import passthrough\n\n\n"
                       "class Net(nn.Module):\n    @passthrough\n    def forward(self, x):\n        return F.relu(x)\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
+    write_files(tmp_path, files)
     source = parse_source(tmp_path / "lib" / "net.py")
     import libcst as cst
 
@@ -864,9 +859,7 @@ def test_an_import_continued_by_a_backslash_is_relinked_as_valid_code(tmp_path):
         "lib/net.py": "from torch import nn\nfrom .utils import rounded\n\n\nclass Net(nn.Module):\n"
                       "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(rounded(2.5), 2)\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
+    write_files(tmp_path, files)
     source = tmp_path / "lib" / "net.py"
     text, _, _, _, _ = linked_text(source, source.read_text(), "lib", lambda name: False)
     ast.parse(text)
@@ -891,9 +884,7 @@ def test_a_registration_in_another_files_table_is_linked_and_kept(tmp_path):
                        "class Mine(nn.Module):\n    def forward(self, x):\n        return x * 2\n\n\n"
                        "register_block('mine', Mine)\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
+    write_files(tmp_path, files)
     source = parse_source(tmp_path / "zoo" / "mine.py")
     assert "def register_block(kind, fn):" in source.text
     assert source.registrars["register_block"] == ["_registry"]
