@@ -16,11 +16,31 @@ import re
 
 import libcst as cst
 
+from porter.frontend.factory_values import (
+    KWARGS,
+    UNKNOWN,
+    Unread,
+    default_keyword_read,
+    dict_display,
+    free_names,
+    hands_keywords,
+    kwargs_names,
+    merges_keywords,
+    node_code,
+    own_keywords,
+    popped_key,
+    reads_default_keywords,
+    reads_unknown,
+    substituted,
+    unpacked,
+    updated_display,
+    without_keywords,
+)
 from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.linker import READ_BY_THE_FACTORY_READER
+from porter.frontend.names import target_names
 from porter.frontend.source import body_without_docstring
 
-KWARGS = "kwargs"  # the generated factory's keyword-argument parameter
 _DEPTH = 8  # helper calls followed, at most
 _TIMM_BUILDER, = READ_BY_THE_FACTORY_READER
 _TIMM_BUILDER_PARAMETERS = frozenset({  # what it takes for itself (model_cfg aside: the class's `cfg`)
@@ -28,27 +48,16 @@ _TIMM_BUILDER_PARAMETERS = frozenset({  # what it takes for itself (model_cfg as
     "pretrained_strict", "pretrained_filter_fn", "cache_dir", "kwargs_filter", "pretrained_model_args"})
 _TIMM_BUILDER_SWITCHES = frozenset({"features_only", "kwargs_filter"})  # its own too; porter follows them off only
 WEIGHTS_SWITCH = re.compile(r"weight|pretrained|checkpoint", re.IGNORECASE)
-_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Integer,
-           cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
-
-
-class Unread(Exception):
-    """The factory does something this reader does not follow."""
-
-
-_UNKNOWN = object()  # a name bound to something unread
-
-
 def bound_to_defaults(function):
     """The factory's own parameters bound to their defaults; its `**kwargs` to the generated function's."""
     parameters = function.params
     bound = {}
     for parameter in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params):
-        bound[parameter.name.value] = parameter.default if parameter.default is not None else _UNKNOWN
+        bound[parameter.name.value] = parameter.default if parameter.default is not None else UNKNOWN
         if pins_weights(parameter):  # `weights_backbone=ResNet50_Weights.IMAGENET1K_V1`: no pretrained weights
             bound[parameter.name.value] = cst.Name("None")
     if isinstance(parameters.star_arg, cst.Param):
-        bound[parameters.star_arg.name.value] = _UNKNOWN
+        bound[parameters.star_arg.name.value] = UNKNOWN
     if parameters.star_kwarg is not None:
         bound[parameters.star_kwarg.name.value] = cst.Name(KWARGS)
     return bound
@@ -70,6 +79,7 @@ class FactoryReader:
         self.source = source
         self.prelude = []  # statements the port's factory runs before the construction (tuple unpackings)
         self.locals = set()  # the names they bind
+        self.builds = {}  # function name -> whether it may build a module (may_build)
 
     def construction(self, function, bound, depth):
         """(class name, the construction call with every name of the function bound) of what `function`
@@ -112,7 +122,7 @@ class FactoryReader:
                     return result
             return None
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            bound[statement.name.value] = _UNKNOWN
+            bound[statement.name.value] = UNKNOWN
             return None
         if _touches(statement, set(built)):
             raise Unread
@@ -139,36 +149,36 @@ class FactoryReader:
                 found = self.construction_of(small.value, bound, depth)
                 if found is not None:
                     built[name] = found
-                    bound[name] = _UNKNOWN
-                elif (_reads_default_keywords(small.value, bound) or _hands_keywords(small.value, bound)) and \
-                        _as_dict(small.value) is None:
+                    bound[name] = UNKNOWN
+                elif (reads_default_keywords(small.value, bound) or hands_keywords(small.value, bound)) and \
+                        dict_display(small.value) is None:
                     # `pretrained_strict = kwargs.pop("pretrained_strict", True)`, `act_layer = resolve_act_layer(
                     # kwargs, "relu")` (popping from the user's keyword arguments): a statement of the port's factory,
                     # run once where the source runs it (keyword arguments built as a dict are spread into the
                     # construction, where they pop)
                     try:
-                        value = _own_keywords(small.value, bound)
+                        value = own_keywords(small.value, bound)
                     except Unread:
                         # `out_indices = kwargs.pop("out_indices", default_out_indices)` of a default porter does
                         # not read: the key is popped, the name unknown (what reads it later is unread)
-                        popped = _popped_key(small.value, bound)
+                        popped = popped_key(small.value, bound)
                         if popped is None:
                             raise
                         self.prelude.append(cst.Expr(cst.parse_expression(f"{KWARGS}.pop({popped!r}, None)")))
-                        bound[name] = _UNKNOWN
+                        bound[name] = UNKNOWN
                         return None
                     self.prelude.append(cst.Assign([cst.AssignTarget(cst.Name(self.fresh(name)))], value))
                     bound[name] = cst.Name(self.prelude[-1].targets[0].target.value)
                 else:
                     try:
-                        bound[name] = _substituted(small.value, bound)
+                        bound[name] = substituted(small.value, bound)
                     except Unread:
                         # a value porter does not read (`tuple(i for i, _ in enumerate(kwargs.get("depths",
                         # (1, 1, 3, 1))))`), changing nothing it reads: unknown (what reads it later is unread)
-                        if _changed_in_place(small.value) & (set(built) | _kwargs_names(bound)) or \
-                                _hands_keywords(small.value, bound):
+                        if _changed_in_place(small.value) & (set(built) | kwargs_names(bound)) or \
+                                hands_keywords(small.value, bound):
                             raise
-                        bound[name] = _UNKNOWN
+                        bound[name] = UNKNOWN
                 return None
             if len(targets) == 1 and isinstance(targets[0], (cst.Tuple, cst.List)) and \
                     isinstance(small.value, cst.Call) and \
@@ -180,27 +190,27 @@ class FactoryReader:
                     raise Unread
                 self.materialise(small.value, bound, built)
                 target = cst.Tuple([cst.Element(cst.Name(name)) for name in names], lpar=[], rpar=[])
-                self.prelude.append(cst.Assign([cst.AssignTarget(target)], _substituted(small.value, bound)))
+                self.prelude.append(cst.Assign([cst.AssignTarget(target)], substituted(small.value, bound)))
                 self.locals.update(names)
                 bound.update({name: cst.Name(name) for name in names})
                 return None
             if isinstance(targets[0], cst.Subscript):  # a module built into a local it stores: built first
                 self.materialise(small.value, bound, built)
-            if _updated_display(small, bound):  # `cfg["block"] = SelecSlsBlock` on `cfg = {}`
+            if updated_display(small, bound):  # `cfg["block"] = SelecSlsBlock` on `cfg = {}`
                 return None
             for target in targets:
-                if _touches(target, set(built) | _kwargs_names(bound)):
+                if _touches(target, set(built) | kwargs_names(bound)):
                     raise Unread  # `model.fc = ...`, `kwargs["width"] = 8`
-                for name in _target_names(target):
-                    bound[name] = _UNKNOWN
+                for name in target_names(target):
+                    bound[name] = UNKNOWN
             return None
         if isinstance(small, cst.Expr):
             if _sets_a_default(small.value, bound):  # `kwargs.setdefault("img_size", 256)` (timm's byoanet.py)
-                self.prelude.append(cst.Expr(_substituted(small.value, bound)))
+                self.prelude.append(cst.Expr(substituted(small.value, bound)))
                 return None
-            if _updated_display(small, bound):  # `feature_info.extend([...])` on `feature_info = [...]`
+            if updated_display(small, bound):  # `feature_info.extend([...])` on `feature_info = [...]`
                 return None
-            if _touches(small, set(built) | _kwargs_names(bound)):
+            if _touches(small, set(built) | kwargs_names(bound)):
                 raise Unread  # `model.fc = ...`, `kwargs.pop("aux")`: the model or its arguments changed
             return None
         if isinstance(small, (cst.Import, cst.ImportFrom)):
@@ -208,7 +218,7 @@ class FactoryReader:
             return None
         if isinstance(small, cst.Pass):
             return None
-        if _touches(small, set(built) | _kwargs_names(bound)):
+        if _touches(small, set(built) | kwargs_names(bound)):
             raise Unread
         return None
 
@@ -229,7 +239,7 @@ class FactoryReader:
         where it was built and read by name, as in the source."""
         read = free_names([value])
         for name in list(built):  # (in the order the factory built them)
-            if name not in read or bound.get(name) is not _UNKNOWN:
+            if name not in read or bound.get(name) is not UNKNOWN:
                 continue
             local = self.fresh(name)
             self.prelude.append(cst.Assign([cst.AssignTarget(cst.Name(local))], built[name][1]))
@@ -240,12 +250,17 @@ class FactoryReader:
         may build: else it is a plain helper (timm's `resolve_act_layer(kwargs, "relu")`), its call a value."""
         if function in seen:
             return False
+        known = self.builds.get(function.name.value)
+        if known is not None:
+            return known
         names = free_names([function.body])
-        if names & set(self.source.classes) or any(
-                (self.source.imports.resolve(cst.Name(name)) or "").endswith(_TIMM_BUILDER) for name in names):
-            return True
-        return any(self.may_build(self.source.functions[name], seen | {function})
-                   for name in names if name in self.source.functions)
+        found = bool(names & set(self.source.classes)) or any(
+            (self.source.imports.resolve(cst.Name(name)) or "").endswith(_TIMM_BUILDER) for name in names) or any(
+            self.may_build(self.source.functions[name], seen | {function})
+            for name in names if name in self.source.functions)
+        if found or not seen:  # (a False reached inside a cycle may still turn True: kept only at the top)
+            self.builds[function.name.value] = found
+        return found
 
     def fresh(self, name):
         """A name for a local of the port's factory: `name`, or `name_2` where a helper's local of that name is there
@@ -269,14 +284,14 @@ class FactoryReader:
         if (self.source.imports.resolve(value.func) or "").endswith(_TIMM_BUILDER):
             own = _TIMM_BUILDER_PARAMETERS - _TIMM_BUILDER_SWITCHES  # (what it takes for itself is never read)
             kept = [a for a in value.args[3:] if a.keyword is None or a.keyword.value not in own]
-            return self.timm_built(_unpacked(_substituted(value.with_changes(args=[*value.args[:3], *kept]), bound),
+            return self.timm_built(unpacked(substituted(value.with_changes(args=[*value.args[:3], *kept]), bound),
                                              keep_merged=True))
         if callee in self.source.classes:
-            return callee, _unpacked(_substituted(value, bound), keep_merged=True)
+            return callee, unpacked(substituted(value, bound), keep_merged=True)
         function = self.source.functions.get(callee)
         if function is None or not self.may_build(function):
             return None
-        return self.construction(function, self.bind(function, _unpacked(_substituted(value, bound),
+        return self.construction(function, self.bind(function, unpacked(substituted(value, bound),
                                                                           keep_merged=True)), depth + 1)
 
     def local_import(self, statement, bound):
@@ -293,7 +308,7 @@ class FactoryReader:
             self.locals.update(bound_names)
             bound.update({name: cst.Name(name) for name in bound_names})
         else:
-            bound.update({name: _UNKNOWN for name in bound_names})
+            bound.update({name: UNKNOWN for name in bound_names})
 
     def timm_built(self, call):
         """timm's `build_model_with_cfg(ResNet, variant, pretrained, feature_cfg=..., **kwargs)`, which builds
@@ -319,7 +334,7 @@ class FactoryReader:
             elif argument.keyword.value not in _TIMM_BUILDER_PARAMETERS:
                 arguments.append(argument)
         if filtered:  # `kwargs_filter=("num_classes", ...)`: the builder pops them from the keyword arguments
-            arguments = _without_keywords(arguments, set(filtered))
+            arguments = without_keywords(arguments, set(filtered))
             self.prelude.extend(cst.Expr(cst.parse_expression(f"{KWARGS}.pop({key!r}, None)")) for key in filtered)
         if "in_chans" in self.required_parameters(first.value.value) and not any(
                 a.keyword is not None and a.keyword.value == "in_chans" for a in arguments):
@@ -332,7 +347,7 @@ class FactoryReader:
                         argument.value)]))
                     break
                 if argument.star == "**" and isinstance(argument.value, cst.Dict) and \
-                        _merges_keywords(argument.value):
+                        merges_keywords(argument.value):
                     arguments[index] = argument.with_changes(value=argument.value.with_changes(
                         elements=[default, *argument.value.elements]))
                     break
@@ -359,7 +374,7 @@ class FactoryReader:
         bound = bound_to_defaults(function)
         star_kwarg = parameters.star_kwarg.name.value if parameters.star_kwarg is not None else None
         if star_kwarg is not None:
-            bound[star_kwarg] = _UNKNOWN
+            bound[star_kwarg] = UNKNOWN
         star_arg = parameters.star_arg.name.value if isinstance(parameters.star_arg, cst.Param) else None
         extra = []  # positional arguments past the named ones: `*args`
         keywords = []  # keyword arguments past them: `**kwargs` (`width=width`)
@@ -406,7 +421,7 @@ class FactoryReader:
                 raise Unread
         if star_arg is not None:
             bound[star_arg] = cst.Tuple([cst.Element(value) for value in extra])
-        if any(value is _UNKNOWN for name, value in bound.items() if name != star_kwarg):
+        if any(value is UNKNOWN for name, value in bound.items() if name != star_kwarg):
             raise Unread  # a required parameter left unbound, or *args
         if star_kwarg is not None:
             # the generated `kwargs` itself while nothing is added to it, else `{**kwargs, "width": width}`
@@ -424,7 +439,7 @@ class FactoryReader:
 
         class Defaults(cst.CSTTransformer):
             def leave_Call(self, original, updated):
-                key = _default_keyword_read(original, bound)
+                key = default_keyword_read(original, bound)
                 if key is None:
                     return updated
                 keys.append(key)
@@ -437,7 +452,7 @@ class FactoryReader:
         if taken is None:
             return None
 
-        guarded = _own_keywords(test, bound)
+        guarded = own_keywords(test, bound)
         refused = cst.UnaryOperation(cst.Not(), guarded.with_changes(
             lpar=[cst.LeftParen()], rpar=[cst.RightParen()])) if taken else guarded
         message = f"the port builds the model as the source's factory does without {', '.join(keys)}"
@@ -448,7 +463,7 @@ class FactoryReader:
     def decided(self, test, bound):
         """True/False for a condition the bound values decide (`weights is not None`, `pretrained`), else None."""
         try:
-            value = _substituted(test, bound) if not _reads_unknown(test, bound) else None
+            value = substituted(test, bound) if not reads_unknown(test, bound) else None
         except Unread:  # `{..., **kwargs}.pop("key")`: see decided_by_default_keywords
             return None
         if value is None:
@@ -458,163 +473,6 @@ class FactoryReader:
             return bool(eval(code, {"__builtins__": {}}, {}))  # literals only: no name is left to read
         except (ArithmeticError, AttributeError, LookupError, NameError, SyntaxError, TypeError, ValueError):
             return None
-
-
-_OWN_KWARGS = "__porter_own_kwargs__"  # (a placeholder while the factory's own names are substituted)
-
-
-def _own_keywords(node, bound, methods=("pop", "get")):
-    """`node` bound, its reads of keywords the user may give (`_default_keyword_read`, by one of `methods`) made on
-    the generated factory's own `kwargs`."""
-    class OwnKeywords(cst.CSTTransformer):
-        def leave_Call(self, original, updated):
-            if original.func.attr.value not in methods if isinstance(original.func, cst.Attribute) else True:
-                return updated
-            if _default_keyword_read(original, bound) is None:
-                return updated
-            return updated.with_changes(func=updated.func.with_changes(value=cst.Name(_OWN_KWARGS)))
-
-    class Renamed(cst.CSTTransformer):
-        def leave_Name(self, original, updated):
-            return updated.with_changes(value=KWARGS) if original.value == _OWN_KWARGS else updated
-
-    return _substituted(node.visit(OwnKeywords()), bound).visit(Renamed())
-
-
-def _reads_default_keywords(node, bound, methods=("pop", "get")):
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, call):
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in methods:
-                found.extend(filter(None, [_default_keyword_read(call, bound)]))
-
-    node.visit(Finder())
-    return bool(found)
-
-
-def _updated_display(small, bound):
-    """Follow a statement filling a dict or list the factory built as a display and binds to one name alone (timm's
-    selecsls.py: `cfg = {}`, `cfg["block"] = SelecSlsBlock`, `feature_info.extend([...])`): `NAME[key] = value` with
-    a string key, `NAME.update(...)` with a dict display or keywords, `NAME.setdefault(key, value)`, `NAME.append(x)`,
-    `NAME.extend(list or tuple display)`. The name is bound to the updated display (a key set again moves last: it wins over `**kwargs`, as it
-    does in the source); True where followed. A display another name also holds (an alias) is not followed."""
-    if isinstance(small, cst.Assign):
-        target = small.targets[0].target if len(small.targets) == 1 else None
-        if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and
-                len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and
-                isinstance(target.slice[0].slice.value, cst.SimpleString)):
-            return False
-        name, method = target.value.value, "__setitem__"
-        arguments = [cst.Arg(target.slice[0].slice.value), cst.Arg(small.value)]
-    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
-            isinstance(small.value.func, cst.Attribute) and isinstance(small.value.func.value, cst.Name):
-        name, method, arguments = small.value.func.value.value, small.value.func.attr.value, small.value.args
-    else:
-        return False
-    display = bound.get(name)
-    if not isinstance(display, (cst.Dict, cst.List)) or _held_elsewhere(display, bound, name):
-        return False
-    if any(argument.star and method != "update" for argument in arguments):
-        return False
-    if isinstance(display, cst.List) and method in ("append", "extend") and len(arguments) == 1:
-        items = [cst.Element(arguments[0].value)] if method == "append" else \
-            list(arguments[0].value.elements) if isinstance(arguments[0].value, (cst.List, cst.Tuple)) else None
-        if items is None:
-            return False
-        bound[name] = display.with_changes(elements=[*display.elements, *_substituted(cst.List(items), bound).elements])
-        return True
-    if not isinstance(display, cst.Dict):
-        return False
-    if method == "setdefault" and len(arguments) == 2 and isinstance(arguments[0].value, cst.SimpleString):
-        key = arguments[0].value.evaluated_value
-        if not any(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and
-                   e.key.evaluated_value == key for e in display.elements):  # (else it changes nothing)
-            default = _substituted(arguments[1].value, bound)  # first: a `**kwargs` after it wins, as in the source
-            bound[name] = display.with_changes(elements=[cst.DictElement(arguments[0].value, default),
-                                                         *display.elements])
-        return True
-    if method == "__setitem__":
-        added = [cst.DictElement(arguments[0].value, arguments[1].value)]
-    elif method == "update" and all(a.keyword is not None for a in arguments):
-        added = [cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value) for a in arguments]
-    elif method == "update" and len(arguments) == 1 and not arguments[0].star and \
-            isinstance(arguments[0].value, cst.Dict) and \
-            all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in arguments[0].value.elements):
-        added = list(arguments[0].value.elements)
-    else:
-        return False
-    added = list(_substituted(cst.Dict(added), bound).elements)
-    keys = {element.key.evaluated_value for element in added}
-    kept = [e for e in display.elements if not (isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
-                                                 and e.key.evaluated_value in keys)]
-    if any(isinstance(e, cst.DictElement) and not isinstance(e.key, cst.SimpleString) for e in kept):
-        return False  # (a key porter cannot compare)
-    bound[name] = display.with_changes(elements=[*kept, *added])
-    return True
-
-
-def _held_elsewhere(display, bound, name):
-    """Whether another bound name holds the very display node bound to `name` (`other = cfg`, `[cfg]`)."""
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def on_visit(self, node):
-            if node is display:
-                found.append(node)
-                return False
-            return True
-
-    for other, value in bound.items():
-        if other != name and isinstance(value, cst.CSTNode):
-            value.visit(Finder())
-    return bool(found)
-
-
-def _popped_key(value, bound):
-    """The key of `value` when it is `NAME.pop(key, ...)` of keyword arguments the user may give, else None."""
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "pop":
-        return _default_keyword_read(value, bound)
-    return None
-
-
-def _hands_keywords(node, bound):
-    """Whether `node` hands the generated factory's keyword arguments themselves (not a copy, as `**kwargs` is) to a
-    call: `resolve_act_layer(kwargs, "relu")`, which may pop from them."""
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Arg(self, argument):
-            value = bound.get(argument.value.value) if isinstance(argument.value, cst.Name) else None
-            found.extend([argument] if not argument.star and isinstance(value, cst.Name) and value.value == KWARGS
-                         else [])
-
-    node.visit(Finder())
-    return bool(found)
-
-
-def _default_keyword_read(call, bound):
-    """The key of `call` when it is `NAME.pop(key[, default])` or `NAME.get(...)` of a string key from keyword
-    arguments holding the generated factory's `**kwargs` (the name bound to them, or to a dict display of them and
-    other keys) and not that key: what the user may give; None otherwise."""
-    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ("pop", "get") and
-            isinstance(call.func.value, cst.Name) and 1 <= len(call.args) <= 2 and
-            all(not arg.star and arg.keyword is None for arg in call.args) and
-            isinstance(call.args[0].value, cst.SimpleString)):
-        return None
-    key = call.args[0].value.evaluated_value
-    value = bound.get(call.func.value.value)
-    if isinstance(value, cst.Name) and value.value == KWARGS:
-        return key
-    as_dict = _as_dict(value) if isinstance(value, cst.CSTNode) else None
-    if as_dict is None or not any(isinstance(e, cst.StarredDictElement) and isinstance(e.value, cst.Name) and
-                                  e.value.value == KWARGS for e in as_dict.elements):
-        return None
-    literal_keys = [e.key for e in as_dict.elements if isinstance(e, cst.DictElement)]
-    if not all(isinstance(k, cst.SimpleString) for k in literal_keys) or \
-            key in {k.evaluated_value for k in literal_keys}:
-        return None
-    return key
 
 
 def _checks_weights(name, value, bound):
@@ -637,178 +495,6 @@ def _sets_a_default(value, bound):
         all(not arg.star and arg.keyword is None for arg in value.args)
 
 
-def _kwargs_names(bound):
-    """Names bound to keyword arguments: the generated factory's, a dict display, or a value built from them
-    (`options = dict(width=4, **kwargs)`): a statement changing one changes what is built."""
-    return {name for name, value in bound.items()
-            if isinstance(value, cst.Dict) or isinstance(value, cst.CSTNode) and KWARGS in free_names([value])}
-
-
-def _reads_unknown(expression, bound):
-    return any(bound.get(name) is _UNKNOWN for name in free_names([expression]))
-
-
-class _Substitute(cst.CSTTransformer):
-    def __init__(self, bound):
-        self.bound = bound
-
-    def leave_Name(self, original, updated):
-        value = self.bound.get(original.value)
-        if value is None:
-            return updated
-        if value is _UNKNOWN:
-            return cst.Name("__porter_unknown__")
-        if not isinstance(value, _ATOMIC) and not value.lpar:
-            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        return value
-
-    def leave_Attribute(self, original, updated):
-        return updated.with_changes(attr=original.attr)
-
-    def leave_Arg(self, original, updated):
-        return updated.with_changes(keyword=original.keyword)
-
-
-def _substituted(node, bound):
-    if _inner_names(node) & set(bound):
-        raise Unread  # `[f(i) for i in ...]` where the factory binds `i` too: not substituted blindly
-    if _reads_default_keywords(node, bound, ("get",)):  # `kwargs.get("in_chans", 3)` over `dict(model_args,
-        return _own_keywords(node, bound, ("get",))  # **kwargs)`: the user's (timm's vitamin.py)
-    result = node.visit(_Substitute(bound))
-    if "__porter_unknown__" in free_names([result]) or _reads_a_bound_dict(result):
-        raise Unread  # an unread value, or `kwargs.pop(...)` of keyword arguments a helper added to
-    return result
-
-
-class _DictRead(cst.CSTVisitor):
-    def __init__(self):
-        self.found = False
-
-    def visit_Attribute(self, node):
-        self.found = self.found or isinstance(node.value, cst.Dict)
-
-
-def _reads_a_bound_dict(node):
-    visitor = _DictRead()
-    node.visit(visitor)
-    return visitor.found
-
-
-def _as_dict(value):
-    """`dict(block=Bottleneck, **kwargs)`, `dict(model_args, **kwargs)` or a dict display as a cst.Dict (keys that
-    are strings, `**kwargs` of the generated factory), or None."""
-    if isinstance(value, cst.Dict):
-        return value
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict"):
-        return None
-    elements = []
-    for argument in value.args:
-        if argument.keyword is not None:
-            elements.append(cst.DictElement(cst.SimpleString(repr(argument.keyword.value)), argument.value))
-        elif argument.star == "**" and isinstance(argument.value, cst.Name) and argument.value.value == KWARGS:
-            elements.append(cst.StarredDictElement(argument.value))
-        else:
-            inner = _as_dict(argument.value)
-            if inner is None:
-                return None
-            elements.extend(inner.elements)
-    return cst.Dict(elements)
-
-
-def _unpacked(call, keep_merged=False):
-    """The call with each `*(a, b)` argument (a bound `*args`) and `**{"k": v, **kwargs}` (a bound `**kwargs`, or
-    `**dict(model_args, **kwargs)`) spread into its items. `keep_merged` (a construction): keyword arguments merged
-    with the user's stay one dict display (`**{"layers": (3, 4), **kwargs}`: the user's win where they win in the
-    source, where spread they would be given twice)."""
-    arguments = []
-    for argument in call.args:
-        if argument.star == "**" and not isinstance(argument.value, cst.Name):
-            as_dict = _as_dict(argument.value)
-            argument = argument.with_changes(value=as_dict) if as_dict is not None else argument
-            if keep_merged and isinstance(argument.value, cst.Dict) and _merges_keywords(argument.value):
-                arguments.append(argument)
-                continue
-        if argument.star == "*" and isinstance(argument.value, cst.Tuple):
-            arguments.extend(cst.Arg(element.value) for element in argument.value.elements)
-        elif argument.star == "**" and isinstance(argument.value, cst.Dict):
-            for element in argument.value.elements:
-                if isinstance(element, cst.StarredDictElement):
-                    arguments.append(cst.Arg(element.value, star="**"))
-                elif isinstance(element.key, cst.SimpleString):
-                    arguments.append(cst.Arg(element.value, keyword=cst.Name(element.key.evaluated_value)))
-                else:
-                    raise Unread
-        else:
-            arguments.append(argument)
-    return call.with_changes(args=arguments)
-
-
-def _without_keywords(arguments, keys):
-    """Call arguments without the keyword arguments `keys`, in the call or in a dict display it spreads."""
-    kept = []
-    for argument in arguments:
-        if argument.keyword is not None and argument.keyword.value in keys:
-            continue
-        if argument.star == "**" and isinstance(argument.value, cst.Dict):
-            argument = argument.with_changes(value=argument.value.with_changes(elements=[
-                e for e in argument.value.elements if not (isinstance(e, cst.DictElement) and
-                                                           isinstance(e.key, cst.SimpleString) and
-                                                           e.key.evaluated_value in keys)]))
-        kept.append(argument)
-    return kept
-
-
-def _merges_keywords(display):
-    """Whether a dict display holds the generated factory's `**kwargs` and keys of its own."""
-    starred = [e for e in display.elements if isinstance(e, cst.StarredDictElement)]
-    return len(starred) < len(display.elements) and any(
-        isinstance(e.value, cst.Name) and e.value.value == KWARGS for e in starred)
-
-
-def node_code(node):
-    return cst.Module([]).code_for_node(node)
-
-
-class _ReadNames(cst.CSTVisitor):
-    def __init__(self):
-        self.names, self.inner = set(), set()  # read; bound inside (comprehension targets, lambda parameters)
-
-    def visit_Name(self, node):
-        self.names.add(node.value)
-
-    def visit_CompFor(self, node):
-        self.inner.update(_target_names(node.target))
-
-    def visit_Param(self, node):
-        self.inner.add(node.name.value)
-        if node.default is not None:
-            node.default.visit(self)
-        return False
-
-    def visit_Attribute(self, node):
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node):
-        node.value.visit(self)
-        return False
-
-
-def free_names(nodes):
-    """Names an expression reads (attribute names, keywords and the names its comprehensions and lambdas bind
-    aside)."""
-    visitor = _ReadNames()
-    for node in nodes:
-        node.visit(visitor)
-    return visitor.names - visitor.inner
-
-
-def _inner_names(node):
-    visitor = _ReadNames()
-    node.visit(visitor)
-    return visitor.inner
-
-
 _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "update", "setdefault", "clear",
                                "remove", "add", "discard", "sort", "reverse", "__setitem__", "__delitem__"})
 
@@ -818,10 +504,10 @@ def _forget_changed(statement, bound, built):
     (`return_layers["layer3"] = "aux"` under torchvision's `if aux:`, `cfg.update(...)`, `xs.append(...)`) are
     unknown after it; keyword arguments changed there make the factory unread."""
     changed = _assigned(statement) | _changed_in_place(statement)
-    if changed & _kwargs_names(bound):
+    if changed & kwargs_names(bound):
         raise Unread
     for name in changed:
-        bound[name] = _UNKNOWN
+        bound[name] = UNKNOWN
         built.pop(name, None)
 
 
@@ -862,29 +548,21 @@ def _touches(node, names):
     return bool(names) and bool(free_names([node]) & names)
 
 
-def _target_names(target):
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    return []
-
-
 class _Assigned(cst.CSTVisitor):
     def __init__(self):
         self.names = set()
 
     def visit_AssignTarget(self, node):
-        self.names.update(_target_names(node.target))
+        self.names.update(target_names(node.target))
 
     def visit_AugAssign(self, node):
-        self.names.update(_target_names(node.target))
+        self.names.update(target_names(node.target))
 
     def visit_AnnAssign(self, node):
-        self.names.update(_target_names(node.target))
+        self.names.update(target_names(node.target))
 
     def visit_For(self, node):
-        self.names.update(_target_names(node.target))
+        self.names.update(target_names(node.target))
 
 
 def _assigned(node):

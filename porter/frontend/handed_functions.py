@@ -10,6 +10,8 @@ functions or a registry call reads a function as a value without calling it on a
 
 import libcst as cst
 
+from porter.frontend.names import target_names
+
 
 def handed_functions(source):
     """Names of `source`'s model functions handed as an argument to a call of one of the file's classes or
@@ -51,13 +53,5 @@ def _local_names(source, node):
         for target in source.nodes_in(definition, cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
                                       cst.AsName):
             value = getattr(target, "target", None) or getattr(target, "name", None)
-            names.update(_bound_by(value))
+            names.update(target_names(value))
     return names
-
-
-def _bound_by(target):
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _bound_by(element.value)]
-    return []

@@ -27,16 +27,8 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from porter.frontend.factory_reader import (
-    KWARGS,
-    WEIGHTS_SWITCH,
-    FactoryReader,
-    Unread,
-    bound_to_defaults,
-    free_names,
-    node_code,
-    pins_weights,
-)
+from porter.frontend.factory_reader import WEIGHTS_SWITCH, FactoryReader, bound_to_defaults, pins_weights
+from porter.frontend.factory_values import KWARGS, Unread, free_names, node_code
 from porter.frontend.main_class import ReturnedClasses
 from porter.frontend.names import top_level_bindings
 

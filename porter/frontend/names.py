@@ -232,3 +232,12 @@ def dunder_all(module):
                     isinstance(e.value, cst.SimpleString) for e in value.elements):
                 return [e.value.evaluated_value for e in value.elements]
     return None
+
+
+def target_names(target):
+    """The plain names an assignment or loop target binds (`x`, `a, (b, c)`, `[a, b]`)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in target_names(element.value)]
+    return []

@@ -64,15 +64,6 @@ def loop_turns(statement, iterated_items):
     return turns, ordered
 
 
-def loop_names(target):
-    """The names a loop target binds (`key`, `name, layer`, `i, (name, layer)`)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in loop_names(element.value)]
-    return []
-
-
 def dict_item(node, env):
     """The module `layer_dict[key]` reads, `key` being what a loop over `layer_dict` bound; else None."""
     if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1 and

@@ -14,7 +14,7 @@ from porter.frontend.arguments import parameter_of
 from porter.frontend.gluon import is_gluon
 from porter.frontend.imports import dotted_name
 from porter.frontend.module_tables import module_level_table
-from porter.frontend.names import assignment_targets
+from porter.frontend.names import assignment_targets, target_names
 from porter.frontend.returns import return_values
 from porter.frontend.walk import descendants
 from porter.ir.containers import CONTAINERS
@@ -23,7 +23,7 @@ from porter.passes.call_literals import FORWARDED, LITERALS, argument_literals, 
 from porter.passes.elementwise_callables import is_elementwise_reference, returns_elementwise_callable
 from porter.passes.elementwise_classes import is_elementwise_class
 from porter.passes.init_statics import decided_attributes
-from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_names, loop_turns
+from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_turns
 from porter.passes.unhanded_params import decided_test, note_handed
 from porter.rules.registry import module_rule_for_call
 
@@ -1011,7 +1011,7 @@ class ModuleResolver:
         if found is None:
             return False
         turns, ordered = found
-        names = loop_names(statement.target)
+        names = target_names(statement.target)
         before = {name: env[name] for name in names if name in env}
         containers = {name: ref for name, ref in env.items() if isinstance(ref, ModuleRef)}
         for turn in turns:

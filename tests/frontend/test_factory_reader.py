@@ -5,7 +5,8 @@ factories porter builds from it)."""
 import libcst as cst
 import pytest
 
-from porter.frontend.factory_reader import FactoryReader, Unread, bound_to_defaults, free_names, node_code
+from porter.frontend.factory_reader import FactoryReader, bound_to_defaults
+from porter.frontend.factory_values import Unread, free_names, node_code
 from tests.frontend.test_model_entry import parsed
 
 
