@@ -209,6 +209,20 @@ class CallTranslator:
             chosen = attribute_by_pattern(self.ctx.ir, node.args[1].value)
             return python(self.code(node)).but(kind="module", module=chosen)
         canonical = self.source.imports.resolve(func)
+        if canonical in SEQUENCE_CHECKPOINTS and len(node.args) >= 2 and all(a.keyword is None and not a.star
+                                                                             for a in node.args[:2]) and \
+                isinstance(node.args[0].value, (cst.List, cst.Tuple)) and node.args[0].value.elements and all(
+                    not isinstance(e, cst.StarredElement) and not isinstance(e.value, (cst.List, cst.Tuple))
+                    for e in node.args[0].value.elements):
+            # timm's `checkpoint_seq([self.layer1, ..., self.layer4], x)`: the modules in turn on x, called as the
+            # translation calls each (laid out as on the path without checkpointing, which it joins)
+            self.ctx.adjust(line, "checkpoint_seq([f, g, ...], x) computes ...g(f(x)) directly (same values; wrap the "
+                                  "stages in tf.recompute_grad if activation memory matters)")
+            direct = node.args[1].value.with_changes(comma=cst.MaybeSentinel.DEFAULT) \
+                if hasattr(node.args[1].value, "comma") else node.args[1].value
+            for element in node.args[0].value.elements:
+                direct = cst.Call(func=element.value, args=[cst.Arg(direct)])
+            return self._expr_Call(direct)
         if canonical in CHECKPOINTS and node.args and node.args[0].keyword is None and not (
                 canonical in SEQUENCE_CHECKPOINTS and (len(node.args) < 2 or node.args[1].keyword is not None or
                                                        isinstance(node.args[0].value, (cst.List, cst.Tuple)))):
