@@ -1,15 +1,16 @@
 """`porter convert`: source file -> output directory (model module, manifest, report, tests, training script)."""
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from porter import __version__
 from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
+from porter.frontend.factory_reader import required_parameters
 from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
 from porter.frontend.main_class import default_main_class, factory_main_class, is_loss_class
-from porter.frontend.model_entry import classmethod_entry, default_entry, model_entry, required_parameters
+from porter.frontend.model_entry import classmethod_entry, default_entry, model_entry
 from porter.frontend.script_code import script_line_ranges
 from porter.frontend.source import parse_source
 from porter.frontend.spatial_size import solve_spatial_size
@@ -107,33 +108,34 @@ def module_file_name(source):
 
 
 def choose_model(source, requested, trained, init_args, widened=None):
-    """(main class, the ModelEntry of the factory building it or None): `--class` names a class or one of the file's
-    factories (`--class resnet50`); without it, a class needing arguments JSON cannot give (`ResNet(block, layers)`)
-    is built as the first public factory building it does (frontend/model_entry.py). `widened()`: the source read
-    again with its factories' package definitions linked, where a requested factory needs them (timm's
-    `efficientnet_b0()`: `decode_arch_def` of _efficientnet_builder.py); its entry then reads that source."""
+    """(source, main class, the ModelEntry of the factory building it or None): `--class` names a class or one of
+    the file's factories (`--class resnet50`); without it, a class needing arguments JSON cannot give
+    (`ResNet(block, layers)`) is built as the first public factory building it does (frontend/model_entry.py).
+    `widened()`: the source read again with its factories' package definitions linked, where a requested factory
+    needs them (timm's `efficientnet_b0()`: `decode_arch_def` of _efficientnet_builder.py), returned as the source
+    then."""
     if requested is not None and requested not in source.classes and requested in source.functions:
         entry = model_entry(source, requested)
         if entry is None and widened is not None:
             wider = widened()
             entry = model_entry(wider, requested) if requested in wider.functions else None
             if entry is not None:
-                return entry.class_name, replace(entry, source=wider)
+                return wider, entry.class_name, entry
         if entry is None:
             raise UsageError(f"--class {requested}: porter cannot follow which module class the function "
                              f"{requested}() builds", source.display_path, source.line_of(source.functions[requested]),
                              hint=f"name the class instead (classes found: {', '.join(source.classes)}) and give its "
                                   f"arguments with --init-args")
-        return entry.class_name, entry
+        return source, entry.class_name, entry
     if requested is not None and "." in requested:  # `--class EfficientNet.from_name`
         entry = classmethod_entry(source, requested)
         if entry is None:
             raise UsageError(f"--class {requested}: no classmethod {requested.partition('.')[2]} of a module class "
                              f"{requested.partition('.')[0]} in {source.display_path}",
                              hint=f"classes found: {', '.join(source.classes)}")
-        return entry.class_name, entry
+        return source, entry.class_name, entry
     main_class = choose_main_class(source, requested, trained)
-    return main_class, default_entry(source, main_class, init_args)
+    return source, main_class, default_entry(source, main_class, init_args)
 
 
 def choose_main_class(source, requested, trained):
@@ -239,10 +241,8 @@ def convert(options, read_only=False):
 
     # (a package file ported beside the main one, reports_only, is imported from, never built: its factories are
     # not read again)
-    main_class, entry = choose_model(source, options.class_name, trained, options.init_args,
-                                     None if options.reports_only else widened)
-    if entry is not None and entry.source is not None:
-        source, entry = entry.source, replace(entry, source=None)
+    source, main_class, entry = choose_model(source, options.class_name, trained, options.init_args,
+                                             None if options.reports_only else widened)
     # the main class's arguments nothing gives (where the file's script constructs it, they are train_tpu.py's)
     missing = missing_arguments(source, main_class, options.init_args) \
         if entry is None and not script_constructs(source, main_class) and not options.reports_only else []
@@ -250,7 +250,7 @@ def convert(options, read_only=False):
         # built only by a factory taking parts from the package (torchvision's `fcn_resnet50()`: resnet.py's
         # `resnet50()`)
         wider = widened()
-        wider_main, wider_entry = choose_model(wider, options.class_name, trained, options.init_args)
+        _, wider_main, wider_entry = choose_model(wider, options.class_name, trained, options.init_args)
         # (another class where none was asked for: timm's res2net.py holds its block, `Bottle2neck`, and factories
         # building resnet.py's `ResNet` with it; vitamin.py's build `VisionTransformer`: the model is what they build)
         chosen = options.class_name is None  # (no script builds the class: `trained` came from a helper then)

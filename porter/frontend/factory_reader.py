@@ -63,6 +63,21 @@ def bound_to_defaults(function):
     return bound
 
 
+def required_parameters(source, class_name):
+    """Constructor parameters of module class `class_name` without a default (its own `__init__` or an in-file
+    base's)."""
+    info = source.classes.get(class_name)
+    owner = info.owner_of("__init__") if info is not None else None
+    init = owner.find_method("__init__") if owner is not None else None
+    return set(required_names(init.params)[1:]) if init is not None else set()
+
+
+def required_names(parameters):
+    """Names of the parameters without a default, in order."""
+    return [p.name.value for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
+            if p.default is None]
+
+
 def pins_weights(parameter):
     """Whether a factory's parameter is a pretrained-weights switch whose default loads weights (torchvision's
     `weights_backbone=ResNet50_Weights.IMAGENET1K_V1`): porter builds without them, so it is bound to None (and
@@ -336,7 +351,7 @@ class FactoryReader:
         if filtered:  # `kwargs_filter=("num_classes", ...)`: the builder pops them from the keyword arguments
             arguments = without_keywords(arguments, set(filtered))
             self.prelude.extend(cst.Expr(cst.parse_expression(f"{KWARGS}.pop({key!r}, None)")) for key in filtered)
-        if "in_chans" in self.required_parameters(first.value.value) and not any(
+        if "in_chans" in required_parameters(self.source, first.value.value) and not any(
                 a.keyword is not None and a.keyword.value == "in_chans" for a in arguments):
             # the builder sets `in_chans` from the pretrained config's input size, (3, 224, 224) in every one of
             # timm's (nextvit.py's NextViT requires it)
@@ -354,18 +369,6 @@ class FactoryReader:
             else:
                 arguments.append(cst.Arg(cst.Integer("3"), keyword=cst.Name("in_chans")))
         return first.value.value, cst.Call(cst.Name(first.value.value), arguments)
-
-    def required_parameters(self, class_name):
-        """Constructor parameters of module class `class_name` without a default (its own `__init__` or an
-        in-file base's)."""
-        info = self.source.classes.get(class_name)
-        owner = info.owner_of("__init__") if info is not None else None
-        init = owner.find_method("__init__") if owner is not None else None
-        if init is None:
-            return set()
-        parameters = init.params
-        return {p.name.value for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
-                if p.default is None} - {"self"}
 
     def bind(self, function, call):
         """The helper's parameters bound to the call's (bound) arguments, its defaults, and `**kwargs` handed on."""

@@ -670,7 +670,7 @@ def _model_class_names(module, linker, package, factories=False):
     # factories: functions that build a model class or call a factory (`resnet18_v1b(**kwargs)`); asked for, also
     # those naming a model class (timm's `_create_effnet`: `model_cls = EfficientNet`, handed to its builder)
     if factories:  # (or a sibling's: mobilevit.py's `build_model_with_cfg(ByobNet, ...)` of byobnet.py)
-        classes = set(names) | {name for name in imports if _is_module_base(cst.Name(name), imports, linker, depth=0)}
+        classes = set(names) | _sibling_module_classes(imports, linker)
         names.extend(s.name.value for s in module.body if isinstance(s, cst.FunctionDef) and
                       s.name.value not in classes and classes & set(names_in(s)))
     return _with_callers(module, names)
@@ -692,9 +692,14 @@ def _sibling_factories(module, imports, linker):
     byoanet.py hands `ByobNet` to `build_model_with_cfg`): its functions that name a module class or a function the
     package defines elsewhere, and the functions calling those, are what the model needs."""
     functions = [s for s in module.body if isinstance(s, cst.FunctionDef)]
-    siblings = {name for name in imports if _is_module_base(cst.Name(name), imports, linker, depth=0) or
-                _defines_function(linker, *imports[name])}
+    siblings = _sibling_module_classes(imports, linker) | {name for name in imports
+                                                           if _defines_function(linker, *imports[name])}
     return _with_callers(module, [f.name.value for f in functions if siblings & set(names_in(f))])
+
+
+def _sibling_module_classes(imports, linker):
+    """The names a file imports from its package that are module classes there."""
+    return {name for name in imports if _is_module_base(cst.Name(name), imports, linker, depth=0)}
 
 
 def _defines_function(linker, dotted, name):

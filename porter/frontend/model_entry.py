@@ -27,7 +27,14 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from porter.frontend.factory_reader import WEIGHTS_SWITCH, FactoryReader, bound_to_defaults, pins_weights
+from porter.frontend.factory_reader import (
+    WEIGHTS_SWITCH,
+    FactoryReader,
+    bound_to_defaults,
+    pins_weights,
+    required_names,
+    required_parameters,
+)
 from porter.frontend.factory_values import KWARGS, Unread, free_names, node_code
 from porter.frontend.main_class import ReturnedClasses
 from porter.frontend.names import top_level_bindings
@@ -52,7 +59,6 @@ class ModelEntry:
     positional: int = 0  # how many of `parameters` (the source's leading ones) may be given by position
     torch_arguments: tuple = ()  # (name, None) of the weights switches torch's side hands the source's factory
     defaults: tuple = ()  # code (`"layers": (3, 4)`) of keyword arguments the user's keyword arguments override
-    source: object = None  # (choose_model only) the source read again with its factories' definitions linked
 
     def code(self, source_name):
         """The model module's function building the class as the factory does (None: the factory is carried)."""
@@ -194,29 +200,12 @@ def default_entry(source, class_name, init_args):
     for name, node in source.functions.items():
         if name in called or name.startswith("_") or source.is_linked(node):
             continue
-        if _required(node.params):
+        if required_names(node.params):
             continue
         entry = model_entry(source, name)
         if entry is not None and (class_name is None or entry.class_name == class_name):
             return entry
     return None
-
-
-def required_parameters(source, class_name):
-    """Constructor parameters of module class `class_name` without a default (its own `__init__` or an in-file
-    base's)."""
-    info = source.classes.get(class_name)
-    if info is None:
-        return set()
-    owner = info.owner_of("__init__")
-    init = owner.find_method("__init__") if owner is not None else None
-    return set(_required(init.params)[1:]) if init is not None else set()
-
-
-def _required(parameters):
-    """Names of the parameters without a default, in order."""
-    return [p.name.value for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
-            if p.default is None]
 
 
 def _portable_name(source, bound, name):

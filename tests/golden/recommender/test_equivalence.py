@@ -890,13 +890,8 @@ class Equivalence:
         float32 against torch in float64 (within 1e-4 of its scale plus 10x torch's own error): large inputs through
         a saturating gate (MobileNetV3's hard-sigmoid squeeze-excite) magnify float32 round-off in either framework.
         False where the source does not run in float64."""
-        inputs64 = [x.astype(np.float64) if x.dtype.kind == "f" else x for x in inputs]
         try:
-            torch64 = self._float64_torch()
-            try:
-                exact, _ = torch_gradients(torch64, inputs64, False, case.seed)
-            finally:
-                torch64.load_state_dict(self._reference_tensors)
+            exact, _, _ = self._torch64_step(inputs, False, case.seed)
         except Exception:  # noqa: BLE001 - a source that does not run in float64 is judged in float32 alone
             return False
         if len(exact) != outputs or np.shape(exact[index]) != np.shape(want):
@@ -928,29 +923,17 @@ class Equivalence:
     def _train_step_in_float64(self, inputs):
         """({output index or running statistic's key: value (Keras layout)} of torch, the same of the port), both in
         float64 after one training step from the reference state (restored after), or None."""
-        inputs64 = [x.astype(np.float64) if x.dtype.kind == "f" else x for x in inputs]
         try:
-            torch64 = self._float64_torch()
-            try:
-                outputs, _ = torch_gradients(torch64, inputs64, True, 0)
-                torch_state = {k: v.detach().numpy().copy() for k, v in torch64.state_dict().items()}  # (restored)
-            finally:
-                torch64.load_state_dict(self._reference_tensors)
-            model = self._float64_keras()
-            state = [variable.numpy() for variable in model.variables]
-            try:
-                actual, _ = keras_gradients(model, list(model.torch_state()), inputs64, True, 0)
-                want, got = dict(enumerate(outputs)), dict(enumerate(actual))
-                for entry in model.torch_state():
-                    if entry.key.endswith(RUNNING_STAT_SUFFIXES) and entry.key in torch_state:
-                        value = torch_state[entry.key]
-                        want[entry.key] = entry.to_keras(value) if entry.to_keras is not None else value
-                        got[entry.key] = np.asarray(entry.variable.numpy())
-            finally:  # its BatchNorm statistics moved: the next case meets the reference's
-                for variable, value in zip(model.variables, state):
-                    variable.assign(value)
+            outputs, _, torch_state = self._torch64_step(inputs, True, 0, keep_state=True)
+            actual, _, statistics = self._keras64_step(inputs, True, 0)
         except Exception:  # noqa: BLE001 - a model that does not run in float64 is judged in float32 alone
             return None
+        want, got = dict(enumerate(outputs)), dict(enumerate(actual))
+        for entry in self._float64_keras().torch_state():
+            if entry.key in statistics and entry.key in torch_state:
+                value = torch_state[entry.key]
+                want[entry.key] = entry.to_keras(value) if entry.to_keras is not None else value
+                got[entry.key] = statistics[entry.key]
         return want, got
 
     def _equal_in_float64(self, case, inputs, training, exact, names):
@@ -960,15 +943,7 @@ class Equivalence:
         ResNet-18 at 224x224: 5% off on one layer's gradients, torch's own float32 as far off on another's); in
         float64 none is that close, and a port error stays. False where the port cannot run in float64."""
         try:
-            model = self._float64_keras()
-            inputs64 = [x.astype(np.float64) if x.dtype.kind == "f" else x for x in inputs]
-            entries = list(model.torch_state())
-            state = [variable.numpy() for variable in model.variables]
-            try:
-                _, actual = keras_gradients(model, entries, inputs64, training, case.seed)
-            finally:  # a training-mode call moved its BatchNorm statistics: the next case meets the reference's
-                for variable, value in zip(model.variables, state):
-                    variable.assign(value)
+            _, actual, _ = self._keras64_step(inputs, training, case.seed)
         except Exception:  # noqa: BLE001 - a port that does not run in float64 is judged in float32 alone
             return False
         peak = max(float(np.abs(g).max(initial=0.0)) for g in exact.values())
@@ -980,6 +955,34 @@ class Equivalence:
                 return False
         return True
 
+    def _keras64_step(self, inputs, training, seed):
+        """(float outputs, gradients, {running statistic's key: value}) of the port in float64 on `inputs`; its
+        variables are restored after (a training-mode call moved its BatchNorm statistics: the next case meets the
+        reference's)."""
+        model = self._float64_keras()
+        entries = list(model.torch_state())
+        state = [variable.numpy() for variable in model.variables]
+        try:
+            outputs, gradients = keras_gradients(model, entries, _in_float64(inputs), training, seed)
+            statistics = {
+                e.key: np.asarray(e.variable.numpy()) for e in entries if e.key.endswith(RUNNING_STAT_SUFFIXES)
+            }
+        finally:
+            for variable, value in zip(model.variables, state):
+                variable.assign(value)
+        return outputs, gradients, statistics
+
+    def _torch64_step(self, inputs, training, seed, keep_state=False):
+        """(float outputs, gradients, the state_dict after as numpy where `keep_state`, else None) of torch in float64
+        on `inputs`, from the reference state (restored after)."""
+        torch64 = self._float64_torch()
+        try:
+            outputs, gradients = torch_gradients(torch64, _in_float64(inputs), training, seed)
+            state = {k: v.detach().numpy().copy() for k, v in torch64.state_dict().items()} if keep_state else None
+        finally:
+            torch64.load_state_dict(self._reference_tensors)
+        return outputs, gradients, state
+
     def _float64_keras(self):
         """The port built under Keras's float64 policy with the reference state (built once)."""
         if self._keras64 is None:
@@ -990,12 +993,7 @@ class Equivalence:
 
     def _float64_gradients(self, case, inputs, training):
         """torch's gradients in float64 (Keras layout) on `inputs`, from the reference state."""
-        inputs64 = [x.astype(np.float64) if x.dtype.kind == "f" else x for x in inputs]
-        torch64 = self._float64_torch()
-        try:
-            _, exact = torch_gradients(torch64, inputs64, training, case.seed)
-        finally:
-            torch64.load_state_dict(self._reference_tensors)
+        _, exact, _ = self._torch64_step(inputs, training, case.seed)
         entries = [e for e in self.pair.keras_model.torch_state() if e.key in exact]
         return to_keras_layout(exact, entries)
 
@@ -1006,12 +1004,7 @@ class Equivalence:
             names = set()
             try:
                 case = self.baseline()
-                inputs = [x.astype(np.float64) if x.dtype.kind == "f" else x for x in self.inputs(case)]
-                torch64 = self._float64_torch()
-                try:
-                    _, exact = torch_gradients(torch64, inputs, training, case.seed)
-                finally:
-                    torch64.load_state_dict(self._reference_tensors)
+                _, exact, _ = self._torch64_step(self.inputs(case), training, case.seed)
                 peak = max([float(np.abs(g).max(initial=0.0)) for g in exact.values()] + [0.0])
                 names = {name for name, g in exact.items() if float(np.abs(g).max(initial=0.0)) <= 1e-10 * peak}
             except Exception:  # the source does not run in float64: every gradient is judged on its own max
@@ -1030,6 +1023,10 @@ class Equivalence:
             }
             self._torch64.load_state_dict(self._reference_tensors)
         return self._torch64
+
+
+def _in_float64(inputs):
+    return [x.astype(np.float64) if x.dtype.kind == "f" else x for x in inputs]
 
 
 def torch_gradients(model, inputs, training, seed):
