@@ -200,58 +200,7 @@ class ModuleEmitter:
     def runtime_renamer(self):
         """A transformer that replaces references to torch layers and functions a rule covers (`nn.BatchNorm2d`,
         `F.relu`) by the port's runtime names, for code carried over rather than translated (defaults, configs)."""
-        # one class per emitter: a class made per call started libcst's ABC isinstance caches afresh each time
-        # (a third of emitting a 3,500-line file's module went to `__subclasscheck__`)
-        renamer = self.__dict__.get("_renamer_class")
-        if renamer is None:
-            renamer = self._renamer_class = self._make_renamer_class()
-        return renamer()
-
-    def _make_renamer_class(self):
-        ctx, imports = self.ctx, self.source.imports
-
-        class Renamer(cst.CSTTransformer):
-            def leave_Attribute(self, original, updated):
-                return self.runtime_name(original) or updated
-
-            def leave_Name(self, original, updated):
-                return self.runtime_name(original) or updated
-
-            def leave_Call(self, original, updated):
-                if isinstance(original.func, cst.Name) and original.func.value in ("isinstance", "issubclass") and \
-                        len(original.args) == 2:  # `isinstance(vals, (np.ndarray, torch.Tensor))`: the port's tensors
-                    return updated.with_changes(args=[updated.args[0], updated.args[1].with_changes(
-                        value=self.tensor_classes(original.args[1].value, updated.args[1].value))])
-                host = TORCH_HOST_CALLS.get(imports.resolve(original.func))
-                return cst.parse_expression(host) if host is not None else updated  # `torch.device("cuda")`
-
-            @staticmethod
-            def tensor_classes(original, updated):
-                """The class operand of an isinstance check with torch's tensor classes made the port's."""
-                if imports.resolve(original) in TENSOR_CLASS_NAMES:
-                    return cst.Name(ctx.use("TensorClasses"))
-                if isinstance(original, cst.Tuple) and isinstance(updated, cst.Tuple):
-                    return updated.with_changes(elements=[
-                        new.with_changes(value=cst.Name(ctx.use("TensorClasses")))
-                        if imports.resolve(old.value) in TENSOR_CLASS_NAMES else new
-                        for old, new in zip(original.elements, updated.elements)])
-                return updated
-
-            @staticmethod
-            def runtime_name(node):
-                canonical = imports.resolve(node)
-                if canonical in TORCH_CONSTANTS:  # `dtype=torch.float32`
-                    return cst.parse_expression(TORCH_CONSTANTS[canonical])
-                if canonical == "torch.Tensor":  # the class as a value (a TypeVar's constraint)
-                    return cst.parse_expression("tf.Tensor")
-                rule = ctx.module_rules.get(canonical) or ctx.function_rules.get(canonical)
-                runtime = getattr(rule, "runtime", None) if canonical else None
-                if runtime is None and canonical is not None:  # `make=nn.Sequential`, `base=Module`
-                    runtime = container_runtime(canonical) or ("TorchModule" if canonical == "torch.nn.Module" else
-                                                               CARRIED_CLASSES.get(canonical))
-                return cst.Name(ctx.use(runtime)) if runtime else None
-
-        return Renamer
+        return _RuntimeRenamer(self.ctx, self.source.imports)
 
     def imports(self, text, kept):
         lines = runtime_modules_used(text) + list(LOADER_IMPORTS)
@@ -651,3 +600,51 @@ def _delegates_to_super_call(definition):
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
         value.func.attr.value == "__call__" and isinstance(value.func.value, cst.Call) and \
         isinstance(value.func.value.func, cst.Name) and value.func.value.func.value == "super"
+
+
+class _RuntimeRenamer(cst.CSTTransformer):
+    """References to torch layers and functions a rule covers made the port's runtime names (`runtime_renamer`). A
+    module-level class: one made per call has libcst's `isinstance(visitor, CSTVisitor)` miss its caches and walk
+    every visitor class alive (tests/test_transformer_classes.py)."""
+
+    def __init__(self, ctx, imports):
+        super().__init__()
+        self.ctx, self.imports = ctx, imports
+
+    def leave_Attribute(self, original, updated):
+        return self.runtime_name(original) or updated
+
+    def leave_Name(self, original, updated):
+        return self.runtime_name(original) or updated
+
+    def leave_Call(self, original, updated):
+        if isinstance(original.func, cst.Name) and original.func.value in ("isinstance", "issubclass") and \
+                len(original.args) == 2:  # `isinstance(vals, (np.ndarray, torch.Tensor))`: the port's tensors
+            return updated.with_changes(args=[updated.args[0], updated.args[1].with_changes(
+                value=self.tensor_classes(original.args[1].value, updated.args[1].value))])
+        host = TORCH_HOST_CALLS.get(self.imports.resolve(original.func))
+        return cst.parse_expression(host) if host is not None else updated  # `torch.device("cuda")`
+
+    def tensor_classes(self, original, updated):
+        """The class operand of an isinstance check with torch's tensor classes made the port's."""
+        if self.imports.resolve(original) in TENSOR_CLASS_NAMES:
+            return cst.Name(self.ctx.use("TensorClasses"))
+        if isinstance(original, cst.Tuple) and isinstance(updated, cst.Tuple):
+            return updated.with_changes(elements=[
+                new.with_changes(value=cst.Name(self.ctx.use("TensorClasses")))
+                if self.imports.resolve(old.value) in TENSOR_CLASS_NAMES else new
+                for old, new in zip(original.elements, updated.elements)])
+        return updated
+
+    def runtime_name(self, node):
+        canonical = self.imports.resolve(node)
+        if canonical in TORCH_CONSTANTS:  # `dtype=torch.float32`
+            return cst.parse_expression(TORCH_CONSTANTS[canonical])
+        if canonical == "torch.Tensor":  # the class as a value (a TypeVar's constraint)
+            return cst.parse_expression("tf.Tensor")
+        rule = self.ctx.module_rules.get(canonical) or self.ctx.function_rules.get(canonical)
+        runtime = getattr(rule, "runtime", None) if canonical else None
+        if runtime is None and canonical is not None:  # `make=nn.Sequential`, `base=Module`
+            runtime = container_runtime(canonical) or ("TorchModule" if canonical == "torch.nn.Module" else
+                                                       CARRIED_CLASSES.get(canonical))
+        return cst.Name(self.ctx.use(runtime)) if runtime else None

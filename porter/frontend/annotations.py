@@ -80,16 +80,22 @@ def portable_code(source, node, rename=None):
     """Source text of `node` (a class or function carried over as it is) with each annotation the port cannot
     keep replaced by `object` (a dataclass field keeps its place; a signature stays valid), then `rename` (a
     CSTTransformer, e.g. torch layer names -> runtime names) applied."""
-    defined = names_defined(source)
-
-    class Replacer(cst.CSTTransformer):
-        def leave_Annotation(self, original, updated):
-            if _names_needed(original.annotation) <= defined:
-                return updated
-            return updated.with_changes(annotation=cst.Name("object"))
-
-    node = node.visit(Replacer())
+    node = node.visit(_UnportableAnnotations(names_defined(source)))
     return source.module.code_for_node(node.visit(rename) if rename is not None else node)
+
+
+class _UnportableAnnotations(cst.CSTTransformer):
+    """Each annotation naming what `defined` lacks replaced by `object`. (A module-level class: one made per call
+    has libcst's `isinstance(visitor, CSTVisitor)` walk every visitor class alive, each time.)"""
+
+    def __init__(self, defined):
+        super().__init__()
+        self.defined = defined
+
+    def leave_Annotation(self, original, updated):
+        if _names_needed(original.annotation) <= self.defined:
+            return updated
+        return updated.with_changes(annotation=cst.Name("object"))
 
 
 SEQUENCE_NAMES = frozenset({"List", "list", "Tuple", "tuple", "Sequence"})

@@ -40,6 +40,7 @@ from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.linker import READ_BY_THE_FACTORY_READER
 from porter.frontend.names import target_names
 from porter.frontend.source import body_without_docstring
+from porter.frontend.timm_pretrained_cfg import builder_defaults, literal_value
 
 _DEPTH = 8  # helper calls followed, at most
 _TIMM_BUILDER, = READ_BY_THE_FACTORY_READER
@@ -351,24 +352,30 @@ class FactoryReader:
         if filtered:  # `kwargs_filter=("num_classes", ...)`: the builder pops them from the keyword arguments
             arguments = without_keywords(arguments, set(filtered))
             self.prelude.extend(cst.Expr(cst.parse_expression(f"{KWARGS}.pop({key!r}, None)")) for key in filtered)
-        if "in_chans" in required_parameters(self.source, first.value.value) and not any(
-                a.keyword is not None and a.keyword.value == "in_chans" for a in arguments):
-            # the builder sets `in_chans` from the pretrained config's input size, (3, 224, 224) in every one of
-            # timm's (nextvit.py's NextViT requires it)
-            default = cst.DictElement(cst.SimpleString('"in_chans"'), cst.Integer("3"))
-            for index, argument in enumerate(arguments):  # a default of the user's keyword arguments
-                if argument.star == "**" and isinstance(argument.value, cst.Name) and argument.value.value == KWARGS:
-                    arguments[index] = argument.with_changes(value=cst.Dict([default, cst.StarredDictElement(
-                        argument.value)]))
-                    break
-                if argument.star == "**" and isinstance(argument.value, cst.Dict) and \
-                        merges_keywords(argument.value):
-                    arguments[index] = argument.with_changes(value=argument.value.with_changes(
-                        elements=[default, *argument.value.elements]))
-                    break
-            else:
-                arguments.append(cst.Arg(cst.Integer("3"), keyword=cst.Name("in_chans")))
+        for key, value in self.builder_defaults(first.value.value, call).items():
+            if not any(a.keyword is not None and a.keyword.value == key for a in arguments):
+                arguments = _with_default(arguments, key, cst.parse_expression(repr(value)))
         return first.value.value, cst.Call(cst.Name(first.value.value), arguments)
+
+    def builder_defaults(self, class_name, call):
+        """{keyword: value} timm's builder sets from the variant's pretrained config (timm_pretrained_cfg.py) where
+        the class's constructor takes it and its own default differs (a 768-class head, a ViT built for 384
+        pixels); a required `in_chans` is 3 where no config says (every one of timm's: nextvit.py's NextViT)."""
+        variant = call.args[1].value if len(call.args) > 1 and call.args[1].keyword is None else None
+        found = builder_defaults(self.source, variant.evaluated_value) if isinstance(variant, cst.SimpleString) \
+            else {}
+        info = self.source.classes.get(class_name)
+        owner = info.owner_of("__init__") if info is not None else None
+        init = owner.find_method("__init__") if owner is not None else None
+        if init is None:
+            return {}
+        params = {p.name.value: p.default for p in (*init.params.posonly_params, *init.params.params,
+                                                    *init.params.kwonly_params)}
+        defaults = {key: value for key, value in found.items() if key in params and (
+            params[key] is None or literal_value(params[key]) != value)}
+        if "in_chans" in params and params["in_chans"] is None:
+            defaults.setdefault("in_chans", 3)
+        return defaults
 
     def bind(self, function, call):
         """The helper's parameters bound to the call's (bound) arguments, its defaults, and `**kwargs` handed on."""
@@ -438,17 +445,9 @@ class FactoryReader:
         give (`if kwargs.pop("features_only", False):` in timm's `_create_effnet`, over `dict(block_args=...,
         **kwargs)`): decided as the key's default, the construction porter follows. The port's factory runs the
         test too (popping what it pops) and refuses a value that would take the other branch. None when undecided."""
-        keys = []
-
-        class Defaults(cst.CSTTransformer):
-            def leave_Call(self, original, updated):
-                key = default_keyword_read(original, bound)
-                if key is None:
-                    return updated
-                keys.append(key)
-                return original.args[1].value if len(original.args) == 2 else cst.Name("None")
-
-        with_defaults = test.visit(Defaults())
+        defaults = _KeywordDefaults(bound)
+        with_defaults = test.visit(defaults)
+        keys = defaults.keys
         if not keys:
             return None
         taken = self.decided(with_defaults, bound)
@@ -572,3 +571,33 @@ def _assigned(node):
     visitor = _Assigned()
     node.visit(visitor)
     return visitor.names
+
+
+def _with_default(arguments, key, value):
+    """`arguments` of a construction with `key=value` as a default of the user's keyword arguments (`**{"key":
+    value, **kwargs}`, or first in a display merging them), else as a keyword argument."""
+    default = cst.DictElement(cst.SimpleString(repr(key).replace("'", '"')), value)
+    for index, argument in enumerate(arguments):
+        if argument.star == "**" and isinstance(argument.value, cst.Name) and argument.value.value == KWARGS:
+            return [*arguments[:index], argument.with_changes(value=cst.Dict([default, cst.StarredDictElement(
+                argument.value)])), *arguments[index + 1:]]
+        if argument.star == "**" and isinstance(argument.value, cst.Dict) and merges_keywords(argument.value):
+            return [*arguments[:index], argument.with_changes(value=argument.value.with_changes(
+                elements=[default, *argument.value.elements])), *arguments[index + 1:]]
+    return [*arguments, cst.Arg(value, keyword=cst.Name(key))]
+
+
+class _KeywordDefaults(cst.CSTTransformer):
+    """Reads of keyword arguments the user may give replaced by their defaults; `keys`: the keys read. (A
+    module-level class: see factory_values.py `_OwnKeywords`.)"""
+
+    def __init__(self, bound):
+        super().__init__()
+        self.bound, self.keys = bound, []
+
+    def leave_Call(self, original, updated):
+        key = default_keyword_read(original, self.bound)
+        if key is None:
+            return updated
+        self.keys.append(key)
+        return original.args[1].value if len(original.args) == 2 else cst.Name("None")

@@ -26,19 +26,29 @@ _OWN_KWARGS = "__porter_own_kwargs__"  # (a placeholder while the factory's own 
 def own_keywords(node, bound, methods=("pop", "get")):
     """`node` bound, its reads of keywords the user may give (`default_keyword_read`, by one of `methods`) made on
     the generated factory's own `kwargs`."""
-    class OwnKeywords(cst.CSTTransformer):
-        def leave_Call(self, original, updated):
-            if original.func.attr.value not in methods if isinstance(original.func, cst.Attribute) else True:
-                return updated
-            if default_keyword_read(original, bound) is None:
-                return updated
-            return updated.with_changes(func=updated.func.with_changes(value=cst.Name(_OWN_KWARGS)))
+    return substituted(node.visit(_OwnKeywords(bound, methods)), bound).visit(_Renamed())
 
-    class Renamed(cst.CSTTransformer):
-        def leave_Name(self, original, updated):
-            return updated.with_changes(value=KWARGS) if original.value == _OWN_KWARGS else updated
 
-    return substituted(node.visit(OwnKeywords()), bound).visit(Renamed())
+class _OwnKeywords(cst.CSTTransformer):
+    """`NAME.pop(key)` reads of keywords the user may give made on a placeholder for the factory's own `kwargs`.
+    (Module-level transformers: a class made per call has libcst's `isinstance(visitor, CSTVisitor)` walk every
+    visitor class still alive: a third of converting timm's efficientnet.py.)"""
+
+    def __init__(self, bound, methods):
+        super().__init__()
+        self.bound, self.methods = bound, methods
+
+    def leave_Call(self, original, updated):
+        if original.func.attr.value not in self.methods if isinstance(original.func, cst.Attribute) else True:
+            return updated
+        if default_keyword_read(original, self.bound) is None:
+            return updated
+        return updated.with_changes(func=updated.func.with_changes(value=cst.Name(_OWN_KWARGS)))
+
+
+class _Renamed(cst.CSTTransformer):
+    def leave_Name(self, original, updated):
+        return updated.with_changes(value=KWARGS) if original.value == _OWN_KWARGS else updated
 
 
 def reads_default_keywords(node, bound, methods=("pop", "get")):

@@ -64,7 +64,26 @@ def mutated_names(statement):
 
 def top_level_bindings(module):
     """name -> the top-level statements that bind it: `def`, `class` and assignments to plain names, and the
-    statements that then fill it in (mutated_names, registered_names)."""
+    statements that then fill it in (mutated_names, registered_names). Read once per module (the linker and the
+    factory reader ask thousands of times a conversion); the result is shared: callers only read it."""
+    return _once_per_module(_top_level_bindings, module)
+
+
+def _once_per_module(read, module):
+    """`read(module)`, kept for the (immutable) module object while it is among the last ones read."""
+    key = (read, id(module))
+    kept = _READ.get(key)
+    if kept is None or kept[0] is not module:
+        if len(_READ) > 256:
+            _READ.clear()
+        kept = _READ[key] = (module, read(module))
+    return kept[1]
+
+
+_READ = {}  # (reader, id(module)) -> (module, what it read): the module kept, so its id is not reused meanwhile
+
+
+def _top_level_bindings(module):
     bindings = {}
     for statement in module.body:
         for name in bound_names(statement) + mutated_names(statement):
@@ -102,6 +121,10 @@ def registered_names(statement, registrars=None):
 def registrar_functions(module):
     """{module-level function: the module-level names it fills by key} for the functions that store into a table
     they do not bind themselves (`def register_block(block_type, fn): _block_registry[block_type] = fn`)."""
+    return _once_per_module(_registrar_functions, module)
+
+
+def _registrar_functions(module):
     found = {}
     for statement in module.body:
         if not isinstance(statement, cst.FunctionDef):
@@ -117,7 +140,7 @@ def registrar_functions(module):
                 elif isinstance(node.target, cst.Subscript) and isinstance(node.target.value, cst.Name):
                     stored.append(node.target.value.value)
 
-        statement.body.visit(Finder())
+        walk(statement.body, Finder())
         names = sorted(set(stored) - own)
         if names:
             found[statement.name.value] = names

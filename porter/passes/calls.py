@@ -1147,7 +1147,12 @@ class CallTranslator:
             wanted = signature.kwarg_values.get(name) if signature and hasattr(signature, "kwarg_values") else None
             kw[name] = self.to_value_layout(value, wanted)
         converted, kw = self.plain_values_by_keyword(class_name, converted, kw)
-        call = self.call_text(code, self.join_args(converted, kw), self.training_kwarg(kwargs))
+        arguments = self.join_args(converted, kw)
+        if self.mode == "init":  # (no model call is open in a constructor: the block would take what it is handed
+            # for a model's input and convert it again)
+            arguments, code = ", ".join(part for part in (code, arguments) if part.strip()), \
+                self.ctx.use("call_in_constructor")
+        call = self.call_text(code, arguments, self.training_kwarg(kwargs))
         output = signature.output if signature is not None and signature.output is not None else tensor("")
         return self.output_value(call, _rebased_channels(output, code, converted[0] if converted else None))
 

@@ -33,6 +33,7 @@ from porter.passes.modules import (SET_BY_PATTERN, ModuleResolver, attribute_by_
                                    constructed_without, name_pattern, stored_parameters)
 from porter.passes.optional_values import holds_none
 from porter.passes.order_wanted import PERMUTES, VIEWS
+from porter.passes.rank_changing_rebinds import rank_changing_rebinds
 from porter.passes.rank_inference import declared_params, infer_argument_ranks
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
 from porter.passes.statements import INDENT, BodyTranslator, handed_heads
@@ -426,6 +427,9 @@ class FileTranslator:
                         node, functions[self.function[-1]], classes, module))
 
         walk(self.source.module, Finder())
+        construction = self.entry_construction()
+        if construction is not None:
+            calls.append((None, construction))
         handed_up = []  # (base class, the call of its __init__ in a subclass's __init__, leading args to skip)
         for info in classes.values():
             init = info.methods.get("__init__")
@@ -461,7 +465,9 @@ class FileTranslator:
             for (callee, parameter), handed in passed.items():
                 if callee == function:  # `ResNet(block, ...)` inside `_resnet(block, ...)`
                     env[parameter] = ModuleRef("classobj", elements=(ModuleRef("class", class_name=handed[0]),))
-            resolver.note_constructor_args(node.func.value, node, env, None, keep_class_defaults=True)
+            # (the port's own construction of the main class builds the model: what it hands is laid out for)
+            resolver.note_constructor_args(node.func.value, node, env, None,
+                                           keep_class_defaults=node is not construction)
         self.siblings = [handed for (callee, _), handed in passed.items() if len(handed) > 1]
         for name in functions:  # a function returning one of several subclasses of one torch layer
             alternatives = resolver.class_alternatives(name)
@@ -476,6 +482,19 @@ class FileTranslator:
                         self._passes_on(functions[callee], parameter, other_callee, other_parameter):
                     merged = passed[(other_callee, other_parameter)]
                     self.siblings.append(sorted(set(merged) | set(handed), key=(merged + handed).index))
+
+    def entry_construction(self):
+        """The construction of the main class the port's factory makes (model_entry.py), as a call node: what a
+        factory reading found it handed (vitamin.py's `embed_layer=partial(HybridEmbed, backbone=...)` set into
+        `kwargs` by a helper before timm's builder), or None."""
+        entry = getattr(self.ctx, "model_entry", None)
+        if entry is None or entry.as_written or entry.class_name not in self.source.classes:
+            return None
+        try:
+            call = cst.parse_expression(f"{entry.class_name}({', '.join(entry.arguments)})")
+        except cst.ParserSyntaxError:
+            return None
+        return call if isinstance(call, cst.Call) else None
 
     @staticmethod
     def _passes_on(function, parameter, class_name, class_parameter):
@@ -1070,8 +1089,11 @@ class FileTranslator:
         aliases = _plain_aliases(forward.body, param)
         calls = _calls_in_order(forward.body)
         bound = _loop_bound_modules(forward.body, ir.attributes if ir else {})
+        rebinds = rank_changing_rebinds(forward.body, aliases)
         undecided = swapped = False
         for node in calls:
+            if id(node) in rebinds:
+                return "any"  # (`x = x.sum(1).mean(...)`: later layers take what the reduction made, not `param`)
             if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and \
                     node.func.value.value in aliases and node.func.attr.value in PERMUTES and _sequence_reorder(node):
                 swapped = True  # (`x = x.transpose(-2, -1)` before a Conv1d: wav2vec2's positional convolution)

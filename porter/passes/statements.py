@@ -1068,6 +1068,11 @@ class BodyTranslator(ExpressionTranslator):
                 merged[name] = pair.with_code(name)
                 continue
             if merge_layouts(value_a, value_b) is None:
+                if _literals_disagree(value_a, value_b):
+                    # (`interpolate = True` on one path, False before: a later `if interpolate:` is a run-time test,
+                    # not one path's constant deciding which branch the port keeps and which layouts it holds)
+                    merged[name] = value_a.but(static=None)
+                    continue
                 if isinstance(value_a, Value) and isinstance(value_a.static, EinsumRecipe) and value_a is not value_b:
                     merged[name] = value_a.but(static=None)  # (one path's einsum: re-emitting it would drop the other)
                 if isinstance(value_a, Value) and isinstance(value_b, Value) and value_a.is_tensor and \
@@ -1675,6 +1680,12 @@ def _masked(subscript):
     """Whether an index of `subscript` is a comparison (a boolean mask: only tensors are indexed by one)."""
     return any(isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Comparison)
                for element in subscript.slice)
+
+
+def _literals_disagree(value_a, value_b):
+    """Whether two paths bind a plain Python value to different literals (a flag set True in one branch)."""
+    return isinstance(value_a, Value) and isinstance(value_b, Value) and value_a.kind == value_b.kind == "python" \
+        and isinstance(value_a.static, (bool, int, float, str)) and value_a.static != value_b.static
 
 
 def _unchanged_copies(before, hoisted):

@@ -16,6 +16,7 @@ import tensorflow as tf
 from porter.runtime.base import (
     StateEntry,
     TorchLayer,
+    TorchModeFlag,
     buffer_weight,
     collect_state,
     flatten_permutation,
@@ -88,7 +89,7 @@ def _shared_open_calls():
 _OPEN_CALLS = _shared_open_calls()
 
 
-class TorchModule(keras.Model):
+class TorchModule(TorchModeFlag, keras.Model):
     """A generated model class: Keras model whose state is named and ordered like the torch module's."""
 
     porter_layout = "source"
@@ -730,6 +731,13 @@ def _call_on_items(module, layout, args, kwargs, held="source"):
     result = _inner_call(module, (items,) + tuple(args[1:]), kwargs)
     layout_out = getattr(module, "layout_out", None) or (layout if layout != "any" else held)
     return _to_layout(result, layout_out, held)[0] if layout_out in ("channels_last", "source") else result
+
+
+def call_in_constructor(module, *args, **kwargs):
+    """`module(*args, **kwargs)` in a constructor, its tensors in the layouts the translation handed (a block laid
+    out channels-last run on `torch.zeros(1, 3, H, W)` converted already, to size a layer by its output): as a call
+    inside the model, so no model call being open, the block does not convert at its boundary again."""
+    return _inner_call(module, args, kwargs)
 
 
 def _inner_call(module, args, kwargs):

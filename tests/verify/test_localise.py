@@ -32,6 +32,15 @@ def test_channels_last_tensors_are_compared_in_torch_layout():
     assert aligned_error(torch_tensor, keras_tensor[:, :4], "channels_last")[0] == np.inf
 
 
+def test_tensors_held_permuted_are_compared_in_torch_layout():
+    """A block returning its result before a permute its callers fold (timm's SelectiveKernelAttn: (B, paths, C, H,
+    W) stored as (B, C, H, W, paths), `layout_out = "permuted:0,3,4,1,2"`) was compared as stored: error inf."""
+    torch_tensor = np.random.default_rng(1).standard_normal((2, 3, 4, 5, 6)).astype(np.float32)
+    stored = np.transpose(torch_tensor, [0, 3, 4, 1, 2])
+    assert aligned_error(torch_tensor, stored, "permuted:0,3,4,1,2")[0] == 0.0
+    assert aligned_error(torch_tensor, stored, "source")[0] == np.inf
+
+
 def test_every_submodule_matches_on_a_faithful_port(resnet):
     inputs = resnet.example_inputs(batch=2)
     steps = compare_submodules(resnet.torch_model, resnet.keras_model, inputs)

@@ -1303,6 +1303,8 @@ def _is_layer(value):
 
 def _layout(layer, attribute):
     value = getattr(layer, attribute, None)
+    if isinstance(value, str) and value.startswith("permuted:"):
+        return value  # (torch's dims stored in another order: attention heads, stacked paths returned held so)
     return value if value in ("source", "channels_last", "any") else None
 
 
@@ -1351,13 +1353,18 @@ def aligned_error(expected, actual, layout):
     """(relative error, abs error) of a Keras tensor against torch's, in the layout it is declared to be in.
 
     "channels_last" tensors of rank > 2 are moved back to channels-first; "any" (and a declared layout that does
-    not fit torch's shape) takes whichever of the two fits best. A shape that fits in no layout is infinite.
+    not fit torch's shape) takes whichever of the two fits best; "permuted:0,3,4,1,2" (a block returning its result
+    before a permute its callers fold) is put back into torch's order. A shape that fits in no layout is infinite.
     """
     if expected is None or actual is None:
         return None, None
     expected, actual = np.asarray(expected), np.asarray(actual)
     candidates = [actual]
-    if actual.ndim > 2:
+    order = _stored_dims(layout)
+    if order is not None and len(order) == actual.ndim:  # the axes hold torch's dims in `order`
+        candidates = [np.transpose(actual, [order.index(d) for d in range(len(order))]), actual]
+        layout = "source"
+    elif actual.ndim > 2:
         moved = np.moveaxis(actual, -1, 1)
         candidates = [moved, actual] if layout == "channels_last" else [actual, moved]
     best = None
@@ -1378,6 +1385,13 @@ def aligned_error(expected, actual, layout):
         if best is None or result[0] < best[0]:
             best = result
     return best if best is not None else (np.inf, np.inf)
+
+
+def _stored_dims(layout):
+    """The torch dims a layout "permuted:0,3,4,1,2" stores in order, None for any other layout."""
+    if not isinstance(layout, str) or not layout.startswith("permuted:"):
+        return None
+    return [int(d) for d in layout.split(":", 1)[1].split(",")]
 
 
 def compare_submodules(torch_model, keras_model, inputs, tolerance=1e-4, training=False):

@@ -55,7 +55,24 @@ def named_modules(module, prefix="", seen=None):
         yield from named_modules(child, f"{prefix}.{name}" if prefix else name, seen)
 
 
-class TorchLayer(keras.layers.Layer):
+class TorchModeFlag:
+    """torch's mode flag on a ported module: `training` (True until `eval()`), `train(mode)` and `eval()` setting it
+    on the module and every submodule, for model code that reads or sets it outside a call (timm's HybridEmbed
+    runs its backbone in eval mode in its constructor to size it, then restores each module's flag). A call's mode
+    is Keras' `training` argument, which the port's calls take from their caller: the flag decides nothing."""
+
+    training = True
+
+    def train(self, mode=True):
+        for _, module in named_modules(self, "", set()):
+            object.__setattr__(module, "training", bool(mode))
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+
+class TorchLayer(TorchModeFlag, keras.layers.Layer):
     """A Keras layer standing for one torch module: it knows its torch parameter names and weight transforms."""
 
     porter_layout = "source"
@@ -355,7 +372,7 @@ def _shared_open_calls():
 _OPEN_CALLS = _shared_open_calls()
 
 
-class TorchModule(keras.Model):
+class TorchModule(TorchModeFlag, keras.Model):
     """A generated model class: Keras model whose state is named and ordered like the torch module's."""
 
     porter_layout = "source"
