@@ -38,6 +38,7 @@ from porter.frontend.factory_values import (
 )
 from porter.frontend.imports import KEPT_STDLIB
 from porter.frontend.linker import READ_BY_THE_FACTORY_READER
+from porter.frontend.module_constants import module_constants
 from porter.frontend.names import target_names
 from porter.frontend.source import body_without_docstring
 from porter.frontend.timm_pretrained_cfg import builder_defaults, literal_value
@@ -472,7 +473,8 @@ class FactoryReader:
             return None
         try:
             code = cst.Module([]).code_for_node(value)
-            return bool(eval(code, {"__builtins__": {}}, {}))  # literals only: no name is left to read
+            # literals only, and the module's constants (`_USE_NAFLEX_DEFAULT`: module_constants.py)
+            return bool(eval(code, {"__builtins__": {}}, dict(module_constants(self.source.module))))
         except (ArithmeticError, AttributeError, LookupError, NameError, SyntaxError, TypeError, ValueError):
             return None
 

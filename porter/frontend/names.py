@@ -66,10 +66,10 @@ def top_level_bindings(module):
     """name -> the top-level statements that bind it: `def`, `class` and assignments to plain names, and the
     statements that then fill it in (mutated_names, registered_names). Read once per module (the linker and the
     factory reader ask thousands of times a conversion); the result is shared: callers only read it."""
-    return _once_per_module(_top_level_bindings, module)
+    return once_per_module(_top_level_bindings, module)
 
 
-def _once_per_module(read, module):
+def once_per_module(read, module):
     """`read(module)`, kept for the (immutable) module object while it is among the last ones read."""
     key = (read, id(module))
     kept = _READ.get(key)
@@ -121,7 +121,7 @@ def registered_names(statement, registrars=None):
 def registrar_functions(module):
     """{module-level function: the module-level names it fills by key} for the functions that store into a table
     they do not bind themselves (`def register_block(block_type, fn): _block_registry[block_type] = fn`)."""
-    return _once_per_module(_registrar_functions, module)
+    return once_per_module(_registrar_functions, module)
 
 
 def _registrar_functions(module):
