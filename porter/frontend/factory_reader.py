@@ -331,6 +331,12 @@ class FactoryReader:
         """timm's `build_model_with_cfg(ResNet, variant, pretrained, feature_cfg=..., **kwargs)`, which builds
         `ResNet(**kwargs)` (`ResNet(cfg=model_cfg, **kwargs)` with a `model_cfg`), pretrained weights aside."""
         first = call.args[0] if call.args else None
+        while first is not None and isinstance(first.value, cst.IfExp):
+            # (deit.py: `model_cls = VisionTransformerDistilled if distilled else VisionTransformer`)
+            taken = self.decided(first.value.test, {})
+            if taken is None:
+                raise Unread
+            first = first.with_changes(value=first.value.body if taken else first.value.orelse)
         if first is None or first.keyword is not None or first.star or not isinstance(first.value, cst.Name) or \
                 first.value.value not in self.source.classes:
             raise Unread

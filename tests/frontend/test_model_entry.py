@@ -237,6 +237,33 @@ def test_timm_factories_build_through_build_model_with_cfg(tmp_path):
     assert model_entry(source, "net_cfg").arguments == ('cfg=CFGS["a"]',)
 
 
+def test_the_class_handed_to_the_builder_may_be_chosen_by_a_decided_condition(tmp_path):
+    """timm's deit.py: `model_cls = VisionTransformerDistilled if distilled else VisionTransformer`, then
+    `build_model_with_cfg(model_cls, ...)` (`--class deit_tiny_distilled_patch16_224` was refused)."""
+    source = parsed(tmp_path, '''
+        from timm.models._builder import build_model_with_cfg
+
+
+        class Distilled(Net):
+            pass
+
+
+        def _create(variant, pretrained=False, distilled=False, **kwargs):
+            model_cls = Distilled if distilled else Net
+            return build_model_with_cfg(model_cls, variant, pretrained, **kwargs)
+
+
+        def net_distilled(pretrained=False, **kwargs):
+            return _create("net_distilled", pretrained, distilled=True, **dict(dict(block=Block), **kwargs))
+
+
+        def net_plain(pretrained=False, **kwargs):
+            return _create("net_plain", pretrained, **dict(dict(block=Block), **kwargs))
+    ''')
+    assert model_entry(source, "net_distilled").class_name == "Distilled"
+    assert model_entry(source, "net_plain").class_name == "Net"
+
+
 def test_a_classmethod_building_the_class_is_an_entry(tmp_path):
     source = parsed(tmp_path, '''
         class Built(nn.Module):
