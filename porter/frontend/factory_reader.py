@@ -12,7 +12,9 @@ arguments, a condition it cannot decide touching them) raises `Unread`. porter/f
 result into the port's factory.
 """
 
+import ast
 import re
+import warnings
 
 import libcst as cst
 
@@ -65,12 +67,17 @@ def bound_to_defaults(function):
     return bound
 
 
+def constructor_of(source, class_name):
+    """The `__init__` module class `class_name` runs (its own or an in-file base's), or None."""
+    info = source.classes.get(class_name)
+    owner = info.owner_of("__init__") if info is not None else None
+    return owner.find_method("__init__") if owner is not None else None
+
+
 def required_parameters(source, class_name):
     """Constructor parameters of module class `class_name` without a default (its own `__init__` or an in-file
     base's)."""
-    info = source.classes.get(class_name)
-    owner = info.owner_of("__init__") if info is not None else None
-    init = owner.find_method("__init__") if owner is not None else None
+    init = constructor_of(source, class_name)
     return set(required_names(init.params)[1:]) if init is not None else set()
 
 
@@ -213,6 +220,9 @@ class FactoryReader:
                 return None
             if isinstance(targets[0], cst.Subscript):  # a module built into a local it stores: built first
                 self.materialise(small.value, bound, built)
+            if _keyword_set(small, bound):  # `kwargs["growth_rate"] = growth_rate` (timm's densenet.py): the
+                # factory's keyword arguments as a display, the key set last (it wins over the user's, as in the source)
+                bound[targets[0].value.value] = cst.Dict([cst.StarredDictElement(cst.Name(KWARGS))])
             if updated_display(small, bound):  # `cfg["block"] = SelecSlsBlock` on `cfg = {}`
                 return None
             for target in targets:
@@ -301,10 +311,10 @@ class FactoryReader:
         if (self.source.imports.resolve(value.func) or "").endswith(_TIMM_BUILDER):
             own = _TIMM_BUILDER_PARAMETERS - _TIMM_BUILDER_SWITCHES  # (what it takes for itself is never read)
             kept = [a for a in value.args[3:] if a.keyword is None or a.keyword.value not in own]
-            return self.timm_built(unpacked(substituted(value.with_changes(args=[*value.args[:3], *kept]), bound),
-                                             keep_merged=True))
+            return self.timm_built(unpacked(self.constant_items(substituted(
+                value.with_changes(args=[*value.args[:3], *kept]), bound)), keep_merged=True))
         if callee in self.source.classes:
-            return callee, unpacked(substituted(value, bound), keep_merged=True)
+            return callee, unpacked(self.constant_items(substituted(value, bound)), keep_merged=True)
         function = self.source.functions.get(callee)
         if function is None or not self.may_build(function):
             return None
@@ -371,9 +381,7 @@ class FactoryReader:
         variant = call.args[1].value if len(call.args) > 1 and call.args[1].keyword is None else None
         found = builder_defaults(self.source, variant.evaluated_value) if isinstance(variant, cst.SimpleString) \
             else {}
-        info = self.source.classes.get(class_name)
-        owner = info.owner_of("__init__") if info is not None else None
-        init = owner.find_method("__init__") if owner is not None else None
+        init = constructor_of(self.source, class_name)
         if init is None:
             return {}
         params = {p.name.value: p.default for p in (*init.params.posonly_params, *init.params.params,
@@ -452,6 +460,8 @@ class FactoryReader:
         give (`if kwargs.pop("features_only", False):` in timm's `_create_effnet`, over `dict(block_args=...,
         **kwargs)`): decided as the key's default, the construction porter follows. The port's factory runs the
         test too (popping what it pops) and refuses a value that would take the other branch. None when undecided."""
+        test = test.visit(_BoundKeywordReads(bound, self.local_reads()))  # (`aux_logits = kwargs.get(
+        # "aux_logits", False)`, then `if aux_logits:`: timm's inception_v3.py)
         defaults = _KeywordDefaults(bound)
         with_defaults = test.visit(defaults)
         keys = defaults.keys
@@ -469,6 +479,23 @@ class FactoryReader:
             cst.Name("TypeError"), [cst.Arg(cst.SimpleString(repr(message)))]))])])))
         return taken
 
+    def constant_items(self, node):
+        """`node` with each item read of a module constant by a decided key (timm's levit.py: `model_cfgs[
+        "levit_128"]`, a table of literal configurations) written as the literal it reads, so that `**dict(
+        model_cfgs["levit_128"], **kwargs)` unpacks into keywords."""
+        constants = module_constants(self.source.module)
+        return node.visit(_ConstantItems(constants)) if constants else node
+
+    def local_reads(self):
+        """{local of the port's factory: the `kwargs.get(key, default)` its prelude binds it to}."""
+        reads = {}
+        for statement in self.prelude:
+            if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and \
+                    isinstance(statement.targets[0].target, cst.Name) and isinstance(statement.value, cst.Call) and \
+                    isinstance(statement.value.func, cst.Attribute) and statement.value.func.attr.value == "get":
+                reads[statement.targets[0].target.value] = statement.value
+        return reads
+
     def decided(self, test, bound):
         """True/False for a condition the bound values decide (`weights is not None`, `pretrained`), else None."""
         try:
@@ -479,8 +506,10 @@ class FactoryReader:
             return None
         try:
             code = cst.Module([]).code_for_node(value)
-            # literals only, and the module's constants (`_USE_NAFLEX_DEFAULT`: module_constants.py)
-            return bool(eval(code, {"__builtins__": {}}, dict(module_constants(self.source.module))))
+            with warnings.catch_warnings():  # (`variant is "b0"` compiles with a SyntaxWarning: not the user's)
+                warnings.simplefilter("ignore", SyntaxWarning)
+                # literals only, and the module's constants (`_USE_NAFLEX_DEFAULT`: module_constants.py)
+                return bool(eval(code, {"__builtins__": {}}, dict(module_constants(self.source.module))))
         except (ArithmeticError, AttributeError, LookupError, NameError, SyntaxError, TypeError, ValueError):
             return None
 
@@ -492,6 +521,16 @@ def _checks_weights(name, value, bound):
     return (WEIGHTS_SWITCH.search(name) is not None and isinstance(default, cst.Name) and
             default.value in ("None", "False") and isinstance(value, cst.Call) and len(value.args) == 1 and
             isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name)
+
+
+def _keyword_set(small, bound):
+    """Whether `small` is `NAME["key"] = value` on the generated factory's own keyword arguments."""
+    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1 and
+            isinstance(target.slice[0].slice, cst.Index) and isinstance(target.slice[0].slice.value, cst.SimpleString)):
+        return False
+    kwargs = bound.get(target.value.value)
+    return isinstance(kwargs, cst.Name) and kwargs.value == KWARGS
 
 
 def _sets_a_default(value, bound):
@@ -593,6 +632,55 @@ def _with_default(arguments, key, value):
             return [*arguments[:index], argument.with_changes(value=argument.value.with_changes(
                 elements=[default, *argument.value.elements])), *arguments[index + 1:]]
     return [*arguments, cst.Arg(value, keyword=cst.Name(key))]
+
+
+class _ConstantItems(cst.CSTTransformer):
+    """`TABLE[key]` of a module constant holding literals, the key decided, as that item's literal where it is
+    unpacked into keywords (`**TABLE[key]`, `dict(TABLE[key], ...)`): see FactoryReader.constant_items. Elsewhere
+    the read stays as the source writes it."""
+
+    def __init__(self, constants):
+        super().__init__()
+        self.constants = constants
+
+    def leave_Call(self, original, updated):
+        spreads = isinstance(updated.func, cst.Name) and updated.func.value == "dict"
+        return updated.with_changes(args=[
+            argument.with_changes(value=self.item(argument.value))
+            if argument.star == "**" or (spreads and not argument.star and argument.keyword is None) else argument
+            for argument in updated.args])
+
+    def item(self, node):
+        table = self.constants.get(node.value.value) if isinstance(node, cst.Subscript) and \
+            isinstance(node.value, cst.Name) else None
+        if not isinstance(table, dict) or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return node
+        try:
+            key = eval(cst.Module([]).code_for_node(node.slice[0].slice.value), {"__builtins__": {}},
+                       dict(self.constants))
+            text = repr(table[key])
+            item = cst.parse_expression(text)
+        except (ArithmeticError, AttributeError, LookupError, NameError, SyntaxError, TypeError, ValueError,
+                cst.ParserSyntaxError):
+            return node
+        return item if ast.literal_eval(text) == table[key] else node
+
+
+class _BoundKeywordReads(cst.CSTTransformer):
+    """Names bound to a read of keyword arguments the user may give (`kwargs.get(key, default)`), directly or as a
+    local of the port's factory its prelude binds, replaced by that read."""
+
+    def __init__(self, bound, local_reads):
+        super().__init__()
+        self.bound, self.local_reads = bound, local_reads
+
+    def leave_Name(self, original, updated):
+        value = self.bound.get(original.value)
+        if isinstance(value, cst.Name) and value.value in self.local_reads:  # a local of the port's factory
+            value = self.local_reads[value.value]
+        if isinstance(value, cst.Call) and default_keyword_read(value, self.bound) is not None:
+            return value
+        return updated
 
 
 class _KeywordDefaults(cst.CSTTransformer):

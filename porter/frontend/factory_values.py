@@ -84,6 +84,8 @@ def updated_display(small, bound):
     else:
         return False
     display = bound.get(name)
+    if isinstance(display, cst.Call) and not held_elsewhere(display, bound, name):  # `model_kwargs = dict(...)`
+        display = dict_display(display) or display
     if not isinstance(display, (cst.Dict, cst.List)) or held_elsewhere(display, bound, name):
         return False
     if any(argument.star and method != "update" for argument in arguments):
@@ -114,6 +116,11 @@ def updated_display(small, bound):
             all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
                 for e in arguments[0].value.elements):
         added = list(arguments[0].value.elements)
+    elif method == "update" and len(arguments) == 1 and not arguments[0].star and \
+            isinstance(arguments[0].value, cst.Name) and _is_kwargs(bound.get(arguments[0].value.value)):
+        # `model_kwargs.update(kwargs)` (timm's tiny_vit.py): the user's keyword arguments win over the display's
+        bound[name] = display.with_changes(elements=[*display.elements, cst.StarredDictElement(cst.Name(KWARGS))])
+        return True
     else:
         return False
     added = list(substituted(cst.Dict(added), bound).elements)
@@ -124,6 +131,10 @@ def updated_display(small, bound):
         return False  # (a key porter cannot compare)
     bound[name] = display.with_changes(elements=[*kept, *added])
     return True
+
+
+def _is_kwargs(value):
+    return isinstance(value, cst.Name) and value.value == KWARGS
 
 
 def held_elsewhere(display, bound, name):

@@ -38,6 +38,7 @@ from porter.frontend.factory_reader import (
 from porter.frontend.factory_values import KWARGS, Unread, free_names, node_code
 from porter.frontend.main_class import ReturnedClasses
 from porter.frontend.names import top_level_bindings
+from porter.frontend.walk import descendants
 
 
 @dataclass(frozen=True)
@@ -148,18 +149,19 @@ def _read_entry(source, bindings, function, function_name, parameters):
             return None
         value = _folded(node_code(argument.value.visit(_DecidedConditionals())))
         arguments.append(f"{argument.keyword.value}={value}" if argument.keyword is not None else value)
-    computed = [s for s in reader.prelude if not isinstance(s, (cst.Import, cst.ImportFrom))]
+    prelude = _unread_locals_popped(source, bindings, reader.prelude, call)
+    computed = [s for s in prelude if not isinstance(s, (cst.Import, cst.ImportFrom))]
     defaults = [cst.parse_expression(default) for _, default in parameters]
     read = free_names([*call.args, *computed])
     names = free_names([*call.args, *computed, *defaults]) - {KWARGS} - reader.locals
     if not all(_portable_name(source, bindings, name) for name in names):
         return None  # a name the port would not define (a sibling's helper, a pretrained-weights enum)
-    if not all(_has_a_port(canonical) for canonical in _torch_references(source, [*call.args, *reader.prelude,
+    if not all(_has_a_port(canonical) for canonical in _torch_references(source, [*call.args, *prelude,
                                                                                    *defaults])):
         return None  # a torch name the port's code cannot name (`nn.BatchNorm2d` becomes the runtime's: it can)
     return ModelEntry(function_name, class_name, line, tuple(arguments), takes_kwargs,
                       frozenset(name for name in names if name in bindings),
-                      tuple(map(_statement_code, reader.prelude)), parameters=parameters, reads=frozenset(read),
+                      tuple(map(_statement_code, prelude)), parameters=parameters, reads=frozenset(read),
                       defaults=tuple(overridden))
 
 
@@ -206,6 +208,34 @@ def default_entry(source, class_name, init_args):
         if entry is not None and (class_name is None or entry.class_name == class_name):
             return entry
     return None
+
+
+def _unread_locals_popped(source, bindings, prelude, call):
+    """`prelude` with each local the construction does not read, bound to a call of what the port does not define,
+    replaced by the pops of the user's keyword arguments in it (timm's inception_v3.py: `pretrained_cfg =
+    resolve_pretrained_cfg(variant, pretrained_cfg=kwargs.pop("pretrained_cfg", None))`, timm's pretrained-config
+    machinery, whose result only the builder's weight loading reads)."""
+    kept = []
+    for index, statement in enumerate(prelude):
+        target = statement.targets[0].target if isinstance(statement, cst.Assign) and len(statement.targets) == 1 \
+            else None
+        others = [*call.args, *prelude[:index], *prelude[index + 1:]]
+        if not (isinstance(target, cst.Name) and isinstance(statement.value, cst.Call)) or \
+                target.value in free_names(others) or all(
+                    _portable_name(source, bindings, name) for name in free_names([statement.value]) - {KWARGS}):
+            kept.append(statement)
+            continue
+        kept.extend(cst.Expr(cst.parse_expression(f"{KWARGS}.pop({key!r}, None)"))
+                    for key in _popped_keys(statement.value))
+    return kept
+
+
+def _popped_keys(node):
+    """The keys `kwargs.pop("key", ...)` calls inside `node` pop from the port factory's keyword arguments."""
+    return [call.args[0].value.evaluated_value for call in descendants(node) if isinstance(call, cst.Call) and
+            isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop" and
+            isinstance(call.func.value, cst.Name) and call.func.value.value == KWARGS and call.args and
+            isinstance(call.args[0].value, cst.SimpleString)]
 
 
 def _portable_name(source, bound, name):

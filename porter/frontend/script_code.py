@@ -6,7 +6,7 @@ do not need.
 written as one script would train (or download CIFAR-10) first. The manifest lists these line ranges, and the
 import blanks them (line numbers stay the source's, for tracebacks). Kept: imports, definitions (inert), the
 module docstring, `if __name__ == "__main__":` (inert on import), `try` blocks (optional imports), assignments
-that call nothing (`BATCH_SIZE = 16`), and every statement that binds a name the model code uses (porter's own
+that call nothing but container builtins (`BATCH_SIZE = 16`, `CFGS = dict(a=dict(depth=2))`), and every statement that binds a name the model code uses (porter's own
 classification: `SourceFile.model_names`).
 """
 
@@ -53,11 +53,18 @@ def _kept(statement, needed, model_names):
     return isinstance(statement, cst.SimpleStatementLine) and not _calls_anything(statement)  # `BATCH = 4`
 
 
+# builtins that only make a container of what they are given: `CFGS = dict(a=dict(depth=2))` runs nothing (timm's
+# levit.py: its factories read the table)
+_CONTAINERS = frozenset({"dict", "list", "tuple", "set", "frozenset"})
+
+
 def _calls_anything(statement):
     found = []
 
     class Finder(cst.CSTVisitor):
         def visit_Call(self, node):
+            if isinstance(node.func, cst.Name) and node.func.value in _CONTAINERS:
+                return True  # (what it is given may call something)
             found.append(node)
             return False
 

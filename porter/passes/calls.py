@@ -71,6 +71,14 @@ SEQUENCE_CHECKPOINTS = frozenset({"timm.models._manipulate.checkpoint_seq", "tim
 CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint", "timm.models._manipulate.checkpoint",
                          "timm.models.checkpoint"}) | SEQUENCE_CHECKPOINTS
 
+# torch's gradient-mode switches used as context managers (`with torch.no_grad():`, timm's `with
+# torch.inference_mode(False), torch.autocast(...)`): a plain block in the port (Keras' training argument and the
+# GradientTape decide what is differentiated)
+GRAD_MODE_CONTEXTS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled",
+                                "torch.autograd.no_grad", "torch.autograd.enable_grad",
+                                "torch.autograd.inference_mode", "torch.autograd.set_grad_enabled",
+                                "torch.jit.ignore", "torch.jit.unused"})
+
 
 class Call:
     """A call bound for a rule: positional and keyword argument Values, in source order."""
@@ -1496,11 +1504,12 @@ class CallTranslator:
             return self.parameter_call(node)
         if canonical.startswith("torch.nn.init."):
             return self.init_call(canonical, node)
-        if canonical in ("torch.no_grad", "torch.enable_grad", "torch.jit.ignore", "torch.jit.unused"):
+        if canonical in GRAD_MODE_CONTEXTS:
             return python("contextlib.nullcontext()")
         if canonical in ALWAYS_IN_PORT:  # (the port runs traced: static_branches.py)
             return python("True", static=True)
         if canonical in ("torch.jit.is_scripting", "torch.is_grad_enabled", "torch.compiler.is_compiling",
+                         "torch.is_inference_mode_enabled",
                          "torch.compiler.is_exporting"):
             return python("False", static=False)
         if canonical in TORCH_HOST_CALLS:  # `torch.device(...)`, `torch.cuda.is_available()`

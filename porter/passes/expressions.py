@@ -37,6 +37,7 @@ from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.lambda_signatures import written_lambda
 from porter.rules.constants import TORCH_CONSTANTS
 from porter.rules.context import RuleContext
+from porter.rules.dtype_properties import DTYPE_PROPERTIES, constant_dtype_property, dtype_property_value
 from porter.rules.tensor_ops import einsum_matmul, held_for_einsum
 
 BINARY_OPERATORS = {
@@ -186,11 +187,16 @@ class ExpressionTranslator(CallTranslator):
             return python('"cpu"', static="cpu") if attr == "type" else python("None")  # (Keras places the op)
         if base.kind == "python" and base.dtype in ("finfo", "iinfo") and attr in TYPE_INFO_LIMITS:
             return python(f"{base.code}.{attr}").but(dtype="float" if base.dtype == "finfo" else "int")
+        if base.kind == "python" and attr in DTYPE_PROPERTIES:  # `dtype.is_floating_point`: a dtype's property
+            return dtype_property_value(self.rule_context, base.code, attr)  # (a TensorFlow DType names it otherwise)
         return python(f"{base.code}.{attr}")
 
     def canonical_attribute(self, canonical, node):
         if canonical in TORCH_CONSTANTS:
             return python(TORCH_CONSTANTS[canonical])
+        fact = constant_dtype_property(canonical)  # `torch.float16.itemsize`: decided here
+        if fact is not None:
+            return python(repr(fact), static=fact)
         if canonical == "torch.Tensor":  # the class as a value (`TypeVar("NT", np.ndarray, torch.Tensor)`, MONAI)
             return python("tf.Tensor")  # (isinstance's operand is TensorClasses: calls.py)
         if canonical in self.ctx.module_rules:  # a class used as a value: isinstance(m, nn.Conv2d)

@@ -1,5 +1,5 @@
 """Rules: products and distances (`torch.tensordot`, `dot`/`inner` of vectors, `mv`, `baddbmm`, `addmm`, `addbmm`,
-`addmv`, `addr`, `cdist`, `dist`, `cross`/`linalg.cross`).
+`addmv`, `addr`, `cdist`, `dist`, `cross`/`linalg.cross`) and the pseudo-inverse (`linalg.pinv`, `pinverse`).
 
 Layout "source": their dim arguments and matrix axes are torch's, so operands go back to torch's order first.
 """
@@ -52,3 +52,8 @@ function_rule("torch.cross", "Tensor.cross",
               translate=source_call("cross", "(input, other, dim=None)", _broadcast_rank), layout="source")
 function_rule("torch.linalg.cross", translate=source_call("linalg_cross", "(input, other, dim=-1)", _broadcast_rank),
               layout="source")
+function_rule("torch.linalg.pinv",
+              translate=source_call("linalg_pinv", "(input, *, atol=None, rtol=None, hermitian=False)",
+                                    rank_of("input")), layout="source")
+function_rule("torch.pinverse", "Tensor.pinverse", translate=source_call("pinverse", "(input, rcond=1e-15)",
+                                                                        rank_of("input")), layout="source")

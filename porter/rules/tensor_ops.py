@@ -1029,13 +1029,23 @@ def translate_to(ctx, call):
     dtypes = [v for v in rest if v.code.startswith("tf.") and v.code[3:] in (
         "float32", "float64", "float16", "bfloat16", "int64", "int32", "bool", "uint8", "int8", "int16")]
     dtypes += [v for v in rest if v.code.endswith(".dtype")]  # `.to(device, dtype=x.dtype)`
-    if "dtype" in call.kwargs and call.kwargs["dtype"].code != "None":
-        dtypes.insert(0, call.kwargs["dtype"])
+    named = call.kwargs.get("dtype")
+    if named is not None and named.code != "None" and named not in dtypes and named.kind == "python" and \
+            named.static is None:  # `.to(device=device, dtype=dtype)`, dtype a parameter that may be None
+        return value.but(code=f"{_runtime(ctx, 'tensor_to')}({value.code}, {named.code})", dtype=None,
+                         int_width=None, static=None) if value.is_tensor else tensor(
+            f"{_runtime(ctx, 'tensor_to')}({value.code}, {named.code})")
+    if named is not None and named.code != "None":
+        dtypes.insert(0, named)
     if dtypes:
         return cast_to(value, dtypes[0].code)
     tensors = [v for v in rest if v.is_tensor]
     if tensors:
         return tensor(f"tf.cast({value.code}, {tensors[0].code}.dtype)", value.rank, value.layout)
+    unknown = [v for v in call.all_args()[1:] if v.kind == "python" and v.static is None and v.code != "None"]
+    if unknown:  # `x.to(self.dtype)`, `x.to(dtype)`: a dtype (cast) or a device (kept) told apart at run time
+        cast = f"{_runtime(ctx, 'tensor_to')}({value.code}, {', '.join(v.code for v in unknown)})"
+        return value.but(code=cast, dtype=None, int_width=None, static=None) if value.is_tensor else tensor(cast)
     return value
 
 

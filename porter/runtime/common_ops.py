@@ -524,3 +524,22 @@ def cross(input, other, dim=None):
 def linalg_cross(input, other, dim=-1):
     """torch.linalg.cross: `cross` along `dim`, the last by default."""
     return cross(input, other, dim)
+
+
+def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """torch.linalg.pinv: the pseudo-inverse of the last two dims by SVD, singular values at or below
+    max(atol, rtol * largest) dropped; rtol defaults as torch's (eps * max(m, n), 0 where only atol is given)."""
+    A = tf.convert_to_tensor(A)
+    s, u, v = tf.linalg.svd(A, full_matrices=False)
+    if rtol is None:
+        eps = float(tf.experimental.numpy.finfo(A.dtype.as_numpy_dtype).eps)
+        rtol = eps * max(A.shape[-2], A.shape[-1]) if atol is None or atol == 0 else 0.0
+    threshold = tf.maximum(tf.cast(atol or 0.0, s.dtype), rtol * tf.reduce_max(s, axis=-1, keepdims=True))
+    kept = s > threshold
+    inverse = tf.where(kept, 1.0 / tf.where(kept, s, tf.ones_like(s)), tf.zeros_like(s))
+    return tf.linalg.matmul(v * inverse[..., None, :], u, adjoint_b=True)
+
+
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse / Tensor.pinverse: linalg.pinv with `rcond` as its relative tolerance."""
+    return linalg_pinv(input, rtol=rcond)

@@ -226,22 +226,28 @@ def _conv_depthwise_weight_gradient(x, dy, kernel_size, stride, dilation, outs):
 
 
 def _conv_single_window(x, kernel_size, stride, dilation):
-    """(x, stride) with every axis that has room for one 'VALID' window only cropped to that window, stride 1.
+    """(x, stride) for a 'VALID' convolution with the rows no window reaches cropped off (the output is the same),
+    and every axis that has room for one window only cropped to that window, stride 1.
 
-    The output is the same; oneDNN's Conv2D returns garbage when a stride exceeds the input's extent (width 2,
-    kernel 2, stride 3), which only such axes can have.
+    oneDNN's CPU kernels go wrong at both: its Conv2D returns garbage when a stride exceeds the input's extent
+    (width 2, kernel 2, stride 3), and the backward pass of its grouped convolutions corrupts the heap when a strided
+    window leaves rows over (timm's fastvit: a 7x7 stride-2 depthwise conv of a 62-wide padded input, 28 windows
+    reaching 61; the process aborted in a later allocation).
     """
     n = len(stride)
     window = []
     new_stride = list(stride)
     for axis in range(n):
         size, reach = x.shape[1 + axis], dilation[axis] * (kernel_size[axis] - 1) + 1
-        if size is not None and stride[axis] > 1 and reach <= size < reach + stride[axis]:
+        if size is None or stride[axis] == 1 or size < reach:
+            window.append(slice(None))
+        elif size < reach + stride[axis]:
             window.append(slice(0, reach))
             new_stride[axis] = 1
         else:
-            window.append(slice(None))
-    if new_stride == list(stride):
+            used = (size - reach) // stride[axis] * stride[axis] + reach
+            window.append(slice(0, used) if used < size else slice(None))
+    if new_stride == list(stride) and all(w == slice(None) for w in window):
         return x, stride
     return x[(slice(None), *window)], tuple(new_stride)
 

@@ -369,6 +369,17 @@ def cast_to(input, dtype_name):
     return tf.cast(input, DTYPES[dtype_name])
 
 
+def tensor_to(input, *targets):
+    """`x.to(target, ...)` where porter could not tell what the target is: a dtype casts, a tensor casts to its
+    dtype; a device (a string, None: the port has no devices) leaves x as it is."""
+    for target in targets:
+        if isinstance(target, tf.DType):
+            return tf.cast(input, target)
+        if tf.is_tensor(target):
+            return tf.cast(input, target.dtype)
+    return input
+
+
 def arange(start=0, end=None, step=1, dtype=None, **unused):
     if end is None:
         start, end = 0, start

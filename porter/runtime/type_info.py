@@ -34,3 +34,19 @@ def finfo(type=None):
 def iinfo(type):
     numpy_dtype = _numpy_dtype(type)
     return TypeInfo(np.iinfo(numpy_dtype), ("bits", "max", "min"), numpy_dtype.name)
+
+
+def dtype_property(dtype, name):
+    """torch.dtype's `is_floating_point`, `is_signed`, `is_complex` and `itemsize` of a TensorFlow DType (or anything
+    tf.as_dtype reads: a numpy dtype, a name); any other object's attribute as it has it."""
+    try:
+        dtype = tf.as_dtype(dtype)
+    except TypeError:
+        return getattr(dtype, name)
+    if name == "is_floating_point":
+        return dtype.is_floating
+    if name == "is_signed":  # torch: floats and complex are signed; bool and unsigned ints are not
+        return not (dtype.is_unsigned or dtype.is_bool)
+    if name == "itemsize":
+        return dtype.size
+    return getattr(dtype, name)

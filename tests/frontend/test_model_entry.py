@@ -324,8 +324,8 @@ def test_an_import_inside_the_factory_comes_with_it(tmp_path):
 def test_a_default_set_on_the_keyword_arguments_comes_with_the_factory(tmp_path):
     """timm's byoanet.py: `kwargs.setdefault('img_size', 256)` before the builder, and a config chosen by a
     condition of the bound names (`CFGS[variant] if not cfg_variant else CFGS[cfg_variant]`): the port's factory
-    sets the same default and reads the config the condition takes. A default set on a dict a helper built is
-    not followed."""
+    sets the same default and reads the config the condition takes. A default set on a dict the factory built
+    (`options = dict(width=4, **kwargs)`, then `options.setdefault(...)`) is one the user's keywords override."""
     source = parsed(tmp_path, '''
         CFGS = {"a": [1, 2], "b": [2, 2]}
 
@@ -351,7 +351,12 @@ def test_a_default_set_on_the_keyword_arguments_comes_with_the_factory(tmp_path)
     exec(entry.code("model.py"), {"Net": lambda *a, **k: (a, k), "Block": "Block", "CFGS": {"b": [2, 2]}}, namespace)
     assert namespace["net_a"]() == (("Block", [2, 2]), {"width": 8})
     assert namespace["net_a"](width=5) == (("Block", [2, 2]), {"width": 5})
-    assert model_entry(source, "net_built") is None
+    built = model_entry(source, "net_built")  # (a `dict(...)` the factory builds is followed as a display)
+    assert set(built.defaults) == {'"num_classes": 3', '"width": 4'}
+    namespace = {}
+    exec(built.code("model.py"), {"Net": lambda *a, **k: (a, k), "Block": "Block"}, namespace)
+    assert namespace["net_built"]() == (("Block", [1]), {"num_classes": 3, "width": 4})
+    assert namespace["net_built"](num_classes=7, width=2) == (("Block", [1]), {"num_classes": 7, "width": 2})
 
 
 def test_modules_built_into_locals_are_statements_of_the_factory(tmp_path):

@@ -121,6 +121,14 @@ def assert_same_outputs(pair, inputs, tolerance=1e-5, what="output", jit=False):
                 for want, got in zip(expected, actual, strict=True)), default=0.0)
 
 
+def forget_traces(model):
+    """Drop the traces `inference_trace` keeps for `model`: a test that sets attributes the model's call reads
+    (`model.eps = eps`) between examples would otherwise run a trace that read the old values as constants."""
+    from porter.verify.harness import _TRACES
+
+    _TRACES.pop(model, None)
+
+
 def run_keras(pair, inputs, jit=False):
     """The port's outputs on `inputs` (numpy), eagerly or under XLA: an XLA run goes through the trace
     `inference_trace` keeps for the model, which a Transposes count on inputs of the same shapes then reads."""

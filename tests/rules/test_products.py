@@ -36,6 +36,11 @@ OPS = {
     "cross_channels": "y = torch.cross(y[:, :3], y[:, 3:], dim=1)",
     "cross_negative_dim": "y = torch.cross(y[:, 3:], y[:, :3], dim=-3) * 2.0",
     "cross_method_default_dim": "y = y[0, :3].cross(y[-1, 3:])",
+    # (the projection A @ pinv(A) onto A's columns: torch's and the port's SVDs differ in float32 rounding, which
+    # an ill-conditioned drawn A amplifies in pinv(A) alone; the projector is well-conditioned)
+    "pinv_projection": "y = y[:, :, :, :3] @ torch.linalg.pinv(y[:, :, :, :3])",
+    "pinv_wide_atol": "y = torch.linalg.pinv(y[:, :2], atol=1e-3) @ y[:, :2]",
+    "pinverse_method": "y = y[:, 0, :, :2] @ y[:, 0, :, :2].pinverse() @ y[:, 1]",
     "linalg_cross": "y = torch.linalg.cross(y[:, :3].permute(0, 2, 3, 1), y[:, 3:].permute(0, 2, 3, 1))",
     "linalg_cross_broadcast": "y = torch.linalg.cross(y[:, :3].transpose(1, 3), y[:1, 3:].transpose(1, 3), dim=-1)",
     "linalg_cross_dim": "y = torch.linalg.cross(y[:, :3], y[:, 3:], dim=1) + y[:, :3]",

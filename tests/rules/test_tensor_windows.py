@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.rules.op_ports import assert_same_outputs, cached, port, random_input
+from tests.rules.op_ports import assert_same_outputs, cached, forget_traces, port, random_input
 
 HEADER = '''
 import torch
@@ -54,6 +54,7 @@ def test_windows_of_an_image_match_torch(ported, name, batch, dim, size, step, e
     pair = ported(name)
     for model in (pair.torch_model, pair.keras_model):
         model.dim, model.size, model.step = dim, size, step
+    forget_traces(pair.keras_model)  # (the attributes are read as constants when traced)
     x = random_input(seed, (batch, 3, size + extra[0], size + extra[1]))  # (3 and 4 channels: a window fits)
     assert_same_outputs(pair, [x], tolerance=1e-6, what=f"{name} dim={dim} size={size} step={step} x{x.shape}")
     assert_same_outputs(pair, [x], tolerance=1e-6, what=f"{name} under XLA", jit=True)

@@ -325,3 +325,51 @@ def test_pointwise_conv_runs_in_torchs_order(rank, data, seed, layout_out):
     assert_equivalent(expected, np.asarray(ported(to_last(x), layout="channels_last", layout_out="source")))
     if layout_out == "source":
         assert _transposes(lambda t: ported(t, layout="source", layout_out="source"), x) == 0
+
+
+@pytest.mark.parametrize("size, kernel, stride, used, new_stride", [
+    (62, 7, 2, 61, 2),  # timm's fastvit: a 7x7 stride-2 depthwise conv of a 62-wide padded input reaches 61
+    (8, 3, 2, 7, 2),
+    (7, 3, 2, 7, 2),  # every row reached: nothing cropped
+    (4, 3, 3, 3, 1),  # room for one window only: that window, stride 1
+    (2, 3, 2, 2, 2),  # narrower than a window: left as it is (the convolution raises as torch's does)
+])
+def test_valid_windows_crop_the_rows_no_window_reaches(size, kernel, stride, used, new_stride):
+    """oneDNN's grouped-convolution backward pass corrupted the heap on rows no strided window reaches (fastvit:
+    `porter verify` aborted the process); the runtime crops them, which changes no output."""
+    x = tf.zeros([1, size, size + 1, 2])
+    cropped, strides = runtime._conv_single_window(x, (kernel, 1), (stride, 1), (1, 1))
+    assert (cropped.shape[1], strides[0]) == (used, new_stride)
+    assert cropped.shape[2] == size + 1  # a stride-1 axis is never cropped
+
+
+@given(data=st.data(), seed=st.integers(0, 2**16))
+def test_strided_grouped_conv_with_rows_left_over_trains_like_torch(data, seed):
+    """Strided grouped and depthwise convolutions (channel multiplier 1-2) whose windows leave rows over: outputs and
+    both gradients equal torch's."""
+    groups = data.draw(st.sampled_from([1, 2, 4]), "groups")
+    multiplier = data.draw(st.integers(1, 2), "multiplier")
+    kernel = data.draw(st.sampled_from([1, 3, 7]), "kernel")
+    stride = data.draw(st.integers(2, 3), "stride")
+    padding = data.draw(st.integers(0, kernel // 2), "padding")
+    height = data.draw(st.integers(kernel, kernel + 6), "height")
+    width = data.draw(st.integers(kernel, kernel + 6), "width")
+    batch = data.draw(st.integers(1, 2), "batch")
+    args = dict(stride=stride, padding=padding, groups=groups)
+    reference = perturb_torch_module(torch.nn.Conv2d(4, groups * multiplier, kernel, **args), seed)
+    ported = copy_torch_weights(reference, runtime.Conv2d(4, groups * multiplier, kernel, **args))
+    x = np.random.default_rng(seed).standard_normal((batch, 4, height, width)).astype(np.float32)
+    torch_x = torch.from_numpy(x).requires_grad_()
+    expected = reference(torch_x)
+    weights = np.random.default_rng(seed + 1).standard_normal(expected.shape).astype(np.float32)
+    (expected * torch.from_numpy(weights)).sum().backward()
+    t = tf.constant(to_last(x))
+    with tf.GradientTape() as tape:
+        tape.watch(t)
+        y = ported(t)
+        loss = tf.reduce_sum(y * to_last(weights))
+    grad_x, grad_w = tape.gradient(loss, [t, ported.weight])
+    assert_equivalent(expected.detach().numpy(), to_first(y))
+    assert_equivalent(torch_x.grad.numpy(), to_first(grad_x), what="input gradient")
+    assert_equivalent(np.transpose(reference.weight.grad.numpy(), [2, 3, 1, 0]), np.asarray(grad_w),
+                      what="weight gradient")
