@@ -148,6 +148,14 @@ class FactoryReader:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             bound[statement.name.value] = UNKNOWN
             return None
+        if isinstance(statement, cst.With) and all(item.asname is None for item in statement.items):
+            # `with load_context: return build_model_with_cfg(...)` (timm's iformer.py: a context for loading
+            # pretrained weights, which the port builds without): the body, as the construction runs it
+            for inner in statement.body.body:
+                result = self.statement(inner, bound, built, depth)
+                if result is not None:
+                    return result
+            return None
         if _touches(statement, set(built)):
             raise Unread
         _forget_changed(statement, bound, built)

@@ -39,6 +39,16 @@ class ModuleRef:
         """A representative element (for iteration and indexing over ModuleList/Sequential)."""
         return self.elements[0] if self.elements else ModuleRef("unknown")
 
+    def element_at(self, index):
+        """The module `container[index]` is: the child there where the children are known in order and `index` is a
+        literal int; else the representative element where they are all one module; else one of them (an unknown
+        module with `alternatives`: timm's efficientvim.py `self.norm[-1]` of `[*[LayerNorm(d) for d in dims],
+        LayerNorm2d(d)]`, laid out otherwise than the first)."""
+        if self.ordered and self.elements and isinstance(index, int) and not isinstance(index, bool) and \
+                -len(self.elements) <= index < len(self.elements):
+            return self.elements[index]
+        return self.element() if len(set(self.elements)) < 2 else self.alternative_element()
+
     def loop_element(self):
         """The module a loop over this container binds: its representative element; when the elements are ordered
         containers of one length (`ModuleList([ModuleList([attn, ff]), ...])`, unpacked by `for attn, ff in`), one

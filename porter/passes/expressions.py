@@ -35,7 +35,7 @@ from porter.ir.varying import joined
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
 from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.lambda_signatures import written_lambda
-from porter.rules.constants import TORCH_CONSTANTS
+from porter.rules.constants import TORCH_BASE_CLASSES, TORCH_CONSTANTS
 from porter.rules.context import RuleContext
 from porter.rules.dtype_properties import DTYPE_PROPERTIES, constant_dtype_property, dtype_property_value
 from porter.rules.tensor_ops import einsum_matmul, held_for_einsum
@@ -201,6 +201,10 @@ class ExpressionTranslator(CallTranslator):
             return python("tf.Tensor")  # (isinstance's operand is TensorClasses: calls.py)
         if canonical in self.ctx.module_rules:  # a class used as a value: isinstance(m, nn.Conv2d)
             return python(self.ctx.use(self.ctx.module_rules[canonical].runtime))
+        if canonical in TORCH_BASE_CLASSES:  # `nn.modules.batchnorm._BatchNorm`: the ported layers deriving from it
+            runtimes = dict.fromkeys(self.ctx.use(self.ctx.module_rules[name].runtime)
+                                     for name in TORCH_BASE_CLASSES[canonical] if name in self.ctx.module_rules)
+            return python(f"({', '.join(runtimes)},)" if runtimes else self.ctx.use("NotTranslatedBase"))
         rule = self.ctx.function_rules.get(canonical)
         if rule is not None and not canonical.startswith("Tensor."):  # `act = F.Activation`, called later
             runtime = rule.runtime or rule.extra.get("value_runtime")  # (`partial(torch.var, unbiased=False)`
@@ -752,7 +756,8 @@ class ExpressionTranslator(CallTranslator):
             return self.size_subscript(base, node)
         if base.kind == "module":
             index = self.expr(node.slice[0].slice.value) if isinstance(node.slice[0].slice, cst.Index) else None
-            element = base.module.element() if base.module else UNKNOWN_MODULE
+            element = base.module.element_at(index.static if index is not None else None) if base.module else \
+                UNKNOWN_MODULE
             if isinstance(node.slice[0].slice, cst.Slice):
                 element = base.module or UNKNOWN_MODULE
             return Value(f"{base.code}[{self.slice_code(node)}]", "module", module=element) if index or \

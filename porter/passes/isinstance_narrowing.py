@@ -14,6 +14,7 @@ import libcst as cst
 
 from porter.frontend.imports import dotted_name
 from porter.ir.values import ModuleRef
+from porter.rules.constants import TORCH_BASE_CLASSES
 from porter.rules.registry import load_all_rules
 
 ANY_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -56,9 +57,12 @@ def _is_instance_of(ref, node, source):
     name, canonical = dotted_name(node), source.imports.resolve(node)
     if canonical in ANY_MODULE:
         return True
+    if canonical in TORCH_BASE_CLASSES:  # `nn.modules.batchnorm._BatchNorm`: any of the layers deriving from it
+        verdicts = [_is_instance_of_rule(ref, layer, source) for layer in TORCH_BASE_CLASSES[canonical]]
+        return True if True in verdicts else None if None in verdicts else False
     known_rule = canonical in _layer_rule_names()
     if name not in source.classes and not known_rule:
-        return None  # (a base class no rule or in-file class is: `nn.modules.conv._ConvNd`)
+        return None  # (a base class no rule or in-file class is)
     if ref.kind == "class":
         info = source.classes.get(ref.class_name)
         if info is None:
@@ -68,6 +72,16 @@ def _is_instance_of(ref, node, source):
         return known_rule and canonical in _layer_bases(info)
     if ref.kind == "rule":
         return known_rule and canonical in ref.rule.names
+    return None if ref.kind == "unknown" else False
+
+
+def _is_instance_of_rule(ref, canonical, source):
+    """Whether module `ref` is the torch layer `canonical` (a rule's name) or derives from it; None: unknown."""
+    if ref.kind == "class":
+        info = source.classes.get(ref.class_name)
+        return None if info is None else canonical in _layer_bases(info)
+    if ref.kind == "rule":
+        return canonical in ref.rule.names
     return None if ref.kind == "unknown" else False
 
 

@@ -806,8 +806,10 @@ class BodyTranslator(ExpressionTranslator):
                 code = ", ".join(i.code for i in items)
                 value = value.but(items=items, code=f"({code},)" if len(items) == 1 else f"({code})")
             if kept and any(is_permuted(i) for i in items):  # (rotary embedding's `return q_embed, k_embed`)
-                value = value.but(items=tuple(self.as_plain(i) if i.is_tensor and not is_permuted(i) else i
-                                              for i in items))
+                # (the other tensors in torch's layout, the code saying so: mvitv2's `return x, cls_tok`, x an
+                # image held channels-last beside a token held permuted)
+                value = self.tuple_in_layouts(value, [self.as_plain(i) if i.is_tensor and not is_permuted(i) else i
+                                                      for i in items])
                 self.return_template = value
                 return value
         if self.output_layout == "io" and self.mode == "forward":  # the main class: channels-last results

@@ -49,3 +49,27 @@ CARRIED_CLASSES = {"mxnet.gluon.Parameter": "NotTranslatedBase",
 # the port's tensor classes (the runtime's `TensorClasses`)
 TENSOR_CLASS_NAMES = ("torch.Tensor", "torch.nn.Parameter", "mxnet.ndarray.NDArray", "mxnet.ndarray.ndarray.NDArray",
                       "mxnet.gluon.Parameter")
+
+# torch's base classes of its layers, as model code names them in `isinstance` (timm's efficientvim.py:
+# `isinstance(self.norm, nn.modules.batchnorm._BatchNorm)`): the layers deriving from them, whose ports the runtime
+# has (the port tests against a tuple of those classes)
+_BATCH_NORMS = tuple(f"torch.nn.{n}" for n in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm",
+                                                "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"))
+_INSTANCE_NORMS = tuple(f"torch.nn.InstanceNorm{d}d" for d in (1, 2, 3))
+_CONV_TRANSPOSES = tuple(f"torch.nn.ConvTranspose{d}d" for d in (1, 2, 3))
+TORCH_BASE_CLASSES = {
+    "torch.nn._BatchNorm": _BATCH_NORMS,
+    "torch.nn._InstanceNorm": _INSTANCE_NORMS,
+    "torch.nn._NormBase": _BATCH_NORMS + _INSTANCE_NORMS,
+    "torch.nn._ConvNd": tuple(f"torch.nn.{k}{d}d" for k in ("Conv", "LazyConv") for d in (1, 2, 3)) + _CONV_TRANSPOSES,
+    "torch.nn._ConvTransposeNd": _CONV_TRANSPOSES,
+    "torch.nn._MaxPoolNd": tuple(f"torch.nn.MaxPool{d}d" for d in (1, 2, 3)),
+    "torch.nn._AvgPoolNd": tuple(f"torch.nn.AvgPool{d}d" for d in (1, 2, 3)),
+    "torch.nn._AdaptiveAvgPoolNd": tuple(f"torch.nn.AdaptiveAvgPool{d}d" for d in (1, 2, 3)),
+    "torch.nn._AdaptiveMaxPoolNd": tuple(f"torch.nn.AdaptiveMaxPool{d}d" for d in (1, 2, 3)),
+    "torch.nn._LPPoolNd": tuple(f"torch.nn.LPPool{d}d" for d in (1, 2, 3)),
+    "torch.nn._DropoutNd": tuple(f"torch.nn.{n}" for n in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+                                                          "AlphaDropout", "FeatureAlphaDropout")),
+    "torch.nn.RNNBase": ("torch.nn.RNN", "torch.nn.LSTM", "torch.nn.GRU"),
+    "torch.nn.RNNCellBase": ("torch.nn.RNNCell", "torch.nn.LSTMCell", "torch.nn.GRUCell"),
+}

@@ -188,10 +188,30 @@ def _norm_rank_check(layer, x, ranks):
         raise ValueError(f"{type(layer).__name__}: expected {expected} input (got {rank}D input)")
 
 
+class _NormReset:
+    """torch's `reset_parameters()` / `reset_running_stats()` of its norm layers (model code calls them in its weight
+    init: timm's efficientvim.py `m.reset_parameters()` for each LayerNorm and BatchNorm): weight 1, bias 0, running
+    mean 0, running variance 1, batch count 0, for those the layer has."""
+
+    def reset_running_stats(self):
+        for name, fill in (("running_mean", tf.zeros_like), ("running_var", tf.ones_like),
+                           ("num_batches_tracked", tf.zeros_like)):
+            variable = getattr(self, name, None)
+            if variable is not None:
+                variable.assign(fill(variable))
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        for name, fill in (("weight", tf.ones_like), ("bias", tf.zeros_like)):
+            variable = getattr(self, name, None)
+            if variable is not None:
+                variable.assign(fill(variable))
+
+
 # --------------------------------------------------------------------------------------------------- BatchNorm
 
 
-class _BatchNormBase(TorchLayer):
+class _BatchNormBase(_NormReset, TorchLayer):
     """torch's _BatchNorm: batch statistics in training (updating running stats), running stats in eval."""
 
     porter_layout = "channels_last"
@@ -370,7 +390,7 @@ def _norm_instance_forward(x, running_mean, running_var, weight, bias, use_input
     return tf.cast(y, out_dtype)
 
 
-class _InstanceNormBase(TorchLayer):
+class _InstanceNormBase(_NormReset, TorchLayer):
     """torch's _InstanceNorm: per-sample, per-channel statistics over the spatial axes (channels-last input)."""
 
     porter_layout = "channels_last"
@@ -473,7 +493,7 @@ def _norm_layer_forward(x, normalized_shape, weight, bias, eps):
     return tf.cast(y, out_dtype)
 
 
-class LayerNorm(TorchLayer):
+class LayerNorm(_NormReset, TorchLayer):
     """torch.nn.LayerNorm: normalizes the trailing `normalized_shape` dims of a tensor in torch's own order."""
 
     porter_layout = "source"
@@ -543,7 +563,7 @@ def _norm_finfo_eps(dtype):
     return float(np.finfo(dtype.as_numpy_dtype).eps)
 
 
-class RMSNorm(TorchLayer):
+class RMSNorm(_NormReset, TorchLayer):
     """torch.nn.RMSNorm: x * rsqrt(mean(x^2 over the trailing dims) + eps) * weight, in torch's order."""
 
     porter_layout = "source"
@@ -597,7 +617,7 @@ def _norm_group_forward(x, num_groups, weight, bias, eps):
     return tf.cast(y, out_dtype)
 
 
-class GroupNorm(TorchLayer):
+class GroupNorm(_NormReset, TorchLayer):
     """torch.nn.GroupNorm on a channels-last tensor (N, *S, C)."""
 
     porter_layout = "channels_last"

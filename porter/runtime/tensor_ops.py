@@ -397,23 +397,26 @@ def _integral(value):
     return isinstance(value, (int, np.integer))
 
 
-def _size_and_dtype(size, dtype, default=tf.float32):
-    size = _shape_args(size)
-    return size, _as_dtype(dtype) or default
+def _size_and_dtype(size, dtype, keywords, default=tf.float32):
+    """The shape a factory is given, as ints (`zeros(2, 3)`, `zeros((2, 3))`, `zeros(size=(2, 3))`: timm's beit.py),
+    and its dtype."""
+    if not size and keywords.get("size") is not None:
+        size = (keywords["size"],)
+    return _shape_args(size), _as_dtype(dtype) or default
 
 
-def zeros(*size, dtype=None, **unused):
-    size, dtype = _size_and_dtype(size, dtype)
+def zeros(*size, dtype=None, **keywords):
+    size, dtype = _size_and_dtype(size, dtype, keywords)
     return tf.zeros(size, dtype)
 
 
-def ones(*size, dtype=None, **unused):
-    size, dtype = _size_and_dtype(size, dtype)
+def ones(*size, dtype=None, **keywords):
+    size, dtype = _size_and_dtype(size, dtype, keywords)
     return tf.ones(size, dtype)
 
 
-def empty(*size, dtype=None, **unused):
-    return zeros(*size, dtype=dtype)
+def empty(*size, dtype=None, **keywords):
+    return zeros(*size, dtype=dtype, size=keywords.get("size"))
 
 
 def full(size, fill_value, dtype=None, **unused):
@@ -422,13 +425,13 @@ def full(size, fill_value, dtype=None, **unused):
     return tf.fill(_shape_args((size,)), tf.cast(fill_value, _as_dtype(dtype) or default))
 
 
-def randn(*size, dtype=None, generator=None, **unused):
-    size, dtype = _size_and_dtype(size, dtype)
+def randn(*size, dtype=None, generator=None, **keywords):
+    size, dtype = _size_and_dtype(size, dtype, keywords)
     return tf.random.normal(size, dtype=dtype)
 
 
-def rand(*size, dtype=None, generator=None, **unused):
-    size, dtype = _size_and_dtype(size, dtype)
+def rand(*size, dtype=None, generator=None, **keywords):
+    size, dtype = _size_and_dtype(size, dtype, keywords)
     return tf.random.uniform(size, dtype=dtype)
 
 

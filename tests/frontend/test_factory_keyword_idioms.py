@@ -3,7 +3,7 @@ factory_values.py, model_entry.py), as timm's files do: `kwargs["growth_rate"] =
 local read by `kwargs.get(key, default)` deciding an `if` (inception_v3.py), a library helper that pops from them
 and whose result only weight loading reads (inception_v3.py's `resolve_pretrained_cfg`), `model_kwargs.update(kwargs)`
 on a `dict(...)` (tiny_vit.py), and `dict(model_cfgs[variant], **kwargs)` of a table of literal configurations
-(levit.py). Each was refused (`--class densenet121` ...: "porter cannot follow which module class ... builds"); each
+(levit.py), a construction inside `with load_context:` (iformer.py). Each was refused (`--class densenet121` ...: "porter cannot follow which module class ... builds"); each
 is now followed, and the port the CLI writes from such a factory matches torch."""
 
 import textwrap
@@ -82,6 +82,28 @@ def test_keywords_merged_into_a_dict_call_and_a_table_of_literal_configurations(
     assert set(entry.defaults) == {'"layers": [2, 2]', '"width": 8'}  # the user's keywords win, as in the source
     small = model_entry(source, "net_small")
     assert small is not None and set(small.defaults) == {'"layers": [1, 1]', '"width": 3'}
+
+
+def test_a_construction_inside_a_with_block(tmp_path):
+    """timm's iformer.py: `with load_context: return build_model_with_cfg(...)`, the context only for loading
+    pretrained weights."""
+    source = parsed(tmp_path, '''
+        from contextlib import nullcontext
+
+
+        def _create(pretrained=False, **kwargs):
+            load_context = nullcontext()
+            if pretrained:
+                load_context = open("weights.lock")
+            with load_context:
+                return Net(Block, [1, 2], **kwargs)
+
+
+        def net(pretrained=False, **kwargs):
+            return _create(pretrained, **dict(dict(width=6), **kwargs))
+    ''')
+    entry = model_entry(source, "net")
+    assert entry is not None and entry.class_name == "Net" and entry.defaults == ('"width": 6',)
 
 
 SOURCE = '''

@@ -1,5 +1,5 @@
 """Property tests of creation rules with no input tensor (porter/rules/tensor_ops.py: logspace, its base, one step,
-a falling range, sizes read from the conv's output; `torch.from_numpy` of arrays numpy makes in the forward) against
+a falling range, sizes read from the conv's output; zeros/ones/empty given `size=`; `torch.from_numpy` of arrays numpy makes in the forward) against
 real torch, eagerly and under XLA."""
 
 import torch
@@ -15,6 +15,10 @@ OPS = {
     "logspace_one_step": "y = torch.logspace(2, 3, 1) + y",
     "logspace_falling": "y = torch.logspace(1.5, -0.5, y.shape[3], base=3.0) * y",
     "logspace_keywords": "y = torch.logspace(start=-2, end=2, steps=5, base=10.0)[None, :, None, None] * y[:, :5]",
+    # the shape by keyword (timm's beit.py: `torch.zeros(size=(window_area + 1,) * 2, dtype=...)` made a 0-d tensor)
+    "zeros_size_keyword": "y = y[:, :1] + torch.zeros(size=(1, 3, 1, 1), dtype=y.dtype)",
+    "ones_size_keyword": "y = torch.ones(size=[2, y.shape[1]]) @ y.flatten(2)",
+    "empty_size_keyword": "y = y[:, :1] * torch.empty(size=(1, 4, 1, 1)).fill_(0.5)",
 }
 
 ported, test_creation_matches_torch = op_family_tests(OPS)

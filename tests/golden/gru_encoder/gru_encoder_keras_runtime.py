@@ -232,7 +232,7 @@ def _is_reshape(x, perm):
 
 
 def _permute(x, perm):
-    if list(perm) == sorted(perm):
+    if x is None or list(perm) == sorted(perm):  # (None: an optional tensor left out, `bias if cond else None`)
         return x
     if _is_reshape(x, perm):
         sizes = tuple(x.shape)
@@ -241,13 +241,17 @@ def _permute(x, perm):
 
 
 def to_channels_last(x):
-    """torch layout -> channels-last (no-op for rank <= 2)."""
+    """torch layout -> channels-last (no-op for rank <= 2, and for None: an optional tensor left out)."""
+    if x is None:
+        return x
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_last_perm(rank))
 
 
 def to_channels_first(x):
-    """channels-last -> torch layout (no-op for rank <= 2)."""
+    """channels-last -> torch layout (no-op for rank <= 2, and for None: an optional tensor left out)."""
+    if x is None:
+        return x
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_first_perm(rank))
 

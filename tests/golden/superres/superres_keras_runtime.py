@@ -244,7 +244,7 @@ def _is_reshape(x, perm):
 
 
 def _permute(x, perm):
-    if list(perm) == sorted(perm):
+    if x is None or list(perm) == sorted(perm):  # (None: an optional tensor left out, `bias if cond else None`)
         return x
     if _is_reshape(x, perm):
         sizes = tuple(x.shape)
@@ -253,13 +253,17 @@ def _permute(x, perm):
 
 
 def to_channels_last(x):
-    """torch layout -> channels-last (no-op for rank <= 2)."""
+    """torch layout -> channels-last (no-op for rank <= 2, and for None: an optional tensor left out)."""
+    if x is None:
+        return x
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_last_perm(rank))
 
 
 def to_channels_first(x):
-    """channels-last -> torch layout (no-op for rank <= 2)."""
+    """channels-last -> torch layout (no-op for rank <= 2, and for None: an optional tensor left out)."""
+    if x is None:
+        return x
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_first_perm(rank))
 
@@ -1588,6 +1592,29 @@ def _norm_state(layer, prefix):
     return entries
 
 
+class _NormReset:
+    """torch's `reset_parameters()` / `reset_running_stats()` of its norm layers (model code calls them in its weight
+    init: timm's efficientvim.py `m.reset_parameters()` for each LayerNorm and BatchNorm): weight 1, bias 0, running
+    mean 0, running variance 1, batch count 0, for those the layer has."""
+
+    def reset_running_stats(self):
+        for name, fill in (
+            ("running_mean", tf.zeros_like),
+            ("running_var", tf.ones_like),
+            ("num_batches_tracked", tf.zeros_like),
+        ):
+            variable = getattr(self, name, None)
+            if variable is not None:
+                variable.assign(fill(variable))
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        for name, fill in (("weight", tf.ones_like), ("bias", tf.zeros_like)):
+            variable = getattr(self, name, None)
+            if variable is not None:
+                variable.assign(fill(variable))
+
+
 def _norm_group_forward(x, num_groups, weight, bias, eps):
     """Group norm on channels-last x (N, *S, C): reshape C -> (G, C/G), reduce over S and C/G (no transpose)."""
     x, out_dtype = _norm_prepare(x)
@@ -1608,7 +1635,7 @@ def _norm_group_forward(x, num_groups, weight, bias, eps):
     return tf.cast(y, out_dtype)
 
 
-class GroupNorm(TorchLayer):
+class GroupNorm(_NormReset, TorchLayer):
     """torch.nn.GroupNorm on a channels-last tensor (N, *S, C)."""
 
     porter_layout = "channels_last"

@@ -232,7 +232,7 @@ def _is_reshape(x, perm):
 
 
 def _permute(x, perm):
-    if list(perm) == sorted(perm):
+    if x is None or list(perm) == sorted(perm):  # (None: an optional tensor left out, `bias if cond else None`)
         return x
     if _is_reshape(x, perm):
         sizes = tuple(x.shape)
@@ -241,13 +241,17 @@ def _permute(x, perm):
 
 
 def to_channels_last(x):
-    """torch layout -> channels-last (no-op for rank <= 2)."""
+    """torch layout -> channels-last (no-op for rank <= 2, and for None: an optional tensor left out)."""
+    if x is None:
+        return x
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_last_perm(rank))
 
 
 def to_channels_first(x):
-    """channels-last -> torch layout (no-op for rank <= 2)."""
+    """channels-last -> torch layout (no-op for rank <= 2, and for None: an optional tensor left out)."""
+    if x is None:
+        return x
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_first_perm(rank))
 
@@ -1781,11 +1785,14 @@ def _integral(value):
     return isinstance(value, (int, np.integer))
 
 
-def _size_and_dtype(size, dtype, default=tf.float32):
-    size = _shape_args(size)
-    return size, _as_dtype(dtype) or default
+def _size_and_dtype(size, dtype, keywords, default=tf.float32):
+    """The shape a factory is given, as ints (`zeros(2, 3)`, `zeros((2, 3))`, `zeros(size=(2, 3))`: timm's beit.py),
+    and its dtype."""
+    if not size and keywords.get("size") is not None:
+        size = (keywords["size"],)
+    return _shape_args(size), _as_dtype(dtype) or default
 
 
-def zeros(*size, dtype=None, **unused):
-    size, dtype = _size_and_dtype(size, dtype)
+def zeros(*size, dtype=None, **keywords):
+    size, dtype = _size_and_dtype(size, dtype, keywords)
     return tf.zeros(size, dtype)

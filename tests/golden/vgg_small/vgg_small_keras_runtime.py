@@ -246,7 +246,7 @@ def _is_reshape(x, perm):
 
 
 def _permute(x, perm):
-    if list(perm) == sorted(perm):
+    if x is None or list(perm) == sorted(perm):  # (None: an optional tensor left out, `bias if cond else None`)
         return x
     if _is_reshape(x, perm):
         sizes = tuple(x.shape)
@@ -255,13 +255,17 @@ def _permute(x, perm):
 
 
 def to_channels_last(x):
-    """torch layout -> channels-last (no-op for rank <= 2)."""
+    """torch layout -> channels-last (no-op for rank <= 2, and for None: an optional tensor left out)."""
+    if x is None:
+        return x
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_last_perm(rank))
 
 
 def to_channels_first(x):
-    """channels-last -> torch layout (no-op for rank <= 2)."""
+    """channels-last -> torch layout (no-op for rank <= 2, and for None: an optional tensor left out)."""
+    if x is None:
+        return x
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_first_perm(rank))
 
@@ -1863,7 +1867,30 @@ def _norm_rank_check(layer, x, ranks):
         raise ValueError(f"{type(layer).__name__}: expected {expected} input (got {rank}D input)")
 
 
-class _BatchNormBase(TorchLayer):
+class _NormReset:
+    """torch's `reset_parameters()` / `reset_running_stats()` of its norm layers (model code calls them in its weight
+    init: timm's efficientvim.py `m.reset_parameters()` for each LayerNorm and BatchNorm): weight 1, bias 0, running
+    mean 0, running variance 1, batch count 0, for those the layer has."""
+
+    def reset_running_stats(self):
+        for name, fill in (
+            ("running_mean", tf.zeros_like),
+            ("running_var", tf.ones_like),
+            ("num_batches_tracked", tf.zeros_like),
+        ):
+            variable = getattr(self, name, None)
+            if variable is not None:
+                variable.assign(fill(variable))
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        for name, fill in (("weight", tf.ones_like), ("bias", tf.zeros_like)):
+            variable = getattr(self, name, None)
+            if variable is not None:
+                variable.assign(fill(variable))
+
+
+class _BatchNormBase(_NormReset, TorchLayer):
     """torch's _BatchNorm: batch statistics in training (updating running stats), running stats in eval."""
 
     porter_layout = "channels_last"

@@ -232,7 +232,7 @@ def _is_reshape(x, perm):
 
 
 def _permute(x, perm):
-    if list(perm) == sorted(perm):
+    if x is None or list(perm) == sorted(perm):  # (None: an optional tensor left out, `bias if cond else None`)
         return x
     if _is_reshape(x, perm):
         sizes = tuple(x.shape)
@@ -241,13 +241,17 @@ def _permute(x, perm):
 
 
 def to_channels_last(x):
-    """torch layout -> channels-last (no-op for rank <= 2)."""
+    """torch layout -> channels-last (no-op for rank <= 2, and for None: an optional tensor left out)."""
+    if x is None:
+        return x
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_last_perm(rank))
 
 
 def to_channels_first(x):
-    """channels-last -> torch layout (no-op for rank <= 2)."""
+    """channels-last -> torch layout (no-op for rank <= 2, and for None: an optional tensor left out)."""
+    if x is None:
+        return x
     rank = len(x.shape)
     return x if rank <= 2 else _permute(x, channels_first_perm(rank))
 
@@ -2003,6 +2007,29 @@ def _norm_state(layer, prefix):
     return entries
 
 
+class _NormReset:
+    """torch's `reset_parameters()` / `reset_running_stats()` of its norm layers (model code calls them in its weight
+    init: timm's efficientvim.py `m.reset_parameters()` for each LayerNorm and BatchNorm): weight 1, bias 0, running
+    mean 0, running variance 1, batch count 0, for those the layer has."""
+
+    def reset_running_stats(self):
+        for name, fill in (
+            ("running_mean", tf.zeros_like),
+            ("running_var", tf.ones_like),
+            ("num_batches_tracked", tf.zeros_like),
+        ):
+            variable = getattr(self, name, None)
+            if variable is not None:
+                variable.assign(fill(variable))
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        for name, fill in (("weight", tf.ones_like), ("bias", tf.zeros_like)):
+            variable = getattr(self, name, None)
+            if variable is not None:
+                variable.assign(fill(variable))
+
+
 def _norm_shape_tuple(normalized_shape):
     if isinstance(normalized_shape, int):
         return (normalized_shape,)
@@ -2026,7 +2053,7 @@ def _norm_layer_forward(x, normalized_shape, weight, bias, eps):
     return tf.cast(y, out_dtype)
 
 
-class LayerNorm(TorchLayer):
+class LayerNorm(_NormReset, TorchLayer):
     """torch.nn.LayerNorm: normalizes the trailing `normalized_shape` dims of a tensor in torch's own order."""
 
     porter_layout = "source"
@@ -2142,11 +2169,14 @@ def expand(input, *sizes):
     return tf.broadcast_to(input, target)
 
 
-def _size_and_dtype(size, dtype, default=tf.float32):
-    size = _shape_args(size)
-    return size, _as_dtype(dtype) or default
+def _size_and_dtype(size, dtype, keywords, default=tf.float32):
+    """The shape a factory is given, as ints (`zeros(2, 3)`, `zeros((2, 3))`, `zeros(size=(2, 3))`: timm's beit.py),
+    and its dtype."""
+    if not size and keywords.get("size") is not None:
+        size = (keywords["size"],)
+    return _shape_args(size), _as_dtype(dtype) or default
 
 
-def zeros(*size, dtype=None, **unused):
-    size, dtype = _size_and_dtype(size, dtype)
+def zeros(*size, dtype=None, **keywords):
+    size, dtype = _size_and_dtype(size, dtype, keywords)
     return tf.zeros(size, dtype)
