@@ -1036,9 +1036,7 @@ def translate_to(ctx, call):
     named = call.kwargs.get("dtype")
     if named is not None and named.code != "None" and named not in dtypes and named.kind == "python" and \
             named.static is None:  # `.to(device=device, dtype=dtype)`, dtype a parameter that may be None
-        return value.but(code=f"{_runtime(ctx, 'tensor_to')}({value.code}, {named.code})", dtype=None,
-                         int_width=None, static=None) if value.is_tensor else tensor(
-            f"{_runtime(ctx, 'tensor_to')}({value.code}, {named.code})")
+        return _cast_at_run_time(ctx, value, [named])
     if named is not None and named.code != "None":
         dtypes.insert(0, named)
     if dtypes:
@@ -1048,9 +1046,15 @@ def translate_to(ctx, call):
         return tensor(f"tf.cast({value.code}, {tensors[0].code}.dtype)", value.rank, value.layout)
     unknown = [v for v in call.all_args()[1:] if v.kind == "python" and v.static is None and v.code != "None"]
     if unknown:  # `x.to(self.dtype)`, `x.to(dtype)`: a dtype (cast) or a device (kept) told apart at run time
-        cast = f"{_runtime(ctx, 'tensor_to')}({value.code}, {', '.join(v.code for v in unknown)})"
-        return value.but(code=cast, dtype=None, int_width=None, static=None) if value.is_tensor else tensor(cast)
+        return _cast_at_run_time(ctx, value, unknown)
     return value
+
+
+def _cast_at_run_time(ctx, value, targets):
+    """`value.to(*targets)` where porter cannot tell a dtype from a device (runtime `tensor_to`), in the layout
+    `value` lies in; its dtype then unknown."""
+    cast = f"{_runtime(ctx, 'tensor_to')}({value.code}, {', '.join(t.code for t in targets)})"
+    return value.but(code=cast, dtype=None, int_width=None, static=None) if value.is_tensor else tensor(cast)
 
 
 def translate_type(ctx, call):
