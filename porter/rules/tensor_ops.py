@@ -937,7 +937,8 @@ def _creation(runtime, rank_from_args=True):
             result = result.but(dtype="int")
         elif "dtype" in kwargs and kwargs["dtype"].code in FLOAT_DTYPES:
             result = result.but(dtype="float")  # a comparison with an integer tensor promotes that one
-        elif "dtype" in kwargs and (kwargs["dtype"].code == "tf.int64" or kwargs["dtype"].code in NARROW_INTS):
+        elif runtime == "arange" and "dtype" in kwargs and (kwargs["dtype"].code == "tf.int64" or
+                                                             kwargs["dtype"].code in NARROW_INTS):
             # `torch.arange(n, dtype=torch.long) * ratio` (timm's mvitv2.py): an integer tensor, promoted as torch
             # promotes it where it meets a float (narrow widths: with_kept_dtype)
             result = result.but(dtype="int")

@@ -84,10 +84,14 @@ def test_undecidable_tests_narrow_nothing(tmp_path):
     layer = Value("layer", "module", module=ModuleRef("unknown", alternatives=(gate, ModuleRef("unknown"))))
     test = cst.parse_expression("isinstance(layer, Gate)")
     assert isinstance_narrowing(test, {"layer": layer}, source) is None  # (an unknown kind may be a Gate)
-    test = cst.parse_expression("isinstance(layer, nn.modules.conv._ConvNd)")
-    known = Value("layer", "module", module=ModuleRef("unknown", alternatives=(gate, ModuleRef("class",
-                                                                                        class_name="ScaledConv"))))
+    test = cst.parse_expression("isinstance(layer, nn.modules.lazy.LazyModuleMixin)")
+    scaled = ModuleRef("class", class_name="ScaledConv")
+    known = Value("layer", "module", module=ModuleRef("unknown", alternatives=(gate, scaled)))
     assert isinstance_narrowing(test, {"layer": known}, source) is None  # (a base no rule names)
+    # torch's private layer bases name the layers deriving from them (rules/constants.py TORCH_BASE_CLASSES)
+    name, body, other = isinstance_narrowing(cst.parse_expression("isinstance(layer, nn.modules.conv._ConvNd)"),
+                                             {"layer": known}, source)
+    assert (name, body.module, other.module) == ("layer", scaled, gate)
     name, body, other = isinstance_narrowing(cst.parse_expression("isinstance(layer, Gate)"), {"layer": known},
                                              source)
     assert (name, body.module, other.module) == ("layer", gate, ModuleRef("class", class_name="ScaledConv"))
