@@ -33,6 +33,7 @@ from porter.frontend.factory_values import (
     popped_key,
     reads_default_keywords,
     reads_unknown,
+    string_key_target,
     substituted,
     unpacked,
     updated_display,
@@ -533,9 +534,8 @@ def _checks_weights(name, value, bound):
 
 def _keyword_set(small, bound):
     """Whether `small` is `NAME["key"] = value` on the generated factory's own keyword arguments."""
-    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
-    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1 and
-            isinstance(target.slice[0].slice, cst.Index) and isinstance(target.slice[0].slice.value, cst.SimpleString)):
+    target = string_key_target(small)
+    if target is None:
         return False
     kwargs = bound.get(target.value.value)
     return isinstance(kwargs, cst.Name) and kwargs.value == KWARGS

@@ -63,6 +63,15 @@ def reads_default_keywords(node, bound, methods=("pop", "get")):
     return bool(found)
 
 
+def string_key_target(small):
+    """The target of `small` when it is `NAME["key"] = value` (one target, a string key), else None."""
+    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1 and \
+            isinstance(target.slice[0].slice, cst.Index) and isinstance(target.slice[0].slice.value, cst.SimpleString):
+        return target
+    return None
+
+
 def updated_display(small, bound):
     """Follow a statement filling a dict or list the factory built as a display and binds to one name alone (timm's
     selecsls.py: `cfg = {}`, `cfg["block"] = SelecSlsBlock`, `feature_info.extend([...])`): `NAME[key] = value` with
@@ -71,10 +80,8 @@ def updated_display(small, bound):
     wins over `**kwargs`, as it does in the source); True where followed. A display another name also holds (an
     alias) is not followed."""
     if isinstance(small, cst.Assign):
-        target = small.targets[0].target if len(small.targets) == 1 else None
-        if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and
-                len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and
-                isinstance(target.slice[0].slice.value, cst.SimpleString)):
+        target = string_key_target(small)
+        if target is None:
             return False
         name, method = target.value.value, "__setitem__"
         arguments = [cst.Arg(target.slice[0].slice.value), cst.Arg(small.value)]

@@ -35,7 +35,7 @@ from porter.frontend.factory_reader import (
     required_names,
     required_parameters,
 )
-from porter.frontend.factory_values import KWARGS, Unread, free_names, node_code
+from porter.frontend.factory_values import KWARGS, Unread, free_names, node_code, popped_key
 from porter.frontend.main_class import ReturnedClasses
 from porter.frontend.names import top_level_bindings
 from porter.frontend.walk import descendants
@@ -232,10 +232,9 @@ def _unread_locals_popped(source, bindings, prelude, call):
 
 def _popped_keys(node):
     """The keys `kwargs.pop("key", ...)` calls inside `node` pop from the port factory's keyword arguments."""
-    return [call.args[0].value.evaluated_value for call in descendants(node) if isinstance(call, cst.Call) and
-            isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop" and
-            isinstance(call.func.value, cst.Name) and call.func.value.value == KWARGS and call.args and
-            isinstance(call.args[0].value, cst.SimpleString)]
+    bound = {KWARGS: cst.Name(KWARGS)}
+    return [key for call in descendants(node) if isinstance(call, cst.Call)
+            for key in [popped_key(call, bound)] if key is not None]
 
 
 def _portable_name(source, bound, name):

@@ -41,13 +41,14 @@ from porter.ir.values import (
     result_of,
     tensor,
 )
+from porter.passes.correlated_branches import later_branch_of_same_test
 from porter.passes.expressions import ExpressionTranslator
 from porter.passes.isinstance_narrowing import isinstance_narrowing
 from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import holds_none, optional_image, optional_tuple
 from porter.passes.order_wanted import order_wanted_next
 from porter.passes.stored_places import kept_name, place_of, still_held
-from porter.passes.view_chains import VIEWS, held_order, permutation, view_chain_at
+from porter.passes.view_chains import VIEWS, held_order, image_order, permutation, view_chain_at
 from porter.rules.tensor_ops import layout_kept_result
 
 INDENT = "    "
@@ -119,6 +120,9 @@ class BodyTranslator(ExpressionTranslator):
         self.function_mentions = None  # the names the body's nested functions and lambdas mention, once read
         self.places = {}  # `x[i]` -> the value the body stored there, kept under its own name (stored_places.py)
         self.places_stored = set()  # the places the statement being translated stored into
+        # id(an `if`) -> {variable: (its value on the first path, on the other, the value the join left)}: the paths
+        # of an earlier `if` of the same test left it so (correlated_branches.py)
+        self.path_values = {}
 
     def hoist(self, name, code, layout):
         """Convert variable `name` once into a new variable and reuse it until `name` is reassigned."""
@@ -206,7 +210,8 @@ class BodyTranslator(ExpressionTranslator):
         None."""
         chain = view_chain_at(statements, index)
         source = self.env.get(chain.source) if chain is not None else None
-        if source is None or not source.channels_last or source.rank is None:
+        if source is None or not source.is_tensor or source.rank is None or not (
+                source.channels_last or source.layout == "source"):
             return None
         steps, rank, sizes = [], source.rank, None
         for method, call in chain.steps:
@@ -223,9 +228,12 @@ class BodyTranslator(ExpressionTranslator):
                 if perm is None:
                     return None
                 steps.append(f'("permute", {tuple(perm)})')
-        out_order = held_order(sizes)
-        if out_order is None:
-            return None
+        if source.channels_last:  # (tokens out of an image: the result in torch's order)
+            out_order = held_order(sizes) or list(range(len(sizes)))
+        else:  # (from torch's order: taken only when it ends in an image, held channels-last)
+            out_order = image_order(sizes)
+            if out_order is None:
+                return None
         code = f"{self.ctx.use('view_chain')}({source.code}, {physical_order(source)}, [{', '.join(steps)}], " \
                f"{out_order})"
         held = tensor(code, len(out_order)) if out_order == sorted(out_order) else layout_kept_result(code, out_order)
@@ -233,7 +241,8 @@ class BodyTranslator(ExpressionTranslator):
         lines = [INDENT * depth + line for statement in chain.statements[1:] for line in
                  [c.strip() for c in self.comments(statement, 0) if c.strip()]]
         lines.append(f"{INDENT * depth}# porter: the {len(chain.steps)} views and permutes of `{chain.source}` run "
-                     "as one regrouping of the image as it lies")
+                     + ("as one regrouping of the image as it lies" if source.channels_last else
+                        "as one regrouping into an image held channels-last"))
         lines.append(f"{INDENT * depth}{chain.target} = {code}")
         return lines, chain.count - 1
 
@@ -937,19 +946,23 @@ class BodyTranslator(ExpressionTranslator):
                 return [], False
             return self._stmt_If(orelse, depth) if isinstance(orelse, cst.If) else self.block(orelse.body, depth)
         before, hoisted_before, following = dict(self.env), dict(self.hoisted), self.following
+        paths = {name: values for name, values in self.path_values.pop(id(statement), {}).items()
+                 if self.env.get(name) is values[2]}  # (an earlier `if` of this test left them per path)
         narrowed = isinstance_narrowing(statement.test, self.env, self.source)
         if narrowed is not None:  # `if isinstance(l, MaskedConv1d):` on a layer of several kinds
             self.env[narrowed[0]] = narrowed[1]
+        self.env.update((name, values[0]) for name, values in paths.items())
         body_lines, body_done = self.in_branch(test.static is False, self.block, statement.body, depth + 1)
         after_body = dict(self.env)
         self.env.clear()
         self.env.update(before)
+        self.env.update((name, values[1]) for name, values in paths.items())
         if narrowed is not None:
             self.env[narrowed[0]] = narrowed[2]
             after_body[narrowed[0]] = before[narrowed[0]]
         lines = [f"{pad}if {test.code}:"]
         orelse = statement.orelse
-        else_lines, else_done, after_else = [], False, dict(before)
+        else_lines, else_done, after_else = [], False, dict(self.env)
         keyword = None
         if orelse is not None:
             if isinstance(orelse, cst.If):
@@ -978,7 +991,8 @@ class BodyTranslator(ExpressionTranslator):
             if keyword == "else":
                 _einsums_in_order_wanted(after_body, body_lines, after_else, else_lines, depth + 1, following)
             merged = self.merge(after_body, body_done, body_lines, after_else, else_done, else_lines, depth + 1,
-                                keyword, unchanged=_unchanged_copies(before, hoisted_before), live=self.live_after)
+                                keyword, unchanged=_unchanged_copies(before, hoisted_before), live=self.live_after,
+                                continued=self.continued_by_same_test(statement))
         lines.extend(body_lines)
         if keyword == "elif":
             lines.extend(else_lines)
@@ -1020,7 +1034,26 @@ class BodyTranslator(ExpressionTranslator):
                     self.function_mentions |= names_in(node)
         return self.function_mentions
 
-    def merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged=None, live=None):
+    def continued_by_same_test(self, statement):
+        """For `merge`: `continued(name, value_a, value_b)` leaves variable `name` as each path of `if` statement
+        left it, where a later `if` of the same test is the next statement reading it (correlated_branches.py): the
+        value the join holds then (each path of the later `if` takes its own), else None."""
+        def continued(name, value_a, value_b):
+            if name in self.mentioned_by_functions():
+                return None
+            later = later_branch_of_same_test(statement, self.following, name, self.code, self.mentioned)
+            if later is None:
+                return None
+            joined = value_a.with_code(name)
+            self.path_values.setdefault(id(later), {})[name] = (joined, value_b.with_code(name), joined)
+            self.ctx.adjust(self.source.line_of(statement), f"`{name}` is held as each path of `if "
+                                                            f"{self.code(statement.test)}:` leaves it: the same test "
+                                                            f"at line {self.source.line_of(later)} reads it next")
+            return joined
+        return continued
+
+    def merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged=None, live=None,
+              continued=None):
         """Join two paths: variables whose layouts disagree go back to torch's order on both paths (converted in
         place on each path, never through a conversion hoisted inside the branch). `unchanged` maps a variable's
         value before the branch to the name of its channels-last copy hoisted before it: a path that leaves the
@@ -1030,11 +1063,11 @@ class BodyTranslator(ExpressionTranslator):
         outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
         try:
             return self._merge(env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged or {},
-                               live)
+                               live, continued)
         finally:
             self.ctx.hoister = outer_hoister
 
-    def _merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged, live):
+    def _merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged, live, continued):
         pad = INDENT * depth
         if done_a and not done_b:
             return {"env": env_b, "else_extra": []}
@@ -1085,6 +1118,10 @@ class BodyTranslator(ExpressionTranslator):
                 continue
             if live is not None and not live(name):
                 merged[name] = value_a.with_code(name)  # (never read after the join: left as each path has it)
+                continue
+            joined = continued(name, value_a, value_b) if continued is not None and keyword != "elif" else None
+            if joined is not None:  # (read next by an `if` of the same test: left as each path has it)
+                merged[name] = joined
                 continue
             fix_a = f"{pad}{name} = {to_layout(self.ctx, value_a.with_code(name), 'source').code}"
             fix_b = f"{pad}{name} = {to_layout(self.ctx, value_b.with_code(name), 'source').code}"

@@ -6,10 +6,12 @@ without moving data, only relabels factors on the way. Translated one at a time,
 torch's order and back (about 7 Transposes per block).
 
 The result is held with the final view's batch first, its spatial sizes next and the rest (channel groups, a
-number such as the shuffle's 2) last, so selecting along the rest (`x[0]`) leaves a channels-last image. The chain
-is taken only where it starts from an image held channels-last, makes at least two views and one permute, and its
-last view names the batch (its first size, or a -1) and spatial sizes; anything else is translated statement by
-statement as before.
+number such as the shuffle's 2) last, so selecting along the rest (`x[0]`) leaves a channels-last image; where the
+last view names no spatial sizes (MobileViT's unfold into patch tokens, `(B * patch_area, num_patches, -1)`), in
+torch's order: one transpose of the image's factors instead of a conversion and a transpose per step. A chain from
+a tensor in torch's order is taken where its last view is an image, `(N, C, spatial...)` with C a channel count
+(MobileViT's fold of the tokens back): the result is held channels-last. Every chain makes at least two views and
+one permute; anything else is translated statement by statement as before.
 """
 
 import libcst as cst
@@ -103,3 +105,13 @@ def held_order(sizes):
     if not spatial:
         return None
     return [batch] + spatial + [i for i in range(len(sizes)) if i != batch and i not in spatial]
+
+
+def image_order(sizes):
+    """The channels-last order for a chain's last view `sizes` from a tensor in torch's layout, where they name an
+    image as torch lays one out: (N, C, spatial...) with C read as a channel count (MobileViT's fold, `(B, C,
+    num_patch_h * patch_h, num_patch_w * patch_w)`); None otherwise (Swin's `(-1, H, W, C)`: its sizes are flagged
+    by their place in an NCHW tensor, which its (B, H, W, C) tensors are not)."""
+    if not 3 <= len(sizes) <= 5 or not sizes[1].channel_count or any(s.channel_count for s in sizes[2:]):
+        return None
+    return [0, *range(2, len(sizes)), 1]

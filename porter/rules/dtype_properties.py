@@ -35,8 +35,6 @@ def constant_dtype_property(canonical):
 
 def dtype_property_value(ctx, dtype_code, name):
     """`<dtype>.<name>` for a dtype known at run time (a TensorFlow DType in the port)."""
-    if name == "is_complex":
-        return python(f"{dtype_code}.is_complex")
     return python(f"{ctx.runtime('dtype_property')}({dtype_code}, {name!r})")
 
 
@@ -49,8 +47,7 @@ def _of_dtype(name):
 
 
 def translate_element_size(ctx, call):
-    value = ctx.plain(call.all_args()[0])
-    return python(f"{ctx.runtime('dtype_property')}({value.code}.dtype, 'itemsize')")
+    return dtype_property_value(ctx, f"{ctx.plain(call.all_args()[0]).code}.dtype", "itemsize")
 
 
 function_rule("Tensor.is_floating_point", "torch.is_floating_point", translate=_of_dtype("is_floating_point"),

@@ -671,6 +671,10 @@ def _reduction(runtime, signature):
         if is_permuted(value) and value.rank is not None and isinstance(dims, (tuple, list)) and dims and all(
                 isinstance(d, int) for d in dims):
             return _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result, runtime)
+        if _over_every_element(runtime, value, bound, call.kwargs, dim_value, keep):
+            # (`x.mean()` of an image held channels-last: the elements in any order, the tensor as it is held)
+            counts = "int" if runtime == "torch_sum" and value.dtype in ("bool", "int") else None
+            return tensor(f"{name}({ctx.join_args([value], extra)})", 0).but(dtype=counts)
         plain = ctx.plain(value)
         args = [plain] + [ctx.plain(v) for k, v in bound.items() if k in ("dim",)]
         kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items() if k not in ("dim", "input")}
@@ -695,6 +699,20 @@ def _reduction(runtime, signature):
         return tensor(code, rank).but(dtype=counts)
 
     return translate
+
+
+# reductions whose value over every element does not depend on the order they are read in (argmax's flat index does)
+_ORDER_FREE = {"torch_sum", "mean", "prod", "amax", "amin", "logsumexp", "torch_max", "torch_min", "std", "var",
+               "norm", "torch_all", "torch_any"}
+
+
+def _over_every_element(runtime, value, bound, keywords, dim_value, keep):
+    """Whether the reduction reads every element of a tensor held in another layout than torch's, to one value: no
+    dim (or dim=None), no keepdim, nothing else given by position."""
+    return runtime in _ORDER_FREE and value.is_tensor and value.layout != "source" and not keep and (
+        dim_value is None or dim_value.code == "None") and all(
+            name in ("input", "dim", "keepdim") or name in keywords or runtime == "norm" and name == "p"
+            for name in bound)
 
 
 def _axis_args(ctx, runtime, value, axis_code, kwargs):

@@ -18,7 +18,9 @@ OPS = {
     "cummin_width": "y = y.cummin(-1).values",
     "cummax_ties": "v, i = torch.cummax(torch.round(y), 3)\n        y = v + i.float()",
     "cummin_ties_indices": "y = torch.cummin(torch.round(y), 1).indices.float()",
-    "cummax_nan": "v, i = torch.cummax(torch.log(y), 1)\n        y = torch.nan_to_num(v, 9.0) + i.float()",
+    # (NaN where y < 0; kept off 0 elsewhere: the log of a value near 0 magnifies float32's rounding past 1e-5)
+    "cummax_nan": "v, i = torch.cummax(torch.log(y + (y > 0).float() * 0.1), 1)\n"
+                  "        y = torch.nan_to_num(v, 9.0) + i.float()",
     "logcumsumexp": "y = torch.logcumsumexp(y, dim=2)",
     "logcumsumexp_channels": "y = y.logcumsumexp(1)",
     "searchsorted": "y = torch.searchsorted(torch.sort(y, dim=-1).values, y[:, :, :, :2]).float()",
