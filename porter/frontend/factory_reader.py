@@ -30,6 +30,7 @@ from porter.frontend.factory_values import (
     merges_keywords,
     node_code,
     own_keywords,
+    popped_from_displays,
     popped_key,
     reads_default_keywords,
     reads_unknown,
@@ -173,6 +174,7 @@ class FactoryReader:
                 return None
             if len(targets) == 1 and isinstance(targets[0], cst.Name):
                 name = targets[0].value
+                small = small.with_changes(value=popped_from_displays(small.value, bound))  # (a caller's key)
                 if _checks_weights(name, small.value, bound):
                     return None  # `weights = ResNet18_Weights.verify(weights)`: still none
                 if name in built or any(isinstance(v, cst.Name) and v.value == KWARGS and k == name

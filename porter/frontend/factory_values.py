@@ -7,6 +7,7 @@ follows the statements; these say what a value is after each.
 import libcst as cst
 
 from porter.frontend.names import target_names
+from porter.frontend.walk import descendants
 
 KWARGS = "kwargs"  # the generated factory's keyword-argument parameter
 _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Integer,
@@ -256,6 +257,50 @@ class _DictRead(cst.CSTVisitor):
 
     def visit_Attribute(self, node):
         self.found = self.found or isinstance(node.value, cst.Dict)
+
+
+def popped_from_displays(node, bound):
+    """`node` with each `NAME.pop("key"[, default])` of a key that the dict display bound to NAME holds (keyword
+    arguments a caller added: timm's `_gen_efficientnet(..., norm_layer=partial(GroupNormAct, group_size=8),
+    **kwargs)`, then `kwargs.pop('norm_layer', None) or ...`) replaced by the key's value, and NAME bound to the
+    display without it (`bound` updated: the `**kwargs` spread after the pop no longer holds the key); a display
+    left holding the factory's keyword arguments alone is bound to them again (`kwargs`, as the source has them
+    after the pop: a helper handed them pops from them). Where other keys remain, only a pop that is the statement's
+    first mention of NAME."""
+    mentions = [n for n in descendants(node) if isinstance(n, cst.Name) and n.value in bound]
+    replaced = {}
+    for call in descendants(node):
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and
+                call.func.attr.value == "pop" and isinstance(call.func.value, cst.Name) and
+                1 <= len(call.args) <= 2 and isinstance(call.args[0].value, cst.SimpleString) and
+                all(not a.star and a.keyword is None for a in call.args)):
+            continue
+        name = call.func.value.value
+        display = bound.get(name)
+        if not isinstance(display, cst.Dict):
+            continue
+        key = call.args[0].value.evaluated_value
+        held = [e for e in display.elements if isinstance(e, cst.DictElement) and
+                isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key]
+        rest = [e for e in display.elements if not held or e is not held[0]]
+        alone = len(rest) == 1 and isinstance(rest[0], cst.StarredDictElement) and \
+            isinstance(rest[0].value, cst.Name) and rest[0].value.value == KWARGS
+        first = next((n for n in mentions if n.value == name), None)
+        if len(held) != 1 or not alone and first is not call.func.value:
+            continue
+        replaced[call] = held[0].value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        bound[name] = cst.Name(KWARGS) if alone else display.with_changes(elements=rest)
+        mentions = [n for n in mentions if n is not call.func.value]
+    return node.visit(_Replaced(replaced)) if replaced else node
+
+
+class _Replaced(cst.CSTTransformer):
+    def __init__(self, replaced):
+        super().__init__()
+        self.replaced = replaced
+
+    def leave_Call(self, original, updated):
+        return self.replaced.get(original, updated)
 
 
 def reads_a_bound_dict(node):

@@ -827,10 +827,13 @@ def _cast(dtype):
 
 
 def cast_to(value, dtype_code):
-    """`value` cast to the TensorFlow dtype `dtype_code`, in the layout it lies in; a narrow integer dtype is noted
-    (`int_width`), so arithmetic meeting an int64 tensor promotes as torch does."""
+    """`value` cast to the TensorFlow dtype `dtype_code`, in the layout it lies in; an integer dtype is noted (a
+    narrow one with its `int_width`), so arithmetic meeting a float tensor or an int64 one promotes as torch does
+    (masked mean pooling's `(out * mask.unsqueeze(-1)).sum(1)` of `mask = (tokens != 0).long()`)."""
     result = tensor(f"tf.cast({value.code}, {dtype_code})", value.rank, value.layout)
-    return result.but(dtype="int", int_width=dtype_code) if dtype_code in NARROW_INTS else result
+    if dtype_code in NARROW_INTS:
+        return result.but(dtype="int", int_width=dtype_code)
+    return result.but(dtype="int") if dtype_code == "tf.int64" else result
 
 
 def translate_type_as(ctx, call):

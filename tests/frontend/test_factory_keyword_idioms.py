@@ -160,3 +160,72 @@ def test_the_port_of_such_a_factory_matches_torch(tmp_path):
         assert tuple(pair.torch_model.head.weight.shape) == (5, 3 + 6 * 3)
         x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
         assert_same_outputs(pair, [x], tolerance=1e-5, what="net_b")
+
+
+# timm's efficientnet.py, as small: a builder module beside the model file holds a constant and a helper popping
+# from the keyword arguments; a variant sets a default from the sibling's constant (`kwargs.setdefault('bn_eps',
+# BN_EPS_TF_DEFAULT)`: refused, a sibling's definition the port lacked), another hands a norm layer the helper pops
+# again (`kwargs.pop('norm_layer', None) or ...` on keyword arguments the caller added to: refused as unread).
+BUILDER = '''
+import torch.nn as nn
+
+EPS_TF = 1e-3
+
+
+def resolve_bn_args(kwargs):
+    eps = kwargs.pop("bn_eps", None)
+    return {} if eps is None else {"eps": eps}
+'''
+
+EFFNET = '''
+from functools import partial
+
+import torch.nn as nn
+
+from .builder import EPS_TF, resolve_bn_args
+
+
+class Net(nn.Module):
+    def __init__(self, width=4, norm_layer=nn.BatchNorm2d, num_classes=3):
+        super().__init__()
+        self.conv = nn.Conv2d(3, width, 3, padding=1)
+        self.norm = norm_layer(width)
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.head(self.norm(self.conv(x)).mean((2, 3)))
+
+
+def _gen(width, **kwargs):
+    model_kwargs = dict(
+        width=width,
+        norm_layer=kwargs.pop("norm_layer", None) or partial(nn.BatchNorm2d, **resolve_bn_args(kwargs)),
+        **kwargs,
+    )
+    return Net(**model_kwargs)
+
+
+def net_tf(**kwargs):
+    kwargs.setdefault("bn_eps", EPS_TF)
+    return _gen(6, **kwargs)
+
+
+def net_gn(**kwargs):
+    return _gen(4, norm_layer=partial(nn.GroupNorm, 2), **kwargs)
+'''
+
+
+@pytest.mark.parametrize("factory, built", [("net_tf", "EPS_TF = 1e-3"), ("net_gn", "partial(GroupNorm, 2)")])
+def test_a_siblings_constant_and_a_key_the_caller_added(tmp_path, factory, built):
+    from porter.cli import main
+
+    package = tmp_path / "effnets"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "builder.py").write_text(textwrap.dedent(BUILDER))
+    (package / "model.py").write_text(textwrap.dedent(EFFNET))
+    out = tmp_path / "out"
+    assert main(["convert", str(package / "model.py"), "-o", str(out), "--class", factory, "--input-shape",
+                 "3,6,5"]) == 0
+    assert built in (out / "model_keras.py").read_text()
+    assert main(["verify", str(out), "--examples", "1"]) == 0  # (torch's side imported as the package's module)
