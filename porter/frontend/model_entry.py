@@ -37,6 +37,7 @@ from porter.frontend.factory_reader import (
 )
 from porter.frontend.factory_values import KWARGS, Unread, free_names, node_code, popped_key
 from porter.frontend.main_class import ReturnedClasses
+from porter.frontend.module_constants import KnownKeys, module_constants
 from porter.frontend.names import top_level_bindings
 from porter.frontend.walk import descendants
 
@@ -250,28 +251,14 @@ def _portable_name(source, bound, name):
         top = (source.imports.resolve(cst.Name(name)) or "").split(".")[0]
         return top == "torch" or top in sys.stdlib_module_names
     nodes = bound.get(name)
-    return bool(nodes) and all(not source.is_linked(node) or isinstance(node, cst.FunctionDef) or
-                               _literal_constant(node) for node in nodes)
-
-
-def _literal_constant(statement):
-    """Whether a top-level statement is `NAME = literal` (a number, string, bool or None, or a tuple of them): a
-    sibling's constant the port's factory may read (timm's `BN_EPS_TF_DEFAULT = 1e-3`, which its tf_ variants set
-    as the BatchNorm eps), carried as model code like the rest the factory reads."""
-    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+    if not nodes:
         return False
-    return _is_literal(small.value)
-
-
-def _is_literal(node):
-    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+    if all(not source.is_linked(node) or isinstance(node, cst.FunctionDef) for node in nodes):
         return True
-    if isinstance(node, cst.Name):
-        return node.value in ("True", "False", "None")
-    if isinstance(node, cst.UnaryOperation):
-        return isinstance(node.operator, cst.Minus) and isinstance(node.expression, (cst.Integer, cst.Float))
-    return isinstance(node, cst.Tuple) and all(_is_literal(element.value) for element in node.elements)
+    # a sibling's constant (module_constants.py: computed from literals), carried as model code: timm's
+    # `BN_EPS_TF_DEFAULT = 1e-3`, which its tf_ variants set as the BatchNorm eps; not a table of unread values
+    constants = module_constants(source.module)
+    return name in constants and not isinstance(constants[name], KnownKeys)
 
 
 _PURE_BUILTINS = {name: getattr(builtins, name) for name in (

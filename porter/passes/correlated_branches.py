@@ -17,11 +17,10 @@ continue), so the later `if` is reached whenever the first is.
 import libcst as cst
 
 from porter.frontend.names import names_bound_in, names_in
-from porter.frontend.walk import descendants
+from porter.frontend.walk import descendants, has_escape
 
 _UNSTABLE = (cst.Call, cst.Subscript, cst.NamedExpr, cst.Await, cst.Yield, cst.Lambda, cst.ListComp, cst.SetComp,
              cst.DictComp, cst.GeneratorExp)
-_ESCAPES = (cst.Return, cst.Break, cst.Continue)
 
 
 def later_branch_of_same_test(statement, following, name, code_of, mentioned):
@@ -37,7 +36,7 @@ def later_branch_of_same_test(statement, following, name, code_of, mentioned):
         if isinstance(later, cst.If) and _plain_branches(later) and code_of(later.test) == test_code:
             return later
         if name in mentioned(later) or test_names & names_bound_in(later, loop_targets=True) or \
-                _assigns_attribute(later) or _escapes(later):
+                _assigns_attribute(later) or has_escape(later):
             return None
     return None
 
@@ -58,7 +57,3 @@ def _assigns_attribute(statement):
         if any(isinstance(target, (cst.Attribute, cst.Subscript)) for target in targets):
             return True
     return False
-
-
-def _escapes(statement):
-    return any(isinstance(node, _ESCAPES) for node in descendants(statement))

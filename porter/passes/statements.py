@@ -120,8 +120,8 @@ class BodyTranslator(ExpressionTranslator):
         self.function_mentions = None  # the names the body's nested functions and lambdas mention, once read
         self.places = {}  # `x[i]` -> the value the body stored there, kept under its own name (stored_places.py)
         self.places_stored = set()  # the places the statement being translated stored into
-        # id(an `if`) -> {variable: (its value on the first path, on the other, the value the join left)}: the paths
-        # of an earlier `if` of the same test left it so (correlated_branches.py)
+        # id(an `if`) -> {variable: (its value on the first path, on the other)}: the paths of an earlier `if` of the
+        # same test left it so, the join holding the first (correlated_branches.py)
         self.path_values = {}
 
     def hoist(self, name, code, layout):
@@ -947,7 +947,7 @@ class BodyTranslator(ExpressionTranslator):
             return self._stmt_If(orelse, depth) if isinstance(orelse, cst.If) else self.block(orelse.body, depth)
         before, hoisted_before, following = dict(self.env), dict(self.hoisted), self.following
         paths = {name: values for name, values in self.path_values.pop(id(statement), {}).items()
-                 if self.env.get(name) is values[2]}  # (an earlier `if` of this test left them per path)
+                 if self.env.get(name) is values[0]}  # (an earlier `if` of this test left them per path)
         narrowed = isinstance_narrowing(statement.test, self.env, self.source)
         if narrowed is not None:  # `if isinstance(l, MaskedConv1d):` on a layer of several kinds
             self.env[narrowed[0]] = narrowed[1]
@@ -1045,7 +1045,7 @@ class BodyTranslator(ExpressionTranslator):
             if later is None:
                 return None
             joined = value_a.with_code(name)
-            self.path_values.setdefault(id(later), {})[name] = (joined, value_b.with_code(name), joined)
+            self.path_values.setdefault(id(later), {})[name] = (joined, value_b.with_code(name))
             self.ctx.adjust(self.source.line_of(statement), f"`{name}` is held as each path of `if "
                                                             f"{self.code(statement.test)}:` leaves it: the same test "
                                                             f"at line {self.source.line_of(later)} reads it next")

@@ -671,9 +671,9 @@ def _reduction(runtime, signature):
         if is_permuted(value) and value.rank is not None and isinstance(dims, (tuple, list)) and dims and all(
                 isinstance(d, int) for d in dims):
             return _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result, runtime)
+        counts = "int" if runtime == "torch_sum" and value.dtype in ("bool", "int") else None
         if _over_every_element(runtime, value, bound, call.kwargs, dim_value, keep):
             # (`x.mean()` of an image held channels-last: the elements in any order, the tensor as it is held)
-            counts = "int" if runtime == "torch_sum" and value.dtype in ("bool", "int") else None
             return tensor(f"{name}({ctx.join_args([value], extra)})", 0).but(dtype=counts)
         plain = ctx.plain(value)
         args = [plain] + [ctx.plain(v) for k, v in bound.items() if k in ("dim",)]
@@ -687,7 +687,6 @@ def _reduction(runtime, signature):
             kwargs = {"dim": ctx.plain(bound["dim"]), **{
                 k: v for k, v in kwargs.items() if k != "dim"}}
         code = f"{name}({ctx.join_args(args, kwargs)})"
-        counts = "int" if runtime == "torch_sum" and value.dtype in ("bool", "int") else None
         rank = None
         if plain.rank is not None:
             if dims is None:
@@ -702,8 +701,8 @@ def _reduction(runtime, signature):
 
 
 # reductions whose value over every element does not depend on the order they are read in (argmax's flat index does)
-_ORDER_FREE = {"torch_sum", "mean", "prod", "amax", "amin", "logsumexp", "torch_max", "torch_min", "std", "var",
-               "norm", "torch_all", "torch_any"}
+_ORDER_FREE = {"torch_sum", "mean", "prod", "amax", "amin", "torch_max", "torch_min", "std", "var", "norm",
+               "torch_all", "torch_any"}
 
 
 def _over_every_element(runtime, value, bound, keywords, dim_value, keep):

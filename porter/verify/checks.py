@@ -40,7 +40,9 @@ from porter.verify.compare import (
     argmax_agreement,
     compare_arrays,
     cosine_similarity,
+    explained_by_round_off,
     gradient_errors,
+    in_float64,
     is_classifier_output,
 )
 from porter.verify.harness import _flatten_outputs, _has_lazy_modules, keras_layers
@@ -359,7 +361,7 @@ class Equivalence:
         scale = float(np.abs(exact).max(initial=0.0))
         torch_error = float(np.abs(np.asarray(want, np.float64) - exact).max(initial=0.0))
         port_error = float(np.abs(np.asarray(got, np.float64) - exact).max(initial=0.0))
-        return port_error <= FORWARD_TOLERANCE * scale + 10 * torch_error
+        return explained_by_round_off(port_error, torch_error, scale, FORWARD_TOLERANCE)
 
     def _train_step_equal_in_float64(self, case, inputs, name):
         """Whether `name` (an output's index, or a running statistic's state_dict key) after one training step of
@@ -420,7 +422,7 @@ class Equivalence:
         entries = list(model.torch_state())
         state = [variable.numpy() for variable in model.variables]
         try:
-            outputs, gradients = keras_gradients(model, entries, _in_float64(inputs), training, seed)
+            outputs, gradients = keras_gradients(model, entries, in_float64(inputs), training, seed)
             statistics = {e.key: np.asarray(e.variable.numpy()) for e in entries
                           if e.key.endswith(RUNNING_STAT_SUFFIXES)}
         finally:
@@ -431,9 +433,9 @@ class Equivalence:
     def _torch64_step(self, inputs, training, seed, keep_state=False):
         """(float outputs, gradients, the state_dict after as numpy where `keep_state`, else None) of torch in float64
         on `inputs`, from the reference state (restored after)."""
-        torch64 = self._float64_torch()
+        torch64 = self.float64_torch()
         try:
-            outputs, gradients = torch_gradients(torch64, _in_float64(inputs), training, seed)
+            outputs, gradients = torch_gradients(torch64, in_float64(inputs), training, seed)
             state = {k: v.detach().numpy().copy() for k, v in torch64.state_dict().items()} if keep_state else None
         finally:
             torch64.load_state_dict(self._reference_tensors)
@@ -468,7 +470,9 @@ class Equivalence:
             self._vanishing[training] = names
         return self._vanishing[training]
 
-    def _float64_torch(self):
+    def float64_torch(self):
+        """The source model in float64 with the reference state (built once; what the float64 checks run, and the
+        submodule round-off arbitration, verify/localise.py `float64_capture`)."""
         if self._torch64 is None:
             self._torch64 = copy.deepcopy(self.pair.torch_model).double()
             self._reference_tensors = {k: torch.from_numpy(np.array(v)).double() if np.asarray(v).dtype.kind == "f"
@@ -476,10 +480,6 @@ class Equivalence:
                                        self.pair.reference_state.items()}
             self._torch64.load_state_dict(self._reference_tensors)
         return self._torch64
-
-
-def _in_float64(inputs):
-    return [x.astype(np.float64) if x.dtype.kind == "f" else x for x in inputs]
 
 
 def torch_gradients(model, inputs, training, seed):

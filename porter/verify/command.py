@@ -535,11 +535,9 @@ def add_class_rows(pair, equivalence, result, seed):
 
     inputs = equivalence.inputs(equivalence.baseline(seed))
     try:
-        steps = compare_submodules(pair.torch_model, pair.keras_model, inputs)
-        if any(step.output_diverged and not step.input_diverged for step in steps) and not equivalence.bf16:
-            exact = float64_capture(pair.torch_model, inputs)  # (round-off told from a port error, as checks.py)
-            if exact is not None:
-                steps = compare_submodules(pair.torch_model, pair.keras_model, inputs, exact=exact)
+        # (round-off told from a port error against torch in float64, as checks.py does for outputs)
+        exact = None if equivalence.bf16 else lambda: float64_capture(equivalence.float64_torch, inputs)
+        steps = compare_submodules(pair.torch_model, pair.keras_model, inputs, exact=exact)
     except Exception as error:  # a capture problem must not hide the verdict of the checks that ran
         result.notes.append(f"submodule capture failed ({type(error).__name__}: {error})")
         return

@@ -136,3 +136,15 @@ def is_classifier_output(array):
     """(N, classes) floating output with more than one class: argmax agreement is meaningful."""
     array = np.asarray(array)
     return array.ndim == 2 and array.shape[-1] > 1 and array.dtype.kind == "f"
+
+
+def explained_by_round_off(port_error, torch_error, scale, tolerance):
+    """Whether a float32 result `port_error` (absolute, against torch in float64) from torch's float64 one is as
+    precise as torch's own float32 (`torch_error`, absolute): within `tolerance` of the scale plus 10x torch's own
+    error. A saturating gate or an attention's softmax over large logits magnifies round-off in either framework."""
+    return port_error <= tolerance * scale + 10 * torch_error
+
+
+def in_float64(inputs):
+    """Numpy inputs with the floating ones in float64 (integer token ids as they are)."""
+    return [np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x for x in inputs]

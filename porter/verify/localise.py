@@ -21,7 +21,7 @@ import numpy as np
 import tensorflow as tf
 import torch
 
-from porter.verify.compare import relative_error
+from porter.verify.compare import explained_by_round_off, in_float64, relative_error
 from porter.verify.harness import _flatten_outputs
 
 
@@ -272,14 +272,11 @@ def _stored_dims(layout):
     return [int(d) for d in layout.split(":", 1)[1].split(",")]
 
 
-def float64_capture(torch_model, inputs, training=False):
-    """{(name, call): outputs} of a float64 copy of `torch_model` on `inputs`, or None where it does not run so."""
-    import copy
-
+def float64_capture(float64_model, inputs, training=False):
+    """{(name, call): outputs} of the source model in float64 (`float64_model()` gives it) on `inputs`, or None
+    where it does not run so."""
     try:
-        exact = copy.deepcopy(torch_model).double()
-        captures = torch_capture(exact, [np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x
-                                         for x in inputs], training)
+        captures = torch_capture(float64_model(), in_float64(inputs), training)
     except Exception:  # noqa: BLE001 - a source that does not run in float64 is judged in float32 alone
         return None
     return {(c.name, c.call): c.outputs for c in captures}
@@ -287,8 +284,8 @@ def float64_capture(torch_model, inputs, training=False):
 
 def _as_precise_as_torch(torch_outputs, exact_outputs, port_outputs, layout, tolerance):
     """Whether the port's outputs of a call are as precise as torch's own float32 ones against torch in float64
-    (within `tolerance` of their scale plus 10x torch's own error, as checks.py judges a model's output): an
-    attention's softmax over large logits magnifies the round-off of its input in either framework."""
+    (compare.py `explained_by_round_off`, as checks.py judges a model's output): an attention's softmax over large
+    logits magnifies the round-off of its input in either framework."""
     exact = [o for o in exact_outputs if o is not None]
     if len(exact) != len(torch_outputs) or len(exact) != len(port_outputs):
         return False
@@ -298,15 +295,17 @@ def _as_precise_as_torch(torch_outputs, exact_outputs, port_outputs, layout, tol
             return False
         port_error = aligned_error(truth, np.asarray(got, np.float64), layout)[1]
         torch_error = float(np.abs(np.asarray(want, np.float64) - truth).max(initial=0.0))
-        if not port_error <= tolerance * float(np.abs(truth).max(initial=0.0)) + 10 * torch_error:
+        if not explained_by_round_off(port_error, torch_error, float(np.abs(truth).max(initial=0.0)), tolerance):
             return False
     return True
 
 
 def compare_submodules(torch_model, keras_model, inputs, tolerance=1e-4, training=False, exact=None):
-    """Steps (torch completion order) for every torch module call that has a captured Keras counterpart. `exact`
-    (float64_capture's): a call whose output alone diverges, as precise as torch's own float32, is round-off."""
+    """Steps (torch completion order) for every torch module call that has a captured Keras counterpart. `exact()`
+    (float64_capture's, asked for once, where a call's output alone diverges): such a call as precise as torch's own
+    float32 is round-off."""
     modules = dict(torch_model.named_modules())
+    truths, asked = None, False
     torch_side = torch_capture(torch_model, inputs, training)
     keras_side = keras_capture(keras_model, list(modules), inputs, training)
     steps = []
@@ -328,10 +327,11 @@ def compare_submodules(torch_model, keras_model, inputs, tolerance=1e-4, trainin
             out_error, out_abs = max(out_error, rel), max(out_abs, abs_)
         step = Step(capture.name, capture.call, type(modules[capture.name]).__name__, in_error, out_error, out_abs,
                     tolerance)
-        if exact is not None and step.output_diverged and not step.input_diverged and \
-                (capture.name, capture.call) in exact:
-            step.round_off = _as_precise_as_torch(expected, exact[(capture.name, capture.call)], actual, layout,
-                                                  tolerance)
+        if exact is not None and step.output_diverged and not step.input_diverged:
+            truths = truths if asked else exact()  # (the float64 run, once, only where a call diverges)
+            asked = True
+            truth = truths.get((capture.name, capture.call)) if truths is not None else None
+            step.round_off = truth is not None and _as_precise_as_torch(expected, truth, actual, layout, tolerance)
         steps.append(step)
     return steps
 

@@ -177,6 +177,18 @@ def is_classifier_output(array):
     return array.ndim == 2 and array.shape[-1] > 1 and array.dtype.kind == "f"
 
 
+def explained_by_round_off(port_error, torch_error, scale, tolerance):
+    """Whether a float32 result `port_error` (absolute, against torch in float64) from torch's float64 one is as
+    precise as torch's own float32 (`torch_error`, absolute): within `tolerance` of the scale plus 10x torch's own
+    error. A saturating gate or an attention's softmax over large logits magnifies round-off in either framework."""
+    return port_error <= tolerance * scale + 10 * torch_error
+
+
+def in_float64(inputs):
+    """Numpy inputs with the floating ones in float64 (integer token ids as they are)."""
+    return [np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x for x in inputs]
+
+
 def torch_state_numpy(module):
     """torch Module.state_dict() as numpy arrays (keys unchanged), copied: later in-place updates leave them alone."""
     return {key: value.detach().cpu().numpy().copy() for key, value in module.state_dict().items()}
@@ -902,7 +914,7 @@ class Equivalence:
         scale = float(np.abs(exact).max(initial=0.0))
         torch_error = float(np.abs(np.asarray(want, np.float64) - exact).max(initial=0.0))
         port_error = float(np.abs(np.asarray(got, np.float64) - exact).max(initial=0.0))
-        return port_error <= FORWARD_TOLERANCE * scale + 10 * torch_error
+        return explained_by_round_off(port_error, torch_error, scale, FORWARD_TOLERANCE)
 
     def _train_step_equal_in_float64(self, case, inputs, name):
         """Whether `name` (an output's index, or a running statistic's state_dict key) after one training step of
@@ -963,7 +975,7 @@ class Equivalence:
         entries = list(model.torch_state())
         state = [variable.numpy() for variable in model.variables]
         try:
-            outputs, gradients = keras_gradients(model, entries, _in_float64(inputs), training, seed)
+            outputs, gradients = keras_gradients(model, entries, in_float64(inputs), training, seed)
             statistics = {
                 e.key: np.asarray(e.variable.numpy()) for e in entries if e.key.endswith(RUNNING_STAT_SUFFIXES)
             }
@@ -975,9 +987,9 @@ class Equivalence:
     def _torch64_step(self, inputs, training, seed, keep_state=False):
         """(float outputs, gradients, the state_dict after as numpy where `keep_state`, else None) of torch in float64
         on `inputs`, from the reference state (restored after)."""
-        torch64 = self._float64_torch()
+        torch64 = self.float64_torch()
         try:
-            outputs, gradients = torch_gradients(torch64, _in_float64(inputs), training, seed)
+            outputs, gradients = torch_gradients(torch64, in_float64(inputs), training, seed)
             state = {k: v.detach().numpy().copy() for k, v in torch64.state_dict().items()} if keep_state else None
         finally:
             torch64.load_state_dict(self._reference_tensors)
@@ -1012,7 +1024,9 @@ class Equivalence:
             self._vanishing[training] = names
         return self._vanishing[training]
 
-    def _float64_torch(self):
+    def float64_torch(self):
+        """The source model in float64 with the reference state (built once; what the float64 checks run, and the
+        submodule round-off arbitration, verify/localise.py `float64_capture`)."""
         if self._torch64 is None:
             self._torch64 = copy.deepcopy(self.pair.torch_model).double()
             self._reference_tensors = {
@@ -1023,10 +1037,6 @@ class Equivalence:
             }
             self._torch64.load_state_dict(self._reference_tensors)
         return self._torch64
-
-
-def _in_float64(inputs):
-    return [x.astype(np.float64) if x.dtype.kind == "f" else x for x in inputs]
 
 
 def torch_gradients(model, inputs, training, seed):
@@ -1397,8 +1407,8 @@ def _stored_dims(layout):
 
 def _as_precise_as_torch(torch_outputs, exact_outputs, port_outputs, layout, tolerance):
     """Whether the port's outputs of a call are as precise as torch's own float32 ones against torch in float64
-    (within `tolerance` of their scale plus 10x torch's own error, as checks.py judges a model's output): an
-    attention's softmax over large logits magnifies the round-off of its input in either framework."""
+    (compare.py `explained_by_round_off`, as checks.py judges a model's output): an attention's softmax over large
+    logits magnifies the round-off of its input in either framework."""
     exact = [o for o in exact_outputs if o is not None]
     if len(exact) != len(torch_outputs) or len(exact) != len(port_outputs):
         return False
@@ -1408,15 +1418,17 @@ def _as_precise_as_torch(torch_outputs, exact_outputs, port_outputs, layout, tol
             return False
         port_error = aligned_error(truth, np.asarray(got, np.float64), layout)[1]
         torch_error = float(np.abs(np.asarray(want, np.float64) - truth).max(initial=0.0))
-        if not port_error <= tolerance * float(np.abs(truth).max(initial=0.0)) + 10 * torch_error:
+        if not explained_by_round_off(port_error, torch_error, float(np.abs(truth).max(initial=0.0)), tolerance):
             return False
     return True
 
 
 def compare_submodules(torch_model, keras_model, inputs, tolerance=1e-4, training=False, exact=None):
-    """Steps (torch completion order) for every torch module call that has a captured Keras counterpart. `exact`
-    (float64_capture's): a call whose output alone diverges, as precise as torch's own float32, is round-off."""
+    """Steps (torch completion order) for every torch module call that has a captured Keras counterpart. `exact()`
+    (float64_capture's, asked for once, where a call's output alone diverges): such a call as precise as torch's own
+    float32 is round-off."""
     modules = dict(torch_model.named_modules())
+    truths, asked = None, False
     torch_side = torch_capture(torch_model, inputs, training)
     keras_side = keras_capture(keras_model, list(modules), inputs, training)
     steps = []
@@ -1442,15 +1454,11 @@ def compare_submodules(torch_model, keras_model, inputs, tolerance=1e-4, trainin
         step = Step(
             capture.name, capture.call, type(modules[capture.name]).__name__, in_error, out_error, out_abs, tolerance
         )
-        if (
-            exact is not None
-            and step.output_diverged
-            and not step.input_diverged
-            and (capture.name, capture.call) in exact
-        ):
-            step.round_off = _as_precise_as_torch(
-                expected, exact[(capture.name, capture.call)], actual, layout, tolerance
-            )
+        if exact is not None and step.output_diverged and not step.input_diverged:
+            truths = truths if asked else exact()  # (the float64 run, once, only where a call diverges)
+            asked = True
+            truth = truths.get((capture.name, capture.call)) if truths is not None else None
+            step.round_off = truth is not None and _as_precise_as_torch(expected, truth, actual, layout, tolerance)
         steps.append(step)
     return steps
 
