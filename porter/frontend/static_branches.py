@@ -195,6 +195,22 @@ def torch_has(owner, attribute, covered):
     return covered(f"{owner}.{attribute}")
 
 
+# attributes every torch tensor has that are not methods a rule covers
+TENSOR_PROPERTIES = frozenset({"shape", "dtype", "device", "ndim", "data", "grad", "requires_grad", "is_cuda", "T",
+                               "mT", "layout", "real", "imag", "itemsize", "nbytes", "is_leaf", "grad_fn"})
+
+
+def value_has(value, attribute, covered):
+    """`hasattr(value, attribute)` where porter knows what `value` is: a tensor (demucs' `if hasattr(reference,
+    "size")`: True in torch, while a TensorFlow tensor has no `size`) has its properties and every method a rule
+    covers; a Python constant answers for itself. None where it cannot tell."""
+    if value.kind == "tensor":
+        return True if attribute in TENSOR_PROPERTIES or covered(f"Tensor.{attribute}") else None
+    if value.kind == "python" and isinstance(value.static, (int, float, str, tuple, list)):
+        return hasattr(value.static, attribute)
+    return None
+
+
 def decided_getattr(node, resolve, covered, namespace, nested=False):
     """What `getattr(<torch module>, "name", default)` is in the port, as code (None where it is not such a call, or
     where it names a torch module, which stays as written): the attribute where a rule covers it, else the default;

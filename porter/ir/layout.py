@@ -81,7 +81,8 @@ def to_layout(ctx, value, wanted, rank=None):
     hoister = getattr(ctx, "hoister", None)
     if hoister is not None and value.code.isidentifier():
         name = hoister.hoist(value.code, f"to_channels_last({value.code})", "channels_last")
-        return tensor(name, rank, "channels_last").but(layout="channels_last", dtype=value.dtype)
+        if name is not None:  # (None: a name a comprehension binds, converted where it is read)
+            return tensor(name, rank, "channels_last").but(layout="channels_last", dtype=value.dtype)
     return tensor(f"to_channels_last({value.code})", rank, "channels_last").but(layout="channels_last")
 
 

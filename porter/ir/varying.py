@@ -111,3 +111,9 @@ def _static_ints(values):
         else:
             ints.append(static)
     return ints if all(isinstance(i, int) and not isinstance(i, bool) for i in ints) else []
+
+
+def assigned_into(value, name):
+    """`value` after an item assignment, bound to `name`: its values now differ wherever the assigned part does
+    (`outputs = torch.zeros(T, B, C)` then `outputs[t] = step`: no longer a constant whose copies may be broadcast)."""
+    return value.but(code=name, varies_along=None)

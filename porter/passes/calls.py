@@ -8,7 +8,7 @@ import libcst as cst
 
 from porter.frontend.gluon_numpy import uses_numpy_interface
 from porter.frontend.imports import KEPT_STDLIB, dotted_name
-from porter.frontend.static_branches import ALWAYS_IN_PORT, decided_getattr, torch_has
+from porter.frontend.static_branches import ALWAYS_IN_PORT, decided_getattr, torch_has, value_has
 from porter.frontend.walk import descendants
 from porter.frontend.weight_loading import WEIGHT_DOWNLOADS
 from porter.ir.containers import CONTAINERS, container_runtime
@@ -129,6 +129,10 @@ class CallTranslator:
         func = node.func
         line = self.source.line_of(node) or self.line
         self.line = line
+        if isinstance(func, cst.Lambda):  # `(lambda t: t * 2.0)(f)`: called where it is written, on torch's layout
+            args = [self.as_plain(self.expr(a.value)) for a in node.args]
+            code = f"({self.expr(func).code})({', '.join(_argument_text(a, v) for a, v in zip(node.args, args))})"
+            return tensor(code) if any(v.is_tensor for v in args) else python(code)
         if isinstance(func, cst.Name) and func.value in self.source.downloaders and func.value not in self.env:
             # a function of the file that downloads or reads pretrained weights (not carried: weight_loading.py)
             return stub_value(f"not_supported({self.ctx.pretrained_weights(line, func.value + '()')!r})")
@@ -150,6 +154,8 @@ class CallTranslator:
             target = self.self_attribute(func.attr.value)
             if target.kind == "module":
                 return self.module_call(target, node)
+            if isinstance(target.static, tuple) and target.static[:1] == ("rule-function",) and self.mode == "forward":
+                return self.torch_call(target.static[1], node)  # `self.pool = F.max_pool2d`, then `self.pool(y, 2)`
             method = self.info.find_method(func.attr.value) if self.info is not None else None
             if method is not None and self.mode == "forward" and _is_property(method):
                 # `self.norm(x)` through mmcv's `@property def norm(self): return getattr(self, self.norm_name)`:
@@ -371,6 +377,9 @@ class CallTranslator:
             # `hasattr(F, "scaled_dot_product_attention")`: decided by what the port supports, as top-level ifs are
             found = torch_has(self.source.imports.resolve(node.args[0].value), node.args[1].value.evaluated_value,
                               self.ctx.covers_name)
+            if found is None:
+                found = value_has(self.expr(node.args[0].value), node.args[1].value.evaluated_value,
+                                  self.ctx.covers_name)
             if found is not None:
                 return python(str(found), static=found)
         if name == "zip" and node.args and not any(a.star or a.keyword for a in node.args):
@@ -1002,6 +1011,14 @@ class CallTranslator:
             # `call_held`: the Identity an if/else may build instead takes them as they lie)
             held = f"{self.ctx.use('call_held')}({code}, {args[0].code}, {physical_order(args[0])})"
             return args[0].but(code=held, static=None, channels=None)
+        if rule.unbatched_in_order and rule.rank and len(args) == 1 and not kwargs and args[0].is_tensor and (
+                args[0].rank == rule.rank - 1 or args[0].rank is None and args[0].layout == "source"):
+            # torch's unbatched form (a 2d pad on (C, H, W)): its trailing dims padded as they lie; a tensor of
+            # unknown rank in torch's order is padded so (`layout="source"`), whatever its rank turns out to be
+            first = to_layout(self.ctx, args[0], "source")
+            self.record_module_op(rule)
+            told = ', layout="source"' if first.rank is None else ""
+            return first.but(code=self.call_text(code, first.code, told), static=None, channels=None)
         recurrent = bool({"state", "states"} & set(rule.items or ()))  # (its initial state, hx, goes as torch's)
         attention = rule.runtime == "MultiheadAttention" and len(args) == 3 and all(
             a.is_tensor and a.layout == args[0].layout for a in args)  # (query, key and value held alike)
@@ -2043,3 +2060,10 @@ def _index_arguments(rule, positional, kwargs):
     params = list(rule.signature.params)
     return {("#", params.index(n)) for n in names if n in params and params.index(n) < len(positional)} | \
         {n for n in names if n in kwargs}
+
+
+def _argument_text(argument, value):
+    """One argument of a call as written (`*xs`, `key=v`), with its translated value's code."""
+    star = argument.star if isinstance(argument.star, str) else ""
+    keyword = f"{argument.keyword.value}=" if argument.keyword is not None else ""
+    return f"{star}{keyword}{value.code}"

@@ -188,6 +188,12 @@ class ClassBodyTranslator(BodyTranslator):
             ir.attributes[f"{name}#rank"] = value.rank
         elif name not in ir.attributes:
             ir.attributes[name] = "tensor" if value.is_tensor else "value"
+        # a torch function the attribute holds (`self.pool = F.max_pool2d`): its calls are that function's, while
+        # every assignment binds the same one
+        function = value.static[1] if isinstance(value.static, tuple) and value.static[:1] == ("rule-function",) \
+            else None
+        key = f"{name}#function"
+        ir.attributes[key] = function if ir.attributes.get(key, function) == function else None
 
     def note_init_call(self, node):
         func = node.func
@@ -1072,14 +1078,15 @@ class FileTranslator:
         the image in the layout it takes, and convnets' blocks, norms, pools and activations all take channels-last
         ones (the model's own input: a caller's rank-4 tensor in torch's layout may be one `permute(0, 2, 3, 1)`
         made channels-last already)."""
-        preference = self.layout_preference(info, param, depth, method)
+        preference = self.layout_preference(info, param, depth, method, rank=rank)
         return preference == "channels_last" or preference == "unknown" and (rank or 0) >= 4
 
-    def layout_preference(self, info, param, depth, method="forward", function=None):
+    def layout_preference(self, info, param, depth, method="forward", function=None, rank=None):
         """The layout `forward`'s first real use of `param` works in: "channels_last" (a conv, norm, pool ...),
         "source", or "any" when nothing it does with it cares (a channel LayerNorm written with `torch.var(x,
         dim=1, keepdim=True)` and per-channel parameters): then whoever calls it decides, by what comes next.
-        `function`: a module-level function of the file read instead of the method (a helper `forward` hands it to)."""
+        `function`: a module-level function of the file read instead of the method (a helper `forward` hands it to);
+        `rank`: the parameter's, where known (a 2d pad handed a rank-3 tensor takes torch's unbatched form)."""
         if depth > 8:
             return "source"
         forward = function if function is not None else info.find_method(method)
@@ -1161,6 +1168,12 @@ class FileTranslator:
                     undecided = True  # elementwise / cat: the parameter flows on under another name
                     break
                 return "channels_last" if rule is not None and rule.layout == "channels_last" else "source"
+            if ref.kind == "rule" and ref.rule.unbatched_in_order:  # a pad takes an image channels-last, and
+                if rank is not None and ref.rule.rank == rank + 1:  # torch's unbatched form (one dim fewer) as it
+                    return "source"  # lies: RWKV's time shift, `nn.ZeroPad2d((0, 0, 1, -1))` on a (B, T, C)
+                if rank is None:  # sequence; of a rank not known here, what its result meets next decides
+                    undecided = True
+                    continue
             layout = self.ref_preference(ref, depth)
             if swapped and layout == "channels_last" and ref.kind == "rule" and ref.rule.rank == 3:
                 return "source"  # (a sequence whose channels and length swapped feed a 1-D layer: the sequence
@@ -1175,7 +1188,7 @@ class FileTranslator:
                 if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
                         func.value.value == "self":
                     ref = ir.attributes.get(func.attr.value) if ir else None
-                    if hasattr(ref, "kind"):
+                    if hasattr(ref, "kind") and not (ref.kind == "rule" and ref.rule.unbatched_in_order):
                         layout = self.ref_preference(ref, depth)
                         if layout != "any":
                             return layout
@@ -1942,7 +1955,11 @@ class FileTranslator:
         swapped = [a for a, w in zip(args, signature.arg_values) if isinstance(a, Value) and a.is_tensor and
                    (a.rank is None or a.rank > 2) and (w.is_tensor and {a.layout, w.layout} == {
                        "source", "channels_last"} or a.channels_last and _untyped_value_param(name, w, self))]
-        if not swapped:
+        # a tensor where the function was translated for a Python value, or the other way round (demucs'
+        # `center_trim(tensor, reference)`, a tensor or a length, decided by `hasattr(reference, "size")`)
+        kinds = [a.kind for a, w in zip(args, signature.arg_values) if isinstance(a, Value) and isinstance(w, Value)
+                 and {a.kind, w.kind} == {"tensor", "python"} and _known_number(a if a.kind == "python" else w)]
+        if not swapped and not kinds:
             return signature
         key = (name, tuple(a.layout if isinstance(a, Value) and a.is_tensor else "python" for a in args))
         if key not in self.function_trials:
@@ -1960,13 +1977,14 @@ class FileTranslator:
         base = self.function_code[name][1]
         if body == base:
             return trial
-        if _conversions(body) >= _conversions(base) + len(swapped):
+        if not kinds and _conversions(body) >= _conversions(base) + len(swapped):
             return signature
-        # a second translation of the function, for these layouts (its callers convert nothing)
+        # a second translation of the function, for these layouts or kinds (its callers convert nothing)
         variants = self.function_variant_code.setdefault(name, {})
         if key[1] not in variants:
-            layout = next(a.layout for a in swapped)
-            variant = f"{name}_{'channels_last' if layout == 'channels_last' else 'torch_order'}"
+            layout = next(a.layout for a in swapped) if swapped else None
+            variant = f"{name}_for_{'tensor' if kinds[0] == 'tensor' else 'value'}" if kinds else \
+                f"{name}_{'channels_last' if layout == 'channels_last' else 'torch_order'}"
             taken = set(self.source.functions) | set(self.source.classes) | {
                 n for entry in self.function_variant_code.values() for n, _ in entry.values()}
             while variant in taken:
@@ -2505,3 +2523,9 @@ def _has_parameter(definition, name):
 def _reads_training(lines):
     """Whether translated body `lines` read `training` (its code, not a comment: `# for training/inference`)."""
     return any(re.search(r"\btraining\b", line.split("#", 1)[0]) for line in lines)
+
+
+def _known_number(value):
+    """Whether a Python value is a number or string porter knows (`4`), not one of unknown kind (which a tensor
+    may be)."""
+    return isinstance(value.static, (int, float, str)) and value.static is not None

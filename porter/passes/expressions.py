@@ -13,7 +13,8 @@ from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name, mentions_torch
 from porter.frontend.source import is_covered_by_a_rule
 from porter.frontend.static_branches import torch_dir_membership
-from porter.frontend.walk import walk
+from porter.frontend.names import names_in
+from porter.frontend.walk import descendants, walk
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import element_template, index_in_layout, kernel_layout, layout_of_order, to_layout, unify
 from porter.ir.lists import growing_table, holds_images, images_held, images_with_starred, table_item
@@ -281,7 +282,8 @@ class ExpressionTranslator(CallTranslator):
         if kind in ("parameter", "buffer"):
             rank = ir.attributes.get(f"{attr}#rank")
             return tensor(f"self.{keras_name}", rank)
-        return python(f"self.{keras_name}")
+        function = ir.attributes.get(f"{attr}#function") if ir is not None and kind == "value" else None
+        return python(f"self.{keras_name}", static=("rule-function", function) if function else None)
 
     def own_children(self):
         """The modules `self.children()` / `self._modules` hold, as far as porter knows them: a container subclass's
@@ -444,8 +446,10 @@ class ExpressionTranslator(CallTranslator):
         clauses, env_backup = [], dict(self.env)
         for_in = node.for_in
         iterable = self.expr(for_in.iter)  # (the first iterable is read outside the comprehension's scope)
-        # conversions of the comprehension's own names stay inside it: none is hoisted before the statement
-        hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
+        # conversions of the comprehension's own names stay inside it; an outer name's (`cat([op(x) for op in
+        # self.paths], 1)`: the image converted once, not once a turn) is hoisted before the statement
+        hoister = getattr(self.ctx, "hoister", None)
+        self.ctx.hoister = OuterNamesHoister(hoister, _comprehension_names(node)) if hoister is not None else None
         try:
             while for_in is not None:
                 self.bind_loop_target(for_in.target, iterable)
@@ -1266,3 +1270,25 @@ def _counted_int(value):
     """Whether `value` is a Python int porter cannot read but knows is one (the count `enumerate` hands a loop): as an
     index it drops its dim, as a static int does."""
     return value.kind == "python" and value.static is None and value.dtype == "int"
+
+
+class OuterNamesHoister:
+    """A hoister for the inside of a comprehension: a conversion of a name the comprehension does not bind goes
+    before the statement (`outer`'s), one of its own names stays where it is (`hoist` answers None)."""
+
+    def __init__(self, outer, own):
+        self.outer, self.own = outer, own
+
+    def hoist(self, name, code, layout):
+        return None if name in self.own else self.outer.hoist(name, code, layout)
+
+
+def _comprehension_names(node):
+    """Every name a comprehension's `for` targets bind, and any it assigns with `:=`."""
+    names, for_in = set(), node.for_in
+    while for_in is not None:
+        names |= names_in(for_in.target)
+        for_in = for_in.inner_for_in
+    names |= {n.target.value for n in descendants(node) if isinstance(n, cst.NamedExpr) and
+              isinstance(n.target, cst.Name)}
+    return names

@@ -323,6 +323,8 @@ class _ScopeReader:
         """The result of calling module `ref` on `first` (its first tensor), after noting what it fixes."""
         if ref.kind == "rule":
             rule = ref.rule
+            if rule.unbatched_in_order:  # (a pad: a batch of images, or torch's unbatched form: its rank kept)
+                return first if isinstance(first, _Symbol) else None
             if rule.layout == "channels_last" and rule.rank:
                 if isinstance(first, _Symbol):
                     self.groups.fix(first, rule.rank)

@@ -41,6 +41,7 @@ from porter.ir.values import (
     result_of,
     tensor,
 )
+from porter.ir.varying import assigned_into
 from porter.passes.correlated_branches import later_branch_of_same_test
 from porter.passes.expressions import ExpressionTranslator
 from porter.passes.isinstance_narrowing import isinstance_narrowing
@@ -458,7 +459,7 @@ class BodyTranslator(ExpressionTranslator):
         index = self.slice_code(target, plain=True)
         helper = self.ctx.use("setitem")
         name = self.code(target.value)
-        self.bind_target(target.value, source.with_code(name))
+        self.bind_target(target.value, assigned_into(source, name))
         return [f"{pad}{self.target_code(target.value)} = {helper}({source.code}, np.s_[{index}], {value.code})"]
 
     def item_assignment_in_layout(self, target, base, value, pad):
@@ -488,7 +489,7 @@ class BodyTranslator(ExpressionTranslator):
             return None
         helper = self.ctx.use("setitem")
         name = self.code(target.value)
-        self.bind_target(target.value, base.with_code(name))
+        self.bind_target(target.value, assigned_into(base, name))
         index = ", ".join(code for code, _ in physical)
         return [f"{pad}{self.target_code(target.value)} = {helper}({base.code}, np.s_[{index}], {value.code})"]
 
@@ -505,7 +506,7 @@ class BodyTranslator(ExpressionTranslator):
             return None
         (held_mask, held_base), _, _ = unify(self.ctx, [mask, base])
         name = self.code(target.value)
-        self.bind_target(target.value, held_base.with_code(name))
+        self.bind_target(target.value, assigned_into(held_base, name))
         number = f"tf.cast({value.code}, {held_base.code}.dtype)"
         new = number if operator is None else f"{self.wrap(held_base.code)} {operator} {number}"
         return [f"{pad}{self.target_code(target.value)} = tf.where({held_mask.code}, {new}, {held_base.code})"]
@@ -522,7 +523,7 @@ class BodyTranslator(ExpressionTranslator):
         name = self.code(target.value)
         source = self.as_plain(base)
         lines = [] if source.code == name else [f"{pad}{name} = {source.code}"]
-        self.bind_target(target.value, source.with_code(name))  # (the index reads the name in torch's order now)
+        self.bind_target(target.value, assigned_into(source, name))  # (the index reads it in torch's order now)
         index = self.slice_code(target, plain=True)
         value = self.as_plain(self.expr(small.value))
         binary = self.code(small.operator).strip()[:-1]
@@ -642,15 +643,16 @@ class BodyTranslator(ExpressionTranslator):
         updated = self.attribute_update(node, pad)
         if updated is not None:
             return updated
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(
-                node.func.value, cst.Name):
-            method = node.func.attr.value
-            receiver = self.env.get(node.func.value.value)
-            if isinstance(receiver, Value) and receiver.is_tensor and method.endswith("_") and \
-                    not method.startswith("_"):
-                value = self.expr(node)  # in-place tensor op: rebind the name to the result
-                self.bind_target(node.func.value, value)
-                return [f"{pad}{node.func.value.value} = {value.code}"]
+        chain = _in_place_chain(node)
+        if chain is not None and isinstance(self.env.get(chain[0].value), Value) and self.env[chain[0].value].is_tensor:
+            # in-place tensor ops (`g.mul_(2).add_(y)`: one after the other, each reading what the last left): the
+            # name rebound to each result in turn
+            name, lines = chain[0], []
+            for call in chain[1:]:
+                value = self.expr(call.with_changes(func=call.func.with_changes(value=name)))
+                self.bind_target(name, value)
+                lines.append(f"{pad}{name.value} = {value.code}")
+            return lines
         if isinstance(node, cst.SimpleString):
             return [pad + self.code(node)]
         value = self.expr(node)
@@ -1600,6 +1602,17 @@ class BodyTranslator(ExpressionTranslator):
             final, _ = self.block(statement.finalbody.body, depth + 1)
             lines += [f"{pad}finally:"] + final
         return lines, False
+
+
+def _in_place_chain(node):
+    """`g.mul_(2).add_(y)` -> [Name g, the mul_ call, the add_ call]: in-place tensor methods called on a name, one
+    on the other's result, innermost first; None for anything else."""
+    calls = []
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+            node.func.attr.value.endswith("_") and not node.func.attr.value.startswith("_"):
+        calls.append(node)
+        node = node.func.value
+    return [node, *reversed(calls)] if calls and isinstance(node, cst.Name) else None
 
 
 def _dedent(text):

@@ -20,7 +20,7 @@ for _dims in (1, 2, 3):
                 channels=KEEPS_CHANNELS)
     for _kind in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad", "CircularPad"):
         module_rule(f"torch.nn.{_kind}{_dims}d", runtime=f"{_kind}{_dims}d", layout=CL, rank=_rank,
-                    channels=KEEPS_CHANNELS)
+                    channels=KEEPS_CHANNELS, unbatched_in_order=True)
 
     function_rule(f"torch.nn.functional.max_pool{_dims}d", f"torch.max_pool{_dims}d", runtime=f"max_pool{_dims}d",
                   signature="(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "

@@ -96,6 +96,9 @@ class ModuleRule:
     # the layer's leading call parameters by name, where callers hand them by keyword (`attn(query=x, key=x,
     # value=x)`): bound to positions before the layout rules read them
     params: tuple = ()
+    # the layer also takes torch's unbatched input (one dim fewer than `rank`: (C, H, W) for a 2d pad, RWKV's time
+    # shift `nn.ZeroPad2d((0, 0, 1, -1))` on a (B, T, C) sequence) in torch's order, and returns it so
+    unbatched_in_order: bool = False
 
 
 KEEPS_CHANNELS = "kept"
@@ -132,13 +135,14 @@ def _family():
 
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
                 spatial_order_free=False, channels=None, runs_channels_last=False, gathers=False,
-                swaps_batch_axis=False, items=None, last_axis_only=False, takes_held_order=False, params=()):
+                swaps_batch_axis=False, items=None, last_axis_only=False, takes_held_order=False, params=(),
+                unbatched_in_order=False):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
     assert items is None or outputs == "tuple" and set(items) <= {"input", "tensor", "tuple", "state", "states"}, items
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
                       spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis, items,
-                      last_axis_only, takes_held_order, tuple(params))
+                      last_axis_only, takes_held_order, tuple(params), unbatched_in_order)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule

@@ -245,9 +245,25 @@ def clone_layer(value, memo=None):
     return made
 
 
+def _masked_setitem(x, mask, value):
+    """`x[mask] = value`: the mask covers x's leading dims (torch's rule); a value of one element per True position
+    (in order) is scattered there, anything broadcastable to x is selected where the mask holds."""
+    value = tf.cast(value, x.dtype)
+    lead = mask.shape.rank
+    if value.shape.rank is not None and value.shape.rank == x.shape.rank - lead + 1 and \
+            (value.shape.rank > 0 and value.shape[0] != 1):
+        return tf.tensor_scatter_nd_update(x, tf.where(mask), value)
+    wide = tf.reshape(mask, tf.concat([tf.shape(mask), tf.ones([x.shape.rank - lead], tf.int32)], 0))
+    return tf.where(wide, value, x)
+
+
 def setitem(x, index, value):
-    """torch's `x[index] = value` on an immutable tensor: a scatter over statically known positions."""
+    """torch's `x[index] = value` on an immutable tensor: a scatter over statically known positions; by a boolean
+    mask, a `where` (a number or a broadcastable value) or a scatter of the values taken in order."""
     x = tf.convert_to_tensor(x)
+    mask = index[0] if isinstance(index, tuple) and len(index) == 1 else index
+    if isinstance(mask, (tf.Tensor, tf.Variable, np.ndarray)) and mask.dtype in (tf.bool, np.bool_):
+        return _masked_setitem(x, tf.convert_to_tensor(mask), value)
     if None in tuple(x.shape):
         raise NotImplementedError("item assignment needs a tensor whose shape is static")
     positions = np.arange(int(np.prod(x.shape)), dtype=np.int64).reshape(tuple(x.shape))[index]

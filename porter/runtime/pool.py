@@ -847,8 +847,12 @@ class _PoolPadNd(TorchLayer):
         self.value = value
         self.finish_init()
 
-    def call(self, x):
-        return _pool_pad(x, self.padding, self._pool_mode, self.value if self._pool_mode == "constant" else None)
+    def call(self, x, layout="channels_last"):
+        """`x` channels-last, or in torch's order: told so (`layout="source"`), or torch's unbatched form (one dim
+        fewer than a batch of images: (C, H, W) for a 2d pad)."""
+        value = self.value if self._pool_mode == "constant" else None
+        in_order = layout == "source" or len(x.shape) == self._pool_dims + 1
+        return _pool_pad(x, self.padding, self._pool_mode, value, channels_last=not in_order)
 
     def get_config(self):
         return {**super().get_config(), "padding": self.padding}
