@@ -265,6 +265,11 @@ class ModuleEmitter:
         self.dropped.append((line, self.first_line(statement)))
         return None
 
+    def plain_classes(self):
+        """The plain (not module) classes of the file the port carries over: those the model classes use."""
+        return {statement.name.value for statement in self.source.module.body if isinstance(statement, cst.ClassDef)
+                and statement.name.value not in self.source.classes and statement.name.value in self.source.model_names}
+
     def first_line(self, statement):
         """The first line of a statement's code: asked only for dropped statements (generating the code of every
         class to read one line was a tenth of rendering a large file)."""
@@ -345,6 +350,9 @@ class ModuleEmitter:
             bases = self.ctx.use(CONTAINER_RUNTIME[info.container_base])
         else:
             bases = self.ctx.use("TorchModule")
+        mixed_in = [name for name in info.mixins if name in self.plain_classes()]
+        if mixed_in:  # `class Net(nn.Module, InitMixin)`: the file's plain class, ported beside it
+            bases = ", ".join([bases, *mixed_in])
         init = info.methods.get("__init__")
         init_body = translator.class_code.get((info.name, "__init__"), [])
         if init is not None:

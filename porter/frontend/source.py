@@ -58,6 +58,9 @@ class ClassInfo:
     left_out: dict = field(default_factory=dict)  # name -> cst.FunctionDef: pretrained-weight methods, not model code
     # Gluon: attribute -> the name its parameter is saved under (a `_collect_params_with_prefix` override)
     saved_names: dict = field(default_factory=dict)
+    # bases written as bare names of no import and no module class: plain classes of the file it mixes in
+    # (`class Net(nn.Module, InitMixin)`), kept as bases where the port has them
+    mixins: tuple = ()
 
     def find_method(self, name):
         """The method `name` as Python would find it through in-file base classes (None if not in the file)."""
@@ -490,6 +493,7 @@ def builds_torch_layers(function, imports):
 
 def _class_info(node, imports, known, positions):
     in_file_bases, is_module, container, layer_base, framework = [], False, None, None, "torch"
+    mixins = []
     for base in node.bases:
         canonical = imports.resolve(base.value)
         name = dotted_name(base.value)
@@ -507,6 +511,8 @@ def _class_info(node, imports, known, positions):
             framework = known[name].framework
         elif canonical is not None and is_a_rule_layer(canonical) and canonical.rsplit(".", 1)[-1][:1].isupper():
             is_module, layer_base = True, canonical  # `class LayerNorm2d(nn.LayerNorm)` with its own forward
+        elif isinstance(base.value, cst.Name) and canonical in (None, name) and base.keyword is None:
+            mixins.append(name)
     if not is_module:
         return None
     methods, attributes = {}, {}
@@ -531,6 +537,7 @@ def _class_info(node, imports, known, positions):
     info.container_base = container or next((known[b].container_base for b in in_file_bases
                                              if known[b].container_base), None)
     info.layer_base = layer_base
+    info.mixins = tuple(mixins)
     return info
 
 

@@ -118,7 +118,15 @@ def unify(ctx, values, unknown_rank=True):
         values = [to_layout(ctx, v, "source") if v.is_tensor and v.layout == "flat_channels_last" else v
                   for v in values]
     tensors = [v for v in values if v.is_tensor]
+    if _settle_free_to(tensors):  # (a (nW, N, N) mask given size-1 dims meets attention scores in torch's order)
+        values = [to_layout(ctx, v, "source") if v.is_tensor and _only_unit_dims_moved(v) else v for v in values]
+        tensors = [v for v in values if v.is_tensor]
     permuted = [v for v in tensors if is_permuted(v)]
+    if len({v.layout for v in permuted}) > 1:  # (SKNet's branch weights viewed (B, M, C, 1, 1) meet the stacked
+        # branches held (B, H, W, M, C): the weights' size-1 dims move, a reshape)
+        values = _aligned_by_unit_dims(ctx, values, permuted)
+        tensors = [v for v in values if v.is_tensor]
+        permuted = [v for v in tensors if is_permuted(v)]
     if permuted:
         if len(tensors) == len(permuted) and len({v.layout for v in tensors}) == 1 and len(
                 {v.rank for v in tensors}) == 1 and not _settle_apart(tensors):
@@ -126,7 +134,11 @@ def unify(ctx, values, unknown_rank=True):
         joined = None if _settle_apart(permuted) else _joined_to_permuted(ctx, values, permuted)
         if joined is not None:
             return joined
-        values = [to_layout(ctx, v, "source") if is_permuted(v) else v for v in values]
+        # (to the channels-last images among the others where they have its rank: one transpose, composed, a
+        # reshape where only size-1 axes move: coordinate attention's `pool_w(x).permute(0, 1, 3, 2)`)
+        ranks = {v.rank for v in tensors if v.channels_last and not is_permuted(v)}
+        values = [to_layout(ctx, v, "channels_last" if v.rank in ranks and v.rank is not None else "source")
+                  if is_permuted(v) else v for v in values]
         tensors = [v for v in values if v.is_tensor]
     # a channels-last image of unknown rank (a module's output call_module keeps channels-last) meets one of known
     # rank: they are one image shape, the known one leads
@@ -166,6 +178,42 @@ def unify(ctx, values, unknown_rank=True):
             converted.append(tensor(f"broadcast_channels_last({value.code}, {leader.rank})", leader.rank,
                                     "channels_last"))
     return converted, "channels_last", leader.rank
+
+
+def _aligned_by_unit_dims(ctx, values, permuted):
+    """`values` with the permuted operands that reach the stored order of another one (of the same rank, with no
+    size-1 dims known: the data) by moving size-1 dims only brought to that order (a reshape); unchanged where none
+    can."""
+    lead = next((v for v in permuted if not v.unit_dims and v.rank is not None), None)
+    if lead is None:
+        return values
+    order = physical_order(lead)
+
+    def reaches(value):
+        units = set(value.unit_dims or ())
+        return value.rank == lead.rank and bool(units) and value.layout != lead.layout and \
+            [d for d in physical_order(value) if d not in units] == [d for d in order if d not in units]
+
+    return [tensor(settle(v, order, ctx), v.rank).but(layout=lead.layout, dtype=v.dtype, unit_dims=v.unit_dims)
+            if v.is_tensor and is_permuted(v) and reaches(v) else v for v in values]
+
+
+def _only_unit_dims_moved(value):
+    """Whether `value` is held out of torch's order by its size-1 dims only (`Value.unit_dims`: an unsqueezed axis
+    stored where it cost nothing): brought to torch's order by a reshape."""
+    if not value.unit_dims or value.rank is None or not (is_permuted(value) or value.channels_last):
+        return False
+    kept = [d for d in physical_order(value) if d not in value.unit_dims]
+    return kept == sorted(kept)
+
+
+def _settle_free_to(tensors):
+    """Whether operands held out of torch's order by size-1 dims only meet, of the others, tensors in torch's order
+    of their rank at least (which would otherwise move their data to the unsqueezed one's order)."""
+    free = [v for v in tensors if _only_unit_dims_moved(v)]
+    others = [v for v in tensors if not _only_unit_dims_moved(v)]
+    return bool(free) and bool(others) and all(v.layout == "source" for v in others) and any(
+        v.rank is not None and v.rank >= max(f.rank for f in free) for v in others)
 
 
 def _settle_apart(tensors):
@@ -275,3 +323,14 @@ def separable_order(order):
     if not order or 0 not in order or 1 not in order:
         return None
     return [0] + [d for d in order if d > 1] + [1]
+
+
+class OuterNamesHoister:
+    """The hoister inside a comprehension or a lambda: a conversion of a name it does not bind (`own`) goes before
+    the statement (`outer`'s hoister), one of its own names is converted where it is read (`hoist` answers None)."""
+
+    def __init__(self, outer, own):
+        self.outer, self.own = outer, own
+
+    def hoist(self, name, code, layout):
+        return None if name in self.own else self.outer.hoist(name, code, layout)

@@ -12,7 +12,16 @@ from porter.frontend.static_branches import ALWAYS_IN_PORT, decided_getattr, tor
 from porter.frontend.walk import descendants
 from porter.frontend.weight_loading import WEIGHT_DOWNLOADS
 from porter.ir.containers import CONTAINERS, container_runtime
-from porter.ir.layout import element_template, kernel_layout, layout_of_order, separable_order, settle, to_layout, unify
+from porter.ir.layout import (
+    OuterNamesHoister,
+    element_template,
+    kernel_layout,
+    layout_of_order,
+    separable_order,
+    settle,
+    to_layout,
+    unify,
+)
 from porter.ir.lists import holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (
@@ -53,7 +62,7 @@ from porter.passes.recurrent_states import one_unidirectional_layer
 from porter.passes.super_forward import super_forward_owner, translate_super_forward
 from porter.rules.constants import TENSOR_CLASS_NAMES, TORCH_HOST_CALLS
 from porter.rules.gluon_numpy import NUMPY_METHODS
-from porter.rules.registry import is_pointwise, module_rule_for_call, with_kept_dtype
+from porter.rules.registry import is_pointwise, keeps_rank, module_rule_for_call, with_kept_dtype
 
 PASSTHROUGH_BUILTINS = {"range", "int", "float", "str", "bool", "list", "tuple", "dict", "zip", "enumerate",
                         "isinstance", "min", "max", "abs", "round", "sum", "print", "hasattr", "getattr",
@@ -373,6 +382,10 @@ class CallTranslator:
             decided = decided_getattr(node, self.source.imports.resolve, self.ctx.covers_name, self.ctx.rule_namespace)
             if decided is not None:
                 return self.expr(decided)
+        if name == "getattr" and len(node.args) == 2 and not any(a.star or a.keyword for a in node.args):
+            chosen = self.function_by_name(node)
+            if chosen is not None:
+                return chosen
         if name == "hasattr" and len(node.args) == 2 and isinstance(node.args[1].value, cst.SimpleString):
             # `hasattr(F, "scaled_dot_product_attention")`: decided by what the port supports, as top-level ifs are
             found = torch_has(self.source.imports.resolve(node.args[0].value), node.args[1].value.evaluated_value,
@@ -521,6 +534,22 @@ class CallTranslator:
             return False
         return f"Tensor.{method}" in rules or method.endswith("_") and f"Tensor.{method[:-1]}" in rules
 
+    def function_by_name(self, node):
+        """`getattr(F, act)` (`act` chosen at run time): the functions of that torch module which the file names in
+        string literals (`act='silu'`) and a rule ports to a runtime function, in a table the name picks
+        (`{"relu": relu, "silu": silu}[act]`, a KeyError for a name the file never wrote); None when `node` is not
+        such a lookup."""
+        owner = self.source.imports.resolve(node.args[0].value)
+        if owner not in ("torch", "torch.nn.functional") or isinstance(node.args[1].value, cst.SimpleString):
+            return None
+        rules = self.ctx.function_rules
+        found = {n: rules[f"{owner}.{n}"] for n in sorted(self.source.string_literals)
+                 if f"{owner}.{n}" in rules and rules[f"{owner}.{n}"].runtime}
+        if not found:
+            return None
+        table = ", ".join(f"{n!r}: {self.ctx.use(rule.runtime)}" for n, rule in found.items())
+        return python(f"{{{table}}}[{self.as_plain(self.expr(node.args[1].value)).code}]")
+
     def map_lambda(self, node):
         """`map(lambda t: body, xs, ...)`: the body translated with each parameter bound as a loop over its
         iterable binds it (a layer of a ModuleList, a tensor of a tuple), so `map(lambda conv: conv(x), self.convs)`
@@ -536,12 +565,15 @@ class CallTranslator:
                 len(params.params) != len(node.args) - 1:
             return None
         iterables = [self.expr(a.value) for a in node.args[1:]]
-        env_backup = dict(self.env)
+        env_backup, hoister = dict(self.env), getattr(self.ctx, "hoister", None)
+        own = {p.name.value for p in params.params}  # (their conversions stay in the lambda)
+        self.ctx.hoister = OuterNamesHoister(hoister, own) if hoister is not None else None
         try:
             for param, iterable in zip(params.params, iterables):
                 self.bind_loop_target(param.name, iterable)
             body = self.expr(function.body)
         finally:
+            self.ctx.hoister = hoister
             self.env.clear()
             self.env.update(env_backup)
         if function_code is not None:  # the instance's own (layout-free) function: each item as it is held
@@ -911,6 +943,9 @@ class CallTranslator:
                 r.items is None or first.items is None or len(r.items) != len(first.items) or
                 not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results):
             return None
+        held = next((r for r in results if r.is_tensor and r.channels_last), None)
+        if held is not None and first.is_tensor and not first.channels_last:  # (logits beside images: as images)
+            first = held.but(code=first.code)
         if len(active) < len(ref.alternatives) and not self.passes_through(active[0], args, kwargs, first):
             return None  # a pass-through alternative hands back what it takes: so must the others
         if len(active) < len(ref.alternatives) and first.is_tensor and args[0].rank is None:
@@ -1591,6 +1626,10 @@ class CallTranslator:
         if result.is_tensor:  # (set on every result: a rule may hand back its operand's Value, marked for it)
             result = result.but(varies_along=varying_after(call.canonical, is_pointwise(rule), call.all_args() + list(
                 call.kwargs.values()), result))
+            tensors = [v for v in call.all_args() + list(call.kwargs.values()) if v.is_tensor]
+            if len(tensors) == 1 and tensors[0].unit_dims and keeps_rank(rule) and result.rank == tensors[0].rank \
+                    and not result.unit_dims:  # (`softmax(w, dim=1)` of (B, M, C, 1, 1): its size-1 dims kept)
+                result = result.but(unit_dims=tensors[0].unit_dims)
         return result
 
     def declarative_rule(self, rule, call):
@@ -1967,7 +2006,8 @@ def held_alike(results):
     item for tuples of one length; None where they disagree otherwise."""
     first = results[0]
     if all(_alike_state(r, first) for r in results[1:]) and not (first.kind == "tuple" and first.items is not None):
-        return first if all(r.rank == first.rank for r in results) else first.but(rank=None)
+        lead = next((r for r in results if r.is_tensor and r.channels_last), first)  # (logits beside images)
+        return lead if all(r.rank == lead.rank for r in results) else lead.but(rank=None)
     if all(r.kind == "tuple" and r.items is not None and len(r.items) == len(first.items) for r in results):
         items = [held_alike([r.items[i] for r in results]) for i in range(len(first.items))]
         return None if None in items else first.but(items=tuple(items))
@@ -1979,7 +2019,12 @@ def held_alike(results):
 
 
 def _alike_state(first, second):
-    """_same_state, a rank one of them does not know matching any."""
+    """_same_state, a rank one of them does not know matching any; a tensor of rank 2 or less matching an image
+    held channels-last (its layout is torch's either way: pycls' `for module in self.children()`, the head's logits
+    beside the stages' images)."""
+    if first.is_tensor and second.is_tensor and any(
+            a.rank is not None and a.rank <= 2 and b.channels_last for a, b in ((first, second), (second, first))):
+        return True
     if first.is_tensor and second.is_tensor and None in (first.rank, second.rank):
         return first.layout == second.layout
     return _same_state(first, second)

@@ -1101,8 +1101,8 @@ class FileTranslator:
         for node in calls:
             if id(node) in rebinds:
                 return "any"  # (`x = x.sum(1).mean(...)`: later layers take what the reduction made, not `param`)
-            if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and \
-                    node.func.value.value in aliases and node.func.attr.value in PERMUTES and _sequence_reorder(node):
+            if isinstance(node.func, cst.Attribute) and _plain_receiver(node.func.value) in aliases and \
+                    node.func.attr.value in PERMUTES and _sequence_reorder(node):
                 swapped = True  # (`x = x.transpose(-2, -1)` before a Conv1d: wav2vec2's positional convolution)
                 continue
             if _channels_last_permute_rank(node, aliases):
@@ -2438,6 +2438,18 @@ def _calls_in_order(body):
 
     walk(body, Visitor())
     return calls
+
+
+# tensor methods that give the tensor's values as they are (no dim moved)
+AS_IS_METHODS = frozenset({"contiguous", "clone", "detach", "float"})
+
+
+def _plain_receiver(node):
+    """The name `x` of `x`, `x.contiguous()`, `x.clone().detach()` ...: a tensor named as it is, else None."""
+    while isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and \
+            node.func.attr.value in AS_IS_METHODS:
+        node = node.func.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _sequence_reorder(node):

@@ -38,6 +38,14 @@ def is_elementwise_reference(source, node, depth=0):
             is_elementwise_reference(source, node.orelse, depth + 1)
     if isinstance(node, cst.Name) and node.value in source.functions:
         return _elementwise_function(source, node.value)
+    if isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) == 2 and \
+            not isinstance(node.args[1].value, cst.SimpleString):
+        # `getattr(F, act)`: the functions of that module the file names in string literals (calls.py's table)
+        owner = source.imports.resolve(node.args[0].value)
+        named = [function_rule_named(f"{owner}.{n}") for n in source.string_literals] if owner in (
+            "torch", "torch.nn.functional") else []
+        named = [rule for rule in named if rule is not None and rule.runtime]
+        return bool(named) and all(is_pointwise(rule) for rule in named)
     canonical = source.imports.resolve(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
     return canonical is not None and is_pointwise(function_rule_named(canonical))
 

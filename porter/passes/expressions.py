@@ -6,17 +6,26 @@ raises NotImplementedError naming file:line, so the generated module stays impor
 """
 
 import re
+from dataclasses import replace
 
 import libcst as cst
 
 from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name, mentions_torch
+from porter.frontend.names import names_in
 from porter.frontend.source import is_covered_by_a_rule
 from porter.frontend.static_branches import torch_dir_membership
-from porter.frontend.names import names_in
 from porter.frontend.walk import descendants, walk
 from porter.ir.containers import CONTAINERS, container_runtime
-from porter.ir.layout import element_template, index_in_layout, kernel_layout, layout_of_order, to_layout, unify
+from porter.ir.layout import (
+    OuterNamesHoister,
+    element_template,
+    index_in_layout,
+    kernel_layout,
+    layout_of_order,
+    to_layout,
+    unify,
+)
 from porter.ir.lists import growing_table, holds_images, images_held, images_with_starred, table_item
 from porter.ir.lists import read as read_list
 from porter.ir.values import (
@@ -490,11 +499,14 @@ class ExpressionTranslator(CallTranslator):
         if signature is not None:  # a lambda the class it is handed to calls on images (lambda_signatures.py)
             return python(written_lambda(self, node, signature))
         names = [p.name.value for p in params.params]
-        env_backup = dict(self.env)
+        env_backup, hoister = dict(self.env), getattr(self.ctx, "hoister", None)
         self.env.update({name: python(name) for name in names})
+        # (a conversion of a parameter stays in the lambda; an outer name's goes before the statement)
+        self.ctx.hoister = OuterNamesHoister(hoister, set(names)) if hoister is not None else None
         try:
             body = self.expr(node.body)
         finally:
+            self.ctx.hoister = hoister
             self.env.clear()
             self.env.update(env_backup)
         body = to_layout(self.ctx, body, "source") if body.is_tensor else body
@@ -763,7 +775,7 @@ class ExpressionTranslator(CallTranslator):
             element = base.module.element_at(index.static if index is not None else None) if base.module else \
                 UNKNOWN_MODULE
             if isinstance(node.slice[0].slice, cst.Slice):
-                element = base.module or UNKNOWN_MODULE
+                element = self.module_slice(base.module, node.slice[0].slice) if base.module else UNKNOWN_MODULE
             return Value(f"{base.code}[{self.slice_code(node)}]", "module", module=element) if index or \
                 isinstance(node.slice[0].slice, cst.Slice) else Value(self.code(node), "module", module=element)
         if base.kind == "tuple":
@@ -777,6 +789,16 @@ class ExpressionTranslator(CallTranslator):
                 isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.List) for e in node.slice):
             return self.tensor_subscript(base.but(kind="tensor"), node)  # `v[:, [-1]]`: only arrays take lists
         return python(f"{base.code}[{self.slice_code(node)}]")
+
+    def module_slice(self, ref, part):
+        """`self.features[2:]`: the children a literal slice of an ordered container keeps (in order; a later
+        channel count reads `self.features[2:][0]`, not the whole container's third child); the container itself
+        for a slice porter cannot read."""
+        bounds = [self.expr(b).static if b is not None else None for b in (part.lower, part.upper, part.step)]
+        if not (ref.ordered and ref.elements and ref.kind in ("sequential", "list")) or not all(
+                b is None or isinstance(b, int) and not isinstance(b, bool) for b in bounds) or bounds[2] == 0:
+            return ref
+        return replace(ref, elements=ref.elements[slice(*bounds)], lead=0)
 
     def table_keys(self, node):
         """(GrowingTable, code) when `node` reads or stores a value of a table the body uses only by key
@@ -1270,17 +1292,6 @@ def _counted_int(value):
     """Whether `value` is a Python int porter cannot read but knows is one (the count `enumerate` hands a loop): as an
     index it drops its dim, as a static int does."""
     return value.kind == "python" and value.static is None and value.dtype == "int"
-
-
-class OuterNamesHoister:
-    """A hoister for the inside of a comprehension: a conversion of a name the comprehension does not bind goes
-    before the statement (`outer`'s), one of its own names stays where it is (`hoist` answers None)."""
-
-    def __init__(self, outer, own):
-        self.outer, self.own = outer, own
-
-    def hoist(self, name, code, layout):
-        return None if name in self.own else self.outer.hoist(name, code, layout)
 
 
 def _comprehension_names(node):

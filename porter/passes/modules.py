@@ -522,6 +522,8 @@ class ModuleResolver:
             return ModuleRef(kind, elements=tuple(elements), ordered=ordered, lead=0 if ordered else lead)
 
     def _non_container_call(self, node, env, owner):
+        if dotted_name(node.func) == "getattr" and is_elementwise_reference(self.source, node):
+            return ELEMENTWISE_CALLABLE  # `getattr(F, act)` of activations the file names
         local = env.get(node.func.value) if isinstance(node.func, cst.Name) else None
         if isinstance(local, LocalFunction):  # `resnet_block(64, 2)`, defined in the body building the model
             return self._callable_return(local.definition, [p.name.value for p in local.definition.params.params],

@@ -67,6 +67,7 @@ class NestedFunction:
         self.statement, self.depth, self.marker = statement, depth, marker
         self.header, self.lines, self.template, self.ranks = None, None, None, ()
         self.held = {}  # position -> the stored order (torch dims) a tensor parameter is taken in, when not torch's
+        self.images = set()  # positions of the images it takes channels-last (its first call handed them so)
         self.env = env or {}  # the enclosing variables where it is defined (an uncalled one is translated with them)
 
 
@@ -1483,8 +1484,12 @@ class BodyTranslator(ExpressionTranslator):
         args, kwargs = self.arg_values(node)
         if nested is not None and nested.lines is None:
             nested.held = _orders_wanted_in(nested.statement, args)
+            nested.images = {i for i, v in enumerate(args) if i not in nested.held and v.is_tensor and
+                             v.channels_last and v.rank is not None}  # (`gate(self.a(x))`: taken as held)
         held = nested.held if nested is not None else {}
-        args = [self._held_item(v, held[i]) if i in held else self._plain_item(v) for i, v in enumerate(args)]
+        images = nested.images if nested is not None else set()
+        args = [self._held_item(v, held[i]) if i in held else to_layout(self.ctx, v, "channels_last", v.rank)
+                if i in images and v.is_tensor else self._plain_item(v) for i, v in enumerate(args)]
         kwargs = {k: self._plain_item(v) for k, v in kwargs.items()}
         ranks = tuple(v.rank for v in [*args, *kwargs.values()] if v.is_tensor)
         if nested is not None and nested.lines is None:
@@ -1510,7 +1515,9 @@ class BodyTranslator(ExpressionTranslator):
         the function's body is translated for)."""
         return self.as_plain(value) if value.is_tensor else value
 
-    def translate_local_function(self, nested, args, kwargs):
+    def translate_local_function(self, nested, args, kwargs, returns_in_order=False):
+        """`returns_in_order`: its returns in torch's layout (a function no call here reads: what calls it
+        elsewhere, `call_module` on a closure a factory returns, takes its results so)."""
         statement = nested.statement
         params = statement.params
         positional = [*params.posonly_params, *params.params]
@@ -1535,7 +1542,8 @@ class BodyTranslator(ExpressionTranslator):
                  self.ctx.line)
         self.env.update({name: bound.get(name, python(name)) for name in names})
         # returns agree on the first one's layout, as a method's do (callers convert what they need)
-        self.output_layout, self.return_template, self.nested_returns = None, None, []
+        self.output_layout, self.return_template, self.nested_returns = (
+            "source" if returns_in_order else None), None, []
         try:
             nested.lines, _ = self.block(statement.body, nested.depth + 1)
             returned, first = self.nested_returns, self.return_template
@@ -1576,7 +1584,7 @@ class BodyTranslator(ExpressionTranslator):
                 current = dict(self.env)
                 self.env.update(nested.env)
                 try:
-                    self.translate_local_function(nested, [], {})
+                    self.translate_local_function(nested, [], {}, returns_in_order=True)
                 finally:
                     self.env.clear()
                     self.env.update(current)

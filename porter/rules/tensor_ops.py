@@ -129,7 +129,8 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     order, out_order = orders
     sizes = [ctx.plain(v).code for v in written]
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
-    return layout_kept_result(code, out_order)
+    units = tuple(i for i, size in enumerate(raw_sizes) if size.static == 1)  # (written 1s: size-1 dims)
+    return layout_kept_result(code, out_order).but(unit_dims=units or None)
 
 
 def _merged_pair_orders(order, sizes=()):
@@ -441,7 +442,7 @@ def _rank_change_in_layout(ctx, call, delta):
             value.layout == "source" and value.dtype in (None, *FLOAT_DTYPES) and len(call.kwargs) <= 1:
         # a map (N, H, W) given a channel axis (CBAM's `x.max(1)[0].unsqueeze(1)`): its size-1 channel is stored
         # last at no cost, so the (N, 1, H, W) image is held channels-last, as the convolutions after it take it
-        return tensor(f"tf.expand_dims({value.code}, -1)", 4, "channels_last")
+        return tensor(f"tf.expand_dims({value.code}, -1)", 4, "channels_last").but(unit_dims=(1,))
     if value is None or dim is None or not value.is_tensor or value.rank is None or len(call.kwargs) > 1 or not (
             is_permuted(value) or value.channels_last):
         return None
@@ -452,14 +453,16 @@ def _rank_change_in_layout(ctx, call, delta):
             return None
         out_order = unsqueezed_order(order, dim)
         code = f"tf.expand_dims({value.code}, {out_order.index(dim)})"
+        units = (*(d + 1 if d >= dim else d for d in value.unit_dims or ()), dim)  # (the new one has size 1)
     else:
         dim = dim + rank if dim < 0 else dim
         if not 0 <= dim < rank:
             return None
         out_order = reduced_order(order, [dim])
         code = f"tf.squeeze({value.code}, {order.index(dim)})"
+        units = tuple(d - 1 if d > dim else d for d in value.unit_dims or () if d != dim)
     return tensor(code, len(out_order)).but(layout=layout_of_order(out_order), dtype=value.dtype,
-                                            rank=len(out_order))
+                                            rank=len(out_order), unit_dims=tuple(sorted(units)) or None)
 
 
 def translate_cat(ctx, call):

@@ -1,7 +1,8 @@
 """An image read inside a comprehension that does not bind it (`torch.cat([op(x) for op in self.paths], 1)`,
 `sum(conv(x) for conv in self.convs)`): its conversion to channels-last goes before the statement, once, as a
 plain loop's does; it ran once a turn (4 Transposes for three paths, now 2: the boundary's). A name the
-comprehension binds is still converted where it is read. Each matches torch for drawn sizes (odd ones, batch 1)."""
+comprehension or a lambda binds is still converted where it is read (a lambda parameter's conversion was hoisted
+out of `map(lambda p, q: p * q, ...)`: an undefined name). Each matches torch for drawn sizes (odd ones, batch 1)."""
 
 import pytest
 from hypothesis import given, settings
@@ -28,6 +29,10 @@ OPS = {
     "cat_of_paths": "return torch.cat([op(x) for op in self.paths], 1)",
     "sum_of_paths": "return sum(op(x) for op in self.paths)",
     "own_names_too": "ys = [op(x) for op in self.paths]\n        return torch.cat([y * 2 for y in ys], 1)",
+    # a lambda's parameters are its own names: `q`'s conversion was hoisted out of `map(lambda p, q: p * q, ...)`
+    # (an undefined name in the port)
+    "lambda_parameters": "f = self.paths[0](x)\n        w = f.mean((2, 3)).reshape(f.shape[0], 4, 1, 1)\n"
+                         "        return list(map(lambda p, q: p * q, [f], [w]))[0]",
 }
 
 

@@ -75,3 +75,59 @@ def test_port_matches_torch(pair, seed, batch, height, width):
 
 def test_images_stay_channels_last(pair):
     assert count_transposes(pair.keras_model, [random_input(0, (2, 3, 7, 6))]) <= 2  # (in and out)
+
+
+# A class with a `forward` of its own that its constructor swaps in one branch (timm FasterNet's `MLPBlock`:
+# `self.forward = self.forward_layer_scale` where a layer scale is built, `else: self.forward = self.forward`): the
+# port's call ran `forward` whatever the constructor chose (a silent mismatch), and `self.forward = self.forward`
+# raised at construction (the port has no `forward`). Now `forward` is renamed `forward_default`, bound first.
+OWN_FORWARD = '''
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim, layer_scale_init_value):
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1)
+        if layer_scale_init_value > 0:
+            self.layer_scale = nn.Parameter(layer_scale_init_value * torch.ones(dim), requires_grad=True)
+            self.forward = self.forward_layer_scale
+        else:
+            self.forward = self.forward
+
+    def forward(self, x):
+        return x + self.conv(x)
+
+    def forward_layer_scale(self, x):
+        return x + self.layer_scale.unsqueeze(-1).unsqueeze(-1) * self.conv(x)
+
+
+class OpModel(nn.Module):
+    def __init__(self, scale=0.5):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.block = Block(8, scale)
+        self.head = nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        return self.head(self.block(self.stem(x)))
+'''
+
+
+@pytest.fixture(scope="module", params=[0.5, 0.0])
+def own_forward(request, tmp_path_factory):
+    return port(tmp_path_factory.mktemp("own_forward"), textwrap.dedent(OWN_FORWARD),
+                init_args={"scale": request.param})
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**16), batch=st.integers(1, 2), height=st.integers(3, 9), width=st.integers(3, 9))
+def test_a_swapped_own_forward_matches_torch(own_forward, seed, batch, height, width):
+    assert_same_outputs(own_forward, [random_input(seed, (batch, 3, height, width))])
+
+
+def test_a_swapped_own_forward_keeps_images_channels_last(own_forward):
+    code = (own_forward.out_dir / "op_model_keras.py").read_text()
+    assert "self.forward = self.forward_default" in code and "def forward_default(self, x):" in code
+    assert count_transposes(own_forward.keras_model, [random_input(0, (2, 3, 7, 6))]) <= 2
