@@ -517,6 +517,9 @@ def _class_info(node, imports, known, positions):
         return None
     methods, attributes = {}, {}
     for statement in node.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value in methods and _property_accessor(statement):
+            continue  # (`@buffer.setter` after the `@property` getter: the getter is the method; a ported model's
+            # attributes are set by its own code, not through the property)
         if isinstance(statement, cst.FunctionDef):
             methods[statement.name.value] = statement
         elif isinstance(statement, cst.SimpleStatementLine):
@@ -539,6 +542,12 @@ def _class_info(node, imports, known, positions):
     info.layer_base = layer_base
     info.mixins = tuple(mixins)
     return info
+
+
+def _property_accessor(definition):
+    """Whether a method is decorated `@<name>.setter` or `@<name>.deleter` (a property's other accessors)."""
+    return any(isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value in ("setter", "deleter")
+               for d in definition.decorators)
 
 
 def _model_parts(info):

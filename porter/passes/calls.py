@@ -2034,6 +2034,8 @@ def _converted_items(element, container):
     """Code of the items of `container` (code) each converted by `element` (code over `_each`): a tuple when the
     container is written as one (`(x2, x1) + tuple(extra)` adds a tuple to a tuple), a generator when it is one
     (`y.extend(m(y[-1]) for m in self.m)` reads each item appended before the next is made), else a list."""
+    if container.startswith("*"):  # `[*segments, *rest]`'s `*rest`: its items converted, still spread
+        return f"*{_converted_items(element, container[1:])}"
     comprehension = f"{element} for _each in {iterable_code(container)}"
     if _is_generator(container):
         return f"({comprehension})"

@@ -188,6 +188,13 @@ class ClassBodyTranslator(BodyTranslator):
             ir.attributes[f"{name}#rank"] = value.rank
         elif name not in ir.attributes:
             ir.attributes[name] = "tensor" if value.is_tensor else "value"
+        # a list of tensors (YOLO's `self.grid = [torch.empty(0) for _ in range(nl)]`, refilled in forward): its
+        # items are tensors in torch's order, of a rank the refills decide (while every assignment binds one)
+        template = element_template(value) if value.kind == "tuple" else None
+        items = template.but(code="", rank=None, layout="source", static=None, varies_along=None, unit_dims=None) \
+            if template is not None and template.is_tensor else None
+        key = f"{name}#items"
+        ir.attributes[key] = items if key not in ir.attributes or ir.attributes[key] == items else None
         # a torch function the attribute holds (`self.pool = F.max_pool2d`): its calls are that function's, while
         # every assignment binds the same one
         function = value.static[1] if isinstance(value.static, tuple) and value.static[:1] == ("rule-function",) \

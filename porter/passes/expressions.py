@@ -50,6 +50,12 @@ from porter.rules.context import RuleContext
 from porter.rules.dtype_properties import DTYPE_PROPERTIES, constant_dtype_property, dtype_property_value
 from porter.rules.tensor_ops import einsum_matmul, held_for_einsum
 
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+
+# the tensors a module holds that model code reads `.data` of (`m.weight.data`)
+WEIGHT_NAMES = frozenset({"weight", "bias", "running_mean", "running_var", "weight_v", "weight_g", "in_proj_weight",
+                          "in_proj_bias"})
+
 BINARY_OPERATORS = {
     cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
     cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@", cst.BitAnd: "&", cst.BitOr: "|",
@@ -199,6 +205,11 @@ class ExpressionTranslator(CallTranslator):
             return python(f"{base.code}.{attr}").but(dtype="float" if base.dtype == "finfo" else "int")
         if base.kind == "python" and attr in DTYPE_PROPERTIES:  # `dtype.is_floating_point`: a dtype's property
             return dtype_property_value(self.rule_context, base.code, attr)  # (a TensorFlow DType names it otherwise)
+        if attr == "data" and base.kind == "python" and base.static is None and isinstance(owner, cst.Attribute) and \
+                owner.attr.value in WEIGHT_NAMES:
+            # `m.weight.data` of a module porter cannot type (DCGAN's `weights_init(m)`): the tensor itself (a
+            # Keras variable has no `.data`)
+            return tensor(base.code)
         return python(f"{base.code}.{attr}")
 
     def canonical_attribute(self, canonical, node):
@@ -281,6 +292,10 @@ class ExpressionTranslator(CallTranslator):
             # takes it as stored, through TorchKernel; any other op converts it to torch's order)
             rank = CONV_LAYER_RANKS[self.info.layer_base] + 2
             return tensor("self.weight", rank, kernel_layout(rank))
+        items = ir.attributes.get(f"{attr}#items") if ir is not None and kind not in ("parameter", "buffer") else None
+        if items is not None and not (isinstance(kind, ModuleRef) and any(e.kind != "unknown" for e in kind.elements)):
+            # a list of tensors (YOLO's `self.grid[i]`: a tensor in torch's order), not of modules
+            return Value(f"self.{keras_name}", "tuple", items=None, static=("each", items))
         if isinstance(kind, ModuleRef):
             return Value(f"self.{keras_name}", "module", module=kind)
         kernel_rank = kernel_buffers(self.source, self.info).get(attr) if kind == "buffer" and self.info else None
@@ -682,6 +697,11 @@ class ExpressionTranslator(CallTranslator):
             return value.but(code=f"{self.ctx.use('promote_like_torch')}({value.code}, {other.code})", dtype=None)
         if value.int_width and other.is_tensor and other.dtype is None and operator != "/":
             return value  # (a narrow integer meeting a tensor of unknown dtype: `int_widths_promoted` at run time)
+        if operator in ("+", "-", "*", "//", "%") and other.is_tensor and other.dtype is None and \
+                _DOTTED_NAME.fullmatch(other.code) and not other.code.isidentifier():
+            # `x + self.offset`, a buffer of a dtype porter does not know (`torch.tensor([...]).cumsum(-1)`: int64):
+            # promoted as torch would, by the dtypes met at run time
+            return value.but(code=f"{self.ctx.use('promote_like_torch')}({value.code}, {other.code})", dtype=None)
         if operator == "/" or float_other or (other.is_tensor and other.dtype != "int"):
             # to the float operand's own dtype when it is a named tensor: bfloat16 under mixed precision
             target = f"{other.code}.dtype" if other.is_tensor and other.dtype is None and \
@@ -717,6 +737,9 @@ class ExpressionTranslator(CallTranslator):
             return self.expr(node.right)
         right = self.expr(node.right)
         if left.is_tensor or right.is_tensor:
+            # (Keras hands `training=None` outside fit: torch's `self.training and ...` is False then)
+            left, right = [v.with_code(f"bool({v.code})") if v.kind == "python" and v.code == "training" else v
+                           for v in (left, right)]
             (left, right), layout, rank = unify(self.ctx, [left, right])
             function = "tf.logical_and" if operator == "and" else "tf.logical_or"
             return tensor(f"{function}({left.code}, {right.code})", rank, layout)

@@ -449,6 +449,9 @@ class BodyTranslator(ExpressionTranslator):
 
     def item_assignment(self, target, base, small, pad):
         """`x[idx] = v` -> x = setitem(x, np.s_[idx], v): a static scatter (TensorFlow tensors are immutable)."""
+        held = self.same_mask_assignment(target, base, small.value, pad)
+        if held is not None:
+            return held
         value = self.expr(small.value)
         held = self.item_assignment_in_layout(target, base, value, pad)
         if held is None:
@@ -511,6 +514,23 @@ class BodyTranslator(ExpressionTranslator):
         number = f"tf.cast({value.code}, {held_base.code}.dtype)"
         new = number if operator is None else f"{self.wrap(held_base.code)} {operator} {number}"
         return [f"{pad}{self.target_code(target.value)} = tf.where({held_mask.code}, {new}, {held_base.code})"]
+
+    def same_mask_assignment(self, target, base, value_node, pad):
+        """`distance[mask] = dist[mask]` (farthest-point sampling): one boolean mask on both sides of tensors of one
+        shape, a `where` (traced by XLA; the masked values' count depends on the data); None for anything else."""
+        items = [e.slice for e in target.slice]
+        if not (isinstance(value_node, cst.Subscript) and len(items) == 1 and isinstance(items[0], cst.Index) and
+                len(value_node.slice) == 1 and isinstance(value_node.slice[0].slice, cst.Index) and
+                self.code(items[0].value) == self.code(value_node.slice[0].slice.value)) or not base.is_tensor:
+            return None
+        mask, other = self.expr(items[0].value), self.expr(value_node.value)
+        if not (mask.is_tensor and mask.dtype == "bool" and other.is_tensor and mask.rank == base.rank == other.rank):
+            return None
+        (held_mask, held_other, held_base), _, _ = unify(self.ctx, [mask, other, base])
+        name = self.code(target.value)
+        self.bind_target(target.value, assigned_into(held_base, name))
+        return [f"{pad}{self.target_code(target.value)} = tf.where({held_mask.code}, {held_other.code}, "
+                f"{held_base.code})"]
 
     def item_aug_assignment(self, small, base, pad):
         """`x[idx] += v` -> x = setitem(x, np.s_[idx], x[idx] + v), on x in torch's layout (a pending transpose is
@@ -645,7 +665,11 @@ class BodyTranslator(ExpressionTranslator):
         if updated is not None:
             return updated
         chain = _in_place_chain(node)
-        if chain is not None and isinstance(self.env.get(chain[0].value), Value) and self.env[chain[0].value].is_tensor:
+        held = self.env.get(chain[0].value) if chain is not None else None
+        if chain is not None and isinstance(held, Value) and (held.is_tensor or held.kind == "python" and (
+                held.static is None and self.ctx.function_rules.get(f"Tensor.{chain[-1].func.attr.value[:-1]}"))):
+            # (a name porter could not type, `v` of `(v, lv), (k, lk) = map(lambda t: ..., ...)`, called with a
+            # tensor's in-place method: a tensor; its result was dropped)
             # in-place tensor ops (`g.mul_(2).add_(y)`: one after the other, each reading what the last left): the
             # name rebound to each result in turn
             name, lines = chain[0], []

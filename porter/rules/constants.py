@@ -9,6 +9,9 @@ TORCH_CONSTANTS = {
     "torch.int16": "tf.int16", "torch.complex64": "tf.complex64", "torch.cfloat": "tf.complex64",
     "math.pi": "math.pi", "math.e": "math.e", "math.inf": "math.inf", "torch.inf": "math.inf", "torch.pi": "math.pi",
     "torch.nan": "math.nan", "math.nan": "math.nan",
+    # the version whose semantics the port follows (performer's `LooseVersion(torch.__version__) >= ...` feature
+    # checks: the string "torch.__version__" compared as a version raised)
+    "torch.__version__": "'2.13.0'",
     # mxnet's automatic mixed precision (float16 on GPUs; GluonNLP picks a smaller mask value under it): the port
     # runs mixed precision through Keras policies (bfloat16 on TPU, fp32's range), never through mxnet's AMP
     "mxnet.contrib.amp.amp._amp_initialized": "False", "mxnet.contrib.amp._amp_initialized": "False",

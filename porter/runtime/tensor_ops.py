@@ -626,8 +626,10 @@ def promote_like_torch(input, other):
         return input
     if isinstance(other, float):
         return tf.cast(input, tf.float32)
-    if tf.is_tensor(other) and other.dtype.is_floating:
-        return tf.cast(input, other.dtype)
+    dtype = tf.as_dtype(other.dtype) if tf.is_tensor(other) or hasattr(other, "dtype") else None  # (a Keras
+    # variable names its dtype by a string)
+    if dtype is not None and dtype.is_floating:
+        return tf.cast(input, dtype)
     return input
 
 

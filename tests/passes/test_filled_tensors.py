@@ -3,7 +3,8 @@ as seq2seq decoders collect their steps; `g.mul_(2).add_(y)`; `f[mask] = 1.0`): 
 wherever the filled part does. porter took `zeros(...)` for a constant whose copies may be broadcast
 (ir/varying.py) and kept that after the item assignment: `outputs.permute(1, 0, 2)` became `permute_broadcast`,
 which reads one element and broadcasts it: a silent all-zero result. A chain of in-place methods dropped its
-result (`(g * 2) + y` as a statement), and a boolean mask index raised in the runtime's scatter. Each case matches
+result (`(g * 2) + y` as a statement), as did an in-place method on a name porter could not type, and a boolean
+mask index raised in the runtime's scatter (`a[mask] = b[mask]` is now a `where`). Each case matches
 torch for hypothesis-drawn sizes (batch 1 and odd lengths included), eagerly and under XLA."""
 
 import pytest
@@ -40,6 +41,18 @@ OPS = {
     "mask_filled": "f = torch.zeros(x.shape[1], x.shape[0], x.shape[2])\n"
                    "        f[x.transpose(0, 1) > 0] = 1.0\n"
                    "        return f.permute(1, 0, 2) + self.fc(x)",
+    # one mask on both sides (farthest-point sampling): a `where`, as XLA takes it (a scatter of the masked values
+    # has a data-dependent size)
+    "same_mask_both_sides": "distance = torch.ones_like(x) * 0.5\n"
+                            "        dist = self.fc(x)\n"
+                            "        mask = dist < distance\n"
+                            "        distance[mask] = dist[mask]\n"
+                            "        return distance",
+    # an in-place method on a name porter could not type (unpacked from a map over a lambda): its result was dropped
+    "in_place_on_unpacked": "h = self.fc(x)\n"
+                            "        (v, lv), (k, lk) = map(lambda t: (t[:, :3], t[:, 3:]), (h, h * 2))\n"
+                            "        v.masked_fill_(x[:, :3] > 0, 0.)\n"
+                            "        return v + k",
 }
 
 

@@ -144,6 +144,12 @@ class TorchLayer(TorchModeFlag, keras.layers.Layer):
         """torch's Module.named_modules()."""
         return named_modules(self, prefix, set() if remove_duplicate else None)
 
+    def modules(self):
+        """torch's Module.modules(): this layer and every module below it (`for l in conv.modules()` of a leaf
+        layer gives the layer itself)."""
+        for _, module in self.named_modules():
+            yield module
+
     def compute_mask(self, inputs, previous_mask=None):
         return no_keras_mask(inputs, previous_mask)
 

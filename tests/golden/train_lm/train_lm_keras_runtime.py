@@ -142,6 +142,12 @@ class TorchLayer(TorchModeFlag, keras.layers.Layer):
         """torch's Module.named_modules()."""
         return named_modules(self, prefix, set() if remove_duplicate else None)
 
+    def modules(self):
+        """torch's Module.modules(): this layer and every module below it (`for l in conv.modules()` of a leaf
+        layer gives the layer itself)."""
+        for _, module in self.named_modules():
+            yield module
+
     def compute_mask(self, inputs, previous_mask=None):
         return no_keras_mask(inputs, previous_mask)
 
@@ -609,8 +615,8 @@ def _init_assign(tensor, values, torch_layout=True):
     and stored as the port holds the tensor; `torch_layout=False`: `values` computes in the stored layout. A table
     built without its rows (TableBuild: None or a RowlessTable) is left alone: the run starts from the host copy's
     rows, and drawing a table-sized tensor here is what that build avoids."""
-    if tensor is None or getattr(tensor, "served_elsewhere", False):
-        return tensor
+    if tensor is None or getattr(tensor, "served_elsewhere", False) or not hasattr(tensor, "assign"):
+        return tensor  # (a computed weight, a weight-normed conv's `weight`: torch fills a temporary, no effect)
     view = getattr(tensor, "porter_torch_view", None) if torch_layout else None
     drawn = values(tuple(view[0]) if view is not None else tuple(tensor.shape))
     if view is not None:
