@@ -615,12 +615,14 @@ def _init_assign(tensor, values, torch_layout=True):
     and stored as the port holds the tensor; `torch_layout=False`: `values` computes in the stored layout. A table
     built without its rows (TableBuild: None or a RowlessTable) is left alone: the run starts from the host copy's
     rows, and drawing a table-sized tensor here is what that build avoids."""
-    if tensor is None or getattr(tensor, "served_elsewhere", False) or not hasattr(tensor, "assign"):
-        return tensor  # (a computed weight, a weight-normed conv's `weight`: torch fills a temporary, no effect)
+    if tensor is None or getattr(tensor, "served_elsewhere", False):
+        return tensor
     view = getattr(tensor, "porter_torch_view", None) if torch_layout else None
     drawn = values(tuple(view[0]) if view is not None else tuple(tensor.shape))
     if view is not None:
         drawn = view[1](np.asarray(drawn))
+    if not hasattr(tensor, "assign"):  # a tensor, not a variable (a weight-normed conv's computed `weight`): the
+        return tf.cast(drawn, tensor.dtype)  # values drawn, for a caller that rebinds it (torch filled a temporary)
     tensor.assign(tf.cast(drawn, tensor.dtype))
     return tensor
 
