@@ -943,9 +943,8 @@ class CallTranslator:
                 r.items is None or first.items is None or len(r.items) != len(first.items) or
                 not all(_same_state(a, b) for a, b in zip(r.items, first.items))) for r in results):
             return None
-        held = next((r for r in results if r.is_tensor and r.channels_last), None)
-        if held is not None and first.is_tensor and not first.channels_last:  # (logits beside images: as images)
-            first = held.but(code=first.code)
+        if first.is_tensor and not first.channels_last:  # (logits beside images: as images)
+            first = _images_lead(results, first).but(code=first.code)
         if len(active) < len(ref.alternatives) and not self.passes_through(active[0], args, kwargs, first):
             return None  # a pass-through alternative hands back what it takes: so must the others
         if len(active) < len(ref.alternatives) and first.is_tensor and args[0].rank is None:
@@ -2006,7 +2005,7 @@ def held_alike(results):
     item for tuples of one length; None where they disagree otherwise."""
     first = results[0]
     if all(_alike_state(r, first) for r in results[1:]) and not (first.kind == "tuple" and first.items is not None):
-        lead = next((r for r in results if r.is_tensor and r.channels_last), first)  # (logits beside images)
+        lead = _images_lead(results, first)
         return lead if all(r.rank == lead.rank for r in results) else lead.but(rank=None)
     if all(r.kind == "tuple" and r.items is not None and len(r.items) == len(first.items) for r in results):
         items = [held_alike([r.items[i] for r in results]) for i in range(len(first.items))]
@@ -2016,6 +2015,12 @@ def held_alike(results):
         ranks = {r.rank for r in results if r.kind != "python"}  # (None where one is a tuple or of unknown rank)
         return tensor(first.code, ranks.pop() if len(ranks) == 1 else None, "channels_last")
     return None
+
+
+def _images_lead(results, first):
+    """The first of `results` that is an image held channels-last (what results alike by `_alike_state` are, a
+    head's logits beside a stage's images), else `first`."""
+    return next((r for r in results if r.is_tensor and r.channels_last), first)
 
 
 def _alike_state(first, second):

@@ -193,14 +193,12 @@ class ClassBodyTranslator(BodyTranslator):
         template = element_template(value) if value.kind == "tuple" else None
         items = template.but(code="", rank=None, layout="source", static=None, varies_along=None, unit_dims=None) \
             if template is not None and template.is_tensor else None
-        key = f"{name}#items"
-        ir.attributes[key] = items if key not in ir.attributes or ir.attributes[key] == items else None
+        _note_agreed(ir.attributes, f"{name}#items", items)
         # a torch function the attribute holds (`self.pool = F.max_pool2d`): its calls are that function's, while
         # every assignment binds the same one
         function = value.static[1] if isinstance(value.static, tuple) and value.static[:1] == ("rule-function",) \
             else None
-        key = f"{name}#function"
-        ir.attributes[key] = function if ir.attributes.get(key, function) == function else None
+        _note_agreed(ir.attributes, f"{name}#function", function)
 
     def note_init_call(self, node):
         func = node.func
@@ -2542,6 +2540,11 @@ def _has_parameter(definition, name):
 def _reads_training(lines):
     """Whether translated body `lines` read `training` (its code, not a comment: `# for training/inference`)."""
     return any(re.search(r"\btraining\b", line.split("#", 1)[0]) for line in lines)
+
+
+def _note_agreed(table, key, value):
+    """`table[key] = value` where every assignment noted so far agrees; None once two disagree."""
+    table[key] = value if table.get(key, value) == value else None
 
 
 def _known_number(value):

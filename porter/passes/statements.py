@@ -529,8 +529,8 @@ class BodyTranslator(ExpressionTranslator):
         (held_mask, held_other, held_base), _, _ = unify(self.ctx, [mask, other, base])
         name = self.code(target.value)
         self.bind_target(target.value, assigned_into(held_base, name))
-        return [f"{pad}{self.target_code(target.value)} = tf.where({held_mask.code}, {held_other.code}, "
-                f"{held_base.code})"]
+        where = f"tf.where({held_mask.code}, {held_other.code}, {held_base.code})"
+        return [f"{pad}{self.target_code(target.value)} = {where}"]
 
     def item_aug_assignment(self, small, base, pad):
         """`x[idx] += v` -> x = setitem(x, np.s_[idx], x[idx] + v), on x in torch's layout (a pending transpose is
