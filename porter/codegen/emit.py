@@ -87,6 +87,9 @@ class ModuleEmitter:
         for decided in self.source.decided_ifs:  # the branch taken stands at top level; the test and the other go
             if decided.test == "try":
                 text = "try:  (an optional import of a package the port does not have: its ImportError handler is kept)"
+            elif decided.test == "shadowed":
+                kind = "class" if isinstance(decided.node, cst.ClassDef) else "def"
+                text = f"{kind} {decided.node.name.value}:  (bound again below before any use: the later binding is kept)"
             elif decided.test == "with":
                 text = "with warnings.catch_warnings():  (warning filters only: what its body defines is kept)"
             else:

@@ -15,7 +15,7 @@ from porter.frontend.names import target_names
 
 def handed_functions(source):
     """Names of `source`'s model functions handed as an argument to a call of one of the file's classes or
-    functions, or assigned to an attribute of `self`."""
+    functions, assigned to an attribute of `self`, or a parameter's default."""
     functions = set(source.model_functions())
     if not functions:
         return frozenset()
@@ -31,6 +31,9 @@ def handed_functions(source):
                 isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name) and
                 t.target.value.value == "self" for t in assign.targets):
             found.add(assign.value.value)
+    for param in source.nodes_in(source.module, cst.Param):
+        if isinstance(param.default, cst.Name) and param.default.value in functions:
+            found.add(param.default.value)  # MaxViT's `def __init__(self, ..., partition_function=window_partition)`
     return frozenset(found)
 
 

@@ -18,6 +18,22 @@ def names_in(node):
     return names
 
 
+def read_names(node):
+    """Plain names `node` reads or binds, an attribute's own name aside (`nn.LayerNorm` reads `nn` only)."""
+    names = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name):
+            names.add(name.value)
+
+        def visit_Attribute(self, attribute):
+            walk(attribute.value, self)
+            return False
+
+    walk(node, Collector())
+    return names
+
+
 def bound_names(statement):
     """Names a top-level statement binds: a `def`/`class` name, or plain assignment targets."""
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):

@@ -21,7 +21,7 @@ from porter.frontend.gluon_saved_names import saved_parameter_names
 from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_id, dotted_name
 from porter.frontend.library_idioms import module_aliases, normalised_text
 from porter.frontend.linker import linked_text
-from porter.frontend.names import registrar_functions, top_level_bindings
+from porter.frontend.names import assigned_names, names_in, registrar_functions, top_level_bindings
 from porter.frontend.node_index import NodeIndex
 from porter.frontend.positions import node_positions
 from porter.frontend.static_branches import decided_body, module_flags
@@ -381,6 +381,8 @@ def parse_source(path, display_path=None, factories=False):
                 classes[info.name] = info
         elif isinstance(statement, cst.FunctionDef):
             functions[statement.name.value] = statement
+        elif isinstance(statement, cst.SimpleStatementLine):
+            _refuse_rebound_class(statement, classes, positions, display_path)
     framework = "torch"
     if any(info.framework == "mxnet" for info in classes.values()):
         framework = "mxnet"
@@ -491,6 +493,26 @@ def builds_torch_layers(function, imports):
     return bool(found) and bool(returns) and not training
 
 
+def _method_renamed(method, name, positions):
+    """A copy of FunctionDef `method` named `name`, its nodes at the original's positions."""
+    renamed = method.with_changes(name=cst.Name(name))
+    for old, new in ((method, renamed), (method.name, renamed.name)):
+        if old in positions:
+            positions[new] = positions[old]
+    return renamed
+
+
+def _refuse_rebound_class(statement, classes, positions, display_path):
+    """A SourceError for a top-level assignment binding the name of a module class defined above that something
+    read in between (`class Kept(Scale)`, then `Scale = nn.Identity`): the port holds one binding per name. (A class
+    nothing reads before it is bound again is dropped: static_branches.py.)"""
+    for name in assigned_names(statement):
+        if name in classes and positions[statement].start.line > classes[name].line:
+            raise SourceError(f"module class {name} (line {classes[name].line}) is bound again after code above "
+                              f"uses it", display_path, positions[statement].start.line,
+                              hint="porter ports one binding per name: rename the class or the later binding")
+
+
 def _class_info(node, imports, known, positions):
     in_file_bases, is_module, container, layer_base, framework = [], False, None, None, "torch"
     mixins = []
@@ -527,6 +549,15 @@ def _class_info(node, imports, known, positions):
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
                         small.targets[0].target, cst.Name):
                     attributes[small.targets[0].target.value] = small.value
+    for name, value in list(attributes.items()):
+        if isinstance(value, cst.Name) and value.value in methods and name not in methods:
+            # `forward = _forward_impl` in the class body: the method under a second name, as Python binds it (the
+            # first name kept only where the class reads it)
+            original = value.value
+            methods[name] = _method_renamed(methods[original], name, positions)
+            del attributes[name]
+            if not any(original in names_in(method) for key, method in methods.items() if key != original):
+                del methods[original]
     saved_names = {}
     if framework == "torch":
         methods = with_forward_from_aliases(methods, positions)  # `self.forward = self.forward_slicing`

@@ -10,11 +10,14 @@ the port never has that package.
 """
 
 import sys
+from collections import Counter
 from dataclasses import dataclass
 
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.names import bound_names, read_names
+from porter.frontend.torch_version import version_comparison
 from porter.frontend.walk import walk
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
@@ -42,7 +45,50 @@ def decided_body(module, resolve, covered):
     body, decided = [], []
     for statement in module.body:
         body.extend(_taken_statements(statement, module, resolve, covered, decided))
-    return body, decided
+    shadowed = _shadowed_definitions(body)
+    decided.extend(DecidedIf(statement, "shadowed", False) for statement in shadowed)
+    return [statement for statement in body if statement not in shadowed], decided
+
+
+def _shadowed_definitions(body):
+    """The `class`/`def` statements of `body` a later top-level statement binds again before anything reads them:
+    x-transformers' `class LayerNorm(Module)`, then `LayerNorm = partial(nn.LayerNorm, bias=False)` under a version
+    check. Python keeps the last binding, so the port holds that one only (the model's classes would otherwise
+    build the dead class: other parameters than torch's)."""
+    definitions = [index for index, statement in enumerate(body)
+                   if isinstance(statement, (cst.ClassDef, cst.FunctionDef))]
+    if not definitions:
+        return []
+    bound = [set(bound_names(statement)) for statement in body]
+    counts = Counter(name for names in bound for name in names)
+    definitions = [index for index in definitions if counts[body[index].name.value] > 1]
+    mentioned = [None] * len(body)  # (each statement walked once, when a scan first reaches it)
+    shadowed = []
+    for index in definitions:
+        name = body[index].name.value
+        for later in range(index + 1, len(body)):
+            if name in bound[later]:
+                if name not in _read_by_binding(body[later]):
+                    shadowed.append(body[index])
+                break
+            if mentioned[later] is None:
+                mentioned[later] = read_names(body[later])
+            if name in mentioned[later]:
+                break
+    return shadowed
+
+
+def _read_by_binding(statement):
+    """Names a binding statement reads where it runs: an assignment's value, a class's bases and decorators, a
+    function's decorators and defaults (its body runs later)."""
+    if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
+        parts = [*statement.decorators, *(statement.bases if isinstance(statement, cst.ClassDef) else
+                                          (statement.params,))]
+        return set().union(*(read_names(part) for part in parts)) if parts else set()
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and \
+            isinstance(statement.body[0], (cst.Assign, cst.AnnAssign)) and statement.body[0].value is not None:
+        return read_names(statement.body[0].value)
+    return read_names(statement)
 
 
 def decided_module(module, resolve, covered):
@@ -128,7 +174,7 @@ def _third_party(module):
 def static_truth(test, resolve, covered):
     """True/False for a test porter decides without running it, else None: `hasattr(<torch module>, "name")` and
     `"name" in dir(<torch module>)` (whether a rule covers that name), `"NAME" in os.environ` (unset), combined with
-    `not`, `and`, `or`; `typing.TYPE_CHECKING` (False when the code runs: MONAI's apps/utils.py binds `has_tqdm` in its
+    `not`, `and`, `or`; comparisons of torch's version (porter/frontend/torch_version.py); `typing.TYPE_CHECKING` (False when the code runs: MONAI's apps/utils.py binds `has_tqdm` in its
     else branch)."""
     if isinstance(test, (cst.Name, cst.Attribute)) and resolve(test) == "typing.TYPE_CHECKING":
         return False
@@ -152,6 +198,9 @@ def static_truth(test, resolve, covered):
     optional = optional_import_check(test)
     if optional is not None:
         return torch_has(*optional, covered)
+    compared = version_comparison(test, resolve)  # `version.parse(torch.__version__) >= version.parse("2.1.0")`
+    if compared is not None:
+        return compared
     return torch_dir_membership(test, resolve, covered)
 
 

@@ -164,7 +164,8 @@ class CallTranslator:
             if target.kind == "module":
                 return self.module_call(target, node)
             if isinstance(target.static, tuple) and target.static[:1] == ("rule-function",) and self.mode == "forward":
-                return self.torch_call(target.static[1], node)  # `self.pool = F.max_pool2d`, then `self.pool(y, 2)`
+                # `self.pool = F.max_pool2d`, then `self.pool(y, 2)`
+                return self.torch_call(target.static[1], partial_applied(node, target.static))
             method = self.info.find_method(func.attr.value) if self.info is not None else None
             if method is not None and self.mode == "forward" and _is_property(method):
                 # `self.norm(x)` through mmcv's `@property def norm(self): return getattr(self, self.norm_name)`:
@@ -283,6 +284,10 @@ class CallTranslator:
                     argument.static is None:  # a value porter cannot type (`clones(module, N)`'s parameter): a
                 # layer is cloned as torch copies a module, anything else deep-copied as written
                 return python(f"{self.ctx.use('clone_layer')}({argument.code})")
+        if canonical == "functools.partial":
+            held = self.partial_of_rule_function(node)
+            if held is not None:
+                return held
         if canonical is not None and canonical.split(".")[0] not in TRANSLATABLE_LIBRARIES:
             message = self.ctx.unsupported(self.line, canonical, "third-party code porter does not translate; "
                                                                  "port it by hand or replace it with torch ops")
@@ -332,7 +337,8 @@ class CallTranslator:
         if callee.kind == "module":
             return self.module_call(callee, node)
         if isinstance(callee.static, tuple) and callee.static[:1] == ("rule-function",):
-            return self.torch_call(callee.static[1], node)  # a local bound to a rule's function (`act(x)`)
+            # a local bound to a rule's function (`act(x)`)
+            return self.torch_call(callee.static[1], partial_applied(node, callee.static))
         if isinstance(callee.static, tuple) and callee.static[:1] == ("local-function",):
             return self.local_function_call(callee.static[1], node)  # a function defined in this body
         name = dotted_name(func)
@@ -1530,6 +1536,25 @@ class CallTranslator:
         return python(f"{base.code}.{method}()")
 
     # --- torch functions and tensor methods --------------------------------------------------------------
+    def partial_of_rule_function(self, node):
+        """`partial(F.interpolate, scale_factor=2, mode="nearest")` (a rule's function with constant arguments): the
+        partial as written, known as that function with those arguments (static `("rule-function", canonical,
+        ((keyword or None, constant code), ...))`), so a call of it is the rule's; None for any other partial."""
+        if not node.args or node.args[0].keyword is not None or node.args[0].star:
+            return None
+        function = self.expr(node.args[0].value)
+        if not (isinstance(function.static, tuple) and function.static[:1] == ("rule-function",) and
+                len(function.static) == 2):
+            return None
+        held = []
+        for argument in node.args[1:]:
+            value = self.expr(argument.value)
+            if argument.star or not isinstance(value.static, (bool, int, float, str, tuple)) or value.kind != "python":
+                return None
+            held.append((argument.keyword.value if argument.keyword else None, repr(value.static)))
+        return python(f"{self.code(node.func)}({self.plain_args(node)})",
+                      static=(*function.static, tuple(held)))
+
     def torch_call(self, canonical, node):
         rules = self.ctx.function_rules
         if canonical in rules:
@@ -2062,6 +2087,19 @@ def _literal(code):
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
     return True
+
+
+def partial_applied(node, static):
+    """Call `node` with the arguments a partial of a rule's function holds (static `("rule-function", canonical,
+    held)`) put where `partial` puts them: positional ones first, keywords after the call's own."""
+    if len(static) < 3:
+        return node
+    held = static[2]
+    positional = [cst.Arg(cst.parse_expression(code)) for keyword, code in held if keyword is None]
+    keywords = [cst.Arg(cst.parse_expression(code), keyword=cst.Name(keyword)) for keyword, code in held if keyword]
+    own = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args]
+    overridden = {a.keyword.value for a in own if a.keyword is not None}
+    return node.with_changes(args=[*positional, *own, *(a for a in keywords if a.keyword.value not in overridden)])
 
 
 def _is_property(method):

@@ -194,9 +194,10 @@ class ClassBodyTranslator(BodyTranslator):
         items = template.but(code="", rank=None, layout="source", static=None, varies_along=None, unit_dims=None) \
             if template is not None and template.is_tensor else None
         _note_agreed(ir.attributes, f"{name}#items", items)
-        # a torch function the attribute holds (`self.pool = F.max_pool2d`): its calls are that function's, while
+        # a torch function the attribute holds (`self.pool = F.max_pool2d`, `partial(F.interpolate, scale_factor=2)`):
+        # its calls are that function's, while
         # every assignment binds the same one
-        function = value.static[1] if isinstance(value.static, tuple) and value.static[:1] == ("rule-function",) \
+        function = value.static if isinstance(value.static, tuple) and value.static[:1] == ("rule-function",) \
             else None
         _note_agreed(ir.attributes, f"{name}#function", function)
 
@@ -245,6 +246,7 @@ class FileTranslator:
         self.bound_sites = {}  # (class, attribute) -> the signature of the case its instance is told to run
         self.speculative = 0  # > 0 while translating a case or trial that may be dropped: it tells no instance
         self.in_progress = set()
+        self.recursive_methods = set()  # (class, method) of methods that call themselves
         self.kind_cases = {}  # class -> {kind handed ("tuple"/"tensor"): trial key}: cases `call` picks at run time
         self.generic_sites = set()  # (class, attribute) whose instance a translated call runs in the generic case
         self.function_attributes = {}  # (class, attribute) -> LayoutFreeFunction, HandedLambdas or None (function_attributes.py)
@@ -1876,6 +1878,8 @@ class FileTranslator:
     def method_signature(self, info, method, args, kwargs):
         key = (info.name, method)
         if key in self.ctx.method_signatures:
+            if key in self.in_progress:  # a method calling itself (an Hourglass' `_hour_glass_forward(n - 1, x)`):
+                self.recursive_methods.add(key)  # it took the result in torch's order, so every return gives that
             return self.ctx.method_signatures[key]
         definition = info.find_method(method)
         if definition is None or key in self.in_progress:
@@ -1885,25 +1889,44 @@ class FileTranslator:
         try:
             params = [p for p in declared_params(definition) if p.name.value != "self"]
             ir = self.ctx.ir
-            for output_layout in (None, "source"):
+            # (output layout, whether its own calls of itself hand `training`, the result they take)
+            attempts = [(None, False, None)]
+            while attempts:
+                output_layout, hands_training, assumed = attempts.pop()
                 before = self.translation_state(ir) if ir is not None else None
                 env, arg_values = self.bind_call_values(params, (list(args), dict(kwargs)), key)
                 signature = ClassSignature(arg_values=tuple(arg_values))
+                signature.takes_training, signature.output = hands_training, assumed
                 self.ctx.method_signatures[key] = signature
                 translator = ClassBodyTranslator(self, info, "forward", env, output_layout)
                 translator.returns_pending_permute = returns_once_at_end(definition)
                 translator.takes_held_tokens = any(is_permuted(v) for v in arg_values)
                 translator.handed_heads = handed_heads(arg_values)
                 body, _ = translator.block(definition.body, 2)
-                if not translator.returns_disagree or output_layout is not None or before is None:
+                # (a method with a `training` parameter of its own, MONAI's `drop_path(self, x, p, training)`, is
+                # handed the flag by its callers: it takes no second one)
+                takes_training = _reads_training(body) and not _has_parameter(definition, "training")
+                recursive = key in self.recursive_methods
+                returned = translator.return_template
+                if before is None:
                     break
-                # a list here, a tensor there (timm's `return outs` under `fork_feat`, else the image): made again,
-                # every return in torch's layout, and its callers take what it returns so
+                if output_layout is None and translator.returns_disagree:
+                    # a list here, a tensor there (timm's `return outs` under `fork_feat`, else the image): made
+                    # again, every return in torch's layout, and its callers take what it returns so
+                    attempts.append(("source", hands_training, None))
+                elif output_layout is None and recursive and not _same_template(returned, assumed):
+                    # a method calling itself (an Hourglass' `_hour_glass_forward(n - 1, low1)`) took its own result
+                    # as assumed: made again taking what it returned (channels-last images stay so), and where that
+                    # does not settle, every return in torch's layout
+                    attempts.append(("source", hands_training, None) if assumed is not None or _in_torch_order(
+                        returned) else (None, hands_training, returned))
+                elif recursive and takes_training and not hands_training:
+                    attempts.append((output_layout, True, assumed))  # its calls of itself hand the flag on
+                else:
+                    break
                 self.undo_translation(ir, before)
             signature.output = translator.return_template
-            # (a method with a `training` parameter of its own, MONAI's `drop_path(self, x, p, training)`, is handed
-            # the flag by its callers: it takes no second one)
-            signature.takes_training = _reads_training(body) and not _has_parameter(definition, "training")
+            signature.takes_training = takes_training
             self.method_code[key] = (definition, clean_body(body, self.ctx.ir.mappings if self.ctx.ir else ()),
                                      signature.takes_training)
             return signature
@@ -2535,6 +2558,27 @@ def _has_parameter(definition, name):
     parameters = definition.params
     return any(p.name.value == name for p in (*parameters.posonly_params, *parameters.params,
                                               *parameters.kwonly_params))
+
+
+def _same_template(returned, assumed):
+    """Whether a method's return template is the one its own recursive calls assumed (None: torch's order)."""
+    if assumed is None:
+        return _in_torch_order(returned)
+    if not isinstance(returned, Value) or returned.kind != assumed.kind:
+        return False
+    if returned.is_tensor:
+        return returned.layout == assumed.layout and returned.rank == assumed.rank
+    items, assumed_items = returned.items or (), assumed.items or ()
+    return len(items) == len(assumed_items) and all(_same_template(a, b) for a, b in zip(items, assumed_items))
+
+
+def _in_torch_order(template):
+    """Whether a return template (a method's result as its callers see it) holds no tensor out of torch's order."""
+    if template is None or not isinstance(template, Value):
+        return True
+    if template.is_tensor:
+        return template.layout == "source"
+    return all(_in_torch_order(item) for item in template.items or ())
 
 
 def _reads_training(lines):

@@ -15,6 +15,7 @@ from porter.frontend.imports import dotted_name, mentions_torch
 from porter.frontend.names import names_in
 from porter.frontend.source import is_covered_by_a_rule
 from porter.frontend.static_branches import torch_dir_membership
+from porter.frontend.torch_version import version_comparison
 from porter.frontend.walk import descendants, walk
 from porter.ir.containers import CONTAINERS, container_runtime
 from porter.ir.layout import (
@@ -229,8 +230,9 @@ class ExpressionTranslator(CallTranslator):
         rule = self.ctx.function_rules.get(canonical)
         if rule is not None and not canonical.startswith("Tensor."):  # `act = F.Activation`, called later
             runtime = rule.runtime or rule.extra.get("value_runtime")  # (`partial(torch.var, unbiased=False)`
-            # handed to einops' reduce: the runtime function with torch's signature)
-            code = self.ctx.use(runtime) if runtime else self.code(node) if canonical.rsplit(".", 1)[-1][:1].isupper() \
+            # handed to einops' reduce: the runtime function with torch's signature; `torch.sin`: a lambda)
+            code = self.ctx.use(runtime) if runtime else rule.extra["value_code"] if "value_code" in rule.extra \
+                else self.code(node) if canonical.rsplit(".", 1)[-1][:1].isupper() \
                 else self.raising_stub(canonical, "a torch function used as a value: porter translates its calls; "
                                                   "call it where it is used (a lambda)").code
             # (a class such as `Tensor` in `List[Tensor]` stays a name)
@@ -272,7 +274,9 @@ class ExpressionTranslator(CallTranslator):
 
     def self_attribute(self, attr):
         if attr == "training":
-            return python("training")
+            # a module's call reads its mode from Keras's `training` argument; `self` of a module-level function
+            # (x-transformers' `eval_decorator`'s `inner(self, ...)`) is any module: its mode flag
+            return python("training" if self.info is not None else "self.training")
         ir = self.ctx.ir
         kind = ir.attributes.get(attr) if ir else None
         if kind is None and ir is not None and ir.attributes.get("#setattr") is not None and not (
@@ -307,7 +311,7 @@ class ExpressionTranslator(CallTranslator):
             rank = ir.attributes.get(f"{attr}#rank")
             return tensor(f"self.{keras_name}", rank)
         function = ir.attributes.get(f"{attr}#function") if ir is not None and kind == "value" else None
-        return python(f"self.{keras_name}", static=("rule-function", function) if function else None)
+        return python(f"self.{keras_name}", static=function)
 
     def own_children(self):
         """The modules `self.children()` / `self._modules` hold, as far as porter knows them: a container subclass's
@@ -749,6 +753,9 @@ class ExpressionTranslator(CallTranslator):
         listed = torch_dir_membership(node, self.source.imports.resolve, is_covered_by_a_rule)
         if listed is not None:  # `_has_silu = "silu" in dir(F)`: decided by what the port covers
             return python(repr(listed), static=listed)
+        compared = version_comparison(node, self.source.imports.resolve)  # `version.parse(torch.__version__) < ...`
+        if compared is not None:
+            return python(repr(compared), static=compared)
         left = self.expr(node.left)
         parts, values = [], [left]
         for target in node.comparisons:

@@ -78,6 +78,8 @@ def _class_statements(file_translator, body_translator_class, info):
         name = target.value if isinstance(target, cst.Name) else None
         if name in TORCHSCRIPT_METADATA or value is None:
             translated[statement] = ""
+        elif name in info.methods and isinstance(value, cst.Name) and name not in info.class_attributes:
+            translated[statement] = ""  # `forward = _forward_impl`: the method is ported under that name too
         elif mentions_torch(value, source.imports):
             translator = body_translator_class(file_translator, None, "function", {}, None)
             translator.line = source.line_of(statement)

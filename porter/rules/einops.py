@@ -227,11 +227,14 @@ def translate_unpack(ctx, call):
     return Value(code, "tuple", items=tuple(tensor("", None if rank is None else named + rank) for rank in known[1]))
 
 
+# (`value_runtime`: the function used as a value, x-transformers' `maybe(rearrange)(t, pattern, h=h)`, is the
+# runtime's, taking tensors in torch's order as einops does)
 for _op in SIGNATURES:
-    function_rule(f"einops.{_op}", translate=_translate(_op), layout="any", keeps_dtype=_op != "reduce")
-function_rule("einops.einsum", translate=translate_einsum, layout="source")
-function_rule("einops.pack", translate=translate_pack, layout="source")
-function_rule("einops.unpack", translate=translate_unpack, layout="source")
+    function_rule(f"einops.{_op}", translate=_translate(_op), layout="any", keeps_dtype=_op != "reduce",
+                  value_runtime=f"einops_{_op}")
+function_rule("einops.einsum", translate=translate_einsum, layout="source", value_runtime="einops_einsum")
+function_rule("einops.pack", translate=translate_pack, layout="source", value_runtime="einops_pack")
+function_rule("einops.unpack", translate=translate_unpack, layout="source", value_runtime="einops_unpack")
 
 
 def channels_last_layer_rank_delta(pattern):

@@ -13,14 +13,19 @@ def source_call(runtime, signature, rank=None, dtype=None, outputs="tensor"):
 
     def translate(ctx, call):
         bound = call.bind(parsed)
-        args = [ctx.plain(v) for v in call.all_args()]
-        kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
-        code = f"{ctx.runtime(runtime)}({ctx.join_args(args, kwargs)})"
+        code = runtime_call_code(ctx, call, runtime)
         if outputs == "tuple":
             return Value(code, "tuple", items=None)
         return tensor(code, rank(bound) if rank else None, "source").but(dtype=dtype)
 
     return translate
+
+
+def runtime_call_code(ctx, call, runtime):
+    """`runtime(...)` called with every argument of `call` in torch's order, as written."""
+    args = [ctx.plain(v) for v in call.all_args()]
+    kwargs = {k: ctx.plain(v) for k, v in call.kwargs.items()}
+    return f"{ctx.runtime(runtime)}({ctx.join_args(args, kwargs)})"
 
 
 def declarative_with_dtype(dtype):

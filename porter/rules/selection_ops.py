@@ -52,6 +52,13 @@ function_rule("torch.bucketize", translate=source_call(
 function_rule("torch.scatter", "Tensor.scatter", translate=translate_scatter, layout="source")
 function_rule("torch.scatter_add", "Tensor.scatter_add",
               translate=source_call("scatter_add", "(input, dim, index, src)", rank_of("input")), layout="source")
+# index_add_ (kaituoxu's Conv-TasNet overlap-and-add), index_copy_, index_fill_: the in-place spellings rebind the name
+function_rule("torch.index_add", "Tensor.index_add", translate=source_call(
+    "index_add", "(input, dim, index, source, *, alpha=1)", rank_of("input")), layout="source")
+function_rule("torch.index_copy", "Tensor.index_copy", translate=source_call(
+    "index_copy", "(input, dim, index, source)", rank_of("input")), layout="source")
+function_rule("torch.index_fill", "Tensor.index_fill", translate=source_call(
+    "index_fill", "(input, dim, index, value)", rank_of("input")), layout="source")
 function_rule("torch.count_nonzero", "Tensor.count_nonzero",
               translate=source_call("count_nonzero", "(input, dim=None)", dtype="int"), layout="source")
 function_rule("torch.empty_like", runtime="empty_like", signature="(input, dtype=None)", layout="any")

@@ -661,8 +661,8 @@ def _reduction(runtime, signature):
             axis_code = str(axes[0]) if len(axes) == 1 and isinstance(dim_value.static, int) else repr(tuple(axes))
             kwargs = {"keepdim": python("True")} if keep else {}
             code = f"{name}({_axis_args(ctx, runtime, value, axis_code, {**kwargs, **extra})})"
-            if keep:
-                result = tensor("", rank, "channels_last")
+            if keep:  # (the reduced dims have size 1: brought to torch's order by a reshape, DGCNN's `xx`)
+                result = tensor("", rank, "channels_last").but(unit_dims=_kept_units(value, normalised))
             else:
                 remaining = rank - len(normalised)
                 layout = "source" if 1 in normalised else "channels_last"
@@ -696,11 +696,19 @@ def _reduction(runtime, signature):
                 rank = plain.rank if keep else 0
             elif isinstance(dims, (tuple, list)):
                 rank = plain.rank if keep else plain.rank - len(dims)
+        units = _kept_units(plain, sorted(d % plain.rank for d in dims)) if keep and plain.rank is not None and \
+            isinstance(dims, (tuple, list)) and all(isinstance(d, int) for d in dims) else None
         if tuple_result:
-            return Value(code, "tuple", items=(tensor(f"{code}[0]", rank), tensor(f"{code}[1]", rank)))
-        return tensor(code, rank).but(dtype=counts)
+            return Value(code, "tuple", items=(tensor(f"{code}[0]", rank).but(unit_dims=units),
+                                               tensor(f"{code}[1]", rank).but(unit_dims=units)))
+        return tensor(code, rank).but(dtype=counts, unit_dims=units)
 
     return translate
+
+
+def _kept_units(value, reduced):
+    """The size-1 dims of a keepdim reduction of `value` over torch dims `reduced` (and those `value` had)."""
+    return tuple(sorted({*reduced, *(value.unit_dims or ())})) or None
 
 
 # reductions whose value over every element does not depend on the order they are read in (argmax's flat index does)
@@ -735,7 +743,8 @@ def _reduction_in_layout(ctx, name, value, dims, keep, extra, tuple_result, runt
     kwargs = {"keepdim": python("True")} if keep else {}
     code = f"{name}({_axis_args(ctx, runtime, value, axis_code, {**kwargs, **extra})})"
     out_order = order if keep else reduced_order(order, normalised)
-    result = tensor("", len(out_order)).but(layout=layout_of_order(out_order), rank=len(out_order))
+    result = tensor("", len(out_order)).but(layout=layout_of_order(out_order), rank=len(out_order),
+                                            unit_dims=_kept_units(value, normalised) if keep else None)
     if tuple_result:
         return Value(code, "tuple", items=(result.with_code(f"{code}[0]"), result.with_code(f"{code}[1]")))
     return result.with_code(code)
@@ -922,6 +931,19 @@ def translate_new_tensor(kind):
         return tensor(f"{_runtime(ctx, 'new_tensor_like')}({value.code}, {kind!r}, {size_code}{rest})", rank)
 
     return translate
+
+
+NEW_TENSOR = Signature.parse("(input, data, dtype=None, device=None, requires_grad=False)")
+
+
+def translate_new_tensor_of_data(ctx, call):
+    """`x.new_tensor(data)`: the data (in torch's order) as a tensor of x's dtype unless `dtype` says."""
+    bound = call.bind(NEW_TENSOR)
+    data = ctx.plain(bound["data"])
+    dtype = f", dtype={ctx.plain(bound['dtype']).code}" if "dtype" in bound else ""
+    code = f"{_runtime(ctx, 'tensor_new_tensor')}({ctx.plain(bound['input']).code}, {data.code}{dtype})"
+    return tensor(code, data.rank if data.is_tensor else None).but(
+        dtype=None if dtype else bound["input"].dtype)
 
 
 _DOTTED_NAME = re.compile(r"[A-Za-z_][\w.]*")
@@ -1183,8 +1205,9 @@ function_rule("Tensor.expand", "Tensor.expand_as", translate=translate_expand, l
 function_rule("Tensor.repeat", translate=translate_repeat, layout="source", keeps_dtype=True)
 function_rule("torch.repeat_interleave", "Tensor.repeat_interleave", runtime="repeat_interleave",
               signature="(input, repeats, dim=None, output_size=None)", layout="source", keeps_dtype=True)
-function_rule("torch.matmul", "Tensor.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm",
-              translate=translate_matmul, layout="source")
+# (`torch.spmm(adj, support)`, pygcn's graph convolution, and `torch.sparse.mm`: the port holds the adjacency dense)
+function_rule("torch.matmul", "Tensor.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm", "torch.spmm",
+              "torch.sparse.mm", translate=translate_matmul, layout="source")
 function_rule("torch.einsum", translate=translate_einsum, layout="source")
 
 for _name, _runtime_name in (("sum", "torch_sum"), ("mean", "mean"), ("prod", "prod"), ("amax", "amax"),
@@ -1214,8 +1237,10 @@ _UNARY = {
 _FLOAT_RESULTS = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "reciprocal", "erf", "log1p", "expm1", "log2", "exp2",
                   "atan", "tan", "asin", "acos", "sinh", "cosh"}
 for _name, _template in _UNARY.items():
+    # (`value_code`: the function as a value, nerf-pytorch's `periodic_fns = [torch.sin, torch.cos]`, called later)
     pointwise_rule(f"torch.{_name}", f"Tensor.{_name}", translate=_elementwise(
-        _template, 1, floating=_name in _FLOAT_RESULTS), layout="any")
+        _template, 1, floating=_name in _FLOAT_RESULTS), layout="any",
+        value_code="(lambda input: " + _template.format("tf.convert_to_tensor(input, dtype_hint=tf.float32)") + ")")
 
 _BINARY = {
     "mul": "{0} * {1}", "multiply": "{0} * {1}", "true_divide": "{0} / {1}",
@@ -1326,6 +1351,7 @@ function_rule("torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tens
 for _kind in ("zeros", "ones", "full", "empty"):
     function_rule(f"Tensor.new_{_kind}", translate=translate_new_tensor("zeros" if _kind == "empty" else _kind),
                   layout="source")
+function_rule("Tensor.new_tensor", translate=translate_new_tensor_of_data, layout="source")
 function_rule("Tensor.new", translate=translate_tensor_new, runtime="tensor_new", signature="(input, *args)",
               layout="source")
 function_rule("torch.tril", "Tensor.tril", runtime="tril", signature="(input, diagonal=0)", layout="source",

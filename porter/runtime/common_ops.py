@@ -543,3 +543,42 @@ def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
 def pinverse(input, rcond=1e-15):
     """torch.pinverse / Tensor.pinverse: linalg.pinv with `rcond` as its relative tolerance."""
     return linalg_pinv(input, rtol=rcond)
+
+
+def _along_first(tensor, dim):
+    """(tensor with axis `dim` moved first, the permutation back) for the index_* ops' row updates."""
+    rank = len(tensor.shape)
+    dim = dim % rank
+    order = [dim] + [d for d in range(rank) if d != dim]
+    return tf.transpose(tensor, order) if dim else tensor, [order.index(d) for d in range(rank)]
+
+
+def _index_update(update, input, dim, index, rows):
+    """`update` (tf.tensor_scatter_nd_add / _update) of input's entries `index` (1-D) along `dim` with `rows`
+    (input's shape with `len(index)` at `dim`, or a scalar)."""
+    input = tf.convert_to_tensor(input)
+    moved, back = _along_first(input, dim)
+    index = tf.reshape(tf.cast(index, tf.int64), [-1])
+    if isinstance(rows, (int, float, bool)) or len(getattr(rows, "shape", ())) == 0:
+        rows = tf.broadcast_to(tf.cast(rows, input.dtype), tf.concat([tf.shape(index), tf.shape(moved)[1:]], 0))
+    else:
+        rows, _ = _along_first(tf.cast(rows, input.dtype), dim)
+    result = update(moved, index[:, None], rows)
+    return tf.transpose(result, back) if dim % len(input.shape) else result
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """torch.index_add / Tensor.index_add(_): input with alpha * source's slices added at `index` along `dim`
+    (repeated indices accumulate, as in torch)."""
+    source = tf.convert_to_tensor(source)
+    return _index_update(tf.tensor_scatter_nd_add, input, dim, index, source * alpha if alpha != 1 else source)
+
+
+def index_copy(input, dim, index, source):
+    """torch.index_copy / Tensor.index_copy(_): input with source's slices written at `index` along `dim`."""
+    return _index_update(tf.tensor_scatter_nd_update, input, dim, index, tf.convert_to_tensor(source))
+
+
+def index_fill(input, dim, index, value):
+    """torch.index_fill / Tensor.index_fill(_): input with the slices at `index` along `dim` set to `value`."""
+    return _index_update(tf.tensor_scatter_nd_update, input, dim, index, value)

@@ -675,3 +675,9 @@ def tensor_new(input, *args):
         return tf.cast(tf.convert_to_tensor(args[0]), input.dtype)
     sizes = list(args[0]) if isinstance(args[0], tf.TensorShape) else list(args)
     return tf.zeros(_shape_args(sizes), input.dtype)
+
+
+def tensor_new_tensor(input, data, dtype=None, **unused):
+    """Tensor.new_tensor(data): `data` as a new tensor of input's dtype (or `dtype`); device and grad flags have
+    no meaning in the port."""
+    return tf.cast(tf.convert_to_tensor(data), _as_dtype(dtype) or input.dtype)

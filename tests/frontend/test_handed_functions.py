@@ -52,3 +52,14 @@ def test_a_function_handed_to_a_block_is_found_and_a_parameter_of_its_name_is_no
     path = tmp_path / "model.py"
     path.write_text(textwrap.dedent(SOURCE))
     assert handed_functions(parse_source(path, "model.py")) == {"shuffle"}
+
+
+def test_a_function_that_is_a_parameters_default_is_handed(tmp_path):
+    """MaxViT's `def __init__(self, ..., partition_function=window_partition)`: the block calls `self.fn(x, 2)`
+    through call_module, in torch's layout, while a direct call elsewhere would fix the function to channels-last
+    (a silent mismatch: tests/passes/test_handed_function_defaults.py)."""
+    path = tmp_path / "model.py"
+    path.write_text(textwrap.dedent(SOURCE).replace("def __init__(self, channels, mix,",
+                                                    "def __init__(self, channels, mix=shuffle,"))
+    path.write_text(path.read_text().replace("self.unit = Unit(4, shuffle)", "self.unit = Unit(4)"))
+    assert handed_functions(parse_source(path, "model.py")) == {"shuffle"}

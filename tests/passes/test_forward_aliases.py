@@ -131,3 +131,58 @@ def test_a_swapped_own_forward_keeps_images_channels_last(own_forward):
     code = (own_forward.out_dir / "op_model_keras.py").read_text()
     assert "self.forward = self.forward_default" in code and "def forward_default(self, x):" in code
     assert count_transposes(own_forward.keras_model, [random_input(0, (2, 3, 7, 6))]) <= 2
+
+
+# A class body binding `forward = _forward_impl` (a method under a second name): the port wrote the class-level line
+# before the method existed (an undefined name, exit 3). The method is now ported as `call`, the original name kept
+# only where the class reads it.
+CLASS_LEVEL = '''
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, c=8):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+
+    def _forward_impl(self, x):
+        return self.bn(self.conv(x)).relu() + x
+
+    forward = _forward_impl
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.blocks = nn.Sequential(Block(), Block())
+        self.head = nn.Linear(8, 4)
+
+    def features(self, x):
+        return self.blocks(self.stem(x))
+
+    def _forward(self, x):
+        return self.head(self.features(x).mean((2, 3)))
+
+    forward = _forward
+    extract = features
+'''
+
+
+@pytest.fixture(scope="module")
+def class_level(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("class_level_forward"), textwrap.dedent(CLASS_LEVEL))
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**16), batch=st.integers(1, 2), height=st.integers(3, 9), width=st.integers(3, 9))
+def test_a_class_level_forward_alias_matches_torch(class_level, seed, batch, height, width):
+    assert_same_outputs(class_level, [random_input(seed, (batch, 3, height, width))])
+
+
+def test_a_class_level_forward_alias_is_the_call(class_level):
+    code = (class_level.out_dir / "op_model_keras.py").read_text()
+    assert "_forward_impl" not in code and "forward = " not in code
+    assert "def features(" in code and "def extract(" in code
+    assert count_transposes(class_level.keras_model, [random_input(0, (2, 3, 7, 6))]) <= 2
