@@ -82,8 +82,9 @@ def _base_names(source):
 
 def runtime_bindings(model_code, renames, requested=()):
     """[(name in the model module, runtime name)] for every runtime definition `model_code` reads as a global,
-    every `requested` one (the translation asked for it; some are read only by expressions the runtime evaluates
-    in the model module, such as `torch_flatten_inputs = {"fc": "last_channels(self.features)"}`), plus
+    every `requested` one the model code names (the translation asked for it; some are read only by expressions
+    the runtime evaluates in the model module, such as `torch_flatten_inputs = {"fc": "last_channels(self.features)"}`),
+    plus
     PUBLIC_NAMES (by their own names where the model code defines none: a file naming one that is not ported keeps
     the contract); sorted. `renames` maps runtime names the user's file also uses to the names emitted for them."""
     index = runtime_index()
@@ -99,10 +100,13 @@ def runtime_bindings(model_code, renames, requested=()):
         emitted = runtime if runtime not in defined else renames.get(runtime, runtime)
         if emitted not in defined:
             bindings.setdefault(emitted, runtime)
+    words = None
     for runtime in sorted(name for name in requested if name in index):
         emitted = renames.get(runtime, runtime)
-        if emitted not in defined:
-            bindings.setdefault(emitted, runtime)
+        if emitted not in defined and emitted not in bindings:
+            words = set(re.findall(r"\w+", model_code)) if words is None else words
+            if emitted in words:  # (asked for by a translation the model code did not keep: a channel count
+                bindings[emitted] = runtime  # an average pool dropped)
     return sorted(bindings.items())
 
 

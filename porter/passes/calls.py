@@ -1454,17 +1454,27 @@ class CallTranslator:
 
     def simulate_sequential(self, ref, value):
         current = self.simulate_in_order(ref, value) if ref.ordered else self.simulate_unordered(ref, value)
+        layers = _layers_within(ref)
         if current is not None and current.is_tensor and current.channels_last and not current.channels and \
-                self.sequential_code and all(
+                self.sequential_code and layers and all(
                 e.kind == "rule" and (counts_channels(e.rule) or passes_channels(e.rule))
-                for e in ref.elements) and any(counts_channels(e.rule) for e in ref.elements):
+                for e in layers) and any(counts_channels(e.rule) for e in layers):
             current = current.but(channels=f"{self.ctx.use('last_channels')}({self.sequential_code})")
         return current
 
     def simulate_in_order(self, ref, value):
         current = value
         for index, element in enumerate(ref.elements):
-            layout, after = self.element_layouts(element, current)
+            if element.kind == "sequential" and element.ordered and ref.ordered and self.sequential_code is not None:
+                # a Sequential inside (a VAE encoder's `Sequential(Conv2d, BatchNorm2d, LeakyReLU)` blocks): its
+                # children's channel counts are read through it
+                outer, self.sequential_code = self.sequential_code, f"{self.sequential_code}[{index}]"
+                try:
+                    layout, after = self.element_layouts(element, current)
+                finally:
+                    self.sequential_code = outer
+            else:
+                layout, after = self.element_layouts(element, current)
             if layout != "any" and current.is_tensor and layout != current.layout:
                 current = to_layout(self.ctx, current, layout)
             channels = None
@@ -1475,6 +1485,8 @@ class CallTranslator:
                     channels = current.channels  # an elementwise class hands the incoming channels on, as they are
                 elif element.kind == "class" and after is not None and after.is_tensor:
                     channels = rebase(after.channels, f"{self.sequential_code}[{index}]", current)
+                elif element.kind == "sequential" and after is not None and after.is_tensor:
+                    channels = after.channels  # (read through the nested one's code, above)
             current = after if layout != "any" else current
             if current is None:
                 return None  # a child whose output porter cannot tell: the call goes through call_module
@@ -2087,6 +2099,20 @@ def _literal(code):
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
     return True
+
+
+def _layers_within(ref):
+    """The elements of container `ref`, those of Sequentials inside it in their place (None where one is unknown)."""
+    layers = []
+    for element in ref.elements:
+        if element.kind == "sequential":
+            inner = _layers_within(element)
+            if inner is None:
+                return None
+            layers.extend(inner)
+        else:
+            layers.append(element)
+    return layers
 
 
 def partial_applied(node, static):

@@ -83,6 +83,20 @@ def _empty_list(node):
         isinstance(node.func, cst.Name) and node.func.value == "list" and not node.args
 
 
+def _images_list(item):
+    """A list of channels-last images an item of a returned tuple is (a detection head's `return outs, boxes`, each
+    filled per level): as it is held, its template telling callers the items' layout; else None."""
+    held = resolved(item) if item.kind != "tuple" else item
+    template = element_template(held) if held.kind == "tuple" and held.items is None else None
+    return held if template is not None and holds_images(template) else None
+
+
+def _names_of(target, count):
+    """Whether `target` is a tuple or list of `count` plain names (`outs, boxes`)."""
+    return isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == count and all(
+        isinstance(e.value, cst.Name) for e in target.elements)
+
+
 def _empty_list_or_default(node):
     """`[] if x is None else x` (either order): an empty list literal or a value handed in."""
     if not isinstance(node, cst.IfExp):
@@ -395,6 +409,13 @@ class BodyTranslator(ExpressionTranslator):
             value = value.but(static=GrowingList())  # `x_list = []`: the first item put in decides its layout
             if self.calls_itself is not None and all(t.value in self.parameter_names for t in targets):
                 value.static.template = self.calls_itself  # `if children is None: children = []` (as below)
+        elif isinstance(small.value, (cst.Tuple, cst.List)) and small.value.elements and all(
+                _empty_list(e.value) for e in small.value.elements) and \
+                self.mode in ("forward", "function") and all(_names_of(t, len(small.value.elements))
+                                                             for t in targets):
+            # `outs, boxes = [], []` (a detection head's per-level lists): each as `x_list = []`
+            value = Value(value.code, "tuple", items=tuple(
+                python("[]", static=GrowingList()) for _ in small.value.elements))
         elif self.calls_itself is not None and value.kind == "python" and \
                 _empty_list_or_default(small.value) and self.mode == "forward" and \
                 all(isinstance(t, cst.Name) for t in targets):
@@ -902,7 +923,7 @@ class BodyTranslator(ExpressionTranslator):
         image of a channels-last block's tuple so: one of unknown rank too, PreConvBlock's `x_pre_activ` after an
         activation porter cannot see); other items in torch's layout."""
         return self.tuple_in_layouts(value, [i if i.is_tensor and i.channels_last and (i.rank is None or i.rank > 2) else
-                                             self.as_plain(i) for i in value.items])
+                                             _images_list(i) or self.as_plain(i) for i in value.items])
 
     def io_result(self, value):
         """A value the main class returns: channels-last tensors through `self.io_output`, the rest in torch's

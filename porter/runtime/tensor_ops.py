@@ -540,7 +540,18 @@ def new_tensor_like(input, kind, size=None, fill_value=None, dtype=None, **unuse
 
 
 def gather(input, dim, index):
-    return tf.experimental.numpy.take_along_axis(input, index, axis=dim)
+    """torch.gather: out[..i..] = input[..index[..i..] at `dim`..]. Along the last axis a take_along_axis; along
+    another, a gather_nd of full coordinates (the index's position elsewhere): take_along_axis moves the axis last
+    and back, three transposes under XLA (CenterNet's `feat.gather(1, ind)`)."""
+    input, index = tf.convert_to_tensor(input), tf.cast(index, tf.int64)
+    rank = len(index.shape)
+    dim = dim % rank
+    if dim == rank - 1:
+        return tf.experimental.numpy.take_along_axis(input, index, axis=dim)
+    shape = tf.shape(index, out_type=tf.int64)
+    grids = tf.meshgrid(*[tf.range(shape[axis]) for axis in range(rank)], indexing="ij")
+    grids[dim] = index
+    return tf.gather_nd(input, tf.stack(grids, axis=-1))
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):

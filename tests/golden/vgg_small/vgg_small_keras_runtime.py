@@ -840,13 +840,17 @@ def call_held(layer, x, held):
 
 
 def last_channels(sequential):
-    """Channel count a Sequential of conv/norm/pool layers ends with (for load-time weight permutation)."""
+    """Channel count a Sequential of conv/norm/pool layers ends with (for load-time weight permutation); a
+    Sequential inside it (a VAE encoder's conv-norm-activation blocks) is read through."""
     channels = None
     for layer in sequential:
         for attribute in ("out_channels", "num_features", "num_channels"):
             if hasattr(layer, attribute):
                 channels = getattr(layer, attribute)
                 break
+        else:
+            if isinstance(layer, Sequential):
+                channels = last_channels(layer) or channels
     return channels
 
 
