@@ -15,7 +15,14 @@ from porter.frontend.names import target_names
 
 def handed_functions(source):
     """Names of `source`'s model functions handed as an argument to a call of one of the file's classes or
-    functions, assigned to an attribute of `self`, or a parameter's default."""
+    functions, assigned to an attribute of `self`, or a parameter's default (read once per source)."""
+    found = source.__dict__.get("_handed_functions")
+    if found is None:
+        found = source.__dict__["_handed_functions"] = _handed_functions(source)
+    return found
+
+
+def _handed_functions(source):
     functions = set(source.model_functions())
     if not functions:
         return frozenset()

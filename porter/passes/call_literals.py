@@ -9,6 +9,8 @@ instance is really built with (ModuleRef.static), however many factories it goes
 """
 
 import ast
+import keyword
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -17,6 +19,21 @@ from porter.frontend.walk import descendants
 
 LITERALS = "#literals"  # env key: {parameter: literal text or None} of the function being scanned
 FORWARDED = "**"  # prefix of a `**kwargs` parameter's entry: {keyword: literal text or None}, every keyword it holds
+
+
+@dataclass(frozen=True)
+class HandedFunction:
+    """The static value of a constructor argument that names a module-level function of the file (MaxViT's
+    `partition_function=window_partition`): an instance's `self.fn(x)` is a call of that function."""
+
+    name: str
+
+
+def static_value(text):
+    """The value of a static argument's text: a literal, or a HandedFunction for a function's name."""
+    if text.isidentifier() and not keyword.iskeyword(text):
+        return HandedFunction(text)
+    return ast.literal_eval(text)
 
 
 def literal_text(code):

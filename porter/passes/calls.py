@@ -43,6 +43,7 @@ from porter.ir.values import (
     written_channels,
 )
 from porter.ir.varying import varying_after
+from porter.passes.call_literals import HandedFunction
 from porter.passes.channels import (
     channels_after_function,
     channels_after_rule,
@@ -89,10 +90,17 @@ GRAD_MODE_CONTEXTS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inf
                                 "torch.jit.ignore", "torch.jit.unused"})
 
 
+NUMPY_KEYWORDS = {"axis": "dim", "keepdims": "keepdim"}  # NumPy's spellings torch accepts for its own
+
+
 class Call:
     """A call bound for a rule: positional and keyword argument Values, in source order."""
 
     def __init__(self, canonical, args, kwargs, line, receiver=None):
+        if canonical.startswith(("torch.", "Tensor.")) and any(k in NUMPY_KEYWORDS for k in kwargs):
+            # torch takes NumPy's names for its own (`torch.mean(w, axis=[1, 2, 3], keepdims=True)`, an NFNet port)
+            kwargs = {NUMPY_KEYWORDS[k] if k in NUMPY_KEYWORDS and NUMPY_KEYWORDS[k] not in kwargs else k: v
+                      for k, v in kwargs.items()}
         self.canonical, self.args, self.kwargs, self.line = canonical, args, kwargs, line
         self.receiver = receiver
 
@@ -163,6 +171,9 @@ class CallTranslator:
             target = self.self_attribute(func.attr.value)
             if target.kind == "module":
                 return self.module_call(target, node)
+            if isinstance(target.static, HandedFunction) and self.mode == "forward":
+                # `self.partition_function(x, ws)` of an instance built with `window_partition`: that function's call
+                return self._expr_Call(node.with_changes(func=cst.Name(target.static.name)))
             if isinstance(target.static, tuple) and target.static[:1] == ("rule-function",) and self.mode == "forward":
                 # `self.pool = F.max_pool2d`, then `self.pool(y, 2)`
                 return self.torch_call(target.static[1], partial_applied(node, target.static))
@@ -308,6 +319,9 @@ class CallTranslator:
                                           node)
             if base.kind == "size":
                 return self.size_method(base, func.attr.value, node)
+            if func.attr.value == "numel" and base.kind == "tuple" and base.items is not None and not node.args:
+                # `self.weight.shape[1:].numel()` (torch.Size's product; an NFNet's fan-in): the sizes multiplied
+                return python(f"math.prod({base.code})")
             if func.attr.value in ("append", "insert", "extend") and images_held(base) is not None:
                 return self.put_in_list(base, func.attr.value, node)
             if func.attr.value in ("pop", "copy") and base.kind == "tuple" and element_template(base) is not None:

@@ -14,23 +14,40 @@ import libcst as cst
 
 from porter.frontend import gluon
 from porter.frontend.annotations import declared_tensors
-from porter.frontend.imports import dotted_name
 from porter.frontend.handed_functions import handed_functions
+from porter.frontend.imports import dotted_name
 from porter.frontend.returns import returns_once_at_end, returns_values_at_end
 from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
-from porter.ir.values import (HANDED_CHANNELS, NONE_DEFAULT, EinsumRecipe, ModuleRef, Value, is_permuted, python,
-                                 stub_value, tensor)
+from porter.ir.values import (
+    HANDED_CHANNELS,
+    NONE_DEFAULT,
+    EinsumRecipe,
+    ModuleRef,
+    Value,
+    is_permuted,
+    python,
+    stub_value,
+    tensor,
+)
+from porter.passes.call_literals import static_value
 from porter.passes.cleanup import clean_body
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
-from porter.passes.lambda_signatures import classes_writing, translated_aside
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.held_recursion import held_alike_call
+from porter.passes.lambda_signatures import classes_writing, translated_aside
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
-from porter.passes.modules import (SET_BY_PATTERN, ModuleResolver, attribute_by_pattern, config_block_classes,
-                                   constructed_without, name_pattern, stored_parameters)
+from porter.passes.modules import (
+    SET_BY_PATTERN,
+    ModuleResolver,
+    attribute_by_pattern,
+    config_block_classes,
+    constructed_without,
+    name_pattern,
+    stored_parameters,
+)
 from porter.passes.optional_values import holds_none
 from porter.passes.order_wanted import PERMUTES, VIEWS
 from porter.passes.rank_changing_rebinds import rank_changing_rebinds
@@ -1533,7 +1550,7 @@ class FileTranslator:
             signature.arg_values = tuple(arg_values)
             signature.kwarg_values = {p.name.value: env[p.name.value] for p in params}
             self.ctx.signatures[key] = signature
-            values = {attr: ast.literal_eval(text) for attr, text in static}
+            values = {attr: static_value(text) for attr, text in static}
             plain = (info.name, static) in self.plain_returns  # (the generic call's returns may disagree where
             # the instance's literals settle which one returns: `return x, x_pre_activ` under `if self.return_preact`)
             translator = ClassBodyTranslator(self, owner if owner is not None else info, "forward", env,

@@ -641,6 +641,9 @@ class ExpressionTranslator(CallTranslator):
             result = result.but(dtype="int")
         if operator in INT_ARITHMETIC and all(v.dtype != "float" for v in (left, right)):
             result = result.but(int_width=left.int_width or right.int_width)  # (may still be the narrow width)
+        tensors = [v for v in (left, right) if v.is_tensor]
+        if len(tensors) == 1 and tensors[0].unit_dims and tensors[0].rank == rank:
+            result = result.but(unit_dims=tensors[0].unit_dims)  # (a number broadcasts: `std + 1e-5` keeps them)
         return result
 
     def int_widths_promoted(self, left, right, operator):

@@ -4,7 +4,6 @@ Used by the translator to know, for `self.features(x)` in forward, what `self.fe
 it takes and returns, without executing anything.
 """
 
-import ast
 import re
 from dataclasses import dataclass, replace
 
@@ -12,6 +11,7 @@ import libcst as cst
 
 from porter.frontend.arguments import parameter_of
 from porter.frontend.gluon import is_gluon
+from porter.frontend.handed_functions import handed_functions
 from porter.frontend.imports import dotted_name
 from porter.frontend.module_tables import module_level_table
 from porter.frontend.names import assignment_targets, target_names
@@ -19,14 +19,20 @@ from porter.frontend.returns import return_values
 from porter.frontend.walk import descendants
 from porter.ir.containers import CONTAINERS
 from porter.ir.values import ELEMENTWISE_CALLABLE, UNKNOWN_MODULE, ModuleRef
-from porter.passes.call_literals import FORWARDED, LITERALS, argument_literals, call_literals, literal_text
+from porter.passes.call_literals import (
+    FORWARDED,
+    LITERALS,
+    argument_literals,
+    call_literals,
+    literal_text,
+    static_value,
+)
 from porter.passes.elementwise_callables import is_elementwise_reference, returns_elementwise_callable
 from porter.passes.elementwise_classes import is_elementwise_class
 from porter.passes.init_statics import decided_attributes
 from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_turns
 from porter.passes.unhanded_params import decided_test, note_handed
 from porter.rules.registry import module_rule_for_call
-
 
 CONSTRUCTION_STATICS = "#statics"  # param_hints key: class -> {literal values of a construction: None}
 
@@ -178,11 +184,17 @@ class ModuleResolver:
             return ()
         names = [p.name.value for p in init.params.params][1:]
         handed, known = argument_literals(node, names, self.source.code_of, (env or {}).get(LITERALS, {}))
+        functions = handed_functions(self.source)
+        for position, arg in enumerate(node.args):  # `MaxViTBlock(..., partition_function=grid_partition)`
+            name = parameter_of(arg, position, names) if not arg.star else None
+            if name is not None and handed.get(name) is None and isinstance(arg.value, cst.Name) and \
+                    arg.value.value in functions and name in stored:
+                handed[name] = arg.value.value
         splat = not known
         pairs, bound = {}, {}
         for name, text in handed.items():
             if text is not None:
-                bound[name] = ast.literal_eval(text)
+                bound[name] = static_value(text)
                 if name in stored:
                     pairs[stored[name]] = text
         if not splat:  # what the call leaves out takes its literal default (`ChannelNorm(dim)`)
@@ -190,8 +202,11 @@ class ModuleResolver:
                 name = param.name.value
                 if name not in handed and param.default is not None:
                     text = literal_text(self.source.code_of(param.default))
+                    if text is None and isinstance(param.default, cst.Name) and param.default.value in functions \
+                            and name in stored:
+                        text = param.default.value  # `partition_function=window_partition`
                     if text is not None:
-                        bound[name] = ast.literal_eval(text)
+                        bound[name] = static_value(text)
                         if name in stored:
                             pairs[stored[name]] = text
                     elif self.source.code_of(param.default).strip() == "None":

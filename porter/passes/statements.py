@@ -17,7 +17,7 @@ from porter.frontend.names import bound_before_read, empty_table_depth, keyed_de
 from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
 from porter.frontend.walk import descendants, has_escape
-from porter.ir.layout import element_template, layout_of_order, merge_layouts, settle, to_layout, unify
+from porter.ir.layout import element_template, kernel_layout, layout_of_order, merge_layouts, settle, to_layout, unify
 from porter.ir.lists import (
     GrowingList,
     GrowingTable,
@@ -840,8 +840,8 @@ class BodyTranslator(ExpressionTranslator):
             value = self.tuple_in_layouts(value, [_einsum_as_handed(i, self.handed_heads) for i in value.items]) \
                 if value.kind == "tuple" and value.items else _einsum_as_handed(value, self.handed_heads)
         if value.is_tensor and value.layout.startswith("permuted:"):
-            if self.returns_pending_permute and self.return_template is None and not self.dead_branches and \
-                    _heads_of_tokens(value):
+            if self.returns_pending_permute and self.return_template is None and not self.dead_branches and (
+                    _heads_of_tokens(value) or _conv_kernel(value)):
                 # (attention heads split off a batch of tokens; a mask, a bias or a matrix is returned as torch
                 # makes it: its callers add it to what they hold)
                 self.return_template = value  # a method's one return: its callers take the permute pending
@@ -1819,6 +1819,12 @@ def _heads_of_tokens(value):
     callers: attention heads split off a batch of tokens (rank 4 or more, the batch first); a mask, a bias or a
     matrix is returned as torch makes it (its callers add it to what they hold)."""
     return is_permuted(value) and (value.rank or 0) >= 4 and physical_order(value)[0] == 0
+
+
+def _conv_kernel(value):
+    """Whether a tensor a method returns as its one return is a convolution weight held as the convolution stores
+    it (timm's ScaledStdConv2d `get_weight()`: its caller convolves with it)."""
+    return value.rank is not None and value.rank >= 3 and value.layout == kernel_layout(value.rank)
 
 
 def handed_heads(values):

@@ -17,7 +17,7 @@ their families (norm.py's F.batch_norm, tensor_ops.py's view_as / reshape_as); t
 from dataclasses import dataclass, replace
 
 from porter.ir.layout import kernel_layout
-from porter.ir.values import tensor
+from porter.ir.values import python, tensor
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,43 @@ def rows_of_kernel(value, sizes, viewed):
                                                                         for size in sizes):
         return None
     return KernelRows(value.code, value.code, value.rank, viewed.code.replace(value.code, "{kernel}"))
+
+
+@dataclass(frozen=True)
+class OutputRows:
+    """The `static` of a torch-order (O, rest) view of a convolution kernel held as Keras stores it (the WS paper's
+    `weight.view(weight.size(0), -1)`): `kernel` is that kernel's (k..., I/g, O) code, `rank` its rank. A reduction
+    over the rows' dim 1 that does not depend on the entries' order reads the kernel as it lies instead."""
+
+    kernel: str
+    rank: int
+
+
+# reductions over a row whose value does not depend on the order of its entries (runtime names of tensor_ops)
+ORDER_FREE_ROW_REDUCTIONS = frozenset({"torch_sum", "mean", "std", "var", "amax", "amin", "prod", "norm"})
+
+
+def output_rows_of_kernel(value, sizes, viewed):
+    """OutputRows for `value.view(O, -1)` (translated as `viewed`) when `value` is a convolution kernel held as
+    Keras stores it and the sizes keep its output channels first and merge the rest; None otherwise."""
+    if not value.is_tensor or value.rank is None or value.rank < 3 or value.layout != kernel_layout(value.rank) or \
+            not viewed.is_tensor or len(sizes) != 2 or sizes[1].static != -1 or \
+            any(size.kind in ("starred", "tuple") for size in sizes) or sizes[0].static == -1:
+        return None
+    return OutputRows(value.code, value.rank)
+
+
+def reduced_rows(ctx, runtime, rows, dims, keep, extra):
+    """`rows.<reduction>(dim=1)` of a kernel's (O, rest) rows, computed over every axis of the kernel as it lies but
+    the last (its output channels): the (O,) result torch gives (`keepdim`: (O, 1)), with no transpose; None where
+    the reduction or the dims are not such."""
+    if runtime not in ORDER_FREE_ROW_REDUCTIONS or not isinstance(dims, (tuple, list)) or \
+            sorted(d % 2 for d in dims) != [1]:
+        return None
+    axes = tuple(range(rows.rank - 1))
+    code = f"{ctx.runtime(runtime)}({ctx.join_args([tensor(rows.kernel)], {'dim': python(repr(axes)), **extra})})"
+    result = tensor(code, 1)
+    return tensor(f"tf.expand_dims({code}, -1)", 2).but(unit_dims=(1,)) if keep else result
 
 
 def translate_batch_norm(ctx, call):

@@ -12,7 +12,8 @@ from porter.ir.layout import (broadcast_in_order_code, element_template, layout_
                               unsqueezed_order)
 from porter.ir.values import (NARROW_INTS, EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
                                reads_through, remap_axis, tensor, written_channels)
-from porter.rules.kernel_rows import rows_of_kernel, translate_reshape_as
+from porter.rules.kernel_rows import (OutputRows, output_rows_of_kernel, reduced_rows, rows_of_kernel,
+                                      translate_reshape_as)
 from porter.rules.registry import Signature, function_rule, pointwise_rule
 from porter.rules.view_categories import categorised_orders
 
@@ -55,6 +56,8 @@ def translate_view(ctx, call):
     of a convolution kernel (`w.reshape(1, O, -1)`) say so (KernelRows: weight standardisation reads them)."""
     result = _translated_view(ctx, call)
     rows = rows_of_kernel(call.all_args()[0], call.all_args()[1:], result) if not call.kwargs else None
+    if rows is None and not call.kwargs:
+        rows = output_rows_of_kernel(call.all_args()[0], call.all_args()[1:], result)
     return result.but(static=rows) if rows is not None and result.is_tensor else result
 
 
@@ -84,7 +87,8 @@ def _translated_view(ctx, call):
                 i.kind != "starred" for i in shape.items):  # `x.view(x.size()[:-2] + (d,))`: one dim a size
             rank = len(shape.items)
     code = f"{_runtime(ctx, 'view')}({ctx.join_args([source] + sizes, {})})"
-    return tensor(code, rank)
+    units = tuple(dim for dim, size in enumerate(written) if size.static == 1) if rank == len(written) else ()
+    return tensor(code, rank).but(unit_dims=units or None)  # (`std.view(-1, 1, 1, 1)`: size-1 dims written)
 
 
 def _view_keeping_layout(ctx, value, raw_sizes):
@@ -648,11 +652,17 @@ def _reduction(runtime, signature):
         dims = dim_value.static if dim_value is not None else None
         if isinstance(dims, int) and not isinstance(dims, bool):
             dims = (dims,)
-        name = _runtime(ctx, runtime)
         extra = {k: ctx.plain(v) for k, v in call.kwargs.items() if k not in ("dim", "keepdim", "input")}
+        if isinstance(value.static, OutputRows) and not tuple_result_of(runtime, dim_value):
+            # (the WS paper's `weight.view(weight.size(0), -1).std(dim=1)`: over the kernel as it lies)
+            rows = reduced_rows(ctx, runtime, value.static, dims, keep, {
+                **extra, **({"unbiased": ctx.plain(bound["unbiased"])} if "unbiased" in bound else {})})
+            if rows is not None:
+                return rows
+        name = _runtime(ctx, runtime)
         if runtime == "norm" and "p" in bound:  # (`torch.norm(x, 2, 1)`: the order is written out; the dim, a
             extra["p"] = ctx.plain(bound["p"])  # keyword below, never read as the order)
-        tuple_result = runtime in ("torch_max", "torch_min") and dim_value is not None
+        tuple_result = tuple_result_of(runtime, dim_value)
         if value.channels_last and value.rank is not None and isinstance(dims, (tuple, list)) and all(
                 isinstance(d, int) for d in dims):
             rank = value.rank
@@ -704,6 +714,11 @@ def _reduction(runtime, signature):
         return tensor(code, rank).but(dtype=counts, unit_dims=units)
 
     return translate
+
+
+def tuple_result_of(runtime, dim_value):
+    """Whether a reduction gives (values, indices): max/min along a dim."""
+    return runtime in ("torch_max", "torch_min") and dim_value is not None
 
 
 def _kept_units(value, reduced):
@@ -1164,6 +1179,13 @@ def translate_expand(ctx, call):
         if args[0].channels_last or other.channels_last:
             (a, b), layout, rank = ctx.unify([args[0], other])
             return tensor(f"tf.broadcast_to({a.code}, tf.shape({b.code}))", rank, layout)
+        if other.is_tensor and other.rank is not None and other.layout != "source" and args[0].is_tensor and \
+                args[0].rank == other.rank and args[0].layout == "source" and args[0].unit_dims and \
+                _keeps_order_in(args[0], physical_order(other)):
+            # a tensor of size-1 dims (the WS paper's per-filter `std.view(-1, 1, 1, 1)`) expanded as a kernel held
+            # as the convolution stores it: moved to that order (a reshape: only size-1 dims move), then broadcast
+            moved = f"{_runtime(ctx, 'permute_axes')}({args[0].code}, {physical_order(other)})"
+            return tensor(f"tf.broadcast_to({moved}, tf.shape({other.code}))", other.rank, other.layout)
         if other.is_tensor and other.rank is not None and other.layout != "source":
             # only the other tensor's torch sizes are read: gathered from its stored shape, not transposed for it
             order = physical_order(other)
@@ -1171,6 +1193,12 @@ def translate_expand(ctx, call):
             return tensor(f"tf.broadcast_to({value.code}, tf.gather(tf.shape({other.code}), {axes}))", other.rank)
         return tensor(f"tf.broadcast_to({value.code}, tf.shape({ctx.plain(other).code}))", other.rank)
     return tensor(f"{_runtime(ctx, 'expand')}({ctx.join_args([value] + sizes, {})})", rank)
+
+
+def _keeps_order_in(value, order):
+    """Whether `value`'s dims other than its size-1 ones keep their order when stored in `order`."""
+    kept = [d for d in order if d not in (value.unit_dims or ())]
+    return kept == sorted(kept)
 
 
 def translate_repeat(ctx, call):

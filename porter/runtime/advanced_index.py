@@ -44,11 +44,19 @@ def advanced_index(x, index):
     for item in indices[1:]:
         broadcast = tf.broadcast_static_shape(broadcast, item.shape)
     indices = [tf.broadcast_to(item, broadcast) for item in indices]
-    moved = x if advanced == list(range(len(advanced))) else tf.transpose(x, advanced + rest)
-    gathered = tf.gather_nd(moved, tf.stack(indices, axis=-1))
     adjacent = advanced == list(range(advanced[0], advanced[0] + len(advanced)))
-    if not adjacent or advanced[0] == 0:
-        return gathered
-    count, front = len(broadcast), advanced[0]  # the index dims go back where the indices stood
-    order = list(range(count, count + front)) + list(range(count)) + list(range(count + front, count + len(rest)))
-    return tf.transpose(gathered, order)
+    if adjacent and advanced[0] > 0:
+        # full slices first (DLRM's `Z[:, li, lj]`): a gather with the leading axes as its batch, where torch
+        # puts the index dims (moving them to the front and back cost two transposes)
+        front = advanced[0]
+        lead = shape[:front]
+        batch = tf.reduce_prod(lead)
+        flat = tf.reshape(x, tf.concat([[batch], shape[front:]], 0))
+        full = tf.concat([[batch], tf.shape(indices[0])], 0)
+        rows = tf.reshape(tf.range(tf.cast(batch, tf.int64)), [-1] + [1] * len(broadcast))
+        coordinates = [tf.broadcast_to(rows, full)] + [tf.broadcast_to(item[None], full) for item in indices]
+        gathered = tf.gather_nd(flat, tf.stack(coordinates, axis=-1))  # (full coordinates: no batch_dims, whose
+        # gather transposes its indices)
+        return tf.reshape(gathered, tf.concat([lead, tf.shape(gathered)[1:]], 0))
+    moved = x if advanced == list(range(len(advanced))) else tf.transpose(x, advanced + rest)
+    return tf.gather_nd(moved, tf.stack(indices, axis=-1))

@@ -119,3 +119,151 @@ def test_a_parameter_the_subclass_adds_is_in_the_state_after_the_layers_own(net)
     from porter.runtime.base import collect_state
 
     assert [entry.key for entry in collect_state(net.keras_model)] == list(net.torch_model.state_dict())
+
+
+# A standardised kernel returned by a helper method (timm's ScaledStdConv2d before `F.batch_norm`: `def
+# get_weight(self): ...; return (self.weight - mean) / (std + eps)`, then `F.conv2d(x, self.get_weight(), ...)`):
+# the method converted its return to torch's order and the convolution back (2 Transposes a layer). The kernel is
+# now returned as it lies, its callers reading the layout from the template.
+HELPER = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ScaledStdConv2d(nn.Conv2d):
+    def __init__(self, *args, gamma=1.0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.gain = nn.Parameter(torch.ones(self.out_channels, 1, 1, 1))
+        self.scale = gamma * self.weight[0].numel() ** -0.5
+
+    def get_weight(self):
+        std, mean = torch.std_mean(self.weight, dim=[1, 2, 3], keepdim=True, unbiased=False)
+        weight = self.scale * (self.weight - mean) / (std + 1e-5)
+        return self.gain * weight
+
+    def forward(self, x):
+        return F.conv2d(x, self.get_weight(), self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = ScaledStdConv2d(3, 8, 3, padding=1)
+        self.b = ScaledStdConv2d(8, 8, 3, stride=2, padding=1, groups=2)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x))).mean((2, 3))
+'''
+
+
+@pytest.fixture(scope="module")
+def helper(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("std_conv_helper"), HELPER)
+
+
+@settings(max_examples=4, deadline=None)
+@given(batch=st.integers(1, 2), seed=st.integers(0, 2**16), height=st.sampled_from([5, 8]), width=st.sampled_from([4, 9]))
+def test_a_kernel_a_helper_method_returns_matches_torch(helper, batch, seed, height, width):
+    assert_same_outputs(helper, [random_input(seed, (batch, 3, height, width))])
+
+
+def test_a_kernel_a_helper_method_returns_is_never_transposed(helper):
+    assert count_transposes(helper.keras_model, [random_input(0, (2, 3, 8, 8))]) == 1
+
+
+# The WS paper's Conv2d (joe-siyuan-qiao/WeightStandardization, copied into many GN+WS ResNets): the per-filter std
+# of `weight.view(weight.size(0), -1)` and `std.expand_as(weight)` made the kernel's rows in torch's order (2
+# Transposes a layer). An order-free reduction of a kernel's (O, rest) rows now runs over the kernel as it lies, and
+# a tensor of size-1 dims expanded as the kernel is moved to its order by a reshape.
+WS_PAPER = '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Conv2d(nn.Conv2d):
+    def forward(self, x):
+        weight = self.weight
+        weight_mean = weight.mean(dim=1, keepdim=True).mean(dim=2, keepdim=True).mean(dim=3, keepdim=True)
+        weight = weight - weight_mean
+        std = weight.view(weight.size(0), -1).std(dim=1).view(-1, 1, 1, 1) + 1e-5
+        weight = weight / std.expand_as(weight)
+        return F.conv2d(x, weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = Conv2d(3, 8, 3, padding=1, bias=False)
+        self.norm = nn.GroupNorm(2, 8)
+        self.b = Conv2d(8, 8, 3, stride=2, padding=1, groups=2)
+
+    def forward(self, x):
+        return self.b(F.relu(self.norm(self.a(x)))).mean((2, 3))
+'''
+
+
+@pytest.fixture(scope="module")
+def ws_paper(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("ws_paper"), WS_PAPER)
+
+
+@settings(max_examples=4, deadline=None)
+@given(batch=st.integers(1, 2), seed=st.integers(0, 2**16), height=st.sampled_from([5, 8]), width=st.sampled_from([4, 9]))
+def test_the_ws_papers_convolution_matches_torch(ws_paper, batch, seed, height, width):
+    assert_same_outputs(ws_paper, [random_input(seed, (batch, 3, height, width))])
+
+
+def test_the_ws_papers_kernel_is_never_transposed(ws_paper):
+    assert count_transposes(ws_paper.keras_model, [random_input(0, (2, 3, 8, 8))]) == 1
+
+
+# An NFNet port's WSConv2d (vballoli/nfnets-pytorch style): NumPy's keyword names (`torch.mean(w, axis=[1, 2, 3],
+# keepdims=True)`, which torch accepts; the runtime refused them) and the fan-in `self.weight.shape[1:].numel()` (a
+# tuple has no `numel`: the port did not build). Both are torch's now; the kernel stays as the convolution holds it.
+NFNET = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class WSConv2d(nn.Conv2d):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias)
+        nn.init.xavier_normal_(self.weight)
+        self.gain = nn.Parameter(torch.ones(self.out_channels, 1, 1, 1))
+        self.register_buffer('eps', torch.tensor(1e-4, requires_grad=False), persistent=False)
+        self.register_buffer('fan_in', torch.tensor(self.weight.shape[1:].numel(), requires_grad=False).type_as(self.weight), persistent=False)
+
+    def standardized_weights(self):
+        mean = torch.mean(self.weight, axis=[1, 2, 3], keepdims=True)
+        var = torch.var(self.weight, axis=[1, 2, 3], keepdims=True)
+        scale = torch.rsqrt(torch.maximum(var * self.fan_in, self.eps))
+        return (self.weight - mean) * scale * self.gain
+
+    def forward(self, x):
+        return F.conv2d(input=x, weight=self.standardized_weights(), bias=self.bias, stride=self.stride,
+                        padding=self.padding, dilation=self.dilation, groups=self.groups)
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = WSConv2d(3, 8, 3, padding=1)
+        self.b = WSConv2d(8, 8, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return self.b(F.gelu(self.a(x))).mean((2, 3))
+'''
+
+
+@pytest.fixture(scope="module")
+def nfnet(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("nfnet_ws"), NFNET)
+
+
+@settings(max_examples=4, deadline=None)
+@given(batch=st.integers(1, 2), seed=st.integers(0, 2**16), height=st.sampled_from([5, 8]), width=st.sampled_from([4, 9]))
+def test_an_nfnet_convolution_matches_torch(nfnet, batch, seed, height, width):
+    assert_same_outputs(nfnet, [random_input(seed, (batch, 3, height, width))])
+    assert count_transposes(nfnet.keras_model, [random_input(0, (2, 3, 8, 8))]) == 1

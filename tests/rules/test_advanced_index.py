@@ -2,7 +2,8 @@
 porter/runtime/advanced_index.py) against real torch: index tensors broadcast together, beside ints, slices and
 `...`, adjacent or separated, negative indices; one index tensor on one axis (a gather along it, no Transpose:
 LeViT's `attention_biases[:, attention_bias_idxs]`); and a ported patch-dropout module (`x[batch_indices, keep]` with
-`topk` indices, as vit-pytorch's PatchDropout) under XLA; and LeViT's attention, its biases gathered from a buffer
+`topk` indices, as vit-pytorch's PatchDropout) under XLA; DLRM's dot interaction `Z[:, li, lj]` (index tensors
+after full slices: a gather of full coordinates, no Transpose); and LeViT's attention, its biases gathered from a buffer
 built by `torch.empty((N, N))`, tracing no Transpose."""
 
 import textwrap
@@ -19,6 +20,8 @@ PATTERNS = {
     "leading_pair": lambda i, j: (i[:, None], j),
     "pair_then_slice": lambda i, j: (i, j, slice(None)),
     "slice_then_pair": lambda i, j: (slice(None), i, j),
+    "two_slices_then_pair": lambda i, j: (slice(None), slice(None), i[:, None] % 4, j),  # (a batch of gathers)
+    "slice_then_broadcast_pair_then_slice": lambda i, j: (slice(None), (i % 4)[:, None], j, slice(None)),
     "separated": lambda i, j: (i, slice(None), j),
     "int_and_tensor": lambda i, j: (1, slice(None), j),
     "ellipsis_last": lambda i, j: (Ellipsis, j),
@@ -148,3 +151,42 @@ def test_attention_with_gathered_biases_matches_torch_without_transposes(levit_a
     assert_same_outputs(levit_attention, [x], tolerance=1e-5)
     assert_same_outputs(levit_attention, [x], tolerance=1e-5, jit=True)
     assert count_transposes(levit_attention.keras_model, [x]) == 0
+
+
+DLRM_INTERACTION = '''
+import torch
+import torch.nn as nn
+
+
+class OpModel(nn.Module):
+    def __init__(self, n=4, d=6):
+        super().__init__()
+        self.bot = nn.Linear(d, d)
+        self.embeddings = nn.ModuleList([nn.Embedding(10, d) for _ in range(n - 1)])
+        self.register_buffer("li", torch.tensor([i for i in range(n) for j in range(i)]))
+        self.register_buffer("lj", torch.tensor([j for i in range(n) for j in range(i)]))
+
+    def forward(self, dense):
+        x = self.bot(dense)
+        ly = [emb(torch.full((x.shape[0],), k + 1, dtype=torch.long)) for k, emb in enumerate(self.embeddings)]
+        (batch_size, d) = x.shape
+        T = torch.cat([x] + ly, dim=1).view((batch_size, -1, d))
+        Z = torch.bmm(T, torch.transpose(T, 1, 2))
+        Zflat = Z[:, self.li, self.lj]
+        return torch.cat([x] + [Zflat], dim=1)
+'''
+
+
+@pytest.fixture(scope="module")
+def dlrm(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("dlrm"), textwrap.dedent(DLRM_INTERACTION), input_specs=("6",))
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**16), batch=st.integers(1, 3))
+def test_dlrm_interaction_matches_torch_without_transposes(dlrm, seed, batch):
+    from tests.corpus.test_torchvision import xla_transposes
+
+    x = random_input(seed, (batch, 6))
+    assert_same_outputs(dlrm, [x])
+    assert xla_transposes(dlrm.keras_model, x) == 1  # (torch's own `transpose(T, 1, 2)` of the bmm)
