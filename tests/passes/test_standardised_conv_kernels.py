@@ -157,21 +157,6 @@ class OpModel(nn.Module):
 '''
 
 
-@pytest.fixture(scope="module")
-def helper(tmp_path_factory):
-    return port(tmp_path_factory.mktemp("std_conv_helper"), HELPER)
-
-
-@settings(max_examples=4, deadline=None)
-@given(batch=st.integers(1, 2), seed=st.integers(0, 2**16), height=st.sampled_from([5, 8]), width=st.sampled_from([4, 9]))
-def test_a_kernel_a_helper_method_returns_matches_torch(helper, batch, seed, height, width):
-    assert_same_outputs(helper, [random_input(seed, (batch, 3, height, width))])
-
-
-def test_a_kernel_a_helper_method_returns_is_never_transposed(helper):
-    assert count_transposes(helper.keras_model, [random_input(0, (2, 3, 8, 8))]) == 1
-
-
 # The WS paper's Conv2d (joe-siyuan-qiao/WeightStandardization, copied into many GN+WS ResNets): the per-filter std
 # of `weight.view(weight.size(0), -1)` and `std.expand_as(weight)` made the kernel's rows in torch's order (2
 # Transposes a layer). An order-free reduction of a kernel's (O, rest) rows now runs over the kernel as it lies, and
@@ -201,21 +186,6 @@ class OpModel(nn.Module):
     def forward(self, x):
         return self.b(F.relu(self.norm(self.a(x)))).mean((2, 3))
 '''
-
-
-@pytest.fixture(scope="module")
-def ws_paper(tmp_path_factory):
-    return port(tmp_path_factory.mktemp("ws_paper"), WS_PAPER)
-
-
-@settings(max_examples=4, deadline=None)
-@given(batch=st.integers(1, 2), seed=st.integers(0, 2**16), height=st.sampled_from([5, 8]), width=st.sampled_from([4, 9]))
-def test_the_ws_papers_convolution_matches_torch(ws_paper, batch, seed, height, width):
-    assert_same_outputs(ws_paper, [random_input(seed, (batch, 3, height, width))])
-
-
-def test_the_ws_papers_kernel_is_never_transposed(ws_paper):
-    assert count_transposes(ws_paper.keras_model, [random_input(0, (2, 3, 8, 8))]) == 1
 
 
 # An NFNet port's WSConv2d (vballoli/nfnets-pytorch style): NumPy's keyword names (`torch.mean(w, axis=[1, 2, 3],
@@ -257,13 +227,20 @@ class OpModel(nn.Module):
 '''
 
 
-@pytest.fixture(scope="module")
-def nfnet(tmp_path_factory):
-    return port(tmp_path_factory.mktemp("nfnet_ws"), NFNET)
+# each a standardising layer in another codebase's style, in a two-layer model
+STANDARDISED_LAYERS = {"helper_method": HELPER, "ws_paper": WS_PAPER, "nfnet": NFNET}
+
+
+@pytest.fixture(scope="module", params=sorted(STANDARDISED_LAYERS))
+def layer_style(request, tmp_path_factory):
+    return port(tmp_path_factory.mktemp(request.param), STANDARDISED_LAYERS[request.param])
 
 
 @settings(max_examples=4, deadline=None)
 @given(batch=st.integers(1, 2), seed=st.integers(0, 2**16), height=st.sampled_from([5, 8]), width=st.sampled_from([4, 9]))
-def test_an_nfnet_convolution_matches_torch(nfnet, batch, seed, height, width):
-    assert_same_outputs(nfnet, [random_input(seed, (batch, 3, height, width))])
-    assert count_transposes(nfnet.keras_model, [random_input(0, (2, 3, 8, 8))]) == 1
+def test_each_standardising_style_matches_torch(layer_style, batch, seed, height, width):
+    assert_same_outputs(layer_style, [random_input(seed, (batch, 3, height, width))])
+
+
+def test_each_standardising_style_keeps_its_kernels_as_held(layer_style):
+    assert count_transposes(layer_style.keras_model, [random_input(0, (2, 3, 8, 8))]) == 1
