@@ -555,14 +555,16 @@ class CallTranslator:
         return f"Tensor.{method}" in rules or method.endswith("_") and f"Tensor.{method[:-1]}" in rules
 
     def function_by_name(self, node):
-        """`getattr(F, act)` (`act` chosen at run time): the functions of that torch module which the file names in
-        string literals (`act='silu'`) and a rule ports to a runtime function, in a table the name picks
+        """`getattr(F, act)` (`act` chosen at run time): the functions (for `nn`, the layer classes) of that torch
+        module which the file names in string literals (`act='silu'`) and a rule ports to a runtime function, in a table the name picks
         (`{"relu": relu, "silu": silu}[act]`, a KeyError for a name the file never wrote); None when `node` is not
         such a lookup."""
         owner = self.source.imports.resolve(node.args[0].value)
-        if owner not in ("torch", "torch.nn.functional") or isinstance(node.args[1].value, cst.SimpleString):
+        if owner not in ("torch", "torch.nn.functional", "torch.nn") or \
+                isinstance(node.args[1].value, cst.SimpleString):
             return None
-        rules = self.ctx.function_rules
+        # (`act = getattr(nn, activation)`, called later as `act(**activation_params)`: the layer classes)
+        rules = self.ctx.module_rules if owner == "torch.nn" else self.ctx.function_rules
         found = {n: rules[f"{owner}.{n}"] for n in sorted(self.source.string_literals)
                  if f"{owner}.{n}" in rules and rules[f"{owner}.{n}"].runtime}
         if not found:

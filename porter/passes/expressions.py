@@ -170,7 +170,7 @@ class ExpressionTranslator(CallTranslator):
         return python(node.value, static=float(node.value))  # float() reads every float literal (`1_0.5e-3`)
 
     def _expr_Imaginary(self, node):
-        return python(node.value)
+        return python(node.value, static=complex(node.value)).but(dtype="complex")
 
     def _expr_SimpleString(self, node):
         plain = plain_string_value(node.value)
@@ -641,6 +641,8 @@ class ExpressionTranslator(CallTranslator):
             result = result.but(dtype="int")
         if operator in INT_ARITHMETIC and all(v.dtype != "float" for v in (left, right)):
             result = result.but(int_width=left.int_width or right.int_width)  # (may still be the narrow width)
+        if "complex" in (left.dtype, right.dtype):
+            result = result.but(dtype="complex")
         tensors = [v for v in (left, right) if v.is_tensor]
         if len(tensors) == 1 and tensors[0].unit_dims and tensors[0].rank == rank:
             result = result.but(unit_dims=tensors[0].unit_dims)  # (a number broadcasts: `std + 1e-5` keeps them)
@@ -685,7 +687,11 @@ class ExpressionTranslator(CallTranslator):
         return Value(code, "tuple", items=None)
 
     def promote_int(self, value, other, operator):
-        """torch promotes an integer tensor meeting a float (or true division) to float32; TensorFlow refuses."""
+        """torch promotes an integer tensor meeting a float (or true division) to float32, and a real one meeting a
+        complex number or tensor to complex (S4D's `-torch.exp(log_A_real) + 1j * A_imag`); TensorFlow refuses."""
+        if value.is_tensor and value.dtype != "complex" and other.dtype == "complex" and \
+                operator in ("+", "-", "*", "/"):
+            return value.but(code=f"tf.cast({value.code}, tf.complex64)", dtype="complex")
         if value.is_tensor and value.dtype == "bool" and operator in ("+", "-", "*", "/", "//", "%", "**"):
             # TensorFlow would cast the *other* operand to bool; torch promotes the bool tensor instead
             if other.is_tensor and other.dtype != "bool":

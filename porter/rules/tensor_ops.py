@@ -911,7 +911,10 @@ def held_for_einsum(left, right):
     """Whether `left @ right` is written as one einsum over the operands as they are stored: both of one known rank
     (2 or more), one of them permuted or channels-last (a pending transpose or a layout then moves no data)."""
     return left.is_tensor and right.is_tensor and left.rank is not None and left.rank == right.rank and \
-        left.rank >= 2 and (is_permuted(left) or is_permuted(right) or left.channels_last or right.channels_last)
+        left.rank >= 2 and (is_permuted(left) or is_permuted(right) or left.channels_last or right.channels_last) and \
+        not any(d < left.rank - 2 for v in (left, right) for d in v.unit_dims or ())
+    # (a batch dim of size 1 broadcasts in torch's matmul, which an einsum's shared label does not: CapsNet's
+    # `torch.matmul(self.W, x.unsqueeze(1).unsqueeze(4))` is a tf.matmul, which broadcasts as torch does)
 
 
 def translate_matmul(ctx, call):

@@ -253,12 +253,6 @@ class TorchModule(TorchModeFlag, keras.Model):
             elif isinstance(child, keras.layers.Layer):
                 yield child
 
-    def apply(self, fn):
-        """torch's Module.apply: fn(m) for every submodule, children first as torch does."""
-        for module in list(self.modules())[::-1]:
-            fn(module)
-        return self
-
     def children(self):
         return [c for c in self.__dict__.get("_torch_children", {}).values() if isinstance(c, keras.layers.Layer)]
 

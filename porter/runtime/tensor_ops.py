@@ -426,7 +426,13 @@ def full(size, fill_value, dtype=None, **unused):
 
 
 def randn(*size, dtype=None, generator=None, **keywords):
+    """torch.randn; a complex dtype draws real and imaginary parts each with variance 1/2, as torch does (S4D's
+    `torch.randn(h, n, dtype=torch.cfloat)`)."""
     size, dtype = _size_and_dtype(size, dtype, keywords)
+    if dtype is not None and dtype.is_complex:
+        part = dtype.real_dtype
+        scale = tf.constant(0.5 ** 0.5, part)
+        return tf.complex(tf.random.normal(size, dtype=part) * scale, tf.random.normal(size, dtype=part) * scale)
     return tf.random.normal(size, dtype=dtype)
 
 

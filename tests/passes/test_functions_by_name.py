@@ -53,3 +53,37 @@ def test_function_chosen_by_name_keeps_images_channels_last(pair):
     code = (pair.out_dir / "op_model_keras.py").read_text()
     assert '"silu": silu' in code and "torch.nn.functional" not in code.split("class OpModel")[1]
     assert count_transposes(pair.keras_model, [random_input(0, (2, 3, 7, 6))]) <= 2
+
+
+# A layer class looked up by name and built later (`act = getattr(nn, activation)`, then
+# `act(**activation_params)` in a Sequential: a SEANet/EnCodec-style encoder): `getattr("torch.nn", activation)`,
+# an AttributeError on a string when the port was built. The classes the file names are a table too.
+LAYER_CLASSES = '''
+import torch.nn as nn
+
+
+class OpModel(nn.Module):
+    def __init__(self, activation='ELU', activation_params={'alpha': 1.0}):
+        super().__init__()
+        act = getattr(nn, activation)
+        self.body = nn.Sequential(nn.Conv1d(1, 4, 3, padding=1), act(**activation_params), nn.Conv1d(4, 2, 1))
+
+    def forward(self, x):
+        return self.body(x)
+'''
+
+LAYER_CASES = [("ELU", {"alpha": 0.5}), ("LeakyReLU", {"negative_slope": 0.3})]
+
+
+@pytest.fixture(scope="module", params=LAYER_CASES, ids=[name for name, _ in LAYER_CASES])
+def layer_class(request, tmp_path_factory):
+    name, params = request.param
+    source = textwrap.dedent(LAYER_CLASSES).replace("activation='ELU'", f"activation={name!r}")
+    return port(tmp_path_factory.mktemp(name), source, input_specs=("1,9",),
+                init_args={"activation": name, "activation_params": params})
+
+
+@settings(max_examples=3, deadline=None)
+@given(seed=st.integers(0, 2**16), batch=st.integers(1, 2), length=st.sampled_from([3, 9]))
+def test_a_layer_class_chosen_by_name_matches_torch(layer_class, seed, batch, length):
+    assert_same_outputs(layer_class, [random_input(seed, (batch, 1, length))])

@@ -1,9 +1,10 @@
 """Weight-initialisation code as real files write it, which the port runs when it builds the model: DCGAN's
 `weights_init(m)` applied to every module (`nn.init.normal_(m.weight.data, 0.0, 0.02)`: `.data` of a module's
 weight, an AttributeError on a Keras variable), a detection head's `for l in layer.modules()` over a leaf layer (no
-`modules()` on the runtime's layers), `nn.init` on a weight-normed conv's computed `weight` (no `assign`; in torch
-it fills a temporary), and a `torch.__version__` feature check (written as the string "torch.__version__", which a
-version comparison refused). Each port builds and, holding torch's weights, matches torch on drawn inputs."""
+`modules()` on the runtime's layers), `apply(init_weights)` on a ModuleList (HiFi-GAN: no `apply` on the runtime's
+containers), `nn.init` on a weight-normed conv's computed `weight` (no `assign`; in torch it fills a temporary),
+and a `torch.__version__` feature check (written as the string "torch.__version__", which a version comparison
+refused). Each port builds and, holding torch's weights, matches torch on drawn inputs."""
 
 import textwrap
 
@@ -45,9 +46,13 @@ class OpModel(nn.Module):
                     nn.init.normal_(layer.weight, std=0.01)
                     nn.init.constant_(layer.bias, 0)
         nn.init.xavier_uniform_(self.normed.weight)
+        self.convs = nn.ModuleList([nn.Conv2d(4, 4, 3, padding=1), nn.Conv2d(4, 4, 1)])
+        self.convs.apply(weights_init)  # (HiFi-GAN's `self.ups.apply(init_weights)` on a ModuleList)
 
     def forward(self, x):
         y = self.normed(self.pred(self.tower(x)))
+        for conv in self.convs:
+            y = y + conv(y)
         return y * 2 if NEW_TORCH else y
 '''
 

@@ -71,6 +71,13 @@ class TorchModeFlag:
     def eval(self):
         return self.train(False)
 
+    def apply(self, fn):
+        """torch's Module.apply: fn(m) for every submodule, children first, then this one (a ported class's
+        `self.apply(weights_init)`, HiFi-GAN's `self.ups.apply(init_weights)` on a ModuleList)."""
+        for module in list(self.modules())[::-1]:
+            fn(module)
+        return self
+
 
 class TorchLayer(TorchModeFlag, keras.layers.Layer):
     """A Keras layer standing for one torch module: it knows its torch parameter names and weight transforms."""
@@ -549,12 +556,6 @@ class TorchModule(TorchModeFlag, keras.Model):
                 yield from child.modules()
             elif isinstance(child, keras.layers.Layer):
                 yield child
-
-    def apply(self, fn):
-        """torch's Module.apply: fn(m) for every submodule, children first as torch does."""
-        for module in list(self.modules())[::-1]:
-            fn(module)
-        return self
 
     def children(self):
         return [c for c in self.__dict__.get("_torch_children", {}).values() if isinstance(c, keras.layers.Layer)]
