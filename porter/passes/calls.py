@@ -331,7 +331,7 @@ class CallTranslator:
                     Value(code, "tuple", items=None, static=("each", element_template(base)))
             if base.kind == "module":
                 if func.attr.value in ("parameters", "modules", "children", "named_parameters", "keys",
-                                       "values", "items"):
+                                       "values", "items", "named_children"):
                     return self.module_iteration(base, func.attr.value, node)
                 if func.attr.value == "forward":  # `self.block.forward(x)` is the block's call
                     return self.module_call(base, node)
@@ -1558,8 +1558,9 @@ class CallTranslator:
             # every child: a loop over them binds one of them (ModuleRef.loop_element)
             return Value(f"{base.code}.{method}()", "module", module=ModuleRef("list", elements=ref.elements or (
                 ref.element(),), ordered=ref.ordered))
-        if method == "items":
-            return Value(f"{base.code}.items()", "module", module=ModuleRef("dict", elements=ref.elements or (
+        if method in ("items", "named_children"):  # (name, child) pairs (CSAIL's UPerNet: `for name, module in
+            # self.body.named_children(): x = module(x)`)
+            return Value(f"{base.code}.{method}()", "module", module=ModuleRef("dict", elements=ref.elements or (
                 ref.element(),), ordered=ref.ordered))
         return python(f"{base.code}.{method}()")
 

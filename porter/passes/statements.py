@@ -91,6 +91,17 @@ def _images_list(item):
     return held if template is not None and holds_images(template) else None
 
 
+def _held_beside_unknown(value_a, value_b):
+    """The one of two paths' Values that is a tensor held out of torch's order where the other is a value porter
+    cannot type (not a tensor, a tuple, None or a constant), else None."""
+    if not (isinstance(value_a, Value) and isinstance(value_b, Value)) or value_a.is_tensor == value_b.is_tensor:
+        return None
+    held, other = (value_a, value_b) if value_a.is_tensor else (value_b, value_a)
+    unknown = other.kind == "python" and other.static is None and other.code not in ("None",) and \
+        other.layout != "raises" and not other.may_be_none
+    return held if unknown and held.layout != "source" else None
+
+
 def _names_of(target, count):
     """Whether `target` is a tuple or list of `count` plain names (`outs, boxes`)."""
     return isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == count and all(
@@ -1149,6 +1160,22 @@ class BodyTranslator(ExpressionTranslator):
                 else None
             if pair is not None:  # None on one path, a tuple on the other (a scale and shift under `if time_emb`)
                 merged[name] = pair.with_code(name)
+                continue
+            held = _held_beside_unknown(value_a, value_b)
+            if held is not None:
+                # a tensor held channels-last on one path, a value porter cannot type on the other (tacotron's CBHG:
+                # `if input_lengths is not None: x = pack_padded_sequence(x, ...)`, then `self.gru(x)`): readers take
+                # the unknown one as it is, in torch's layout, so the tensor goes to torch's layout on its path
+                fix = f"{pad}{name} = {to_layout(self.ctx, held.with_code(name), 'source').code}"
+                if held is value_a:
+                    _insert_before_trailing_pass(lines_a, fix)
+                elif keyword == "else":
+                    _insert_before_trailing_pass(lines_b, fix)
+                elif keyword is None:
+                    else_extra.append(fix)
+                else:
+                    lines_b.append(fix)
+                merged[name] = (value_b if held is value_a else value_a).with_code(name)
                 continue
             if merge_layouts(value_a, value_b) is None:
                 if _literals_disagree(value_a, value_b):
