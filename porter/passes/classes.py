@@ -21,6 +21,7 @@ from porter.frontend.walk import walk
 from porter.ir.layout import element_template
 from porter.ir.lists import starred_images
 from porter.ir.values import (
+    ELEMENTWISE_CALLABLE,
     HANDED_CHANNELS,
     NONE_DEFAULT,
     EinsumRecipe,
@@ -200,6 +201,9 @@ class ClassBodyTranslator(BodyTranslator):
         if value.kind == "module":
             ir.attributes[name] = ref if ref is not None and ref.kind != "unknown" else (
                 value.module or ModuleRef("unknown"))
+        elif ref == ELEMENTWISE_CALLABLE and value.kind == "python" and value.static is None and \
+                name not in ir.attributes:  # `self._activation_fn = activation_fn` defaulting to F.relu (modules.py)
+            ir.attributes[name] = ref
         elif value.is_tensor and value.code.startswith("self.parameter("):
             ir.attributes[name] = "parameter"
             ir.attributes[f"{name}#rank"] = value.rank
@@ -676,6 +680,11 @@ class FileTranslator:
         for param in params:
             name = param.name.value
             hint = self.param_hints.get(info.name, {}).get(name)
+            if name not in init_args and resolver.elementwise_default(info.name, param):
+                # `activation_fn=F.relu` (I3D's Unit3D), every construction leaving it or handing None or another
+                # elementwise function: called directly, the image's layout passed through
+                env[name] = ELEMENTWISE_CALLABLE
+                continue
             if hint is not None and not (name in init_args):
                 env[name] = hint
                 continue

@@ -107,6 +107,15 @@ class ModuleResolver:
         if isinstance(init.params.star_arg, cst.Param):
             self.note_star_children(class_name, init, node, env, owner)
 
+    def elementwise_default(self, class_name, param):
+        """Whether constructor parameter `param` of `class_name` defaults to an elementwise callable and every
+        construction in the file leaves it so, or hands None or an elementwise callable."""
+        if param.default is None or not is_elementwise_reference(self.source, param.default):
+            return False
+        handed = self.param_hints.get("#sites", {}).get((class_name, param.name.value), {})
+        return all(code == "None" or is_elementwise_reference(self.source, cst.parse_expression(code))
+                   for _, _, code in handed)
+
     def _replaces_class_default(self, init, name, value, env):
         """Whether `value`, handed for parameter `name` of `init`, is a name the constructor bound to a call's result
         porter cannot see (GC ViT's `norm_layer_cl = partial(get_norm_layer("layernorm"), ...)`), or a parameter
