@@ -644,7 +644,8 @@ class ExpressionTranslator(CallTranslator):
         if "complex" in (left.dtype, right.dtype):
             result = result.but(dtype="complex")
         tensors = [v for v in (left, right) if v.is_tensor]
-        if len(tensors) == 1 and tensors[0].unit_dims and tensors[0].rank == rank:
+        numbers = [v for v in (left, right) if not v.is_tensor and isinstance(v.static, (int, float))]
+        if len(tensors) == 1 and len(numbers) == 1 and tensors[0].unit_dims and tensors[0].rank == rank:
             result = result.but(unit_dims=tensors[0].unit_dims)  # (a number broadcasts: `std + 1e-5` keeps them)
         return result
 
