@@ -21,7 +21,7 @@ from porter.frontend.gluon_saved_names import saved_parameter_names
 from porter.frontend.imports import EQUIVALENT_NAMES, ImportTable, canonical_id, dotted_name
 from porter.frontend.library_idioms import module_aliases, normalised_text
 from porter.frontend.linker import linked_text
-from porter.frontend.names import assigned_names, names_in, registrar_functions, top_level_bindings
+from porter.frontend.names import assigned_names, names_in, read_names, registrar_functions, top_level_bindings
 from porter.frontend.node_index import NodeIndex
 from porter.frontend.positions import node_positions
 from porter.frontend.static_branches import decided_body, module_flags
@@ -505,9 +505,13 @@ def _method_renamed(method, name, positions):
 def _refuse_rebound_class(statement, classes, positions, display_path):
     """A SourceError for a top-level assignment binding the name of a module class defined above that something
     read in between (`class Kept(Scale)`, then `Scale = nn.Identity`): the port holds one binding per name. (A class
-    nothing reads before it is bound again is dropped: static_branches.py.)"""
+    nothing reads before it is bound again is dropped: static_branches.py. A rebinding that reads the class,
+    `Block = register(Block)`, is left out as before: the class is ported.)"""
     for name in assigned_names(statement):
-        if name in classes and positions[statement].start.line > classes[name].line:
+        if name in classes and positions[statement].start.line > classes[name].line and \
+                name not in read_names(statement.body[-1].value if len(statement.body) == 1 and isinstance(
+                    statement.body[-1], (cst.Assign, cst.AnnAssign)) and statement.body[-1].value is not None
+                    else statement):
             raise SourceError(f"module class {name} (line {classes[name].line}) is bound again after code above "
                               f"uses it", display_path, positions[statement].start.line,
                               hint="porter ports one binding per name: rename the class or the later binding")

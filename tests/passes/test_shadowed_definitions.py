@@ -104,3 +104,38 @@ def test_state_dict_keys_are_torchs(pair):
 @given(seed=st.integers(0, 2**16), batch=st.integers(1, 3), length=st.sampled_from([1, 5, 7]))
 def test_port_matches_torch(pair, seed, batch, length):
     assert_same_outputs(pair, [random_input(seed, (batch, length, 8))])
+
+
+def test_a_rebinding_that_wraps_the_class_keeps_it(tmp_path):
+    """`Block = register(Block)` reads the class it rebinds (a registry decorator written out): the class is ported
+    and the rebinding left out, as before."""
+    from porter.convert import ConvertOptions
+    from tests.in_process import convert
+
+    source = tmp_path / "wrapped.py"
+    source.write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+
+        def register(cls):
+            return cls
+
+
+        class Block(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        Block = register(Block)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.b = Block()
+
+            def forward(self, x):
+                return self.b(x)
+    '''))
+    conversion = convert(ConvertOptions(source, tmp_path / "out"))
+    assert conversion.exit_code == 0 and "class Block(" in conversion.files["wrapped_keras.py"]
