@@ -1051,7 +1051,7 @@ class BodyTranslator(ExpressionTranslator):
                 _einsums_in_order_wanted(after_body, body_lines, after_else, else_lines, depth + 1, following)
             merged = self.merge(after_body, body_done, body_lines, after_else, else_done, else_lines, depth + 1,
                                 keyword, unchanged=_unchanged_copies(before, hoisted_before), live=self.live_after,
-                                continued=self.continued_by_same_test(statement))
+                                continued=self.continued_by_same_test(statement), before=before)
         lines.extend(body_lines)
         if keyword == "elif":
             lines.extend(else_lines)
@@ -1112,21 +1112,23 @@ class BodyTranslator(ExpressionTranslator):
         return continued
 
     def merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged=None, live=None,
-              continued=None):
+              continued=None, before=None):
         """Join two paths: variables whose layouts disagree go back to torch's order on both paths (converted in
         place on each path, never through a conversion hoisted inside the branch). `unchanged` maps a variable's
         value before the branch to the name of its channels-last copy hoisted before it: a path that leaves the
         variable as it was takes that copy instead, so the variable stays channels-last after the join (a residual
         block's `if self.conv3: X = self.conv3(X)` converts nothing). `live(name)`: whether the code after the join
-        may read `name` (a variable it never reads is converted on neither path: LeViT's `q, k, v` of each branch)."""
+        may read `name` (a variable it never reads is converted on neither path: LeViT's `q, k, v` of each branch).
+        `before`: the variables' values before the branch (a path that leaves one as it was binds nothing new)."""
         outer_hoister, self.ctx.hoister = getattr(self.ctx, "hoister", None), None
         try:
             return self._merge(env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged or {},
-                               live, continued)
+                               live, continued, before or {})
         finally:
             self.ctx.hoister = outer_hoister
 
-    def _merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged, live, continued):
+    def _merge(self, env_a, done_a, lines_a, env_b, done_b, lines_b, depth, keyword, unchanged, live, continued,
+               before):
         pad = INDENT * depth
         if done_a and not done_b:
             return {"env": env_b, "else_extra": []}
@@ -1162,7 +1164,10 @@ class BodyTranslator(ExpressionTranslator):
                 merged[name] = pair.with_code(name)
                 continue
             held = _held_beside_unknown(value_a, value_b)
-            if held is not None:
+            untyped = (value_b if held is value_a else value_a) if held is not None else None
+            if held is not None and (live is None or live(name)) and before.get(name) is not untyped:
+                # (only where the untyped value is new on its path, `x = pack_padded_sequence(x, ...)`: a name a
+                # path leaves as it was before the `if`, HDemucs' `skip` rebound on every turn, is left alone)
                 # a tensor held channels-last on one path, a value porter cannot type on the other (tacotron's CBHG:
                 # `if input_lengths is not None: x = pack_padded_sequence(x, ...)`, then `self.gru(x)`): readers take
                 # the unknown one as it is, in torch's layout, so the tensor goes to torch's layout on its path
