@@ -425,6 +425,8 @@ class ModuleEmitter:
                                container=bool(info.container_base or info.layer_base) and call_signature is None,
                                flatten_inputs=json.dumps(dict(sorted(ir.flatten_inputs.items())))
                                if ir.flatten_inputs else "",
+                               image_rows=json.dumps(dict(sorted(ir.image_rows.items()))) if ir.image_rows else "",
+                               held_reshapes=json.dumps(sorted(ir.held_reshapes)) if ir.held_reshapes else "",
                                # TorchModule's defaults (source in, out as in) go unsaid
                                porter_layout="any" if ir.layout_free and not inherits else
                                layout_in if inherits or layout_in != "source" else None,

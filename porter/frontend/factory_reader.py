@@ -46,6 +46,7 @@ from porter.frontend.module_constants import module_constants
 from porter.frontend.names import target_names
 from porter.frontend.source import body_without_docstring
 from porter.frontend.timm_pretrained_cfg import builder_defaults, literal_value
+from porter.frontend.walk import walk
 
 _DEPTH = 8  # helper calls followed, at most
 _TIMM_BUILDER, = READ_BY_THE_FACTORY_READER
@@ -599,7 +600,7 @@ def _changed_in_place(node):
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in _MUTATING_METHODS:
                 found.add(base(call.func.value))
 
-    node.visit(Finder())
+    walk(node, Finder())
     return found - {None}
 
 
@@ -626,7 +627,7 @@ class _Assigned(cst.CSTVisitor):
 
 def _assigned(node):
     visitor = _Assigned()
-    node.visit(visitor)
+    walk(node, visitor)
     return visitor.names
 
 

@@ -7,7 +7,7 @@ follows the statements; these say what a value is after each.
 import libcst as cst
 
 from porter.frontend.names import target_names
-from porter.frontend.walk import descendants
+from porter.frontend.walk import descendants, walk
 
 KWARGS = "kwargs"  # the generated factory's keyword-argument parameter
 _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Integer,
@@ -60,7 +60,7 @@ def reads_default_keywords(node, bound, methods=("pop", "get")):
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in methods:
                 found.extend(filter(None, [default_keyword_read(call, bound)]))
 
-    node.visit(Finder())
+    walk(node, Finder())
     return bool(found)
 
 
@@ -158,7 +158,7 @@ def held_elsewhere(display, bound, name):
 
     for other, value in bound.items():
         if other != name and isinstance(value, cst.CSTNode):
-            value.visit(Finder())
+            walk(value, Finder())
     return bool(found)
 
 
@@ -180,7 +180,7 @@ def hands_keywords(node, bound):
             found.extend([argument] if not argument.star and isinstance(value, cst.Name) and value.value == KWARGS
                          else [])
 
-    node.visit(Finder())
+    walk(node, Finder())
     return bool(found)
 
 
@@ -305,7 +305,7 @@ class _Replaced(cst.CSTTransformer):
 
 def reads_a_bound_dict(node):
     visitor = _DictRead()
-    node.visit(visitor)
+    walk(node, visitor)
     return visitor.found
 
 
@@ -397,15 +397,15 @@ class _ReadNames(cst.CSTVisitor):
     def visit_Param(self, node):
         self.inner.add(node.name.value)
         if node.default is not None:
-            node.default.visit(self)
+            walk(node.default, self)
         return False
 
     def visit_Attribute(self, node):
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Arg(self, node):
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
 
@@ -414,11 +414,11 @@ def free_names(nodes):
     aside)."""
     visitor = _ReadNames()
     for node in nodes:
-        node.visit(visitor)
+        walk(node, visitor)
     return visitor.names - visitor.inner
 
 
 def inner_names(node):
     visitor = _ReadNames()
-    node.visit(visitor)
+    walk(node, visitor)
     return visitor.inner

@@ -39,7 +39,7 @@ from porter.frontend.factory_values import KWARGS, Unread, free_names, node_code
 from porter.frontend.main_class import ReturnedClasses
 from porter.frontend.module_constants import KnownKeys, module_constants
 from porter.frontend.names import top_level_bindings
-from porter.frontend.walk import descendants
+from porter.frontend.walk import descendants, walk
 
 
 @dataclass(frozen=True)
@@ -332,11 +332,11 @@ def _torch_references(source, nodes):
                 found.append(canonical)
 
         def visit_Arg(self, node):
-            node.value.visit(self)
+            walk(node.value, self)
             return False
 
     for node in nodes:
-        node.visit(References())
+        walk(node, References())
     return found
 
 

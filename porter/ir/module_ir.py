@@ -66,6 +66,11 @@ class ModuleIR:
     ops: set = field(default_factory=set)
     flatten_inputs: dict = field(default_factory=dict)  # Linear attribute -> channel expression (load-time permute)
     plain_linears: set = field(default_factory=set)  # Linear attributes also called on torch-ordered inputs
+    # Linear -> channel expression of the image its output is viewed as (load-time permute of its weight rows)
+    image_rows: dict = field(default_factory=dict)
+    # torch path of a Flatten / Unflatten child of a Sequential that runs on the image held channels-last -> the
+    # image's channel expression (a Flatten's) or "" (an Unflatten's: the Linear before it, in image_rows, has it)
+    held_reshapes: dict = field(default_factory=dict)
     io_inputs: tuple = ()  # main class: per forward argument, whether it switches with `channels_last_io`
     nodes: dict = field(default_factory=dict)  # (line, kind, op, target) -> OpNode: the op graph (ir/op_nodes.py)
     specialisations: tuple = ()  # literal constructor values (attribute, text) `call` has a case of its own for

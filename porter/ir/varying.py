@@ -116,4 +116,4 @@ def _static_ints(values):
 def assigned_into(value, name):
     """`value` after an item assignment, bound to `name`: its values now differ wherever the assigned part does
     (`outputs = torch.zeros(T, B, C)` then `outputs[t] = step`: no longer a constant whose copies may be broadcast)."""
-    return value.but(code=name, varies_along=None)
+    return value.but(code=name, varies_along=None)  # (its dtype kept: torch casts what it assigns)

@@ -53,6 +53,8 @@ from porter.passes.channels import (
 )
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction
 from porter.passes.held_recursion import held_channels_last, recursive_calls
+from porter.passes.held_reshapes import held_step
+from porter.passes.image_views import image_views
 from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.lambda_signatures import call_with_signature, decided_signature, only_called
 from porter.passes.method_aliases import aliased_methods
@@ -1043,6 +1045,10 @@ class CallTranslator:
             return tensor(f"{code}({self.join_args(args, kwargs)})", None, wanted)
         if rule.runtime == "Linear" and args[0].layout == "flat_channels_last" and not kwargs:
             return self.linear_after_flatten(code, rule, args[0])
+        if rule.runtime == "Linear" and len(args) == 1 and not kwargs:
+            viewed = self.linear_viewed_as_image(code, rule, args[0])
+            if viewed is not None:
+                return viewed
         if rule.runtime == "Linear" and code.startswith("self.") and self.ctx.ir is not None:
             self.ctx.ir.plain_linears.add(code[5:])
         if rule.runtime == "Flatten" and args[0].channels_last and written_channels(args[0]) and not kwargs and \
@@ -1183,6 +1189,33 @@ class CallTranslator:
                                    f"(H, W, C); its weight columns are permuted once at load time")
         self.record_module_op(rule)
         return tensor(f"{code}({flat.code})", 2)
+
+    def linear_viewed_as_image(self, code, rule, value):
+        """A Linear whose output forward views as an image (passes/image_views.py): its weight rows are permuted at
+        load time and its output is the image flattened channels-last (`flat_channels_last`), which the view splits
+        as it lies; None where forward does otherwise."""
+        attribute = own_attribute(code)
+        channels = self.image_view_channels(attribute)
+        if channels is None or not value.is_tensor or value.rank not in (2, None) or \
+                value.layout == "flat_channels_last":
+            return None
+        path = self.torch_path(attribute)
+        if self.ctx.ir.image_rows.get(path, channels) != channels:
+            return None
+        self.ctx.ir.image_rows[path] = channels
+        self.ctx.adjust(self.line, f"Linear `{attribute}` viewed as an image: its weight rows are permuted once at "
+                                   f"load time, so the view gives the image channels-last")
+        self.record_module_op(rule)
+        return tensor(f"{code}({value.code})", 2, "flat_channels_last").but(channels=channels)
+
+    def image_view_channels(self, attribute):
+        """The port's code of the channel size forward views attribute `attribute`'s output with, as an image
+        (passes/image_views.py), or None."""
+        if attribute is None or self.info is None or self.ctx.ir is None:
+            return None
+        size = image_views(self.info.node).get(attribute)
+        channels = self.expr(size) if size is not None else None
+        return channels.code if channels is not None and channels.kind == "python" and channels.code else None
 
     def record_module_op(self, rule):
         """A layer called: its op, unless the class already lists it under the name its source built it with."""
@@ -1481,6 +1514,10 @@ class CallTranslator:
     def simulate_in_order(self, ref, value):
         current = value
         for index, element in enumerate(ref.elements):
+            held = held_step(self, ref, index, current) if self.sequential_code is not None else None
+            if held is not None:  # a Flatten or Unflatten on the image held channels-last, a Linear permuted
+                current = held
+                continue
             if element.kind == "sequential" and element.ordered and ref.ordered and self.sequential_code is not None:
                 # a Sequential inside (a VAE encoder's `Sequential(Conv2d, BatchNorm2d, LeakyReLU)` blocks): its
                 # children's channel counts are read through it

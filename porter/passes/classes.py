@@ -1629,8 +1629,8 @@ class FileTranslator:
             groups = []  # [(body, layouts, [static, ...])] in the order callers met them
             for static, (body, layouts, notes, runtime) in cases.items():
                 if layouts == generic_layouts and _conversions(body) >= _conversions(generic) or \
-                        notes["flatten_inputs"] != ir.flatten_inputs or notes["plain_linears"] != ir.plain_linears \
-                        or self.kind_case_takes(name, static):
+                        any(notes[field] != getattr(ir, field) for field in _WEIGHT_NOTES) or \
+                        self.kind_case_takes(name, static):
                     dropped.update(runtime)  # no layout gained (or weights it would load otherwise): the generic
                     continue  # call serves such instances (or the case for the kind handed, which `call` tests first)
                 kept.update(runtime)
@@ -2335,11 +2335,17 @@ def _case_condition(statics):
     return " or ".join(conditions)
 
 
+# what a translation notes on a class's IR that changes how its weights load or its children run: a specialised case
+# noting otherwise is dropped (the generic call serves its instances)
+_WEIGHT_NOTES = ("flatten_inputs", "plain_linears", "image_rows", "held_reshapes")
+
+
 def _ir_state(ir):
     """Copies of what translating a body notes on a class's IR."""
     return {"adjustments": list(ir.adjustments), "unsupported": list(ir.unsupported), "ops": set(ir.ops),
             "mappings": copy.deepcopy(ir.mappings), "flatten_inputs": dict(ir.flatten_inputs),
-            "plain_linears": set(ir.plain_linears)}
+            "plain_linears": set(ir.plain_linears), "image_rows": dict(ir.image_rows),
+            "held_reshapes": dict(ir.held_reshapes)}
 
 
 def _restore_ir_state(ir, state):

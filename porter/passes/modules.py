@@ -639,10 +639,13 @@ class ModuleResolver:
                     refs.append(self.ref_of(item.value.elements[1].value, env, owner))
         elif node.args and isinstance(env.get(dotted_name(node.args[0].value)), list):
             for ref in env[dotted_name(node.args[0].value)]:
-                if isinstance(ref, ModuleRef) and ref.kind == "list" and len(ref.elements) == 2 and \
-                        ref.elements[0].kind == "unknown":
-                    ref = ref.elements[1]  # a `(name, module)` pair of a list literal: the module
-                refs.append(ref)
+                refs.append(_pair_module(ref))
+        elif node.args and isinstance(node.args[0].value, cst.Call):
+            # `OrderedDict(conv3x3(cin, cout, name, i))`, a helper returning `[(name, module), ...]` (VoVNet)
+            pairs = self.ref_of(node.args[0].value, env, owner)
+            if pairs.kind != "list" or not pairs.ordered or not pairs.elements:
+                return [UNKNOWN_MODULE]
+            refs.extend(_pair_module(ref) for ref in pairs.elements)
         elif node.args:
             refs.append(UNKNOWN_MODULE)
         return refs
@@ -1359,6 +1362,14 @@ def _dict_literals(node, code_of):
             return None
         found[element.key.evaluated_value] = literal_text(code_of(element.value))
     return found
+
+
+def _pair_module(ref):
+    """The module of a `(name, module)` pair of a list literal (read as a list of two), else `ref` itself."""
+    if isinstance(ref, ModuleRef) and ref.kind == "list" and len(ref.elements) == 2 and \
+            ref.elements[0].kind == "unknown":
+        return ref.elements[1]
+    return ref
 
 
 def _is_ordered_dict(node, source):

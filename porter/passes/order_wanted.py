@@ -15,7 +15,7 @@ def order_wanted_next(statements, name, rank):
     first use is a view to more dims (`out.view(b, c, h, w)`, SAGAN's attention output back to an image) wants
     (N, L, C): the view then splits L into the image's spatial axes held channels-last."""
     for statement in statements:
-        finder = _FirstUse(name)
+        finder = FirstUse(name)
         statement.visit(finder)
         if finder.found:
             if finder.call is None:
@@ -32,7 +32,7 @@ def _splits_last_dim(call):
     return len(call.args) >= 4 and all(a.keyword is None and not a.star for a in call.args)
 
 
-class _FirstUse(cst.CSTVisitor):
+class FirstUse(cst.CSTVisitor):
     """Finds the first read of Name `name` in a statement, and the call `name.<permute>(...)` it is the receiver of."""
 
     def __init__(self, name):

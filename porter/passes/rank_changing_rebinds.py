@@ -1,4 +1,5 @@
-"""Where a forward stops holding its parameter: the parameter's name rebound to a reduction of it that drops dims.
+"""Where a forward stops holding its parameter: the parameter's name rebound to a reduction of it that drops dims,
+or to the parameter with a dim added.
 
 timm's SelectiveKernelAttn takes its paths stacked, (B, paths, C, H, W), and writes `x = x.sum(1).mean((2, 3),
 keepdim=True)` before its first Conv2d: the conv convolves what the reduction made, a tensor of another rank, so
@@ -14,6 +15,9 @@ from porter.frontend.walk import walk
 REDUCTIONS = frozenset({"sum", "mean", "amax", "amin", "max", "min", "prod", "std", "var", "norm", "logsumexp",
                         "argmax", "argmin", "all", "any", "median", "nansum", "nanmean", "count_nonzero"})
 DROPS_DIMS = frozenset({"squeeze", "select", "unbind"})
+# (`x = x.unsqueeze(1)` of a (B, T) waveform before a Conv1d, wav2vec2's feature extractor: the conv takes what the
+# unsqueeze made, of another rank than the parameter)
+ADDS_DIMS = frozenset({"unsqueeze"})
 
 
 def rank_changing_rebinds(body, aliases):
@@ -46,7 +50,7 @@ def _drops_dims_of(call, aliases):
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in aliases):
         return False
     method = func.attr.value
-    if method in DROPS_DIMS:
+    if method in DROPS_DIMS or method in ADDS_DIMS:
         return True
     if method not in REDUCTIONS:
         return False

@@ -696,6 +696,9 @@ class BodyTranslator(ExpressionTranslator):
         updated = self.attribute_update(node, pad)
         if updated is not None:
             return updated
+        updated = self.variable_update(node, pad)
+        if updated is not None:
+            return updated
         chain = _in_place_chain(node)
         held = self.env.get(chain[0].value) if chain is not None else None
         if chain is not None and isinstance(held, Value) and (held.is_tensor or held.kind == "python" and (
@@ -744,6 +747,26 @@ class BodyTranslator(ExpressionTranslator):
             return None
         value = self.as_plain(value)
         return [f"{pad}{self.ctx.use('assign_in_place')}({owner}, {name!r}, {value.code})"]
+
+    def variable_update(self, node, pad):
+        """`param.data.normal_().mul_(0.1)`, `param.data.mul_(0.1)`: in-place initialisers and arithmetic on the
+        `.data` of a name (a loop over `self.named_parameters()`): each in turn fills the variable the name holds in
+        place (`fill_variable`; the initialisers' rule does so for theirs). None otherwise."""
+        chain = _in_place_chain(node, through_data=True)
+        if chain is None or not isinstance(chain[0], cst.Attribute):
+            return None
+        data, name, rules, lines = chain[0], chain[0].value, self.ctx.function_rules, []
+        for call in chain[1:]:
+            method = call.func.attr.value
+            if f"Tensor.{method}" in rules:  # an initialiser (`normal_`, `fill_`): its rule fills the variable
+                value = self.expr(call.with_changes(func=call.func.with_changes(value=data)))
+                lines.append(f"{pad}{value.code}")
+            elif f"Tensor.{method[:-1]}" in rules:  # in-place arithmetic: the functional result, filled in
+                value = self.as_plain(self.expr(call.with_changes(func=cst.Attribute(name, cst.Name(method[:-1])))))
+                lines.append(f"{pad}{self.ctx.use('fill_variable')}({name.value}, {value.code})")
+            else:
+                return None
+        return lines
 
     def indexed_fill(self, node, pad):
         """`x[idx].zero_()`, `.fill_(v)`, `.copy_(src)` (also through `.data`): an item assignment. On a local
@@ -1336,6 +1359,7 @@ class BodyTranslator(ExpressionTranslator):
             self.forget_variation(statement.body)
             body_lines, _ = self.block(statement.body, depth + 1)
         optional = self.images_after_none(entering_none, before) if entering_none and mark is not None else {}
+        optional.update(self.images_from_earlier_turns(statement.body, before) if mark is not None else {})
         if optional:
             # a name entering as None that the body leaves an image (x2 of a dual-path container, None before its
             # first dual-path child): the body again, the name entering as that image, and what the first pass
@@ -1447,6 +1471,20 @@ class BodyTranslator(ExpressionTranslator):
             new = self.env.get(name)
             if isinstance(new, Value) and new.is_tensor:
                 found[name] = new.but(channels=None, static=None).with_code(name)
+        return found
+
+    def images_from_earlier_turns(self, body, before):
+        """{name: the image, as its own name} for the names unbound on entry (not in `before`) that the loop body
+        reads on a path of a later turn before binding them, and leaves images held in another layout than
+        torch's (ESPNet's `if i == 0: out1 = layer(out0)` / `else: out1 = layer(out1)`): read untyped on the first
+        pass, such a name was taken for a tensor in torch's layout."""
+        found = {}
+        for name in names_bound_in(body):
+            new = self.env.get(name)
+            if name in before or not isinstance(new, Value) or not new.is_tensor or new.layout == "source" or \
+                    bound_before_read(body, name):
+                continue
+            found[name] = new.but(channels=None, static=None).with_code(name)
         return found
 
     def translation_mark(self):
@@ -1689,14 +1727,18 @@ class BodyTranslator(ExpressionTranslator):
         return lines, False
 
 
-def _in_place_chain(node):
+def _in_place_chain(node, through_data=False):
     """`g.mul_(2).add_(y)` -> [Name g, the mul_ call, the add_ call]: in-place tensor methods called on a name, one
-    on the other's result, innermost first; None for anything else."""
+    on the other's result, innermost first; None for anything else. `through_data`: on a name's `.data`
+    (`p.data.normal_().mul_(0.1)` -> [the Attribute p.data, ...]) instead."""
     calls = []
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
             node.func.attr.value.endswith("_") and not node.func.attr.value.startswith("_"):
         calls.append(node)
         node = node.func.value
+    if through_data:
+        named = isinstance(node, cst.Attribute) and node.attr.value == "data" and isinstance(node.value, cst.Name)
+        return [node, *reversed(calls)] if calls and named else None
     return [node, *reversed(calls)] if calls and isinstance(node, cst.Name) else None
 
 

@@ -46,6 +46,12 @@ class RuleContext:
         `unknown_rank`: channels-last images of unknown rank may stay so (the rule needs no axis, or the channel's)."""
         return unify(self._translator.ctx, values, unknown_rank=unknown_rank)
 
+    def compared(self, value, other):
+        """`value` as the operand of a comparison with `other` (a Python number or tensor): promoted where torch
+        compares across dtypes and TensorFlow will not (a bool mask against 0, an integer tensor against a float
+        one)."""
+        return self._translator.promote_compared(value, other)
+
     def dim_size(self, value, dim):
         """The size of torch dim `dim` of `value` (a tensor or size Value in any layout), as a python Value."""
         return self._translator.dim_size(value, dim)

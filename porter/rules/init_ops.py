@@ -6,7 +6,9 @@ Two receivers, two translations (porter/runtime/init_ops.py):
   assigned in place with `assign_in_place(owner, "name", value)`, so a parameter, buffer or layer weight stays
   the Keras variable that `load_state_dict` and the optimizer hold;
 - a local tensor (`noise = torch.empty_like(x); noise.normal_()`): a new tensor of its shape, dtype and layout,
-  which the translator rebinds the name to (TensorFlow tensors are immutable).
+  which the translator rebinds the name to (TensorFlow tensors are immutable);
+- a name's `.data` (`param.data.normal_()` in a loop over `self.named_parameters()`): the variable it holds is
+  filled in place (`fill_variable`).
 Layout: random and constant fills do not depend on it (i.i.d. values); `copy_` reads its source in torch's
 layout and gives a weight stored in another layout (a convolution's HWIO kernel) its load-time transform.
 Anything else (an indexed receiver such as `weight[0].zero_()`) becomes a stub saying so.
@@ -60,6 +62,13 @@ def translate_fill(ctx, call):
     arguments = _arguments(ctx, call, names, defaults)
     attribute = _receiver_attribute(receiver.code) if receiver.code.startswith(("self.", "self[")) or (
         receiver.kind == "tensor" and "." in receiver.code) else None
+    base = receiver.code.removesuffix(".data")
+    if attribute is None and base.isidentifier() and base != receiver.code and method != "copy_":
+        # `param.data.normal_()` of a loop over `self.named_parameters()`: the variable the name holds is filled in
+        # place (layout-free i.i.d. or constant values), a tensor it may hold instead is replaced
+        value = f"{ctx.runtime(runtime)}({', '.join([base] + arguments)})"
+        return tensor(f"{ctx.runtime('fill_variable')}({base}, {value})", receiver.rank, receiver.layout).but(
+            dtype=receiver.dtype)
     if attribute is None and not receiver.code.isidentifier():
         if "(" in receiver.code:  # a fresh value (`x.clone().zero_()`): the functional form is the result
             attribute = None

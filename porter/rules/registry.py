@@ -99,6 +99,13 @@ class ModuleRule:
     # the layer also takes torch's unbatched input (one dim fewer than `rank`: (C, H, W) for a 2d pad, RWKV's time
     # shift `nn.ZeroPad2d((0, 0, 1, -1))` on a (B, T, C) sequence) in torch's order, and returns it so
     unbatched_in_order: bool = False
+    # the layer merges every dim after the batch into one (`nn.Flatten()`): on a channels-last image it may flatten
+    # the image as it lies, (H, W, C), for a Linear after it whose weight columns are permuted at load time
+    flattens_trailing: bool = False
+    # the layer splits a (N, F) matrix into an image of this rank, (N, C, H, W...) (`nn.Unflatten(1, (C, H, W))`: 4):
+    # after a Linear whose weight rows are permuted at load time it may give the image channels-last straight away;
+    # 0: no such split
+    splits_to_image: int = 0
 
 
 KEEPS_CHANNELS = "kept"
@@ -136,13 +143,14 @@ def _family():
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
                 spatial_order_free=False, channels=None, runs_channels_last=False, gathers=False,
                 swaps_batch_axis=False, items=None, last_axis_only=False, takes_held_order=False, params=(),
-                unbatched_in_order=False):
+                unbatched_in_order=False, flattens_trailing=False, splits_to_image=0):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
     assert items is None or outputs == "tuple" and set(items) <= {"input", "tensor", "tuple", "state", "states"}, items
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
                       spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis, items,
-                      last_axis_only, takes_held_order, tuple(params), unbatched_in_order)
+                      last_axis_only, takes_held_order, tuple(params), unbatched_in_order, flattens_trailing,
+                      splits_to_image)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule

@@ -8,7 +8,7 @@ remapping their axis arguments, so convnets pay for no transposes between blocks
 import ast
 import re
 
-from porter.ir.layout import (broadcast_in_order_code, element_template, layout_of_order, reduced_order,
+from porter.ir.layout import (broadcast_in_order_code, element_template, layout_of_order, reduced_order, settle,
                               unsqueezed_order)
 from porter.ir.values import (NARROW_INTS, EinsumRecipe, Value, is_permuted, permuted_layout, physical_order, python,
                                reads_through, remap_axis, tensor, written_channels)
@@ -64,6 +64,9 @@ def translate_view(ctx, call):
 def _translated_view(ctx, call):
     value = call.all_args()[0]
     raw_sizes = call.all_args()[1:]
+    image = _flat_image_view(ctx, value, raw_sizes, call.kwargs)
+    if image is not None:
+        return image
     if value.channels_last and written_channels(value) and _flattens_everything(raw_sizes):
         size_codes = [ctx.plain(v).code for v in raw_sizes]
         code = f"{_runtime(ctx, 'view')}({value.code}, {', '.join(size_codes)})"
@@ -119,7 +122,16 @@ def _view_keeping_layout(ctx, value, raw_sizes):
         # ViT's `n_h * n_w` of `n_h = h // p`): (N, R*C, 1, 1) viewed (N, R, self.channels) reads as well (SKNet's
         # branch weights after a global pool), and in torch's order it costs a reshape where the guess costs a
         # transpose. (N, -1, S) leaves the channel count to be read off the image: the channels stay whole
+    headed = _heads_to_image(ctx, value, raw_sizes, written)
+    if headed is not None:
+        return headed
     orders = view_orders_keeping_layout(value, len(raw_sizes), channels[0] if len(channels) == 1 else None)
+    if orders is None and not channels and value.channels_last and len(raw_sizes) == value.rank and \
+            raw_sizes[-1].static == -1 and _written_quotient(raw_sizes[2]) and not value.unit_dims:
+        # (N, C, H, W) viewed as (N, heads, C // heads, -1): the channels split into heads, the spatial dims merged
+        # (BoTNet's and the LambdaNet's heads of a conv output): held (N, H*W, heads, C // heads)
+        count = len(raw_sizes)
+        orders = physical_order(value), [0] + list(range(3, count)) + [1, 2]
     if orders is not None and is_permuted(value) and len(raw_sizes) < value.rank and not channels and \
             any(_written_product(v) for v in raw_sizes) and not _written_product(raw_sizes[1]):
         orders = None  # (channel groups merge into dim 1, but the sizes write the product elsewhere)
@@ -135,6 +147,22 @@ def _view_keeping_layout(ctx, value, raw_sizes):
     code = f"{_runtime(ctx, 'view_in_layout')}({value.code}, {order}, {out_order}, {', '.join(sizes)})"
     units = tuple(i for i, size in enumerate(raw_sizes) if size.static == 1)  # (written 1s: size-1 dims)
     return layout_kept_result(code, out_order).but(unit_dims=units or None)
+
+
+def _heads_to_image(ctx, value, raw_sizes, written):
+    """An attention einsum's (N, heads, d, L) result, written in place, viewed as the image (N, C, H, W) (BoTNet's
+    `torch.matmul(v, attn.permute(0, 1, 3, 2)).view(b, C, h, w)`): the einsum written to give (N, L, heads, d),
+    whose view is the image channels-last (the runtime checks at trace time that the sizes group so); None
+    otherwise."""
+    recipe = value.static if isinstance(value.static, EinsumRecipe) else None
+    if recipe is None or value.code != recipe.code() or value.rank != 4 or len(raw_sizes) != 4 or \
+            not raw_sizes[1].channel_count or not all(v.spatial_size for v in raw_sizes[2:]):
+        return None
+    held = [0, 3, 1, 2]
+    code = settle(value, held)  # (the einsum written again in that order)
+    sizes = [ctx.plain(v).code for v in written]
+    return tensor(f"{_runtime(ctx, 'view_in_layout')}({code}, {held}, {[0, 2, 3, 1]}, {', '.join(sizes)})", 4,
+                  "channels_last")
 
 
 def _merged_pair_orders(order, sizes=()):
@@ -156,6 +184,15 @@ def _merged_pair_orders(order, sizes=()):
     return order, out_order
 
 
+def _written_quotient(size):
+    """Whether a written size is a floor division (`C // self.heads`: a channel count split)."""
+    try:
+        node = ast.parse(size.code, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv)
+
+
 def _written_product(size):
     """Whether a written size is a product (`c * f`) or left to torch (-1): where merged dims land."""
     if size.static == -1:
@@ -165,6 +202,25 @@ def _written_product(size):
     except SyntaxError:
         return False
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
+
+
+def _flat_image_view(ctx, value, raw_sizes, kwargs):
+    """A Linear's output whose weight rows load permuted (`flat_channels_last`: the image (H, W, C) flattened,
+    passes/image_views.py) viewed as an image of that channel count, `view(-1, C, H, W)`: split as it lies, the
+    image channels-last; None otherwise (it goes back to torch's order first)."""
+    if kwargs or not value.is_tensor or value.layout != "flat_channels_last":
+        return None
+    if len(raw_sizes) == 1 and raw_sizes[0].kind == "tuple" and raw_sizes[0].items is not None:
+        raw_sizes = list(raw_sizes[0].items)
+    elif len(raw_sizes) == 1 and raw_sizes[0].kind == "python":
+        raw_sizes = _written_sizes(raw_sizes[0]) or raw_sizes
+    if len(raw_sizes) not in (4, 5) or any(v.kind in ("starred", "tuple") for v in raw_sizes):
+        return None
+    codes = [ctx.plain(v).code for v in raw_sizes]
+    if codes[1] != value.channels:
+        return None
+    code = f"{_runtime(ctx, 'view')}({value.code}, {', '.join([codes[0], *codes[2:], codes[1]])})"
+    return tensor(code, len(codes), "channels_last").but(channels=value.channels, dtype=value.dtype)
 
 
 def _folded_image(ctx, value, raw_sizes, kwargs):
@@ -586,14 +642,15 @@ def _stack_in_layout(runtime, tensors, items, template, dim):
 def translate_split(ctx, call):
     """split/chunk along a dim; channels-last inputs are split along the remapped axis."""
     name = call.canonical.rsplit(".", 1)[1]
-    signature = "(input, chunks, dim=0)" if name == "chunk" else "(tensor, split_size_or_sections, dim=0)" if \
+    sizes = "split_size" if "split_size" in call.kwargs else "split_size_or_sections"  # (Tensor.split's keyword)
+    signature = "(input, chunks, dim=0)" if name == "chunk" else f"(tensor, {sizes}, dim=0)" if \
         name == "split" else "(input, dim=0)"
     bound = _bind(ctx, call, signature)
     value = bound.get("input", bound.get("tensor"))
     dim_value = bound.get("dim", python("0", static=0))
     dim = _static_int(dim_value)
     runtime = _runtime(ctx, name if name in ("chunk", "split") else "unbind")
-    middle = [v for k, v in bound.items() if k in ("chunks", "split_size_or_sections")]
+    middle = [v for k, v in bound.items() if k in ("chunks", "split_size_or_sections", "split_size")]
     if value.channels_last and dim is not None and (value.rank or dim == 1):
         # (of unknown rank: along the channel dim, the last axis at any rank, as cat joins them)
         axis = remap_axis(dim, value.rank) if value.rank else -1
@@ -1000,6 +1057,8 @@ def _creation(runtime, rank_from_args=True):
             result = result.but(dtype="int")
         elif "dtype" in kwargs and kwargs["dtype"].code in FLOAT_DTYPES:
             result = result.but(dtype="float")  # a comparison with an integer tensor promotes that one
+        elif "dtype" in kwargs and kwargs["dtype"].code == "tf.bool":
+            result = result.but(dtype="bool")  # (ESPnet's `torch.ones(..., dtype=torch.bool)` mask, compared with 0)
         elif runtime == "arange" and "dtype" in kwargs and (kwargs["dtype"].code == "tf.int64" or
                                                              kwargs["dtype"].code in NARROW_INTS):
             # `torch.arange(n, dtype=torch.long) * ratio` (timm's mvitv2.py): an integer tensor, promoted as torch
@@ -1283,10 +1342,26 @@ _BINARY = {
     "logical_xor": "tf.math.logical_xor({0}, {1})", "atan2": "tf.atan2({0}, {1})",
 }
 _BOOLEAN_RESULTS = {"eq", "ne", "lt", "gt", "le", "ge", "logical_and", "logical_or", "logical_xor"}
+_COMPARISONS = {"eq", "ne", "lt", "gt", "le", "ge"}
+
+
+def _comparison(template):
+    """`mask.eq(0)`, `torch.lt(a, b)`: compared as the `==` / `<` operators are, operands promoted where torch
+    compares across dtypes (a bool mask against 0: ESPnet's `mask.eq(0)`)."""
+
+    def translate(ctx, call):
+        args = (call.all_args() + [v for k, v in call.kwargs.items() if k == "other"])[:2]
+        (value, other), layout, rank = ctx.unify(args)
+        value, other = ctx.compared(value, other), ctx.compared(other, value)
+        return tensor(template.format(operand(value.code), operand(other.code)), rank, layout).but(dtype="bool")
+
+    return translate
+
+
 for _name, _template in _BINARY.items():
     _names = [f"torch.{_name}", f"Tensor.{_name}"]
-    pointwise_rule(*_names, translate=_elementwise(_template, 2, "bool" if _name in _BOOLEAN_RESULTS else None),
-                   layout="any")
+    pointwise_rule(*_names, translate=_comparison(_template) if _name in _COMPARISONS else _elementwise(
+        _template, 2, "bool" if _name in _BOOLEAN_RESULTS else None), layout="any")
 
 
 def translate_sum_with_alpha(operator):

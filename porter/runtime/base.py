@@ -410,6 +410,18 @@ def flat_to_torch_order(x, channels):
     return tf.reshape(tf.transpose(x, [0, 2, 1]), [-1, features])
 
 
+def image_rows_permutation(channels):
+    """Load-time transform of a torch Linear weight (C*H*W, in) or bias (C*H*W,) whose output becomes an image
+    (N, C, H, W): its rows reordered (H, W, C), so the output splits into the image held channels-last."""
+
+    def to_keras(array):
+        rows = array.shape[0]
+        grouped = array.reshape(channels, rows // channels, *array.shape[1:])
+        return np.swapaxes(grouped, 0, 1).reshape(array.shape)
+
+    return to_keras
+
+
 def flatten_permutation(channels):
     """Load-time transform of a torch Linear weight (out, C*H*W) for inputs flattened as (H, W, C)."""
 

@@ -70,6 +70,15 @@ def assign_in_place(owner, name, value, torch_layout=False):
     return value
 
 
+def fill_variable(target, value):
+    """`target.data.normal_()` of a name holding a parameter (a loop over `named_parameters()`): the variable filled
+    in place with `value` (of its shape) and returned; a tensor the name holds instead is replaced by `value`."""
+    if hasattr(target, "assign"):
+        target.assign(tf.broadcast_to(tf.cast(value, target.dtype), target.shape))
+        return target
+    return value
+
+
 def fill_slice_in_place(owner, name, index, value):
     """`owner.name[index] = value` in place (torch's `self.qkv.bias[n:2 * n].data.zero_()`): the variable stays
     the one load_state_dict and the optimizer hold. Only for weights stored in torch's own layout (biases,

@@ -58,7 +58,8 @@ def _shape_unflatten(x, dim, sizes):
 
 
 class Flatten(TorchLayer):
-    """torch.nn.Flatten(start_dim=1, end_dim=-1) on torch's axis order."""
+    """torch.nn.Flatten(start_dim=1, end_dim=-1) on torch's axis order; held (`hold()`), on an image held
+    channels-last as it lies, (H, W, C), for a Linear whose weight columns were permuted at load time."""
 
     porter_layout = "source"
 
@@ -66,6 +67,10 @@ class Flatten(TorchLayer):
         super().__init__(**kwargs)
         self.start_dim, self.end_dim = start_dim, end_dim
         self.finish_init()
+
+    def hold(self):
+        """Take the image channels-last (the Sequential holding it converts nothing) and flatten it as it lies."""
+        self.porter_layout, self.layout_out = "channels_last", "source"
 
     def call(self, x):
         return _shape_flatten(x, self.start_dim, self.end_dim)
@@ -86,9 +91,17 @@ class Unflatten(TorchLayer):
         if unflattened_size and isinstance(unflattened_size[0], (tuple, list)):
             raise NotImplementedError("Unflatten: named-tensor sizes are not supported")
         self.dim, self.unflattened_size = dim, tuple(int(size) for size in unflattened_size)
+        self.held = False
         self.finish_init()
 
+    def hold(self):
+        """Split a Linear's output whose weight rows were permuted at load time ((H, W, C) order) into the image
+        held channels-last."""
+        self.held, self.layout_out = True, "channels_last"
+
     def call(self, x):
+        if self.held:
+            return _shape_unflatten(x, self.dim, self.unflattened_size[1:] + self.unflattened_size[:1])
         return _shape_unflatten(x, self.dim, self.unflattened_size)
 
     def get_config(self):

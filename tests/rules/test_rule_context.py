@@ -18,8 +18,8 @@ from porter.rules.context import RuleContext
 from porter.rules.registry import FUNCTION_RULES, load_all_rules
 
 RULES = Path(__file__).resolve().parents[2] / "porter" / "rules"
-API = {"runtime", "join_args", "unsupported", "plain", "to_layout", "unify", "dim_size", "layout_flag", "variables",
-       "function_rule", "apply_declarative"}
+API = {"runtime", "join_args", "unsupported", "plain", "to_layout", "unify", "compared", "dim_size", "layout_flag",
+       "variables", "function_rule", "apply_declarative"}
 SOURCE = """
 import torch
 import torch.nn as nn

@@ -333,6 +333,18 @@ def load_state_dict(model, state_dict, strict=True):
         raise ValueError("state_dict shapes do not fit: " + "; ".join(problems))
 
 
+def image_rows_permutation(channels):
+    """Load-time transform of a torch Linear weight (C*H*W, in) or bias (C*H*W,) whose output becomes an image
+    (N, C, H, W): its rows reordered (H, W, C), so the output splits into the image held channels-last."""
+
+    def to_keras(array):
+        rows = array.shape[0]
+        grouped = array.reshape(channels, rows // channels, *array.shape[1:])
+        return np.swapaxes(grouped, 0, 1).reshape(array.shape)
+
+    return to_keras
+
+
 def flatten_permutation(channels):
     """Load-time transform of a torch Linear weight (out, C*H*W) for inputs flattened as (H, W, C)."""
 
@@ -407,6 +419,8 @@ class TorchModule(TorchModeFlag, keras.Model):
     porter_layout = "source"
     torch_names = {}  # Keras attribute name -> torch attribute name, for renamed attributes
     torch_flatten_inputs = {}  # torch path of a Linear -> expression of the channel count of the flatten it reads
+    torch_image_rows = {}  # torch path of a Linear -> expression of the channel count of the image it is viewed as
+    torch_held_reshapes = ()  # torch paths of Flatten / Unflatten children that run on images held channels-last
     # `model.channels_last_io = True`: the model's image inputs and outputs are channels-last (NHWC), so a convnet
     # runs without a single Transpose (data from `porter data --channels-last-io`, train_tpu.py
     # --channels-last-io); False keeps torch's layout at the boundary
@@ -444,6 +458,8 @@ class TorchModule(TorchModeFlag, keras.Model):
         """Under a mixed policy (mixed_bfloat16: float32 variables, bfloat16 compute) the model's own call returns
         float32, as TPU training wants its logits for the loss; calls of submodules keep the compute dtype."""
         outermost = _OPEN_CALLS[0] == 0
+        if self.torch_held_reshapes and "_porter_held" not in self.__dict__:
+            self._hold_reshapes()
         boundary = outermost and self.porter_layout == "channels_last" and kwargs.get("layout") is None
         if boundary and args and hasattr(args[0], "shape"):
             # a block laid out channels-last used as a model of its own (a second model of the file, a block
@@ -473,6 +489,28 @@ class TorchModule(TorchModeFlag, keras.Model):
         if outermost and self.compute_dtype != self.variable_dtype:
             return tf.nest.map_structure(_float32_output, outputs)
         return outputs
+
+    def _hold_reshapes(self):
+        """Tell the Flatten / Unflatten children at `torch_held_reshapes` to run on images held channels-last (the
+        translator found each beside a Linear whose weights load permuted: `torch_flatten_inputs`,
+        `torch_image_rows`), once, before the first call."""
+        object.__setattr__(self, "_porter_held", True)
+        for path in self.torch_held_reshapes:
+            self._module_at(path).hold()
+
+    def _module_at(self, path):
+        """The submodule at a torch path the translator wrote: names, or positions in a Sequential whose children
+        `add_module` named (`head.2` of children named norm, pool, flat); None where there is none."""
+        module = self
+        for part in path.split("."):
+            children = module._modules if hasattr(module, "_modules") else {}
+            if part in children:
+                module = children[part]
+            elif part.isdigit() and int(part) < len(children):
+                module = list(children.values())[int(part)]
+            else:
+                return None
+        return module
 
     def __setattr__(self, name, value):
         # torch registers `self._blocks` as it does `self.blocks` (Keras sets no such attribute of its own)
@@ -548,17 +586,33 @@ class TorchModule(TorchModeFlag, keras.Model):
             elif hasattr(child, "torch_state"):
                 entries.extend(collect_state(child, prefix + torch_name + "."))
         for path, channels in self.torch_flatten_inputs.items():
-            entries = self._flatten_permuted(entries, f"{prefix}{path}.weight", channels)
+            permute = flatten_permutation(int(self._channel_count(channels)))
+            entries = self._permuted(entries, path, f"{prefix}{path}", ("weight",), permute)
+        for path, channels in self.torch_image_rows.items():
+            permute = image_rows_permutation(int(self._channel_count(channels)))
+            entries = self._permuted(entries, path, f"{prefix}{path}", ("weight", "bias"), permute)
         return entries
 
-    def _flatten_permuted(self, entries, key, channels):
-        """The Linear at `key` reads a channels-last flatten: permute its weight columns at load time."""
-        # an expression porter wrote (`self.conv2.out_channels`, `last_channels(self.features)`), in the names of
-        # the model module that defines this class
+    def _permuted(self, entries, path, key, names, permute):
+        """`entries` with the Linear at torch path `path` (state keys `key`.weight ...) loading its `names` through
+        `permute` as well: found as a module (a position in a Sequential whose children have names), else by key."""
+        linear = self._module_at(path)
+        variables = [getattr(linear, name, None) for name in names] if linear is not None else []
+        if any(v is not None for v in variables):
+            return [
+                StateEntry(e.key, e.variable, then(e.to_keras, permute))
+                if any(e.variable is v for v in variables if v is not None)
+                else e
+                for e in entries
+            ]
+        keys = {f"{key}.{name}" for name in names}
+        return [StateEntry(e.key, e.variable, then(e.to_keras, permute)) if e.key in keys else e for e in entries]
+
+    def _channel_count(self, expression):
+        """The value of a channel-count expression porter wrote (`self.conv2.out_channels`), in the names of the
+        model module that defines this class."""
         namespace = {**globals(), **getattr(type(self).__init__, "__globals__", {})}
-        count = eval(channels, namespace, {"self": self})
-        permute = flatten_permutation(int(count))
-        return [StateEntry(e.key, e.variable, permute) if e.key == key else e for e in entries]
+        return eval(expression, namespace, {"self": self})
 
     def modules(self):
         """Submodules in registration order, depth first (torch's Module.modules())."""
@@ -838,6 +892,11 @@ def call_held(layer, x, held):
         return layer(x)
     result = layer(tf.transpose(x, [held.index(d) for d in range(len(held))]))
     return tf.transpose(result, held)
+
+
+def then(first, second):
+    """A load-time transform running `first` (None: none), then `second`."""
+    return second if first is None else lambda array: second(first(array))
 
 
 def last_channels(sequential):
