@@ -640,8 +640,10 @@ class ModuleResolver:
         elif node.args and isinstance(env.get(dotted_name(node.args[0].value)), list):
             for ref in env[dotted_name(node.args[0].value)]:
                 refs.append(_pair_module(ref))
-        elif node.args and isinstance(node.args[0].value, cst.Call):
-            # `OrderedDict(conv3x3(cin, cout, name, i))`, a helper returning `[(name, module), ...]` (VoVNet)
+        elif node.args and (isinstance(node.args[0].value, cst.Call) or isinstance(
+                env.get(dotted_name(node.args[0].value)), ModuleRef)):
+            # `OrderedDict(conv3x3(cin, cout, name, i))`, a helper returning `[(name, module), ...]`, or a local list
+            # of such pairs (VoVNet's `stem = conv3x3(...)`, `stem += conv3x3(...)`, `OrderedDict(stem)`)
             pairs = self.ref_of(node.args[0].value, env, owner)
             if pairs.kind != "list" or not pairs.ordered or not pairs.elements:
                 return [UNKNOWN_MODULE]

@@ -177,6 +177,39 @@ def test_fill_of_an_indexed_receiver_fills_that_part_of_the_variable(tmp_path):
     assert np.all(weight[0] == 0.0) and np.any(weight[1:] != 0.0)
 
 
+
+def test_fills_of_the_parameters_a_loop_names_fill_the_variables(tmp_path):
+    """`for name, param in self.named_parameters(): param.data.normal_().mul_(0.1)` / `param.data.fill_(1)`: the
+    `.data` of a loop's name, not an attribute, was a stub that raised in `__init__` (exit 1). The variable the name
+    holds is now filled in place, each in-place call after the other: the conv's kernel has torch's N(0, 0.1)
+    statistics, the norm's weight is 1."""
+    source = tmp_path / "param_loop.py"
+    source.write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+
+        class ParamLoop(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(16, 64, 3, padding=1)
+                self.norm = nn.BatchNorm2d(64)
+                for name, param in self.named_parameters():
+                    if "conv" in name and "weight" in name:
+                        param.data.normal_().mul_(0.1)
+                    elif "norm" in name and "weight" in name:
+                        param.data.fill_(1)
+
+            def forward(self, x):
+                return self.norm(self.conv(x))
+    '''))
+    conversion = convert(ConvertOptions(source, tmp_path / "out", input_specs=["16,8,8"]))
+    assert conversion.exit_code == 0
+    write_tree(tmp_path / "out", conversion.files)
+    model = import_path(tmp_path / "out" / "param_loop_keras.py").ParamLoop()
+    kernel = np.asarray(model.conv.weight)  # 9216 draws: the std within 5% of 0.1, the mean within 0.005
+    assert abs(kernel.std() - 0.1) < 0.005 and abs(kernel.mean()) < 0.005
+    assert np.all(np.asarray(model.norm.weight) == 1.0)
+
 FORWARD_MODEL = '''
 import torch
 import torch.nn as nn
