@@ -271,6 +271,15 @@ class EinsumRecipe:
 
 
 @dataclass(frozen=True)
+class LocalLambda:
+    """The static of a name bound to a lambda written in the body (`merge = lambda t: t.reshape(b, n, h, -1)
+    .transpose(1, 2)`): `map(merge, (k, v))` translates its body for each item as it does a lambda written in
+    place (passes/calls.py `map_lambda`)."""
+
+    node: object = field(compare=False)
+
+
+@dataclass(frozen=True)
 class NoneDefault:
     """The static of a forward parameter the call being translated leaves at (or is handed) `None`: unlike an untyped
     value, known to be None there (falsy, as None is; no literal porter folds). passes/optional_values.py."""

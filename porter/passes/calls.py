@@ -27,6 +27,7 @@ from porter.ir.op_nodes import record
 from porter.ir.values import (
     UNKNOWN_MODULE,
     EinsumRecipe,
+    LocalLambda,
     ModuleRef,
     Value,
     is_permuted,
@@ -734,6 +735,9 @@ class CallTranslator:
         holding a layout-free lambda in every construction (passes/function_attributes.py); (None, None) else."""
         if isinstance(node, cst.Lambda):
             return node, None
+        if isinstance(node, cst.Name) and isinstance(self.env.get(node.value), Value) and isinstance(
+                self.env[node.value].static, LocalLambda):  # `merge = lambda t: ...`, then `map(merge, (k, v))`
+            return self.env[node.value].static.node, None
         if isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
             value = self.self_attribute(node.attr.value)
             if isinstance(value.static, LayoutFreeFunction):

@@ -1218,6 +1218,10 @@ class FileTranslator:
         if undecided:  # decide by the first layer the forward calls at all
             for node in calls:
                 func = node.func
+                first = node.args[0].value if node.args else None
+                if isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute) and \
+                        first.func.attr.value in VIEWS + ("flatten",):
+                    continue  # (RetNet's `self.group_norm(Y.reshape(-1, self.hidden_size))`: what a view made)
                 if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
                         func.value.value == "self":
                     ref = ir.attributes.get(func.attr.value) if ir else None

@@ -1,4 +1,5 @@
-"""Cleanup of a translated function body: identity assignments and dead pure computations.
+"""Cleanup of a translated function body: identity assignments, dead pure computations and lambdas bound to a name
+nothing reads (`merge = lambda t: ...` whose `map(merge, (k, v))` wrote it out in place).
 
 Lazy layouts leave two kinds of residue. A transpose kept pending (folded into the next einsum, matmul or layer)
 translates to `h = h`; a transpose folded into its producer re-emits that producer in the consumer, which leaves
@@ -61,7 +62,7 @@ def _may_have_removable(lines):
         name, value = match.groups()
         if name in pure_assigned or value.split("#")[0].strip(" ()") == name:
             return True
-        if PURE_START.match(value):
+        if PURE_START.match(value) or value.startswith("lambda"):
             pure_assigned.add(name)
     # a pure value never read (a standardised kernel's rows, the kernel taken where it is used): no mention of the
     # name but as an attribute (`self.weight`), a keyword (`weight=`) or an assignment's target
@@ -125,6 +126,8 @@ def _removable(statement, rest, name_counts):
         return f"`{target}` is computed by the next line, its layout folded in"
     if _is_pure(value) and name_counts[target] == 1:
         return f"`{target}` is not computed here: nothing in the port reads it (a kernel is taken where it lies)"
+    if isinstance(value, cst.Lambda) and name_counts[target] == 1:
+        return f"`{target}` is written out where it is called (`map`), for the layouts it is called on"
     return None
 
 

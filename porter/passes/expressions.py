@@ -32,6 +32,7 @@ from porter.ir.lists import read as read_list
 from porter.ir.values import (
     NONE_DEFAULT,
     UNKNOWN_MODULE,
+    LocalLambda,
     ModuleRef,
     Value,
     is_permuted,
@@ -529,7 +530,8 @@ class ExpressionTranslator(CallTranslator):
             self.env.clear()
             self.env.update(env_backup)
         body = to_layout(self.ctx, body, "source") if body.is_tensor else body
-        return python(f"lambda {', '.join(names)}: {body.code}" if names else f"lambda: {body.code}")
+        return python(f"lambda {', '.join(names)}: {body.code}" if names else f"lambda: {body.code}").but(
+            static=LocalLambda(node))
 
     def _expr_IfExp(self, node):
         test = self.expr(node.test)
