@@ -615,11 +615,11 @@ def _moved_to(ctx, value, order):
 
 def _one_channel_maps(items, dim):
     """Whether `items`, joined along torch's dim `dim`, are tensors of one rank > 2 in torch's layout, each constant
-    along dim 1 (an `unsqueeze(1)`: one channel) and joined along it."""
+    along dim 1 (an `unsqueeze(1)`: one channel; an `expand([n, 1, -1, -1])`: a size-1 dim) and joined along it."""
     rank = items[0].rank if items and items[0].is_tensor else None
     return rank is not None and rank > 2 and dim is not None and dim % rank == 1 and all(
-        v.is_tensor and v.layout == "source" and v.rank == rank and v.varies_along is not None and
-        1 not in v.varies_along for v in items)
+        v.is_tensor and v.layout == "source" and v.rank == rank and (
+            v.varies_along is not None and 1 not in v.varies_along or 1 in (v.unit_dims or ())) for v in items)
 
 
 def _stack_in_layout(runtime, tensors, items, template, dim):
@@ -967,11 +967,15 @@ def einsum_matmul(ctx, left, right):
 def held_for_einsum(left, right):
     """Whether `left @ right` is written as one einsum over the operands as they are stored: both of one known rank
     (2 or more), one of them permuted or channels-last (a pending transpose or a layout then moves no data)."""
-    return left.is_tensor and right.is_tensor and left.rank is not None and left.rank == right.rank and \
-        left.rank >= 2 and (is_permuted(left) or is_permuted(right) or left.channels_last or right.channels_last) and \
-        not any(d < left.rank - 2 for v in (left, right) for d in v.unit_dims or ())
+    if not (left.is_tensor and right.is_tensor and left.rank is not None and left.rank == right.rank and
+            left.rank >= 2 and (is_permuted(left) or is_permuted(right) or left.channels_last or right.channels_last)):
+        return False
+    batch = left.rank - 2
+    units = [{d for d in v.unit_dims or () if d < batch} for v in (left, right)]
+    return units[0] == units[1]
     # (a batch dim of size 1 broadcasts in torch's matmul, which an einsum's shared label does not: CapsNet's
-    # `torch.matmul(self.W, x.unsqueeze(1).unsqueeze(4))` is a tf.matmul, which broadcasts as torch does)
+    # `torch.matmul(self.W, x.unsqueeze(1).unsqueeze(4))` is a tf.matmul, which broadcasts as torch does; a size-1
+    # batch dim both operands have, GCNet's `torch.matmul(input_x, mask)` of two `unsqueeze(1)`s, is an einsum's)
 
 
 def translate_matmul(ctx, call):
@@ -1254,7 +1258,16 @@ def translate_expand(ctx, call):
             axes = [order.index(d) for d in range(other.rank)]
             return tensor(f"tf.broadcast_to({value.code}, tf.gather(tf.shape({other.code}), {axes}))", other.rank)
         return tensor(f"tf.broadcast_to({value.code}, tf.shape({ctx.plain(other).code}))", other.rank)
-    return tensor(f"{_runtime(ctx, 'expand')}({ctx.join_args([value] + sizes, {})})", rank)
+    written = [v.static for v in sizes]
+    if len(sizes) == 1 and isinstance(sizes[0].static, (tuple, list)):
+        written = list(sizes[0].static)
+    elif len(sizes) == 1 and _written_sizes(sizes[0]) is not None:
+        written = [v.static for v in _written_sizes(sizes[0])]  # `expand([n, 1, -1, -1])`: not all literal
+        rank = len(written)
+    units = tuple(d for d, size in enumerate(written) if size == 1 and not isinstance(size, bool))
+    # (a written 1 is a size-1 dim: CoordConv's `y.expand([n, 1, -1, -1])` of a meshgrid, one channel)
+    return tensor(f"{_runtime(ctx, 'expand')}({ctx.join_args([value] + sizes, {})})", rank).but(
+        unit_dims=units or None)
 
 
 def _keeps_order_in(value, order):

@@ -1,7 +1,9 @@
 """`torch.matmul` broadcasting size-1 batch dims (CapsNet's DigitCaps: `torch.matmul(self.W, x)` with W (1, O, I, D,
 d) and `x = caps.unsqueeze(1).unsqueeze(4)` (B, 1, I, d, 1)): the operands were written as one einsum over their
 stored orders, whose shared batch labels do not broadcast (a crash at call). An operand with a size-1 batch dim now
-goes to tf.matmul, which broadcasts as torch does; the port matches torch on drawn sizes, batch 1 included."""
+goes to tf.matmul, which broadcasts as torch does; the port matches torch on drawn sizes, batch 1 included. A
+size-1 batch dim both operands have (GCNet's context pooling: `torch.matmul(x.view(b, c, h * w).unsqueeze(1),
+mask.unsqueeze(-1))`) broadcasts nothing: the einsum over the stored orders stays (no Transpose for the image)."""
 
 import textwrap
 
@@ -9,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.corpus.test_torchvision import xla_transposes
 from tests.rules.op_ports import assert_same_outputs, port, random_input
 
 SOURCE = '''
@@ -50,3 +53,41 @@ def pair(tmp_path_factory):
 @given(seed=st.integers(0, 2**16), batch=st.integers(1, 3))
 def test_dynamic_routing_matches_torch(pair, seed, batch):
     assert_same_outputs(pair, [random_input(seed, (batch, 6, 4))])
+
+
+CONTEXT_POOLING = '''
+import torch
+import torch.nn as nn
+
+
+class OpModel(nn.Module):
+    def __init__(self, c=8):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, 2, 1)
+        self.conv_mask = nn.Conv2d(c, 1, 1)
+        self.fc = nn.Linear(c, 4)
+
+    def forward(self, x):
+        x = self.stem(x)
+        b, c, h, w = x.size()
+        input_x = x.view(b, c, h * w).unsqueeze(1)
+        mask = self.conv_mask(x).view(b, 1, h * w).softmax(2).unsqueeze(-1)
+        context = torch.matmul(input_x, mask)
+        return self.fc(context.view(b, c))
+'''
+
+
+@pytest.fixture(scope="module")
+def context_pair(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("context_pooling"), textwrap.dedent(CONTEXT_POOLING), input_specs=("3,9,13",))
+
+
+def test_a_size_1_dim_both_operands_have_moves_no_image(context_pair):
+    context_pair.build()
+    assert xla_transposes(context_pair.keras_model, random_input(0, (2, 3, 9, 13))) == 1  # the input's (was 2)
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**16), batch=st.integers(1, 3), height=st.integers(3, 15), width=st.integers(3, 15))
+def test_context_pooling_matches_torch(context_pair, seed, batch, height, width):
+    assert_same_outputs(context_pair, [random_input(seed, (batch, 3, height, width))])
