@@ -1738,7 +1738,8 @@ class CallTranslator:
             return self.function_as_held(rule, positional, kwargs)
         layout = rule.layout
         axis_names = set(rule.axis_params)
-        if rule.extra.get("implicit_dim_needs_source") and "dim" not in kwargs and len(positional) < 2:
+        dim_at = list(params).index("dim") if "dim" in params else 1
+        if rule.extra.get("implicit_dim_needs_source") and "dim" not in kwargs and len(positional) <= dim_at:
             layout = "source"
         if layout == "any" and primary.is_tensor and primary.layout.startswith("permuted:") and axis_names:
             from porter.ir.values import physical_order

@@ -1306,8 +1306,11 @@ function_rule("torch.split", "Tensor.split", "torch.chunk", "Tensor.chunk", "tor
               translate=translate_split, layout="any")
 function_rule("Tensor.expand", "Tensor.expand_as", translate=translate_expand, layout="source", keeps_dtype=True)
 function_rule("Tensor.repeat", translate=translate_repeat, layout="source", keeps_dtype=True)
+# (along a literal dim, on the axis that holds it: a channels-last image's `repeat_interleave(2, dim=2)`, a nearest
+# upsampling written out; without a dim it flattens, in torch's order; `repeats` counts, it is no operand)
 function_rule("torch.repeat_interleave", "Tensor.repeat_interleave", runtime="repeat_interleave",
-              signature="(input, repeats, dim=None, output_size=None)", layout="source", keeps_dtype=True)
+              signature="(input, repeats, dim=None, output_size=None)", layout="any", axis_params=("dim",),
+              index_params=("repeats",), implicit_dim_needs_source=True, keeps_dtype=True)
 # (`torch.spmm(adj, support)`, pygcn's graph convolution, and `torch.sparse.mm`: the port holds the adjacency dense)
 function_rule("torch.matmul", "Tensor.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm", "torch.spmm",
               "torch.sparse.mm", translate=translate_matmul, layout="source")

@@ -54,6 +54,10 @@ OPS = {
     "math_unary": "y = torch.exp(-y.abs()) + torch.sqrt(y * y + 1.0) - torch.rsqrt(y * y + 1.0)",
     "pow_tanh": "y = torch.tanh(y).pow(2) + y.sigmoid()",
     "repeat_interleave": "y = y.repeat_interleave(2, dim=1)",
+    # along the spatial dims held channels-last (a nearest upsampling written out), a tensor of repeats, no dim
+    "repeat_interleave_spatial": "y = y.repeat_interleave(2, dim=2).repeat_interleave(3, dim=-1)",
+    "repeat_interleave_counts": "y = y.repeat_interleave(torch.tensor([1, 2, 1, 3, 1, 1]), dim=1)",
+    "repeat_interleave_flat": "y = y.repeat_interleave(2).view(y.shape[0], -1)",
     "arange_scale": "y = y * torch.arange(y.shape[1], dtype=torch.float32).view(1, -1, 1, 1)",
     "size_unpack": "b, c, h, w = y.shape\n        y = y.reshape(b, c * h, w)",
     "new_zeros_cat": "y = torch.cat([y, y.new_zeros(y.shape[0], 1, y.shape[2], y.shape[3])], 1)",
