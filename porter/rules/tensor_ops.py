@@ -1300,8 +1300,11 @@ function_rule("torch.transpose", "Tensor.transpose", "torch.swapaxes", "Tensor.s
 function_rule("torch.t", "Tensor.t", translate=translate_t, layout="source", keeps_dtype=True)
 function_rule("torch.squeeze", "Tensor.squeeze", translate=_rank_change(-1), layout="source", keeps_dtype=True)
 function_rule("torch.unsqueeze", "Tensor.unsqueeze", translate=_rank_change(+1), layout="source", keeps_dtype=True)
-function_rule("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", translate=translate_cat,
-              layout="any")
+# (as values, the runtime's functions of torch's signature: denoising-diffusion-pytorch's `map(partial(torch.cat,
+# dim=-2), ((mk, k), (mv, v)))`)
+function_rule("torch.cat", "torch.concat", "torch.concatenate", translate=translate_cat, layout="any",
+              value_runtime="cat")
+function_rule("torch.stack", translate=translate_cat, layout="any", value_runtime="stack")
 function_rule("torch.split", "Tensor.split", "torch.chunk", "Tensor.chunk", "torch.unbind", "Tensor.unbind",
               translate=translate_split, layout="any")
 function_rule("Tensor.expand", "Tensor.expand_as", translate=translate_expand, layout="source", keeps_dtype=True)
@@ -1423,8 +1426,10 @@ pointwise_rule("torch.pow", "Tensor.pow", translate=translate_pow, layout="any")
 pointwise_rule("torch.masked_fill", "Tensor.masked_fill", translate=translate_masked_fill, layout="any",
                keeps_dtype=True)
 pointwise_rule("torch.where", "Tensor.where", translate=translate_where, layout="any", keeps_dtype=True)
+# (as a value, the runtime's clamp of torch's signature: denoising-diffusion-pytorch's `partial(torch.clamp, min=-1.,
+# max=1.)`)
 pointwise_rule("torch.clamp", "Tensor.clamp", "torch.clip", "Tensor.clip", translate=translate_clamp, layout="any",
-               keeps_dtype=True)
+               keeps_dtype=True, value_runtime="clamp")
 pointwise_rule("torch.clamp_min", "Tensor.clamp_min", translate=_elementwise("tf.maximum({0}, {1})", 2),
                layout="any")
 pointwise_rule("torch.clamp_max", "Tensor.clamp_max", translate=_elementwise("tf.minimum({0}, {1})", 2),

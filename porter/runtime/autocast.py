@@ -21,3 +21,9 @@ def is_autocast_enabled(device_type=None):
 def get_autocast_dtype(device_type=None):
     """torch.get_autocast_dtype(...): the compute dtype of Keras' global dtype policy."""
     return tf.as_dtype(keras.config.dtype_policy().compute_dtype)
+
+
+def attention_backend(*backends, **config):
+    """torch.nn.attention.sdpa_kernel(...) / torch.backends.cuda.sdp_kernel(...): which CUDA kernel torch's
+    attention runs, not what it computes: a context that changes nothing in the port."""
+    return contextlib.nullcontext()
