@@ -47,6 +47,7 @@ from porter.passes.expressions import ExpressionTranslator
 from porter.passes.isinstance_narrowing import isinstance_narrowing
 from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import holds_none, optional_image, optional_tuple
+from porter.passes.in_place_activations import in_place_call
 from porter.passes.order_wanted import order_wanted_next
 from porter.passes.stored_places import kept_name, place_of, still_held
 from porter.passes.view_chains import VIEWS, held_order, image_order, permutation, view_chain_at
@@ -347,6 +348,36 @@ class BodyTranslator(ExpressionTranslator):
         return [pad + self.code(small)], False
 
     def assign(self, small, pad):
+        lines = self._assign(small, pad)
+        if self.mode in ("forward", "function") and len(small.targets) == 1 and \
+                isinstance(small.targets[0].target, cst.Name):
+            lines = lines + self.in_place_alias(small.value, pad, small.targets[0].target.value)
+        return lines
+
+    def in_place_alias(self, value, pad, target=None):
+        """The lines rebinding each name an in-place activation in `value` overwrote in torch, where the name is read
+        again (passes/in_place_activations.py): `out = self.relu(x)` -> `x = out`; `self.conv(self.relu(x))` -> `x =
+        self.relu(x)`; `y = self.rep(x)` of a Sequential starting with one -> `x = self.rep[0](x)`; a bare
+        `F.relu(x, inplace=True)` -> `x = ...`. Each is computed on the name as it was (the port's tensors are
+        immutable). None otherwise."""
+        lines = []
+        for call in descendants(value):
+            how = in_place_call(self.source, self.info, call) if isinstance(call, cst.Call) else None
+            if how is None or call.args[0].value.value == target or not self.live_after(call.args[0].value.value):
+                continue
+            name = call.args[0].value.value
+            note = f"{pad}# porter: torch's in-place activation overwrites `{name}` as well: the port rebinds it"
+            if call is value and how == "result" and target is not None:
+                self.env[name] = self.env[target].with_code(name) if isinstance(self.env.get(target), Value) else \
+                    python(name)
+                lines += [note, f"{pad}{name} = {target}"]
+                continue
+            again = call if how == "result" else cst.Call(cst.Subscript(call.func, [cst.SubscriptElement(
+                cst.Index(cst.Integer("0")))]), [cst.Arg(cst.Name(name))])  # (the Sequential's first layer)
+            lines += [note, *self._assign(cst.Assign([cst.AssignTarget(cst.Name(name))], again), pad)]
+        return lines
+
+    def _assign(self, small, pad):
         targets = [t.target for t in small.targets]
         updated = self.data_update(targets[0], small.value, pad) if len(targets) == 1 else None
         if updated is not None:
@@ -687,6 +718,10 @@ class BodyTranslator(ExpressionTranslator):
 
     def expression_statement(self, small, pad):
         node = small.value
+        if self.mode in ("forward", "function") and in_place_call(self.source, self.info, node) == "result":
+            aliased = self.in_place_alias(node, pad)  # (a bare `F.relu(x, inplace=True)`: x rebound to it)
+            if aliased:
+                return aliased
         appended = self.append_to_typed_list(node, pad)
         if appended is not None:
             return appended

@@ -1,0 +1,100 @@
+"""Activations that overwrite the tensor they are handed, and the name that still holds it.
+
+torch's in-place activations (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, `F.relu_(x)`) write their result
+into their input: every name bound to that tensor sees it. Code written outside this project relies on it, often
+without meaning to: a block whose `self.rep = nn.Sequential(nn.ReLU(inplace=True), ...)` runs on `inp` and then
+adds `inp` back adds the activated input; a bare `F.relu(x, inplace=True)` statement activates `x`. TensorFlow
+tensors are immutable, so the port rebinds the name to the activation's result where torch would have overwritten
+it and the name is read again (statements.py): `out = self.relu(x)` is followed by `x = out`, `y = self.rep(x)`
+whose Sequential starts with such an activation by `x = self.rep[0](x)` (the activation of the input, computed on
+the input as it was), a bare call becomes `x = <the call>`.
+
+This module answers, from the source, which calls do so: a class's attribute every construction of which is an
+in-place activation (or a Sequential written out whose first layer is one), and the functional forms.
+"""
+
+import libcst as cst
+
+from porter.passes.elementwise_classes import attribute_constructions
+
+# activation class -> the position of its `inplace` parameter
+IN_PLACE_CLASSES = {
+    "torch.nn.ReLU": 0, "torch.nn.ReLU6": 0, "torch.nn.SELU": 0, "torch.nn.SiLU": 0, "torch.nn.Mish": 0,
+    "torch.nn.Hardswish": 0, "torch.nn.Hardsigmoid": 0, "torch.nn.LeakyReLU": 1, "torch.nn.ELU": 1,
+    "torch.nn.CELU": 1, "torch.nn.Dropout": 1, "torch.nn.Dropout2d": 1, "torch.nn.Dropout3d": 1,
+    "torch.nn.AlphaDropout": 1, "torch.nn.Hardtanh": 2, "torch.nn.Threshold": 2, "torch.nn.RReLU": 2,
+}
+# functional activations taking `inplace=` (the parameter's position), and those in place by name
+IN_PLACE_FUNCTIONS = {
+    "torch.nn.functional.relu": 1, "torch.nn.functional.relu6": 1, "torch.nn.functional.selu": 1,
+    "torch.nn.functional.silu": 1, "torch.nn.functional.mish": 1, "torch.nn.functional.hardswish": 1,
+    "torch.nn.functional.hardsigmoid": 1, "torch.nn.functional.leaky_relu": 2, "torch.nn.functional.elu": 2,
+    "torch.nn.functional.celu": 2, "torch.nn.functional.hardtanh": 3, "torch.nn.functional.threshold": 3,
+    "torch.nn.functional.dropout": 3, "torch.nn.functional.dropout2d": 3, "torch.nn.functional.rrelu": 4,
+}
+ALWAYS_IN_PLACE = frozenset({"torch.nn.functional.relu_", "torch.relu_", "torch.nn.functional.leaky_relu_",
+                             "torch.nn.functional.elu_", "torch.nn.functional.hardtanh_",
+                             "torch.nn.functional.threshold_", "torch.nn.functional.rrelu_", "torch.selu_",
+                             "torch.nn.functional.selu_", "torch.celu_", "torch.nn.functional.celu_"})
+
+
+def in_place_call(source, info, call):
+    """How `call` overwrites its first argument, a plain name: "result" (the call's result is what the name then
+    holds: an in-place activation module or function), "first layer" (a Sequential attribute whose first layer is
+    one: the name then holds that layer applied to it), or None."""
+    if not (isinstance(call, cst.Call) and call.args and isinstance(call.args[0].value, cst.Name) and
+            not call.args[0].star and call.args[0].keyword is None):
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and \
+            info is not None:
+        built = _constructions(source, info).get(func.attr.value)
+        if not built:
+            return None
+        if all(_in_place_construction(source, node) for node in built):
+            return "result"
+        if all(_sequential_starting_in_place(source, node) for node in built):
+            return "first layer"
+        return None
+    canonical = source.imports.resolve(func)
+    if canonical in ALWAYS_IN_PLACE:
+        return "result"
+    if canonical in IN_PLACE_FUNCTIONS and _true(_argument(call, IN_PLACE_FUNCTIONS[canonical], "inplace")):
+        return "result"
+    return None
+
+
+def _constructions(source, info):
+    init = info.find_method("__init__")
+    if init is None:
+        return {}
+    cache = source.__dict__.setdefault("_in_place_constructions", {})
+    if info.name not in cache:
+        cache[info.name] = attribute_constructions(init)
+    return cache[info.name]
+
+
+def _in_place_construction(source, node):
+    if not isinstance(node, cst.Call):
+        return False
+    canonical = source.imports.resolve(node.func)
+    return canonical in IN_PLACE_CLASSES and _true(_argument(node, IN_PLACE_CLASSES[canonical], "inplace"))
+
+
+def _sequential_starting_in_place(source, node):
+    if not (isinstance(node, cst.Call) and source.imports.resolve(node.func) == "torch.nn.Sequential" and node.args):
+        return False
+    first = node.args[0]
+    return not first.star and first.keyword is None and _in_place_construction(source, first.value)
+
+
+def _argument(call, position, keyword):
+    for argument in call.args:
+        if argument.keyword is not None and argument.keyword.value == keyword:
+            return argument.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position].value if len(positional) > position else None
+
+
+def _true(node):
+    return isinstance(node, cst.Name) and node.value == "True"

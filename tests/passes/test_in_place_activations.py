@@ -1,0 +1,71 @@
+"""In-place activations overwrite the tensor they are handed, in torch, and code written outside this project relies
+on it: a block whose `self.rep = nn.Sequential(nn.ReLU(inplace=True), ...)` runs on `inp` and then adds `inp` back
+adds the activated input; `x = self.conv(self.relu(inp))` with `self.relu = nn.ReLU(inplace=True)` leaves `inp`
+activated; a bare `F.relu(x, inplace=True)` activates `x`. The port ignored `inplace=` and read the input as it was
+(a silent mismatch, max error 1.7). The name an in-place activation overwrote is now rebound to it where it is read
+again (passes/in_place_activations.py, statements.py `in_place_alias`), for the module forms, a Sequential starting
+with one, nested calls and the functional forms, LeakyReLU (not idempotent) included. Matches torch for drawn sizes;
+an activation whose input is not read again adds no line."""
+
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.rules.op_ports import assert_same_outputs, port, random_input
+
+SOURCE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.rep = nn.Sequential(nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(c, c, 3, 1, 1))
+        self.relu = nn.ReLU(inplace=True)
+        self.act = nn.ReLU(True)
+        self.conv = nn.Conv2d(c, c, 1)
+
+    def forward(self, inp):
+        x = self.rep(inp)          # inp: LeakyReLU(inp) from here on
+        y = self.conv(self.relu(inp))
+        z = self.act(x)            # x: relu(x) from here on
+        F.relu(y, inplace=True)
+        w = F.leaky_relu_(z - 1.0, 0.1) if False else z
+        return x + inp + y + w
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 6, 3, 1, 1)
+        self.block = Block(6)
+        self.last = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.block(self.stem(x))
+        return self.last(h)
+'''
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("in_place_activations"), textwrap.dedent(SOURCE), input_specs=("3,9,11",))
+
+
+def test_each_overwritten_name_is_rebound(pair):
+    code = (pair.out_dir / "op_model_keras.py").read_text()
+    block = code[code.index("class Block"):code.index("class OpModel")]
+    for name in ("inp", "x", "y"):
+        assert f"in-place activation overwrites `{name}`" in block, name
+    tail = code[code.index("class OpModel"):]
+    assert "in-place activation" not in tail  # (`self.last(h)`: h is not read again)
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**16), batch=st.integers(1, 3), height=st.integers(3, 12), width=st.integers(3, 12))
+def test_port_matches_torch(pair, seed, batch, height, width):
+    assert_same_outputs(pair, [random_input(seed, (batch, 3, height, width))])
