@@ -44,10 +44,10 @@ from porter.ir.values import (
 from porter.ir.varying import assigned_into
 from porter.passes.correlated_branches import later_branch_of_same_test
 from porter.passes.expressions import ExpressionTranslator
+from porter.passes.in_place_activations import in_place_call
 from porter.passes.isinstance_narrowing import isinstance_narrowing
 from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import holds_none, optional_image, optional_tuple
-from porter.passes.in_place_activations import in_place_call
 from porter.passes.order_wanted import order_wanted_next
 from porter.passes.stored_places import kept_name, place_of, still_held
 from porter.passes.view_chains import VIEWS, held_order, image_order, permutation, view_chain_at
