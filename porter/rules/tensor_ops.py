@@ -483,6 +483,12 @@ def _rank_change(delta):
         rank = args[0].rank + delta if args[0].rank is not None else None
         if delta < 0 and (len(args) < 2 and not call.kwargs):
             rank = None  # squeeze() without dim: depends on sizes
+        dim = _static_int(_bind(ctx, call, "(input, dim)").get("dim")) if delta > 0 else None
+        if dim is not None and rank is not None and -rank <= dim < rank and args[0].is_tensor:
+            # the new dim has size 1 (Informer's `k_sample.unsqueeze(-3)`, which a matmul then broadcasts)
+            dim %= rank
+            units = tuple(sorted({*(d + 1 if d >= dim else d for d in args[0].unit_dims or ()), dim}))
+            return result.but(rank=rank, unit_dims=units)
         return result.but(rank=rank)
 
     return translate

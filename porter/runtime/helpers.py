@@ -7,6 +7,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from porter.runtime.advanced_index import advanced_index
 from porter.runtime.base import TorchLayer
 
 from porter.runtime.init_gain import calculate_gain
@@ -266,6 +267,14 @@ def setitem(x, index, value):
     mask = index[0] if isinstance(index, tuple) and len(index) == 1 else index
     if isinstance(mask, (tf.Tensor, tf.Variable, np.ndarray)) and mask.dtype in (tf.bool, np.bool_):
         return _masked_setitem(x, tf.convert_to_tensor(mask), value)
+    if any(isinstance(item, (tf.Tensor, tf.Variable)) for item in (index if isinstance(index, tuple) else (index,))):
+        # positions picked at run time (Informer's `context[torch.arange(B)[:, None], index, :] = ...` with a topk
+        # index): the flat positions indexed as x would be, then one scatter (traceable; no host-side numpy)
+        positions = advanced_index(tf.reshape(tf.range(tf.size(x, out_type=tf.int64)), tf.shape(x)), index)
+        value = tf.broadcast_to(tf.cast(value, x.dtype), tf.shape(positions))
+        flat = tf.tensor_scatter_nd_update(tf.reshape(x, [-1]), tf.reshape(positions, [-1, 1]),
+                                           tf.reshape(value, [-1]))
+        return tf.reshape(flat, tf.shape(x))
     if None in tuple(x.shape):
         raise NotImplementedError("item assignment needs a tensor whose shape is static")
     positions = np.arange(int(np.prod(x.shape)), dtype=np.int64).reshape(tuple(x.shape))[index]
