@@ -271,6 +271,17 @@ class EinsumRecipe:
 
 
 @dataclass(frozen=True)
+class NamePattern:
+    """The static of a string naming attributes of a pattern (a regular expression): the loop variable of `for name
+    in self.stage_names` whose names `self.add_module("stage%d" % i, ...)` registered (`many`: the list itself), so
+    `getattr(self, name)` is one of the modules registered under that pattern (passes/modules.py
+    `attribute_by_pattern`)."""
+
+    pattern: str
+    many: bool = False
+
+
+@dataclass(frozen=True)
 class LocalLambda:
     """The static of a name bound to a lambda written in the body (`merge = lambda t: t.reshape(b, n, h, -1)
     .transpose(1, 2)`): `map(merge, (k, v))` translates its body for each item as it does a lambda written in

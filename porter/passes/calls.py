@@ -29,6 +29,7 @@ from porter.ir.values import (
     EinsumRecipe,
     LocalLambda,
     ModuleRef,
+    NamePattern,
     Value,
     is_permuted,
     iterable_code,
@@ -234,7 +235,8 @@ class CallTranslator:
                 func.args) == 2 and dotted_name(func.args[0].value) == "self":
             # `getattr(self, "level{}".format(i))(x)` (DLA): a child chosen at run time, one of the attributes the
             # name pattern matches (laid out for each where they agree; else an unknown module)
-            chosen = attribute_by_pattern(self.ctx.ir, func.args[1].value) if self.ctx.ir else UNKNOWN_MODULE
+            chosen = attribute_by_pattern(self.ctx.ir, func.args[1].value, self.name_pattern_of(func.args[1].value)) \
+                if self.ctx.ir else UNKNOWN_MODULE
             return self.module_call(python(self.code(func)).but(kind="module", module=chosen), node)
         if self.mode == "forward" and dotted_name(func) == "getattr" and self.env.get("getattr") is None and len(
                 node.args) == 2 and dotted_name(node.args[0].value) == "self" and self.ctx.ir is not None:
@@ -244,7 +246,7 @@ class CallTranslator:
             rank = tensor_by_pattern(self.ctx.ir, node.args[1].value)
             if rank is not False:  # (`pos_embed = getattr(self, f"pos_embed{i + 1}")`: a Parameter)
                 return tensor(self.code(node), rank)
-            chosen = attribute_by_pattern(self.ctx.ir, node.args[1].value)
+            chosen = attribute_by_pattern(self.ctx.ir, node.args[1].value, self.name_pattern_of(node.args[1].value))
             return python(self.code(node)).but(kind="module", module=chosen)
         canonical = self.source.imports.resolve(func)
         if canonical in SEQUENCE_CHECKPOINTS and len(node.args) >= 2 and all(a.keyword is None and not a.star
@@ -729,6 +731,11 @@ class CallTranslator:
                 self.ctx.used_runtime.update(used)
                 result = None
         return result
+
+    def name_pattern_of(self, node):
+        """The attribute-name pattern a variable holds (`name` of `for name in self.stage_names`), or None."""
+        value = self.env.get(node.value) if isinstance(node, cst.Name) else None
+        return value.static.pattern if isinstance(value, Value) and isinstance(value.static, NamePattern) else None
 
     def lambda_of(self, node):
         """(lambda, None) for a lambda written in place; (one of the lambdas, the attribute's code) for `self.f`

@@ -41,6 +41,7 @@ from porter.passes.held_recursion import held_alike_call
 from porter.passes.lambda_signatures import classes_writing, translated_aside
 from porter.passes.module_code import translate_class_statements, translate_module_assignments
 from porter.passes.modules import (
+    NAMES_OF_PATTERN,
     SET_BY_PATTERN,
     ModuleResolver,
     attribute_by_pattern,
@@ -401,6 +402,8 @@ class FileTranslator:
             for name, refs in module_env.items():
                 if name.startswith(SET_BY_PATTERN):
                     ir.attributes[name] = list(refs)
+                elif name.startswith(NAMES_OF_PATTERN):  # (a list of attribute names: its pattern)
+                    ir.attributes[name] = refs
             if module_env.get("#children"):  # (a plain module's `self.add_module(f"b{i}", block)`: its children too)
                 ir.attributes["#children"] = ModuleRef(info.container_base or "list",
                                                        elements=tuple(module_env["#children"]), ordered=False)

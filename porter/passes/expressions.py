@@ -34,6 +34,7 @@ from porter.ir.values import (
     UNKNOWN_MODULE,
     LocalLambda,
     ModuleRef,
+    NamePattern,
     Value,
     is_permuted,
     may_be_images,
@@ -47,6 +48,7 @@ from porter.ir.varying import joined
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
 from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.lambda_signatures import written_lambda
+from porter.passes.modules import NAMES_OF_PATTERN, attribute_set_by_pattern
 from porter.rules.constants import TORCH_BASE_CLASSES, TORCH_CONSTANTS
 from porter.rules.context import RuleContext
 from porter.rules.dtype_properties import DTYPE_PROPERTIES, constant_dtype_property, dtype_property_value
@@ -286,6 +288,11 @@ class ExpressionTranslator(CallTranslator):
         if kind is None and self.info is not None and any(attr in _registered_tensors(info.node)
                                                           for info in _lineage(self.info)):
             kind = "buffer"  # registered by a helper method __init__ calls, not translated yet
+        if kind is None and ir is not None:
+            kind = attribute_set_by_pattern(ir, attr)  # (`self.stage2` of `add_module("stage%d" % i, ...)`)
+        names = ir.attributes.get(NAMES_OF_PATTERN + attr) if ir is not None else None
+        if names is not None:  # `self.stage_names`, names `add_module` registered modules under
+            return python(f"self.{self.keras_attr(attr)}", static=NamePattern(names, many=True))
         if attr == "_modules" and kind is None:  # torch's name -> child dict: a loop binds any one of them
             return Value("self._modules", "module", module=ModuleRef("dict", elements=self.own_children(),
                                                                      ordered=False))
@@ -1118,6 +1125,8 @@ class ExpressionTranslator(CallTranslator):
             element = tensor("")
         elif iterable.kind == "python" and iterable.code.startswith("range(") and self.env.get("range") is None:
             element = python("").but(dtype="int")  # (`for i in range(y.size(2))`: `y[:, :, i]` drops the dim)
+        elif isinstance(iterable.static, NamePattern) and iterable.static.many:
+            element = python("", static=NamePattern(iterable.static.pattern))  # (`for name in self.stage_names`)
         else:
             element = python("")
         self.bind_target(target, element, loop=True)

@@ -882,6 +882,10 @@ class ModuleResolver:
                 if isinstance(target.target, cst.Name):
                     env.setdefault(COPY_ALIASES, set()).add(target.target.value)
             return
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and \
+                isinstance(statement.targets[0].target, cst.Name) and name_pattern(statement.value) is not None:
+            env[LOCAL_PATTERN + statement.targets[0].target.value] = name_pattern(statement.value)  # (a name string)
+            return
         if isinstance(statement, cst.Assign):
             value = self.ref_of(statement.value, env, owner)
             for target in statement.targets:
@@ -960,7 +964,7 @@ class ModuleResolver:
                     env["self." + call.args[1].value.evaluated_value] = ref
                 elif ref.kind != "unknown":  # setattr(self, name, nn.Sequential(*seq)) in a loop over names
                     env.setdefault("#setattr", []).append(ref)
-                    pattern = name_pattern(call.args[1].value)  # `setattr(self, f"patch_embed{i + 1}", ...)`: what
+                    pattern = _pattern_of(call.args[1].value, env)  # `setattr(self, f"patch_embed{i + 1}", ...)`: what
                     if pattern is not None:  # `getattr(self, f"patch_embed{i + 1}")` reads (attribute_by_pattern)
                         env.setdefault(SET_BY_PATTERN + pattern, []).append(ref)
                 return
@@ -974,10 +978,20 @@ class ModuleResolver:
                                                                                  "add"):
                 holder = dotted_name(call.func.value)
                 args = [a.value for a in call.args]
+                if call.func.attr.value == "append" and holder is not None and holder.startswith("self.") and \
+                        len(args) == 1 and _pattern_of(args[0], env) is not None:
+                    # `self.stage_names.append(name)`: a list of attribute names of that pattern, which a loop in
+                    # forward hands to `getattr(self, name)` (attribute_by_pattern)
+                    env[NAMES_OF_PATTERN + holder[5:]] = _pattern_of(args[0], env)
+                    return
                 if call.func.attr.value == "add_module" and holder == "self" and len(args) == 2:
                     ref = self.ref_of(args[1], env, owner)
                     if isinstance(args[0], cst.SimpleString):
                         env["self." + args[0].evaluated_value] = ref
+                    elif ref.kind != "unknown" and _pattern_of(args[0], env) is not None:
+                        # `self.add_module(name, _OSA_stage(...))` with `name = "stage%d" % (i + 2)`: what
+                        # `self.stage2` and `getattr(self, name)` read (attribute_by_pattern)
+                        env.setdefault(SET_BY_PATTERN + _pattern_of(args[0], env), []).append(ref)
                     if in_loop:
                         _mark_unordered(env, "#children", len(env.get("#children", ())))
                     env.setdefault("#children", []).append(ref)  # for containers that iterate over themselves
@@ -1101,13 +1115,16 @@ COPY_ALIASES = "#copy_aliases"  # local names bound to copy.deepcopy / copy.copy
 
 
 SET_BY_PATTERN = "#setattr:"  # + a name pattern: the modules `setattr(self, <a name of that pattern>, ...)` sets
+NAMES_OF_PATTERN = "#names:"  # + an attribute: the name pattern of the strings a list attribute holds
+LOCAL_PATTERN = "#pattern:"  # + a local name: the name pattern of the string it holds (`name = "stage%d" % i`)
 
 
-def attribute_by_pattern(ir, name):
+def attribute_by_pattern(ir, name, pattern=None):
     """The module `getattr(self, name)` stands for when `name` is a pattern (`'level{}'.format(i)`, `f"layer{i}"`,
-    `'layer' + str(i)`): the module attributes of class `ir` whose names it matches, as alternatives (one module
-    when they are all one); unknown otherwise."""
-    pattern = name_pattern(name)
+    `'layer' + str(i)`; `pattern`: the pattern of a name the caller knows, a loop variable over names): the module
+    attributes of class `ir` whose names it matches, as alternatives (one module when they are all one); unknown
+    otherwise."""
+    pattern = pattern or name_pattern(name)
     if pattern is None:
         return UNKNOWN_MODULE
     refs = [ref for attribute, ref in ir.attributes.items() if isinstance(ref, ModuleRef) and
@@ -1120,6 +1137,16 @@ def attribute_by_pattern(ir, name):
     return distinct[0] if len(distinct) == 1 else _alternatives(distinct)
 
 
+def attribute_set_by_pattern(ir, attribute):
+    """The module `self.<attribute>` is when no assignment names it but `setattr`/`add_module` set it under a name
+    of a pattern it matches (`self.add_module("stage%d" % i, ...)`, then `self.stage2(x)`); None otherwise."""
+    for key, refs in ir.attributes.items():
+        if key.startswith(SET_BY_PATTERN) and isinstance(refs, list) and re.fullmatch(key[len(SET_BY_PATTERN):],
+                                                                                       attribute):
+            return attribute_by_pattern(ir, None, key[len(SET_BY_PATTERN):])
+    return None
+
+
 def tensor_by_pattern(ir, name):
     """The rank (None where unknown) of the tensor `getattr(self, name)` reads when `name` is a pattern that names
     tensors `setattr(self, <a name of that pattern>, nn.Parameter(...))` set (PVT's `pos_embed{i + 1}`), else
@@ -1129,9 +1156,17 @@ def tensor_by_pattern(ir, name):
     return entry[1] if isinstance(entry, tuple) and entry[:1] == ("tensor",) else False
 
 
+def _pattern_of(node, env):
+    """The name pattern of a string expression, or of the local name that holds one (scan env)."""
+    pattern = name_pattern(node)
+    if pattern is None and isinstance(node, cst.Name):
+        pattern = env.get(LOCAL_PATTERN + node.value)
+    return pattern
+
+
 def name_pattern(node):
     """A regular expression for the attribute names expression `node` can build from literal text around run-time
-    parts (`'level{}'.format(i)`, `f"level{i}"`, `'level' + str(i)`), or None."""
+    parts (`'level{}'.format(i)`, `f"level{i}"`, `'level' + str(i)`, `"stage%d" % i`), or None."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format" and \
             isinstance(node.func.value, cst.SimpleString):
         parts = re.split(r"\{[^{}]*\}", node.func.value.evaluated_value)
@@ -1147,6 +1182,9 @@ def name_pattern(node):
     elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) and \
             isinstance(node.left, cst.SimpleString):
         parts = [node.left.evaluated_value, ""]
+    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) and \
+            isinstance(node.left, cst.SimpleString):  # `"stage%d" % (i + 2)` (VoVNet's stages)
+        parts = re.split(r"%[-#0 +]*\d*(?:\.\d+)?[sdifr]", node.left.evaluated_value)
     else:
         return None
     if len(parts) < 2 or not any(parts):
