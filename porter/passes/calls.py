@@ -463,6 +463,10 @@ class CallTranslator:
                 return Value(f"{name}({argument.code})", "tuple", items=None, static=("each", template))
             if argument.kind == "module":
                 return argument.with_code(f"{name}({argument.code})")
+            if argument.kind == "python" and argument.static is None and argument.code.endswith(".values()"):
+                # `list(feats.values())` of a dict porter could not type (its tensors stored in torch's order): a
+                # list of them, not a tensor (a callee's `len(x)`, `x[-1]`)
+                return Value(f"{name}({argument.code})", "tuple", items=None)
         if name == "reversed" and len(node.args) == 1 and not node.args[0].star and self.env.get(name) is None:
             argument = self.expr(node.args[0].value)  # `for f in reversed(laterals[:-1])` (an FPN's top-down
             template = element_template(argument)  # path): images alike, iterated as they are held
