@@ -1078,7 +1078,14 @@ class ExpressionTranslator(CallTranslator):
             sizes = [self.dim_size(value, d).code for d in range(value.rank)]
             return python("(" + ", ".join(sizes) + ",)")
         self.ctx.use("torch_size")
-        return python(f"torch_size({value.code}{self.layout_flag(value)})")
+        code = f"torch_size({value.code}{self.layout_flag(value)})"
+        if value.rank is None or value.layout != "channels_last" or value.rank < 3:
+            return python(code)
+        # `sizes = x.size()` of an image held channels-last: a tuple whose items say which is the channel count and
+        # which are spatial sizes (DeepSpeech2's `x.view(sizes[0], sizes[1] * sizes[2], sizes[3])` then keeps the
+        # image's layout as far as the sizes allow)
+        return Value(code, "tuple", items=tuple(
+            python(f"{code}[{d}]").but(channel_count=d == 1, spatial_size=d > 1) for d in range(value.rank)))
 
     def iterable_code(self, value):
         if value.kind == "size":

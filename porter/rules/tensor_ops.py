@@ -64,6 +64,10 @@ def translate_view(ctx, call):
 def _translated_view(ctx, call):
     value = call.all_args()[0]
     raw_sizes = call.all_args()[1:]
+    own_sizes = (f"list(torch_size({value.code}))", f"list(torch_size({value.code}, channels_last=True))")
+    if len(raw_sizes) == 1 and value.is_tensor and not call.kwargs and (
+            raw_sizes[0].kind == "size" and raw_sizes[0].code == value.code or raw_sizes[0].code in own_sizes):
+        return value  # `q.view(list(q.size()))`, `x.reshape(x.shape)` (QANet's helpers): the tensor as it is held
     image = _flat_image_view(ctx, value, raw_sizes, call.kwargs)
     if image is not None:
         return image
