@@ -14,7 +14,7 @@ from porter.ir.values import (NARROW_INTS, EinsumRecipe, Value, is_permuted, per
                                reads_through, remap_axis, tensor, written_channels)
 from porter.rules.kernel_rows import (OutputRows, output_rows_of_kernel, reduced_rows, rows_of_kernel,
                                       translate_reshape_as)
-from porter.rules.registry import Signature, function_rule, pointwise_rule
+from porter.rules.registry import FunctionRule, Signature, function_rule, pointwise_rule
 from porter.rules.view_categories import categorised_orders
 
 FLOAT_DTYPES = frozenset({"tf.float16", "tf.bfloat16", "tf.float32", "tf.float64"})
@@ -1319,11 +1319,24 @@ function_rule("torch.split", "Tensor.split", "torch.chunk", "Tensor.chunk", "tor
               translate=translate_split, layout="any")
 function_rule("Tensor.expand", "Tensor.expand_as", translate=translate_expand, layout="source", keeps_dtype=True)
 function_rule("Tensor.repeat", translate=translate_repeat, layout="source", keeps_dtype=True)
-# (along a literal dim, on the axis that holds it: a channels-last image's `repeat_interleave(2, dim=2)`, a nearest
-# upsampling written out; without a dim it flattens, in torch's order; `repeats` counts, it is no operand)
+def translate_repeat_interleave(ctx, call):
+    """A channels-last image repeated along a literal dim, on the axis that holds it (a nearest upsampling written
+    out: `y.repeat_interleave(2, dim=2)`); anything else in torch's order, as the rule declares (so a block's
+    parameter is laid out as before: WaveRNN's Stretch2d of an unsqueezed sequence)."""
+    value = call.all_args()[0] if call.all_args() else None
+    if value is not None and value.is_tensor and value.channels_last and value.rank:
+        return ctx.apply_declarative(_REPEAT_INTERLEAVE_HELD, call)
+    return ctx.apply_declarative(ctx.function_rule("torch.repeat_interleave"), call)
+
+
+_REPEAT_SIGNATURE = "(input, repeats, dim=None, output_size=None)"
+# (`repeats` counts, it is no operand; without a dim it flattens, in torch's order)
+_REPEAT_INTERLEAVE_HELD = FunctionRule(("torch.repeat_interleave",), "repeat_interleave",
+                                       Signature.parse(_REPEAT_SIGNATURE), "any", axis_params=("dim",),
+                                       family="tensor_ops", extra={"keeps_dtype": True, "index_params": ("repeats",),
+                                                                   "implicit_dim_needs_source": True})
 function_rule("torch.repeat_interleave", "Tensor.repeat_interleave", runtime="repeat_interleave",
-              signature="(input, repeats, dim=None, output_size=None)", layout="any", axis_params=("dim",),
-              index_params=("repeats",), implicit_dim_needs_source=True, keeps_dtype=True)
+              signature=_REPEAT_SIGNATURE, layout="source", keeps_dtype=True, translate=translate_repeat_interleave)
 # (`torch.spmm(adj, support)`, pygcn's graph convolution, and `torch.sparse.mm`: the port holds the adjacency dense)
 function_rule("torch.matmul", "Tensor.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm", "torch.spmm",
               "torch.sparse.mm", translate=translate_matmul, layout="source")
