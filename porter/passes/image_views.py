@@ -92,7 +92,8 @@ def _viewed_next(statements, name):
         statement.visit(use)
         if not use.found:
             continue
-        view = use.call if use.call is not None and use.call.func.attr.value in VIEWS else None
+        view = use.call if use.call is not None and not use.rearranged and use.call.func.attr.value in VIEWS \
+            else None
         if use.call is not None and view is None:
             return None  # (a permute of it first)
         if view is not None:

@@ -20,10 +20,26 @@ def order_wanted_next(statements, name, rank):
         if finder.found:
             if finder.call is None:
                 return None
+            if finder.rearranged:
+                return _rearranged_order(finder.call, rank)
             if finder.call.func.attr.value in VIEWS:
                 return [0, 2, 1] if rank == 3 and _splits_last_dim(finder.call) else None
             return _order(finder.call, rank)
     return None
+
+
+def _rearranged_order(call, rank):
+    """The order einops' `rearrange(name, "b h n d -> b n (h d)")` reads the left side's axes in on its right side
+    (axes only moved and merged, none split or new): stored so, the rearrange is a reshape."""
+    pattern = call.args[1].value.evaluated_value if len(call.args) > 1 and isinstance(
+        call.args[1].value, cst.SimpleString) else ""
+    left, _, right = pattern.partition("->")
+    left_axes, right_axes = left.split(), right.replace("(", " ").replace(")", " ").split()
+    if len(left_axes) != rank or "(" in left or sorted(left_axes) != sorted(right_axes) or \
+            len(set(left_axes)) != rank:
+        return None
+    order = [left_axes.index(axis) for axis in right_axes]
+    return order if order != list(range(rank)) else None
 
 
 def _splits_last_dim(call):
@@ -36,7 +52,7 @@ class FirstUse(cst.CSTVisitor):
     """Finds the first read of Name `name` in a statement, and the call `name.<permute>(...)` it is the receiver of."""
 
     def __init__(self, name):
-        self.name, self.found, self.call = name, False, None
+        self.name, self.found, self.call, self.rearranged = name, False, None, False
 
     def visit_Assign(self, node):
         """The value is read before the targets are bound."""
@@ -52,6 +68,12 @@ class FirstUse(cst.CSTVisitor):
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self.name \
                 and func.attr.value in PERMUTES + VIEWS:
             self.found, self.call = True, node
+            return False
+        callee = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) \
+            else None
+        if callee == "rearrange" and node.args and isinstance(node.args[0].value, cst.Name) and \
+                node.args[0].value.value == self.name:  # einops' `rearrange(name, "b h n d -> b n (h d)")`
+            self.found, self.call, self.rearranged = True, node, True
             return False
         return True
 
