@@ -18,6 +18,7 @@ import functools
 
 import libcst as cst
 
+from porter.frontend.walk import descendants
 from porter.passes.order_wanted import VIEWS, FirstUse
 
 # elementwise functions a projection may go through before its view (`F.relu(self.fc(z)).view(...)`)
@@ -53,7 +54,7 @@ def _viewed_calls(method):
     """(attribute, channel size) for each `self.attribute(...)` call in `method` whose result is viewed into an
     image."""
     found = []
-    for node in _nodes(method):
+    for node in descendants(method):
         if isinstance(node, cst.Call):  # self.fc(z).view(-1, C, H, W), F.relu(self.fc(z)).view(...)
             receiver = _view_receiver(node)
             while isinstance(receiver, cst.Call) and _activation(receiver):
@@ -119,9 +120,9 @@ def _read_later(statements, name):
 
 def _value_reads(node, name):
     """How often `node` reads `name` other than for its shape (`x.shape[0]`, `x.size(0)`: the same in any order)."""
-    shape_reads = {id(n.value) for n in _nodes(node) if isinstance(n, cst.Attribute) and
+    shape_reads = {id(n.value) for n in descendants(node) if isinstance(n, cst.Attribute) and
                    n.attr.value in SHAPE_ATTRIBUTES and isinstance(n.value, cst.Name)}
-    return sum(isinstance(n, cst.Name) and n.value == name and id(n) not in shape_reads for n in _nodes(node))
+    return sum(isinstance(n, cst.Name) and n.value == name and id(n) not in shape_reads for n in descendants(node))
 
 
 def _binds(statement, name):
@@ -200,26 +201,11 @@ def _load_time(node):
 
 
 def _mentions(node, name):
-    return any(isinstance(n, cst.Name) and n.value == name for n in _nodes(node))
-
-
-def _nodes(node):
-    collector = _All()
-    node.visit(collector)
-    return collector.found
+    return any(isinstance(n, cst.Name) and n.value == name for n in descendants(node))
 
 
 def _code(node):
     return cst.Module([]).code_for_node(node)
-
-
-class _All(cst.CSTVisitor):
-    def __init__(self):
-        self.found = []
-
-    def on_visit(self, node):
-        self.found.append(node)
-        return True
 
 
 class _Reads(cst.CSTVisitor):
