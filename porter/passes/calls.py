@@ -463,9 +463,12 @@ class CallTranslator:
                 return Value(f"{name}({argument.code})", "tuple", items=None, static=("each", template))
             if argument.kind == "module":
                 return argument.with_code(f"{name}({argument.code})")
-            if argument.kind == "python" and argument.static is None and argument.code.endswith(".values()"):
-                # `list(feats.values())` of a dict porter could not type (its tensors stored in torch's order): a
-                # list of them, not a tensor (a callee's `len(x)`, `x[-1]`)
+            values_of = node.args[0].value
+            if argument.kind == "python" and argument.static is None and self.source.framework == "torch" and \
+                    isinstance(values_of, cst.Call) and isinstance(values_of.func, cst.Attribute) and \
+                    values_of.func.attr.value == "values" and isinstance(values_of.func.value, cst.Name):
+                # `list(feats.values())` of a local dict porter could not type (its tensors stored in torch's
+                # order): a list of them, not a tensor (a callee's `len(x)`, `x[-1]`)
                 return Value(f"{name}({argument.code})", "tuple", items=None)
         if name == "reversed" and len(node.args) == 1 and not node.args[0].star and self.env.get(name) is None:
             argument = self.expr(node.args[0].value)  # `for f in reversed(laterals[:-1])` (an FPN's top-down

@@ -337,7 +337,8 @@ class BodyTranslator(ExpressionTranslator):
         if isinstance(small, cst.Assert):
             test = self.expr(small.test)
             if test.is_tensor:
-                return [f"{pad}# porter: assert on tensor values dropped (not compilable): {self.code(small.test)}"], \
+                written = " ".join(self.code(small.test).replace("\\\n", " ").split())  # (one comment line)
+                return [f"{pad}# porter: assert on tensor values dropped (not compilable): {written}"], \
                     False
             message = f", {self.expr(small.msg).code}" if small.msg is not None else ""
             return [f"{pad}assert {test.code}{message}"], False
