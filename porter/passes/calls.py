@@ -1709,6 +1709,10 @@ class CallTranslator:
         if method.endswith("_") and f"Tensor.{method[:-1]}" in rules:
             rule = rules[f"Tensor.{method[:-1]}"]
             return self.apply_rule(rule, Call(f"Tensor.{method[:-1]}", args, kwargs, self.line, receiver=base))
+        if method in DICT_METHODS and not args and not kwargs and base.layout == "source":
+            # no tensor has them: a dict porter took for a tensor (a block's `x.keys()` of the OrderedDict of
+            # features its caller hands it, its tensors in torch's order, as a dict's are)
+            return python(f"{base.code}.{method}()")
         message = self.ctx.unsupported(self.line, f"Tensor.{method}", "no rule for this tensor method yet")
         return stub_value(f"not_supported({message!r})")
 
@@ -2216,6 +2220,9 @@ def _unless_none(value, converted):
     if not value.may_be_none or converted.code == value.code or not _READ_THROUGH.fullmatch(value.code):
         return converted
     return converted.but(code=f"(None if {value.code} is None else {converted.code})")
+
+
+DICT_METHODS = frozenset({"keys", "values", "items"})
 
 
 def own_attribute(code):

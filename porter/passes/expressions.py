@@ -502,6 +502,11 @@ class ExpressionTranslator(CallTranslator):
                 # (images stay channels-last and permuted heads stay permuted, `[t.view(b, n, h, -1).transpose(1,
                 # 2) for t in qkv]`: the list's template says so, and its readers take them as stored)
                 element = to_layout(self.ctx, element, "source")
+            elif element.kind == "tuple" and element.items and any(
+                    i.is_tensor and i.layout != "source" for i in element.items):
+                # `[(k, m(v)) for ...]` (an FPN's `OrderedDict` of its outputs): a tuple's tensors in torch's order,
+                # as the list of tuples (untyped) is read
+                element = self.as_plain(element)
         finally:
             self.ctx.hoister = hoister
         self.env.clear()
