@@ -73,14 +73,20 @@ def _viewed_calls(method):
     return found
 
 
+def _name_assignment(statement):
+    """(name, value) of a statement that is one `name = value`, else None."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and
+            isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1 and
+            isinstance(statement.body[0].targets[0].target, cst.Name)):
+        return None
+    return statement.body[0].targets[0].target.value, statement.body[0].value
+
+
 def _bound_call(statement):
     """(name, attribute) of `name = self.attribute(...)`, else None."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and
-            isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1):
-        return None
-    assign = statement.body[0]
-    target, attribute = assign.targets[0].target, _own_call(assign.value)
-    return (target.value, attribute) if isinstance(target, cst.Name) and attribute is not None else None
+    assigned = _name_assignment(statement)
+    attribute = _own_call(assigned[1]) if assigned is not None else None
+    return (assigned[0], attribute) if attribute is not None else None
 
 
 def _viewed_next(statements, name):
@@ -127,19 +133,17 @@ def _value_reads(node, name):
 
 def _binds(statement, name):
     """Whether `statement` is `name = ...`."""
-    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(
-        statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1 and isinstance(
-        statement.body[0].targets[0].target, cst.Name) and statement.body[0].targets[0].target.value == name
+    assigned = _name_assignment(statement)
+    return assigned is not None and assigned[0] == name
 
 
 def _rebinds_by_call(statement, name):
     """Whether `statement` is `name = act(name, ...)`, an activation (or a dropout) of the projected vector."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and
-            isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1):
+    assigned = _name_assignment(statement)
+    if assigned is None:
         return False
-    assign = statement.body[0]
-    target, value = assign.targets[0].target, assign.value
-    return isinstance(target, cst.Name) and target.value == name and isinstance(value, cst.Call) and \
+    target, value = assigned
+    return target == name and isinstance(value, cst.Call) and \
         _activation(value) and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name and \
         not any(_mentions(a.value, name) for a in value.args[1:])
 
