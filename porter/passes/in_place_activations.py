@@ -10,11 +10,13 @@ whose Sequential starts with such an activation by `x = self.rep[0](x)` (the act
 the input as it was), a bare call becomes `x = <the call>`.
 
 This module answers, from the source, which calls do so: a class's attribute every construction of which is an
-in-place activation (or a Sequential written out whose first layer is one), and the functional forms.
+in-place activation (or a Sequential written out whose first layer is one), and the functional forms; and which
+other names hold the same tensor (`residual = x` before `x = self.relu(x)`: torch overwrites `residual` too).
 """
 
 import libcst as cst
 
+from porter.frontend.names import names_bound_in
 from porter.passes.elementwise_classes import attribute_constructions
 
 # activation class -> the position of its `inplace` parameter
@@ -98,3 +100,28 @@ def _argument(call, position, keyword):
 
 def _true(node):
     return isinstance(node, cst.Name) and node.value == "True"
+
+
+def aliases_after(groups, statement):
+    """The groups of names holding one tensor after `statement` runs, given `groups` (a tuple of frozensets) before
+    it: a plain `a = b` puts `a` beside `b`; a name the statement binds otherwise (in any of its branches or loops)
+    leaves its group."""
+    bound = names_bound_in(statement, loop_targets=True)
+    kept = [group - bound for group in groups]
+    copied = _plain_copy(statement)
+    if copied is not None:
+        target, source = copied
+        joined = next((group for group in kept if source in group), frozenset({source}))
+        kept = [group for group in kept if group is not joined] + [joined | {target}]
+    return tuple(group for group in kept if len(group) > 1)
+
+
+def _plain_copy(statement):
+    """(a, b) for a statement `a = b` of two plain names, else None."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+            and isinstance(small.value, cst.Name) and small.targets[0].target.value != small.value.value:
+        return small.targets[0].target.value, small.value.value
+    return None

@@ -44,7 +44,7 @@ from porter.ir.values import (
 from porter.ir.varying import assigned_into
 from porter.passes.correlated_branches import later_branch_of_same_test
 from porter.passes.expressions import ExpressionTranslator
-from porter.passes.in_place_activations import in_place_call
+from porter.passes.in_place_activations import aliases_after, in_place_call
 from porter.passes.isinstance_narrowing import isinstance_narrowing
 from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import holds_none, optional_image, optional_tuple
@@ -148,6 +148,8 @@ class BodyTranslator(ExpressionTranslator):
         self.function_mentions = None  # the names the body's nested functions and lambdas mention, once read
         self.places = {}  # `x[i]` -> the value the body stored there, kept under its own name (stored_places.py)
         self.places_stored = set()  # the places the statement being translated stored into
+        self.epilogue = []  # lines following the statement being translated (in-place activations' rebinding)
+        self.aliases = ()  # groups of names a plain `a = b` left holding one tensor (in_place_activations.py)
         # id(an `if`) -> {variable: (its value on the first path, on the other)}: the paths of an earlier `if` of the
         # same test left it so, the join holding the first (correlated_branches.py)
         self.path_values = {}
@@ -182,7 +184,7 @@ class BodyTranslator(ExpressionTranslator):
             statements = [cst.SimpleStatementLine(body=body.body)]
         hoisted_before, rebound_before, self.rebound = dict(self.hoisted), self.rebound, set()
         places_before, self.places = self.places, dict(self.places)
-        outer_following = self.following
+        outer_following, aliases_before = self.following, self.aliases
         skipped = 0
         for index, statement in enumerate(statements):
             if terminated:
@@ -216,7 +218,8 @@ class BodyTranslator(ExpressionTranslator):
                                          names_bound_in(statement, loop_targets=True),
                                          self.places_stored)
             self.places_stored = set()
-        self.following = outer_following
+            self.aliases = aliases_after(self.aliases, statement)
+        self.following, self.aliases = outer_following, aliases_before
         self.places = places_before  # (what this block stored is not known after it: the statement holding it
         # expires the outer block's places it may have changed)
         # `if self.conv3: X = self.conv3(X)`: a conversion of X hoisted before the block is stale after it
@@ -312,6 +315,7 @@ class BodyTranslator(ExpressionTranslator):
         comment = statement.trailing_whitespace.comment
         if comment is not None and lines:
             lines[-1] = f"{lines[-1]}  {comment.value}"
+        lines, self.epilogue = lines + self.epilogue, []  # (after the statement's own comment)
         return lines, terminated
 
     def small(self, small, depth):
@@ -352,7 +356,7 @@ class BodyTranslator(ExpressionTranslator):
         lines = self._assign(small, pad)
         if self.mode in ("forward", "function") and len(small.targets) == 1 and \
                 isinstance(small.targets[0].target, cst.Name):
-            lines = lines + self.in_place_alias(small.value, pad, small.targets[0].target.value)
+            self.epilogue += self.in_place_alias(small.value, pad, small.targets[0].target.value)
         return lines
 
     def in_place_alias(self, value, pad, target=None):
@@ -364,18 +368,28 @@ class BodyTranslator(ExpressionTranslator):
         lines = []
         for call in descendants(value):
             how = in_place_call(self.source, self.info, call) if isinstance(call, cst.Call) else None
-            if how is None or call.args[0].value.value == target or not self.live_after(call.args[0].value.value):
+            if how is None:
                 continue
             name = call.args[0].value.value
-            note = f"{pad}# porter: torch's in-place activation overwrites `{name}` as well: the port rebinds it"
-            if call is value and how == "result" and target is not None:
-                self.env[name] = self.env[target].with_code(name) if isinstance(self.env.get(target), Value) else \
-                    python(name)
-                lines += [note, f"{pad}{name} = {target}"]
+            holders = sorted(set().union({name}, *(group for group in self.aliases if name in group)),
+                             key=lambda held: (held != name, held))  # (`residual = x` before: torch overwrites both)
+            holders = [held for held in holders if held != target and self.live_after(held)]
+            if not holders:
                 continue
-            again = call if how == "result" else cst.Call(cst.Subscript(call.func, [cst.SubscriptElement(
-                cst.Index(cst.Integer("0")))]), [cst.Arg(cst.Name(name))])  # (the Sequential's first layer)
-            lines += [note, *self._assign(cst.Assign([cst.AssignTarget(cst.Name(name))], again), pad)]
+            note = f"{pad}# porter: torch's in-place activation overwrites `{'`, `'.join(holders)}` as well: the " \
+                   f"port rebinds {'it' if len(holders) == 1 else 'them'}"
+            lines.append(note)
+            if call is value and how == "result" and target is not None:
+                result = target
+            else:
+                again = call if how == "result" else cst.Call(cst.Subscript(call.func, [cst.SubscriptElement(
+                    cst.Index(cst.Integer("0")))]), [cst.Arg(cst.Name(name))])  # (the Sequential's first layer)
+                result, holders = holders[0], holders[1:]
+                lines += self._assign(cst.Assign([cst.AssignTarget(cst.Name(result))], again), pad)
+            for held in holders:
+                known = self.env.get(result)
+                self.bind_target(cst.Name(held), known if isinstance(known, Value) else python(result))
+                lines.append(f"{pad}{held} = {result}")
         return lines
 
     def _assign(self, small, pad):

@@ -4,7 +4,8 @@ adds the activated input; `x = self.conv(self.relu(inp))` with `self.relu = nn.R
 activated; a bare `F.relu(x, inplace=True)` activates `x`. The port ignored `inplace=` and read the input as it was
 (a silent mismatch, max error 1.7). The name an in-place activation overwrote is now rebound to it where it is read
 again (passes/in_place_activations.py, statements.py `in_place_alias`), for the module forms, a Sequential starting
-with one, nested calls and the functional forms, LeakyReLU (not idempotent) included. Matches torch for drawn sizes;
+with one, nested calls and the functional forms, LeakyReLU (not idempotent) included, and so is every name a plain
+`residual = x` left holding the same tensor (`residual = x; x = self.relu(x)`: max error 1.6 before). Matches torch for drawn sizes;
 an activation whose input is not read again adds no line."""
 
 import textwrap
@@ -38,15 +39,35 @@ class Block(nn.Module):
         return x + inp + y + w
 
 
+class Aliased(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.relu = nn.ReLU(inplace=True)
+        self.rep = nn.Sequential(nn.ReLU(inplace=True), nn.Conv2d(c, c, 1))
+        self.conv = nn.Conv2d(c, c, 3, 1, 1)
+
+    def forward(self, x):
+        residual = x
+        shortcut = residual        # both hold x
+        x = self.relu(x)           # residual, shortcut: relu(x) too
+        kept = x
+        kept = kept * 2.0          # rebound: no longer x's
+        out = self.rep(kept)       # kept: relu(kept)
+        identity = out
+        h = self.conv(F.relu_(out))    # identity: relu(out); out is not read again
+        return h + residual + shortcut + identity + kept
+
+
 class OpModel(nn.Module):
     def __init__(self):
         super().__init__()
         self.stem = nn.Conv2d(3, 6, 3, 1, 1)
         self.block = Block(6)
+        self.aliased = Aliased(6)
         self.last = nn.ReLU(inplace=True)
 
     def forward(self, x):
-        h = self.block(self.stem(x))
+        h = self.aliased(self.block(self.stem(x)) - 0.5)
         return self.last(h)
 '''
 
@@ -58,9 +79,12 @@ def pair(tmp_path_factory):
 
 def test_each_overwritten_name_is_rebound(pair):
     code = (pair.out_dir / "op_model_keras.py").read_text()
-    block = code[code.index("class Block"):code.index("class OpModel")]
+    block = code[code.index("class Block"):code.index("class Aliased")]
     for name in ("inp", "x", "y"):
         assert f"in-place activation overwrites `{name}`" in block, name
+    aliased = code[code.index("class Aliased"):code.index("class OpModel")]
+    for names in ("`residual`, `shortcut`", "`kept`", "`identity`"):
+        assert f"in-place activation overwrites {names} as well" in aliased, names
     tail = code[code.index("class OpModel"):]
     assert "in-place activation" not in tail  # (`self.last(h)`: h is not read again)
 
