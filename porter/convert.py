@@ -9,6 +9,7 @@ from porter.codegen.emit import ModuleEmitter
 from porter.errors import SourceError, UsageError
 from porter.frontend.factory_reader import required_parameters
 from porter.frontend.first_layer import check_input_specs, first_layer, forward_signature
+from porter.frontend.libraries import linked_libraries
 from porter.frontend.main_class import default_main_class, factory_main_class, is_loss_class
 from porter.frontend.model_entry import classmethod_entry, default_entry, model_entry
 from porter.frontend.script_code import script_line_ranges
@@ -302,6 +303,10 @@ def convert(options, read_only=False):
                         f"which --init-args does not give and no factory of the file porter can follow builds; "
                         f"train_tpu.py and `porter verify` cannot build it (pass --init-args, or --class a factory)")
     warnings.extend(training_fallbacks(source, main_class, options.train_script))
+    for top, (version, modules) in linked_libraries(source.linked_origins.values()).items():
+        warnings.append(f"{display}: definitions linked from the installed {top}{f' {version}' if version else ''} "
+                        f"({', '.join(modules)}); its pretrained weights are not downloaded: load the torch "
+                        f"model's state_dict into the port (--weights, or load_state_dict)")
     module_name = module_file_name(source_path)
     emitter = ModuleEmitter(translator, options.siblings,
                             f"{options.module_dir}/{module_name}" if options.module_dir else module_name)

@@ -25,6 +25,7 @@ from pathlib import Path
 import libcst as cst
 
 from porter.frontend.imports import ImportTable, bound_name, dotted_name, top_level_imports
+from porter.frontend.libraries import module_file, torch_libraries
 from porter.frontend.names import bound_names, dunder_all, names_in, top_level_bindings
 from porter.frontend.static_branches import decided_module
 from porter.frontend.unchecked_parse import parsed_module
@@ -66,21 +67,24 @@ def linked_text(path, text, package, covered, factories=False):
     root = _package_root(path, package) if package else None
     if not package:
         root, package = _under_source_root(Path(path))
-        if root is None:
-            return text, frozenset(), {}, [], {}
     try:
         module = parsed_module(text)
     except cst.ParserSyntaxError:
         return text, frozenset(), {}, [], {}  # the parser reports it properly
-    namespace = not (root / package.replace(".", "/") / "__init__.py").is_file() if package else True
+    libraries = torch_libraries(_imported_modules(module, package), package.split(".")[0])
+    if root is None and not libraries:
+        return text, frozenset(), {}, [], {}
+    namespace = root is not None and (not (root / package.replace(".", "/") / "__init__.py").is_file()
+                                      if package else True)
     linker = _Linker(root, lambda name: name in READ_BY_THE_FACTORY_READER or covered(name), namespace=namespace)
+    linker.libraries = libraries
     through_attributes = linker.module_attribute_imports(module, package)
     if through_attributes:  # `inception_module.InceptionA` read as the `InceptionA` it names (same lines)
         module = module.visit(_ThroughModuleAttributes(through_attributes))
         text = module.code
     module = linker.prepared(linker.decided(module), package, through_attributes)
     linker.top = package.split(".")[0]
-    linker.weights_aside = factories
+    linker.weights_aside = factories or bool(libraries)  # (a library's factories: their weights are downloads)
     linker.owners.update((name, ("", None)) for name in top_level_bindings(module))  # the file's own names win
     linker.import_targets.update(_top_level_table(module, package).aliases)
     wanted = linker.wanted_from(module, package, _model_class_names(module, linker, package, factories))
@@ -158,13 +162,19 @@ class _Linker:
         self.top = ""  # the top-level package's name
         self.weights_aside = False  # factories linked: names of pretrained-weight enums (`ResNet50_Weights`) are not
         self.texts = {}  # dotted module -> its text, as the statements linked from it read (their lines)
+        self.libraries = {}  # top-level package -> its folder: installed torch libraries linked from
+        self.qualified = {}  # (module, name) of a library, imported from outside it -> whether it is linked
+
+    def root_for(self, dotted):
+        """The folder module `dotted` lies under: its library's, else the package's (None for a loose file)."""
+        return self.libraries.get(dotted.split(".")[0], self.root)
 
     def module(self, dotted):
         if dotted not in self.parsed:
             self.parsed[dotted] = None
-            relative = dotted.replace(".", "/")
-            for candidate in (self.root / f"{relative}.py", self.root / relative / "__init__.py"):
-                if candidate.is_file():
+            root = self.root_for(dotted)
+            for candidate in [module_file(root, dotted)] if root is not None else ():
+                if candidate is not None:
                     try:
                         text = candidate.read_text(encoding="utf-8")
                         parsed = _parsed_library_module(text)
@@ -176,7 +186,10 @@ class _Linker:
                         parsed = parsed.visit(_ThroughModuleAttributes(through_attributes))
                         text = parsed.code
                     self.texts[dotted] = text
-                    self.parsed[dotted] = self.prepared(self.decided(parsed), package, through_attributes)
+                    decided = self.decided(parsed)
+                    if dotted.split(".")[0] in self.libraries:
+                        decided = decided.with_changes(body=[_as_linked_from_a_library(s) for s in decided.body])
+                    self.parsed[dotted] = self.prepared(decided, package, through_attributes)
                     self.paths[dotted] = candidate.resolve()
                     break
         return self.parsed[dotted]
@@ -248,12 +261,15 @@ class _Linker:
             return None
         own = set(top_level_bindings(module)) - set(modules)
         names, clashes = {}, set()
+        linker = self
 
         class Finder(cst.CSTVisitor):
             def visit_Attribute(self, node):
-                target = modules.get(dotted_name(node.value) or "")
+                text = dotted_name(node.value) or ""
+                target = modules.get(text) or linker.submodule(modules, text)
                 name = node.attr.value
-                if target is None or name in own or name in clashes:
+                if target is None or name in own or name in clashes or linker.is_module(f"{target}.{name}") or (
+                        linker.outside_library(target, top) and not linker.qualifies(target, name)):
                     return
                 if names.get(name, (target, name)) != (target, name):
                     clashes.add(name)  # `a.Block` and `b.Block`: two definitions, one name; left as they are
@@ -264,6 +280,18 @@ class _Linker:
         walk(module, Finder())
         found = {name: target for name, target in names.items() if self.defines(*target)}
         return _ModuleAttributes(modules, found) if found else None
+
+    def submodule(self, modules, text):
+        """The library module a dotted reference through an imported library names (`torchvision.models` of
+        `import torchvision`), recorded in `modules`; else None."""
+        head, _, rest = text.partition(".")
+        if not rest or head not in modules or modules[head].split(".")[0] not in self.libraries:
+            return None
+        dotted = f"{modules[head]}.{rest}"
+        if not self.is_module(dotted):
+            return None
+        modules[text] = dotted
+        return dotted
 
     def defines(self, dotted, name):
         """Whether module `dotted` binds `name` at top level or imports it from inside the package."""
@@ -291,12 +319,30 @@ class _Linker:
     def _in_package_imports(self, module, package, depth):
         table = _top_level_table(module, package)
         top = package.split(".")[0] if package else ""
-        stars = [absolute for absolute in table.star_modules if self.in_project(absolute, top)]
+        stars = [absolute for absolute in table.star_modules if self.in_project(absolute, top) and
+                 not self.outside_library(absolute, top)]
         found = _Imports(self, stars, depth)
         for local, (absolute, name) in table.from_names.items():
-            if self.in_project(absolute, top) and not self.covered(f"{absolute}.{name}"):
+            if self.in_project(absolute, top) and not self.covered(f"{absolute}.{name}") and (
+                    not self.outside_library(absolute, top) or self.qualifies(absolute, name)):
                 found[local] = (absolute, name)
         return found
+
+    def outside_library(self, absolute, top):
+        """Whether `absolute` is a library's module imported from outside that library (the model's file)."""
+        first = absolute.split(".")[0]
+        return first in self.libraries and first != top
+
+    def qualifies(self, dotted, name):
+        """Whether a library's `name` (of module `dotted`), imported by the model's file, is linked: a module class
+        or a factory building one (torchvision's `resnet18`); its other names (`torchvision.ops.nms`, a dataset)
+        stay what they were."""
+        key = (dotted, name)
+        if key not in self.qualified:
+            self.qualified[key] = False  # (a cycle of re-exports: not a definition)
+            self.qualified[key] = _is_module_base(cst.Name(name), {name: key}, self, depth=0) or \
+                _builds_library_module(self, dotted, name, depth=0)
+        return self.qualified[key]
 
     def star_names(self, dotted, depth):
         """name -> (absolute module, name) that `from <dotted> import *` binds from inside the package."""
@@ -443,17 +489,18 @@ class _Linker:
         first = absolute.split(".")[0]
         if first in ("torch", "mxnet"):  # the framework's own files (a model zoo file inside mxnet): rules map them
             return False
-        if first == top:
+        if first == top or first in self.libraries:
             return True
         return self.namespace and bool(first) and (
             (self.root / f"{first}.py").is_file() or (self.root / first).is_dir())
 
     def is_module(self, dotted):
-        relative = dotted.replace(".", "/")
-        return (self.root / f"{relative}.py").is_file() or (self.root / relative / "__init__.py").is_file()
+        root = self.root_for(dotted)
+        return root is not None and module_file(root, dotted) is not None
 
     def package_of(self, dotted):
-        if (self.root / dotted.replace(".", "/") / "__init__.py").is_file():
+        root = self.root_for(dotted)
+        if root is not None and (root / dotted.replace(".", "/") / "__init__.py").is_file():
             return dotted
         return dotted.rsplit(".", 1)[0] if "." in dotted else ""
 
@@ -544,6 +591,53 @@ class _Linker:
     def linked_in(self, local, in_package):
         """Whether the imported name `local` stands for a definition linked in (by its own name or an alias)."""
         return local in self.defined or local in in_package and in_package[local][1] in self.defined
+
+
+def _as_linked_from_a_library(statement):
+    """A top-level statement of an installed library's module as the port links it: a factory without its
+    decorators (registrations in the library's tables; torchvision's `handle_legacy_interface`, which maps a legacy
+    `pretrained=` argument to a weights enum) and without its pretrained-weight enums, which are downloads: the port
+    builds without weights (`weights = ResNet18_Weights.verify(weights)` keeps the switch at None, as
+    factory_reader.py reads it)."""
+    if not isinstance(statement, cst.FunctionDef):
+        return statement
+    if statement.decorators:
+        statement = _without_decorators(statement)
+    if any("Weights" in name for name in names_in(statement)):
+        statement = statement.visit(_WithoutWeightEnums())
+    return statement
+
+
+def _without_decorators(function):
+    """A library factory without its decorators; the legacy names a `handle_legacy_interface(weights=("pretrained",
+    ...))` maps stay accepted, as keyword-only parameters that build without weights as the enums do."""
+    legacy = [element.value.value.strip("'\"") for decorator in function.decorators
+              if isinstance(decorator.decorator, cst.Call) for argument in decorator.decorator.args
+              if isinstance(argument.value, cst.Tuple) and argument.value.elements
+              for element in argument.value.elements[:1] if isinstance(element.value, cst.SimpleString)]
+    params = function.params
+    taken = {p.name.value for p in (*params.params, *params.kwonly_params, *params.posonly_params)}
+    added = tuple(cst.Param(cst.Name(name), default=cst.Name("None")) for name in legacy
+                  if name.isidentifier() and name not in taken)
+    if added:
+        star = params.star_arg if isinstance(params.star_arg, cst.Param) else cst.ParamStar()
+        params = params.with_changes(star_arg=star, kwonly_params=(*params.kwonly_params, *added))
+    return function.with_changes(decorators=(), params=params)
+
+
+class _WithoutWeightEnums(cst.CSTTransformer):
+    """A library factory without its pretrained-weight enums (`ResNet18_Weights`), which are never linked: the
+    statements reading one (`weights = ResNet18_Weights.verify(weights)`) and the annotations naming one go."""
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if any("Weights" in name for name in names_in(original)):
+            return cst.RemovalSentinel.REMOVE
+        return updated
+
+    def leave_Param(self, original, updated):
+        if original.annotation is not None and any("Weights" in n for n in names_in(original.annotation)):
+            return updated.with_changes(annotation=None)
+        return updated
 
 
 class _Renamed(cst.CSTTransformer):
@@ -751,6 +845,40 @@ def _is_module_base(node, imports, linker, depth):
     if imported in inner_imports:  # re-exported (`from .model import SegmentationModel` in a package's __init__)
         return _is_module_base(cst.Name(imported), inner_imports, linker, depth + 1)
     return False
+
+
+def _builds_library_module(linker, dotted, name, depth):
+    """Whether `name` of library module `dotted` (or what it re-exports) is a function calling a module class or
+    such a function by its bare name, a few calls deep (torchvision's `resnet18` -> `_resnet` -> `ResNet`)."""
+    module = linker.module(dotted)
+    if module is None or depth > 3:
+        return False
+    imports = linker.in_package_imports(module, linker.package_of(dotted))
+    function = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+    if function is None:
+        reexported = imports.get(name) if name not in top_level_bindings(module) else None
+        return reexported is not None and reexported != (dotted, name) and \
+            _builds_library_module(linker, *reexported, depth + 1)
+    classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef) and
+               any(_is_module_base(b.value, imports, linker, depth=0) for b in s.bases)}
+    called = set()
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, call):
+            if isinstance(call.func, cst.Name):
+                called.add(call.func.value)
+
+    walk(function, Calls())
+    return bool(called & classes) or any(
+        _is_module_base(cst.Name(c), imports, linker, depth=0) or _builds_library_module(linker, dotted, c, depth + 1)
+        for c in sorted(called - classes - {name}) if c in imports or c in top_level_bindings(module))
+
+
+def _imported_modules(module, package):
+    """The absolute modules the file's top-level imports name or import from."""
+    table = _top_level_table(module, package)
+    return sorted({absolute for absolute, _ in table.from_names.values()} | set(table.star_modules) |
+                  set(table.module_names.values()))
 
 
 def _builds_layers(function):

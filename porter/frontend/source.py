@@ -535,7 +535,8 @@ def _class_info(node, imports, known, positions):
             is_module = True
             in_file_bases.append(name)
             framework = known[name].framework
-        elif canonical is not None and is_a_rule_layer(canonical) and canonical.rsplit(".", 1)[-1][:1].isupper():
+        elif canonical is not None and is_a_rule_layer(canonical) and \
+                canonical.rsplit(".", 1)[-1].lstrip("_")[:1].isupper():  # (torch's `_ConvNd` too)
             is_module, layer_base = True, canonical  # `class LayerNorm2d(nn.LayerNorm)` with its own forward
         elif isinstance(base.value, cst.Name) and canonical in (None, name) and base.keyword is None:
             mixins.append(name)

@@ -34,6 +34,7 @@ from porter.ir.values import (
 )
 from porter.passes.call_literals import static_value
 from porter.passes.cleanup import clean_body
+from porter.passes.conv_subclasses import conv_subclass_rank
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction, constructed_lambdas, same_arity
@@ -1311,8 +1312,9 @@ class FileTranslator:
         base = self.ctx.module_rules.get(info.layer_base) if info.layer_base else None
         if base is not None and base.layout == "channels_last" and family in (None, base.family):
             suffix = re.search(r"([123])d$", info.layer_base)  # (a rule of several ranks: the one the name says)
-            if base.rank or suffix:
-                return base.rank or int(suffix.group(1)) + 2
+            said = conv_subclass_rank(self.source, info)  # (torch's `_ConvNd`: the source says it)
+            if base.rank or suffix or said:
+                return base.rank or (int(suffix.group(1)) if suffix else said) + 2
         ir = self.ctx.irs.get(info.name)
         stack = [ref for ref in (ir.attributes.values() if ir else ()) if hasattr(ref, "kind")]
         while stack and depth < 8:

@@ -46,6 +46,7 @@ from porter.ir.values import (
 )
 from porter.ir.varying import joined
 from porter.passes.calls import TRANSLATABLE_LIBRARIES, CallTranslator
+from porter.passes.conv_subclasses import conv_subclass_rank
 from porter.passes.kernel_buffers import kernel_buffers
 from porter.passes.lambda_signatures import written_lambda
 from porter.passes.modules import NAMES_OF_PATTERN, attribute_set_by_pattern
@@ -297,13 +298,12 @@ class ExpressionTranslator(CallTranslator):
             return Value("self._modules", "module", module=ModuleRef("dict", elements=self.own_children(),
                                                                      ordered=False))
         keras_name = self.keras_attr(attr)
-        if attr == "weight" and kind is None and self.info is not None and \
-                self.info.layer_base in CONV_LAYER_RANKS:
+        conv_rank = conv_subclass_rank(self.source, self.info) if attr == "weight" and kind is None else None
+        if conv_rank is not None:
             # a torch Conv subclass's forward reads its kernel, which the runtime keeps channels-last (k..., I/g,
             # O): a tensor in that layout (reductions and arithmetic on it stay there; a functional convolution
             # takes it as stored, through TorchKernel; any other op converts it to torch's order)
-            rank = CONV_LAYER_RANKS[self.info.layer_base] + 2
-            return tensor("self.weight", rank, kernel_layout(rank))
+            return tensor("self.weight", conv_rank + 2, kernel_layout(conv_rank + 2))
         items = ir.attributes.get(f"{attr}#items") if ir is not None and kind not in ("parameter", "buffer") else None
         if items is not None and not (isinstance(kind, ModuleRef) and any(e.kind != "unknown" for e in kind.elements)):
             # a list of tensors (YOLO's `self.grid[i]`: a tensor in torch's order), not of modules
@@ -1251,9 +1251,6 @@ def _balanced_call(code):
 
 _REGISTERED = {}
 # torch Conv layers a class may derive from -> spatial rank (their subclasses read `self.weight` in torch's order)
-CONV_LAYER_RANKS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3}
-
-
 def _lineage(info):
     """A class and its in-file base classes (methods it inherits register tensors too)."""
     found, pending = [], [info]

@@ -12,6 +12,10 @@ for _kind in ("Conv", "ConvTranspose"):
         module_rule(f"torch.nn.{_kind}{_dims}d", runtime=f"{_kind}{_dims}d", layout="channels_last", rank=_dims + 2,
                     channels="out_channels")
 
+# torch's own base of the convolutions, derived from by classes with a forward of their own (CondConv): its
+# constructor takes torch's full signature; the rank is the kernel size's (passes/conv_subclasses.py)
+module_rule("torch.nn._ConvNd", runtime="ConvNd", layout="channels_last", channels="out_channels")
+
 function_rule("torch.nn.functional.conv1d", "torch.conv1d", runtime="conv1d", signature=CONV_SIGNATURE,
               layout="channels_last", rank=3, kernel_param="weight")
 function_rule("torch.nn.functional.conv2d", "torch.conv2d", runtime="conv2d", signature=CONV_SIGNATURE,

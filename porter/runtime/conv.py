@@ -500,6 +500,7 @@ class _ConvNd(TorchLayer):
             if self._conv_config["bias"] else None
         self.weight.porter_torch_view = ((self.out_channels, in_channels // self.groups) + self.kernel_size,
                                          _conv_torch_to_hwio)
+        self._kernel = self.weight
 
     def reset_parameters(self):
         """torch's reset_parameters: the kernel and bias drawn again from torch's default init (a subclass's own
@@ -529,7 +530,9 @@ class _ConvNd(TorchLayer):
         return type(self).call is _ConvNd.call and (layout == "channels_last" or self._pointwise)
 
     def torch_state(self, prefix=""):
-        entries = [StateEntry(prefix + "weight", self.weight, _conv_torch_to_hwio)]
+        # (a subclass replacing the kernel by a parameter of its own, CondConv's experts, keeps torch's order)
+        own_kernel = self.weight is self.__dict__.get("_kernel", self.weight)
+        entries = [StateEntry(prefix + "weight", self.weight, _conv_torch_to_hwio if own_kernel else None)]
         if self.bias is not None:
             entries.append(StateEntry(prefix + "bias", self.bias))
         return entries
@@ -585,6 +588,20 @@ class Conv3d(_ConvNd):
     """torch.nn.Conv3d on (N, D, H, W, C); kernel stored (kd, kh, kw, C_in/groups, C_out)."""
 
     _conv_rank = 3
+
+
+class ConvNd(_ConvNd):
+    """torch.nn.modules.conv._ConvNd's own constructor, for a class deriving from it with a forward of its own
+    (CondConv, dynamic convolutions): torch's full positional signature, the rank the kernel size's length says."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
+                 output_padding, groups, bias, padding_mode, device=None, dtype=None, **kwargs):
+        if transposed:
+            raise NotImplementedError("porter: a class deriving from torch's _ConvNd with transposed=True is not "
+                                      "supported yet (derive from nn.ConvTranspose2d)")
+        self._conv_rank = len(kernel_size) if isinstance(kernel_size, (tuple, list)) else 2
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bool(bias),
+                         padding_mode, **kwargs)
 
 
 class _ConvTransposeNd(TorchLayer):

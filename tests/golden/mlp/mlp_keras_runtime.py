@@ -112,7 +112,7 @@ class TorchLayer(TorchModeFlag, keras.layers.Layer):
         children = self.__dict__.get("_torch_extra_children")
         if (
             hasattr(value, "torch_state")
-            and not name.startswith("_")
+            and not name.startswith(("_torch", "_keras"))
             and not type(self).__module__.startswith(__name__.rsplit(".", 1)[0])
         ):  # (not a runtime layer)
             # a child module of a generated subclass (detectron2's `Conv2d(nn.Conv2d)` keeps `self.norm`): its

@@ -114,7 +114,7 @@ class TorchLayer(TorchModeFlag, keras.layers.Layer):
         children = self.__dict__.get("_torch_extra_children")
         if (
             hasattr(value, "torch_state")
-            and not name.startswith("_")
+            and not name.startswith(("_torch", "_keras"))
             and not type(self).__module__.startswith(__name__.rsplit(".", 1)[0])
         ):  # (not a runtime layer)
             # a child module of a generated subclass (detectron2's `Conv2d(nn.Conv2d)` keeps `self.norm`): its
@@ -1179,6 +1179,7 @@ class _ConvNd(TorchLayer):
             (self.out_channels, in_channels // self.groups) + self.kernel_size,
             _conv_torch_to_hwio,
         )
+        self._kernel = self.weight
 
     def reset_parameters(self):
         """torch's reset_parameters: the kernel and bias drawn again from torch's default init (a subclass's own
@@ -1217,7 +1218,9 @@ class _ConvNd(TorchLayer):
         return type(self).call is _ConvNd.call and (layout == "channels_last" or self._pointwise)
 
     def torch_state(self, prefix=""):
-        entries = [StateEntry(prefix + "weight", self.weight, _conv_torch_to_hwio)]
+        # (a subclass replacing the kernel by a parameter of its own, CondConv's experts, keeps torch's order)
+        own_kernel = self.weight is self.__dict__.get("_kernel", self.weight)
+        entries = [StateEntry(prefix + "weight", self.weight, _conv_torch_to_hwio if own_kernel else None)]
         if self.bias is not None:
             entries.append(StateEntry(prefix + "bias", self.bias))
         return entries

@@ -1,0 +1,92 @@
+"""Installed torch model libraries a model file builds on, found without importing them.
+
+User code derives its blocks from a library's model classes (`class Backbone(torchvision.models.resnet.ResNet)`,
+segmentation-models-pytorch's `ResNetEncoder(ResNet, EncoderMixin)`) and builds backbones with its factories
+(`self.backbone = torchvision.models.resnet18(weights=None)`). The port needs those definitions as code: the linker
+(frontend/linker.py) takes them from the library's own files, as it takes a package's own modules. This module
+says where a library lies (the folder holding its top-level package, on `sys.path`, found by file lookups: importing
+torchvision would import torch, which the static convert path never does) and which libraries qualify: a
+third-party package whose module the file imports from reads torch itself (`import torch`, `from torch ...`), so
+einops-style helpers that work on any framework stay the imports they are.
+"""
+
+import functools
+import importlib.machinery
+import importlib.metadata
+import re
+import sys
+from pathlib import Path
+
+# top-level packages never linked: the frameworks (rules map them), and libraries porter treats as imports
+NOT_LINKED = frozenset({"torch", "mxnet", "numpy", "scipy", "tensorflow", "keras", "jax", "einops", "gluoncv",
+                        "typing_extensions", "six", "porter"})
+_READS_TORCH = re.compile(r"^\s*(import torch\b|from torch\b)", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=256)
+def library_root(top):
+    """The folder holding installed package `top` (its `__init__.py` there), or None: not installed, a namespace or
+    single-file module, the standard library, or one of NOT_LINKED."""
+    if top in NOT_LINKED or top in sys.stdlib_module_names or not top.isidentifier():
+        return None
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None or not spec.submodule_search_locations:
+        return None
+    init = Path(spec.origin)
+    return init.parent.parent if init.name == "__init__.py" else None
+
+
+def module_file(root, dotted):
+    """The file of module `dotted` under `root` (`a/b.py` or `a/b/__init__.py`), or None."""
+    relative = dotted.replace(".", "/")
+    for candidate in (root / f"{relative}.py", root / relative / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _reads_torch(path):
+    try:
+        return bool(_READS_TORCH.search(Path(path).read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def torch_libraries(modules, own_top):
+    """{top-level package: the folder holding it} of the installed libraries among `modules` (the absolute modules
+    a file imports, or imports from) whose named module reads torch; the file's own package excluded."""
+    found = {}
+    for dotted in modules:
+        top = dotted.split(".")[0]
+        if not top or top == own_top or top in found:
+            continue
+        root = library_root(top)
+        path = module_file(root, dotted) if root is not None else None
+        if path is not None and _reads_torch(str(path)):
+            found[top] = root
+    return found
+
+
+def linked_libraries(paths):
+    """{top-level package: (its version or None, sorted module paths under its folder)} of the installed libraries
+    among `paths` (the files linked definitions come from)."""
+    found = {}
+    for path in paths:
+        path = Path(path)
+        package = next((folder for folder in reversed(path.parents) if (folder / "__init__.py").is_file()), None)
+        if package is None or library_root(package.name) != package.parent:
+            continue
+        _, modules = found.setdefault(package.name, (_version(package.name), set()))
+        modules.add(path.relative_to(package.parent).as_posix())
+    return {top: (version, sorted(modules)) for top, (version, modules) in sorted(found.items())}
+
+
+def _version(top):
+    try:
+        return importlib.metadata.version(top)
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None

@@ -1,0 +1,114 @@
+"""Model files building on an installed torch library: its classes and factories are linked in from its own files.
+
+User code derives its backbone from torchvision's model classes (`class Backbone(ResNet)`, as
+segmentation-models-pytorch's encoders do) and builds backbones with its factories (`models.resnet34(pretrained=
+False)`, `torchvision.models.resnet18(weights=None, num_classes=5)`). porter linked definitions of the file's own
+package only: a class deriving from `ResNet` was an internal error (`ResNet` undefined in the port, exit 3) and a
+factory call was a stub. The linker now takes them from the library's files, found on sys.path without importing
+the library (frontend/libraries.py): module classes and the factories building them, with what they use; the
+factories' decorators (registries, the `pretrained=` legacy shim) and weight enums are left out with the downloads,
+and a legacy `pretrained=` argument is still accepted. Each port matches torch for drawn sizes (batch 1 included)
+and converts only at its boundary.
+"""
+
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from porter.frontend.libraries import library_root, torch_libraries
+from tests.corpus.torchvision_support import import_torchvision
+from tests.rules.op_ports import assert_same_outputs, cached, port, random_input
+
+torchvision = import_torchvision()
+pytestmark = pytest.mark.skipif(torchvision is None, reason="torchvision is not installed (scripts/setup.sh)")
+
+SOURCES = {
+    "derived": '''
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        from torchvision.models.resnet import Bottleneck, ResNet
+
+
+        class Backbone(ResNet):
+            def __init__(self):
+                super().__init__(Bottleneck, [1, 1, 1, 1], width_per_group=16)
+                del self.fc
+
+            def forward(self, x):
+                x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+                c3 = self.layer2(self.layer1(x))
+                return c3, self.layer3(c3)
+
+
+        class OpModel(nn.Module):
+            def __init__(self, num_classes=3):
+                super().__init__()
+                self.backbone = Backbone()
+                self.lateral = nn.Conv2d(1024, 512, 1)
+                self.head = nn.Conv2d(512, num_classes, 3, padding=1)
+
+            def forward(self, x):
+                c3, c4 = self.backbone(x)
+                top = F.interpolate(self.lateral(c4), size=c3.shape[-2:], mode="nearest")
+                return self.head(top + c3)
+    ''',
+    "factories": '''
+        import torch
+        import torch.nn as nn
+        import torchvision
+        from torchvision import models
+
+
+        class OpModel(nn.Module):
+            def __init__(self, num_classes=5):
+                super().__init__()
+                self.legacy = models.resnet34(pretrained=False, num_classes=num_classes)
+                self.current = torchvision.models.resnet18(weights=None, num_classes=num_classes)
+
+            def forward(self, x):
+                return self.legacy(x) + self.current(x)
+    ''',
+}
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory):
+    return cached(lambda name: port(tmp_path_factory.mktemp(name), textwrap.dedent(SOURCES[name]),
+                                    input_specs=("3,32,32",)))
+
+
+def test_a_library_is_found_without_importing_it():
+    root = library_root("torchvision")
+    assert root is not None and (root / "torchvision" / "models" / "resnet.py").is_file()
+    assert library_root("os") is None and library_root("torch") is None and library_root("no_such_pkg") is None
+    found = torch_libraries(["torchvision.models.resnet", "einops", "collections"], own_top="")
+    assert list(found) == ["torchvision"]  # (einops works on any framework: it stays an import)
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_linked_definitions_are_in_the_port(pairs, name):
+    code = (pairs(name).out_dir / "op_model_keras.py").read_text()
+    assert "class ResNet(TorchModule)" in code
+    assert "UnsupportedModule(" not in code and "not_supported(" not in code  # (no stub)
+    assert "_Weights.verify(" not in code and "@handle_legacy_interface" not in code  # (weights are downloads)
+    report = (pairs(name).out_dir / "PORTING.md").read_text()
+    assert "definitions linked from the installed torchvision" in report and "torchvision/models/resnet.py" in report
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**16), batch=st.integers(1, 2), size=st.integers(32, 47),
+       name=st.sampled_from(sorted(SOURCES)))
+def test_port_matches_torch(pairs, seed, batch, size, name):
+    assert_same_outputs(pairs(name), [random_input(seed, (batch, 3, size, size + 3))], tolerance=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_port_converts_only_at_its_boundary(pairs, name):
+    from porter.verify.harness import count_transposes
+
+    inputs = [random_input(0, (2, 3, 32, 32))]
+    assert_same_outputs(pairs(name), inputs, tolerance=1e-4, jit=True)
+    assert count_transposes(pairs(name).keras_model, inputs) <= 2
