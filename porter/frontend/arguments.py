@@ -1,5 +1,8 @@
-"""Which parameter each argument of a call binds, as Python binds it: a keyword names its own, a positional
-argument takes the parameter at its position; a starred argument binds none porter can name."""
+"""Which parameter each argument of a call binds, and which argument binds a given parameter, as Python binds
+them: a keyword names its own, a positional argument takes the parameter at its position; a starred argument binds
+none porter can name."""
+
+from itertools import takewhile
 
 
 def parameter_of(arg, position, names):
@@ -22,3 +25,14 @@ def bound_arguments(call, names):
             return None
         bound[name] = arg.value
     return bound
+
+
+def bound_argument(call, position, keyword):
+    """The argument node `call` binds to the parameter `keyword`, which is at `position` among the callee's
+    parameters: passed by that keyword, else the positional argument there; None when not passed, or when a starred
+    argument comes before it (it stands for any number of arguments: none after it has a known position)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    placed = list(takewhile(lambda arg: arg.keyword is None and not arg.star, call.args))
+    return placed[position].value if position < len(placed) else None

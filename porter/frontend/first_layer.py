@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from porter.frontend.arguments import bound_argument
 from porter.frontend.imports import dotted_name
 from porter.frontend.walk import walk
 
@@ -90,7 +91,7 @@ def _layer_of(source, node, bindings, depth):
         return _layer_of(source, positional[0], bindings, depth) if positional else None
     if canonical in LAYERS:
         kind, spatial, keyword = LAYERS[canonical]
-        size = _int_of(_argument(node, 0, keyword), bindings)
+        size = _int_of(bound_argument(node, 0, keyword), bindings)
         return FirstLayer(kind, canonical, source.line_of(node), size, spatial)
     callee = dotted_name(node.func)
     if callee in source.classes:
@@ -181,16 +182,6 @@ def _init_bindings(source, info, init_args):
                     bindings[param.name.value] = value
     bindings.update({k: v for k, v in init_args.items() if isinstance(v, int) and not isinstance(v, bool)})
     return bindings
-
-
-def _argument(call, position, keyword):
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a for a in call.args if a.keyword is None]
-    if len(positional) > position and not positional[position].star:
-        return positional[position].value
-    return None
 
 
 def _int_of(node, bindings):

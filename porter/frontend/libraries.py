@@ -6,8 +6,8 @@ segmentation-models-pytorch's `ResNetEncoder(ResNet, EncoderMixin)`) and builds 
 (frontend/linker.py) takes them from the library's own files, as it takes a package's own modules. This module
 says where a library lies (the folder holding its top-level package, on `sys.path`, found by file lookups: importing
 torchvision would import torch, which the static convert path never does) and which libraries qualify: a
-third-party package whose module the file imports from reads torch itself (`import torch`, `from torch ...`), so
-einops-style helpers that work on any framework stay the imports they are.
+third-party package whose module the file imports from, or whose top-level package, reads torch itself (`import
+torch`, `from torch ...`), so einops-style helpers that work on any framework stay the imports they are.
 """
 
 import functools
@@ -58,15 +58,16 @@ def _reads_torch(path):
 
 def torch_libraries(modules, own_top):
     """{top-level package: the folder holding it} of the installed libraries among `modules` (the absolute modules
-    a file imports, or imports from) whose named module reads torch; the file's own package excluded."""
+    a file imports, or imports from) whose named module, or top-level package, reads torch (`import
+    torchvision.models as models`: torchvision's `__init__.py` does); the file's own package excluded."""
     found = {}
     for dotted in modules:
         top = dotted.split(".")[0]
         if not top or top == own_top or top in found:
             continue
         root = library_root(top)
-        path = module_file(root, dotted) if root is not None else None
-        if path is not None and _reads_torch(str(path)):
+        paths = [module_file(root, dotted), module_file(root, top)] if root is not None else []
+        if any(path is not None and _reads_torch(str(path)) for path in paths):
             found[top] = root
     return found
 

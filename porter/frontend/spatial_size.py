@@ -10,7 +10,8 @@ adaptive pool every size fits: then the first conventional size that does is tak
 
 import libcst as cst
 
-from porter.frontend.first_layer import _argument, _constructed_attribute, _init_bindings, _int_of, forward_signature
+from porter.frontend.arguments import bound_argument
+from porter.frontend.first_layer import _constructed_attribute, _init_bindings, _int_of, forward_signature
 from porter.frontend.imports import dotted_name
 
 NN, F = "torch.nn.", "torch.nn.functional."
@@ -163,7 +164,7 @@ class _Simulator:
         if name[:-2] in ("MaxPool", "AvgPool") and name[-2:] in ("1d", "2d", "3d"):
             return self.pool(node, state, 0, name.startswith("Max"))
         if name[:-2] in ("AdaptiveAvgPool", "AdaptiveMaxPool"):
-            return self.adaptive(_argument(node, 0, "output_size"), state)
+            return self.adaptive(bound_argument(node, 0, "output_size"), state)
         if name == "Flatten":
             start = self.int_argument(node, 0, "start_dim", 1)
             return self.flatten(state, start)
@@ -176,7 +177,7 @@ class _Simulator:
         out_channels = self.int_argument(node, 1, "out_channels", None)
         kernel = self.ints(node, 2, "kernel_size", None, len(sizes))
         stride = self.ints(node, 3, "stride", 1, len(sizes))
-        padding_node = _argument(node, 4, "padding")
+        padding_node = bound_argument(node, 4, "padding")
         dilation = self.ints(node, 5, "dilation", 1, len(sizes))
         if out_channels is None or kernel is None:
             raise _Unknown
@@ -199,7 +200,7 @@ class _Simulator:
         dilation = self.ints(node, offset + 3, "dilation", 1, len(sizes)) if is_max else [1] * len(sizes)
         # ceil_mode's position: MaxPool2d(k, s, p, d, return_indices, ceil_mode); F.max_pool2d(x, k, s, p, d,
         # ceil_mode); AvgPool2d(k, s, p, ceil_mode) and F.avg_pool2d(x, k, s, p, ceil_mode)
-        ceil_node = _argument(node, offset + ((4 if functional else 5) if is_max else 3), "ceil_mode")
+        ceil_node = bound_argument(node, offset + ((4 if functional else 5) if is_max else 3), "ceil_mode")
         ceil = isinstance(ceil_node, cst.Name) and ceil_node.value == "True"
         if kernel is None:
             raise _Unknown
@@ -247,7 +248,7 @@ class _Simulator:
                                                 "avg_pool2d", "avg_pool3d"):
             return self.pool(node, state, 1, name.startswith("max"), functional=True)
         if canonical.startswith(F) and name.startswith("adaptive_"):
-            return self.adaptive(_argument(node, 1, "output_size"), state)
+            return self.adaptive(bound_argument(node, 1, "output_size"), state)
         if canonical == "torch.flatten":
             return self.flatten(state, self.int_argument(node, 1, "start_dim", 0))
         raise _Unknown
@@ -282,7 +283,7 @@ class _Simulator:
         return state
 
     def int_argument(self, node, position, keyword, default):
-        argument = _argument(node, position, keyword)
+        argument = bound_argument(node, position, keyword)
         if argument is None:
             return default
         value = _int_of(argument, self.bindings)
@@ -291,7 +292,7 @@ class _Simulator:
         return value
 
     def ints(self, node, position, keyword, default, count):
-        argument = _argument(node, position, keyword)
+        argument = bound_argument(node, position, keyword)
         if argument is None:
             return None if default is None else [default] * count
         if isinstance(argument, (cst.Tuple, cst.List)):

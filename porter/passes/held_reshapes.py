@@ -58,10 +58,12 @@ def held_step(translator, ref, index, current):
     if viewed is not None:
         return viewed
     split = _image_split_after(translator, ref, index)
-    if split is None or current.layout == "flat_channels_last" or current.rank not in (2, None) or \
-            ir.image_rows.get(here, None) not in (None, _split_channels(translator, split)):
+    if split is None or current.layout == "flat_channels_last" or current.rank not in (2, None):
         return None
-    ir.image_rows[here] = _split_channels(translator, split)
+    channels = _split_channels(translator, split)
+    if ir.image_rows.get(here, channels) != channels:
+        return None  # (its rows are permuted at load time for one image only)
+    ir.image_rows[here] = channels
     ir.held_reshapes[f"{path}.{split}"] = ""
     translator.ctx.adjust(translator.line, f"Linear `{here}` before Unflatten `{path}.{split}`: its weight rows are "
                                            f"permuted once at load time, so the image comes out channels-last")

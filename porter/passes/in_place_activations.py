@@ -16,6 +16,7 @@ other names hold the same tensor (`residual = x` before `x = self.relu(x)`: torc
 
 import libcst as cst
 
+from porter.frontend.arguments import bound_argument
 from porter.frontend.names import names_bound_in
 from porter.passes.elementwise_classes import attribute_constructions
 
@@ -61,7 +62,7 @@ def in_place_call(source, info, call):
     canonical = source.imports.resolve(func)
     if canonical in ALWAYS_IN_PLACE:
         return "result"
-    if canonical in IN_PLACE_FUNCTIONS and _true(_argument(call, IN_PLACE_FUNCTIONS[canonical], "inplace")):
+    if canonical in IN_PLACE_FUNCTIONS and _true(bound_argument(call, IN_PLACE_FUNCTIONS[canonical], "inplace")):
         return "result"
     return None
 
@@ -80,7 +81,7 @@ def _in_place_construction(source, node):
     if not isinstance(node, cst.Call):
         return False
     canonical = source.imports.resolve(node.func)
-    return canonical in IN_PLACE_CLASSES and _true(_argument(node, IN_PLACE_CLASSES[canonical], "inplace"))
+    return canonical in IN_PLACE_CLASSES and _true(bound_argument(node, IN_PLACE_CLASSES[canonical], "inplace"))
 
 
 def _sequential_starting_in_place(source, node):
@@ -88,14 +89,6 @@ def _sequential_starting_in_place(source, node):
         return False
     first = node.args[0]
     return not first.star and first.keyword is None and _in_place_construction(source, first.value)
-
-
-def _argument(call, position, keyword):
-    for argument in call.args:
-        if argument.keyword is not None and argument.keyword.value == keyword:
-            return argument.value
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[position].value if len(positional) > position else None
 
 
 def _true(node):

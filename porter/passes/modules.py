@@ -279,6 +279,12 @@ class ModuleResolver:
             found = env.get(f"self.{node.attr.value}", UNKNOWN_MODULE)
             # (`self.features = []` grown by appends, then `nn.Sequential(*self.features)`: a list of modules)
             return _list_ref(f"self.{node.attr.value}", found, env) if isinstance(found, list) else found
+        if isinstance(node, cst.Attribute) and not (isinstance(node.value, cst.Name) and node.value.value in (
+                "self", "nn", "torch", "F")):
+            built = self.ref_of(node.value, env, owner)
+            child = self.instance_attribute(built.class_name, node.attr.value) if built.kind == "class" else None
+            if child is not None:  # `vgg.features` of `vgg = models.vgg11()`: what VGG's __init__ assigns there
+                return child
         item = dict_item(node, env)
         if item is not None:  # `layer_dict[key]` on a turn of `for key in layer_dict.keys()`
             return item
@@ -423,6 +429,33 @@ class ModuleResolver:
         if info.find_method("forward") is not None and _known_throughout(ref):
             return ModuleRef("class", class_name=info.name)
         return _own_forward(info, ref)
+
+    def instance_attribute(self, class_name, attr):
+        """The module an instance of in-file class `class_name` holds under `attr`, as its __init__ (or an in-file
+        base's) assigns it from what its constructions hand it (param_hints); None when porter cannot see one."""
+        found = self.__dict__.setdefault("_instance_attributes", {})
+        if (class_name, attr) not in found:
+            found[(class_name, attr)] = None  # (a class reaching itself: nothing seen)
+            info, env = self.class_of(class_name), {}
+            lineage = []
+            while info is not None and len(lineage) < 8:
+                lineage.insert(0, info)
+                info = self.class_of(info.bases[0]) if info.bases else None
+            if self.depth <= 10:
+                self.depth += 1
+                try:
+                    for each in lineage:
+                        init = each.methods.get("__init__")
+                        if init is not None:  # (the modules its constructions hand it: `VGG(make_layers(cfg))`)
+                            env.update((p.name.value, self.param_hints[each.name][p.name.value])
+                                       for p in (*init.params.params, *init.params.kwonly_params)
+                                       if p.name.value in self.param_hints.get(each.name, {}))
+                            self.scan_body(init.body, env, each)
+                finally:
+                    self.depth -= 1
+            ref = env.get(f"self.{attr}")
+            found[(class_name, attr)] = ref if isinstance(ref, ModuleRef) and ref.kind != "unknown" else None
+        return found[(class_name, attr)]
 
     def sequential_subclass(self, info, arguments=None):
         """A class deriving from nn.Sequential (or nn.ModuleList / nn.ModuleDict: a container of that kind): its

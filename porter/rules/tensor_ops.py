@@ -7,6 +7,7 @@ remapping their axis arguments, so convnets pay for no transposes between blocks
 
 import ast
 import re
+from dataclasses import replace
 
 from porter.ir.layout import (broadcast_in_order_code, element_template, layout_of_order, reduced_order, settle,
                               unsqueezed_order)
@@ -14,7 +15,7 @@ from porter.ir.values import (NARROW_INTS, EinsumRecipe, Value, is_permuted, per
                                reads_through, remap_axis, tensor, written_channels)
 from porter.rules.kernel_rows import (OutputRows, output_rows_of_kernel, reduced_rows, rows_of_kernel,
                                       translate_reshape_as)
-from porter.rules.registry import FunctionRule, Signature, function_rule, pointwise_rule
+from porter.rules.registry import Signature, function_rule, pointwise_rule
 from porter.rules.view_categories import categorised_orders
 
 FLOAT_DTYPES = frozenset({"tf.float16", "tf.bfloat16", "tf.float32", "tf.float64"})
@@ -1323,20 +1324,21 @@ def translate_repeat_interleave(ctx, call):
     """A channels-last image repeated along a literal dim, on the axis that holds it (a nearest upsampling written
     out: `y.repeat_interleave(2, dim=2)`); anything else in torch's order, as the rule declares (so a block's
     parameter is laid out as before: WaveRNN's Stretch2d of an unsqueezed sequence)."""
+    rule = ctx.function_rule("torch.repeat_interleave")
     value = call.all_args()[0] if call.all_args() else None
     if value is not None and value.is_tensor and value.channels_last and value.rank:
-        return ctx.apply_declarative(_REPEAT_INTERLEAVE_HELD, call)
-    return ctx.apply_declarative(ctx.function_rule("torch.repeat_interleave"), call)
+        # (of any layout for this call only: registered so, it changes the layout the classes calling it take
+        # their parameters in: WaveRNN went from 5 Transposes to 10)
+        rule = replace(rule, layout="any")
+    return ctx.apply_declarative(rule, call)
 
 
-_REPEAT_SIGNATURE = "(input, repeats, dim=None, output_size=None)"
-# (`repeats` counts, it is no operand; without a dim it flattens, in torch's order)
-_REPEAT_INTERLEAVE_HELD = FunctionRule(("torch.repeat_interleave",), "repeat_interleave",
-                                       Signature.parse(_REPEAT_SIGNATURE), "any", axis_params=("dim",),
-                                       family="tensor_ops", extra={"keeps_dtype": True, "index_params": ("repeats",),
-                                                                   "implicit_dim_needs_source": True})
+# (held, `dim` is remapped to the axis that holds it; `repeats` counts, it is no operand; without a dim it flattens,
+# in torch's order)
 function_rule("torch.repeat_interleave", "Tensor.repeat_interleave", runtime="repeat_interleave",
-              signature=_REPEAT_SIGNATURE, layout="source", keeps_dtype=True, translate=translate_repeat_interleave)
+              signature="(input, repeats, dim=None, output_size=None)", layout="source", axis_params=("dim",),
+              index_params=("repeats",), implicit_dim_needs_source=True, keeps_dtype=True,
+              translate=translate_repeat_interleave)
 # (`torch.spmm(adj, support)`, pygcn's graph convolution, and `torch.sparse.mm`: the port holds the adjacency dense)
 function_rule("torch.matmul", "Tensor.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm", "torch.spmm",
               "torch.sparse.mm", translate=translate_matmul, layout="source")

@@ -1,9 +1,10 @@
-"""porter/frontend/arguments.py: the parameter each argument of a call binds, as Python binds it."""
+"""porter/frontend/arguments.py: the parameter each argument of a call binds, and the argument a parameter is bound
+to, as Python binds them."""
 
 import libcst as cst
 import pytest
 
-from porter.frontend.arguments import bound_arguments, parameter_of
+from porter.frontend.arguments import bound_argument, bound_arguments, parameter_of
 
 NAMES = ("in_channels", "out_channels", "kernel_size", "stride")
 
@@ -32,3 +33,20 @@ def test_bound_arguments_maps_parameters_to_argument_nodes():
 @pytest.mark.parametrize("text", ["Conv(*sizes)", "Conv(3, 8, 3, 1, 1)"])
 def test_bound_arguments_gives_up_on_what_it_cannot_name(text):
     assert bound_arguments(call(text), NAMES) is None
+
+
+@pytest.mark.parametrize(("text", "position", "expected"), [
+    ("nn.ReLU(True)", 0, "True"),  # by position
+    ("nn.ReLU(inplace=True)", 0, "True"),  # by keyword
+    ("F.relu(x, inplace=True)", 1, "True"),
+    ("nn.ReLU()", 0, None),  # not passed
+    ("nn.LeakyReLU(0.1)", 1, None),  # (a position past the arguments)
+    ("nn.ReLU(*flags)", 0, None),  # a starred argument may stand for it
+    ("F.relu(*args, True)", 1, None),  # ... or for any number before it: True's position is unknown
+    ("F.relu(x, *args)", 1, None),
+    ("F.relu(*args, inplace=True)", 1, "True"),  # a keyword names it wherever it stands
+    ("F.relu(x, **options)", 1, None),
+])
+def test_bound_argument_by_keyword_or_position(text, position, expected):
+    argument = bound_argument(call(text), position, "inplace")
+    assert (cst.Module([]).code_for_node(argument) if argument is not None else None) == expected

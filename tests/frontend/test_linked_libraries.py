@@ -8,7 +8,8 @@ factory call was a stub. The linker now takes them from the library's files, fou
 the library (frontend/libraries.py): module classes and the factories building them, with what they use; the
 factories' decorators (registries, the `pretrained=` legacy shim) and weight enums are left out with the downloads,
 and a legacy `pretrained=` argument is still accepted. Each port matches torch for drawn sizes (batch 1 included)
-and converts only at its boundary.
+and converts only at its boundary, parts of a built backbone included (`vgg.features`, `mobilenet_v2().features`,
+`nn.Sequential(*list(resnet.children())[:-2])`: 4 Transposes before, the modules' layouts being unknown).
 """
 
 import textwrap
@@ -71,6 +72,25 @@ SOURCES = {
             def forward(self, x):
                 return self.legacy(x) + self.current(x)
     ''',
+    "parts": '''
+        import torch
+        import torch.nn as nn
+        import torchvision.models as models
+
+
+        class OpModel(nn.Module):
+            def __init__(self, num_classes=3):
+                super().__init__()
+                resnet = models.resnet18(weights=None)
+                self.trunk = nn.Sequential(*list(resnet.children())[:-2])
+                vgg = models.vgg11(weights=None)
+                self.features = vgg.features
+                self.mobile = models.mobilenet_v2(weights=None).features
+                self.head = nn.Conv2d(512 + 512 + 1280, num_classes, 1)
+
+            def forward(self, x):
+                return self.head(torch.cat([self.trunk(x), self.features(x), self.mobile(x)], dim=1))
+    ''',
 }
 
 
@@ -91,7 +111,7 @@ def test_a_library_is_found_without_importing_it():
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_linked_definitions_are_in_the_port(pairs, name):
     code = (pairs(name).out_dir / "op_model_keras.py").read_text()
-    assert "class ResNet(TorchModule)" in code
+    assert "class ResNet(TorchModule)" in code or "class VGG(TorchModule)" in code
     assert "UnsupportedModule(" not in code and "not_supported(" not in code  # (no stub)
     assert "_Weights.verify(" not in code and "@handle_legacy_interface" not in code  # (weights are downloads)
     report = (pairs(name).out_dir / "PORTING.md").read_text()

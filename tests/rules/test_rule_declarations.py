@@ -9,6 +9,7 @@ accepts: (x), (x, y), (x, y, z), (cond, x, y), (x, mask, value), (x, scalar).
 """
 
 import inspect
+import types
 
 import numpy as np
 import pytest
@@ -104,7 +105,13 @@ KEEPING = {"torch.nn.MaxPool2d": (3, 2), "torch.nn.AvgPool1d": (3,), "torch.nn.A
 
 
 def torch_module_class(name):
-    return getattr(torch.nn, name.rsplit(".", 1)[1])
+    """torch's class a module rule names: `torch.nn.Conv2d`, or a base torch keeps in its submodules
+    (`torch.nn._ConvNd`: torch.nn.modules.conv's)."""
+    short = name.rsplit(".", 1)[1]
+    if hasattr(torch.nn, short):
+        return getattr(torch.nn, short)
+    return next(getattr(module, short) for module in vars(torch.nn.modules).values()
+                if isinstance(module, types.ModuleType) and hasattr(module, short))
 
 
 @pytest.mark.parametrize("name", COUNTING)
