@@ -304,9 +304,10 @@ def convert(options, read_only=False):
                         f"train_tpu.py and `porter verify` cannot build it (pass --init-args, or --class a factory)")
     warnings.extend(training_fallbacks(source, main_class, options.train_script))
     for top, (version, modules) in linked_libraries(source.linked_origins.values()).items():
+        files = ", ".join(modules[:4]) + (f" and {len(modules) - 4} more" if len(modules) > 4 else "")
         warnings.append(f"{display}: definitions linked from the installed {top}{f' {version}' if version else ''} "
-                        f"({', '.join(modules)}); its pretrained weights are not downloaded: load the torch "
-                        f"model's state_dict into the port (--weights, or load_state_dict)")
+                        f"({files}); its pretrained weights are not downloaded: load the torch model's state_dict "
+                        f"into the port (--weights, or load_state_dict)")
     module_name = module_file_name(source_path)
     emitter = ModuleEmitter(translator, options.siblings,
                             f"{options.module_dir}/{module_name}" if options.module_dir else module_name)

@@ -45,14 +45,13 @@ from porter.frontend.linker import READ_BY_THE_FACTORY_READER
 from porter.frontend.module_constants import module_constants
 from porter.frontend.names import target_names
 from porter.frontend.source import body_without_docstring
+from porter.frontend.timm_models import BUILDER_OWN
 from porter.frontend.timm_pretrained_cfg import builder_defaults, literal_value
 from porter.frontend.walk import walk
 
 _DEPTH = 8  # helper calls followed, at most
 _TIMM_BUILDER, = READ_BY_THE_FACTORY_READER
-_TIMM_BUILDER_PARAMETERS = frozenset({  # what it takes for itself (model_cfg aside: the class's `cfg`)
-    "model_cls", "variant", "pretrained", "pretrained_cfg", "pretrained_cfg_overlay", "feature_cfg",
-    "pretrained_strict", "pretrained_filter_fn", "cache_dir", "kwargs_filter", "pretrained_model_args"})
+_TIMM_BUILDER_PARAMETERS = BUILDER_OWN  # what it takes for itself (model_cfg aside: the class's `cfg`)
 _TIMM_BUILDER_SWITCHES = frozenset({"features_only", "kwargs_filter"})  # its own too; porter follows them off only
 WEIGHTS_SWITCH = re.compile(r"weight|pretrained|checkpoint", re.IGNORECASE)
 def bound_to_defaults(function):

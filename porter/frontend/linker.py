@@ -25,9 +25,10 @@ from pathlib import Path
 import libcst as cst
 
 from porter.frontend.imports import ImportTable, bound_name, dotted_name, top_level_imports
-from porter.frontend.libraries import module_file, torch_libraries
+from porter.frontend.libraries import library_root, module_file, torch_libraries
 from porter.frontend.names import bound_names, dunder_all, names_in, top_level_bindings
 from porter.frontend.static_branches import decided_module
+from porter.frontend.timm_models import as_constructions, created_models
 from porter.frontend.unchecked_parse import parsed_module
 from porter.frontend.walk import walk
 
@@ -41,6 +42,9 @@ GLUON_PREFIXES = ("gluon.", "mx.gluon.", "mxnet.gluon.")
 # library functions a factory hands its model class to, which porter's factory reader reads itself
 # (frontend/factory_reader.py): never linked (timm's builder would bring hub downloads and feature extractors)
 READ_BY_THE_FACTORY_READER = frozenset({"timm.models._builder.build_model_with_cfg"})
+# names code gives the framework's modules (`import torch.nn.functional as F`): a definition under one of them is
+# linked under a name of its own, whatever the modules linked later import
+MODULE_ALIASES = frozenset({"F", "nn", "torch", "np", "tf", "mx", "nd"})
 SOURCE_ROOTS = contextvars.ContextVar("porter_source_roots", default=())  # folders whose modules import by name
 
 
@@ -71,7 +75,13 @@ def linked_text(path, text, package, covered, factories=False):
         module = parsed_module(text)
     except cst.ParserSyntaxError:
         return text, frozenset(), {}, [], {}  # the parser reports it properly
-    libraries = torch_libraries(_imported_modules(module, package), package.split(".")[0])
+    module, created = created_models(module, ImportTable.from_module(module, package).resolve,
+                                     library_root("timm") if "create_model" in text else None,
+                                     set(top_level_bindings(module)))
+    if created:  # `timm.create_model("resnet18")` read as a call of its entrypoint (frontend/timm_models.py)
+        text = module.code
+    libraries = torch_libraries(_imported_modules(module, package) + sorted(set(created.values())),
+                                package.split(".")[0])
     if root is None and not libraries:
         return text, frozenset(), {}, [], {}
     namespace = root is not None and (not (root / package.replace(".", "/") / "__init__.py").is_file()
@@ -83,6 +93,8 @@ def linked_text(path, text, package, covered, factories=False):
         module = module.visit(_ThroughModuleAttributes(through_attributes))
         text = module.code
     module = linker.prepared(linker.decided(module), package, through_attributes)
+    for name, dotted in created.items():  # (each entrypoint named as if the file imported it)
+        dict.__setitem__(linker.in_package_imports(module, package), name, (dotted, name))
     linker.top = package.split(".")[0]
     linker.weights_aside = factories or bool(libraries)  # (a library's factories: their weights are downloads)
     linker.owners.update((name, ("", None)) for name in top_level_bindings(module))  # the file's own names win
@@ -459,13 +471,15 @@ class _Linker:
         renamed = self.renamed.setdefault(dotted, {})
         for n in sorted(closure - set(renamed)):
             code = "\n".join(self.code_of(module, s) for s in bindings[n])
-            if self.owners.get(n, (dotted, code))[1] == code and not self.imported_from_outside(n):
+            if self.owners.get(n, (dotted, code))[1] == code and not self.imported_from_outside(n) and \
+                    n not in MODULE_ALIASES:
                 self.owners[n] = (dotted, code)
                 continue
             # another definition of this name is in the text already (timm's two `PosEmbedRel`s; video/
             # swin_transformer.py's own 3-D `_get_relative_position_bias` beside the 2-D one of the block it links),
             # or the file imports it from outside the package (timm's typing.py `F = TypeVar("F")` beside the
-            # file's `import torch.nn.functional as F`):
+            # file's `import torch.nn.functional as F`), or it has the name other modules give a framework module
+            # (that `F` linked beside timm's norm.py, whose `F` is torch's functional module):
             # one namespace holds one name once, so this one is linked under a name of its own, and the definitions
             # of its module that use it (and the linked modules importing it) say that name
             renamed[n] = _free_name(f"{n}_{dotted.rsplit('.', 1)[-1]}", self.owners)
@@ -601,6 +615,7 @@ def _as_linked_from_a_library(statement):
     factory_reader.py reads it)."""
     if not isinstance(statement, cst.FunctionDef):
         return statement
+    statement = as_constructions(statement)  # (timm's builder: the construction it makes)
     if statement.decorators:
         statement = _without_decorators(statement)
     if any("Weights" in name for name in names_in(statement)):
@@ -849,7 +864,8 @@ def _is_module_base(node, imports, linker, depth):
 
 def _builds_library_module(linker, dotted, name, depth):
     """Whether `name` of library module `dotted` (or what it re-exports) is a function calling a module class or
-    such a function by its bare name, a few calls deep (torchvision's `resnet18` -> `_resnet` -> `ResNet`)."""
+    such a function by its bare name, or handing a module class to a builder first, a few calls deep
+    (torchvision's `resnet18` -> `_resnet` -> `ResNet`; timm's `resnet18` -> `_create_resnet` -> ResNet)."""
     module = linker.module(dotted)
     if module is None or depth > 3:
         return False
@@ -867,6 +883,8 @@ def _builds_library_module(linker, dotted, name, depth):
         def visit_Call(self, call):
             if isinstance(call.func, cst.Name):
                 called.add(call.func.value)
+            # (a class handed to a builder: timm's `build_model_with_cfg(ResNet, variant, pretrained, **kwargs)`)
+            called.update(arg.value.value for arg in call.args[:1] if isinstance(arg.value, cst.Name))
 
     walk(function, Calls())
     return bool(called & classes) or any(

@@ -31,6 +31,11 @@ for _module in ("timm.models._manipulate", "timm.models"):
     function_rule(f"{_module}.checkpoint", runtime="checkpoint", layout="any", signature="(function, *args)")
     function_rule(f"{_module}.named_apply", runtime="named_apply", layout="source", outputs="python",
                   signature="(fn, module, name='', depth_first=True, include_root=False)")
+# timm's builder where a linked factory's call of it is not the plain construction frontend/timm_models.py reads
+# (efficientnet.py's `model_cls` chosen at run time): the class built with the keyword arguments, no downloads
+for _module in ("timm.models._builder", "timm.models"):
+    function_rule(f"{_module}.build_model_with_cfg", runtime="build_model_with_cfg", layout="any", outputs="python",
+                  signature="(model_cls, variant, pretrained=False, **kwargs)")
 for _module in ("timm.models._features", "timm.models"):
     function_rule(f"{_module}.feature_take_indices", runtime="feature_take_indices", layout="source",
                   outputs="python", signature="(num_features, indices=None, as_set=False)")

@@ -107,3 +107,19 @@ def named_apply(fn, module, name="", depth_first=True, include_root=False):
     if depth_first and include_root:
         fn(module=module, name=name)
     return module
+
+
+def build_model_with_cfg(model_cls, variant, pretrained=False, pretrained_cfg=None, pretrained_cfg_overlay=None,
+                         model_cfg=None, feature_cfg=None, pretrained_strict=True, pretrained_filter_fn=None,
+                         cache_dir=None, kwargs_filter=None, pretrained_model_args=None, features_only=False,
+                         **kwargs):
+    """timm.models.build_model_with_cfg as a port builds: the model class with the keyword arguments (less those
+    `kwargs_filter` names; `cfg=model_cfg` where one is given). Pretrained weights are not downloaded (load the
+    torch model's state_dict into the port); a feature extractor (features_only) is not ported."""
+    if features_only:
+        raise NotImplementedError(f"porter: timm's feature extractor of {variant!r} (features_only=True) is not "
+                                  f"ported; build the model and take its stages' outputs in forward")
+    for key in kwargs_filter or ():
+        kwargs.pop(key, None)
+    return model_cls(cfg=model_cfg, **kwargs) if model_cfg is not None else model_cls(**kwargs)
+

@@ -1,0 +1,105 @@
+"""timm's model factory as user code calls it, read statically: `timm.create_model("resnet18", num_classes=5)`.
+
+`create_model` looks the name up in timm's registry at run time; the registry is filled by `@register_model`
+entrypoints in `timm/models/*.py` (`def resnet18(pretrained=False, **kwargs)`). porter finds the entrypoint by
+reading those files (never importing timm) and reads the call as a call of it, which the linker then links from
+timm's files like any library factory (frontend/linker.py). The entrypoints build with `build_model_with_cfg(ResNet,
+variant, pretrained, **kwargs)`, timm's builder, which also resolves pretrained configs and downloads; linked from
+timm, that call is the construction it makes, `ResNet(**kwargs)` (`cfg=model_cfg` where one is given), as
+factory_reader.py reads it for a model file's own factories. A feature extractor (`features_only=True`) stays the
+builder's call, which porter does not port.
+"""
+
+import functools
+import re
+
+import libcst as cst
+
+from porter.frontend.imports import dotted_name
+from porter.frontend.walk import descendants
+
+CREATE_MODEL = frozenset({"timm.create_model", "timm.models.create_model", "timm.models._factory.create_model"})
+# create_model's own parameters besides the name and `pretrained` (which the entrypoints take themselves)
+_CREATE_MODEL_OWN = frozenset({"pretrained_cfg", "pretrained_cfg_overlay", "checkpoint_path", "cache_dir",
+                               "scriptable", "exportable", "no_jit"})
+# build_model_with_cfg's own parameters (model_cfg aside: the class's `cfg`)
+BUILDER_OWN = frozenset({"model_cls", "variant", "pretrained", "pretrained_cfg", "pretrained_cfg_overlay",
+                         "feature_cfg", "pretrained_strict", "pretrained_filter_fn", "cache_dir", "kwargs_filter",
+                         "pretrained_model_args"})
+_ENTRYPOINT = re.compile(r"^@register_model\b[^\n]*\n(?:@[^\n]*\n)*def (\w+)\(", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=4)
+def entrypoints(root):
+    """{registered model name: the timm.models module defining its entrypoint} under `root` (the folder holding
+    timm)."""
+    found = {}
+    for path in sorted((root / "timm" / "models").glob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for name in _ENTRYPOINT.findall(text):
+            found.setdefault(name, f"timm.models.{path.stem}")
+    return found
+
+
+def created_models(module, resolve, root, taken):
+    """(`module` with each `timm.create_model("<name>", ...)` of a registered name rewritten to a call of its
+    entrypoint, on the same lines; {entrypoint name: its timm.models module}). `resolve(node)`: a name's
+    canonical id; `taken`: the names the file binds (an entrypoint named like one of them is left as it is)."""
+    if root is None:
+        return module, {}
+    table = entrypoints(root)
+    created = {}
+
+    class Rewriter(cst.CSTTransformer):
+        def leave_Call(self, original, updated):
+            if resolve(original.func) not in CREATE_MODEL or not original.args:
+                return updated
+            first = original.args[0]
+            if first.star or first.keyword not in (None,) and first.keyword.value != "model_name" or \
+                    not isinstance(first.value, cst.SimpleString):
+                return updated
+            name = first.value.evaluated_value.split(".")[0]  # (`"resnet18.a1_in1k"`: the architecture's)
+            if name not in table or name in taken or not name.isidentifier():
+                return updated
+            created[name] = table[name]
+            kept = [arg for arg in updated.args[1:]
+                    if arg.keyword is None or arg.keyword.value not in _CREATE_MODEL_OWN]
+            return updated.with_changes(func=cst.Name(name), args=_without_trailing_comma(kept))
+
+    rewritten = module.visit(Rewriter())
+    return (rewritten, created) if created else (module, {})
+
+
+def as_constructions(function):
+    """A timm library function with its `build_model_with_cfg(Class, variant, pretrained, ...)` calls read as the
+    constructions they make (`Class(**kwargs)`); a feature extractor's call stays."""
+    if not any(isinstance(n, cst.Call) and dotted_name(n.func) == "build_model_with_cfg"
+               for n in descendants(function)):
+        return function
+    return function.visit(_BuilderAsConstruction())
+
+
+class _BuilderAsConstruction(cst.CSTTransformer):
+    def leave_Call(self, original, updated):
+        if dotted_name(original.func) != "build_model_with_cfg" or not original.args or original.args[0].star or \
+                original.args[0].keyword is not None:
+            return updated
+        arguments = []
+        for argument in updated.args[3:]:
+            keyword = argument.keyword.value if argument.keyword is not None else None
+            if keyword in ("features_only", "kwargs_filter") or argument.keyword is None and argument.star != "**":
+                return updated  # (a feature extractor, filtered keywords, positional extras: not read)
+            if keyword == "model_cfg":
+                arguments.append(argument.with_changes(keyword=cst.Name("cfg")))
+            elif keyword not in BUILDER_OWN:
+                arguments.append(argument)
+        return updated.with_changes(func=original.args[0].value, args=_without_trailing_comma(arguments))
+
+
+def _without_trailing_comma(arguments):
+    if arguments and arguments[-1].comma is not cst.MaybeSentinel.DEFAULT:
+        arguments[-1] = arguments[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return arguments

@@ -1,0 +1,90 @@
+"""`timm.create_model("resnet18", ...)` in a user's model: the registered entrypoint, linked from timm's files.
+
+User code builds timm backbones by name; porter stubbed the call (`timm.create_model ... is not supported yet`,
+the port raising at construction). frontend/timm_models.py finds the name's `@register_model` entrypoint by
+reading timm's files and reads the call as a call of it; the linker takes it from timm with what it uses; timm's
+builder is read as the construction it makes (`build_model_with_cfg(ResNet, ...)` -> `ResNet(**kwargs)`), or, where
+the class is chosen at run time (efficientnet.py's `model_cls`), runs as the runtime's `build_model_with_cfg`
+(no downloads). A definition linked under the name code gives a framework module (timm's typing.py `F =
+TypeVar("F")` beside norm.py's `import torch.nn.functional as F`) gets a name of its own. Each port matches torch
+for drawn sizes (batch 1 included); the ResNet converts only at its boundary.
+"""
+
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from porter.frontend.libraries import library_root
+from porter.frontend.timm_models import entrypoints
+from tests.corpus.torchvision_support import import_torchvision
+from tests.rules.op_ports import assert_same_outputs, cached, port, random_input
+
+import_torchvision()  # (timm imports torchvision where it is installed)
+pytest.importorskip("timm", reason="timm is not installed (scripts/setup.sh installs it with --no-deps)")
+
+SOURCES = {
+    "resnet": '''
+        import torch.nn as nn
+        import timm
+
+
+        class OpModel(nn.Module):
+            def __init__(self, num_classes=5):
+                super().__init__()
+                self.backbone = timm.create_model("resnet18.a1_in1k", pretrained=False, num_classes=num_classes)
+
+            def forward(self, x):
+                return self.backbone(x)
+    ''',
+    "efficientnet": '''
+        import torch
+        import torch.nn as nn
+        from timm import create_model
+
+
+        class OpModel(nn.Module):
+            def __init__(self, num_classes=3):
+                super().__init__()
+                self.backbone = create_model("efficientnet_b0", pretrained=False, num_classes=0)
+                self.head = nn.Linear(1280, num_classes)
+
+            def forward(self, x):
+                return self.head(self.backbone(x))
+    ''',
+}
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory):
+    return cached(lambda name: port(tmp_path_factory.mktemp(name), textwrap.dedent(SOURCES[name]),
+                                    input_specs=("3,32,32",)))
+
+
+def test_entrypoints_are_read_from_timms_files():
+    found = entrypoints(library_root("timm"))
+    assert found["resnet18"] == "timm.models.resnet" and found["efficientnet_b0"] == "timm.models.efficientnet"
+    assert "create_model" not in found and "ResNet" not in found  # (registered functions only)
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_no_stub_is_left(pairs, name):
+    code = (pairs(name).out_dir / "op_model_keras.py").read_text()
+    assert "create_model" not in code.split("# --- ported from", 1)[-1]
+    assert "UnsupportedModule(" not in code and "not_supported(" not in code.split("class OpModel", 1)[-1]
+
+
+@settings(max_examples=3, deadline=None)
+@given(seed=st.integers(0, 2**16), batch=st.integers(1, 2), size=st.integers(32, 41),
+       name=st.sampled_from(sorted(SOURCES)))
+def test_port_matches_torch(pairs, seed, batch, size, name):
+    assert_same_outputs(pairs(name), [random_input(seed, (batch, 3, size, size + 1))], tolerance=1e-4)
+
+
+def test_resnet_converts_only_at_its_boundary(pairs):
+    from porter.verify.harness import count_transposes
+
+    inputs = [random_input(0, (2, 3, 32, 32))]
+    assert_same_outputs(pairs("resnet"), inputs, tolerance=1e-4, jit=True)
+    assert count_transposes(pairs("resnet").keras_model, inputs) <= 2
