@@ -20,7 +20,19 @@ from pathlib import Path
 # top-level packages never linked: the frameworks (rules map them), and libraries porter treats as imports
 NOT_LINKED = frozenset({"torch", "mxnet", "numpy", "scipy", "tensorflow", "keras", "jax", "einops", "gluoncv",
                         "typing_extensions", "six", "porter"})
+# a library's data-pipeline modules (their transforms are nn.Modules too): what model code reads from them stays
+# as it was (a stub where the model runs it), never linked
+DATA_MODULES = ("torchvision.transforms", "torchvision.datasets", "torchvision.io", "timm.data")
 _READS_TORCH = re.compile(r"^\s*(import torch\b|from torch\b)", re.MULTILINE)
+
+
+_IMPORTED_TOPS = re.compile(r"^[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def may_import_a_library(text):
+    """Whether the text of a file imports an installed package porter might link from (read from the import
+    lines, before any parse: most files import torch and the standard library only)."""
+    return any(library_root(top) is not None for top in set(_IMPORTED_TOPS.findall(text)))
 
 
 @functools.lru_cache(maxsize=256)

@@ -25,7 +25,7 @@ from pathlib import Path
 import libcst as cst
 
 from porter.frontend.imports import ImportTable, bound_name, dotted_name, top_level_imports
-from porter.frontend.libraries import library_root, module_file, torch_libraries
+from porter.frontend.libraries import DATA_MODULES, library_root, may_import_a_library, module_file, torch_libraries
 from porter.frontend.names import bound_names, dunder_all, names_in, top_level_bindings
 from porter.frontend.static_branches import decided_module
 from porter.frontend.timm_models import as_constructions, created_models
@@ -71,6 +71,8 @@ def linked_text(path, text, package, covered, factories=False):
     root = _package_root(path, package) if package else None
     if not package:
         root, package = _under_source_root(Path(path))
+    if root is None and not may_import_a_library(text):
+        return text, frozenset(), {}, [], {}  # (nothing to link: the file is not parsed here)
     try:
         module = parsed_module(text)
     except cst.ParserSyntaxError:
@@ -280,9 +282,10 @@ class _Linker:
                 text = dotted_name(node.value) or ""
                 target = modules.get(text) or linker.submodule(modules, text)
                 name = node.attr.value
-                if target is None or name in own or name in clashes or linker.is_module(f"{target}.{name}") or (
-                        linker.outside_library(target, top) and not linker.qualifies(target, name)):
-                    return
+                library = linker.outside_library(target, top) if target is not None else False
+                if target is None or name in own or name in clashes or library and not linker.qualifies(
+                        target, name) or not library and linker.is_module(f"{target}.{name}"):
+                    return  # (a library's `models.alexnet`: the factory its package star-imports over the module)
                 if names.get(name, (target, name)) != (target, name):
                     clashes.add(name)  # `a.Block` and `b.Block`: two definitions, one name; left as they are
                     names.pop(name)
@@ -350,10 +353,15 @@ class _Linker:
         or a factory building one (torchvision's `resnet18`); its other names (`torchvision.ops.nms`, a dataset)
         stay what they were."""
         key = (dotted, name)
+        if f"{dotted}.".startswith(tuple(f"{m}." for m in DATA_MODULES)):
+            return False
         if key not in self.qualified:
             self.qualified[key] = False  # (a cycle of re-exports: not a definition)
             self.qualified[key] = _is_module_base(cst.Name(name), {name: key}, self, depth=0) or \
                 _builds_library_module(self, dotted, name, depth=0)
+            if not self.qualified[key]:  # a builder of torch layers (torchvision's vgg.py `make_layers(cfg)`)
+                found = _library_function(self, dotted, name)
+                self.qualified[key] = found is not None and _builds_layers(found[1])
         return self.qualified[key]
 
     def star_names(self, dotted, depth):
@@ -457,8 +465,10 @@ class _Linker:
         bindings = top_level_bindings(module)
         if name not in bindings:  # a package re-exporting it (`from ..ops import StochasticDepth`)
             imports = self.in_package_imports(module, self.package_of(dotted))
-            if not dict.__contains__(imports, name) and self.is_module(f"{dotted}.{name}"):
-                return  # `from .. import resnet`: a module, not a definition (star imports need not be expanded)
+            if not dict.__contains__(imports, name) and self.is_module(f"{dotted}.{name}") and not (
+                    dotted.split(".")[0] in self.libraries and name in imports):
+                return  # `from .. import resnet`: a module, not a definition (star imports need not be expanded;
+                # a library's are: torchvision.models' `alexnet` is the factory `from .alexnet import *` binds)
             reexported = imports.get(name)
             if reexported is not None and reexported != (dotted, name):
                 if reexported[0] != dotted:
@@ -642,7 +652,8 @@ def _without_decorators(function):
 
 class _WithoutWeightEnums(cst.CSTTransformer):
     """A library factory without its pretrained-weight enums (`ResNet18_Weights`), which are never linked: the
-    statements reading one (`weights = ResNet18_Weights.verify(weights)`) and the annotations naming one go."""
+    statements reading one (`weights = ResNet18_Weights.verify(weights)`) and the annotations naming one go, and a
+    default naming one is None (no weights)."""
 
     def leave_SimpleStatementLine(self, original, updated):
         if any("Weights" in name for name in names_in(original)):
@@ -651,7 +662,9 @@ class _WithoutWeightEnums(cst.CSTTransformer):
 
     def leave_Param(self, original, updated):
         if original.annotation is not None and any("Weights" in n for n in names_in(original.annotation)):
-            return updated.with_changes(annotation=None)
+            updated = updated.with_changes(annotation=None)
+        if original.default is not None and any("Weights" in n for n in names_in(original.default)):
+            updated = updated.with_changes(default=cst.Name("None"))  # (`weights_backbone=X_Weights.IMAGENET1K_V1`)
         return updated
 
 
@@ -854,27 +867,42 @@ def _is_module_base(node, imports, linker, depth):
     if defining is None:
         return False
     inner_imports = linker.in_package_imports(defining, linker.package_of(dotted))
+    classes = {s.name.value for s in defining.body if isinstance(s, cst.ClassDef)}
     for statement in defining.body:
         if isinstance(statement, cst.ClassDef) and statement.name.value == imported:
-            return any(_is_module_base(b.value, inner_imports, linker, depth + 1) for b in statement.bases)
+            # (a base defined beside it: torchvision's `Conv2dNormActivation(ConvNormActivation)` of ops/misc.py)
+            return any(_is_module_base(b.value, inner_imports, linker, depth + 1) or isinstance(b.value, cst.Name)
+                       and b.value.value in classes and b.value.value != imported and _is_module_base(
+                           b.value, {b.value.value: (dotted, b.value.value)}, linker, depth + 1)
+                       for b in statement.bases)
     if imported in inner_imports:  # re-exported (`from .model import SegmentationModel` in a package's __init__)
         return _is_module_base(cst.Name(imported), inner_imports, linker, depth + 1)
     return False
+
+
+def _library_function(linker, dotted, name, depth=0):
+    """(the module defining it, the function) for the top-level function `name` library module `dotted` defines or
+    re-exports from another, or None."""
+    module = linker.module(dotted)
+    if module is None or depth > 3:
+        return None
+    function = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+    if function is not None or name in top_level_bindings(module):
+        return (dotted, function) if function is not None else None
+    reexported = linker.in_package_imports(module, linker.package_of(dotted)).get(name)
+    return _library_function(linker, *reexported, depth + 1) if reexported not in (None, (dotted, name)) else None
 
 
 def _builds_library_module(linker, dotted, name, depth):
     """Whether `name` of library module `dotted` (or what it re-exports) is a function calling a module class or
     such a function by its bare name, or handing a module class to a builder first, a few calls deep
     (torchvision's `resnet18` -> `_resnet` -> `ResNet`; timm's `resnet18` -> `_create_resnet` -> ResNet)."""
-    module = linker.module(dotted)
-    if module is None or depth > 3:
+    found = _library_function(linker, dotted, name) if depth <= 3 else None
+    if found is None:
         return False
+    dotted, function = found
+    module = linker.module(dotted)
     imports = linker.in_package_imports(module, linker.package_of(dotted))
-    function = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
-    if function is None:
-        reexported = imports.get(name) if name not in top_level_bindings(module) else None
-        return reexported is not None and reexported != (dotted, name) and \
-            _builds_library_module(linker, *reexported, depth + 1)
     classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef) and
                any(_is_module_base(b.value, imports, linker, depth=0) for b in s.bases)}
     called = set()

@@ -49,6 +49,14 @@ class ModuleRef:
             return self.elements[index]
         return self.element() if len(set(self.elements)) < 2 else self.alternative_element()
 
+    def sliced(self, bounds):
+        """The container `container[start:stop:step]` is (`bounds`: the three, each a literal int or None): the
+        children it keeps, in order, where they are known in order; else the container itself."""
+        if not (self.ordered and self.elements and self.kind in ("sequential", "list")) or not all(
+                b is None or isinstance(b, int) and not isinstance(b, bool) for b in bounds) or bounds[2] == 0:
+            return self
+        return replace(self, elements=self.elements[slice(*bounds)], lead=0)
+
     def loop_element(self):
         """The module a loop over this container binds: its representative element; when the elements are ordered
         containers of one length (`ModuleList([ModuleList([attn, ff]), ...])`, unpacked by `for attn, ff in`), one
@@ -288,6 +296,19 @@ class LocalLambda:
     place (passes/calls.py `map_lambda`)."""
 
     node: object = field(compare=False)
+
+
+@dataclass(frozen=True)
+class KeyedItems:
+    """The static of a dict display with string keys holding tensors (`{"low": low, "out": x}`, a block's result):
+    each key's item as the display holds it (tensors in torch's order), which `d["low"]` reads back, in the caller
+    too, so a tensor taken out of a dict a block returned is typed (untyped, it met a channels-last image as if it
+    were one: a crash, or a silent mismatch where the sizes allow it)."""
+
+    items: tuple  # ((key, Value), ...)
+
+    def get(self, key):
+        return next((value for name, value in self.items if name == key), None)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ raises NotImplementedError naming file:line, so the generated module stays impor
 """
 
 import re
-from dataclasses import replace
 
 import libcst as cst
 
@@ -32,6 +31,7 @@ from porter.ir.lists import read as read_list
 from porter.ir.values import (
     NONE_DEFAULT,
     UNKNOWN_MODULE,
+    KeyedItems,
     LocalLambda,
     ModuleRef,
     NamePattern,
@@ -449,14 +449,20 @@ class ExpressionTranslator(CallTranslator):
         # a table of layer classes (`{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`), of torch values
         # (`{"scale": torch.tensor([1.0])}`) or of what the model computes (`{"out": self.cls(x)}`, a segmentation
         # model's outputs): each value names its port, tensors in torch's order (what reads the dict sees torch's)
-        parts = []
+        parts, keyed = [], []
         for element, translate in zip(node.elements, translated):
             if not isinstance(element, cst.DictElement):
                 parts.append(self.code(element))
+                keyed = None
                 continue
-            value = self.as_plain(self.expr(element.value)).code if translate else self.code(element.value)
-            parts.append(f"{self.code(element.key)}: {value}")
-        return python("{" + ", ".join(parts) + "}")
+            value = self.as_plain(self.expr(element.value)) if translate else python(self.code(element.value))
+            parts.append(f"{self.code(element.key)}: {value.code}")
+            if keyed is not None and isinstance(element.key, cst.SimpleString):
+                keyed.append((element.key.evaluated_value, value))
+            else:
+                keyed = None
+        static = KeyedItems(tuple(keyed)) if keyed and any(v.is_tensor for _, v in keyed) else None
+        return python("{" + ", ".join(parts) + "}", static=static)
 
     def names_layer_class(self, node):
         """Whether `node` is a reference to a layer or container class porter maps (`nn.LSTM`, not a call)."""
@@ -817,6 +823,12 @@ class ExpressionTranslator(CallTranslator):
             if item is not None:
                 return item
         base = self.expr(node.value)
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        if isinstance(base.static, KeyedItems) and isinstance(index, cst.Index) and isinstance(
+                index.value, cst.SimpleString):
+            item = base.static.get(index.value.evaluated_value)  # `f["low"]` of a dict a block returned
+            if item is not None:
+                return item.with_code(f"{base.code}[{self.code(index.value)}]")
         children = self.ctx.ir.attributes.get("#children") if self.ctx.ir is not None and self.info is not None and \
             self.info.container_base and dotted_name(node.value) == "self" else None
         if isinstance(children, ModuleRef):  # `self[name]` in a ModuleDict subclass: one of its own children
@@ -848,11 +860,8 @@ class ExpressionTranslator(CallTranslator):
         """`self.features[2:]`: the children a literal slice of an ordered container keeps (in order; a later
         channel count reads `self.features[2:][0]`, not the whole container's third child); the container itself
         for a slice porter cannot read."""
-        bounds = [self.expr(b).static if b is not None else None for b in (part.lower, part.upper, part.step)]
-        if not (ref.ordered and ref.elements and ref.kind in ("sequential", "list")) or not all(
-                b is None or isinstance(b, int) and not isinstance(b, bool) for b in bounds) or bounds[2] == 0:
-            return ref
-        return replace(ref, elements=ref.elements[slice(*bounds)], lead=0)
+        return ref.sliced([self.expr(b).static if b is not None else None for b in (part.lower, part.upper,
+                                                                                      part.step)])
 
     def table_keys(self, node):
         """(GrowingTable, code) when `node` reads or stores a value of a table the body uses only by key

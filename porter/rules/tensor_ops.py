@@ -547,6 +547,9 @@ def translate_cat(ctx, call):
     # items without code are the element templates of a call's result (`x.chunk(2)`), not expressions to list
     items = tensors.items if tensors.kind == "tuple" and tensors.items is not None and all(
         item.code for item in tensors.items) else None
+    if items is not None:  # (what it joins is tensors: an untyped one, `f["x"]` of a dict a block returned, lies in
+        # torch's order, as every value porter cannot type does)
+        items = tuple(tensor(item.code) if item.kind == "python" else item for item in items)
     template = element_template(tensors)
     is_stack = call.canonical.rsplit(".", 1)[1] not in ("cat", "concat", "concatenate")
     runtime = _runtime(ctx, "stack" if is_stack else "cat")

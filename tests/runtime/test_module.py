@@ -242,6 +242,29 @@ def test_containers_list_their_children_as_torch_does():
     assert list(Linear(2, 3).children()) == list(torch.nn.Linear(2, 3).children()) == []
 
 
+def test_item_assignment_replaces_a_containers_child_as_torch_does():
+    """`model.classifier[3] = nn.Linear(...)` (a torchvision model's head replaced): the Sequential and ModuleList
+    replace the child under its key, the old child's weights leave the layer's weights and its state, as in torch
+    (the runtime's containers had no `__setitem__`: TypeError)."""
+    import torch
+
+    from porter.runtime.base import collect_state
+    from porter.runtime.linear import Linear
+    from porter.runtime.module import ModuleList, Sequential
+
+    for torch_kind, port_kind in ((torch.nn.Sequential, Sequential), (torch.nn.ModuleList, ModuleList)):
+        reference = torch_kind([torch.nn.Linear(2, 3), torch.nn.Linear(3, 4)]) if torch_kind is torch.nn.ModuleList \
+            else torch_kind(torch.nn.Linear(2, 3), torch.nn.Linear(3, 4))
+        ported = port_kind([Linear(2, 3), Linear(3, 4)]) if port_kind is ModuleList \
+            else port_kind(Linear(2, 3), Linear(3, 4))
+        reference[-1] = torch.nn.Linear(3, 5)
+        ported[-1] = Linear(3, 5)
+        expected = {key: value.numel() for key, value in reference.state_dict().items()}
+        assert {e.key: int(np.prod(e.variable.shape)) for e in collect_state(ported)} == expected
+        assert sorted(int(np.prod(w.shape)) for w in ported.weights) == sorted(
+            p.numel() for p in reference.parameters())
+
+
 def test_parameters_made_from_tensors_take_the_policys_variable_dtype():
     """`nn.Parameter(torch.empty(...))` in a module (timm's PosEmbedRel) was float32 under Keras's float64 policy too,
     so the float64 port `porter verify` builds as an arbiter failed on a matmul of float64 queries by a float32

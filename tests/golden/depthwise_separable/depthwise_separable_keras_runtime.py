@@ -847,6 +847,10 @@ class Sequential(TorchLayer):
             return Sequential(dict(zip(self.names[index], self.items[index])))
         return self.items[index]
 
+    def __setitem__(self, index, layer):
+        """`model.classifier[1] = nn.Linear(...)`: the child replaced under its name (its weights with it)."""
+        replace_item(self.items, index, layer)
+
     def __len__(self):
         return len(self.items)
 
@@ -872,6 +876,14 @@ class Sequential(TorchLayer):
         yield self
         for layer in self.items:
             yield from (layer.modules() if hasattr(layer, "modules") else [layer])
+
+
+def replace_item(items, index, layer):
+    """items[index] = layer in a list Keras tracks: the old layer untracked (its weights leave the model), the new
+    one tracked."""
+    index = range(len(items))[index]
+    del items[index]
+    items.insert(index, layer)
 
 
 def _child_state(layer, prefix):
@@ -1388,7 +1400,6 @@ class _ConvNd(TorchLayer):
             (self.out_channels, in_channels // self.groups) + self.kernel_size,
             _conv_torch_to_hwio,
         )
-        self._kernel = self.weight
 
     def reset_parameters(self):
         """torch's reset_parameters: the kernel and bias drawn again from torch's default init (a subclass's own
@@ -1427,9 +1438,9 @@ class _ConvNd(TorchLayer):
         return type(self).call is _ConvNd.call and (layout == "channels_last" or self._pointwise)
 
     def torch_state(self, prefix=""):
-        # (a subclass replacing the kernel by a parameter of its own, CondConv's experts, keeps torch's order)
-        own_kernel = self.weight is self.__dict__.get("_kernel", self.weight)
-        entries = [StateEntry(prefix + "weight", self.weight, _conv_torch_to_hwio if own_kernel else None)]
+        # (a subclass replacing the kernel by a parameter of another shape, CondConv's experts, keeps torch's order)
+        kernel = tuple(self.weight.shape) == self.kernel_size + (self.in_channels // self.groups, self.out_channels)
+        entries = [StateEntry(prefix + "weight", self.weight, _conv_torch_to_hwio if kernel else None)]
         if self.bias is not None:
             entries.append(StateEntry(prefix + "bias", self.bias))
         return entries

@@ -660,6 +660,14 @@ def _float32_output(value):
     return value
 
 
+def replace_item(items, index, layer):
+    """items[index] = layer in a list Keras tracks: the old layer untracked (its weights leave the model), the new
+    one tracked."""
+    index = range(len(items))[index]
+    del items[index]
+    items.insert(index, layer)
+
+
 def _child_state(layer, prefix):
     return collect_state(layer, prefix) if hasattr(layer, "torch_state") else []
 
@@ -687,6 +695,9 @@ class ModuleList(TorchLayer):
         if isinstance(index, slice):
             return ModuleList(self.items[index])
         return self.items[index]
+
+    def __setitem__(self, index, module):
+        replace_item(self.items, index, module)
 
     def __len__(self):
         return len(self.items)

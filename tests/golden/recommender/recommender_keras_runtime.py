@@ -834,6 +834,10 @@ class Sequential(TorchLayer):
             return Sequential(dict(zip(self.names[index], self.items[index])))
         return self.items[index]
 
+    def __setitem__(self, index, layer):
+        """`model.classifier[1] = nn.Linear(...)`: the child replaced under its name (its weights with it)."""
+        replace_item(self.items, index, layer)
+
     def __len__(self):
         return len(self.items)
 
@@ -859,6 +863,14 @@ class Sequential(TorchLayer):
         yield self
         for layer in self.items:
             yield from (layer.modules() if hasattr(layer, "modules") else [layer])
+
+
+def replace_item(items, index, layer):
+    """items[index] = layer in a list Keras tracks: the old layer untracked (its weights leave the model), the new
+    one tracked."""
+    index = range(len(items))[index]
+    del items[index]
+    items.insert(index, layer)
 
 
 def _child_state(layer, prefix):
@@ -888,6 +900,9 @@ class ModuleList(TorchLayer):
         if isinstance(index, slice):
             return ModuleList(self.items[index])
         return self.items[index]
+
+    def __setitem__(self, index, module):
+        replace_item(self.items, index, module)
 
     def __len__(self):
         return len(self.items)
