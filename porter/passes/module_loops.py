@@ -90,15 +90,15 @@ def list_expression(node, env, ref_of):
         return None if right is None else left + right
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
         items = list_expression(node.value, env, ref_of)
-        bounds = [_integer(getattr(node.slice[0].slice, part)) for part in ("lower", "upper", "step")]
+        bounds = [literal_int(getattr(node.slice[0].slice, part)) for part in ("lower", "upper", "step")]
         if items is None or any(b is False for b in bounds):
             return None
         return items[slice(*bounds)]
     return None
 
 
-def _integer(node):
-    """An integer literal's value, None for no bound, False for anything else."""
+def literal_int(node):
+    """A slice bound's integer literal value (`2`, `-1`), None for no bound, False for anything else."""
     if node is None:
         return None
     if isinstance(node, cst.Integer):

@@ -30,7 +30,7 @@ from porter.passes.call_literals import (
 from porter.passes.elementwise_callables import is_elementwise_reference, returns_elementwise_callable
 from porter.passes.elementwise_classes import is_elementwise_class
 from porter.passes.init_statics import decided_attributes
-from porter.passes.module_loops import DictKey, dict_item, list_expression, loop_turns
+from porter.passes.module_loops import DictKey, dict_item, list_expression, literal_int, loop_turns
 from porter.passes.unhanded_params import decided_test, note_handed
 from porter.rules.registry import module_rule_for_call
 
@@ -292,7 +292,7 @@ class ModuleResolver:
             part = node.slice[0].slice  # `vgg[:5]` of a container porter knows: the children it keeps
             container = self.ref_of(node.value, env, owner)
             if container.kind in ("sequential", "list"):
-                return container.sliced([_literal_int(b) for b in (part.lower, part.upper, part.step)])
+                return container.sliced([literal_int(b) for b in (part.lower, part.upper, part.step)])
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1 and \
                 isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Integer):
             held = env.get(node.value.value)  # `blocks[0]` of a local list; `head[0]` of a helper's `return vgg,
@@ -1614,17 +1614,4 @@ def _own_forward(info, ref):
     """A Sequential subclass's ref, naming the class when it has a forward of its own (`forward(self, *features)`
     picking what its children take): a call the children cannot take as one Sequential runs that forward."""
     return replace(ref, class_name=info.name) if info.find_method("forward") is not None else ref
-
-
-def _literal_int(node):
-    """The int a slice bound writes literally (`2`, `-1`), None where it is left out, else "unknown" (which no
-    slice takes: the container stays whole)."""
-    if node is None:
-        return None
-    if isinstance(node, cst.Integer):
-        return int(node.value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and \
-            isinstance(node.expression, cst.Integer):
-        return -int(node.expression.value)
-    return "unknown"
 
