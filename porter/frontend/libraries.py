@@ -60,6 +60,18 @@ def module_file(root, dotted):
     return None
 
 
+_RELATIVE_IMPORT = re.compile(r"^from \.(\w+) import", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative_imports(path):
+    """The sibling modules a package's `__init__.py` imports from (`from .model import EfficientNet`)."""
+    try:
+        return tuple(dict.fromkeys(_RELATIVE_IMPORT.findall(Path(path).read_text(encoding="utf-8"))))
+    except (OSError, UnicodeDecodeError):
+        return ()
+
+
 @functools.lru_cache(maxsize=1024)
 def _reads_torch(path):
     try:
@@ -70,8 +82,9 @@ def _reads_torch(path):
 
 def torch_libraries(modules, own_top):
     """{top-level package: the folder holding it} of the installed libraries among `modules` (the absolute modules
-    a file imports, or imports from) whose named module, or top-level package, reads torch (`import
-    torchvision.models as models`: torchvision's `__init__.py` does); the file's own package excluded."""
+    a file imports, or imports from) whose named module, or top-level package, or a module a named package's
+    `__init__.py` imports from, reads torch (`import torchvision.models as models`: torchvision's `__init__.py`
+    does; `from efficientnet_pytorch import EfficientNet`: its model.py does); the file's own package excluded."""
     found = {}
     for dotted in modules:
         top = dotted.split(".")[0]
@@ -79,6 +92,8 @@ def torch_libraries(modules, own_top):
             continue
         root = library_root(top)
         paths = [module_file(root, dotted), module_file(root, top)] if root is not None else []
+        paths += [module_file(root, f"{dotted}.{sibling}") for path in paths[:1] if path is not None
+                  and path.name == "__init__.py" for sibling in _relative_imports(str(path))]
         if any(path is not None and _reads_torch(str(path)) for path in paths):
             found[top] = root
     return found

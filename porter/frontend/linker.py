@@ -633,10 +633,22 @@ def _as_linked_from_a_library(statement):
     return statement
 
 
+# decorators of a library's model factories that register them in its tables or map legacy `pretrained=` arguments
+# to weight enums (torchvision's, timm's): left out with the downloads. Others stay (MONAI's
+# `@Norm.factory_function("instance")` fills the layer factory its classes read)
+REGISTRY_DECORATORS = frozenset({"register_model", "handle_legacy_interface", "register_notrace_function",
+                                 "register_notrace_module"})
+
+
 def _without_decorators(function):
-    """A library factory without its decorators; the legacy names a `handle_legacy_interface(weights=("pretrained",
-    ...))` maps stay accepted, as keyword-only parameters that build without weights as the enums do."""
-    legacy = [element.value.value.strip("'\"") for decorator in function.decorators
+    """A library factory without its registry decorators (REGISTRY_DECORATORS, and any naming a weights enum); the
+    legacy names a `handle_legacy_interface(weights=("pretrained", ...))` maps stay accepted, as keyword-only
+    parameters that build without weights as the enums do."""
+    dropped = [d for d in function.decorators if _decorator_name(d) in REGISTRY_DECORATORS or
+               any("Weights" in name for name in names_in(d))]
+    if not dropped:
+        return function
+    legacy = [element.value.value.strip("'\"") for decorator in dropped
               if isinstance(decorator.decorator, cst.Call) for argument in decorator.decorator.args
               if isinstance(argument.value, cst.Tuple) and argument.value.elements
               for element in argument.value.elements[:1] if isinstance(element.value, cst.SimpleString)]
@@ -647,7 +659,14 @@ def _without_decorators(function):
     if added:
         star = params.star_arg if isinstance(params.star_arg, cst.Param) else cst.ParamStar()
         params = params.with_changes(star_arg=star, kwonly_params=(*params.kwonly_params, *added))
-    return function.with_changes(decorators=(), params=params)
+    kept = tuple(d for d in function.decorators if all(d is not other for other in dropped))
+    return function.with_changes(decorators=kept, params=params)
+
+
+def _decorator_name(decorator):
+    """The last name of a decorator (`register_model` of `@register_model()`, `@timm.models.register_model`)."""
+    node = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+    return (dotted_name(node) or "").rsplit(".", 1)[-1]
 
 
 class _WithoutWeightEnums(cst.CSTTransformer):

@@ -164,3 +164,66 @@ def test_port_converts_only_at_its_boundary(pairs, name):
     inputs = [random_input(0, (2, 3, 32, 32))]
     assert_same_outputs(pairs(name), inputs, tolerance=1e-4, jit=True)
     assert count_transposes(pairs(name).keras_model, inputs) <= 2
+
+
+CLASSMETHOD_FACTORY = '''
+import torch.nn as nn
+from efficientnet_pytorch import EfficientNet
+
+
+class OpModel(nn.Module):
+    def __init__(self, num_classes=3):
+        super().__init__()
+        self.backbone = EfficientNet.from_name("efficientnet-b0", num_classes=num_classes)
+
+    def forward(self, x):
+        return self.backbone(x)
+'''
+
+
+def test_a_librarys_classmethod_factory(tmp_path):
+    """efficientnet_pytorch's `EfficientNet.from_name(...)`: the package's `__init__.py` reads no torch, its
+    model.py, which it imports from, does (a stub before); the port matches torch and converts at its boundary."""
+    pytest.importorskip("efficientnet_pytorch", reason="efficientnet_pytorch is not installed (scripts/setup.sh)")
+    from porter.verify.harness import count_transposes
+
+    pair = port(tmp_path, CLASSMETHOD_FACTORY, input_specs=("3,32,32",))
+    for seed, batch in ((0, 1), (1, 2)):
+        assert_same_outputs(pair, [random_input(seed, (batch, 3, 32, 35))], tolerance=1e-4)
+    assert count_transposes(pair.keras_model, [random_input(2, (2, 3, 32, 32))]) <= 2
+
+
+REGISTERING_DECORATORS = '''
+import torch.nn as nn
+from monai.networks.nets import UNet
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.unet = UNet(spatial_dims=2, in_channels=3, out_channels=2, channels=(8, 16, 32), strides=(2, 2),
+                         num_res_units=1)
+
+    def forward(self, x):
+        return self.unet(x)
+'''
+
+
+def test_decorators_filling_a_librarys_tables_are_kept(tmp_path):
+    """MONAI's layer factories are filled by decorated functions (`@Norm.factory_function("instance")`), which its
+    classes read in their defaults (`norm=Norm.INSTANCE`): only the model registries and the weights shims are
+    left out of linked code (a port without them did not import: 'LayerFactory' object has no attribute
+    'INSTANCE')."""
+    pytest.importorskip("monai", reason="monai is not installed (scripts/setup.sh)")
+    from porter.convert import ConvertOptions
+    from porter.output import write_tree
+    from porter.verify.harness import PortedPair
+    from tests.in_process import convert
+
+    (tmp_path / "op_model.py").write_text(REGISTERING_DECORATORS)
+    conversion = convert(ConvertOptions(tmp_path / "op_model.py", tmp_path / "out", input_specs=["3,32,32"]))
+    assert conversion.exit_code == 1  # (two stubs in MONAI's optional imports, which this model never runs)
+    write_tree(tmp_path / "out", conversion.files)
+    pair = PortedPair(tmp_path / "out")
+    for seed, batch in ((0, 1), (1, 2)):
+        assert_same_outputs(pair, [random_input(seed, (batch, 3, 32, 32))], tolerance=1e-4)
