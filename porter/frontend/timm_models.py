@@ -6,8 +6,8 @@ reading those files (never importing timm) and reads the call as a call of it, w
 timm's files like any library factory (frontend/linker.py). The entrypoints build with `build_model_with_cfg(ResNet,
 variant, pretrained, **kwargs)`, timm's builder, which also resolves pretrained configs and downloads; linked from
 timm, that call is the construction it makes, `ResNet(**kwargs)` (`cfg=model_cfg` where one is given), as
-factory_reader.py reads it for a model file's own factories. A feature extractor (`features_only=True`) stays the
-builder's call, which porter does not port.
+factory_reader.py reads it for a model file's own factories. A feature extractor (`features_only=True`) stays
+`create_model`'s call, a stub porter reports (timm wraps the model in its FeatureListNet: not ported yet).
 """
 
 import functools
@@ -62,8 +62,10 @@ def created_models(module, resolve, root, taken):
                     not isinstance(first.value, cst.SimpleString):
                 return updated
             name = first.value.evaluated_value.split(".")[0]  # (`"resnet18.a1_in1k"`: the architecture's)
-            if name not in table or name in taken or not name.isidentifier():
-                return updated
+            if name not in table or name in taken or not name.isidentifier() or any(
+                    arg.keyword is not None and arg.keyword.value == "features_only" and not (
+                        isinstance(arg.value, cst.Name) and arg.value.value == "False") for arg in original.args):
+                return updated  # (a feature extractor, timm's FeatureListNet around the model: not ported yet)
             created[name] = table[name]
             kept = [arg for arg in updated.args[1:]
                     if arg.keyword is None or arg.keyword.value not in _CREATE_MODEL_OWN]

@@ -88,3 +88,31 @@ def test_resnet_converts_only_at_its_boundary(pairs):
     inputs = [random_input(0, (2, 3, 32, 32))]
     assert_same_outputs(pairs("resnet"), inputs, tolerance=1e-4, jit=True)
     assert count_transposes(pairs("resnet").keras_model, inputs) <= 2
+
+
+def test_create_model_calls_read_as_their_entrypoints():
+    """The call is read on its own lines; a tag after the architecture's name is dropped, create_model's own
+    arguments too; a feature extractor, a name timm does not register and a name the file binds stay as written."""
+    import libcst as cst
+
+    from porter.frontend.imports import ImportTable
+    from porter.frontend.timm_models import created_models
+
+    text = textwrap.dedent('''
+        import timm
+        from timm import create_model as make
+
+        a = timm.create_model("resnet18.a1_in1k", pretrained=False, num_classes=3, scriptable=True)
+        b = make(
+            "efficientnet_b0", drop_rate=0.1)
+        c = timm.create_model("resnet18", features_only=True)
+        d = timm.create_model("no_such_model")
+        e = timm.create_model(name)
+    ''')
+    module = cst.parse_module(text)
+    rewritten, created = created_models(module, ImportTable.from_module(module).resolve, library_root("timm"), set())
+    assert created == {"resnet18": "timm.models.resnet", "efficientnet_b0": "timm.models.efficientnet"}
+    lines = rewritten.code.splitlines()
+    assert lines[4] == "a = resnet18(pretrained=False, num_classes=3)"
+    assert lines[5:7] == ["b = efficientnet_b0(", "    drop_rate=0.1)"]
+    assert lines[7:10] == text.splitlines()[7:10]
