@@ -20,6 +20,7 @@ run from it: `from models.common import Conv` in DIR/models/yolo.py names DIR/mo
 
 import contextlib
 import contextvars
+import re
 from pathlib import Path
 
 import libcst as cst
@@ -630,7 +631,26 @@ def _as_linked_from_a_library(statement):
         statement = _without_decorators(statement)
     if any("Weights" in name for name in names_in(statement)):
         statement = statement.visit(_WithoutWeightEnums())
-    return statement
+    return _without_weights_arguments(statement)
+
+
+def _without_weights_arguments(function):
+    """A library factory whose pretrained-weights parameters (torchvision's `weights`, `weights_backbone`) are None
+    from its first statement on, whatever the caller hands (`weights=ResNet18_Weights.DEFAULT`, `weights="DEFAULT"`):
+    the port builds without downloads, and the weights come from the torch model's state_dict."""
+    params = function.params
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+             if re.fullmatch(r"weights(_\w+)?", p.name.value)]
+    if not names or not isinstance(function.body, cst.IndentedBlock):
+        return function
+    body = list(function.body.body)
+    docstring = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+        and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)) else 0
+    cleared = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(n)) for n in names], cst.Name("None"))],
+                                      trailing_whitespace=cst.TrailingWhitespace(comment=cst.Comment(
+                                          "# porter: no pretrained weights (load the torch model's state_dict)")))
+    return function.with_changes(body=function.body.with_changes(body=[*body[:docstring], cleared,
+                                                                       *body[docstring:]]))
 
 
 # decorators of a library's model factories that register them in its tables or map legacy `pretrained=` arguments

@@ -227,3 +227,46 @@ def test_decorators_filling_a_librarys_tables_are_kept(tmp_path):
     pair = PortedPair(tmp_path / "out")
     for seed, batch in ((0, 1), (1, 2)):
         assert_same_outputs(pair, [random_input(seed, (batch, 3, 32, 32))], tolerance=1e-4)
+
+
+PRETRAINED_ENUM = '''
+import torch.nn as nn
+from torchvision.models import resnet18, ResNet18_Weights
+from torchvision.models.segmentation import fcn_resnet50
+
+
+class OpModel(nn.Module):
+    def __init__(self, num_classes=5):
+        super().__init__()
+        self.backbone = resnet18(weights=ResNet18_Weights.DEFAULT)
+        self.backbone.fc = nn.Linear(512, num_classes)
+        self.seg = fcn_resnet50(weights="DEFAULT", aux_loss=False)
+
+    def forward(self, x):
+        return self.backbone(x)
+'''
+
+
+def test_pretrained_weights_asked_for_are_not_downloaded(tmp_path):
+    """`resnet18(weights=ResNet18_Weights.DEFAULT)`, `fcn_resnet50(weights="DEFAULT")`: torch downloads them (no
+    network here: torch's side is not built); the port builds the same architecture without them, its factories'
+    weights parameters cleared (the enum, translated to a string, reached `weights.meta`: AttributeError when the
+    port was built), and the report says to load the torch model's state_dict."""
+    import importlib.util
+
+    import numpy as np
+
+    from porter.convert import ConvertOptions
+    from porter.output import write_tree
+    from tests.in_process import convert
+
+    (tmp_path / "op_model.py").write_text(PRETRAINED_ENUM)
+    conversion = convert(ConvertOptions(tmp_path / "op_model.py", tmp_path / "out", input_specs=["3,32,32"]))
+    assert conversion.exit_code == 0
+    assert any("pretrained weights are not downloaded" in str(w) for w in conversion.warnings)
+    write_tree(tmp_path / "out", conversion.files)
+    spec = importlib.util.spec_from_file_location("pretrained_port", tmp_path / "out" / "op_model_keras.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.OpModel()
+    assert tuple(model(np.zeros((1, 3, 32, 32), "float32")).shape) == (1, 5)
