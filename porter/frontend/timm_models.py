@@ -45,34 +45,94 @@ def entrypoints(root):
 
 
 def created_models(module, resolve, root, taken):
-    """(`module` with each `timm.create_model("<name>", ...)` of a registered name rewritten to a call of its
-    entrypoint, on the same lines; {entrypoint name: its timm.models module}). `resolve(node)`: a name's
-    canonical id; `taken`: the names the file binds (an entrypoint named like one of them is left as it is)."""
+    """(`module` with each `timm.create_model(<name>, ...)` of a registered name rewritten to a call of its
+    entrypoint, on the same lines; {entrypoint name: its timm.models module}). The name is a string literal, a
+    module constant or a config class's attribute holding one (`CFG.model_name`): that entrypoint; or a parameter
+    whose default is one, or names one (`def __init__(self, model_name=CFG.model_name)`): the entrypoints of the names the file
+    writes that way, chosen by the value at run time (`{"resnet18": resnet18}[model_name](...)`: another name
+    raises KeyError, never builds something else). `resolve(node)`: a name's canonical id; `taken`: the names the
+    file binds (an entrypoint named like one of them is left as it is)."""
     if root is None:
         return module, {}
     table = entrypoints(root)
+    constants = _string_constants(module)
     created = {}
 
+    def entrypoint(text):
+        name = text.split(".")[0]  # (`"resnet18.a1_in1k"`: the architecture's)
+        return name if name in table and name not in taken and name.isidentifier() else None
+
     class Rewriter(cst.CSTTransformer):
+        def __init__(self):
+            super().__init__()
+            self.defaults = [{}]  # per enclosing function: parameter -> its string default
+
+        def visit_FunctionDef(self, node):
+            params = (*node.params.params, *node.params.kwonly_params)
+            written = {p.name.value: p.default.evaluated_value if isinstance(p.default, cst.SimpleString) else
+                       constants.get(dotted_name(p.default) or "") for p in params if p.default is not None}
+            self.defaults.append({name: text for name, text in written.items() if isinstance(text, str)})
+
+        def leave_FunctionDef(self, original, updated):
+            self.defaults.pop()
+            return updated
+
         def leave_Call(self, original, updated):
             if resolve(original.func) not in CREATE_MODEL or not original.args:
                 return updated
             first = original.args[0]
-            if first.star or first.keyword not in (None,) and first.keyword.value != "model_name" or \
-                    not isinstance(first.value, cst.SimpleString):
-                return updated
-            name = first.value.evaluated_value.split(".")[0]  # (`"resnet18.a1_in1k"`: the architecture's)
-            if name not in table or name in taken or not name.isidentifier() or any(
+            if first.star or first.keyword is not None and first.keyword.value != "model_name" or any(
                     arg.keyword is not None and arg.keyword.value == "features_only" and not (
                         isinstance(arg.value, cst.Name) and arg.value.value == "False") for arg in original.args):
                 return updated  # (a feature extractor, timm's FeatureListNet around the model: not ported yet)
+            kept = _without_trailing_comma([arg for arg in updated.args[1:]
+                                            if arg.keyword is None or arg.keyword.value not in _CREATE_MODEL_OWN])
+            value = first.value
+            written = value.evaluated_value if isinstance(value, cst.SimpleString) else \
+                constants.get(dotted_name(value) or "")
+            name = entrypoint(written) if isinstance(written, str) else None
+            if name is not None:
+                created[name] = table[name]
+                return updated.with_changes(func=cst.Name(name), args=kept)
+            default = self.defaults[-1].get(value.value) if isinstance(value, cst.Name) else None
+            name = entrypoint(default) if default is not None else None
+            if name is None:
+                return updated
             created[name] = table[name]
-            kept = [arg for arg in updated.args[1:]
-                    if arg.keyword is None or arg.keyword.value not in _CREATE_MODEL_OWN]
-            return updated.with_changes(func=cst.Name(name), args=_without_trailing_comma(kept))
+            chooser = cst.parse_expression(f"{{{default!r}: {name}}}[{value.value}]")
+            return updated.with_changes(func=chooser, args=kept)
 
     rewritten = module.visit(Rewriter())
     return (rewritten, created) if created else (module, {})
+
+
+def _string_constants(module):
+    """{`NAME` or `Class.attr`: its string} for the module's top-level constants and its classes' class attributes
+    bound once to a string literal (`MODEL_NAME = "resnet18"`, `class CFG: model_name = "resnet18"`)."""
+    found, seen = {}, set()
+
+    def note(key, value):
+        if key in seen:
+            found.pop(key, None)  # (bound twice: not a constant)
+        elif isinstance(value, cst.SimpleString):
+            found[key] = value.evaluated_value
+        seen.add(key)
+
+    for statement in module.body:
+        bodies = [("", [statement])]
+        if isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            bodies = [(f"{statement.name.value}.", statement.body.body)]
+        for prefix, lines in bodies:
+            for line in lines:
+                if not isinstance(line, cst.SimpleStatementLine):
+                    continue
+                for small in line.body:
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
+                            small.targets[0].target, cst.Name):
+                        note(prefix + small.targets[0].target.value, small.value)
+                    elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        note(prefix + small.target.value, small.value)
+    return found
 
 
 def as_constructions(function):

@@ -606,6 +606,11 @@ class ModuleResolver:
             if ref.kind != "class":
                 return ref
             target = ref
+        if target is None and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            owner_info = self.class_of(node.func.value.value) if node.func.value.value not in env else None
+            method = owner_info.find_method(node.func.attr.value) if owner_info is not None else None
+            if method is not None and _returns_its_class(method):  # `EfficientNet.from_name("efficientnet-b0")`
+                return self.instance_ref(owner_info)
         if target is None and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) != "self":
             alternatives = config_block_classes(self.source, self.class_of).get(node.func.attr.value)
             if alternatives:  # `cnf.block(cnf, ...)`: a block class a config object carries (MBConv, FusedMBConv)
@@ -1614,4 +1619,18 @@ def _own_forward(info, ref):
     """A Sequential subclass's ref, naming the class when it has a forward of its own (`forward(self, *features)`
     picking what its children take): a call the children cannot take as one Sequential runs that forward."""
     return replace(ref, class_name=info.name) if info.find_method("forward") is not None else ref
+
+
+def _returns_its_class(method):
+    """Whether a method is a classmethod whose returns construct its class (`return cls(...)`, or `model =
+    cls(...)` ... `return model`): a factory of the class, as efficientnet_pytorch's `EfficientNet.from_name`."""
+    if not any(dotted_name(d.decorator) == "classmethod" for d in method.decorators) or not method.params.params:
+        return False
+    cls = method.params.params[0].name.value
+    nodes = list(descendants(method))
+    built = {t.target.value for n in nodes if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call) and
+             dotted_name(n.value.func) == cls for t in n.targets if isinstance(t.target, cst.Name)}
+    returns = [n.value for n in nodes if isinstance(n, cst.Return) and n.value is not None]
+    return bool(returns) and all(isinstance(r, cst.Call) and dotted_name(r.func) == cls or
+                                 isinstance(r, cst.Name) and r.value in built for r in returns)
 

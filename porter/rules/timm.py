@@ -31,6 +31,10 @@ for _module in ("timm.models._manipulate", "timm.models"):
     function_rule(f"{_module}.checkpoint", runtime="checkpoint", layout="any", signature="(function, *args)")
     function_rule(f"{_module}.named_apply", runtime="named_apply", layout="source", outputs="python",
                   signature="(fn, module, name='', depth_first=True, include_root=False)")
+# timm's `get_device_dtype(self)` (a model's `reset_classifier` builds its new head on the device and dtype of the
+# model's first parameter): the port's layers take the defaults (its variables have no torch device)
+function_rule("timm.layers.get_device_dtype", runtime="get_device_dtype", layout="any", outputs="python",
+              signature="(module, device=None, dtype=None)")
 # timm's builder where a linked factory's call of it is not the plain construction frontend/timm_models.py reads
 # (efficientnet.py's `model_cls` chosen at run time): the class built with the keyword arguments, no downloads
 for _module in ("timm.models._builder", "timm.models"):

@@ -123,3 +123,9 @@ def build_model_with_cfg(model_cls, variant, pretrained=False, pretrained_cfg=No
         kwargs.pop(key, None)
     return model_cls(cfg=model_cfg, **kwargs) if model_cfg is not None else model_cls(**kwargs)
 
+
+def get_device_dtype(module, device=None, dtype=None):
+    """timm.layers.get_device_dtype as the port needs it: the device and dtype handed, or None (the layers' own
+    defaults: the port's variables have no torch device, and their dtype follows the Keras policy)."""
+    return {"device": device, "dtype": dtype}
+

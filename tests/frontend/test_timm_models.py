@@ -33,7 +33,8 @@ SOURCES = {
         class OpModel(nn.Module):
             def __init__(self, num_classes=5):
                 super().__init__()
-                self.backbone = timm.create_model("resnet18.a1_in1k", pretrained=False, num_classes=num_classes)
+                self.backbone = timm.create_model("resnet18.a1_in1k", pretrained=False)
+                self.backbone.reset_classifier(num_classes)  # (its get_device_dtype: a torch device before)
 
             def forward(self, x):
                 return self.backbone(x)
@@ -116,3 +117,35 @@ def test_create_model_calls_read_as_their_entrypoints():
     assert lines[4] == "a = resnet18(pretrained=False, num_classes=3)"
     assert lines[5:7] == ["b = efficientnet_b0(", "    drop_rate=0.1)"]
     assert lines[7:10] == text.splitlines()[7:10]
+
+
+def test_a_model_name_held_by_a_constant_or_a_parameter_default():
+    """The most common form in user code: the name in a module constant or a config class (that entrypoint), or a
+    constructor parameter's default (the entrypoint chosen by the value at run time: another name raises
+    KeyError, never builds something else)."""
+    import libcst as cst
+
+    from porter.frontend.imports import ImportTable
+    from porter.frontend.timm_models import created_models
+
+    text = textwrap.dedent('''
+        import timm
+        MODEL_NAME = "resnet18"
+
+        class CFG:
+            model_name = "efficientnet_b0"
+
+        class Net:
+            def __init__(self, name="resnet34", other=CFG.model_name):
+                self.a = timm.create_model(MODEL_NAME)
+                self.b = timm.create_model(CFG.model_name, num_classes=2)
+                self.c = timm.create_model(name, pretrained=False)
+                self.d = timm.create_model(other)
+    ''')
+    module = cst.parse_module(text)
+    rewritten, created = created_models(module, ImportTable.from_module(module).resolve, library_root("timm"), set())
+    assert sorted(created) == ["efficientnet_b0", "resnet18", "resnet34"]
+    lines = [line.strip() for line in rewritten.code.splitlines()[9:13]]
+    assert lines == ["self.a = resnet18()", "self.b = efficientnet_b0(num_classes=2)",
+                     "self.c = {'resnet34': resnet34}[name](pretrained=False)",
+                     "self.d = {'efficientnet_b0': efficientnet_b0}[other]()"]
