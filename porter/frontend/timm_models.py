@@ -62,48 +62,53 @@ def created_models(module, resolve, root, taken):
         name = text.split(".")[0]  # (`"resnet18.a1_in1k"`: the architecture's)
         return name if name in table and name not in taken and name.isidentifier() else None
 
-    class Rewriter(cst.CSTTransformer):
-        def __init__(self):
-            super().__init__()
-            self.defaults = [{}]  # per enclosing function: parameter -> its string default
-
-        def visit_FunctionDef(self, node):
-            params = (*node.params.params, *node.params.kwonly_params)
-            written = {p.name.value: p.default.evaluated_value if isinstance(p.default, cst.SimpleString) else
-                       constants.get(dotted_name(p.default) or "") for p in params if p.default is not None}
-            self.defaults.append({name: text for name, text in written.items() if isinstance(text, str)})
-
-        def leave_FunctionDef(self, original, updated):
-            self.defaults.pop()
-            return updated
-
-        def leave_Call(self, original, updated):
-            if resolve(original.func) not in CREATE_MODEL or not original.args:
-                return updated
-            first = original.args[0]
-            if first.star or first.keyword is not None and first.keyword.value != "model_name" or any(
-                    arg.keyword is not None and arg.keyword.value == "features_only" and not (
-                        isinstance(arg.value, cst.Name) and arg.value.value == "False") for arg in original.args):
-                return updated  # (a feature extractor, timm's FeatureListNet around the model: not ported yet)
-            kept = _without_trailing_comma([arg for arg in updated.args[1:]
-                                            if arg.keyword is None or arg.keyword.value not in _CREATE_MODEL_OWN])
-            value = first.value
-            written = value.evaluated_value if isinstance(value, cst.SimpleString) else \
-                constants.get(dotted_name(value) or "")
-            name = entrypoint(written) if isinstance(written, str) else None
-            if name is not None:
-                created[name] = table[name]
-                return updated.with_changes(func=cst.Name(name), args=kept)
-            default = self.defaults[-1].get(value.value) if isinstance(value, cst.Name) else None
-            name = entrypoint(default) if default is not None else None
-            if name is None:
-                return updated
-            created[name] = table[name]
-            chooser = cst.parse_expression(f"{{{default!r}: {name}}}[{value.value}]")
-            return updated.with_changes(func=chooser, args=kept)
-
-    rewritten = module.visit(Rewriter())
+    rewritten = module.visit(_CreateModelCalls(resolve, constants, entrypoint, table, created))
     return (rewritten, created) if created else (module, {})
+
+
+class _CreateModelCalls(cst.CSTTransformer):
+    """created_models' rewriter: each create_model call of a name it can tell, noted in `created`."""
+
+    def __init__(self, resolve, constants, entrypoint, table, created):
+        super().__init__()
+        self.resolve, self.constants, self.entrypoint, self.table, self.created = (resolve, constants, entrypoint,
+                                                                                   table, created)
+        self.defaults = [{}]  # per enclosing function: parameter -> the string its default writes
+
+    def visit_FunctionDef(self, node):
+        params = (*node.params.params, *node.params.kwonly_params)
+        written = {p.name.value: p.default.evaluated_value if isinstance(p.default, cst.SimpleString) else
+                   self.constants.get(dotted_name(p.default) or "") for p in params if p.default is not None}
+        self.defaults.append({name: text for name, text in written.items() if isinstance(text, str)})
+
+    def leave_FunctionDef(self, original, updated):
+        self.defaults.pop()
+        return updated
+
+    def leave_Call(self, original, updated):
+        if self.resolve(original.func) not in CREATE_MODEL or not original.args:
+            return updated
+        first = original.args[0]
+        if first.star or first.keyword is not None and first.keyword.value != "model_name" or any(
+                arg.keyword is not None and arg.keyword.value == "features_only" and not (
+                    isinstance(arg.value, cst.Name) and arg.value.value == "False") for arg in original.args):
+            return updated  # (a feature extractor, timm's FeatureListNet around the model: not ported yet)
+        kept = _without_trailing_comma([arg for arg in updated.args[1:]
+                                        if arg.keyword is None or arg.keyword.value not in _CREATE_MODEL_OWN])
+        value = first.value
+        written = value.evaluated_value if isinstance(value, cst.SimpleString) else \
+            self.constants.get(dotted_name(value) or "")
+        name = self.entrypoint(written) if isinstance(written, str) else None
+        if name is not None:
+            self.created[name] = self.table[name]
+            return updated.with_changes(func=cst.Name(name), args=kept)
+        default = self.defaults[-1].get(value.value) if isinstance(value, cst.Name) else None
+        name = self.entrypoint(default) if default is not None else None
+        if name is None:
+            return updated
+        self.created[name] = self.table[name]
+        chooser = cst.parse_expression(f"{{{default!r}: {name}}}[{value.value}]")
+        return updated.with_changes(func=chooser, args=kept)
 
 
 def _string_constants(module):

@@ -23,6 +23,7 @@ class UnsupportedItem:
     class_name: str
     generated_line: int | None = None
     anchor: str | None = None
+    place: str | None = None  # `file:line` of a stub in a linked definition (library code), as its own file has it
 
 
 @dataclass
@@ -193,7 +194,8 @@ def _build(source, ctx, manifest, dropped, warnings, module_text):
             row = _row_for(item.line, class_walks)
             unsupported.append(UnsupportedItem(
                 item.line, item.construct, item.reason, _advice(item, module_name), name,
-                _stub_line(generated, item, source), row.anchor_for(item.line, taken) if row else None))
+                _stub_line(generated, item, source), row.anchor_for(item.line, taken) if row else None,
+                _linked_place(source, item.line)))
         classes.append(ClassReport(
             name, info.line, ir.status, name == main_class, list(ir.arg_layouts), ir.layout_out, dict(ir.renamed),
             sorted(ir.ops), unsupported, placed, class_walks,
@@ -264,3 +266,10 @@ def _tpu_findings(manifest, walks):
         items.append(TpuLintItem(entry["line"], entry["kind"], entry["message"], entry["suggestion"], class_name,
                                  anchor))
     return items
+
+
+def _linked_place(source, line):
+    """`file:line` where a line of a definition the linker appended is written (a library's file), else None."""
+    name, origin_line = source.origin(line)
+    return f"{name}:{origin_line}" if name != source.path.name else None
+

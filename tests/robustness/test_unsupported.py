@@ -47,7 +47,7 @@ CASES = {
         class Net(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.backbone = timm.create_model("resnet18", num_classes=4)
+                self.backbone = timm.create_model("resnet18", features_only=True)  # (FeatureListNet: a stub)
 
             def forward(self, x):
                 return self.backbone(x)
