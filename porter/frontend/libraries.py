@@ -17,9 +17,12 @@ import re
 import sys
 from pathlib import Path
 
-# top-level packages never linked: the frameworks (rules map them), and libraries porter treats as imports
+# top-level packages never linked: the frameworks (rules map them), libraries porter treats as imports, and
+# frameworks around torch models whose classes carry training loops, hubs and hooks porter does not port (a
+# LightningModule base, a Hugging Face `PreTrainedModel`): what a model file reads from them stays as it was
 NOT_LINKED = frozenset({"torch", "mxnet", "numpy", "scipy", "tensorflow", "keras", "jax", "einops", "gluoncv",
-                        "typing_extensions", "six", "porter"})
+                        "typing_extensions", "six", "porter", "pytorch_lightning", "lightning", "lightning_fabric",
+                        "transformers", "diffusers", "accelerate", "peft", "huggingface_hub", "sentence_transformers"})
 # a library's data-pipeline modules (their transforms are nn.Modules too): what model code reads from them stays
 # as it was (a stub where the model runs it), never linked
 DATA_MODULES = ("torchvision.transforms", "torchvision.datasets", "torchvision.io", "timm.data")
@@ -60,14 +63,13 @@ def module_file(root, dotted):
     return None
 
 
-_RELATIVE_IMPORT = re.compile(r"^from \.(\w+) import", re.MULTILINE)
-
-
 @functools.lru_cache(maxsize=1024)
-def _relative_imports(path):
-    """The sibling modules a package's `__init__.py` imports from (`from .model import EfficientNet`)."""
+def _package_imports(path, package):
+    """The modules of its own a package's `__init__.py` imports from (`from .model import EfficientNet`, `from
+    denoising_diffusion_pytorch.denoising_diffusion_pytorch import Unet`)."""
+    written = re.compile(rf"^from (?:\.|{re.escape(package)}\.)(\w+) import", re.MULTILINE)
     try:
-        return tuple(dict.fromkeys(_RELATIVE_IMPORT.findall(Path(path).read_text(encoding="utf-8"))))
+        return tuple(dict.fromkeys(written.findall(Path(path).read_text(encoding="utf-8"))))
     except (OSError, UnicodeDecodeError):
         return ()
 
@@ -93,7 +95,7 @@ def torch_libraries(modules, own_top):
         root = library_root(top)
         paths = [module_file(root, dotted), module_file(root, top)] if root is not None else []
         paths += [module_file(root, f"{dotted}.{sibling}") for path in paths[:1] if path is not None
-                  and path.name == "__init__.py" for sibling in _relative_imports(str(path))]
+                  and path.name == "__init__.py" for sibling in _package_imports(str(path), dotted)]
         if any(path is not None and _reads_torch(str(path)) for path in paths):
             found[top] = root
     return found
