@@ -214,6 +214,8 @@ def with_kept_dtype(rule, call, result):
     asked = call.kwargs.get("dtype")
     if asked is not None and asked.code in NARROW_INTS and result.is_tensor:  # `torch.zeros(n, dtype=torch.int32)`
         return result.but(dtype="int", int_width=asked.code)
+    if asked is not None and asked.code == "tf.int64" and result.is_tensor and result.dtype is None:
+        return result.but(dtype="int")  # `torch.zeros(b, dtype=torch.long)`: timesteps a float product promotes
     if rule is not None and rule.extra.get("keeps_dtype") and first is not None and \
             first.dtype in ("int", "bool", "complex") and result.is_tensor and result.dtype is None:
         return result.but(dtype=first.dtype, int_width=first.int_width)

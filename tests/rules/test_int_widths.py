@@ -70,3 +70,51 @@ def ported(tmp_path_factory):
 @given(batch=st.integers(1, 3), length=st.integers(1, 9), seed=st.integers(0, 2 ** 16))
 def test_narrow_and_wide_integer_tensors_add_as_in_torch(ported, how, batch, length, seed):
     assert_matches_torch(ported(how), seed, (batch, length, 4))
+
+
+TIMESTEPS = '''
+import math
+import torch
+import torch.nn as nn
+
+
+class PosEmb(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, t):
+        half = self.dim // 2
+        freqs = torch.exp(torch.arange(half) * -(math.log(10000) / (half - 1)))
+        angles = t[:, None] * freqs[None, :]
+        return torch.cat((angles.sin(), angles.cos()), dim=-1)
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = PosEmb(8)
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x):
+        t = torch.zeros(x.shape[0], dtype=torch.long) + 3
+        steps = torch.full((x.shape[0],), 7, dtype=torch.int64)
+        return self.conv(x) + (self.pos(t) + self.pos(steps))[:, :, None, None]
+'''
+
+
+@pytest.fixture(scope="module")
+def timesteps_pair(tmp_path_factory):
+    from tests.rules.op_ports import port
+
+    return port(tmp_path_factory.mktemp("long_factory"), TIMESTEPS, input_specs=("3,5,6",))
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2 ** 16), batch=st.integers(1, 3))
+def test_a_long_factory_is_an_integer_tensor(timesteps_pair, seed, batch):
+    """`torch.zeros(b, dtype=torch.long)` (a diffusion model's timesteps made in forward) is an integer tensor: its
+    product with float frequencies promotes as torch's does (TensorFlow refused int64 * float32 at run time)."""
+    from tests.rules.op_ports import assert_same_outputs, random_input
+
+    assert_same_outputs(timesteps_pair, [random_input(seed, (batch, 3, 5, 6))])
