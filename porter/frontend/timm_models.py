@@ -16,6 +16,7 @@ import re
 import libcst as cst
 
 from porter.frontend.imports import dotted_name
+from porter.frontend.module_constants import module_constants
 from porter.frontend.walk import descendants
 
 CREATE_MODEL = frozenset({"timm.create_model", "timm.models.create_model", "timm.models._factory.create_model"})
@@ -112,31 +113,23 @@ class _CreateModelCalls(cst.CSTTransformer):
 
 
 def _string_constants(module):
-    """{`NAME` or `Class.attr`: its string} for the module's top-level constants and its classes' class attributes
-    bound once to a string literal (`MODEL_NAME = "resnet18"`, `class CFG: model_name = "resnet18"`)."""
-    found, seen = {}, set()
-
-    def note(key, value):
-        if key in seen:
-            found.pop(key, None)  # (bound twice: not a constant)
-        elif isinstance(value, cst.SimpleString):
-            found[key] = value.evaluated_value
-        seen.add(key)
-
+    """{`NAME` or `Class.attr`: its string} for the module's constants (module_constants.py) and its classes' class
+    attributes bound once to a string literal (`MODEL_NAME = "resnet18"`, `class CFG: model_name = "resnet18"`)."""
+    found = {name: value for name, value in module_constants(module).items() if isinstance(value, str)}
     for statement in module.body:
-        bodies = [("", [statement])]
-        if isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
-            bodies = [(f"{statement.name.value}.", statement.body.body)]
-        for prefix, lines in bodies:
-            for line in lines:
-                if not isinstance(line, cst.SimpleStatementLine):
-                    continue
-                for small in line.body:
-                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
-                            small.targets[0].target, cst.Name):
-                        note(prefix + small.targets[0].target.value, small.value)
-                    elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                        note(prefix + small.target.value, small.value)
+        if not (isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock)):
+            continue
+        bound = {}
+        for line in statement.body.body:
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                    target = small.targets[0].target if isinstance(small, cst.Assign) and \
+                        len(small.targets) == 1 else getattr(small, "target", None)
+                    if isinstance(target, cst.Name):
+                        key = f"{statement.name.value}.{target.value}"
+                        bound[key] = small.value if key not in bound else None  # (bound twice: not a constant)
+        found.update((key, value.evaluated_value) for key, value in bound.items()
+                     if isinstance(value, cst.SimpleString))
     return found
 
 
