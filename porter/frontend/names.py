@@ -3,6 +3,7 @@ the linker)."""
 
 import libcst as cst
 
+from porter.frontend.imports import dotted_name
 from porter.frontend.walk import descendants, walk
 
 
@@ -169,13 +170,20 @@ def _is_import_line(statement):
 
 
 
+EMPTY_DICT_CALLS = frozenset({"dict", "OrderedDict", "collections.OrderedDict"})
+
+
 def keyed_depth(body, name):
     """How many keys every use of variable `name` in `body` (a function body) takes, where it is bound once there to
     an empty table and used only through keys: `d = {}` then `d[key]` (depth 1), `outs = [None] * n` then
     `outs[i]` (1), `grid = [[None] * n for _ in range(m)]` then `grid[i][j]` (2), read or stored, each use with
-    all of the table's keys (the table is never handed on, iterated or returned whole); None otherwise."""
-    keyed, depth, subscripts = set(), None, []
+    all of the table's keys (the table is never handed on or iterated; a table of depth 1 may be returned whole,
+    `return out`, as torchvision's IntermediateLayerGetter returns its features); None otherwise."""
+    keyed, depth, subscripts, returned = set(), None, [], False
     for node in descendants(body):
+        if isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value == name:
+            keyed.add(id(node.value))
+            returned = True
         if isinstance(node, cst.Subscript):
             subscripts.append(node)
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name:
@@ -192,7 +200,7 @@ def keyed_depth(body, name):
             keyed.add(id(node.targets[0].target))
         elif isinstance(node, cst.Name) and node.value == name and id(node) not in keyed:
             return None
-    if depth is None:
+    if depth is None or returned and depth != 1:
         return None
     inner = {id(node.value) for node in subscripts if isinstance(node.value, cst.Subscript)}
     for node in subscripts:  # each outermost subscript chain on `name` takes exactly `depth` keys
@@ -209,11 +217,10 @@ def keyed_depth(body, name):
 
 
 def empty_table_depth(node):
-    """1 for `{}`, `dict()`, `[None] * n` and `[None for ...]`; one more for each list comprehension of such a
-    table (`[[None] * n for _ in range(m)]`); None for anything else."""
-    if isinstance(node, cst.Dict) and not node.elements or \
-            isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict" and \
-            not node.args:
+    """1 for `{}`, `dict()`, `OrderedDict()`, `[None] * n` and `[None for ...]`; one more for each list
+    comprehension of such a table (`[[None] * n for _ in range(m)]`); None for anything else."""
+    if isinstance(node, cst.Dict) and not node.elements or isinstance(node, cst.Call) and not node.args and \
+            dotted_name(node.func) in EMPTY_DICT_CALLS:
         return 1
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
         for side in (node.left, node.right):
@@ -280,3 +287,34 @@ def target_names(target):
     if isinstance(target, (cst.Tuple, cst.List)):
         return [name for element in target.elements for name in target_names(element.value)]
     return []
+
+
+def dict_never_changed(body, name):
+    """Whether variable `name` is bound once in `body` (a function body), by a plain assignment, and the dict it
+    holds is never changed there: no item stored or deleted by key (`d[k] = v`, `del d[k]`), no changing method
+    (`d.update(...)`, `d.pop(k)`); reading it, by key or whole, and handing it on are fine."""
+    stored, bindings = set(), 0
+    for node in descendants(body):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)):
+            stored.add(id(node.target))
+    for node in descendants(body):
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name:
+            bindings += 1
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr)) and \
+                name in names_in(getattr(node, "target", None) or getattr(node, "asname", None) or cst.Name("_")):
+            return False  # (rebound otherwise)
+        elif _changes(node, name, stored):
+            return False
+    return bindings == 1
+
+
+def _changes(node, name, stored):
+    """Whether `node` changes the dict variable `name` holds: an item stored or deleted by key (`stored`: the ids of
+    the body's store targets), or a changing method named (`d.update`)."""
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name:
+        return id(node) in stored
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name and \
+        node.attr.value in DICT_CHANGING_METHODS
+
+
+DICT_CHANGING_METHODS = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__"})

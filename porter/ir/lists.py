@@ -10,8 +10,12 @@ every path of the body puts items in and reads them in one layout.
 A table a body starts empty and uses only through keys (segmentation_models_pytorch's UNet++ decoder:
 `dense_x = {}`, `dense_x[f"x_{i}_{j}"] = block(...)`, read back by key; `outs = [None] * n`; a grid
 `[[None] * n for _ in range(m)]` used as `grid[i][j]`) is decided the same way by its first stored value
-(`GrowingTable`).
+(`GrowingTable`). A dict table of channels-last images a body returns whole (torchvision's IntermediateLayerGetter:
+`out = OrderedDict()`, `out[name] = x`, `return out`) reaches its callers as a `HeldTable`: they read its values
+by key as they lie; any other use of it sees the dict with every value in torch's layout.
 """
+
+from dataclasses import dataclass
 
 from porter.ir.layout import element_template
 from porter.ir.values import IMAGE_OR_IMAGES, Value
@@ -46,6 +50,29 @@ class GrowingTable:
     @property
     def decided(self):
         return self.plain or self.template is not None
+
+
+@dataclass(frozen=True)
+class HeldTable:
+    """The static of a dict a block returned whose values are channels-last images (torchvision's
+    IntermediateLayerGetter's features): `item`, the Value each of its values is (code empty); `raw`, the code of
+    the dict as it lies, which `d[key]` reads. The Value's own code gives the dict with every value in torch's
+    layout (`each_image(to_channels_first, d)`), so a reader porter does not follow (`d.items()`, `list(d.values())`,
+    a call handed `d`) is never handed channels-last images."""
+
+    item: Value
+    raw: str
+
+    def read(self, key_code):
+        """What `d[key]` reads: the item template, as it lies in the dict."""
+        return self.item.with_code(f"{self.raw}[{key_code}]")
+
+
+def returned_table(value):
+    """The channels-last item template of the growing table `value` holds, when a body may return it to callers
+    reading it by key (a table of depth 1 whose values are channels-last images), else None."""
+    cells = growing_table(value)
+    return cells.template if cells is not None and cells.depth == 1 and cells.template is not None else None
 
 
 def growing_table(value):

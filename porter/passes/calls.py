@@ -22,7 +22,7 @@ from porter.ir.layout import (
     to_layout,
     unify,
 )
-from porter.ir.lists import holds_images, images_held, starred_images
+from porter.ir.lists import HeldTable, holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (
     UNKNOWN_MODULE,
@@ -312,6 +312,10 @@ class CallTranslator:
             return stub_value(f"{self.ctx.use('not_supported')}({message!r})")
         if isinstance(func, cst.Attribute):
             base = self.expr(func.value)
+            if isinstance(base.static, HeldTable) and func.attr.value == "values" and not node.args:
+                # `d.values()` of a dict of channels-last features (timm's FeatureListNet: `list(self._collect(x)
+                # .values())`): its images as they lie, alike
+                return Value(f"{base.static.raw}.values()", "tuple", items=None, static=("each", base.static.item))
             if func.attr.value in LIST_ONLY_METHODS and base.is_tensor:
                 # a method torch.Tensor lacks: the value is a list whatever porter last bound to the name
                 return python(f"{receiver_code(base.code)}.{func.attr.value}({self.plain_args(node)})")
@@ -869,7 +873,8 @@ class CallTranslator:
         self.node_of_call = node  # calls among the arguments (`self.head(self.body(x))`) set it too
         ref = _own_class(ref)
         if ref.kind in ("rule", "class", "sequential"):
-            if args and args[0].kind == "python" and not _literal(args[0].code):
+            if args and args[0].kind == "python" and not _literal(args[0].code) and not (
+                    ref.kind == "class" and isinstance(args[0].static, HeldTable)):
                 # a value porter could not type (read from a dict of features) handed to a layer: a tensor in
                 # torch's layout, converted for the layer as any other
                 args = [tensor(args[0].code), *args[1:]]
@@ -1344,9 +1349,16 @@ class CallTranslator:
             return result_of(Value(call, "tuple", items=items), call)
         if isinstance(template.static, EinsumRecipe):
             template = template.but(static=None)
+        if isinstance(template.static, HeldTable):  # a dict of channels-last features: read by key as it lies,
+            # every value in torch's layout for any other reader
+            each, plain = self.ctx.use("each_image"), self.ctx.use("to_channels_first")
+            return python(f"{each}({plain}, {call})", static=HeldTable(template.static.item, call))
         return template.with_code(call)
 
     def to_value_layout(self, value, wanted):
+        held = wanted is not None and isinstance(wanted.static, HeldTable)
+        if isinstance(value.static, HeldTable) or held:  # a dict of features a block returned by name
+            return self.features_as_wanted(value, wanted.static if held else None)
         if value.kind == "starred":  # `block(*xs)`: the items go in torch's layout, which `*args` takes them in
             plain = self.as_plain(value.but(code=value.code[1:], kind="tuple"))
             return plain.but(code="*" + plain.code, kind="starred")
@@ -1924,6 +1936,15 @@ class CallTranslator:
         call = self.call_text(target, self.join_args(converted, kw), extra)
         output = signature.output if signature is not None and signature.output is not None else tensor("")
         return self.output_value(call, output)
+
+    def features_as_wanted(self, value, wanted):
+        """A dict of features handed to a call translated for `wanted` (a HeldTable: its values channels-last
+        images, read by key as they lie; None: a dict in torch's layout)."""
+        if wanted is None:
+            return python(value.code)  # (a HeldTable's code gives every value in torch's layout)
+        if isinstance(value.static, HeldTable) and value.static.item.layout == wanted.item.layout:
+            return python(value.static.raw)
+        return python(f"{self.ctx.use('each_image')}({self.ctx.use('to_channels_last')}, {value.code})")
 
     def child_method_call(self, base, method, node):
         """`self.cell.init_hidden(b, (h, w))`: a method of an in-file class's instance other than its forward, as

@@ -17,13 +17,14 @@ from porter.frontend.annotations import declared_tensors
 from porter.frontend.handed_functions import handed_functions
 from porter.frontend.imports import dotted_name
 from porter.frontend.returns import returns_once_at_end, returns_values_at_end
-from porter.frontend.walk import walk
+from porter.frontend.walk import descendants, walk
 from porter.ir.layout import element_template
-from porter.ir.lists import starred_images
+from porter.ir.lists import HeldTable, starred_images
 from porter.ir.values import (
     ELEMENTWISE_CALLABLE,
     HANDED_CHANNELS,
     NONE_DEFAULT,
+    UNKNOWN_MODULE,
     EinsumRecipe,
     ModuleRef,
     Value,
@@ -369,6 +370,10 @@ class FileTranslator:
                               for p in params if p.name.value != "self"]
             resolver = ModuleResolver(self.source, self.ctx.module_rules, self.source.class_named, self.param_hints)
             module_env = self.parameter_modules(info, params, resolver)
+            inherited = info.find_method("__init__") if init is None and self.param_hints.get(info.name) else None
+            if inherited is not None:  # a subclass keeping its base's constructor (torchvision's FCN(backbone,
+                # classifier) of `_SimpleSegmentationModel`): what its constructions hand in, as the base stores it
+                module_env = self.parameter_modules(info, declared_params(inherited), resolver)
             for base in info.bases:  # attributes the in-file base classes create
                 base_ir = self.ctx.irs.get(base)
                 if base_ir is not None:
@@ -377,8 +382,8 @@ class FileTranslator:
                     module_env.update({f"self.{k}": v for k, v in base_ir.attributes.items()
                                        if isinstance(v, ModuleRef)})
             ir.renamed.update(info.saved_names)  # a Gluon Block saving its parameters under other names
-            if init is not None:
-                resolver.scan_body(init.body, module_env, info)
+            if init is not None or inherited is not None:
+                resolver.scan_body((init or inherited).body, module_env, info)
             for key, ref in module_env.items():
                 if key.startswith("self."):
                     ir.attributes.setdefault(key[5:], ref)
@@ -503,6 +508,8 @@ class FileTranslator:
             for (callee, parameter), handed in passed.items():
                 if callee == function:  # `ResNet(block, ...)` inside `_resnet(block, ...)`
                     env[parameter] = ModuleRef("classobj", elements=(ModuleRef("class", class_name=handed[0]),))
+            if function in functions:
+                env.update(_modules_built_before(resolver, functions[function], node, env))
             # (the port's own construction of the main class builds the model: what it hands is laid out for)
             resolver.note_constructor_args(node.func.value, node, env, None,
                                            keep_class_defaults=node is not construction)
@@ -1132,7 +1139,7 @@ class FileTranslator:
         ir = self.ctx.irs.get(info.name)
         aliases = _plain_aliases(forward.body, param)
         calls = _calls_in_order(forward.body)
-        bound = _loop_bound_modules(forward.body, ir.attributes if ir else {})
+        bound = _loop_bound_modules(forward.body, ir.attributes if ir else {}, bool(info.container_base))
         rebinds = rank_changing_rebinds(forward.body, aliases)
         undecided = swapped = False
         for node in calls:
@@ -1187,6 +1194,12 @@ class FileTranslator:
                 if not inner or inner[0].star in ("*", "**"):
                     return "source"
                 return self.layout_preference(info, inner[0].name.value, depth + 1, method=func.attr.value)
+            child_method = self.child_method_preference(func, ir, depth)
+            if child_method is not None:  # `self.backbone.forward_features(x)`: the layout that method takes
+                if child_method == "any":
+                    undecided = True
+                    continue
+                return child_method
             helper = self.source.functions.get(func.value) if isinstance(func, cst.Name) and ref is None else None
             if isinstance(helper, cst.FunctionDef):  # a helper of the file (timm's `adaptive_avgmax_pool2d`):
                 inner = declared_params(helper)  # the layout it takes its first argument in
@@ -1333,6 +1346,25 @@ class FileTranslator:
                 if found:
                     return found
         return None
+
+    def child_method_preference(self, func, ir, depth):
+        """The layout `self.<child>.<method>(x)` takes `x` in, the child an instance of a class of the file (or a
+        linked library's: timm's `forward_features`, efficientnet_pytorch's `extract_features`) and the method
+        its own, not its forward; None for any other call."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and ir is not None and
+                dotted_name(func.value.value) == "self" and func.attr.value not in ("forward", "__call__")):
+            return None
+        ref = ir.attributes.get(func.value.attr.value)
+        if not (hasattr(ref, "kind") and ref.kind == "class" and ref.class_name in self.source.classes):
+            return None
+        child = self.source.classes[ref.class_name]
+        method = child.find_method(func.attr.value)
+        if method is None:
+            return None
+        inner = [p for p in declared_params(method) if p.name.value != "self"]
+        if not inner or inner[0].star in ("*", "**"):
+            return "source"
+        return self.layout_preference(child, inner[0].name.value, depth + 1, method=func.attr.value)
 
     def ref_preference(self, ref, depth):
         if ref.kind == "rule":
@@ -1887,6 +1919,12 @@ class FileTranslator:
                     Value(name, "tuple", items=None, static=_without_variation(value.static), may_be_none=optional)
             if value.is_tensor:
                 value = value.but(varies_along=None)
+            if isinstance(value.static, HeldTable):  # the features a block returned by name, handed on (LR-ASPP's
+                # head reads `input["low"]`): read by key as they lie
+                each, plain = self.ctx.use("each_image"), self.ctx.use("to_channels_first")
+                env[name] = python(f"{each}({plain}, {name})", static=HeldTable(value.static.item, name))
+                arg_values.append(env[name])
+                continue
             if value.kind not in ("tensor", "tuple", "module"):
                 items = tuple(i.but(static=None, varies_along=None).with_code(f"{name}[{k}]") for k, i in enumerate(
                     value.items)) if value.kind == "python" and value.items and not any(
@@ -2242,6 +2280,8 @@ def _layout_out(template):
         return "source"
     if is_permuted(template):  # (a class only translated code calls, returning a pending transpose)
         return template.layout
+    if isinstance(template.static, HeldTable):  # a dict of channels-last features (call_module converts each value)
+        return "channels_last"
     each = element_template(template) if template.kind == "tuple" and template.items is None else None
     images = [template] if template.is_tensor else [each] if each is not None and each.is_tensor else [
         i for i in template.items or () if i.is_tensor] if template.kind == "tuple" else []
@@ -2440,12 +2480,34 @@ def _body_docstring_lines(body):
 _OWN_CHILDREN = ("self._modules.values", "self.children", "self.values")
 
 
-def _loop_bound_modules(body, attributes):
+def _modules_built_before(resolver, function, call, env):
+    """The modules a factory's body binds to local names before the statement holding `call` (torchvision's
+    `_fcn_resnet`: `backbone = IntermediateLayerGetter(backbone, ...)`, `classifier = FCNHead(2048, n)`, then
+    `FCN(backbone, classifier, ...)`), as ModuleRefs; only plain assignments of the body's own statements, in order,
+    and only modules porter can type."""
+    built = {}
+    for statement in function.body.body:
+        if any(node is call for node in descendants(statement)):
+            break
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target,
+                                                                                         cst.Name):
+                name = small.targets[0].target.value
+                ref = resolver.ref_of(small.value, {**env, **built}) if isinstance(small.value, cst.Call) else None
+                built[name] = ref if ref is not None and ref.kind != "unknown" else UNKNOWN_MODULE
+    return built
+
+
+def _loop_bound_modules(body, attributes, container_subclass=False):
     """Names a forward binds to the layers of its own containers, with the ModuleRef each stands for: loop targets
     over `self.layers` (`for cel, transformer in self.layers:`, one per position of the elements) or over a
     container subclass's own children (`for module in self._modules.values():`; none: an empty Sequential, the loop
-    never runs) and the parameter of `map(lambda conv: conv(x), self.convs)`. Only names bound to known modules
-    are listed."""
+    never runs) and the parameter of `map(lambda conv: conv(x), self.convs)`; `container_subclass`: the class is
+    a container subclass, whose own children porter may not see. A module porter cannot type is
+    listed too (torchvision's IntermediateLayerGetter, a ModuleDict of `model.named_children()`): `call_module`
+    runs it in the layout the loop holds its image in."""
     bound = {}
 
     def container(node):
@@ -2458,15 +2520,16 @@ def _loop_bound_modules(body, attributes):
                   ref.kind != "classobj"]
         if hasattr(children, "kind") and children.kind == "list" and any(r not in children.elements for r in others):
             children = None
-        if hasattr(children, "kind") and (dotted_name(node) == "self" or isinstance(node, cst.Call) and not node.args
-                                          and dotted_name(node.func) in _OWN_CHILDREN):
-            return children
-        return None
+        own = dotted_name(node) == "self" or isinstance(node, cst.Call) and not node.args and \
+            dotted_name(node.func) in _OWN_CHILDREN
+        if own and not hasattr(children, "kind") and container_subclass:  # (children porter cannot see: timm's
+            return ModuleRef("list", elements=(UNKNOWN_MODULE,), ordered=False)  # FeatureDictNet's `self.update`)
+        return children if own and hasattr(children, "kind") else None
 
     def bind(target, ref):
         if isinstance(target, cst.Name) and ref.kind == "sequential" and not ref.elements:
             bound[target.value] = ref  # (a loop over no children never runs: what it calls takes no image)
-        elif isinstance(target, cst.Name) and (ref.kind != "unknown" or ref.alternatives):
+        elif isinstance(target, cst.Name):
             bound[target.value] = ref
         elif isinstance(target, (cst.Tuple, cst.List)) and ref.kind in ("list", "sequential") and ref.ordered and \
                 len(ref.elements) == len(target.elements):
@@ -2476,13 +2539,18 @@ def _loop_bound_modules(body, attributes):
     class Visitor(cst.CSTVisitor):
         def visit_For(self, node):
             target = node.target
-            if isinstance(node.iter, cst.Call) and not node.iter.args and dotted_name(node.iter.func) in (
+            iterated = node.iter
+            if isinstance(iterated, cst.Call) and dotted_name(iterated.func) == "enumerate" and \
+                    len(iterated.args) == 1 and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                iterated, target = iterated.args[0].value, target.elements[1].value  # (`for i, (name, m) in
+                # enumerate(self.items())`: timm's FeatureDictNet)
+            if isinstance(iterated, cst.Call) and not iterated.args and dotted_name(iterated.func) in (
                     "self.items", "self._modules.items", "self.named_children") and isinstance(
                     target, cst.Tuple) and len(target.elements) == 2:
-                ref = container(node.iter.with_changes(func=cst.parse_expression("self.values")))
+                ref = container(iterated.with_changes(func=cst.parse_expression("self.values")))
                 target = target.elements[1].value  # `for name, layer in self.items():` binds the layer
             else:
-                ref = container(node.iter)
+                ref = container(iterated)
             if ref is not None:
                 bind(target, ref if ref.kind == "sequential" and not ref.elements else ref.loop_element())
 

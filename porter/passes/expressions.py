@@ -26,7 +26,14 @@ from porter.ir.layout import (
     to_layout,
     unify,
 )
-from porter.ir.lists import growing_table, holds_images, images_held, images_with_starred, table_item
+from porter.ir.lists import (
+    HeldTable,
+    growing_table,
+    holds_images,
+    images_held,
+    images_with_starred,
+    table_item,
+)
 from porter.ir.lists import read as read_list
 from porter.ir.values import (
     NONE_DEFAULT,
@@ -150,6 +157,8 @@ class ExpressionTranslator(CallTranslator):
         name = node.value
         if name in self.env:
             value = self.env[name]
+            if isinstance(value, Value) and isinstance(value.static, HeldTable):
+                return value  # (its code gives its values in torch's layout; `features["out"]` reads it as it lies)
             return read_list(value.with_code(name)) if isinstance(value, Value) else python(name)
         if name in ("True", "False", "None"):
             return python(name, static={"True": True, "False": False, "None": None}[name])
@@ -824,6 +833,8 @@ class ExpressionTranslator(CallTranslator):
                 return item
         base = self.expr(node.value)
         index = node.slice[0].slice if len(node.slice) == 1 else None
+        if isinstance(base.static, HeldTable) and isinstance(index, cst.Index):  # `features["out"]` of the dict
+            return base.static.read(self.expr(index.value).code)  # of channels-last images a block returned
         if isinstance(base.static, KeyedItems) and isinstance(index, cst.Index) and isinstance(
                 index.value, cst.SimpleString):
             item = base.static.get(index.value.evaluated_value)  # `f["low"]` of a dict a block returned

@@ -13,7 +13,14 @@ import libcst as cst
 from porter.frontend.annotations import annotation_text
 from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name
-from porter.frontend.names import bound_before_read, empty_table_depth, keyed_depth, names_bound_in, names_in
+from porter.frontend.names import (
+    bound_before_read,
+    empty_table_depth,
+    keyed_depth,
+    names_bound_in,
+    names_in,
+    dict_never_changed,
+)
 from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
 from porter.frontend.walk import descendants, has_escape
@@ -21,12 +28,14 @@ from porter.ir.layout import element_template, kernel_layout, layout_of_order, m
 from porter.ir.lists import (
     GrowingList,
     GrowingTable,
+    HeldTable,
     decide,
     growing,
     holds_images,
     image_or_images,
     images_held,
     resolved,
+    returned_table,
 )
 from porter.ir.module_ir import LineMapping
 from porter.ir.values import (
@@ -447,6 +456,8 @@ class BodyTranslator(ExpressionTranslator):
             value = self.expr(small.value)
         finally:
             self.storing_list = False
+        if isinstance(value.static, HeldTable) and len(targets) == 1 and isinstance(targets[0], cst.Name):
+            return self.bind_features(targets[0], value, pad)
         if len(targets) == 1 and isinstance(targets[0], cst.Subscript) and value.is_tensor and \
                 value.layout != "source" and _untyped_container(self.expr(targets[0].value)):
             # `outputs[name] = x` in a dict (or a container porter cannot type): its readers take what they read
@@ -495,6 +506,18 @@ class BodyTranslator(ExpressionTranslator):
             self.bind_target(target, value)
         left = " = ".join(self.target_code(t) for t in targets)
         return [f"{pad}{left} = {value.code}"]
+
+    def bind_features(self, target, value, pad):
+        """`features = self.backbone(x)`, a dict of channels-last images a block returned: kept as it lies where
+        the body never changes it (read by key as it lies, handed on to calls translated for it, every other read
+        giving its values in torch's layout), else bound with every value in torch's layout."""
+        name = target.value
+        self.bind_target(target, python(name))
+        if self.root_body is None or not dict_never_changed(self.root_body, name):
+            return [f"{pad}{name} = {value.code}"]
+        self.env[name] = python(f"{self.ctx.use('each_image')}({self.ctx.use('to_channels_first')}, {name})",
+                                static=HeldTable(value.static.item, name))
+        return [f"{pad}{name} = {value.static.raw}"]
 
     def tensor_attribute_target(self, target):
         """Whether `target` is `self.name` holding a plain tensor (`self.P = torch.zeros(...)` in __init__, then
@@ -919,6 +942,13 @@ class BodyTranslator(ExpressionTranslator):
         """Bring a returned value to the class's output convention (torch's layout at the model boundary)."""
         if value.kind == "size":
             value = self.materialize_size(value)
+        item = returned_table(value)
+        if item is not None:
+            return self.returned_features(value, item)
+        if self.return_template is not None and isinstance(self.return_template.static, HeldTable) and \
+                not self.dead_branches:
+            self.returns_disagree = True  # (another return beside a dict of channels-last features: the class is
+            # made again, returning everything in torch's layout)
         if self.handed_heads is not None and self.returns_pending_permute and self.return_template is None and \
                 not self.dead_branches:
             value = self.tuple_in_layouts(value, [_einsum_as_handed(i, self.handed_heads) for i in value.items]) \
@@ -995,6 +1025,24 @@ class BodyTranslator(ExpressionTranslator):
             return self.tuple_in_layouts(value, [to_layout(self.ctx, i, "channels_last", held.rank) if i.is_tensor
                                                  else i for i in value.items])
         return self.as_plain(value)
+
+    def returned_features(self, value, item):
+        """`return out`, a dict this body filled by key with channels-last images (`item`; torchvision's
+        IntermediateLayerGetter): the callers of a class's forward or method read its values by key as they lie
+        (`HeldTable`); the model's result, a body returning in torch's layout and a function give every value in
+        torch's layout."""
+        each = self.ctx.use("each_image")
+        if self.output_layout == "io" and self.mode == "forward":
+            return python(f"{each}(self.io_output, {value.code})")
+        plain = python(f"{each}({self.ctx.use('to_channels_first')}, {value.code})")
+        if self.output_layout == "source" or self.mode != "forward" or self.dead_branches:
+            return plain
+        template = self.return_template
+        if template is None or isinstance(template.static, HeldTable) and template.static.item == item:
+            self.return_template = python("", static=HeldTable(item, ""))
+            return value
+        self.returns_disagree = True
+        return plain
 
     def returns_held_orders(self):
         """Whether this call may return a tensor in a permuted order, its pending transpose left to its callers

@@ -333,9 +333,11 @@ def to_channels_first(x):
 
 def each_image(convert, x):
     """`convert(x)`, item by item where `x` is a list or tuple (a method returning the images it collected under a
-    flag, the last image otherwise)."""
+    flag, the last image otherwise), value by value where it is a dict (the features a block returned by name)."""
     if isinstance(x, (list, tuple)):
         return type(x)(convert(item) for item in x)
+    if isinstance(x, dict):
+        return type(x)((key, convert(item)) for key, item in x.items())
     return convert(x)
 
 

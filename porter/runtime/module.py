@@ -800,12 +800,16 @@ def _inner_call(module, args, kwargs):
 
 
 def _items_in_layout(result, layout, held):
-    """A tuple a module returned (a block's `(x, x_prev)`, HRNet's branches) with its images in `layout`, moved
+    """A tuple a module returned (a block's `(x, x_prev)`, HRNet's branches) or a dict of its features with its
+    images in `layout`, moved
     into the layout `held` the caller holds its tensors in: a caller that could not see the module unpacks it into
     values it takes so."""
     if isinstance(result, (tuple, list)) and layout in ("channels_last", "source") and held in ("channels_last",
                                                                                               "source"):
         return _to_layout(result, layout, held)[0]
+    if isinstance(result, dict) and layout in ("channels_last", "source") and held in ("channels_last", "source"):
+        # (the features a block returned by name: torchvision's IntermediateLayerGetter)
+        return type(result)((key, _to_layout(item, layout, held)[0]) for key, item in result.items())
     return result
 
 

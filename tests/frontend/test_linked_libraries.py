@@ -157,7 +157,7 @@ def test_port_matches_torch(pairs, seed, batch, size, name):
     assert_same_outputs(pairs(name), [random_input(seed, (batch, 3, size, size + 3))], tolerance=1e-4)
 
 
-@pytest.mark.parametrize("name", sorted(set(SOURCES) - {"helpers"}))  # (LR-ASPP's dict of features: not yet)
+@pytest.mark.parametrize("name", sorted(SOURCES))
 def test_port_converts_only_at_its_boundary(pairs, name):
     from porter.verify.harness import count_transposes
 
@@ -188,9 +188,14 @@ def test_a_librarys_classmethod_factory(tmp_path):
     layout passes, so `self.trunk.extract_features(x)` is its method (a channels-last method handed torch's layout
     before: ValueError at run time). The port matches torch."""
     pytest.importorskip("efficientnet_pytorch", reason="efficientnet_pytorch is not installed (scripts/setup.sh)")
+    from porter.verify.harness import count_transposes
+
     pair = port(tmp_path, CLASSMETHOD_FACTORY, input_specs=("3,32,32",))
     for seed, batch in ((0, 1), (1, 2)):
         assert_same_outputs(pair, [random_input(seed, (batch, 3, 32, 35))], tolerance=1e-4)
+    inputs = [random_input(2, (2, 3, 32, 32))]
+    assert_same_outputs(pair, inputs, tolerance=1e-4, jit=True)
+    assert count_transposes(pair.keras_model, inputs) <= 2  # (the method laid out as the forward is: 40 before)
 
 
 REGISTERING_DECORATORS = '''
