@@ -87,8 +87,10 @@ def _layer_of(source, node, bindings, depth):
         return None
     canonical = source.imports.resolve(node.func)
     if canonical == SEQUENTIAL:
-        positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        return _layer_of(source, positional[0], bindings, depth) if positional else None
+        positional = [a for a in node.args if a.keyword is None]
+        if not positional or positional[0].star:  # (`nn.Sequential(*conv(3, 8), ...)`: a list porter does not
+            return None  # read here comes first)
+        return _layer_of(source, positional[0].value, bindings, depth)
     if canonical in LAYERS:
         kind, spatial, keyword = LAYERS[canonical]
         size = _int_of(bound_argument(node, 0, keyword), bindings)
@@ -100,7 +102,9 @@ def _layer_of(source, node, bindings, depth):
         passed = {}
         if init is not None:
             names = [p.name.value for p in init.params.params if p.name.value != "self"]
-            for position, arg in enumerate(a for a in node.args if a.keyword is None and not a.star):
+            for position, arg in enumerate(a for a in node.args if a.keyword is None):
+                if arg.star:
+                    break  # (what a starred list hands on is not read: the later positions are unknown)
                 if position < len(names):
                     passed[names[position]] = _int_of(arg.value, bindings)
             for arg in node.args:

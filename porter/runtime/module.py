@@ -27,6 +27,7 @@ from porter.runtime.base import (
     named_trainable,
     no_keras_mask,
     parameter_weight,
+    state_dict_of,
     to_channels_first,
     to_channels_last,
 )
@@ -308,6 +309,11 @@ class TorchModule(TorchModeFlag, keras.Model):
         """torch's name -> child dict (`self._modules.items()`)."""
         return {self.torch_names.get(name, name): child for name, child in
                 self.__dict__.get("_torch_children", {}).items() if isinstance(child, keras.layers.Layer)}
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """torch's Module.state_dict() (an init loop over it, CBAM's): its variables by torch key, writable in place
+        (StateSlot); load_state_dict(model, ...) loads the port."""
+        return state_dict_of(self, prefix)
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters: (torch name, variable) for every trainable variable in state_dict

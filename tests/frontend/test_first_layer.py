@@ -50,6 +50,28 @@ class Twice(nn.Module):
 
     def forward(self, x):
         return self.fc(x)
+
+
+def conv(cin, cout):
+    return [nn.Conv2d(cin, cout, 3), nn.ReLU()]
+
+
+class Unpacked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = nn.Sequential(*conv(3, 8), nn.Conv2d(8, 4, 1))
+
+    def forward(self, x):
+        return self.block(x)
+
+
+class HandsOn(nn.Module):
+    def __init__(self, sizes=(1, 2)):
+        super().__init__()
+        self.stem = Stem(*sizes)
+
+    def forward(self, x):
+        return self.stem(x)
 '''
 
 
@@ -75,3 +97,10 @@ def test_first_layer_follows_in_file_classes_with_their_arguments(source):
 def test_no_first_layer_when_the_input_is_changed_first_or_the_layer_is_ambiguous(source):
     assert first_layer(source, "Flat") is None  # x.flatten(1) comes first
     assert first_layer(source, "Twice") is None  # self.fc is assigned twice
+
+
+def test_a_starred_list_first_is_not_read_past(source):
+    """`nn.Sequential(*conv(3, 8), nn.Conv2d(8, 4, 1))`: the helper's list comes first; the Conv2d after it is not
+    the first layer (it was, and a correct `--input-shape 3,H,W` was refused: exit 2)."""
+    assert first_layer(source, "Unpacked") is None
+    assert first_layer(source, "HandsOn").size is None  # (`Stem(*sizes)`: what the star hands is not read)

@@ -138,6 +138,10 @@ class TorchLayer(TorchModeFlag, keras.layers.Layer):
         nn.Sequential subclass's forward); none for a leaf layer."""
         return iter([child for _, child in named_children(self)])
 
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """torch's Module.state_dict(): its variables by torch key, writable in place (StateSlot)."""
+        return state_dict_of(self, prefix)
+
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters (`for p in conv.parameters(): p.requires_grad = False`)."""
         return named_trainable(self, prefix, recurse, remove_duplicate)
@@ -175,6 +179,40 @@ def named_trainable(module, prefix="", recurse=True, remove_duplicate=True):
             continue
         seen.add(id(variable))
         yield entry.key, variable
+
+
+class StateSlot:
+    """A value of `state_dict()`: the variable holding that torch key, written in place as torch writes the tensor
+    its state_dict shares with the parameter (CBAM's init loop: `self.state_dict()[key][...] = 0`, or an
+    initialiser handed it); anything else is the variable's (its shape, its torch view, `assign`)."""
+
+    def __init__(self, variable):
+        object.__setattr__(self, "variable", variable)
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["variable"], name)
+
+    def __setitem__(self, index, value):
+        if index is not Ellipsis and index != slice(None):
+            raise NotImplementedError(
+                "porter: a part of a state_dict() value filled in place; fill it whole "
+                "(`[...] = value`) or index the layer's own weight"
+            )
+        variable = self.variable
+        variable.assign(tf.broadcast_to(tf.cast(value, variable.dtype), variable.shape))
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.variable, dtype=dtype)
+
+
+def state_dict_of(module, prefix=""):
+    """torch's Module.state_dict() of a ported module or runtime layer: torch key -> StateSlot of its variable, in
+    torch's order (parameters and persistent buffers)."""
+    return {
+        entry.key: StateSlot(entry.variable)
+        for entry in module.torch_state(prefix)
+        if hasattr(entry.variable, "assign")
+    }
 
 
 def parameter_weight(layer, value, trainable=True, name=None):
@@ -630,6 +668,11 @@ class TorchModule(TorchModeFlag, keras.Model):
             for name, child in self.__dict__.get("_torch_children", {}).items()
             if isinstance(child, keras.layers.Layer)
         }
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """torch's Module.state_dict() (an init loop over it, CBAM's): its variables by torch key, writable in place
+        (StateSlot); load_state_dict(model, ...) loads the port."""
+        return state_dict_of(self, prefix)
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """torch's Module.named_parameters: (torch name, variable) for every trainable variable in state_dict
