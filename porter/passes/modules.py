@@ -31,7 +31,7 @@ from porter.passes.elementwise_callables import is_elementwise_reference, return
 from porter.passes.elementwise_classes import is_elementwise_class
 from porter.passes.init_statics import decided_attributes
 from porter.passes.module_loops import DictKey, dict_item, list_expression, literal_int, loop_turns
-from porter.passes.unhanded_params import decided_test, note_handed
+from porter.passes.unhanded_params import UNHANDED, decided_test, note_handed
 from porter.rules.registry import module_rule_for_call
 
 CONSTRUCTION_STATICS = "#statics"  # param_hints key: class -> {literal values of a construction: None}
@@ -725,6 +725,13 @@ class ModuleResolver:
                 param.name.value in params and param.name.value not in given else None
             if default is not None:
                 local[param.name.value] = ModuleRef("classobj", elements=(default,))
+        handed_none = {arg.keyword.value for arg in call.args if arg.keyword is not None and
+                       dotted_name(arg.value) == "None"}  # (`act=None`)
+        left_none = tuple(sorted(p.name.value for p in method.params.params if p.name.value in params and (
+            p.name.value not in given and dotted_name(p.default) == "None" or p.name.value in handed_none)))
+        if left_none and not any(a.star for a in call.args):  # (`def conv(cin, cout, act=None)` called without
+            # `act`, or with `act=None`: `if act is not None:` never runs; a starred argument may hand it)
+            local[UNHANDED] = left_none
         # the same function reached again with what it was handed before returns what it returned (MONAI's DynUNet:
         # helpers calling helpers on every branch were scanned anew at each call, exponentially in their depth)
         key = (id(method), id(owner), repr(sorted(local.items(), key=lambda item: item[0])))
@@ -861,6 +868,8 @@ class ModuleResolver:
             return
         if kind is cst.If:
             decided = decided_test(statement.test, env)
+            if decided is None:
+                decided = _tests_a_module_for_none(statement.test, env)
             if decided is not None:  # `if norm_layer is not None:`, no construction handing norm_layer
                 taken = statement.body if decided else statement.orelse
                 if isinstance(taken, cst.If):
@@ -1293,6 +1302,25 @@ def _grown_container(alternatives):
     shortest = min(alternatives, key=lambda ref: len(ref.elements))
     return len({ref.kind for ref in alternatives}) == 1 and all(
         ref.elements[:len(shortest.elements)] == shortest.elements for ref in alternatives)
+
+
+def _tests_a_module_for_none(test, env):
+    """True/False for `x is not None` / `x is None` / `x` / `not x` where `env` binds `x` to a module or a module
+    class (a helper handed `act=nn.ReLU`: `if act is not None: mods.append(act())` runs); None otherwise."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _tests_a_module_for_none(test.expression, env)
+        return None if inner is None else not inner
+    name, truth = None, True
+    if isinstance(test, cst.Name):
+        name = test.value
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) and \
+            dotted_name(test.comparisons[0].comparator) == "None" and \
+            isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)):
+        name, truth = test.left.value, isinstance(test.comparisons[0].operator, cst.IsNot)
+    held = env.get(name) if name is not None else None
+    if isinstance(held, ModuleRef) and held.kind in ("classobj", "class", "rule") and not held.alternatives:
+        return truth
+    return None
 
 
 def _branch_appended(alternatives):
