@@ -729,6 +729,8 @@ class ModuleResolver:
                        dotted_name(arg.value) == "None"}  # (`act=None`)
         left_none = tuple(sorted(p.name.value for p in method.params.params if p.name.value in params and (
             p.name.value not in given and dotted_name(p.default) == "None" or p.name.value in handed_none)))
+        local[HANDED] = tuple(sorted(given - set(handed_none)))  # (what this call hands: a module class handed
+        # is never None in its body, where a constructor's hints may merge constructions that hand None)
         if left_none and not any(a.star for a in call.args):  # (`def conv(cin, cout, act=None)` called without
             # `act`, or with `act=None`: `if act is not None:` never runs; a starred argument may hand it)
             local[UNHANDED] = left_none
@@ -868,7 +870,7 @@ class ModuleResolver:
             return
         if kind is cst.If:
             decided = decided_test(statement.test, env)
-            if decided is None:
+            if decided is None and statement.test is not None:
                 decided = _tests_a_module_for_none(statement.test, env)
             if decided is not None:  # `if norm_layer is not None:`, no construction handing norm_layer
                 taken = statement.body if decided else statement.orelse
@@ -1304,9 +1306,13 @@ def _grown_container(alternatives):
         ref.elements[:len(shortest.elements)] == shortest.elements for ref in alternatives)
 
 
+HANDED = "#handed"  # scan env key of a helper's body: the parameters its call hands explicitly
+
+
 def _tests_a_module_for_none(test, env):
-    """True/False for `x is not None` / `x is None` / `x` / `not x` where `env` binds `x` to a module or a module
-    class (a helper handed `act=nn.ReLU`: `if act is not None: mods.append(act())` runs); None otherwise."""
+    """True/False for `x is not None` / `x is None` / `x` / `not x` where `x` is a parameter the helper's call
+    handed a module or a module class (`act=nn.ReLU`: `if act is not None: mods.append(act())` runs); None
+    otherwise (a constructor's parameter: its hints may merge constructions handing None)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = _tests_a_module_for_none(test.expression, env)
         return None if inner is None else not inner
@@ -1317,7 +1323,7 @@ def _tests_a_module_for_none(test, env):
             dotted_name(test.comparisons[0].comparator) == "None" and \
             isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)):
         name, truth = test.left.value, isinstance(test.comparisons[0].operator, cst.IsNot)
-    held = env.get(name) if name is not None else None
+    held = env.get(name) if name is not None and name in env.get(HANDED, ()) else None
     if isinstance(held, ModuleRef) and held.kind in ("classobj", "class", "rule") and not held.alternatives:
         return truth
     return None

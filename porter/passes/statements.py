@@ -15,11 +15,11 @@ from porter.frontend.gluon import BLOCK_BASES
 from porter.frontend.imports import dotted_name
 from porter.frontend.names import (
     bound_before_read,
+    dict_never_changed,
     empty_table_depth,
     keyed_depth,
     names_bound_in,
     names_in,
-    dict_never_changed,
 )
 from porter.frontend.source import MODULE_BASES
 from porter.frontend.static_branches import flag_truth
