@@ -18,7 +18,7 @@ by key as they lie; any other use of it sees the dict with every value in torch'
 from dataclasses import dataclass
 
 from porter.ir.layout import element_template
-from porter.ir.values import IMAGE_OR_IMAGES, Value
+from porter.ir.values import IMAGE_OR_IMAGES, Value, python
 
 
 class GrowingList(list):
@@ -66,6 +66,17 @@ class HeldTable:
     def read(self, key_code):
         """What `d[key]` reads: the item template, as it lies in the dict."""
         return self.item.with_code(f"{self.raw}[{key_code}]")
+
+
+def features_in_torch_layout(ctx, code):
+    """Code giving the dict `code` holds with every value in torch's layout (its channels-last images converted)."""
+    return f"{ctx.use('each_image')}({ctx.use('to_channels_first')}, {code})"
+
+
+def held_features(ctx, item, raw):
+    """The Value of a dict of channels-last features held as it lies under code `raw` (a HeldTable whose own code
+    gives it in torch's layout)."""
+    return python(features_in_torch_layout(ctx, raw), static=HeldTable(item, raw))
 
 
 def returned_table(value):

@@ -22,7 +22,7 @@ from porter.ir.layout import (
     to_layout,
     unify,
 )
-from porter.ir.lists import HeldTable, holds_images, images_held, starred_images
+from porter.ir.lists import HeldTable, held_features, holds_images, images_held, starred_images
 from porter.ir.op_nodes import record
 from porter.ir.values import (
     UNKNOWN_MODULE,
@@ -1351,8 +1351,7 @@ class CallTranslator:
             template = template.but(static=None)
         if isinstance(template.static, HeldTable):  # a dict of channels-last features: read by key as it lies,
             # every value in torch's layout for any other reader
-            each, plain = self.ctx.use("each_image"), self.ctx.use("to_channels_first")
-            return python(f"{each}({plain}, {call})", static=HeldTable(template.static.item, call))
+            return held_features(self.ctx, template.static.item, call)
         return template.with_code(call)
 
     def to_value_layout(self, value, wanted):

@@ -19,7 +19,7 @@ from porter.frontend.imports import dotted_name
 from porter.frontend.returns import returns_once_at_end, returns_values_at_end
 from porter.frontend.walk import descendants, walk
 from porter.ir.layout import element_template
-from porter.ir.lists import HeldTable, starred_images
+from porter.ir.lists import HeldTable, held_features, starred_images
 from porter.ir.values import (
     ELEMENTWISE_CALLABLE,
     HANDED_CHANNELS,
@@ -35,8 +35,8 @@ from porter.ir.values import (
 )
 from porter.passes.call_literals import static_value
 from porter.passes.cleanup import clean_body
-from porter.passes.conv_subclasses import conv_subclass_rank
 from porter.passes.context import DISPLAY_LIBRARIES, KERAS_RESERVED, ClassSignature
+from porter.passes.conv_subclasses import conv_subclass_rank
 from porter.passes.factory_models import FACTORY_SITE, handed_constructions, lay_out_factory_models
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction, constructed_lambdas, same_arity
 from porter.passes.held_recursion import held_alike_call
@@ -1921,8 +1921,7 @@ class FileTranslator:
                 value = value.but(varies_along=None)
             if isinstance(value.static, HeldTable):  # the features a block returned by name, handed on (LR-ASPP's
                 # head reads `input["low"]`): read by key as they lie
-                each, plain = self.ctx.use("each_image"), self.ctx.use("to_channels_first")
-                env[name] = python(f"{each}({plain}, {name})", static=HeldTable(value.static.item, name))
+                env[name] = held_features(self.ctx, value.static.item, name)
                 arg_values.append(env[name])
                 continue
             if value.kind not in ("tensor", "tuple", "module"):

@@ -869,9 +869,7 @@ class ModuleResolver:
             env[statement.name.value] = LocalFunction(statement)
             return
         if kind is cst.If:
-            decided = decided_test(statement.test, env)
-            if decided is None and statement.test is not None:
-                decided = _tests_a_module_for_none(statement.test, env)
+            decided = decided_test(statement.test, env, _handed_modules(env))
             if decided is not None:  # `if norm_layer is not None:`, no construction handing norm_layer
                 taken = statement.body if decided else statement.orelse
                 if isinstance(taken, cst.If):
@@ -1309,24 +1307,11 @@ def _grown_container(alternatives):
 HANDED = "#handed"  # scan env key of a helper's body: the parameters its call hands explicitly
 
 
-def _tests_a_module_for_none(test, env):
-    """True/False for `x is not None` / `x is None` / `x` / `not x` where `x` is a parameter the helper's call
-    handed a module or a module class (`act=nn.ReLU`: `if act is not None: mods.append(act())` runs); None
-    otherwise (a constructor's parameter: its hints may merge constructions handing None)."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = _tests_a_module_for_none(test.expression, env)
-        return None if inner is None else not inner
-    name, truth = None, True
-    if isinstance(test, cst.Name):
-        name = test.value
-    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) and \
-            dotted_name(test.comparisons[0].comparator) == "None" and \
-            isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)):
-        name, truth = test.left.value, isinstance(test.comparisons[0].operator, cst.IsNot)
-    held = env.get(name) if name is not None and name in env.get(HANDED, ()) else None
-    if isinstance(held, ModuleRef) and held.kind in ("classobj", "class", "rule") and not held.alternatives:
-        return truth
-    return None
+def _handed_modules(env):
+    """The parameters of a helper's body its call handed a module or a module class (`act=nn.ReLU`: never None
+    there, where a constructor's hints may merge constructions that hand None)."""
+    return frozenset(name for name in env.get(HANDED, ()) if isinstance(env.get(name), ModuleRef) and
+                     env[name].kind in ("classobj", "class", "rule") and not env[name].alternatives)
 
 
 def _branch_appended(alternatives):

@@ -30,7 +30,9 @@ from porter.ir.lists import (
     GrowingTable,
     HeldTable,
     decide,
+    features_in_torch_layout,
     growing,
+    held_features,
     holds_images,
     image_or_images,
     images_held,
@@ -515,8 +517,7 @@ class BodyTranslator(ExpressionTranslator):
         self.bind_target(target, python(name))
         if self.root_body is None or not dict_never_changed(self.root_body, name):
             return [f"{pad}{name} = {value.code}"]
-        self.env[name] = python(f"{self.ctx.use('each_image')}({self.ctx.use('to_channels_first')}, {name})",
-                                static=HeldTable(value.static.item, name))
+        self.env[name] = held_features(self.ctx, value.static.item, name)
         return [f"{pad}{name} = {value.static.raw}"]
 
     def tensor_attribute_target(self, target):
@@ -1031,10 +1032,9 @@ class BodyTranslator(ExpressionTranslator):
         IntermediateLayerGetter): the callers of a class's forward or method read its values by key as they lie
         (`HeldTable`); the model's result, a body returning in torch's layout and a function give every value in
         torch's layout."""
-        each = self.ctx.use("each_image")
         if self.output_layout == "io" and self.mode == "forward":
-            return python(f"{each}(self.io_output, {value.code})")
-        plain = python(f"{each}({self.ctx.use('to_channels_first')}, {value.code})")
+            return python(f"{self.ctx.use('each_image')}(self.io_output, {value.code})")
+        plain = python(features_in_torch_layout(self.ctx, value.code))
         if self.output_layout == "source" or self.mode != "forward" or self.dead_branches:
             return plain
         template = self.return_template

@@ -46,23 +46,24 @@ def unhanded_none_params(source, info, params, param_hints, main_class):
                      and p.name.value not in handed)
 
 
-def decided_test(test, env):
+def decided_test(test, env, present=frozenset()):
     """True/False for a test on a parameter known to hold None (`norm_layer`, `not norm_layer`, `norm_layer is
-    None`, `norm_layer is not None`); None when the test is not one of those."""
+    None`, `norm_layer is not None`), or one of `present`, known to hold a module (a helper's parameter its call
+    handed `act=nn.ReLU`); None when the test is not one of those."""
     unhanded = env.get(UNHANDED) if isinstance(env, dict) else None
-    if not unhanded:
+    if not unhanded and not present:
         return None
-    if isinstance(test, cst.Name):
-        return False if test.value in unhanded else None
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = decided_test(test.expression, env)
+        inner = decided_test(test.expression, env, present)
         return None if inner is None else not inner
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) and \
-            test.left.value in unhanded:
-        target = test.comparisons[0]
-        if isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
-            if isinstance(target.operator, cst.Is):
-                return True
-            if isinstance(target.operator, cst.IsNot):
-                return False
-    return None
+    if isinstance(test, cst.Name):
+        name, when_none = test.value, False  # (the test's truth where the name holds None)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) and \
+            isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None" \
+            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)):
+        name, when_none = test.left.value, isinstance(test.comparisons[0].operator, cst.Is)
+    else:
+        return None
+    if name in (unhanded or ()):
+        return when_none
+    return not when_none if name in present else None
