@@ -432,6 +432,8 @@ class ModuleEmitter:
                                layout_in if inherits or layout_in != "source" else None,
                                layout_out=None if ir.layout_free and not inherits else
                                ir.layout_out if inherits or ir.layout_out != layout_in else None,
+                               rank_layouts_out="{" + ", ".join(f"{rank}: {json.dumps(layout)}" for rank, layout in sorted(
+                                   ir.rank_layouts_out.items())) + "}" if ir.rank_layouts_out else "",
                                renamed=json.dumps(ir.renamed) if ir.renamed else "",
                                channels_last_io=self.ctx.channels_last_io and info.name == self.ctx.main_class,
                                init_signature=init_signature, init_body=init_body,

@@ -57,6 +57,9 @@ class ModuleIR:
     renamed: dict = field(default_factory=dict)  # Keras attribute name -> torch attribute name
     arg_layouts: tuple = ()
     layout_out: str = "source"
+    # rank -> layout out of a case of `call` for callers handing another rank (a block run on images and on
+    # sequences), where it differs from `layout_out`
+    rank_layouts_out: dict = field(default_factory=dict)
     layout_free: bool = False  # an elementwise forward: the same code whichever layout arrives (porter_layout "any")
     code: str = ""
     mappings: list = field(default_factory=list)

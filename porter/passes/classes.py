@@ -1757,10 +1757,12 @@ class FileTranslator:
         params = [p.name.value for p in declared_params(forward) if p.name.value != "self"]
         lines = []
         for kind, key in self.kind_cases.get(name, {}).items():
-            body, _, notes, _ = self.layout_trials[key]
+            body, trial_layouts, notes, _ = self.layout_trials[key]
             for field in ("adjustments", "unsupported"):
                 getattr(ir, field).extend(n for n in notes[field] if n not in getattr(ir, field))
             ir.ops.update(notes["ops"])
+            if kind.startswith("rank") and trial_layouts[1] != ir.layout_out:  # (call_module and containers read
+                ir.rank_layouts_out[int(kind[4:])] = trial_layouts[1]  # it: a call of itself, a Sequential's)
             if kind.startswith("rank"):
                 lines.append(f"{INDENT * 2}# porter: `call` specialised for callers handing {params[0]} with "
                              f"{kind[4:]} dimensions")

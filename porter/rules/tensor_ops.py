@@ -1239,6 +1239,13 @@ def _einsum_in_layouts(ctx, equation, operands):
             for v, term in zip(operands, terms)):
         return None
     physical = ["".join(term[d] for d in physical_order(v)) for v, term in zip(operands, terms)]
+    if len(output) > 2 and any(v.channels_last and term[0] == output[0] and term[2:] == output[2:]
+                               for v, term in zip(operands, terms)):
+        # an image out with the batch and spatial dims of a channels-last image in (a channel mix `bchw,oc->bohw`):
+        # written channels-last too, as the layers after it take it
+        held = output[0] + output[2:] + output[1]
+        recipe = EinsumRecipe(physical, [v.code for v in operands], held, ctx.variables())
+        return tensor(recipe.code(), len(output), "channels_last").but(static=recipe)
     recipe = EinsumRecipe(physical, [v.code for v in operands], output, ctx.variables())
     return tensor(recipe.code(), len(output)).but(static=recipe)
 

@@ -157,7 +157,7 @@ class TorchModule(TorchModeFlag, keras.Model):
                 outputs = super().__call__(*args, **kwargs)
         finally:
             _OPEN_CALLS[0] -= 1
-        if boundary and (getattr(self, "layout_out", None) or "channels_last") == "channels_last":
+        if boundary and (_layout_out_of(self, args[0] if args else None) or "channels_last") == "channels_last":
             outputs = tf.nest.map_structure(
                 lambda y: to_channels_first(y) if hasattr(y, "shape") and len(y.shape) > 2 else y, outputs)
         returned = _stored_order(getattr(self, "layout_out", None) or self.porter_layout) if held is not None else None
@@ -362,6 +362,15 @@ def _layout_of(layer):
     return getattr(layer, "porter_layout", "any")
 
 
+def _layout_out_of(layer, x):
+    """The layout `layer` returns its result in for the tensor `x` handed to it: its `layout_out`, or the one of
+    the case of its `call` for the rank of `x` (`rank_layouts_out`: a block run on images and on sequences)."""
+    by_rank = getattr(layer, "rank_layouts_out", None)
+    if by_rank and hasattr(x, "shape") and len(x.shape) in by_rank:
+        return by_rank[len(x.shape)]
+    return getattr(layer, "layout_out", None)
+
+
 def _to_layout(x, current, wanted):
     """Convert `x` from `current` to `wanted` layout ("channels_last"/"source", or "permuted:1,0,2": torch's dims
     stored in that order); "any" wants nothing."""
@@ -503,9 +512,9 @@ class Sequential(TorchLayer):
                 current = after
                 continue
             x, current = _to_layout(x, current, _layout_of(layer))
-            x = layer(x)  # Keras passes `training` on to sublayers through its call context
-            current = getattr(layer, "layout_out", None) or (current if _layout_of(layer) == "any"
-                                                             else _layout_of(layer))
+            handed, x = x, layer(x)  # Keras passes `training` on to sublayers through its call context
+            current = _layout_out_of(layer, handed) or (current if _layout_of(layer) == "any"
+                                                        else _layout_of(layer))
         return _to_layout(x, current, final)[0]
 
     def runs_in(self, layout):
@@ -747,13 +756,14 @@ def call_module(module, *args, held="source", **kwargs):
     owner = getattr(module, "__self__", None) if not isinstance(module, keras.layers.Layer) else module
     owner = owner if isinstance(owner, keras.layers.Layer) else module
     layout = getattr(owner, "porter_layout", "source")
+    declared_out = _layout_out_of(owner, args[0] if args else None)
     if "training" in kwargs and (not isinstance(owner, keras.layers.Layer) or
                                  not getattr(owner, "_call_has_training_arg", True)):
         kwargs.pop("training")  # a plain callable (a lambda stored as an attribute) or a layer that takes none
     if args and isinstance(args[0], (list, tuple)):
         return _call_on_items(module, layout, args, kwargs, held if held in ("channels_last", "source") else "source")
     if isinstance(held, list):  # a tensor whose axes hold torch's dims in this order (a permute not yet made)
-        if layout == "any" and getattr(owner, "layout_out", None) is None:
+        if layout == "any" and declared_out is None:
             return _inner_call(module, args, kwargs)  # elementwise: as it lies
         source = tf.transpose(args[0], [held.index(d) for d in range(len(held))])
         result = call_module(module, source, *args[1:], **kwargs)
@@ -761,14 +771,14 @@ def call_module(module, *args, held="source", **kwargs):
     if args and _stored_order(layout) is not None and hasattr(args[0], "shape"):  # a block translated for a
         # tensor held permuted (tokens held batch-first for a sequence-first block): handed over so, and back
         result = _inner_call(module, (_to_layout(args[0], held, layout)[0],) + tuple(args[1:]), kwargs)
-        out = getattr(owner, "layout_out", None) or layout
+        out = declared_out or layout
         return _to_layout(result, out, held)[0] if hasattr(result, "shape") else result
     if args and layout in ("channels_last", "source") and layout != held and runs_in(module, held):
         return _inner_call(module, args, dict(kwargs, layout=held, layout_out=held))  # it computes on the layout
     if args and layout in ("channels_last", "source") and layout != held:
         args = ((to_channels_last if layout == "channels_last" else to_channels_first)(args[0]),) + tuple(args[1:])
     result = _inner_call(module, args, kwargs)
-    layout_out = getattr(owner, "layout_out", None) or (layout if layout != "any" else held)
+    layout_out = declared_out or (layout if layout != "any" else held)
     if layout_out in ("channels_last", "source") and layout_out != held and hasattr(result, "shape"):
         result = (to_channels_last if held == "channels_last" else to_channels_first)(result)
     elif _stored_order(layout_out) is not None and hasattr(result, "shape"):  # (returned before a permute)

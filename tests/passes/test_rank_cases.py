@@ -63,9 +63,40 @@ class Net(nn.Module):
 '''
 
 
+SELF_CALL_ON_ANOTHER_RANK = '''
+import torch.nn as nn
+
+
+class ConvFF(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pw = nn.Conv1d(c, c, 1)
+
+    def forward(self, x):
+        if x.dim() == 4:
+            b, c, h, w = x.shape
+            return self.forward(x.view(b, c, h * w)).view(b, c, h, w)
+        return x + self.pw(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, 2, 1)
+        self.ff = ConvFF(8)
+        self.c2 = nn.Conv2d(8, 8, 3, 1, 1)
+        self.seq = nn.Sequential(ConvFF(8), nn.Conv1d(8, 4, 1))
+
+    def forward(self, x):
+        x = self.c2(self.ff(self.c1(x)))
+        return self.ff(x.flatten(2)).mean(2) + self.seq(x.flatten(2)).sum(2).repeat(1, 2)
+'''
+
+
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
-    return port_cache(tmp_path_factory, {"gate": SOURCE, "dim_branches": DIM_BRANCHES})
+    return port_cache(tmp_path_factory, {"gate": SOURCE, "dim_branches": DIM_BRANCHES,
+                                         "self_call": SELF_CALL_ON_ANOTHER_RANK})
 
 
 @settings(max_examples=5, deadline=None)
@@ -89,3 +120,16 @@ def test_a_branch_on_the_rank_the_case_never_takes_decides_no_layout(ported, bat
     x = random_input(seed, (batch, 3, 7, 5))
     assert_same_outputs(pair, [x], tolerance=1e-4)
     assert count_transposes(pair.keras_model, [x]) <= 2
+
+
+@settings(max_examples=4, deadline=None)
+@given(batch=st.integers(1, 3), height=st.integers(1, 9), width=st.integers(1, 9), seed=st.integers(0, 2**16))
+def test_a_case_for_another_rank_says_its_own_layout_out(ported, batch, height, width, seed):
+    """A block that calls itself on its image viewed as a sequence (`self.forward(x.view(b, c, h * w))`), and is
+    called on sequences elsewhere: the case of `call` for 3-d tensors returns channels-last while the class returns
+    torch's layout, so the class says so per rank (`rank_layouts_out`) and its own call and a Sequential read it.
+    Before, the call of itself converted a channels-last result again (max error 0.35, exit 0)."""
+    pair = ported("self_call")
+    x = random_input(seed, (batch, 3, height, width))
+    assert_same_outputs(pair, [x], tolerance=1e-4)
+    assert_same_outputs(pair, [x], tolerance=1e-4, jit=True)

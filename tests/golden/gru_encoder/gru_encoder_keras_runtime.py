@@ -503,7 +503,7 @@ class TorchModule(TorchModeFlag, keras.Model):
                 outputs = super().__call__(*args, **kwargs)
         finally:
             _OPEN_CALLS[0] -= 1
-        if boundary and (getattr(self, "layout_out", None) or "channels_last") == "channels_last":
+        if boundary and (_layout_out_of(self, args[0] if args else None) or "channels_last") == "channels_last":
             outputs = tf.nest.map_structure(
                 lambda y: to_channels_first(y) if hasattr(y, "shape") and len(y.shape) > 2 else y, outputs
             )
@@ -706,6 +706,15 @@ def _layout_of(layer):
     return getattr(layer, "porter_layout", "any")
 
 
+def _layout_out_of(layer, x):
+    """The layout `layer` returns its result in for the tensor `x` handed to it: its `layout_out`, or the one of
+    the case of its `call` for the rank of `x` (`rank_layouts_out`: a block run on images and on sequences)."""
+    by_rank = getattr(layer, "rank_layouts_out", None)
+    if by_rank and hasattr(x, "shape") and len(x.shape) in by_rank:
+        return by_rank[len(x.shape)]
+    return getattr(layer, "layout_out", None)
+
+
 def _to_layout(x, current, wanted):
     """Convert `x` from `current` to `wanted` layout ("channels_last"/"source", or "permuted:1,0,2": torch's dims
     stored in that order); "any" wants nothing."""
@@ -857,10 +866,8 @@ class Sequential(TorchLayer):
                 current = after
                 continue
             x, current = _to_layout(x, current, _layout_of(layer))
-            x = layer(x)  # Keras passes `training` on to sublayers through its call context
-            current = getattr(layer, "layout_out", None) or (
-                current if _layout_of(layer) == "any" else _layout_of(layer)
-            )
+            handed, x = x, layer(x)  # Keras passes `training` on to sublayers through its call context
+            current = _layout_out_of(layer, handed) or (current if _layout_of(layer) == "any" else _layout_of(layer))
         return _to_layout(x, current, final)[0]
 
     def runs_in(self, layout):

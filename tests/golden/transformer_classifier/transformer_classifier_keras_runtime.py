@@ -503,7 +503,7 @@ class TorchModule(TorchModeFlag, keras.Model):
                 outputs = super().__call__(*args, **kwargs)
         finally:
             _OPEN_CALLS[0] -= 1
-        if boundary and (getattr(self, "layout_out", None) or "channels_last") == "channels_last":
+        if boundary and (_layout_out_of(self, args[0] if args else None) or "channels_last") == "channels_last":
             outputs = tf.nest.map_structure(
                 lambda y: to_channels_first(y) if hasattr(y, "shape") and len(y.shape) > 2 else y, outputs
             )
@@ -700,6 +700,15 @@ def _float32_output(value):
     if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype in (tf.bfloat16, tf.float16):
         return tf.cast(value, tf.float32)
     return value
+
+
+def _layout_out_of(layer, x):
+    """The layout `layer` returns its result in for the tensor `x` handed to it: its `layout_out`, or the one of
+    the case of its `call` for the rank of `x` (`rank_layouts_out`: a block run on images and on sequences)."""
+    by_rank = getattr(layer, "rank_layouts_out", None)
+    if by_rank and hasattr(x, "shape") and len(x.shape) in by_rank:
+        return by_rank[len(x.shape)]
+    return getattr(layer, "layout_out", None)
 
 
 def then(first, second):
