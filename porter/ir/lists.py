@@ -79,6 +79,17 @@ def held_features(ctx, item, raw):
     return python(features_in_torch_layout(ctx, raw), static=HeldTable(item, raw))
 
 
+def images_alike(values):
+    """The template the values of a dict built in one go share (`{"a": a, "b": b}`, `OrderedDict([("a", a), ...])`
+    of a backbone's stages) when each is an image held channels-last, else None: such a dict is held as it lies
+    (a HeldTable)."""
+    values = list(values)
+    if not values or not all(holds_images(v) for v in values):
+        return None
+    ranks = {v.rank for v in values}
+    return values[0].with_code("").but(channels=None, static=None, rank=ranks.pop() if len(ranks) == 1 else None)
+
+
 def returned_table(value):
     """The channels-last item template of the growing table `value` holds, when a body may return it to callers
     reading it by key (a table of depth 1 whose values are channels-last images), else None."""

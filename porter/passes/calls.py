@@ -53,6 +53,7 @@ from porter.passes.channels import (
     passes_channels,
     rebase,
 )
+from porter.passes.feature_dicts import builds_a_dict, keyed_features
 from porter.passes.function_attributes import HandedLambdas, LayoutFreeFunction
 from porter.passes.held_recursion import held_channels_last, recursive_calls
 from porter.passes.held_reshapes import held_step
@@ -300,6 +301,10 @@ class CallTranslator:
                     argument.static is None:  # a value porter cannot type (`clones(module, N)`'s parameter): a
                 # layer is cloned as torch copies a module, anything else deep-copied as written
                 return python(f"{self.ctx.use('clone_layer')}({argument.code})")
+        if builds_a_dict(self, node, canonical):
+            held = keyed_features(self, node)  # (a dict of channels-last images, held as it lies)
+            if held is not None:
+                return held
         if canonical == "functools.partial":
             held = self.partial_of_rule_function(node)
             if held is not None:
@@ -312,6 +317,8 @@ class CallTranslator:
             return stub_value(f"{self.ctx.use('not_supported')}({message!r})")
         if isinstance(func, cst.Attribute):
             base = self.expr(func.value)
+            if isinstance(base.static, HeldTable) and func.attr.value == "keys" and not node.args:
+                return python(f"{base.static.raw}.keys()")  # (its keys: no value converted for them)
             if isinstance(base.static, HeldTable) and func.attr.value == "values" and not node.args:
                 # `d.values()` of a dict of channels-last features (timm's FeatureListNet: `list(self._collect(x)
                 # .values())`): its images as they lie, alike
@@ -428,7 +435,8 @@ class CallTranslator:
             inners = [self.expr(a.value) for a in node.args]
             modules = [i.kind == "module" and i.module is not None and i.module.kind in ("list", "sequential")
                        for i in inners]
-            lists = all(i.kind == "tuple" for i in inners) and any(element_template(i) is not None for i in inners)
+            lists = all(i.kind in ("tuple", "python") for i in inners) and any(
+                i.kind == "tuple" and element_template(i) is not None for i in inners)  # (`zip(names, results)`)
             if lists or any(modules) and all(m or i.kind in ("python", "tuple") for m, i in zip(modules, inners)):
                 # `for conv, norm in zip(self.convs, self.norms)`: one layer of each (plain values beside them);
                 # `zip(self.seg_blocks, [p5, p4])`: images beside the layers, each bound as the list holds it;

@@ -29,7 +29,9 @@ from porter.ir.layout import (
 from porter.ir.lists import (
     HeldTable,
     growing_table,
+    held_features,
     holds_images,
+    images_alike,
     images_held,
     images_with_starred,
     table_item,
@@ -43,11 +45,11 @@ from porter.ir.values import (
     ModuleRef,
     NamePattern,
     Value,
+    features_dim,
     is_permuted,
     may_be_images,
     physical_order,
     python,
-    features_dim,
     stub_value,
     tensor,
 )
@@ -458,13 +460,19 @@ class ExpressionTranslator(CallTranslator):
         # a table of layer classes (`{"lstm": rnn.LSTM, "gru": rnn.GRU}[mode]`), of torch values
         # (`{"scale": torch.tensor([1.0])}`) or of what the model computes (`{"out": self.cls(x)}`, a segmentation
         # model's outputs): each value names its port, tensors in torch's order (what reads the dict sees torch's)
+        values = [self.expr(e.value) if translate else None for e, translate in zip(node.elements, translated)]
+        item = images_alike(values) if all(translated) else None
+        if item is not None:  # a dict of channels-last images (a backbone's stages): held as it lies, read by key
+            # so, every value in torch's layout for any other reader
+            return held_features(self.ctx, item, "{" + ", ".join(
+                f"{self.code(e.key)}: {v.code}" for e, v in zip(node.elements, values)) + "}")
         parts, keyed = [], []
-        for element, translate in zip(node.elements, translated):
+        for element, translate, value in zip(node.elements, translated, values):
             if not isinstance(element, cst.DictElement):
                 parts.append(self.code(element))
                 keyed = None
                 continue
-            value = self.as_plain(self.expr(element.value)) if translate else python(self.code(element.value))
+            value = self.as_plain(value) if translate else python(self.code(element.value))
             parts.append(f"{self.code(element.key)}: {value.code}")
             if keyed is not None and isinstance(element.key, cst.SimpleString):
                 keyed.append((element.key.evaluated_value, value))
@@ -495,6 +503,7 @@ class ExpressionTranslator(CallTranslator):
         """[f(x) for x in xs]: the element translated with the loop variable bound (layouts forced to torch's); a
         dict comprehension's `key: value` where `key` is given."""
         clauses, env_backup = [], dict(self.env)
+        pairs_wanted, self.keyed_pairs, held = getattr(self, "keyed_pairs", False), False, None  # (feature_dicts.py)
         for_in = node.for_in
         iterable = self.expr(for_in.iter)  # (the first iterable is read outside the comprehension's scope)
         # conversions of the comprehension's own names stay inside it; an outer name's (`cat([op(x) for op in
@@ -511,7 +520,8 @@ class ExpressionTranslator(CallTranslator):
             element = self.expr(node.elt if key is None else node.value)
             if key is not None:
                 key_code = self.expr(key).code
-                element = self.as_plain(element)
+                held = images_alike([element])  # (`{k: v for k, v in zip(names, feats)}` of channels-last images:
+                element = self.as_plain(element) if held is None else element  # the dict is held as it lies)
                 element = element.with_code(f"{key_code}: {element.code}")
             elif element.is_tensor and not holds_images(element) and not (is_permuted(element) and element.rank):
                 # (images stay channels-last and permuted heads stay permuted, `[t.view(b, n, h, -1).transpose(1,
@@ -520,13 +530,18 @@ class ExpressionTranslator(CallTranslator):
             elif element.kind == "tuple" and element.items and any(
                     i.is_tensor and i.layout != "source" for i in element.items):
                 # `[(k, m(v)) for ...]` (an FPN's `OrderedDict` of its outputs): a tuple's tensors in torch's order,
-                # as the list of tuples (untyped) is read
-                element = self.as_plain(element)
+                # as the list of tuples (untyped) is read; a dict built of them at once holds its images as they lie
+                held = images_alike(element.items[1:]) if pairs_wanted and len(element.items) == 2 and \
+                    not element.items[0].is_tensor else None
+                element = self.as_plain(element) if held is None else element
         finally:
             self.ctx.hoister = hoister
         self.env.clear()
         self.env.update(env_backup)
         code = f"{open_}{element.code} {' '.join(clauses)}{close}"
+        if held is not None:
+            return held_features(self.ctx, held, code) if key is not None else \
+                Value(code, "tuple", items=None, static=("pairs", held))
         if key is not None and element.kind != "module":
             return python(code)
         if element.is_tensor:

@@ -104,14 +104,20 @@ def _images_list(item):
 
 
 def _held_beside_unknown(value_a, value_b):
-    """The one of two paths' Values that is a tensor held out of torch's order where the other is a value porter
-    cannot type (not a tensor, a tuple, None or a constant), else None."""
-    if not (isinstance(value_a, Value) and isinstance(value_b, Value)) or value_a.is_tensor == value_b.is_tensor:
+    """The one of two paths' Values that is a tensor held out of torch's order, or a list of channels-last images
+    (an FPN's `results`, rebound on one path by `results, names = self.extra_blocks(...)`), where the other is a
+    value porter cannot type (not a tensor, a tuple, None or a constant), else None."""
+    if not (isinstance(value_a, Value) and isinstance(value_b, Value)):
         return None
-    held, other = (value_a, value_b) if value_a.is_tensor else (value_b, value_a)
-    unknown = other.kind == "python" and other.static is None and other.code not in ("None",) and \
-        other.layout != "raises" and not other.may_be_none
-    return held if unknown and held.layout != "source" else None
+    for held, other in ((value_a, value_b), (value_b, value_a)):
+        unknown = other.kind == "python" and other.static is None and other.code not in ("None",) and \
+            other.layout != "raises" and not other.may_be_none
+        if unknown and held.is_tensor and held.layout != "source":
+            return held
+        if (unknown or other.is_tensor and other.layout == "source" and other.rank is None) and \
+                images_held(held) is not None:  # (what `results, names = call_module(...)` unpacks: a tensor)
+            return held
+    return None
 
 
 def _names_of(target, count):
@@ -946,6 +952,8 @@ class BodyTranslator(ExpressionTranslator):
         item = returned_table(value)
         if item is not None:
             return self.returned_features(value, item)
+        if isinstance(value.static, HeldTable):  # a dict of channels-last images built in one go
+            return self.returned_features(python(value.static.raw), value.static.item)
         if self.return_template is not None and isinstance(self.return_template.static, HeldTable) and \
                 not self.dead_branches:
             self.returns_disagree = True  # (another return beside a dict of channels-last features: the class is
@@ -1292,7 +1300,9 @@ class BodyTranslator(ExpressionTranslator):
                 # a tensor held channels-last on one path, a value porter cannot type on the other (tacotron's CBHG:
                 # `if input_lengths is not None: x = pack_padded_sequence(x, ...)`, then `self.gru(x)`): readers take
                 # the unknown one as it is, in torch's layout, so the tensor goes to torch's layout on its path
-                fix = f"{pad}{name} = {to_layout(self.ctx, held.with_code(name), 'source').code}"
+                plain = to_layout(self.ctx, held.with_code(name), "source") if held.is_tensor else \
+                    self.as_plain(resolved(held).with_code(name))
+                fix = f"{pad}{name} = {plain.code}"
                 if held is value_a:
                     _insert_before_trailing_pass(lines_a, fix)
                 elif keyword == "else":

@@ -4,7 +4,8 @@ the caller was untyped, so it met the channels-last images of the caller as if i
 f["low"]` added an image in torch's order to a channels-last one (a crash where the sizes differ, a silent
 mismatch where channels, height and width agree), and `torch.cat([f["x"], y], 1)` joined them on the wrong axis.
 The dict display's string keys now carry each item's Value (ir/values.py `KeyedItems`), which `d["key"]` reads back
-in the caller; a cat's untyped item is a tensor in torch's order. Matches torch for drawn sizes, square ones where
+in the caller; a cat's untyped item is a tensor in torch's order. A display of channels-last images is now held as
+it lies (passes/feature_dicts.py). Matches torch for drawn sizes, square ones where
 the channel count equals the spatial sizes included."""
 
 import pytest
@@ -57,6 +58,12 @@ def test_port_matches_torch(pair, seed, batch, size):
 
 
 def test_items_are_typed_where_the_caller_reads_them(pair):
+    """The dict's images stay channels-last (passes/feature_dicts.py): read by key as they lie, nothing converted
+    between the block and its caller (before, each item went to torch's layout and back)."""
+    from tests.corpus.test_torchvision import xla_transposes
+
     code = (pair.out_dir / "op_model_keras.py").read_text()
     forward = code[code.index("class OpModel"):]
-    assert 'to_channels_last(f["low"])' in forward or 'to_channels_last(low)' in forward
+    assert 'f["low"]' in forward and "to_channels" not in forward
+    pair.build()
+    assert xla_transposes(pair.keras_model, random_input(0, (2, 3, 10, 10))) <= 2
