@@ -879,6 +879,9 @@ class CallTranslator:
         ref = target.module or UNKNOWN_MODULE
         args, kwargs = self.arg_values(node)
         self.node_of_call = node  # calls among the arguments (`self.head(self.body(x))`) set it too
+        # (`self.up(y, output_size=x.size())`: the sizes torch reports, not the tensor they were read from)
+        args = [self.materialize_size(a) for a in args]
+        kwargs = {k: self.materialize_size(v) for k, v in kwargs.items()}
         ref = _own_class(ref)
         if ref.kind in ("rule", "class", "sequential"):
             if args and args[0].kind == "python" and not _literal(args[0].code) and not (

@@ -18,6 +18,7 @@ import libcst as cst
 
 from porter.frontend.arguments import bound_argument
 from porter.frontend.names import names_bound_in
+from porter.frontend.walk import descendants
 from porter.passes.elementwise_classes import attribute_constructions
 
 # activation class -> the position of its `inplace` parameter
@@ -44,7 +45,8 @@ ALWAYS_IN_PLACE = frozenset({"torch.nn.functional.relu_", "torch.relu_", "torch.
 def in_place_call(source, info, call):
     """How `call` overwrites its first argument, a plain name: "result" (the call's result is what the name then
     holds: an in-place activation module or function), "first layer" (a Sequential attribute whose first layer is
-    one: the name then holds that layer applied to it), or None."""
+    one: the name then holds that layer applied to it), "maybe first layer" (a Sequential built from a list that
+    holds one: so where it leads), or None."""
     if not (isinstance(call, cst.Call) and call.args and isinstance(call.args[0].value, cst.Name) and
             not call.args[0].star and call.args[0].keyword is None):
         return None
@@ -56,8 +58,10 @@ def in_place_call(source, info, call):
             return None
         if all(_in_place_construction(source, node) for node in built):
             return "result"
-        if all(_sequential_starting_in_place(source, node) for node in built):
+        if all(_sequential_starting_in_place(source, info, node) for node in built):
             return "first layer"
+        if any(_sequential_maybe_starting_in_place(source, info, node) for node in built):
+            return "maybe first layer"
         return None
     canonical = source.imports.resolve(func)
     if canonical in ALWAYS_IN_PLACE:
@@ -84,11 +88,50 @@ def _in_place_construction(source, node):
     return canonical in IN_PLACE_CLASSES and _true(bound_argument(node, IN_PLACE_CLASSES[canonical], "inplace"))
 
 
-def _sequential_starting_in_place(source, node):
+def _sequential_starting_in_place(source, info, node):
+    """`nn.Sequential(nn.ReLU(inplace=True), ...)`, `nn.Sequential(self.relu, ...)` of an in-place `self.relu`."""
     if not (isinstance(node, cst.Call) and source.imports.resolve(node.func) == "torch.nn.Sequential" and node.args):
         return False
     first = node.args[0]
-    return not first.star and first.keyword is None and _in_place_construction(source, first.value)
+    return not first.star and first.keyword is None and _in_place_layer(source, info, first.value)
+
+
+def _sequential_maybe_starting_in_place(source, info, node):
+    """`nn.Sequential(*rep)` of a list the constructor fills, one of whose layers is an in-place activation (Aligned
+    Xception's blocks: `rep.append(self.relu)` where `start_with_relu`): whether it leads is known per instance only
+    (the runtime's `in_place_head` tells)."""
+    if not (isinstance(node, cst.Call) and source.imports.resolve(node.func) == "torch.nn.Sequential" and
+            len(node.args) == 1 and node.args[0].star == "*" and isinstance(node.args[0].value, cst.Name)):
+        return False
+    init = info.find_method("__init__")
+    return init is not None and any(_in_place_layer(source, info, layer)
+                                    for layer in _layers_put_in(init, node.args[0].value.value))
+
+
+def _layers_put_in(init, name):
+    """The expressions the constructor puts in its local list `name`: `name = [a, b]`, `name.append(a)`,
+    `name.insert(0, a)`, `name += [a]`, `name.extend([a])`."""
+    for node in descendants(init.body):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+            [node.target] if isinstance(node, cst.AugAssign) else []
+        if any(isinstance(t, cst.Name) and t.value == name for t in targets) and isinstance(node.value, cst.List):
+            yield from (e.value for e in node.value.elements)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(
+                node.func.value, cst.Name) and node.func.value.value == name and node.args:
+            if node.func.attr.value == "append":
+                yield node.args[0].value
+            elif node.func.attr.value == "insert" and len(node.args) == 2:
+                yield node.args[1].value
+            elif node.func.attr.value == "extend" and isinstance(node.args[0].value, cst.List):
+                yield from (e.value for e in node.args[0].value.elements)
+
+
+def _in_place_layer(source, info, node):
+    """An in-place activation built here, or `self.<attribute>` every construction of which is one."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        built = _constructions(source, info).get(node.attr.value)
+        return bool(built) and all(_in_place_construction(source, b) for b in built)
+    return _in_place_construction(source, node)
 
 
 def _true(node):

@@ -396,7 +396,14 @@ class BodyTranslator(ExpressionTranslator):
             note = f"{pad}# porter: torch's in-place activation overwrites `{'`, `'.join(holders)}` as well: the " \
                    f"port rebinds {'it' if len(holders) == 1 else 'them'}"
             lines.append(note)
-            if call is value and how == "result" and target is not None:
+            if how == "maybe first layer":  # (the activation is elementwise: the tensor keeps its layout)
+                held = self.env.get(name)
+                first = f"{self.ctx.use('in_place_head')}({self.expr(call.func).code}, {name})"
+                result, holders = holders[0], holders[1:]
+                self.bind_target(cst.Name(result), held.with_code(result) if isinstance(held, Value) else
+                                 python(result))
+                lines.append(f"{pad}{result} = {first}")
+            elif call is value and how == "result" and target is not None:
                 result = target
             else:
                 again = call if how == "result" else cst.Call(cst.Subscript(call.func, [cst.SubscriptElement(

@@ -728,6 +728,17 @@ class ParameterList(TorchLayer):
         return [StateEntry(f"{prefix}{i}", v) for i, v in enumerate(self.items)]
 
 
+def in_place_head(sequential, x):
+    """What torch leaves in the tensor `x` handed to `sequential` (a Sequential built from a list, `nn.Sequential(
+    *rep)`): its first layer's result where that layer is an activation built with `inplace=True` (which overwrites
+    its input in torch), else `x` as it was."""
+    items = getattr(sequential, "items", None) or ()
+    first = items[0] if items else None
+    if first is not None and getattr(first, "_activation_config", {}).get("inplace"):
+        return first(x)
+    return x
+
+
 def call_held(layer, x, held):
     """`layer(x)` for a tensor whose axes hold torch's dims in the order `held` (tokens held batch-first for a
     sequence-first model): a layer that computes along trailing dims is told the order (LayerNorm:

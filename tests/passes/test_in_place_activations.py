@@ -93,3 +93,71 @@ def test_each_overwritten_name_is_rebound(pair):
 @given(seed=st.integers(0, 2**16), batch=st.integers(1, 3), height=st.integers(3, 12), width=st.integers(3, 12))
 def test_port_matches_torch(pair, seed, batch, height, width):
     assert_same_outputs(pair, [random_input(seed, (batch, 3, height, width))])
+
+
+LIST_BUILT = '''
+import torch.nn as nn
+
+
+class XBlock(nn.Module):
+    """Aligned Xception's block: its layers gathered in a list, the shared in-place ReLU leading where asked."""
+
+    def __init__(self, c, start_with_relu=True, grow_first=True):
+        super().__init__()
+        self.relu = nn.ReLU(inplace=True)
+        rep = []
+        if start_with_relu:
+            rep.append(self.relu)
+        rep.append(nn.Conv2d(c, c, 3, padding=1, groups=c))
+        rep.append(nn.BatchNorm2d(c))
+        if not grow_first:
+            rep.insert(1, nn.LeakyReLU(0.2, inplace=True))
+        self.rep = nn.Sequential(*rep)
+
+    def forward(self, inp):
+        x = self.rep(inp)
+        skip = inp
+        return x + skip
+
+
+class Literal(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.act = nn.LeakyReLU(0.1, inplace=True)
+        self.rep = nn.Sequential(self.act, nn.Conv2d(c, c, 1))
+
+    def forward(self, x):
+        y = self.rep(x)
+        return y * x
+
+
+class OpModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 6, 3, 2, 1)
+        self.first = XBlock(6)
+        self.plain = XBlock(6, start_with_relu=False)
+        self.leaky = XBlock(6, start_with_relu=False, grow_first=False)
+        self.literal = Literal(6)
+
+    def forward(self, x):
+        return self.literal(self.leaky(self.plain(self.first(self.stem(x)))))
+'''
+
+
+@pytest.fixture(scope="module")
+def list_built(tmp_path_factory):
+    return port(tmp_path_factory.mktemp("in_place_list_built"), LIST_BUILT, input_specs=("3,9,11",))
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**16), batch=st.integers(1, 3), height=st.integers(3, 12), width=st.integers(3, 12))
+def test_a_sequential_built_from_a_list_overwrites_its_input_where_its_first_layer_does(list_built, seed, batch,
+                                                                                        height, width):
+    """`nn.Sequential(*rep)` whose list may start with the shared in-place ReLU (Aligned Xception, DeepLab): which
+    layer leads is known per instance, so the port asks at run time (`in_place_head`); an instance whose list
+    starts with a convolution leaves its input as it was. `nn.Sequential(self.act, ...)` of an in-place
+    `self.act` is the literal case. Before: a silent mismatch (max error 0.39 on a 5-block Xception)."""
+    assert_same_outputs(list_built, [random_input(seed, (batch, 3, height, width))])
+    code = (list_built.out_dir / "op_model_keras.py").read_text()
+    assert "inp = in_place_head(self.rep, inp)" in code and "x = self.rep[0](x)" in code
