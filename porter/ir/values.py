@@ -213,6 +213,12 @@ def tensor(code, rank=None, layout="source"):
     return Value(code, "tensor", rank, layout)
 
 
+def untyped_as_tensor(value):
+    """A value porter could not type (indices read back from a list of tuples) where a tensor is wanted: a tensor
+    in torch's layout, as every untyped value is; any other value as it is."""
+    return tensor(value.code) if value.kind == "python" and value.static is None else value
+
+
 def stub_value(code):
     """The value of a `not_supported(...)` stub: it raises before anything reads it, so it takes any layout (a
     branch that only reaches a stub never makes the other branch convert)."""

@@ -42,6 +42,7 @@ from porter.ir.values import (
     result_of,
     stub_value,
     tensor,
+    untyped_as_tensor,
     written_channels,
 )
 from porter.ir.varying import varying_after
@@ -1134,14 +1135,19 @@ class CallTranslator:
         if first.kind == "python" and first.static is None and rule.layout == "channels_last":
             first = tensor(first.code)  # what porter cannot type (a class's unknown result) comes in torch's layout
         first = to_layout(self.ctx, first, rule.layout, rule.rank)
-        rest = [to_layout(self.ctx, a, "source") for a in args[1:]]
+        rest = [to_layout(self.ctx, untyped_as_tensor(a), rule.layout, rule.rank) if position < rule.image_args
+                else to_layout(self.ctx, a, "source") for position, a in enumerate(args[1:], 1)]
         kw = {k: to_layout(self.ctx, v, "source") for k, v in kwargs.items()}
+        if rule.image_args > 1:  # (what follows the images goes by name: Keras takes only tensors by position)
+            kw.update({rule.params[position]: a for position, a in enumerate(rest, 1)
+                       if rule.image_args <= position < len(rule.params)})
+            rest = rest[:rule.image_args - 1]
         training = self.training_kwarg(kwargs) if rule.training else ""
         call = self.call_text(code, self.join_args([first] + rest, kw), training)
         self.record_module_op(rule)
         if rule.outputs == "tuple" and rule.items is not None:
             one_layer = self.one_layer_recurrent(code, rule)
-            return result_of(Value(call, "tuple", items=tuple(_rule_item(kind, first.rank, one_layer)
+            return result_of(Value(call, "tuple", items=tuple(_rule_item(kind, first.rank, one_layer, rule.layout)
                                                               for kind in rule.items)), call)
         if rule.outputs == "tuple" or (rule.outputs == "tensor_or_tuple" and len(args) + len(kwargs) > 1):
             return Value(call, "tuple", items=None)  # tensor_or_tuple: Gluon's RNN layers given begin states
@@ -2261,9 +2267,12 @@ def own_attribute(code):
     return code[5:] if code.startswith("self.") and code[5:].isidentifier() else None
 
 
-def _rule_item(kind, input_rank, one_layer=False):
+def _rule_item(kind, input_rank, one_layer=False, layout="source"):
     """The Value of one item of a tuple-output layer's result, as its rule's `items` says; `one_layer`: a recurrent
-    layer of one layer, one direction, whose states' first dim is 1 (Value.unit_dims)."""
+    layer of one layer, one direction, whose states' first dim is 1 (Value.unit_dims); `layout`: the layer's (an
+    "image" item is held so)."""
+    if kind == "image":
+        return tensor("", input_rank, layout)
     if kind == "tuple":
         return Value("", "tuple", items=None)
     if kind in ("state", "states"):

@@ -4,14 +4,69 @@ All of them are channels-last: the runtime takes (N, *spatial, C). F.pad, which 
 arrives, is in pad.py.
 """
 
-from porter.rules.registry import KEEPS_CHANNELS, function_rule, module_rule
+from porter.ir.values import Value, tensor, untyped_as_tensor
+from porter.rules.registry import KEEPS_CHANNELS, ModuleRule, function_rule, module_rule
 
 CL = "channels_last"
 
+
+def _max_pool_variant(dims):
+    """`nn.MaxPool2d(..., return_indices=True)`: (values, indices), both held channels-last (the indices feed a
+    MaxUnpool2d); any other construction is the plain pool."""
+    indices = ModuleRule((f"torch.nn.MaxPool{dims}d",), f"MaxPool{dims}d", CL, rank=dims + 2, outputs="tuple",
+                         family="pool", channels=KEEPS_CHANNELS, items=("image", "image"))
+
+    def variant(positional, keywords):
+        flag = keywords.get("return_indices", positional[4] if len(positional) > 4 else "False")
+        return indices if flag.strip() == "True" else MAX_POOLS[dims]
+
+    return variant
+
+
+def _functional_max_pool(dims):
+    """F.max_pool2d: with `return_indices=True`, (values, indices) both held channels-last; else the declared
+    translation."""
+    canonical = f"torch.nn.functional.max_pool{dims}d"
+
+    def translate(ctx, call):
+        rule = ctx.function_rule(canonical)
+        bound = call.bind(rule.signature)
+        flag = bound.get("return_indices")
+        if flag is None or flag.static is not True or "input" not in bound:
+            return ctx.apply_declarative(rule, call)
+        image = ctx.to_layout(bound["input"], CL, dims + 2)
+        rest = {name: ctx.plain(value) for name, value in bound.items() if name != "input"}
+        code = f"{ctx.runtime(rule.runtime)}({ctx.join_args([image], rest)})"
+        values = tensor(f"{code}[0]", dims + 2, CL)
+        return Value(code, "tuple", items=(values, values.with_code(f"{code}[1]").but(dtype="int")))
+
+    return translate
+
+
+def _functional_max_unpool(dims):
+    """F.max_unpool2d(input, indices, ...): the input and its pool's indices both taken channels-last."""
+    canonical = f"torch.nn.functional.max_unpool{dims}d"
+
+    def translate(ctx, call):
+        rule = ctx.function_rule(canonical)
+        bound = call.bind(rule.signature)
+        images = [ctx.to_layout(untyped_as_tensor(bound[name]), CL, dims + 2) for name in ("input", "indices")]
+        rest = {name: ctx.plain(value) for name, value in bound.items() if name not in ("input", "indices")}
+        return tensor(f"{ctx.runtime(rule.runtime)}({ctx.join_args(images, rest)})", dims + 2, CL)
+
+    return translate
+
+
+MAX_POOLS = {}
 for _dims in (1, 2, 3):
     _rank = _dims + 2
-    module_rule(f"torch.nn.MaxPool{_dims}d", runtime=f"MaxPool{_dims}d", layout=CL, rank=_rank,
-                spatial_order_free=True, channels=KEEPS_CHANNELS)
+    MAX_POOLS[_dims] = module_rule(f"torch.nn.MaxPool{_dims}d", runtime=f"MaxPool{_dims}d", layout=CL, rank=_rank,
+                                   spatial_order_free=True, channels=KEEPS_CHANNELS, variant=_max_pool_variant(_dims))
+    module_rule(f"torch.nn.MaxUnpool{_dims}d", runtime=f"MaxUnpool{_dims}d", layout=CL, rank=_rank,
+                channels=KEEPS_CHANNELS, image_args=2, params=("input", "indices", "output_size"))
+    function_rule(f"torch.nn.functional.max_unpool{_dims}d", runtime=f"max_unpool{_dims}d",
+                  signature="(input, indices, kernel_size, stride=None, padding=0, output_size=None)", layout=CL,
+                  rank=_rank, translate=_functional_max_unpool(_dims))
     module_rule(f"torch.nn.AvgPool{_dims}d", runtime=f"AvgPool{_dims}d", layout=CL, rank=_rank,
                 spatial_order_free=True, channels=KEEPS_CHANNELS)
     module_rule(f"torch.nn.AdaptiveAvgPool{_dims}d", runtime=f"AdaptiveAvgPool{_dims}d", layout=CL, rank=_rank,
@@ -24,7 +79,8 @@ for _dims in (1, 2, 3):
 
     function_rule(f"torch.nn.functional.max_pool{_dims}d", f"torch.max_pool{_dims}d", runtime=f"max_pool{_dims}d",
                   signature="(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
-                            "return_indices=False)", layout=CL, rank=_rank, keeps_channels=True)
+                            "return_indices=False)", layout=CL, rank=_rank, keeps_channels=True,
+                  translate=_functional_max_pool(_dims))
     _avg_signature = "(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True"
     _avg_signature += ")" if _dims == 1 else ", divisor_override=None)"
     function_rule(f"torch.nn.functional.avg_pool{_dims}d", *(("torch.avg_pool1d",) if _dims == 1 else ()),

@@ -82,8 +82,8 @@ class ModuleRule:
     swaps_batch_axis: bool = False
     # what a tuple-output layer's items are, where known: "input" (a tensor of its first argument's rank: an RNN's
     # output sequence, attention's output), "tensor" (of rank unknown here), "tuple" (a tuple of unknown items),
-    # "state" (a recurrent layer's h_n: the input's rank, (D * num_layers, N, H)), "states" (an LSTM's (h_n, c_n));
-    # None: no item known. `layer(x)[0]` then has a rank the ops after it can use
+    # "state" (a recurrent layer's h_n: the input's rank, (D * num_layers, N, H)), "states" (an LSTM's (h_n, c_n)),
+    # "image" (the input's rank, in the layer's layout: a max pool's values and indices); None: no item known. `layer(x)[0]` then has a rank the ops after it can use
     items: tuple | None = None
     # the layer computes along torch's last axis only, every other position alike (Linear): it takes a permuted
     # tensor whose last axis is stored last as it lies (`out.permute(1, 0, 2)` of an RNN's swapped output), the
@@ -106,9 +106,13 @@ class ModuleRule:
     # after a Linear whose weight rows are permuted at load time it may give the image channels-last straight away;
     # 0: no such split
     splits_to_image: int = 0
+    # how many leading call arguments are tensors the layer takes in its layout (MaxUnpool2d's input and the indices
+    # its MaxPool2d gave, held alike); later ones go in torch's order
+    image_args: int = 1
 
 
 KEEPS_CHANNELS = "kept"
+ITEM_KINDS = frozenset({"input", "tensor", "tuple", "state", "states", "image"})
 
 
 @dataclass(frozen=True)
@@ -143,14 +147,14 @@ def _family():
 def module_rule(*names, runtime, layout, rank=None, training=False, outputs="tensor", rank_delta=0, variant=None,
                 spatial_order_free=False, channels=None, runs_channels_last=False, gathers=False,
                 swaps_batch_axis=False, items=None, last_axis_only=False, takes_held_order=False, params=(),
-                unbatched_in_order=False, flattens_trailing=False, splits_to_image=0):
+                unbatched_in_order=False, flattens_trailing=False, splits_to_image=0, image_args=1):
     """Register a torch.nn module class (by every canonical name it has) -> runtime layer class `runtime`."""
     assert layout in LAYOUTS, layout
-    assert items is None or outputs == "tuple" and set(items) <= {"input", "tensor", "tuple", "state", "states"}, items
+    assert items is None or outputs == "tuple" and set(items) <= ITEM_KINDS, items
     rule = ModuleRule(tuple(names), runtime, layout, rank, training, outputs, _family(), rank_delta, variant,
                       spatial_order_free, channels, runs_channels_last, gathers, swaps_batch_axis, items,
                       last_axis_only, takes_held_order, tuple(params), unbatched_in_order, flattens_trailing,
-                      splits_to_image)
+                      splits_to_image, image_args)
     for name in names:
         assert name not in MODULE_RULES, f"duplicate module rule {name}"
         MODULE_RULES[name] = rule

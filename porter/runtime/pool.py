@@ -107,11 +107,38 @@ def _pool_strided_windows(x, geometry, reduce):
     return result
 
 
+def _pool_max_indices(x, geometry):
+    """Max pooling of the padded channels-last `x` with torch's indices: for each output position, the flat index
+    (row-major over the unpadded spatial dims of its (n, c) plane) of its window's first maximum, taps scanned in
+    torch's order (a later tap replaces only a greater value, or any NaN)."""
+    spatial, kernel, stride, padding, dilation, outs = geometry
+    plane = [int(np.prod(spatial[axis + 1:])) for axis in range(len(spatial))]  # element stride of each axis
+    best = where = None
+    for taps in itertools.product(*[range(k) for k in kernel]):
+        index, flat = [slice(None)], np.zeros(outs, np.int64)
+        for axis, (tap, s, p, d, o) in enumerate(zip(taps, stride, padding, dilation, outs)):
+            index.append(slice(tap * d, tap * d + (o - 1) * s + 1, s))
+            shape = [1] * len(outs)
+            shape[axis] = o
+            flat = flat + ((np.arange(o) * s + tap * d - p) * plane[axis]).reshape(shape)
+        index.append(slice(None))
+        window = x[tuple(index)]
+        at = tf.broadcast_to(tf.constant(flat[None, ..., None]), tf.shape(window))
+        if best is None:
+            best, where = window, at
+            continue
+        better = window > best
+        if window.dtype.is_floating:
+            better = better | tf.math.is_nan(window)
+        best, where = tf.where(better, window, best), tf.where(better, at, where)
+    return best, where
+
+
 def _pool_max(x, n, kernel_size, stride, padding, dilation, ceil_mode, return_indices, what):
-    if return_indices:
-        raise NotImplementedError(f"{what}: return_indices=True is not supported by porter")
     x, geometry = _pool_windows(x, n, kernel_size, stride, padding, dilation, ceil_mode,
                                 _pool_fill_value(x.dtype), what)
+    if return_indices:  # (values and indices, both channels-last)
+        return _pool_max_indices(x, geometry)
     _, kernel, stride, _, dilation, _ = geometry
     if all(d == 1 for d in dilation):
         data_format = {1: "NWC", 2: "NHWC", 3: "NDHWC"}[len(kernel)]  # explicit: eager MaxPool3D grad needs it
@@ -583,8 +610,6 @@ class _PoolMaxNd(TorchLayer):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False,
                  **kwargs):
         super().__init__(**kwargs)
-        if return_indices:
-            raise NotImplementedError(f"{type(self).__name__}: return_indices=True is not supported by porter")
         self.kernel_size, self.stride, self.padding = kernel_size, stride if stride is not None else kernel_size, \
             padding
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
@@ -594,8 +619,8 @@ class _PoolMaxNd(TorchLayer):
         """`axis_order`: the torch spatial dims (0-based) x stores in its spatial axes, when not in torch's order."""
         kernel, stride, padding, dilation = _pool_in_axis_order(
             self._pool_dims, axis_order, self.kernel_size, self.stride, self.padding, self.dilation)
-        return _pool_max(x, self._pool_dims, kernel, stride, padding, dilation, self.ceil_mode, False,
-                         type(self).__name__)
+        return _pool_max(x, self._pool_dims, kernel, stride, padding, dilation, self.ceil_mode,
+                         self.return_indices and axis_order is None, type(self).__name__)
 
     def get_config(self):
         return {**super().get_config(), "kernel_size": self.kernel_size, "stride": self.stride,
@@ -617,6 +642,75 @@ class MaxPool2d(_PoolMaxNd):
 
 class MaxPool3d(_PoolMaxNd):
     """torch.nn.MaxPool3d on (N, D, H, W, C): -inf padding, dilation, ceil_mode."""
+
+    _pool_dims = 3
+
+
+def _max_unpool(x, indices, n, kernel_size, stride, padding, output_size, what):
+    """torch's max_unpool on channels-last `x` and the `indices` its max pool gave (held alike): every value put at
+    its index of its (n, c) plane of the output, zeros elsewhere."""
+    spatial = _pool_spatial(x, n, what)
+    kernel = _pool_tuple(kernel_size, n, "kernel_size")
+    stride = kernel if stride is None else _pool_tuple(stride, n, "stride")
+    padding = _pool_tuple(padding, n, "padding")
+    if output_size is not None:  # (torch's sizes: the trailing n are the spatial ones)
+        outs = tuple(int(size) for size in list(output_size)[-n:])
+    else:
+        outs = tuple((length - 1) * s - 2 * p + k for length, s, p, k in zip(spatial, stride, padding, kernel))
+    shape = tf.shape(x)
+    batch, channels = shape[0], shape[-1]
+    values = tf.reshape(x, [batch, -1, channels])
+    where = tf.cast(tf.reshape(indices, [batch, -1, channels]), tf.int32)
+    at = tf.stack([tf.broadcast_to(tf.range(batch)[:, None, None], tf.shape(where)), where,
+                   tf.broadcast_to(tf.range(channels)[None, None, :], tf.shape(where))], axis=-1)
+    result = tf.tensor_scatter_nd_update(tf.zeros([batch, int(np.prod(outs)), channels], x.dtype), at, values)
+    return tf.reshape(result, [batch, *outs, channels])
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size, "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size, "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, 3, kernel_size, stride, padding, output_size, "max_unpool3d")
+
+
+class _MaxUnpoolNd(TorchLayer):
+    porter_layout = "channels_last"
+    _pool_dims = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0, **kwargs):
+        super().__init__(**kwargs)
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.finish_init()
+
+    def call(self, x, indices, output_size=None):
+        return _max_unpool(x, indices, self._pool_dims, self.kernel_size, self.stride, self.padding, output_size,
+                           type(self).__name__)
+
+    def get_config(self):
+        return {**super().get_config(), "kernel_size": self.kernel_size, "stride": self.stride,
+                "padding": self.padding}
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """torch.nn.MaxUnpool1d on (N, L, C) and its MaxPool1d's indices."""
+
+    _pool_dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """torch.nn.MaxUnpool2d on (N, H, W, C) and its MaxPool2d's indices."""
+
+    _pool_dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """torch.nn.MaxUnpool3d on (N, D, H, W, C) and its MaxPool3d's indices."""
 
     _pool_dims = 3
 

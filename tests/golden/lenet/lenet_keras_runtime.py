@@ -1427,12 +1427,39 @@ def _pool_strided_windows(x, geometry, reduce):
     return result
 
 
+def _pool_max_indices(x, geometry):
+    """Max pooling of the padded channels-last `x` with torch's indices: for each output position, the flat index
+    (row-major over the unpadded spatial dims of its (n, c) plane) of its window's first maximum, taps scanned in
+    torch's order (a later tap replaces only a greater value, or any NaN)."""
+    spatial, kernel, stride, padding, dilation, outs = geometry
+    plane = [int(np.prod(spatial[axis + 1 :])) for axis in range(len(spatial))]  # element stride of each axis
+    best = where = None
+    for taps in itertools.product(*[range(k) for k in kernel]):
+        index, flat = [slice(None)], np.zeros(outs, np.int64)
+        for axis, (tap, s, p, d, o) in enumerate(zip(taps, stride, padding, dilation, outs)):
+            index.append(slice(tap * d, tap * d + (o - 1) * s + 1, s))
+            shape = [1] * len(outs)
+            shape[axis] = o
+            flat = flat + ((np.arange(o) * s + tap * d - p) * plane[axis]).reshape(shape)
+        index.append(slice(None))
+        window = x[tuple(index)]
+        at = tf.broadcast_to(tf.constant(flat[None, ..., None]), tf.shape(window))
+        if best is None:
+            best, where = window, at
+            continue
+        better = window > best
+        if window.dtype.is_floating:
+            better = better | tf.math.is_nan(window)
+        best, where = tf.where(better, window, best), tf.where(better, at, where)
+    return best, where
+
+
 def _pool_max(x, n, kernel_size, stride, padding, dilation, ceil_mode, return_indices, what):
-    if return_indices:
-        raise NotImplementedError(f"{what}: return_indices=True is not supported by porter")
     x, geometry = _pool_windows(
         x, n, kernel_size, stride, padding, dilation, ceil_mode, _pool_fill_value(x.dtype), what
     )
+    if return_indices:  # (values and indices, both channels-last)
+        return _pool_max_indices(x, geometry)
     _, kernel, stride, _, dilation, _ = geometry
     if all(d == 1 for d in dilation):
         data_format = {1: "NWC", 2: "NHWC", 3: "NDHWC"}[len(kernel)]  # explicit: eager MaxPool3D grad needs it
