@@ -240,6 +240,9 @@ def _joined_to_permuted(ctx, values, permuted):
     if rank is None or any(v.layout != layout or v.rank != rank for v in permuted) or any(
             v.layout != "source" or (v.rank is not None and v.rank > rank) for v in others):
         return None
+    if all(v.unit_dims for v in permuted) and any(v.rank == rank and not v.unit_dims for v in others):
+        return None  # (the permuted operands broadcast, size-1 dims known: Swin's relative bias `table.permute(2, 0,
+        # 1).unsqueeze(0)` meeting the batch's attention scores: the small one moves, not the scores)
     perm = physical_order(permuted[0])
     ctx.use("broadcast_in_order")
     return [tensor(f"broadcast_in_order({v.code}, {perm})", rank).but(layout=layout, dtype=v.dtype)

@@ -58,6 +58,7 @@ from porter.passes.rank_changing_rebinds import rank_changing_rebinds
 from porter.passes.rank_inference import declared_params, infer_argument_ranks
 from porter.passes.recursion import settled_output, settled_rank, widened_arguments
 from porter.passes.statements import INDENT, BodyTranslator, handed_heads
+from porter.passes.unhanded_flags import unhanded_defaults
 from porter.passes.unhanded_params import UNHANDED, unhanded_none_params
 
 
@@ -1881,6 +1882,9 @@ class FileTranslator:
         in torch's order; its first image's channel count is HANDED_CHANNELS."""
         env, arg_values = {}, []
         args, kwargs = call_values if call_values else ([], {})
+        owner = self.source.classes.get(scope[0]) if class_call and scope and scope[1] == "forward" else None
+        # (a parameter no call in the file hands holds its literal default: passes/unhanded_flags.py)
+        unhanded = unhanded_defaults(self.source, owner, self.ctx.main_class) if owner is not None else {}
         starred = next((i for i, v in enumerate(args) if v.kind == "starred"), None)
         spread = starred_images(args[starred]) if starred is not None else None
         for position, param in enumerate(params):
@@ -1901,7 +1905,7 @@ class FileTranslator:
             elif name in kwargs:
                 value = kwargs[name]
             elif param.default is not None:
-                value = python(name)
+                value = python(name, static=unhanded.get(name))
             elif declared_tensors(param) is not None:
                 # no caller porter sees (a container's loop or `call_module` runs it) and the parameter is declared
                 # a list of tensors (HRNet's `x: List[torch.Tensor]`) or a tuple of them (PiT's `(x, cls_tokens)`):
@@ -1932,7 +1936,8 @@ class FileTranslator:
                     i.is_tensor for i in value.items) else None  # (sizes: `size` of a patch embedding's (H, W),
                 # each read through the parameter, known to be spatial sizes)
                 value = python(name, static=NONE_DEFAULT if holds_none(value) or value.code == name and
-                               dotted_name(param.default) == "None" else None).but(items=items)  # (the caller left
+                               dotted_name(param.default) == "None" else value.static if name in unhanded and
+                               value.code == name else None).but(items=items)  # (the caller left
                 # it None)
             # a tensor handed permuted (attention heads `q.view(b, t, h, d).transpose(1, 2)` handed to a rotary
             # embedding's helpers, to an `_attn` method) is taken as it lies: the body computes on it where it is
