@@ -46,6 +46,8 @@ class GrowingTable:
         self.depth = depth
         self.template = None
         self.plain = False
+        self.read_first = False  # decided plain by a read before any value went in
+        self.first_image = None  # then, the template of the first value stored, where it is a channels-last image
 
     @property
     def decided(self):
@@ -79,6 +81,23 @@ def held_features(ctx, item, raw):
     return python(features_in_torch_layout(ctx, raw), static=HeldTable(item, raw))
 
 
+def held_beside_untyped(value_a, value_b):
+    """The one of two paths' Values that is a tensor held out of torch's order, or a list of channels-last images
+    (an FPN's `results`, rebound on one path by `results, names = self.extra_blocks(...)`), where the other is a
+    value porter cannot type (not a tensor, a tuple, None or a constant), else None."""
+    if not (isinstance(value_a, Value) and isinstance(value_b, Value)):
+        return None
+    for held, other in ((value_a, value_b), (value_b, value_a)):
+        unknown = other.kind == "python" and other.static is None and other.code not in ("None",) and \
+            other.layout != "raises" and not other.may_be_none
+        if unknown and held.is_tensor and held.layout != "source":
+            return held
+        if (unknown or other.is_tensor and other.layout == "source" and other.rank is None) and \
+                images_held(held) is not None:  # (what `results, names = call_module(...)` unpacks: a tensor)
+            return held
+    return None
+
+
 def images_alike(values):
     """The template the values of a dict built in one go share (`{"a": a, "b": b}`, `OrderedDict([("a", a), ...])`
     of a backbone's stages) when each is an image held channels-last, else None: such a dict is held as it lies
@@ -106,8 +125,19 @@ def table_item(cells, code):
     """What `d[key]` (code `code`) reads from a growing table: its template where its values are channels-last
     images; a read before any value went in makes it a plain table (None: a plain value)."""
     if not cells.decided:
-        cells.plain = True
+        cells.plain = cells.read_first = True
     return cells.template.with_code(code) if cells.template is not None else None
+
+
+def relaid_in_loop(tables):
+    """The growing tables of `tables` (undecided when a loop began) that its body decided plain by reading before
+    storing (`x_in = stem(x) if i == 0 else feats[i - 1]`, then `feats[i] = conv(x_in)`: the read is of what an
+    earlier turn stored) though the first value stored is a channels-last image: they now hold such images, for the
+    body to be translated again."""
+    relaid = [t for t in tables if t.plain and t.read_first and t.first_image is not None]
+    for table in relaid:
+        table.plain, table.read_first, table.template = False, False, table.first_image
+    return relaid
 
 
 def growing(value):
@@ -124,6 +154,8 @@ def holds_images(item):
 def decide(cells, item):
     """The first item put in a growing list decides its layout: returns the template the item goes in as (None: a
     plain list, the item in torch's layout)."""
+    if isinstance(cells, GrowingTable) and cells.read_first and cells.first_image is None and holds_images(item):
+        cells.first_image = item.with_code("").but(channels=None, static=None)
     if not cells.decided:
         if holds_images(item):
             cells.template = item.with_code("").but(channels=None, static=None)

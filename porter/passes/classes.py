@@ -1173,12 +1173,10 @@ class FileTranslator:
             elif isinstance(func, cst.Call) and dotted_name(func.func) == "getattr" and len(func.args) == 2 and \
                     dotted_name(func.args[0].value) == "self" and ir is not None:
                 ref = attribute_by_pattern(ir, func.args[1].value)  # `getattr(self, 'level{}'.format(i))(x)`
-            elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute) and \
-                    dotted_name(func.value.value) == "self" and ir is not None:
-                held = ir.attributes.get(func.value.attr.value)  # `self.layers[i](x)` (HarDNet's link layers): its
-                if hasattr(held, "kind") and held.kind in ("list", "sequential") and held.elements and len(
-                        {self.ref_preference(e, depth + 1) for e in held.elements}) == 1:  # items, when alike
-                    ref = held.elements[0]
+            elif isinstance(func, cst.Subscript) and ir is not None:
+                items = _subscripted_items(func, ir)  # `self.layers[i](x)` (HarDNet's link layers), `self.convs[i][0]
+                if items and len({self.ref_preference(e, depth + 1) for e in items}) == 1:  # (x)`: its items,
+                    ref = items[0]  # when alike
             elif isinstance(func, cst.Attribute) and func.attr.value == "forward" and isinstance(func.value, cst.Call) \
                     and dotted_name(func.value.func) == "super" and info.container_base == "sequential" and ir:
                 children = ir.attributes.get("#children")  # HarDNet's `ConvLayer(nn.Sequential)`: `super().forward(x)`
@@ -2249,6 +2247,22 @@ def _arg_layout(value):
 INTROSPECTION = frozenset({"isinstance", "len", "type", "callable", "id", "hasattr"})
 
 
+def _subscripted_items(func, ir):
+    """The modules `self.layers[i]` / `self.convs[i][j]` (`func`, subscripts of an attribute of self holding lists of
+    modules) may be, or None."""
+    base, levels = func, 0
+    while isinstance(base, cst.Subscript):
+        base, levels = base.value, levels + 1
+    if not (isinstance(base, cst.Attribute) and dotted_name(base.value) == "self"):
+        return None
+    refs = [ir.attributes.get(base.attr.value)]
+    for _ in range(levels):
+        if not all(hasattr(r, "kind") and r.kind in ("list", "sequential") and r.elements for r in refs):
+            return None
+        refs = [element for r in refs for element in r.elements]
+    return refs
+
+
 def _plain_aliases(body, param):
     """`param` and the names the body's top-level statements bind to it as it is, before anything else uses it
     (U^2-Net's `hx = x`)."""
@@ -2260,6 +2274,12 @@ def _plain_aliases(body, param):
                 small.value.value in aliases and isinstance(small.targets[0].target, cst.Name)):
             break
         aliases.add(small.targets[0].target.value)
+    for node in descendants(body):  # `x_in = x if i == 0 else feats[i - 1]` (UNet++'s first column): on its
+        # first turn, the parameter as it is
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.IfExp) and any(isinstance(side, cst.Name) and side.value in aliases
+                                                              for side in (node.value.body, node.value.orelse)):
+            aliases.add(node.targets[0].target.value)
     return aliases
 
 

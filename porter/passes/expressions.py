@@ -29,6 +29,7 @@ from porter.ir.layout import (
 from porter.ir.lists import (
     HeldTable,
     growing_table,
+    held_beside_untyped,
     held_features,
     holds_images,
     images_alike,
@@ -583,8 +584,17 @@ class ExpressionTranslator(CallTranslator):
         if test.is_tensor:
             (body, orelse), layout, rank = unify(self.ctx, [body, orelse])
             return tensor(f"tf.where({test.code}, {body.code}, {orelse.code})", rank, layout)
-        if body.is_tensor and orelse.is_tensor and body.layout != orelse.layout:
+        if body.is_tensor and orelse.is_tensor and body.layout != orelse.layout and {body.layout, orelse.layout} == {
+                "source", "channels_last"} and body.rank == orelse.rank and body.rank is not None and body.rank > 2:
+            # (`x if i == 0 else feats[i - 1]`: the input in torch's layout, an image a block stored channels-last)
+            body, orelse = (to_layout(self.ctx, v, "channels_last", v.rank) for v in (body, orelse))
+        elif body.is_tensor and orelse.is_tensor and body.layout != orelse.layout:
             body, orelse = to_layout(self.ctx, body, "source"), to_layout(self.ctx, orelse, "source")
+        elif _structures_differ(body, orelse):
+            # `x if self.training else (torch.cat(z, 1), x)` (YOLOv5's Detect): a list on one side, a tuple of
+            # other items on the other; each in torch's layout, the result untyped (its callers cannot tell which)
+            body, orelse = self.as_plain(body), self.as_plain(orelse)
+            return python(f"({self.wrap(body.code)} if {test.code} else {self.wrap(orelse.code)})")
         elif body.kind == "tuple" and orelse.kind == "tuple" and not _lists_alike(body, orelse):
             # `output if output else input`: two lists whose images are held differently, both in torch's order
             body, orelse = self.as_plain(body), self.as_plain(orelse)
@@ -596,6 +606,11 @@ class ExpressionTranslator(CallTranslator):
             # returns it (a list or an image, `output if output else input`, keeps its layouts as it did)
             body, orelse = self.as_plain(body), self.as_plain(orelse)
             return python(f"({self.wrap(body.code)} if {test.code} else {self.wrap(orelse.code)})")
+        held = held_beside_untyped(body, orelse)
+        if held is not None:  # `self.stem(x) if i == 0 else feats[i - 1]`, a table porter could not type: its
+            # value is in torch's layout, so the image goes there too
+            plain = to_layout(self.ctx, held, "source") if held.is_tensor else self.as_plain(held)
+            body, orelse = (plain, orelse) if held is body else (body, plain)
         # parentheses the source put around a part stay (`(lambda c: GroupNorm(2, c)) if gn else BatchNorm2d`:
         # without them the lambda takes the whole conditional as its body)
         parts = [f"({v.code})" if n.lpar and not v.code.startswith("(") else v.code
@@ -642,6 +657,12 @@ class ExpressionTranslator(CallTranslator):
             left, right = (v if v.kind == "tuple" else Value(v.code, "tuple", items=self.literal_items(v, n))
                            for v, n in ((left, node.left), (right, node.right)))
             return self.concatenated_lists(left, right)
+        repeated = left if left.kind == "tuple" else right
+        if operator == "*" and {left.kind, right.kind} == {"tuple", "python"} and \
+                element_template(repeated) is not None and element_template(repeated).is_tensor:
+            # `[torch.zeros(1)] * nl` (YOLOv5's grids): a list of such tensors, as the one repeated
+            return Value(f"{self.wrap(left.code)} * {self.wrap(right.code)}", "tuple", items=None,
+                         static=("each", element_template(repeated)))
         if not (left.is_tensor or right.is_tensor):
             static = None
             if isinstance(left.static, int) and isinstance(right.static, int) and operator in "+-*//":
@@ -1325,6 +1346,23 @@ def _registered_tensors(class_node):
 def _dict_display(value):
     """Whether `value` is a dict display porter keeps as Python code (`{"feats": feats}`)."""
     return value.kind == "python" and value.code.lstrip().startswith("{")
+
+
+def _structures_differ(first, second):
+    """Whether the two sides of a conditional expression are a tensor and a tuple, or tuples of different known
+    structures (a list of images beside a pair of other items)."""
+    kinds = {first.kind, second.kind}
+    if kinds == {"tensor", "tuple"}:
+        return True
+    if kinds != {"tuple"}:
+        return False
+    if first.items is not None and second.items is not None:
+        return len(first.items) != len(second.items) or any(
+            a.kind != b.kind for a, b in zip(first.items, second.items))
+    known, listed = (first, second) if first.items is not None else (second, first)
+    template = element_template(listed)
+    return known.items is not None and template is not None and any(
+        i.kind != template.kind or i.layout != template.layout for i in known.items)
 
 
 def _lists_alike(first, second):

@@ -32,10 +32,13 @@ from porter.ir.lists import (
     decide,
     features_in_torch_layout,
     growing,
+    growing_table,
+    held_beside_untyped,
     held_features,
     holds_images,
     image_or_images,
     images_held,
+    relaid_in_loop,
     resolved,
     returned_table,
 )
@@ -101,23 +104,6 @@ def _images_list(item):
     held = resolved(item) if item.kind != "tuple" else item
     template = element_template(held) if held.kind == "tuple" and held.items is None else None
     return held if template is not None and holds_images(template) else None
-
-
-def _held_beside_unknown(value_a, value_b):
-    """The one of two paths' Values that is a tensor held out of torch's order, or a list of channels-last images
-    (an FPN's `results`, rebound on one path by `results, names = self.extra_blocks(...)`), where the other is a
-    value porter cannot type (not a tensor, a tuple, None or a constant), else None."""
-    if not (isinstance(value_a, Value) and isinstance(value_b, Value)):
-        return None
-    for held, other in ((value_a, value_b), (value_b, value_a)):
-        unknown = other.kind == "python" and other.static is None and other.code not in ("None",) and \
-            other.layout != "raises" and not other.may_be_none
-        if unknown and held.is_tensor and held.layout != "source":
-            return held
-        if (unknown or other.is_tensor and other.layout == "source" and other.rank is None) and \
-                images_held(held) is not None:  # (what `results, names = call_module(...)` unpacks: a tensor)
-            return held
-    return None
 
 
 def _names_of(target, count):
@@ -1081,13 +1067,8 @@ class BodyTranslator(ExpressionTranslator):
             if value.channels_last and (value.rank or 0) > 2:
                 return tensor(f"self.io_output({value.code})", value.rank)
             return self.as_plain(value)
-        if value.kind == "tuple" and value.items:
-            items = [self.io_result(i) for i in value.items]
-            if [i.code for i in items] == [i.code for i in value.items]:
-                return value
-            opener, closer = ("[", "]") if value.code.startswith("[") else ("(", ")")
-            single = "," if len(items) == 1 and opener == "(" else ""
-            return value.but(code=opener + ", ".join(i.code for i in items) + single + closer, items=tuple(items))
+        if value.kind == "tuple" and value.items:  # (a call's items read through it: the call made once)
+            return self.tuple_in_layouts(value, [self.io_result(i) for i in value.items])
         template = element_template(value) if value.kind == "tuple" else None
         if template is not None and template.is_tensor and template.channels_last and (template.rank or 0) > 2:
             # a list of feature maps (SegFormer's four stages): each through `self.io_output`, which keeps them
@@ -1299,7 +1280,7 @@ class BodyTranslator(ExpressionTranslator):
             if pair is not None:  # None on one path, a tuple on the other (a scale and shift under `if time_emb`)
                 merged[name] = pair.with_code(name)
                 continue
-            held = _held_beside_unknown(value_a, value_b)
+            held = held_beside_untyped(value_a, value_b)
             untyped = (value_b if held is value_a else value_a) if held is not None else None
             if held is not None and (live is None or live(name)) and before.get(name) is not untyped:
                 # (only where the untyped value is new on its path, `x = pack_padded_sequence(x, ...)`: a name a
@@ -1453,9 +1434,20 @@ class BodyTranslator(ExpressionTranslator):
         entering_none = [name for name in names_bound_in(statement.body) if isinstance(before.get(name), Value) and
                          holds_none(before[name])]
         mark = self.translation_mark()
+        tables = [growing_table(v) for v in before.values() if growing_table(v) is not None and
+                  not growing_table(v).decided]
         self.bind_loop_target(statement.target, iterable)
         self.forget_variation(statement.body)
         body_lines, _ = self.block(statement.body, depth + 1)
+        if mark is not None and relaid_in_loop(tables):  # (a table read before it is stored, of what an earlier
+            # turn stored: channels-last images, the body again)
+            self.forget_translations(mark)
+            self.env.clear()
+            self.env.update(before)
+            mark = self.translation_mark()
+            self.bind_loop_target(statement.target, iterable)
+            self.forget_variation(statement.body)
+            body_lines, _ = self.block(statement.body, depth + 1)
         entering = self.loop_entry_conversions(before)
         if entering:
             # an image entering in torch's layout that the body leaves channels-last (`x = self.center(head)`, then
