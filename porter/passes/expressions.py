@@ -1349,12 +1349,10 @@ def _dict_display(value):
 
 
 def _structures_differ(first, second):
-    """Whether the two sides of a conditional expression are a tensor and a tuple, or tuples of different known
-    structures (a list of images beside a pair of other items)."""
-    kinds = {first.kind, second.kind}
-    if kinds == {"tensor", "tuple"}:
-        return True
-    if kinds != {"tuple"}:
+    """Whether the two sides of a conditional expression are tuples of different known structures (a list of
+    images beside a pair of other items); an image beside a list of images (`output if output else input`) is
+    not."""
+    if {first.kind, second.kind} != {"tuple"}:
         return False
     if first.items is not None and second.items is not None:
         return len(first.items) != len(second.items) or any(

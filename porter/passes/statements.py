@@ -1623,6 +1623,14 @@ class BodyTranslator(ExpressionTranslator):
                 # not inside the body, where later iterations would move the layer's result again
                 entering[name] = to_layout(self.ctx, old.with_code(name), "source")
                 continue
+            if isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor and \
+                    old.layout == "source" and is_permuted(new) and new.rank is not None and new.rank > 3 and \
+                    old.rank in (None, new.rank) and not new.unit_dims and physical_order(new)[0] == 0:
+                # (a sequence of frames `torch.stack(outs, 1)` of channels-last images, held (B, H, W, T, C), fed
+                # back as `x[:, t]` per frame: moved once before the loop, each frame then an image as it lies)
+                entering[name] = tensor(f"{self.ctx.use('permute_axes')}({name}, {physical_order(new)})",
+                                        new.rank).but(layout=new.layout)
+                continue
             if not (isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor and
                     old.layout == "source" and new.layout == "channels_last"):
                 continue

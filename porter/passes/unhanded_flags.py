@@ -19,7 +19,6 @@ import builtins
 
 import libcst as cst
 
-from porter.frontend.walk import descendants
 from porter.passes.elementwise_classes import attribute_constructions
 from porter.passes.rank_inference import declared_params
 
@@ -52,9 +51,7 @@ def _unhanded(source, info, main_class):
         return {}
     positions = {p.name.value: position for position, p in enumerate(params)}
     others = _other_class_attributes(source, info.name)
-    for call in descendants(source.module):
-        if not isinstance(call, cst.Call):
-            continue
+    for call in source.nodes_in(source.module, cst.Call):
         for arg in call.args:
             if arg.keyword is not None:
                 defaults.pop(arg.keyword.value, None)

@@ -1,0 +1,51 @@
+"""A sequence of frames a loop rebuilds layer by layer (ConvLSTM-style video models: `outs.append(conv(x[:, t]))`
+per frame, then `x = torch.stack(outs, dim=1)` fed to the next layer): the stack of channels-last images is held
+(B, H, W, T, C), and the loop converted it back to torch's order at the end of every layer and each frame to
+channels-last again (10 Transposes for two layers of four frames). The frames now enter the loop held as the stack
+leaves them, moved once before it (statements.py `_loop_entries`): each `x[:, t]` is an image as it lies. Compared
+with torch for hypothesis-drawn sizes and frame counts, batch 1 included."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.corpus.test_torchvision import xla_transposes
+from tests.rules.op_ports import assert_same_outputs, port_cache, random_input
+
+SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)])
+
+    def forward(self, video):
+        x = video
+        for conv in self.convs:
+            outs = []
+            for t in range(x.size(1)):
+                outs.append(torch.tanh(conv(x[:, t])))
+            x = torch.stack(outs, dim=1)
+        return x[:, -1] + x.mean(1)
+'''
+
+
+@pytest.fixture(scope="module")
+def ported(tmp_path_factory):
+    return port_cache(tmp_path_factory, {"frames": SOURCE}, input_specs=("4,3,9,11",))
+
+
+@settings(max_examples=4, deadline=None)
+@given(batch=st.integers(1, 2), height=st.integers(3, 11), width=st.integers(3, 11), seed=st.integers(0, 2**16))
+def test_frames_rebuilt_by_layer_match_torch(ported, batch, height, width, seed):
+    x = random_input(seed, (batch, 4, 3, height, width))
+    assert_same_outputs(ported("frames"), [x], tolerance=1e-4)
+
+
+def test_frames_move_once(ported):
+    pair = ported("frames")
+    pair.build()
+    assert xla_transposes(pair.keras_model, random_input(0, (2, 4, 3, 9, 11))) <= 2  # (was 10)
