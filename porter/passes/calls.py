@@ -1132,8 +1132,8 @@ class CallTranslator:
             return args[0].but(code=self.call_text(code, args[0].code, ', layout="source", layout_out="source"'),
                                static=None, channels=None)
         first = args[0]
-        if first.kind == "python" and first.static is None and rule.layout == "channels_last":
-            first = tensor(first.code)  # what porter cannot type (a class's unknown result) comes in torch's layout
+        if rule.layout == "channels_last":
+            first = untyped_as_tensor(first)  # what porter cannot type (a class's unknown result): torch's layout
         first = to_layout(self.ctx, first, rule.layout, rule.rank)
         rest = [to_layout(self.ctx, untyped_as_tensor(a), rule.layout, rule.rank) if position < rule.image_args
                 else to_layout(self.ctx, a, "source") for position, a in enumerate(args[1:], 1)]

@@ -78,15 +78,21 @@ def _literal(text):
 def _other_class_attributes(source, class_name):
     """Attribute names every construction of which, in every class of the file, builds something other than
     `class_name` by a call porter can name (another class of the file, a torch layer)."""
-    built = {}
-    for info in source.classes.values():
-        init = info.methods.get("__init__")
-        if init is None:
-            continue
-        for attribute, values in attribute_constructions(init).items():
-            built.setdefault(attribute, []).extend(values)
-    return frozenset(attribute for attribute, values in built.items() if all(
+    return frozenset(attribute for attribute, values in _attribute_constructions(source).items() if all(
         isinstance(v, cst.Call) and _names_another(source, v.func, class_name) for v in values))
+
+
+def _attribute_constructions(source):
+    """attribute -> every value a `self.<attribute> = ...` of any class's __init__ in the file assigns (read once
+    per file)."""
+    if "_attribute_constructions_of_file" not in source.__dict__:
+        built = {}
+        for info in source.classes.values():
+            init = info.methods.get("__init__")
+            for attribute, values in (attribute_constructions(init) if init is not None else {}).items():
+                built.setdefault(attribute, []).extend(values)
+        source.__dict__["_attribute_constructions_of_file"] = built
+    return source.__dict__["_attribute_constructions_of_file"]
 
 
 def _names_another(source, func, class_name):
@@ -94,14 +100,14 @@ def _names_another(source, func, class_name):
     imported: torch's layers)."""
     if isinstance(func, cst.Name):
         return func.value != class_name and (func.value in source.classes or source.imports.resolve(func) is
-                                             not None or func.value in _module_functions(source))
+                                             not None or func.value in source.functions)
     return isinstance(func, cst.Attribute) and source.imports.resolve(func) is not None
 
 
 def _may_call_an_instance(source, func, class_name, others):
     """Whether a call of `func` may call an instance of `class_name` (its forward)."""
     if isinstance(func, cst.Name):
-        return not (func.value in source.classes or func.value in _module_functions(source) or
+        return not (func.value in source.classes or func.value in source.functions or
                     source.imports.resolve(func) is not None or hasattr(builtins, func.value))
     if isinstance(func, cst.Attribute):
         if isinstance(func.value, cst.Name) and func.value.value == "self" and func.attr.value != "forward":
@@ -112,7 +118,3 @@ def _may_call_an_instance(source, func, class_name, others):
         return func.attr.value == "forward"
     return True  # (`self.blocks[i](x, flag)`, a call's result called)
 
-
-def _module_functions(source):
-    return source.__dict__.setdefault("_module_function_names", frozenset(
-        node.name.value for node in source.module.body if isinstance(node, cst.FunctionDef)))
