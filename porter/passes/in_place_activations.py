@@ -103,9 +103,7 @@ def _sequential_maybe_starting_in_place(source, info, node):
     if not (isinstance(node, cst.Call) and source.imports.resolve(node.func) == "torch.nn.Sequential" and
             len(node.args) == 1 and node.args[0].star == "*" and isinstance(node.args[0].value, cst.Name)):
         return False
-    init = info.find_method("__init__")
-    return init is not None and any(_in_place_layer(source, info, layer)
-                                    for layer in _layers_put_in(init, node.args[0].value.value))
+    return any(_in_place_layer(source, info, layer) for layer in _container_layers(source, info, node))
 
 
 def _layers_put_in(init, name):
@@ -161,3 +159,134 @@ def _plain_copy(statement):
             and isinstance(small.value, cst.Name) and small.targets[0].target.value != small.value.value:
         return small.targets[0].target.value, small.value.value
     return None
+
+
+# nodes whose evaluation consumes the values of their operands (a read inside one that runs before an in-place call
+# sees the tensor as it was); attribute reads and subscripts pass the tensor on (a view sees the later write)
+_CONSUMERS = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)
+
+
+def read_in_same_statement(source, info, small, aliases):
+    """Where statement `small` both calls an in-place activation on a name (or a Sequential leading with one) and
+    reads that name (or a name holding the same tensor, `aliases`) elsewhere: `return self.rep(x) + x`, `out =
+    self.skip(x) + self.rep(x) + x`. torch's later reads see the overwritten tensor; a read whose value an operation
+    consumed before the call ran (`self.skip(x)` above) saw it as it was. (call, reads after, reads before), the
+    reads as Name nodes of `small`, or None where no read follows such a call."""
+    value = getattr(small, "value", None)
+    if not isinstance(small, (cst.Assign, cst.AugAssign, cst.Return, cst.Expr)) or value is None:
+        return None
+    call = next((node for node in descendants(value) if isinstance(node, cst.Call) and
+                 in_place_call(source, info, node) is not None), None)
+    if call is None:
+        return None
+    name = call.args[0].value.value
+    holders = set().union({name}, *(group for group in aliases if name in group))
+    own = call.args[0].value
+    parents = _parents(small)
+    reads = [node for node in descendants(small) if isinstance(node, cst.Name) and node.value in holders and
+             node is not own and _read(node, parents)]
+    if not reads:
+        return None
+    positions = source.positions
+    start = positions.get(call)
+    before, after = [], []
+    for read in reads:
+        consumer = _consumer(read, parents, small)
+        end = positions.get(consumer) if consumer is not None else None
+        if consumer is not None and not any(node is call for node in descendants(consumer)) and \
+                start is not None and end is not None and \
+                (end.end.line, end.end.column) <= (start.start.line, start.start.column):
+            before.append(read)
+        else:
+            after.append(read)
+    return (call, after, before) if after else None
+
+
+def _parents(root):
+    parents = {}
+
+    class Collector(cst.CSTVisitor):
+        def on_visit(self, node):
+            for child in node.children:
+                parents[id(child)] = node
+            return True
+
+    root.visit(Collector())
+    return parents
+
+
+def _read(name, parents):
+    """Whether Name `name` is read as a variable (not an attribute's name, a keyword, an assignment's target)."""
+    parent = parents.get(id(name))
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    return not (isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and getattr(parent, "target", None) is name)
+
+
+def _consumer(node, parents, root):
+    parent = parents.get(id(node))
+    while parent is not None and parent is not root:
+        if isinstance(parent, _CONSUMERS):
+            return parent
+        parent = parents.get(id(parent))
+    return None
+
+
+def replaced(node, replacements):
+    """`node` with each of its descendants that is a key of `replacements` (by identity) replaced by its value; the
+    subtrees holding none of them are kept as they are (the same nodes: what was indexed about them still holds)."""
+    targets = {id(old): new for old, new in replacements}
+
+    class Replacer(cst.CSTTransformer):
+        def on_visit(self, visited):
+            return id(visited) not in targets and any(id(d) in targets for d in descendants(visited))
+
+        def on_leave(self, original, updated):
+            return targets.get(id(original), updated)
+
+    return node.visit(Replacer())
+
+
+def in_place_loop_head(source, info, statement):
+    """`for layer in self.rep: y = layer(y)` over a ModuleList or Sequential of the constructor one of whose layers
+    is an in-place activation: where it leads (known per instance: the runtime's `in_place_head` tells), torch's first
+    turn overwrites the tensor `y` held before the loop, and every other name holding it. (the iterable, `y`), or
+    None."""
+    if not (isinstance(statement.target, cst.Name) and isinstance(statement.iter, cst.Attribute) and
+            isinstance(statement.iter.value, cst.Name) and statement.iter.value.value == "self" and info is not None):
+        return None
+    built = _constructions(source, info).get(statement.iter.attr.value)
+    if not built or not any(_in_place_layer(source, info, layer) for node in built
+                            for layer in _container_layers(source, info, node)):
+        return None
+    layer = statement.target.value
+    for node in descendants(statement.body):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == layer:
+            handed = node.args[0].value if node.args and not node.args[0].star else None
+            return (statement.iter, handed.value) if isinstance(handed, cst.Name) else None
+    return None
+
+
+def _container_layers(source, info, node):
+    """The layers a construction of an `nn.Sequential` or `nn.ModuleList` is handed, where the source says:
+    written out, or put in a local list of the constructor (`nn.Sequential(*layers)`, `nn.ModuleList(layers)`)."""
+    if not isinstance(node, cst.Call):
+        return []
+    canonical = source.imports.resolve(node.func)
+    if canonical not in ("torch.nn.Sequential", "torch.nn.ModuleList"):
+        return []
+    init = info.find_method("__init__")
+    layers = []
+    for arg in node.args:
+        value = arg.value
+        if arg.keyword is not None:
+            continue
+        if canonical == "torch.nn.ModuleList" and isinstance(value, (cst.List, cst.Tuple)):
+            layers += [element.value for element in value.elements]
+        elif isinstance(value, cst.Name) and (arg.star == "*" or canonical == "torch.nn.ModuleList"):
+            layers += list(_layers_put_in(init, value.value)) if init is not None else []
+        elif not arg.star:
+            layers.append(value)
+    return layers

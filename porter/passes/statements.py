@@ -50,6 +50,7 @@ from porter.ir.values import (
     is_permuted,
     iterable_code,
     may_be_images,
+    permuted_layout,
     physical_order,
     python,
     result_of,
@@ -58,7 +59,14 @@ from porter.ir.values import (
 from porter.ir.varying import assigned_into
 from porter.passes.correlated_branches import later_branch_of_same_test
 from porter.passes.expressions import ExpressionTranslator
-from porter.passes.in_place_activations import aliases_after, in_place_call
+from porter.passes.frame_inputs import frame_sources, frames_order
+from porter.passes.in_place_activations import (
+    aliases_after,
+    in_place_call,
+    in_place_loop_head,
+    read_in_same_statement,
+    replaced,
+)
 from porter.passes.isinstance_narrowing import isinstance_narrowing
 from porter.passes.last_turn import last_turn_guard
 from porter.passes.optional_values import holds_none, optional_image, optional_tuple
@@ -323,6 +331,10 @@ class BodyTranslator(ExpressionTranslator):
 
     def small(self, small, depth):
         pad = INDENT * depth
+        if self.mode in ("forward", "function"):
+            split = self.in_place_read_split(small, depth)
+            if split is not None:
+                return split
         if isinstance(small, cst.Assign):
             return self.assign(small, pad), False
         if isinstance(small, cst.AnnAssign):
@@ -362,6 +374,34 @@ class BodyTranslator(ExpressionTranslator):
             self.epilogue += self.in_place_alias(small.value, pad, small.targets[0].target.value)
         return lines
 
+    def in_place_read_split(self, small, depth):
+        """A statement that reads a name after an in-place activation in it overwrote the name in torch (`return
+        self.rep(x) + x` of a Sequential leading with `nn.ReLU(inplace=True)`): the call first, into a name of its
+        own, the name rebound as `in_place_alias` rebinds it, then the statement reading both; a read an operation
+        consumed before the call ran (`self.skip(x) + self.rep(x)`) reads the name as it was. None where the
+        statement holds no such read."""
+        found = read_in_same_statement(self.source, self.info, small, self.aliases)
+        if found is None:
+            return None
+        call, _, before = found
+        pad, taken = INDENT * depth, set(self.env) | names_in(self.root_body or small)
+        func = call.func
+        result = _fresh(f"{func.attr.value if isinstance(func, cst.Attribute) else 'activated'}_out", taken)
+        lines, swaps = [], [(call, cst.Name(result))]
+        if before:
+            kept = _fresh(f"{call.args[0].value.value}_in", taken | {result})
+            lines += self._assign(cst.Assign([cst.AssignTarget(cst.Name(kept))], cst.Name(before[0].value)), pad)
+            swaps += [(read, cst.Name(kept)) for read in before]
+        rest = replaced(small, swaps)
+        outer, self.following = self.following, (cst.SimpleStatementLine([rest]), *self.following)
+        try:  # (the rebound name is read by the rest of this statement)
+            lines += self._assign(cst.Assign([cst.AssignTarget(cst.Name(result))], call), pad)
+            lines += self.in_place_alias(call, pad, result)
+        finally:
+            self.following = outer
+        produced, terminated = self.small(rest, depth)
+        return lines + produced, terminated
+
     def in_place_alias(self, value, pad, target=None):
         """The lines rebinding each name an in-place activation in `value` overwrote in torch, where the name is read
         again (passes/in_place_activations.py): `out = self.relu(x)` -> `x = out`; `self.conv(self.relu(x))` -> `x =
@@ -371,35 +411,40 @@ class BodyTranslator(ExpressionTranslator):
         lines = []
         for call in descendants(value):
             how = in_place_call(self.source, self.info, call) if isinstance(call, cst.Call) else None
-            if how is None:
-                continue
-            name = call.args[0].value.value
-            holders = sorted(set().union({name}, *(group for group in self.aliases if name in group)),
-                             key=lambda held: (held != name, held))  # (`residual = x` before: torch overwrites both)
-            holders = [held for held in holders if held != target and self.live_after(held)]
-            if not holders:
-                continue
-            note = f"{pad}# porter: torch's in-place activation overwrites `{'`, `'.join(holders)}` as well: the " \
-                   f"port rebinds {'it' if len(holders) == 1 else 'them'}"
-            lines.append(note)
-            if how == "maybe first layer":  # (the activation is elementwise: the tensor keeps its layout)
-                held = self.env.get(name)
-                first = f"{self.ctx.use('in_place_head')}({self.expr(call.func).code}, {name})"
-                result, holders = holders[0], holders[1:]
-                self.bind_target(cst.Name(result), held.with_code(result) if isinstance(held, Value) else
-                                 python(result))
-                lines.append(f"{pad}{result} = {first}")
-            elif call is value and how == "result" and target is not None:
-                result = target
-            else:
-                again = call if how == "result" else cst.Call(cst.Subscript(call.func, [cst.SubscriptElement(
-                    cst.Index(cst.Integer("0")))]), [cst.Arg(cst.Name(name))])  # (the Sequential's first layer)
-                result, holders = holders[0], holders[1:]
-                lines += self._assign(cst.Assign([cst.AssignTarget(cst.Name(result))], again), pad)
-            for held in holders:
-                known = self.env.get(result)
-                self.bind_target(cst.Name(held), known if isinstance(known, Value) else python(result))
-                lines.append(f"{pad}{held} = {result}")
+            if how is not None:
+                lines += self.rebind_overwritten(call, how, value, pad, target)
+        return lines
+
+    def rebind_overwritten(self, call, how, value, pad, target):
+        """The lines of `in_place_alias` for one call (`how`: in_place_call's answer)."""
+        lines = []
+        name = call.args[0].value.value
+        holders = sorted(set().union({name}, *(group for group in self.aliases if name in group)),
+                         key=lambda held: (held != name, held))  # (`residual = x` before: torch overwrites both)
+        holders = [held for held in holders if held != target and self.live_after(held)]
+        if not holders:
+            return lines
+        note = f"{pad}# porter: torch's in-place activation overwrites `{'`, `'.join(holders)}` as well: the " \
+               f"port rebinds {'it' if len(holders) == 1 else 'them'}"
+        lines.append(note)
+        if how == "maybe first layer":  # (the activation is elementwise: the tensor keeps its layout)
+            held = self.env.get(name)
+            first = f"{self.ctx.use('in_place_head')}({self.expr(call.func).code}, {name})"
+            result, holders = holders[0], holders[1:]
+            self.bind_target(cst.Name(result), held.with_code(result) if isinstance(held, Value) else
+                             python(result))
+            lines.append(f"{pad}{result} = {first}")
+        elif call is value and how == "result" and target is not None:
+            result = target
+        else:
+            again = call if how == "result" else cst.Call(cst.Subscript(call.func, [cst.SubscriptElement(
+                cst.Index(cst.Integer("0")))]), [cst.Arg(cst.Name(name))])  # (the Sequential's first layer)
+            result, holders = holders[0], holders[1:]
+            lines += self._assign(cst.Assign([cst.AssignTarget(cst.Name(result))], again), pad)
+        for held in holders:
+            known = self.env.get(result)
+            self.bind_target(cst.Name(held), known if isinstance(known, Value) else python(result))
+            lines.append(f"{pad}{held} = {result}")
         return lines
 
     def _assign(self, small, pad):
@@ -1407,8 +1452,24 @@ class BodyTranslator(ExpressionTranslator):
         return lines, False
 
     def _stmt_For(self, statement, depth):
+        head = self.in_place_loop_lines(statement, depth) if self.mode in ("forward", "function") else []
         with self.inside_loop():
-            return self._for_statement(statement, depth)
+            lines, terminated = self._for_statement(statement, depth)
+        return head + lines, terminated
+
+    def in_place_loop_lines(self, statement, depth):
+        """Before `for layer in self.rep: y = layer(y)` over layers one of which is an in-place activation
+        (passes/in_place_activations.py `in_place_loop_head`): the names torch's first turn overwrites, rebound to
+        what it leaves in them (`in_place_head`), where read after; `y` itself only where the loop does not
+        rebind it."""
+        found = in_place_loop_head(self.source, self.info, statement)
+        if found is None:
+            return []
+        iterable, name = found
+        rebound = names_bound_in(statement.body)
+        call = cst.Call(iterable, [cst.Arg(cst.Name(name))])
+        return self.rebind_overwritten(call, "maybe first layer", call, INDENT * depth,
+                                       name if name in rebound else None)
 
     @contextlib.contextmanager
     def inside_loop(self):
@@ -1430,6 +1491,7 @@ class BodyTranslator(ExpressionTranslator):
 
     def _for_lines(self, statement, iterable, guard, depth):
         pad = INDENT * depth
+        framed = self.frames_held(statement.body)
         before = dict(self.env)
         entering_none = [name for name in names_bound_in(statement.body) if isinstance(before.get(name), Value) and
                          holds_none(before[name])]
@@ -1515,7 +1577,7 @@ class BodyTranslator(ExpressionTranslator):
                     _insert_before_trailing_pass(body_lines, fix)
             if last_turn is not None:  # after the loop: what its last turn left
                 self.env.update({name: value for name, value in last_turn[1].items() if name in last_turn[0]})
-        lines = [f"{pad}{name} = {converted.code}" for name, converted in entering.items()] + \
+        lines = [f"{pad}{name} = {converted.code}" for name, converted in {**framed, **entering}.items()] + \
             [f"{pad}for {self.code(statement.target)} in {self.iterable_code(iterable)}:"] + body_lines
         if statement.orelse is not None:
             else_lines, _ = self.block(statement.orelse.body, depth + 1)
@@ -1601,6 +1663,25 @@ class BodyTranslator(ExpressionTranslator):
 
     def forget_translations(self, mark):
         """Take back the translations made since `mark` (ClassBodyTranslator)."""
+
+    def frames_held(self, body):
+        """{name: its Value moved} for each tensor of images a loop reads one by one as frames (`video[:, t]`,
+        passes/frame_inputs.py) and nothing reads after it: moved once to (B, T, *spatial, C) before the loop, each
+        frame then channels-last as it lies; the names are bound so here."""
+        if self.loop_depth > 1:
+            return {}
+        later = [statement for statements in (*self.outer_followings, self.following) for statement in statements]
+        candidates = {name for name, value in self.env.items() if isinstance(value, Value) and value.is_tensor and
+                      value.layout == "source" and value.rank is not None and value.rank >= 4 and
+                      not any(name in self.mentioned(statement) for statement in later)}
+        framed = {}
+        for name in frame_sources(body, candidates - self.mentioned_by_functions()) if candidates else ():
+            rank = self.env[name].rank
+            order = frames_order(rank)
+            framed[name] = tensor(f"{self.ctx.use('permute_axes')}({name}, {order})", rank).but(
+                layout=permuted_layout(order), dtype=self.env[name].dtype)
+            self.env[name] = framed[name].with_code(name)
+        return framed
 
     def loop_entry_conversions(self, before):
         """{name: its Value converted channels-last} for the loop-carried images a loop body took in torch's layout
@@ -2075,3 +2156,9 @@ def _channels_last_either(entering, left):
     """Whether a loop variable entering as one kind and left as the other (an image and a list of images) holds
     channels-last images both ways: each a channels-last image, or a list of such."""
     return all(holds_images(value) or images_held(value) is not None for value in (entering, left))
+
+
+def _fresh(name, taken):
+    while name in taken:
+        name += "_"
+    return name

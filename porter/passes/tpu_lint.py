@@ -66,12 +66,17 @@ def step_functions(info, source):
         if kind == "method":
             function = info.find_method(name)
             owner = info.owner_of(name)
-            found.append((function, f"`{owner.name}.{name}`", True))
+            found.append((function, f"`{owner.name}.{name}`", not _static(function)))
         else:
             function = source.functions[name]
             found.append((function, f"`{name}()`", False))
         queue += [callee for callee in _callees(function, info, source) if callee not in done]
     return found
+
+
+def _static(function):
+    """A `@staticmethod`: no `self` before its parameters."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
 
 
 def _callees(function, info, source):

@@ -10,23 +10,24 @@ from porter.rules.registry import KEEPS_CHANNELS, ModuleRule, function_rule, mod
 CL = "channels_last"
 
 
-def _max_pool_variant(dims):
-    """`nn.MaxPool2d(..., return_indices=True)`: (values, indices), both held channels-last (the indices feed a
-    MaxUnpool2d); any other construction is the plain pool."""
-    indices = ModuleRule((f"torch.nn.MaxPool{dims}d",), f"MaxPool{dims}d", CL, rank=dims + 2, outputs="tuple",
+def _max_pool_variant(kind, dims, flag_position, plain):
+    """`nn.MaxPool2d(..., return_indices=True)`, `nn.AdaptiveMaxPool2d(size, True)`: (values, indices), both held
+    channels-last (the indices feed a MaxUnpool2d); any other construction is the plain pool (`plain`: its dims ->
+    its rule)."""
+    indices = ModuleRule((f"torch.nn.{kind}{dims}d",), f"{kind}{dims}d", CL, rank=dims + 2, outputs="tuple",
                          family="pool", channels=KEEPS_CHANNELS, items=("image", "image"))
 
     def variant(positional, keywords):
-        flag = keywords.get("return_indices", positional[4] if len(positional) > 4 else "False")
-        return indices if flag.strip() == "True" else MAX_POOLS[dims]
+        flag = keywords.get("return_indices", positional[flag_position] if len(positional) > flag_position else
+                            "False")
+        return indices if flag.strip() == "True" else plain[dims]
 
     return variant
 
 
-def _functional_max_pool(dims):
-    """F.max_pool2d: with `return_indices=True`, (values, indices) both held channels-last; else the declared
-    translation."""
-    canonical = f"torch.nn.functional.max_pool{dims}d"
+def _functional_max_pool(canonical, dims):
+    """F.max_pool2d, F.adaptive_max_pool2d: with `return_indices=True`, (values, indices) both held channels-last;
+    else the declared translation."""
 
     def translate(ctx, call):
         rule = ctx.function_rule(canonical)
@@ -57,11 +58,12 @@ def _functional_max_unpool(dims):
     return translate
 
 
-MAX_POOLS = {}
+MAX_POOLS, ADAPTIVE_MAX_POOLS = {}, {}
 for _dims in (1, 2, 3):
     _rank = _dims + 2
     MAX_POOLS[_dims] = module_rule(f"torch.nn.MaxPool{_dims}d", runtime=f"MaxPool{_dims}d", layout=CL, rank=_rank,
-                                   spatial_order_free=True, channels=KEEPS_CHANNELS, variant=_max_pool_variant(_dims))
+                                   spatial_order_free=True, channels=KEEPS_CHANNELS,
+                                   variant=_max_pool_variant("MaxPool", _dims, 4, MAX_POOLS))
     module_rule(f"torch.nn.MaxUnpool{_dims}d", runtime=f"MaxUnpool{_dims}d", layout=CL, rank=_rank,
                 channels=KEEPS_CHANNELS, image_args=2, params=("input", "indices", "output_size"))
     function_rule(f"torch.nn.functional.max_unpool{_dims}d", runtime=f"max_unpool{_dims}d",
@@ -71,8 +73,9 @@ for _dims in (1, 2, 3):
                 spatial_order_free=True, channels=KEEPS_CHANNELS)
     module_rule(f"torch.nn.AdaptiveAvgPool{_dims}d", runtime=f"AdaptiveAvgPool{_dims}d", layout=CL, rank=_rank,
                 channels=KEEPS_CHANNELS)
-    module_rule(f"torch.nn.AdaptiveMaxPool{_dims}d", runtime=f"AdaptiveMaxPool{_dims}d", layout=CL, rank=_rank,
-                channels=KEEPS_CHANNELS)
+    ADAPTIVE_MAX_POOLS[_dims] = module_rule(
+        f"torch.nn.AdaptiveMaxPool{_dims}d", runtime=f"AdaptiveMaxPool{_dims}d", layout=CL, rank=_rank,
+        channels=KEEPS_CHANNELS, variant=_max_pool_variant("AdaptiveMaxPool", _dims, 1, ADAPTIVE_MAX_POOLS))
     for _kind in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad", "CircularPad"):
         module_rule(f"torch.nn.{_kind}{_dims}d", runtime=f"{_kind}{_dims}d", layout=CL, rank=_rank,
                     channels=KEEPS_CHANNELS, unbatched_in_order=True)
@@ -80,7 +83,7 @@ for _dims in (1, 2, 3):
     function_rule(f"torch.nn.functional.max_pool{_dims}d", f"torch.max_pool{_dims}d", runtime=f"max_pool{_dims}d",
                   signature="(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
                             "return_indices=False)", layout=CL, rank=_rank, keeps_channels=True,
-                  translate=_functional_max_pool(_dims))
+                  translate=_functional_max_pool(f"torch.nn.functional.max_pool{_dims}d", _dims))
     _avg_signature = "(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True"
     _avg_signature += ")" if _dims == 1 else ", divisor_override=None)"
     function_rule(f"torch.nn.functional.avg_pool{_dims}d", *(("torch.avg_pool1d",) if _dims == 1 else ()),
@@ -95,7 +98,8 @@ for _dims in (1, 2, 3):
                   signature="(input, output_size)", layout=CL, rank=_rank, keeps_channels=True)
     function_rule(f"torch.nn.functional.adaptive_max_pool{_dims}d", runtime=f"adaptive_max_pool{_dims}d",
                   signature="(input, output_size, return_indices=False)", layout=CL, rank=_rank,
-                  keeps_channels=True)
+                  keeps_channels=True,
+                  translate=_functional_max_pool(f"torch.nn.functional.adaptive_max_pool{_dims}d", _dims))
 
 module_rule("torch.nn.Upsample", runtime="Upsample", layout=CL, channels=KEEPS_CHANNELS)
 module_rule("torch.nn.UpsamplingNearest2d", runtime="UpsamplingNearest2d", layout=CL, rank=4, channels=KEEPS_CHANNELS)

@@ -259,7 +259,17 @@ def addr(input, vec1, vec2, beta=1, alpha=1):
 
 
 def cdist(x1, x2, p=2.0, compute_mode=None):
-    """torch.cdist: the p-norm distance between every row of x1 and every row of x2 (batched)."""
+    """torch.cdist: the p-norm distance between every row of x1 and every row of x2 (batched). Euclidean distances
+    are computed as torch computes them: by its matrix-product formula where either side has more than 25 rows
+    (its default `compute_mode`) or where asked to, by differences otherwise."""
+    rows = (x1.shape[-2], x2.shape[-2])
+    if p == 2 and compute_mode != "donot_use_mm_for_euclid_dist" and (
+            compute_mode == "use_mm_for_euclid_dist" or any(r is None or r > 25 for r in rows)):
+        if None not in rows or compute_mode == "use_mm_for_euclid_dist":
+            return _euclidean_dist_by_product(x1, x2)
+        return tf.cond(tf.logical_or(tf.shape(x1)[-2] > 25, tf.shape(x2)[-2] > 25),
+                       lambda: _euclidean_dist_by_product(x1, x2),
+                       lambda: cdist(x1, x2, p, "donot_use_mm_for_euclid_dist"))
     difference = tf.abs(tf.expand_dims(x1, -2) - tf.expand_dims(x2, -3))
     if p == 0:
         return tf.reduce_sum(tf.cast(difference != 0, x1.dtype), axis=-1)
@@ -270,6 +280,15 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     if p == 2:
         return tf.sqrt(tf.reduce_sum(difference * difference, axis=-1))
     return tf.pow(tf.reduce_sum(tf.pow(difference, p), axis=-1), 1.0 / p)
+
+
+def _euclidean_dist_by_product(x1, x2):
+    """torch's `_euclidean_dist`: |a|^2 - 2 a.b + |b|^2 as one matrix product of padded rows, clamped at 1e-30."""
+    x1_norm = tf.reduce_sum(x1 * x1, axis=-1, keepdims=True)
+    x2_norm = tf.reduce_sum(x2 * x2, axis=-1, keepdims=True)
+    left = tf.concat([x1 * -2.0, x1_norm, tf.ones_like(x1_norm)], -1)
+    right = tf.concat([x2, tf.ones_like(x2_norm), x2_norm], -1)
+    return tf.sqrt(tf.maximum(tf.matmul(left, right, transpose_b=True), 1e-30))
 
 
 def dist(input, other, p=2):

@@ -22,6 +22,11 @@ def view_in_layout(input, order, out_order, *shape):
     if moved is not None:  # the runs of merged dims only come in another order: one transpose, then the reshape
         perm, out_shape = moved
         return tf.reshape(input if perm == sorted(perm) else tf.transpose(input, perm), out_shape)
+    split = _split_runs_plan(torch_shape, order, out_order, sizes) if plan is None else None
+    if split is not None:  # each stored dim split where it lies, then one transpose
+        split_shape, perm = split
+        stored = tf.reshape(input, split_shape)
+        return stored if perm == sorted(perm) else tf.transpose(stored, perm)
     if plan is None:
         identity = list(range(len(order)))
         torch_order = input if order == identity else tf.transpose(input, [order.index(d) for d in identity])
@@ -91,6 +96,35 @@ def _moved_runs_plan(torch_shape, order, out_order, sizes):
     if any(not isinstance(s, int) for s in out_shape) or sum(s == -1 for s in out_shape) > 1:
         out_shape = tf.stack([tf.cast(s, tf.int32) for s in out_shape])
     return perm, out_shape
+
+
+def _split_runs_plan(torch_shape, order, out_order, sizes):
+    """(the stored input's shape with each dim split into its run's new dims, the transpose to the result's storage)
+    for a view each run of which splits one torch dim into several, or keeps it, stored by the result in another
+    sequence (a batch folded into the channels and split out again, StyleGAN2's modulated convolution: (1, B*C, H,
+    W) held (1, H, W, B*C) viewed as (B, C, H, W), held (B, H, W, C)): split where the dims lie, then one
+    transpose, where torch's order costs two. None for any other view."""
+    new_shape = _resolved(torch_shape, sizes)
+    runs = _runs(torch_shape, new_shape) if new_shape is not None else None
+    if runs is None or any(len(old) != 1 for old, _ in runs):
+        return None
+    split_of = {old[0]: new for old, new in runs}
+    split_shape, labels = [], []
+    for d in order:
+        for n in split_of.get(d, ()):
+            split_shape.append(new_shape[n] if new_shape[n] is not None else sizes[n])
+            labels.append(n)
+    for n in range(len(new_shape)):  # (the result's dims of size 1, in no run)
+        if n not in labels:
+            split_shape.append(1)
+            labels.append(n)
+    if sorted(labels) != sorted(out_order):
+        return None
+    if any(not isinstance(s, int) for s in split_shape) or sum(s == -1 for s in split_shape) > 1:
+        if sum(isinstance(s, int) and s == -1 for s in split_shape) > 1:
+            return None
+        split_shape = tf.stack([tf.cast(s, tf.int32) for s in split_shape])
+    return split_shape, [labels.index(n) for n in out_order]
 
 
 def _resolved(torch_shape, sizes):

@@ -157,6 +157,26 @@ def test_static_values_stay_quiet(tmp_path):
     assert findings == [], [(f.line, f.kind, f.message) for f in findings]
 
 
+def test_a_staticmethods_size_arguments_are_no_tensor_values(tmp_path):
+    """A `@staticmethod` has no `self`: its second parameter (`groups`, handed `self.groups`) is not the data (it was
+    taken for it: a false 'recompiling shape' on `x.view(b, c // groups, groups, h, w)`, a TSM's shift)."""
+    findings = lint_snippet(tmp_path, """
+        class Net(nn.Module):
+            def __init__(self, groups=2):
+                super().__init__()
+                self.groups = groups
+
+            @staticmethod
+            def fold(x, groups):
+                b, c, h, w = x.size()
+                return x.view(b, c // groups, groups, h, w).mean(2)
+
+            def forward(self, x):
+                return self.fold(x, self.groups)
+    """)
+    assert findings == [], [(f.line, f.kind, f.message) for f in findings]
+
+
 def test_a_fill_value_from_tensor_values_is_no_size(tmp_path):
     """GPT-2's `torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype)`: the fill value is no size; a size read
     from tensor values still is one."""

@@ -5,7 +5,9 @@ porter/runtime/pool.py) against real torch. SegNet-style decoders need them; the
 indices are torch's (flat over each (n, c) plane of the unpadded input, the window's first maximum: ReLU outputs full
 of tied zeros check the scan order), held channels-last as the values are. Cases: stride 2 with padding and
 ceil_mode, overlapping windows, dilation, rectangular windows, `output_size` from `x.size()`, 1d and 3d; odd sizes
-and batch 1 drawn by hypothesis, eagerly and under XLA."""
+and batch 1 drawn by hypothesis, eagerly and under XLA. Adaptive max pooling with indices (`nn.AdaptiveMaxPool1d/2d/3d(
+..., return_indices=True)`, `F.adaptive_max_pool1d/2d/3d`) raised when the port was built: its bins (torch's floor/ceil
+bounds, overlapping where the output is larger than the input, None keeping a size) give torch's indices too."""
 
 import pytest
 from hypothesis import given, settings
@@ -49,6 +51,10 @@ CASES = {
                   "v, i = self.pool(y); u = self.unpool(v, i, output_size=y.size())"),
     "functional_3d": (3, "None", "None",
                       "v, i = F.max_pool3d(y, 2, return_indices=True); u = F.max_unpool3d(v, i, 2) + 0 * v.sum()"),
+    "adaptive_module_2d": (2, "nn.AdaptiveMaxPool2d((3, 2), return_indices=True)", "None", "u, i = self.pool(y)"),
+    "adaptive_overlapping": (2, "nn.AdaptiveMaxPool2d((5, 7), True)", "None", "u, i = self.pool(y)"),
+    "adaptive_functional_1d": (1, "None", "None", "u, i = F.adaptive_max_pool1d(y, 6, return_indices=True)"),
+    "adaptive_3d_none": (3, "nn.AdaptiveMaxPool3d((2, None, 3), return_indices=True)", "None", "u, i = self.pool(y)"),
 }
 SPECS = {1: "3,9", 2: "3,8,8", 3: "3,4,4,4"}
 

@@ -1,6 +1,6 @@
 """Property tests of the product and distance rules (porter/rules/products.py: tensordot, dot, mv, baddbmm, addmm
 (HF GPT-2's Conv1D among them), addbmm, addmv, addr, cdist
-for p in 0/1/2/3/inf, dist, cross/linalg.cross with the dim given, negative, defaulted and operands broadcast)
+for p in 0/1/2/3/inf (p=2 by torch's matrix-product formula where torch uses it), dist, cross/linalg.cross with the dim given, negative, defaulted and operands broadcast)
 against real torch, operands cut from a Conv2d's channels-last output."""
 
 import torch
@@ -27,6 +27,9 @@ OPS = {
     # asked to as well)
     "cdist": "y = torch.cdist(y.flatten(2).transpose(1, 2), y[:, :, 0].transpose(1, 2),"
              " compute_mode='donot_use_mm_for_euclid_dist')",
+    # (torch's default: the matmul formula past 25 rows, which the port follows; rows apart from each other)
+    "cdist_product": "y = torch.cdist(y.flatten(2).transpose(1, 2), y[:, :, 0].transpose(1, 2) + 3.0)",
+    "cdist_product_asked": "y = torch.cdist(y[:, :, 0] + 2.0, y[:, :, -1], compute_mode='use_mm_for_euclid_dist')",
     "cdist_p1": "y = torch.cdist(y.flatten(2).transpose(1, 2), y[:, :, 0].transpose(1, 2), p=1)",
     "cdist_p0_rounded": "y = torch.cdist(torch.round(y[:, :, 0]), torch.round(y[:, :, -1]), 0.0)",
     "cdist_p3": "y = torch.cdist(y[:, :, 0], y[:, :, -1], p=3.0)",

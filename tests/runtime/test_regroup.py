@@ -109,3 +109,18 @@ def test_batch_folding_views_match_torch(case, seed, dynamic, infer):
     if planned:
         graph = function.get_concrete_function().graph
         assert sum(op.type == "Transpose" for op in graph.get_operations()) == 0, case
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_a_batch_folded_into_the_channels_splits_out_in_one_transpose(batch):
+    """StyleGAN2's modulated convolution: (B, C, H, W) viewed as (1, B*C, H, W) for a grouped convolution, then back
+    to (B, C, H, W), both held channels-last: split where the dims lie and moved once (was a transpose, a reshape
+    and a transpose: two), for a batch known when traced or only when run."""
+    values = np.random.default_rng(batch).standard_normal((1, batch * 4, 5, 3)).astype(np.float32)
+    stored = np.ascontiguousarray(np.transpose(values, [0, 2, 3, 1]))
+    expected = torch.from_numpy(values).view(batch, 4, 5, 3).permute(0, 2, 3, 1).numpy()
+    np.testing.assert_array_equal(
+        view_in_layout(tf.constant(stored), [0, 2, 3, 1], [0, 2, 3, 1], batch, 4, 5, 3).numpy(), expected)
+    graph = tf.function(lambda x: view_in_layout(x, [0, 2, 3, 1], [0, 2, 3, 1], tf.shape(x)[3] // 4, 4, 5, 3)) \
+        .get_concrete_function(tf.TensorSpec([1, 5, 3, None], tf.float32)).graph
+    assert sum(op.type == "Transpose" for op in graph.get_operations()) == 1

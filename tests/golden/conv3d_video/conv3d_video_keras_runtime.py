@@ -1937,6 +1937,14 @@ def _pool_adaptive_axis(x, axis, out, mode):
 
 def _pool_adaptive(x, n, output_size, mode, what):
     spatial = _pool_spatial(x, n, what)
+    sizes = _pool_adaptive_sizes(output_size, spatial, n, what)
+    for axis in reversed(range(n)):
+        x = _pool_adaptive_axis(x, axis + 1, sizes[axis], mode)
+    return x
+
+
+def _pool_adaptive_sizes(output_size, spatial, n, what):
+    """The output's spatial sizes of an adaptive pool (None entries keep the input's)."""
     if isinstance(output_size, (list, tuple)):
         sizes = tuple(output_size)
         if len(sizes) == 1 and n > 1:
@@ -1948,9 +1956,36 @@ def _pool_adaptive(x, n, output_size, mode, what):
     sizes = tuple(length if size is None else int(size) for size, length in zip(sizes, spatial))
     if min(sizes) < 1:
         raise ValueError(f"{what}: output_size {output_size} has an empty dimension")
-    for axis in reversed(range(n)):
-        x = _pool_adaptive_axis(x, axis + 1, sizes[axis], mode)
-    return x
+    return sizes
+
+
+def _pool_adaptive_max_indices(x, n, output_size, what):
+    """Adaptive max pooling of the channels-last `x` with torch's indices: each output position's flat index (row-major
+    over the spatial dims of its (n, c) plane) of its bin's first maximum, the bin's taps scanned in torch's order (a
+    later tap replaces only a greater value, or any NaN); a bin shorter than the longest repeats its last tap."""
+    spatial = _pool_spatial(x, n, what)
+    sizes = _pool_adaptive_sizes(output_size, spatial, n, what)
+    plane = [int(np.prod(spatial[axis + 1 :])) for axis in range(n)]
+    starts = [np.arange(o) * length // o for o, length in zip(sizes, spatial)]  # (torch's bins)
+    ends = [((np.arange(o) + 1) * length + o - 1) // o for o, length in zip(sizes, spatial)]
+    best = where = None
+    for taps in itertools.product(*[range(int(np.max(e - s))) for s, e in zip(starts, ends)]):
+        window, flat = x, np.zeros(sizes, np.int64)
+        for axis, (tap, start, end) in enumerate(zip(taps, starts, ends)):
+            rows = np.minimum(start + tap, end - 1)
+            window = tf.gather(window, rows, axis=axis + 1)
+            shape = [1] * n
+            shape[axis] = sizes[axis]
+            flat = flat + (rows * plane[axis]).reshape(shape)
+        at = tf.broadcast_to(tf.constant(flat[None, ..., None]), tf.shape(window))
+        if best is None:
+            best, where = window, at
+            continue
+        better = window > best
+        if window.dtype.is_floating:
+            better = better | tf.math.is_nan(window)
+        best, where = tf.where(better, window, best), tf.where(better, at, where)
+    return best, where
 
 
 def _pool_in_axis_order(n, axis_order, *settings):
@@ -2020,12 +2055,12 @@ class _PoolAdaptiveNd(TorchLayer):
 
     def __init__(self, output_size, return_indices=False, **kwargs):
         super().__init__(**kwargs)
-        if return_indices:
-            raise NotImplementedError(f"{type(self).__name__}: return_indices=True is not supported by porter")
         self.output_size, self.return_indices = output_size, return_indices
         self.finish_init()
 
     def call(self, x):
+        if self.return_indices:  # (max pools only: values and indices, both channels-last)
+            return _pool_adaptive_max_indices(x, self._pool_dims, self.output_size, type(self).__name__)
         return _pool_adaptive(x, self._pool_dims, self.output_size, self._pool_mode, type(self).__name__)
 
     def get_config(self):

@@ -2215,6 +2215,14 @@ def _pool_adaptive_axis(x, axis, out, mode):
 
 def _pool_adaptive(x, n, output_size, mode, what):
     spatial = _pool_spatial(x, n, what)
+    sizes = _pool_adaptive_sizes(output_size, spatial, n, what)
+    for axis in reversed(range(n)):
+        x = _pool_adaptive_axis(x, axis + 1, sizes[axis], mode)
+    return x
+
+
+def _pool_adaptive_sizes(output_size, spatial, n, what):
+    """The output's spatial sizes of an adaptive pool (None entries keep the input's)."""
     if isinstance(output_size, (list, tuple)):
         sizes = tuple(output_size)
         if len(sizes) == 1 and n > 1:
@@ -2226,9 +2234,7 @@ def _pool_adaptive(x, n, output_size, mode, what):
     sizes = tuple(length if size is None else int(size) for size, length in zip(sizes, spatial))
     if min(sizes) < 1:
         raise ValueError(f"{what}: output_size {output_size} has an empty dimension")
-    for axis in reversed(range(n)):
-        x = _pool_adaptive_axis(x, axis + 1, sizes[axis], mode)
-    return x
+    return sizes
 
 
 def _pool_scale(length, out, scale, align_corners):
