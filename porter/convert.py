@@ -13,6 +13,7 @@ from porter.frontend.libraries import linked_libraries
 from porter.frontend.main_class import default_main_class, factory_main_class, is_loss_class
 from porter.frontend.model_entry import classmethod_entry, default_entry, model_entry
 from porter.frontend.script_code import script_line_ranges
+from porter.frontend.sequential_factories import factory_class, requested_factory
 from porter.frontend.source import parse_source
 from porter.frontend.spatial_size import solve_spatial_size
 from porter.frontend.training_code import ExampleInput, read_training_code
@@ -106,6 +107,25 @@ def module_file_name(source):
     if name in RESERVED_MODULE_NAMES or not name.isidentifier():
         name = "ported_" + "".join(c if c.isalnum() else "_" for c in stem) + "_keras"
     return f"{name}.py"
+
+
+def sequential_model(source, path, display, options):
+    """(the source read again with the class a Sequential factory builds added, its ModelEntry) where `--class`
+    names such a factory or the file holds no module class but one (frontend/sequential_factories.py); else None."""
+    name = requested_factory(source, options.class_name)
+    if name is None:
+        return None
+    made = factory_class(source, name, options.init_args)
+    if made is None:
+        raise UsageError(f"{name}() builds the model as an nn.Sequential, but not every parameter of it has a default",
+                         display, source.line_of(source.functions[name]),
+                         hint="give the others with --init-args (JSON), or a default each (porter builds the model "
+                              "with keyword arguments)")
+    _, text, entry = made
+    parsed = parse_source(path, display, appended=text)
+    parsed.sequential_factory = name
+    parsed.__dict__.pop("model_names", None)
+    return parsed, entry
 
 
 def choose_model(source, requested, trained, init_args, widened=None):
@@ -226,12 +246,17 @@ def convert(options, read_only=False):
     display = str(options.source)
     source = options.parsed or parse_source(source_path, display)
     settled()  # the parse's objects live to the end: out of the collector's way from here (gc_tuning.py)
+    built = sequential_model(source, source_path, display, options)
+    if built is not None:  # a function returning `nn.Sequential(...)` builds the model: read as a class
+        source, sequential_entry = built
     if not source.classes:
         unbound = unbound_module_bases(source)
         raise SourceError("no nn.Module subclass found", display, hint=(
             f"class {unbound[0]} derives from {unbound[1]}, but the file never imports {unbound[2]!r} (torch "
             f"fails on it too: NameError); import it" if unbound else
-            "porter converts classes deriving from torch.nn.Module"))
+            "porter converts classes deriving from torch.nn.Module, and a function returning the model as an "
+            "nn.Sequential (put a module-level `model = nn.Sequential(...)` in one: `def make_model(): return "
+            "nn.Sequential(...)`)"))
     trained, examples = read_training_code(source)
     wider_sources = []
 
@@ -242,8 +267,11 @@ def convert(options, read_only=False):
 
     # (a package file ported beside the main one, reports_only, is imported from, never built: its factories are
     # not read again)
-    source, main_class, entry = choose_model(source, options.class_name, trained, options.init_args,
-                                             None if options.reports_only else widened)
+    if built is not None:
+        main_class, entry = sequential_entry.class_name, sequential_entry
+    else:
+        source, main_class, entry = choose_model(source, options.class_name, trained, options.init_args,
+                                                 None if options.reports_only else widened)
     # the main class's arguments nothing gives (where the file's script constructs it, they are train_tpu.py's)
     missing = missing_arguments(source, main_class, options.init_args) \
         if entry is None and not script_constructs(source, main_class) and not options.reports_only else []

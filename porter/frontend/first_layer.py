@@ -13,7 +13,7 @@ import libcst as cst
 
 from porter.frontend.arguments import bound_argument
 from porter.frontend.imports import dotted_name
-from porter.frontend.walk import walk
+from porter.frontend.walk import descendants, walk
 
 # canonical torch name -> (kind, spatial dims, keyword of the size that the input must match)
 LAYERS = {
@@ -59,6 +59,8 @@ def forward_signature(source, class_name):
     """ForwardSignature of `class_name.forward`, or None when the file does not define it."""
     info = source.classes.get(class_name)
     forward = info.find_method("forward") if info is not None else None
+    if forward is None and info is not None and info.container_base == "sequential":
+        return ForwardSignature(("input",), 1, False, source.line_of(info.node))  # (nn.Sequential's own forward)
     if forward is None:
         return None
     params = [p for p in (*forward.params.posonly_params, *forward.params.params) if p.name.value != "self"]
@@ -73,6 +75,9 @@ def first_layer(source, class_name, init_args=None, depth=0):
     signature = forward_signature(source, class_name)
     if info is None or signature is None or not signature.names or depth > MAX_DEPTH:
         return None
+    if info.find_method("forward") is None:  # a Sequential subclass: the first child its constructor hands on
+        first = _first_child(info)
+        return _layer_of(source, first, _init_bindings(source, info, init_args or {}), depth) if first else None
     call = _first_call_on(info.find_method("forward"), signature.names[0])
     if call is None or not isinstance(call.func, cst.Attribute) or dotted_name(call.func.value) != "self":
         return None
@@ -111,7 +116,37 @@ def _layer_of(source, node, bindings, depth):
                 if arg.keyword is not None:
                     passed[arg.keyword.value] = _int_of(arg.value, bindings)
         return first_layer(source, callee, {k: v for k, v in passed.items() if v is not None}, depth + 1)
+    returned = _returned_call(source.functions.get(callee)) if callee in source.functions else None
+    if returned is not None and depth < MAX_DEPTH:  # a builder of the file (`conv_bn(3, width)`): what it returns,
+        names = [p.name.value for p in source.functions[callee].params.params]  # its parameters bound
+        passed = {name: _int_of(arg.value, bindings) for name, arg in zip(names, node.args)
+                  if arg.keyword is None and not arg.star}
+        passed.update((arg.keyword.value, _int_of(arg.value, bindings)) for arg in node.args if arg.keyword)
+        return _layer_of(source, returned, {k: v for k, v in passed.items() if v is not None}, depth + 1)
     return None
+
+
+def _first_child(info, everything=False):
+    """The first child a Sequential subclass's constructor hands to `super().__init__(...)`, or None; `everything`:
+    the list of them all (None where one is starred)."""
+    init = info.find_method("__init__")
+    for node in descendants(init.body) if init is not None else ():
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == \
+                "__init__" and isinstance(node.func.value, cst.Call) and dotted_name(node.func.value.func) == "super":
+            positional = [a for a in node.args if a.keyword is None]
+            if everything:
+                return None if any(a.star for a in positional) else [a.value for a in positional]
+            return positional[0].value if positional and not positional[0].star else None
+    return None
+
+
+def _returned_call(function):
+    """The call a function's last statement returns (`return nn.Sequential(...)`), or None."""
+    if not isinstance(function, cst.FunctionDef) or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    last = function.body.body[-1] if function.body.body else None
+    small = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
+    return small.value if isinstance(small, cst.Return) and isinstance(small.value, cst.Call) else None
 
 
 def _first_call_on(forward, name):

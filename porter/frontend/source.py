@@ -116,6 +116,8 @@ class SourceFile:
     downloaders: frozenset = frozenset()
     # module-level names the port's factory of the model reads (`cfgs` of `VGG(make_layers(cfgs["A"]))`): model code
     entry_names: frozenset = frozenset()
+    sequential_factory: str | None = None  # a function building the model as an nn.Sequential, read as the class
+    # appended for it (frontend/sequential_factories.py): the port's factory builds that class instead
 
     def class_named(self, name):
         """The module class `name` stands for: its own, or one it is an alias of (`SElayer = SqueezeExcitation`)."""
@@ -209,9 +211,9 @@ class SourceFile:
         Names other files of a converted package take from this one (`exported`) are model code too, except
         functions that download weights (a sibling's `from .utils import load_pretrained_weights`)."""
         bindings = top_level_bindings(self.module)
-        builders = [node for name, node in self.functions.items()
-                    if builds_torch_layers(node, self.imports) or self._only_builds_a_model(node) or
-                    name in self.factories]
+        builders = [node for name, node in self.functions.items() if name != self.sequential_factory and (
+                    builds_torch_layers(node, self.imports) or self._only_builds_a_model(node) or
+                    name in self.factories)]
         used = {node.name.value for node in builders}
         exported = [name for name in sorted(self.exported | self.entry_names)
                     if name in bindings and name not in self.classes and name not in self.downloaders]
@@ -335,11 +337,12 @@ def recursion_room(limit):
         sys.setrecursionlimit(previous)
 
 
-def parse_source(path, display_path=None, factories=False):
+def parse_source(path, display_path=None, factories=False, appended=""):
     """Read and parse `path`; find module classes and functions. `factories`: the definitions the file's factories
-    take from its package are linked too (frontend/linker.py)."""
+    take from its package are linked too (frontend/linker.py); `appended`: code porter adds after the file's own (the
+    class a Sequential factory builds: frontend/sequential_factories.py)."""
     display_path = display_path or str(path)
-    text = read_text(path, display_path)
+    text = read_text(path, display_path) + appended
     checked_syntax(text, display_path, path)  # check_syntax, or its verdict from the command line's early check
     package = package_of(Path(path))
     own_lines = text.count("\n") + 1

@@ -11,7 +11,14 @@ adaptive pool every size fits: then the first conventional size that does is tak
 import libcst as cst
 
 from porter.frontend.arguments import bound_argument
-from porter.frontend.first_layer import _constructed_attribute, _init_bindings, _int_of, forward_signature
+from porter.frontend.first_layer import (
+    _constructed_attribute,
+    _first_child,
+    _init_bindings,
+    _int_of,
+    _returned_call,
+    forward_signature,
+)
 from porter.frontend.imports import dotted_name
 
 NN, F = "torch.nn.", "torch.nn.functional."
@@ -49,9 +56,14 @@ def solve_spatial_size(source, class_name, channels, spatial, init_args=None):
         return None
     forward = info.find_method("forward")
     simulator = _Simulator(source, info, _init_bindings(source, info, init_args or {}), signature.names[0])
+    children = _first_child(info, everything=True) if forward is None else None  # (a Sequential subclass)
+    if forward is None and children is None:
+        return None
     fitting = []
     for size in range(1, LARGEST.get(spatial, 0) + 1):
         try:
+            if forward is None:
+                simulator.run_children(children, channels, [size] * spatial)
             simulator.run(forward, channels, [size] * spatial)
         except _Unknown:
             return None
@@ -102,6 +114,13 @@ class _Simulator:
                 elif not isinstance(small, cst.Pass):
                     raise _Unknown
         raise _Unknown  # returned without reaching a Linear
+
+    def run_children(self, children, channels, sizes):
+        """A Sequential subclass's children (the arguments of its `super().__init__(...)`) in turn."""
+        state = ("image", channels, list(sizes))
+        for child in children:
+            state = self.layer(child, state)
+        raise _Unknown
 
     # --- expressions -------------------------------------------------------------------------------------
     def value(self, node, env):
@@ -156,6 +175,21 @@ class _Simulator:
             return state
         if canonical in SIZE_KEEPING_LAYERS:
             return state
+        builder = node.func.value if isinstance(node.func, cst.Name) else None
+        returned = _returned_call(self.source.functions.get(builder)) if builder in self.source.functions else None
+        if returned is not None:  # a builder of the file (`conv_bn(3, width)`): what it returns, its ints bound
+            params = self.source.functions[builder].params.params
+            names = [p.name.value for p in params]
+            handed = {p.name.value: p.default for p in params if p.default is not None}
+            handed.update((name, arg.value) for name, arg in zip(names, node.args) if arg.keyword is None and
+                          not arg.star)
+            handed.update((arg.keyword.value, arg.value) for arg in node.args if arg.keyword is not None)
+            bound = {name: _int_of(value, self.bindings) for name, value in handed.items()}
+            outer, self.bindings = self.bindings, {k: v for k, v in bound.items() if v is not None}
+            try:
+                return self.layer(returned, state)
+            finally:
+                self.bindings = outer
         name = canonical[len(NN):] if canonical and canonical.startswith(NN) else None
         if name is None:
             raise _Unknown

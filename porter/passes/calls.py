@@ -886,7 +886,10 @@ class CallTranslator:
         ref = _own_class(ref)
         if ref.kind in ("rule", "class", "sequential"):
             if args and args[0].kind == "python" and not _literal(args[0].code) and not (
-                    ref.kind == "class" and isinstance(args[0].static, HeldTable)):
+                    ref.kind == "class" and isinstance(args[0].static, HeldTable)) and not (
+                    ref.kind == "class" and any(a.is_tensor for a in args[1:])):
+                # (a block handed a tensor after it takes the untyped value for something else: an ODE function's
+                # time `self.f(t, x)`)
                 # a value porter could not type (read from a dict of features) handed to a layer: a tensor in
                 # torch's layout, converted for the layer as any other
                 args = [tensor(args[0].code), *args[1:]]

@@ -2528,7 +2528,8 @@ def _modules_built_before(resolver, function, call, env):
 
 def _loop_bound_modules(body, attributes, container_subclass=False):
     """Names a forward binds to the layers of its own containers, with the ModuleRef each stands for: loop targets
-    over `self.layers` (`for cel, transformer in self.layers:`, one per position of the elements) or over a
+    over `self.layers` (`for cel, transformer in self.layers:`, one per position of the elements; a comprehension's
+    too) or over a
     container subclass's own children (`for module in self._modules.values():`; none: an empty Sequential, the loop
     never runs) and the parameter of `map(lambda conv: conv(x), self.convs)`; `container_subclass`: the class is
     a container subclass, whose own children porter may not see. A module porter cannot type is
@@ -2579,6 +2580,9 @@ def _loop_bound_modules(body, attributes, container_subclass=False):
                 ref = container(iterated)
             if ref is not None:
                 bind(target, ref if ref.kind == "sequential" and not ref.elements else ref.loop_element())
+
+        def visit_CompFor(self, node):  # `[conv(x) for conv in self.convs]` (SKNet's branches)
+            self.visit_For(node)
 
         def visit_Call(self, node):
             if isinstance(node.func, cst.Name) and node.func.value == "map" and len(node.args) == 2 and \

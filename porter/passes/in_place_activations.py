@@ -216,13 +216,14 @@ def _parents(root):
 
 
 def _read(name, parents):
-    """Whether Name `name` is read as a variable (not an attribute's name, a keyword, an assignment's target)."""
+    """Whether Name `name` is read as a variable (not an attribute's name, a keyword, an assignment's target; an
+    augmented assignment's target is read: `x += self.rep(x)` adds to the overwritten `x`)."""
     parent = parents.get(id(name))
     if isinstance(parent, cst.Attribute) and parent.attr is name:
         return False
     if isinstance(parent, cst.Arg) and parent.keyword is name:
         return False
-    return not (isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and getattr(parent, "target", None) is name)
+    return not (isinstance(parent, cst.AssignTarget) and parent.target is name)
 
 
 def _consumer(node, parents, root):

@@ -81,13 +81,33 @@ def _bind(target, value, env, attrs):
 
 
 def _forget_assigned(node, env, attrs):
-    """Every name and `self` attribute `node` may assign becomes unknown."""
+    """Every name and `self` attribute `node` may assign, or change by a method (`layers.append(...)`), becomes
+    unknown; what it only reads (`for d in dims:`) stays known."""
     for child in _descendants(node):
-        if isinstance(child, cst.Name) and child.value in env:
-            env[child.value] = UNKNOWN
-        elif isinstance(child, cst.Attribute) and isinstance(child.value, cst.Name) and \
-                child.value.value == "self" and child.attr.value in attrs:
-            attrs[child.attr.value] = UNKNOWN
+        for target in _targets(child):
+            for part in _descendants(target):
+                _forget(part, env, attrs)
+        if isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute):
+            _forget(child.func.value, env, attrs)  # (a method of the value may change it)
+
+
+def _targets(node):
+    """The nodes statement part `node` assigns to."""
+    if isinstance(node, cst.AssignTarget):
+        return [node.target]
+    if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+        return [node.target]
+    if isinstance(node, cst.AsName):
+        return [node.name]
+    return []
+
+
+def _forget(node, env, attrs):
+    if isinstance(node, cst.Name) and node.value in env:
+        env[node.value] = UNKNOWN
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" and \
+            node.attr.value in attrs:
+        attrs[node.attr.value] = UNKNOWN
 
 
 def _descendants(node):

@@ -161,6 +161,7 @@ class BodyTranslator(ExpressionTranslator):
         self.places_stored = set()  # the places the statement being translated stored into
         self.epilogue = []  # lines following the statement being translated (in-place activations' rebinding)
         self.aliases = ()  # groups of names a plain `a = b` left holding one tensor (in_place_activations.py)
+        self.appended_channels_last = set()  # lists of images in torch's layout a channels-last image was appended to
         # id(an `if`) -> {variable: (its value on the first path, on the other)}: the paths of an earlier `if` of the
         # same test left it so, the join holding the first (correlated_branches.py)
         self.path_values = {}
@@ -942,6 +943,9 @@ class BodyTranslator(ExpressionTranslator):
         if template.channels_last:
             item = to_layout(self.ctx, item, "channels_last", template.rank)
         else:
+            if item.channels_last and template.is_tensor and None not in (item.rank, template.rank) and \
+                    item.rank == template.rank > 2:
+                self.appended_channels_last.add(node.func.value.value)  # (a loop may hold the list so: _loop_entries)
             item = to_layout(self.ctx, item, "source")
             if item.rank != template.rank:
                 self.env[node.func.value.value] = holder.but(static=("each", template.but(rank=None)))
@@ -1402,6 +1406,34 @@ class BodyTranslator(ExpressionTranslator):
             return self.list_in_layout(current, Value("", "tuple", items=(target,)))
         return self.as_plain(current)
 
+    def items_relaid(self, name, value, wanted, allowed):
+        """A list or tuple of known items held in variable `name` as `value` holds them, brought item by item to the
+        layouts `wanted`'s items have (a loop whose body leaves `[self.conv(a) + b, b]` in what entered as two images
+        in torch's layout); None where they agree, either's items are unknown, or `allowed(have, want)` refuses a
+        move."""
+        current, target = resolved(value), resolved(wanted)
+        if not (isinstance(current, Value) and isinstance(target, Value) and current.kind == "tuple" and
+                target.kind == "tuple"):
+            return None
+        current_items, target_items = _known_items(current, target), _known_items(target, current)
+        if current_items is None or target_items is None or len(current_items) != len(target_items):
+            return None
+        items, moved = [], False
+        for index, (have, want) in enumerate(zip(current_items, target_items)):
+            item = have.with_code(f"{name}[{index}]")
+            if have.is_tensor and want.is_tensor and have.layout != want.layout:
+                if is_permuted(want) or not allowed(have, want):
+                    return None
+                item = to_layout(self.ctx, item, "channels_last" if want.channels_last else "source", want.rank)
+                moved = True
+            items.append(item)
+        if not moved:
+            return None
+        rest = f", *{name}[{len(items)}:]" if current.items is None else ""  # (a list that may have grown: its
+        # items past those the other holds kept as they are)
+        return Value(f"[{', '.join(item.code for item in items)}{rest}]", "tuple", items=tuple(
+            item.with_code(f"{name}[{index}]") for index, item in enumerate(items)))
+
     def tensor_if(self, statement, test, depth):
         """Data-dependent branch -> tf.cond over two nested functions (Keras does not AutoGraph `call`)."""
         pad = INDENT * depth
@@ -1698,6 +1730,24 @@ class BodyTranslator(ExpressionTranslator):
     def _loop_entries(self, before, entering):
         for name, old in before.items():
             new = self.env.get(name)
+            relaid = self.items_relaid(name, old, new, lambda have, want: have.layout == "source" and
+                                       want.channels_last and None not in (have.rank, want.rank) and
+                                       have.rank == want.rank > 2)
+            if relaid is None and isinstance(old, Value) and isinstance(new, Value) and (
+                    _images_to_hold(resolved(old), resolved(new)) or name in self.appended_channels_last and
+                    _images_to_hold(resolved(old), _held_channels_last(resolved(old)))):
+                # (or one the body appends channels-last images to: RetinaNet's `feats = [x]`, then
+                # `feats.append(down(feats[-1]))` per level)
+                # a list of images in torch's layout a body rebinds to channels-last ones (`feats =
+                # [conv(feats[0])]`): moved once before the loop, not back and forth in every turn
+                relaid = self.list_in_layout(resolved(old).with_code(name), Value("", "tuple", items=(
+                    images_held(_held_channels_last(resolved(old))),)))
+            if relaid is not None:
+                # a list of images in torch's layout the body leaves channels-last, position by position
+                # (`feats = cell(feats[0], feats[1])` of a cell returning `[self.conv(a) + b, b]`): moved once before
+                # the loop, the body translated again for it
+                entering[name] = relaid
+                continue
             if isinstance(old, Value) and isinstance(new, Value) and old.is_tensor and new.is_tensor and \
                     old.layout.startswith("permuted:") and new.layout != old.layout:
                 # a pending transpose the body rebinds (`x = layer(x)` per layer): settled once before the loop,
@@ -1734,6 +1784,8 @@ class BodyTranslator(ExpressionTranslator):
         for name, old in before.items():
             new = self.env.get(name)
             relaid = self.list_relaid(name, new, old)
+            if relaid is None:
+                relaid = self.items_relaid(name, new, old, lambda have, want: True)
             if relaid is not None:  # a list of images whose layout the body changed: back to the one at entry
                 fixes.append((name, f"{INDENT * depth}{name} = {relaid.code}"))
                 self.env[name] = old
@@ -2162,3 +2214,28 @@ def _fresh(name, taken):
     while name in taken:
         name += "_"
     return name
+
+
+def _known_items(value, other):
+    """`value`'s items: its own where known, else as many of its element template as `other` has items (a list
+    display `feats = [a, b]`, held as alike items a later append may add to)."""
+    if value.items is not None:
+        return value.items
+    template = element_template(value)
+    return (template,) * len(other.items) if template is not None and other.items is not None else None
+
+
+def _images_to_hold(old, new):
+    """Whether list `old` holds images alike in torch's layout where list `new` holds them channels-last, of one
+    rank, neither's items known."""
+    if old.kind != "tuple" or new.kind != "tuple" or old.items is not None or new.items is not None:
+        return False
+    before, after = element_template(old), images_held(new)
+    return before is not None and after is not None and before.is_tensor and before.layout == "source" and \
+        before.rank is not None and before.rank == after.rank
+
+
+def _held_channels_last(value):
+    """List `value` (alike items of unknown number) with its items held channels-last."""
+    template = element_template(value)
+    return value.but(static=("each", template.but(layout="channels_last"))) if template is not None else value

@@ -480,10 +480,11 @@ class Sequential(TorchLayer):
         """Called from outside any model (the model itself, as a factory returns it: d2lzh's `resnet18()` is an
         `nn.Sequential`), it takes and returns the source framework's layout like a generated class; inside one,
         the layouts the translator computed. A generated subclass (a class of the model module) keeps the layouts
-        the translator gave its class, as every generated class does."""
+        the translator gave its class, as every generated class does, unless it is the model itself (`porter_model`:
+        a subclass without a forward, the model a factory returning `nn.Sequential(...)` builds)."""
         outermost = _OPEN_CALLS[0] == 0
-        if outermost and kwargs.get("layout") is None and self.porter_layout != "any" and \
-                type(self).__module__ == __name__:
+        if outermost and kwargs.get("layout") is None and self.porter_layout != "any" and (
+                type(self).__module__ == __name__ or getattr(type(self), "porter_model", False)):
             kwargs["layout"] = "source"
             kwargs["layout_out"] = kwargs.get("layout_out") or ("source" if self.layout_out != "any" else None)
         _OPEN_CALLS[0] += 1

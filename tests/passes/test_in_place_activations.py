@@ -189,6 +189,16 @@ class Mixed(nn.Module):
         return out
 
 
+class Augmented(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.rep = nn.Sequential(nn.ReLU(inplace=True), nn.Conv2d(c, c, 1))
+
+    def forward(self, x):
+        x += self.rep(x)
+        return x
+
+
 class Looped(nn.Module):
     def __init__(self, c, lead=True):
         super().__init__()
@@ -212,9 +222,10 @@ class OpModel(nn.Module):
         self.mixed = Mixed(6)
         self.looped = Looped(6)
         self.unled = Looped(6, lead=False)
+        self.augmented = Augmented(6)
 
     def forward(self, x):
-        return self.unled(self.looped(self.mixed(self.returned(self.stem(x)))))
+        return self.augmented(self.unled(self.looped(self.mixed(self.returned(self.stem(x))))))
 '''
 
 
@@ -228,7 +239,8 @@ def read_in_same_statement(tmp_path_factory):
 def test_a_read_in_the_statement_of_the_overwriting_call(read_in_same_statement, seed, batch, height, width):
     """`return self.rep(x) + x`: torch's `+ x` reads the overwritten tensor; `self.skip(x) + self.rep(x)` computed
     `self.skip(x)` before the call ran (the input as it was); `for layer in self.rep: x = layer(x)` over a ModuleList
-    led by an in-place ReLU overwrites `identity` on its first turn (per instance: `in_place_head`). Before: silent
+    led by an in-place ReLU overwrites `identity` on its first turn (per instance: `in_place_head`); `x +=
+    self.rep(x)` adds to the overwritten `x`. Before: silent
     mismatches (max error 0.85 for the three in a row)."""
     assert_same_outputs(read_in_same_statement, [random_input(seed, (batch, 3, height, width))])
     code = (read_in_same_statement.out_dir / "op_model_keras.py").read_text()
