@@ -767,6 +767,12 @@ class ExpressionTranslator(CallTranslator):
                 target = "tf.int64" if isinstance(other.static, int) and operator != "/" else "tf.float32"
             return value.but(code=f"tf.cast({value.code}, {target})",
                              dtype="int" if target == "tf.int64" else None)
+        if value.is_tensor and value.dtype is None and operator in ("+", "-", "*") and other.kind == "python" and \
+                isinstance(other.static, float) and \
+                value.code.startswith(f"{self.ctx.renames.get('tensor_from', 'tensor_from')}("):
+            # a tensor made from data porter cannot type (`torch.tensor([i % 3 for i in range(n)]) * 0.5`): int64
+            # where the data are ints, which torch promotes meeting a float
+            return value.but(code=f"{self.ctx.use('promote_like_torch')}({value.code}, {other.code})")
         if not (value.is_tensor and value.dtype == "int"):
             return value
         float_other = other.kind == "python" and not isinstance(other.static, int) and (
