@@ -56,10 +56,10 @@ def _small(statement):
 def requested_factory(source, requested):
     """The name of the Sequential factory to port: the one `--class` names, else (where the file holds no module
     class) the last one no other function of the file calls; None where there is none."""
-    factories = sequential_factories(source)
     if requested is not None:
-        return requested if requested in factories and requested not in source.classes else None
-    if source.classes or not factories:
+        return requested if requested not in source.classes and requested in sequential_factories(source) else None
+    factories = sequential_factories(source) if not source.classes else None  # (a file of classes: not read)
+    if not factories:
         return None
     called = {node.func.value for function in source.functions.values() for node in descendants(function)
               if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)}
