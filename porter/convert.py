@@ -311,6 +311,7 @@ def convert(options, read_only=False):
         ctx = FileContext(source, main_class=main_class, init_args=class_args)  # again, those called as written
         ctx.lambda_banned = banned
         ctx.model_entry = entry
+        ctx.builds_the_model = not options.reports_only
         translator = FileTranslator(ctx, example_values).translate(main_class)
         if not ctx.lambda_conflicts - banned:
             break

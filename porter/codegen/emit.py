@@ -437,7 +437,8 @@ class ModuleEmitter:
                                renamed=json.dumps(ir.renamed) if ir.renamed else "",
                                channels_last_io=self.ctx.channels_last_io and info.name == self.ctx.main_class,
                                model_container=info.name == self.ctx.main_class and call_signature is None and
-                               info.container_base == "sequential" and not self.ctx.channels_last_io,
+                               info.container_base == "sequential" and not self.ctx.channels_last_io and
+                               self.ctx.builds_the_model,
                                init_signature=init_signature, init_body=init_body,
                                call_signature=call_signature or "self, *args, training=None",
                                call_body=call_body or [f"{INDENT * 2}return super().call(*args, training=training)"],

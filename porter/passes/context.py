@@ -96,6 +96,7 @@ class FileContext:
     source: object
     main_class: str | None = None
     init_args: dict = field(default_factory=dict)
+    builds_the_model: bool = True  # the main class is the model (not a package file's class ported beside it)
     model_entry: object = None  # the ModelEntry of the factory building the main class (frontend/model_entry.py)
     used_runtime: set = field(default_factory=set)
     display_code: bool = False  # translating code that draws: what it cannot translate is listed, not a stub

@@ -203,16 +203,8 @@ def read_in_same_statement(source, info, small, aliases):
 
 
 def _parents(root):
-    parents = {}
-
-    class Collector(cst.CSTVisitor):
-        def on_visit(self, node):
-            for child in node.children:
-                parents[id(child)] = node
-            return True
-
-    root.visit(Collector())
-    return parents
+    """id(node) -> its parent, for the nodes below `root`."""
+    return {id(child): node for node in descendants(root) for child in node.children}
 
 
 def _read(name, parents):
@@ -238,16 +230,21 @@ def _consumer(node, parents, root):
 def replaced(node, replacements):
     """`node` with each of its descendants that is a key of `replacements` (by identity) replaced by its value; the
     subtrees holding none of them are kept as they are (the same nodes: what was indexed about them still holds)."""
-    targets = {id(old): new for old, new in replacements}
+    return node.visit(_Replacer({id(old): new for old, new in replacements}))
 
-    class Replacer(cst.CSTTransformer):
-        def on_visit(self, visited):
-            return id(visited) not in targets and any(id(d) in targets for d in descendants(visited))
 
-        def on_leave(self, original, updated):
-            return targets.get(id(original), updated)
+class _Replacer(cst.CSTTransformer):
+    """Replaces the nodes `targets` names by id (see `replaced`)."""
 
-    return node.visit(Replacer())
+    def __init__(self, targets):
+        super().__init__()
+        self.targets = targets
+
+    def on_visit(self, node):
+        return id(node) not in self.targets and any(id(d) in self.targets for d in descendants(node))
+
+    def on_leave(self, original_node, updated_node):
+        return self.targets.get(id(original_node), updated_node)
 
 
 def in_place_loop_head(source, info, statement):

@@ -474,10 +474,7 @@ def translate_unflatten(ctx, call):
 
 
 def translate_t(ctx, call):
-    value = call.all_args()[0]
-    if value.is_tensor and value.rank == 2 and not value.channels_last:  # a pending transpose the consumer takes
-        return _permuted(ctx, value, [1, 0])  # (`x @ w.t()`: a product with the operand transposed, no Transpose)
-    value = ctx.plain(value)
+    value = ctx.plain(call.all_args()[0])
     return tensor(f"{_runtime(ctx, 'matrix_t')}({value.code})", value.rank)
 
 

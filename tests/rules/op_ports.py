@@ -160,7 +160,8 @@ def assert_matches_at_two_batches(pair, transposes, seeds, tolerance=1e-5):
     assert_same_outputs(pair, pair.example_inputs(batch=1, seed=seeds[0]), tolerance=tolerance)
     inputs = pair.example_inputs(batch=2, seed=seeds[1])
     assert_same_outputs(pair, inputs, tolerance=tolerance, jit=True)
-    assert count_transposes(pair.keras_model, inputs) <= transposes
+    counted = count_transposes(pair.keras_model, inputs)
+    assert counted <= transposes, counted
 
 
 def assert_matches_converting_at_the_boundary(pair, x, tolerance=1e-4):

@@ -19,7 +19,7 @@ OPS = {
     "addmm": "y = torch.addmm(y[0, 0, :, 0], y[:, 0, 0], y[0, 1].transpose(0, 1), beta=0.5, alpha=2.0)",
     "addmm_method_beta_zero": "y = y[0, 0, :, 0].log().addmm(y[:, 0, 0], y[0, 1].t(), beta=0)",
     "addmm_hf_conv1d": "y = torch.addmm(y[0, 0, 0, :1], y.flatten(0, 2), y[0, 1].t())",
-    # (`.t()` of a matrix: a pending transpose the product takes, `x @ w.t()` an einsum; a reduction reads its dim)
+    # (`.t()` of a matrix in a product and a reduction)
     "matmul_t": "w = y[0, 0]; y = torch.matmul(y[:, 1], w.t()) + (y[:, 2] @ w.t()) + w.t().sum(0)",
     "addbmm": "y = torch.addbmm(y[0, 0, :, :1], y[:, 1], y[:, 2].transpose(1, 2), alpha=0.5)",
     "addmv": "y = torch.addmv(y[0, 0, :, 0], y[0, 1], y[0, 2, 0], beta=2.0)",
