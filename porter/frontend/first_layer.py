@@ -118,12 +118,20 @@ def _layer_of(source, node, bindings, depth):
         return first_layer(source, callee, {k: v for k, v in passed.items() if v is not None}, depth + 1)
     returned = _returned_call(source.functions.get(callee)) if callee in source.functions else None
     if returned is not None and depth < MAX_DEPTH:  # a builder of the file (`conv_bn(3, width)`): what it returns,
-        names = [p.name.value for p in source.functions[callee].params.params]  # its parameters bound
-        passed = {name: _int_of(arg.value, bindings) for name, arg in zip(names, node.args)
-                  if arg.keyword is None and not arg.star}
-        passed.update((arg.keyword.value, _int_of(arg.value, bindings)) for arg in node.args if arg.keyword)
-        return _layer_of(source, returned, {k: v for k, v in passed.items() if v is not None}, depth + 1)
+        return _layer_of(source, returned, builder_ints(source.functions[callee], node, bindings), depth + 1)
     return None
+
+
+def builder_ints(function, call, bindings):
+    """{parameter: int} of file function `function` as `call` hands them (ints read through `bindings`), its literal
+    defaults where the call leaves them out."""
+    params = function.params.params
+    handed = {p.name.value: p.default for p in params if p.default is not None}
+    handed.update((p.name.value, arg.value) for p, arg in zip(params, call.args) if arg.keyword is None and
+                  not arg.star)
+    handed.update((arg.keyword.value, arg.value) for arg in call.args if arg.keyword is not None)
+    ints = {name: _int_of(value, bindings) for name, value in handed.items()}
+    return {name: value for name, value in ints.items() if value is not None}
 
 
 def _first_child(info, everything=False):

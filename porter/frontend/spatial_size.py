@@ -17,6 +17,7 @@ from porter.frontend.first_layer import (
     _init_bindings,
     _int_of,
     _returned_call,
+    builder_ints,
     forward_signature,
 )
 from porter.frontend.imports import dotted_name
@@ -178,14 +179,7 @@ class _Simulator:
         builder = node.func.value if isinstance(node.func, cst.Name) else None
         returned = _returned_call(self.source.functions.get(builder)) if builder in self.source.functions else None
         if returned is not None:  # a builder of the file (`conv_bn(3, width)`): what it returns, its ints bound
-            params = self.source.functions[builder].params.params
-            names = [p.name.value for p in params]
-            handed = {p.name.value: p.default for p in params if p.default is not None}
-            handed.update((name, arg.value) for name, arg in zip(names, node.args) if arg.keyword is None and
-                          not arg.star)
-            handed.update((arg.keyword.value, arg.value) for arg in node.args if arg.keyword is not None)
-            bound = {name: _int_of(value, self.bindings) for name, value in handed.items()}
-            outer, self.bindings = self.bindings, {k: v for k, v in bound.items() if v is not None}
+            outer, self.bindings = self.bindings, builder_ints(self.source.functions[builder], node, self.bindings)
             try:
                 return self.layer(returned, state)
             finally:

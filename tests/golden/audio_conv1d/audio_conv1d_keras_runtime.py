@@ -1782,6 +1782,15 @@ def _pool_strided_windows(x, geometry, reduce):
     return result
 
 
+def _pool_first_max(best, where, window, at):
+    """One tap of torch's max scan: a later tap replaces the best value (and its index) only where it is greater, or
+    NaN."""
+    better = window > best
+    if window.dtype.is_floating:
+        better = better | tf.math.is_nan(window)
+    return tf.where(better, window, best), tf.where(better, at, where)
+
+
 def _pool_max_indices(x, geometry):
     """Max pooling of the padded channels-last `x` with torch's indices: for each output position, the flat index
     (row-major over the unpadded spatial dims of its (n, c) plane) of its window's first maximum, taps scanned in
@@ -1802,10 +1811,7 @@ def _pool_max_indices(x, geometry):
         if best is None:
             best, where = window, at
             continue
-        better = window > best
-        if window.dtype.is_floating:
-            better = better | tf.math.is_nan(window)
-        best, where = tf.where(better, window, best), tf.where(better, at, where)
+        best, where = _pool_first_max(best, where, window, at)
     return best, where
 
 

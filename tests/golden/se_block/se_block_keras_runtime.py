@@ -1975,6 +1975,15 @@ def _pool_spatial(x, n, what):
     return tuple(int(size) for size in sizes)
 
 
+def _pool_first_max(best, where, window, at):
+    """One tap of torch's max scan: a later tap replaces the best value (and its index) only where it is greater, or
+    NaN."""
+    better = window > best
+    if window.dtype.is_floating:
+        better = better | tf.math.is_nan(window)
+    return tf.where(better, window, best), tf.where(better, at, where)
+
+
 def _pool_adaptive_bins(length, out):
     """torch's adaptive bins: start = floor(i*L/out), end = ceil((i+1)*L/out)."""
     i = np.arange(out)
@@ -2063,10 +2072,7 @@ def _pool_adaptive_max_indices(x, n, output_size, what):
         if best is None:
             best, where = window, at
             continue
-        better = window > best
-        if window.dtype.is_floating:
-            better = better | tf.math.is_nan(window)
-        best, where = tf.where(better, window, best), tf.where(better, at, where)
+        best, where = _pool_first_max(best, where, window, at)
     return best, where
 
 
